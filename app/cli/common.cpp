@@ -1,0 +1,140 @@
+#include "common.h"
+
+#include <QFile>
+#include <QSaveFile>
+#include <QTextStream>
+
+#include <cmath>
+#include <limits>
+
+namespace attn::cli {
+
+const std::vector<Command> &commands()
+{
+    static const std::vector<Command> table = {
+        {"heatmap", "Render attention weights (grid of heads, one head, or steps) to PNG/SVG/PDF",
+         &runHeatmap},
+        {"sweep", "Print the E2 scaling sweep (why divide by sqrt(d_k))", &runSweep},
+        {"experiment", "List or run the experiments E1-E12 of EXPERIMENTS.md", &runExperiment},
+        {"compute", "Attention on your tensors: .npz in, .npz out", &runCompute},
+        {"bench", "Time the attention kernels (materialized, streaming, loop)", &runBench},
+    };
+    return table;
+}
+
+const Command *findCommand(const QString &name)
+{
+    for (const Command &c : commands()) {
+        if (name == QLatin1String(c.name))
+            return &c;
+    }
+    return nullptr;
+}
+
+int usageError(const QString &command, const QString &message)
+{
+    QTextStream err(stderr);
+    err << "attnlab " << command << ": " << message << "\n"
+        << "Try 'attnlab " << command << " --help'.\n";
+    return ExitUsage;
+}
+
+int failure(const QString &command, const QString &message)
+{
+    QTextStream err(stderr);
+    err << "attnlab " << command << ": error: " << message << "\n";
+    return ExitFailure;
+}
+
+std::optional<int> parseArguments(QCommandLineParser &parser, const QString &command,
+                                  const QStringList &arguments)
+{
+    const QCommandLineOption help({"h", "help"}, "Show this help.");
+    parser.addOption(help);
+    if (!parser.parse(arguments))
+        return usageError(command, parser.errorText());
+    if (parser.isSet(help)) {
+        QTextStream(stdout) << parser.helpText();
+        return ExitOk;
+    }
+    return std::nullopt;
+}
+
+std::optional<std::int64_t> intOption(const QCommandLineParser &parser, const QString &name,
+                                      std::int64_t minimum, std::int64_t maximum, QString *error)
+{
+    const QString text = parser.value(name);
+    bool ok = false;
+    const qlonglong v = text.toLongLong(&ok);
+    if (!ok || v < minimum || v > maximum) {
+        *error = QStringLiteral("--%1 must be an integer in [%2, %3], got '%4'")
+                     .arg(name)
+                     .arg(minimum)
+                     .arg(maximum)
+                     .arg(text);
+        return std::nullopt;
+    }
+    return v;
+}
+
+std::optional<double> doubleOption(const QCommandLineParser &parser, const QString &name,
+                                   double minimum, double maximum, QString *error)
+{
+    const QString text = parser.value(name);
+    bool ok = false;
+    const double v = text.toDouble(&ok);
+    if (!ok || !std::isfinite(v) || v < minimum || v > maximum) {
+        *error = QStringLiteral("--%1 must be a number in [%2, %3], got '%4'")
+                     .arg(name)
+                     .arg(minimum)
+                     .arg(maximum)
+                     .arg(text);
+        return std::nullopt;
+    }
+    return v;
+}
+
+std::optional<std::vector<std::int64_t>> intListOption(const QCommandLineParser &parser,
+                                                       const QString &name, std::int64_t minimum,
+                                                       std::int64_t maximum, QString *error)
+{
+    const QString text = parser.value(name);
+    std::vector<std::int64_t> values;
+    const QStringList parts = text.split(',', Qt::KeepEmptyParts);
+    for (const QString &part : parts) {
+        bool ok = false;
+        const qlonglong v = part.trimmed().toLongLong(&ok);
+        if (!ok || v < minimum || v > maximum) {
+            *error = QStringLiteral("--%1 must be a comma-separated list of integers in [%2, %3], "
+                                    "got '%4'")
+                         .arg(name)
+                         .arg(minimum)
+                         .arg(maximum)
+                         .arg(text);
+            return std::nullopt;
+        }
+        values.push_back(v);
+    }
+    return values;
+}
+
+bool writeText(const QString &path, const QByteArray &text, QString *error)
+{
+    if (path.isEmpty() || path == QLatin1String("-")) {
+        QFile out;
+        if (!out.open(stdout, QIODevice::WriteOnly)) {
+            *error = QStringLiteral("cannot write to standard output");
+            return false;
+        }
+        out.write(text);
+        return true;
+    }
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || file.write(text) != text.size() || !file.commit()) {
+        *error = QStringLiteral("cannot write '%1': %2").arg(path, file.errorString());
+        return false;
+    }
+    return true;
+}
+
+} // namespace attn::cli

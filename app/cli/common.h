@@ -1,0 +1,61 @@
+#pragma once
+// Shared pieces of the command-line mode: the command table, exit codes and argument helpers.
+// Every command parses with QCommandLineParser, never shows a window, and reports bad
+// arguments with a message naming the argument and exit status 2.
+
+#include <QCommandLineParser>
+#include <QString>
+#include <QStringList>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace attn::cli {
+
+enum ExitCode { ExitOk = 0, ExitFailure = 1, ExitUsage = 2 };
+
+struct Command
+{
+    const char *name;
+    const char *summary;
+    int (*run)(const QStringList &arguments); ///< arguments[0] is "attnlab <name>"
+};
+
+/// Every command, in the order `attnlab --help` lists them.
+const std::vector<Command> &commands();
+const Command *findCommand(const QString &name);
+
+/// Prints "attnlab <command>: <message>" and a --help hint to stderr; returns ExitUsage.
+int usageError(const QString &command, const QString &message);
+/// Prints "attnlab <command>: error: <message>" to stderr; returns ExitFailure.
+int failure(const QString &command, const QString &message);
+
+/// Runs parser.process-like parsing without exiting the process: handles --help (prints help,
+/// returns ExitOk) and unknown options / missing values (returns ExitUsage). Returns nullopt
+/// when parsing succeeded and the command should continue.
+std::optional<int> parseArguments(QCommandLineParser &parser, const QString &command,
+                                  const QStringList &arguments);
+
+/// Parses an integer option within [minimum, maximum]; on error sets `error` to a message that
+/// names the option.
+std::optional<std::int64_t> intOption(const QCommandLineParser &parser, const QString &name,
+                                      std::int64_t minimum, std::int64_t maximum, QString *error);
+std::optional<double> doubleOption(const QCommandLineParser &parser, const QString &name,
+                                   double minimum, double maximum, QString *error);
+/// "4,16,64" → {4, 16, 64}, each within [minimum, maximum].
+std::optional<std::vector<std::int64_t>> intListOption(const QCommandLineParser &parser,
+                                                       const QString &name, std::int64_t minimum,
+                                                       std::int64_t maximum, QString *error);
+
+/// Writes text to `path` atomically (QSaveFile) or to stdout when path is empty or "-".
+bool writeText(const QString &path, const QByteArray &text, QString *error);
+
+// The commands (one file each in app/cli/).
+int runHeatmap(const QStringList &arguments);
+int runSweep(const QStringList &arguments);
+int runExperiment(const QStringList &arguments);
+int runCompute(const QStringList &arguments);
+int runBench(const QStringList &arguments);
+
+} // namespace attn::cli

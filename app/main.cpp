@@ -1,0 +1,87 @@
+// attnlab: starts the GUI, or runs one command headless (attnlab <command> --help).
+
+#include "cli/common.h"
+#include "gui.h"
+
+#include <QApplication>
+#include <QTextStream>
+
+#include <cstring>
+
+namespace {
+
+void printTopLevelHelp()
+{
+    QTextStream out(stdout);
+    out << "Usage: attnlab [--session FILE]            start the Attention Lab window\n"
+           "       attnlab <command> [options]         run a command headless (no window)\n"
+           "\nCommands:\n";
+    for (const attn::cli::Command &c : attn::cli::commands())
+        out << "  " << QString::fromLatin1(c.name).leftJustified(12) << c.summary << "\n";
+    out << "\nOptions:\n"
+           "  --session FILE   open a saved session (.attnlab.json) in the window\n"
+           "  -h, --help       show this help; 'attnlab <command> --help' for a command\n"
+           "  -v, --version    show the version\n";
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const bool commandMode = argc > 1 && argv[1][0] != '-';
+    const bool infoMode = argc > 1
+        && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")
+            || !std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "-v"));
+    // Commands never show a window: render offscreen unless the caller chose a platform.
+    if ((commandMode || infoMode) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("attnlab"));
+    QApplication::setApplicationDisplayName(QStringLiteral("Attention Lab"));
+    QApplication::setOrganizationName(QStringLiteral("Attention Lab"));
+    QApplication::setApplicationVersion(QStringLiteral(ATTNLAB_VERSION));
+    QApplication::setDesktopFileName(QStringLiteral("attnlab"));
+
+    const QStringList arguments = QApplication::arguments();
+    if (commandMode) {
+        const QString name = arguments.at(1);
+        const attn::cli::Command *command = attn::cli::findCommand(name);
+        if (!command) {
+            QTextStream(stderr) << "attnlab: unknown command '" << name
+                                << "'. Try 'attnlab --help'.\n";
+            return attn::cli::ExitUsage;
+        }
+        QStringList rest = arguments.mid(2);
+        rest.prepend(QStringLiteral("attnlab ") + name);
+        return command->run(rest);
+    }
+
+    QString sessionFile;
+    for (int i = 1; i < arguments.size(); ++i) {
+        const QString &a = arguments.at(i);
+        if (a == QLatin1String("--help") || a == QLatin1String("-h")) {
+            printTopLevelHelp();
+            return attn::cli::ExitOk;
+        }
+        if (a == QLatin1String("--version") || a == QLatin1String("-v")) {
+            QTextStream(stdout) << "attnlab " << ATTNLAB_VERSION << "\n";
+            return attn::cli::ExitOk;
+        }
+        if (a == QLatin1String("--session")) {
+            if (i + 1 >= arguments.size()) {
+                QTextStream(stderr) << "attnlab: --session needs a file name.\n";
+                return attn::cli::ExitUsage;
+            }
+            sessionFile = arguments.at(++i);
+            continue;
+        }
+        if (a.startsWith(QLatin1String("--session="))) {
+            sessionFile = a.mid(10);
+            continue;
+        }
+        QTextStream(stderr) << "attnlab: unknown option '" << a << "'. Try 'attnlab --help'.\n";
+        return attn::cli::ExitUsage;
+    }
+    return attn::runGui(sessionFile);
+}

@@ -1,0 +1,105 @@
+#pragma once
+// The experiments of EXPERIMENTS.md (E1–E12): a registry of parameter specs and a runner that
+// turns parameters into a result Table plus named matrices (heatmaps) for figures.
+// Every experiment is deterministic for a given seed (NumPy-compatible Generator) except the
+// timings of E8/E9, which are measured, never hard-coded.
+
+#include "../table.h"
+#include "../types.h"
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+/// One editable parameter of an experiment.
+struct ParamSpec
+{
+    enum class Kind { Int, Double, IntList, Choice, Text };
+    std::string name; ///< snake_case, also the CLI option (--name, '_' → '-')
+    Kind kind = Kind::Int;
+    std::string defaultValue; ///< as text; lists are comma-separated
+    std::string help; ///< one line: meaning and unit
+    std::vector<std::string> choices; ///< for Kind::Choice
+    double minimum = 0, maximum = 0; ///< for Int / Double / IntList elements (inclusive)
+};
+
+struct ExperimentInfo
+{
+    std::string id; ///< "E1" … "E12"
+    std::string title; ///< short title
+    std::string paperSection; ///< e.g. "Vaswani et al. 2017, §3.2.1"
+    std::string note; ///< what to look at and why, in a few sentences
+    std::vector<ParamSpec> params;
+    std::vector<std::string> columns; ///< result table columns (snake_case)
+};
+
+/// Parameter values by name, as text (missing names take their defaults).
+using ExperimentParams = std::map<std::string, std::string>;
+
+/// A labelled matrix produced by an experiment (e.g. E1's weights, E10's two conventions).
+struct NamedMatrix
+{
+    std::string name; ///< e.g. "weights", "right_convention"
+    std::string title; ///< caption for figures
+    MatrixD values; ///< rows × cols
+};
+
+struct ExperimentResult
+{
+    std::string id;
+    ExperimentParams params; ///< every parameter actually used, defaults filled in
+    Table table;
+    std::vector<NamedMatrix> matrices;
+    std::map<std::string, double> scalars; ///< headline numbers (e.g. "fitted_exponent")
+};
+
+/// Progress in [0, 1] and cooperative cancellation for long runs (E2 sweeps, E8 timings).
+struct RunContext
+{
+    std::function<void(double)> progress; ///< may be empty
+    const std::atomic<bool> *cancel = nullptr; ///< when set and true, the run throws Cancelled
+    void report(double fraction) const
+    {
+        if (progress)
+            progress(fraction);
+    }
+    void checkCancel() const
+    {
+        if (cancel && cancel->load(std::memory_order_relaxed))
+            throw Cancelled();
+    }
+};
+
+/// All experiments in order E1 … E12.
+const std::vector<ExperimentInfo> &experimentList();
+/// Info for an id (case-insensitive, "e2" == "E2"); throws InvalidArgument listing valid ids.
+const ExperimentInfo &experimentInfo(std::string_view id);
+/// Parses and validates params (unknown name, bad number, out of range → InvalidArgument that
+/// names the parameter and the accepted values) and runs the experiment.
+ExperimentResult runExperiment(std::string_view id, const ExperimentParams &params,
+                               const RunContext &context = {});
+
+// ---- Typed entry points shared with the main view and the CLI ----
+
+/// E2 (EXPERIMENTS.md): scaling sweep. Columns: d_k, score_std, sqrt_dk, max_weight_unscaled,
+/// jacobian_norm_unscaled, max_weight_scaled, jacobian_norm_scaled. One generator seeded with
+/// `seed`; for each d_k in order draw q (trials × 1 × d_k) then k (trials × keys × d_k).
+Table scalingSweep(std::uint64_t seed, Index trials, Index keys, const std::vector<Index> &dks,
+                   const RunContext &context = {});
+
+/// E8: time of materialized attention (or another kernel) for each n, d model width d,
+/// float32 or float64. Columns: n, entries, mib, seconds_mean (+ kernel, seconds_min).
+/// The fitted exponent of time vs n (least squares on log–log) is in `fittedExponent`.
+Table timingSweep(const std::vector<Index> &ns, Index d, bool float32, std::string_view kernel,
+                  int repeats, std::uint64_t seed, double *fittedExponent,
+                  const RunContext &context = {});
+
+/// Least-squares slope of log(y) against log(x) (the exponent of a power law).
+double fitPowerLawExponent(const std::vector<double> &x, const std::vector<double> &y);
+
+} // namespace attn

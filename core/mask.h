@@ -1,0 +1,90 @@
+#pragma once
+// Attention masks (Vaswani et al. 2017, §3.2.3: masked scores are set to -inf before softmax).
+//
+// A mask never stores a bare bool whose meaning must be guessed: the named constructors say
+// whether `true` means "masked out" (torch.nn.MultiheadAttention's attn_mask / key_padding_mask)
+// or "may attend" (torch.nn.functional.scaled_dot_product_attention's boolean attn_mask).
+// Components are kept implicitly (causal alignment, padding vector) so that a causal mask for
+// n = 16 384 costs nothing; combining masks is a boolean OR of "masked", never a sum of
+// sentinels. An additive float mask is added literally to the scaled scores.
+
+#include "types.h"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace attn {
+
+/// Why a cell is masked; bits may combine.
+enum MaskStateBits : std::uint8_t {
+    MaskAllowed = 0,
+    MaskCausal = 1, ///< key j lies in the future of query i
+    MaskPadding = 2, ///< key j is a padding key
+    MaskCustom = 4, ///< masked by a user-given boolean mask
+};
+
+/// Alignment of a causal mask when n_q != n_k.
+/// TopLeft: query i may attend keys j <= i (PyTorch's is_causal / torch.tril(ones(n_q, n_k))).
+/// BottomRight: query i may attend keys j <= i + (n_k - n_q) (the last query sees every key;
+/// FlashAttention 2's convention for decoding with a cache).
+enum class CausalAlignment { TopLeft, BottomRight };
+
+class AttentionMask
+{
+public:
+    /// No mask (every key allowed); applies to any shape.
+    AttentionMask() = default;
+
+    /// Causal mask for n_q × n_k.
+    static AttentionMask causal(Index nQ, Index nK,
+                                CausalAlignment alignment = CausalAlignment::TopLeft);
+    /// Key padding mask: keyIsPadding[j] != 0 means key j is padding (masked for every query),
+    /// as torch.nn.MultiheadAttention's key_padding_mask with True = ignore.
+    static AttentionMask keyPadding(Index nQ, const std::vector<std::uint8_t> &keyIsPadding);
+    /// Key padding mask where the last `count` of nK keys are padding. Throws InvalidArgument if
+    /// count < 0 or count > nK.
+    static AttentionMask keyPaddingLast(Index nQ, Index nK, Index count);
+    /// Boolean n_q × n_k mask where 1 means "masked out" (nn.MultiheadAttention attn_mask).
+    static AttentionMask fromMasked(const MatrixB &masked);
+    /// Boolean n_q × n_k mask where 1 means "may attend" (F.scaled_dot_product_attention).
+    static AttentionMask fromAllowed(const MatrixB &allowed);
+    /// Float n_q × n_k mask added literally to the scaled scores; entries of -inf mask a cell
+    /// (reported as MaskCustom). Throws NonFiniteInput on NaN or +inf entries.
+    static AttentionMask additive(const MatrixD &add);
+
+    /// Boolean OR of the "masked" cells of both masks; additive terms are summed.
+    /// Throws InvalidArgument when both have fixed shapes and the shapes differ.
+    AttentionMask operator|(const AttentionMask &other) const;
+
+    bool empty() const; ///< true when no component is set
+    bool isPureCausal() const; ///< only a causal component (the streaming kernel skips tiles)
+    std::optional<CausalAlignment> causalAlignment() const;
+
+    /// Shape this mask was built for (n_q, n_k); 0 × 0 when it applies to any shape.
+    Index rows() const { return m_rows; }
+    Index cols() const { return m_cols; }
+    /// Throws InvalidArgument naming both shapes unless the mask applies to nQ × nK.
+    void checkShape(Index nQ, Index nK) const;
+
+    /// MaskStateBits of cell (i, j); 0 means allowed.
+    std::uint8_t state(Index i, Index j) const;
+    bool isMasked(Index i, Index j) const { return state(i, j) != MaskAllowed; }
+    /// Every cell's state as an nQ × nK byte matrix (for display).
+    MatrixB stateMatrix(Index nQ, Index nK) const;
+    /// Additive term (n_q × n_k) or nullptr.
+    const MatrixD *additiveTerm() const { return m_additive ? &*m_additive : nullptr; }
+
+    /// For key j in [0, nK): the first key index that query i may not attend because of the
+    /// causal component, i.e. query i may attend keys < causalLimit(i) (nK when not causal).
+    Index causalLimit(Index i, Index nK) const;
+
+private:
+    Index m_rows = 0, m_cols = 0;
+    std::optional<CausalAlignment> m_causal;
+    std::vector<std::uint8_t> m_keyPadding; // size n_k or empty
+    std::optional<MatrixB> m_custom; // 1 = masked
+    std::optional<MatrixD> m_additive;
+};
+
+} // namespace attn

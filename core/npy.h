@@ -1,0 +1,79 @@
+#pragma once
+// NumPy .npy (format versions 1.0, 2.0, 3.0) and .npz (zip of .npy members, stored or
+// deflate-compressed, ZIP64) reading and writing. Format: numpy/lib/format.py
+// (NEP 1, "A simple file format for NumPy arrays"). .npz goes through libzip.
+//
+// Accepted dtypes: <f4 <f8 >f4 >f8 =f4 =f8 |b1 <i4 <i8 |u1 (and their |/= spellings where
+// unambiguous), C or Fortran order (Fortran data is reordered so values are always C order),
+// any number of dimensions (0-d to 4-d are tested). Refused with NpyError naming the file and
+// the problem: object arrays (|O, pickles are never interpreted), structured or string dtypes,
+// truncated data, header length past end of file, non-literal header tokens, element counts
+// that overflow or exceed kMaxNpyBytes.
+
+#include "types.h"
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attn {
+
+/// Largest array payload we agree to read or allocate: 4 GiB.
+inline constexpr std::uint64_t kMaxNpyBytes = std::uint64_t(4) << 30;
+
+/// Errors of .npy/.npz reading and writing; the message starts with the file (and member) name.
+class NpyError : public std::runtime_error
+{
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// Element type as stored in the file.
+enum class NpyType { Float32, Float64, Bool, Int32, Int64, UInt8 };
+
+/// An array with its shape; values converted to double, in C order.
+struct NpyArray
+{
+    std::vector<std::int64_t> shape; ///< empty for 0-d
+    NpyType type = NpyType::Float64; ///< dtype found in the file (or to write)
+    std::vector<double> values; ///< product(shape) values, C order
+
+    std::int64_t size() const; ///< product of shape (1 for 0-d)
+    int ndim() const { return int(shape.size()); }
+    std::string shapeString() const; ///< "(3, 4)", "(3,)", "()" like NumPy
+
+    /// 2-d array as a row-major matrix. Throws NpyError naming `what` and the shape otherwise.
+    template<typename T> Matrix<T> toMatrix(const std::string &what) const;
+    /// Slice k of the first axis of an (m × r × c) array as an r × c matrix.
+    template<typename T> Matrix<T> slice(std::int64_t k, const std::string &what) const;
+
+    template<typename T> static NpyArray fromMatrix(const Matrix<T> &m);
+    /// Stacks equally shaped matrices into a (count × rows × cols) array.
+    template<typename T> static NpyArray fromMatrices(const std::vector<Matrix<T>> &ms);
+    static NpyArray scalarInt(std::int64_t v);
+};
+
+/// Parses an in-memory .npy image; `name` is used in error messages.
+NpyArray parseNpy(const std::uint8_t *data, std::size_t size, const std::string &name);
+/// Reads a .npy file. Throws NpyError.
+NpyArray readNpy(const std::string &path);
+/// Serialises to .npy format 1.0 (2.0 when the header needs it), little-endian, C order.
+std::vector<std::uint8_t> serializeNpy(const NpyArray &array);
+/// Writes a .npy file (atomically: a temporary file renamed into place). Throws NpyError.
+void writeNpy(const std::string &path, const NpyArray &array);
+
+/// Names of the members of an .npz archive without the ".npy" suffix, in archive order.
+std::vector<std::string> listNpz(const std::string &path);
+/// Reads every member of an .npz archive (names without ".npy").
+std::vector<std::pair<std::string, NpyArray>> readNpz(const std::string &path);
+/// Reads one member (name with or without ".npy"). A missing name throws NpyError listing the
+/// names that exist.
+NpyArray readNpzMember(const std::string &path, const std::string &name);
+/// Writes an .npz (deflate-compressed when `compress`, like np.savez_compressed) atomically:
+/// nothing is left at `path` when writing fails.
+void writeNpz(const std::string &path, const std::vector<std::pair<std::string, NpyArray>> &members,
+              bool compress = true);
+
+} // namespace attn

@@ -1,0 +1,25 @@
+#pragma once
+// Numerically stable row-wise softmax (max subtracted), Vaswani et al. 2017, §3.2.1.
+
+#include "types.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace attn {
+
+/// Row-wise softmax in place over `scores` (rows × cols, row-major).
+/// Entries equal to -inf are masked keys and get weight exactly 0. A row whose entries are all
+/// -inf (a fully masked row) becomes all zeros and, if `fullyMasked` is given, its flag is set
+/// to 1 (this is PyTorch scaled_dot_product_attention's behaviour since 2.5; PyTorch 1.13 and
+/// nn.MultiheadAttention return NaN there instead).
+/// `fullyMasked`, when given, is resized to rows.
+/// Throws NonFiniteInput naming row and column when a score is NaN or +inf.
+template<typename T>
+void softmaxRowsInPlace(Matrix<T> &scores, std::vector<std::uint8_t> *fullyMasked = nullptr);
+
+/// Copying form of softmaxRowsInPlace.
+template<typename T>
+Matrix<T> softmaxRows(const Matrix<T> &scores, std::vector<std::uint8_t> *fullyMasked = nullptr);
+
+} // namespace attn

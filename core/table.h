@@ -1,0 +1,56 @@
+#pragma once
+// A small result table (named columns, rows of numbers or text) with text, CSV and JSON
+// writers. Numbers print as the shortest decimal that round-trips (like Python's repr), so a
+// value equal to NumPy's prints the same digits.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace attn {
+
+class Table
+{
+public:
+    using Cell = std::variant<double, std::int64_t, std::string>;
+
+    Table() = default;
+    explicit Table(std::vector<std::string> columns);
+
+    const std::vector<std::string> &columns() const { return m_columns; }
+    const std::vector<std::vector<Cell>> &rows() const { return m_rows; }
+    std::size_t rowCount() const { return m_rows.size(); }
+    std::size_t columnCount() const { return m_columns.size(); }
+
+    /// Appends a row; throws std::invalid_argument when its size differs from the columns.
+    void addRow(std::vector<Cell> row);
+    /// Index of a column; throws std::out_of_range naming the column and the existing ones.
+    std::size_t columnIndex(std::string_view name) const;
+    /// Numeric value (int64 converted) of a cell; throws std::invalid_argument on text.
+    double number(std::size_t row, std::string_view column) const;
+    const Cell &cell(std::size_t row, std::size_t column) const { return m_rows[row][column]; }
+
+    /// Free-text notes printed under the table (what the numbers mean, caveats).
+    std::vector<std::string> notes;
+
+    /// Aligned plain-text table with a header line.
+    std::string toText() const;
+    /// RFC 4180 CSV with a header line.
+    std::string toCsv() const;
+    /// {"id": id, "params": {...}, "rows": [{col: value, ...}, ...]}; NaN/Inf become null
+    /// and are listed in "non_finite" so nothing is lost.
+    std::string toJson(std::string_view id, const std::map<std::string, std::string> &params) const;
+
+    /// Shortest round-trip decimal ("nan", "inf", "-inf" for non-finite values).
+    static std::string formatNumber(double v);
+    static std::string formatCell(const Cell &c);
+
+private:
+    std::vector<std::string> m_columns;
+    std::vector<std::vector<Cell>> m_rows;
+};
+
+} // namespace attn

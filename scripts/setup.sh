@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Attention Lab needs (only those missing), then configures and
+# builds it with CMake. Sourced by run-app.sh and run-tests.sh; usable alone:
+#   scripts/setup.sh [preset]      (preset: release (default), dev, native)
+set -euo pipefail
+
+ATTN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ATTN_PRESET="${1:-${ATTN_PRESET:-release}}"
+
+# Build tools, Qt 6 (Widgets, Charts, Svg, Test), Eigen, libzip (.npz), Google Benchmark,
+# (Qt Charts needs Qt OpenGL and xkbcommon headers at configure time), the xcb platform plugin to show the window, fonts for offscreen rendering, clang-format for
+# the format check.
+ATTN_PACKAGES=(
+    build-essential cmake ninja-build pkg-config
+    qt6-base-dev qt6-charts-dev qt6-svg-dev qt6-qpa-plugins libgl-dev libqt6opengl6-dev
+    libxkbcommon-dev
+    libeigen3-dev libzip-dev zlib1g-dev libbenchmark-dev
+    fonts-dejavu-core clang-format
+)
+
+attn_install_packages() {
+    local missing=()
+    for p in "${ATTN_PACKAGES[@]}"; do
+        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+            missing+=("$p")
+        fi
+    done
+    if ((${#missing[@]} == 0)); then
+        return 0
+    fi
+    echo "attnlab setup: installing ${missing[*]}"
+    local sudo=()
+    if [[ $(id -u) -ne 0 ]]; then
+        sudo=(sudo)
+    fi
+    "${sudo[@]}" apt-get update -q
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends \
+        "${missing[@]}"
+}
+
+attn_build() {
+    cd "$ATTN_ROOT"
+    cmake --preset "$ATTN_PRESET" >/dev/null
+    cmake --build --preset "$ATTN_PRESET" --parallel "$(nproc)"
+}
+
+attn_install_packages
+attn_build

@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Regenerates every committed reference fixture under tests/reference/fixtures/.
+
+Uses only Debian's python3-numpy and python3-torch (apt-get install python3-numpy python3-torch).
+CI never runs this: the fixtures are committed, and running it again must reproduce them
+byte for byte (check with `git status` after running).
+
+    python3 tests/reference/make_fixtures.py            # all fixture groups
+    python3 tests/reference/make_fixtures.py random npy # some groups
+"""
+import importlib
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GROUPS = {
+    "random": "make_random_fixtures",       # NumPy Generator streams (bitwise)
+    "npy": "make_npy_fixtures",             # .npy/.npz files in every accepted flavour
+    "torch": "make_torch_fixtures",         # nn.MultiheadAttention cases
+    "experiments": "make_experiment_fixtures",  # E1-E3 printed by NumPy
+}
+
+
+def main(argv):
+    wanted = argv[1:] or list(GROUPS)
+    sys.path.insert(0, HERE)
+    for name in wanted:
+        if name not in GROUPS:
+            sys.exit(f"unknown fixture group '{name}', expected one of {', '.join(GROUPS)}")
+        module = importlib.import_module(GROUPS[name])
+        module.main(os.path.join(HERE, "fixtures"))
+        print(f"fixtures: {name} done")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
