@@ -1,0 +1,48 @@
+#pragma once
+// AttentionSession: the object between the controls and the core (after Tiled's MapDocument).
+// Holds the parameters, computes in a worker thread (newest request wins: a request made while
+// another is running supersedes it, and stale results are never delivered), and emits
+// resultChanged on the GUI thread.
+
+#include "sessioncompute.h"
+#include "sessionparameters.h"
+
+#include <QObject>
+
+#include <memory>
+
+namespace attn {
+
+class AttentionSession : public QObject
+{
+    Q_OBJECT
+public:
+    explicit AttentionSession(QObject *parent = nullptr);
+    ~AttentionSession() override; ///< stops the worker cleanly
+
+    const SessionParameters &parameters() const { return m_params; }
+    /// Latest delivered result (nullptr before the first one).
+    std::shared_ptr<const SessionResult> result() const { return m_result; }
+
+    /// Sets parameters and schedules a computation (no-op when equal to the current ones).
+    /// Invalid parameters emit computeFailed with the message and keep the old result.
+    void setParameters(const SessionParameters &params);
+    /// Recomputes with the current parameters.
+    void recompute();
+    /// True while a computation is queued or running.
+    bool isBusy() const;
+
+signals:
+    void parametersChanged(const attn::SessionParameters &params);
+    void resultChanged(std::shared_ptr<const attn::SessionResult> result);
+    void computeFailed(const QString &message);
+    void busyChanged(bool busy);
+
+private:
+    class Worker;
+    SessionParameters m_params;
+    std::shared_ptr<const SessionResult> m_result;
+    std::unique_ptr<Worker> m_worker;
+};
+
+} // namespace attn
