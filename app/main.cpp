@@ -4,6 +4,7 @@
 #include "gui.h"
 
 #include <QApplication>
+#include <QIcon>
 #include <QTextStream>
 
 #include <cstring>
@@ -42,6 +43,7 @@ int main(int argc, char **argv)
     QApplication::setOrganizationName(QStringLiteral("Attention Lab"));
     QApplication::setApplicationVersion(QStringLiteral(ATTNLAB_VERSION));
     QApplication::setDesktopFileName(QStringLiteral("attnlab"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/attnlab/icons/attnlab.svg")));
 
     const QStringList arguments = QApplication::arguments();
     if (commandMode) {
