@@ -1,9 +1,145 @@
+// attnlab bench: times one attention kernel over a list of n, printing the median of
+// --repeat runs, GFLOP/s (4·n²·d flop) and the kernel's extra memory. Used by
+// bench/compare_numpy.py to compare against NumPy in the same run.
+
 #include "common.h"
 
+#include <kernels/kernels.h>
+#include <random.h>
+#include <table.h>
+
+#include <QTextStream>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <vector>
+
 namespace attn::cli {
-// Placeholder until the 'bench' command lands.
+namespace {
+
+struct BenchRow
+{
+    std::int64_t n = 0;
+    double secondsMedian = 0;
+    double secondsMin = 0;
+    double gflops = 0;
+    std::size_t peakBytes = 0;
+};
+
+template<typename T> BenchRow timeKernel(KernelKind kind, Index n, Index d, int repeat)
+{
+    Generator rng(0);
+    const Matrix<T> q = rng.standardNormal(n, d).cast<T>();
+    const Matrix<T> k = rng.standardNormal(n, d).cast<T>();
+    const Matrix<T> v = rng.standardNormal(n, d).cast<T>();
+    const T scale = T(1) / std::sqrt(T(d));
+    // One untimed warm-up run (page faults, thread pool start-up).
+    Matrix<T> out = attentionKernel<T>(kind, q, k, v, scale);
+    std::vector<double> seconds;
+    for (int r = 0; r < repeat; ++r) {
+        const auto start = std::chrono::steady_clock::now();
+        out = attentionKernel<T>(kind, q, k, v, scale);
+        const auto stop = std::chrono::steady_clock::now();
+        seconds.push_back(std::chrono::duration<double>(stop - start).count());
+    }
+    std::sort(seconds.begin(), seconds.end());
+    BenchRow row;
+    row.n = n;
+    const std::size_t m = seconds.size();
+    row.secondsMedian = m % 2 ? seconds[m / 2] : 0.5 * (seconds[m / 2 - 1] + seconds[m / 2]);
+    row.secondsMin = seconds.front();
+    row.gflops = 4.0 * double(n) * double(n) * double(d) / row.secondsMedian * 1e-9;
+    row.peakBytes = kernelExtraBytes(kind, n, n, d, sizeof(T));
+    return row;
+}
+
+} // namespace
+
 int runBench(const QStringList &arguments)
 {
-    return failure(arguments.value(0), QStringLiteral("not implemented yet"));
+    const QString command = QStringLiteral("bench");
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        "Time one attention kernel, O = softmax(Q K^T / sqrt(d)) V with n queries and keys,\n"
+        "on seeded random float inputs. Prints the median of --repeat runs (seconds), GFLOP/s\n"
+        "(4 n^2 d flop) and the kernel's extra memory (bytes). Columns: n, kernel, d, dtype,\n"
+        "seconds_median, seconds_min, gflops, peak_bytes.");
+    parser.addOptions({
+        {"n", "Comma-separated sequence lengths.", "list", "512,1024,2048,4096"},
+        {"d", "Head dimension d (columns of Q, K, V).", "d", "64"},
+        {"dtype", "float32 or float64.", "dtype", "float32"},
+        {"kernel", "materialized, streaming or loop.", "kernel", "materialized"},
+        {"repeat", "Timed runs per n (after one warm-up run).", "count", "5"},
+        {"format", "table, csv or json.", "format", "table"},
+        {"out", "Write to FILE instead of standard output.", "file"},
+    });
+    if (auto exit = parseArguments(parser, command, arguments))
+        return *exit;
+    if (!parser.positionalArguments().isEmpty())
+        return usageError(
+            command,
+            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
+    QString error;
+    const auto ns = intListOption(parser, "n", 1, 1 << 17, &error);
+    if (!ns)
+        return usageError(command, error);
+    const auto d = intOption(parser, "d", 1, 4096, &error);
+    if (!d)
+        return usageError(command, error);
+    const auto repeat = intOption(parser, "repeat", 1, 1000, &error);
+    if (!repeat)
+        return usageError(command, error);
+    const QString dtype = parser.value("dtype");
+    if (dtype != QLatin1String("float32") && dtype != QLatin1String("float64"))
+        return usageError(
+            command, QStringLiteral("--dtype must be float32 or float64, got '%1'").arg(dtype));
+    const QString format = parser.value("format");
+    if (format != QLatin1String("table") && format != QLatin1String("csv")
+        && format != QLatin1String("json"))
+        return usageError(
+            command, QStringLiteral("--format must be table, csv or json, got '%1'").arg(format));
+    KernelKind kind;
+    try {
+        kind = kernelFromName(parser.value("kernel").toStdString());
+    } catch (const std::exception &e) {
+        return usageError(command, QStringLiteral("--kernel: %1").arg(QString::fromUtf8(e.what())));
+    }
+
+    Table table(
+        {"n", "kernel", "d", "dtype", "seconds_median", "seconds_min", "gflops", "peak_bytes"});
+    try {
+        for (std::int64_t n : *ns) {
+            const BenchRow row = dtype == QLatin1String("float32")
+                ? timeKernel<float>(kind, n, *d, int(*repeat))
+                : timeKernel<double>(kind, n, *d, int(*repeat));
+            table.addRow({row.n, std::string(kernelName(kind)), std::int64_t(*d),
+                          dtype.toStdString(), row.secondsMedian, row.secondsMin, row.gflops,
+                          std::int64_t(row.peakBytes)});
+        }
+    } catch (const std::bad_alloc &) {
+        return failure(command,
+                       QStringLiteral("out of memory: n is too large for the %1 kernel")
+                           .arg(parser.value("kernel")));
+    } catch (const std::exception &e) {
+        return failure(command, QString::fromUtf8(e.what()));
+    }
+
+    std::string text;
+    if (format == QLatin1String("json")) {
+        std::map<std::string, std::string> params {{"d", std::to_string(*d)},
+                                                   {"dtype", dtype.toStdString()},
+                                                   {"kernel", std::string(kernelName(kind))},
+                                                   {"repeat", std::to_string(*repeat)}};
+        text = table.toJson("bench", params) + "\n";
+    } else if (format == QLatin1String("csv")) {
+        text = table.toCsv();
+    } else {
+        text = table.toText();
+    }
+    if (!writeText(parser.value("out"), QByteArray::fromStdString(text), &error))
+        return failure(command, error);
+    return ExitOk;
 }
+
 } // namespace attn::cli

@@ -1,0 +1,114 @@
+// Google Benchmark: the three attention kernels for n ∈ {256 … 16384}, d ∈ {64, 128}, float32
+// and float64, plus this machine's SGEMM/DGEMM rate through Eigen (the reference for "percent of
+// peak"). Counters: GFLOP/s (4·n²·d flop per attention: two GEMMs of 2·n²·d each) and the extra
+// memory each kernel allocates (kernelExtraBytes), in MiB.
+//
+//   build/release/bench/attn_bench_kernels --benchmark_filter='Streaming.*/4096/64'
+//
+// The materialized kernel is skipped beyond kMaterializedBudgetBytes for its n × n matrices.
+
+#include <kernels/kernels.h>
+#include <random.h>
+
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdint>
+
+namespace {
+
+using attn::Index;
+using attn::KernelKind;
+using attn::Matrix;
+
+/// Budget for the materialized kernel's score + weight matrices (bytes): 1 GiB.
+constexpr std::size_t kMaterializedBudgetBytes = std::size_t(1) << 30;
+
+template<typename T> Matrix<T> randomMatrix(attn::Generator &rng, Index rows, Index cols)
+{
+    return rng.standardNormal(rows, cols).template cast<T>();
+}
+
+template<typename T> void attentionBenchmark(benchmark::State &state, KernelKind kind)
+{
+    const Index n = state.range(0);
+    const Index d = state.range(1);
+    const std::size_t extra = attn::kernelExtraBytes(kind, n, n, d, sizeof(T));
+    if (kind == KernelKind::Materialized && extra > kMaterializedBudgetBytes) {
+        state.SkipWithError("materialized n x n matrices exceed the 1 GiB budget");
+        return;
+    }
+    attn::Generator rng(0);
+    const Matrix<T> q = randomMatrix<T>(rng, n, d);
+    const Matrix<T> k = randomMatrix<T>(rng, n, d);
+    const Matrix<T> v = randomMatrix<T>(rng, n, d);
+    const T scale = T(1) / std::sqrt(T(d));
+    for (auto _ : state) {
+        Matrix<T> out = attn::attentionKernel<T>(kind, q, k, v, scale);
+        benchmark::DoNotOptimize(out.data());
+        benchmark::ClobberMemory();
+    }
+    const double flop = 4.0 * double(n) * double(n) * double(d);
+    state.counters["GFLOP/s"]
+        = benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["extra_MiB"] = double(extra) / (1024.0 * 1024.0);
+}
+
+template<typename T> void gemmBenchmark(benchmark::State &state)
+{
+    // C (n × n) = A (n × k) · Bᵀ: the shape of Q Kᵀ, with k = n for the machine's GEMM peak.
+    const Index n = state.range(0);
+    const Index k = state.range(1);
+    attn::Generator rng(1);
+    const Matrix<T> a = randomMatrix<T>(rng, n, k);
+    const Matrix<T> b = randomMatrix<T>(rng, n, k);
+    Matrix<T> c(n, n);
+    for (auto _ : state) {
+        c.noalias() = a * b.transpose();
+        benchmark::DoNotOptimize(c.data());
+        benchmark::ClobberMemory();
+    }
+    const double flop = 2.0 * double(n) * double(n) * double(k);
+    state.counters["GFLOP/s"]
+        = benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void attentionSizes(benchmark::internal::Benchmark *b)
+{
+    for (Index d : {64, 128})
+        for (Index n : {256, 512, 1024, 2048, 4096, 8192, 16384})
+            b->Args({n, d});
+    b->ArgNames({"n", "d"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+void loopSizes(benchmark::internal::Benchmark *b)
+{
+    // The per-row loop is the didactic reference: keep it to sizes that finish quickly.
+    for (Index d : {64, 128})
+        for (Index n : {256, 512, 1024, 2048})
+            b->Args({n, d});
+    b->ArgNames({"n", "d"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+void gemmSizes(benchmark::internal::Benchmark *b)
+{
+    b->Args({2048, 2048})->Args({4096, 64})->ArgNames({"n", "k"});
+    b->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+} // namespace
+
+BENCHMARK_CAPTURE(attentionBenchmark<float>, Materialized_f32, KernelKind::Materialized)
+    ->Apply(attentionSizes);
+BENCHMARK_CAPTURE(attentionBenchmark<float>, Streaming_f32, KernelKind::Streaming)
+    ->Apply(attentionSizes);
+BENCHMARK_CAPTURE(attentionBenchmark<float>, Loop_f32, KernelKind::Loop)->Apply(loopSizes);
+BENCHMARK_CAPTURE(attentionBenchmark<double>, Materialized_f64, KernelKind::Materialized)
+    ->Apply(attentionSizes);
+BENCHMARK_CAPTURE(attentionBenchmark<double>, Streaming_f64, KernelKind::Streaming)
+    ->Apply(attentionSizes);
+BENCHMARK_CAPTURE(attentionBenchmark<double>, Loop_f64, KernelKind::Loop)->Apply(loopSizes);
+BENCHMARK(gemmBenchmark<float>)->Name("Sgemm")->Apply(gemmSizes);
+BENCHMARK(gemmBenchmark<double>)->Name("Dgemm")->Apply(gemmSizes);
+
+BENCHMARK_MAIN();

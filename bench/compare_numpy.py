@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""Compare Attention Lab's kernels with the E8 NumPy code, in the same run, alternating.
+
+For each n, in --rounds rounds, it times the NumPy version of E8 (float32, d = 64:
+scores = Q @ K.T / sqrt(d), max-subtracted softmax, weights @ V; median of --repeat runs) and
+then `attnlab bench` for the same n (median of --repeat runs), so both see the same machine
+state. It prints the median over rounds of each and the ratio NumPy / attnlab per n and kernel.
+
+    /usr/bin/python3 bench/compare_numpy.py --attnlab build/release/app/attnlab \
+        --n 512,1024,2048,4096 --kernel materialized,streaming
+
+Needs Debian's python3-numpy (NumPy uses the BLAS Debian installs: OpenBLAS if present).
+"""
+import argparse
+import json
+import statistics
+import subprocess
+import time
+
+import numpy as np
+
+
+def numpy_attention(q, k, v):
+    d = q.shape[1]
+    scores = q @ k.T / np.float32(np.sqrt(d))
+    scores -= scores.max(axis=-1, keepdims=True)
+    weights = np.exp(scores)
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return weights @ v
+
+
+def time_numpy(n, d, repeat, rng):
+    q, k, v = (rng.standard_normal((n, d), dtype=np.float32) for _ in range(3))
+    numpy_attention(q, k, v)  # warm-up, like attnlab bench
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        numpy_attention(q, k, v)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def time_attnlab(exe, n, d, kernel, repeat):
+    out = subprocess.run(
+        [exe, "bench", "--n", str(n), "--d", str(d), "--dtype", "float32", "--kernel", kernel,
+         "--repeat", str(repeat), "--format", "json"],
+        check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["rows"][0]["seconds_median"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--attnlab", default="build/release/app/attnlab")
+    parser.add_argument("--n", default="512,1024,2048,4096")
+    parser.add_argument("--d", type=int, default=64)
+    parser.add_argument("--kernel", default="materialized,streaming")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    ns = [int(x) for x in args.n.split(",")]
+    kernels = args.kernel.split(",")
+    rng = np.random.default_rng(0)
+    print(f"numpy {np.__version__}; d = {args.d}, float32, median of {args.repeat} runs, "
+          f"{args.rounds} alternating rounds")
+    print(f"{'n':>6} {'kernel':>13} {'numpy_ms':>10} {'attnlab_ms':>11} {'ratio':>7}")
+    for n in ns:
+        for kernel in kernels:
+            np_times, our_times = [], []
+            for _ in range(args.rounds):
+                np_times.append(time_numpy(n, args.d, args.repeat, rng))
+                our_times.append(time_attnlab(args.attnlab, n, args.d, kernel, args.repeat))
+            t_np = statistics.median(np_times)
+            t_us = statistics.median(our_times)
+            print(f"{n:>6} {kernel:>13} {t_np * 1e3:>10.2f} {t_us * 1e3:>11.2f} "
+                  f"{t_np / t_us:>6.2f}x")
+
+
+if __name__ == "__main__":
+    main()
