@@ -74,6 +74,11 @@ public:
     MatrixB stateMatrix(Index nQ, Index nK) const;
     /// Additive term (n_q × n_k) or nullptr.
     const MatrixD *additiveTerm() const { return m_additive ? &*m_additive : nullptr; }
+    /// Custom boolean component (n_q × n_k, 1 = masked out) or nullptr.
+    const MatrixB *customMasked() const { return m_custom ? &*m_custom : nullptr; }
+    /// Key padding component: n_k flags (1 = padding), or empty when there is none.
+    const std::vector<std::uint8_t> &keyPaddingFlags() const { return m_keyPadding; }
+    bool hasCausal() const { return m_causal.has_value(); }
 
     /// For key j in [0, nK): the first key index that query i may not attend because of the
     /// causal component, i.e. query i may attend keys < causalLimit(i) (nK when not causal).

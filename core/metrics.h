@@ -20,8 +20,14 @@ double effectiveTerms(const double *p, Index n);
 /// Σ_{j≠i} p_j² from prefix/suffix sums, so every term is non-negative (the textbook
 /// Σp² − 2Σp³ + (Σp²)² goes negative for near-one-hot rows; EXPERIMENTS.md, E2).
 double jacobianNorm(const double *p, Index n);
-/// The same norm from the explicit n × n matrix (reference for tests, O(n²)).
+/// The same norm from the explicit n × n matrix (reference for tests, O(n²)): every entry of
+/// J is formed and squared. The diagonal p_i − p_i² is formed as p_i·Σ_{j≠i} p_j with a direct
+/// sum (equal for a probability vector), because p_i − p_i² itself rounds to 0 once p_i rounds
+/// to 1 and would make the reference wrong on exactly the near-one-hot rows it must check.
 double jacobianNormExplicit(const double *p, Index n);
+/// The textbook closed form √(Σp² − 2Σp³ + (Σp²)²): cancels catastrophically on near-one-hot
+/// rows (0, negative → NaN). Kept only to show that failure (E2) — do not use for results.
+double jacobianNormTextbook(const double *p, Index n);
 
 /// Per-row metrics of an n_q × n_k weight matrix.
 struct RowMetrics
@@ -51,7 +57,8 @@ struct MetricsSummary
 };
 MetricsSummary summarize(const RowMetrics &m);
 
-/// Population standard deviation (NumPy's std, ddof=0) of all entries, two-pass.
+/// Population standard deviation (NumPy's std, ddof=0) of all entries, two-pass, accumulated in
+/// double. Throws InvalidArgument on an empty matrix (NumPy would return NaN).
 template<typename T> double standardDeviation(const Matrix<T> &values);
 
 /// Index and value of the first NaN/Inf, if any (for "NaN/Inf detected" messages).

@@ -1,1 +1,71 @@
-// placeholder: implementation in progress
+#include "softmax.h"
+
+#include "kernels/rowops.h"
+
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace attn {
+
+namespace {
+// Rows × cols above which the row loop is split over threads (both cores); smaller matrices are
+// done faster on one thread than the team wakes up.
+constexpr Index kParallelEntries = 1 << 15;
+} // namespace
+
+template<typename T>
+void softmaxRowsInPlace(Matrix<T> &scores, std::vector<std::uint8_t> *fullyMasked)
+{
+    // scores: rows × cols, row-major, so each row is contiguous.
+    const Index rows = scores.rows();
+    const Index cols = scores.cols();
+    if (fullyMasked)
+        fullyMasked->assign(std::size_t(rows), 0);
+    std::atomic<Index> firstBadRow {std::numeric_limits<Index>::max()};
+
+#pragma omp parallel for schedule(static) if (rows * cols >= kParallelEntries && rows > 1)
+    for (Index i = 0; i < rows; ++i) {
+        Index badCol = -1;
+        const detail::RowStatus status = detail::softmaxRow(scores.row(i).data(), cols, badCol);
+        if (status == detail::RowStatus::FullyMasked && fullyMasked) {
+            (*fullyMasked)[std::size_t(i)] = 1;
+        } else if (status == detail::RowStatus::NonFinite) {
+            // Keep the smallest bad row so the message does not depend on thread timing.
+            Index cur = firstBadRow.load();
+            while (i < cur && !firstBadRow.compare_exchange_weak(cur, i)) { }
+        }
+    }
+    const Index badRow = firstBadRow.load();
+    if (badRow != std::numeric_limits<Index>::max()) {
+        // softmaxRow leaves a non-finite row untouched: find its first bad entry.
+        Index col = -1;
+        for (Index j = 0; j < cols; ++j) {
+            const T v = scores(badRow, j);
+            if (std::isnan(v) || v == std::numeric_limits<T>::infinity()) {
+                col = j;
+                break;
+            }
+        }
+        const T value = col >= 0 ? scores(badRow, col) : T(0);
+        throw NonFiniteInput("softmax input has " + detail::valueName(value) + " at row "
+                             + std::to_string(badRow) + ", col " + std::to_string(col)
+                             + " (only finite scores and -inf for masked keys are allowed)");
+    }
+}
+
+template<typename T>
+Matrix<T> softmaxRows(const Matrix<T> &scores, std::vector<std::uint8_t> *fullyMasked)
+{
+    Matrix<T> out = scores;
+    softmaxRowsInPlace(out, fullyMasked);
+    return out;
+}
+
+template void softmaxRowsInPlace<float>(Matrix<float> &, std::vector<std::uint8_t> *);
+template void softmaxRowsInPlace<double>(Matrix<double> &, std::vector<std::uint8_t> *);
+template Matrix<float> softmaxRows<float>(const Matrix<float> &, std::vector<std::uint8_t> *);
+template Matrix<double> softmaxRows<double>(const Matrix<double> &, std::vector<std::uint8_t> *);
+
+} // namespace attn

@@ -1,1 +1,192 @@
-// placeholder: implementation in progress
+#include "kernels.h"
+
+#include "detail.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace attn {
+
+std::string_view kernelName(KernelKind kind)
+{
+    switch (kind) {
+    case KernelKind::Materialized:
+        return "materialized";
+    case KernelKind::Streaming:
+        return "streaming";
+    case KernelKind::Loop:
+        return "loop";
+    }
+    return "unknown";
+}
+
+KernelKind kernelFromName(std::string_view name)
+{
+    for (KernelKind k : {KernelKind::Materialized, KernelKind::Streaming, KernelKind::Loop})
+        if (kernelName(k) == name)
+            return k;
+    throw InvalidArgument("unknown kernel \"" + std::string(name)
+                          + "\" (valid: materialized, streaming, loop)");
+}
+
+Index kernelThreads()
+{
+#ifdef _OPENMP
+    return Index(omp_get_max_threads());
+#else
+    return 1;
+#endif
+}
+
+std::size_t kernelExtraBytes(KernelKind kind, Index nQ, Index nK, Index dV,
+                             std::size_t elementBytes, Index tile)
+{
+    const auto u = [](Index v) { return std::size_t(std::max<Index>(v, 0)); };
+    switch (kind) {
+    case KernelKind::Materialized:
+        // The n_q × n_k score matrix, turned into the weights in place.
+        return u(nQ) * u(nK) * elementBytes;
+    case KernelKind::Streaming: {
+        // Per thread: a tile × tile score block, a tile × d_v accumulator and the running max
+        // and sum of the tile's query rows.
+        const std::size_t t = u(std::min<Index>(tile, std::max<Index>(nQ, nK)));
+        const std::size_t perThread = (t * t + t * u(dV) + 2 * t) * elementBytes;
+        return perThread * u(kernelThreads());
+    }
+    case KernelKind::Loop:
+        // One row of scores.
+        return u(nK) * elementBytes;
+    }
+    return 0;
+}
+
+std::size_t kernelExtraBytes(KernelKind kind, Index nQ, Index nK, Index dV,
+                             std::size_t elementBytes)
+{
+    return kernelExtraBytes(kind, nQ, nK, dV, elementBytes, kDefaultStreamingTile);
+}
+
+template<typename T>
+Matrix<T> attentionKernel(KernelKind kind, const Eigen::Ref<const Matrix<T>> &query,
+                          const Eigen::Ref<const Matrix<T>> &key,
+                          const Eigen::Ref<const Matrix<T>> &value, T scale,
+                          const AttentionMask &mask)
+{
+    switch (kind) {
+    case KernelKind::Materialized:
+        return attentionMaterialized<T>(query, key, value, scale, mask);
+    case KernelKind::Streaming:
+        return attentionStreaming<T>(query, key, value, scale, mask);
+    case KernelKind::Loop:
+        return attentionLoop<T>(query, key, value, scale, mask);
+    }
+    throw InvalidArgument("unknown kernel kind");
+}
+
+template Matrix<float> attentionKernel<float>(KernelKind, const Eigen::Ref<const MatrixF> &,
+                                              const Eigen::Ref<const MatrixF> &,
+                                              const Eigen::Ref<const MatrixF> &, float,
+                                              const AttentionMask &);
+template Matrix<double> attentionKernel<double>(KernelKind, const Eigen::Ref<const MatrixD> &,
+                                                const Eigen::Ref<const MatrixD> &,
+                                                const Eigen::Ref<const MatrixD> &, double,
+                                                const AttentionMask &);
+
+namespace detail {
+
+void checkAttentionShapes(Index qRows, Index qCols, Index kRows, Index kCols, Index vRows,
+                          Index vCols, const AttentionMask &mask, const char *who)
+{
+    const std::string prefix = std::string(who) + ": ";
+    if (kCols != qCols)
+        throw InvalidArgument(prefix + "key has d_k = " + std::to_string(kCols)
+                              + " but query has d_k = " + std::to_string(qCols) + " (query "
+                              + shapeString(qRows, qCols) + ", key " + shapeString(kRows, kCols)
+                              + ")");
+    if (vRows != kRows)
+        throw InvalidArgument(prefix + "value has n_k = " + std::to_string(vRows)
+                              + " rows but key has n_k = " + std::to_string(kRows) + " (key "
+                              + shapeString(kRows, kCols) + ", value " + shapeString(vRows, vCols)
+                              + ")");
+    try {
+        mask.checkShape(qRows, kRows);
+    } catch (const InvalidArgument &e) {
+        throw InvalidArgument(prefix + e.what() + " (query " + shapeString(qRows, qCols) + ", key "
+                              + shapeString(kRows, kCols) + ")");
+    }
+}
+
+template<typename T>
+void checkFiniteInput(const Eigen::Ref<const Matrix<T>> &m, const char *name, const char *who)
+{
+    // Fast vectorised test first; the exact position only on failure.
+    if (m.size() == 0 || m.allFinite())
+        return;
+    for (Index i = 0; i < m.rows(); ++i) {
+        for (Index j = 0; j < m.cols(); ++j) {
+            const T v = m(i, j);
+            if (!std::isfinite(v))
+                throw NonFiniteInput(std::string(who) + ": " + name + " has "
+                                     + (std::isnan(v) ? "NaN" : (v > 0 ? "+inf" : "-inf"))
+                                     + " at row " + std::to_string(i) + ", col "
+                                     + std::to_string(j));
+        }
+    }
+}
+
+template<typename T>
+void applyMaskTile(T *tile, Index ld, Index i0, Index rows, Index j0, Index cols,
+                   const AttentionMask &mask, T fill)
+{
+    if (mask.empty())
+        return;
+    const Index nK = mask.cols();
+    const MatrixD *add = mask.additiveTerm();
+    const MatrixB *custom = mask.customMasked();
+    const std::vector<std::uint8_t> &padding = mask.keyPaddingFlags();
+    const double negInf = -std::numeric_limits<double>::infinity();
+    for (Index r = 0; r < rows; ++r) {
+        const Index i = i0 + r;
+        T *row = tile + r * ld;
+        if (add) {
+            const double *a = add->row(i).data() + j0;
+            for (Index c = 0; c < cols; ++c)
+                row[c] = a[c] == negInf ? fill : T(row[c] + T(a[c]));
+        }
+        if (mask.hasCausal()) {
+            const Index limit = mask.causalLimit(i, nK);
+            for (Index c = std::max<Index>(limit - j0, 0); c < cols; ++c)
+                row[c] = fill;
+        }
+        if (!padding.empty()) {
+            for (Index c = 0; c < cols; ++c)
+                if (padding[std::size_t(j0 + c)])
+                    row[c] = fill;
+        }
+        if (custom) {
+            const std::uint8_t *m = custom->row(i).data() + j0;
+            for (Index c = 0; c < cols; ++c)
+                if (m[c])
+                    row[c] = fill;
+        }
+    }
+}
+
+template void checkFiniteInput<float>(const Eigen::Ref<const MatrixF> &, const char *,
+                                      const char *);
+template void checkFiniteInput<double>(const Eigen::Ref<const MatrixD> &, const char *,
+                                       const char *);
+template void applyMaskTile<float>(float *, Index, Index, Index, Index, Index,
+                                   const AttentionMask &, float);
+template void applyMaskTile<double>(double *, Index, Index, Index, Index, Index,
+                                    const AttentionMask &, double);
+
+} // namespace detail
+
+} // namespace attn

@@ -7,6 +7,10 @@
 //  - loop: one query row at a time, the slow obvious reference (E9 and the tests' oracle).
 // Masked cells use -inf (fully masked rows give zero output), i.e. AttentionOptions defaults.
 // Shapes: query n_q × d_k, key n_k × d_k, value n_k × d_v, output n_q × d_v, row-major.
+// Every kernel throws InvalidArgument naming the shapes when they disagree (or the mask does not
+// fit n_q × n_k), and NonFiniteInput naming the input, row and column on NaN/Inf in Q, K or V
+// (or when finite inputs overflow the scores). The materialized and streaming kernels use both
+// cores (OpenMP); call them from one thread at a time for full speed.
 
 #include "../mask.h"
 #include "../types.h"
@@ -23,10 +27,24 @@ std::string_view kernelName(KernelKind kind);
 /// Inverse of kernelName; throws InvalidArgument listing the valid names.
 KernelKind kernelFromName(std::string_view name);
 
+/// Tile (query rows and keys) of attentionStreaming when none is given.
+inline constexpr Index kDefaultStreamingTile = 128;
+
+/// Threads the kernels use: OpenMP's omp_get_max_threads() (OMP_NUM_THREADS), 1 without OpenMP.
+Index kernelThreads();
+
 /// Extra memory (bytes) a kernel allocates beyond its inputs and output, for n_q × n_k
-/// attention with head dim d_v and element size `elementBytes`.
+/// attention with head dim d_v and element size `elementBytes`:
+///  - materialized: the n_q × n_k score matrix (softmaxed in place into the weights);
+///  - streaming: per thread a tile × tile score block, a tile × d_v accumulator and 2 · tile
+///    row statistics, times kernelThreads() — independent of n;
+///  - loop: one row of n_k scores.
+/// Eigen's GEMM packing buffers (at most a few hundred KiB per thread) are not counted.
 std::size_t kernelExtraBytes(KernelKind kind, Index nQ, Index nK, Index dV,
                              std::size_t elementBytes);
+/// The same with an explicit streaming tile.
+std::size_t kernelExtraBytes(KernelKind kind, Index nQ, Index nK, Index dV,
+                             std::size_t elementBytes, Index tile);
 
 /// Materialized kernel; when `weights` is non-null it receives the n_q × n_k weights.
 template<typename T>
@@ -40,7 +58,7 @@ template<typename T>
 Matrix<T> attentionStreaming(const Eigen::Ref<const Matrix<T>> &query,
                              const Eigen::Ref<const Matrix<T>> &key,
                              const Eigen::Ref<const Matrix<T>> &value, T scale,
-                             const AttentionMask &mask = {}, Index tile = 128);
+                             const AttentionMask &mask = {}, Index tile = kDefaultStreamingTile);
 
 /// Per-row loop kernel; when `weights` is non-null it receives the n_q × n_k weights.
 template<typename T>

@@ -1,0 +1,27 @@
+#pragma once
+// Internal helpers shared by attention.cpp and the kernels (not part of the API).
+
+#include "../mask.h"
+#include "../types.h"
+
+#include <string>
+
+namespace attn::detail {
+
+/// Throws InvalidArgument naming both shapes unless query (n_q × d_k), key (n_k × d_k) and
+/// value (n_k × d_v) fit together and the mask fits n_q × n_k. `who` prefixes the message.
+void checkAttentionShapes(Index qRows, Index qCols, Index kRows, Index kCols, Index vRows,
+                          Index vCols, const AttentionMask &mask, const char *who);
+
+/// Throws NonFiniteInput naming `name`, the row, the column and the value of the first NaN/Inf.
+template<typename T>
+void checkFiniteInput(const Eigen::Ref<const Matrix<T>> &m, const char *name, const char *who);
+
+/// Applies `mask` to the tile of scaled scores for queries [i0, i0 + rows) and keys
+/// [j0, j0 + cols) of an n_q × n_k attention: adds the additive term, then writes `fill` into
+/// every masked cell. `tile` points at cell (i0, j0) and rows are `ld` elements apart.
+template<typename T>
+void applyMaskTile(T *tile, Index ld, Index i0, Index rows, Index j0, Index cols,
+                   const AttentionMask &mask, T fill);
+
+} // namespace attn::detail

@@ -1,0 +1,136 @@
+#pragma once
+// Internal row primitives shared by softmax, attention and the fast kernels (not installed,
+// not part of the API). They run on contiguous rows with Eigen's packet math (SSE2 by default,
+// AVX2/AVX-512 with ATTN_NATIVE), so exp is vectorised (Eigen's Cephes-style pexp).
+//
+// Masking convention: an entry equal to -inf is a masked key; its exp is written as exactly 0
+// (Eigen's pexp alone returns a denormal there, not 0).
+
+#include "../types.h"
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace attn::detail {
+
+template<typename T> using PacketOf = typename Eigen::internal::packet_traits<T>::type;
+template<typename T>
+inline constexpr Index packetSize = Eigen::internal::unpacket_traits<PacketOf<T>>::size;
+
+/// Largest entry of x[0, n) (−inf for n = 0). `suspicious` is set when the plain sum of the
+/// entries is NaN or +inf, i.e. when the row may hold a NaN or +inf (or merely overflows the
+/// sum; callers then scan the row to tell which).
+template<typename T> inline T rowMax(const T *x, Index n, bool &suspicious)
+{
+    using namespace Eigen::internal;
+    using P = PacketOf<T>;
+    constexpr Index ps = packetSize<T>;
+    const T negInf = -std::numeric_limits<T>::infinity();
+    T mx = negInf;
+    T sum = 0;
+    Index j = 0;
+    if (n >= 2 * ps) {
+        P m0 = pset1<P>(negInf), m1 = pset1<P>(negInf);
+        P s0 = pset1<P>(T(0)), s1 = pset1<P>(T(0));
+        for (; j + 2 * ps <= n; j += 2 * ps) {
+            const P a = ploadu<P>(x + j);
+            const P b = ploadu<P>(x + j + ps);
+            m0 = pmax(m0, a);
+            m1 = pmax(m1, b);
+            s0 = padd(s0, a);
+            s1 = padd(s1, b);
+        }
+        mx = predux_max(pmax(m0, m1));
+        sum = predux(padd(s0, s1));
+    }
+    for (; j < n; ++j) {
+        mx = x[j] > mx ? x[j] : mx;
+        sum += x[j];
+    }
+    suspicious = std::isnan(sum) || sum == std::numeric_limits<T>::infinity() || std::isnan(mx);
+    return mx;
+}
+
+/// x[j] = exp(x[j] − shift) for j in [0, n), with −inf entries giving exactly 0; returns the
+/// sum of the new entries. `shift` must be finite.
+template<typename T> inline T expShiftSum(T *x, Index n, T shift)
+{
+    using namespace Eigen::internal;
+    using P = PacketOf<T>;
+    constexpr Index ps = packetSize<T>;
+    const T negInf = -std::numeric_limits<T>::infinity();
+    T sum = 0;
+    Index j = 0;
+    if (n >= 2 * ps) {
+        const P pshift = pset1<P>(shift);
+        const P pneg = pset1<P>(negInf);
+        P s0 = pset1<P>(T(0)), s1 = pset1<P>(T(0));
+        for (; j + 2 * ps <= n; j += 2 * ps) {
+            const P a = ploadu<P>(x + j);
+            const P b = ploadu<P>(x + j + ps);
+            const P ea = pand(pexp(psub(a, pshift)), pcmp_lt(pneg, a));
+            const P eb = pand(pexp(psub(b, pshift)), pcmp_lt(pneg, b));
+            pstoreu(x + j, ea);
+            pstoreu(x + j + ps, eb);
+            s0 = padd(s0, ea);
+            s1 = padd(s1, eb);
+        }
+        sum = predux(padd(s0, s1));
+    }
+    for (; j < n; ++j) {
+        const T e = x[j] == negInf ? T(0) : std::exp(x[j] - shift);
+        x[j] = e;
+        sum += e;
+    }
+    return sum;
+}
+
+/// x[j] *= s for j in [0, n).
+template<typename T> inline void scaleRow(T *x, Index n, T s)
+{
+    Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>(x, n) *= s;
+}
+
+/// Result of softmaxRow.
+enum class RowStatus { Ok, FullyMasked, NonFinite };
+
+/// Softmax of one contiguous row in place (max subtracted). Fully masked row (all −inf, or
+/// n = 0) → zeros and FullyMasked. A NaN or +inf entry → NonFinite with `badCol` set and the
+/// row left in an unspecified state.
+template<typename T> inline RowStatus softmaxRow(T *x, Index n, Index &badCol)
+{
+    bool suspicious = false;
+    const T mx = rowMax(x, n, suspicious);
+    if (suspicious) {
+        for (Index j = 0; j < n; ++j) {
+            if (std::isnan(x[j]) || x[j] == std::numeric_limits<T>::infinity()) {
+                badCol = j;
+                return RowStatus::NonFinite;
+            }
+        }
+        // Only the check sum overflowed; the entries are fine.
+    }
+    if (mx == -std::numeric_limits<T>::infinity()) {
+        std::fill(x, x + n, T(0));
+        return RowStatus::FullyMasked;
+    }
+    const T sum = expShiftSum(x, n, mx);
+    scaleRow(x, n, T(1) / sum); // sum >= 1: the max entry contributes exp(0) = 1
+    return RowStatus::Ok;
+}
+
+/// "NaN" or "+inf" or "-inf" or the number, for messages.
+template<typename T> inline std::string valueName(T v)
+{
+    if (std::isnan(v))
+        return "NaN";
+    if (std::isinf(v))
+        return v > 0 ? "+inf" : "-inf";
+    return std::to_string(double(v));
+}
+
+} // namespace attn::detail
