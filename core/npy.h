@@ -20,7 +20,9 @@
 
 namespace attn {
 
-/// Largest array payload we agree to read or allocate: 4 GiB.
+/// Largest array we agree to read or allocate: 4 GiB, counted both as the payload in the file
+/// and as the converted doubles in NpyArray::values (so at most 512 Mi elements). Checked from
+/// the header before anything is allocated.
 inline constexpr std::uint64_t kMaxNpyBytes = std::uint64_t(4) << 30;
 
 /// Errors of .npy/.npz reading and writing; the message starts with the file (and member) name.
@@ -46,12 +48,20 @@ struct NpyArray
 
     /// 2-d array as a row-major matrix. Throws NpyError naming `what` and the shape otherwise.
     template<typename T> Matrix<T> toMatrix(const std::string &what) const;
+    /// 1-d array as a column vector. Throws NpyError naming `what` and the shape otherwise.
+    template<typename T> Vector<T> toVector(const std::string &what) const;
+    /// Value of a 0-d (or one-element) array holding an integer (any dtype, integral value).
+    /// Throws NpyError naming `what` otherwise.
+    std::int64_t toScalarInt(const std::string &what) const;
     /// Slice k of the first axis of an (m × r × c) array as an r × c matrix.
     template<typename T> Matrix<T> slice(std::int64_t k, const std::string &what) const;
 
+    /// rows × cols array; type Float64 for double, Float32 for float.
     template<typename T> static NpyArray fromMatrix(const Matrix<T> &m);
-    /// Stacks equally shaped matrices into a (count × rows × cols) array.
+    /// Stacks equally shaped matrices into a (count × rows × cols) array; shape (0, 0, 0) when
+    /// empty. Throws NpyError when the shapes differ.
     template<typename T> static NpyArray fromMatrices(const std::vector<Matrix<T>> &ms);
+    /// 0-d int64 array (exact for |v| ≤ 2^53, the values are stored as double).
     static NpyArray scalarInt(std::int64_t v);
 };
 
@@ -59,7 +69,11 @@ struct NpyArray
 NpyArray parseNpy(const std::uint8_t *data, std::size_t size, const std::string &name);
 /// Reads a .npy file. Throws NpyError.
 NpyArray readNpy(const std::string &path);
-/// Serialises to .npy format 1.0 (2.0 when the header needs it), little-endian, C order.
+/// Serialises to .npy format 1.0 (2.0 when the header needs it), little-endian, C order, with
+/// NumPy's header layout (byte-identical to np.save of the same array in NumPy 1.24). Values are
+/// converted to `array.type`; Bool writes value != 0; integer types require integral values in
+/// range. Throws NpyError ("serializeNpy: ...") on values.size() != size() or unrepresentable
+/// values.
 std::vector<std::uint8_t> serializeNpy(const NpyArray &array);
 /// Writes a .npy file (atomically: a temporary file renamed into place). Throws NpyError.
 void writeNpy(const std::string &path, const NpyArray &array);
