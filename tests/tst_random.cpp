@@ -10,6 +10,7 @@
 #include <QStringList>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
