@@ -20,6 +20,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string_view>
 #include <sys/stat.h>
@@ -837,6 +838,30 @@ std::string zipErrorText(int code)
     return s;
 }
 
+/// Extra bytes tolerated in an .npz member beyond its header and data (NumPy ignores trailing
+/// bytes); also the allowance for the header itself in the member size limit.
+constexpr std::uint64_t kMaxNpzSlack = std::uint64_t(1) << 20;
+
+/// Size (header + data) an .npy image declares, once `data` holds its whole header; nullopt
+/// while incomplete or malformed (parseNpy then reports the problem on the complete data).
+std::optional<std::uint64_t> declaredNpyBytes(const std::uint8_t *data, std::size_t size)
+{
+    const std::uint64_t unknown = std::numeric_limits<std::uint64_t>::max();
+    try {
+        if (size < 12)
+            return std::nullopt;
+        const Preamble p = parsePreamble(data, size, unknown, std::string());
+        if (size < p.prefixBytes + p.headerBytes)
+            return std::nullopt;
+        const std::string_view text(reinterpret_cast<const char *>(data + p.prefixBytes),
+                                    std::size_t(p.headerBytes));
+        const HeaderInfo info = parseHeader(p, text, unknown, std::string());
+        return info.dataOffset + info.dataBytes;
+    } catch (const NpyError &) {
+        return std::nullopt;
+    }
+}
+
 class ZipReader
 {
 public:
@@ -885,9 +910,11 @@ public:
     NpyArray read(const Entry &e) const
     {
         const std::string name = m_path + ": member " + quoted(e.name);
-        // Payload limit plus generous room for the header; the member's claimed size is checked
-        // here, the actual size while decompressing (the claim may lie).
-        const std::uint64_t cap = kMaxNpyBytes + (std::uint64_t(64) << 20);
+        // The member's sizes are claims: the uncompressed size in the zip directory is checked
+        // against the limit up front, then the data is decompressed in chunks (memory grows
+        // only with bytes actually produced) and reading stops once it exceeds what the .npy
+        // header describes by more than kMaxNpzSlack, or the limit (a "zip bomb").
+        const std::uint64_t cap = kMaxNpyBytes + kMaxNpzSlack;
         zip_stat_t st;
         zip_stat_init(&st);
         if (zip_stat_index(m_zip, e.index, 0, &st) == 0 && (st.valid & ZIP_STAT_SIZE)
@@ -895,29 +922,43 @@ public:
             fail(name,
                  "member claims " + std::to_string(st.size) + " bytes, more than the limit of "
                      + std::to_string(cap));
-        zip_file_t *f = zip_fopen_index(m_zip, e.index, 0);
-        if (!f)
+        struct File
+        {
+            zip_file_t *f;
+            ~File()
+            {
+                if (f)
+                    zip_fclose(f);
+            }
+        } file {zip_fopen_index(m_zip, e.index, 0)};
+        if (!file.f)
             fail(name, std::string("cannot open: ") + zip_strerror(m_zip));
         std::vector<std::uint8_t> buf;
-        constexpr std::size_t chunk = std::size_t(1) << 20;
+        std::uint64_t limit = cap;
+        bool limitFromHeader = false;
+        constexpr std::size_t chunk = std::size_t(1) << 16;
         while (true) {
             const std::size_t old = buf.size();
-            if (old > cap) {
-                zip_fclose(f);
-                fail(name, "member is larger than the limit of " + std::to_string(cap) + " bytes");
-            }
             buf.resize(old + chunk);
-            const zip_int64_t got = zip_fread(f, buf.data() + old, chunk);
-            if (got < 0) {
-                const std::string why = zip_file_strerror(f);
-                zip_fclose(f);
-                fail(name, "cannot read: " + why);
-            }
+            const zip_int64_t got = zip_fread(file.f, buf.data() + old, chunk);
+            if (got < 0)
+                fail(name, std::string("cannot read: ") + zip_file_strerror(file.f));
             buf.resize(old + std::size_t(got));
             if (got == 0)
                 break;
+            if (!limitFromHeader) {
+                if (const auto declared = declaredNpyBytes(buf.data(), buf.size())) {
+                    limit = std::min(cap, *declared + kMaxNpzSlack);
+                    limitFromHeader = true;
+                }
+            }
+            if (buf.size() > limit)
+                fail(name,
+                     limitFromHeader ? "member holds more than " + std::to_string(limit)
+                             + " bytes, far more than its .npy header describes"
+                                     : "member is larger than the limit of " + std::to_string(limit)
+                             + " bytes");
         }
-        zip_fclose(f);
         return parseNpy(buf.data(), buf.size(), name);
     }
 

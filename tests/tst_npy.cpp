@@ -490,6 +490,14 @@ private slots:
                                            << "query"
                                            << "member 'query.npy': "
                                            << "CRC error";
+        QTest::newRow("npz zip bomb") << "bad_bomb.npz"
+                                      << "x"
+                                      << "member 'x.npy': "
+                                      << "far more than its .npy header describes";
+        QTest::newRow("npz claims 1 TiB") << "bad_claims_1tib.npz"
+                                          << "x"
+                                          << "member 'x.npy': "
+                                          << "member claims 1099511627776 bytes";
         QTest::newRow("not a zip") << "bad_notzip.npz"
                                    << "*"
                                    << ""
@@ -880,8 +888,10 @@ private slots:
         writeNpz(path, {});
         QVERIFY(listNpz(path).empty());
         QVERIFY(readNpz(path).empty());
-        if (!m_writeDir.isEmpty())
+        if (!m_writeDir.isEmpty()) {
             writeNpz(QDir(m_writeDir).filePath("empty.npz").toStdString(), {});
+            m_written.append(QJsonObject {{"file", "empty.npz"}, {"empty", true}});
+        }
     }
 
     void writeFailureLeavesNothing_data()

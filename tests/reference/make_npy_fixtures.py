@@ -259,6 +259,26 @@ def make_npz(w):
     raw[data_end - 1] ^= 0x55
     w.write_bytes("bad_crc.npz", bytes(raw))
     w.write_bytes("bad_notzip.npz", b"this is not a zip archive\n" * 4)
+
+    # A small "zip bomb": a (2,) array followed by 8 MiB of zeros, deflated to a few kB. The
+    # reader must stop decompressing soon after the 16 bytes the header describes.
+    path = w.path("bad_bomb.npz")
+    with zipfile.ZipFile(path, "w", allowZip64=True) as zf:
+        info = zipfile.ZipInfo("x.npy", date_time=FIXED_DATE)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        zf.writestr(info, _np_save_bytes(np.arange(2.0)) + bytes(8 << 20))
+
+    # A member whose zip64 directory entry claims 2**40 uncompressed bytes (the data is tiny):
+    # zipfile writes the central directory from the ZipInfo, so the claim is set before closing.
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", allowZip64=True) as zf:
+        info = zipfile.ZipInfo("x.npy", date_time=FIXED_DATE)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        zf.writestr(info, _np_save_bytes(np.arange(2.0)))
+        zf.filelist[0].file_size = 2**40
+    raw = buf.getvalue()
+    assert zipfile.ZipFile(io.BytesIO(raw)).infolist()[0].file_size == 2**40
+    w.write_bytes("bad_claims_1tib.npz", bytes(raw))
     full = open(w.path("savez.npz"), "rb").read()
     w.write_bytes("bad_truncated.npz", full[: len(full) // 2])
 
@@ -287,6 +307,12 @@ def verify_written(directory):
         path = os.path.join(directory, e["file"])
         label = e["file"] + (f"[{e['member']}]" if "member" in e else "")
         try:
+            if e.get("empty"):
+                with np.load(path, allow_pickle=False) as z:
+                    problems = [] if z.files == [] else [f"holds {z.files}, expected nothing"]
+                print(f"{label}: " + ("ok" if not problems else "FAIL: " + problems[0]))
+                failures += bool(problems)
+                continue
             if "member" in e:
                 with np.load(path, allow_pickle=False) as z:
                     arr = z[e["member"]]
