@@ -3,12 +3,21 @@
 // deflate-compressed, ZIP64) reading and writing. Format: numpy/lib/format.py
 // (NEP 1, "A simple file format for NumPy arrays"). .npz goes through libzip.
 //
-// Accepted dtypes: <f4 <f8 >f4 >f8 =f4 =f8 |b1 <i4 <i8 |u1 (and their |/= spellings where
-// unambiguous), C or Fortran order (Fortran data is reordered so values are always C order),
-// any number of dimensions (0-d to 4-d are tested). Refused with NpyError naming the file and
-// the problem: object arrays (|O, pickles are never interpreted), structured or string dtypes,
-// truncated data, header length past end of file, non-literal header tokens, element counts
-// that overflow or exceed kMaxNpyBytes.
+// Accepted dtypes: <f4 <f8 >f4 >f8 =f4 =f8 |b1 <i4 <i8 |u1, also >i4 >i8 and any byte-order
+// character on the one-byte types ('<b1', '=u1'); C or Fortran order (Fortran data is reordered
+// so values are always C order, never transposed); any number of dimensions (0-d to 4-d and
+// zero-length are tested). The header is parsed as Python literals only (keys in any order, any
+// spacing, trailing commas, Python 2 'L' suffixes in 1.0/2.0); its length is always the one in
+// the file. Trailing bytes after the data are ignored, as np.load does.
+//
+// Refused with NpyError naming the file (and member) and the problem: object arrays (|O,
+// pickles are never interpreted), structured, void and string dtypes, other dtypes (f2, c16,
+// M8, ...), bad magic, versions other than 1.0/2.0/3.0, a header length past the end of file,
+// truncated data, malformed or non-literal header tokens (`__import__`, calls, arithmetic),
+// missing/extra/duplicate keys, negative dimensions, element counts that overflow int64 or
+// exceed kMaxNpyBytes. Sizes are checked against the bytes present before anything is
+// allocated; .npz members are decompressed in chunks and abandoned once they exceed what their
+// header describes (by 1 MiB) or their zip entry claims more than the limit.
 
 #include "types.h"
 
@@ -65,9 +74,11 @@ struct NpyArray
     static NpyArray scalarInt(std::int64_t v);
 };
 
-/// Parses an in-memory .npy image; `name` is used in error messages.
+/// Parses an in-memory .npy image of `size` bytes (never reads beyond); `name` starts every
+/// error message. Throws NpyError.
 NpyArray parseNpy(const std::uint8_t *data, std::size_t size, const std::string &name);
-/// Reads a .npy file. Throws NpyError.
+/// Reads a .npy file: preamble and header first, data only after its size was checked against
+/// the file size. Throws NpyError (message starts with `path`).
 NpyArray readNpy(const std::string &path);
 /// Serialises to .npy format 1.0 (2.0 when the header needs it), little-endian, C order, with
 /// NumPy's header layout (byte-identical to np.save of the same array in NumPy 1.24). Values are
@@ -75,18 +86,23 @@ NpyArray readNpy(const std::string &path);
 /// range. Throws NpyError ("serializeNpy: ...") on values.size() != size() or unrepresentable
 /// values.
 std::vector<std::uint8_t> serializeNpy(const NpyArray &array);
-/// Writes a .npy file (atomically: a temporary file renamed into place). Throws NpyError.
+/// Writes a .npy file atomically: a temporary file next to `path` (".<name>.tmp-…", mode
+/// 0666 & ~umask) renamed into place; on failure nothing is left and an existing file at `path`
+/// is untouched. Throws NpyError (message starts with `path`).
 void writeNpy(const std::string &path, const NpyArray &array);
 
 /// Names of the members of an .npz archive without the ".npy" suffix, in archive order.
 std::vector<std::string> listNpz(const std::string &path);
-/// Reads every member of an .npz archive (names without ".npy").
+/// Reads every member of an .npz archive (names without ".npy"), in archive order. Errors in a
+/// member start with "<path>: member '<name>.npy': ". Throws NpyError.
 std::vector<std::pair<std::string, NpyArray>> readNpz(const std::string &path);
 /// Reads one member (name with or without ".npy"). A missing name throws NpyError listing the
 /// names that exist.
 NpyArray readNpzMember(const std::string &path, const std::string &name);
-/// Writes an .npz (deflate-compressed when `compress`, like np.savez_compressed) atomically:
-/// nothing is left at `path` when writing fails.
+/// Writes an .npz (deflate-compressed when `compress`, like np.savez_compressed; stored like
+/// np.savez otherwise) atomically: nothing is left at `path` when writing fails. Member names
+/// are the keys + ".npy" (as np.savez does); keys must be unique and non-empty. Entries carry
+/// the fixed timestamp 1980-01-01 00:00 so equal inputs give equal files. Throws NpyError.
 void writeNpz(const std::string &path, const std::vector<std::pair<std::string, NpyArray>> &members,
               bool compress = true);
 

@@ -868,6 +868,10 @@ private slots:
             COMPARE_ARRAY(attn::readNpzMember(path, members[i].first + ".npy"), m.shape, m.type,
                           m.values);
         }
+        // equal inputs give equal files (fixed timestamps)
+        const std::string again = tmpPath("again_" + name).toStdString();
+        writeNpz(again, members, compress);
+        QCOMPARE(fileBytes(QString::fromStdString(again)), fileBytes(QString::fromStdString(path)));
         // 32 kB of zeros: deflate shrinks the archive, stored keeps it
         const qint64 size = QFileInfo(QString::fromStdString(path)).size();
         if (compress)
