@@ -7,6 +7,7 @@
 #include "sessioncompute.h"
 #include "sessionparameters.h"
 
+#include <QMetaType>
 #include <QObject>
 
 #include <memory>
@@ -17,6 +18,7 @@ class AttentionSession : public QObject
 {
     Q_OBJECT
 public:
+    /// Does not compute yet: call recompute() (or setParameters) for the first result.
     explicit AttentionSession(QObject *parent = nullptr);
     ~AttentionSession() override; ///< stops the worker cleanly
 
@@ -25,24 +27,40 @@ public:
     std::shared_ptr<const SessionResult> result() const { return m_result; }
 
     /// Sets parameters and schedules a computation (no-op when equal to the current ones).
-    /// Invalid parameters emit computeFailed with the message and keep the old result.
+    /// Invalid parameters emit computeFailed with the message and keep the old parameters and
+    /// the old result (parameters() is always valid).
     void setParameters(const SessionParameters &params);
     /// Recomputes with the current parameters.
     void recompute();
     /// True while a computation is queued or running.
     bool isBusy() const;
 
+    /// Registers the signal argument types (done by the constructor; call it before using
+    /// them in queued connections elsewhere).
+    static void registerMetaTypes();
+
 signals:
     void parametersChanged(const attn::SessionParameters &params);
+    /// Delivered on the GUI thread; result->requestId grows with every request, and a result
+    /// is never delivered after the result of a newer request.
     void resultChanged(std::shared_ptr<const attn::SessionResult> result);
     void computeFailed(const QString &message);
     void busyChanged(bool busy);
 
 private:
     class Worker;
+    void schedule();
+    void deliver(std::shared_ptr<const SessionResult> result);
+    void setBusy(bool busy);
+
     SessionParameters m_params;
     std::shared_ptr<const SessionResult> m_result;
     std::unique_ptr<Worker> m_worker;
+    quint64 m_lastRequest = 0; ///< id of the newest request
+    bool m_busy = false;
 };
 
 } // namespace attn
+
+Q_DECLARE_METATYPE(attn::SessionParameters)
+Q_DECLARE_METATYPE(std::shared_ptr<const attn::SessionResult>)

@@ -13,6 +13,7 @@
 #include <QString>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace attn {
@@ -35,12 +36,23 @@ struct SessionResult
     NonFiniteReport nonFinite; ///< NaN/Inf found in the weights (shown, never hidden)
     QString error; ///< non-empty when the computation failed
     bool ok() const { return error.isEmpty(); }
+    int headCount() const { return int(weights.size()); }
+    Index queryCount() const { return weightsMean.rows(); }
+    Index keyCount() const { return weightsMean.cols(); }
 };
 
 /// Draw order (one generator seeded with params.seed): MultiheadAttention::initXavier, then the
 /// query-side input X (n × d_model) then, for encoder–decoder attention, the encoder input
 /// (n_k × d_model), all standard normal in C order. Positional encoding (positions 0…) is added
 /// to each input when params.positional. Never throws: errors land in SessionResult::error.
+/// Float32 inputs are drawn as float64 and rounded (like NumPy's
+/// `rng.standard_normal(shape).astype(np.float32)`).
 SessionResult computeSession(const SessionParameters &params);
+
+/// As above; `cancelled` is polled between steps (inputs, forward pass, each head's conversion
+/// and metrics). When it returns true the computation stops and the result's error is
+/// "cancelled" (AttentionSession uses this to drop superseded requests early).
+SessionResult computeSession(const SessionParameters &params,
+                             const std::function<bool()> &cancelled);
 
 } // namespace attn

@@ -1,0 +1,163 @@
+#include "attentionsession.h"
+
+#include <QMutex>
+#include <QMutexLocker>
+#include <QThread>
+#include <QWaitCondition>
+
+#include <atomic>
+
+namespace attn {
+
+// The worker thread, after Qt's Mandelbrot example: it sleeps on a wait condition, takes the
+// newest pending request, computes it, and hands the result to the session by a queued call.
+// A newer request raises the generation counter, which the running computation polls (between
+// heads) to stop early; its result is then dropped.
+class AttentionSession::Worker : public QThread
+{
+public:
+    explicit Worker(AttentionSession *session)
+        : m_session(session)
+    { }
+
+    ~Worker() override
+    {
+        {
+            QMutexLocker lock(&m_mutex);
+            m_abort = true;
+            m_condition.wakeOne();
+        }
+        wait();
+    }
+
+    void request(const SessionParameters &params, quint64 id)
+    {
+        QMutexLocker lock(&m_mutex);
+        m_pending = params;
+        m_pendingId = id;
+        m_hasPending = true;
+        m_newest.store(id);
+        if (!isRunning())
+            start(QThread::LowPriority);
+        else
+            m_condition.wakeOne();
+    }
+
+protected:
+    void run() override
+    {
+        for (;;) {
+            SessionParameters params;
+            quint64 id = 0;
+            {
+                QMutexLocker lock(&m_mutex);
+                while (!m_hasPending && !m_abort)
+                    m_condition.wait(&m_mutex);
+                if (m_abort)
+                    return;
+                params = m_pending;
+                id = m_pendingId;
+                m_hasPending = false;
+            }
+            auto stale = [this, id] { return m_abort || m_newest.load() != id; };
+            auto result = std::make_shared<SessionResult>(computeSession(params, stale));
+            result->requestId = id;
+            if (stale())
+                continue; // superseded: a newer request is pending (or we are shutting down)
+            std::shared_ptr<const SessionResult> done = std::move(result);
+            // Queued to the session's (GUI) thread; dropped by Qt if the session is destroyed
+            // first (it is not: the destructor joins this thread before the session dies).
+            QMetaObject::invokeMethod(
+                m_session, [session = m_session, done] { session->deliver(done); },
+                Qt::QueuedConnection);
+        }
+    }
+
+private:
+    AttentionSession *m_session;
+    QMutex m_mutex;
+    QWaitCondition m_condition;
+    SessionParameters m_pending;
+    quint64 m_pendingId = 0;
+    bool m_hasPending = false;
+    std::atomic<bool> m_abort {false};
+    std::atomic<quint64> m_newest {0};
+};
+
+void AttentionSession::registerMetaTypes()
+{
+    qRegisterMetaType<attn::SessionParameters>("attn::SessionParameters");
+    qRegisterMetaType<std::shared_ptr<const attn::SessionResult>>(
+        "std::shared_ptr<const attn::SessionResult>");
+}
+
+AttentionSession::AttentionSession(QObject *parent)
+    : QObject(parent)
+    , m_worker(std::make_unique<Worker>(this))
+{
+    registerMetaTypes();
+}
+
+AttentionSession::~AttentionSession()
+{
+    m_worker.reset(); // aborts the running computation and joins the thread
+}
+
+void AttentionSession::setParameters(const SessionParameters &params)
+{
+    if (params == m_params)
+        return;
+    const QString error = params.validate();
+    if (!error.isEmpty()) {
+        emit computeFailed(error);
+        return;
+    }
+    m_params = params;
+    emit parametersChanged(m_params);
+    schedule();
+}
+
+void AttentionSession::recompute()
+{
+    const QString error = m_params.validate();
+    if (!error.isEmpty()) {
+        emit computeFailed(error);
+        return;
+    }
+    schedule();
+}
+
+bool AttentionSession::isBusy() const
+{
+    return m_busy;
+}
+
+void AttentionSession::schedule()
+{
+    ++m_lastRequest;
+    m_worker->request(m_params, m_lastRequest);
+    setBusy(true);
+}
+
+void AttentionSession::deliver(std::shared_ptr<const SessionResult> result)
+{
+    if (!result || result->requestId != m_lastRequest)
+        return; // stale: a newer request was made after this one started
+    setBusy(false);
+    if (!result->ok()) {
+        emit computeFailed(result->error);
+        return;
+    }
+    m_result = std::move(result);
+    emit resultChanged(m_result);
+}
+
+void AttentionSession::setBusy(bool busy)
+{
+    if (busy == m_busy)
+        return;
+    m_busy = busy;
+    emit busyChanged(busy);
+}
+
+} // namespace attn

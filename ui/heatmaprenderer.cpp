@@ -1,0 +1,909 @@
+#include "heatmaprenderer.h"
+
+#include <QFileInfo>
+#include <QFont>
+#include <QFontMetricsF>
+#include <QPageSize>
+#include <QPainter>
+#include <QPainterPath>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QSvgGenerator>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace attn {
+
+namespace {
+
+constexpr qreal hatchMinCellPixels = 6.0; // hatch masked cells when a cell is at least this big
+
+QFont makeFont(qreal pixelSize, bool bold = false)
+{
+    QFont font;
+    font.setFamily(QStringLiteral("DejaVu Sans"));
+    font.setStyleHint(QFont::SansSerif);
+    font.setPixelSize(std::max(1, qRound(pixelSize)));
+    font.setBold(bold);
+    return font;
+}
+
+QString formatValue(double v)
+{
+    if (std::isnan(v))
+        return QStringLiteral("NaN");
+    if (std::isinf(v))
+        return v < 0 ? QStringLiteral("\u2212\u221e") : QStringLiteral("+\u221e");
+    QString s = QString::number(v, 'g', 6);
+    if (s.startsWith(QLatin1Char('-')))
+        s.replace(0, 1, QChar(0x2212));
+    return s;
+}
+
+QString formatTick(double v)
+{
+    if (std::abs(v) < 1e-300)
+        return QStringLiteral("0");
+    QString s = QString::number(v, 'g', 3);
+    if (s.startsWith(QLatin1Char('-')))
+        s.replace(0, 1, QChar(0x2212));
+    return s;
+}
+
+// The step of "nice" numbers 1, 2, 5, 10, 20, ... that is at least `minimum`.
+int niceStep(double minimum)
+{
+    if (minimum <= 1.0)
+        return 1;
+    double base = 1.0;
+    while (true) {
+        for (double m : {1.0, 2.0, 5.0}) {
+            if (base * m >= minimum)
+                return int(base * m);
+        }
+        base *= 10.0;
+        if (base > 1e9)
+            return int(1e9);
+    }
+}
+
+// Ticks for a linear colourbar over [lo, hi]: about `count` nice values.
+QVector<double> linearTicks(double lo, double hi, int count)
+{
+    QVector<double> ticks;
+    if (!(hi > lo))
+        return {lo};
+    const double raw = (hi - lo) / std::max(count, 1);
+    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+    double step = mag;
+    for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+        if (mag * m >= raw) {
+            step = mag * m;
+            break;
+        }
+    }
+    const double first = std::ceil(lo / step - 1e-9) * step;
+    for (double v = first; v <= hi + step * 1e-9; v += step)
+        ticks.append(std::abs(v) < step * 1e-9 ? 0.0 : v);
+    return ticks;
+}
+
+QVector<double> logTicks(double lo, double hi)
+{
+    QVector<double> ticks;
+    for (int e = int(std::ceil(std::log10(lo) - 1e-9)); e <= int(std::floor(std::log10(hi) + 1e-9));
+         ++e)
+        ticks.append(std::pow(10.0, e));
+    if (ticks.size() < 2) {
+        ticks = {lo, hi};
+    }
+    return ticks;
+}
+
+QString maskStateName(std::uint8_t state)
+{
+    const bool causal = state & MaskCausal;
+    const bool padding = state & MaskPadding;
+    const bool custom = state & MaskCustom;
+    if (!state)
+        return QStringLiteral("allowed");
+    QStringList parts;
+    if (causal)
+        parts << QStringLiteral("causal");
+    if (padding)
+        parts << QStringLiteral("padding");
+    if (custom)
+        parts << QStringLiteral("custom");
+    return parts.join(QStringLiteral(" + ")) + QStringLiteral("-masked");
+}
+
+QColor hatchColor(QRgb base)
+{
+    return QColor(base).darker(150);
+}
+
+} // namespace
+
+HeatmapRenderer::HeatmapRenderer() = default;
+
+void HeatmapRenderer::setResult(std::shared_ptr<const SessionResult> result)
+{
+    m_result = std::move(result);
+    invalidate();
+}
+
+void HeatmapRenderer::setOptions(const HeatmapOptions &options)
+{
+    if (options == m_options)
+        return;
+    m_options = options;
+    invalidate();
+}
+
+void HeatmapRenderer::invalidate()
+{
+    m_images.clear();
+    m_normValid = false;
+}
+
+QVector<HeatmapRenderer::TileSpec> HeatmapRenderer::tileSpecs() const
+{
+    QVector<TileSpec> specs;
+    if (!m_result || !m_result->ok() || m_result->headCount() == 0)
+        return specs;
+    const int h = m_result->headCount();
+    const bool weights = m_options.quantity == HeatmapQuantity::Weights;
+    if (m_options.view == HeatmapView::SingleHead) {
+        int head = std::clamp(m_options.head, 0, h);
+        if (head == h && !weights)
+            head = h - 1; // scores have no mean tile
+        specs.append({head, head == h});
+        return specs;
+    }
+    for (int head = 0; head < h; ++head)
+        specs.append({head, false});
+    if (m_options.showMean && weights)
+        specs.append({h, true});
+    return specs;
+}
+
+int HeatmapRenderer::tileCount() const
+{
+    return int(tileSpecs().size());
+}
+
+const MatrixD *HeatmapRenderer::tileMatrix(const TileSpec &spec) const
+{
+    if (!m_result)
+        return nullptr;
+    switch (m_options.quantity) {
+    case HeatmapQuantity::Weights:
+        return spec.mean ? &m_result->weightsMean : &m_result->weights[std::size_t(spec.head)];
+    case HeatmapQuantity::Scores:
+        return &m_result->scores[std::size_t(spec.head)];
+    case HeatmapQuantity::ScaledScores:
+        return &m_result->scaledScores[std::size_t(spec.head)];
+    }
+    return nullptr;
+}
+
+ColorNorm HeatmapRenderer::norm() const
+{
+    if (m_normValid)
+        return m_norm;
+    const bool weights = m_options.quantity == HeatmapQuantity::Weights;
+    const bool log = m_options.scale == ColorScale::Log && weights;
+    const bool useMask = m_options.quantity != HeatmapQuantity::Scores;
+    ColorNorm n = log ? ColorNorm::log(std::max(m_options.logFloor, 1e-300), 1.0)
+                      : ColorNorm::linear(0.0, 1.0);
+    if (m_result && m_result->ok() && (m_options.autoRange || !weights)) {
+        double lo = std::numeric_limits<double>::infinity();
+        double hi = -lo;
+        const MatrixB &state = m_result->maskState;
+        for (const TileSpec &spec : tileSpecs()) {
+            const MatrixD *m = tileMatrix(spec);
+            for (Index i = 0; i < m->rows(); ++i) {
+                for (Index j = 0; j < m->cols(); ++j) {
+                    const double v = (*m)(i, j);
+                    if (!std::isfinite(v) || (useMask && state(i, j)) || (log && v <= 0.0))
+                        continue;
+                    lo = std::min(lo, v);
+                    hi = std::max(hi, v);
+                }
+            }
+        }
+        if (lo <= hi) {
+            if (!(hi > lo)) { // a constant matrix: widen so the colour is the middle of the map
+                const double pad = std::max(std::abs(lo) * 1e-3, 1e-12);
+                lo = log ? lo / (1.0 + 1e-3) : lo - pad;
+                hi = log ? hi * (1.0 + 1e-3) : hi + pad;
+            }
+            if (!weights && colormap().isDiverging())
+                n = ColorNorm::symmetric(std::max(std::abs(lo), std::abs(hi)));
+            else
+                n = log ? ColorNorm::log(lo, hi) : ColorNorm::linear(lo, hi);
+        }
+    }
+    m_norm = n;
+    m_normValid = true;
+    return n;
+}
+
+QRgb HeatmapRenderer::maskedColor(std::uint8_t state) const
+{
+    // Neutral greys: absent from viridis/magma/cividis/RdBu. The grayscale map contains every
+    // grey, so masked cells are tinted there instead (beige causal, lavender padding).
+    const bool gray = m_options.colormap == ColormapId::Grayscale;
+    const bool causal = state & MaskCausal;
+    const bool padding = state & (MaskPadding | MaskCustom);
+    if (causal && padding)
+        return gray ? qRgb(222, 196, 214) : qRgb(190, 190, 190);
+    if (padding)
+        return gray ? qRgb(196, 200, 236) : qRgb(168, 168, 168);
+    return gray ? qRgb(236, 214, 176) : qRgb(216, 216, 216);
+}
+
+QImage HeatmapRenderer::tileImage(int tile) const
+{
+    const QVector<TileSpec> specs = tileSpecs();
+    if (tile < 0 || tile >= specs.size())
+        return {};
+    if (m_images.size() != specs.size())
+        m_images = QVector<QImage>(specs.size());
+    if (!m_images[tile].isNull())
+        return m_images[tile];
+
+    const MatrixD &m = *tileMatrix(specs[tile]);
+    const MatrixB &state = m_result->maskState;
+    const bool useMask = m_options.quantity != HeatmapQuantity::Scores;
+    const Colormap cmap = colormap();
+    const ColorNorm cn = norm();
+    const Index nQ = m.rows(), nK = m.cols();
+    const Index side = std::max(1, m_options.maxImageSide);
+    const Index bq = (nQ + side - 1) / side; // pooling block: bq rows × bk columns
+    const Index bk = (nK + side - 1) / side;
+    const int height = int((nQ + bq - 1) / bq);
+    const int width = int((nK + bk - 1) / bk);
+    QImage image(width, height, QImage::Format_RGB32);
+    for (int y = 0; y < height; ++y) {
+        QRgb *line = reinterpret_cast<QRgb *>(image.scanLine(y));
+        for (int x = 0; x < width; ++x) {
+            double acc = m_options.pooling == HeatmapPooling::Max
+                ? -std::numeric_limits<double>::infinity()
+                : 0.0;
+            Index count = 0;
+            std::uint8_t maskedState = 0;
+            bool bad = false;
+            for (Index i = y * bq; i < std::min(nQ, (y + 1) * bq); ++i) {
+                for (Index j = x * bk; j < std::min(nK, (x + 1) * bk); ++j) {
+                    const std::uint8_t s = useMask ? state(i, j) : 0;
+                    if (s) {
+                        maskedState |= s;
+                        continue;
+                    }
+                    const double v = m(i, j);
+                    if (std::isnan(v)) {
+                        bad = true;
+                        continue;
+                    }
+                    acc = m_options.pooling == HeatmapPooling::Max ? std::max(acc, v) : acc + v;
+                    ++count;
+                }
+            }
+            if (count == 0)
+                line[x] = bad ? Colormap::badColor() : maskedColor(maskedState);
+            else if (bad)
+                line[x] = Colormap::badColor();
+            else
+                line[x]
+                    = cmap.map(cn(m_options.pooling == HeatmapPooling::Max ? acc : acc / count));
+        }
+    }
+    m_images[tile] = image;
+    return image;
+}
+
+HeatmapLayout HeatmapRenderer::layout(const QRectF &bounds) const
+{
+    HeatmapLayout lay;
+    const qreal f = m_options.fontPixelSize > 0
+        ? m_options.fontPixelSize
+        : std::clamp(std::min(bounds.width() / 95.0, bounds.height() / 55.0), 9.0, 16.0);
+    lay.fontPixelSize = f;
+    const QFontMetricsF fm(makeFont(f));
+    const qreal lineH = fm.height();
+    const qreal pad = 0.6 * f;
+    QRectF r = bounds.adjusted(pad, pad, -pad, -pad);
+    if (m_options.showCaption) {
+        lay.caption = QRectF(r.left(), r.top(), r.width(), lineH * 1.2);
+        r.setTop(r.top() + lineH * 1.2 + 0.4 * f);
+    }
+    const QVector<TileSpec> specs = tileSpecs();
+    if (specs.isEmpty() || r.width() <= 0 || r.height() <= 0)
+        return lay;
+
+    const SessionParameters &p = m_result->params;
+    const int nQ = int(m_result->queryCount());
+    const int nK = int(m_result->keyCount());
+
+    // Legend column on the right: colourbar, its labels, the colormap name and the mask legend.
+    const QStringList legendTexts
+        = {QStringLiteral("padding-masked"), QStringLiteral("fully masked row"),
+           QStringLiteral("RdBu_r, linear"), QStringLiteral("\u22120.0001")};
+    qreal legendW = 0;
+    for (const QString &t : legendTexts)
+        legendW = std::max(legendW, fm.horizontalAdvance(t));
+    legendW = std::min(legendW + 1.8 * f, r.width() * 0.3);
+    lay.legend = QRectF(r.right() - legendW, r.top(), legendW, r.height());
+    const QRectF grid(r.left(), r.top(), r.width() - legendW - f, r.height());
+
+    // Label sizes shared by every tile.
+    const qreal elideW = 7.0 * f;
+    qreal yLabelW = fm.horizontalAdvance(QString::number(std::max(nQ - 1, 0)));
+    const bool queryTokens = !p.tokens.isEmpty();
+    const bool keyTokens
+        = p.kind == AttentionKind::EncoderDecoder ? p.tokens.size() > p.n : !p.tokens.isEmpty();
+    if (queryTokens) {
+        for (int i = 0; i < nQ; ++i)
+            yLabelW = std::max(yLabelW, std::min(elideW, fm.horizontalAdvance(p.queryLabel(i))));
+    }
+    qreal xLabelW = fm.horizontalAdvance(QString::number(std::max(nK - 1, 0)));
+    lay.rotateKeyLabels = keyTokens;
+    if (keyTokens) {
+        for (int j = 0; j < nK; ++j)
+            xLabelW = std::max(xLabelW, std::min(elideW, fm.horizontalAdvance(p.keyLabel(j))));
+    }
+    const qreal tick = 0.3 * f;
+    const qreal marker = 0.55 * f; // fully-masked-row marker strip
+    const qreal left = lineH + 0.3 * f + yLabelW + tick + marker;
+    const qreal top = lineH * 1.3;
+    const qreal bottom = tick + (lay.rotateKeyLabels ? xLabelW : lineH) + 0.1 * f + lineH + 0.7 * f;
+    const qreal right = 1.0 * f;
+
+    // Choose the column count that gives the biggest (square) cells.
+    const int count = int(specs.size());
+    int bestCols = 1;
+    qreal bestCell = -1;
+    for (int cols = 1; cols <= count; ++cols) {
+        const int rows = (count + cols - 1) / cols;
+        const qreal fw = grid.width() / cols, fh = grid.height() / rows;
+        const qreal cell = std::min((fw - left - right) / nK, (fh - top - bottom) / nQ);
+        if (cell > bestCell * 1.0001) {
+            bestCell = cell;
+            bestCols = cols;
+        }
+    }
+    qreal cell = std::max(bestCell, 0.0);
+    if (cell >= 4.0)
+        cell = std::floor(cell); // whole pixels: every cell the same size
+    lay.cellSize = cell;
+    const int cols = bestCols;
+    const int rows = (count + cols - 1) / cols;
+    const qreal tileW = left + nK * cell + right;
+    const qreal tileH = top + nQ * cell + bottom;
+    const qreal x0 = grid.left() + std::max(0.0, (grid.width() - cols * tileW) / 2);
+    const qreal y0 = grid.top() + std::max(0.0, (grid.height() - rows * tileH) / 2);
+    for (int t = 0; t < count; ++t) {
+        HeatmapLayout::Tile tile;
+        tile.head = specs[t].head;
+        tile.mean = specs[t].mean;
+        tile.title = tile.mean ? QStringLiteral("mean over heads")
+                               : QStringLiteral("head %1").arg(tile.head);
+        tile.frame = QRectF(x0 + (t % cols) * tileW, y0 + (t / cols) * tileH, tileW, tileH);
+        tile.map = QRectF(tile.frame.left() + left, tile.frame.top() + top, nK * cell, nQ * cell);
+        lay.tiles.append(tile);
+    }
+
+    // Tick steps: labels must not overlap.
+    const qreal rowNeed = lineH * 1.05;
+    const qreal colNeed = lay.rotateKeyLabels ? lineH * 1.05 : xLabelW + 0.6 * f;
+    lay.tickStepRows = cell > 0 ? niceStep(rowNeed / cell) : 1;
+    lay.tickStepCols = cell > 0 ? niceStep(colNeed / cell) : 1;
+
+    // Colourbar: from the first map's top, at least 8 lines tall, leaving room for the legend.
+    const QRectF firstMap = lay.tiles.first().map;
+    const qreal barTop = firstMap.top();
+    const qreal legendLines = 7.5 * lineH;
+    qreal barH = std::max(firstMap.height(), std::min(rows * tileH * 0.5, 18.0 * f));
+    barH = std::min(barH, r.bottom() - barTop - legendLines);
+    barH = std::max(barH, 4.0 * f);
+    lay.colorbar = QRectF(lay.legend.left() + 0.2 * f, barTop, 1.1 * f, barH);
+    return lay;
+}
+
+void HeatmapRenderer::paint(QPainter *painter, const QRectF &bounds) const
+{
+    paintImpl(painter, bounds, false);
+}
+
+void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool vectorOutput) const
+{
+    painter->save();
+    painter->fillRect(bounds, m_options.background);
+    const HeatmapLayout lay = layout(bounds);
+    const qreal f = lay.fontPixelSize;
+    const QFont font = makeFont(f);
+    const QFont bold = makeFont(f, true);
+    const QFontMetricsF fm(font);
+    const QColor fg = m_options.foreground;
+    QColor muted = fg;
+    muted.setAlphaF(0.75);
+
+    painter->setFont(font);
+    painter->setPen(fg);
+    if (!m_result || !m_result->ok() || lay.tiles.isEmpty()) {
+        const QString text = !m_result ? QStringLiteral("No result yet")
+            : !m_result->ok()          ? QStringLiteral("Cannot compute: ") + m_result->error
+                                       : QStringLiteral("Nothing to show");
+        painter->drawText(bounds, Qt::AlignCenter | Qt::TextWordWrap, text);
+        painter->restore();
+        return;
+    }
+
+    const SessionResult &res = *m_result;
+    const SessionParameters &p = res.params;
+    const int nQ = int(res.queryCount());
+    const int nK = int(res.keyCount());
+    const bool useMask = m_options.quantity != HeatmapQuantity::Scores;
+
+    if (m_options.showCaption) {
+        painter->setPen(fg);
+        painter->drawText(lay.caption, Qt::AlignLeft | Qt::AlignVCenter,
+                          fm.elidedText(p.caption(), Qt::ElideRight, lay.caption.width()));
+    }
+
+    // Device pixels per logical pixel, to build hatched images at the resolution they show at.
+    qreal devScale = painter->device()->devicePixelRatioF() * std::abs(painter->transform().m11());
+    if (vectorOutput)
+        devScale = std::max<qreal>(devScale, 2.0);
+    devScale = std::max<qreal>(devScale, 1.0);
+
+    // Which mask states exist (for hatching and the legend).
+    bool anyCausal = false, anyPadding = false;
+    if (useMask) {
+        for (Index i = 0; i < res.maskState.rows(); ++i) {
+            for (Index j = 0; j < res.maskState.cols(); ++j) {
+                anyCausal |= bool(res.maskState(i, j) & MaskCausal);
+                anyPadding |= bool(res.maskState(i, j) & (MaskPadding | MaskCustom));
+            }
+        }
+    }
+    const std::vector<std::uint8_t> noFlags;
+    const std::vector<std::uint8_t> &fullyMasked
+        = res.fullyMasked.empty() ? noFlags : res.fullyMasked.front();
+    const bool anyFullyMasked
+        = useMask && std::any_of(fullyMasked.begin(), fullyMasked.end(), [](auto v) { return v; });
+
+    for (int t = 0; t < lay.tiles.size(); ++t) {
+        const HeatmapLayout::Tile &tile = lay.tiles[t];
+        const QRectF &map = tile.map;
+
+        // Title.
+        painter->setFont(bold);
+        painter->setPen(fg);
+        painter->drawText(
+            QRectF(map.left(), tile.frame.top(), map.width(),
+                   lay.cellSize > 0 ? map.top() - tile.frame.top() - 0.15 * f : fm.height()),
+            Qt::AlignHCenter | Qt::AlignBottom | Qt::TextDontClip, tile.title);
+        painter->setFont(font);
+
+        // Heatmap image: one pixel per cell, scaled with no smoothing. When cells are big, the
+        // image is enlarged to the device size first and masked cells hatched on it.
+        QImage image = tileImage(t);
+        const QSizeF devSize = map.size() * devScale;
+        const qreal devCell = lay.cellSize * devScale;
+        const bool enlarge = image.width() < devSize.width() && devSize.width() <= 8192
+            && devSize.height() <= 8192 && (vectorOutput || devCell >= hatchMinCellPixels);
+        if (enlarge) {
+            image = image.scaled(std::max(1, qRound(devSize.width())),
+                                 std::max(1, qRound(devSize.height())), Qt::IgnoreAspectRatio,
+                                 Qt::FastTransformation);
+            if (useMask && (anyCausal || anyPadding) && devCell >= hatchMinCellPixels) {
+                const qreal sx = qreal(image.width()) / nK, sy = qreal(image.height()) / nQ;
+                const qreal spacing = std::clamp(devCell / 3.0, 5.0, 0.6 * f * devScale);
+                QPainter ip(&image);
+                ip.setRenderHint(QPainter::Antialiasing);
+                for (std::uint8_t bit : {std::uint8_t(MaskCausal), std::uint8_t(MaskPadding)}) {
+                    QPainterPath region;
+                    for (int i = 0; i < nQ; ++i) {
+                        int j = 0;
+                        while (j < nK) {
+                            const bool masked = bit == MaskCausal
+                                ? (res.maskState(i, j) & MaskCausal)
+                                : (res.maskState(i, j) & (MaskPadding | MaskCustom));
+                            if (!masked) {
+                                ++j;
+                                continue;
+                            }
+                            int end = j;
+                            while (end < nK
+                                   && (bit == MaskCausal
+                                           ? (res.maskState(i, end) & MaskCausal)
+                                           : (res.maskState(i, end) & (MaskPadding | MaskCustom))))
+                                ++end;
+                            region.addRect(QRectF(j * sx, i * sy, (end - j) * sx, sy));
+                            j = end;
+                        }
+                    }
+                    if (region.isEmpty())
+                        continue;
+                    ip.save();
+                    ip.setClipPath(region);
+                    ip.setPen(QPen(hatchColor(maskedColor(bit)), std::max(1.0, spacing / 5.0)));
+                    const qreal w = image.width(), h = image.height();
+                    for (qreal c = -h; c < w + h; c += spacing) {
+                        if (bit == MaskCausal) // "/" lines
+                            ip.drawLine(QPointF(c, h), QPointF(c + h, 0));
+                        else // "\" lines
+                            ip.drawLine(QPointF(c, 0), QPointF(c + h, h));
+                    }
+                    ip.restore();
+                }
+            }
+        }
+        painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
+        painter->drawImage(map, image);
+        painter->setPen(QPen(muted, 0));
+        painter->setBrush(Qt::NoBrush);
+        painter->drawRect(map);
+
+        // Fully masked rows: a red strip at the row's left edge (runs of rows merged).
+        if (anyFullyMasked) {
+            const std::vector<std::uint8_t> &flags
+                = tile.mean || std::size_t(tile.head) >= res.fullyMasked.size()
+                ? fullyMasked
+                : res.fullyMasked[std::size_t(tile.head)];
+            const qreal cell = lay.cellSize;
+            for (int i = 0; i < nQ && i < int(flags.size());) {
+                if (!flags[std::size_t(i)]) {
+                    ++i;
+                    continue;
+                }
+                int end = i;
+                while (end < nQ && flags[std::size_t(end)])
+                    ++end;
+                painter->fillRect(QRectF(map.left() - 0.5 * f, map.top() + i * cell, 0.4 * f,
+                                         std::max((end - i) * cell, 1.0)),
+                                  fullyMaskedMarkerColor());
+                i = end;
+            }
+        }
+
+        // Ticks and labels: query i on the left (rows), key j at the bottom (columns).
+        painter->setPen(QPen(fg, 0));
+        const qreal tick = 0.3 * f;
+        const qreal cell = lay.cellSize;
+        const qreal labelRight = map.left() - 0.55 * f - tick;
+        for (int i = 0; i < nQ; i += lay.tickStepRows) {
+            const qreal y = map.top() + (i + 0.5) * cell;
+            painter->drawLine(QPointF(map.left() - 0.55 * f - tick, y),
+                              QPointF(map.left() - 0.55 * f, y));
+            const QString label = fm.elidedText(p.queryLabel(i), Qt::ElideRight, 7.0 * f);
+            painter->drawText(
+                QRectF(labelRight - 8.0 * f - 0.15 * f, y - fm.height() / 2, 8.0 * f, fm.height()),
+                Qt::AlignRight | Qt::AlignVCenter, label);
+        }
+        qreal labelsBottom = map.bottom() + tick;
+        for (int j = 0; j < nK; j += lay.tickStepCols) {
+            const qreal x = map.left() + (j + 0.5) * cell;
+            painter->drawLine(QPointF(x, map.bottom()), QPointF(x, map.bottom() + tick));
+            const QString label = fm.elidedText(p.keyLabel(j), Qt::ElideRight, 7.0 * f);
+            if (lay.rotateKeyLabels) {
+                painter->save();
+                painter->translate(x, map.bottom() + tick + 0.1 * f);
+                painter->rotate(-90);
+                const qreal w = fm.horizontalAdvance(label);
+                painter->drawText(QRectF(-w, -fm.height() / 2, w, fm.height()),
+                                  Qt::AlignRight | Qt::AlignVCenter, label);
+                painter->restore();
+                labelsBottom = std::max(labelsBottom, map.bottom() + tick + 0.1 * f + w);
+            } else {
+                painter->drawText(QRectF(x - 4.0 * f, map.bottom() + tick, 8.0 * f, fm.height()),
+                                  Qt::AlignHCenter | Qt::AlignTop, label);
+                labelsBottom = std::max(labelsBottom, map.bottom() + tick + fm.height());
+            }
+        }
+        // Axis titles.
+        painter->setPen(muted);
+        painter->drawText(
+            QRectF(map.left() - 2 * f, labelsBottom + 0.1 * f, map.width() + 4 * f, fm.height()),
+            Qt::AlignHCenter | Qt::AlignTop | Qt::TextDontClip, QStringLiteral("key j (column)"));
+        painter->save();
+        painter->translate(tile.frame.left() + fm.height() / 2, map.center().y());
+        painter->rotate(-90);
+        painter->drawText(
+            QRectF(-map.height() / 2 - 2 * f, -fm.height() / 2, map.height() + 4 * f, fm.height()),
+            Qt::AlignCenter | Qt::TextDontClip, QStringLiteral("query i (row)"));
+        painter->restore();
+        painter->setPen(fg);
+    }
+
+    // Colourbar with ticks, the quantity, colormap name, scale and range, and the mask legend.
+    const Colormap cmap = colormap();
+    const ColorNorm cn = norm();
+    const QRectF bar = lay.colorbar;
+    const QString quantity = m_options.quantity == HeatmapQuantity::Weights
+        ? QStringLiteral("weight")
+        : m_options.quantity == HeatmapQuantity::Scores ? QStringLiteral("raw score")
+                                                        : QStringLiteral("scaled score");
+    painter->setFont(bold);
+    painter->drawText(
+        QRectF(bar.left(), bar.top() - fm.height() * 1.3, lay.legend.width(), fm.height() * 1.2),
+        Qt::AlignLeft | Qt::AlignBottom, quantity);
+    painter->setFont(font);
+    QImage strip = cmap.strip(Colormap::size, Qt::Vertical);
+    if (vectorOutput || bar.height() * devScale > strip.height())
+        strip = strip.scaled(std::max(1, qRound(bar.width() * devScale)),
+                             std::max(1, qRound(bar.height() * devScale)), Qt::IgnoreAspectRatio,
+                             Qt::FastTransformation);
+    painter->drawImage(bar, strip);
+    painter->setPen(QPen(muted, 0));
+    painter->drawRect(bar);
+    painter->setPen(QPen(fg, 0));
+    const QVector<double> ticks = cn.scale == ColorScale::Log ? logTicks(cn.vmin, cn.vmax)
+                                                              : linearTicks(cn.vmin, cn.vmax, 4);
+    for (double v : ticks) {
+        const double t = cn(v);
+        if (!(t >= -1e-9 && t <= 1 + 1e-9))
+            continue;
+        const qreal y = bar.bottom() - t * bar.height();
+        painter->drawLine(QPointF(bar.right(), y), QPointF(bar.right() + 0.3 * f, y));
+        painter->drawText(QRectF(bar.right() + 0.45 * f, y - fm.height() / 2,
+                                 lay.legend.right() - bar.right(), fm.height()),
+                          Qt::AlignLeft | Qt::AlignVCenter, formatTick(v));
+    }
+    qreal y = bar.bottom() + 0.6 * f;
+    auto legendLine = [&](const QString &text) {
+        painter->drawText(QRectF(lay.legend.left(), y, lay.legend.width(), fm.height()),
+                          Qt::AlignLeft | Qt::AlignVCenter,
+                          fm.elidedText(text, Qt::ElideRight, lay.legend.width()));
+        y += fm.height() * 1.15;
+    };
+    legendLine(QStringLiteral("%1, %2").arg(cmap.name(), cn.scaleName()));
+    legendLine(QStringLiteral("%1 [%2, %3]")
+                   .arg(m_options.autoRange || m_options.quantity != HeatmapQuantity::Weights
+                            ? QStringLiteral("auto")
+                            : QStringLiteral("range"),
+                        formatTick(cn.vmin), formatTick(cn.vmax)));
+    y += 0.3 * f;
+    auto swatch = [&](QRgb base, int hatch, const QString &text) {
+        const QRectF box(lay.legend.left(), y + 0.1 * fm.height(), 1.1 * f, 0.8 * fm.height());
+        painter->fillRect(box, QColor(base));
+        if (hatch) {
+            painter->save();
+            painter->setClipRect(box);
+            painter->setRenderHint(QPainter::Antialiasing);
+            painter->setPen(QPen(hatchColor(base), std::max(1.0, 0.08 * f)));
+            const qreal s = 0.3 * f;
+            for (qreal c = -box.height(); c < box.width() + box.height(); c += s) {
+                if (hatch & 1)
+                    painter->drawLine(QPointF(box.left() + c, box.bottom()),
+                                      QPointF(box.left() + c + box.height(), box.top()));
+                if (hatch & 2)
+                    painter->drawLine(QPointF(box.left() + c, box.top()),
+                                      QPointF(box.left() + c + box.height(), box.bottom()));
+            }
+            painter->restore();
+        }
+        painter->setPen(QPen(muted, 0));
+        painter->drawRect(box);
+        painter->setPen(fg);
+        painter->drawText(
+            QRectF(box.right() + 0.4 * f, y, lay.legend.right() - box.right(), fm.height()),
+            Qt::AlignLeft | Qt::AlignVCenter, text);
+        y += fm.height() * 1.15;
+    };
+    if (anyCausal)
+        swatch(maskedColor(MaskCausal), 1, QStringLiteral("causal-masked"));
+    if (anyPadding)
+        swatch(maskedColor(MaskPadding), 2, QStringLiteral("padding-masked"));
+    if (anyFullyMasked) {
+        const QRectF box(lay.legend.left() + 0.35 * f, y + 0.1 * fm.height(), 0.4 * f,
+                         0.8 * fm.height());
+        painter->fillRect(box, fullyMaskedMarkerColor());
+        painter->drawText(QRectF(lay.legend.left() + 1.5 * f, y, lay.legend.width(), fm.height()),
+                          Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("fully masked row"));
+        y += fm.height() * 1.15;
+    }
+    if (res.nonFinite.found)
+        swatch(Colormap::badColor(), 0, QStringLiteral("NaN/Inf"));
+    painter->restore();
+}
+
+HeatmapHit HeatmapRenderer::cellAt(const QRectF &bounds, const QPointF &pos) const
+{
+    HeatmapHit hit;
+    const HeatmapLayout lay = layout(bounds);
+    if (!m_result || lay.cellSize <= 0)
+        return hit;
+    const int nQ = int(m_result->queryCount());
+    const int nK = int(m_result->keyCount());
+    for (int t = 0; t < lay.tiles.size(); ++t) {
+        const HeatmapLayout::Tile &tile = lay.tiles[t];
+        if (!tile.map.contains(pos))
+            continue;
+        hit.tile = t;
+        hit.head = tile.head;
+        hit.mean = tile.mean;
+        hit.row = std::clamp(int(std::floor((pos.y() - tile.map.top()) / lay.cellSize)), 0, nQ - 1);
+        hit.col
+            = std::clamp(int(std::floor((pos.x() - tile.map.left()) / lay.cellSize)), 0, nK - 1);
+        return hit;
+    }
+    return hit;
+}
+
+QRectF HeatmapRenderer::cellRect(const QRectF &bounds, const HeatmapHit &hit) const
+{
+    if (!hit.valid())
+        return {};
+    const HeatmapLayout lay = layout(bounds);
+    if (hit.tile >= lay.tiles.size())
+        return {};
+    const QRectF &map = lay.tiles[hit.tile].map;
+    return QRectF(map.left() + hit.col * lay.cellSize, map.top() + hit.row * lay.cellSize,
+                  lay.cellSize, lay.cellSize);
+}
+
+QString HeatmapRenderer::describeCell(const HeatmapHit &hit) const
+{
+    if (!hit.valid() || !m_result || !m_result->ok())
+        return {};
+    const SessionResult &res = *m_result;
+    const SessionParameters &p = res.params;
+    const Index i = hit.row, j = hit.col;
+    if (i >= res.queryCount() || j >= res.keyCount())
+        return {};
+    QStringList lines;
+    lines << (hit.mean ? QStringLiteral("mean over %1 heads").arg(res.headCount())
+                       : QStringLiteral("head %1").arg(hit.head));
+    QString where = QStringLiteral("query i = %1 (row), key j = %2 (column)").arg(i).arg(j);
+    if (!p.tokens.isEmpty())
+        where += QStringLiteral(": \u201c%1\u201d \u2192 \u201c%2\u201d")
+                     .arg(p.queryLabel(int(i)), p.keyLabel(int(j)));
+    lines << where;
+    const std::uint8_t state = res.maskState(i, j);
+    if (hit.mean) {
+        lines << QStringLiteral("weight %1").arg(formatValue(res.weightsMean(i, j)));
+    } else {
+        const std::size_t h = std::size_t(hit.head);
+        lines << QStringLiteral("weight %1").arg(formatValue(res.weights[h](i, j)));
+        lines << QStringLiteral("raw score %1").arg(formatValue(res.scores[h](i, j)));
+        lines << QStringLiteral("scaled score %1").arg(formatValue(res.scaledScores[h](i, j)));
+    }
+    lines << QStringLiteral("mask: %1").arg(maskStateName(state));
+    const std::size_t h = hit.mean ? 0 : std::size_t(hit.head);
+    const bool rowFullyMasked = h < res.fullyMasked.size()
+        && std::size_t(i) < res.fullyMasked[h].size() && res.fullyMasked[h][std::size_t(i)];
+    if (rowFullyMasked)
+        lines << QStringLiteral("fully masked row: all weights 0");
+    else if (!hit.mean && h < res.metrics.size())
+        lines << QStringLiteral("row entropy %1 nats, effective terms %2")
+                     .arg(QString::number(res.metrics[h].entropy(i), 'g', 4),
+                          QString::number(res.metrics[h].effectiveTerms(i), 'g', 4));
+    return lines.join(QLatin1Char('\n'));
+}
+
+QImage HeatmapRenderer::render(QSize size, qreal dpr) const
+{
+    dpr = dpr > 0 ? dpr : 1.0;
+    QImage image(QSize(qRound(size.width() * dpr), qRound(size.height() * dpr)),
+                 QImage::Format_ARGB32_Premultiplied);
+    image.setDevicePixelRatio(dpr);
+    image.fill(m_options.background);
+    QPainter painter(&image);
+    painter.setRenderHint(QPainter::TextAntialiasing);
+    paintImpl(&painter, QRectF(QPointF(0, 0), QSizeF(size)), false);
+    painter.end();
+    return image;
+}
+
+bool HeatmapRenderer::savePng(const QString &path, QSize size, qreal dpr, QString *error) const
+{
+    if (size.width() < 1 || size.height() < 1 || !(dpr > 0) || size.width() * dpr > 32768
+        || size.height() * dpr > 32768) {
+        if (error)
+            *error
+                = QStringLiteral("cannot write '%1': image size %2\u00d7%3 at %4\u00d7 is out of "
+                                 "range")
+                      .arg(path)
+                      .arg(size.width())
+                      .arg(size.height())
+                      .arg(dpr);
+        return false;
+    }
+    const QImage image = render(size, dpr);
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || !image.save(&file, "PNG") || !file.commit()) {
+        if (error)
+            *error = QStringLiteral("cannot write '%1': %2").arg(path, file.errorString());
+        return false;
+    }
+    return true;
+}
+
+bool HeatmapRenderer::saveSvg(const QString &path, QSize size, QString *error) const
+{
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) {
+        if (error)
+            *error = QStringLiteral("cannot write '%1': %2").arg(path, file.errorString());
+        return false;
+    }
+    {
+        QSvgGenerator generator;
+        generator.setOutputDevice(&file);
+        generator.setSize(size);
+        generator.setViewBox(QRect(QPoint(0, 0), size));
+        generator.setTitle(QStringLiteral("Attention Lab heatmap"));
+        if (m_result)
+            generator.setDescription(m_result->params.caption());
+        QPainter painter;
+        if (!painter.begin(&generator)) {
+            if (error)
+                *error = QStringLiteral("cannot write '%1': SVG painter failed").arg(path);
+            return false;
+        }
+        paintImpl(&painter, QRectF(QPointF(0, 0), QSizeF(size)), true);
+        painter.end();
+    }
+    if (!file.commit()) {
+        if (error)
+            *error = QStringLiteral("cannot write '%1': %2").arg(path, file.errorString());
+        return false;
+    }
+    return true;
+}
+
+bool HeatmapRenderer::savePdf(const QString &path, QSize size, QString *error) const
+{
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) {
+        if (error)
+            *error = QStringLiteral("cannot write '%1': %2").arg(path, file.errorString());
+        return false;
+    }
+    {
+        QPdfWriter writer(&file);
+        writer.setResolution(72); // one logical pixel = one point
+        writer.setPageSize(
+            QPageSize(QSizeF(size), QPageSize::Point, QString(), QPageSize::ExactMatch));
+        writer.setPageMargins(QMarginsF(0, 0, 0, 0));
+        writer.setTitle(QStringLiteral("Attention Lab heatmap"));
+        writer.setCreator(QStringLiteral("Attention Lab"));
+        QPainter painter;
+        if (!painter.begin(&writer)) {
+            if (error)
+                *error = QStringLiteral("cannot write '%1': PDF painter failed").arg(path);
+            return false;
+        }
+        paintImpl(&painter, QRectF(QPointF(0, 0), QSizeF(size)), true);
+        painter.end();
+    }
+    if (!file.commit()) {
+        if (error)
+            *error = QStringLiteral("cannot write '%1': %2").arg(path, file.errorString());
+        return false;
+    }
+    return true;
+}
+
+bool HeatmapRenderer::save(const QString &path, QSize size, qreal dpr, QString *error) const
+{
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (suffix == QLatin1String("png"))
+        return savePng(path, size, dpr, error);
+    if (suffix == QLatin1String("svg"))
+        return saveSvg(path, size, error);
+    if (suffix == QLatin1String("pdf"))
+        return savePdf(path, size, error);
+    if (error)
+        *error = QStringLiteral("cannot write '%1': unknown format '%2' (expected .png, .svg or "
+                                ".pdf)")
+                     .arg(path, suffix);
+    return false;
+}
+
+} // namespace attn
