@@ -36,15 +36,21 @@ public:
     /// Free-text notes printed under the table (what the numbers mean, caveats).
     std::vector<std::string> notes;
 
-    /// Aligned plain-text table with a header line.
+    /// Aligned plain-text table with a header line, a rule and the notes as "# " lines.
     std::string toText() const;
-    /// RFC 4180 CSV with a header line.
+    /// CSV with a header line: RFC 4180 quoting, "\n" line ends, numbers as formatNumber,
+    /// no notes (so the text equals what a NumPy script printing repr() values writes).
     std::string toCsv() const;
-    /// {"id": id, "params": {...}, "rows": [{col: value, ...}, ...]}; NaN/Inf become null
-    /// and are listed in "non_finite" so nothing is lost.
+    /// {"id": id, "params": {...}, "columns": [...], "rows": [{col: value, ...}, ...],
+    ///  "non_finite": [{"row", "column", "value"}], "notes": [...]}.
+    /// Numbers print as formatNumber (valid JSON); NaN/Inf become null and are listed in
+    /// "non_finite" with their text ("nan", "inf", "-inf") so nothing is lost. A parameter value
+    /// that is a JSON number stays a number, a comma list of numbers becomes an array, anything
+    /// else a string.
     std::string toJson(std::string_view id, const std::map<std::string, std::string> &params) const;
 
-    /// Shortest round-trip decimal ("nan", "inf", "-inf" for non-finite values).
+    /// Shortest round-trip decimal laid out exactly like Python's repr(float): "1.0", "0.0001",
+    /// "1e-05", "1e+16", "-0.0"; "nan", "inf", "-inf" for non-finite values.
     static std::string formatNumber(double v);
     static std::string formatCell(const Cell &c);
 

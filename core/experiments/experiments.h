@@ -8,6 +8,8 @@
 #include "../types.h"
 
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -89,17 +91,41 @@ ExperimentResult runExperiment(std::string_view id, const ExperimentParams &para
 /// E2 (EXPERIMENTS.md): scaling sweep. Columns: d_k, score_std, sqrt_dk, max_weight_unscaled,
 /// jacobian_norm_unscaled, max_weight_scaled, jacobian_norm_scaled. One generator seeded with
 /// `seed`; for each d_k in order draw q (trials × 1 × d_k) then k (trials × keys × d_k).
+/// Scores s = q·k, std over all trials × keys scores; per trial the softmax of s and of
+/// s/√d_k, its largest weight and ‖diag(p) − ppᵀ‖_F (metrics.h jacobianNorm), averaged over
+/// trials. Sums, means, std and exp follow NumPy's order (pairwise sums, C library exp), so the
+/// digits equal tests/reference/e2_scaling_sweep.py. Throws InvalidArgument naming trials,
+/// keys or d_k when < 1 or when q would not fit in 1 GiB; Cancelled when the context says so.
 Table scalingSweep(std::uint64_t seed, Index trials, Index keys, const std::vector<Index> &dks,
                    const RunContext &context = {});
 
 /// E8: time of materialized attention (or another kernel) for each n, d model width d,
-/// float32 or float64. Columns: n, entries, mib, seconds_mean (+ kernel, seconds_min).
-/// The fitted exponent of time vs n (least squares on log–log) is in `fittedExponent`.
+/// float32 or float64. Columns: n, entries, mib, seconds_mean, seconds_min, kernel_extra_mib,
+/// kernel. entries = n² score-matrix cells, mib = their size in MiB (2^20 bytes) in the chosen
+/// type, kernel_extra_mib = what the kernel really allocates (kernelExtraBytes), seconds over
+/// `repeats` timed runs after one untimed warm-up (steady clock, wall time). Q, K, V (n × d
+/// each, drawn in that order from Generator(seed)); scale 1/√d; no mask.
+/// The fitted exponent of time vs n (least squares on log–log, fitPowerLawExponent) is in
+/// `fittedExponent` (NaN with fewer than two different n). Throws InvalidArgument for an
+/// unknown kernel, d < 1, n < 1, repeats < 1, or an n over kDefaultTimingMemoryBudget.
+/// Measures: nothing here is hard-coded (Vaswani et al. 2017, Table 1: O(n²·d)).
 Table timingSweep(const std::vector<Index> &ns, Index d, bool float32, std::string_view kernel,
                   int repeats, std::uint64_t seed, double *fittedExponent,
                   const RunContext &context = {});
 
-/// Least-squares slope of log(y) against log(x) (the exponent of a power law).
+/// Memory timingSweep allows a kernel run by default: 2 GiB.
+inline constexpr std::size_t kDefaultTimingMemoryBudget = std::size_t(2) << 30;
+
+/// timingSweep with an explicit memory budget in bytes: before anything runs, every n whose
+/// run needs more (kernelExtraBytes + Q, K, V and the output) is refused with InvalidArgument
+/// naming n, the MiB needed, the budget and the streaming kernel as the way out.
+Table timingSweep(const std::vector<Index> &ns, Index d, bool float32, std::string_view kernel,
+                  int repeats, std::uint64_t seed, std::size_t memoryBudgetBytes,
+                  double *fittedExponent, const RunContext &context = {});
+
+/// Least-squares slope of log(y) against log(x) (the exponent of a power law). Throws
+/// InvalidArgument when the sizes differ, with fewer than 2 points, a non-positive or
+/// non-finite value, or when every x is equal.
 double fitPowerLawExponent(const std::vector<double> &x, const std::vector<double> &y);
 
 } // namespace attn
