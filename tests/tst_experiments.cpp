@@ -71,7 +71,7 @@ ExperimentParams fastParams(const std::string &id)
     if (id == "E8")
         return {{"n", "16,32,64"}, {"repeats", "2"}};
     if (id == "E9")
-        return {{"t", "32"}, {"d", "16"}, {"repeats", "2"}};
+        return {{"n", "32"}, {"d", "16"}, {"repeats", "2"}};
     return {};
 }
 
@@ -199,70 +199,28 @@ void TestExperiments::badParameters_data()
     QTest::addColumn<QString>("name");
     QTest::addColumn<QString>("value");
     QTest::addColumn<QString>("mentioned");
-    QTest::newRow("unknown experiment") << "E13"
-                                        << "seed"
-                                        << "0"
-                                        << "E13";
-    QTest::newRow("unknown parameter") << "E2"
-                                       << "n"
-                                       << "5"
-                                       << "'n'";
-    QTest::newRow("not an integer") << "E2"
-                                    << "trials"
-                                    << "many"
-                                    << "'trials'";
-    QTest::newRow("integer with junk") << "E2"
-                                       << "trials"
-                                       << "40x"
-                                       << "'trials'";
-    QTest::newRow("below minimum") << "E2"
-                                   << "keys"
-                                   << "0"
-                                   << "'keys'";
-    QTest::newRow("negative seed") << "E1"
-                                   << "seed"
-                                   << "-1"
-                                   << "'seed'";
-    QTest::newRow("seed over 64 bits") << "E1"
-                                       << "seed"
-                                       << "18446744073709551616"
-                                       << "'seed'";
-    QTest::newRow("bad list element") << "E2"
-                                      << "d_k"
-                                      << "4,x,16"
-                                      << "'d_k'";
-    QTest::newRow("empty list element") << "E3"
-                                        << "d_k"
-                                        << "16,,64"
-                                        << "'d_k'";
-    QTest::newRow("bad choice") << "E8"
-                                << "dtype"
-                                << "float16"
-                                << "'dtype'";
-    QTest::newRow("bad number") << "E12"
-                                << "vector_scale"
-                                << "ten"
-                                << "'vector_scale'";
-    QTest::newRow("non-finite number") << "E12"
-                                       << "vector_scale"
-                                       << "inf"
-                                       << "'vector_scale'";
-    QTest::newRow("h not dividing d_model") << "E4"
-                                            << "h"
-                                            << "3"
-                                            << "h = 3";
-    QTest::newRow("h_list not dividing") << "E4"
-                                         << "h_list"
-                                         << "1,5"
-                                         << "h = 5";
-    QTest::newRow("changed_from past n") << "E7"
-                                         << "changed_from"
-                                         << "8"
-                                         << "changed_from";
-    QTest::newRow("too many padded keys") << "E11"
-                                          << "padded_keys"
-                                          << "7"
-                                          << "padded_keys";
+    const auto row = [](const char *label, const char *id, const char *name, const char *value,
+                        const char *mentioned) {
+        QTest::newRow(label) << QString::fromUtf8(id) << QString::fromUtf8(name)
+                             << QString::fromUtf8(value) << QString::fromUtf8(mentioned);
+    };
+    row("unknown experiment", "E13", "seed", "0", "E13");
+    row("unknown parameter", "E2", "n", "5", "'n'");
+    row("not an integer", "E2", "trials", "many", "'trials'");
+    row("integer with junk", "E2", "trials", "40x", "'trials'");
+    row("below minimum", "E2", "keys", "0", "'keys'");
+    row("negative seed", "E1", "seed", "-1", "'seed'");
+    row("seed over 64 bits", "E1", "seed", "18446744073709551616", "'seed'");
+    row("bad list element", "E2", "d_k", "4,x,16", "'d_k'");
+    row("empty list element", "E3", "d_k", "16,,64", "'d_k'");
+    row("bad choice", "E8", "dtype", "float16", "'dtype'");
+    row("bad number", "E12", "vector_scale", "ten", "'vector_scale'");
+    row("non-finite number", "E12", "vector_scale", "inf", "'vector_scale'");
+    row("heads not dividing d_model", "E4", "heads", "3", "heads = 3");
+    row("heads_list not dividing", "E4", "heads_list", "1,5", "heads = 5");
+    row("dashed name accepted", "E5", "d-model", "15", "heads = 4");
+    row("changed_from past n", "E7", "changed_from", "8", "changed_from");
+    row("too many padded keys", "E11", "padded_keys", "7", "padded_keys");
 }
 
 void TestExperiments::badParameters()
@@ -433,7 +391,7 @@ void TestExperiments::e4ParameterCount_data()
 void TestExperiments::e4ParameterCount()
 {
     QFETCH(int, h);
-    const ExperimentResult r = run("E4", {{"h", std::to_string(h)}});
+    const ExperimentResult r = run("E4", {{"heads", std::to_string(h)}});
     // The table lists h = 1, 4, 16 by default; each row has 4d² + 4d = 1088 at d = 16.
     QCOMPARE(r.table.rowCount(), std::size_t(3));
     for (std::size_t i = 0; i < 3; ++i) {
@@ -560,7 +518,7 @@ void TestExperiments::e9LoopEqualsMatrix()
 {
     for (const char *dtype : {"float64", "float32"}) {
         const ExperimentResult r
-            = run("E9", {{"t", "64"}, {"d", "16"}, {"repeats", "2"}, {"dtype", dtype}});
+            = run("E9", {{"n", "64"}, {"d", "16"}, {"repeats", "2"}, {"dtype", dtype}});
         QCOMPARE(r.table.rowCount(), std::size_t(2));
         QCOMPARE(textCell(r, 0, "method"), std::string("loop"));
         QCOMPARE(textCell(r, 1, "method"), std::string("matrix"));

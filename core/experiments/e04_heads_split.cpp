@@ -13,7 +13,7 @@ namespace {
 void checkDivides(Index dModel, Index h)
 {
     if (dModel % h != 0)
-        throw InvalidArgument("E4: h = " + std::to_string(h) + " does not divide d_model = "
+        throw InvalidArgument("E4: heads = " + std::to_string(h) + " does not divide d_model = "
                               + std::to_string(dModel) + " (d_k = d_model / h must be an integer)");
 }
 
@@ -33,9 +33,9 @@ MultiheadResult<double> runLayer(std::uint64_t seed, Index dModel, Index h, Inde
 ExperimentResult run(const ParamValues &pv, const RunContext &context)
 {
     const Index dModel = pv.integer("d_model");
-    const Index h = pv.integer("h");
+    const Index h = pv.integer("heads");
     const Index n = pv.integer("n");
-    const std::vector<Index> hList = pv.indexList("h_list");
+    const std::vector<Index> hList = pv.indexList("heads_list");
     checkDivides(dModel, h);
     for (const Index hi : hList)
         checkDivides(dModel, hi);
@@ -95,9 +95,9 @@ Entry headsSplitEntry()
     info.params = {
         seedParam(0),
         intParam("d_model", 16, 1, 1024, "model width d_model"),
-        intParam("h", 4, 1, 1024, "heads whose weights are shown (must divide d_model)"),
+        intParam("heads", 4, 1, 1024, "heads h whose weights are shown (must divide d_model)"),
         intParam("n", 6, 1, 256, "sequence length"),
-        intListParam("h_list", "1,4,16", 1, 1024,
+        intListParam("heads_list", "1,4,16", 1, 1024,
                      "head counts compared in the table (each must divide d_model)"),
     };
     info.columns = {"h",

@@ -15,9 +15,9 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
 {
     const Index n = pv.integer("n");
     const Index d = pv.integer("d_model");
-    const Index h = pv.integer("h");
+    const Index h = pv.integer("heads");
     if (d % h != 0)
-        throw InvalidArgument("E5: h = " + std::to_string(h)
+        throw InvalidArgument("E5: heads = " + std::to_string(h)
                               + " does not divide d_model = " + std::to_string(d));
     MultiheadAttention<double> layer(d, h);
     Generator rng(pv.seed());
@@ -93,7 +93,7 @@ Entry permutationEntry()
         seedParam(0),
         intParam("n", 7, 1, 1024, "sequence length"),
         intParam("d_model", 16, 1, 1024, "model width d_model"),
-        intParam("h", 4, 1, 1024, "heads (must divide d_model)"),
+        intParam("heads", 4, 1, 1024, "heads h (must divide d_model)"),
     };
     info.columns = {"position", "source_position", "diff_no_positions", "diff_with_positions"};
     return {info, &run};

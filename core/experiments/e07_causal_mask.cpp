@@ -16,10 +16,10 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
 {
     const Index n = pv.integer("n");
     const Index d = pv.integer("d_model");
-    const Index h = pv.integer("h");
+    const Index h = pv.integer("heads");
     const Index from = pv.integer("changed_from");
     if (d % h != 0)
-        throw InvalidArgument("E7: h = " + std::to_string(h)
+        throw InvalidArgument("E7: heads = " + std::to_string(h)
                               + " does not divide d_model = " + std::to_string(d));
     if (from >= n)
         throw InvalidArgument("E7: changed_from = " + std::to_string(from)
@@ -87,7 +87,7 @@ Entry causalMaskEntry()
         seedParam(0),
         intParam("n", 8, 2, 1024, "sequence length"),
         intParam("d_model", 16, 1, 1024, "model width d_model"),
-        intParam("h", 4, 1, 1024, "heads (must divide d_model)"),
+        intParam("heads", 4, 1, 1024, "heads h (must divide d_model)"),
         intParam("changed_from", 5, 1, 1023,
                  "first replaced position (positions changed_from \u2026 n\u22121 get new tokens)"),
     };

@@ -16,7 +16,7 @@ namespace {
 
 template<typename T> ExperimentResult runTyped(const ParamValues &pv, const RunContext &context)
 {
-    const Index t = pv.integer("t");
+    const Index t = pv.integer("n");
     const Index d = pv.integer("d");
     const int repeats = int(pv.integer("repeats"));
     Generator rng(pv.seed());
@@ -87,7 +87,7 @@ Entry loopVersusMatrixEntry()
                 "matrix multiplication uses the caches, vector units and both cores.";
     info.params = {
         seedParam(0),
-        intParam("t", 128, 1, 16384, "sequence length T (queries = keys)"),
+        intParam("n", 128, 1, 16384, "sequence length (T in EXPERIMENTS.md; queries = keys)"),
         intParam("d", 64, 1, 4096, "head width d"),
         choiceParam("dtype", "float64", {"float64", "float32"}, "element type"),
         intParam("repeats", 5, 1, 1000, "timed runs per method (after one warm-up)"),
