@@ -72,7 +72,10 @@ AttentionResult<T> scaledDotProductAttention(const Eigen::Ref<const Matrix<T>> &
     }
     // output: n_q × d_v = W V
     r.output.resize(nQ, value.cols());
-    r.output.noalias() = r.weights * value;
+    if (nK == 0)
+        r.output.setZero(); // no keys: every row is fully masked
+    else
+        r.output.noalias() = r.weights * value;
     return r;
 }
 

@@ -67,10 +67,12 @@ double jacobianNormExplicit(const double *p, Index n)
         for (Index j = 0; j < n; ++j)
             if (j != i)
                 others += p[j];
+        double rowTotal = 0; // summed per row first: n² terms in one sum lose ~1e-12
         for (Index j = 0; j < n; ++j) {
             const double jij = (i == j) ? p[i] * others : -p[i] * p[j];
-            total += jij * jij;
+            rowTotal += jij * jij;
         }
+        total += rowTotal;
     }
     return std::sqrt(total);
 }

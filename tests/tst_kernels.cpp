@@ -1,0 +1,315 @@
+// The three attention kernels (core/kernels/kernels.h) agree with each other and with
+// scaledDotProductAttention: float32 and float64, no mask / causal / key padding / custom /
+// additive, n from 1 to 2048 with odd head dimensions, cross-attention, every streaming tile.
+
+#include "attention.h"
+#include "kernels/kernels.h"
+#include "random.h"
+#include "testutil.h"
+
+#include <QTest>
+
+#include <cmath>
+#include <limits>
+
+using namespace attn;
+
+namespace {
+
+enum class MaskKind { None, Causal, CausalBottomRight, Padding, Custom, Additive, Combined };
+
+const char *maskName(MaskKind m)
+{
+    switch (m) {
+    case MaskKind::None:
+        return "none";
+    case MaskKind::Causal:
+        return "causal";
+    case MaskKind::CausalBottomRight:
+        return "causal-bottom-right";
+    case MaskKind::Padding:
+        return "padding";
+    case MaskKind::Custom:
+        return "custom";
+    case MaskKind::Additive:
+        return "additive";
+    case MaskKind::Combined:
+        return "causal|padding|custom";
+    }
+    return "?";
+}
+
+AttentionMask makeMask(MaskKind kind, Index nQ, Index nK, Generator &rng)
+{
+    switch (kind) {
+    case MaskKind::None:
+        return {};
+    case MaskKind::Causal:
+        return AttentionMask::causal(nQ, nK);
+    case MaskKind::CausalBottomRight:
+        return AttentionMask::causal(nQ, nK, CausalAlignment::BottomRight);
+    case MaskKind::Padding:
+        return AttentionMask::keyPaddingLast(nQ, nK, nK / 3);
+    case MaskKind::Custom: {
+        // Random cells masked with probability 0.3, plus one fully masked row.
+        MatrixB m(nQ, nK);
+        for (Index i = 0; i < m.size(); ++i)
+            m.data()[i] = rng.random() < 0.3 ? 1 : 0;
+        if (nQ > 2)
+            m.row(nQ / 2).setOnes();
+        return AttentionMask::fromMasked(m);
+    }
+    case MaskKind::Additive: {
+        MatrixD a = rng.standardNormal(nQ, nK);
+        for (Index i = 0; i < a.size(); ++i)
+            if (rng.random() < 0.2)
+                a.data()[i] = -std::numeric_limits<double>::infinity();
+        return AttentionMask::additive(a);
+    }
+    case MaskKind::Combined: {
+        MatrixB m(nQ, nK);
+        for (Index i = 0; i < m.size(); ++i)
+            m.data()[i] = rng.random() < 0.1 ? 1 : 0;
+        return AttentionMask::causal(nQ, nK) | AttentionMask::keyPaddingLast(nQ, nK, nK / 4)
+            | AttentionMask::fromMasked(m);
+    }
+    }
+    return {};
+}
+
+template<typename T> double tolerance()
+{
+    return sizeof(T) == 4 ? 1e-5 : 1e-12;
+}
+
+} // namespace
+
+Q_DECLARE_METATYPE(MaskKind)
+
+class TestKernels : public QObject
+{
+    Q_OBJECT
+
+private:
+    template<typename T>
+    void agree(Index nQ, Index nK, Index dK, Index dV, MaskKind kind, Index tile)
+    {
+        Generator rng {std::uint64_t(1000 + nQ + 7 * nK + 31 * dK)};
+        const Matrix<T> q = rng.standardNormal(nQ, dK).cast<T>();
+        const Matrix<T> k = rng.standardNormal(nK, dK).cast<T>();
+        const Matrix<T> v = rng.standardNormal(nK, dV).cast<T>();
+        const AttentionMask mask = makeMask(kind, nQ, nK, rng);
+        const T scale = T(1.0 / std::sqrt(double(dK)));
+
+        Matrix<T> loopWeights, matWeights;
+        const Matrix<T> loop = attentionLoop<T>(q, k, v, scale, mask, &loopWeights);
+        const Matrix<T> mat = attentionMaterialized<T>(q, k, v, scale, mask, &matWeights);
+        const Matrix<T> str = attentionStreaming<T>(q, k, v, scale, mask, tile);
+        QCOMPARE(loop.rows(), nQ);
+        QCOMPARE(loop.cols(), dV);
+        ATTN_COMPARE_CLOSE(mat, loop, tolerance<T>(), 0.0);
+        ATTN_COMPARE_CLOSE(str, loop, tolerance<T>(), 0.0);
+        ATTN_COMPARE_CLOSE(matWeights, loopWeights, tolerance<T>(), 0.0);
+
+        // Masked weights are exactly zero; fully masked rows give a zero output everywhere.
+        for (Index i = 0; i < nQ; ++i) {
+            bool any = false;
+            for (Index j = 0; j < nK; ++j) {
+                if (mask.isMasked(i, j)) {
+                    QCOMPARE(matWeights(i, j), T(0));
+                    QCOMPARE(loopWeights(i, j), T(0));
+                } else {
+                    any = true;
+                }
+            }
+            if (!any) {
+                QCOMPARE(loop.row(i).cwiseAbs().sum(), T(0));
+                QCOMPARE(mat.row(i).cwiseAbs().sum(), T(0));
+                QCOMPARE(str.row(i).cwiseAbs().sum(), T(0));
+            } else {
+                QVERIFY(std::abs(double(matWeights.row(i).sum()) - 1.0) <= tolerance<T>());
+            }
+        }
+
+        // And with scaledDotProductAttention (independent GEMM + softmax path), small cases.
+        if (nQ * nK <= 300 * 300) {
+            AttentionOptions o;
+            o.scaleOverride = double(scale);
+            const AttentionResult<T> r = scaledDotProductAttention<T>(q, k, v, mask, o);
+            ATTN_COMPARE_CLOSE(r.output, loop, tolerance<T>(), 0.0);
+            ATTN_COMPARE_CLOSE(r.weights, loopWeights, tolerance<T>(), 0.0);
+        }
+        // The dispatcher calls the same kernels.
+        ATTN_COMPARE_CLOSE(attentionKernel<T>(KernelKind::Streaming, q, k, v, scale, mask), loop,
+                           tolerance<T>(), 0.0);
+    }
+
+    template<typename T> void shapeErrors()
+    {
+        const Matrix<T> q = Matrix<T>::Ones(5, 4), k = Matrix<T>::Ones(5, 8),
+                        v = Matrix<T>::Ones(5, 3), v6 = Matrix<T>::Ones(6, 3);
+        for (KernelKind kind :
+             {KernelKind::Materialized, KernelKind::Streaming, KernelKind::Loop}) {
+            try {
+                attentionKernel<T>(kind, q, k, v, T(1));
+                QFAIL("no exception for mismatched d_k");
+            } catch (const InvalidArgument &e) {
+                QVERIFY2(
+                    QString::fromUtf8(e.what()).contains(QStringLiteral(
+                        "key has d_k = 8 but query has d_k = 4 (query 5\u00d74, key 5\u00d78)")),
+                    e.what());
+            }
+            QVERIFY_THROWS_EXCEPTION(InvalidArgument, attentionKernel<T>(kind, q, q, v6, T(1)));
+            QVERIFY_THROWS_EXCEPTION(
+                InvalidArgument,
+                attentionKernel<T>(kind, q, q, v, T(1), AttentionMask::causal(5, 4)));
+            Matrix<T> bad = q;
+            bad(1, 2) = std::numeric_limits<T>::quiet_NaN();
+            try {
+                attentionKernel<T>(kind, q, bad, v, T(1));
+                QFAIL("no exception for NaN");
+            } catch (const NonFiniteInput &e) {
+                QVERIFY2(QString::fromUtf8(e.what()).contains(
+                             QStringLiteral("key has NaN at row 1, col 2")),
+                         e.what());
+            }
+        }
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, attentionStreaming<T>(q, q, v, T(1), {}, 0));
+    }
+
+private slots:
+    void agreement_data()
+    {
+        QTest::addColumn<bool>("float32");
+        QTest::addColumn<int>("n");
+        QTest::addColumn<int>("d");
+        QTest::addColumn<MaskKind>("mask");
+        const MaskKind masks[]
+            = {MaskKind::None, MaskKind::Causal, MaskKind::Padding, MaskKind::Custom};
+        for (bool f32 : {true, false}) {
+            for (int n : {1, 2, 7, 64, 129, 1000, 2048}) {
+                const int d = n >= 1000 ? 17 : 33; // odd head dims; smaller for the big n
+                for (MaskKind m : masks)
+                    QTest::addRow("%s n=%d d=%d %s", f32 ? "float32" : "float64", n, d, maskName(m))
+                        << f32 << n << d << m;
+            }
+        }
+        for (bool f32 : {true, false})
+            for (MaskKind m : {MaskKind::Additive, MaskKind::Combined})
+                QTest::addRow("%s n=77 d=9 %s", f32 ? "float32" : "float64", maskName(m))
+                    << f32 << 77 << 9 << m;
+    }
+    void agreement()
+    {
+        QFETCH(bool, float32);
+        QFETCH(int, n);
+        QFETCH(int, d);
+        QFETCH(MaskKind, mask);
+        if (float32)
+            agree<float>(n, n, d, d, mask, kDefaultStreamingTile);
+        else
+            agree<double>(n, n, d, d, mask, kDefaultStreamingTile);
+    }
+
+    void crossAttention_data()
+    {
+        QTest::addColumn<bool>("float32");
+        QTest::addColumn<int>("nQ");
+        QTest::addColumn<int>("nK");
+        QTest::addColumn<MaskKind>("mask");
+        for (bool f32 : {true, false}) {
+            const char *t = f32 ? "float32" : "float64";
+            for (MaskKind m : {MaskKind::None, MaskKind::Causal, MaskKind::CausalBottomRight,
+                               MaskKind::Padding, MaskKind::Combined}) {
+                QTest::addRow("%s 37x300 %s", t, maskName(m)) << f32 << 37 << 300 << m;
+                QTest::addRow("%s 300x37 %s", t, maskName(m)) << f32 << 300 << 37 << m;
+            }
+        }
+    }
+    void crossAttention()
+    {
+        QFETCH(bool, float32);
+        QFETCH(int, nQ);
+        QFETCH(int, nK);
+        QFETCH(MaskKind, mask);
+        // d_k ≠ d_v on purpose.
+        if (float32)
+            agree<float>(nQ, nK, 12, 5, mask, 64);
+        else
+            agree<double>(nQ, nK, 12, 5, mask, 64);
+    }
+
+    void streamingTiles_data()
+    {
+        QTest::addColumn<int>("tile");
+        QTest::addColumn<MaskKind>("mask");
+        for (int tile : {1, 3, 16, 50, 128, 200, 1000})
+            for (MaskKind m : {MaskKind::None, MaskKind::Causal, MaskKind::Custom})
+                QTest::addRow("tile %d %s", tile, maskName(m)) << tile << m;
+    }
+    void streamingTiles()
+    {
+        QFETCH(int, tile);
+        QFETCH(MaskKind, mask);
+        agree<double>(150, 150, 8, 8, mask, tile);
+    }
+
+    void largeScoresStayStable()
+    {
+        // Unscaled attention with large dot products (d_k = 1024, scale 1, scores of order
+        // ±100): the online softmax rescales its running sums many times and still agrees with
+        // the loop. Inputs are small integers so every score is exact in float32 too (|s| <
+        // 2^24) and the comparison measures the softmax, not the rounding of the dot products.
+        Generator rng {77};
+        MatrixD q = rng.standardNormal(40, 1024), k = rng.standardNormal(300, 1024);
+        q = (q * 1.5).array().round().matrix();
+        k = (k * 1.5).array().round().matrix();
+        const MatrixD v = rng.standardNormal(300, 3);
+        const MatrixD loop = attentionLoop<double>(q, k, v, 1.0);
+        QVERIFY(loop.allFinite());
+        ATTN_COMPARE_CLOSE(attentionStreaming<double>(q, k, v, 1.0, {}, 16), loop, 1e-12, 0.0);
+        ATTN_COMPARE_CLOSE(attentionMaterialized<double>(q, k, v, 1.0), loop, 1e-12, 0.0);
+        const MatrixF qf = q.cast<float>(), kf = k.cast<float>(), vf = v.cast<float>();
+        const MatrixF loopF = attentionLoop<float>(qf, kf, vf, 1.0f);
+        ATTN_COMPARE_CLOSE(loopF, loop, 1e-5, 0.0);
+        ATTN_COMPARE_CLOSE(attentionStreaming<float>(qf, kf, vf, 1.0f, {}, 16), loopF, 1e-5, 0.0);
+        ATTN_COMPARE_CLOSE(attentionMaterialized<float>(qf, kf, vf, 1.0f), loopF, 1e-5, 0.0);
+    }
+
+    void shapeAndFiniteErrors()
+    {
+        shapeErrors<float>();
+        shapeErrors<double>();
+    }
+
+    void names()
+    {
+        for (KernelKind k : {KernelKind::Materialized, KernelKind::Streaming, KernelKind::Loop})
+            QCOMPARE(kernelFromName(kernelName(k)), k);
+        QCOMPARE(kernelName(KernelKind::Streaming), std::string_view("streaming"));
+        try {
+            kernelFromName("flash");
+            QFAIL("no exception");
+        } catch (const InvalidArgument &e) {
+            QVERIFY(QString::fromUtf8(e.what()).contains(QStringLiteral("materialized")));
+        }
+    }
+
+    void extraBytes()
+    {
+        // Materialized: the n² score matrix (1 GiB at n = 16384 in float32).
+        QCOMPARE(kernelExtraBytes(KernelKind::Materialized, 16384, 16384, 64, 4),
+                 std::size_t(1) << 30);
+        QCOMPARE(kernelExtraBytes(KernelKind::Loop, 100, 300, 64, 8), std::size_t(300 * 8));
+        // Streaming: independent of n, small.
+        const std::size_t s1 = kernelExtraBytes(KernelKind::Streaming, 4096, 4096, 64, 4);
+        const std::size_t s2 = kernelExtraBytes(KernelKind::Streaming, 16384, 16384, 64, 4);
+        QCOMPARE(s1, s2);
+        QVERIFY(s2 < std::size_t(32) << 20);
+        QCOMPARE(s2,
+                 std::size_t((128 * 128 + 128 * 64 + 2 * 128) * 4) * std::size_t(kernelThreads()));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestKernels)
+#include "tst_kernels.moc"
