@@ -1,14 +1,21 @@
 #include "gui.h"
 
+#include <mainwindow.h>
+
 #include <QApplication>
-#include <QLabel>
+#include <QTimer>
 
 namespace attn {
-// Placeholder until ui/mainwindow lands: shows a label so the executable links and runs.
+
 int runGui(const QString &sessionFile)
 {
-    QLabel label(QStringLiteral("Attention Lab is being built. Session: %1").arg(sessionFile));
-    label.show();
+    MainWindow window;
+    window.show();
+    if (!sessionFile.isEmpty()) {
+        // After the window is up, so the message has a parent on screen.
+        QTimer::singleShot(0, &window, [&window, sessionFile] { window.openSession(sessionFile); });
+    }
     return QApplication::exec();
 }
+
 } // namespace attn

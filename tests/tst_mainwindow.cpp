@@ -1,0 +1,696 @@
+// Tests of the main window: it builds offscreen, a control change produces exactly one new
+// result, rapid changes deliver only the newest, the h combo lists only divisors of d_model,
+// File → Export writes images that decode with the expected size, the charts show what the core
+// computes, the status bar reports NaN/Inf, and every control has a tooltip.
+
+#include <attentionsession.h>
+#include <charts/rowmetricschart.h>
+#include <charts/scalingchart.h>
+#include <charts/scalingsweeprunner.h>
+#include <charts/timingchart.h>
+#include <experiments/experiments.h>
+#include <heatmapwidget.h>
+#include <mainwindow.h>
+#include <panels/controlpanel.h>
+
+#include <QAbstractButton>
+#include <QAbstractSlider>
+#include <QAbstractSpinBox>
+#include <QAction>
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QImage>
+#include <QImageReader>
+#include <QLabel>
+#include <QLineEdit>
+#include <QScrollBar>
+#include <QSet>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+#include <QXmlStreamReader>
+
+#include <cmath>
+#include <memory>
+
+using namespace attn;
+
+namespace {
+
+using ResultPtr = std::shared_ptr<const SessionResult>;
+
+ResultPtr resultFromSpy(const QSignalSpy &spy, qsizetype index)
+{
+    return spy.at(index).at(0).value<ResultPtr>();
+}
+
+/// Brute-force divisors, independent of ControlPanel::divisors.
+QList<int> bruteDivisors(int n)
+{
+    QList<int> ds;
+    for (int d = 1; d <= n; ++d)
+        if (n % d == 0)
+            ds.append(d);
+    return ds;
+}
+
+} // namespace
+
+class TestMainWindow : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void init();
+    void cleanup();
+
+    void buildsOffscreen();
+    void controlChangeGivesOneResult_data();
+    void controlChangeGivesOneResult();
+    void unchangedValueGivesNoResult();
+    void staleResultsDropped();
+    void headsComboListsOnlyDivisors_data();
+    void headsComboListsOnlyDivisors();
+    void dkSliderSetsDModel_data();
+    void dkSliderSetsDModel();
+    void sqrtCheckboxMatchesAlpha();
+    void shortcutActionsEditParameters();
+    void exportWritesImage_data();
+    void exportWritesImage();
+    void exportActionWritesPng();
+    void exportBadSuffixFails();
+    void scalingChartsShowCoreSweep();
+    void scalingRunnerNewestWins();
+    void rowMetricsChartShowsSelectedHead();
+    void tileClickEnlargesAndSelectsHead();
+    void statusBarWarnsOnNonFinite();
+    void timingChartMeasures();
+    void everyControlHasToolTip();
+    void shortcutsAreUnique();
+
+private:
+    /// Waits for the window's first result (the defaults).
+    ResultPtr waitForFirstResult();
+    template<typename T> T *control(const char *name) const
+    {
+        T *w = m_window->controlPanel()->findChild<T *>(QLatin1String(name));
+        if (!w)
+            qWarning("no control named %s", name);
+        return w;
+    }
+
+    std::unique_ptr<MainWindow> m_window;
+};
+
+void TestMainWindow::init()
+{
+    m_window = std::make_unique<MainWindow>();
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+}
+
+void TestMainWindow::cleanup()
+{
+    m_window.reset();
+}
+
+ResultPtr TestMainWindow::waitForFirstResult()
+{
+    AttentionSession *session = m_window->session();
+    if (!session->result()) {
+        QSignalSpy spy(session, &AttentionSession::resultChanged);
+        if (!spy.wait(10000))
+            return nullptr;
+    }
+    // Let the coalesced redraws run.
+    QTest::qWait(50);
+    return session->result();
+}
+
+void TestMainWindow::buildsOffscreen()
+{
+    const ResultPtr r = waitForFirstResult();
+    QVERIFY(r);
+    QVERIFY(r->ok());
+    QCOMPARE(r->params, m_window->session()->parameters());
+    QCOMPARE(m_window->controlPanel()->parameters(), m_window->session()->parameters());
+    QCOMPARE(m_window->centralWidget(), static_cast<QWidget *>(m_window->heatmapWidget()));
+    QCOMPARE(m_window->heatmapWidget()->result(), r);
+    QVERIFY(m_window->experimentsPanel());
+    QCOMPARE(int(r->weights.size()), r->params.heads);
+    // Status bar shows the result's d_k.
+    auto *dk = m_window->findChild<QLabel *>(QStringLiteral("dkStatus"));
+    QVERIFY(dk);
+    QCOMPARE(dk->text(), QStringLiteral("d_k = %1").arg(r->params.dK()));
+    auto *warning = m_window->findChild<QLabel *>(QStringLiteral("nonFiniteStatus"));
+    QVERIFY(warning);
+    QVERIFY(!warning->isVisible());
+    QCOMPARE(m_window->sizeHint(), QSize(1500, 950));
+}
+
+void TestMainWindow::controlChangeGivesOneResult_data()
+{
+    QTest::addColumn<QString>("control");
+    QTest::addColumn<int>("value");
+
+    QTest::newRow("n spin box") << "nSpin" << 13;
+    QTest::newRow("n slider") << "nSlider" << 500; // 2^5 = 32
+    QTest::newRow("d_model spin box") << "dModelSpin" << 96;
+    QTest::newRow("heads combo") << "headsCombo" << 0;
+    QTest::newRow("d_k slider") << "dkSlider" << 120; // 2^3 = 8
+    QTest::newRow("seed") << "seedSpin" << 42;
+    QTest::newRow("mask combo: causal") << "maskCombo" << 1;
+    QTest::newRow("mask combo: key padding") << "maskCombo" << 2;
+    QTest::newRow("kind: decoder causal") << "kindCombo" << 1;
+    QTest::newRow("kind: encoder-decoder") << "kindCombo" << 2;
+    QTest::newRow("alpha slider") << "alphaSlider" << 20;
+    QTest::newRow("1/sqrt(d_k) checkbox") << "sqrtCheck" << 0;
+    QTest::newRow("positional encoding") << "positionalCheck" << 1;
+    QTest::newRow("precision: float32") << "dtypeCombo" << 1;
+}
+
+void TestMainWindow::controlChangeGivesOneResult()
+{
+    QFETCH(QString, control);
+    QFETCH(int, value);
+    QVERIFY(waitForFirstResult());
+    const SessionParameters before = m_window->session()->parameters();
+
+    QSignalSpy results(m_window->session(), &AttentionSession::resultChanged);
+    QSignalSpy edits(m_window->controlPanel(), &ControlPanel::parametersEdited);
+    QWidget *w = m_window->controlPanel()->findChild<QWidget *>(control);
+    QVERIFY2(w, qPrintable(control));
+    if (auto *spin = qobject_cast<QSpinBox *>(w))
+        spin->setValue(value);
+    else if (auto *slider = qobject_cast<QSlider *>(w))
+        slider->setValue(value);
+    else if (auto *combo = qobject_cast<QComboBox *>(w))
+        combo->setCurrentIndex(value);
+    else if (auto *check = qobject_cast<QCheckBox *>(w))
+        check->setChecked(value != 0);
+    else
+        QFAIL("unknown control type");
+
+    QCOMPARE(edits.count(), 1); // one edit → one parametersEdited
+    QVERIFY(results.wait(10000));
+    QTest::qWait(300); // nothing else may follow
+    QCOMPARE(results.count(), 1);
+    const ResultPtr r = resultFromSpy(results, 0);
+    QVERIFY(r->ok());
+    QVERIFY(!(r->params == before));
+    QCOMPARE(r->params, m_window->controlPanel()->parameters());
+    QCOMPARE(r->params, m_window->session()->parameters());
+    QCOMPARE(m_window->session()->result(), r);
+    QCOMPARE(int(r->weights.front().rows()), r->params.queryCount());
+    QCOMPARE(int(r->weights.front().cols()), r->params.keyCount());
+}
+
+void TestMainWindow::unchangedValueGivesNoResult()
+{
+    QVERIFY(waitForFirstResult());
+    QSignalSpy results(m_window->session(), &AttentionSession::resultChanged);
+    QSignalSpy edits(m_window->controlPanel(), &ControlPanel::parametersEdited);
+    auto *nSpin = control<QSpinBox>("nSpin");
+    QVERIFY(nSpin);
+    nSpin->setValue(nSpin->value()); // no change
+    // A d_k slider step that rounds to the same d_k changes nothing either.
+    auto *dk = control<QSlider>("dkSlider");
+    QVERIFY(dk);
+    const int dK = m_window->session()->parameters().dK();
+    dk->setValue(int(std::lround(40 * std::log2(double(dK)))) + 1);
+    QTest::qWait(200);
+    QCOMPARE(edits.count(), 0);
+    QCOMPARE(results.count(), 0);
+}
+
+void TestMainWindow::staleResultsDropped()
+{
+    QVERIFY(waitForFirstResult());
+    QSignalSpy results(m_window->session(), &AttentionSession::resultChanged);
+    auto *nSpin = control<QSpinBox>("nSpin");
+    auto *alpha = control<QSlider>("alphaSlider");
+    QVERIFY(nSpin && alpha);
+
+    // A burst of edits with no event processing in between: every computation but the last
+    // is superseded before its result could be delivered.
+    for (int i = 0; i < 40; ++i) {
+        nSpin->setValue(64 + 7 * i);
+        alpha->setValue(i % 2 ? 50 : 10 + i);
+    }
+    const SessionParameters final = m_window->controlPanel()->parameters();
+    QCOMPARE(final.n, 64 + 7 * 39);
+    QVERIFY(results.wait(20000));
+    QTest::qWait(500);
+    QCOMPARE(results.count(), 1);
+    QCOMPARE(resultFromSpy(results, 0)->params, final);
+
+    // Edits spaced by event processing: results may arrive in between, but in request order,
+    // and the last one matches the final parameters.
+    results.clear();
+    for (int i = 0; i < 15; ++i) {
+        nSpin->setValue(100 + 20 * i);
+        QTest::qWait(i % 3 == 0 ? 5 : 0);
+    }
+    const SessionParameters final2 = m_window->controlPanel()->parameters();
+    QTRY_VERIFY_WITH_TIMEOUT(
+        m_window->session()->result() && m_window->session()->result()->params == final2, 20000);
+    QTest::qWait(300);
+    QVERIFY(results.count() >= 1);
+    quint64 last = 0;
+    for (qsizetype i = 0; i < results.count(); ++i) {
+        const ResultPtr r = resultFromSpy(results, i);
+        QVERIFY2(r->requestId > last, "results delivered out of request order");
+        last = r->requestId;
+    }
+    QCOMPARE(resultFromSpy(results, results.count() - 1)->params, final2);
+    QCOMPARE(m_window->heatmapWidget()->result()->params, final2);
+}
+
+void TestMainWindow::headsComboListsOnlyDivisors_data()
+{
+    QTest::addColumn<int>("dModel");
+    QTest::newRow("64") << 64;
+    QTest::newRow("prime 7") << 7;
+    QTest::newRow("1") << 1;
+    QTest::newRow("12") << 12;
+    QTest::newRow("720 (30 divisors)") << 720;
+    QTest::newRow("4096") << 4096;
+    QTest::newRow("1000") << 1000;
+}
+
+void TestMainWindow::headsComboListsOnlyDivisors()
+{
+    QFETCH(int, dModel);
+    QCOMPARE(ControlPanel::divisors(dModel), bruteDivisors(dModel));
+
+    auto *dModelSpin = control<QSpinBox>("dModelSpin");
+    auto *heads = control<QComboBox>("headsCombo");
+    QVERIFY(dModelSpin && heads);
+    dModelSpin->setValue(dModel);
+    QList<int> listed;
+    for (int i = 0; i < heads->count(); ++i) {
+        const int h = heads->itemData(i).toInt();
+        QCOMPARE(heads->itemText(i), QString::number(h));
+        QVERIFY2(dModel % h == 0,
+                 qPrintable(QStringLiteral("h = %1 does not divide %2").arg(h).arg(dModel)));
+        listed.append(h);
+    }
+    QCOMPARE(listed, bruteDivisors(dModel));
+    const SessionParameters p = m_window->controlPanel()->parameters();
+    QCOMPARE(p.dModel, dModel);
+    QCOMPARE(p.dModel % p.heads, 0);
+    QCOMPARE(heads->currentData().toInt(), p.heads);
+    QVERIFY(p.validate().isEmpty());
+}
+
+void TestMainWindow::dkSliderSetsDModel_data()
+{
+    QTest::addColumn<int>("headsIndexFromEnd"); // pick h among the divisors of 64
+    QTest::addColumn<int>("position");
+    QTest::addColumn<int>("expectedDk");
+    // Slider position p means d_k = round(2^(p / 40)).
+    QTest::newRow("h=64, d_k=1") << 0 << 0 << 1;
+    QTest::newRow("h=1, d_k=2^5") << 6 << 200 << 32;
+    QTest::newRow("h=1, d_k=2^8.5") << 6 << 340 << 362;
+    QTest::newRow("h=4, d_k=2^6") << 4 << 240 << 64;
+}
+
+void TestMainWindow::dkSliderSetsDModel()
+{
+    QFETCH(int, headsIndexFromEnd);
+    QFETCH(int, position);
+    QFETCH(int, expectedDk);
+    auto *dModelSpin = control<QSpinBox>("dModelSpin");
+    auto *heads = control<QComboBox>("headsCombo");
+    auto *dk = control<QSlider>("dkSlider");
+    QVERIFY(dModelSpin && heads && dk);
+    dModelSpin->setValue(64);
+    heads->setCurrentIndex(heads->count() - 1 - headsIndexFromEnd);
+    const int h = heads->currentData().toInt();
+    QVERIFY(dk->hasTracking());
+    dk->setValue(position);
+    const SessionParameters p = m_window->controlPanel()->parameters();
+    QCOMPARE(p.heads, h);
+    QCOMPARE(p.dK(), expectedDk);
+    QCOMPARE(p.dModel, expectedDk * h);
+    QCOMPARE(dModelSpin->value(), expectedDk * h);
+    QCOMPARE(control<QLabel>("dkLabel")->text(), QString::number(expectedDk));
+}
+
+void TestMainWindow::sqrtCheckboxMatchesAlpha()
+{
+    auto *alpha = control<QSlider>("alphaSlider");
+    auto *check = control<QCheckBox>("sqrtCheck");
+    QVERIFY(alpha && check);
+    QVERIFY(alpha->hasTracking());
+    QCOMPARE(m_window->controlPanel()->parameters().scaleExponent, 0.5);
+    QVERIFY(check->isChecked());
+    alpha->setValue(30);
+    QCOMPARE(m_window->controlPanel()->parameters().scaleExponent, 0.3);
+    QVERIFY(!check->isChecked());
+    check->setChecked(true);
+    QCOMPARE(m_window->controlPanel()->parameters().scaleExponent, 0.5);
+    QCOMPARE(alpha->value(), 50);
+    check->setChecked(false);
+    QCOMPARE(m_window->controlPanel()->parameters().scaleExponent, 0.0);
+    QCOMPARE(alpha->value(), 0);
+    alpha->setValue(50);
+    QVERIFY(check->isChecked());
+}
+
+void TestMainWindow::shortcutActionsEditParameters()
+{
+    ControlPanel *panel = m_window->controlPanel();
+    const SessionParameters start = panel->parameters();
+    panel->multiplyDk(2.0);
+    QCOMPARE(panel->parameters().dK(), start.dK() * 2);
+    QCOMPARE(panel->parameters().heads, start.heads);
+    panel->multiplyDk(0.5);
+    QCOMPARE(panel->parameters(), start);
+    panel->toggleScaled();
+    QCOMPARE(panel->parameters().scaleExponent, 0.0);
+    panel->toggleScaled();
+    QCOMPARE(panel->parameters().scaleExponent, 0.5);
+    panel->cycleMask();
+    QCOMPARE(panel->parameters().mask, MaskChoice::Causal);
+    panel->cycleMask();
+    QCOMPARE(panel->parameters().mask, MaskChoice::KeyPadding);
+    panel->cycleMask();
+    QCOMPARE(panel->parameters().mask, MaskChoice::None);
+    panel->nextSeed();
+    QCOMPARE(panel->parameters().seed, start.seed + 1);
+}
+
+void TestMainWindow::exportWritesImage_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QSize>("size");
+    QTest::addColumn<double>("dpr");
+    QTest::newRow("png 800x500") << "grid.png" << QSize(800, 500) << 1.0;
+    QTest::newRow("png 1200x900") << "grid.png" << QSize(1200, 900) << 1.0;
+    QTest::newRow("png 640x400 at dpr 2") << "grid.PNG" << QSize(640, 400) << 2.0;
+    QTest::newRow("svg") << "grid.svg" << QSize(900, 600) << 1.0;
+    QTest::newRow("pdf") << "grid.pdf" << QSize(900, 600) << 1.0;
+}
+
+void TestMainWindow::exportWritesImage()
+{
+    QFETCH(QString, file);
+    QFETCH(QSize, size);
+    QFETCH(double, dpr);
+    QVERIFY(waitForFirstResult());
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(file);
+    QString error;
+    QVERIFY2(m_window->exportHeatmapGrid(path, size, dpr, &error), qPrintable(error));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray bytes = f.readAll();
+    const QString suffix = file.section(QLatin1Char('.'), -1).toLower();
+    if (suffix == QLatin1String("png")) {
+        QImageReader reader(path);
+        QCOMPARE(reader.format(), QByteArray("png"));
+        const QImage image = reader.read();
+        QVERIFY2(!image.isNull(), qPrintable(reader.errorString()));
+        QCOMPARE(image.size(), (QSizeF(size) * dpr).toSize());
+        // Not a blank page: more than a handful of colours.
+        QSet<QRgb> colours;
+        for (int y = 0; y < image.height(); y += 7)
+            for (int x = 0; x < image.width(); x += 7)
+                colours.insert(image.pixel(x, y));
+        QVERIFY(colours.size() > 20);
+    } else if (suffix == QLatin1String("svg")) {
+        QXmlStreamReader xml(bytes);
+        bool sawSvg = false;
+        while (!xml.atEnd()) {
+            xml.readNext();
+            if (xml.isStartElement() && xml.name() == QLatin1String("svg"))
+                sawSvg = true;
+        }
+        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+        QVERIFY(sawSvg);
+    } else {
+        QVERIFY(bytes.startsWith("%PDF"));
+        QVERIFY(bytes.contains("/Page"));
+    }
+}
+
+void TestMainWindow::exportActionWritesPng()
+{
+    QVERIFY(waitForFirstResult());
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("from-action.png"));
+    QVERIFY(m_window->exportAction());
+    QCOMPARE(m_window->exportAction()->shortcut(), QKeySequence(QStringLiteral("Ctrl+E")));
+    // Answer the file dialog the action opens.
+    bool answered = false;
+    QTimer::singleShot(200, this, [&] {
+        auto *dialog = qobject_cast<QFileDialog *>(QApplication::activeModalWidget());
+        if (!dialog)
+            return;
+        dialog->setDirectory(dir.path());
+        auto *name = dialog->findChild<QLineEdit *>(QStringLiteral("fileNameEdit"));
+        if (!name)
+            return;
+        name->setText(QFileInfo(path).fileName());
+        answered = true;
+        QMetaObject::invokeMethod(dialog, "accept", Qt::DirectConnection);
+    });
+    m_window->exportAction()->trigger();
+    QVERIFY(answered);
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList {QFileInfo(path).fileName()});
+    QImage image(path);
+    QVERIFY(!image.isNull());
+    // The action exports at the heatmap's on-screen size, two device pixels per pixel.
+    QCOMPARE(image.size(), m_window->defaultExportSize() * 2);
+}
+
+void TestMainWindow::exportBadSuffixFails()
+{
+    // An unknown suffix is refused with a message, and nothing is written.
+    QVERIFY(waitForFirstResult());
+    QTemporaryDir dir;
+    QString error;
+    QVERIFY(!m_window->exportHeatmapGrid(dir.filePath(QStringLiteral("grid.bmpx")), QSize(400, 300),
+                                         1.0, &error));
+    QVERIFY(!error.isEmpty());
+    QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("grid.bmpx"))));
+}
+
+void TestMainWindow::scalingChartsShowCoreSweep()
+{
+    QVERIFY(waitForFirstResult());
+    ScalingSweepRunner *runner = m_window->scalingSweepRunner();
+    if (!runner->data() || runner->isBusy()) {
+        QSignalSpy done(runner, &ScalingSweepRunner::finished);
+        QVERIFY(done.wait(30000));
+    }
+    QTest::qWait(100); // coalesced redraw
+    const SessionParameters p = m_window->session()->parameters();
+    const auto data = runner->data();
+    QCOMPARE(data->keys, p.keyCount());
+    QCOMPARE(quint64(data->seed), p.seed);
+    QCOMPARE(data->trials, ScalingSweepRunner::trialsFor(p.keyCount()));
+
+    // The same sweep straight from the core.
+    std::vector<Index> dks;
+    for (int dk : ScalingSweepRunner::sweepDks())
+        dks.push_back(dk);
+    QCOMPARE(dks.front(), Index(2));
+    QCOMPARE(dks.back(), Index(2048));
+    const Table table = scalingSweep(p.seed, data->trials, p.keyCount(), dks);
+    const QList<QPointF> unscaled = m_window->maxWeightChart()->unscaledPoints();
+    const QList<QPointF> scaled = m_window->maxWeightChart()->scaledPoints();
+    const QList<QPointF> jUnscaled = m_window->jacobianNormChart()->unscaledPoints();
+    const QList<QPointF> jScaled = m_window->jacobianNormChart()->scaledPoints();
+    QCOMPARE(unscaled.size(), qsizetype(dks.size()));
+    QCOMPARE(jScaled.size(), qsizetype(dks.size()));
+    for (std::size_t i = 0; i < dks.size(); ++i) {
+        const auto k = qsizetype(i);
+        QCOMPARE(unscaled[k].x(), double(dks[i]));
+        QCOMPARE(unscaled[k].y(), table.number(i, "max_weight_unscaled"));
+        QCOMPARE(scaled[k].y(), table.number(i, "max_weight_scaled"));
+        QCOMPARE(jUnscaled[k].y(), table.number(i, "jacobian_norm_unscaled"));
+        QCOMPARE(jScaled[k].y(), table.number(i, "jacobian_norm_scaled"));
+    }
+    // E2's lesson is visible: unscaled saturates, scaled does not.
+    QVERIFY(unscaled.back().y() > 0.9);
+    QVERIFY(scaled.back().y() < 0.6);
+    QCOMPARE(m_window->maxWeightChart()->currentDk(), p.dK());
+}
+
+void TestMainWindow::scalingRunnerNewestWins()
+{
+    ScalingSweepRunner runner;
+    QSignalSpy done(&runner, &ScalingSweepRunner::finished);
+    QSignalSpy busy(&runner, &ScalingSweepRunner::busyChanged);
+    for (int keys = 50; keys <= 60; ++keys)
+        runner.request(quint64(keys), keys);
+    QVERIFY(done.wait(30000));
+    QTest::qWait(200);
+    QCOMPARE(done.count(), 1);
+    const auto data = done.at(0).at(0).value<std::shared_ptr<const ScalingSweepData>>();
+    QCOMPARE(data->keys, 60);
+    QCOMPARE(data->seed, quint64(60));
+    QVERIFY(!runner.isBusy());
+    QCOMPARE(busy.count(), 2); // busy once, idle once
+    // Trial budget: 300 for few keys, never below 16.
+    QCOMPARE(ScalingSweepRunner::trialsFor(4), 300);
+    QCOMPARE(ScalingSweepRunner::trialsFor(1024), 16);
+}
+
+void TestMainWindow::rowMetricsChartShowsSelectedHead()
+{
+    const ResultPtr r = waitForFirstResult();
+    QVERIFY(r);
+    RowMetricsChart *chart = m_window->rowMetricsChart();
+    for (int head : {0, r->params.heads - 1}) {
+        chart->setHead(head);
+        QTest::qWait(60);
+        QCOMPARE(chart->head(), head);
+        const RowMetrics &m = r->metrics[std::size_t(head)];
+        const QList<QPointF> maxW = chart->maxWeightPoints();
+        const QList<QPointF> ent = chart->entropyPoints();
+        const QList<QPointF> eff = chart->effectiveTermsPoints();
+        QCOMPARE(maxW.size(), qsizetype(m.maxWeight.size()));
+        for (qsizetype i = 0; i < maxW.size(); ++i) {
+            QCOMPARE(maxW[i].x(), double(i));
+            // Independent of the core metrics: recompute from the weights.
+            const auto row = r->weights[std::size_t(head)].row(i);
+            QCOMPARE(maxW[i].y(), row.maxCoeff());
+            double entropy = 0, sumSq = 0;
+            for (Index j = 0; j < row.size(); ++j) {
+                if (row(j) > 0)
+                    entropy -= row(j) * std::log(row(j));
+                sumSq += row(j) * row(j);
+            }
+            QVERIFY(std::abs(ent[i].y() - entropy) <= 1e-12);
+            QVERIFY(std::abs(eff[i].y() - 1.0 / sumSq) <= 1e-9 * (1.0 / sumSq));
+        }
+    }
+    // Out-of-range heads are clamped.
+    chart->setHead(999);
+    QCOMPARE(chart->head(), r->params.heads - 1);
+}
+
+void TestMainWindow::tileClickEnlargesAndSelectsHead()
+{
+    const ResultPtr r = waitForFirstResult();
+    QVERIFY(r && r->params.heads >= 2);
+    HeatmapWidget *heatmap = m_window->heatmapWidget();
+    QVERIFY(!heatmap->isSingleHead());
+    emit heatmap->tileActivated(1);
+    QVERIFY(heatmap->isSingleHead());
+    QCOMPARE(heatmap->options().head, 1);
+    QCOMPARE(m_window->rowMetricsChart()->head(), 1);
+    emit heatmap->tileActivated(1);
+    QVERIFY(!heatmap->isSingleHead());
+}
+
+void TestMainWindow::statusBarWarnsOnNonFinite()
+{
+    const ResultPtr r = waitForFirstResult();
+    QVERIFY(r);
+    auto *warning = m_window->findChild<QLabel *>(QStringLiteral("nonFiniteStatus"));
+    QVERIFY(warning && !warning->isVisible());
+    auto bad = std::make_shared<SessionResult>(*r);
+    bad->nonFinite.found = true;
+    bad->nonFinite.nanCount = 3;
+    bad->nonFinite.row = 2;
+    bad->nonFinite.col = 5;
+    emit m_window->session()->resultChanged(bad);
+    QVERIFY(warning->isVisible());
+    QVERIFY(warning->text().contains(QLatin1String("NaN")));
+    QVERIFY(warning->text().contains(QLatin1String("3 NaN")));
+    QVERIFY(warning->text().contains(QLatin1String("i = 2")));
+    emit m_window->session()->resultChanged(r);
+    QVERIFY(!warning->isVisible());
+    auto *sum = m_window->findChild<QLabel *>(QStringLiteral("rowSumStatus"));
+    QVERIFY(sum && sum->text().contains(QStringLiteral("|Σw − 1|")));
+}
+
+void TestMainWindow::timingChartMeasures()
+{
+    TimingChart *timing = m_window->timingChart();
+    auto *maxN = timing->findChild<QComboBox *>(QStringLiteral("timingMaxNCombo"));
+    auto *repeats = timing->findChild<QSpinBox *>(QStringLiteral("timingRepeatsSpin"));
+    auto *d = timing->findChild<QSpinBox *>(QStringLiteral("timingDSpin"));
+    QVERIFY(maxN && repeats && d);
+    maxN->setCurrentIndex(0); // up to 512
+    repeats->setValue(1);
+    d->setValue(16);
+    QCOMPARE(timing->sequenceLengths(), (std::vector<int> {128, 256, 512}));
+    QSignalSpy finished(timing, &TimingChart::finished);
+    QSignalSpy running(timing, &TimingChart::runningChanged);
+    timing->run();
+    QVERIFY(timing->isRunning());
+    QVERIFY(finished.wait(60000));
+    QVERIFY(!timing->isRunning());
+    QCOMPARE(running.count(), 2);
+    const auto data = timing->data();
+    QVERIFY(data);
+    QCOMPARE(data->n, (std::vector<double> {128, 256, 512}));
+    for (std::size_t i = 0; i < data->n.size(); ++i) {
+        // float32 score matrix: n² · 4 bytes.
+        QCOMPARE(data->mib[i], data->n[i] * data->n[i] * 4.0 / (1024.0 * 1024.0));
+        QVERIFY(data->seconds[i] > 0);
+    }
+    QVERIFY(std::isfinite(data->exponent));
+
+    // Cancel right after starting: the run stops (cancelled or already done), never hangs.
+    maxN->setCurrentIndex(3);
+    timing->run();
+    timing->cancel();
+    QTRY_VERIFY_WITH_TIMEOUT(!timing->isRunning(), 60000);
+}
+
+void TestMainWindow::everyControlHasToolTip()
+{
+    const QList<QWidget *> roots
+        = {m_window->controlPanel(), m_window->timingChart(), m_window->rowMetricsChart()};
+    int checked = 0;
+    for (QWidget *root : roots) {
+        for (QWidget *w : root->findChildren<QWidget *>()) {
+            const bool isControl = qobject_cast<QAbstractSpinBox *>(w)
+                || qobject_cast<QComboBox *>(w) || qobject_cast<QAbstractSlider *>(w)
+                || qobject_cast<QAbstractButton *>(w);
+            if (!isControl || qobject_cast<QScrollBar *>(w))
+                continue; // scroll bars belong to views, not to the user's controls
+            if (qobject_cast<QAbstractSpinBox *>(w->parentWidget())
+                || qobject_cast<QComboBox *>(w->parentWidget()))
+                continue; // inner parts of a compound control
+            QVERIFY2(!w->toolTip().isEmpty(),
+                     qPrintable(QStringLiteral("%1 (%2) has no tooltip")
+                                    .arg(w->objectName(), w->metaObject()->className())));
+            ++checked;
+        }
+    }
+    QVERIFY(checked >= 20);
+}
+
+void TestMainWindow::shortcutsAreUnique()
+{
+    const QList<QAction *> actions = m_window->shortcutActions();
+    QVERIFY(actions.size() >= 12);
+    QSet<QString> seen;
+    for (QAction *a : actions) {
+        const QString key = a->shortcut().toString(QKeySequence::PortableText);
+        QVERIFY2(!seen.contains(key), qPrintable(QStringLiteral("duplicate shortcut %1").arg(key)));
+        seen.insert(key);
+    }
+    QVERIFY(seen.contains(QStringLiteral("Ctrl+E")));
+    QVERIFY(seen.contains(QStringLiteral("F1")));
+}
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"

@@ -1,0 +1,270 @@
+#include "rowmetricschart.h"
+
+#include "chartstyle.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QComboBox>
+#include <QCursor>
+#include <QEvent>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineSeries>
+#include <QScatterSeries>
+#include <QSignalBlocker>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <QValueAxis>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attn {
+
+RowMetricsChart::RowMetricsChart(QWidget *parent)
+    : QWidget(parent)
+{
+    setObjectName(QStringLiteral("rowMetricsChart"));
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+
+    auto *bar = new QHBoxLayout;
+    bar->setContentsMargins(6, 2, 6, 0);
+    auto *headLabel = new QLabel(tr("&Head:"), this);
+    m_headCombo = new QComboBox(this);
+    m_headCombo->setObjectName(QStringLiteral("rowMetricsHeadCombo"));
+    m_headCombo->setToolTip(
+        tr("Head whose rows are plotted (clicking a heatmap tile selects it)."));
+    m_headCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    headLabel->setBuddy(m_headCombo);
+    bar->addWidget(headLabel);
+    bar->addWidget(m_headCombo);
+    bar->addStretch(1);
+    layout->addLayout(bar);
+
+    m_view = new QChartView(this);
+    m_view->setRenderHint(QPainter::Antialiasing);
+    m_view->setMinimumSize(260, 180);
+    m_view->setWhatsThis(
+        tr("Per query row i of the selected head: the largest weight, the entropy −Σ w log w "
+           "in nats (ln n_k for a uniform row, 0 for one-hot) and the effective number of "
+           "attended keys 1/Σw² (n_k uniform, 1 one-hot). Fully masked rows have all-zero "
+           "weights and are marked."));
+    layout->addWidget(m_view, 1);
+
+    auto *chart = new QChart;
+    chart->legend()->setAlignment(Qt::AlignBottom);
+    m_view->setChart(chart);
+
+    m_maxWeight = new QLineSeries(chart);
+    m_maxWeight->setName(tr("max weight"));
+    m_entropy = new QLineSeries(chart);
+    m_entropy->setName(tr("entropy (nats)"));
+    m_effective = new QLineSeries(chart);
+    m_effective->setName(tr("effective terms 1/Σw²"));
+    m_masked = new QScatterSeries(chart);
+    m_masked->setName(tr("fully masked row"));
+    m_masked->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+    m_masked->setMarkerSize(7);
+    chart->addSeries(m_maxWeight);
+    chart->addSeries(m_entropy);
+    chart->addSeries(m_effective);
+    chart->addSeries(m_masked);
+
+    m_xAxis = new QValueAxis(chart);
+    m_xAxis->setTitleText(tr("query i (row)"));
+    m_xAxis->setLabelFormat(QStringLiteral("%d"));
+    m_maxAxis = new QValueAxis(chart);
+    m_maxAxis->setTitleText(tr("max weight"));
+    m_maxAxis->setRange(0, 1);
+    m_maxAxis->setLabelFormat(QStringLiteral("%.1f"));
+    m_entropyAxis = new QValueAxis(chart);
+    m_entropyAxis->setTitleText(tr("entropy (nats)"));
+    m_entropyAxis->setLabelFormat(QStringLiteral("%.1f"));
+    m_effectiveAxis = new QValueAxis(chart);
+    m_effectiveAxis->setTitleText(tr("effective terms"));
+    m_effectiveAxis->setLabelFormat(QStringLiteral("%g"));
+    chart->addAxis(m_xAxis, Qt::AlignBottom);
+    chart->addAxis(m_maxAxis, Qt::AlignLeft);
+    chart->addAxis(m_entropyAxis, Qt::AlignRight);
+    chart->addAxis(m_effectiveAxis, Qt::AlignRight);
+    for (QAbstractSeries *s : chart->series())
+        s->attachAxis(m_xAxis);
+    m_maxWeight->attachAxis(m_maxAxis);
+    m_masked->attachAxis(m_maxAxis);
+    m_entropy->attachAxis(m_entropyAxis);
+    m_effective->attachAxis(m_effectiveAxis);
+
+    for (QLineSeries *s : {m_maxWeight, m_entropy, m_effective}) {
+        connect(s, &QXYSeries::hovered, this, [this, s](const QPointF &p, bool state) {
+            if (state)
+                QToolTip::showText(QCursor::pos(),
+                                   tr("head %1, query i = %2\n%3 = %4")
+                                       .arg(m_head)
+                                       .arg(std::lround(p.x()))
+                                       .arg(s->name())
+                                       .arg(p.y(), 0, 'g', 4),
+                                   m_view);
+            else
+                QToolTip::hideText();
+        });
+    }
+
+    connect(m_headCombo, &QComboBox::currentIndexChanged, this, [this](int index) {
+        if (index >= 0)
+            setHead(index);
+    });
+
+    m_redrawTimer.setSingleShot(true);
+    m_redrawTimer.setInterval(16);
+    connect(&m_redrawTimer, &QTimer::timeout, this, &RowMetricsChart::redraw);
+    applyTheme();
+    redraw();
+}
+
+void RowMetricsChart::applyTheme()
+{
+    QChart *chart = m_view->chart();
+    chartstyle::applyTheme(chart, this);
+    const QColor colors[]
+        = {chartstyle::scaledColor(), chartstyle::unscaledColor(), chartstyle::thirdColor()};
+    QLineSeries *series[] = {m_maxWeight, m_entropy, m_effective};
+    QValueAxis *axes[] = {m_maxAxis, m_entropyAxis, m_effectiveAxis};
+    for (int i = 0; i < 3; ++i) {
+        series[i]->setPen(chartstyle::seriesPen(colors[i], 1.8));
+        series[i]->setColor(colors[i]);
+        // Each axis wears its series' colour so the three scales are told apart.
+        axes[i]->setLinePenColor(colors[i]);
+        axes[i]->setLabelsColor(colors[i]);
+        axes[i]->setTitleBrush(colors[i]);
+    }
+    const QColor marker = chartstyle::markerColor(this);
+    m_masked->setColor(marker);
+    m_masked->setBorderColor(marker);
+}
+
+void RowMetricsChart::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::FontChange)
+        applyTheme();
+}
+
+void RowMetricsChart::setResult(std::shared_ptr<const SessionResult> result)
+{
+    m_result = std::move(result);
+    const int heads = m_result && m_result->ok() ? int(m_result->metrics.size()) : 0;
+    if (m_headCombo->count() != heads) {
+        const QSignalBlocker blocker(m_headCombo);
+        m_headCombo->clear();
+        for (int h = 0; h < heads; ++h)
+            m_headCombo->addItem(tr("head %1").arg(h));
+    }
+    if (heads > 0) {
+        const int clamped = std::clamp(m_head, 0, heads - 1);
+        const QSignalBlocker blocker(m_headCombo);
+        m_headCombo->setCurrentIndex(clamped);
+        if (clamped != m_head) {
+            m_head = clamped;
+            emit headChanged(m_head);
+        }
+    }
+    scheduleRedraw();
+}
+
+void RowMetricsChart::setHead(int head)
+{
+    const int heads = m_headCombo->count();
+    if (heads > 0)
+        head = std::clamp(head, 0, heads - 1);
+    if (head == m_head)
+        return;
+    m_head = head;
+    {
+        const QSignalBlocker blocker(m_headCombo);
+        m_headCombo->setCurrentIndex(head);
+    }
+    scheduleRedraw();
+    emit headChanged(m_head);
+}
+
+QList<QPointF> RowMetricsChart::maxWeightPoints() const
+{
+    return m_maxWeight->points();
+}
+
+QList<QPointF> RowMetricsChart::entropyPoints() const
+{
+    return m_entropy->points();
+}
+
+QList<QPointF> RowMetricsChart::effectiveTermsPoints() const
+{
+    return m_effective->points();
+}
+
+void RowMetricsChart::scheduleRedraw()
+{
+    if (!m_redrawTimer.isActive())
+        m_redrawTimer.start();
+}
+
+void RowMetricsChart::redraw()
+{
+    QList<QPointF> maxWeight, entropy, effective, masked;
+    int nQ = 1, nK = 1;
+    QString title = tr("<b>Per-row metrics</b><br><small>no result yet</small>");
+    if (m_result && m_result->ok() && m_head >= 0 && m_head < int(m_result->metrics.size())) {
+        const RowMetrics &m = m_result->metrics[std::size_t(m_head)];
+        nQ = int(m.maxWeight.size());
+        nK = m_result->params.keyCount();
+        maxWeight.reserve(nQ);
+        entropy.reserve(nQ);
+        effective.reserve(nQ);
+        for (int i = 0; i < nQ; ++i) {
+            if (i < int(m.fullyMasked.size()) && m.fullyMasked[std::size_t(i)]) {
+                masked.append(QPointF(i, 0.0));
+                continue; // no weights on this row: a gap, never a fake 0
+            }
+            maxWeight.append(QPointF(i, m.maxWeight(i)));
+            entropy.append(QPointF(i, m.entropy(i)));
+            effective.append(QPointF(i, m.effectiveTerms(i)));
+        }
+        title = tr("<b>Per-row metrics, head %1</b><br><small>n_q = %2 rows, n_k = %3 keys; "
+                   "uniform row: entropy ln n_k = %4, effective terms n_k</small>")
+                    .arg(m_head)
+                    .arg(nQ)
+                    .arg(nK)
+                    .arg(std::log(double(nK)), 0, 'f', 2);
+    }
+    const bool showPoints = nQ <= 64;
+    for (QLineSeries *s : {m_maxWeight, m_entropy, m_effective})
+        s->setPointsVisible(showPoints);
+    m_maxWeight->replace(maxWeight);
+    m_entropy->replace(entropy);
+    m_effective->replace(effective);
+    m_masked->replace(masked);
+    m_masked->setVisible(!masked.isEmpty());
+
+    // Integer ticks at a 1-2-5 step, about eight of them, anchored at row 0.
+    const double span = std::max(1, nQ - 1);
+    const double raw = std::max(1.0, span / 8);
+    const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+    double step = decade;
+    for (double f : {1.0, 2.0, 5.0, 10.0}) {
+        if (f * decade >= raw) {
+            step = f * decade;
+            break;
+        }
+    }
+    m_xAxis->setRange(nQ > 1 ? -0.02 * span : -0.5, nQ > 1 ? span * 1.02 : 0.5);
+    m_xAxis->setTickType(QValueAxis::TicksDynamic);
+    m_xAxis->setTickAnchor(0);
+    m_xAxis->setTickInterval(step);
+    m_entropyAxis->setRange(0, std::max(0.1, std::log(double(nK)) * 1.05));
+    m_effectiveAxis->setRange(0, std::max(1.0, nK * 1.05));
+    m_view->chart()->setTitle(title);
+}
+
+} // namespace attn

@@ -1,0 +1,258 @@
+#include "scalingchart.h"
+
+#include "chartstyle.h"
+
+#include <QCursor>
+#include <QEvent>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QScatterSeries>
+#include <QToolTip>
+#include <QValueAxis>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+namespace attn {
+
+namespace {
+
+QList<QPointF> toPoints(const std::vector<double> &x, const std::vector<double> &y)
+{
+    QList<QPointF> points;
+    points.reserve(qsizetype(std::min(x.size(), y.size())));
+    for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) {
+        if (std::isfinite(y[i]))
+            points.append(QPointF(x[i], y[i]));
+    }
+    return points;
+}
+
+// y at x on a curve whose x is log-spaced (interpolated linearly in log₂ x); nullopt outside.
+std::optional<double> interpolateLog2(const QList<QPointF> &points, double x)
+{
+    for (qsizetype i = 0; i + 1 < points.size(); ++i) {
+        const QPointF a = points[i], b = points[i + 1];
+        if (x >= a.x() && x <= b.x()) {
+            const double t
+                = (std::log2(x) - std::log2(a.x())) / (std::log2(b.x()) - std::log2(a.x()));
+            return a.y() + t * (b.y() - a.y());
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+ScalingChart::ScalingChart(const QString &title, const QString &yTitle, QWidget *parent)
+    : QChartView(parent)
+    , m_title(title)
+{
+    setRenderHint(QPainter::Antialiasing);
+    setMinimumSize(260, 180);
+
+    auto *chart = new QChart;
+    chart->legend()->setAlignment(Qt::AlignBottom);
+    setChart(chart);
+    chartstyle::applyTheme(chart, this);
+
+    m_unscaled = new QLineSeries(chart);
+    m_unscaled->setName(tr("unscaled (α = 0)"));
+    m_unscaled->setPointsVisible(true);
+    m_scaled = new QLineSeries(chart);
+    m_scaled->setName(tr("scaled by 1/√d_k"));
+    m_scaled->setPointsVisible(true);
+    m_marker = new QLineSeries(chart);
+    m_markerPoints = new QScatterSeries(chart);
+    m_markerPoints->setMarkerSize(9);
+    m_markerPoints->setName(tr("current d_k"));
+
+    for (QXYSeries *s :
+         {static_cast<QXYSeries *>(m_unscaled), static_cast<QXYSeries *>(m_scaled),
+          static_cast<QXYSeries *>(m_marker), static_cast<QXYSeries *>(m_markerPoints)})
+        chart->addSeries(s);
+
+    m_xAxis = new QLogValueAxis(chart);
+    m_xAxis->setBase(2);
+    m_xAxis->setLabelFormat(QStringLiteral("%g"));
+    m_xAxis->setTitleText(tr("d_k (log₂ axis)"));
+    m_xAxis->setMinorTickCount(0);
+    m_xAxis->setRange(1.5, 2800);
+    m_yAxis = new QValueAxis(chart);
+    m_yAxis->setTitleText(yTitle);
+    m_yAxis->setLabelFormat(QStringLiteral("%.2f"));
+    chart->addAxis(m_xAxis, Qt::AlignBottom);
+    chart->addAxis(m_yAxis, Qt::AlignLeft);
+    for (QAbstractSeries *s : chart->series()) {
+        s->attachAxis(m_xAxis);
+        s->attachAxis(m_yAxis);
+    }
+    // The vertical marker line needs no legend entry of its own (the points carry the name).
+    chart->legend()->markers(m_marker).constFirst()->setVisible(false);
+
+    for (QXYSeries *s :
+         {static_cast<QXYSeries *>(m_unscaled), static_cast<QXYSeries *>(m_scaled)}) {
+        connect(s, &QXYSeries::hovered, this, [this, s](const QPointF &p, bool state) {
+            if (state)
+                QToolTip::showText(
+                    QCursor::pos(),
+                    tr("%1\nd_k = %2: %3").arg(s->name()).arg(p.x()).arg(p.y(), 0, 'g', 4), this);
+            else
+                QToolTip::hideText();
+        });
+    }
+
+    m_redrawTimer.setSingleShot(true);
+    m_redrawTimer.setInterval(16); // at most one repaint per frame while a slider moves
+    connect(&m_redrawTimer, &QTimer::timeout, this, &ScalingChart::redraw);
+    applyTheme();
+    updateTitle();
+}
+
+void ScalingChart::applyTheme()
+{
+    chartstyle::applyTheme(chart(), this);
+    m_unscaled->setPen(chartstyle::seriesPen(chartstyle::unscaledColor()));
+    m_unscaled->setColor(chartstyle::unscaledColor());
+    m_scaled->setPen(chartstyle::seriesPen(chartstyle::scaledColor()));
+    m_scaled->setColor(chartstyle::scaledColor());
+    const QColor marker = chartstyle::markerColor(this);
+    m_marker->setPen(chartstyle::seriesPen(marker, 1.5, Qt::DashLine));
+    m_markerPoints->setColor(marker);
+    m_markerPoints->setBorderColor(marker);
+}
+
+void ScalingChart::changeEvent(QEvent *event)
+{
+    QChartView::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::FontChange)
+        applyTheme();
+}
+
+void ScalingChart::setSweep(std::shared_ptr<const ScalingSweepData> data)
+{
+    m_data = std::move(data);
+    m_error.clear();
+    scheduleRedraw();
+}
+
+void ScalingChart::setCurrentDk(int dk)
+{
+    if (dk == m_dk)
+        return;
+    m_dk = dk;
+    scheduleRedraw();
+}
+
+void ScalingChart::setBusy(bool busy)
+{
+    if (busy == m_busy)
+        return;
+    m_busy = busy;
+    updateTitle();
+}
+
+void ScalingChart::setErrorText(const QString &message)
+{
+    m_error = message;
+    updateTitle();
+}
+
+QList<QPointF> ScalingChart::unscaledPoints() const
+{
+    return m_unscaled->points();
+}
+
+QList<QPointF> ScalingChart::scaledPoints() const
+{
+    return m_scaled->points();
+}
+
+std::pair<double, double> ScalingChart::yRange(double maxValue) const
+{
+    return {0.0, maxValue > 0 ? maxValue * 1.08 : 1.0};
+}
+
+void ScalingChart::scheduleRedraw()
+{
+    if (!m_redrawTimer.isActive())
+        m_redrawTimer.start();
+}
+
+void ScalingChart::redraw()
+{
+    QList<QPointF> unscaled, scaled;
+    if (m_data) {
+        unscaled = toPoints(m_data->dk, unscaledValues(*m_data));
+        scaled = toPoints(m_data->dk, scaledValues(*m_data));
+    }
+    m_unscaled->replace(unscaled);
+    m_scaled->replace(scaled);
+
+    double maxValue = 0;
+    for (const QList<QPointF> *list : {&unscaled, &scaled})
+        for (const QPointF &p : *list)
+            maxValue = std::max(maxValue, p.y());
+    const auto [y0, y1] = yRange(maxValue);
+    m_yAxis->setRange(y0, y1);
+    if (!m_data)
+        m_yAxis->applyNiceNumbers();
+
+    const double lo = std::min(1.5, m_dk > 0 ? m_dk / 1.3 : 1.5);
+    const double hi = std::max(2800.0, m_dk * 1.3);
+    m_xAxis->setRange(lo, hi);
+
+    QList<QPointF> marker, markerPoints;
+    if (m_dk > 0) {
+        marker = {QPointF(m_dk, y0), QPointF(m_dk, y1)};
+        for (const QList<QPointF> *list : {&unscaled, &scaled}) {
+            if (const auto y = interpolateLog2(*list, m_dk))
+                markerPoints.append(QPointF(m_dk, *y));
+        }
+        m_markerPoints->setName(tr("current d_k = %1").arg(m_dk));
+    }
+    m_marker->replace(marker);
+    m_markerPoints->replace(markerPoints);
+    updateTitle();
+}
+
+void ScalingChart::updateTitle()
+{
+    QString sub;
+    if (!m_error.isEmpty())
+        sub = tr("sweep failed: %1").arg(m_error.toHtmlEscaped());
+    else if (m_data)
+        sub = tr("E2 sweep: %1 trials × %2 keys per d_k, seed %3")
+                  .arg(m_data->trials)
+                  .arg(m_data->keys)
+                  .arg(m_data->seed);
+    else
+        sub = tr("E2 sweep: waiting for the first result");
+    if (m_busy)
+        sub += tr(" · computing…");
+    chart()->setTitle(
+        QStringLiteral("<b>%1</b><br><small>%2</small>").arg(m_title.toHtmlEscaped(), sub));
+}
+
+MaxWeightChart::MaxWeightChart(QWidget *parent)
+    : ScalingChart(tr("Mean max weight vs d_k"), tr("mean max_j w_j"), parent)
+{
+    setObjectName(QStringLiteral("maxWeightChart"));
+    setWhatsThis(tr("Mean over random queries of the largest softmax weight, for keys whose "
+                    "count is the session's n_k. Unscaled scores have std √d_k, so the softmax "
+                    "saturates toward one-hot (max → 1) as d_k grows; dividing by √d_k keeps it "
+                    "flat (Vaswani et al. 2017, §3.2.1; EXPERIMENTS.md E2)."));
+}
+
+JacobianNormChart::JacobianNormChart(QWidget *parent)
+    : ScalingChart(tr("Mean softmax-Jacobian norm vs d_k"), tr("mean ‖diag(p) − ppᵀ‖_F"), parent)
+{
+    setObjectName(QStringLiteral("jacobianNormChart"));
+    setWhatsThis(tr("Mean Frobenius norm of the softmax Jacobian J = diag(p) − ppᵀ: how much "
+                    "gradient flows through the softmax. Unscaled it falls toward 0 as d_k grows "
+                    "(vanishing gradients); with 1/√d_k it stays flat (EXPERIMENTS.md E2)."));
+}
+
+} // namespace attn

@@ -1,0 +1,124 @@
+#include "scalingsweeprunner.h"
+
+#include <experiments/experiments.h>
+
+#include <QElapsedTimer>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+#include <exception>
+
+namespace attn {
+
+ScalingSweepRunner::ScalingSweepRunner(QObject *parent)
+    : QObject(parent)
+{
+    connect(&m_watcher, &QFutureWatcher<Outcome>::finished, this, &ScalingSweepRunner::onFinished);
+}
+
+ScalingSweepRunner::~ScalingSweepRunner()
+{
+    if (m_cancel)
+        m_cancel->store(true);
+    m_watcher.disconnect(this);
+    m_watcher.waitForFinished();
+}
+
+std::vector<int> ScalingSweepRunner::sweepDks()
+{
+    std::vector<int> dks;
+    for (int dk = 2; dk <= 2048; dk *= 2)
+        dks.push_back(dk);
+    return dks;
+}
+
+int ScalingSweepRunner::trialsFor(int keys)
+{
+    double sumDk = 0;
+    for (int dk : sweepDks())
+        sumDk += double(dk);
+    const double budget = 2e7; // random draws per sweep
+    const double trials = budget / ((std::max(1, keys) + 1) * sumDk);
+    return int(std::clamp(trials, 16.0, 300.0));
+}
+
+void ScalingSweepRunner::request(quint64 seed, int keys)
+{
+    const Request r {seed, std::max(1, keys)};
+    if (m_newest && *m_newest == r)
+        return;
+    m_newest = r;
+    if (m_running) {
+        // Supersede the running sweep: stop it and start this one when it has stopped.
+        m_pending = r;
+        if (m_cancel)
+            m_cancel->store(true);
+        return;
+    }
+    start(r);
+}
+
+void ScalingSweepRunner::start(const Request &r)
+{
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    const bool wasRunning = m_running;
+    m_running = true;
+    auto cancel = m_cancel;
+    m_watcher.setFuture(QtConcurrent::run([r, cancel]() -> Outcome {
+        Outcome out;
+        try {
+            QElapsedTimer timer;
+            timer.start();
+            RunContext context;
+            context.cancel = cancel.get();
+            const std::vector<int> dks = sweepDks();
+            const std::vector<Index> dkIndex(dks.begin(), dks.end());
+            const int trials = trialsFor(r.keys);
+            const Table table = scalingSweep(r.seed, trials, r.keys, dkIndex, context);
+            auto data = std::make_shared<ScalingSweepData>();
+            data->seed = r.seed;
+            data->keys = r.keys;
+            data->trials = trials;
+            for (std::size_t row = 0; row < table.rowCount(); ++row) {
+                data->dk.push_back(table.number(row, "d_k"));
+                data->scoreStd.push_back(table.number(row, "score_std"));
+                data->maxWeightUnscaled.push_back(table.number(row, "max_weight_unscaled"));
+                data->maxWeightScaled.push_back(table.number(row, "max_weight_scaled"));
+                data->jacobianUnscaled.push_back(table.number(row, "jacobian_norm_unscaled"));
+                data->jacobianScaled.push_back(table.number(row, "jacobian_norm_scaled"));
+            }
+            data->seconds = timer.nsecsElapsed() * 1e-9;
+            out.data = std::move(data);
+        } catch (const Cancelled &) {
+            out.cancelled = true;
+        } catch (const std::exception &e) {
+            out.error = QString::fromUtf8(e.what());
+        }
+        return out;
+    }));
+    if (!wasRunning)
+        emit busyChanged(true);
+}
+
+void ScalingSweepRunner::onFinished()
+{
+    const Outcome out = m_watcher.result();
+    if (m_pending) {
+        const Request next = *m_pending;
+        m_pending.reset();
+        start(next); // stays busy; the finished sweep is stale and dropped
+        return;
+    }
+    m_running = false;
+    emit busyChanged(false);
+    if (out.cancelled)
+        return;
+    if (!out.error.isEmpty()) {
+        emit failed(out.error);
+        return;
+    }
+    m_data = out.data;
+    emit finished(m_data);
+}
+
+} // namespace attn

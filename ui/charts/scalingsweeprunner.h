@@ -1,0 +1,80 @@
+#pragma once
+// ScalingSweepRunner: runs the E2 scaling sweep (core scalingSweep) for the live charts "mean max
+// weight vs d_k" and "mean softmax-Jacobian norm vs d_k", off the GUI thread.
+// Newest request wins (after Qt's Mandelbrot example): a request made while a sweep runs cancels
+// it (RunContext::cancel) and is started when the old one has stopped; only the result of the
+// newest request is ever delivered.
+
+#include <QFutureWatcher>
+#include <QObject>
+#include <QString>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace attn {
+
+/// One sweep, as plotted: every vector has one entry per d_k.
+struct ScalingSweepData
+{
+    quint64 seed = 0;
+    int keys = 0; ///< keys per query (the session's n_k)
+    int trials = 0; ///< trials per d_k (see ScalingSweepRunner::trialsFor)
+    std::vector<double> dk; ///< 2^1 … 2^11
+    std::vector<double> scoreStd; ///< std of raw scores q·k (tracks √d_k)
+    std::vector<double> maxWeightUnscaled, maxWeightScaled; ///< mean over trials of max_j w_j
+    std::vector<double> jacobianUnscaled, jacobianScaled; ///< mean ‖diag(p) − ppᵀ‖_F
+    double seconds = 0; ///< wall time of the sweep
+};
+
+class ScalingSweepRunner : public QObject
+{
+    Q_OBJECT
+public:
+    explicit ScalingSweepRunner(QObject *parent = nullptr);
+    ~ScalingSweepRunner() override; ///< cancels and waits for a running sweep
+
+    /// d_k values of the sweep: 2^1 … 2^11.
+    static std::vector<int> sweepDks();
+    /// Trials per d_k for `keys` keys: 300 when cheap, fewer (at least 16) for many keys so a
+    /// sweep costs at most ~2·10⁷ random draws (a fraction of a second).
+    static int trialsFor(int keys);
+
+    /// Schedules a sweep for (seed, keys); no-op if it equals the newest request.
+    void request(quint64 seed, int keys);
+    bool isBusy() const { return m_running; }
+    /// Latest delivered data (nullptr before the first).
+    std::shared_ptr<const ScalingSweepData> data() const { return m_data; }
+
+signals:
+    void finished(std::shared_ptr<const attn::ScalingSweepData> data);
+    void failed(const QString &message);
+    void busyChanged(bool busy);
+
+private:
+    struct Request
+    {
+        quint64 seed = 0;
+        int keys = 0;
+        bool operator==(const Request &) const = default;
+    };
+    struct Outcome
+    {
+        std::shared_ptr<const ScalingSweepData> data;
+        QString error;
+        bool cancelled = false;
+    };
+    void start(const Request &r);
+    void onFinished();
+
+    QFutureWatcher<Outcome> m_watcher;
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+    std::optional<Request> m_pending; ///< waiting for the running sweep to stop
+    std::optional<Request> m_newest; ///< the request whose result is wanted
+    bool m_running = false;
+    std::shared_ptr<const ScalingSweepData> m_data;
+};
+
+} // namespace attn

@@ -1,0 +1,547 @@
+#include "mainwindow.h"
+
+#include "attentionsession.h"
+#include "charts/rowmetricschart.h"
+#include "charts/scalingchart.h"
+#include "charts/scalingsweeprunner.h"
+#include "charts/timingchart.h"
+#include "heatmaprenderer.h"
+#include "heatmapwidget.h"
+#include "panels/controlpanel.h"
+#if __has_include("panels/experimentspanel.h") // lands with the experiments panel's commit
+#include "panels/experimentspanel.h"
+#define ATTN_HAVE_EXPERIMENTS_PANEL 1
+#endif
+
+#include <QAction>
+#include <QApplication>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QKeySequence>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QScrollArea>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTimer>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+#include <QWhatsThis>
+
+#include <cmath>
+
+#ifndef ATTNLAB_VERSION
+#define ATTNLAB_VERSION "unknown"
+#endif
+
+namespace attn {
+
+namespace {
+
+QString scaleText(const SessionParameters &p, double scale)
+{
+    QString formula;
+    if (p.scaleExponent == 0.5)
+        formula = QStringLiteral("1/√d_k");
+    else if (p.scaleExponent == 0.0)
+        formula = QObject::tr("none");
+    else
+        formula = QStringLiteral("d_k^−%1").arg(p.scaleExponent, 0, 'g', 3);
+    if (p.temperature != 1.0)
+        formula += QStringLiteral(" / τ=%1").arg(p.temperature, 0, 'g', 3);
+    return QObject::tr("scale %1 = %2").arg(formula).arg(scale, 0, 'g', 4);
+}
+
+QString secondsText(double seconds)
+{
+    if (seconds < 1e-3)
+        return QObject::tr("%1 µs").arg(seconds * 1e6, 0, 'f', 0);
+    if (seconds < 1.0)
+        return QObject::tr("%1 ms").arg(seconds * 1e3, 0, 'f', 1);
+    return QObject::tr("%1 s").arg(seconds, 0, 'f', 2);
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget *parent)
+    : QMainWindow(parent)
+{
+    setObjectName(QStringLiteral("MainWindow"));
+    setWindowTitle(tr("Attention Lab"));
+    setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks
+                   | QMainWindow::AllowNestedDocks);
+
+    m_session = new AttentionSession(this);
+    m_sweepRunner = new ScalingSweepRunner(this);
+
+    m_heatmap = new HeatmapWidget(this);
+    m_heatmap->setObjectName(QStringLiteral("heatmapWidget"));
+    setCentralWidget(m_heatmap);
+
+    createDocks();
+    createActions();
+    createMenus();
+    createStatusBar();
+    connectSession();
+
+    resize(sizeHint());
+
+    // First result for the default parameters.
+    m_controls->setParameters(m_session->parameters());
+    onParametersChanged(m_session->parameters());
+    m_session->recompute();
+}
+
+MainWindow::~MainWindow() = default;
+
+QDockWidget *MainWindow::addDock(QWidget *widget, const QString &title, const QString &objectName,
+                                 Qt::DockWidgetArea area)
+{
+    auto *dock = new QDockWidget(title, this);
+    dock->setObjectName(objectName);
+    dock->setWidget(widget);
+    dock->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable
+                      | QDockWidget::DockWidgetFloatable);
+    addDockWidget(area, dock);
+    m_docks.append(dock);
+    return dock;
+}
+
+void MainWindow::createDocks()
+{
+    setCorner(Qt::TopLeftCorner, Qt::LeftDockWidgetArea);
+    setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+    setCorner(Qt::TopRightCorner, Qt::RightDockWidgetArea);
+    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+
+    m_controls = new ControlPanel;
+    m_controls->setObjectName(QStringLiteral("controlPanel"));
+    auto *scroll = new QScrollArea;
+    scroll->setWidget(m_controls);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setMinimumWidth(m_controls->sizeHint().width() + 20);
+    addDock(scroll, tr("Controls"), QStringLiteral("controlsDock"), Qt::LeftDockWidgetArea);
+
+    m_maxWeightChart = new MaxWeightChart;
+    m_jacobianChart = new JacobianNormChart;
+    m_rowMetricsChart = new RowMetricsChart;
+    QDockWidget *maxDock = addDock(m_maxWeightChart, tr("Max weight vs d_k"),
+                                   QStringLiteral("maxWeightDock"), Qt::RightDockWidgetArea);
+    QDockWidget *jacDock = addDock(m_jacobianChart, tr("Jacobian norm vs d_k"),
+                                   QStringLiteral("jacobianDock"), Qt::RightDockWidgetArea);
+    QDockWidget *rowDock = addDock(m_rowMetricsChart, tr("Per-row metrics"),
+                                   QStringLiteral("rowMetricsDock"), Qt::RightDockWidgetArea);
+    m_timingChart = new TimingChart;
+    QDockWidget *timingDock = addDock(m_timingChart, tr("Timing: what n² costs"),
+                                      QStringLiteral("timingDock"), Qt::BottomDockWidgetArea);
+#ifdef ATTN_HAVE_EXPERIMENTS_PANEL
+    m_experiments = new ExperimentsPanel;
+    m_experiments->setObjectName(QStringLiteral("experimentsPanel"));
+    QDockWidget *experimentsDock
+        = addDock(m_experiments, tr("Experiments E1–E12"), QStringLiteral("experimentsDock"),
+                  Qt::BottomDockWidgetArea);
+    tabifyDockWidget(timingDock, experimentsDock);
+    timingDock->raise();
+#endif
+
+    resizeDocks({maxDock, jacDock, rowDock}, {300, 300, 330}, Qt::Vertical);
+    resizeDocks({maxDock}, {500}, Qt::Horizontal);
+    resizeDocks({timingDock}, {280}, Qt::Vertical);
+}
+
+void MainWindow::createActions()
+{
+    m_exportAction = new QAction(tr("&Export Heatmap Grid…"), this);
+    m_exportAction->setObjectName(QStringLiteral("exportAction"));
+    m_exportAction->setShortcut(QKeySequence(tr("Ctrl+E")));
+    m_exportAction->setStatusTip(tr("Save the heatmap grid (every head, the mean, colourbar and "
+                                    "caption) as PNG, SVG or PDF"));
+    m_exportAction->setIcon(QIcon::fromTheme(QStringLiteral("document-export")));
+    connect(m_exportAction, &QAction::triggered, this, &MainWindow::exportHeatmapGridInteractive);
+
+    m_quitAction = new QAction(tr("&Quit"), this);
+    m_quitAction->setShortcut(QKeySequence::Quit);
+    if (m_quitAction->shortcut().isEmpty())
+        m_quitAction->setShortcut(QKeySequence(tr("Ctrl+Q")));
+    m_quitAction->setStatusTip(tr("Quit Attention Lab"));
+    m_quitAction->setIcon(QIcon::fromTheme(QStringLiteral("application-exit")));
+    connect(m_quitAction, &QAction::triggered, this, &QWidget::close);
+
+    m_recomputeAction = new QAction(tr("&Recompute"), this);
+    m_recomputeAction->setShortcut(QKeySequence(Qt::Key_F5));
+    m_recomputeAction->setStatusTip(tr("Compute the heatmaps again with the current parameters"));
+    connect(m_recomputeAction, &QAction::triggered, m_session, &AttentionSession::recompute);
+
+    m_nextSeedAction = new QAction(tr("&New Seed"), this);
+    m_nextSeedAction->setShortcut(QKeySequence(tr("Ctrl+R")));
+    m_nextSeedAction->setStatusTip(tr("Draw new random inputs and weights (seed + 1)"));
+    connect(m_nextSeedAction, &QAction::triggered, m_controls, &ControlPanel::nextSeed);
+
+    m_toggleScaleAction = new QAction(tr("Toggle 1/√d_k &Scale"), this);
+    m_toggleScaleAction->setShortcut(QKeySequence(tr("Ctrl+K")));
+    m_toggleScaleAction->setStatusTip(tr("Switch between the paper's 1/√d_k scale and unscaled "
+                                         "scores"));
+    connect(m_toggleScaleAction, &QAction::triggered, m_controls, &ControlPanel::toggleScaled);
+
+    m_cycleMaskAction = new QAction(tr("Next &Mask"), this);
+    m_cycleMaskAction->setShortcut(QKeySequence(tr("Ctrl+M")));
+    m_cycleMaskAction->setStatusTip(tr("Cycle the mask: none → causal → key padding"));
+    connect(m_cycleMaskAction, &QAction::triggered, m_controls, &ControlPanel::cycleMask);
+
+    m_doubleDkAction = new QAction(tr("&Double d_k"), this);
+    m_doubleDkAction->setShortcut(QKeySequence(tr("Ctrl+]")));
+    m_doubleDkAction->setStatusTip(tr("d_k × 2 (d_model = d_k · h)"));
+    connect(m_doubleDkAction, &QAction::triggered, this, [this] { m_controls->multiplyDk(2.0); });
+
+    m_halveDkAction = new QAction(tr("&Halve d_k"), this);
+    m_halveDkAction->setShortcut(QKeySequence(tr("Ctrl+[")));
+    m_halveDkAction->setStatusTip(tr("d_k ÷ 2 (d_model = d_k · h)"));
+    connect(m_halveDkAction, &QAction::triggered, this, [this] { m_controls->multiplyDk(0.5); });
+
+    m_runTimingAction = new QAction(tr("Run &Timing"), this);
+    m_runTimingAction->setShortcut(QKeySequence(tr("Ctrl+T")));
+    m_runTimingAction->setStatusTip(tr("Measure time vs n for materialized attention (E8)"));
+    connect(m_runTimingAction, &QAction::triggered, m_timingChart, &TimingChart::run);
+
+    m_cancelTimingAction = new QAction(tr("&Cancel Timing"), this);
+    m_cancelTimingAction->setShortcut(QKeySequence(tr("Ctrl+Shift+T")));
+    m_cancelTimingAction->setStatusTip(tr("Stop a running timing measurement"));
+    m_cancelTimingAction->setEnabled(false);
+    connect(m_cancelTimingAction, &QAction::triggered, m_timingChart, &TimingChart::cancel);
+    connect(m_timingChart, &TimingChart::runningChanged, this, [this](bool running) {
+        m_runTimingAction->setEnabled(!running);
+        m_cancelTimingAction->setEnabled(running);
+    });
+
+    m_showGridAction = new QAction(tr("Show &All Heads"), this);
+    m_showGridAction->setShortcut(QKeySequence(tr("Ctrl+G")));
+    m_showGridAction->setStatusTip(tr("Back to the grid of all heads after enlarging one"));
+    connect(m_showGridAction, &QAction::triggered, m_heatmap, &HeatmapWidget::showGrid);
+
+    m_fullScreenAction = new QAction(tr("&Full Screen"), this);
+    m_fullScreenAction->setShortcut(QKeySequence::FullScreen);
+    if (m_fullScreenAction->shortcut().isEmpty())
+        m_fullScreenAction->setShortcut(QKeySequence(Qt::Key_F11));
+    m_fullScreenAction->setCheckable(true);
+    connect(m_fullScreenAction, &QAction::toggled, this, [this](bool on) {
+        if (on)
+            showFullScreen();
+        else
+            showNormal();
+    });
+
+    m_shortcutsAction = new QAction(tr("&Keyboard Shortcuts"), this);
+    m_shortcutsAction->setShortcut(QKeySequence(Qt::Key_F1));
+    connect(m_shortcutsAction, &QAction::triggered, this, &MainWindow::showKeyboardShortcuts);
+
+    m_whatsThisAction = QWhatsThis::createAction(this);
+    m_whatsThisAction->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F1));
+
+    m_aboutAction = new QAction(tr("&About Attention Lab"), this);
+    connect(m_aboutAction, &QAction::triggered, this, &MainWindow::showAbout);
+    m_aboutQtAction = new QAction(tr("About &Qt"), this);
+    connect(m_aboutQtAction, &QAction::triggered, qApp, &QApplication::aboutQt);
+}
+
+void MainWindow::createMenus()
+{
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    file->addAction(m_exportAction);
+    file->addSeparator();
+    file->addAction(m_quitAction);
+
+    QMenu *params = menuBar()->addMenu(tr("&Parameters"));
+    params->addAction(m_toggleScaleAction);
+    params->addAction(m_cycleMaskAction);
+    params->addAction(m_doubleDkAction);
+    params->addAction(m_halveDkAction);
+    params->addAction(m_nextSeedAction);
+    params->addSeparator();
+    params->addAction(m_recomputeAction);
+    params->addSeparator();
+    params->addAction(m_runTimingAction);
+    params->addAction(m_cancelTimingAction);
+
+    QMenu *view = menuBar()->addMenu(tr("&View"));
+    view->addAction(m_showGridAction);
+    view->addSeparator();
+    int index = 1;
+    for (QDockWidget *dock : std::as_const(m_docks)) {
+        QAction *toggle = dock->toggleViewAction();
+        if (index <= 9)
+            toggle->setShortcut(QKeySequence(tr("Alt+%1").arg(index)));
+        toggle->setStatusTip(tr("Show or hide the %1 panel").arg(dock->windowTitle()));
+        view->addAction(toggle);
+        ++index;
+    }
+    view->addSeparator();
+    view->addAction(m_fullScreenAction);
+
+    QMenu *help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(m_shortcutsAction);
+    help->addAction(m_whatsThisAction);
+    help->addSeparator();
+    help->addAction(m_aboutAction);
+    help->addAction(m_aboutQtAction);
+}
+
+void MainWindow::createStatusBar()
+{
+    auto makeLabel = [this](const QString &name, const QString &tip) {
+        auto *label = new QLabel(this);
+        label->setObjectName(name);
+        label->setToolTip(tip);
+        label->setContentsMargins(6, 0, 6, 0);
+        statusBar()->addPermanentWidget(label);
+        return label;
+    };
+    m_nonFiniteStatus = makeLabel(QStringLiteral("nonFiniteStatus"),
+                                  tr("NaN or Inf values were found in the weights: they are "
+                                     "shown, never hidden"));
+    m_nonFiniteStatus->setStyleSheet(QStringLiteral(
+        "QLabel { background: #d62728; color: white; font-weight: bold; border-radius: 3px; }"));
+    m_nonFiniteStatus->hide();
+    m_busyStatus = makeLabel(QStringLiteral("busyStatus"),
+                             tr("Shown while the worker thread computes a newer result"));
+    m_dkStatus = makeLabel(QStringLiteral("dkStatus"), tr("Head dimension d_k = d_model / h"));
+    m_scaleStatus = makeLabel(QStringLiteral("scaleStatus"),
+                              tr("The factor the scores Q Kᵀ are multiplied by"));
+    m_rowSumStatus = makeLabel(QStringLiteral("rowSumStatus"),
+                               tr("Largest |Σ_j w_ij − 1| over every head and row (rounding "
+                                  "error; fully masked rows excluded)"));
+    m_timeStatus = makeLabel(QStringLiteral("timeStatus"),
+                             tr("Wall time of the last computation (worker thread)"));
+    statusBar()->showMessage(tr("Computing…"));
+}
+
+void MainWindow::connectSession()
+{
+    connect(m_controls, &ControlPanel::parametersEdited, m_session,
+            &AttentionSession::setParameters);
+    connect(m_session, &AttentionSession::parametersChanged, this,
+            &MainWindow::onParametersChanged);
+    connect(m_session, &AttentionSession::resultChanged, this, &MainWindow::onResult);
+    connect(m_session, &AttentionSession::computeFailed, this, &MainWindow::onComputeFailed);
+    connect(m_session, &AttentionSession::busyChanged, this,
+            [this](bool busy) { m_busyStatus->setText(busy ? tr("computing…") : QString()); });
+
+    // Clicking a tile enlarges it (and selects its rows in the metrics chart); clicking the
+    // enlarged tile goes back to the grid.
+    connect(m_heatmap, &HeatmapWidget::tileActivated, this, [this](int head) {
+        const auto r = m_session->result();
+        if (r && head >= 0 && head < int(r->metrics.size()))
+            m_rowMetricsChart->setHead(head);
+        if (m_heatmap->isSingleHead())
+            m_heatmap->showGrid();
+        else
+            m_heatmap->showSingleHead(head);
+    });
+
+    connect(m_sweepRunner, &ScalingSweepRunner::finished, this,
+            [this](std::shared_ptr<const ScalingSweepData> data) {
+                m_maxWeightChart->setSweep(data);
+                m_jacobianChart->setSweep(data);
+            });
+    connect(m_sweepRunner, &ScalingSweepRunner::failed, this, [this](const QString &message) {
+        m_maxWeightChart->setErrorText(message);
+        m_jacobianChart->setErrorText(message);
+    });
+    connect(m_sweepRunner, &ScalingSweepRunner::busyChanged, this, [this](bool busy) {
+        m_maxWeightChart->setBusy(busy);
+        m_jacobianChart->setBusy(busy);
+    });
+}
+
+void MainWindow::onParametersChanged(const SessionParameters &params)
+{
+    m_controls->setParameters(params);
+    m_maxWeightChart->setCurrentDk(params.dK());
+    m_jacobianChart->setCurrentDk(params.dK());
+    // The sweep depends on the key count and the seed only (d_k is its x axis).
+    m_sweepRunner->request(params.seed, params.keyCount());
+}
+
+void MainWindow::onResult(std::shared_ptr<const SessionResult> result)
+{
+    if (!result)
+        return;
+    if (!result->ok()) {
+        onComputeFailed(result->error);
+        return;
+    }
+    statusBar()->clearMessage();
+    m_heatmap->setResult(result);
+    m_rowMetricsChart->setResult(result);
+
+    const SessionParameters &p = result->params;
+    m_dkStatus->setText(tr("d_k = %1").arg(p.dK()));
+    m_scaleStatus->setText(scaleText(p, result->scale));
+    m_rowSumStatus->setText(tr("worst |Σw − 1| = %1").arg(result->worstRowSumError, 0, 'g', 2));
+    m_timeStatus->setText(tr("computed in %1").arg(secondsText(result->computeSeconds)));
+
+    const NonFiniteReport &nf = result->nonFinite;
+    if (nf.found) {
+        m_nonFiniteStatus->setText(tr("⚠ NaN/Inf in weights: %1 NaN, %2 Inf, first at (i = %3, "
+                                      "j = %4)")
+                                       .arg(nf.nanCount)
+                                       .arg(nf.infCount)
+                                       .arg(nf.row)
+                                       .arg(nf.col));
+        m_nonFiniteStatus->show();
+    } else {
+        m_nonFiniteStatus->hide();
+    }
+}
+
+void MainWindow::onComputeFailed(const QString &message)
+{
+    statusBar()->showMessage(tr("Not computed: %1").arg(message), 10000);
+}
+
+QSize MainWindow::defaultExportSize() const
+{
+    const QSize s = m_heatmap->size();
+    return QSize(std::max(800, s.width()), std::max(500, s.height()));
+}
+
+bool MainWindow::exportHeatmapGrid(const QString &path, QSize size, qreal dpr, QString *error) const
+{
+    const auto result = m_session->result();
+    if (!result || !result->ok()) {
+        if (error)
+            *error = tr("There is no computed heatmap to export yet.");
+        return false;
+    }
+    HeatmapRenderer renderer;
+    HeatmapOptions options;
+    options.view = HeatmapView::Grid;
+    options.showMean = true;
+    renderer.setOptions(options);
+    renderer.setResult(result);
+    QString message;
+    const bool ok = renderer.save(path, size, dpr, &message);
+    if (!ok && error)
+        *error = message;
+    return ok;
+}
+
+void MainWindow::exportHeatmapGridInteractive()
+{
+    if (!m_session->result()) {
+        QMessageBox::information(this, tr("Export Heatmap Grid"),
+                                 tr("There is no computed heatmap to export yet."));
+        return;
+    }
+    QString dir = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation);
+    if (dir.isEmpty() || !QDir(dir).exists())
+        dir = QDir::currentPath();
+    const QString suggested = QDir(dir).filePath(QStringLiteral("attention-heads.png"));
+    QString selectedFilter;
+    QString path = QFileDialog::getSaveFileName(
+        this, tr("Export Heatmap Grid"), suggested,
+        tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"), &selectedFilter);
+    if (path.isEmpty())
+        return;
+    if (QFileInfo(path).suffix().isEmpty()) {
+        if (selectedFilter.contains(QLatin1String("svg")))
+            path += QStringLiteral(".svg");
+        else if (selectedFilter.contains(QLatin1String("pdf")))
+            path += QStringLiteral(".pdf");
+        else
+            path += QStringLiteral(".png");
+    }
+    QString error;
+    if (!exportHeatmapGrid(path, defaultExportSize(), 2.0, &error)) {
+        QMessageBox::warning(this, tr("Export Heatmap Grid"), error);
+        return;
+    }
+    statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 6000);
+}
+
+bool MainWindow::openSession(const QString &path)
+{
+    const QString text
+        = tr("Sessions (.attnlab.json) can be opened in a later version of Attention Lab.\n"
+             "“%1” was not opened; the window starts with the default parameters.")
+              .arg(QDir::toNativeSeparators(path));
+    statusBar()->showMessage(tr("Sessions come in a later version: %1 not opened").arg(path),
+                             15000);
+    QMessageBox::information(this, tr("Open Session"), text);
+    return false;
+}
+
+QList<QAction *> MainWindow::shortcutActions() const
+{
+    QList<QAction *> actions;
+    for (QAction *menuAction : menuBar()->actions()) {
+        QMenu *menu = menuAction->menu();
+        if (!menu)
+            continue;
+        for (QAction *a : menu->actions()) {
+            if (!a->isSeparator() && !a->shortcut().isEmpty())
+                actions.append(a);
+        }
+    }
+    return actions;
+}
+
+void MainWindow::showKeyboardShortcuts()
+{
+    QDialog dialog(this);
+    dialog.setWindowTitle(tr("Keyboard Shortcuts"));
+    auto *layout = new QVBoxLayout(&dialog);
+    auto *tree = new QTreeWidget(&dialog);
+    tree->setColumnCount(2);
+    tree->setHeaderLabels({tr("Action"), tr("Shortcut")});
+    tree->setRootIsDecorated(false);
+    tree->setAlternatingRowColors(true);
+    for (QAction *a : shortcutActions()) {
+        QString name = a->text();
+        name.remove(QLatin1Char('&'));
+        auto *item
+            = new QTreeWidgetItem(tree, {name, a->shortcut().toString(QKeySequence::NativeText)});
+        item->setToolTip(0, a->statusTip());
+    }
+    auto *note = new QLabel(tr("In the controls, Alt + the underlined letter moves the focus to "
+                               "a control; arrow keys and Page Up/Down move sliders."),
+                            &dialog);
+    note->setWordWrap(true);
+    tree->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+    tree->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+    layout->addWidget(tree);
+    layout->addWidget(note);
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close, &dialog);
+    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    layout->addWidget(buttons);
+    dialog.resize(460, 520);
+    dialog.exec();
+}
+
+void MainWindow::showAbout()
+{
+    const QString version = QApplication::applicationVersion().isEmpty()
+        ? QStringLiteral(ATTNLAB_VERSION)
+        : QApplication::applicationVersion();
+    QMessageBox::about(
+        this, tr("About Attention Lab"),
+        tr("<h3>Attention Lab %1</h3>"
+           "<p>See and measure scaled dot-product and multi-head attention (Vaswani et al. "
+           "2017, “Attention Is All You Need”): per-head heatmaps, the 1/√d_k scale, masks, "
+           "positional encoding, and the experiments E1–E12.</p>"
+           "<p>Computed with Eigen %2.%3.%4, shown with Qt %5.</p>")
+            .arg(version)
+            .arg(EIGEN_WORLD_VERSION)
+            .arg(EIGEN_MAJOR_VERSION)
+            .arg(EIGEN_MINOR_VERSION)
+            .arg(QString::fromLatin1(qVersion())));
+}
+
+} // namespace attn

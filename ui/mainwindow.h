@@ -1,0 +1,118 @@
+#pragma once
+// MainWindow: menus, docks, actions, the status bar and the wiring between the session and the
+// panels — nothing else (each panel and chart is its own class). Data flow:
+// ControlPanel → AttentionSession (worker) → resultChanged → heatmaps, charts, status bar.
+
+#include "sessioncompute.h"
+
+#include <QMainWindow>
+#include <QSize>
+
+#include <memory>
+
+class QAction;
+class QDockWidget;
+class QLabel;
+
+namespace attn {
+
+class AttentionSession;
+class ControlPanel;
+class HeatmapWidget;
+class JacobianNormChart;
+class MaxWeightChart;
+class RowMetricsChart;
+class ScalingSweepRunner;
+class TimingChart;
+
+class MainWindow : public QMainWindow
+{
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    AttentionSession *session() const { return m_session; }
+    ControlPanel *controlPanel() const { return m_controls; }
+    HeatmapWidget *heatmapWidget() const { return m_heatmap; }
+    MaxWeightChart *maxWeightChart() const { return m_maxWeightChart; }
+    JacobianNormChart *jacobianNormChart() const { return m_jacobianChart; }
+    RowMetricsChart *rowMetricsChart() const { return m_rowMetricsChart; }
+    TimingChart *timingChart() const { return m_timingChart; }
+    /// The experiments panel docked below the heatmaps (nullptr in builds without it).
+    QWidget *experimentsPanel() const { return m_experiments; }
+    ScalingSweepRunner *scalingSweepRunner() const { return m_sweepRunner; }
+    QAction *exportAction() const { return m_exportAction; }
+
+    /// Writes the heatmap grid of the current result (every head plus the mean, with colourbar
+    /// and caption) to `path`; PNG, SVG or PDF by suffix. `size` in logical pixels (PDF:
+    /// points), PNG rendered at `dpr` device pixels per logical pixel. Returns false with
+    /// `error` naming the problem (no result yet, unknown suffix, write failure).
+    bool exportHeatmapGrid(const QString &path, QSize size, qreal dpr, QString *error) const;
+    /// Size of a File → Export: the heatmap's on-screen size (at least 800 × 500).
+    QSize defaultExportSize() const;
+
+    /// Opens a saved session. Sessions (.attnlab.json) arrive with a later version: for now this
+    /// tells the user so (message box) and keeps the defaults. Returns false.
+    bool openSession(const QString &path);
+
+    /// Every action with a shortcut, in menu order (for Help → Keyboard shortcuts and tests).
+    QList<QAction *> shortcutActions() const;
+
+    QSize sizeHint() const override { return {1500, 950}; }
+
+public slots:
+    /// File → Export heatmap grid: asks for a file name (PNG/SVG/PDF) and writes it.
+    void exportHeatmapGridInteractive();
+    void showKeyboardShortcuts();
+    void showAbout();
+
+private:
+    void createActions();
+    void createMenus();
+    void createDocks();
+    void createStatusBar();
+    void connectSession();
+    void onResult(std::shared_ptr<const SessionResult> result);
+    void onParametersChanged(const SessionParameters &params);
+    void onComputeFailed(const QString &message);
+    QDockWidget *addDock(QWidget *widget, const QString &title, const QString &objectName,
+                         Qt::DockWidgetArea area);
+
+    AttentionSession *m_session = nullptr;
+    ScalingSweepRunner *m_sweepRunner = nullptr;
+    ControlPanel *m_controls = nullptr;
+    HeatmapWidget *m_heatmap = nullptr;
+    MaxWeightChart *m_maxWeightChart = nullptr;
+    JacobianNormChart *m_jacobianChart = nullptr;
+    RowMetricsChart *m_rowMetricsChart = nullptr;
+    TimingChart *m_timingChart = nullptr;
+    QWidget *m_experiments = nullptr; ///< ExperimentsPanel
+    QList<QDockWidget *> m_docks;
+
+    QAction *m_exportAction = nullptr;
+    QAction *m_quitAction = nullptr;
+    QAction *m_recomputeAction = nullptr;
+    QAction *m_nextSeedAction = nullptr;
+    QAction *m_toggleScaleAction = nullptr;
+    QAction *m_cycleMaskAction = nullptr;
+    QAction *m_doubleDkAction = nullptr;
+    QAction *m_halveDkAction = nullptr;
+    QAction *m_runTimingAction = nullptr;
+    QAction *m_cancelTimingAction = nullptr;
+    QAction *m_showGridAction = nullptr;
+    QAction *m_fullScreenAction = nullptr;
+    QAction *m_shortcutsAction = nullptr;
+    QAction *m_whatsThisAction = nullptr;
+    QAction *m_aboutAction = nullptr;
+    QAction *m_aboutQtAction = nullptr;
+
+    QLabel *m_dkStatus = nullptr;
+    QLabel *m_scaleStatus = nullptr;
+    QLabel *m_rowSumStatus = nullptr;
+    QLabel *m_timeStatus = nullptr;
+    QLabel *m_busyStatus = nullptr;
+    QLabel *m_nonFiniteStatus = nullptr;
+};
+
+} // namespace attn

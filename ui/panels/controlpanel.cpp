@@ -1,0 +1,458 @@
+#include "controlpanel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QSlider>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <vector>
+
+namespace attn {
+
+namespace {
+
+// Logarithmic sliders: position p ↔ value round(2^(p / steps)). Small values get as much travel
+// as large ones, so n = 4 … 16 is as easy to reach as 256 … 1024.
+constexpr int nSliderSteps = 100; // per doubling of n
+constexpr int dkSliderSteps = 40; // per doubling of d_k
+
+int logSliderValue(int position, int steps)
+{
+    return std::max(1, int(std::lround(std::exp2(double(position) / steps))));
+}
+
+int logSliderPosition(int value, int steps)
+{
+    return int(std::lround(steps * std::log2(double(std::max(1, value)))));
+}
+
+// Sets a log slider only when its current position does not already mean `value`, so a slider
+// being dragged is never pulled away from under the mouse.
+void setLogSlider(QSlider *slider, int value, int steps)
+{
+    if (logSliderValue(slider->value(), steps) != value)
+        slider->setValue(logSliderPosition(value, steps));
+}
+
+QSlider *makeSlider(QWidget *parent)
+{
+    auto *slider = new QSlider(Qt::Horizontal, parent);
+    slider->setTracking(true); // valueChanged while dragging: the view follows the drag
+    return slider;
+}
+
+// The divisor of n closest to `wanted` (ties go to the smaller one).
+int nearestDivisor(int n, int wanted)
+{
+    const QList<int> ds = ControlPanel::divisors(n);
+    int best = ds.isEmpty() ? 1 : ds.first();
+    for (int d : ds) {
+        if (std::abs(d - wanted) < std::abs(best - wanted))
+            best = d;
+    }
+    return best;
+}
+
+} // namespace
+
+ControlPanel::ControlPanel(QWidget *parent)
+    : QWidget(parent)
+{
+    buildUi();
+    normalize(m_params);
+    syncWidgets();
+}
+
+QList<int> ControlPanel::divisors(int n)
+{
+    QList<int> result;
+    if (n < 1)
+        return result;
+    QList<int> large;
+    for (int d = 1; d * d <= n; ++d) {
+        if (n % d == 0) {
+            result.append(d);
+            if (d != n / d)
+                large.prepend(n / d);
+        }
+    }
+    result.append(large);
+    return result;
+}
+
+void ControlPanel::buildUi()
+{
+    auto *outer = new QVBoxLayout(this);
+    outer->setContentsMargins(6, 6, 6, 6);
+
+    // ---- Sequence ----
+    auto *sequenceBox = new QGroupBox(tr("Sequence"), this);
+    auto *sequenceForm = new QFormLayout(sequenceBox);
+    sequenceForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+
+    m_kindCombo = new QComboBox(sequenceBox);
+    m_kindCombo->setObjectName(QStringLiteral("kindCombo"));
+    m_kindCombo->addItem(tr("Encoder self-attention"), int(AttentionKind::EncoderSelf));
+    m_kindCombo->addItem(tr("Decoder causal self-attention"), int(AttentionKind::DecoderCausal));
+    m_kindCombo->addItem(tr("Encoder–decoder cross-attention"), int(AttentionKind::EncoderDecoder));
+    m_kindCombo->setToolTip(
+        tr("Which of the three uses of attention (Vaswani et al. 2017, §3.2.3):\n"
+           "• encoder self-attention: every query sees every key;\n"
+           "• decoder self-attention: the causal mask is always on (no look-ahead);\n"
+           "• encoder–decoder: n decoder queries attend to n_k encoder keys (not square)."));
+    sequenceForm->addRow(tr("&Attention:"), m_kindCombo);
+
+    auto *nRow = new QWidget(sequenceBox);
+    auto *nLayout = new QHBoxLayout(nRow);
+    nLayout->setContentsMargins(0, 0, 0, 0);
+    m_nSlider = makeSlider(nRow);
+    m_nSlider->setObjectName(QStringLiteral("nSlider"));
+    m_nSlider->setRange(0, logSliderPosition(maxN, nSliderSteps));
+    m_nSlider->setPageStep(nSliderSteps); // one page = doubling
+    m_nSlider->setToolTip(
+        tr("Sequence length n (queries), logarithmic: each %1 steps double n.").arg(nSliderSteps));
+    m_nSpin = new QSpinBox(nRow);
+    m_nSpin->setObjectName(QStringLiteral("nSpin"));
+    m_nSpin->setRange(1, maxN);
+    m_nSpin->setToolTip(tr("Sequence length n: number of query positions (1 … %1). The heatmaps "
+                           "are n × n (n × n_k for cross-attention).")
+                            .arg(maxN));
+    nLayout->addWidget(m_nSlider, 1);
+    nLayout->addWidget(m_nSpin);
+    auto *nLabel = new QLabel(tr("&n:"), sequenceBox);
+    nLabel->setBuddy(m_nSpin);
+    sequenceForm->addRow(nLabel, nRow);
+
+    m_nKSpin = new QSpinBox(sequenceBox);
+    m_nKSpin->setObjectName(QStringLiteral("nKSpin"));
+    m_nKSpin->setRange(1, maxN);
+    m_nKSpin->setToolTip(tr("n_k: number of encoder positions (keys and values) for "
+                            "encoder–decoder cross-attention (1 … %1).")
+                             .arg(maxN));
+    sequenceForm->addRow(tr("n_&k (encoder):"), m_nKSpin);
+
+    m_seedSpin = new QSpinBox(sequenceBox);
+    m_seedSpin->setObjectName(QStringLiteral("seedSpin"));
+    m_seedSpin->setRange(0, std::numeric_limits<int>::max());
+    m_seedSpin->setToolTip(tr("Seed of the random generator (numpy.random.default_rng(seed)): the "
+                              "same seed gives the same weights and inputs."));
+    sequenceForm->addRow(tr("S&eed:"), m_seedSpin);
+
+    m_positionalCheck = new QCheckBox(tr("Sinusoidal &positional encoding"), sequenceBox);
+    m_positionalCheck->setObjectName(QStringLiteral("positionalCheck"));
+    m_positionalCheck->setToolTip(
+        tr("Add PE[pos, 2i] = sin(pos/10000^(2i/d_model)), PE[pos, 2i+1] = cos(…) to the inputs "
+           "(§3.5). Without it attention ignores the order of the positions."));
+    sequenceForm->addRow(m_positionalCheck);
+
+    m_dtypeCombo = new QComboBox(sequenceBox);
+    m_dtypeCombo->setObjectName(QStringLiteral("dtypeCombo"));
+    m_dtypeCombo->addItem(tr("float64 (double)"), int(DType::Float64));
+    m_dtypeCombo->addItem(tr("float32 (single)"), int(DType::Float32));
+    m_dtypeCombo->setToolTip(tr("Arithmetic precision of the computation. Row sums are exact to "
+                                "~1e-16 in float64 and ~1e-7 in float32."));
+    sequenceForm->addRow(tr("&Precision:"), m_dtypeCombo);
+    outer->addWidget(sequenceBox);
+
+    // ---- Heads ----
+    auto *headsBox = new QGroupBox(tr("Heads"), this);
+    auto *headsForm = new QFormLayout(headsBox);
+    headsForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+
+    m_dModelSpin = new QSpinBox(headsBox);
+    m_dModelSpin->setObjectName(QStringLiteral("dModelSpin"));
+    m_dModelSpin->setRange(1, maxDModel);
+    m_dModelSpin->setToolTip(tr("Model width d_model (1 … %1). Each head gets d_k = d_model / h "
+                                "columns of the projections (§3.2.2).")
+                                 .arg(maxDModel));
+    headsForm->addRow(tr("d_&model:"), m_dModelSpin);
+
+    m_headsCombo = new QComboBox(headsBox);
+    m_headsCombo->setObjectName(QStringLiteral("headsCombo"));
+    m_headsCombo->setToolTip(tr("Number of heads h. Only divisors of d_model are listed: "
+                                "d_model must split evenly into h heads of d_k columns."));
+    headsForm->addRow(tr("&h (heads):"), m_headsCombo);
+
+    auto *dkRow = new QWidget(headsBox);
+    auto *dkLayout = new QHBoxLayout(dkRow);
+    dkLayout->setContentsMargins(0, 0, 0, 0);
+    m_dkSlider = makeSlider(dkRow);
+    m_dkSlider->setObjectName(QStringLiteral("dkSlider"));
+    m_dkSlider->setPageStep(dkSliderSteps);
+    m_dkSlider->setToolTip(tr("Head dimension d_k, logarithmic (each %1 steps double d_k). "
+                              "Moving it sets d_model = d_k · h, keeping h.")
+                               .arg(dkSliderSteps));
+    m_dkLabel = new QLabel(dkRow);
+    m_dkLabel->setObjectName(QStringLiteral("dkLabel"));
+    m_dkLabel->setMinimumWidth(m_dkLabel->fontMetrics().horizontalAdvance(QStringLiteral("0000")));
+    m_dkLabel->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    m_dkLabel->setToolTip(tr("d_k = d_model / h: the width of each head's queries and keys."));
+    dkLayout->addWidget(m_dkSlider, 1);
+    dkLayout->addWidget(m_dkLabel);
+    auto *dkLabel = new QLabel(tr("d_&k:"), headsBox);
+    dkLabel->setBuddy(m_dkSlider);
+    headsForm->addRow(dkLabel, dkRow);
+    outer->addWidget(headsBox);
+
+    // ---- Scale ----
+    auto *scaleBox = new QGroupBox(tr("Scale"), this);
+    auto *scaleForm = new QFormLayout(scaleBox);
+    scaleForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+
+    m_sqrtCheck = new QCheckBox(tr("Scale by 1/√d_&k"), scaleBox);
+    m_sqrtCheck->setObjectName(QStringLiteral("sqrtCheck"));
+    m_sqrtCheck->setToolTip(tr("The paper's scale 1/√d_k (α = 0.5, §3.2.1). Unchecking sets α = 0: "
+                               "unscaled scores, whose softmax saturates as d_k grows."));
+    scaleForm->addRow(m_sqrtCheck);
+
+    auto *alphaRow = new QWidget(scaleBox);
+    auto *alphaLayout = new QHBoxLayout(alphaRow);
+    alphaLayout->setContentsMargins(0, 0, 0, 0);
+    m_alphaSlider = makeSlider(alphaRow);
+    m_alphaSlider->setObjectName(QStringLiteral("alphaSlider"));
+    m_alphaSlider->setRange(0, 100);
+    m_alphaSlider->setPageStep(10);
+    m_alphaSlider->setToolTip(tr("Scale exponent α: scale = d_k^(−α) / τ. 0 = unscaled, 0.5 = "
+                                 "1/√d_k, 1 = 1/d_k. Moves continuously between them."));
+    m_alphaLabel = new QLabel(alphaRow);
+    m_alphaLabel->setMinimumWidth(
+        m_alphaLabel->fontMetrics().horizontalAdvance(QStringLiteral("0.000")));
+    m_alphaLabel->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    m_alphaLabel->setToolTip(m_alphaSlider->toolTip());
+    alphaLayout->addWidget(m_alphaSlider, 1);
+    alphaLayout->addWidget(m_alphaLabel);
+    auto *alphaLabel = new QLabel(tr("E&xponent α:"), scaleBox);
+    alphaLabel->setBuddy(m_alphaSlider);
+    scaleForm->addRow(alphaLabel, alphaRow);
+
+    m_temperatureSpin = new QDoubleSpinBox(scaleBox);
+    m_temperatureSpin->setObjectName(QStringLiteral("temperatureSpin"));
+    m_temperatureSpin->setRange(0.01, 100.0);
+    m_temperatureSpin->setDecimals(2);
+    m_temperatureSpin->setSingleStep(0.1);
+    m_temperatureSpin->setToolTip(tr("Softmax temperature τ > 0: the scores are divided by τ. "
+                                     "τ < 1 sharpens the weights, τ > 1 flattens them."));
+    scaleForm->addRow(tr("&Temperature τ:"), m_temperatureSpin);
+
+    m_scaleLabel = new QLabel(scaleBox);
+    m_scaleLabel->setObjectName(QStringLiteral("scaleLabel"));
+    m_scaleLabel->setToolTip(tr("The factor the scores Q Kᵀ are multiplied by."));
+    m_scaleLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    scaleForm->addRow(tr("Scale:"), m_scaleLabel);
+    outer->addWidget(scaleBox);
+
+    // ---- Mask ----
+    auto *maskBox = new QGroupBox(tr("Mask"), this);
+    auto *maskForm = new QFormLayout(maskBox);
+    maskForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    m_maskCombo = new QComboBox(maskBox);
+    m_maskCombo->setObjectName(QStringLiteral("maskCombo"));
+    m_maskCombo->addItem(tr("None"), int(MaskChoice::None));
+    m_maskCombo->addItem(tr("Causal (no look-ahead)"), int(MaskChoice::Causal));
+    m_maskCombo->addItem(tr("Key padding (last keys)"), int(MaskChoice::KeyPadding));
+    m_maskCombo->setToolTip(
+        tr("Masked scores are set to −∞ before the softmax (§3.2.3), so their weight is exactly "
+           "0.\n• causal: query i sees keys j ≤ i (top-left aligned like PyTorch's is_causal when "
+           "n ≠ n_k);\n• key padding: the last keys are padding, hidden from every query."));
+    maskForm->addRow(tr("M&ask:"), m_maskCombo);
+    m_paddingSpin = new QSpinBox(maskBox);
+    m_paddingSpin->setObjectName(QStringLiteral("paddingSpin"));
+    m_paddingSpin->setToolTip(tr("How many of the last keys are padding (0 … number of keys). "
+                                 "Padding every key leaves fully masked rows: all-zero weights, "
+                                 "flagged, never NaN."));
+    maskForm->addRow(tr("Padding &keys:"), m_paddingSpin);
+    m_maskNote = new QLabel(maskBox);
+    m_maskNote->setWordWrap(true);
+    m_maskNote->setForegroundRole(QPalette::PlaceholderText);
+    maskForm->addRow(m_maskNote);
+    outer->addWidget(maskBox);
+    outer->addStretch(1);
+
+    // ---- Wiring: each control edits one field ----
+    connect(m_kindCombo, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const auto kind = AttentionKind(m_kindCombo->itemData(index).toInt());
+        edit([kind](SessionParameters &p) { p.kind = kind; });
+    });
+    connect(m_nSlider, &QSlider::valueChanged, this, [this](int position) {
+        const int n = std::min(maxN, logSliderValue(position, nSliderSteps));
+        edit([n](SessionParameters &p) { p.n = n; });
+    });
+    connect(m_nSpin, &QSpinBox::valueChanged, this,
+            [this](int n) { edit([n](SessionParameters &p) { p.n = n; }); });
+    connect(m_nKSpin, &QSpinBox::valueChanged, this,
+            [this](int nK) { edit([nK](SessionParameters &p) { p.nK = nK; }); });
+    connect(m_seedSpin, &QSpinBox::valueChanged, this,
+            [this](int seed) { edit([seed](SessionParameters &p) { p.seed = quint64(seed); }); });
+    connect(m_positionalCheck, &QCheckBox::toggled, this,
+            [this](bool on) { edit([on](SessionParameters &p) { p.positional = on; }); });
+    connect(m_dtypeCombo, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const auto dtype = DType(m_dtypeCombo->itemData(index).toInt());
+        edit([dtype](SessionParameters &p) { p.dtype = dtype; });
+    });
+    connect(m_dModelSpin, &QSpinBox::valueChanged, this,
+            [this](int dModel) { edit([dModel](SessionParameters &p) { p.dModel = dModel; }); });
+    connect(m_headsCombo, &QComboBox::currentIndexChanged, this, [this](int index) {
+        if (index < 0)
+            return;
+        const int heads = m_headsCombo->itemData(index).toInt();
+        edit([heads](SessionParameters &p) { p.heads = heads; });
+    });
+    connect(m_dkSlider, &QSlider::valueChanged, this, [this](int position) {
+        const int dK = logSliderValue(position, dkSliderSteps);
+        edit([dK](SessionParameters &p) { p.dModel = std::min(maxDModel, dK * p.heads); });
+    });
+    connect(m_alphaSlider, &QSlider::valueChanged, this, [this](int value) {
+        edit([value](SessionParameters &p) { p.scaleExponent = value / 100.0; });
+    });
+    connect(m_sqrtCheck, &QCheckBox::toggled, this, [this](bool on) {
+        edit([on](SessionParameters &p) { p.scaleExponent = on ? 0.5 : 0.0; });
+    });
+    connect(m_temperatureSpin, &QDoubleSpinBox::valueChanged, this,
+            [this](double t) { edit([t](SessionParameters &p) { p.temperature = t; }); });
+    connect(m_maskCombo, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const auto mask = MaskChoice(m_maskCombo->itemData(index).toInt());
+        edit([mask](SessionParameters &p) { p.mask = mask; });
+    });
+    connect(m_paddingSpin, &QSpinBox::valueChanged, this,
+            [this](int count) { edit([count](SessionParameters &p) { p.paddingCount = count; }); });
+}
+
+void ControlPanel::normalize(SessionParameters &p) const
+{
+    p.n = std::clamp(p.n, 1, maxN);
+    p.nK = std::clamp(p.nK, 1, maxN);
+    p.dModel = std::clamp(p.dModel, 1, maxDModel);
+    if (p.heads < 1 || p.dModel % p.heads != 0)
+        p.heads = nearestDivisor(p.dModel, std::max(1, p.heads));
+    p.paddingCount = std::clamp(p.paddingCount, 0, p.keyCount());
+    p.scaleExponent = std::clamp(p.scaleExponent, 0.0, 1.0);
+    p.temperature = std::clamp(p.temperature, 0.01, 100.0);
+}
+
+void ControlPanel::edit(const std::function<void(SessionParameters &)> &change)
+{
+    SessionParameters p = m_params;
+    change(p);
+    normalize(p);
+    if (p == m_params)
+        return;
+    m_params = p;
+    syncWidgets();
+    emit parametersEdited(m_params);
+}
+
+void ControlPanel::setParameters(const SessionParameters &params)
+{
+    m_params = params;
+    syncWidgets();
+}
+
+void ControlPanel::syncWidgets()
+{
+    const SessionParameters &p = m_params;
+    // Widgets are updated with their signals blocked: one edit, one parametersEdited.
+    const QList<QWidget *> all
+        = {m_kindCombo,       m_nSlider,    m_nSpin,           m_nKSpin,     m_seedSpin,
+           m_positionalCheck, m_dtypeCombo, m_dModelSpin,      m_headsCombo, m_dkSlider,
+           m_alphaSlider,     m_sqrtCheck,  m_temperatureSpin, m_maskCombo,  m_paddingSpin};
+    std::vector<std::unique_ptr<QSignalBlocker>> blockers;
+    for (QWidget *w : all)
+        blockers.push_back(std::make_unique<QSignalBlocker>(w));
+
+    m_kindCombo->setCurrentIndex(m_kindCombo->findData(int(p.kind)));
+    setLogSlider(m_nSlider, p.n, nSliderSteps);
+    m_nSpin->setValue(p.n);
+    m_nKSpin->setValue(p.nK);
+    m_nKSpin->setEnabled(p.kind == AttentionKind::EncoderDecoder);
+    m_seedSpin->setValue(int(std::min<quint64>(p.seed, quint64(m_seedSpin->maximum()))));
+    m_positionalCheck->setChecked(p.positional);
+    m_dtypeCombo->setCurrentIndex(m_dtypeCombo->findData(int(p.dtype)));
+
+    m_dModelSpin->setValue(p.dModel);
+    const QList<int> ds = divisors(p.dModel);
+    bool sameHeads = m_headsCombo->count() == ds.size();
+    for (int i = 0; sameHeads && i < ds.size(); ++i)
+        sameHeads = m_headsCombo->itemData(i).toInt() == ds[i];
+    if (!sameHeads) {
+        m_headsCombo->clear();
+        for (int d : ds)
+            m_headsCombo->addItem(QString::number(d), d);
+    }
+    m_headsCombo->setCurrentIndex(m_headsCombo->findData(p.heads));
+
+    const int dK = p.dK();
+    m_dkSlider->setRange(
+        0, logSliderPosition(std::max(1, maxDModel / std::max(1, p.heads)), dkSliderSteps));
+    setLogSlider(m_dkSlider, dK, dkSliderSteps);
+    m_dkLabel->setText(QString::number(dK));
+
+    const int alphaPercent = int(std::lround(p.scaleExponent * 100));
+    if (m_alphaSlider->value() != alphaPercent)
+        m_alphaSlider->setValue(alphaPercent);
+    m_alphaLabel->setText(QString::number(p.scaleExponent, 'f', 2));
+    m_sqrtCheck->setChecked(p.scaleExponent == 0.5);
+    m_temperatureSpin->setValue(p.temperature);
+    const double scale = std::pow(double(std::max(1, dK)), -p.scaleExponent) / p.temperature;
+    QString formula;
+    if (p.scaleExponent == 0.5)
+        formula = QStringLiteral("1/√%1").arg(dK);
+    else if (p.scaleExponent == 0.0)
+        formula = tr("1 (unscaled)");
+    else
+        formula = QStringLiteral("%1^−%2").arg(dK).arg(p.scaleExponent, 0, 'g', 3);
+    if (p.temperature != 1.0)
+        formula += QStringLiteral(" / %1").arg(p.temperature, 0, 'g', 3);
+    m_scaleLabel->setText(QStringLiteral("%1 = %2").arg(formula).arg(scale, 0, 'g', 4));
+
+    m_maskCombo->setCurrentIndex(m_maskCombo->findData(int(p.mask)));
+    m_paddingSpin->setRange(0, p.keyCount());
+    m_paddingSpin->setValue(p.paddingCount);
+    m_paddingSpin->setEnabled(p.mask == MaskChoice::KeyPadding);
+    if (p.kind == AttentionKind::DecoderCausal)
+        m_maskNote->setText(tr("Decoder self-attention: the causal mask is always on."));
+    else if (p.kind == AttentionKind::EncoderDecoder && p.mask == MaskChoice::Causal)
+        m_maskNote->setText(tr("n ≠ n_k: causal is aligned top-left (query i sees keys j ≤ i)."));
+    else
+        m_maskNote->clear();
+    m_maskNote->setVisible(!m_maskNote->text().isEmpty());
+}
+
+void ControlPanel::toggleScaled()
+{
+    m_sqrtCheck->toggle();
+}
+
+void ControlPanel::cycleMask()
+{
+    m_maskCombo->setCurrentIndex((m_maskCombo->currentIndex() + 1) % m_maskCombo->count());
+}
+
+void ControlPanel::multiplyDk(double factor)
+{
+    edit([factor](SessionParameters &p) {
+        const int dK = std::max(1, int(std::lround(p.dK() * factor)));
+        const int maxDk = std::max(1, maxDModel / p.heads);
+        p.dModel = std::min(dK, maxDk) * p.heads;
+    });
+}
+
+void ControlPanel::nextSeed()
+{
+    edit([](SessionParameters &p) {
+        if (p.seed < quint64(std::numeric_limits<int>::max()))
+            ++p.seed;
+    });
+}
+
+} // namespace attn

@@ -1,0 +1,88 @@
+#pragma once
+// ControlPanel: the main view's controls, turned into SessionParameters. Every edit (including
+// each step of a slider drag: tracking is on) emits parametersEdited exactly once, and only
+// when the parameters actually changed. The panel holds no state beyond the parameters it
+// shows; AttentionSession owns them and pushes them back with setParameters().
+
+#include "sessionparameters.h"
+
+#include <QList>
+#include <QWidget>
+
+#include <functional>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QSlider;
+class QSpinBox;
+
+namespace attn {
+
+class ControlPanel : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit ControlPanel(QWidget *parent = nullptr);
+
+    /// The parameters the controls show.
+    SessionParameters parameters() const { return m_params; }
+    /// Shows `params` in the controls without emitting parametersEdited.
+    void setParameters(const SessionParameters &params);
+
+    /// Divisors of n in increasing order (the h choices for d_model = n); empty for n < 1.
+    static QList<int> divisors(int n);
+
+    /// Ranges of the controls (the session accepts more; the panel offers these).
+    static constexpr int maxN = 1024; ///< n and n_k: 1 … 1024
+    static constexpr int maxDModel = 4096; ///< d_model: 1 … 4096
+
+public slots:
+    /// Toggles the "1/√d_k" checkbox (α = 0.5 ⇔ checked; unchecking gives α = 0, unscaled).
+    void toggleScaled();
+    /// none → causal → key padding → none.
+    void cycleMask();
+    /// d_k ← d_k · factor (rounded, at least 1), keeping h: d_model = d_k · h.
+    void multiplyDk(double factor);
+    /// seed ← seed + 1.
+    void nextSeed();
+
+signals:
+    void parametersEdited(const attn::SessionParameters &params);
+
+private:
+    /// Applies `change` to a copy of the parameters, fixes dependent values (h must divide
+    /// d_model, padding ≤ n_k), updates the widgets and emits once if anything changed.
+    void edit(const std::function<void(SessionParameters &)> &change);
+    void normalize(SessionParameters &p) const;
+    void syncWidgets();
+    void buildUi();
+
+    SessionParameters m_params;
+
+    QSpinBox *m_nSpin = nullptr;
+    QSlider *m_nSlider = nullptr;
+    QComboBox *m_kindCombo = nullptr;
+    QSpinBox *m_nKSpin = nullptr;
+    QSpinBox *m_seedSpin = nullptr;
+    QCheckBox *m_positionalCheck = nullptr;
+    QComboBox *m_dtypeCombo = nullptr;
+
+    QSpinBox *m_dModelSpin = nullptr;
+    QComboBox *m_headsCombo = nullptr;
+    QLabel *m_dkLabel = nullptr;
+    QSlider *m_dkSlider = nullptr;
+
+    QSlider *m_alphaSlider = nullptr;
+    QLabel *m_alphaLabel = nullptr;
+    QCheckBox *m_sqrtCheck = nullptr;
+    QDoubleSpinBox *m_temperatureSpin = nullptr;
+    QLabel *m_scaleLabel = nullptr;
+
+    QComboBox *m_maskCombo = nullptr;
+    QSpinBox *m_paddingSpin = nullptr;
+    QLabel *m_maskNote = nullptr;
+};
+
+} // namespace attn
