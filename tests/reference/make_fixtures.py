@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Regenerates every committed reference fixture under tests/reference/fixtures/.
 
-Uses only Debian's python3-numpy and python3-torch (apt-get install python3-numpy python3-torch).
+Uses Debian's python3-numpy and python3-torch, and python3-matplotlib for the colormaps group
+(apt-get install python3-numpy python3-torch python3-matplotlib).
 CI never runs this: the fixtures are committed, and running it again must reproduce them
 byte for byte (check with `git status` after running).
 
@@ -18,6 +19,8 @@ GROUPS = {
     "npy": "make_npy_fixtures",             # .npy/.npz files in every accepted flavour
     "torch": "make_torch_fixtures",         # nn.MultiheadAttention cases
     "experiments": "make_experiment_fixtures",  # E1-E3 printed by NumPy
+    "colormaps": "make_colormap_fixtures",  # matplotlib colormap tables and norms
+    "session": "make_session_fixtures",     # the main view's multi-head weights in NumPy
 }
 
 

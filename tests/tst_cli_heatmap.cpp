@@ -1,0 +1,208 @@
+// `attnlab heatmap` through QProcess: PNG/SVG/PDF files of the requested size, and bad
+// arguments rejected with exit status 2 and a message naming the argument.
+
+#include <QFile>
+#include <QImageReader>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+class TestCliHeatmap : public QObject
+{
+    Q_OBJECT
+
+private:
+    struct Run
+    {
+        int exitCode = -1;
+        QString out, err;
+    };
+    Run run(const QStringList &args)
+    {
+        QProcess process;
+        process.setProgram(QStringLiteral(ATTNLAB_EXE));
+        process.setArguments(QStringList {QStringLiteral("heatmap")} + args);
+        process.start();
+        Run r;
+        if (!process.waitForFinished(120000))
+            return r;
+        r.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -2;
+        r.out = QString::fromUtf8(process.readAllStandardOutput());
+        r.err = QString::fromUtf8(process.readAllStandardError());
+        return r;
+    }
+
+    QTemporaryDir m_dir;
+
+private slots:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+
+    void writesPng_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QSize>("size");
+        QTest::newRow("defaults, causal")
+            << QStringList {QStringLiteral("--mask"), QStringLiteral("causal")}
+            << QSize(1600, 1000);
+        QTest::newRow("size and dpr")
+            << QStringList {QStringLiteral("--width"),  QStringLiteral("700"),
+                            QStringLiteral("--height"), QStringLiteral("400"),
+                            QStringLiteral("--dpr"),    QStringLiteral("2")}
+            << QSize(1400, 800);
+        QTest::newRow("cross, padding, float32, one head")
+            << QStringList {QStringLiteral("--kind"),    QStringLiteral("cross"),
+                            QStringLiteral("--n-k"),     QStringLiteral("12"),
+                            QStringLiteral("--mask"),    QStringLiteral("padding"),
+                            QStringLiteral("--padding"), QStringLiteral("3"),
+                            QStringLiteral("--dtype"),   QStringLiteral("float32"),
+                            QStringLiteral("--view"),    QStringLiteral("head"),
+                            QStringLiteral("--head"),    QStringLiteral("2"),
+                            QStringLiteral("--width"),   QStringLiteral("640"),
+                            QStringLiteral("--height"),  QStringLiteral("480")}
+            << QSize(640, 480);
+        QTest::newRow("decoder, mean, magma log, positional")
+            << QStringList {QStringLiteral("--kind"),       QStringLiteral("decoder"),
+                            QStringLiteral("--view"),       QStringLiteral("head"),
+                            QStringLiteral("--head"),       QStringLiteral("mean"),
+                            QStringLiteral("--colormap"),   QStringLiteral("magma"),
+                            QStringLiteral("--scale"),      QStringLiteral("log"),
+                            QStringLiteral("--positional"), QStringLiteral("--width"),
+                            QStringLiteral("500"),          QStringLiteral("--height"),
+                            QStringLiteral("500")}
+            << QSize(500, 500);
+    }
+    void writesPng()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QSize, size);
+        const QString path = m_dir.filePath(QStringLiteral("%1.png")
+                                                .arg(QTest::currentDataTag())
+                                                .replace(QLatin1Char(' '), QLatin1Char('_'))
+                                                .replace(QLatin1Char(','), QLatin1Char('_')));
+        const Run r = run(args + QStringList {QStringLiteral("--out"), path});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QImageReader reader(path);
+        QCOMPARE(reader.format(), QByteArray("png"));
+        const QImage image = reader.read();
+        QCOMPARE(image.size(), size);
+        // Not blank: the heatmap and text put many colours in the picture.
+        QSet<QRgb> colors;
+        for (int y = 0; y < image.height(); y += 7)
+            for (int x = 0; x < image.width(); x += 7)
+                colors.insert(image.pixel(x, y));
+        QVERIFY(colors.size() > 10);
+    }
+
+    void writesSvgAndPdf()
+    {
+        const QString svg = m_dir.filePath(QStringLiteral("heads.svg"));
+        Run r = run({QStringLiteral("--heads"), QStringLiteral("2"), QStringLiteral("--out"), svg});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QFile svgFile(svg);
+        QVERIFY(svgFile.open(QIODevice::ReadOnly));
+        const QByteArray svgData = svgFile.readAll();
+        QVERIFY(svgData.contains("<svg"));
+        QVERIFY(svgData.contains(">head 1<"));
+        QVERIFY(svgData.contains(">mean over heads<"));
+
+        const QString pdf = m_dir.filePath(QStringLiteral("out.bin"));
+        r = run({QStringLiteral("--format"), QStringLiteral("pdf"), QStringLiteral("--out"), pdf});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QFile pdfFile(pdf);
+        QVERIFY(pdfFile.open(QIODevice::ReadOnly));
+        QVERIFY(pdfFile.readAll().startsWith("%PDF"));
+    }
+
+    void badArguments_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("named");
+        const QString out = QStringLiteral("--out");
+        const QString png = QStringLiteral("/tmp/never-written.png");
+        QTest::newRow("heads do not divide d_model")
+            << QStringList {QStringLiteral("--heads"), QStringLiteral("3"), out, png}
+            << QStringLiteral("--heads");
+        QTest::newRow("n zero") << QStringList {QStringLiteral("--n"), QStringLiteral("0"), out,
+                                                png}
+                                << QStringLiteral("--n");
+        QTest::newRow("n not a number")
+            << QStringList {QStringLiteral("--n"), QStringLiteral("many"), out, png}
+            << QStringLiteral("--n");
+        QTest::newRow("unknown mask")
+            << QStringList {QStringLiteral("--mask"), QStringLiteral("diagonal"), out, png}
+            << QStringLiteral("--mask");
+        QTest::newRow("unknown kind")
+            << QStringList {QStringLiteral("--kind"), QStringLiteral("sideways"), out, png}
+            << QStringLiteral("--kind");
+        QTest::newRow("dtype float16")
+            << QStringList {QStringLiteral("--dtype"), QStringLiteral("float16"), out, png}
+            << QStringLiteral("--dtype");
+        QTest::newRow("padding beyond n") << QStringList {QStringLiteral("--mask"),
+                                                          QStringLiteral("padding"),
+                                                          QStringLiteral("--padding"),
+                                                          QStringLiteral("9"),
+                                                          out,
+                                                          png}
+                                          << QStringLiteral("--padding");
+        QTest::newRow("alpha above 1")
+            << QStringList {QStringLiteral("--alpha"), QStringLiteral("1.5"), out, png}
+            << QStringLiteral("--alpha");
+        QTest::newRow("temperature 0")
+            << QStringList {QStringLiteral("--temperature"), QStringLiteral("0"), out, png}
+            << QStringLiteral("--temperature");
+        QTest::newRow("head out of range") << QStringList {QStringLiteral("--view"),
+                                                           QStringLiteral("head"),
+                                                           QStringLiteral("--head"),
+                                                           QStringLiteral("4"),
+                                                           out,
+                                                           png}
+                                           << QStringLiteral("--head");
+        QTest::newRow("unknown view")
+            << QStringList {QStringLiteral("--view"), QStringLiteral("steps3d"), out, png}
+            << QStringLiteral("--view");
+        QTest::newRow("unknown colormap")
+            << QStringList {QStringLiteral("--colormap"), QStringLiteral("jet"), out, png}
+            << QStringLiteral("--colormap");
+        QTest::newRow("missing --out") << QStringList {} << QStringLiteral("--out");
+        QTest::newRow("unknown suffix")
+            << QStringList {out, QStringLiteral("/tmp/heads.bmp")} << QStringLiteral("--out");
+        QTest::newRow("unknown format")
+            << QStringList {QStringLiteral("--format"), QStringLiteral("gif"), out, png}
+            << QStringLiteral("--format");
+        QTest::newRow("width too small")
+            << QStringList {QStringLiteral("--width"), QStringLiteral("3"), out, png}
+            << QStringLiteral("--width");
+        QTest::newRow("unknown option") << QStringList {QStringLiteral("--frobnicate"), out, png}
+                                        << QStringLiteral("frobnicate");
+        QTest::newRow("stray argument")
+            << QStringList {QStringLiteral("extra"), out, png} << QStringLiteral("extra");
+    }
+    void badArguments()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, named);
+        const Run r = run(args);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(named), qPrintable(r.err));
+        QVERIFY(!QFile::exists(QStringLiteral("/tmp/never-written.png")));
+    }
+
+    void help()
+    {
+        const Run r = run({QStringLiteral("--help")});
+        QCOMPARE(r.exitCode, 0);
+        for (const char *option : {"--n", "--d-model", "--heads", "--mask", "--kind", "--out",
+                                   "--view", "--dtype", "--positional"})
+            QVERIFY2(r.out.contains(QLatin1String(option)), option);
+    }
+
+    void unwritableOutputFails()
+    {
+        const Run r = run({QStringLiteral("--out"), QStringLiteral("/nonexistent-dir/heads.png")});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains(QStringLiteral("/nonexistent-dir/heads.png")), qPrintable(r.err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliHeatmap)
+#include "tst_cli_heatmap.moc"
