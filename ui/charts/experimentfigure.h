@@ -1,6 +1,18 @@
 #pragma once
 // Figures for experiment results (charts and heatmaps), shared by the Experiments panel and
-// `attnlab experiment --figure`.
+// `attnlab experiment --figure`. One widget tree serves both: the panel shows it, the export
+// lays it out off screen at the requested size and paints it with QWidget::render into a QImage
+// (PNG) or a QSvgGenerator (SVG), so a file equals what the window shows.
+//
+// Figures per experiment (EXPERIMENTS.md): E1 weight heatmap; E2 max weight and ‖J‖_F vs d_k
+// (log₂ axis, unscaled vs scaled) and score std vs √d_k; E3 effective terms and max weight vs
+// d_k; E4 one heatmap per head; E5 output difference per position; E6 rotation error per
+// frequency; E7 per-position output change without / with the causal mask (bars); E8 time and
+// MiB vs n on log–log axes with the fitted exponent; E9 loop vs matrix time (bars); E10 the
+// heatmaps side by side with their difference; E11 masked-key weight per fill and dtype (bars)
+// and the table; E12 the table with NaN in red. Columns are picked by name from the result's
+// table; when they are missing the figure is unavailable (the table still shows).
+// Heatmaps use viridis (signed differences a blue–white–red map); NaN/Inf cells are red.
 
 #include <experiments/experiments.h>
 
@@ -11,12 +23,23 @@ class QWidget;
 
 namespace attn {
 
-/// A widget showing the result's figure (chart and/or heatmaps), owned by `parent`.
+/// A widget showing the result's figure (chart and/or heatmaps), owned by `parent`. When the
+/// result lacks what its figure needs, the widget is a QLabel (objectName
+/// "experimentFigureUnavailable") saying why.
 QWidget *createExperimentFigure(const ExperimentResult &result, QWidget *parent = nullptr);
 
-/// Renders the same figure to `path` (.png or .svg chosen by suffix) at `size` pixels.
-/// Returns false and sets `error` (naming the path) when the suffix is unknown or writing fails.
+/// Renders the same figure to `path` (.png or .svg chosen by suffix) at `size` pixels (an empty
+/// size takes defaultExperimentFigureSize()). Needs a QApplication (the CLI creates one).
+/// Returns false and sets `error` (naming the path) when the suffix is unknown, the result has
+/// no figure, or writing fails.
 bool exportExperimentFigure(const ExperimentResult &result, const QString &path, QSize size,
                             QString *error);
+
+/// True when the result has a figure; otherwise sets `reason` (e.g. a missing column).
+bool experimentHasFigure(const ExperimentResult &result, QString *reason = nullptr);
+
+/// A size in pixels that suits the experiment's figure layout (e.g. 1500×520 for E2's three
+/// charts in a row).
+QSize defaultExperimentFigureSize(const ExperimentResult &result);
 
 } // namespace attn

@@ -1,0 +1,606 @@
+#include "experimentpage.h"
+
+#include "charts/experimentfigure.h"
+#include "tablemodel.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QDoubleValidator>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPromise>
+#include <QPushButton>
+#include <QRegularExpressionValidator>
+#include <QSaveFile>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableView>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cmath>
+
+namespace attn {
+
+/// One run: its cancellation flag outlives the page (the worker holds a reference).
+struct ExperimentPage::Job
+{
+    std::atomic<bool> cancel {false};
+};
+
+namespace {
+
+QString q(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
+
+/// Decimals a QDoubleSpinBox needs to show `text` exactly (at least 2, at most 10); −1 when a
+/// spin box cannot show it (exponent notation or more decimals).
+int decimalsFor(const QString &text)
+{
+    if (text.contains(QLatin1Char('e'), Qt::CaseInsensitive))
+        return -1;
+    const int dot = text.indexOf(QLatin1Char('.'));
+    const int decimals = dot < 0 ? 0 : int(text.size()) - dot - 1;
+    return decimals > 10 ? -1 : std::max(2, decimals);
+}
+
+QString tooltipFor(const ParamSpec &spec)
+{
+    QString tip = QStringLiteral("<b>%1</b>: %2").arg(q(spec.name), q(spec.help).toHtmlEscaped());
+    const bool ranged = spec.maximum > spec.minimum;
+    switch (spec.kind) {
+    case ParamSpec::Kind::Int:
+    case ParamSpec::Kind::Double:
+        if (ranged)
+            tip += QStringLiteral("<br>range %1 \u2026 %2")
+                       .arg(QString::number(spec.minimum, 'g', 12),
+                            QString::number(spec.maximum, 'g', 12));
+        break;
+    case ParamSpec::Kind::IntList:
+        tip += QStringLiteral("<br>comma-separated integers");
+        if (ranged)
+            tip += QStringLiteral(", each %1 \u2026 %2")
+                       .arg(QString::number(spec.minimum, 'g', 12),
+                            QString::number(spec.maximum, 'g', 12));
+        break;
+    case ParamSpec::Kind::Choice:
+        tip += QStringLiteral("<br>one of: %1")
+                   .arg(QStringList([&] {
+                            QStringList c;
+                            for (const std::string &s : spec.choices)
+                                c << q(s);
+                            return c;
+                        }())
+                            .join(QStringLiteral(", "))
+                            .toHtmlEscaped());
+        break;
+    case ParamSpec::Kind::Text:
+        break;
+    }
+    tip += QStringLiteral("<br>default: %1 (EXPERIMENTS.md)")
+               .arg(q(spec.defaultValue).toHtmlEscaped());
+    return tip;
+}
+
+} // namespace
+
+ExperimentPage::ExperimentPage(const ExperimentInfo &info, QWidget *parent)
+    : QWidget(parent)
+    , m_info(info)
+{
+    setObjectName(QStringLiteral("experimentPage_%1").arg(q(info.id)));
+    auto *layout = new QVBoxLayout(this);
+
+    // Title and the note: what to look at and why, with the paper section.
+    auto *title = new QLabel(this);
+    title->setTextFormat(Qt::RichText);
+    title->setText(QStringLiteral("<h3>%1 \u2014 %2</h3>")
+                       .arg(q(info.id).toHtmlEscaped(), q(info.title).toHtmlEscaped()));
+    layout->addWidget(title);
+    auto *note = new QLabel(this);
+    note->setObjectName(QStringLiteral("note"));
+    note->setWordWrap(true);
+    note->setTextFormat(Qt::RichText);
+    note->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    note->setText(QStringLiteral("<b>%1</b> %2 <i>(%3)</i>")
+                      .arg(tr("What to look at:"), q(info.note).toHtmlEscaped(),
+                           q(info.paperSection).toHtmlEscaped()));
+    layout->addWidget(note);
+
+    // Parameters: one editor per ParamSpec, in registry order.
+    auto *paramBox = new QGroupBox(tr("Parameters"), this);
+    auto *form = new QFormLayout;
+    form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
+    for (const ParamSpec &spec : info.params) {
+        QWidget *editor = createEditor(spec);
+        auto *label = new QLabel(q(spec.name), paramBox);
+        label->setToolTip(editor->toolTip());
+        label->setBuddy(editor);
+        form->addRow(label, editor);
+        m_editors[q(spec.name)] = editor;
+    }
+    auto *paramLayout = new QVBoxLayout(paramBox);
+    paramLayout->addLayout(form);
+    auto *defaults = new QPushButton(tr("Defaults"), paramBox);
+    defaults->setObjectName(QStringLiteral("defaultsButton"));
+    defaults->setToolTip(tr("Put every parameter back to the value of EXPERIMENTS.md"));
+    connect(defaults, &QPushButton::clicked, this, &ExperimentPage::resetParameters);
+    auto *defaultsRow = new QHBoxLayout;
+    defaultsRow->addStretch(1);
+    defaultsRow->addWidget(defaults);
+    paramLayout->addLayout(defaultsRow);
+    if (info.params.empty())
+        paramBox->hide();
+
+    // Run / Cancel, progress and the message line.
+    m_runButton = new QPushButton(tr("Run"), this);
+    m_runButton->setObjectName(QStringLiteral("runButton"));
+    m_runButton->setDefault(true);
+    m_cancelButton = new QPushButton(tr("Cancel"), this);
+    m_cancelButton->setObjectName(QStringLiteral("cancelButton"));
+    m_cancelButton->setEnabled(false);
+    m_progress = new QProgressBar(this);
+    m_progress->setObjectName(QStringLiteral("progressBar"));
+    m_progress->setRange(0, 1000);
+    m_progress->setTextVisible(true);
+    m_progress->setFormat(QStringLiteral("%p%"));
+    m_progress->setVisible(false);
+    m_progressDelay = new QTimer(this);
+    m_progressDelay->setSingleShot(true);
+    m_progressDelay->setInterval(150); // a blink: short runs never flash a progress bar
+    connect(m_progressDelay, &QTimer::timeout, this, [this] {
+        if (isRunning())
+            m_progress->setVisible(true);
+    });
+    m_message = new QLabel(this);
+    m_message->setObjectName(QStringLiteral("messageLine"));
+    m_message->setWordWrap(true);
+    m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    connect(m_runButton, &QPushButton::clicked, this, &ExperimentPage::run);
+    connect(m_cancelButton, &QPushButton::clicked, this, &ExperimentPage::cancel);
+    auto *runRow = new QHBoxLayout;
+    runRow->addWidget(m_runButton);
+    runRow->addWidget(m_cancelButton);
+    runRow->addWidget(m_progress, 1);
+    auto *controls = new QVBoxLayout;
+    controls->addLayout(runRow);
+    controls->addWidget(m_message);
+    controls->addStretch(1);
+
+    auto *top = new QHBoxLayout;
+    top->addWidget(paramBox, 1);
+    top->addLayout(controls, 1);
+    layout->addLayout(top);
+
+    // Result: the table beside the figure.
+    m_tableModel = new TableModel(this);
+    m_tableView = new QTableView(this);
+    m_tableView->setObjectName(QStringLiteral("resultTable"));
+    m_tableView->setModel(m_tableModel);
+    m_tableView->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_tableView->setSelectionBehavior(QAbstractItemView::SelectItems);
+    m_tableView->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_tableView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_tableView->setContextMenuPolicy(Qt::ActionsContextMenu);
+    auto *copy = new QAction(tr("&Copy"), m_tableView);
+    copy->setShortcut(QKeySequence::Copy);
+    copy->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    connect(copy, &QAction::triggered, this, &ExperimentPage::copySelection);
+    m_tableView->addAction(copy);
+    auto *selectAll = new QAction(tr("Select &All"), m_tableView);
+    selectAll->setShortcut(QKeySequence::SelectAll);
+    selectAll->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    connect(selectAll, &QAction::triggered, m_tableView, &QTableView::selectAll);
+    m_tableView->addAction(selectAll);
+
+    m_figureHolder = new QWidget(this);
+    m_figureLayout = new QVBoxLayout(m_figureHolder);
+    m_figureLayout->setContentsMargins(0, 0, 0, 0);
+    auto *placeholder
+        = new QLabel(tr("Run the experiment to see its table and figure."), m_figureHolder);
+    placeholder->setAlignment(Qt::AlignCenter);
+    m_figure = placeholder;
+    m_figureLayout->addWidget(m_figure);
+
+    m_splitter = new QSplitter(Qt::Horizontal, this);
+    m_splitter->addWidget(m_tableView);
+    m_splitter->addWidget(m_figureHolder);
+    m_splitter->setStretchFactor(0, 2);
+    m_splitter->setStretchFactor(1, 3);
+    layout->addWidget(m_splitter, 1);
+
+    // Export.
+    m_exportTableButton = new QPushButton(tr("Export table (CSV)\u2026"), this);
+    m_exportTableButton->setObjectName(QStringLiteral("exportTableButton"));
+    m_exportFigureButton = new QPushButton(tr("Export figure (PNG, SVG)\u2026"), this);
+    m_exportFigureButton->setObjectName(QStringLiteral("exportFigureButton"));
+    m_exportTableButton->setEnabled(false);
+    m_exportFigureButton->setEnabled(false);
+    connect(m_exportTableButton, &QPushButton::clicked, this,
+            &ExperimentPage::exportTableInteractive);
+    connect(m_exportFigureButton, &QPushButton::clicked, this,
+            &ExperimentPage::exportFigureInteractive);
+    auto *exportRow = new QHBoxLayout;
+    exportRow->addStretch(1);
+    exportRow->addWidget(m_exportTableButton);
+    exportRow->addWidget(m_exportFigureButton);
+    layout->addLayout(exportRow);
+}
+
+ExperimentPage::~ExperimentPage()
+{
+    if (m_job)
+        m_job->cancel = true;
+}
+
+QWidget *ExperimentPage::createEditor(const ParamSpec &spec)
+{
+    QWidget *editor = nullptr;
+    const QString def = q(spec.defaultValue);
+    const bool ranged = spec.maximum > spec.minimum;
+    switch (spec.kind) {
+    case ParamSpec::Kind::Int: {
+        const double lo = ranged ? spec.minimum : double(INT_MIN);
+        const double hi = ranged ? spec.maximum : double(INT_MAX);
+        if (lo >= double(INT_MIN) && hi <= double(INT_MAX)) {
+            auto *box = new QSpinBox(this);
+            box->setRange(int(lo), int(hi));
+            box->setValue(def.toInt());
+            box->setGroupSeparatorShown(false);
+            editor = box;
+        } else {
+            // Beyond a spin box's int (e.g. a 64-bit seed): digits in a line edit.
+            auto *line = new QLineEdit(def, this);
+            line->setValidator(new QRegularExpressionValidator(
+                QRegularExpression(lo < 0 ? QStringLiteral("-?\\d{1,20}")
+                                          : QStringLiteral("\\d{1,20}")),
+                line));
+            editor = line;
+        }
+        break;
+    }
+    case ParamSpec::Kind::Double: {
+        const int decimals = decimalsFor(def);
+        if (decimals >= 0) {
+            auto *box = new QDoubleSpinBox(this);
+            box->setDecimals(decimals);
+            box->setRange(ranged ? spec.minimum : -1e300, ranged ? spec.maximum : 1e300);
+            box->setValue(def.toDouble());
+            box->setGroupSeparatorShown(false);
+            editor = box;
+        } else {
+            auto *line = new QLineEdit(def, this);
+            auto *validator = new QDoubleValidator(line);
+            validator->setNotation(QDoubleValidator::ScientificNotation);
+            validator->setLocale(QLocale::c());
+            if (ranged)
+                validator->setRange(spec.minimum, spec.maximum, 17);
+            line->setValidator(validator);
+            editor = line;
+        }
+        break;
+    }
+    case ParamSpec::Kind::IntList: {
+        auto *line = new QLineEdit(def, this);
+        line->setValidator(new QRegularExpressionValidator(
+            QRegularExpression(QStringLiteral("\\s*-?\\d+(\\s*,\\s*-?\\d+)*\\s*,?\\s*")), line));
+        line->setPlaceholderText(tr("comma-separated, e.g. %1").arg(def));
+        editor = line;
+        break;
+    }
+    case ParamSpec::Kind::Choice: {
+        auto *combo = new QComboBox(this);
+        for (const std::string &c : spec.choices)
+            combo->addItem(q(c));
+        combo->setCurrentIndex(std::max(0, combo->findText(def)));
+        editor = combo;
+        break;
+    }
+    case ParamSpec::Kind::Text:
+        editor = new QLineEdit(def, this);
+        break;
+    }
+    editor->setObjectName(QStringLiteral("param_%1").arg(q(spec.name)));
+    editor->setToolTip(tooltipFor(spec));
+    return editor;
+}
+
+QString ExperimentPage::editorText(const ParamSpec &spec) const
+{
+    const QWidget *editor = m_editors.at(q(spec.name));
+    if (auto *box = qobject_cast<const QSpinBox *>(editor))
+        return QString::number(box->value());
+    if (auto *box = qobject_cast<const QDoubleSpinBox *>(editor))
+        return QString::number(box->value(), 'g', 15);
+    if (auto *combo = qobject_cast<const QComboBox *>(editor))
+        return combo->currentText();
+    if (auto *line = qobject_cast<const QLineEdit *>(editor)) {
+        QString text = line->text().trimmed();
+        if (spec.kind == ParamSpec::Kind::IntList) {
+            text.remove(QLatin1Char(' '));
+            while (text.endsWith(QLatin1Char(',')))
+                text.chop(1);
+        }
+        return text;
+    }
+    return q(spec.defaultValue);
+}
+
+ExperimentParams ExperimentPage::parameters() const
+{
+    ExperimentParams params;
+    for (const ParamSpec &spec : m_info.params)
+        params[spec.name] = editorText(spec).toStdString();
+    return params;
+}
+
+QWidget *ExperimentPage::editor(const QString &name) const
+{
+    const auto it = m_editors.find(name);
+    return it == m_editors.end() ? nullptr : it->second;
+}
+
+bool ExperimentPage::setParameter(const QString &name, const QString &value)
+{
+    QWidget *w = editor(name);
+    if (!w)
+        return false;
+    if (auto *box = qobject_cast<QSpinBox *>(w)) {
+        bool ok = false;
+        const int v = value.toInt(&ok);
+        if (!ok || v < box->minimum() || v > box->maximum())
+            return false;
+        box->setValue(v);
+        return true;
+    }
+    if (auto *box = qobject_cast<QDoubleSpinBox *>(w)) {
+        bool ok = false;
+        const double v = value.toDouble(&ok);
+        if (!ok || v < box->minimum() || v > box->maximum())
+            return false;
+        box->setValue(v);
+        return true;
+    }
+    if (auto *combo = qobject_cast<QComboBox *>(w)) {
+        const int i = combo->findText(value);
+        if (i < 0)
+            return false;
+        combo->setCurrentIndex(i);
+        return true;
+    }
+    if (auto *line = qobject_cast<QLineEdit *>(w)) {
+        QString text = value;
+        int pos = 0;
+        if (line->validator() && line->validator()->validate(text, pos) != QValidator::Acceptable)
+            return false;
+        line->setText(value);
+        return true;
+    }
+    return false;
+}
+
+void ExperimentPage::resetParameters()
+{
+    for (const ParamSpec &spec : m_info.params)
+        setParameter(q(spec.name), q(spec.defaultValue));
+}
+
+QString ExperimentPage::message() const
+{
+    return m_message->text();
+}
+
+void ExperimentPage::setMessage(const QString &text, bool error)
+{
+    m_message->setText(text);
+    QPalette pal = palette();
+    if (error)
+        pal.setColor(QPalette::WindowText, QColor(190, 0, 0));
+    m_message->setPalette(pal);
+}
+
+void ExperimentPage::setRunning(bool running)
+{
+    m_cancelButton->setEnabled(running);
+    if (running) {
+        m_progress->setValue(0);
+        m_progressDelay->start();
+    } else {
+        m_progressDelay->stop();
+        m_progress->setVisible(false);
+    }
+    emit runningChanged(running);
+}
+
+void ExperimentPage::run()
+{
+    const bool wasRunning = isRunning();
+    if (m_job)
+        m_job->cancel = true; // newest run wins: the old worker stops, its result is dropped
+    if (m_watcher) {
+        // Keep the old watcher until its worker ends, but stop listening to it.
+        m_watcher->disconnect(this);
+        connect(m_watcher, &QFutureWatcherBase::finished, m_watcher, &QObject::deleteLater);
+        m_watcher = nullptr;
+    }
+
+    auto job = std::make_shared<Job>();
+    m_job = job;
+    const std::string id = m_info.id;
+    const ExperimentParams params = parameters();
+    auto *watcher = new QFutureWatcher<Outcome>(this);
+    m_watcher = watcher;
+    connect(watcher, &QFutureWatcherBase::progressValueChanged, this, [this](int value) {
+        m_progress->setValue(value);
+        emit progressChanged(value / 1000.0);
+    });
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] { finish(watcher); });
+    m_clock.start();
+    setMessage(tr("Running %1\u2026").arg(q(id)), false);
+    if (!wasRunning)
+        setRunning(true);
+    else
+        m_progress->setValue(0);
+    emit started();
+
+    watcher->setFuture(QtConcurrent::run([job, id, params](QPromise<Outcome> &promise) {
+        promise.setProgressRange(0, 1000);
+        RunContext context;
+        context.cancel = &job->cancel;
+        context.progress = [&promise](double fraction) {
+            if (!(fraction >= 0))
+                fraction = 0;
+            promise.setProgressValue(int(std::lround(std::min(fraction, 1.0) * 1000)));
+        };
+        Outcome outcome;
+        try {
+            outcome.result
+                = std::make_shared<const ExperimentResult>(runExperiment(id, params, context));
+        } catch (const Cancelled &) {
+            outcome.cancelled = true;
+        } catch (const std::exception &e) {
+            outcome.error = QString::fromUtf8(e.what());
+        } catch (...) {
+            outcome.error = QStringLiteral("unknown error");
+        }
+        if (job->cancel)
+            outcome.cancelled = true;
+        promise.addResult(outcome);
+    }));
+}
+
+void ExperimentPage::cancel()
+{
+    if (!m_job)
+        return;
+    m_job->cancel = true;
+    m_cancelButton->setEnabled(false);
+    setMessage(tr("Cancelling\u2026"), false);
+}
+
+void ExperimentPage::finish(QFutureWatcher<Outcome> *watcher)
+{
+    watcher->deleteLater();
+    if (watcher != m_watcher)
+        return; // superseded: never delivered
+    m_watcher = nullptr;
+    m_job.reset();
+    const double seconds = m_clock.elapsed() / 1000.0;
+    const Outcome outcome = watcher->future().resultCount() > 0
+        ? watcher->future().result()
+        : Outcome {nullptr, QStringLiteral("the run ended without a result"), false};
+    setRunning(false);
+    if (outcome.cancelled) {
+        setMessage(tr("Cancelled after %1 s.").arg(seconds, 0, 'f', 2), false);
+        emit cancelled();
+        return;
+    }
+    if (!outcome.result) {
+        setMessage(tr("Error: %1").arg(outcome.error), true);
+        emit failed(outcome.error);
+        return;
+    }
+    showResult(outcome.result);
+    setMessage(tr("Done in %1 s.").arg(seconds, 0, 'f', 2), false);
+    emit resultReady();
+}
+
+void ExperimentPage::showResult(std::shared_ptr<const ExperimentResult> result)
+{
+    m_result = std::move(result);
+    m_tableModel->setTable(m_result->table);
+    QWidget *figure = createExperimentFigure(*m_result, m_figureHolder);
+    m_figureLayout->replaceWidget(m_figure, figure);
+    delete m_figure;
+    m_figure = figure;
+    m_exportTableButton->setEnabled(true);
+    m_exportFigureButton->setEnabled(experimentHasFigure(*m_result));
+}
+
+void ExperimentPage::copySelection() const
+{
+    const QModelIndexList selected = m_tableView->selectionModel()->selectedIndexes();
+    const QString text = m_tableModel->toTsv(selected);
+    if (!text.isEmpty())
+        QApplication::clipboard()->setText(text);
+}
+
+bool ExperimentPage::exportTable(const QString &path, QString *error) const
+{
+    auto fail = [&](const QString &message) {
+        if (error)
+            *error = message;
+        return false;
+    };
+    if (!m_result)
+        return fail(tr("%1: no result to export yet; run %2 first").arg(path, experimentId()));
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Text))
+        return fail(tr("%1: cannot write: %2").arg(path, file.errorString()));
+    const std::string csv = m_result->table.toCsv();
+    if (file.write(csv.data(), qint64(csv.size())) != qint64(csv.size()) || !file.commit())
+        return fail(tr("%1: writing failed: %2").arg(path, file.errorString()));
+    return true;
+}
+
+bool ExperimentPage::exportFigure(const QString &path, QSize size, QString *error) const
+{
+    if (!m_result) {
+        if (error)
+            *error = tr("%1: no result to export yet; run %2 first").arg(path, experimentId());
+        return false;
+    }
+    return exportExperimentFigure(*m_result, path, size, error);
+}
+
+void ExperimentPage::exportTableInteractive()
+{
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export %1 table").arg(experimentId()),
+        QStringLiteral("%1.csv").arg(experimentId().toLower()), tr("CSV files (*.csv)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (exportTable(path, &error))
+        setMessage(tr("Table written to %1.").arg(path), false);
+    else
+        setMessage(tr("Error: %1").arg(error), true);
+}
+
+void ExperimentPage::exportFigureInteractive()
+{
+    const QString png = tr("PNG image (*.png)"), svg = tr("SVG image (*.svg)");
+    QString filter = png;
+    QString path
+        = QFileDialog::getSaveFileName(this, tr("Export %1 figure").arg(experimentId()),
+                                       QStringLiteral("%1.png").arg(experimentId().toLower()),
+                                       png + QStringLiteral(";;") + svg, &filter);
+    if (path.isEmpty())
+        return;
+    if (QFileInfo(path).suffix().isEmpty())
+        path += filter == svg ? QStringLiteral(".svg") : QStringLiteral(".png");
+    QString error;
+    if (exportFigure(path, QSize(), &error))
+        setMessage(tr("Figure written to %1.").arg(path), false);
+    else
+        setMessage(tr("Error: %1").arg(error), true);
+}
+
+} // namespace attn

@@ -1,0 +1,122 @@
+#pragma once
+// ExperimentPage: one experiment of EXPERIMENTS.md as a guided page of the Experiments panel —
+// parameter editors generated from its ParamSpecs (defaults and tooltips from the registry),
+// Run / Cancel with a progress bar, the result table (copyable) beside its figure, the note on
+// what to look at (with the paper section) and export of the table (CSV) and figure (PNG, SVG).
+//
+// Runs happen off the GUI thread (QtConcurrent); progress arrives by queued signal, cancellation
+// goes through RunContext's atomic flag, and the newest run wins: starting a run cancels the
+// running one, whose result is never delivered. Errors appear in the message line.
+
+#include <experiments/experiments.h>
+
+#include <QElapsedTimer>
+#include <QFutureWatcher>
+#include <QSize>
+#include <QWidget>
+
+#include <map>
+#include <memory>
+
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QSplitter;
+class QTableView;
+class QTimer;
+class QVBoxLayout;
+
+namespace attn {
+
+class TableModel;
+
+class ExperimentPage : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit ExperimentPage(const ExperimentInfo &info, QWidget *parent = nullptr);
+    ~ExperimentPage() override; ///< cancels a running experiment (the worker stops by itself)
+
+    const ExperimentInfo &info() const { return m_info; }
+    QString experimentId() const { return QString::fromStdString(m_info.id); }
+
+    /// Current editor values by parameter name, as text (what runExperiment parses).
+    ExperimentParams parameters() const;
+    /// Sets one editor from text; false when the name is unknown or the editor rejects the text
+    /// (out of range, not a number, not one of the choices).
+    bool setParameter(const QString &name, const QString &value);
+    /// Puts every editor back to its EXPERIMENTS.md default.
+    void resetParameters();
+    /// The editor of a parameter (nullptr when unknown); its objectName is "param_<name>".
+    QWidget *editor(const QString &name) const;
+
+    /// Latest delivered result (nullptr before the first).
+    std::shared_ptr<const ExperimentResult> result() const { return m_result; }
+    TableModel *tableModel() const { return m_tableModel; }
+    QTableView *tableView() const { return m_tableView; }
+    bool isRunning() const { return m_job != nullptr; }
+    /// Text of the message line (status or error).
+    QString message() const;
+
+    /// Writes the result table as CSV; false with `error` naming the path when it fails.
+    bool exportTable(const QString &path, QString *error) const;
+    /// Writes the figure (.png / .svg); an empty size takes the default size.
+    bool exportFigure(const QString &path, QSize size, QString *error) const;
+    /// Copies the selected table cells to the clipboard as TSV (full precision).
+    void copySelection() const;
+
+public slots:
+    /// Starts a run with the current parameters (cancelling a running one).
+    void run();
+    /// Cancels the running experiment; `cancelled` follows when the worker has stopped.
+    void cancel();
+
+signals:
+    void started();
+    void resultReady();
+    void failed(const QString &message);
+    void cancelled();
+    void runningChanged(bool running);
+    void progressChanged(double fraction);
+
+private:
+    struct Job;
+    struct Outcome
+    {
+        std::shared_ptr<const ExperimentResult> result;
+        QString error;
+        bool cancelled = false;
+    };
+
+    QWidget *createEditor(const ParamSpec &spec);
+    QString editorText(const ParamSpec &spec) const;
+    void finish(QFutureWatcher<Outcome> *watcher);
+    void showResult(std::shared_ptr<const ExperimentResult> result);
+    void setMessage(const QString &text, bool error);
+    void setRunning(bool running);
+    void exportTableInteractive();
+    void exportFigureInteractive();
+
+    ExperimentInfo m_info;
+    std::map<QString, QWidget *> m_editors;
+    std::shared_ptr<const ExperimentResult> m_result;
+    std::shared_ptr<Job> m_job; ///< the run in progress (nullptr when idle)
+    QFutureWatcher<Outcome> *m_watcher = nullptr; ///< watcher of m_job
+    QElapsedTimer m_clock;
+
+    QPushButton *m_runButton = nullptr;
+    QPushButton *m_cancelButton = nullptr;
+    QPushButton *m_exportTableButton = nullptr;
+    QPushButton *m_exportFigureButton = nullptr;
+    QProgressBar *m_progress = nullptr;
+    QTimer *m_progressDelay = nullptr;
+    QLabel *m_message = nullptr;
+    QTableView *m_tableView = nullptr;
+    TableModel *m_tableModel = nullptr;
+    QSplitter *m_splitter = nullptr;
+    QWidget *m_figureHolder = nullptr;
+    QVBoxLayout *m_figureLayout = nullptr;
+    QWidget *m_figure = nullptr;
+};
+
+} // namespace attn
