@@ -291,6 +291,15 @@ void TestExperimentsPanel::runFillsTable()
     // The figure is shown beside the table.
     QVERIFY(page->findChild<QWidget *>(QStringLiteral("experimentFigure")));
     QVERIFY(page->findChild<QPushButton *>(QStringLiteral("exportFigureButton"))->isEnabled());
+
+    // With ATTN_FIGURE_DIR set, keep a picture of the whole panel for looking at.
+    const QString keep = qEnvironmentVariable("ATTN_FIGURE_DIR");
+    if (!keep.isEmpty()) {
+        QDir().mkpath(keep);
+        panel.resize(1400, 900);
+        QVERIFY(panel.grab().save(
+            QDir(keep).filePath(QStringLiteral("panel_%1.png").arg(id.toLower()))));
+    }
 }
 
 void TestExperimentsPanel::copyAndExportTable()

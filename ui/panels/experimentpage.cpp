@@ -219,8 +219,22 @@ ExperimentPage::ExperimentPage(const ExperimentInfo &info, QWidget *parent)
     m_figure = placeholder;
     m_figureLayout->addWidget(m_figure);
 
+    m_tableView->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
+    // The table's notes (what the numbers mean, caveats) under it.
+    m_notes = new QLabel(this);
+    m_notes->setObjectName(QStringLiteral("tableNotes"));
+    m_notes->setWordWrap(true);
+    m_notes->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_notes->setForegroundRole(QPalette::PlaceholderText);
+    m_notes->hide();
+    auto *tableSide = new QWidget(this);
+    auto *tableLayout = new QVBoxLayout(tableSide);
+    tableLayout->setContentsMargins(0, 0, 0, 0);
+    tableLayout->addWidget(m_tableView, 1);
+    tableLayout->addWidget(m_notes);
+
     m_splitter = new QSplitter(Qt::Horizontal, this);
-    m_splitter->addWidget(m_tableView);
+    m_splitter->addWidget(tableSide);
     m_splitter->addWidget(m_figureHolder);
     m_splitter->setStretchFactor(0, 2);
     m_splitter->setStretchFactor(1, 3);
@@ -526,6 +540,11 @@ void ExperimentPage::showResult(std::shared_ptr<const ExperimentResult> result)
 {
     m_result = std::move(result);
     m_tableModel->setTable(m_result->table);
+    QStringList notes;
+    for (const std::string &note : m_result->table.notes)
+        notes << QStringLiteral("\u2022 ") + q(note);
+    m_notes->setText(notes.join(QLatin1Char('\n')));
+    m_notes->setVisible(!notes.isEmpty());
     QWidget *figure = createExperimentFigure(*m_result, m_figureHolder);
     m_figureLayout->replaceWidget(m_figure, figure);
     delete m_figure;

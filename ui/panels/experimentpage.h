@@ -111,6 +111,7 @@ private:
     QProgressBar *m_progress = nullptr;
     QTimer *m_progressDelay = nullptr;
     QLabel *m_message = nullptr;
+    QLabel *m_notes = nullptr;
     QTableView *m_tableView = nullptr;
     TableModel *m_tableModel = nullptr;
     QSplitter *m_splitter = nullptr;

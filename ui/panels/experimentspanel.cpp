@@ -11,6 +11,8 @@
 #include <QSplitter>
 #include <QStackedWidget>
 
+#include <algorithm>
+
 namespace attn {
 
 ExperimentsPanel::ExperimentsPanel(QWidget *parent)
@@ -39,7 +41,14 @@ ExperimentsPanel::ExperimentsPanel(QWidget *parent)
     splitter->addWidget(m_stack);
     splitter->setStretchFactor(0, 0);
     splitter->setStretchFactor(1, 1);
-    splitter->setSizes({220, 900});
+    // Wide enough for most "E<k>  title" lines (at most 260 px; the tooltips hold the rest).
+    int listWidth = 0;
+    for (int row = 0; row < m_model->rowCount(); ++row)
+        listWidth = std::max(
+            listWidth,
+            m_list->fontMetrics().horizontalAdvance(m_model->data(m_model->index(row)).toString()));
+    listWidth = std::min(listWidth + 2 * m_list->frameWidth() + 24, 260);
+    splitter->setSizes({listWidth, 1000});
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(splitter);
