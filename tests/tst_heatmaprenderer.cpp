@@ -4,6 +4,7 @@
 // PNG/SVG/PDF exports.
 
 #include <heatmaprenderer.h>
+#include <heatmapwidget.h>
 
 #include <QBuffer>
 #include <QFile>
@@ -11,6 +12,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QXmlStreamReader>
@@ -536,6 +538,49 @@ private slots:
         QVERIFY(!renderer.savePng(QStringLiteral("/nonexistent-dir/x.png"), QSize(100, 100), 1.0,
                                   &error));
         QVERIFY2(error.contains(QStringLiteral("/nonexistent-dir/x.png")), qPrintable(error));
+    }
+
+    // The widget: tooltip for the hovered cell, click → tileActivated(head), single-head view.
+    void widget()
+    {
+        HeatmapWidget widget;
+        widget.resize(900, 600);
+        widget.setResult(
+            makeResult(3, 4, 4, [](int h, int i, int j) { return 0.1 * (h + i + j); }));
+        widget.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&widget));
+        QCOMPARE(widget.renderer().tileCount(), 4);
+        const HeatmapLayout lay = widget.renderer().layout(QRectF(widget.rect()));
+        const QPointF p = cellCenter(lay, 2, 1, 3);
+        const HeatmapHit hit = widget.cellAt(p);
+        QCOMPARE(hit.head, 2);
+        QCOMPARE(hit.row, 1);
+        QCOMPARE(hit.col, 3);
+        const QString tip = widget.toolTipAt(p);
+        QVERIFY2(tip.contains(QStringLiteral("head 2"))
+                     && tip.contains(QStringLiteral("weight 0.6")),
+                 qPrintable(tip));
+
+        QSignalSpy activated(&widget, &HeatmapWidget::tileActivated);
+        QTest::mouseClick(&widget, Qt::LeftButton, {}, cellCenter(lay, 3, 0, 0).toPoint());
+        QCOMPARE(activated.count(), 1);
+        QCOMPARE(activated.at(0).at(0).toInt(), 3); // the mean tile
+        QTest::mouseClick(&widget, Qt::LeftButton, {}, QPoint(2, 2)); // outside every tile
+        QCOMPARE(activated.count(), 1);
+
+        widget.showSingleHead(1);
+        QVERIFY(widget.isSingleHead());
+        QCOMPARE(widget.renderer().tileCount(), 1);
+        QCOMPARE(widget.renderer().layout(QRectF(widget.rect())).tiles.at(0).title,
+                 QStringLiteral("head 1"));
+        widget.showGrid();
+        QCOMPARE(widget.renderer().tileCount(), 4);
+        // What the widget shows is what the renderer paints.
+        const QImage shown = widget.grab().toImage();
+        QVERIFY(!shown.isNull());
+        const HeatmapLayout grid = widget.renderer().layout(QRectF(widget.rect()));
+        const QRgb want = Colormap(ColormapId::Viridis).map(0.1 * (0 + 2 + 1));
+        QCOMPARE(pixelAt(shown, cellCenter(grid, 0, 2, 1)), want);
     }
 };
 

@@ -412,6 +412,20 @@ private slots:
         QVERIFY(session.result()->requestId > result->requestId);
     }
 
+    // A window that pushes its (default) parameters first must still get a first result.
+    void firstSetParametersComputes()
+    {
+        AttentionSession session;
+        QSignalSpy results(&session, &AttentionSession::resultChanged);
+        QSignalSpy params(&session, &AttentionSession::parametersChanged);
+        session.setParameters(session.parameters());
+        QTRY_COMPARE_WITH_TIMEOUT(results.count(), 1, 10000);
+        QCOMPARE(params.count(), 0); // they did not change
+        session.setParameters(session.parameters());
+        QTest::qWait(100);
+        QCOMPARE(results.count(), 1);
+    }
+
     void rapidChangesNewestWins_data()
     {
         QTest::addColumn<bool>("processEventsBetween");

@@ -105,8 +105,11 @@ AttentionSession::~AttentionSession()
 
 void AttentionSession::setParameters(const SessionParameters &params)
 {
-    if (params == m_params)
+    if (params == m_params) {
+        if (!m_result && !m_busy)
+            recompute(); // nothing shown yet: the first setParameters always computes
         return;
+    }
     const QString error = params.validate();
     if (!error.isEmpty()) {
         emit computeFailed(error);

@@ -26,7 +26,8 @@ public:
     /// Latest delivered result (nullptr before the first one).
     std::shared_ptr<const SessionResult> result() const { return m_result; }
 
-    /// Sets parameters and schedules a computation (no-op when equal to the current ones).
+    /// Sets parameters and schedules a computation (no-op when equal to the current ones, unless
+    /// there is no result yet and none is being computed).
     /// Invalid parameters emit computeFailed with the message and keep the old parameters and
     /// the old result (parameters() is always valid).
     void setParameters(const SessionParameters &params);

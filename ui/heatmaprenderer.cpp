@@ -310,7 +310,7 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &bounds) const
     HeatmapLayout lay;
     const qreal f = m_options.fontPixelSize > 0
         ? m_options.fontPixelSize
-        : std::clamp(std::min(bounds.width() / 95.0, bounds.height() / 55.0), 9.0, 16.0);
+        : std::clamp(std::min(bounds.width() / 70.0, bounds.height() / 45.0), 10.0, 16.0);
     lay.fontPixelSize = f;
     const QFontMetricsF fm(makeFont(f));
     const qreal lineH = fm.height();
@@ -383,7 +383,9 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &bounds) const
     const int rows = (count + cols - 1) / cols;
     const qreal tileW = left + nK * cell + right;
     const qreal tileH = top + nQ * cell + bottom;
-    const qreal x0 = grid.left() + std::max(0.0, (grid.width() - cols * tileW) / 2);
+    // Centre the tiles and the legend column together; the legend follows the last column.
+    const qreal x0 = grid.left() + std::max(0.0, (r.width() - cols * tileW - f - legendW) / 2);
+    lay.legend.moveLeft(x0 + cols * tileW + f);
     const qreal y0 = grid.top() + std::max(0.0, (grid.height() - rows * tileH) / 2);
     for (int t = 0; t < count; ++t) {
         HeatmapLayout::Tile tile;
@@ -461,15 +463,19 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
     devScale = std::max<qreal>(devScale, 1.0);
 
     // Which mask states exist (for hatching and the legend).
-    bool anyCausal = false, anyPadding = false;
+    bool anyCausalOnly = false, anyPaddingOnly = false, anyBoth = false;
     if (useMask) {
         for (Index i = 0; i < res.maskState.rows(); ++i) {
             for (Index j = 0; j < res.maskState.cols(); ++j) {
-                anyCausal |= bool(res.maskState(i, j) & MaskCausal);
-                anyPadding |= bool(res.maskState(i, j) & (MaskPadding | MaskCustom));
+                const bool c = res.maskState(i, j) & MaskCausal;
+                const bool pd = res.maskState(i, j) & (MaskPadding | MaskCustom);
+                anyCausalOnly |= c && !pd;
+                anyPaddingOnly |= pd && !c;
+                anyBoth |= c && pd;
             }
         }
     }
+    const bool anyMasked = anyCausalOnly || anyPaddingOnly || anyBoth;
     const std::vector<std::uint8_t> noFlags;
     const std::vector<std::uint8_t> &fullyMasked
         = res.fullyMasked.empty() ? noFlags : res.fullyMasked.front();
@@ -500,7 +506,7 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
             image = image.scaled(std::max(1, qRound(devSize.width())),
                                  std::max(1, qRound(devSize.height())), Qt::IgnoreAspectRatio,
                                  Qt::FastTransformation);
-            if (useMask && (anyCausal || anyPadding) && devCell >= hatchMinCellPixels) {
+            if (anyMasked && devCell >= hatchMinCellPixels) {
                 const qreal sx = qreal(image.width()) / nK, sy = qreal(image.height()) / nQ;
                 const qreal spacing = std::clamp(devCell / 3.0, 5.0, 0.6 * f * devScale);
                 QPainter ip(&image);
@@ -630,7 +636,7 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
                                                         : QStringLiteral("scaled score");
     painter->setFont(bold);
     painter->drawText(
-        QRectF(bar.left(), bar.top() - fm.height() * 1.3, lay.legend.width(), fm.height() * 1.2),
+        QRectF(bar.left(), bar.top() - fm.height() * 1.8, lay.legend.width(), fm.height() * 1.2),
         Qt::AlignLeft | Qt::AlignBottom, quantity);
     painter->setFont(font);
     QImage strip = cmap.strip(Colormap::size, Qt::Vertical);
@@ -670,23 +676,25 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
     y += 0.3 * f;
     auto swatch = [&](QRgb base, int hatch, const QString &text) {
         const QRectF box(lay.legend.left(), y + 0.1 * fm.height(), 1.1 * f, 0.8 * fm.height());
-        painter->fillRect(box, QColor(base));
+        // Drawn as an image so the hatch stays inside the box in SVG too (QSvgGenerator
+        // ignores clipping).
+        QImage sample(std::max(1, qRound(box.width() * devScale)),
+                      std::max(1, qRound(box.height() * devScale)), QImage::Format_RGB32);
+        sample.fill(QColor(base));
         if (hatch) {
-            painter->save();
-            painter->setClipRect(box);
-            painter->setRenderHint(QPainter::Antialiasing);
-            painter->setPen(QPen(hatchColor(base), std::max(1.0, 0.08 * f)));
-            const qreal s = 0.3 * f;
-            for (qreal c = -box.height(); c < box.width() + box.height(); c += s) {
+            QPainter sp(&sample);
+            sp.setRenderHint(QPainter::Antialiasing);
+            sp.setPen(QPen(hatchColor(base), std::max(1.0, 0.08 * f * devScale)));
+            const qreal w = sample.width(), h = sample.height();
+            const qreal step = 0.3 * f * devScale;
+            for (qreal c = -h; c < w + h; c += step) {
                 if (hatch & 1)
-                    painter->drawLine(QPointF(box.left() + c, box.bottom()),
-                                      QPointF(box.left() + c + box.height(), box.top()));
+                    sp.drawLine(QPointF(c, h), QPointF(c + h, 0));
                 if (hatch & 2)
-                    painter->drawLine(QPointF(box.left() + c, box.top()),
-                                      QPointF(box.left() + c + box.height(), box.bottom()));
+                    sp.drawLine(QPointF(c, 0), QPointF(c + h, h));
             }
-            painter->restore();
         }
+        painter->drawImage(box, sample);
         painter->setPen(QPen(muted, 0));
         painter->drawRect(box);
         painter->setPen(fg);
@@ -695,10 +703,12 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
             Qt::AlignLeft | Qt::AlignVCenter, text);
         y += fm.height() * 1.15;
     };
-    if (anyCausal)
+    if (anyCausalOnly)
         swatch(maskedColor(MaskCausal), 1, QStringLiteral("causal-masked"));
-    if (anyPadding)
+    if (anyPaddingOnly)
         swatch(maskedColor(MaskPadding), 2, QStringLiteral("padding-masked"));
+    if (anyBoth)
+        swatch(maskedColor(MaskCausal | MaskPadding), 3, QStringLiteral("causal + padding"));
     if (anyFullyMasked) {
         const QRectF box(lay.legend.left() + 0.35 * f, y + 0.1 * fm.height(), 0.4 * f,
                          0.8 * fm.height());
