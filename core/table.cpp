@@ -300,6 +300,12 @@ std::string Table::toCsv() const
 std::string Table::toJson(std::string_view id,
                           const std::map<std::string, std::string> &params) const
 {
+    return toJson(id, params, {});
+}
+
+std::string Table::toJson(std::string_view id, const std::map<std::string, std::string> &params,
+                          const std::map<std::string, double> &scalars) const
+{
     std::string out = "{\n  \"id\": " + jsonString(id) + ",\n  \"params\": {";
     bool first = true;
     for (const auto &[name, value] : params) {
@@ -330,11 +336,25 @@ std::string Table::toJson(std::string_view id,
         out += "}";
     }
     out += m_rows.empty() ? "]" : "\n  ]";
+    std::string scalarText;
+    for (const auto &[name, value] : scalars) {
+        scalarText += (scalarText.empty() ? "" : ", ") + jsonString(name) + ": ";
+        if (std::isfinite(value)) {
+            scalarText += formatNumber(value);
+        } else {
+            scalarText += "null";
+            nonFinite += std::string(nonFinite.empty() ? "\n    " : ",\n    ") + "{\"scalar\": "
+                + jsonString(name) + ", \"value\": " + jsonString(formatNumber(value)) + "}";
+        }
+    }
     out += ",\n  \"non_finite\": [" + nonFinite + (nonFinite.empty() ? "]" : "\n  ]");
     out += ",\n  \"notes\": [";
     for (std::size_t k = 0; k < notes.size(); ++k)
         out += (k ? ", " : "") + jsonString(notes[k]);
-    out += "]\n}\n";
+    out += "]";
+    if (!scalars.empty())
+        out += ",\n  \"scalars\": {" + scalarText + "}";
+    out += "\n}\n";
     return out;
 }
 

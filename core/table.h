@@ -48,6 +48,10 @@ public:
     /// that is a JSON number stays a number, a comma list of numbers becomes an array, anything
     /// else a string.
     std::string toJson(std::string_view id, const std::map<std::string, std::string> &params) const;
+    /// The same plus "scalars": {name: value} (headline numbers of an experiment) after "notes";
+    /// a non-finite scalar is null there and listed in "non_finite" as {"scalar", "value"}.
+    std::string toJson(std::string_view id, const std::map<std::string, std::string> &params,
+                       const std::map<std::string, double> &scalars) const;
 
     /// Shortest round-trip decimal laid out exactly like Python's repr(float): "1.0", "0.0001",
     /// "1e-05", "1e+16", "-0.0"; "nan", "inf", "-inf" for non-finite values.

@@ -34,6 +34,7 @@ private slots:
     void jsonIsValidAndKeepsNonFinite();
     void jsonParams_data();
     void jsonParams();
+    void jsonScalars();
 };
 
 void TestTable::formatNumberMatchesPythonRepr_data()
@@ -230,6 +231,25 @@ void TestTable::jsonParams()
     const QJsonValue expected
         = QJsonDocument::fromJson("{\"p\": " + expectedJson.toUtf8() + "}").object().value("p");
     QCOMPARE(got, expected);
+}
+
+void TestTable::jsonScalars()
+{
+    Table t({"a"});
+    t.addRow({1.0});
+    const std::string json = t.toJson("E8", {}, {{"fitted_exponent", 1.96}, {"gap", std::nan("")}});
+    const QJsonObject o = QJsonDocument::fromJson(QByteArray::fromStdString(json)).object();
+    const QJsonObject scalars = o.value("scalars").toObject();
+    QCOMPARE(scalars.value("fitted_exponent").toDouble(), 1.96);
+    QVERIFY(scalars.value("gap").isNull());
+    const QJsonArray nonFinite = o.value("non_finite").toArray();
+    QCOMPARE(nonFinite.size(), 1);
+    QCOMPARE(nonFinite[0].toObject().value("scalar").toString(), QStringLiteral("gap"));
+    QCOMPARE(nonFinite[0].toObject().value("value").toString(), QStringLiteral("nan"));
+    // Without scalars the key is absent.
+    QVERIFY(!QJsonDocument::fromJson(QByteArray::fromStdString(t.toJson("E8", {})))
+                 .object()
+                 .contains("scalars"));
 }
 
 QTEST_APPLESS_MAIN(TestTable)

@@ -1,9 +1,278 @@
+// attnlab experiment: list or run the experiments E1–E12 of EXPERIMENTS.md headless.
+//   attnlab experiment --list
+//   attnlab experiment E<k> [--seed S] [--<param> value …] [--format table|csv|json]
+//                           [--out FILE] [--figure FILE.png|.svg] [--figure-size WxH]
+
 #include "common.h"
 
+#include <charts/experimentfigure.h>
+#include <experiments/experiments.h>
+
+#include <QRegularExpression>
+#include <QSize>
+#include <QTextStream>
+
+#include <algorithm>
+#include <set>
+
 namespace attn::cli {
-// Placeholder until the 'experiment' command lands.
+
+namespace {
+
+QString dashed(const std::string &name)
+{
+    return QString::fromStdString(name).replace(QLatin1Char('_'), QLatin1Char('-'));
+}
+
+QString kindName(ParamSpec::Kind kind)
+{
+    switch (kind) {
+    case ParamSpec::Kind::Int:
+        return QStringLiteral("int");
+    case ParamSpec::Kind::Double:
+        return QStringLiteral("number");
+    case ParamSpec::Kind::IntList:
+        return QStringLiteral("list");
+    case ParamSpec::Kind::Choice:
+        return QStringLiteral("choice");
+    case ParamSpec::Kind::Text:
+        return QStringLiteral("text");
+    }
+    return {};
+}
+
+/// One experiment's section of the help: title, parameters with defaults, table columns.
+QString experimentHelp(const ExperimentInfo &info)
+{
+    QString text;
+    QTextStream out(&text);
+    out << "  " << QString::fromStdString(info.id).leftJustified(4) << " "
+        << QString::fromStdString(info.title) << "  (" << QString::fromStdString(info.paperSection)
+        << ")\n";
+    for (const ParamSpec &p : info.params) {
+        QString option = QStringLiteral("--%1 <%2>").arg(dashed(p.name), kindName(p.kind));
+        QString help = QString::fromStdString(p.help);
+        if (p.kind == ParamSpec::Kind::Choice) {
+            QStringList choices;
+            for (const std::string &c : p.choices)
+                choices << QString::fromStdString(c);
+            help += QStringLiteral(": ") + choices.join(QStringLiteral(" | "));
+        }
+        out << "       " << option.leftJustified(28) << " "
+            << QStringLiteral("[%1] ").arg(QString::fromStdString(p.defaultValue)) << help << "\n";
+    }
+    QStringList columns;
+    for (const std::string &c : info.columns)
+        columns << QString::fromStdString(c);
+    out << "       columns: " << columns.join(QStringLiteral(", "));
+    if (info.id == "E1")
+        out << " (one key_<j> column per key)";
+    out << "\n";
+    return text;
+}
+
+QString allExperimentsHelp()
+{
+    QString text = QStringLiteral(
+        "\nExperiments (parameters as --name <kind> [default] meaning; '_' or '-' both work):\n");
+    for (const ExperimentInfo &info : experimentList())
+        text += experimentHelp(info);
+    text += QStringLiteral(
+        "\nOutput: --format table (aligned text with notes), csv (header + rows, numbers as "
+        "Python's repr), json ({\"id\", \"params\", \"columns\", \"rows\": [{column: value}], "
+        "\"non_finite\", \"notes\", \"scalars\"}; NaN/Inf are null and listed in non_finite).\n"
+        "Exit status: 0 ok, 1 failure (e.g. cannot write a file), 2 bad arguments (unknown "
+        "experiment or parameter, bad value).\n");
+    return text;
+}
+
+int printList(const QString &format, const QString &outPath, const QString &command)
+{
+    QString text;
+    Table t({"id", "title", "paper_section"});
+    for (const ExperimentInfo &info : experimentList())
+        t.addRow({info.id, info.title, info.paperSection});
+    if (format == QLatin1String("json")) {
+        text = QString::fromStdString(t.toJson("list", {}));
+    } else if (format == QLatin1String("csv")) {
+        text = QString::fromStdString(t.toCsv());
+    } else {
+        for (const ExperimentInfo &info : experimentList())
+            text += QString::fromStdString(info.id).leftJustified(5)
+                + QString::fromStdString(info.title) + QLatin1Char('\n');
+    }
+    QString error;
+    if (!writeText(outPath, text.toUtf8(), &error))
+        return failure(command, error);
+    return ExitOk;
+}
+
+std::optional<QSize> parseSize(const QString &text)
+{
+    static const QRegularExpression re(QStringLiteral("^(\\d{1,5})[xX](\\d{1,5})$"));
+    const QRegularExpressionMatch m = re.match(text);
+    if (!m.hasMatch())
+        return std::nullopt;
+    const QSize size(m.captured(1).toInt(), m.captured(2).toInt());
+    if (size.width() < 64 || size.height() < 64 || size.width() > 10000 || size.height() > 10000)
+        return std::nullopt;
+    return size;
+}
+
+} // namespace
+
 int runExperiment(const QStringList &arguments)
 {
-    return failure(arguments.value(0), QStringLiteral("not implemented yet"));
+    const QString command = QStringLiteral("experiment");
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral(
+        "List or run the experiments E1-E12 of EXPERIMENTS.md and print the result table."));
+    parser.addPositionalArgument(QStringLiteral("experiment"),
+                                 QStringLiteral("Experiment id, E1 … E12 (case-insensitive)."),
+                                 QStringLiteral("[E<k>]"));
+    const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")},
+                                  QStringLiteral("Show this help (with an id: that experiment)."));
+    const QCommandLineOption list(QStringLiteral("list"),
+                                  QStringLiteral("List the experiments (ids and titles)."));
+    const QCommandLineOption format(QStringLiteral("format"),
+                                    QStringLiteral("Output format: table, csv or json."),
+                                    QStringLiteral("format"), QStringLiteral("table"));
+    const QCommandLineOption out(QStringLiteral("out"),
+                                 QStringLiteral("Write the output to FILE instead of stdout."),
+                                 QStringLiteral("file"));
+    const QCommandLineOption figure(QStringLiteral("figure"),
+                                    QStringLiteral("Also export the experiment's figure (.png or "
+                                                   ".svg, chosen by suffix)."),
+                                    QStringLiteral("file"));
+    const QCommandLineOption figureSize(QStringLiteral("figure-size"),
+                                        QStringLiteral("Figure size in pixels, WxH."),
+                                        QStringLiteral("WxH"), QStringLiteral("1200x800"));
+    for (const QCommandLineOption *o : {&help, &list, &format, &out, &figure, &figureSize})
+        parser.addOption(*o);
+
+    // Every experiment's parameters as options (the union; which ones apply is checked once
+    // the experiment is known). Listed per experiment in the help, hidden from the generic list.
+    std::set<std::string> paramNames;
+    for (const ExperimentInfo &info : experimentList())
+        for (const ParamSpec &p : info.params)
+            paramNames.insert(p.name);
+    for (const std::string &name : paramNames) {
+        QStringList names = {dashed(name)};
+        if (QString::fromStdString(name) != names.front())
+            names << QString::fromStdString(name);
+        QCommandLineOption option(names, QStringLiteral("Experiment parameter."),
+                                  QStringLiteral("value"));
+        if (name != "seed")
+            option.setFlags(QCommandLineOption::HiddenFromHelp);
+        else
+            option.setDescription(QStringLiteral("Seed of the NumPy-compatible generator "
+                                                 "(default: the experiment's, see below)."));
+        parser.addOption(option);
+    }
+
+    if (!parser.parse(arguments))
+        return usageError(command, parser.errorText());
+    const QStringList positional = parser.positionalArguments();
+    if (parser.isSet(help)) {
+        QTextStream stdoutStream(stdout);
+        if (positional.size() == 1) {
+            try {
+                const ExperimentInfo &info = experimentInfo(positional.front().toStdString());
+                stdoutStream << parser.helpText() << "\n"
+                             << experimentHelp(info) << "\n       "
+                             << QString::fromStdString(info.note) << "\n";
+                return ExitOk;
+            } catch (const InvalidArgument &) {
+                // fall through to the full help
+            }
+        }
+        stdoutStream << parser.helpText() << allExperimentsHelp();
+        return ExitOk;
+    }
+
+    const QString formatName = parser.value(format);
+    if (formatName != QLatin1String("table") && formatName != QLatin1String("csv")
+        && formatName != QLatin1String("json"))
+        return usageError(
+            command,
+            QStringLiteral("--format must be table, csv or json, got '%1'").arg(formatName));
+    if (parser.isSet(list)) {
+        if (!positional.isEmpty())
+            return usageError(command, QStringLiteral("--list takes no experiment id"));
+        return printList(formatName, parser.value(out), command);
+    }
+    if (positional.isEmpty())
+        return usageError(command, QStringLiteral("name an experiment (E1 … E12) or use --list"));
+    if (positional.size() > 1)
+        return usageError(command,
+                          QStringLiteral("one experiment at a time, got '%1'")
+                              .arg(positional.join(QStringLiteral("', '"))));
+
+    const ExperimentInfo *info = nullptr;
+    try {
+        info = &experimentInfo(positional.front().toStdString());
+    } catch (const InvalidArgument &e) {
+        return usageError(command, QString::fromUtf8(e.what()));
+    }
+
+    ExperimentParams params;
+    QStringList valid;
+    for (const ParamSpec &p : info->params)
+        valid << QStringLiteral("--") + dashed(p.name);
+    for (const std::string &name : paramNames) {
+        if (!parser.isSet(dashed(name)))
+            continue;
+        const bool applies = std::any_of(info->params.begin(), info->params.end(),
+                                         [&](const ParamSpec &p) { return p.name == name; });
+        if (!applies)
+            return usageError(command,
+                              QStringLiteral("%1 has no parameter --%2; its parameters: "
+                                             "%3")
+                                  .arg(QString::fromStdString(info->id), dashed(name),
+                                       valid.join(QStringLiteral(", "))));
+        params[name] = parser.value(dashed(name)).toStdString();
+    }
+
+    std::optional<QSize> size;
+    if (parser.isSet(figure)) {
+        size = parseSize(parser.value(figureSize));
+        if (!size)
+            return usageError(command,
+                              QStringLiteral("--figure-size must be WxH with each side "
+                                             "in [64, 10000], got '%1'")
+                                  .arg(parser.value(figureSize)));
+    }
+
+    ExperimentResult result;
+    try {
+        result = attn::runExperiment(info->id, params);
+    } catch (const InvalidArgument &e) {
+        return usageError(command, QString::fromUtf8(e.what()));
+    } catch (const std::exception &e) {
+        return failure(command,
+                       QStringLiteral("%1 failed: %2")
+                           .arg(QString::fromStdString(info->id), QString::fromUtf8(e.what())));
+    }
+
+    std::string text;
+    if (formatName == QLatin1String("csv")) {
+        text = result.table.toCsv();
+    } else if (formatName == QLatin1String("json")) {
+        text = result.table.toJson(result.id, result.params, result.scalars);
+    } else {
+        text = result.id + " \u2014 " + info->title + "\n\n" + result.table.toText();
+        if (!result.scalars.empty()) {
+            text += result.table.notes.empty() ? "\n" : "";
+            for (const auto &[name, value] : result.scalars)
+                text += "# " + name + " = " + Table::formatNumber(value) + "\n";
+        }
+    }
+    QString error;
+    if (!writeText(parser.value(out), QByteArray::fromStdString(text), &error))
+        return failure(command, error);
+    if (size && !exportExperimentFigure(result, parser.value(figure), *size, &error))
+        return failure(command, error);
+    return ExitOk;
 }
+
 } // namespace attn::cli

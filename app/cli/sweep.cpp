@@ -1,9 +1,108 @@
+// attnlab sweep: the E2 scaling sweep (why divide by √d_k), EXPERIMENTS.md.
+//   attnlab sweep --seed 1 --trials 4000 --keys 16 --dk 4,16,64,256,1024
+//                 [--format table|csv|json] [--out FILE]
+
 #include "common.h"
 
+#include <experiments/experiments.h>
+
+#include <QTextStream>
+
+#include <limits>
+
 namespace attn::cli {
-// Placeholder until the 'sweep' command lands.
+
 int runSweep(const QStringList &arguments)
 {
-    return failure(arguments.value(0), QStringLiteral("not implemented yet"));
+    const QString command = QStringLiteral("sweep");
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral(
+        "Print the E2 scaling sweep of EXPERIMENTS.md: for each d_k, the std of raw scores "
+        "q\u00b7k next to sqrt(d_k), and the mean largest softmax weight and mean softmax-"
+        "Jacobian norm without and with the 1/sqrt(d_k) scale. One NumPy-compatible generator: "
+        "for each d_k, q (trials x 1 x d_k) then k (trials x keys x d_k). Columns: d_k, "
+        "score_std, sqrt_dk, max_weight_unscaled, jacobian_norm_unscaled, max_weight_scaled, "
+        "jacobian_norm_scaled. Same numbers as 'attnlab experiment E2'."));
+    const QCommandLineOption seed(QStringLiteral("seed"),
+                                  QStringLiteral("Generator seed (numpy.random.default_rng)."),
+                                  QStringLiteral("S"), QStringLiteral("1"));
+    const QCommandLineOption trials(QStringLiteral("trials"),
+                                    QStringLiteral("Queries per d_k (one per trial)."),
+                                    QStringLiteral("N"), QStringLiteral("4000"));
+    const QCommandLineOption keys(QStringLiteral("keys"), QStringLiteral("Keys per query."),
+                                  QStringLiteral("K"), QStringLiteral("16"));
+    const QCommandLineOption dk({QStringLiteral("dk"), QStringLiteral("d-k")},
+                                QStringLiteral("Comma-separated d_k values, in order."),
+                                QStringLiteral("LIST"), QStringLiteral("4,16,64,256,1024"));
+    const QCommandLineOption format(QStringLiteral("format"),
+                                    QStringLiteral("Output format: table, csv or json."),
+                                    QStringLiteral("format"), QStringLiteral("table"));
+    const QCommandLineOption out(QStringLiteral("out"),
+                                 QStringLiteral("Write the output to FILE instead of stdout."),
+                                 QStringLiteral("file"));
+    for (const QCommandLineOption *o : {&seed, &trials, &keys, &dk, &format, &out})
+        parser.addOption(*o);
+    if (const std::optional<int> exit = parseArguments(parser, command, arguments))
+        return *exit;
+    if (!parser.positionalArguments().isEmpty())
+        return usageError(
+            command,
+            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().front()));
+
+    // The ranges are E2's parameter ranges (core/experiments/e02_scaling_sweep.cpp).
+    QString error;
+    const auto seedValue = intOption(parser, QStringLiteral("seed"), 0,
+                                     std::numeric_limits<std::int64_t>::max(), &error);
+    if (!seedValue)
+        return usageError(command, error);
+    const auto trialsValue = intOption(parser, QStringLiteral("trials"), 1, 1000000, &error);
+    if (!trialsValue)
+        return usageError(command, error);
+    const auto keysValue = intOption(parser, QStringLiteral("keys"), 1, 4096, &error);
+    if (!keysValue)
+        return usageError(command, error);
+    const auto dkValues = intListOption(parser, QStringLiteral("dk"), 1, 65536, &error);
+    if (!dkValues)
+        return usageError(command, error);
+    const QString formatName = parser.value(format);
+    if (formatName != QLatin1String("table") && formatName != QLatin1String("csv")
+        && formatName != QLatin1String("json"))
+        return usageError(
+            command,
+            QStringLiteral("--format must be table, csv or json, got '%1'").arg(formatName));
+
+    const std::vector<Index> dks(dkValues->begin(), dkValues->end());
+    Table table;
+    try {
+        table = scalingSweep(std::uint64_t(*seedValue), *trialsValue, *keysValue, dks);
+    } catch (const InvalidArgument &e) {
+        return usageError(command, QString::fromUtf8(e.what()));
+    } catch (const std::exception &e) {
+        return failure(command, QString::fromUtf8(e.what()));
+    }
+
+    std::string dkText;
+    for (const Index v : dks) {
+        if (!dkText.empty())
+            dkText += ',';
+        dkText += std::to_string(v);
+    }
+    const std::map<std::string, std::string> params = {
+        {"seed", std::to_string(*seedValue)},
+        {"trials", std::to_string(*trialsValue)},
+        {"keys", std::to_string(*keysValue)},
+        {"d_k", dkText},
+    };
+    std::string text;
+    if (formatName == QLatin1String("csv"))
+        text = table.toCsv();
+    else if (formatName == QLatin1String("json"))
+        text = table.toJson("E2", params);
+    else
+        text = table.toText();
+    if (!writeText(parser.value(out), QByteArray::fromStdString(text), &error))
+        return failure(command, error);
+    return ExitOk;
 }
+
 } // namespace attn::cli

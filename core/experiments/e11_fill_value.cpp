@@ -152,9 +152,23 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
                           "scaledDotProductAttention with maskFill = fill");
     table.notes.push_back("masked_weight = largest weight a partly masked row leaves on its "
                           "masked keys; full_row_* = what the fully masked row 0 becomes");
-    table.notes.push_back("-inf and -1e9 leave exactly 0 on masked keys; 0 leaks weight. A fully "
-                          "masked row is nan with -inf, uniform over masked keys with -1e9 or 0; "
-                          "our core gives zeros and a flag for -inf (PyTorch SDPA >= 2.5 too)");
+    // What the arithmetic gave, read off the table rather than claimed.
+    std::string exact, leaked;
+    for (std::size_t r = 0; r < table.rowCount(); ++r) {
+        for (const char *method : {"textbook", "core"}) {
+            const double w = table.number(r, std::string("masked_weight_") + method);
+            const std::string label = std::get<std::string>(table.cell(r, 0)) + " "
+                + std::get<std::string>(table.cell(r, 1)) + " " + method;
+            std::string &list = w == 0 ? exact : leaked;
+            list += (list.empty() ? "" : "; ") + label
+                + (w == 0 ? std::string() : " (" + Table::formatNumber(w) + ")");
+        }
+    }
+    table.notes.push_back("exactly 0 left on masked keys: " + (exact.empty() ? "none" : exact));
+    table.notes.push_back("weight left on masked keys: " + (leaked.empty() ? "none" : leaked));
+    table.notes.push_back("a fully masked row: nan from the textbook softmax with -inf, uniform "
+                          "over the masked keys with a finite fill; our core's policy for -inf "
+                          "is zeros and a flag (as PyTorch SDPA >= 2.5)");
     result.table = std::move(table);
     result.matrices.push_back({"mask", "E11 masked cells (1 = masked)", masked.cast<double>()});
     return result;
