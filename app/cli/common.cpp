@@ -54,7 +54,17 @@ std::optional<int> parseArguments(QCommandLineParser &parser, const QString &com
     if (!parser.parse(arguments))
         return usageError(command, parser.errorText());
     if (parser.isSet(help)) {
-        QTextStream(stdout) << parser.helpText();
+        // helpText() starts with "Usage: <argv[0]> [options]"; name the command instead.
+        QString text = parser.helpText();
+        const qsizetype lineEnd = text.indexOf(QLatin1Char('\n'));
+        const QString firstLine = text.left(lineEnd);
+        const qsizetype optionsAt = firstLine.indexOf(QLatin1String(" [options]"));
+        if (firstLine.startsWith(QLatin1String("Usage: ")) && optionsAt > 0)
+            text.replace(7, optionsAt - 7,
+                         command.startsWith(QLatin1String("attnlab"))
+                             ? command
+                             : QStringLiteral("attnlab ") + command);
+        QTextStream(stdout) << text;
         return ExitOk;
     }
     return std::nullopt;
