@@ -169,6 +169,14 @@ QVector<HeatmapRenderer::TileSpec> HeatmapRenderer::tileSpecs() const
     return specs;
 }
 
+bool HeatmapRenderer::masksShown() const
+{
+    // Raw scores come before masking; a result without mask states has nothing to show.
+    return m_result && m_options.quantity != HeatmapQuantity::Scores
+        && m_result->maskState.rows() == m_result->queryCount()
+        && m_result->maskState.cols() == m_result->keyCount();
+}
+
 int HeatmapRenderer::tileCount() const
 {
     return int(tileSpecs().size());
@@ -195,7 +203,7 @@ ColorNorm HeatmapRenderer::norm() const
         return m_norm;
     const bool weights = m_options.quantity == HeatmapQuantity::Weights;
     const bool log = m_options.scale == ColorScale::Log && weights;
-    const bool useMask = m_options.quantity != HeatmapQuantity::Scores;
+    const bool useMask = masksShown();
     ColorNorm n = log ? ColorNorm::log(std::max(m_options.logFloor, 1e-300), 1.0)
                       : ColorNorm::linear(0.0, 1.0);
     if (m_result && m_result->ok() && (m_options.autoRange || !weights)) {
@@ -257,7 +265,7 @@ QImage HeatmapRenderer::tileImage(int tile) const
 
     const MatrixD &m = *tileMatrix(specs[tile]);
     const MatrixB &state = m_result->maskState;
-    const bool useMask = m_options.quantity != HeatmapQuantity::Scores;
+    const bool useMask = masksShown();
     const Colormap cmap = colormap();
     const ColorNorm cn = norm();
     const Index nQ = m.rows(), nK = m.cols();
@@ -267,6 +275,22 @@ QImage HeatmapRenderer::tileImage(int tile) const
     const int height = int((nQ + bq - 1) / bq);
     const int width = int((nK + bk - 1) / bk);
     QImage image(width, height, QImage::Format_RGB32);
+    if (bq == 1 && bk == 1) { // one pixel per cell (the common case): a plain row loop
+        for (int y = 0; y < height; ++y) {
+            QRgb *line = reinterpret_cast<QRgb *>(image.scanLine(y));
+            const double *row = m.data() + Index(y) * nK;
+            const std::uint8_t *states = useMask ? state.data() + Index(y) * nK : nullptr;
+            for (int x = 0; x < width; ++x) {
+                const double v = row[x];
+                if (useMask && states[x])
+                    line[x] = maskedColor(states[x]);
+                else
+                    line[x] = cmap.map(cn(v));
+            }
+        }
+        m_images[tile] = image;
+        return image;
+    }
     for (int y = 0; y < height; ++y) {
         QRgb *line = reinterpret_cast<QRgb *>(image.scanLine(y));
         for (int x = 0; x < width; ++x) {
@@ -448,7 +472,7 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
     const SessionParameters &p = res.params;
     const int nQ = int(res.queryCount());
     const int nK = int(res.keyCount());
-    const bool useMask = m_options.quantity != HeatmapQuantity::Scores;
+    const bool useMask = masksShown();
 
     if (m_options.showCaption) {
         painter->setPen(fg);
@@ -774,7 +798,10 @@ QString HeatmapRenderer::describeCell(const HeatmapHit &hit) const
         where += QStringLiteral(": \u201c%1\u201d \u2192 \u201c%2\u201d")
                      .arg(p.queryLabel(int(i)), p.keyLabel(int(j)));
     lines << where;
-    const std::uint8_t state = res.maskState(i, j);
+    const std::uint8_t state
+        = res.maskState.rows() == res.queryCount() && res.maskState.cols() == res.keyCount()
+        ? res.maskState(i, j)
+        : std::uint8_t(0);
     if (hit.mean) {
         lines << QStringLiteral("weight %1").arg(formatValue(res.weightsMean(i, j)));
     } else {

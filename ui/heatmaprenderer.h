@@ -150,6 +150,7 @@ private:
     };
     QVector<TileSpec> tileSpecs() const;
     const MatrixD *tileMatrix(const TileSpec &spec) const;
+    bool masksShown() const;
     void paintImpl(QPainter *painter, const QRectF &bounds, bool vectorOutput) const;
     void invalidate();
 
