@@ -201,7 +201,7 @@ void TestMainWindow::controlChangeGivesOneResult()
 
     QCOMPARE(edits.count(), 1); // one edit → one parametersEdited
     QVERIFY(results.wait(10000));
-    QTest::qWait(300); // nothing else may follow
+    QTest::qWait(200); // nothing else may follow
     QCOMPARE(results.count(), 1);
     const ResultPtr r = resultFromSpy(results, 0);
     QVERIFY(r->ok());

@@ -50,7 +50,7 @@ QString scaleText(const SessionParameters &p, double scale)
     if (p.scaleExponent == 0.5)
         formula = QStringLiteral("1/√d_k");
     else if (p.scaleExponent == 0.0)
-        formula = QObject::tr("none");
+        formula = QObject::tr("unscaled");
     else
         formula = QStringLiteral("d_k^−%1").arg(p.scaleExponent, 0, 'g', 3);
     if (p.temperature != 1.0)
@@ -100,6 +100,16 @@ MainWindow::MainWindow(QWidget *parent)
 
 MainWindow::~MainWindow() = default;
 
+void MainWindow::showEvent(QShowEvent *event)
+{
+    QMainWindow::showEvent(event);
+    if (m_initialSizes) {
+        // Dock sizes only stick once the window has its real size.
+        m_initialSizes();
+        m_initialSizes = nullptr;
+    }
+}
+
 QDockWidget *MainWindow::addDock(QWidget *widget, const QString &title, const QString &objectName,
                                  Qt::DockWidgetArea area)
 {
@@ -130,6 +140,9 @@ void MainWindow::createDocks()
     scroll->setMinimumWidth(m_controls->sizeHint().width() + 20);
     addDock(scroll, tr("Controls"), QStringLiteral("controlsDock"), Qt::LeftDockWidgetArea);
 
+    // Right column: the live charts stacked (E2 sweep, then per-row metrics), with the
+    // on-demand panels (timing, experiments) as tabs behind the per-row metrics. The heatmaps
+    // keep the whole height of the centre.
     m_maxWeightChart = new MaxWeightChart;
     m_jacobianChart = new JacobianNormChart;
     m_rowMetricsChart = new RowMetricsChart;
@@ -141,20 +154,27 @@ void MainWindow::createDocks()
                                    QStringLiteral("rowMetricsDock"), Qt::RightDockWidgetArea);
     m_timingChart = new TimingChart;
     QDockWidget *timingDock = addDock(m_timingChart, tr("Timing: what n² costs"),
-                                      QStringLiteral("timingDock"), Qt::BottomDockWidgetArea);
+                                      QStringLiteral("timingDock"), Qt::RightDockWidgetArea);
+    tabifyDockWidget(rowDock, timingDock);
 #ifdef ATTN_HAVE_EXPERIMENTS_PANEL
     m_experiments = new ExperimentsPanel;
     m_experiments->setObjectName(QStringLiteral("experimentsPanel"));
+    // In a scroll area: the panel's own minimum size must not widen the whole right column.
+    auto *experimentsScroll = new QScrollArea;
+    experimentsScroll->setWidget(m_experiments);
+    experimentsScroll->setWidgetResizable(true);
+    experimentsScroll->setFrameShape(QFrame::NoFrame);
     QDockWidget *experimentsDock
-        = addDock(m_experiments, tr("Experiments E1–E12"), QStringLiteral("experimentsDock"),
-                  Qt::BottomDockWidgetArea);
+        = addDock(experimentsScroll, tr("Experiments E1–E12"), QStringLiteral("experimentsDock"),
+                  Qt::RightDockWidgetArea);
     tabifyDockWidget(timingDock, experimentsDock);
-    timingDock->raise();
 #endif
-
-    resizeDocks({maxDock, jacDock, rowDock}, {300, 300, 330}, Qt::Vertical);
-    resizeDocks({maxDock}, {500}, Qt::Horizontal);
-    resizeDocks({timingDock}, {280}, Qt::Vertical);
+    rowDock->raise();
+    m_initialSizes = [this, maxDock, jacDock, rowDock] {
+        resizeDocks({m_docks.constFirst()}, {330}, Qt::Horizontal);
+        resizeDocks({maxDock}, {520}, Qt::Horizontal);
+        resizeDocks({maxDock, jacDock, rowDock}, {290, 290, 330}, Qt::Vertical);
+    };
 }
 
 void MainWindow::createActions()
@@ -258,7 +278,7 @@ void MainWindow::createMenus()
     file->addSeparator();
     file->addAction(m_quitAction);
 
-    QMenu *params = menuBar()->addMenu(tr("&Parameters"));
+    QMenu *params = menuBar()->addMenu(tr("&Edit"));
     params->addAction(m_toggleScaleAction);
     params->addAction(m_cycleMaskAction);
     params->addAction(m_doubleDkAction);

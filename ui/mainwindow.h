@@ -8,6 +8,7 @@
 #include <QMainWindow>
 #include <QSize>
 
+#include <functional>
 #include <memory>
 
 class QAction;
@@ -67,6 +68,9 @@ public slots:
     void showKeyboardShortcuts();
     void showAbout();
 
+protected:
+    void showEvent(QShowEvent *event) override;
+
 private:
     void createActions();
     void createMenus();
@@ -89,6 +93,7 @@ private:
     TimingChart *m_timingChart = nullptr;
     QWidget *m_experiments = nullptr; ///< ExperimentsPanel
     QList<QDockWidget *> m_docks;
+    std::function<void()> m_initialSizes; ///< the default dock sizes, applied once resized
 
     QAction *m_exportAction = nullptr;
     QAction *m_quitAction = nullptr;

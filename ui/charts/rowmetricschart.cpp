@@ -21,6 +21,23 @@
 
 namespace attn {
 
+namespace {
+
+// The smallest "nice" upper bound ≥ x whose fifth is a 1-2-2.5-5 step, so three value axes with
+// six ticks each share the same grid lines.
+double niceUpperBound(double x)
+{
+    const double step = std::max(x, 1e-12) / 5;
+    const double decade = std::pow(10.0, std::floor(std::log10(step)));
+    for (double f : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+        if (f * decade >= step * (1 - 1e-12))
+            return 5 * f * decade;
+    }
+    return 50 * decade;
+}
+
+} // namespace
+
 RowMetricsChart::RowMetricsChart(QWidget *parent)
     : QWidget(parent)
 {
@@ -31,16 +48,21 @@ RowMetricsChart::RowMetricsChart(QWidget *parent)
 
     auto *bar = new QHBoxLayout;
     bar->setContentsMargins(6, 2, 6, 0);
-    auto *headLabel = new QLabel(tr("&Head:"), this);
+    auto *headLabel = new QLabel(tr("Head:"), this);
     m_headCombo = new QComboBox(this);
     m_headCombo->setObjectName(QStringLiteral("rowMetricsHeadCombo"));
     m_headCombo->setToolTip(
         tr("Head whose rows are plotted (clicking a heatmap tile selects it)."));
     m_headCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     headLabel->setBuddy(m_headCombo);
+    m_info = new QLabel(this);
+    m_info->setObjectName(QStringLiteral("rowMetricsInfo"));
+    m_info->setToolTip(tr("Reference values: a uniform row has entropy ln n_k and n_k effective "
+                          "terms; a one-hot row has 0 and 1."));
     bar->addWidget(headLabel);
     bar->addWidget(m_headCombo);
-    bar->addStretch(1);
+    bar->addSpacing(8);
+    bar->addWidget(m_info, 1);
     layout->addLayout(bar);
 
     m_view = new QChartView(this);
@@ -79,12 +101,15 @@ RowMetricsChart::RowMetricsChart(QWidget *parent)
     m_maxAxis->setTitleText(tr("max weight"));
     m_maxAxis->setRange(0, 1);
     m_maxAxis->setLabelFormat(QStringLiteral("%.1f"));
+    m_maxAxis->setTickCount(6);
     m_entropyAxis = new QValueAxis(chart);
     m_entropyAxis->setTitleText(tr("entropy (nats)"));
-    m_entropyAxis->setLabelFormat(QStringLiteral("%.1f"));
+    m_entropyAxis->setLabelFormat(QStringLiteral("%g"));
+    m_entropyAxis->setTickCount(6);
     m_effectiveAxis = new QValueAxis(chart);
     m_effectiveAxis->setTitleText(tr("effective terms"));
     m_effectiveAxis->setLabelFormat(QStringLiteral("%g"));
+    m_effectiveAxis->setTickCount(6);
     chart->addAxis(m_xAxis, Qt::AlignBottom);
     chart->addAxis(m_maxAxis, Qt::AlignLeft);
     chart->addAxis(m_entropyAxis, Qt::AlignRight);
@@ -214,7 +239,7 @@ void RowMetricsChart::redraw()
 {
     QList<QPointF> maxWeight, entropy, effective, masked;
     int nQ = 1, nK = 1;
-    QString title = tr("<b>Per-row metrics</b><br><small>no result yet</small>");
+    QString info = tr("no result yet");
     if (m_result && m_result->ok() && m_head >= 0 && m_head < int(m_result->metrics.size())) {
         const RowMetrics &m = m_result->metrics[std::size_t(m_head)];
         nQ = int(m.maxWeight.size());
@@ -231,14 +256,14 @@ void RowMetricsChart::redraw()
             entropy.append(QPointF(i, m.entropy(i)));
             effective.append(QPointF(i, m.effectiveTerms(i)));
         }
-        title = tr("<b>Per-row metrics, head %1</b><br><small>n_q = %2 rows, n_k = %3 keys; "
-                   "uniform row: entropy ln n_k = %4, effective terms n_k</small>")
-                    .arg(m_head)
-                    .arg(nQ)
-                    .arg(nK)
-                    .arg(std::log(double(nK)), 0, 'f', 2);
+        info = tr("%1 rows × %2 keys · uniform row: %3 nats, %2 terms")
+                   .arg(nQ)
+                   .arg(nK)
+                   .arg(std::log(double(nK)), 0, 'f', 2);
+        if (!masked.isEmpty())
+            info += tr(" · %1 fully masked").arg(masked.size());
     }
-    const bool showPoints = nQ <= 64;
+    const bool showPoints = nQ <= 32;
     for (QLineSeries *s : {m_maxWeight, m_entropy, m_effective})
         s->setPointsVisible(showPoints);
     m_maxWeight->replace(maxWeight);
@@ -262,9 +287,9 @@ void RowMetricsChart::redraw()
     m_xAxis->setTickType(QValueAxis::TicksDynamic);
     m_xAxis->setTickAnchor(0);
     m_xAxis->setTickInterval(step);
-    m_entropyAxis->setRange(0, std::max(0.1, std::log(double(nK)) * 1.05));
-    m_effectiveAxis->setRange(0, std::max(1.0, nK * 1.05));
-    m_view->chart()->setTitle(title);
+    m_entropyAxis->setRange(0, niceUpperBound(std::max(0.1, std::log(double(nK)))));
+    m_effectiveAxis->setRange(0, niceUpperBound(std::max(1.0, double(nK))));
+    m_info->setText(info);
 }
 
 } // namespace attn

@@ -13,6 +13,7 @@
 
 class QChartView;
 class QComboBox;
+class QLabel;
 class QLineSeries;
 class QScatterSeries;
 class QValueAxis;
@@ -55,6 +56,7 @@ private:
     QTimer m_redrawTimer;
 
     QComboBox *m_headCombo = nullptr;
+    QLabel *m_info = nullptr;
     QChartView *m_view = nullptr;
     QLineSeries *m_maxWeight = nullptr;
     QLineSeries *m_entropy = nullptr;

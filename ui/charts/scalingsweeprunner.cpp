@@ -14,6 +14,12 @@ ScalingSweepRunner::ScalingSweepRunner(QObject *parent)
     : QObject(parent)
 {
     connect(&m_watcher, &QFutureWatcher<Outcome>::finished, this, &ScalingSweepRunner::onFinished);
+    m_startTimer.setSingleShot(true);
+    m_startTimer.setInterval(120);
+    connect(&m_startTimer, &QTimer::timeout, this, [this] {
+        if (m_newest && !m_running)
+            start(*m_newest);
+    });
 }
 
 ScalingSweepRunner::~ScalingSweepRunner()
@@ -48,21 +54,29 @@ void ScalingSweepRunner::request(quint64 seed, int keys)
     if (m_newest && *m_newest == r)
         return;
     m_newest = r;
+    setBusy(true);
     if (m_running) {
-        // Supersede the running sweep: stop it and start this one when it has stopped.
-        m_pending = r;
+        // Supersede the running sweep: stop it; onFinished starts the newest request.
         if (m_cancel)
             m_cancel->store(true);
         return;
     }
-    start(r);
+    m_startTimer.start(); // (re)starts the debounce
+}
+
+void ScalingSweepRunner::setBusy(bool busy)
+{
+    if (busy == m_busy)
+        return;
+    m_busy = busy;
+    emit busyChanged(busy);
 }
 
 void ScalingSweepRunner::start(const Request &r)
 {
     m_cancel = std::make_shared<std::atomic<bool>>(false);
-    const bool wasRunning = m_running;
     m_running = true;
+    m_started = r;
     auto cancel = m_cancel;
     m_watcher.setFuture(QtConcurrent::run([r, cancel]() -> Outcome {
         Outcome out;
@@ -96,21 +110,19 @@ void ScalingSweepRunner::start(const Request &r)
         }
         return out;
     }));
-    if (!wasRunning)
-        emit busyChanged(true);
 }
 
 void ScalingSweepRunner::onFinished()
 {
     const Outcome out = m_watcher.result();
-    if (m_pending) {
-        const Request next = *m_pending;
-        m_pending.reset();
-        start(next); // stays busy; the finished sweep is stale and dropped
+    m_running = false;
+    if (m_newest && (out.cancelled || !(*m_newest == m_started))) {
+        // Superseded (stale result dropped) or cancelled for a request that came back to the
+        // same values: run the newest request.
+        start(*m_newest);
         return;
     }
-    m_running = false;
-    emit busyChanged(false);
+    setBusy(false);
     if (out.cancelled)
         return;
     if (!out.error.isEmpty()) {

@@ -3,11 +3,13 @@
 // weight vs d_k" and "mean softmax-Jacobian norm vs d_k", off the GUI thread.
 // Newest request wins (after Qt's Mandelbrot example): a request made while a sweep runs cancels
 // it (RunContext::cancel) and is started when the old one has stopped; only the result of the
-// newest request is ever delivered.
+// newest request is ever delivered. Requests are debounced (startDelay) so dragging the n slider
+// does not start a sweep per step while the heatmaps need the CPU.
 
 #include <QFutureWatcher>
 #include <QObject>
 #include <QString>
+#include <QTimer>
 
 #include <atomic>
 #include <memory>
@@ -42,9 +44,14 @@ public:
     /// sweep costs at most ~2·10⁷ random draws (a fraction of a second).
     static int trialsFor(int keys);
 
-    /// Schedules a sweep for (seed, keys); no-op if it equals the newest request.
+    /// Schedules a sweep for (seed, keys) after startDelay(); no-op if it equals the newest
+    /// request.
     void request(quint64 seed, int keys);
-    bool isBusy() const { return m_running; }
+    /// True from a request until its result (or failure) is delivered.
+    bool isBusy() const { return m_busy; }
+    /// Debounce delay before a sweep starts (milliseconds, default 120).
+    void setStartDelay(int milliseconds) { m_startTimer.setInterval(milliseconds); }
+    int startDelay() const { return m_startTimer.interval(); }
     /// Latest delivered data (nullptr before the first).
     std::shared_ptr<const ScalingSweepData> data() const { return m_data; }
 
@@ -68,12 +75,15 @@ private:
     };
     void start(const Request &r);
     void onFinished();
+    void setBusy(bool busy);
 
     QFutureWatcher<Outcome> m_watcher;
     std::shared_ptr<std::atomic<bool>> m_cancel;
-    std::optional<Request> m_pending; ///< waiting for the running sweep to stop
     std::optional<Request> m_newest; ///< the request whose result is wanted
-    bool m_running = false;
+    Request m_started; ///< the request of the running (or last) sweep
+    bool m_running = false; ///< a sweep runs in the thread pool
+    bool m_busy = false;
+    QTimer m_startTimer;
     std::shared_ptr<const ScalingSweepData> m_data;
 };
 

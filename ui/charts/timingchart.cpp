@@ -48,7 +48,7 @@ TimingChart::TimingChart(QWidget *parent)
     bar->addWidget(maxLabel);
     bar->addWidget(m_maxNCombo);
 
-    auto *dLabel = new QLabel(tr("&d:"), this);
+    auto *dLabel = new QLabel(tr("d:"), this);
     m_dSpin = new QSpinBox(this);
     m_dSpin->setObjectName(QStringLiteral("timingDSpin"));
     m_dSpin->setRange(1, 1024);
@@ -142,12 +142,12 @@ TimingChart::TimingChart(QWidget *parent)
     m_timeAxis = new QLogValueAxis(chart);
     m_timeAxis->setBase(10);
     m_timeAxis->setLabelFormat(QStringLiteral("%g"));
-    m_timeAxis->setTitleText(tr("time (s, log axis)"));
+    m_timeAxis->setTitleText(tr("time (s)"));
     m_timeAxis->setRange(1e-5, 1);
     m_mibAxis = new QLogValueAxis(chart);
     m_mibAxis->setBase(10);
     m_mibAxis->setLabelFormat(QStringLiteral("%g"));
-    m_mibAxis->setTitleText(tr("score matrix (MiB)"));
+    m_mibAxis->setTitleText(tr("MiB"));
     m_mibAxis->setRange(0.01, 100);
     m_mibAxis->setLabelsColor(chartstyle::thirdColor());
     m_mibAxis->setTitleBrush(chartstyle::thirdColor());
@@ -159,7 +159,7 @@ TimingChart::TimingChart(QWidget *parent)
     m_time->attachAxis(m_timeAxis);
     m_fit->attachAxis(m_timeAxis);
     m_mib->attachAxis(m_mibAxis);
-    chart->setTitle(tr("<b>Time vs n</b><br><small>not measured yet</small>"));
+    chart->setTitle(tr("<b>Time vs n</b> (not measured yet)"));
 
     connect(m_time, &QXYSeries::hovered, this, [this](const QPointF &p, bool state) {
         if (state)
@@ -287,6 +287,7 @@ void TimingChart::onFinished()
     if (!out.error.isEmpty()) {
         m_progress->setValue(0);
         m_status->setText(tr("Timing failed: %1").arg(out.error));
+        m_status->setToolTip(out.error);
         return;
     }
     m_progress->setValue(m_progress->maximum());
@@ -338,21 +339,24 @@ void TimingChart::plot()
         m_mibAxis->setRange(std::pow(10, std::floor(std::log10(mMin))),
                             std::pow(10, std::ceil(std::log10(mMax))));
     const QString dtype = d.float32 ? QStringLiteral("float32") : QStringLiteral("float64");
-    m_view->chart()->setTitle(tr("<b>Time vs n: fitted exponent %1</b><br><small>materialized "
-                                 "attention, d = %2, %3, mean of %4 runs</small>")
-                                  .arg(d.exponent, 0, 'f', 2)
-                                  .arg(d.d)
-                                  .arg(dtype)
-                                  .arg(d.repeats));
+    m_view->chart()->setTitle(
+        tr("<b>Time vs n: fitted exponent %1</b>").arg(d.exponent, 0, 'f', 2));
     QStringList cells;
     for (std::size_t i = 0; i < d.n.size(); ++i)
         cells << tr("n = %1: %2 s, %3 MiB")
                      .arg(d.n[i])
                      .arg(d.seconds[i], 0, 'g', 3)
                      .arg(d.mib[i], 0, 'g', 4);
-    m_status->setText(tr("Fitted exponent %1 (2 means time ∝ n²). %2")
-                          .arg(d.exponent, 0, 'f', 2)
-                          .arg(cells.join(QStringLiteral(" · "))));
+    m_status->setText(tr("d = %1, %2, mean of %3 runs · n = %4: %5 s, %6 MiB of scores")
+                          .arg(d.d)
+                          .arg(dtype)
+                          .arg(d.repeats)
+                          .arg(d.n.back())
+                          .arg(d.seconds.back(), 0, 'g', 3)
+                          .arg(d.mib.back(), 0, 'g', 4));
+    m_status->setToolTip(tr("Fitted exponent %1 (2 means time ∝ n²).\n%2")
+                             .arg(d.exponent, 0, 'f', 2)
+                             .arg(cells.join(QLatin1Char('\n'))));
 }
 
 } // namespace attn

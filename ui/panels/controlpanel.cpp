@@ -140,14 +140,14 @@ void ControlPanel::buildUi()
     m_nKSpin->setToolTip(tr("n_k: number of encoder positions (keys and values) for "
                             "encoder–decoder cross-attention (1 … %1).")
                              .arg(maxN));
-    sequenceForm->addRow(tr("n_&k (encoder):"), m_nKSpin);
+    sequenceForm->addRow(tr("n_k (enc&oder):"), m_nKSpin);
 
     m_seedSpin = new QSpinBox(sequenceBox);
     m_seedSpin->setObjectName(QStringLiteral("seedSpin"));
     m_seedSpin->setRange(0, std::numeric_limits<int>::max());
     m_seedSpin->setToolTip(tr("Seed of the random generator (numpy.random.default_rng(seed)): the "
                               "same seed gives the same weights and inputs."));
-    sequenceForm->addRow(tr("S&eed:"), m_seedSpin);
+    sequenceForm->addRow(tr("See&d:"), m_seedSpin);
 
     m_positionalCheck = new QCheckBox(tr("Sinusoidal &positional encoding"), sequenceBox);
     m_positionalCheck->setObjectName(QStringLiteral("positionalCheck"));
@@ -162,7 +162,7 @@ void ControlPanel::buildUi()
     m_dtypeCombo->addItem(tr("float32 (single)"), int(DType::Float32));
     m_dtypeCombo->setToolTip(tr("Arithmetic precision of the computation. Row sums are exact to "
                                 "~1e-16 in float64 and ~1e-7 in float32."));
-    sequenceForm->addRow(tr("&Precision:"), m_dtypeCombo);
+    sequenceForm->addRow(tr("Prec&ision:"), m_dtypeCombo);
     outer->addWidget(sequenceBox);
 
     // ---- Heads ----
@@ -176,13 +176,13 @@ void ControlPanel::buildUi()
     m_dModelSpin->setToolTip(tr("Model width d_model (1 … %1). Each head gets d_k = d_model / h "
                                 "columns of the projections (§3.2.2).")
                                  .arg(maxDModel));
-    headsForm->addRow(tr("d_&model:"), m_dModelSpin);
+    headsForm->addRow(tr("d_mode&l:"), m_dModelSpin);
 
     m_headsCombo = new QComboBox(headsBox);
     m_headsCombo->setObjectName(QStringLiteral("headsCombo"));
     m_headsCombo->setToolTip(tr("Number of heads h. Only divisors of d_model are listed: "
                                 "d_model must split evenly into h heads of d_k columns."));
-    headsForm->addRow(tr("&h (heads):"), m_headsCombo);
+    headsForm->addRow(tr("h (heads):"), m_headsCombo);
 
     auto *dkRow = new QWidget(headsBox);
     auto *dkLayout = new QHBoxLayout(dkRow);
@@ -210,7 +210,7 @@ void ControlPanel::buildUi()
     auto *scaleForm = new QFormLayout(scaleBox);
     scaleForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
 
-    m_sqrtCheck = new QCheckBox(tr("Scale by 1/√d_&k"), scaleBox);
+    m_sqrtCheck = new QCheckBox(tr("&Scale by 1/√d_k"), scaleBox);
     m_sqrtCheck->setObjectName(QStringLiteral("sqrtCheck"));
     m_sqrtCheck->setToolTip(tr("The paper's scale 1/√d_k (α = 0.5, §3.2.1). Unchecking sets α = 0: "
                                "unscaled scores, whose softmax saturates as d_k grows."));
@@ -265,13 +265,13 @@ void ControlPanel::buildUi()
         tr("Masked scores are set to −∞ before the softmax (§3.2.3), so their weight is exactly "
            "0.\n• causal: query i sees keys j ≤ i (top-left aligned like PyTorch's is_causal when "
            "n ≠ n_k);\n• key padding: the last keys are padding, hidden from every query."));
-    maskForm->addRow(tr("M&ask:"), m_maskCombo);
+    maskForm->addRow(tr("&Mask:"), m_maskCombo);
     m_paddingSpin = new QSpinBox(maskBox);
     m_paddingSpin->setObjectName(QStringLiteral("paddingSpin"));
     m_paddingSpin->setToolTip(tr("How many of the last keys are padding (0 … number of keys). "
                                  "Padding every key leaves fully masked rows: all-zero weights, "
                                  "flagged, never NaN."));
-    maskForm->addRow(tr("Padding &keys:"), m_paddingSpin);
+    maskForm->addRow(tr("Padding ke&ys:"), m_paddingSpin);
     m_maskNote = new QLabel(maskBox);
     m_maskNote->setWordWrap(true);
     m_maskNote->setForegroundRole(QPalette::PlaceholderText);
