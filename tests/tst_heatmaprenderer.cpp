@@ -274,10 +274,23 @@ private slots:
         options.colormap = ColormapId(colormap);
         renderer.setOptions(options);
         const Colormap cmap(options.colormap);
-        for (std::uint8_t s : {std::uint8_t(MaskCausal), std::uint8_t(MaskPadding),
-                               std::uint8_t(MaskCausal | MaskPadding)})
+        auto distance = [](QRgb a, QRgb b) {
+            return std::hypot(qRed(a) - qRed(b), qGreen(a) - qGreen(b), qBlue(a) - qBlue(b));
+        };
+        const QRgb states[] = {renderer.maskedColor(MaskCausal), renderer.maskedColor(MaskPadding),
+                               renderer.maskedColor(MaskCausal | MaskPadding)};
+        for (QRgb masked : states) {
+            double nearest = 1e9;
             for (int k = 0; k < Colormap::size; ++k)
-                QVERIFY(cmap.entry(k) != renderer.maskedColor(s));
+                nearest = std::min(nearest, distance(cmap.entry(k), masked));
+            QVERIFY2(nearest >= 40,
+                     qPrintable(QStringLiteral("masked colour %1 is %2 from the map")
+                                    .arg(masked, 0, 16)
+                                    .arg(nearest)));
+        }
+        QVERIFY(distance(states[0], states[1]) >= 20);
+        QVERIFY(distance(states[0], states[2]) >= 20);
+        QVERIFY(distance(states[1], states[2]) >= 20);
     }
 
     void fullyMaskedRowMarked()

@@ -241,16 +241,34 @@ ColorNorm HeatmapRenderer::norm() const
 
 QRgb HeatmapRenderer::maskedColor(std::uint8_t state) const
 {
-    // Neutral greys: absent from viridis/magma/cividis/RdBu. The grayscale map contains every
-    // grey, so masked cells are tinted there instead (beige causal, lavender padding).
-    const bool gray = m_options.colormap == ColormapId::Grayscale;
+    // Per colormap, three colours at least 40 (Euclidean, 8-bit RGB) from every entry of the
+    // map, so a masked cell never reads as a value: greys for viridis and magma (no greys in
+    // them), darker greys for RdBu_r (its middle is near-white), tints for cividis (its middle
+    // is grey) and for gray (every grey is a value).
+    struct Palette
+    {
+        QRgb causal, padding, both;
+    };
+    Palette palette;
+    switch (m_options.colormap) {
+    case ColormapId::Cividis:
+        palette = {qRgb(240, 214, 222), qRgb(210, 180, 200), qRgb(222, 196, 214)};
+        break;
+    case ColormapId::Grayscale:
+        palette = {qRgb(244, 196, 140), qRgb(160, 176, 244), qRgb(214, 160, 214)};
+        break;
+    case ColormapId::RdBu:
+        palette = {qRgb(175, 175, 175), qRgb(128, 128, 128), qRgb(150, 150, 150)};
+        break;
+    default:
+        palette = {qRgb(216, 216, 216), qRgb(168, 168, 168), qRgb(190, 190, 190)};
+        break;
+    }
     const bool causal = state & MaskCausal;
     const bool padding = state & (MaskPadding | MaskCustom);
     if (causal && padding)
-        return gray ? qRgb(222, 196, 214) : qRgb(190, 190, 190);
-    if (padding)
-        return gray ? qRgb(196, 200, 236) : qRgb(168, 168, 168);
-    return gray ? qRgb(236, 214, 176) : qRgb(216, 216, 216);
+        return palette.both;
+    return padding ? palette.padding : palette.causal;
 }
 
 QImage HeatmapRenderer::tileImage(int tile) const
