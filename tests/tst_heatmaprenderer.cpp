@@ -355,6 +355,15 @@ private slots:
                 QVERIFY(!lay.tiles[a].frame.intersects(lay.tiles[b].frame.adjusted(1, 1, -1, -1)));
     }
 
+    void singleHeadGridHasNoMeanTile()
+    {
+        HeatmapRenderer renderer;
+        renderer.setResult(makeResult(1, 3, 3, [](int, int, int) { return 0.5; }));
+        QCOMPARE(renderer.tileCount(), 1);
+        QCOMPARE(renderer.layout(QRectF(0, 0, 600, 400)).tiles.at(0).title,
+                 QStringLiteral("head 0"));
+    }
+
     void cellAt_data()
     {
         QTest::addColumn<int>("tile");

@@ -164,7 +164,7 @@ QVector<HeatmapRenderer::TileSpec> HeatmapRenderer::tileSpecs() const
     }
     for (int head = 0; head < h; ++head)
         specs.append({head, false});
-    if (m_options.showMean && weights)
+    if (m_options.showMean && weights && h > 1) // with one head the mean is that head
         specs.append({h, true});
     return specs;
 }

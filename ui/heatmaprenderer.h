@@ -44,7 +44,7 @@ struct HeatmapOptions
 {
     HeatmapView view = HeatmapView::Grid;
     int head = 0; ///< SingleHead: head 0 … h−1, or h for the mean over heads
-    bool showMean = true; ///< Grid: add the "mean over heads" tile (weights only)
+    bool showMean = true; ///< Grid: add the "mean over heads" tile (weights only, h > 1)
     HeatmapQuantity quantity = HeatmapQuantity::Weights;
     ColormapId colormap = ColormapId::Viridis;
     ColorScale scale = ColorScale::Linear;
