@@ -335,6 +335,9 @@ void TestExperiments::e2EntryPointEqualsExperiment()
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, scalingSweep(1, 0, 16, {4}));
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, scalingSweep(1, 10, 16, {}));
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, scalingSweep(1, 10, 16, {4, 0}));
+    // Memory caps: 10⁶ × 4096 scores or 10⁶ × 65536 queries would not fit in 1 GiB.
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, scalingSweep(1, 1000000, 4096, {4}));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, scalingSweep(1, 1000000, 16, {65536}));
 }
 
 void TestExperiments::e2JacobianMatchesExplicitMatrix()

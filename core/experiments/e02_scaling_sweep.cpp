@@ -19,7 +19,8 @@ const std::vector<std::string> kColumns = {"d_k",
                                            "max_weight_scaled",
                                            "jacobian_norm_scaled"};
 
-// q for all trials is kept (drawn before any k); cap it at 1 GiB.
+// q for all trials is kept (drawn before any k), and so are the trials × keys scores: each is
+// capped at 1 GiB.
 constexpr double kMaxQueryBytes = double(std::size_t(1) << 30);
 
 } // namespace
@@ -34,6 +35,10 @@ Table scalingSweep(std::uint64_t seed, Index trials, Index keys, const std::vect
         throw InvalidArgument("scaling sweep: keys must be >= 1, got " + std::to_string(keys));
     if (dks.empty())
         throw InvalidArgument("scaling sweep: d_k list is empty");
+    if (double(trials) * double(keys) * 8.0 > kMaxQueryBytes)
+        throw InvalidArgument("scaling sweep: trials \u00d7 keys = " + std::to_string(trials)
+                              + " \u00d7 " + std::to_string(keys)
+                              + " scores would need more than 1 GiB; lower trials or keys");
     double work = 0;
     for (const Index dK : dks) {
         if (dK < 1)

@@ -71,9 +71,9 @@ Entry shiftRotationEntry()
                 "No random numbers are drawn.";
     info.params = {
         seedParam(0, "accepted for uniformity; E6 draws no random numbers"),
-        intParam("d_model", 16, 2, 4096, "encoding width d_model"),
-        intParam("offset", 5, 0, 100000, "shift k in positions"),
-        intParam("positions", 30, 1, 100000, "positions 0 \u2026 positions\u22121 are shifted"),
+        intParam("d_model", 16, 2, 1024, "encoding width d_model"),
+        intParam("offset", 5, 0, 10000, "shift k in positions"),
+        intParam("positions", 30, 1, 10000, "positions 0 \u2026 positions\u22121 are shifted"),
     };
     info.columns = {"pair", "omega", "angle", "max_error"};
     return {info, &run};

@@ -87,8 +87,8 @@ Entry loopVersusMatrixEntry()
                 "matrix multiplication uses the caches, vector units and both cores.";
     info.params = {
         seedParam(0),
-        intParam("n", 128, 1, 16384, "sequence length (T in EXPERIMENTS.md; queries = keys)"),
-        intParam("d", 64, 1, 4096, "head width d"),
+        intParam("n", 128, 1, 8192, "sequence length (T in EXPERIMENTS.md; queries = keys)"),
+        intParam("d", 64, 1, 1024, "head width d"),
         choiceParam("dtype", "float64", {"float64", "float32"}, "element type"),
         intParam("repeats", 5, 1, 1000, "timed runs per method (after one warm-up)"),
     };

@@ -97,10 +97,10 @@ Entry softmaxPitfallsEntry()
                 "to 1: look at the row sums. Q then K are drawn from the seed.";
     info.params = {
         seedParam(0),
-        intParam("d_k", 1024, 1, 65536, "vector width d_k"),
+        intParam("d_k", 1024, 1, 8192, "vector width d_k"),
         doubleParam("vector_scale", 10.0, 0.0, 1e6, "factor applied to q and k in part (a)"),
-        intParam("queries", 4, 1, 4096, "query rows n_q"),
-        intParam("keys", 8, 1, 4096, "keys n_k"),
+        intParam("queries", 4, 1, 1024, "query rows n_q"),
+        intParam("keys", 8, 1, 1024, "keys n_k"),
     };
     info.columns = {"part",
                     "row",
