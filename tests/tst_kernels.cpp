@@ -254,6 +254,74 @@ private slots:
         agree<double>(150, 150, 8, 8, mask, tile);
     }
 
+    void unusualScales_data()
+    {
+        QTest::addColumn<double>("scale");
+        QTest::addColumn<MaskKind>("mask");
+        for (double scale : {0.0, -0.7, 3.0})
+            for (MaskKind m : {MaskKind::None, MaskKind::Causal, MaskKind::Custom})
+                QTest::addRow("scale %g %s", scale, maskName(m)) << scale << m;
+    }
+    void unusualScales()
+    {
+        // Scale 0 (uniform weights), a negative override and a temperature below 1: the fast
+        // kernels fold a positive scale into the exponent and must not do so otherwise.
+        QFETCH(double, scale);
+        QFETCH(MaskKind, mask);
+        Generator rng {55};
+        const Index n = 90;
+        const MatrixD q = rng.standardNormal(n, 7), k = rng.standardNormal(n, 7),
+                      v = rng.standardNormal(n, 5);
+        const AttentionMask m = makeMask(mask, n, n, rng);
+        MatrixD loopWeights, matWeights;
+        const MatrixD loop = attentionLoop<double>(q, k, v, scale, m, &loopWeights);
+        ATTN_COMPARE_CLOSE(attentionMaterialized<double>(q, k, v, scale, m, &matWeights), loop,
+                           1e-12, 0.0);
+        ATTN_COMPARE_CLOSE(matWeights, loopWeights, 1e-12, 0.0);
+        ATTN_COMPARE_CLOSE(attentionStreaming<double>(q, k, v, scale, m, 32), loop, 1e-12, 0.0);
+        if (scale == 0.0 && mask == MaskKind::None)
+            QVERIFY(std::abs(loopWeights(3, 4) - 1.0 / n) <= 1e-15);
+    }
+
+    void reusedWeightsMatrix()
+    {
+        // A caller may pass the same weights matrix again (no reallocation); results are
+        // recomputed, not accumulated, and a different shape is resized.
+        Generator rng {56};
+        const MatrixF q = rng.standardNormal(50, 8).cast<float>();
+        const MatrixF k = rng.standardNormal(60, 8).cast<float>();
+        const MatrixF v = rng.standardNormal(60, 3).cast<float>();
+        MatrixF w = MatrixF::Constant(50, 60, 7.0f), ref;
+        const float *before = w.data();
+        const MatrixF loop = attentionLoop<float>(q, k, v, 0.5f, {}, &ref);
+        attentionMaterialized<float>(q, k, v, 0.5f, {}, &w);
+        QCOMPARE(w.data(), before);
+        ATTN_COMPARE_CLOSE(w, ref, 1e-6, 0.0);
+        attentionMaterialized<float>(q, k, v, 0.5f, {}, &w);
+        ATTN_COMPARE_CLOSE(w, ref, 1e-6, 0.0);
+        attentionMaterialized<float>(q.topRows(20), k, v, 0.5f, {}, &w);
+        QCOMPARE(w.rows(), Index(20));
+        // The scratch buffer of the weight-less call can be released and re-created.
+        releaseKernelWorkspace();
+        ATTN_COMPARE_CLOSE(attentionMaterialized<float>(q, k, v, 0.5f), loop, 1e-6, 0.0);
+        releaseKernelWorkspace();
+    }
+
+    void overflowIsReported()
+    {
+        // Finite inputs whose scaled scores overflow float32 are reported by every kernel.
+        const MatrixF q = MatrixF::Constant(3, 4, 1e19f);
+        for (KernelKind kind :
+             {KernelKind::Materialized, KernelKind::Streaming, KernelKind::Loop}) {
+            QVERIFY_THROWS_EXCEPTION(NonFiniteInput, attentionKernel<float>(kind, q, q, q, 1.0f));
+            // Scores 4e38 · 0.5 are finite in float before scaling only in double; a scale > 1
+            // pushes finite float scores over the edge.
+            const MatrixF q2 = MatrixF::Constant(3, 4, 9e18f); // q·k = 3.24e38 (finite)
+            QVERIFY_THROWS_EXCEPTION(NonFiniteInput,
+                                     attentionKernel<float>(kind, q2, q2, q2, 2.0f));
+        }
+    }
+
     void largeScoresStayStable()
     {
         // Unscaled attention with large dot products (d_k = 1024, scale 1, scores of order

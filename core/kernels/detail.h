@@ -4,6 +4,7 @@
 #include "../mask.h"
 #include "../types.h"
 
+#include <cstddef>
 #include <string>
 
 namespace attn::detail {
@@ -23,5 +24,23 @@ void checkFiniteInput(const Eigen::Ref<const Matrix<T>> &m, const char *name, co
 template<typename T>
 void applyMaskTile(T *tile, Index ld, Index i0, Index rows, Index j0, Index cols,
                    const AttentionMask &mask, T fill);
+
+/// Scratch memory reused between kernel calls (see releaseKernelWorkspace()). Holds at least the
+/// requested bytes, 64-byte aligned, contents unspecified; returned to the cache on destruction.
+/// Thread-safe: concurrent callers get different buffers.
+class ScratchBuffer
+{
+public:
+    explicit ScratchBuffer(std::size_t bytes);
+    ~ScratchBuffer();
+    ScratchBuffer(const ScratchBuffer &) = delete;
+    ScratchBuffer &operator=(const ScratchBuffer &) = delete;
+    void *data() const { return m_data; }
+    std::size_t bytes() const { return m_bytes; }
+
+private:
+    void *m_data = nullptr;
+    std::size_t m_bytes = 0;
+};
 
 } // namespace attn::detail

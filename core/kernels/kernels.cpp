@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <mutex>
+#include <new>
 #include <string>
 
 #ifdef _OPENMP
@@ -97,6 +100,62 @@ template Matrix<double> attentionKernel<double>(KernelKind, const Eigen::Ref<con
                                                 const Eigen::Ref<const MatrixD> &,
                                                 const Eigen::Ref<const MatrixD> &, double,
                                                 const AttentionMask &);
+
+namespace detail {
+
+namespace {
+std::mutex s_workspaceMutex;
+void *s_cached = nullptr; // at most one cached buffer
+std::size_t s_cachedBytes = 0;
+} // namespace
+
+ScratchBuffer::ScratchBuffer(std::size_t bytes)
+{
+    {
+        const std::lock_guard<std::mutex> lock(s_workspaceMutex);
+        if (s_cached && s_cachedBytes >= bytes) {
+            m_data = s_cached;
+            m_bytes = s_cachedBytes;
+            s_cached = nullptr;
+            s_cachedBytes = 0;
+            return;
+        }
+    }
+    // Round up to 64 bytes (aligned_alloc needs a multiple of the alignment).
+    m_bytes = std::max<std::size_t>((bytes + 63) / 64 * 64, 64);
+    m_data = std::aligned_alloc(64, m_bytes);
+    if (!m_data)
+        throw std::bad_alloc();
+}
+
+ScratchBuffer::~ScratchBuffer()
+{
+    void *toFree = m_data;
+    if (m_bytes <= kMaxCachedWorkspaceBytes) {
+        const std::lock_guard<std::mutex> lock(s_workspaceMutex);
+        if (!s_cached || s_cachedBytes < m_bytes) {
+            // Keep the larger of the two.
+            toFree = s_cached;
+            s_cached = m_data;
+            s_cachedBytes = m_bytes;
+        }
+    }
+    std::free(toFree);
+}
+
+} // namespace detail
+
+void releaseKernelWorkspace()
+{
+    void *toFree = nullptr;
+    {
+        const std::lock_guard<std::mutex> lock(detail::s_workspaceMutex);
+        toFree = detail::s_cached;
+        detail::s_cached = nullptr;
+        detail::s_cachedBytes = 0;
+    }
+    std::free(toFree);
+}
 
 namespace detail {
 

@@ -47,13 +47,19 @@ std::size_t kernelExtraBytes(KernelKind kind, Index nQ, Index nK, Index dV,
                              std::size_t elementBytes, Index tile);
 
 /// Materialized kernel; when `weights` is non-null it receives the n_q × n_k weights.
+/// The whole n_q × n_k score/weight matrix exists (in *weights, or else in a scratch buffer the
+/// kernel keeps for the next call, see releaseKernelWorkspace()). It is filled one block of query
+/// rows at a time — GEMM Q_b Kᵀ, row softmax, GEMM W_b V — so each entry is produced and consumed
+/// while in cache; the blocks are spread over the OpenMP threads. With a pure causal mask only
+/// keys below each block's causal limit are computed.
 template<typename T>
 Matrix<T> attentionMaterialized(const Eigen::Ref<const Matrix<T>> &query,
                                 const Eigen::Ref<const Matrix<T>> &key,
                                 const Eigen::Ref<const Matrix<T>> &value, T scale,
                                 const AttentionMask &mask = {}, Matrix<T> *weights = nullptr);
 
-/// Streaming (online softmax) kernel with square tiles of `tile` rows/keys.
+/// Streaming (online softmax) kernel with square tiles of `tile` rows/keys; query tiles are
+/// spread over the OpenMP threads.
 template<typename T>
 Matrix<T> attentionStreaming(const Eigen::Ref<const Matrix<T>> &query,
                              const Eigen::Ref<const Matrix<T>> &key,
@@ -66,6 +72,11 @@ Matrix<T> attentionLoop(const Eigen::Ref<const Matrix<T>> &query,
                         const Eigen::Ref<const Matrix<T>> &key,
                         const Eigen::Ref<const Matrix<T>> &value, T scale,
                         const AttentionMask &mask = {}, Matrix<T> *weights = nullptr);
+
+/// Frees the scratch buffer the materialized kernel keeps between calls (it keeps at most one,
+/// of at most kMaxCachedWorkspaceBytes; larger buffers are freed after each call).
+void releaseKernelWorkspace();
+inline constexpr std::size_t kMaxCachedWorkspaceBytes = std::size_t(256) << 20;
 
 /// Dispatch by kind.
 template<typename T>

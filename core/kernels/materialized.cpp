@@ -1,5 +1,9 @@
-// The materialized kernel: scores with one GEMM, a fused row softmax (scale, mask, max, exp,
-// sum, normalise while the row is in cache), weights × V with one GEMM.
+// The materialized kernel: the whole n_q × n_k weight matrix exists, computed one block of query
+// rows at a time so that each block is produced and consumed while it is in cache:
+//   S_b = Q_b Kᵀ (GEMM), row softmax of S_b · scale in place (max, exp, sum, normalise; the
+//   scale is folded into the exponent), O_b = W_b V (GEMM).
+// Blocks are spread over the OpenMP threads; each thread's GEMMs run single-threaded (Eigen does
+// not nest its own threads inside a parallel region).
 
 #include "kernels.h"
 
@@ -9,9 +13,23 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <optional>
 #include <string>
 
 namespace attn {
+
+namespace {
+
+/// Query rows per block: about 512 KiB of scores, a multiple of 8, in [8, 256].
+Index blockRows(Index nK, std::size_t elementBytes)
+{
+    const std::size_t target = std::size_t(512) << 10;
+    const std::size_t rowBytes = std::max<std::size_t>(std::size_t(nK) * elementBytes, 1);
+    const Index rows = Index(target / rowBytes) / 8 * 8;
+    return std::clamp<Index>(rows, 8, 256);
+}
+
+} // namespace
 
 template<typename T>
 Matrix<T> attentionMaterialized(const Eigen::Ref<const Matrix<T>> &query,
@@ -31,46 +49,77 @@ Matrix<T> attentionMaterialized(const Eigen::Ref<const Matrix<T>> &query,
     const Index dV = value.cols();
     const T negInf = -std::numeric_limits<T>::infinity();
 
-    Matrix<T> local;
-    Matrix<T> &w = weights ? *weights : local; // scores → weights in place: n_q × n_k
-    w.resize(nQ, nK);
     Matrix<T> output(nQ, dV); // n_q × d_v
+    if (weights)
+        weights->resize(nQ, nK); // no reallocation when the caller reuses the same shape
     if (nK == 0 || nQ == 0) {
         output.setZero();
         return output;
     }
 
-    w.noalias() = query * key.transpose(); // GEMM, threaded by Eigen
+    // w: the n_q × n_k scores, turned into the weights in place (row-major).
+    std::optional<detail::ScratchBuffer> scratch;
+    T *wData = nullptr;
+    if (weights) {
+        wData = weights->data();
+    } else {
+        scratch.emplace(std::size_t(nQ) * std::size_t(nK) * sizeof(T));
+        wData = static_cast<T *>(scratch->data());
+    }
+    Eigen::Map<Matrix<T>> w(wData, nQ, nK);
 
     const bool pureCausal = mask.isPureCausal();
     const bool masked = !mask.empty();
+    // Fold the scale into the exponent unless the mask must see scaled scores (additive terms)
+    // or the scale is not positive (then max(x · scale) ≠ max(x) · scale).
+    const bool foldScale = (!masked || pureCausal) && scale > T(0);
+    const Index rowsPerBlock = blockRows(nK, sizeof(T));
+    const Index blocks = (nQ + rowsPerBlock - 1) / rowsPerBlock;
     std::atomic<Index> badRow {std::numeric_limits<Index>::max()};
 
-#pragma omp parallel for schedule(static) if (nQ * nK >= (1 << 15) && nQ > 1)
-    for (Index i = 0; i < nQ; ++i) {
-        T *row = w.row(i).data();
-        Index n = nK;
-        if (pureCausal) {
-            // Only keys < limit are allowed: softmax the prefix, zero the rest.
-            n = mask.causalLimit(i, nK);
-            std::fill(row + n, row + nK, T(0));
-            detail::scaleRow(row, n, scale);
-        } else {
-            detail::scaleRow(row, n, scale);
-            if (masked)
-                detail::applyMaskTile(row, nK, i, 1, 0, nK, mask, negInf);
+#pragma omp parallel for schedule(dynamic, 1) if (blocks > 1 && nQ * nK >= (1 << 15))
+    for (Index b = 0; b < blocks; ++b) {
+        const Index i0 = b * rowsPerBlock;
+        const Index rows = std::min(rowsPerBlock, nQ - i0);
+        // Keys any row of the block may see (a pure causal mask cuts the rest).
+        const Index keyEnd = pureCausal ? mask.causalLimit(i0 + rows - 1, nK) : nK;
+        auto wb = w.block(i0, 0, rows, keyEnd);
+        if (keyEnd > 0)
+            wb.noalias() = query.middleRows(i0, rows) * key.topRows(keyEnd).transpose(); // GEMM
+
+        for (Index r = 0; r < rows; ++r) {
+            const Index i = i0 + r;
+            T *row = w.row(i).data();
+            Index n = nK;
+            Index badCol = -1;
+            detail::RowStatus status;
+            if (pureCausal) {
+                // Only keys < limit are allowed: softmax the prefix, zero the rest.
+                n = mask.causalLimit(i, nK);
+                std::fill(row + n, row + nK, T(0));
+            }
+            if (foldScale) {
+                status = detail::softmaxRowScaled(row, n, scale, badCol);
+            } else {
+                detail::scaleRow(row, n, scale);
+                if (masked && !pureCausal) // a causal mask is already applied by n
+                    detail::applyMaskTile(row, nK, i, 1, 0, nK, mask, negInf);
+                status = detail::softmaxRow(row, n, badCol);
+            }
+            if (status == detail::RowStatus::NonFinite) {
+                Index cur = badRow.load();
+                while (i < cur && !badRow.compare_exchange_weak(cur, i)) { }
+                std::fill(row, row + nK, T(0));
+            }
         }
-        Index badCol = -1;
-        if (detail::softmaxRow(row, n, badCol) == detail::RowStatus::NonFinite) {
-            Index cur = badRow.load();
-            while (i < cur && !badRow.compare_exchange_weak(cur, i)) { }
-        }
+        if (keyEnd > 0)
+            output.middleRows(i0, rows).noalias() = wb * value.topRows(keyEnd); // GEMM
+        else
+            output.middleRows(i0, rows).setZero();
     }
     if (badRow.load() != std::numeric_limits<Index>::max())
         throw NonFiniteInput(std::string(who) + ": scaled scores overflowed in row "
                              + std::to_string(badRow.load()));
-
-    output.noalias() = w * value; // GEMM
     return output;
 }
 

@@ -55,9 +55,10 @@ template<typename T> inline T rowMax(const T *x, Index n, bool &suspicious)
     return mx;
 }
 
-/// x[j] = exp(x[j] − shift) for j in [0, n), with −inf entries giving exactly 0; returns the
-/// sum of the new entries. `shift` must be finite.
-template<typename T> inline T expShiftSum(T *x, Index n, T shift)
+/// x[j] = exp(x[j]·scale − shift) for j in [0, n) (one fused multiply-add per entry), with −inf
+/// entries giving exactly 0; returns the sum of the new entries. `shift` must be finite and
+/// `scale` > 0 (use scale = 1 on already scaled scores).
+template<typename T> inline T expShiftSum(T *x, Index n, T shift, T scale = T(1))
 {
     using namespace Eigen::internal;
     using P = PacketOf<T>;
@@ -66,14 +67,15 @@ template<typename T> inline T expShiftSum(T *x, Index n, T shift)
     T sum = 0;
     Index j = 0;
     if (n >= 2 * ps) {
-        const P pshift = pset1<P>(shift);
+        const P pshift = pset1<P>(-shift);
+        const P pscale = pset1<P>(scale);
         const P pneg = pset1<P>(negInf);
         P s0 = pset1<P>(T(0)), s1 = pset1<P>(T(0));
         for (; j + 2 * ps <= n; j += 2 * ps) {
             const P a = ploadu<P>(x + j);
             const P b = ploadu<P>(x + j + ps);
-            const P ea = pand(pexp(psub(a, pshift)), pcmp_lt(pneg, a));
-            const P eb = pand(pexp(psub(b, pshift)), pcmp_lt(pneg, b));
+            const P ea = pand(pexp(pmadd(a, pscale, pshift)), pcmp_lt(pneg, a));
+            const P eb = pand(pexp(pmadd(b, pscale, pshift)), pcmp_lt(pneg, b));
             pstoreu(x + j, ea);
             pstoreu(x + j + ps, eb);
             s0 = padd(s0, ea);
@@ -82,7 +84,7 @@ template<typename T> inline T expShiftSum(T *x, Index n, T shift)
         sum = predux(padd(s0, s1));
     }
     for (; j < n; ++j) {
-        const T e = x[j] == negInf ? T(0) : std::exp(x[j] - shift);
+        const T e = x[j] == negInf ? T(0) : std::exp(x[j] * scale - shift);
         x[j] = e;
         sum += e;
     }
@@ -98,10 +100,10 @@ template<typename T> inline void scaleRow(T *x, Index n, T s)
 /// Result of softmaxRow.
 enum class RowStatus { Ok, FullyMasked, NonFinite };
 
-/// Softmax of one contiguous row in place (max subtracted). Fully masked row (all −inf, or
-/// n = 0) → zeros and FullyMasked. A NaN or +inf entry → NonFinite with `badCol` set and the
-/// row left in an unspecified state.
-template<typename T> inline RowStatus softmaxRow(T *x, Index n, Index &badCol)
+/// softmaxRow of x·scale (scale > 0) without a separate scaling pass: the max is taken on x and
+/// the exponent is x·scale − max·scale. The row must not contain −inf unless scale is finite
+/// and > 0 (then −inf·scale = −inf stays a masked key).
+template<typename T> inline RowStatus softmaxRowScaled(T *x, Index n, T scale, Index &badCol)
 {
     bool suspicious = false;
     const T mx = rowMax(x, n, suspicious);
@@ -118,9 +120,23 @@ template<typename T> inline RowStatus softmaxRow(T *x, Index n, Index &badCol)
         std::fill(x, x + n, T(0));
         return RowStatus::FullyMasked;
     }
-    const T sum = expShiftSum(x, n, mx);
-    scaleRow(x, n, T(1) / sum); // sum >= 1: the max entry contributes exp(0) = 1
+    const T shift = mx * scale;
+    if (!std::isfinite(shift)) { // finite scores overflow once scaled (scale > 1)
+        badCol = Index(std::find(x, x + n, mx) - x);
+        return RowStatus::NonFinite;
+    }
+    const T sum = expShiftSum(x, n, shift, scale);
+    // sum >= ~1: the max entry contributes exp(mx·scale − shift) ≈ 1 (exactly 1 when scale = 1).
+    scaleRow(x, n, T(1) / sum);
     return RowStatus::Ok;
+}
+
+/// Softmax of one contiguous row in place (max subtracted). Fully masked row (all −inf, or
+/// n = 0) → zeros and FullyMasked. A NaN or +inf entry → NonFinite with `badCol` set and the
+/// row left untouched.
+template<typename T> inline RowStatus softmaxRow(T *x, Index n, Index &badCol)
+{
+    return softmaxRowScaled(x, n, T(1), badCol);
 }
 
 /// "NaN" or "+inf" or "-inf" or the number, for messages.

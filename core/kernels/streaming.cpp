@@ -43,6 +43,9 @@ Matrix<T> attentionStreaming(const Eigen::Ref<const Matrix<T>> &query,
     const T negInf = -std::numeric_limits<T>::infinity();
     const bool masked = !mask.empty();
     const bool pureCausal = mask.isPureCausal();
+    // Fold the scale into the exponent (one pass less) unless an additive mask needs scaled
+    // scores or the scale is not positive.
+    const bool foldScale = (!masked || pureCausal) && scale > T(0);
 
     Matrix<T> output = Matrix<T>::Zero(nQ, dV); // n_q × d_v
     if (nQ == 0 || nK == 0)
@@ -76,7 +79,9 @@ Matrix<T> attentionStreaming(const Eigen::Ref<const Matrix<T>> &query,
                 const Index cols = std::min(tk, nK - j0);
                 auto sb = s.topLeftCorner(rows, cols);
                 sb.noalias() = qTile * key.middleRows(j0, cols).transpose(); // GEMM
-                sb *= scale;
+                if (!foldScale)
+                    sb *= scale;
+                // With foldScale the mask writes −inf into raw scores: −inf · scale stays −inf.
                 if (masked && !(pureCausal && j0 + cols <= keyAllAllowed))
                     detail::applyMaskTile(s.data(), tk, i0, rows, j0, cols, mask, negInf);
 
@@ -97,13 +102,21 @@ Matrix<T> attentionStreaming(const Eigen::Ref<const Matrix<T>> &query,
                             continue;
                         }
                     }
-                    const T newMax = std::max(m(r), tileMax);
+                    // Running max in the scaled domain (scale > 0 when folded).
+                    const T newMax = std::max(m(r), foldScale ? tileMax * scale : tileMax);
+                    if (!std::isfinite(newMax) && newMax != negInf) {
+                        const Index i = i0 + r; // finite scores overflowed once scaled
+                        Index cur = badRow.load();
+                        while (i < cur && !badRow.compare_exchange_weak(cur, i)) { }
+                        std::fill(row, row + cols, T(0));
+                        continue;
+                    }
                     if (newMax == negInf) {
                         // Every key so far is masked for this row: contributes nothing.
                         std::fill(row, row + cols, T(0));
                         continue;
                     }
-                    const T sum = detail::expShiftSum(row, cols, newMax);
+                    const T sum = detail::expShiftSum(row, cols, newMax, foldScale ? scale : T(1));
                     if (m(r) != newMax) {
                         const T correction = std::exp(m(r) - newMax); // 0 when m = -inf
                         l(r) *= correction;
