@@ -19,9 +19,11 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QListView>
+#include <QPainter>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QSvgRenderer>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
@@ -479,6 +481,23 @@ void TestExperimentsPanel::exportFigure()
     QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
     QCOMPARE(root, QStringLiteral("svg"));
     QVERIFY(elements > 20);
+    // … and draws: Qt's SVG renderer paints it back with ink on a good share of the pixels.
+    QSvgRenderer renderer(svg);
+    QVERIFY(renderer.isValid());
+    QImage back(size, QImage::Format_RGB32);
+    back.fill(Qt::white);
+    {
+        QPainter painter(&back);
+        renderer.render(&painter);
+    }
+    qint64 svgInk = 0;
+    for (int y = 0; y < back.height(); ++y)
+        for (int x = 0; x < back.width(); ++x)
+            svgInk += back.pixel(x, y) != qRgb(255, 255, 255);
+    QVERIFY2(svgInk > qint64(size.width()) * size.height() / 50,
+             qPrintable(QStringLiteral("SVG: only %1 non-white pixels").arg(svgInk)));
+    if (!keep.isEmpty())
+        QVERIFY(back.save(QDir(dir).filePath(id.toLower() + QStringLiteral("_svg.png"))));
 
     // With ATTN_FIGURE_DIR set, also keep the figure of the default parameters at the default
     // size (for looking at; E8 then times n up to 4096 and takes a while).

@@ -546,7 +546,7 @@ void ExperimentPage::showResult(std::shared_ptr<const ExperimentResult> result)
     m_notes->setText(notes.join(QLatin1Char('\n')));
     m_notes->setVisible(!notes.isEmpty());
     QWidget *figure = createExperimentFigure(*m_result, m_figureHolder);
-    m_figureLayout->replaceWidget(m_figure, figure);
+    delete m_figureLayout->replaceWidget(m_figure, figure); // the old item is ours to delete
     delete m_figure;
     m_figure = figure;
     m_exportTableButton->setEnabled(true);
