@@ -12,6 +12,7 @@
 #include <heatmapwidget.h>
 #include <mainwindow.h>
 #include <panels/controlpanel.h>
+#include <panels/experimentspanel.h>
 
 #include <QAbstractButton>
 #include <QAbstractSlider>
@@ -21,6 +22,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QDockWidget>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -33,6 +35,7 @@
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
@@ -93,6 +96,7 @@ private slots:
     void tileClickEnlargesAndSelectsHead();
     void statusBarWarnsOnNonFinite();
     void timingChartMeasures();
+    void modeSwitchHidesAndRestoresDocks();
     void everyControlHasToolTip();
     void shortcutsAreUnique();
 
@@ -142,9 +146,11 @@ void TestMainWindow::buildsOffscreen()
     QVERIFY(r->ok());
     QCOMPARE(r->params, m_window->session()->parameters());
     QCOMPARE(m_window->controlPanel()->parameters(), m_window->session()->parameters());
-    QCOMPARE(m_window->centralWidget(), static_cast<QWidget *>(m_window->heatmapWidget()));
+    QCOMPARE(m_window->modeTabs()->currentWidget(),
+             static_cast<QWidget *>(m_window->heatmapWidget()));
     QCOMPARE(m_window->heatmapWidget()->result(), r);
     QVERIFY(m_window->experimentsPanel());
+    QCOMPARE(m_window->experimentsPanel()->experimentIds().size(), 12);
     QCOMPARE(int(r->weights.size()), r->params.heads);
     // Status bar shows the result's d_k.
     auto *dk = m_window->findChild<QLabel *>(QStringLiteral("dkStatus"));
@@ -652,6 +658,26 @@ void TestMainWindow::timingChartMeasures()
     timing->run();
     timing->cancel();
     QTRY_VERIFY_WITH_TIMEOUT(!timing->isRunning(), 60000);
+}
+
+void TestMainWindow::modeSwitchHidesAndRestoresDocks()
+{
+    const QList<QDockWidget *> docks = m_window->findChildren<QDockWidget *>();
+    QVERIFY(docks.size() >= 5);
+    auto shown = [&] {
+        QList<bool> states;
+        for (QDockWidget *d : docks)
+            states.append(d->toggleViewAction()->isChecked());
+        return states;
+    };
+    const QList<bool> before = shown();
+    QVERIFY(before.contains(true));
+    m_window->modeTabs()->setCurrentIndex(1); // experiments: the whole window
+    QCOMPARE(m_window->modeTabs()->currentWidget(),
+             static_cast<QWidget *>(m_window->experimentsPanel()));
+    QVERIFY(!shown().contains(true));
+    m_window->modeTabs()->setCurrentIndex(0);
+    QCOMPARE(shown(), before);
 }
 
 void TestMainWindow::everyControlHasToolTip()

@@ -8,12 +8,10 @@
 #include "heatmaprenderer.h"
 #include "heatmapwidget.h"
 #include "panels/controlpanel.h"
-#if __has_include("panels/experimentspanel.h") // lands with the experiments panel's commit
 #include "panels/experimentspanel.h"
-#define ATTN_HAVE_EXPERIMENTS_PANEL 1
-#endif
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QDialog>
 #include <QDialogButtonBox>
@@ -29,6 +27,7 @@
 #include <QScrollArea>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTimer>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -80,9 +79,24 @@ MainWindow::MainWindow(QWidget *parent)
     m_session = new AttentionSession(this);
     m_sweepRunner = new ScalingSweepRunner(this);
 
-    m_heatmap = new HeatmapWidget(this);
+    // Two modes in the centre: the attention view (heatmaps, with the control and chart docks
+    // around it) and the experiments E1–E12, which get the whole window.
+    m_heatmap = new HeatmapWidget;
     m_heatmap->setObjectName(QStringLiteral("heatmapWidget"));
-    setCentralWidget(m_heatmap);
+    m_experiments = new ExperimentsPanel;
+    m_experiments->setObjectName(QStringLiteral("experimentsPanel"));
+    m_modes = new QTabWidget(this);
+    m_modes->setObjectName(QStringLiteral("modeTabs"));
+    m_modes->setDocumentMode(true);
+    m_modes->addTab(m_heatmap, tr("Attention"));
+    m_modes->addTab(m_experiments, tr("Experiments E1–E12"));
+    m_modes->setTabToolTip(0,
+                           tr("Heatmaps of the current parameters, with the controls and live "
+                              "charts (Ctrl+1)"));
+    m_modes->setTabToolTip(1,
+                           tr("The twelve experiments of Attention Lab, each with its "
+                              "parameters, table, figure and note (Ctrl+2)"));
+    setCentralWidget(m_modes);
 
     createDocks();
     createActions();
@@ -141,8 +155,8 @@ void MainWindow::createDocks()
     addDock(scroll, tr("Controls"), QStringLiteral("controlsDock"), Qt::LeftDockWidgetArea);
 
     // Right column: the live charts stacked (E2 sweep, then per-row metrics), with the
-    // on-demand panels (timing, experiments) as tabs behind the per-row metrics. The heatmaps
-    // keep the whole height of the centre.
+    // on-demand timing panel as a tab behind the per-row metrics. The heatmaps keep the whole
+    // height of the centre.
     m_maxWeightChart = new MaxWeightChart;
     m_jacobianChart = new JacobianNormChart;
     m_rowMetricsChart = new RowMetricsChart;
@@ -156,19 +170,6 @@ void MainWindow::createDocks()
     QDockWidget *timingDock = addDock(m_timingChart, tr("Timing: what n² costs"),
                                       QStringLiteral("timingDock"), Qt::RightDockWidgetArea);
     tabifyDockWidget(rowDock, timingDock);
-#ifdef ATTN_HAVE_EXPERIMENTS_PANEL
-    m_experiments = new ExperimentsPanel;
-    m_experiments->setObjectName(QStringLiteral("experimentsPanel"));
-    // In a scroll area: the panel's own minimum size must not widen the whole right column.
-    auto *experimentsScroll = new QScrollArea;
-    experimentsScroll->setWidget(m_experiments);
-    experimentsScroll->setWidgetResizable(true);
-    experimentsScroll->setFrameShape(QFrame::NoFrame);
-    QDockWidget *experimentsDock
-        = addDock(experimentsScroll, tr("Experiments E1–E12"), QStringLiteral("experimentsDock"),
-                  Qt::RightDockWidgetArea);
-    tabifyDockWidget(timingDock, experimentsDock);
-#endif
     rowDock->raise();
     m_initialSizes = [this, maxDock, jacDock, rowDock] {
         resizeDocks({m_docks.constFirst()}, {330}, Qt::Horizontal);
@@ -246,6 +247,24 @@ void MainWindow::createActions()
     m_showGridAction->setStatusTip(tr("Back to the grid of all heads after enlarging one"));
     connect(m_showGridAction, &QAction::triggered, m_heatmap, &HeatmapWidget::showGrid);
 
+    m_attentionModeAction = new QAction(tr("&Attention View"), this);
+    m_attentionModeAction->setShortcut(QKeySequence(tr("Ctrl+1")));
+    m_attentionModeAction->setStatusTip(tr("Heatmaps, controls and live charts"));
+    m_experimentsModeAction = new QAction(tr("E&xperiments E1–E12"), this);
+    m_experimentsModeAction->setShortcut(QKeySequence(tr("Ctrl+2")));
+    m_experimentsModeAction->setStatusTip(tr("The twelve experiments, using the whole window"));
+    auto *modes = new QActionGroup(this);
+    for (QAction *a : {m_attentionModeAction, m_experimentsModeAction}) {
+        a->setCheckable(true);
+        modes->addAction(a);
+    }
+    m_attentionModeAction->setChecked(true);
+    connect(m_attentionModeAction, &QAction::triggered, this,
+            [this] { m_modes->setCurrentIndex(0); });
+    connect(m_experimentsModeAction, &QAction::triggered, this,
+            [this] { m_modes->setCurrentIndex(1); });
+    connect(m_modes, &QTabWidget::currentChanged, this, &MainWindow::onModeChanged);
+
     m_fullScreenAction = new QAction(tr("&Full Screen"), this);
     m_fullScreenAction->setShortcut(QKeySequence::FullScreen);
     if (m_fullScreenAction->shortcut().isEmpty())
@@ -291,6 +310,9 @@ void MainWindow::createMenus()
     params->addAction(m_cancelTimingAction);
 
     QMenu *view = menuBar()->addMenu(tr("&View"));
+    view->addAction(m_attentionModeAction);
+    view->addAction(m_experimentsModeAction);
+    view->addSeparator();
     view->addAction(m_showGridAction);
     view->addSeparator();
     int index = 1;
@@ -378,6 +400,22 @@ void MainWindow::connectSession()
         m_maxWeightChart->setBusy(busy);
         m_jacobianChart->setBusy(busy);
     });
+}
+
+void MainWindow::onModeChanged(int index)
+{
+    const bool experiments = index == 1;
+    (experiments ? m_experimentsModeAction : m_attentionModeAction)->setChecked(true);
+    if (experiments) {
+        // The experiments get the whole window; the attention view's docks come back as they
+        // were when switching back.
+        m_attentionLayout = saveState();
+        for (QDockWidget *dock : std::as_const(m_docks))
+            dock->hide();
+    } else if (!m_attentionLayout.isEmpty()) {
+        restoreState(m_attentionLayout);
+        m_attentionLayout.clear();
+    }
 }
 
 void MainWindow::onParametersChanged(const SessionParameters &params)
@@ -521,27 +559,49 @@ void MainWindow::showKeyboardShortcuts()
     auto *tree = new QTreeWidget(&dialog);
     tree->setColumnCount(2);
     tree->setHeaderLabels({tr("Action"), tr("Shortcut")});
-    tree->setRootIsDecorated(false);
     tree->setAlternatingRowColors(true);
-    for (QAction *a : shortcutActions()) {
-        QString name = a->text();
-        name.remove(QLatin1Char('&'));
-        auto *item
-            = new QTreeWidgetItem(tree, {name, a->shortcut().toString(QKeySequence::NativeText)});
-        item->setToolTip(0, a->statusTip());
+    const QList<QAction *> withShortcut = shortcutActions();
+    for (QAction *menuAction : menuBar()->actions()) {
+        QMenu *menu = menuAction->menu();
+        if (!menu)
+            continue;
+        QString menuName = menuAction->text();
+        menuName.remove(QLatin1Char('&'));
+        auto *group = new QTreeWidgetItem(tree, {menuName});
+        QFont bold = group->font(0);
+        bold.setBold(true);
+        group->setFont(0, bold);
+        group->setFirstColumnSpanned(true);
+        for (QAction *a : menu->actions()) {
+            if (!withShortcut.contains(a))
+                continue;
+            QString name = a->text();
+            name.remove(QLatin1Char('&'));
+            auto *item = new QTreeWidgetItem(
+                group, {name, a->shortcut().toString(QKeySequence::NativeText)});
+            item->setToolTip(0, a->statusTip());
+        }
     }
+    auto *mouse = new QTreeWidgetItem(tree, {tr("Heatmaps")});
+    QFont bold = mouse->font(0);
+    bold.setBold(true);
+    mouse->setFont(0, bold);
+    mouse->setFirstColumnSpanned(true);
+    new QTreeWidgetItem(mouse, {tr("Enlarge a head / back to the grid"), tr("Click a tile")});
+    new QTreeWidgetItem(mouse, {tr("Head, query, key, weight and score"), tr("Hover a cell")});
+    tree->expandAll();
     auto *note = new QLabel(tr("In the controls, Alt + the underlined letter moves the focus to "
                                "a control; arrow keys and Page Up/Down move sliders."),
                             &dialog);
     note->setWordWrap(true);
-    tree->header()->setSectionResizeMode(0, QHeaderView::Stretch);
-    tree->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+    tree->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    tree->header()->setStretchLastSection(true);
     layout->addWidget(tree);
     layout->addWidget(note);
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close, &dialog);
     connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
     layout->addWidget(buttons);
-    dialog.resize(460, 520);
+    dialog.resize(520, 600);
     dialog.exec();
 }
 

@@ -5,6 +5,7 @@
 
 #include "sessioncompute.h"
 
+#include <QByteArray>
 #include <QMainWindow>
 #include <QSize>
 
@@ -14,11 +15,13 @@
 class QAction;
 class QDockWidget;
 class QLabel;
+class QTabWidget;
 
 namespace attn {
 
 class AttentionSession;
 class ControlPanel;
+class ExperimentsPanel;
 class HeatmapWidget;
 class JacobianNormChart;
 class MaxWeightChart;
@@ -40,10 +43,12 @@ public:
     JacobianNormChart *jacobianNormChart() const { return m_jacobianChart; }
     RowMetricsChart *rowMetricsChart() const { return m_rowMetricsChart; }
     TimingChart *timingChart() const { return m_timingChart; }
-    /// The experiments panel docked below the heatmaps (nullptr in builds without it).
-    QWidget *experimentsPanel() const { return m_experiments; }
+    /// The experiments panel (E1–E12), a tab of the right column.
+    ExperimentsPanel *experimentsPanel() const { return m_experiments; }
     ScalingSweepRunner *scalingSweepRunner() const { return m_sweepRunner; }
     QAction *exportAction() const { return m_exportAction; }
+    /// The centre's modes: 0 = attention view (heatmaps), 1 = experiments (whole window).
+    QTabWidget *modeTabs() const { return m_modes; }
 
     /// Writes the heatmap grid of the current result (every head plus the mean, with colourbar
     /// and caption) to `path`; PNG, SVG or PDF by suffix. `size` in logical pixels (PDF:
@@ -80,18 +85,21 @@ private:
     void onResult(std::shared_ptr<const SessionResult> result);
     void onParametersChanged(const SessionParameters &params);
     void onComputeFailed(const QString &message);
+    void onModeChanged(int index);
     QDockWidget *addDock(QWidget *widget, const QString &title, const QString &objectName,
                          Qt::DockWidgetArea area);
 
     AttentionSession *m_session = nullptr;
     ScalingSweepRunner *m_sweepRunner = nullptr;
     ControlPanel *m_controls = nullptr;
+    QTabWidget *m_modes = nullptr;
+    QByteArray m_attentionLayout; ///< dock state saved while the experiments fill the window
     HeatmapWidget *m_heatmap = nullptr;
     MaxWeightChart *m_maxWeightChart = nullptr;
     JacobianNormChart *m_jacobianChart = nullptr;
     RowMetricsChart *m_rowMetricsChart = nullptr;
     TimingChart *m_timingChart = nullptr;
-    QWidget *m_experiments = nullptr; ///< ExperimentsPanel
+    ExperimentsPanel *m_experiments = nullptr;
     QList<QDockWidget *> m_docks;
     std::function<void()> m_initialSizes; ///< the default dock sizes, applied once resized
 
@@ -106,6 +114,8 @@ private:
     QAction *m_runTimingAction = nullptr;
     QAction *m_cancelTimingAction = nullptr;
     QAction *m_showGridAction = nullptr;
+    QAction *m_attentionModeAction = nullptr;
+    QAction *m_experimentsModeAction = nullptr;
     QAction *m_fullScreenAction = nullptr;
     QAction *m_shortcutsAction = nullptr;
     QAction *m_whatsThisAction = nullptr;

@@ -82,7 +82,7 @@ ScalingChart::ScalingChart(const QString &title, const QString &yTitle, QWidget 
     m_xAxis->setRange(1.5, 2800);
     m_yAxis = new QValueAxis(chart);
     m_yAxis->setTitleText(yTitle);
-    m_yAxis->setLabelFormat(QStringLiteral("%.2f"));
+    m_yAxis->setLabelFormat(QStringLiteral("%g"));
     chart->addAxis(m_xAxis, Qt::AlignBottom);
     chart->addAxis(m_yAxis, Qt::AlignLeft);
     for (QAbstractSeries *s : chart->series()) {
@@ -197,8 +197,7 @@ void ScalingChart::redraw()
             maxValue = std::max(maxValue, p.y());
     const auto [y0, y1] = yRange(maxValue);
     m_yAxis->setRange(y0, y1);
-    if (!m_data)
-        m_yAxis->applyNiceNumbers();
+    m_yAxis->applyNiceNumbers(); // round ticks (0, 0.1, 0.2, …)
 
     const double lo = std::min(1.5, m_dk > 0 ? m_dk / 1.3 : 1.5);
     const double hi = std::max(2800.0, m_dk * 1.3);
@@ -206,7 +205,7 @@ void ScalingChart::redraw()
 
     QList<QPointF> marker, markerPoints;
     if (m_dk > 0) {
-        marker = {QPointF(m_dk, y0), QPointF(m_dk, y1)};
+        marker = {QPointF(m_dk, m_yAxis->min()), QPointF(m_dk, m_yAxis->max())};
         for (const QList<QPointF> *list : {&unscaled, &scaled}) {
             if (const auto y = interpolateLog2(*list, m_dk))
                 markerPoints.append(QPointF(m_dk, *y));
