@@ -4,15 +4,19 @@
 // lays it out off screen at the requested size and paints it with QWidget::render into a QImage
 // (PNG) or a QSvgGenerator (SVG), so a file equals what the window shows.
 //
-// Figures per experiment (EXPERIMENTS.md): E1 weight heatmap; E2 max weight and ‖J‖_F vs d_k
-// (log₂ axis, unscaled vs scaled) and score std vs √d_k; E3 effective terms and max weight vs
-// d_k; E4 one heatmap per head; E5 output difference per position; E6 rotation error per
-// frequency; E7 per-position output change without / with the causal mask (bars); E8 time and
-// MiB vs n on log–log axes with the fitted exponent; E9 loop vs matrix time (bars); E10 the
-// heatmaps side by side with their difference; E11 masked-key weight per fill and dtype (bars)
-// and the table; E12 the table with NaN in red. Columns are picked by name from the result's
-// table; when they are missing the figure is unavailable (the table still shows).
-// Heatmaps use viridis (signed differences a blue–white–red map); NaN/Inf cells are red.
+// Figures per experiment (EXPERIMENTS.md): E1 the weight heatmap; E2 max weight and ‖J‖_F vs
+// d_k (log axis, unscaled vs scaled) and score std vs √d_k; E3 effective terms and max weight vs
+// d_k; E4 one heatmap per head; E5 the output difference per position without and with
+// positions (each on its own scale); E6 the rotation error per frequency; E7 the per-position
+// output change without / with the causal mask (bars); E8 time and MiB vs n on log–log axes
+// with the fitted exponent; E9 loop vs matrix time (bars); E10 the right- and reversed-convention
+// heatmaps side by side with their difference; E11 the masked-key weight per fill and dtype
+// (bars) over the textbook weights per dtype and fill (the fully masked row); E12 naive vs
+// stable float32 softmax heatmaps and the wrong-axis row sums (bars). Columns and matrices are
+// picked by name from the result; when they are missing the figure is unavailable (the panel
+// still shows the table). Heatmaps use viridis (signed differences RdBu_r) from colormap.h;
+// NaN/Inf cells are red and labelled. Values at rounding level (< 1e-5) are drawn in units of
+// 10^e, named in the axis title.
 
 #include <experiments/experiments.h>
 
