@@ -35,6 +35,8 @@
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
+#include <QStyle>
+#include <QStyleOptionSlider>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -84,7 +86,9 @@ private slots:
     void headsComboListsOnlyDivisors();
     void dkSliderSetsDModel_data();
     void dkSliderSetsDModel();
+    void sliderDragEditsWhileDragging();
     void sqrtCheckboxMatchesAlpha();
+    void largeSessionValuesKept();
     void shortcutActionsEditParameters();
     void exportWritesImage_data();
     void exportWritesImage();
@@ -349,6 +353,61 @@ void TestMainWindow::dkSliderSetsDModel()
     QCOMPARE(p.dModel, expectedDk * h);
     QCOMPARE(dModelSpin->value(), expectedDk * h);
     QCOMPARE(control<QLabel>("dkLabel")->text(), QString::number(expectedDk));
+}
+
+void TestMainWindow::sliderDragEditsWhileDragging()
+{
+    // A real mouse drag of the d_k slider: parameters change (and results arrive) before the
+    // button is released.
+    QVERIFY(waitForFirstResult());
+    auto *slider = control<QSlider>("dkSlider");
+    QVERIFY(slider && slider->isVisible());
+    QStyleOptionSlider option;
+    option.initFrom(slider);
+    option.orientation = slider->orientation();
+    option.minimum = slider->minimum();
+    option.maximum = slider->maximum();
+    option.sliderPosition = slider->sliderPosition();
+    option.sliderValue = slider->value();
+    const QPoint start
+        = slider->style()
+              ->subControlRect(QStyle::CC_Slider, &option, QStyle::SC_SliderHandle, slider)
+              .center();
+    QSignalSpy edits(m_window->controlPanel(), &ControlPanel::parametersEdited);
+    QSignalSpy results(m_window->session(), &AttentionSession::resultChanged);
+    QTest::mousePress(slider, Qt::LeftButton, Qt::NoModifier, start);
+    QPoint pos = start;
+    for (int step = 0; step < 12 && pos.x() < slider->width() - 2; ++step) {
+        pos.rx() += 8;
+        QMouseEvent move(QEvent::MouseMove, QPointF(pos), slider->mapToGlobal(QPointF(pos)),
+                         Qt::NoButton, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(slider, &move);
+        QTest::qWait(40);
+    }
+    const qsizetype editsWhileDragging = edits.count();
+    const qsizetype resultsWhileDragging = results.count();
+    QVERIFY(slider->isSliderDown());
+    QTest::mouseRelease(slider, Qt::LeftButton, Qt::NoModifier, pos);
+    QVERIFY2(editsWhileDragging >= 3, qPrintable(QString::number(editsWhileDragging)));
+    QVERIFY(resultsWhileDragging >= 1);
+    const SessionParameters p = m_window->controlPanel()->parameters();
+    QCOMPARE(p.dModel, p.dK() * p.heads);
+    QVERIFY(p.dK() > 16);
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->session()->result()->params == p, 10000);
+}
+
+void TestMainWindow::largeSessionValuesKept()
+{
+    // Parameters from outside (a session) may exceed the controls' 1 … 1024: they are shown and
+    // kept through unrelated edits, never silently clamped.
+    ControlPanel *panel = m_window->controlPanel();
+    SessionParameters p = panel->parameters();
+    p.n = 2048;
+    panel->setParameters(p);
+    QCOMPARE(control<QSpinBox>("nSpin")->value(), 2048);
+    control<QSpinBox>("seedSpin")->setValue(9);
+    QCOMPARE(panel->parameters().n, 2048);
+    QCOMPARE(panel->parameters().seed, quint64(9));
 }
 
 void TestMainWindow::sqrtCheckboxMatchesAlpha()

@@ -461,6 +461,8 @@ void MainWindow::onResult(std::shared_ptr<const SessionResult> result)
 
 void MainWindow::onComputeFailed(const QString &message)
 {
+    // Rejected parameters leave the session as it was: show its parameters again.
+    m_controls->setParameters(m_session->parameters());
     statusBar()->showMessage(tr("Not computed: %1").arg(message), 10000);
 }
 

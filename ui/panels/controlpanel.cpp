@@ -330,8 +330,9 @@ void ControlPanel::buildUi()
 
 void ControlPanel::normalize(SessionParameters &p) const
 {
-    p.n = std::clamp(p.n, 1, maxN);
-    p.nK = std::clamp(p.nK, 1, maxN);
+    // The controls offer 1 … maxN; larger values set from outside (a session) are kept.
+    p.n = std::clamp(p.n, 1, SessionParameters::maxSequence);
+    p.nK = std::clamp(p.nK, 1, SessionParameters::maxSequence);
     p.dModel = std::clamp(p.dModel, 1, maxDModel);
     if (p.heads < 1 || p.dModel % p.heads != 0)
         p.heads = nearestDivisor(p.dModel, std::max(1, p.heads));
@@ -372,7 +373,9 @@ void ControlPanel::syncWidgets()
 
     m_kindCombo->setCurrentIndex(m_kindCombo->findData(int(p.kind)));
     setLogSlider(m_nSlider, p.n, nSliderSteps);
+    m_nSpin->setMaximum(std::max(maxN, p.n));
     m_nSpin->setValue(p.n);
+    m_nKSpin->setMaximum(std::max(maxN, p.nK));
     m_nKSpin->setValue(p.nK);
     m_nKSpin->setEnabled(p.kind == AttentionKind::EncoderDecoder);
     m_seedSpin->setValue(int(std::min<quint64>(p.seed, quint64(m_seedSpin->maximum()))));
