@@ -469,6 +469,20 @@ private slots:
         QVERIFY(!renderer.cellAt(QRectF(0, 0, 200, 100), QPointF(100, 50)).valid());
     }
 
+    void tinyBounds()
+    {
+        HeatmapRenderer renderer;
+        renderer.setResult(makeResult(8, 64, 64, [](int, int, int) { return 1.0 / 64; }));
+        for (QSize size : {QSize(1, 1), QSize(40, 30), QSize(120, 60)}) {
+            const QImage image = renderer.render(size);
+            QCOMPARE(image.size(), size);
+            QVERIFY(!renderer
+                         .cellAt(QRectF(QPointF(0, 0), QSizeF(size)),
+                                 QPointF(size.width() / 2.0, size.height() / 2.0))
+                         .valid());
+        }
+    }
+
     void exportPng_data()
     {
         QTest::addColumn<QSize>("size");

@@ -477,10 +477,11 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
 
     painter->setFont(font);
     painter->setPen(fg);
-    if (!m_result || !m_result->ok() || lay.tiles.isEmpty()) {
+    if (!m_result || !m_result->ok() || lay.tiles.isEmpty() || lay.cellSize <= 0) {
         const QString text = !m_result ? QStringLiteral("No result yet")
             : !m_result->ok()          ? QStringLiteral("Cannot compute: ") + m_result->error
-                                       : QStringLiteral("Nothing to show");
+            : lay.tiles.isEmpty()      ? QStringLiteral("Nothing to show")
+                                       : QStringLiteral("Too small to draw the heatmaps");
         painter->drawText(bounds, Qt::AlignCenter | Qt::TextWordWrap, text);
         painter->restore();
         return;
@@ -550,7 +551,8 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
                                  Qt::FastTransformation);
             if (anyMasked && devCell >= hatchMinCellPixels) {
                 const qreal sx = qreal(image.width()) / nK, sy = qreal(image.height()) / nQ;
-                const qreal spacing = std::clamp(devCell / 3.0, 5.0, 0.6 * f * devScale);
+                const qreal spacing
+                    = std::clamp(devCell / 3.0, 5.0, std::max(5.0, 0.6 * f * devScale));
                 QPainter ip(&image);
                 ip.setRenderHint(QPainter::Antialiasing);
                 for (std::uint8_t bit : {std::uint8_t(MaskCausal), std::uint8_t(MaskPadding)}) {
