@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <string>
 
 namespace attn {
 
@@ -36,6 +37,13 @@ void computeTyped(const SessionParameters &p, SessionResult &r,
     MatrixD e; // E: n_k × d_model (encoder–decoder attention only)
     if (p.kind == AttentionKind::EncoderDecoder)
         e = rng.standardNormal(nK, d);
+    // Typed tokens replace the drawn rows: query i by tokens[i] (i < n), for encoder–decoder
+    // attention encoder row j by tokens[n + j]; every token counts, the empty one too.
+    const Index tokenCount = p.tokens.size();
+    for (Index i = 0; i < std::min(nQ, tokenCount); ++i)
+        x.row(i) = tokenEmbedding(p.tokens.at(i), p.seed, int(d)).transpose();
+    for (Index j = 0; e.size() > 0 && j < nK && nQ + j < tokenCount; ++j)
+        e.row(j) = tokenEmbedding(p.tokens.at(nQ + j), p.seed, int(d)).transpose();
     if (p.positional) {
         x += sinusoidalEncoding(nQ, d);
         if (e.size() > 0)
@@ -92,6 +100,30 @@ void computeTyped(const SessionParameters &p, SessionResult &r,
 }
 
 } // namespace
+
+quint64 tokenHash(const QString &token)
+{
+    quint64 hash = 14695981039346656037ULL;
+    for (char byte : token.toUtf8()) {
+        hash ^= quint64(static_cast<unsigned char>(byte));
+        hash *= 1099511628211ULL;
+    }
+    return hash;
+}
+
+VectorD tokenEmbedding(const QString &token, quint64 seed, int dModel)
+{
+    if (dModel < 0)
+        throw InvalidArgument("tokenEmbedding: d_model must be >= 0, got "
+                              + std::to_string(dModel));
+    const quint64 hash = tokenHash(token);
+    // default_rng(seed + 2**64 * hash): the integer's little-endian 32-bit words.
+    Generator rng = Generator::fromWords({std::uint32_t(seed), std::uint32_t(seed >> 32),
+                                          std::uint32_t(hash), std::uint32_t(hash >> 32)});
+    VectorD v(dModel);
+    rng.fillStandardNormal(v.data(), std::size_t(dModel));
+    return v;
+}
 
 SessionResult computeSession(const SessionParameters &params)
 {

@@ -35,7 +35,21 @@ struct SessionResult
     double computeSeconds = 0; ///< wall time of the computation (seconds)
     NonFiniteReport nonFinite; ///< NaN/Inf found in the weights (shown, never hidden)
     QString error; ///< non-empty when the computation failed
+
+    // Set only on a result derived for display by applyViewTransform (ui/resultview.h): which
+    // rows/columns of the computation are shown, and how. Empty maps mean "all, in order".
+    std::vector<int> queryIndex; ///< shown row r is query queryIndex[r] of the computation
+    std::vector<int> keyIndex; ///< shown column c is key keyIndex[c] of the computation
+    bool renormalized = false; ///< weights renormalised over the shown keys (keys were hidden)
+    QString viewNote; ///< what the view changed, e.g. "padding trimmed: metrics over 6 real tokens"
+
     bool ok() const { return error.isEmpty(); }
+    /// Query / key of the computation behind shown row r / column c.
+    int originalQuery(int r) const { return queryIndex.empty() ? r : queryIndex[std::size_t(r)]; }
+    int originalKey(int c) const { return keyIndex.empty() ? c : keyIndex[std::size_t(c)]; }
+    /// Axis labels of shown row r / column c (the token, else the original position).
+    QString queryLabel(int r) const { return params.queryLabel(originalQuery(r)); }
+    QString keyLabel(int c) const { return params.keyLabel(originalKey(c)); }
     int headCount() const { return int(weights.size()); }
     Index queryCount() const { return weightsMean.rows(); }
     Index keyCount() const { return weightsMean.cols(); }
@@ -43,11 +57,27 @@ struct SessionResult
 
 /// Draw order (one generator seeded with params.seed): MultiheadAttention::initXavier, then the
 /// query-side input X (n × d_model) then, for encoder–decoder attention, the encoder input
-/// (n_k × d_model), all standard normal in C order. Positional encoding (positions 0…) is added
-/// to each input when params.positional. Never throws: errors land in SessionResult::error.
-/// Float32 inputs are drawn as float64 and rounded (like NumPy's
-/// `rng.standard_normal(shape).astype(np.float32)`).
+/// (n_k × d_model), all standard normal in C order. Typed tokens (params.tokens): row i of X
+/// is then replaced by tokenEmbedding(tokens[i]) for every i < n with a token (cross-attention:
+/// row j of the encoder input by tokenEmbedding(tokens[n + j])); rows without a token keep their
+/// draw. Positional encoding (positions 0…) is added to each input when params.positional. Never
+/// throws: errors land in SessionResult::error. Float32 inputs are drawn as float64 and rounded
+/// (like NumPy's `rng.standard_normal(shape).astype(np.float32)`).
 SessionResult computeSession(const SessionParameters &params);
+
+/// FNV-1a 64-bit hash of the token's UTF-8 bytes (offset basis 14695981039346656037, prime
+/// 1099511628211; Fowler, Noll, Vo). The same on every platform and Qt version (unlike
+/// std::hash or qHash, which may be seeded or differ between builds).
+quint64 tokenHash(const QString &token);
+
+/// The input vector of a typed token, d_model standard normals: in NumPy
+/// `np.random.default_rng(seed + 2**64 * tokenHash(token)).standard_normal(d_model)` (the seed
+/// words are [seed low 32 bits, seed high, hash low, hash high]). It depends on the token's text
+/// and the seed only, never on the token's position: equal tokens get equal vectors, and with
+/// positional encoding off reordering the words permutes the rows of X and, with them, the
+/// rows and columns of the attention weights (the E5 lesson). Throws InvalidArgument for
+/// dModel < 0.
+VectorD tokenEmbedding(const QString &token, quint64 seed, int dModel);
 
 /// As above; `cancelled` is polled between steps (inputs, forward pass, each head's conversion
 /// and metrics). When it returns true the computation stops and the result's error is

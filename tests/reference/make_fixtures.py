@@ -21,6 +21,7 @@ GROUPS = {
     "experiments": "make_experiment_fixtures",  # E1-E3 printed by NumPy
     "colormaps": "make_colormap_fixtures",  # matplotlib colormap tables and norms
     "session": "make_session_fixtures",     # the main view's multi-head weights in NumPy
+    "tokens": "make_token_fixtures",        # typed tokens' input vectors and sessions
 }
 
 
