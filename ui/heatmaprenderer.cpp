@@ -1,5 +1,6 @@
 #include "heatmaprenderer.h"
 
+#include <QDir>
 #include <QFileInfo>
 #include <QFont>
 #include <QFontMetricsF>
@@ -271,79 +272,116 @@ QRgb HeatmapRenderer::maskedColor(std::uint8_t state) const
     return padding ? palette.padding : palette.causal;
 }
 
+QRect HeatmapRenderer::visibleCells() const
+{
+    if (!m_result || !m_result->ok())
+        return {};
+    const int nQ = int(m_result->queryCount()), nK = int(m_result->keyCount());
+    if (nQ <= 0 || nK <= 0)
+        return {};
+    const QRect &w = m_options.window;
+    if (w.isEmpty())
+        return QRect(0, 0, nK, nQ);
+    const int cols = std::clamp(w.width(), 1, nK), rows = std::clamp(w.height(), 1, nQ);
+    return QRect(std::clamp(w.x(), 0, nK - cols), std::clamp(w.y(), 0, nQ - rows), cols, rows);
+}
+
 QImage HeatmapRenderer::tileImage(int tile) const
+{
+    return tileImage(tile, QSize(m_options.maxImageSide, m_options.maxImageSide));
+}
+
+QImage HeatmapRenderer::tileImage(int tile, QSize maxPixels) const
 {
     const QVector<TileSpec> specs = tileSpecs();
     if (tile < 0 || tile >= specs.size())
         return {};
+    const int side = std::max(1, m_options.maxImageSide);
+    maxPixels
+        = QSize(std::clamp(maxPixels.width(), 1, side), std::clamp(maxPixels.height(), 1, side));
     if (m_images.size() != specs.size())
-        m_images = QVector<QImage>(specs.size());
-    if (!m_images[tile].isNull())
-        return m_images[tile];
+        m_images = QVector<CachedImage>(specs.size());
+    CachedImage &cached = m_images[tile];
+    if (!cached.image.isNull() && cached.maxPixels == maxPixels)
+        return cached.image;
 
     const MatrixD &m = *tileMatrix(specs[tile]);
     const MatrixB &state = m_result->maskState;
     const bool useMask = masksShown();
     const Colormap cmap = colormap();
     const ColorNorm cn = norm();
-    const Index nQ = m.rows(), nK = m.cols();
-    const Index side = std::max(1, m_options.maxImageSide);
-    const Index bq = (nQ + side - 1) / side; // pooling block: bq rows × bk columns
-    const Index bk = (nK + side - 1) / side;
-    const int height = int((nQ + bq - 1) / bq);
-    const int width = int((nK + bk - 1) / bk);
+    const QRect win = visibleCells();
+    const Index nK = m.cols();
+    const Index r0 = win.y(), c0 = win.x(), rows = win.height(), cols = win.width();
+    // Pooling blocks of bq rows × bk columns, so the image fits maxPixels.
+    const Index bq = (rows + maxPixels.height() - 1) / maxPixels.height();
+    const Index bk = (cols + maxPixels.width() - 1) / maxPixels.width();
+    const int height = int((rows + bq - 1) / bq);
+    const int width = int((cols + bk - 1) / bk);
     QImage image(width, height, QImage::Format_RGB32);
     if (bq == 1 && bk == 1) { // one pixel per cell (the common case): a plain row loop
         for (int y = 0; y < height; ++y) {
             QRgb *line = reinterpret_cast<QRgb *>(image.scanLine(y));
-            const double *row = m.data() + Index(y) * nK;
-            const std::uint8_t *states = useMask ? state.data() + Index(y) * nK : nullptr;
+            const double *row = m.data() + (r0 + y) * nK + c0;
+            const std::uint8_t *states = useMask ? state.data() + (r0 + y) * nK + c0 : nullptr;
             for (int x = 0; x < width; ++x) {
-                const double v = row[x];
                 if (useMask && states[x])
                     line[x] = maskedColor(states[x]);
                 else
-                    line[x] = cmap.map(cn(v));
+                    line[x] = cmap.map(cn(row[x]));
             }
         }
-        m_images[tile] = image;
+        cached = {maxPixels, image};
         return image;
     }
+    // Pooled: accumulate each image row's blocks over its bq source rows.
+    const bool max = m_options.pooling == HeatmapPooling::Max;
+    std::vector<double> acc(static_cast<std::size_t>(width));
+    std::vector<Index> count(static_cast<std::size_t>(width));
+    std::vector<std::uint8_t> maskedState(static_cast<std::size_t>(width));
+    std::vector<std::uint8_t> bad(static_cast<std::size_t>(width));
     for (int y = 0; y < height; ++y) {
+        std::fill(acc.begin(), acc.end(), max ? -std::numeric_limits<double>::infinity() : 0.0);
+        std::fill(count.begin(), count.end(), 0);
+        std::fill(maskedState.begin(), maskedState.end(), 0);
+        std::fill(bad.begin(), bad.end(), 0);
+        const Index iEnd = std::min(r0 + rows, r0 + (y + 1) * bq);
+        for (Index i = r0 + y * bq; i < iEnd; ++i) {
+            const double *row = m.data() + i * nK;
+            const std::uint8_t *states = useMask ? state.data() + i * nK : nullptr;
+            for (int x = 0; x < width; ++x) {
+                const Index jBegin = c0 + x * bk, jEnd = std::min(c0 + cols, jBegin + bk);
+                double a = acc[std::size_t(x)];
+                Index c = 0;
+                for (Index j = jBegin; j < jEnd; ++j) {
+                    if (states && states[j]) {
+                        maskedState[std::size_t(x)] |= states[j];
+                        continue;
+                    }
+                    const double v = row[j];
+                    if (std::isnan(v)) {
+                        bad[std::size_t(x)] = 1;
+                        continue;
+                    }
+                    a = max ? std::max(a, v) : a + v;
+                    ++c;
+                }
+                acc[std::size_t(x)] = a;
+                count[std::size_t(x)] += c;
+            }
+        }
         QRgb *line = reinterpret_cast<QRgb *>(image.scanLine(y));
         for (int x = 0; x < width; ++x) {
-            double acc = m_options.pooling == HeatmapPooling::Max
-                ? -std::numeric_limits<double>::infinity()
-                : 0.0;
-            Index count = 0;
-            std::uint8_t maskedState = 0;
-            bool bad = false;
-            for (Index i = y * bq; i < std::min(nQ, (y + 1) * bq); ++i) {
-                for (Index j = x * bk; j < std::min(nK, (x + 1) * bk); ++j) {
-                    const std::uint8_t s = useMask ? state(i, j) : 0;
-                    if (s) {
-                        maskedState |= s;
-                        continue;
-                    }
-                    const double v = m(i, j);
-                    if (std::isnan(v)) {
-                        bad = true;
-                        continue;
-                    }
-                    acc = m_options.pooling == HeatmapPooling::Max ? std::max(acc, v) : acc + v;
-                    ++count;
-                }
-            }
-            if (count == 0)
-                line[x] = bad ? Colormap::badColor() : maskedColor(maskedState);
-            else if (bad)
+            const std::size_t k = std::size_t(x);
+            if (bad[k])
                 line[x] = Colormap::badColor();
+            else if (count[k] == 0)
+                line[x] = maskedColor(maskedState[k]);
             else
-                line[x]
-                    = cmap.map(cn(m_options.pooling == HeatmapPooling::Max ? acc : acc / count));
+                line[x] = cmap.map(cn(max ? acc[k] : acc[k] / double(count[k])));
         }
     }
-    m_images[tile] = image;
+    cached = {maxPixels, image};
     return image;
 }
 
@@ -359,16 +397,25 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &bounds) const
     const qreal pad = 0.6 * f;
     QRectF r = bounds.adjusted(pad, pad, -pad, -pad);
     if (m_options.showCaption) {
-        lay.caption = QRectF(r.left(), r.top(), r.width(), lineH * 1.2);
-        r.setTop(r.top() + lineH * 1.2 + 0.4 * f);
+        // The caption wraps onto at most three lines.
+        const qreal textH = fm.boundingRect(QRectF(0, 0, std::max<qreal>(r.width(), 1.0), 1e6),
+                                            Qt::AlignLeft | Qt::TextWordWrap, captionText())
+                                .height();
+        const qreal captionH = std::clamp(textH, lineH, 3 * lineH) + 0.2 * lineH;
+        lay.caption = QRectF(r.left(), r.top(), r.width(), captionH);
+        r.setTop(r.top() + captionH + 0.4 * f);
     }
     const QVector<TileSpec> specs = tileSpecs();
-    if (specs.isEmpty() || r.width() <= 0 || r.height() <= 0)
+    const QRect win = visibleCells();
+    if (specs.isEmpty() || win.isEmpty() || r.width() <= 0 || r.height() <= 0)
         return lay;
+    lay.cells = win;
 
-    const SessionParameters &p = m_result->params;
-    const int nQ = int(m_result->queryCount());
-    const int nK = int(m_result->keyCount());
+    const SessionResult &res = *m_result;
+    const SessionParameters &p = res.params;
+    // The tiles show the window: nQ × nK cells from query win.y(), key win.x().
+    const int nQ = win.height();
+    const int nK = win.width();
 
     // Legend column on the right: colourbar, its labels, the colormap name and the mask legend.
     const QStringList legendTexts
@@ -383,19 +430,23 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &bounds) const
 
     // Label sizes shared by every tile.
     const qreal elideW = 7.0 * f;
-    qreal yLabelW = fm.horizontalAdvance(QString::number(std::max(nQ - 1, 0)));
+    const int lastQuery = res.originalQuery(win.bottom()), lastKey = res.originalKey(win.right());
+    qreal yLabelW = fm.horizontalAdvance(QString::number(std::max(lastQuery, 0)));
     const bool queryTokens = !p.tokens.isEmpty();
     const bool keyTokens
         = p.kind == AttentionKind::EncoderDecoder ? p.tokens.size() > p.n : !p.tokens.isEmpty();
+    // Measure at most a few hundred labels (enough to find the widest; layout() runs on every
+    // mouse move).
+    const int measureStepQ = std::max(1, nQ / 256), measureStepK = std::max(1, nK / 256);
     if (queryTokens) {
-        for (int i = 0; i < nQ; ++i)
-            yLabelW = std::max(yLabelW, std::min(elideW, fm.horizontalAdvance(p.queryLabel(i))));
+        for (int i = win.top(); i <= win.bottom(); i += measureStepQ)
+            yLabelW = std::max(yLabelW, std::min(elideW, fm.horizontalAdvance(res.queryLabel(i))));
     }
-    qreal xLabelW = fm.horizontalAdvance(QString::number(std::max(nK - 1, 0)));
+    qreal xLabelW = fm.horizontalAdvance(QString::number(std::max(lastKey, 0)));
     lay.rotateKeyLabels = keyTokens;
     if (keyTokens) {
-        for (int j = 0; j < nK; ++j)
-            xLabelW = std::max(xLabelW, std::min(elideW, fm.horizontalAdvance(p.keyLabel(j))));
+        for (int j = win.left(); j <= win.right(); j += measureStepK)
+            xLabelW = std::max(xLabelW, std::min(elideW, fm.horizontalAdvance(res.keyLabel(j))));
     }
     const qreal tick = 0.3 * f;
     const qreal marker = 0.55 * f; // fully-masked-row marker strip
@@ -488,15 +539,16 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
     }
 
     const SessionResult &res = *m_result;
-    const SessionParameters &p = res.params;
-    const int nQ = int(res.queryCount());
-    const int nK = int(res.keyCount());
+    const QRect win = lay.cells; // the visible cells: nQ × nK from query r0, key c0
+    const int r0 = win.y(), c0 = win.x();
+    const int nQ = win.height();
+    const int nK = win.width();
     const bool useMask = masksShown();
 
     if (m_options.showCaption) {
         painter->setPen(fg);
-        painter->drawText(lay.caption, Qt::AlignLeft | Qt::AlignVCenter,
-                          fm.elidedText(p.caption(), Qt::ElideRight, lay.caption.width()));
+        painter->drawText(lay.caption, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+                          captionText());
     }
 
     // Device pixels per logical pixel, to build hatched images at the resolution they show at.
@@ -538,10 +590,12 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
             Qt::AlignHCenter | Qt::AlignBottom | Qt::TextDontClip, tile.title);
         painter->setFont(font);
 
-        // Heatmap image: one pixel per cell, scaled with no smoothing. When cells are big, the
-        // image is enlarged to the device size first and masked cells hatched on it.
-        QImage image = tileImage(t);
+        // Heatmap image: one pixel per cell (pooled to the device pixels when cells are smaller),
+        // scaled with no smoothing. When cells are big, the image is enlarged to the device size
+        // first and masked cells hatched on it.
         const QSizeF devSize = map.size() * devScale;
+        QImage image = tileImage(
+            t, QSize(int(std::ceil(devSize.width())), int(std::ceil(devSize.height()))));
         const qreal devCell = lay.cellSize * devScale;
         const bool enlarge = image.width() < devSize.width() && devSize.width() <= 8192
             && devSize.height() <= 8192 && (vectorOutput || devCell >= hatchMinCellPixels);
@@ -557,9 +611,9 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
                 ip.setRenderHint(QPainter::Antialiasing);
                 for (std::uint8_t bit : {std::uint8_t(MaskCausal), std::uint8_t(MaskPadding)}) {
                     QPainterPath region;
-                    for (int i = 0; i < nQ; ++i) {
-                        int j = 0;
-                        while (j < nK) {
+                    for (int i = r0; i < r0 + nQ; ++i) {
+                        int j = c0;
+                        while (j < c0 + nK) {
                             const bool masked = bit == MaskCausal
                                 ? (res.maskState(i, j) & MaskCausal)
                                 : (res.maskState(i, j) & (MaskPadding | MaskCustom));
@@ -568,12 +622,13 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
                                 continue;
                             }
                             int end = j;
-                            while (end < nK
+                            while (end < c0 + nK
                                    && (bit == MaskCausal
                                            ? (res.maskState(i, end) & MaskCausal)
                                            : (res.maskState(i, end) & (MaskPadding | MaskCustom))))
                                 ++end;
-                            region.addRect(QRectF(j * sx, i * sy, (end - j) * sx, sy));
+                            region.addRect(
+                                QRectF((j - c0) * sx, (i - r0) * sy, (end - j) * sx, sy));
                             j = end;
                         }
                     }
@@ -606,15 +661,16 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
                 ? fullyMasked
                 : res.fullyMasked[std::size_t(tile.head)];
             const qreal cell = lay.cellSize;
-            for (int i = 0; i < nQ && i < int(flags.size());) {
+            const int rowEnd = std::min(r0 + nQ, int(flags.size()));
+            for (int i = r0; i < rowEnd;) {
                 if (!flags[std::size_t(i)]) {
                     ++i;
                     continue;
                 }
                 int end = i;
-                while (end < nQ && flags[std::size_t(end)])
+                while (end < rowEnd && flags[std::size_t(end)])
                     ++end;
-                painter->fillRect(QRectF(map.left() - 0.5 * f, map.top() + i * cell, 0.4 * f,
+                painter->fillRect(QRectF(map.left() - 0.5 * f, map.top() + (i - r0) * cell, 0.4 * f,
                                          std::max((end - i) * cell, 1.0)),
                                   fullyMaskedMarkerColor());
                 i = end;
@@ -626,20 +682,23 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
         const qreal tick = 0.3 * f;
         const qreal cell = lay.cellSize;
         const qreal labelRight = map.left() - 0.55 * f - tick;
-        for (int i = 0; i < nQ; i += lay.tickStepRows) {
-            const qreal y = map.top() + (i + 0.5) * cell;
+        // Ticks at multiples of the step (in shown rows/columns) inside the window.
+        const int firstRow = (r0 + lay.tickStepRows - 1) / lay.tickStepRows * lay.tickStepRows;
+        const int firstCol = (c0 + lay.tickStepCols - 1) / lay.tickStepCols * lay.tickStepCols;
+        for (int i = firstRow; i < r0 + nQ; i += lay.tickStepRows) {
+            const qreal y = map.top() + (i - r0 + 0.5) * cell;
             painter->drawLine(QPointF(map.left() - 0.55 * f - tick, y),
                               QPointF(map.left() - 0.55 * f, y));
-            const QString label = fm.elidedText(p.queryLabel(i), Qt::ElideRight, 7.0 * f);
+            const QString label = fm.elidedText(res.queryLabel(i), Qt::ElideRight, 7.0 * f);
             painter->drawText(
                 QRectF(labelRight - 8.0 * f - 0.15 * f, y - fm.height() / 2, 8.0 * f, fm.height()),
                 Qt::AlignRight | Qt::AlignVCenter, label);
         }
         qreal labelsBottom = map.bottom() + tick;
-        for (int j = 0; j < nK; j += lay.tickStepCols) {
-            const qreal x = map.left() + (j + 0.5) * cell;
+        for (int j = firstCol; j < c0 + nK; j += lay.tickStepCols) {
+            const qreal x = map.left() + (j - c0 + 0.5) * cell;
             painter->drawLine(QPointF(x, map.bottom()), QPointF(x, map.bottom() + tick));
-            const QString label = fm.elidedText(p.keyLabel(j), Qt::ElideRight, 7.0 * f);
+            const QString label = fm.elidedText(res.keyLabel(j), Qt::ElideRight, 7.0 * f);
             if (lay.rotateKeyLabels) {
                 painter->save();
                 painter->translate(x, map.bottom() + tick + 0.1 * f);
@@ -711,12 +770,8 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
                           fm.elidedText(text, Qt::ElideRight, lay.legend.width()));
         y += fm.height() * 1.15;
     };
-    legendLine(QStringLiteral("%1, %2").arg(cmap.name(), cn.scaleName()));
-    legendLine(QStringLiteral("%1 [%2, %3]")
-                   .arg(m_options.autoRange || m_options.quantity != HeatmapQuantity::Weights
-                            ? QStringLiteral("auto")
-                            : QStringLiteral("range"),
-                        formatTick(cn.vmin), formatTick(cn.vmax)));
+    for (const QString &line : colorbarLines())
+        legendLine(line);
     y += 0.3 * f;
     auto swatch = [&](QRgb base, int hatch, const QString &text) {
         const QRectF box(lay.legend.left(), y + 0.1 * fm.height(), 1.1 * f, 0.8 * fm.height());
@@ -772,8 +827,8 @@ HeatmapHit HeatmapRenderer::cellAt(const QRectF &bounds, const QPointF &pos) con
     const HeatmapLayout lay = layout(bounds);
     if (!m_result || lay.cellSize <= 0)
         return hit;
-    const int nQ = int(m_result->queryCount());
-    const int nK = int(m_result->keyCount());
+    // Exact cells, also when the tile image is pooled: the window's cell under the point.
+    const QRect win = lay.cells;
     for (int t = 0; t < lay.tiles.size(); ++t) {
         const HeatmapLayout::Tile &tile = lay.tiles[t];
         if (!tile.map.contains(pos))
@@ -781,9 +836,12 @@ HeatmapHit HeatmapRenderer::cellAt(const QRectF &bounds, const QPointF &pos) con
         hit.tile = t;
         hit.head = tile.head;
         hit.mean = tile.mean;
-        hit.row = std::clamp(int(std::floor((pos.y() - tile.map.top()) / lay.cellSize)), 0, nQ - 1);
-        hit.col
-            = std::clamp(int(std::floor((pos.x() - tile.map.left()) / lay.cellSize)), 0, nK - 1);
+        hit.row = win.y()
+            + std::clamp(int(std::floor((pos.y() - tile.map.top()) / lay.cellSize)), 0,
+                         win.height() - 1);
+        hit.col = win.x()
+            + std::clamp(int(std::floor((pos.x() - tile.map.left()) / lay.cellSize)), 0,
+                         win.width() - 1);
         return hit;
     }
     return hit;
@@ -796,9 +854,11 @@ QRectF HeatmapRenderer::cellRect(const QRectF &bounds, const HeatmapHit &hit) co
     const HeatmapLayout lay = layout(bounds);
     if (hit.tile >= lay.tiles.size())
         return {};
+    if (!lay.cells.contains(hit.col, hit.row))
+        return {};
     const QRectF &map = lay.tiles[hit.tile].map;
-    return QRectF(map.left() + hit.col * lay.cellSize, map.top() + hit.row * lay.cellSize,
-                  lay.cellSize, lay.cellSize);
+    return QRectF(map.left() + (hit.col - lay.cells.x()) * lay.cellSize,
+                  map.top() + (hit.row - lay.cells.y()) * lay.cellSize, lay.cellSize, lay.cellSize);
 }
 
 QString HeatmapRenderer::describeCell(const HeatmapHit &hit) const
@@ -813,20 +873,26 @@ QString HeatmapRenderer::describeCell(const HeatmapHit &hit) const
     QStringList lines;
     lines << (hit.mean ? QStringLiteral("mean over %1 heads").arg(res.headCount())
                        : QStringLiteral("head %1").arg(hit.head));
-    QString where = QStringLiteral("query i = %1 (row), key j = %2 (column)").arg(i).arg(j);
+    // Positions of the computation (a trimmed or key-hiding view shows a subset).
+    QString where = QStringLiteral("query i = %1 (row), key j = %2 (column)")
+                        .arg(res.originalQuery(int(i)))
+                        .arg(res.originalKey(int(j)));
     if (!p.tokens.isEmpty())
         where += QStringLiteral(": \u201c%1\u201d \u2192 \u201c%2\u201d")
-                     .arg(p.queryLabel(int(i)), p.keyLabel(int(j)));
+                     .arg(res.queryLabel(int(i)), res.keyLabel(int(j)));
     lines << where;
+    const QString weightName = res.renormalized          ? QStringLiteral("weight (renormalised)")
+        : res.viewNote.contains(QLatin1String("hidden")) ? QStringLiteral("weight (raw)")
+                                                         : QStringLiteral("weight");
     const std::uint8_t state
         = res.maskState.rows() == res.queryCount() && res.maskState.cols() == res.keyCount()
         ? res.maskState(i, j)
         : std::uint8_t(0);
     if (hit.mean) {
-        lines << QStringLiteral("weight %1").arg(formatValue(res.weightsMean(i, j)));
+        lines << QStringLiteral("%1 %2").arg(weightName, formatValue(res.weightsMean(i, j)));
     } else {
         const std::size_t h = std::size_t(hit.head);
-        lines << QStringLiteral("weight %1").arg(formatValue(res.weights[h](i, j)));
+        lines << QStringLiteral("%1 %2").arg(weightName, formatValue(res.weights[h](i, j)));
         lines << QStringLiteral("raw score %1").arg(formatValue(res.scores[h](i, j)));
         lines << QStringLiteral("scaled score %1").arg(formatValue(res.scaledScores[h](i, j)));
     }
@@ -841,6 +907,151 @@ QString HeatmapRenderer::describeCell(const HeatmapHit &hit) const
                      .arg(QString::number(res.metrics[h].entropy(i), 'g', 4),
                           QString::number(res.metrics[h].effectiveTerms(i), 'g', 4));
     return lines.join(QLatin1Char('\n'));
+}
+
+QString HeatmapRenderer::captionText() const
+{
+    if (!m_result)
+        return {};
+    QStringList lines;
+    lines << m_result->params.caption();
+    if (m_result->ok()) {
+        QString colour = QStringLiteral("colour: ") + colorbarLines().join(QStringLiteral(", "));
+        lines << colour;
+        if (!m_result->viewNote.isEmpty())
+            lines << m_result->viewNote;
+    }
+    return lines.join(QStringLiteral("; "));
+}
+
+QStringList HeatmapRenderer::colorbarLines() const
+{
+    const ColorNorm cn = norm();
+    const bool weights = m_options.quantity == HeatmapQuantity::Weights;
+    QStringList lines;
+    lines << QStringLiteral("%1, %2").arg(colormap().name(), cn.scaleName());
+    lines << QStringLiteral("%1 [%2, %3]")
+                 .arg(m_options.autoRange || !weights ? QStringLiteral("auto")
+                                                      : QStringLiteral("fixed"),
+                      formatTick(cn.vmin), formatTick(cn.vmax));
+    if (weights && m_result && m_result->ok()) {
+        if (m_result->renormalized)
+            lines << QStringLiteral("renormalised");
+        else if (m_result->viewNote.contains(QLatin1String("hidden")))
+            lines << QStringLiteral("raw weights");
+    }
+    return lines;
+}
+
+HeatmapRenderer::RowStrip HeatmapRenderer::rowStrip(const QRectF &bounds,
+                                                    const HeatmapHit &hit) const
+{
+    RowStrip strip;
+    if (!hit.valid() || !m_result || !m_result->ok())
+        return strip;
+    const QVector<TileSpec> specs = tileSpecs();
+    if (hit.tile < 0 || hit.tile >= specs.size())
+        return strip;
+    const SessionResult &res = *m_result;
+    const MatrixD &m = *tileMatrix(specs[hit.tile]);
+    const int nK = int(m.cols());
+    if (hit.row < 0 || hit.row >= m.rows() || hit.col < 0 || hit.col >= nK)
+        return strip;
+    const qreal f = m_options.fontPixelSize > 0 ? m_options.fontPixelSize : 12.0;
+    const QFontMetricsF fm(makeFont(f));
+    const qreal lineH = fm.height();
+    const QString row = res.queryLabel(hit.row);
+    const QString who
+        = hit.mean ? QStringLiteral("mean over heads") : QStringLiteral("head %1").arg(hit.head);
+    const qreal titleW = std::min(bounds.width() * 0.28, 16.0 * f);
+    strip.titleBox = QRectF(bounds.left(), bounds.top(), titleW, bounds.height());
+
+    // Boxes wide enough for "0.000" and a short token, as many as fit, centred on the hovered key.
+    const qreal boxW
+        = std::max(fm.horizontalAdvance(QStringLiteral("\u22120.000")) + 0.6 * f, 3.2 * f);
+    const qreal gap = 0.15 * f;
+    const qreal area = bounds.width() - titleW - 0.5 * f;
+    const int fit = std::max(1, int((area + gap) / (boxW + gap)));
+    const int shown = std::min(fit, nK);
+    const int first = std::clamp(hit.col - shown / 2, 0, nK - shown);
+    const qreal boxH = std::max(lineH * 1.25, bounds.height() - lineH - 0.3 * f);
+    const qreal x0 = strip.titleBox.right() + 0.5 * f;
+    const qreal labelTop = bounds.top();
+    const qreal boxTop = bounds.top() + lineH + 0.1 * f;
+    const bool useMask = masksShown();
+    const Colormap cmap = colormap();
+    const ColorNorm cn = norm();
+    const bool weights = m_options.quantity == HeatmapQuantity::Weights;
+    for (int k = 0; k < shown; ++k) {
+        const int j = first + k;
+        StripCell c;
+        c.key = j;
+        c.box = QRectF(x0 + k * (boxW + gap), boxTop, boxW, std::min(boxH, 2.0 * lineH));
+        c.labelBox = QRectF(c.box.left(), labelTop, boxW, lineH);
+        c.label = res.keyLabel(j);
+        const std::uint8_t state = useMask ? res.maskState(hit.row, j) : std::uint8_t(0);
+        const double v = m(hit.row, j);
+        if (state) {
+            c.color = maskedColor(state);
+            c.value = QStringLiteral("masked");
+        } else {
+            c.color = cmap.map(cn(v));
+            c.value = weights && std::isfinite(v) ? QString::number(v, 'f', 3) : formatTick(v);
+        }
+        c.hovered = j == hit.col;
+        strip.cells.append(c);
+    }
+    strip.title = QStringLiteral("%1 \u00b7 query %2%3 \u00b7 keys %4\u2013%5 of %6")
+                      .arg(who)
+                      .arg(res.originalQuery(hit.row))
+                      .arg(res.params.tokens.isEmpty() ? QString()
+                                                       : QStringLiteral(" \u201c%1\u201d").arg(row))
+                      .arg(res.originalKey(first))
+                      .arg(res.originalKey(first + shown - 1))
+                      .arg(nK);
+    return strip;
+}
+
+void HeatmapRenderer::paintRowStrip(QPainter *painter, const QRectF &bounds,
+                                    const HeatmapHit &hit) const
+{
+    painter->save();
+    const qreal f = m_options.fontPixelSize > 0 ? m_options.fontPixelSize : 12.0;
+    const QFont font = makeFont(f);
+    const QFontMetricsF fm(font);
+    painter->setFont(font);
+    QColor muted = m_options.foreground;
+    muted.setAlphaF(0.7);
+    const RowStrip strip = rowStrip(bounds, hit);
+    if (strip.cells.isEmpty()) {
+        painter->setPen(muted);
+        painter->drawText(bounds, Qt::AlignLeft | Qt::AlignVCenter,
+                          QStringLiteral("Hover a cell to see its row here: every key's token and "
+                                         "value, coloured like the heatmap."));
+        painter->restore();
+        return;
+    }
+    painter->setPen(m_options.foreground);
+    painter->drawText(strip.titleBox, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
+                      strip.title);
+    for (const StripCell &c : strip.cells) {
+        painter->fillRect(c.box, QColor(c.color));
+        // Text in black or white, whichever reads better on the box.
+        const QColor bg(c.color);
+        const double luminance = 0.2126 * bg.redF() + 0.7152 * bg.greenF() + 0.0722 * bg.blueF();
+        painter->setPen(luminance > 0.45 ? Qt::black : Qt::white);
+        painter->drawText(c.box, Qt::AlignCenter,
+                          fm.elidedText(c.value, Qt::ElideRight, c.box.width() - 0.2 * f));
+        painter->setPen(c.hovered ? m_options.foreground : muted);
+        painter->drawText(c.labelBox, Qt::AlignHCenter | Qt::AlignBottom,
+                          fm.elidedText(c.label, Qt::ElideRight, c.labelBox.width()));
+        if (c.hovered) {
+            painter->setPen(QPen(m_options.foreground, 2));
+            painter->setBrush(Qt::NoBrush);
+            painter->drawRect(c.box.adjusted(-1, -1, 1, 1));
+        }
+    }
+    painter->restore();
 }
 
 QImage HeatmapRenderer::render(QSize size, qreal dpr) const
@@ -872,6 +1083,42 @@ bool HeatmapRenderer::savePng(const QString &path, QSize size, qreal dpr, QStrin
         return false;
     }
     const QImage image = render(size, dpr);
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || !image.save(&file, "PNG") || !file.commit()) {
+        if (error)
+            *error = QStringLiteral("cannot write '%1': %2").arg(path, file.errorString());
+        return false;
+    }
+    return true;
+}
+
+bool HeatmapRenderer::savePngAtDpi(const QString &path, QSize pixels, double dpi,
+                                   QString *error) const
+{
+    if (!(dpi >= 24.0 && dpi <= 2400.0) || pixels.width() < 1 || pixels.height() < 1
+        || pixels.width() > 32768 || pixels.height() > 32768) {
+        if (error)
+            *error = QStringLiteral("cannot write '%1': %2\u00d7%3 pixels at %4 dpi is out of "
+                                    "range (1\u201332768 pixels, 24\u20132400 dpi)")
+                         .arg(path)
+                         .arg(pixels.width())
+                         .arg(pixels.height())
+                         .arg(dpi);
+        return false;
+    }
+    const qreal dpr = dpi / 96.0;
+    const QSizeF logical = QSizeF(pixels) / dpr;
+    QImage image(pixels, QImage::Format_ARGB32_Premultiplied);
+    image.setDevicePixelRatio(dpr);
+    image.fill(m_options.background);
+    {
+        QPainter painter(&image);
+        painter.setRenderHint(QPainter::TextAntialiasing);
+        paintImpl(&painter, QRectF(QPointF(0, 0), logical), false);
+    }
+    const int dotsPerMeter = qRound(dpi / 0.0254);
+    image.setDotsPerMeterX(dotsPerMeter);
+    image.setDotsPerMeterY(dotsPerMeter);
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly) || !image.save(&file, "PNG") || !file.commit()) {
         if (error)
@@ -961,6 +1208,54 @@ bool HeatmapRenderer::save(const QString &path, QSize size, qreal dpr, QString *
                                 ".pdf)")
                      .arg(path, suffix);
     return false;
+}
+
+bool exportEachHead(const HeatmapRenderer &renderer, const QString &directory,
+                    const QString &prefix, const QString &format, QSize size, double dpi,
+                    QStringList *written, QString *error)
+{
+    const auto result = renderer.result();
+    if (!result || !result->ok() || result->headCount() == 0) {
+        if (error)
+            *error = QStringLiteral("there is no computed heatmap to export");
+        return false;
+    }
+    const QString fmt = format.toLower();
+    if (fmt != QLatin1String("png") && fmt != QLatin1String("svg") && fmt != QLatin1String("pdf")) {
+        if (error)
+            *error = QStringLiteral("unknown format '%1' (expected png, svg or pdf)").arg(format);
+        return false;
+    }
+    if (!QDir().mkpath(directory)) {
+        if (error)
+            *error = QStringLiteral("cannot create the folder '%1'").arg(directory);
+        return false;
+    }
+    const int h = result->headCount();
+    const bool mean = h > 1 && renderer.options().quantity == HeatmapQuantity::Weights;
+    HeatmapRenderer one;
+    one.setResult(result);
+    for (int head = 0; head < h + (mean ? 1 : 0); ++head) {
+        HeatmapOptions options = renderer.options();
+        options.view = HeatmapView::SingleHead;
+        options.head = head;
+        one.setOptions(options);
+        const QString name = head == h ? QStringLiteral("%1-mean.%2").arg(prefix, fmt)
+                                       : QStringLiteral("%1-%2.%3").arg(prefix).arg(head).arg(fmt);
+        const QString path = QDir(directory).filePath(name);
+        bool ok = false;
+        if (fmt == QLatin1String("png"))
+            ok = one.savePngAtDpi(path, size, dpi, error);
+        else if (fmt == QLatin1String("svg"))
+            ok = one.saveSvg(path, size, error);
+        else
+            ok = one.savePdf(path, size, error);
+        if (!ok)
+            return false;
+        if (written)
+            written->append(path);
+    }
+    return true;
 }
 
 } // namespace attn

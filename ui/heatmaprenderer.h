@@ -4,18 +4,22 @@
 // the mean over heads) or a single tile, each with its title, query/key ticks and axis titles,
 // a colourbar naming the colormap and scale, masked cells drawn distinctly (causal and padding
 // differ from each other and from a weight near 0), fully masked rows marked in red, and a
-// caption with the parameters. Each tile's heatmap is a QImage with one pixel per cell (pooled
-// by max or mean beyond HeatmapOptions::maxImageSide cells) drawn scaled without smoothing, so
-// n = 1024 paints as fast as n = 8. PNG, SVG and PDF come from the same paint code.
+// caption with the parameters, the colour scale and what the view changed. Each tile's heatmap
+// is a QImage of the visible cell window (HeatmapOptions::window: zoom and pan) with one pixel
+// per cell, pooled by max or mean to the device pixels it is drawn on, drawn scaled without
+// smoothing, so n = 4096 paints about as fast as n = 8; hit-testing always works in exact
+// cells. PNG, SVG and PDF come from the same paint code.
 
 #include "colormap.h"
 #include "sessioncompute.h"
 
 #include <QColor>
 #include <QImage>
+#include <QRect>
 #include <QRectF>
 #include <QSize>
 #include <QString>
+#include <QStringList>
 #include <QVector>
 
 #include <memory>
@@ -53,8 +57,14 @@ struct HeatmapOptions
     /// Scores always use their data range (symmetric about 0 with a diverging colormap).
     bool autoRange = false;
     double logFloor = 1e-4; ///< lower end of a fixed log range
-    int maxImageSide = 1024; ///< cells per side beyond which a tile image is pooled
+    /// Upper bound of a tile image's side in pixels: more cells than this are pooled (painting
+    /// pools further, to the device pixels of the tile on screen or in a PNG).
+    int maxImageSide = 1024;
     HeatmapPooling pooling = HeatmapPooling::Max;
+    /// The cells shown in every tile: x = first key column, y = first query row, width = key
+    /// count, height = query count. Empty (the default) shows every cell; otherwise clamped to
+    /// the matrix. HeatmapWidget's zoom and pan set it.
+    QRect window;
     bool showCaption = true; ///< the parameter caption line at the top
     qreal fontPixelSize = 0; ///< text size in logical pixels; 0 derives it from the paint size
     QColor background = Qt::white;
@@ -78,6 +88,7 @@ struct HeatmapHit
 /// Where everything goes for given bounds (logical coordinates).
 struct HeatmapLayout
 {
+    QRect cells; ///< the visible cell window (x = key, y = query), the same for every tile
     struct Tile
     {
         int head = 0; ///< 0 … h−1, or h for the mean
@@ -91,8 +102,9 @@ struct HeatmapLayout
     QRectF colorbar; ///< the colour strip
     QRectF legend; ///< colourbar labels and mask legend column
     qreal fontPixelSize = 12;
-    qreal cellSize = 0; ///< side of one cell in logical pixels
-    int tickStepRows = 1, tickStepCols = 1; ///< label every k-th query / key
+    qreal cellSize = 0; ///< side of one cell in logical pixels (may be below one pixel)
+    /// Label every k-th query / key (1, 2, 5, 10, 20, …: thinned to what fits the cell size).
+    int tickStepRows = 1, tickStepCols = 1;
     bool rotateKeyLabels = false; ///< key tokens written vertically
 };
 
@@ -117,8 +129,16 @@ public:
 
     /// Number of tiles for the current view and result (0 without a result).
     int tileCount() const;
-    /// Tile image: one pixel per cell (pooled beyond maxImageSide), masked cells in their mask
-    /// colour. Cached until the result or options change.
+    /// The visible cell window for the current result: options().window clamped to the matrix,
+    /// or every cell when it is empty (x = first key, y = first query). Empty without a result.
+    QRect visibleCells() const;
+    /// Tile image of the visible window: one pixel per cell, or, when the window has more cells
+    /// than `maxPixels` (capped at maxImageSide) allows, one pixel per block of ⌈rows/height⌉ ×
+    /// ⌈cols/width⌉ cells pooled by options().pooling: the max or the mean of the block's
+    /// unmasked cells (a block with only masked cells takes their mask colour; NaN makes the
+    /// pixel badColor()). Cached until the result, options or maxPixels change.
+    QImage tileImage(int tile, QSize maxPixels) const;
+    /// tileImage(tile, maxImageSide × maxImageSide).
     QImage tileImage(int tile) const;
 
     HeatmapLayout layout(const QRectF &bounds) const;
@@ -132,6 +152,36 @@ public:
     /// raw score, scaled score, mask state, the row's entropy (nats) and effective terms.
     QString describeCell(const HeatmapHit &hit) const;
 
+    /// The caption: SessionParameters::caption(), then the colour scale ("colour: viridis,
+    /// linear, fixed [0, 1]") and what the view changed (SessionResult::viewNote).
+    QString captionText() const;
+    /// The colour scale as written under the colourbar: "viridis, linear" and "fixed [0, 1]" or
+    /// "auto [lo, hi]", then "raw weights" / "renormalised" when keys are hidden.
+    QStringList colorbarLines() const;
+
+    /// The row strip under the heatmap (HeatmapWidget shows it while a cell is hovered): the
+    /// hovered row's keys as boxes coloured like the heatmap, each with its token and value,
+    /// centred on the hovered key as far as `bounds` allows.
+    struct StripCell
+    {
+        int key = 0; ///< shown key column
+        QRectF box; ///< coloured box (the value is written inside)
+        QRectF labelBox; ///< the key's token above the box
+        QRgb color = 0;
+        QString label; ///< key token (or position)
+        QString value; ///< the cell's value, 3 significant digits ("masked" for masked cells)
+        bool hovered = false;
+    };
+    struct RowStrip
+    {
+        QString title; ///< "head 1 · query 3 “cat” · keys 0–15 of 64"
+        QRectF titleBox;
+        QVector<StripCell> cells;
+    };
+    RowStrip rowStrip(const QRectF &bounds, const HeatmapHit &hit) const;
+    /// Paints rowStrip(bounds, hit); with an invalid hit a one-line hint.
+    void paintRowStrip(QPainter *painter, const QRectF &bounds, const HeatmapHit &hit) const;
+
     /// Renders to an image of size·dpr device pixels (devicePixelRatio dpr).
     QImage render(QSize size, qreal dpr = 1.0) const;
     /// Exports (written atomically through QSaveFile). Sizes in logical pixels (PDF: points).
@@ -139,6 +189,11 @@ public:
     bool savePng(const QString &path, QSize size, qreal dpr, QString *error) const;
     bool saveSvg(const QString &path, QSize size, QString *error) const;
     bool savePdf(const QString &path, QSize size, QString *error) const;
+    /// PNG of exactly `pixels` pixels for a print resolution of `dpi` dots per inch (written in
+    /// the file's pHYs chunk): laid out at pixels · 96/dpi logical pixels and drawn at dpi/96
+    /// device pixels each, so text keeps its physical size (a 96-dpi image and a 300-dpi image of
+    /// the same inches look alike). dpi in [24, 2400].
+    bool savePngAtDpi(const QString &path, QSize pixels, double dpi, QString *error) const;
     /// Chooses PNG, SVG or PDF by the suffix of `path` (case-insensitive).
     bool save(const QString &path, QSize size, qreal dpr, QString *error) const;
 
@@ -156,9 +211,25 @@ private:
 
     std::shared_ptr<const SessionResult> m_result;
     HeatmapOptions m_options;
-    mutable QVector<QImage> m_images; // per tile, lazily built
+    struct CachedImage
+    {
+        QSize maxPixels;
+        QImage image;
+    };
+    mutable QVector<CachedImage> m_images; // per tile, lazily built
     mutable bool m_normValid = false;
     mutable ColorNorm m_norm;
 };
+
+/// Batch export: one file per head of `renderer`'s result, each the single-head view with the
+/// renderer's other options (colormap, scale, range, window, ...):
+/// <directory>/<prefix>-<k>.<format> for k = 0 … h−1, plus <prefix>-mean.<format> for the mean over
+/// heads when h > 1 and the quantity is weights (the same tiles as the grid view). `format` is png,
+/// svg or pdf; `size` is a PNG's pixel size (drawn for `dpi`, see savePngAtDpi) or the SVG/PDF size
+/// in logical pixels / points. The directory is created if missing. Returns false at the first
+/// failure with `error` naming the file; `written` lists the files written.
+bool exportEachHead(const HeatmapRenderer &renderer, const QString &directory,
+                    const QString &prefix, const QString &format, QSize size, double dpi,
+                    QStringList *written, QString *error);
 
 } // namespace attn
