@@ -47,6 +47,9 @@ public:
             m_condition.wakeOne();
     }
 
+    quint64 startedCount() const { return m_started.load(); }
+    quint64 completedCount() const { return m_completed.load(); }
+
 protected:
     void run() override
     {
@@ -63,12 +66,14 @@ protected:
                 id = m_pendingId;
                 m_hasPending = false;
             }
+            m_started.fetch_add(1);
             limitThreads(params);
             auto stale = [this, id] { return m_abort || m_newest.load() != id; };
-            auto result = std::make_shared<SessionResult>(computeSession(params, stale));
+            auto result = std::make_shared<SessionResult>(computeSession(params, stale, &m_cache));
             result->requestId = id;
             if (stale())
                 continue; // superseded: a newer request is pending (or we are shutting down)
+            m_completed.fetch_add(1);
             std::shared_ptr<const SessionResult> done = std::move(result);
             // Queued to the session's (GUI) thread; dropped by Qt if the session is destroyed
             // first (it is not: the destructor joins this thread before the session dies).
@@ -96,6 +101,7 @@ private:
     }
 
     AttentionSession *m_session;
+    SessionComputeCache m_cache; ///< raw scores of the last computation (worker thread only)
     int m_defaultThreads = 0;
     QMutex m_mutex;
     QWaitCondition m_condition;
@@ -104,6 +110,8 @@ private:
     bool m_hasPending = false;
     std::atomic<bool> m_abort {false};
     std::atomic<quint64> m_newest {0};
+    std::atomic<quint64> m_started {0};
+    std::atomic<quint64> m_completed {0};
 };
 
 void AttentionSession::registerMetaTypes()
@@ -157,6 +165,16 @@ bool AttentionSession::isBusy() const
     return m_busy;
 }
 
+AttentionSession::WorkStats AttentionSession::workStats() const
+{
+    WorkStats stats;
+    stats.requests = m_lastRequest;
+    stats.started = m_worker->startedCount();
+    stats.completed = m_worker->completedCount();
+    stats.delivered = m_delivered;
+    return stats;
+}
+
 void AttentionSession::schedule()
 {
     ++m_lastRequest;
@@ -169,6 +187,7 @@ void AttentionSession::deliver(std::shared_ptr<const SessionResult> result)
     if (!result || result->requestId != m_lastRequest)
         return; // stale: a newer request was made after this one started
     setBusy(false);
+    ++m_delivered;
     if (!result->ok()) {
         emit computeFailed(result->error);
         return;

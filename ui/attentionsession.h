@@ -36,6 +36,19 @@ public:
     /// True while a computation is queued or running.
     bool isBusy() const;
 
+    /// Work counters since construction (for bench/bench_gui.cpp and tests). A request made
+    /// while another is pending replaces it, so requests − started were dropped without running;
+    /// started − completed were stopped part-way (or finished stale) because a newer request
+    /// came; completed − delivered were superseded on their way to the GUI thread.
+    struct WorkStats
+    {
+        quint64 requests = 0; ///< computations asked for (setParameters/recompute)
+        quint64 started = 0; ///< computations the worker began
+        quint64 completed = 0; ///< computations run to the end while still the newest
+        quint64 delivered = 0; ///< results emitted with resultChanged or computeFailed
+    };
+    WorkStats workStats() const;
+
     /// Registers the signal argument types (done by the constructor; call it before using
     /// them in queued connections elsewhere).
     static void registerMetaTypes();
@@ -58,6 +71,7 @@ private:
     std::shared_ptr<const SessionResult> m_result;
     std::unique_ptr<Worker> m_worker;
     quint64 m_lastRequest = 0; ///< id of the newest request
+    quint64 m_delivered = 0;
     bool m_busy = false;
 };
 

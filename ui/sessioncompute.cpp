@@ -4,12 +4,34 @@
 #include <positional.h>
 #include <random.h>
 
+#include <QHash>
+
+#include <softmax.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <exception>
+#include <limits>
 #include <string>
+#include <type_traits>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace attn {
+
+// The cached part of a computation: per-head raw scores (n_q × n_k, row-major) and what they
+// depend on. `scores` holds them in the computation's type (float32 runs keep a float copy for
+// the arithmetic and a double copy for display; float64 runs need only the latter).
+struct SessionComputeCache::Data
+{
+    SessionParameters key; ///< only the fields compared by sameScores matter
+    std::vector<MatrixF> scoresF; ///< h heads (float32 runs)
+    std::vector<MatrixD> scoresD; ///< h heads, as shown
+    std::size_t bytes = 0;
+};
 
 namespace {
 
@@ -17,9 +39,72 @@ struct CancelledError
 {
 };
 
+bool sameScores(const SessionParameters &a, const SessionParameters &b)
+{
+    return a.seed == b.seed && a.n == b.n && a.keyCount() == b.keyCount() && a.dModel == b.dModel
+        && a.heads == b.heads && a.positional == b.positional
+        && (a.kind == AttentionKind::EncoderDecoder) == (b.kind == AttentionKind::EncoderDecoder)
+        && a.dtype == b.dtype && a.tokens == b.tokens;
+}
+
+/// Threads for the per-head loops: both cores once there is enough work per head to pay for
+/// starting them (2^17 cells in all, e.g. n = 128 with h = 8), else this thread alone.
+int headThreads(Index cells, int heads)
+{
+#ifdef _OPENMP
+    if (cells < (Index(1) << 17))
+        return 1;
+    return std::max(1, std::min(heads, omp_get_num_procs()));
+#else
+    Q_UNUSED(cells);
+    Q_UNUSED(heads);
+    return 1;
+#endif
+}
+
+/// Runs body(head) for every head, on `threads` OpenMP threads. Exceptions (and a cancel,
+/// polled before each head) are carried out of the parallel region and rethrown here.
+template<typename Body>
+void forEachHead(int heads, int threads, const std::function<bool()> &cancelled, Body body)
+{
+    std::exception_ptr error;
+    std::atomic<bool> stop {false};
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
+    for (int head = 0; head < heads; ++head) {
+        if (stop.load())
+            continue;
+        try {
+            if (cancelled && cancelled())
+                throw CancelledError {};
+            body(head);
+        } catch (...) {
+#pragma omp critical(attn_session_error)
+            {
+                if (!error)
+                    error = std::current_exception();
+            }
+            stop.store(true);
+        }
+    }
+    if (error)
+        std::rethrow_exception(error);
+}
+
+template<typename T> std::vector<Matrix<T>> &typedScores(SessionComputeCache::Data &d);
+template<> std::vector<MatrixF> &typedScores<float>(SessionComputeCache::Data &d)
+{
+    return d.scoresF;
+}
+template<> std::vector<MatrixD> &typedScores<double>(SessionComputeCache::Data &d)
+{
+    return d.scoresD;
+}
+
+/// Stage 1: inputs, projections and per-head raw scores, exactly as MultiheadAttention<T>::forward
+/// and scaledDotProductAttention compute them (q = X W_Qᵀ + b_Q, S_i = q_i k_iᵀ).
 template<typename T>
-void computeTyped(const SessionParameters &p, SessionResult &r,
-                  const std::function<bool()> &cancelled)
+void computeScores(const SessionParameters &p, SessionComputeCache::Data &out,
+                   const std::function<bool()> &cancelled)
 {
     auto checkpoint = [&] {
         if (cancelled && cancelled())
@@ -28,10 +113,12 @@ void computeTyped(const SessionParameters &p, SessionResult &r,
     const Index nQ = p.queryCount();
     const Index nK = p.keyCount();
     const Index d = p.dModel;
+    const int h = p.heads;
+    const Index dK = p.dK();
 
     // Draw order: layer parameters, decoder/query-side input X, encoder input E (cross only).
     Generator rng(p.seed);
-    MultiheadAttention<T> layer(d, p.heads);
+    MultiheadAttention<T> layer(d, h);
     layer.initXavier(rng);
     MatrixD x = rng.standardNormal(nQ, d); // X: n_q × d_model
     MatrixD e; // E: n_k × d_model (encoder–decoder attention only)
@@ -51,41 +138,135 @@ void computeTyped(const SessionParameters &p, SessionResult &r,
     }
     checkpoint();
 
+    // Projections: q = X W_Qᵀ + b_Q (n_q × d_model), k = E W_Kᵀ + b_K (n_k × d_model), as in
+    // MultiheadAttention::forward. The values and the output projection are not shown.
+    const Matrix<T> query = x.cast<T>();
+    const Matrix<T> keyInput = e.size() > 0 ? Matrix<T>(e.cast<T>()) : Matrix<T>();
+    const Matrix<T> &key = e.size() > 0 ? keyInput : query;
+    const Matrix<T> &w = layer.inProjWeight();
+    const Vector<T> &b = layer.inProjBias();
+    Matrix<T> q(nQ, d), k(nK, d);
+    q.noalias() = query * w.topRows(d).transpose();
+    k.noalias() = key * w.middleRows(d, d).transpose();
+    q.rowwise() += b.segment(0, d).transpose();
+    k.rowwise() += b.segment(d, d).transpose();
+    checkpoint();
+
+    std::vector<Matrix<T>> &scores = typedScores<T>(out);
+    scores.assign(std::size_t(h), Matrix<T>());
+    if constexpr (!std::is_same_v<T, double>)
+        out.scoresD.assign(std::size_t(h), MatrixD());
+    forEachHead(h, headThreads(nQ * nK * h, h), cancelled, [&](int head) {
+        // scores: n_q × n_k = q_i k_iᵀ, head i = columns i·d_k … (i+1)·d_k − 1
+        Matrix<T> &s = scores[std::size_t(head)];
+        s.resize(nQ, nK);
+        const Eigen::Ref<const Matrix<T>> qi = q.middleCols(head * dK, dK);
+        const Eigen::Ref<const Matrix<T>> ki = k.middleCols(head * dK, dK);
+        s.noalias() = qi * ki.transpose();
+        if constexpr (!std::is_same_v<T, double>)
+            out.scoresD[std::size_t(head)] = s.template cast<double>();
+    });
+    out.key = p;
+    out.bytes = std::size_t(nQ) * std::size_t(nK) * std::size_t(h)
+        * (sizeof(double) + (std::is_same_v<T, double> ? 0 : sizeof(T)));
+}
+
+/// Stage 2: scale, mask, softmax, mean and metrics of every head from the raw scores, with
+/// scaledDotProductAttention's arithmetic (S' = S · scale, masked cells −inf, row softmax).
+/// `takeScores` moves the cached scores into the result instead of copying them.
+template<typename T>
+void computeTyped(const SessionParameters &p, SessionResult &r, SessionComputeCache::Data &cache,
+                  bool takeScores, const std::function<bool()> &cancelled)
+{
+    const Index nQ = p.queryCount();
+    const Index nK = p.keyCount();
+    const int h = p.heads;
+
     AttentionMask mask;
     if (p.causalMasked())
         mask = AttentionMask::causal(nQ, nK, CausalAlignment::TopLeft);
     if (p.mask == MaskChoice::KeyPadding)
         mask = mask | AttentionMask::keyPaddingLast(nQ, nK, p.paddingCount);
-
     AttentionOptions options;
     options.scaleExponent = p.scaleExponent;
     options.temperature = p.temperature;
-
-    const Matrix<T> query = x.cast<T>();
-    const Matrix<T> keyValue = e.size() > 0 ? Matrix<T>(e.cast<T>()) : query;
-    MultiheadResult<T> out = layer.forward(query, keyValue, keyValue, mask, options);
-    checkpoint();
-
-    r.scale = out.scale;
+    r.scale = effectiveScale(p.dK(), options);
+    const T scale = T(r.scale);
+    const T fill = -std::numeric_limits<T>::infinity();
     r.maskState = mask.stateMatrix(nQ, nK);
-    r.fullyMasked = out.fullyMasked;
-    const int h = p.heads;
-    r.weights.reserve(h);
-    r.scores.reserve(h);
-    r.scaledScores.reserve(h);
-    r.metrics.reserve(h);
-    for (int head = 0; head < h; ++head) {
-        // weights, scores, scaledScores: n_q × n_k, row-major
-        r.weights.push_back(out.weights[head].template cast<double>());
-        r.scores.push_back(out.scores[head].template cast<double>());
-        r.scaledScores.push_back(out.scaledScores[head].template cast<double>());
-        out.scores[head].resize(0, 0); // release memory early for large n
-        out.scaledScores[head].resize(0, 0);
-        r.metrics.push_back(rowMetrics(out.weights[head], out.fullyMasked[head]));
-        r.worstRowSumError
-            = std::max(r.worstRowSumError, summarize(r.metrics.back()).worstRowSumError);
+    const bool masked = !mask.empty();
 
-        const NonFiniteReport nf = findNonFinite(out.weights[head]);
+    const auto hs = std::size_t(h);
+    r.weights.resize(hs);
+    r.scores.resize(hs);
+    r.scaledScores.resize(hs);
+    r.fullyMasked.resize(hs);
+    r.metrics.resize(hs);
+    std::vector<Matrix<T>> weights(std::is_same_v<T, double> ? 0 : hs); // float32 runs only
+    std::vector<NonFiniteReport> nonFinite(hs);
+    const std::vector<Matrix<T>> &scores = typedScores<T>(cache);
+    const int threads = headThreads(nQ * nK * h, h);
+    forEachHead(h, threads, cancelled, [&](int head) {
+        const auto u = std::size_t(head);
+        // scaled: n_q × n_k = scores · scale, masked cells = −inf
+        Matrix<T> scaled = scores[u] * scale;
+        if (masked) {
+            const std::uint8_t *state = r.maskState.data();
+            T *cell = scaled.data();
+            for (Index c = 0, cells = scaled.size(); c < cells; ++c)
+                if (state[c])
+                    cell[c] = fill;
+        }
+        Matrix<T> w = scaled;
+        try {
+            softmaxRowsInPlace(w, &r.fullyMasked[u]);
+        } catch (const NonFiniteInput &e) {
+            throw NonFiniteInput(std::string("scaledDotProductAttention: scaled scores "
+                                             "overflowed: ")
+                                 + e.what());
+        }
+        r.metrics[u] = rowMetrics(w, r.fullyMasked[u]);
+        nonFinite[u] = findNonFinite(w);
+        if (takeScores)
+            r.scores[u] = std::move(cache.scoresD[u]);
+        else
+            r.scores[u] = cache.scoresD[u];
+        if constexpr (std::is_same_v<T, double>) {
+            r.scaledScores[u] = std::move(scaled);
+            r.weights[u] = std::move(w);
+        } else {
+            r.scaledScores[u] = scaled.template cast<double>();
+            r.weights[u] = w.template cast<double>();
+            weights[u] = std::move(w);
+        }
+    });
+
+    // Mean over heads in T, summed in head order (as MultiheadAttention::forward), by row blocks.
+    const std::vector<Matrix<T>> &typed = [&]() -> const std::vector<Matrix<T>> & {
+        if constexpr (std::is_same_v<T, double>)
+            return r.weights;
+        else
+            return weights;
+    }();
+    Matrix<T> mean(nQ, nK);
+    const Index block = 64;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (Index row = 0; row < nQ; row += block) {
+        const Index rows = std::min(block, nQ - row);
+        auto m = mean.middleRows(row, rows);
+        m.setZero();
+        for (int head = 0; head < h; ++head)
+            m += typed[std::size_t(head)].middleRows(row, rows);
+        m /= T(h);
+    }
+    if constexpr (std::is_same_v<T, double>)
+        r.weightsMean = std::move(mean);
+    else
+        r.weightsMean = mean.template cast<double>();
+
+    for (std::size_t u = 0; u < hs; ++u) {
+        r.worstRowSumError = std::max(r.worstRowSumError, summarize(r.metrics[u]).worstRowSumError);
+        const NonFiniteReport &nf = nonFinite[u];
         if (nf.found) {
             if (!r.nonFinite.found) {
                 r.nonFinite = nf;
@@ -94,12 +275,49 @@ void computeTyped(const SessionParameters &p, SessionResult &r,
                 r.nonFinite.infCount += nf.infCount;
             }
         }
-        checkpoint();
     }
-    r.weightsMean = out.weightsMean.template cast<double>();
+}
+
+template<typename T>
+void computeStaged(const SessionParameters &p, SessionResult &r, SessionComputeCache *cache,
+                   const std::function<bool()> &cancelled)
+{
+    SessionComputeCache::Data local;
+    SessionComputeCache::Data *data = cache ? cache->data() : &local;
+    if (!cache || !cache->covers(p)) {
+        if (cache)
+            cache->clear();
+        computeScores<T>(p, *data, cancelled);
+    }
+    // Keep the scores for the next computation only when they are small enough.
+    const bool keep = cache && data->bytes <= cache->maxBytes();
+    computeTyped<T>(p, r, *data, !keep, cancelled);
+    if (cache && !keep)
+        cache->clear();
 }
 
 } // namespace
+
+SessionComputeCache::SessionComputeCache()
+    : m_data(std::make_unique<Data>())
+{ }
+
+SessionComputeCache::~SessionComputeCache() = default;
+
+bool SessionComputeCache::covers(const SessionParameters &params) const
+{
+    return m_data->bytes > 0 && sameScores(m_data->key, params);
+}
+
+std::size_t SessionComputeCache::bytes() const
+{
+    return m_data->bytes;
+}
+
+void SessionComputeCache::clear()
+{
+    *m_data = Data {};
+}
 
 quint64 tokenHash(const QString &token)
 {
@@ -133,6 +351,12 @@ SessionResult computeSession(const SessionParameters &params)
 SessionResult computeSession(const SessionParameters &params,
                              const std::function<bool()> &cancelled)
 {
+    return computeSession(params, cancelled, nullptr);
+}
+
+SessionResult computeSession(const SessionParameters &params,
+                             const std::function<bool()> &cancelled, SessionComputeCache *cache)
+{
     SessionResult r;
     r.params = params;
     const auto start = std::chrono::steady_clock::now();
@@ -141,10 +365,12 @@ SessionResult computeSession(const SessionParameters &params,
         return r;
     try {
         if (params.dtype == DType::Float32)
-            computeTyped<float>(params, r, cancelled);
+            computeStaged<float>(params, r, cache, cancelled);
         else
-            computeTyped<double>(params, r, cancelled);
+            computeStaged<double>(params, r, cache, cancelled);
     } catch (const CancelledError &) {
+        if (cache)
+            cache->clear(); // it may hold a partial stage 1
         r = SessionResult {};
         r.params = params;
         r.error = QStringLiteral("cancelled");

@@ -12,8 +12,10 @@
 
 #include <QString>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 namespace attn {
@@ -60,9 +62,9 @@ struct SessionResult
 /// (n_k × d_model), all standard normal in C order. Typed tokens (params.tokens): row i of X
 /// is then replaced by tokenEmbedding(tokens[i]) for every i < n with a token (cross-attention:
 /// row j of the encoder input by tokenEmbedding(tokens[n + j])); rows without a token keep their
-/// draw. Positional encoding (positions 0…) is added to each input when params.positional. Never
-/// throws: errors land in SessionResult::error. Float32 inputs are drawn as float64 and rounded
-/// (like NumPy's `rng.standard_normal(shape).astype(np.float32)`).
+/// draw. Positional encoding (positions 0…) is added to each input when params.positional. Never throws: errors land in SessionResult::error.
+/// Float32 inputs are drawn as float64 and rounded (like NumPy's
+/// `rng.standard_normal(shape).astype(np.float32)`).
 SessionResult computeSession(const SessionParameters &params);
 
 /// FNV-1a 64-bit hash of the token's UTF-8 bytes (offset basis 14695981039346656037, prime
@@ -84,5 +86,42 @@ VectorD tokenEmbedding(const QString &token, quint64 seed, int dModel);
 /// "cancelled" (AttentionSession uses this to drop superseded requests early).
 SessionResult computeSession(const SessionParameters &params,
                              const std::function<bool()> &cancelled);
+
+/// What one computation leaves for the next (AttentionSession's worker keeps one): the per-head
+/// raw scores q_i k_iᵀ depend only on the seed, n, n_k, d_model, h, self- or cross-attention,
+/// the positional encoding, the tokens and the dtype, so a change of α, τ, the mask or between
+/// encoder and decoder self-attention (a slider drag) redoes only the scaling, masking, softmax
+/// and metrics. Kept only while the scores take at most
+/// maxBytes() (default 256 MiB: n = 1024 with h = 8 takes 64 MiB in float64, 96 MiB in
+/// float32, which keeps a float copy for the arithmetic). Use from one thread at a time.
+class SessionComputeCache
+{
+public:
+    SessionComputeCache();
+    ~SessionComputeCache();
+    SessionComputeCache(const SessionComputeCache &) = delete;
+    SessionComputeCache &operator=(const SessionComputeCache &) = delete;
+
+    std::size_t maxBytes() const { return m_maxBytes; }
+    void setMaxBytes(std::size_t bytes) { m_maxBytes = bytes; }
+    /// True when a computation with `params` would reuse the cached scores.
+    bool covers(const SessionParameters &params) const;
+    /// Bytes held (0 when empty).
+    std::size_t bytes() const;
+    void clear();
+
+    struct Data; ///< private to sessioncompute.cpp
+    Data *data() const { return m_data.get(); }
+
+private:
+    std::unique_ptr<Data> m_data;
+    std::size_t m_maxBytes = std::size_t(256) << 20;
+};
+
+/// As above, reusing and refilling `cache` (may be nullptr). The numbers are the same with or
+/// without a cache (bit for bit), and equal MultiheadAttention<T>::forward's weights, scores
+/// and scaled scores; the output projection, not shown, is not computed.
+SessionResult computeSession(const SessionParameters &params,
+                             const std::function<bool()> &cancelled, SessionComputeCache *cache);
 
 } // namespace attn
