@@ -111,6 +111,8 @@ void HeatmapWidget::paintEvent(QPaintEvent *)
             painter.drawRect(cell.adjusted(-grow, -grow, grow, grow));
         }
     }
+    if (const auto &shown = m_renderer.result())
+        emit painted(shown->requestId);
 }
 
 void HeatmapWidget::resizeEvent(QResizeEvent *event)

@@ -47,6 +47,9 @@ signals:
     void tileActivated(int head);
     /// The hovered cell changed (invalid hit when the pointer left the heatmaps).
     void cellHovered(const attn::HeatmapHit &hit);
+    /// Emitted at the end of every paint that showed a result: its SessionResult::requestId.
+    /// (The GUI latency benchmark, bench/bench_gui.cpp, times control change → this signal.)
+    void painted(quint64 requestId);
 
 protected:
     void paintEvent(QPaintEvent *event) override;
