@@ -1,0 +1,530 @@
+// A/B view (CompareVariant, CompareRenderer, CompareView): B's parameters are A's with the
+// variant's α, τ, mask and d_k; the difference heatmap equals B − A of two independent
+// computeSession calls; the metric deltas equal means computed here from the weights (max,
+// −Σ w ln w, 1/Σw², ‖diag(p) − p pᵀ‖_F from the explicit matrix); B is computed by the view's
+// own session off the GUI thread; the note about shared inputs is honest; PNG/SVG/PDF exports.
+
+#include <attentionsession.h>
+#include <comparerenderer.h>
+#include <views/compareview.h>
+#include <views/figurecanvas.h>
+
+#include "testutil.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFile>
+#include <QImageReader>
+#include <QLabel>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QXmlStreamReader>
+
+#include <cmath>
+
+Q_DECLARE_METATYPE(attn::CompareVariant)
+
+using namespace attn;
+
+namespace {
+
+using ResultPtr = std::shared_ptr<const SessionResult>;
+
+ResultPtr compute(const SessionParameters &p)
+{
+    return std::make_shared<SessionResult>(computeSession(p));
+}
+
+// Means over the rows of `w` that are not all zero (fully masked rows have weights 0).
+CompareMetrics independentMetrics(const MatrixD &w)
+{
+    CompareMetrics m;
+    int rows = 0;
+    for (Index i = 0; i < w.rows(); ++i) {
+        double sum = 0, sumSq = 0, maxW = 0, entropy = 0;
+        for (Index j = 0; j < w.cols(); ++j) {
+            const double p = w(i, j);
+            sum += p;
+            sumSq += p * p;
+            maxW = std::max(maxW, p);
+            if (p > 0)
+                entropy -= p * std::log(p);
+        }
+        if (sum == 0.0)
+            continue;
+        // ‖J‖_F² with J = diag(p) − p pᵀ, every entry formed (diagonal p_i·Σ_{j≠i} p_j).
+        double jac = 0;
+        for (Index a = 0; a < w.cols(); ++a)
+            for (Index b = 0; b < w.cols(); ++b) {
+                double e;
+                if (a == b) {
+                    double rest = 0;
+                    for (Index k = 0; k < w.cols(); ++k)
+                        if (k != a)
+                            rest += w(i, k);
+                    e = w(i, a) * rest;
+                } else {
+                    e = -w(i, a) * w(i, b);
+                }
+                jac += e * e;
+            }
+        m.meanMaxWeight += maxW;
+        m.meanEntropy += entropy;
+        m.meanEffectiveTerms += 1.0 / sumSq;
+        m.meanJacobianNorm += std::sqrt(jac);
+        ++rows;
+    }
+    if (rows > 0) {
+        m.meanMaxWeight /= rows;
+        m.meanEntropy /= rows;
+        m.meanEffectiveTerms /= rows;
+        m.meanJacobianNorm /= rows;
+    }
+    return m;
+}
+
+double parseShown(QString s)
+{
+    s.replace(QChar(0x2212), QLatin1Char('-'));
+    bool ok = false;
+    const double v = s.toDouble(&ok);
+    return ok ? v : std::nan("");
+}
+
+void compareMetric(double actual, double expected, const char *what)
+{
+    QVERIFY2(std::abs(actual - expected) <= 1e-12 * std::max(1.0, std::abs(expected)),
+             qPrintable(QStringLiteral("%1: %2 vs %3")
+                            .arg(QLatin1String(what))
+                            .arg(actual, 0, 'g', 17)
+                            .arg(expected, 0, 'g', 17)));
+}
+
+} // namespace
+
+class TestCompareView : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void differenceEqualsBMinusA_data()
+    {
+        QTest::addColumn<SessionParameters>("a");
+        QTest::addColumn<SessionParameters>("b"); // written out by hand, not via the variant
+        QTest::addColumn<CompareVariant>("variant");
+        QTest::addColumn<int>("head");
+
+        SessionParameters a;
+        a.n = 7;
+        a.dModel = 32;
+        a.heads = 4;
+        a.seed = 9;
+
+        SessionParameters unscaled = a;
+        unscaled.scaleExponent = 0.0;
+        CompareVariant v = CompareVariant::from(a);
+        v.scaleExponent = 0.0;
+        QTest::newRow("scaled vs unscaled") << a << unscaled << v << 1;
+
+        SessionParameters causal = a;
+        causal.mask = MaskChoice::Causal;
+        v = CompareVariant::from(a);
+        v.mask = CompareVariant::Mask::Causal;
+        QTest::newRow("none vs causal") << a << causal << v << 2;
+
+        SessionParameters dk512 = a; // d_k 8 → 512 through d_model = d_k · h
+        dk512.dModel = 512 * 4;
+        v = CompareVariant::from(a);
+        v.dK = 512;
+        QTest::newRow("d_k 8 vs 512") << a << dk512 << v << 0;
+
+        SessionParameters tau = a;
+        tau.temperature = 3.0;
+        tau.scaleExponent = 0.25;
+        v = CompareVariant::from(a);
+        v.temperature = 3.0;
+        v.scaleExponent = 0.25;
+        QTest::newRow("alpha 0.25, tau 3") << a << tau << v << 3;
+
+        QTest::newRow("mean over heads, unscaled") << a << unscaled << [&] {
+            CompareVariant m = CompareVariant::from(a);
+            m.scaleExponent = 0.0;
+            return m;
+        }() << 4;
+
+        SessionParameters decoder = a;
+        decoder.kind = AttentionKind::DecoderCausal;
+        SessionParameters decoderNone = decoder;
+        decoderNone.kind = AttentionKind::EncoderSelf;
+        v = CompareVariant::from(decoder);
+        v.mask = CompareVariant::Mask::None;
+        QTest::newRow("decoder vs no mask") << decoder << decoderNone << v << 0;
+
+        SessionParameters padA = a;
+        padA.mask = MaskChoice::KeyPadding;
+        padA.paddingCount = 2;
+        SessionParameters padBoth = padA;
+        padBoth.kind = AttentionKind::DecoderCausal;
+        v = CompareVariant::from(padA);
+        v.mask = CompareVariant::Mask::CausalPadding;
+        QTest::newRow("padding vs causal + padding") << padA << padBoth << v << 1;
+
+        SessionParameters cross;
+        cross.kind = AttentionKind::EncoderDecoder;
+        cross.n = 4;
+        cross.nK = 6;
+        cross.dModel = 16;
+        cross.heads = 2;
+        SessionParameters crossCausal = cross;
+        crossCausal.mask = MaskChoice::Causal;
+        v = CompareVariant::from(cross);
+        v.mask = CompareVariant::Mask::Causal;
+        QTest::newRow("cross: none vs causal") << cross << crossCausal << v << 1;
+    }
+    void differenceEqualsBMinusA()
+    {
+        QFETCH(SessionParameters, a);
+        QFETCH(SessionParameters, b);
+        QFETCH(CompareVariant, variant);
+        QFETCH(int, head);
+
+        QCOMPARE(variant.apply(a), b);
+        const ResultPtr ra = compute(a);
+        const ResultPtr rb = compute(b);
+        QVERIFY2(ra->ok() && rb->ok(), qPrintable(ra->error + rb->error));
+        const bool mean = head == a.heads;
+        const MatrixD &wa = mean ? ra->weightsMean : ra->weights[std::size_t(head)];
+        const MatrixD &wb = mean ? rb->weightsMean : rb->weights[std::size_t(head)];
+        MatrixD expected(wa.rows(), wa.cols());
+        for (Index i = 0; i < wa.rows(); ++i)
+            for (Index j = 0; j < wa.cols(); ++j)
+                expected(i, j) = wb(i, j) - wa(i, j);
+
+        CompareRenderer renderer;
+        renderer.setResults(ra, rb);
+        renderer.setHead(head);
+        QVERIFY(renderer.comparable());
+        QCOMPARE(renderer.showsMean(), mean);
+        QCOMPARE(renderer.panelCount(), 3);
+        ATTN_COMPARE_CLOSE(renderer.difference(), expected, 0.0, 0.0);
+        QCOMPARE(renderer.panel(CompareRenderer::PanelDifference).values, &renderer.difference());
+        QCOMPARE(renderer.panel(CompareRenderer::PanelA).values, &wa);
+        QCOMPARE(renderer.panel(CompareRenderer::PanelB).values, &wb);
+        // Diverging and centred on 0 with the true min and max.
+        const FigurePanel &d = renderer.panel(CompareRenderer::PanelDifference);
+        QCOMPARE(d.colormap, ColormapId::RdBu);
+        QCOMPARE(d.norm(0.0), 0.5);
+        QVERIFY(d.dataMin <= d.dataMax);
+        // A copy (as the export makes) shows the same difference from its own matrix.
+        const CompareRenderer copy = renderer;
+        QVERIFY(copy.panel(CompareRenderer::PanelDifference).values != &renderer.difference());
+        ATTN_COMPARE_CLOSE(*copy.panel(CompareRenderer::PanelDifference).values, expected, 0.0,
+                           0.0);
+    }
+
+    void metricDeltas_data()
+    {
+        QTest::addColumn<SessionParameters>("a");
+        QTest::addColumn<CompareVariant>("variant");
+        QTest::addColumn<int>("head");
+        SessionParameters a;
+        a.n = 9;
+        a.dModel = 32;
+        a.heads = 2;
+        a.seed = 4;
+        CompareVariant v = CompareVariant::from(a);
+        v.scaleExponent = 0.0;
+        v.dK = 64;
+        QTest::newRow("unscaled, d_k 64") << a << v << 0;
+        v = CompareVariant::from(a);
+        v.mask = CompareVariant::Mask::Padding;
+        QTest::newRow("padding") << a << v << 1;
+        SessionParameters allPadding = a; // B: every key padding → every row fully masked
+        allPadding.paddingCount = a.n;
+        v = CompareVariant::from(allPadding);
+        v.mask = CompareVariant::Mask::Padding;
+        QTest::newRow("B fully masked") << allPadding << v << 1;
+        v = CompareVariant::from(a);
+        v.temperature = 0.5;
+        QTest::newRow("mean over heads, tau 0.5") << a << v << 2;
+    }
+    void metricDeltas()
+    {
+        QFETCH(SessionParameters, a);
+        QFETCH(CompareVariant, variant);
+        QFETCH(int, head);
+        const ResultPtr ra = compute(a);
+        const ResultPtr rb = compute(variant.apply(a));
+        QVERIFY2(ra->ok() && rb->ok(), qPrintable(ra->error + rb->error));
+        CompareRenderer renderer;
+        renderer.setResults(ra, rb);
+        renderer.setHead(head);
+
+        auto expectedFor = [&](const SessionResult &r) {
+            if (head < a.heads)
+                return independentMetrics(r.weights[std::size_t(head)]);
+            CompareMetrics sum;
+            for (int k = 0; k < a.heads; ++k) { // the average of the per-head means
+                const CompareMetrics m = independentMetrics(r.weights[std::size_t(k)]);
+                sum.meanMaxWeight += m.meanMaxWeight / a.heads;
+                sum.meanEntropy += m.meanEntropy / a.heads;
+                sum.meanEffectiveTerms += m.meanEffectiveTerms / a.heads;
+                sum.meanJacobianNorm += m.meanJacobianNorm / a.heads;
+            }
+            return sum;
+        };
+        const CompareMetrics ea = expectedFor(*ra), eb = expectedFor(*rb);
+        const CompareMetrics ma = renderer.metricsA(), mb = renderer.metricsB();
+        compareMetric(ma.meanMaxWeight, ea.meanMaxWeight, "A max weight");
+        compareMetric(ma.meanEntropy, ea.meanEntropy, "A entropy");
+        compareMetric(ma.meanEffectiveTerms, ea.meanEffectiveTerms, "A effective terms");
+        compareMetric(ma.meanJacobianNorm, ea.meanJacobianNorm, "A Jacobian norm");
+        compareMetric(mb.meanMaxWeight, eb.meanMaxWeight, "B max weight");
+        compareMetric(mb.meanEntropy, eb.meanEntropy, "B entropy");
+        compareMetric(mb.meanEffectiveTerms, eb.meanEffectiveTerms, "B effective terms");
+        compareMetric(mb.meanJacobianNorm, eb.meanJacobianNorm, "B Jacobian norm");
+
+        // The painted table: rows in order, columns A, B, B − A (6 significant digits).
+        const FigureTable &table = renderer.footerTable();
+        QCOMPARE(table.header.size(), 4);
+        QCOMPARE(table.header[3], QStringLiteral("B \u2212 A"));
+        QCOMPARE(table.rows.size(), 4);
+        const double expectA[]
+            = {ea.meanMaxWeight, ea.meanEntropy, ea.meanEffectiveTerms, ea.meanJacobianNorm};
+        const double expectB[]
+            = {eb.meanMaxWeight, eb.meanEntropy, eb.meanEffectiveTerms, eb.meanJacobianNorm};
+        for (int k = 0; k < 4; ++k) {
+            const double delta = expectB[k] - expectA[k];
+            const double tol = 1e-5 * std::max(1e-3, std::abs(delta));
+            QVERIFY2(std::abs(parseShown(table.rows[k][1]) - expectA[k])
+                         <= 1e-5 * std::max(1e-3, std::abs(expectA[k])),
+                     qPrintable(table.rows[k].join(QLatin1Char('|'))));
+            QVERIFY2(std::abs(parseShown(table.rows[k][2]) - expectB[k])
+                         <= 1e-5 * std::max(1e-3, std::abs(expectB[k])),
+                     qPrintable(table.rows[k].join(QLatin1Char('|'))));
+            QVERIFY2(std::abs(parseShown(table.rows[k][3]) - delta) <= tol,
+                     qPrintable(table.rows[k].join(QLatin1Char('|'))));
+        }
+    }
+
+    void sharedInputsNote_data()
+    {
+        QTest::addColumn<CompareVariant>("variant");
+        QTest::addColumn<QString>("starts");
+        QTest::addColumn<QStringList>("mentions");
+        SessionParameters a;
+        CompareVariant v = CompareVariant::from(a);
+        v.scaleExponent = 0;
+        QTest::newRow("same d_model")
+            << v << QStringLiteral("Same inputs")
+            << QStringList {QStringLiteral("seed 0"), QStringLiteral("d_model = 64")};
+        v = CompareVariant::from(a);
+        v.dK = 128;
+        QTest::newRow("other d_model")
+            << v << QStringLiteral("Not the same numbers")
+            << QStringList {QStringLiteral("seed 0"), QStringLiteral("64 vs 512"),
+                            QStringLiteral("different draws")};
+    }
+    void sharedInputsNote()
+    {
+        QFETCH(CompareVariant, variant);
+        QFETCH(QString, starts);
+        QFETCH(QStringList, mentions);
+        const SessionParameters a;
+        const QString note = attn::sharedInputsNote(a, variant.apply(a));
+        QVERIFY2(note.startsWith(starts), qPrintable(note));
+        for (const QString &m : mentions)
+            QVERIFY2(note.contains(m), qPrintable(note + QStringLiteral(" lacks ") + m));
+        // The note is also under the panels.
+        CompareRenderer renderer;
+        renderer.setResults(compute(a), compute(variant.apply(a)));
+        QVERIFY(renderer.footerNotes().contains(note));
+    }
+
+    // Cells masked in both A and B show as masked in the difference; a cell masked in B only
+    // shows −w_A (a real difference).
+    void maskedDifferenceCells()
+    {
+        SessionParameters a;
+        a.n = 5;
+        a.dModel = 16;
+        a.heads = 2;
+        CompareVariant v = CompareVariant::from(a);
+        v.mask = CompareVariant::Mask::Causal;
+        const ResultPtr ra = compute(a), rb = compute(v.apply(a));
+        CompareRenderer renderer;
+        renderer.setResults(ra, rb);
+        const FigurePanel &d = renderer.panel(CompareRenderer::PanelDifference);
+        QVERIFY(d.maskState);
+        QCOMPARE(int((*d.maskState)(0, 4)), 0); // masked in B only
+        QCOMPARE(renderer.difference()(0, 4), -ra->weights[0](0, 4));
+
+        SessionParameters causalA = a;
+        causalA.kind = AttentionKind::DecoderCausal;
+        CompareVariant unscaled = CompareVariant::from(causalA);
+        unscaled.scaleExponent = 0;
+        renderer.setResults(compute(causalA), compute(unscaled.apply(causalA)));
+        const FigurePanel &d2 = renderer.panel(CompareRenderer::PanelDifference);
+        QVERIFY(d2.maskState);
+        QCOMPARE(int((*d2.maskState)(0, 4)), int(MaskCausal)); // masked in both
+        QCOMPARE(int((*d2.maskState)(4, 0)), 0);
+        QCOMPARE(renderer.difference()(0, 4), 0.0);
+    }
+
+    void messagesWithoutComparison()
+    {
+        CompareRenderer renderer;
+        QCOMPARE(renderer.panelCount(), 0);
+        QVERIFY(!renderer.comparable());
+        SessionParameters a;
+        a.n = 4;
+        renderer.setResults(compute(a), nullptr);
+        QVERIFY(renderer.message().contains(QStringLiteral("Computing B")));
+        SessionParameters other = a;
+        other.n = 5;
+        renderer.setResults(compute(a), compute(other));
+        QVERIFY(!renderer.comparable());
+        QVERIFY(renderer.message().contains(QStringLiteral("differ in shape")));
+        QCOMPARE(renderer.difference().size(), Index(0));
+    }
+
+    // The view: B from the strip, computed by the view's own session (worker thread), shown
+    // against A; every strip edit recomputes B; B = A gives a zero difference.
+    void viewComputesB()
+    {
+        SessionParameters a;
+        a.n = 6;
+        a.dModel = 32;
+        a.heads = 4;
+        a.seed = 21;
+        const ResultPtr ra = compute(a);
+        CompareView view;
+        view.resize(1500, 700);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QSignalSpy shown(&view, &CompareView::comparisonChanged);
+        view.setResultA(ra);
+        // The first A sets B = A with the scale toggled.
+        QCOMPARE(view.variant().scaleExponent, 0.0);
+        QCOMPARE(view.variant().dK, 8);
+        QTRY_VERIFY(view.isUpToDate());
+        QVERIFY(shown.count() >= 1);
+        SessionParameters expectedB = a;
+        expectedB.scaleExponent = 0.0;
+        QCOMPARE(view.renderer().resultB()->params, expectedB);
+        QCOMPARE(view.sessionB()->parameters(), expectedB);
+        const ResultPtr rb = compute(expectedB);
+        ATTN_COMPARE_CLOSE(view.renderer().difference(), rb->weights[0] - ra->weights[0], 0.0, 0.0);
+
+        // Strip: d_k 8 → 64 and a causal mask for B.
+        view.findChild<QSpinBox *>(QStringLiteral("compareDkSpin"))->setValue(64);
+        view.findChild<QComboBox *>(QStringLiteral("compareMaskCombo"))->setCurrentIndex(1);
+        view.setHead(2);
+        QTRY_VERIFY(view.isUpToDate());
+        SessionParameters b2 = expectedB;
+        b2.dModel = 64 * 4;
+        b2.mask = MaskChoice::Causal;
+        QCOMPARE(view.renderer().resultB()->params, b2);
+        const ResultPtr rb2 = compute(b2);
+        ATTN_COMPARE_CLOSE(view.renderer().difference(), rb2->weights[2] - ra->weights[2], 0.0,
+                           0.0);
+        QVERIFY(view.statusLabel()->text().contains(QStringLiteral("d_k 8 \u2192 64")));
+        QVERIFY(view.renderer()
+                    .footerNotes()
+                    .join(QLatin1Char(' '))
+                    .contains(QStringLiteral("Not the same numbers")));
+
+        // B = A: zero difference.
+        view.resetVariant();
+        QTRY_VERIFY(view.isUpToDate());
+        QCOMPARE(view.renderer().resultB()->params, a);
+        QCOMPARE(view.renderer().difference().cwiseAbs().maxCoeff(), 0.0);
+
+        // A changes: B follows A's new seed with the same variant.
+        SessionParameters a2 = a;
+        a2.seed = 22;
+        view.setResultA(compute(a2));
+        QTRY_VERIFY(view.isUpToDate());
+        QCOMPARE(view.renderer().resultB()->params.seed, quint64(22));
+    }
+
+    void invalidB()
+    {
+        SessionParameters a;
+        a.dModel = 64;
+        a.heads = 64; // d_k 1; B with d_k 128 needs d_model 8192 > 4096
+        CompareView view;
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setResultA(compute(a));
+        CompareVariant v = view.variant();
+        v.dK = 128;
+        view.setVariant(v);
+        QVERIFY(!view.isUpToDate());
+        QVERIFY2(view.statusLabel()->text().contains(QStringLiteral("d_model")),
+                 qPrintable(view.statusLabel()->text()));
+        QVERIFY(view.renderer().message().contains(QStringLiteral("B cannot be computed")));
+    }
+
+    void exports()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        SessionParameters a;
+        a.n = 6;
+        a.dModel = 16;
+        a.heads = 2;
+        a.kind = AttentionKind::DecoderCausal;
+        CompareView view;
+        QString error;
+        QVERIFY(!view.exportFigure(dir.filePath(QStringLiteral("none.png")), QSize(800, 500), 1,
+                                   &error));
+        QVERIFY(!error.isEmpty());
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setResultA(compute(a));
+        QTRY_VERIFY(view.isUpToDate());
+
+        const QString png = dir.filePath(QStringLiteral("ab.png"));
+        QVERIFY2(view.exportFigure(png, QSize(1300, 650), 1.5, &error), qPrintable(error));
+        QImageReader reader(png);
+        QCOMPARE(reader.format(), QByteArray("png"));
+        QCOMPARE(reader.read().size(), QSize(1950, 975));
+
+        const QString svg = dir.filePath(QStringLiteral("ab.svg"));
+        QVERIFY2(view.exportFigure(svg, QSize(1300, 650), 1, &error), qPrintable(error));
+        QFile svgFile(svg);
+        QVERIFY(svgFile.open(QIODevice::ReadOnly));
+        QXmlStreamReader xml(&svgFile);
+        QString root;
+        QStringList texts;
+        while (!xml.atEnd()) {
+            if (xml.readNext() != QXmlStreamReader::StartElement)
+                continue;
+            if (root.isEmpty())
+                root = xml.name().toString();
+            if (xml.name() == QLatin1String("text"))
+                texts << xml.readElementText(QXmlStreamReader::IncludeChildElements).trimmed();
+        }
+        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+        QCOMPARE(root, QStringLiteral("svg"));
+        QVERIFY(texts.contains(QStringLiteral("mean max weight")));
+        QVERIFY(texts.contains(QStringLiteral("B \u2212 A")));
+        QCOMPARE(texts.count(QStringLiteral("query i (row)")), 3);
+        QVERIFY(std::any_of(texts.begin(), texts.end(),
+                            [](const QString &t) { return t.startsWith(QStringLiteral("B: ")); }));
+
+        const QString pdf = dir.filePath(QStringLiteral("ab.pdf"));
+        QVERIFY2(view.exportFigure(pdf, QSize(1300, 650), 1, &error), qPrintable(error));
+        QFile pdfFile(pdf);
+        QVERIFY(pdfFile.open(QIODevice::ReadOnly));
+        const QByteArray data = pdfFile.readAll();
+        QVERIFY(data.startsWith("%PDF"));
+        QVERIFY(data.contains("/Type /Page"));
+    }
+};
+
+QTEST_MAIN(TestCompareView)
+#include "tst_compareview.moc"

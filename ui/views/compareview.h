@@ -1,0 +1,104 @@
+#pragma once
+// CompareView: the A/B mode. A is the current result of the main session; B is a variant of A's
+// parameters set in the view's own control strip (α, τ, mask, d_k) and computed off the GUI
+// thread by a second AttentionSession on the same seed. Shows A and B side by side, their
+// difference B − A (diverging scale) and the metric deltas (CompareRenderer), says honestly
+// whether the inputs are the same numbers (they are not when d_model differs), and exports as
+// PNG, SVG or PDF. B is only computed while the view is visible.
+
+#include "comparerenderer.h"
+
+#include <QWidget>
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QPushButton;
+class QSpinBox;
+
+namespace attn {
+
+class AttentionSession;
+class FigureCanvas;
+
+class CompareView : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit CompareView(QWidget *parent = nullptr);
+    ~CompareView() override;
+
+    /// A's result (from the main session). The first valid one also sets B's default: A with
+    /// the scale toggled (1/√d_k ⇄ unscaled).
+    void setResultA(std::shared_ptr<const SessionResult> result);
+    std::shared_ptr<const SessionResult> resultA() const { return m_a; }
+
+    /// What B changes relative to A; updates the strip and recomputes B.
+    void setVariant(const CompareVariant &variant);
+    CompareVariant variant() const { return m_variant; }
+    /// B's parameters for the current A (nullopt without A).
+    std::optional<SessionParameters> parametersB() const;
+
+    /// Head 0 … h−1, or h for the mean over heads.
+    void setHead(int head);
+    int head() const { return m_renderer.head(); }
+
+    /// True when the shown comparison is A's current result against B computed from it.
+    bool isUpToDate() const;
+
+    const CompareRenderer &renderer() const { return m_renderer; }
+    FigureCanvas *canvas() const { return m_canvas; }
+    AttentionSession *sessionB() const { return m_sessionB; }
+    QLabel *statusLabel() const { return m_status; }
+
+    /// Writes the A/B view (caption with both parameter sets, the three panels, the metric
+    /// table and notes) to `path`: PNG, SVG or PDF by suffix, dark on white. Returns false with
+    /// `error` naming the problem (nothing to compare yet, unknown suffix, write failure).
+    bool exportFigure(const QString &path, QSize size, qreal dpr, QString *error) const;
+    QSize defaultExportSize() const;
+
+public slots:
+    void exportInteractive();
+    /// B = A (every difference 0): a starting point for changing one thing.
+    void resetVariant();
+    /// Recomputes B if needed and shows the comparison (done automatically when visible).
+    void refresh();
+
+signals:
+    /// A new comparison (A and B from the same A parameters) is shown.
+    void comparisonChanged();
+
+protected:
+    void showEvent(QShowEvent *event) override;
+
+private:
+    void buildUi();
+    void syncStrip();
+    void syncHeads();
+    void editVariant(const std::function<void(CompareVariant &)> &change);
+    void onResultB(std::shared_ptr<const SessionResult> result);
+
+    CompareRenderer m_renderer;
+    AttentionSession *m_sessionB = nullptr;
+    std::shared_ptr<const SessionResult> m_a, m_b;
+    CompareVariant m_variant;
+    bool m_variantSet = false;
+    bool m_dirty = false;
+    int m_requestedHead = 0;
+
+    FigureCanvas *m_canvas = nullptr;
+    QDoubleSpinBox *m_alphaSpin = nullptr;
+    QDoubleSpinBox *m_tauSpin = nullptr;
+    QComboBox *m_maskCombo = nullptr;
+    QSpinBox *m_dkSpin = nullptr;
+    QPushButton *m_resetButton = nullptr;
+    QComboBox *m_headCombo = nullptr;
+    QPushButton *m_exportButton = nullptr;
+    QLabel *m_status = nullptr;
+};
+
+} // namespace attn

@@ -1,0 +1,148 @@
+#include "figurecanvas.h"
+
+#include <QEvent>
+#include <QHelpEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+
+namespace attn {
+
+FigureCanvas::FigureCanvas(PanelFigure *figure, QWidget *parent)
+    : QWidget(parent)
+    , m_figure(figure)
+{
+    setMouseTracking(true);
+    setAttribute(Qt::WA_OpaquePaintEvent);
+    setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+    m_figure->setStyle(screenStyle());
+}
+
+FigureStyle FigureCanvas::screenStyle() const
+{
+    FigureStyle style = m_figure->style();
+    const QFontInfo info(font());
+    style.fontPixelSize = info.pixelSize() > 0 ? info.pixelSize() : 12;
+    style.background = palette().color(QPalette::Base);
+    style.foreground = palette().color(QPalette::Text);
+    return style;
+}
+
+void FigureCanvas::refresh()
+{
+    m_figure->setStyle(screenStyle());
+    m_cache = QPixmap();
+    m_hover = FigureHit();
+    update();
+}
+
+QSize FigureCanvas::sizeHint() const
+{
+    return {1100, 520};
+}
+
+QSize FigureCanvas::minimumSizeHint() const
+{
+    return {360, 200};
+}
+
+FigureHit FigureCanvas::cellAt(const QPointF &pos) const
+{
+    return m_figure->cellAt(QRectF(rect()), pos);
+}
+
+QString FigureCanvas::toolTipAt(const QPointF &pos) const
+{
+    return m_figure->describeCell(cellAt(pos));
+}
+
+QVector<QRectF> FigureCanvas::highlightRects() const
+{
+    if (!m_hover.valid())
+        return {};
+    return m_figure->cellRects(QRectF(rect()), m_hover.row, m_hover.col);
+}
+
+void FigureCanvas::setHover(const FigureHit &hit)
+{
+    if (hit == m_hover)
+        return;
+    m_hover = hit;
+    update();
+    emit cellHovered(hit);
+}
+
+void FigureCanvas::paintEvent(QPaintEvent *)
+{
+    const qreal dpr = devicePixelRatioF();
+    if (m_cache.isNull() || m_cache.size() != size() * dpr) {
+        m_cache = QPixmap(size() * dpr);
+        m_cache.setDevicePixelRatio(dpr);
+        m_cache.fill(m_figure->style().background);
+        QPainter cachePainter(&m_cache);
+        cachePainter.setRenderHint(QPainter::TextAntialiasing);
+        m_figure->paint(&cachePainter, QRectF(rect()));
+    }
+    QPainter painter(this);
+    painter.drawPixmap(0, 0, m_cache);
+    // The hovered cell, outlined in every panel (the hovered panel's outline is thicker).
+    const QVector<QRectF> rects = highlightRects();
+    painter.setRenderHint(QPainter::Antialiasing);
+    for (int k = 0; k < rects.size(); ++k) {
+        const QRectF &cell = rects[k];
+        const qreal grow = cell.width() < 6 ? 2.0 : 0.0;
+        const QRectF box = cell.adjusted(-grow, -grow, grow, grow);
+        painter.setBrush(Qt::NoBrush);
+        painter.setPen(QPen(Qt::white, k == m_hover.panel ? 3.5 : 2.5));
+        painter.drawRect(box);
+        painter.setPen(QPen(Qt::black, k == m_hover.panel ? 1.6 : 1.0));
+        painter.drawRect(box);
+    }
+}
+
+void FigureCanvas::resizeEvent(QResizeEvent *event)
+{
+    m_cache = QPixmap();
+    QWidget::resizeEvent(event);
+}
+
+void FigureCanvas::mouseMoveEvent(QMouseEvent *event)
+{
+    const FigureHit hit = cellAt(event->position());
+    const bool changed = !(hit == m_hover);
+    setHover(hit);
+    if (!hit.valid())
+        QToolTip::hideText();
+    else if (changed)
+        QToolTip::showText(event->globalPosition().toPoint(), m_figure->describeCell(hit), this);
+    QWidget::mouseMoveEvent(event);
+}
+
+void FigureCanvas::leaveEvent(QEvent *event)
+{
+    setHover(FigureHit());
+    QWidget::leaveEvent(event);
+}
+
+bool FigureCanvas::event(QEvent *event)
+{
+    if (event->type() == QEvent::ToolTip) {
+        auto *help = static_cast<QHelpEvent *>(event);
+        const QString text = toolTipAt(help->pos());
+        if (text.isEmpty())
+            QToolTip::hideText();
+        else
+            QToolTip::showText(help->globalPos(), text, this);
+        return true;
+    }
+    return QWidget::event(event);
+}
+
+void FigureCanvas::changeEvent(QEvent *event)
+{
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::FontChange)
+        refresh();
+    QWidget::changeEvent(event);
+}
+
+} // namespace attn

@@ -1,0 +1,58 @@
+#pragma once
+// FigureCanvas: shows a PanelFigure (steps view, A/B view). The picture is cached as a pixmap
+// and rebuilt only when the figure, palette, font or size change. Hovering a cell outlines the
+// same cell in every panel (the panels are linked: same query i, same key j) and shows the
+// figure's tooltip for it.
+
+#include "panelfigure.h"
+
+#include <QPixmap>
+#include <QWidget>
+
+namespace attn {
+
+class FigureCanvas : public QWidget
+{
+    Q_OBJECT
+public:
+    /// `figure` is not owned and must outlive the canvas.
+    explicit FigureCanvas(PanelFigure *figure, QWidget *parent = nullptr);
+
+    PanelFigure *figure() const { return m_figure; }
+    /// Call after the figure's content changed: repaints and clears the hover.
+    void refresh();
+
+    /// The hovered cell (invalid when none).
+    FigureHit hoveredCell() const { return m_hover; }
+    /// Hovers a cell as the mouse would (invalid: none).
+    void setHover(const FigureHit &hit);
+    FigureHit cellAt(const QPointF &pos) const;
+    /// Tooltip text for the cell under `pos` (empty when none).
+    QString toolTipAt(const QPointF &pos) const;
+    /// The outlined rectangles of the hovered cell, one per panel (empty when none).
+    QVector<QRectF> highlightRects() const;
+    /// The style the figure is painted with on screen: the palette's Base and Text colours and
+    /// the widget font's pixel size.
+    FigureStyle screenStyle() const;
+
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+
+signals:
+    void cellHovered(const attn::FigureHit &hit);
+
+protected:
+    void paintEvent(QPaintEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+    void mouseMoveEvent(QMouseEvent *event) override;
+    void leaveEvent(QEvent *event) override;
+    bool event(QEvent *event) override;
+    void changeEvent(QEvent *event) override;
+
+private:
+    PanelFigure *m_figure;
+    QPixmap m_cache;
+    FigureHit m_hover;
+};
+
+} // namespace attn

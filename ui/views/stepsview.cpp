@@ -1,0 +1,125 @@
+#include "stepsview.h"
+
+#include "figurecanvas.h"
+#include "figureexport.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace attn {
+
+StepsView::StepsView(QWidget *parent)
+    : QWidget(parent)
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 0);
+    layout->setSpacing(4);
+
+    auto *strip = new QHBoxLayout;
+    auto *headLabel = new QLabel(tr("&Head:"));
+    m_headCombo = new QComboBox;
+    m_headCombo->setObjectName(QStringLiteral("stepsHeadCombo"));
+    m_headCombo->setToolTip(tr("The head whose attention steps are shown (clicking a tile in the "
+                               "Heads tab selects it too)"));
+    m_headCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    headLabel->setBuddy(m_headCombo);
+    m_hint = new QLabel(tr("Raw scores Q Kᵀ → scaled + masked Q Kᵀ·scale + M → softmax weights. "
+                           "Hover a cell: it is outlined in all three panels."));
+    m_hint->setObjectName(QStringLiteral("stepsHint"));
+    m_hint->setToolTip(tr("Scores use a diverging scale centred on 0 (the triangles mark their "
+                          "true min and max); weights use the fixed range [0, 1]. Masked cells "
+                          "are grey and hatched (causal /, padding \\), unlike a weight near 0."));
+    m_exportButton = new QPushButton(tr("Export…"));
+    m_exportButton->setObjectName(QStringLiteral("stepsExportButton"));
+    m_exportButton->setToolTip(tr("Save the three panels with their legends and the parameter "
+                                  "caption as PNG, SVG or PDF"));
+    strip->addWidget(headLabel);
+    strip->addWidget(m_headCombo);
+    strip->addSpacing(12);
+    strip->addWidget(m_hint, 1);
+    strip->addWidget(m_exportButton);
+    layout->addLayout(strip);
+
+    m_canvas = new FigureCanvas(&m_renderer);
+    m_canvas->setObjectName(QStringLiteral("stepsCanvas"));
+    layout->addWidget(m_canvas, 1);
+
+    connect(m_headCombo, &QComboBox::currentIndexChanged, this, [this](int index) {
+        if (index >= 0)
+            setHead(index);
+    });
+    connect(m_exportButton, &QPushButton::clicked, this, &StepsView::exportInteractive);
+    syncHeads();
+}
+
+void StepsView::setResult(std::shared_ptr<const SessionResult> result)
+{
+    m_renderer.setResult(std::move(result));
+    syncHeads();
+    m_canvas->refresh();
+}
+
+void StepsView::setHead(int head)
+{
+    m_requestedHead = std::max(head, 0);
+    const int before = m_renderer.head();
+    m_renderer.setHead(m_requestedHead);
+    syncHeads();
+    m_canvas->refresh();
+    if (m_renderer.head() != before)
+        emit headChanged(m_renderer.head());
+}
+
+void StepsView::syncHeads()
+{
+    const auto r = m_renderer.result();
+    const int h = r && r->ok() ? r->headCount() : 0;
+    const QSignalBlocker blocker(m_headCombo);
+    if (m_headCombo->count() != h) {
+        m_headCombo->clear();
+        for (int k = 0; k < h; ++k)
+            m_headCombo->addItem(tr("head %1").arg(k));
+    }
+    m_headCombo->setEnabled(h > 0);
+    if (h > 0)
+        m_headCombo->setCurrentIndex(std::clamp(m_requestedHead, 0, h - 1));
+}
+
+QSize StepsView::defaultExportSize() const
+{
+    const QSize s = m_canvas->size();
+    return {std::max(1200, s.width()), std::max(520, s.height())};
+}
+
+bool StepsView::exportFigure(const QString &path, QSize size, qreal dpr, QString *error) const
+{
+    const auto r = m_renderer.result();
+    if (!r || !r->ok()) {
+        if (error)
+            *error = tr("There are no attention steps to export yet.");
+        return false;
+    }
+    StepsRenderer copy = m_renderer;
+    FigureStyle style = m_canvas->screenStyle();
+    style.background = Qt::white;
+    style.foreground = Qt::black;
+    copy.setStyle(style);
+    return copy.save(path, size, dpr, error);
+}
+
+void StepsView::exportInteractive()
+{
+    const QString name = QStringLiteral("attention-steps-head%1.png").arg(std::max(head(), 0));
+    exportFigureInteractive(this, tr("Export Attention Steps"), name,
+                            [this](const QString &path, QString *error) {
+                                return exportFigure(path, defaultExportSize(), 2.0, error);
+                            });
+}
+
+} // namespace attn
