@@ -9,6 +9,7 @@
 #include "heatmapwidget.h"
 #include "panels/controlpanel.h"
 #include "panels/experimentspanel.h"
+#include "views/attentionviews.h"
 
 #include <QAction>
 #include <QActionGroup>
@@ -88,7 +89,8 @@ MainWindow::MainWindow(QWidget *parent)
     m_modes = new QTabWidget(this);
     m_modes->setObjectName(QStringLiteral("modeTabs"));
     m_modes->setDocumentMode(true);
-    m_modes->addTab(m_heatmap, tr("Attention"));
+    // The attention mode's centre: tabs "Heads" (m_heatmap), "Steps" and "Compare A/B".
+    m_modes->addTab(new AttentionViews(m_heatmap, m_session), tr("Attention"));
     m_modes->addTab(m_experiments, tr("Experiments E1–E12"));
     m_modes->setTabToolTip(0,
                            tr("Heatmaps of the current parameters, with the controls and live "
