@@ -70,6 +70,14 @@ private slots:
                             QStringLiteral("500"),          QStringLiteral("--height"),
                             QStringLiteral("500")}
             << QSize(500, 500);
+        QTest::newRow("steps view, head 2, causal + padding")
+            << QStringList {QStringLiteral("--view"),   QStringLiteral("steps"),
+                            QStringLiteral("--head"),   QStringLiteral("2"),
+                            QStringLiteral("--kind"),   QStringLiteral("decoder"),
+                            QStringLiteral("--mask"),   QStringLiteral("padding"),
+                            QStringLiteral("--width"),  QStringLiteral("1200"),
+                            QStringLiteral("--height"), QStringLiteral("500")}
+            << QSize(1200, 500);
     }
     void writesPng()
     {
@@ -111,6 +119,19 @@ private slots:
         QFile pdfFile(pdf);
         QVERIFY(pdfFile.open(QIODevice::ReadOnly));
         QVERIFY(pdfFile.readAll().startsWith("%PDF"));
+
+        // The steps view as SVG: three panels, each with its axis titles and legend.
+        const QString steps = m_dir.filePath(QStringLiteral("steps.svg"));
+        r = run({QStringLiteral("--view"), QStringLiteral("steps"), QStringLiteral("--mask"),
+                 QStringLiteral("causal"), QStringLiteral("--out"), steps});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QFile stepsFile(steps);
+        QVERIFY(stepsFile.open(QIODevice::ReadOnly));
+        const QByteArray stepsData = stepsFile.readAll();
+        QCOMPARE(stepsData.count(">query i (row)<"), 3);
+        QVERIFY(stepsData.contains(">raw score<"));
+        QVERIFY(stepsData.contains(">scaled score<"));
+        QVERIFY(stepsData.contains(">causal-masked<"));
     }
 
     void badArguments_data()
@@ -157,6 +178,13 @@ private slots:
                                                            out,
                                                            png}
                                            << QStringLiteral("--head");
+        QTest::newRow("steps view without a mean") << QStringList {QStringLiteral("--view"),
+                                                                   QStringLiteral("steps"),
+                                                                   QStringLiteral("--head"),
+                                                                   QStringLiteral("mean"),
+                                                                   out,
+                                                                   png}
+                                                   << QStringLiteral("--head");
         QTest::newRow("unknown view")
             << QStringList {QStringLiteral("--view"), QStringLiteral("steps3d"), out, png}
             << QStringLiteral("--view");

@@ -6,6 +6,7 @@
 #include <heatmaprenderer.h>
 #include <sessioncompute.h>
 #include <sessionparameters.h>
+#include <stepsrenderer.h>
 
 #include <QFileInfo>
 
@@ -68,9 +69,13 @@ int runHeatmap(const QStringList &arguments)
          QStringLiteral("Add sinusoidal positional encoding to the inputs.")},
         {QStringLiteral("dtype"), QStringLiteral("float32 or float64."), QStringLiteral("dtype"),
          QStringLiteral("float64")},
-        {QStringLiteral("view"), QStringLiteral("grid (every head and the mean) or head (one)."),
+        {QStringLiteral("view"),
+         QStringLiteral("grid (every head and the mean), head (one) or steps (one head's raw "
+                        "scores, scaled and masked scores and weights side by side)."),
          QStringLiteral("view"), QStringLiteral("grid")},
-        {QStringLiteral("head"), QStringLiteral("Head for --view head: 0 ... h-1, or 'mean'."),
+        {QStringLiteral("head"),
+         QStringLiteral("Head for --view head: 0 ... h-1, or 'mean'; for --view steps: 0 ... "
+                        "h-1."),
          QStringLiteral("i"), QStringLiteral("0")},
         {QStringLiteral("colormap"),
          QStringLiteral("viridis, magma, cividis or gray (RdBu_r for scores)."),
@@ -130,7 +135,8 @@ int runHeatmap(const QStringList &arguments)
         || !checkChoice(parser, QStringLiteral("dtype"),
                         {QStringLiteral("float32"), QStringLiteral("float64")}, &error)
         || !checkChoice(parser, QStringLiteral("view"),
-                        {QStringLiteral("grid"), QStringLiteral("head")}, &error)
+                        {QStringLiteral("grid"), QStringLiteral("head"), QStringLiteral("steps")},
+                        &error)
         || !checkChoice(parser, QStringLiteral("scale"),
                         {QStringLiteral("linear"), QStringLiteral("log")}, &error)
         || !checkChoice(parser, QStringLiteral("range"),
@@ -167,7 +173,13 @@ int runHeatmap(const QStringList &arguments)
         return usageError(command, invalid);
 
     HeatmapOptions options;
-    if (parser.value(QStringLiteral("view")) == QLatin1String("head")) {
+    const bool steps = parser.value(QStringLiteral("view")) == QLatin1String("steps");
+    if (steps) {
+        const auto index = intOption(parser, QStringLiteral("head"), 0, p.heads - 1, &error);
+        if (!index)
+            return usageError(command, error);
+        options.head = int(*index);
+    } else if (parser.value(QStringLiteral("view")) == QLatin1String("head")) {
         options.view = HeatmapView::SingleHead;
         const QString head = parser.value(QStringLiteral("head"));
         if (head == QLatin1String("mean")) {
@@ -221,11 +233,21 @@ int runHeatmap(const QStringList &arguments)
     if (!result->ok())
         return failure(command, result->error);
 
+    const QSize size {int(*width), int(*height)};
+    bool ok = false;
+    if (steps) { // the steps view's painter (ui/stepsrenderer.h)
+        StepsRenderer stepsRenderer;
+        stepsRenderer.setResult(result);
+        stepsRenderer.setHead(options.head);
+        stepsRenderer.setWeightsColormap(options.colormap);
+        ok = format == QLatin1String("png")  ? stepsRenderer.savePng(out, size, *dpr, &error)
+            : format == QLatin1String("svg") ? stepsRenderer.saveSvg(out, size, &error)
+                                             : stepsRenderer.savePdf(out, size, &error);
+        return ok ? ExitOk : failure(command, error);
+    }
     HeatmapRenderer renderer;
     renderer.setResult(result);
     renderer.setOptions(options);
-    const QSize size {int(*width), int(*height)};
-    bool ok = false;
     if (format == QLatin1String("png"))
         ok = renderer.savePng(out, size, *dpr, &error);
     else if (format == QLatin1String("svg"))
