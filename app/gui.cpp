@@ -3,6 +3,7 @@
 #include <mainwindow.h>
 
 #include <QApplication>
+#include <QSettings>
 #include <QTimer>
 
 namespace attn {
@@ -10,6 +11,11 @@ namespace attn {
 int runGui(const QString &sessionFile)
 {
     MainWindow window;
+    {
+        // Last geometry, dock layout, parameters, view and recent files (saved on close).
+        QSettings settings;
+        window.restoreSettings(settings);
+    }
     window.show();
     if (!sessionFile.isEmpty()) {
         // After the window is up, so the message has a parent on screen.

@@ -9,11 +9,15 @@
 #include "heatmapwidget.h"
 #include "panels/controlpanel.h"
 #include "panels/experimentspanel.h"
+#include "recentfiles.h"
+#include "sessioncontroller.h"
+#include "sessionfile.h"
 #include "views/attentionviews.h"
 
 #include <QAction>
 #include <QActionGroup>
 #include <QApplication>
+#include <QCloseEvent>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDir>
@@ -21,11 +25,13 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
+#include <QJsonArray>
 #include <QKeySequence>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QScrollArea>
+#include <QSettings>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -182,6 +188,14 @@ void MainWindow::createDocks()
 
 void MainWindow::createActions()
 {
+    // Sessions and undo: File → Open/Save, Edit → Undo/Redo (ui/sessioncontroller.h).
+    m_sessionController = new SessionController(m_session, this);
+    m_sessionController->trackSliderDrags(m_controls);
+    m_sessionController->setViewStateHandlers([this] { return viewState(); },
+                                              [this](const QJsonObject &s) { setViewState(s); });
+    connect(m_sessionController, &SessionController::statusMessage, this,
+            [this](const QString &text) { statusBar()->showMessage(text, 10000); });
+
     m_exportAction = new QAction(tr("&Export Heatmap Grid…"), this);
     m_exportAction->setObjectName(QStringLiteral("exportAction"));
     m_exportAction->setShortcut(QKeySequence(tr("Ctrl+E")));
@@ -249,6 +263,18 @@ void MainWindow::createActions()
     m_showGridAction->setStatusTip(tr("Back to the grid of all heads after enlarging one"));
     connect(m_showGridAction, &QAction::triggered, m_heatmap, &HeatmapWidget::showGrid);
 
+    m_nextHeadAction = new QAction(tr("&Next Head"), this);
+    m_nextHeadAction->setObjectName(QStringLiteral("nextHeadAction"));
+    m_nextHeadAction->setShortcut(QKeySequence(tr("Ctrl+PgDown")));
+    m_nextHeadAction->setStatusTip(tr("Enlarge the next head (after the last: the mean, then "
+                                      "the grid)"));
+    connect(m_nextHeadAction, &QAction::triggered, this, [this] { stepHead(1); });
+    m_previousHeadAction = new QAction(tr("&Previous Head"), this);
+    m_previousHeadAction->setObjectName(QStringLiteral("previousHeadAction"));
+    m_previousHeadAction->setShortcut(QKeySequence(tr("Ctrl+PgUp")));
+    m_previousHeadAction->setStatusTip(tr("Enlarge the previous head"));
+    connect(m_previousHeadAction, &QAction::triggered, this, [this] { stepHead(-1); });
+
     m_attentionModeAction = new QAction(tr("&Attention View"), this);
     m_attentionModeAction->setShortcut(QKeySequence(tr("Ctrl+1")));
     m_attentionModeAction->setStatusTip(tr("Heatmaps, controls and live charts"));
@@ -295,11 +321,20 @@ void MainWindow::createActions()
 void MainWindow::createMenus()
 {
     QMenu *file = menuBar()->addMenu(tr("&File"));
+    file->addAction(m_sessionController->openAction());
+    file->addMenu(m_sessionController->recentFiles()->menu());
+    file->addSeparator();
+    file->addAction(m_sessionController->saveAction());
+    file->addAction(m_sessionController->saveAsAction());
+    file->addSeparator();
     file->addAction(m_exportAction);
     file->addSeparator();
     file->addAction(m_quitAction);
 
     QMenu *params = menuBar()->addMenu(tr("&Edit"));
+    params->addAction(m_sessionController->undoAction());
+    params->addAction(m_sessionController->redoAction());
+    params->addSeparator();
     params->addAction(m_toggleScaleAction);
     params->addAction(m_cycleMaskAction);
     params->addAction(m_doubleDkAction);
@@ -316,6 +351,8 @@ void MainWindow::createMenus()
     view->addAction(m_experimentsModeAction);
     view->addSeparator();
     view->addAction(m_showGridAction);
+    view->addAction(m_nextHeadAction);
+    view->addAction(m_previousHeadAction);
     view->addSeparator();
     int index = 1;
     for (QDockWidget *dock : std::as_const(m_docks)) {
@@ -368,8 +405,8 @@ void MainWindow::createStatusBar()
 
 void MainWindow::connectSession()
 {
-    connect(m_controls, &ControlPanel::parametersEdited, m_session,
-            &AttentionSession::setParameters);
+    connect(m_controls, &ControlPanel::parametersEdited, m_sessionController,
+            &SessionController::editParameters);
     connect(m_session, &AttentionSession::parametersChanged, this,
             &MainWindow::onParametersChanged);
     connect(m_session, &AttentionSession::resultChanged, this, &MainWindow::onResult);
@@ -530,14 +567,114 @@ void MainWindow::exportHeatmapGridInteractive()
 
 bool MainWindow::openSession(const QString &path)
 {
-    const QString text
-        = tr("Sessions (.attnlab.json) can be opened in a later version of Attention Lab.\n"
-             "“%1” was not opened; the window starts with the default parameters.")
-              .arg(QDir::toNativeSeparators(path));
-    statusBar()->showMessage(tr("Sessions come in a later version: %1 not opened").arg(path),
-                             15000);
-    QMessageBox::information(this, tr("Open Session"), text);
-    return false;
+    return m_sessionController->open(path);
+}
+
+QJsonObject MainWindow::viewState() const
+{
+    // The current tab of each nested tab widget of the centre, by object name.
+    QJsonArray tabs;
+    for (auto *t = m_modes; t;) {
+        QWidget *page = t->currentWidget();
+        if (!page)
+            break;
+        tabs.append(page->objectName().isEmpty() ? QStringLiteral("#%1").arg(t->currentIndex())
+                                                 : page->objectName());
+        t = qobject_cast<QTabWidget *>(page);
+    }
+    QJsonObject state;
+    state.insert(QStringLiteral("tabs"), tabs);
+    state.insert(QStringLiteral("heatmap"), heatmapViewToJson(m_heatmap->options()));
+    return state;
+}
+
+void MainWindow::setViewState(const QJsonObject &state)
+{
+    const QJsonValue heatmap = state.value(QLatin1String("heatmap"));
+    if (heatmap.isObject()) {
+        HeatmapOptions options = m_heatmap->options();
+        const HeatmapOptions defaults; // colours and font follow the palette again
+        options.background = defaults.background;
+        options.foreground = defaults.foreground;
+        options.fontPixelSize = defaults.fontPixelSize;
+        options = heatmapViewFromJson(heatmap.toObject(), options);
+        m_heatmap->setOptions(options);
+        if (options.view == HeatmapView::SingleHead && options.head < m_session->parameters().heads)
+            m_rowMetricsChart->setHead(options.head);
+    }
+    QTabWidget *t = m_modes;
+    for (const QJsonValue &tab : state.value(QLatin1String("tabs")).toArray()) {
+        if (!t)
+            break;
+        const QString name = tab.toString();
+        int index = -1;
+        for (int i = 0; i < t->count() && index < 0; ++i) {
+            if (t->widget(i)->objectName() == name || QStringLiteral("#%1").arg(i) == name)
+                index = i;
+        }
+        if (index < 0)
+            break;
+        t->setCurrentIndex(index);
+        t = qobject_cast<QTabWidget *>(t->widget(index));
+    }
+}
+
+void MainWindow::stepHead(int step)
+{
+    const int h = m_session->parameters().heads;
+    const int last = h > 1 ? h : h - 1; // h = the mean tile (only when h > 1)
+    int position = m_heatmap->isSingleHead() ? std::min(m_heatmap->options().head, last) : -1;
+    position += step;
+    if (position > last)
+        position = -1;
+    else if (position < -1)
+        position = last;
+    if (position < 0) {
+        m_heatmap->showGrid();
+        return;
+    }
+    m_heatmap->showSingleHead(position);
+    if (position < h)
+        m_rowMetricsChart->setHead(position);
+}
+
+void MainWindow::restoreSettings(QSettings &settings)
+{
+    m_settingsRestored = true;
+    m_sessionController->setPersistRecentFiles(true);
+    settings.beginGroup(QStringLiteral("window"));
+    const QByteArray geometry = settings.value(QStringLiteral("geometry")).toByteArray();
+    const QByteArray state = settings.value(QStringLiteral("state")).toByteArray();
+    settings.endGroup();
+    if (!geometry.isEmpty())
+        restoreGeometry(geometry);
+    if (!state.isEmpty() && restoreState(state))
+        m_initialSizes = nullptr; // the saved dock sizes win over the defaults
+    m_sessionController->restoreSettings(settings);
+}
+
+void MainWindow::saveSettings(QSettings &settings) const
+{
+    settings.beginGroup(QStringLiteral("window"));
+    settings.setValue(QStringLiteral("geometry"), saveGeometry());
+    // In the experiments mode the docks are hidden: keep the attention view's layout.
+    settings.setValue(QStringLiteral("state"),
+                      m_attentionLayout.isEmpty() ? saveState() : m_attentionLayout);
+    settings.endGroup();
+    m_sessionController->saveSettings(settings);
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    if (!m_sessionController->maybeSave()) {
+        event->ignore();
+        return;
+    }
+    if (m_settingsRestored) {
+        QSettings settings;
+        saveSettings(settings);
+    }
+    QMainWindow::closeEvent(event);
 }
 
 QList<QAction *> MainWindow::shortcutActions() const

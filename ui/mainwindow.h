@@ -6,6 +6,7 @@
 #include "sessioncompute.h"
 
 #include <QByteArray>
+#include <QJsonObject>
 #include <QMainWindow>
 #include <QSize>
 
@@ -13,6 +14,8 @@
 #include <memory>
 
 class QAction;
+class QCloseEvent;
+class QSettings;
 class QDockWidget;
 class QLabel;
 class QTabWidget;
@@ -27,6 +30,7 @@ class JacobianNormChart;
 class MaxWeightChart;
 class RowMetricsChart;
 class ScalingSweepRunner;
+class SessionController;
 class TimingChart;
 
 class MainWindow : public QMainWindow
@@ -58,9 +62,22 @@ public:
     /// Size of a File → Export: the heatmap's on-screen size (at least 800 × 500).
     QSize defaultExportSize() const;
 
-    /// Opens a saved session. Sessions (.attnlab.json) arrive with a later version: for now this
-    /// tells the user so (message box) and keeps the defaults. Returns false.
+    /// Opens a saved session (.attnlab.json); on failure a message box names the file and the
+    /// problem and the current state is kept. Returns true when opened.
     bool openSession(const QString &path);
+    /// Sessions, undo/redo of parameter changes and recent files (File and Edit menus).
+    SessionController *sessionController() const { return m_sessionController; }
+    /// What the window shows, for session files (keys in sessionfile.h): "tabs" (the current
+    /// tab of each nested tab widget of the centre) and "heatmap" (view, head, colormap …).
+    QJsonObject viewState() const;
+    /// Applies the keys present in `state`; unknown keys and values are ignored.
+    void setViewState(const QJsonObject &state);
+    /// Window geometry, dock layout, last parameters and view, recent files (QSettings).
+    /// restoreSettings also makes the recent-files list persist as soon as it changes.
+    void restoreSettings(QSettings &settings);
+    void saveSettings(QSettings &settings) const;
+    /// Next/previous head: grid → head 0 → … → head h−1 → mean → grid (step = +1 or −1).
+    void stepHead(int step);
 
     /// Every action with a shortcut, in menu order (for Help → Keyboard shortcuts and tests).
     QList<QAction *> shortcutActions() const;
@@ -75,6 +92,9 @@ public slots:
 
 protected:
     void showEvent(QShowEvent *event) override;
+    /// Asks to save unsaved changes (Cancel keeps the window open), then saves the settings
+    /// when restoreSettings was called.
+    void closeEvent(QCloseEvent *event) override;
 
 private:
     void createActions();
@@ -103,6 +123,10 @@ private:
     QList<QDockWidget *> m_docks;
     std::function<void()> m_initialSizes; ///< the default dock sizes, applied once resized
 
+    SessionController *m_sessionController = nullptr;
+    bool m_settingsRestored = false;
+    QAction *m_nextHeadAction = nullptr;
+    QAction *m_previousHeadAction = nullptr;
     QAction *m_exportAction = nullptr;
     QAction *m_quitAction = nullptr;
     QAction *m_recomputeAction = nullptr;

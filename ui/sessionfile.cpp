@@ -1,0 +1,262 @@
+#include "sessionfile.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonParseError>
+#include <QSaveFile>
+
+#include <cmath>
+
+namespace attn {
+
+namespace {
+
+QString quotedPath(const QString &path)
+{
+    return QStringLiteral("\u201c%1\u201d").arg(QDir::toNativeSeparators(path));
+}
+
+QString quantityId(HeatmapQuantity q)
+{
+    switch (q) {
+    case HeatmapQuantity::Weights:
+        return QStringLiteral("weights");
+    case HeatmapQuantity::Scores:
+        return QStringLiteral("scores");
+    case HeatmapQuantity::ScaledScores:
+        return QStringLiteral("scaled_scores");
+    }
+    return {};
+}
+
+} // namespace
+
+QJsonObject heatmapViewToJson(const HeatmapOptions &options)
+{
+    QJsonObject o;
+    o.insert(QStringLiteral("view"),
+             options.view == HeatmapView::SingleHead ? QStringLiteral("head")
+                                                     : QStringLiteral("grid"));
+    o.insert(QStringLiteral("head"), options.head);
+    o.insert(QStringLiteral("quantity"), quantityId(options.quantity));
+    o.insert(QStringLiteral("colormap"), Colormap(options.colormap).name());
+    o.insert(QStringLiteral("scale"),
+             options.scale == ColorScale::Log ? QStringLiteral("log") : QStringLiteral("linear"));
+    o.insert(QStringLiteral("range"),
+             options.autoRange ? QStringLiteral("auto") : QStringLiteral("fixed"));
+    o.insert(QStringLiteral("show_mean"), options.showMean);
+    return o;
+}
+
+HeatmapOptions heatmapViewFromJson(const QJsonObject &o, HeatmapOptions base)
+{
+    const QString view = o.value(QLatin1String("view")).toString();
+    if (view == QLatin1String("grid"))
+        base.view = HeatmapView::Grid;
+    else if (view == QLatin1String("head"))
+        base.view = HeatmapView::SingleHead;
+    const QJsonValue head = o.value(QLatin1String("head"));
+    if (head.isDouble() && head.toDouble() >= 0 && head.toDouble() <= SessionParameters::maxDModel
+        && head.toDouble() == std::floor(head.toDouble()))
+        base.head = head.toInt();
+    const QString quantity = o.value(QLatin1String("quantity")).toString();
+    for (HeatmapQuantity q :
+         {HeatmapQuantity::Weights, HeatmapQuantity::Scores, HeatmapQuantity::ScaledScores}) {
+        if (quantity == quantityId(q))
+            base.quantity = q;
+    }
+    if (const auto map = Colormap::fromName(o.value(QLatin1String("colormap")).toString()))
+        base.colormap = *map;
+    const QString scale = o.value(QLatin1String("scale")).toString();
+    if (scale == QLatin1String("log"))
+        base.scale = ColorScale::Log;
+    else if (scale == QLatin1String("linear"))
+        base.scale = ColorScale::Linear;
+    const QString range = o.value(QLatin1String("range")).toString();
+    if (range == QLatin1String("auto"))
+        base.autoRange = true;
+    else if (range == QLatin1String("fixed"))
+        base.autoRange = false;
+    const QJsonValue mean = o.value(QLatin1String("show_mean"));
+    if (mean.isBool())
+        base.showMean = mean.toBool();
+    return base;
+}
+
+QByteArray SessionFile::toJson(const SessionDocument &document)
+{
+    QJsonObject o = document.extra;
+    o.insert(QStringLiteral("format"), QLatin1String(formatName));
+    o.insert(QStringLiteral("version"), formatVersion);
+    QJsonObject parameters = document.parametersExtra;
+    const QJsonObject known = document.parameters.toJson();
+    for (auto it = known.begin(); it != known.end(); ++it)
+        parameters.insert(it.key(), it.value());
+    o.insert(QStringLiteral("parameters"), parameters);
+    o.insert(QStringLiteral("view"), document.view);
+    o.insert(QStringLiteral("tensors"), document.tensors);
+    return QJsonDocument(o).toJson(QJsonDocument::Indented);
+}
+
+std::optional<SessionDocument> SessionFile::fromJson(const QByteArray &data, QString *error)
+{
+    auto fail = [error](const QString &message) -> std::optional<SessionDocument> {
+        if (error)
+            *error = message;
+        return std::nullopt;
+    };
+    QJsonParseError parseError;
+    const QJsonDocument json = QJsonDocument::fromJson(data, &parseError);
+    if (parseError.error != QJsonParseError::NoError)
+        return fail(QStringLiteral("not valid JSON (%1 at byte %2)")
+                        .arg(parseError.errorString())
+                        .arg(parseError.offset));
+    if (!json.isObject())
+        return fail(QStringLiteral("not an Attention Lab session (the JSON is not an object)"));
+    const QJsonObject o = json.object();
+    if (o.value(QLatin1String("format")).toString() != QLatin1String(formatName))
+        return fail(QStringLiteral("not an Attention Lab session (\"format\" must be \"%1\")")
+                        .arg(QLatin1String(formatName)));
+    const QJsonValue versionValue = o.value(QLatin1String("version"));
+    const double version = versionValue.toDouble(std::nan(""));
+    if (!versionValue.isDouble() || version != std::floor(version) || version < 1)
+        return fail(QStringLiteral("\"version\" must be a positive integer"));
+    if (version > formatVersion)
+        return fail(QStringLiteral("written by a newer Attention Lab (session format version %1; "
+                                   "this version reads up to %2)")
+                        .arg(version, 0, 'f', 0)
+                        .arg(formatVersion));
+
+    SessionDocument document;
+    const QJsonValue parameters = o.value(QLatin1String("parameters"));
+    if (!parameters.isObject())
+        return fail(QStringLiteral("\"parameters\" is missing or not an object"));
+    QString message;
+    const auto p = SessionParameters::fromJson(parameters.toObject(), &message);
+    if (!p)
+        return fail(QStringLiteral("invalid parameters: %1").arg(message));
+    document.parameters = *p;
+    const QJsonObject knownParameters = p->toJson();
+    const QJsonObject allParameters = parameters.toObject();
+    for (auto it = allParameters.begin(); it != allParameters.end(); ++it) {
+        if (!knownParameters.contains(it.key()))
+            document.parametersExtra.insert(it.key(), it.value());
+    }
+
+    const QJsonValue view = o.value(QLatin1String("view"));
+    if (view.isObject())
+        document.view = view.toObject();
+    else if (!view.isUndefined() && !view.isNull())
+        return fail(QStringLiteral("\"view\" must be an object"));
+
+    const QJsonValue tensors = o.value(QLatin1String("tensors"));
+    if (tensors.isObject()) {
+        document.tensors = tensors.toObject();
+        for (auto it = document.tensors.begin(); it != document.tensors.end(); ++it) {
+            if (!it.value().isString() || it.value().toString().isEmpty())
+                return fail(
+                    QStringLiteral("\"tensors\": \"%1\" must be a file path").arg(it.key()));
+        }
+    } else if (!tensors.isUndefined() && !tensors.isNull()) {
+        return fail(QStringLiteral("\"tensors\" must be an object of name: path"));
+    }
+
+    for (auto it = o.begin(); it != o.end(); ++it) {
+        static const QStringList known
+            = {QStringLiteral("format"), QStringLiteral("version"), QStringLiteral("parameters"),
+               QStringLiteral("view"), QStringLiteral("tensors")};
+        if (!known.contains(it.key()))
+            document.extra.insert(it.key(), it.value());
+    }
+    return document;
+}
+
+std::optional<SessionDocument> SessionFile::load(const QString &path, QString *error)
+{
+    auto fail = [&](const QString &message) -> std::optional<SessionDocument> {
+        if (error)
+            *error = QStringLiteral("%1: %2").arg(quotedPath(path), message);
+        return std::nullopt;
+    };
+    const QFileInfo info(path);
+    if (!info.exists())
+        return fail(QStringLiteral("no such file"));
+    if (info.isDir())
+        return fail(QStringLiteral("is a folder, not a session file"));
+    if (info.size() > maxFileBytes)
+        return fail(QStringLiteral("too large for a session file (%1 bytes; at most %2)")
+                        .arg(info.size())
+                        .arg(maxFileBytes));
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return fail(QStringLiteral("cannot be read (%1)").arg(file.errorString()));
+    const QByteArray data = file.read(maxFileBytes + 1);
+    if (file.error() != QFileDevice::NoError)
+        return fail(QStringLiteral("cannot be read (%1)").arg(file.errorString()));
+    QString message;
+    auto document = fromJson(data, &message);
+    if (!document)
+        return fail(message);
+    for (auto it = document->tensors.begin(); it != document->tensors.end(); ++it) {
+        const QString tensor = it.value().toString();
+        if (QFileInfo(tensor).isRelative())
+            it.value() = QDir::cleanPath(info.absoluteDir().filePath(tensor));
+    }
+    return document;
+}
+
+bool SessionFile::save(const QString &path, const SessionDocument &document, QString *error)
+{
+    return writeAtomically(path, toJson(document), error);
+}
+
+bool SessionFile::writeAtomically(const QString &path, const QByteArray &data, QString *error,
+                                  qint64 failAfterBytes)
+{
+    auto fail = [&](const QString &message) {
+        if (error)
+            *error = QStringLiteral("%1: %2").arg(quotedPath(path), message);
+        return false;
+    };
+    if (path.isEmpty())
+        return fail(QStringLiteral("no file name"));
+    const QFileInfo info(path);
+    if (!info.absoluteDir().exists())
+        return fail(
+            QStringLiteral("the folder %1 does not exist").arg(quotedPath(info.absolutePath())));
+    if (info.isDir())
+        return fail(QStringLiteral("is a folder"));
+    QSaveFile file(path);
+    // Never fall back to writing the target in place: that is what leaves half-written files.
+    file.setDirectWriteFallback(false);
+    if (!file.open(QIODevice::WriteOnly))
+        return fail(QStringLiteral("cannot be written (%1)").arg(file.errorString()));
+    if (failAfterBytes >= 0 && failAfterBytes < data.size()) {
+        file.write(data.constData(), failAfterBytes);
+        file.cancelWriting(); // what a crash or a full disk amounts to: commit() is refused
+        file.commit();
+        return fail(QStringLiteral("write failed after %1 of %2 bytes (simulated)")
+                        .arg(failAfterBytes)
+                        .arg(data.size()));
+    }
+    if (file.write(data) != data.size()) {
+        const QString reason = file.errorString();
+        file.cancelWriting();
+        file.commit();
+        return fail(QStringLiteral("write failed (%1)").arg(reason));
+    }
+    if (!file.commit())
+        return fail(QStringLiteral("cannot be saved (%1)").arg(file.errorString()));
+    return true;
+}
+
+QString SessionFile::withSuffix(const QString &path)
+{
+    if (path.isEmpty() || path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive))
+        return path;
+    return path + QLatin1String(suffix);
+}
+
+} // namespace attn

@@ -1,0 +1,87 @@
+#pragma once
+// Session files (.attnlab.json): the parameters, view state and loaded-tensor paths of a window,
+// read and written as one JSON document. Writes are atomic (QSaveFile: a temporary file renamed
+// over the target on commit), so a crash or a failed write never leaves a half-written file and
+// never touches the previous one. Keys this version does not know are kept and written back, so
+// a file passed through an older Attention Lab loses nothing.
+//
+// Format (version 1):
+//   {
+//     "format": "attnlab-session",        // required
+//     "version": 1,                       // required; newer versions are refused
+//     "parameters": { … },                // SessionParameters::toJson() (n, n_k, d_model, heads,
+//                                         // seed, kind, mask, padding, scale_exponent,
+//                                         // temperature, positional, dtype, tokens)
+//     "view": {                           // optional; what the window shows
+//       "mode": "attention" | "experiments",
+//       "heatmap": { "view": "grid" | "head", "head": 0 … h (h = mean),
+//                    "quantity": "weights" | "scores" | "scaled_scores",
+//                    "colormap": "viridis" | "magma" | "cividis" | "gray" | "RdBu_r",
+//                    "scale": "linear" | "log", "range": "fixed" | "auto",
+//                    "show_mean": true | false },
+//       …                                 // further keys of newer views are kept
+//     },
+//     "tensors": { "<name>": "<path>", … } // optional; loaded inputs (relative to the file)
+//   }
+
+#include "heatmaprenderer.h"
+#include "sessionparameters.h"
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QString>
+
+#include <optional>
+
+namespace attn {
+
+/// Everything a session file holds.
+struct SessionDocument
+{
+    SessionParameters parameters;
+    /// View state (see the format above). Unknown keys are kept as read.
+    QJsonObject view;
+    /// Paths of loaded input tensors, name → path. load() makes relative paths absolute
+    /// (relative to the session file's folder); save() writes them as given.
+    QJsonObject tensors;
+    /// Top-level keys and "parameters" keys this version does not know, written back unchanged.
+    QJsonObject extra;
+    QJsonObject parametersExtra;
+};
+
+class SessionFile
+{
+public:
+    static constexpr const char *formatName = "attnlab-session";
+    static constexpr int formatVersion = 1; ///< the newest version this build reads and writes
+    static constexpr const char *suffix = ".attnlab.json";
+    static constexpr qint64 maxFileBytes = 64 * 1024 * 1024; ///< larger files are refused
+
+    /// The document as indented UTF-8 JSON.
+    static QByteArray toJson(const SessionDocument &document);
+    /// Parses toJson's output. Returns nullopt and sets `error` to the problem (not JSON, not a
+    /// session, newer format version, invalid parameter …) without naming a file.
+    static std::optional<SessionDocument> fromJson(const QByteArray &data, QString *error);
+
+    /// Reads a session file. `error` names the file and the problem.
+    static std::optional<SessionDocument> load(const QString &path, QString *error);
+    /// Writes a session file atomically (see writeAtomically). `error` names the file.
+    static bool save(const QString &path, const SessionDocument &document, QString *error);
+
+    /// Writes `data` to `path` through QSaveFile: the old file (if any) stays untouched until
+    /// every byte is written and the temporary file is renamed over it. `failAfterBytes` ≥ 0
+    /// simulates a failure (a crash or full disk) after that many bytes: the write is abandoned
+    /// and false returned, as for a real failure. Returns false with `error` naming the file.
+    static bool writeAtomically(const QString &path, const QByteArray &data, QString *error,
+                                qint64 failAfterBytes = -1);
+
+    /// `path` with ".attnlab.json" appended unless it already ends in ".json".
+    static QString withSuffix(const QString &path);
+};
+
+/// The "heatmap" view-state object for `options` (colours and font are not stored).
+QJsonObject heatmapViewToJson(const HeatmapOptions &options);
+/// Applies the keys present in `o` to `base`; unknown or invalid values leave `base`'s value.
+HeatmapOptions heatmapViewFromJson(const QJsonObject &o, HeatmapOptions base);
+
+} // namespace attn
