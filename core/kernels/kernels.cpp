@@ -1,5 +1,6 @@
 #include "kernels.h"
 
+#include "avx512.h"
 #include "detail.h"
 
 #include <algorithm>
@@ -51,16 +52,24 @@ std::size_t kernelExtraBytes(KernelKind kind, Index nQ, Index nK, Index dV,
                              std::size_t elementBytes, Index tile)
 {
     const auto u = [](Index v) { return std::size_t(std::max<Index>(v, 0)); };
+    // AVX-512 float32 builds keep Kᵀ packed in panels of 32 keys (d_k = d_v assumed here).
+    std::size_t packedKeys = 0;
+#ifdef ATTN_HAVE_AVX512_KERNELS
+    if (elementBytes == sizeof(float) && dV % 16 == 0 && dV > 0)
+        packedKeys = u((nK + 31) / 32 * 32) * u(dV) * sizeof(float);
+#endif
     switch (kind) {
     case KernelKind::Materialized:
         // The n_q × n_k score matrix, turned into the weights in place.
-        return u(nQ) * u(nK) * elementBytes;
+        return u(nQ) * u(nK) * elementBytes + packedKeys;
     case KernelKind::Streaming: {
-        // Per thread: a tile × tile score block, a tile × d_v accumulator and the running max
-        // and sum of the tile's query rows.
-        const std::size_t t = u(std::min<Index>(tile, std::max<Index>(nQ, nK)));
-        const std::size_t perThread = (t * t + t * u(dV) + 2 * t) * elementBytes;
-        return perThread * u(kernelThreads());
+        // Per thread: a tile × tile score block, a tile × d_v accumulator and the running max,
+        // sum and correction of the tile's query rows.
+        std::size_t tq = u(std::min<Index>(tile, nQ)), tk = u(std::min<Index>(tile, nK));
+        if (packedKeys != 0)
+            tk = std::min<std::size_t>((u(tile) + 31) / 32 * 32, (u(nK) + 31) / 32 * 32);
+        const std::size_t perThread = (tq * tk + tq * u(dV) + 3 * tq) * elementBytes;
+        return perThread * u(kernelThreads()) + packedKeys;
     }
     case KernelKind::Loop:
         // One row of scores.

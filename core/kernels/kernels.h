@@ -36,9 +36,12 @@ Index kernelThreads();
 /// Extra memory (bytes) a kernel allocates beyond its inputs and output, for n_q × n_k
 /// attention with head dim d_v and element size `elementBytes`:
 ///  - materialized: the n_q × n_k score matrix (softmaxed in place into the weights);
-///  - streaming: per thread a tile × tile score block, a tile × d_v accumulator and 2 · tile
+///  - streaming: per thread a tile × tile score block, a tile × d_v accumulator and 3 · tile
 ///    row statistics, times kernelThreads() — independent of n;
 ///  - loop: one row of n_k scores.
+/// Float32 builds with AVX-512 micro-kernels (ATTN_NATIVE on an AVX-512 machine, d_v % 16 == 0)
+/// add Kᵀ packed in panels of 32 keys (n_k rounded up to 32, times d_v, assuming d_k = d_v) to
+/// the materialized and streaming figures, and round the streaming key tile up to 32.
 /// Eigen's GEMM packing buffers (at most a few hundred KiB per thread) are not counted.
 std::size_t kernelExtraBytes(KernelKind kind, Index nQ, Index nK, Index dV,
                              std::size_t elementBytes);

@@ -3,10 +3,12 @@
 //   S_b = Q_b Kᵀ (GEMM), row softmax of S_b · scale in place (max, exp, sum, normalise; the
 //   scale is folded into the exponent), O_b = W_b V (GEMM).
 // Blocks are spread over the OpenMP threads; each thread's GEMMs run single-threaded (Eigen does
-// not nest its own threads inside a parallel region).
+// not nest its own threads inside a parallel region). The products use Eigen's GEMM, or AVX-512
+// micro-kernels for float32 when the build targets AVX-512 (ATTN_NATIVE) and d_v % 16 == 0.
 
 #include "kernels.h"
 
+#include "avx512.h"
 #include "detail.h"
 #include "rowops.h"
 
@@ -15,6 +17,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 namespace attn {
 
@@ -73,6 +76,17 @@ Matrix<T> attentionMaterialized(const Eigen::Ref<const Matrix<T>> &query,
     // Fold the scale into the exponent unless the mask must see scaled scores (additive terms)
     // or the scale is not positive (then max(x · scale) ≠ max(x) · scale).
     const bool foldScale = (!masked || pureCausal) && scale > T(0);
+    // AVX-512 float32 micro-kernels (ATTN_NATIVE builds) need Kᵀ and d_v a multiple of 16.
+    [[maybe_unused]] bool avx512 = false;
+#ifdef ATTN_HAVE_AVX512_KERNELS
+    detail::avx512::PackedKeys packedKeys; // Kᵀ in panels: ~n_k × d_k floats
+    if constexpr (std::is_same_v<T, float>) {
+        if (dV % 16 == 0 && query.cols() > 0) {
+            avx512 = true;
+            packedKeys = detail::avx512::packKeys(key.data(), key.outerStride(), nK, key.cols());
+        }
+    }
+#endif
     const Index rowsPerBlock = blockRows(nK, sizeof(T));
     const Index blocks = (nQ + rowsPerBlock - 1) / rowsPerBlock;
     std::atomic<Index> badRow {std::numeric_limits<Index>::max()};
@@ -84,8 +98,20 @@ Matrix<T> attentionMaterialized(const Eigen::Ref<const Matrix<T>> &query,
         // Keys any row of the block may see (a pure causal mask cuts the rest).
         const Index keyEnd = pureCausal ? mask.causalLimit(i0 + rows - 1, nK) : nK;
         auto wb = w.block(i0, 0, rows, keyEnd);
-        if (keyEnd > 0)
-            wb.noalias() = query.middleRows(i0, rows) * key.topRows(keyEnd).transpose(); // GEMM
+        if (keyEnd > 0) {
+#ifdef ATTN_HAVE_AVX512_KERNELS
+            if constexpr (std::is_same_v<T, float>) {
+                if (avx512)
+                    detail::avx512::scores(query.row(i0).data(), query.outerStride(), rows,
+                                           packedKeys, 0, keyEnd, w.row(i0).data(), nK);
+                else
+                    wb.noalias() = query.middleRows(i0, rows) * key.topRows(keyEnd).transpose();
+            } else
+#endif
+            {
+                wb.noalias() = query.middleRows(i0, rows) * key.topRows(keyEnd).transpose(); // GEMM
+            }
+        }
 
         for (Index r = 0; r < rows; ++r) {
             const Index i = i0 + r;
@@ -112,10 +138,25 @@ Matrix<T> attentionMaterialized(const Eigen::Ref<const Matrix<T>> &query,
                 std::fill(row, row + nK, T(0));
             }
         }
-        if (keyEnd > 0)
-            output.middleRows(i0, rows).noalias() = wb * value.topRows(keyEnd); // GEMM
-        else
+        if (keyEnd == 0) {
             output.middleRows(i0, rows).setZero();
+            continue;
+        }
+#ifdef ATTN_HAVE_AVX512_KERNELS
+        if constexpr (std::is_same_v<T, float>) {
+            if (avx512) {
+                // In chunks of keys so the chunk of V (keys × d_v) stays in L2 for all rows.
+                constexpr Index chunk = 256;
+                for (Index c0 = 0; c0 < keyEnd; c0 += chunk)
+                    detail::avx512::accumulate(w.row(i0).data() + c0, nK, rows,
+                                               std::min(chunk, keyEnd - c0), value.row(c0).data(),
+                                               value.outerStride(), dV, output.row(i0).data(), dV,
+                                               nullptr, c0 == 0);
+                continue;
+            }
+        }
+#endif
+        output.middleRows(i0, rows).noalias() = wb * value.topRows(keyEnd); // GEMM
     }
     if (badRow.load() != std::numeric_limits<Index>::max())
         throw NonFiniteInput(std::string(who) + ": scaled scores overflowed in row "

@@ -6,10 +6,13 @@
 //   l = l·exp(m − m') + rowsum P, acc = acc·exp(m − m') + P V_j, m = m'.
 // Finally O_t = acc / l. No n_q × n_k matrix exists; extra memory per thread is one tile × tile
 // block plus a tile × d_v accumulator. With a pure causal mask the key tiles a query tile cannot
-// see are skipped and only the diagonal tiles are masked.
+// see are skipped and only the diagonal tiles are masked. Query tiles are spread over the OpenMP
+// threads. The two products use Eigen's GEMM, or AVX-512 micro-kernels for float32 when the
+// build targets AVX-512 (ATTN_NATIVE) and d_v is a multiple of 16.
 
 #include "kernels.h"
 
+#include "avx512.h"
 #include "detail.h"
 #include "rowops.h"
 
@@ -18,8 +21,59 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 namespace attn {
+
+namespace {
+
+/// The two products of one tile pair, by Eigen or by the AVX-512 micro-kernels.
+template<typename T> struct TileProducts
+{
+    const Eigen::Ref<const Matrix<T>> &query, &key, &value;
+    bool avx512 = false;
+#ifdef ATTN_HAVE_AVX512_KERNELS
+    detail::avx512::PackedKeys packedKeys; // Kᵀ in panels of 32 keys (AVX-512 path only)
+#endif
+
+    // s (rows × cols, row stride ld) = Q[i0 …] K[j0 …]ᵀ
+    void scores(Index i0, Index rows, Index j0, Index cols, T *s, Index ld) const
+    {
+#ifdef ATTN_HAVE_AVX512_KERNELS
+        if constexpr (std::is_same_v<T, float>) {
+            if (avx512) {
+                detail::avx512::scores(query.row(i0).data(), query.outerStride(), rows, packedKeys,
+                                       j0, cols, s, ld);
+                return;
+            }
+        }
+#endif
+        Eigen::Map<Matrix<T>, 0, Eigen::OuterStride<>> sb(s, rows, cols, Eigen::OuterStride<>(ld));
+        sb.noalias() = query.middleRows(i0, rows) * key.middleRows(j0, cols).transpose(); // GEMM
+    }
+
+    // acc (rows × d_v) = diag(correction) acc + P (rows × cols) V[j0 …]
+    void accumulate(const T *p, Index ld, Index rows, Index j0, Index cols, Matrix<T> &acc,
+                    const Vector<T> &correction) const
+    {
+#ifdef ATTN_HAVE_AVX512_KERNELS
+        if constexpr (std::is_same_v<T, float>) {
+            if (avx512) {
+                detail::avx512::accumulate(p, ld, rows, cols, value.row(j0).data(),
+                                           value.outerStride(), value.cols(), acc.data(),
+                                           acc.outerStride(), correction.data(), false);
+                return;
+            }
+        }
+#endif
+        acc.topRows(rows).array().colwise() *= correction.head(rows).array();
+        const Eigen::Map<const Matrix<T>, 0, Eigen::OuterStride<>> pb(p, rows, cols,
+                                                                      Eigen::OuterStride<>(ld));
+        acc.topRows(rows).noalias() += pb * value.middleRows(j0, cols); // GEMM
+    }
+};
+
+} // namespace
 
 template<typename T>
 Matrix<T> attentionStreaming(const Eigen::Ref<const Matrix<T>> &query,
@@ -51,16 +105,33 @@ Matrix<T> attentionStreaming(const Eigen::Ref<const Matrix<T>> &query,
     if (nQ == 0 || nK == 0)
         return output;
 
+    TileProducts<T> products {query, key, value};
+    Index tk = std::min(tile, nK); // keys per tile
+#ifdef ATTN_HAVE_AVX512_KERNELS
+    if constexpr (std::is_same_v<T, float>) {
+        if (dV % 16 == 0 && dV > 0 && query.cols() > 0) {
+            products.avx512 = true;
+            // Kᵀ packed in panels of 32 keys (n·d extra floats); key tiles start on a panel.
+            products.packedKeys
+                = detail::avx512::packKeys(key.data(), key.outerStride(), nK, key.cols());
+            tk = std::min((tile + 31) / 32 * 32, (nK + 31) / 32 * 32);
+        }
+    }
+#endif
     const Index tq = std::min(tile, nQ); // query rows per tile
-    const Index tk = std::min(tile, nK); // keys per tile
     const Index queryTiles = (nQ + tq - 1) / tq;
     std::atomic<Index> badRow {std::numeric_limits<Index>::max()};
+    const auto reportRow = [&badRow](Index i) {
+        Index cur = badRow.load();
+        while (i < cur && !badRow.compare_exchange_weak(cur, i)) { }
+    };
 
 #pragma omp parallel if (queryTiles > 1)
     {
         Matrix<T> s(tq, tk); // scores / probabilities of one tile: tq × tk
         Matrix<T> acc(tq, dV); // unnormalised output: tq × d_v
         Vector<T> m(tq), l(tq); // running max and sum per query row
+        Vector<T> correction(tq); // exp(m_old − m_new) per row for this key tile
 
 #pragma omp for schedule(dynamic, 1)
         for (Index qt = 0; qt < queryTiles; ++qt) {
@@ -73,41 +144,29 @@ Matrix<T> attentionStreaming(const Eigen::Ref<const Matrix<T>> &query,
             const Index keyEnd = pureCausal ? mask.causalLimit(i0 + rows - 1, nK) : nK;
             // Keys every row of the tile may see (tiles below need no masking).
             const Index keyAllAllowed = pureCausal ? mask.causalLimit(i0, nK) : nK;
-            const auto qTile = query.middleRows(i0, rows);
 
             for (Index j0 = 0; j0 < keyEnd; j0 += tk) {
                 const Index cols = std::min(tk, nK - j0);
-                auto sb = s.topLeftCorner(rows, cols);
-                sb.noalias() = qTile * key.middleRows(j0, cols).transpose(); // GEMM
+                products.scores(i0, rows, j0, cols, s.data(), tk);
                 if (!foldScale)
-                    sb *= scale;
+                    s.topLeftCorner(rows, cols) *= scale;
                 // With foldScale the mask writes −inf into raw scores: −inf · scale stays −inf.
                 if (masked && !(pureCausal && j0 + cols <= keyAllAllowed))
                     detail::applyMaskTile(s.data(), tk, i0, rows, j0, cols, mask, negInf);
 
                 for (Index r = 0; r < rows; ++r) {
                     T *row = s.row(r).data();
+                    correction(r) = T(1);
                     bool suspicious = false;
                     const T tileMax = detail::rowMax(row, cols, suspicious);
-                    if (suspicious) {
-                        Index bad = -1;
-                        for (Index c = 0; c < cols && bad < 0; ++c)
-                            if (std::isnan(row[c]) || row[c] == -negInf)
-                                bad = c;
-                        if (bad >= 0) {
-                            const Index i = i0 + r;
-                            Index cur = badRow.load();
-                            while (i < cur && !badRow.compare_exchange_weak(cur, i)) { }
-                            std::fill(row, row + cols, T(0));
-                            continue;
-                        }
-                    }
+                    bool bad = false;
+                    if (suspicious)
+                        for (Index c = 0; c < cols && !bad; ++c)
+                            bad = std::isnan(row[c]) || row[c] == -negInf;
                     // Running max in the scaled domain (scale > 0 when folded).
                     const T newMax = std::max(m(r), foldScale ? tileMax * scale : tileMax);
-                    if (!std::isfinite(newMax) && newMax != negInf) {
-                        const Index i = i0 + r; // finite scores overflowed once scaled
-                        Index cur = badRow.load();
-                        while (i < cur && !badRow.compare_exchange_weak(cur, i)) { }
+                    if (bad || (!std::isfinite(newMax) && newMax != negInf)) {
+                        reportRow(i0 + r); // NaN/+inf, or finite scores overflowed once scaled
                         std::fill(row, row + cols, T(0));
                         continue;
                     }
@@ -118,14 +177,13 @@ Matrix<T> attentionStreaming(const Eigen::Ref<const Matrix<T>> &query,
                     }
                     const T sum = detail::expShiftSum(row, cols, newMax, foldScale ? scale : T(1));
                     if (m(r) != newMax) {
-                        const T correction = std::exp(m(r) - newMax); // 0 when m = -inf
-                        l(r) *= correction;
-                        acc.row(r) *= correction;
+                        correction(r) = std::exp(m(r) - newMax); // 0 when m = -inf
+                        l(r) *= correction(r);
                         m(r) = newMax;
                     }
                     l(r) += sum;
                 }
-                acc.topRows(rows).noalias() += sb * value.middleRows(j0, cols); // GEMM
+                products.accumulate(s.data(), tk, rows, j0, cols, acc, correction);
             }
 
             for (Index r = 0; r < rows; ++r) {
