@@ -12,7 +12,8 @@
 //   key_padding_mask n_k bool (True = padding under the default convention)
 // Output arrays: output (n_q × d_model or d_v), weights, scores (raw q kᵀ) (h × n_q × n_k),
 // weights_mean (n_q × n_k), max_weight, entropy (nats), effective_terms, jacobian_norm
-// (h × n_q, float64), fully_masked (h × n_q bool).
+// (h × n_q, float64), fully_masked (h × n_q bool). Reading and validating the input is
+// core/tensorcase.h (shared with the window's File → Open tensors…).
 
 #include "common.h"
 
@@ -21,13 +22,13 @@
 #include "metrics.h"
 #include "multihead.h"
 #include "npy.h"
+#include "tensorcase.h"
 
 #include <QFileInfo>
 #include <QTextStream>
 
 #include <cmath>
 #include <exception>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -36,248 +37,9 @@ namespace {
 
 const QString kCommand = QStringLiteral("compute");
 
-/// Bad input data (missing/ill-shaped array, bad value): reported with exit status 2.
-class InputError : public std::runtime_error
-{
-public:
-    explicit InputError(const QString &message)
-        : std::runtime_error(message.toStdString())
-    { }
-};
-
 QString q(const std::string &s)
 {
     return QString::fromStdString(s);
-}
-
-using Arrays = std::map<std::string, NpyArray>;
-
-const char *const kKnownArrays[] = {
-    "query",           "key",           "value",     "in_proj_weight", "in_proj_bias",
-    "out_proj_weight", "out_proj_bias", "num_heads", "attn_mask",      "key_padding_mask",
-};
-const char *const kParameterArrays[]
-    = {"in_proj_weight", "in_proj_bias", "out_proj_weight", "out_proj_bias", "num_heads"};
-
-bool isFloat(NpyType t)
-{
-    return t == NpyType::Float32 || t == NpyType::Float64;
-}
-
-bool isInteger(NpyType t)
-{
-    return t == NpyType::Int32 || t == NpyType::Int64 || t == NpyType::UInt8;
-}
-
-QString typeName(NpyType t)
-{
-    switch (t) {
-    case NpyType::Float32:
-        return QStringLiteral("float32");
-    case NpyType::Float64:
-        return QStringLiteral("float64");
-    case NpyType::Bool:
-        return QStringLiteral("bool");
-    case NpyType::Int32:
-        return QStringLiteral("int32");
-    case NpyType::Int64:
-        return QStringLiteral("int64");
-    case NpyType::UInt8:
-        return QStringLiteral("uint8");
-    }
-    return QStringLiteral("?");
-}
-
-QString describe(const NpyArray &a)
-{
-    return typeName(a.type) + QLatin1Char(' ') + q(a.shapeString());
-}
-
-class Inputs
-{
-public:
-    Inputs(const QString &path, Arrays arrays)
-        : m_path(path)
-        , m_arrays(std::move(arrays))
-    { }
-
-    bool has(const char *name) const { return m_arrays.count(name) > 0; }
-    const NpyArray *find(const char *name) const
-    {
-        auto it = m_arrays.find(name);
-        return it == m_arrays.end() ? nullptr : &it->second;
-    }
-    const NpyArray &require(const char *name, const QString &why = {}) const
-    {
-        if (const NpyArray *a = find(name))
-            return *a;
-        QStringList present;
-        for (const auto &[n, a] : m_arrays)
-            present << QStringLiteral("%1 %2").arg(q(n), describe(a));
-        throw InputError(QStringLiteral("missing array '%1'%2 in %3 (it holds: %4)")
-                             .arg(QLatin1String(name), why, m_path,
-                                  present.isEmpty() ? QStringLiteral("nothing")
-                                                    : present.join(QStringLiteral(", "))));
-    }
-    QStringList unknownNames() const
-    {
-        QStringList unknown;
-        for (const auto &[n, a] : m_arrays) {
-            bool known = false;
-            for (const char *k : kKnownArrays)
-                known = known || n == k;
-            if (!known)
-                unknown << q(n);
-        }
-        return unknown;
-    }
-
-private:
-    QString m_path;
-    Arrays m_arrays;
-};
-
-/// A numeric (float or integer, not bool) 2-d array as a Matrix<T>, finite in T.
-template<typename T>
-Matrix<T> numericMatrix(const NpyArray &a, const char *name, const QString &expectedShape)
-{
-    if (a.type == NpyType::Bool)
-        throw InputError(QStringLiteral("array '%1' must hold numbers, got %2")
-                             .arg(QLatin1String(name), describe(a)));
-    if (a.ndim() != 2)
-        throw InputError(QStringLiteral("array '%1' must be 2-d (%2), got shape %3")
-                             .arg(QLatin1String(name), expectedShape, q(a.shapeString())));
-    const Matrix<T> m = a.toMatrix<T>(name);
-    const NonFiniteReport bad = findNonFinite(m);
-    if (bad.found)
-        throw InputError(QStringLiteral("array '%1' %2 holds a non-finite value at (%3, %4): %5 "
-                                        "(%6 NaN, %7 Inf in all)")
-                             .arg(QLatin1String(name), q(a.shapeString()))
-                             .arg(bad.row)
-                             .arg(bad.col)
-                             .arg(a.values[std::size_t(bad.row * a.shape[1] + bad.col)])
-                             .arg(bad.nanCount)
-                             .arg(bad.infCount));
-    return m;
-}
-
-/// A 1-d numeric array of length n as a Vector<T>, finite in T.
-template<typename T> Vector<T> numericVector(const NpyArray &a, const char *name, Index n)
-{
-    if (a.type == NpyType::Bool || a.ndim() != 1 || a.shape[0] != n)
-        throw InputError(QStringLiteral("array '%1' must be a 1-d numeric array of length %2, "
-                                        "got %3")
-                             .arg(QLatin1String(name))
-                             .arg(n)
-                             .arg(describe(a)));
-    Vector<T> v(n);
-    for (Index i = 0; i < n; ++i) {
-        v(i) = T(a.values[std::size_t(i)]);
-        if (!std::isfinite(v(i)))
-            throw InputError(QStringLiteral("array '%1' %2 holds a non-finite value at (%3): %4")
-                                 .arg(QLatin1String(name), q(a.shapeString()))
-                                 .arg(i)
-                                 .arg(a.values[std::size_t(i)]));
-    }
-    return v;
-}
-
-void checkShape(const NpyArray &a, const char *name, std::int64_t rows, std::int64_t cols,
-                const QString &meaning, const QString &context)
-{
-    if (a.shape[0] != rows || a.shape[1] != cols)
-        throw InputError(QStringLiteral("array '%1' has shape %2 but must be (%3, %4) (%5); %6")
-                             .arg(QLatin1String(name), q(a.shapeString()))
-                             .arg(rows)
-                             .arg(cols)
-                             .arg(meaning, context));
-}
-
-/// Bool (or 0/1 uint8) values; `name` and `shape` for messages.
-std::vector<std::uint8_t> boolValues(const NpyArray &a, const char *name)
-{
-    std::vector<std::uint8_t> bits;
-    bits.reserve(a.values.size());
-    for (double v : a.values) {
-        if (v != 0 && v != 1)
-            throw InputError(QStringLiteral("array '%1' %2 must hold booleans (0/1), found %3")
-                                 .arg(QLatin1String(name), describe(a))
-                                 .arg(v));
-        bits.push_back(v != 0 ? 1 : 0);
-    }
-    return bits;
-}
-
-struct MaskInfo
-{
-    AttentionMask mask;
-    QStringList description;
-};
-
-MaskInfo buildMask(const Inputs &in, Index nQ, Index nK, bool allowedConvention,
-                   const QString &context)
-{
-    MaskInfo info;
-    const QString boolMeaning = allowedConvention ? QStringLiteral("True = may attend")
-                                                  : QStringLiteral("True = masked out");
-    if (const NpyArray *a = in.find("attn_mask")) {
-        if (a->ndim() != 2)
-            throw InputError(QStringLiteral("array 'attn_mask' must be 2-d (n_q × n_k = %1), "
-                                            "got shape %2; %3")
-                                 .arg(q(shapeString(nQ, nK)), q(a->shapeString()), context));
-        checkShape(*a, "attn_mask", nQ, nK, QStringLiteral("n_q × n_k"), context);
-        if (a->type == NpyType::Bool || a->type == NpyType::UInt8) {
-            const std::vector<std::uint8_t> bits = boolValues(*a, "attn_mask");
-            MatrixB m(nQ, nK);
-            std::copy(bits.begin(), bits.end(), m.data());
-            info.mask
-                = allowedConvention ? AttentionMask::fromAllowed(m) : AttentionMask::fromMasked(m);
-            info.description << QStringLiteral("attn_mask bool (%1)").arg(boolMeaning);
-        } else if (isFloat(a->type)) {
-            const MatrixD add = a->toMatrix<double>("attn_mask");
-            for (Index i = 0; i < nQ; ++i) {
-                for (Index j = 0; j < nK; ++j) {
-                    const double v = add(i, j);
-                    if (std::isnan(v) || v == std::numeric_limits<double>::infinity())
-                        throw InputError(
-                            QStringLiteral("array 'attn_mask' %1 holds %2 at (%3, %4); an "
-                                           "additive mask may hold finite values and -inf only")
-                                .arg(describe(*a))
-                                .arg(v)
-                                .arg(i)
-                                .arg(j));
-                }
-            }
-            info.mask = AttentionMask::additive(add);
-            info.description << QStringLiteral("attn_mask additive float");
-        } else {
-            throw InputError(QStringLiteral("array 'attn_mask' must be bool or float, got %1")
-                                 .arg(describe(*a)));
-        }
-    }
-    if (const NpyArray *a = in.find("key_padding_mask")) {
-        const bool rowShape = a->ndim() == 2 && a->shape[0] == 1;
-        if (!(a->ndim() == 1 || rowShape) || a->shape.back() != nK)
-            throw InputError(QStringLiteral("array 'key_padding_mask' has shape %1 but must be "
-                                            "(%2,) (n_k); %3")
-                                 .arg(q(a->shapeString()))
-                                 .arg(nK)
-                                 .arg(context));
-        if (a->type != NpyType::Bool && a->type != NpyType::UInt8)
-            throw InputError(
-                QStringLiteral("array 'key_padding_mask' must be bool, got %1").arg(describe(*a)));
-        std::vector<std::uint8_t> padding = boolValues(*a, "key_padding_mask");
-        if (allowedConvention) {
-            for (std::uint8_t &p : padding)
-                p = p ? 0 : 1;
-        }
-        const AttentionMask pad = AttentionMask::keyPadding(nQ, padding);
-        info.mask = info.mask.empty() ? pad : (info.mask | pad);
-        info.description << QStringLiteral("key_padding_mask (%1)")
-                                .arg(allowedConvention ? QStringLiteral("True = key kept")
-                                                       : QStringLiteral("True = padding"));
-    }
-    return info;
 }
 
 /// Everything written to the output file, per head.
@@ -306,85 +68,32 @@ NpyArray perHeadRows(const std::vector<VectorD> &rows)
 }
 
 template<typename T>
-int computeAs(const Inputs &in, const QString &inPath, const QString &outPath,
-              bool allowedConvention, const QString &dtypeName)
+int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &outPath,
+              MaskConvention convention, const QString &dtypeName)
 {
     constexpr NpyType outType = std::is_same_v<T, float> ? NpyType::Float32 : NpyType::Float64;
 
-    bool multihead = false;
-    for (const char *p : kParameterArrays)
-        multihead = multihead || in.has(p);
-
-    const NpyArray &qa = in.require("query");
-    const NpyArray &ka = in.require("key");
-    const NpyArray &va = in.require("value");
-    const QString dims = QStringLiteral("query %1, key %2, value %3")
-                             .arg(q(qa.shapeString()), q(ka.shapeString()), q(va.shapeString()));
-    const Matrix<T> query = numericMatrix<T>(qa, "query", QStringLiteral("n_q × d_model"));
-    const Matrix<T> key = numericMatrix<T>(ka, "key", QStringLiteral("n_k × d_model"));
-    const Matrix<T> value = numericMatrix<T>(va, "value", QStringLiteral("n_k × d_v"));
-    const Index nQ = query.rows(), nK = key.rows(), dModel = query.cols();
-    if (key.cols() != dModel)
-        throw InputError(QStringLiteral("array 'key' has %1 columns but query has %2 (both must "
-                                        "be d_model): %3")
-                             .arg(key.cols())
-                             .arg(dModel)
-                             .arg(dims));
-    if (value.rows() != nK)
-        throw InputError(QStringLiteral("array 'value' has %1 rows but key has %2 (both must be "
-                                        "n_k): %3")
-                             .arg(value.rows())
-                             .arg(nK)
-                             .arg(dims));
-    if (multihead && value.cols() != dModel)
-        throw InputError(QStringLiteral("array 'value' has %1 columns but must have d_model = %2 "
-                                        "for multi-head attention: %3")
-                             .arg(value.cols())
-                             .arg(dModel)
-                             .arg(dims));
-
-    const MaskInfo maskInfo = buildMask(in, nQ, nK, allowedConvention, dims);
+    // Parsing and validation are shared with the window's File → Open tensors… (tensorcase.h).
+    const TensorCase<T> tc = tensorCaseFromArrays<T>(arrays, inPath.toStdString(), convention);
+    if (!tc.unusedArrays.empty()) {
+        QStringList names;
+        for (const std::string &n : tc.unusedArrays)
+            names << q(n);
+        QTextStream(stderr) << "attnlab compute: note: ignoring arrays not used by compute: "
+                            << names.join(QStringLiteral(", ")) << "\n";
+    }
+    const Matrix<T> &query = tc.query;
+    const Matrix<T> &key = tc.key;
+    const Matrix<T> &value = tc.value;
+    const Index nQ = tc.queryCount(), nK = tc.keyCount(), dModel = tc.dModel();
+    QStringList maskDescription;
+    for (const std::string &d : tc.maskDescription)
+        maskDescription << q(d);
 
     Computed<T> c;
-    if (multihead) {
-        const QString why = QStringLiteral(" (multi-head parameters were given)");
-        const NpyArray &inWa = in.require("in_proj_weight", why);
-        const NpyArray &outWa = in.require("out_proj_weight", why);
-        const NpyArray &ha = in.require("num_heads", why);
-        const QString pdims
-            = QStringLiteral("d_model = %1 from query %2").arg(dModel).arg(q(qa.shapeString()));
-        const Matrix<T> inW
-            = numericMatrix<T>(inWa, "in_proj_weight", QStringLiteral("3·d_model × d_model"));
-        checkShape(inWa, "in_proj_weight", 3 * dModel, dModel,
-                   QStringLiteral("3·d_model × d_model, [W_Q; W_K; W_V]"), pdims);
-        const Matrix<T> outW
-            = numericMatrix<T>(outWa, "out_proj_weight", QStringLiteral("d_model × d_model"));
-        checkShape(outWa, "out_proj_weight", dModel, dModel, QStringLiteral("d_model × d_model"),
-                   pdims);
-        const bool hasInBias = in.has("in_proj_bias"), hasOutBias = in.has("out_proj_bias");
-        const Vector<T> inB = hasInBias
-            ? numericVector<T>(*in.find("in_proj_bias"), "in_proj_bias", 3 * dModel)
-            : Vector<T>::Zero(3 * dModel);
-        const Vector<T> outB = hasOutBias
-            ? numericVector<T>(*in.find("out_proj_bias"), "out_proj_bias", dModel)
-            : Vector<T>::Zero(dModel);
-
-        const bool scalar = ha.ndim() == 0 || (ha.ndim() == 1 && ha.shape[0] == 1);
-        if (!scalar || !isInteger(ha.type))
-            throw InputError(QStringLiteral("array 'num_heads' must be a 0-d integer array "
-                                            "(np.array(4)), got %1")
-                                 .arg(describe(ha)));
-        const double heads = ha.values.at(0);
-        if (heads < 1 || std::fmod(double(dModel), heads) != 0)
-            throw InputError(QStringLiteral("num_heads = %1 must be at least 1 and divide "
-                                            "d_model = %2 (%3)")
-                                 .arg(heads)
-                                 .arg(dModel)
-                                 .arg(pdims));
-
-        MultiheadAttention<T> layer(dModel, Index(heads), hasInBias || hasOutBias);
-        layer.setParameters(inW, inB, outW, outB);
-        MultiheadResult<T> r = layer.forward(query, key, value, maskInfo.mask);
+    if (tc.multihead) {
+        const MultiheadAttention<T> layer = tc.layer();
+        MultiheadResult<T> r = layer.forward(query, key, value, tc.mask);
         c.output = std::move(r.output);
         c.weights = std::move(r.weights);
         c.weightsMean = std::move(r.weightsMean);
@@ -397,7 +106,7 @@ int computeAs(const Inputs &in, const QString &inPath, const QString &outPath,
             = QStringLiteral("multi-head attention (PyTorch layout, %1)")
                   .arg(layer.hasBias() ? QStringLiteral("with bias") : QStringLiteral("no bias"));
     } else {
-        AttentionResult<T> r = scaledDotProductAttention<T>(query, key, value, maskInfo.mask);
+        AttentionResult<T> r = scaledDotProductAttention<T>(query, key, value, tc.mask);
         c.output = std::move(r.output);
         c.weightsMean = r.weights;
         c.weights.push_back(std::move(r.weights));
@@ -465,9 +174,8 @@ int computeAs(const Inputs &in, const QString &inPath, const QString &outPath,
                .arg(c.dK)
                .arg(c.scale, 0, 'g', 6)
                .arg(dtypeName,
-                    maskInfo.description.isEmpty()
-                        ? QStringLiteral("none")
-                        : maskInfo.description.join(QStringLiteral(", ")),
+                    maskDescription.isEmpty() ? QStringLiteral("none")
+                                              : maskDescription.join(QStringLiteral(", ")),
                     q(shapeString(c.output.rows(), c.output.cols())))
                .arg(worstRowSum, 0, 'g', 3)
                .arg(maskedRows.isEmpty()
@@ -534,24 +242,17 @@ int runCompute(const QStringList &arguments)
             QStringLiteral("--dtype must be 'float32' or 'float64', got '%1'").arg(dtype));
     const QString inPath = parser.value(inOption);
     const QString outPath = parser.value(outOption);
-    const bool allowed = convention == QLatin1String("allowed");
+    const MaskConvention maskConvention
+        = convention == QLatin1String("allowed") ? MaskConvention::Allowed : MaskConvention::Masked;
 
     try {
         if (!QFileInfo(inPath).isFile())
-            throw InputError(QStringLiteral("input file '%1' does not exist").arg(inPath));
-        Arrays arrays;
-        for (auto &[name, array] : readNpz(inPath.toStdString()))
-            arrays.emplace(name, std::move(array));
-        const Inputs inputs(inPath, std::move(arrays));
-        const QStringList unknown = inputs.unknownNames();
-        if (!unknown.isEmpty())
-            QTextStream(stderr) << "attnlab compute: note: ignoring arrays not used by compute: "
-                                << unknown.join(QStringLiteral(", ")) << "\n";
+            throw InvalidArgument(
+                QStringLiteral("input file '%1' does not exist").arg(inPath).toStdString());
+        const NamedArrays arrays = readNpz(inPath.toStdString());
         return dtype == QLatin1String("float32")
-            ? computeAs<float>(inputs, inPath, outPath, allowed, dtype)
-            : computeAs<double>(inputs, inPath, outPath, allowed, dtype);
-    } catch (const InputError &e) {
-        return inputError(QString::fromUtf8(e.what()));
+            ? computeAs<float>(arrays, inPath, outPath, maskConvention, dtype)
+            : computeAs<double>(arrays, inPath, outPath, maskConvention, dtype);
     } catch (const NpyError &e) {
         return inputError(QString::fromUtf8(e.what()));
     } catch (const InvalidArgument &e) {

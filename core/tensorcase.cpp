@@ -1,0 +1,408 @@
+#include "tensorcase.h"
+
+#include "metrics.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <type_traits>
+
+namespace attn {
+
+namespace {
+
+const char *const knownArrays[] = {
+    "query",           "key",           "value",     "in_proj_weight", "in_proj_bias",
+    "out_proj_weight", "out_proj_bias", "num_heads", "attn_mask",      "key_padding_mask",
+};
+const char *const parameterArrays[]
+    = {"in_proj_weight", "in_proj_bias", "out_proj_weight", "out_proj_bias", "num_heads"};
+
+bool isFloat(NpyType t)
+{
+    return t == NpyType::Float32 || t == NpyType::Float64;
+}
+
+bool isInteger(NpyType t)
+{
+    return t == NpyType::Int32 || t == NpyType::Int64 || t == NpyType::UInt8;
+}
+
+const char *typeName(NpyType t)
+{
+    switch (t) {
+    case NpyType::Float32:
+        return "float32";
+    case NpyType::Float64:
+        return "float64";
+    case NpyType::Bool:
+        return "bool";
+    case NpyType::Int32:
+        return "int32";
+    case NpyType::Int64:
+        return "int64";
+    case NpyType::UInt8:
+        return "uint8";
+    }
+    return "?";
+}
+
+/// Shortest text that reads back to `v` ("nan", "inf", "-inf" for the non-finite values).
+std::string num(double v)
+{
+    if (std::isnan(v))
+        return "nan";
+    if (std::isinf(v))
+        return v > 0 ? "inf" : "-inf";
+    char buffer[64];
+    const auto r = std::to_chars(buffer, buffer + sizeof buffer, v);
+    return std::string(buffer, r.ptr);
+}
+
+std::string num(Index v)
+{
+    return std::to_string(v);
+}
+
+std::string quoted(const char *name)
+{
+    return std::string("'") + name + "'";
+}
+
+class Inputs
+{
+public:
+    Inputs(const NamedArrays &arrays, const std::string &source)
+        : m_source(source)
+    {
+        for (const auto &[name, array] : arrays)
+            m_arrays.emplace(name, &array);
+    }
+
+    bool has(const char *name) const { return m_arrays.count(name) > 0; }
+    const NpyArray *find(const char *name) const
+    {
+        auto it = m_arrays.find(name);
+        return it == m_arrays.end() ? nullptr : it->second;
+    }
+    const NpyArray &require(const char *name, const std::string &why = {}) const
+    {
+        if (const NpyArray *a = find(name))
+            return *a;
+        std::string present;
+        for (const auto &[n, a] : m_arrays)
+            present += (present.empty() ? "" : ", ") + n + " " + describeArray(*a);
+        throw InvalidArgument("missing array " + quoted(name) + why + " in " + m_source
+                              + " (it holds: " + (present.empty() ? "nothing" : present) + ")");
+    }
+    std::vector<std::string> unknownNames() const
+    {
+        std::vector<std::string> unknown;
+        for (const auto &[n, a] : m_arrays) {
+            bool known = false;
+            for (const char *k : knownArrays)
+                known = known || n == k;
+            if (!known)
+                unknown.push_back(n);
+        }
+        return unknown;
+    }
+
+private:
+    std::string m_source;
+    std::map<std::string, const NpyArray *> m_arrays;
+};
+
+/// A numeric (float or integer, not bool) 2-d array as a Matrix<T>, finite in T.
+template<typename T>
+Matrix<T> numericMatrix(const NpyArray &a, const char *name, const std::string &expectedShape)
+{
+    if (a.type == NpyType::Bool)
+        throw InvalidArgument("array " + quoted(name) + " must hold numbers, got "
+                              + describeArray(a));
+    if (a.ndim() != 2)
+        throw InvalidArgument("array " + quoted(name) + " must be 2-d (" + expectedShape
+                              + "), got shape " + a.shapeString());
+    const Matrix<T> m = a.toMatrix<T>(name);
+    const NonFiniteReport bad = findNonFinite(m);
+    if (bad.found)
+        throw InvalidArgument("array " + quoted(name) + " " + a.shapeString()
+                              + " holds a non-finite value at (" + num(bad.row) + ", "
+                              + num(bad.col) + "): "
+                              + num(a.values[std::size_t(bad.row * a.shape[1] + bad.col)]) + " ("
+                              + num(bad.nanCount) + " NaN, " + num(bad.infCount) + " Inf in all)");
+    return m;
+}
+
+/// A 1-d numeric array of length n as a Vector<T>, finite in T.
+template<typename T> Vector<T> numericVector(const NpyArray &a, const char *name, Index n)
+{
+    if (a.type == NpyType::Bool || a.ndim() != 1 || a.shape[0] != n)
+        throw InvalidArgument("array " + quoted(name) + " must be a 1-d numeric array of length "
+                              + num(n) + ", got " + describeArray(a));
+    Vector<T> v(n);
+    for (Index i = 0; i < n; ++i) {
+        v(i) = T(a.values[std::size_t(i)]);
+        if (!std::isfinite(v(i)))
+            throw InvalidArgument("array " + quoted(name) + " " + a.shapeString()
+                                  + " holds a non-finite value at (" + num(i)
+                                  + "): " + num(a.values[std::size_t(i)]));
+    }
+    return v;
+}
+
+void checkShape(const NpyArray &a, const char *name, std::int64_t rows, std::int64_t cols,
+                const std::string &meaning, const std::string &context)
+{
+    if (a.shape[0] != rows || a.shape[1] != cols)
+        throw InvalidArgument("array " + quoted(name) + " has shape " + a.shapeString()
+                              + " but must be (" + num(Index(rows)) + ", " + num(Index(cols))
+                              + ") (" + meaning + "); " + context);
+}
+
+/// Bool (or 0/1 uint8) values.
+std::vector<std::uint8_t> boolValues(const NpyArray &a, const char *name)
+{
+    std::vector<std::uint8_t> bits;
+    bits.reserve(a.values.size());
+    for (double v : a.values) {
+        if (v != 0 && v != 1)
+            throw InvalidArgument("array " + quoted(name) + " " + describeArray(a)
+                                  + " must hold booleans (0/1), found " + num(v));
+        bits.push_back(v != 0 ? 1 : 0);
+    }
+    return bits;
+}
+
+void buildMask(const Inputs &in, Index nQ, Index nK, MaskConvention convention,
+               const std::string &context, AttentionMask &mask,
+               std::vector<std::string> &description)
+{
+    const bool allowed = convention == MaskConvention::Allowed;
+    const std::string boolMeaning = allowed ? "True = may attend" : "True = masked out";
+    if (const NpyArray *a = in.find("attn_mask")) {
+        if (a->ndim() != 2)
+            throw InvalidArgument("array 'attn_mask' must be 2-d (n_q \u00d7 n_k = "
+                                  + shapeString(nQ, nK) + "), got shape " + a->shapeString() + "; "
+                                  + context);
+        checkShape(*a, "attn_mask", nQ, nK, "n_q \u00d7 n_k", context);
+        if (a->type == NpyType::Bool || a->type == NpyType::UInt8) {
+            const std::vector<std::uint8_t> bits = boolValues(*a, "attn_mask");
+            MatrixB m(nQ, nK);
+            std::copy(bits.begin(), bits.end(), m.data());
+            mask = allowed ? AttentionMask::fromAllowed(m) : AttentionMask::fromMasked(m);
+            description.push_back("attn_mask bool (" + boolMeaning + ")");
+        } else if (isFloat(a->type)) {
+            const MatrixD add = a->toMatrix<double>("attn_mask");
+            for (Index i = 0; i < nQ; ++i) {
+                for (Index j = 0; j < nK; ++j) {
+                    const double v = add(i, j);
+                    if (std::isnan(v) || v == std::numeric_limits<double>::infinity())
+                        throw InvalidArgument("array 'attn_mask' " + describeArray(*a) + " holds "
+                                              + num(v) + " at (" + num(i) + ", " + num(j)
+                                              + "); an additive mask may hold finite values "
+                                                "and -inf only");
+                }
+            }
+            mask = AttentionMask::additive(add);
+            description.push_back("attn_mask additive float");
+        } else {
+            throw InvalidArgument("array 'attn_mask' must be bool or float, got "
+                                  + describeArray(*a));
+        }
+    }
+    if (const NpyArray *a = in.find("key_padding_mask")) {
+        const bool rowShape = a->ndim() == 2 && a->shape[0] == 1;
+        if (!(a->ndim() == 1 || rowShape) || a->shape.back() != nK)
+            throw InvalidArgument("array 'key_padding_mask' has shape " + a->shapeString()
+                                  + " but must be (" + num(nK) + ",) (n_k); " + context);
+        if (a->type != NpyType::Bool && a->type != NpyType::UInt8)
+            throw InvalidArgument("array 'key_padding_mask' must be bool, got "
+                                  + describeArray(*a));
+        std::vector<std::uint8_t> padding = boolValues(*a, "key_padding_mask");
+        if (allowed) {
+            for (std::uint8_t &p : padding)
+                p = p ? 0 : 1;
+        }
+        const AttentionMask pad = AttentionMask::keyPadding(nQ, padding);
+        mask = mask.empty() ? pad : (mask | pad);
+        description.push_back(std::string("key_padding_mask (")
+                              + (allowed ? "True = key kept" : "True = padding") + ")");
+    }
+}
+
+} // namespace
+
+std::string describeArray(const NpyArray &array)
+{
+    return std::string(typeName(array.type)) + " " + array.shapeString();
+}
+
+bool hasTensorCase(const NamedArrays &arrays)
+{
+    auto has = [&](const char *name) {
+        return std::any_of(arrays.begin(), arrays.end(),
+                           [name](const auto &a) { return a.first == name; });
+    };
+    return has("query") && has("key") && has("value");
+}
+
+template<typename T> std::string TensorCase<T>::shapeSummary() const
+{
+    return "query " + shapeString(query.rows(), query.cols()) + ", key "
+        + shapeString(key.rows(), key.cols()) + ", value "
+        + shapeString(value.rows(), value.cols());
+}
+
+template<typename T> MultiheadAttention<T> TensorCase<T>::layer() const
+{
+    if (!multihead)
+        throw InvalidArgument("TensorCase::layer: the case has no multi-head parameters");
+    MultiheadAttention<T> l(dModel(), heads, bias);
+    l.setParameters(inProjWeight, inProjBias, outProjWeight, outProjBias);
+    return l;
+}
+
+template<typename T>
+TensorCase<T> tensorCaseFromArrays(const NamedArrays &arrays, const std::string &source,
+                                   MaskConvention convention)
+{
+    const Inputs in(arrays, source);
+    TensorCase<T> c;
+    for (const char *p : parameterArrays)
+        c.multihead = c.multihead || in.has(p);
+
+    const NpyArray &qa = in.require("query");
+    const NpyArray &ka = in.require("key");
+    const NpyArray &va = in.require("value");
+    const std::string dims
+        = "query " + qa.shapeString() + ", key " + ka.shapeString() + ", value " + va.shapeString();
+    c.query = numericMatrix<T>(qa, "query", "n_q \u00d7 d_model");
+    c.key = numericMatrix<T>(ka, "key", "n_k \u00d7 d_model");
+    c.value = numericMatrix<T>(va, "value", "n_k \u00d7 d_v");
+    const Index nQ = c.query.rows(), nK = c.key.rows(), dModel = c.query.cols();
+    if (c.key.cols() != dModel)
+        throw InvalidArgument("array 'key' has " + num(c.key.cols()) + " columns but query has "
+                              + num(dModel) + " (both must be d_model): " + dims);
+    if (c.value.rows() != nK)
+        throw InvalidArgument("array 'value' has " + num(c.value.rows()) + " rows but key has "
+                              + num(nK) + " (both must be n_k): " + dims);
+    if (c.multihead && c.value.cols() != dModel)
+        throw InvalidArgument("array 'value' has " + num(c.value.cols())
+                              + " columns but must have d_model = " + num(dModel)
+                              + " for multi-head attention: " + dims);
+
+    buildMask(in, nQ, nK, convention, dims, c.mask, c.maskDescription);
+
+    if (c.multihead) {
+        const std::string why = " (multi-head parameters were given)";
+        const NpyArray &inWa = in.require("in_proj_weight", why);
+        const NpyArray &outWa = in.require("out_proj_weight", why);
+        const NpyArray &ha = in.require("num_heads", why);
+        const std::string pdims = "d_model = " + num(dModel) + " from query " + qa.shapeString();
+        c.inProjWeight = numericMatrix<T>(inWa, "in_proj_weight", "3\u00b7d_model \u00d7 d_model");
+        checkShape(inWa, "in_proj_weight", 3 * dModel, dModel,
+                   "3\u00b7d_model \u00d7 d_model, [W_Q; W_K; W_V]", pdims);
+        c.outProjWeight = numericMatrix<T>(outWa, "out_proj_weight", "d_model \u00d7 d_model");
+        checkShape(outWa, "out_proj_weight", dModel, dModel, "d_model \u00d7 d_model", pdims);
+        const bool hasInBias = in.has("in_proj_bias"), hasOutBias = in.has("out_proj_bias");
+        c.inProjBias = hasInBias
+            ? numericVector<T>(*in.find("in_proj_bias"), "in_proj_bias", 3 * dModel)
+            : Vector<T>::Zero(3 * dModel);
+        c.outProjBias = hasOutBias
+            ? numericVector<T>(*in.find("out_proj_bias"), "out_proj_bias", dModel)
+            : Vector<T>::Zero(dModel);
+        c.bias = hasInBias || hasOutBias;
+
+        const bool scalar = ha.ndim() == 0 || (ha.ndim() == 1 && ha.shape[0] == 1);
+        if (!scalar || !isInteger(ha.type))
+            throw InvalidArgument("array 'num_heads' must be a 0-d integer array "
+                                  "(np.array(4)), got "
+                                  + describeArray(ha));
+        const double heads = ha.values.at(0);
+        if (heads < 1 || std::fmod(double(dModel), heads) != 0)
+            throw InvalidArgument("num_heads = " + num(heads)
+                                  + " must be at least 1 and divide d_model = " + num(dModel) + " ("
+                                  + pdims + ")");
+        c.heads = Index(heads);
+    }
+    c.unusedArrays = in.unknownNames();
+    return c;
+}
+
+template<typename T>
+TensorCase<T> loadTensorCase(const std::string &path, MaskConvention convention)
+{
+    return tensorCaseFromArrays<T>(readNpz(path), path, convention);
+}
+
+const MatrixD &WeightStack::at(Index layer, Index head) const
+{
+    if (layer < 0 || layer >= layers || head < 0 || head >= heads)
+        throw InvalidArgument("WeightStack::at: (layer " + num(layer) + ", head " + num(head)
+                              + ") is out of range for " + num(layers) + " layers \u00d7 "
+                              + num(heads) + " heads");
+    return weights[std::size_t(layer * heads + head)];
+}
+
+WeightStack weightStackFromArray(const NpyArray &array, const std::string &what)
+{
+    const int nd = array.ndim();
+    if (nd < 2 || nd > 4)
+        throw InvalidArgument("array '" + what + "' " + describeArray(array)
+                              + " is not attention weights: expected (n_q, n_k), (h, n_q, n_k) "
+                                "or (layers, h, n_q, n_k)");
+    if (array.type == NpyType::Bool)
+        throw InvalidArgument("array '" + what + "' must hold numbers (attention weights), got "
+                              + describeArray(array));
+    for (std::int64_t s : array.shape) {
+        if (s <= 0)
+            throw InvalidArgument("array '" + what + "' " + describeArray(array)
+                                  + " has an empty axis; attention weights need at least one "
+                                    "layer, head, query and key");
+    }
+    if (array.values.size() != std::size_t(array.size()))
+        throw InvalidArgument("array '" + what + "': shape " + array.shapeString()
+                              + " does not match " + std::to_string(array.values.size())
+                              + " values");
+    WeightStack s;
+    s.type = array.type;
+    s.queries = array.shape[std::size_t(nd - 2)];
+    s.keys = array.shape[std::size_t(nd - 1)];
+    s.heads = nd >= 3 ? array.shape[std::size_t(nd - 3)] : 1;
+    s.layers = nd == 4 ? array.shape[0] : 1;
+    const Index cells = s.queries * s.keys;
+    s.weights.reserve(std::size_t(s.layers * s.heads));
+    for (Index k = 0; k < s.layers * s.heads; ++k) {
+        // weights of matrix k: n_q × n_k, C order, starting at k · n_q · n_k
+        MatrixD m(s.queries, s.keys);
+        std::copy_n(array.values.data() + std::size_t(k * cells), std::size_t(cells), m.data());
+        s.weights.push_back(std::move(m));
+    }
+    return s;
+}
+
+std::string defaultWeightArray(const NamedArrays &arrays)
+{
+    for (const char *name : weightArrayNames) {
+        for (const auto &[n, a] : arrays) {
+            if (n == name)
+                return n;
+        }
+    }
+    return arrays.size() == 1 ? arrays.front().first : std::string();
+}
+
+template struct TensorCase<float>;
+template struct TensorCase<double>;
+template TensorCase<float> tensorCaseFromArrays<float>(const NamedArrays &, const std::string &,
+                                                       MaskConvention);
+template TensorCase<double> tensorCaseFromArrays<double>(const NamedArrays &, const std::string &,
+                                                         MaskConvention);
+template TensorCase<float> loadTensorCase<float>(const std::string &, MaskConvention);
+template TensorCase<double> loadTensorCase<double>(const std::string &, MaskConvention);
+
+} // namespace attn

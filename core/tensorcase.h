@@ -1,0 +1,125 @@
+#pragma once
+// A user's tensors read from NumPy files (issue 3, §4 and §5), shared by `attnlab compute` and
+// the window's File → Open tensors…:
+//
+// 1. An attention problem ("tensor case"), arrays named as in torch.nn.MultiheadAttention's
+//    forward() arguments and state_dict:
+//      query n_q × d_model, key n_k × d_model, value n_k × d_v          (required)
+//      in_proj_weight 3·d_model × d_model ([W_Q; W_K; W_V]), in_proj_bias 3·d_model,
+//      out_proj_weight d_model × d_model, out_proj_bias d_model, num_heads (0-d integer)
+//        → multi-head attention (Vaswani et al. 2017, §3.2.2; matches
+//          torch.nn.MultiheadAttention(batch_first=True)); d_v = d_model; a missing bias is zero
+//          (bias=False); any of these five arrays makes the case multi-head.
+//      none of them → plain scaled dot-product attention (§3.2.1), one head, d_k = d_model.
+//      attn_mask n_q × n_k: bool (meaning by MaskConvention) or additive float (finite or −inf)
+//      key_padding_mask n_k (or 1 × n_k) bool (True = padding under MaskConvention::Masked)
+// 2. Attention weights computed elsewhere (e.g. dumped from a real model): one array shaped
+//    (n_q × n_k), (h × n_q × n_k) or (layers × h × n_q × n_k), shown without recomputation.
+//
+// Errors throw InvalidArgument whose message names the array, its dtype/shape and what was
+// expected (NpyError comes through from reading the file).
+
+#include "mask.h"
+#include "multihead.h"
+#include "npy.h"
+#include "types.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attn {
+
+/// Meaning of True in boolean attn_mask / key_padding_mask arrays.
+enum class MaskConvention {
+    Masked, ///< True = masked out (torch.nn.MultiheadAttention's attn_mask, key_padding_mask)
+    Allowed, ///< True = may attend (torch.nn.functional.scaled_dot_product_attention)
+};
+
+/// Named arrays as read by readNpz (names without ".npy").
+using NamedArrays = std::vector<std::pair<std::string, NpyArray>>;
+
+/// The attention problem of a tensor file, converted to T and validated.
+template<typename T> struct TensorCase
+{
+    Matrix<T> query; ///< n_q × d_model
+    Matrix<T> key; ///< n_k × d_model
+    Matrix<T> value; ///< n_k × d_v (d_v = d_model when multihead)
+    bool multihead = false; ///< PyTorch-named parameters were given
+    Index heads = 1; ///< num_heads (1 for plain attention)
+    bool bias = false; ///< in_proj_bias or out_proj_bias present
+    Matrix<T> inProjWeight; ///< 3·d_model × d_model (multihead only)
+    Vector<T> inProjBias; ///< 3·d_model, zeros when absent (multihead only)
+    Matrix<T> outProjWeight; ///< d_model × d_model (multihead only)
+    Vector<T> outProjBias; ///< d_model, zeros when absent (multihead only)
+    /// attn_mask | key_padding_mask (empty when neither is given); n_q × n_k.
+    AttentionMask mask;
+    /// One entry per mask given, e.g. "attn_mask bool (True = masked out)".
+    std::vector<std::string> maskDescription;
+    /// Arrays present in the file that the case does not use (e.g. expected_weights).
+    std::vector<std::string> unusedArrays;
+
+    Index queryCount() const { return query.rows(); }
+    Index keyCount() const { return key.rows(); }
+    Index dModel() const { return query.cols(); }
+    Index headDim() const { return dModel() / heads; }
+    /// "query (6, 16), key (6, 16), value (6, 16)" style summary of the shapes.
+    std::string shapeSummary() const;
+    /// The layer with this case's parameters. Throws InvalidArgument unless multihead.
+    MultiheadAttention<T> layer() const;
+};
+
+/// True when `arrays` hold query, key and value (a tensor case rather than weights).
+bool hasTensorCase(const NamedArrays &arrays);
+
+/// Builds and validates a case from named arrays; `source` (the file name) appears in "missing
+/// array" messages. Checks, in this order: query, key, value present, 2-d, numeric (not bool)
+/// and finite in T; key has d_model columns; value has n_k rows (and d_model columns for
+/// multi-head); masks shaped n_q × n_k / n_k with 0/1 booleans or finite/−inf floats; for
+/// multi-head in_proj_weight, out_proj_weight and num_heads present, shapes (3·d_model, d_model)
+/// and (d_model, d_model), biases of length 3·d_model and d_model, num_heads a 0-d integer ≥ 1
+/// dividing d_model. Throws InvalidArgument naming the array and the shapes.
+template<typename T>
+TensorCase<T> tensorCaseFromArrays(const NamedArrays &arrays, const std::string &source,
+                                   MaskConvention convention = MaskConvention::Masked);
+
+/// Reads an .npz (readNpz) and builds its case. Throws NpyError (file problems) or
+/// InvalidArgument (see tensorCaseFromArrays).
+template<typename T>
+TensorCase<T> loadTensorCase(const std::string &path,
+                             MaskConvention convention = MaskConvention::Masked);
+
+/// Attention weights computed elsewhere: layers × heads matrices n_q × n_k, stored by layer
+/// then head (as the array's C order).
+struct WeightStack
+{
+    Index layers = 1;
+    Index heads = 1;
+    Index queries = 0; ///< n_q
+    Index keys = 0; ///< n_k
+    NpyType type = NpyType::Float64; ///< dtype of the array the weights came from
+    std::vector<MatrixD> weights; ///< layers·heads matrices n_q × n_k, row-major
+
+    /// Weights of (layer, head), n_q × n_k. Throws InvalidArgument when out of range.
+    const MatrixD &at(Index layer, Index head) const;
+};
+
+/// Interprets `array` as weights: 2-d (n_q × n_k) is one layer with one head, 3-d is
+/// (h × n_q × n_k), 4-d is (layers × h × n_q × n_k). Values are kept as they are — NaN/Inf and
+/// rows that do not sum to 1 included (they are reported by the viewer, never hidden).
+/// Throws InvalidArgument naming `what` and the shape for other ranks, zero-sized axes or bool
+/// arrays.
+WeightStack weightStackFromArray(const NpyArray &array, const std::string &what);
+
+/// Names tried, in order, for the weights of an .npz with several arrays.
+inline constexpr const char *weightArrayNames[] = {"weights", "attn_weights", "attention"};
+
+/// The member holding weights: the first of weightArrayNames present, else the only array of
+/// the file; empty when the choice is ambiguous (several arrays, none of those names) or the
+/// file holds nothing.
+std::string defaultWeightArray(const NamedArrays &arrays);
+
+/// "float64 (6, 16)" for messages.
+std::string describeArray(const NpyArray &array);
+
+} // namespace attn
