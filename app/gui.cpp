@@ -1,6 +1,7 @@
 #include "gui.h"
 
 #include <mainwindow.h>
+#include <tensorcontroller.h>
 
 #include <QApplication>
 #include <QSettings>
@@ -8,7 +9,7 @@
 
 namespace attn {
 
-int runGui(const QString &sessionFile)
+int runGui(const QString &sessionFile, const QString &tensorFile)
 {
     MainWindow window;
     {
@@ -20,6 +21,10 @@ int runGui(const QString &sessionFile)
     if (!sessionFile.isEmpty()) {
         // After the window is up, so the message has a parent on screen.
         QTimer::singleShot(0, &window, [&window, sessionFile] { window.openSession(sessionFile); });
+    }
+    if (!tensorFile.isEmpty()) {
+        QTimer::singleShot(0, &window,
+                           [&window, tensorFile] { window.tensorController()->open(tensorFile); });
     }
     return QApplication::exec();
 }

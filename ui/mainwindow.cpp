@@ -12,6 +12,7 @@
 #include "recentfiles.h"
 #include "sessioncontroller.h"
 #include "sessionfile.h"
+#include "tensorcontroller.h"
 #include "views/attentionviews.h"
 
 #include <QAction>
@@ -161,6 +162,10 @@ void MainWindow::createDocks()
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     scroll->setMinimumWidth(m_controls->sizeHint().width() + 20);
     addDock(scroll, tr("Controls"), QStringLiteral("controlsDock"), Qt::LeftDockWidgetArea);
+    // File → Open Tensors…: layer/head selectors and token labels, shown while tensors are loaded.
+    m_tensors = new TensorController(m_session, m_heatmap, this);
+    m_tensors->setDock(addDock(m_tensors->panel(), tr("Tensors"), QStringLiteral("tensorsDock"),
+                               Qt::LeftDockWidgetArea));
 
     // Right column: the live charts stacked (E2 sweep, then per-row metrics), with the
     // on-demand timing panel as a tab behind the per-row metrics. The heatmaps keep the whole
@@ -191,6 +196,10 @@ void MainWindow::createActions()
     // Sessions and undo: File → Open/Save, Edit → Undo/Redo (ui/sessioncontroller.h).
     m_sessionController = new SessionController(m_session, this);
     m_sessionController->trackSliderDrags(m_controls);
+    m_tensors->setParameterEditor(
+        [this](const SessionParameters &p) { m_sessionController->editParameters(p); });
+    connect(m_tensors, &TensorController::statusMessage, this,
+            [this](const QString &text) { statusBar()->showMessage(text, 10000); });
     m_sessionController->setViewStateHandlers([this] { return viewState(); },
                                               [this](const QJsonObject &s) { setViewState(s); });
     connect(m_sessionController, &SessionController::statusMessage, this,
@@ -324,10 +333,14 @@ void MainWindow::createMenus()
     file->addAction(m_sessionController->openAction());
     file->addMenu(m_sessionController->recentFiles()->menu());
     file->addSeparator();
+    file->addAction(m_tensors->openAction());
+    file->addAction(m_tensors->backAction());
+    file->addSeparator();
     file->addAction(m_sessionController->saveAction());
     file->addAction(m_sessionController->saveAsAction());
     file->addSeparator();
     file->addAction(m_exportAction);
+    file->addAction(m_tensors->exportAction());
     file->addSeparator();
     file->addAction(m_quitAction);
 
@@ -384,6 +397,7 @@ void MainWindow::createStatusBar()
         statusBar()->addPermanentWidget(label);
         return label;
     };
+    statusBar()->addPermanentWidget(m_tensors->statusLabel()); // "loaded: file.npz"
     m_nonFiniteStatus = makeLabel(QStringLiteral("nonFiniteStatus"),
                                   tr("NaN or Inf values were found in the weights: they are "
                                      "shown, never hidden"));
@@ -483,6 +497,10 @@ void MainWindow::onResult(std::shared_ptr<const SessionResult> result)
     m_scaleStatus->setText(scaleText(p, result->scale));
     m_rowSumStatus->setText(tr("worst |Σw − 1| = %1").arg(result->worstRowSumError, 0, 'g', 2));
     m_timeStatus->setText(tr("computed in %1").arg(secondsText(result->computeSeconds)));
+    if (p.tensors && p.tensors->isWeights()) { // loaded weights: no d_k, nothing recomputed
+        m_dkStatus->setText(tr("stored weights"));
+        m_scaleStatus->setText(tr("not recomputed"));
+    }
 
     const NonFiniteReport &nf = result->nonFinite;
     if (nf.found) {

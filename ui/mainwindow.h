@@ -31,6 +31,7 @@ class MaxWeightChart;
 class RowMetricsChart;
 class ScalingSweepRunner;
 class SessionController;
+class TensorController;
 class TimingChart;
 
 class MainWindow : public QMainWindow
@@ -67,6 +68,8 @@ public:
     bool openSession(const QString &path);
     /// Sessions, undo/redo of parameter changes and recent files (File and Edit menus).
     SessionController *sessionController() const { return m_sessionController; }
+    /// File → Open Tensors…, Back to Random Inputs, Export Weights… and the Tensors dock.
+    TensorController *tensorController() const { return m_tensors; }
     /// What the window shows, for session files (keys in sessionfile.h): "tabs" (the current
     /// tab of each nested tab widget of the centre) and "heatmap" (view, head, colormap …).
     QJsonObject viewState() const;
@@ -124,6 +127,7 @@ private:
     std::function<void()> m_initialSizes; ///< the default dock sizes, applied once resized
 
     SessionController *m_sessionController = nullptr;
+    TensorController *m_tensors = nullptr;
     bool m_settingsRestored = false;
     QAction *m_nextHeadAction = nullptr;
     QAction *m_previousHeadAction = nullptr;

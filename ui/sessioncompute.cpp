@@ -1,5 +1,7 @@
 #include "sessioncompute.h"
 
+#include "tensorsource.h"
+
 #include <multihead.h>
 #include <positional.h>
 #include <random.h>
@@ -357,6 +359,8 @@ SessionResult computeSession(const SessionParameters &params,
 SessionResult computeSession(const SessionParameters &params,
                              const std::function<bool()> &cancelled, SessionComputeCache *cache)
 {
+    if (params.tensors) // File → Open tensors…: the user's tensors instead of seeded inputs
+        return computeTensorSession(params, cancelled);
     SessionResult r;
     r.params = params;
     const auto start = std::chrono::steady_clock::now();

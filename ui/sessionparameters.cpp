@@ -1,5 +1,7 @@
 #include "sessionparameters.h"
 
+#include "tensorsource.h"
+
 #include <QJsonArray>
 #include <QJsonValue>
 
@@ -147,6 +149,8 @@ QString SessionParameters::validate() const
     if (!std::isfinite(temperature) || temperature <= 0.0)
         return QStringLiteral("temperature \u03c4 must be a finite number > 0, got %1")
             .arg(numberText(temperature));
+    if (tensors)
+        return tensors->checkParameters(*this);
     return {};
 }
 
@@ -299,6 +303,8 @@ std::optional<SessionParameters> SessionParameters::fromJson(const QJsonObject &
 
 QString SessionParameters::caption() const
 {
+    if (tensors)
+        return tensors->caption(*this); // "loaded: case.npz, …"
     QStringList parts;
     if (kind == AttentionKind::DecoderCausal)
         parts << QStringLiteral("decoder");

@@ -5,9 +5,12 @@
 #include <QString>
 #include <QStringList>
 
+#include <memory>
 #include <optional>
 
 namespace attn {
+
+class TensorSource;
 
 /// The three uses of attention (Vaswani et al. 2017, §3.2.3).
 enum class AttentionKind {
@@ -39,6 +42,10 @@ struct SessionParameters
     /// for encoder–decoder attention entries n … n+n_k−1 (when present) label the keys.
     /// Positions are shown where a label is missing.
     QStringList tokens;
+    /// Tensors loaded with File → Open tensors… (ui/tensorsource.h), shown instead of the seeded
+    /// random inputs; nullptr for random inputs. They fix n, n_k, d_model and h (validate()
+    /// says so). Compared by identity; not part of toJson (session files store the path).
+    std::shared_ptr<const TensorSource> tensors;
 
     int dK() const { return heads > 0 ? dModel / heads : 0; }
     int queryCount() const { return n; }

@@ -1,5 +1,7 @@
 #include "controlpanel.h"
 
+#include "tensorsource.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -429,6 +431,22 @@ void ControlPanel::syncWidgets()
     else
         m_maskNote->clear();
     m_maskNote->setVisible(!m_maskNote->text().isEmpty());
+
+    // Loaded tensors (File → Open tensors…) fix the shapes; loaded weights are shown as stored,
+    // so nothing else applies to them either.
+    const bool loaded = p.tensors != nullptr;
+    const bool weightsOnly = loaded && p.tensors->isWeights();
+    const QList<QWidget *> shapeControls
+        = {m_kindCombo,  m_nSlider,    m_nSpin,           m_seedSpin,
+           m_dModelSpin, m_headsCombo, m_positionalCheck, m_dkSlider};
+    for (QWidget *w : shapeControls)
+        w->setEnabled(!loaded);
+    m_nKSpin->setEnabled(!loaded && p.kind == AttentionKind::EncoderDecoder);
+    const QList<QWidget *> computeControls
+        = {m_dtypeCombo, m_alphaSlider, m_sqrtCheck, m_temperatureSpin, m_maskCombo};
+    for (QWidget *w : computeControls)
+        w->setEnabled(!weightsOnly);
+    m_paddingSpin->setEnabled(!weightsOnly && p.mask == MaskChoice::KeyPadding);
 }
 
 void ControlPanel::toggleScaled()
