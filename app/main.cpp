@@ -8,32 +8,40 @@
 #include <QTextStream>
 
 #include <cstring>
+#include <vector>
 
 namespace {
 
 void printTopLevelHelp()
 {
     QTextStream out(stdout);
-    out << "Usage: attnlab [--session FILE] [--open-tensors FILE]\n"
-           "                                          start the Attention Lab window\n"
+    out << "Usage: attnlab [--session FILE]            start the Attention Lab window\n"
            "       attnlab <command> [options]         run a command headless (no window)\n"
            "\nCommands:\n";
     for (const attn::cli::Command &c : attn::cli::commands())
         out << "  " << QString::fromLatin1(c.name).leftJustified(12) << c.summary << "\n";
     out << "\nOptions:\n"
            "  --session FILE   open a saved session (.attnlab.json) in the window\n"
-           "  --open-tensors FILE\n"
-           "                   show your tensors (.npy/.npz: query/key/value or attention\n"
-           "                   weights) in the window, as File > Open Tensors... does\n"
            "  -h, --help       show this help; 'attnlab <command> --help' for a command\n"
            "  -v, --version    show the version\n";
 }
+
+// A session file given without an option (as a file manager does: Exec=attnlab %f).
+bool isSessionPath(const char *arg)
+{
+    const QString path = QString::fromLocal8Bit(arg);
+    return path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive);
+}
+
+// QGuiApplication reads "-session"/"--session <id>" as an X11 session-management id and removes
+// it from the arguments; Attention Lab's --session FILE passes Qt under this name instead.
+char hiddenSessionOption[] = "--attnlab-session-file";
 
 } // namespace
 
 int main(int argc, char **argv)
 {
-    const bool commandMode = argc > 1 && argv[1][0] != '-';
+    const bool commandMode = argc > 1 && argv[1][0] != '-' && !isSessionPath(argv[1]);
     const bool infoMode = argc > 1
         && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")
             || !std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "-v"));
@@ -41,7 +49,13 @@ int main(int argc, char **argv)
     if ((commandMode || infoMode) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
 
-    QApplication app(argc, argv);
+    std::vector<char *> qtArgv(argv, argv + argc + 1); // argv[argc] is nullptr
+    for (char *&arg : qtArgv) {
+        if (arg && (!std::strcmp(arg, "--session") || !std::strcmp(arg, "-session")))
+            arg = hiddenSessionOption;
+    }
+    int qtArgc = argc;
+    QApplication app(qtArgc, qtArgv.data());
     QApplication::setApplicationName(QStringLiteral("attnlab"));
     QApplication::setApplicationDisplayName(QStringLiteral("Attention Lab"));
     QApplication::setOrganizationName(QStringLiteral("Attention Lab"));
@@ -49,7 +63,11 @@ int main(int argc, char **argv)
     QApplication::setDesktopFileName(QStringLiteral("attnlab"));
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/attnlab/icons/attnlab.svg")));
 
-    const QStringList arguments = QApplication::arguments();
+    QStringList arguments = QApplication::arguments();
+    for (QString &arg : arguments) {
+        if (arg == QLatin1String(hiddenSessionOption))
+            arg = QStringLiteral("--session");
+    }
     if (commandMode) {
         const QString name = arguments.at(1);
         const attn::cli::Command *command = attn::cli::findCommand(name);
@@ -64,7 +82,6 @@ int main(int argc, char **argv)
     }
 
     QString sessionFile;
-    QString tensorFile;
     for (int i = 1; i < arguments.size(); ++i) {
         const QString &a = arguments.at(i);
         if (a == QLatin1String("--help") || a == QLatin1String("-h")) {
@@ -87,20 +104,12 @@ int main(int argc, char **argv)
             sessionFile = a.mid(10);
             continue;
         }
-        if (a == QLatin1String("--open-tensors")) {
-            if (i + 1 >= arguments.size()) {
-                QTextStream(stderr) << "attnlab: --open-tensors needs a file name.\n";
-                return attn::cli::ExitUsage;
-            }
-            tensorFile = arguments.at(++i);
-            continue;
-        }
-        if (a.startsWith(QLatin1String("--open-tensors="))) {
-            tensorFile = a.mid(15);
+        if (!a.startsWith(QLatin1Char('-')) && sessionFile.isEmpty()) {
+            sessionFile = a; // attnlab FILE.attnlab.json
             continue;
         }
         QTextStream(stderr) << "attnlab: unknown option '" << a << "'. Try 'attnlab --help'.\n";
         return attn::cli::ExitUsage;
     }
-    return attn::runGui(sessionFile, tensorFile);
+    return attn::runGui(sessionFile);
 }
