@@ -15,13 +15,17 @@ namespace {
 void printTopLevelHelp()
 {
     QTextStream out(stdout);
-    out << "Usage: attnlab [--session FILE]            start the Attention Lab window\n"
+    out << "Usage: attnlab [--session FILE] [--open-tensors FILE]\n"
+           "                                          start the Attention Lab window\n"
            "       attnlab <command> [options]         run a command headless (no window)\n"
            "\nCommands:\n";
     for (const attn::cli::Command &c : attn::cli::commands())
         out << "  " << QString::fromLatin1(c.name).leftJustified(12) << c.summary << "\n";
     out << "\nOptions:\n"
            "  --session FILE   open a saved session (.attnlab.json) in the window\n"
+           "  --open-tensors FILE\n"
+           "                   show your tensors (.npy/.npz: query/key/value or attention\n"
+           "                   weights) in the window, as File > Open Tensors... does\n"
            "  -h, --help       show this help; 'attnlab <command> --help' for a command\n"
            "  -v, --version    show the version\n";
 }
@@ -82,6 +86,7 @@ int main(int argc, char **argv)
     }
 
     QString sessionFile;
+    QString tensorFile;
     for (int i = 1; i < arguments.size(); ++i) {
         const QString &a = arguments.at(i);
         if (a == QLatin1String("--help") || a == QLatin1String("-h")) {
@@ -104,6 +109,18 @@ int main(int argc, char **argv)
             sessionFile = a.mid(10);
             continue;
         }
+        if (a == QLatin1String("--open-tensors")) {
+            if (i + 1 >= arguments.size()) {
+                QTextStream(stderr) << "attnlab: --open-tensors needs a file name.\n";
+                return attn::cli::ExitUsage;
+            }
+            tensorFile = arguments.at(++i);
+            continue;
+        }
+        if (a.startsWith(QLatin1String("--open-tensors="))) {
+            tensorFile = a.mid(15);
+            continue;
+        }
         if (!a.startsWith(QLatin1Char('-')) && sessionFile.isEmpty()) {
             sessionFile = a; // attnlab FILE.attnlab.json
             continue;
@@ -111,5 +128,5 @@ int main(int argc, char **argv)
         QTextStream(stderr) << "attnlab: unknown option '" << a << "'. Try 'attnlab --help'.\n";
         return attn::cli::ExitUsage;
     }
-    return attn::runGui(sessionFile);
+    return attn::runGui(sessionFile, tensorFile);
 }
