@@ -18,6 +18,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QMainWindow>
 #include <QMessageBox>
 #include <QRegularExpression>
 #include <QVBoxLayout>
@@ -404,8 +405,13 @@ void TensorController::onParametersChanged(const SessionParameters &params)
     m_statusLabel->setVisible(loaded);
     if (m_dock && m_dock->isVisible() != loaded) {
         m_dock->setVisible(loaded);
-        if (loaded)
+        if (loaded) {
             m_dock->raise();
+            // Room for the wrapped texts: the left column is shared with other docks.
+            if (auto *window = qobject_cast<QMainWindow *>(m_window))
+                window->resizeDocks({m_dock}, {std::max(300, m_panel->sizeHint().height())},
+                                    Qt::Vertical);
+        }
     }
 }
 
