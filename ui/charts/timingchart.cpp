@@ -3,19 +3,24 @@
 #include "chartstyle.h"
 
 #include <experiments/experiments.h>
+#include <kernels/kernels.h>
 
 #include <QChart>
 #include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QCursor>
+#include <QGraphicsLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScatterSeries>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
@@ -23,8 +28,107 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <limits>
 
 namespace attn {
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+struct KernelStyle
+{
+    const char *name;
+    QColor color;
+    double costFactor; ///< rough time per flop relative to the materialized kernel (progress)
+};
+
+const std::vector<KernelStyle> &kernelStyles()
+{
+    static const std::vector<KernelStyle> styles = {
+        {"materialized", chartstyle::scaledColor(), 1.0},
+        {"streaming", chartstyle::thirdColor(), 1.0},
+        {"loop", chartstyle::unscaledColor(), 8.0},
+    };
+    return styles;
+}
+
+QString mibText(double mib)
+{
+    if (mib >= 1024.0)
+        return QObject::tr("%1 GiB").arg(mib / 1024.0, 0, 'g', 3);
+    if (mib >= 10.0)
+        return QObject::tr("%1 MiB").arg(std::ceil(mib), 0, 'f', 0);
+    return QObject::tr("%1 MiB").arg(mib, 0, 'g', 2);
+}
+
+QString secondsText(double s)
+{
+    if (s < 1e-3)
+        return QObject::tr("%1 µs").arg(s * 1e6, 0, 'g', 3);
+    if (s < 1.0)
+        return QObject::tr("%1 ms").arg(s * 1e3, 0, 'g', 3);
+    return QObject::tr("%1 s").arg(s, 0, 'g', 3);
+}
+
+QLogValueAxis *makeLogAxis(QChart *chart, int base, const QString &title)
+{
+    auto *axis = new QLogValueAxis(chart);
+    axis->setBase(base);
+    axis->setLabelFormat(QStringLiteral("%g"));
+    axis->setTitleText(title);
+    return axis;
+}
+
+/// Range of a log axis covering [lo, hi] with whole powers of 10 (a little room for base 2).
+void setLogRange(QLogValueAxis *axis, double lo, double hi)
+{
+    if (!(lo > 0) || !(hi >= lo))
+        return;
+    if (axis->base() == 10)
+        axis->setRange(std::pow(10, std::floor(std::log10(lo))),
+                       std::pow(10, std::ceil(std::log10(hi * 1.0001))));
+    else
+        axis->setRange(lo / 1.3, hi * 1.3);
+}
+
+void hideFromLegend(QChart *chart, QAbstractSeries *series)
+{
+    for (QLegendMarker *m : chart->legend()->markers(series))
+        m->setVisible(false);
+}
+
+/// Slope of log time vs log n over the largest n (n ≥ n_max / 8, the last four doublings),
+/// where the n² work dominates the fixed costs; NaN with fewer than two such points.
+double largeNExponent(const std::vector<double> &n, const std::vector<double> &seconds,
+                      double *fromN)
+{
+    std::vector<double> x, y;
+    const double nMax = n.empty() ? 0.0 : *std::max_element(n.begin(), n.end());
+    for (std::size_t i = 0; i < n.size(); ++i)
+        if (n[i] >= nMax / 8 && seconds[i] > 0) {
+            x.push_back(n[i]);
+            y.push_back(seconds[i]);
+        }
+    *fromN = x.empty() ? 0.0 : *std::min_element(x.begin(), x.end());
+    if (x.size() < 2)
+        return std::numeric_limits<double>::quiet_NaN();
+    try {
+        return fitPowerLawExponent(x, y);
+    } catch (const std::exception &) {
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+}
+
+} // namespace
+
+const TimingSeries *TimingData::series(const QString &kernel) const
+{
+    for (const TimingSeries &s : kernels)
+        if (s.kernel == kernel)
+            return &s;
+    return nullptr;
+}
 
 TimingChart::TimingChart(QWidget *parent)
     : QWidget(parent)
@@ -39,11 +143,15 @@ TimingChart::TimingChart(QWidget *parent)
     auto *maxLabel = new QLabel(tr("n &up to:"), this);
     m_maxNCombo = new QComboBox(this);
     m_maxNCombo->setObjectName(QStringLiteral("timingMaxNCombo"));
-    for (int n : {512, 1024, 2048, 4096})
+    for (int n : {512, 1024, 2048, 4096, 8192, 16384})
         m_maxNCombo->addItem(QString::number(n), n);
-    m_maxNCombo->setCurrentIndex(2);
-    m_maxNCombo->setToolTip(tr("Largest sequence length measured; n doubles from 128 up to it. "
-                               "n = 4096 in float32 needs a 64 MiB score matrix."));
+    m_maxNCombo->setCurrentIndex(m_maxNCombo->count() - 1);
+    m_maxNCombo->setToolTip(
+        tr("Largest sequence length measured; n doubles from 128 up to it. The materialized "
+           "kernel needs an n × n score matrix (1 GiB in float32 at n = 16384) and is not run "
+           "where that exceeds the memory budget; the streaming kernel needs a few MiB at any "
+           "n; the per-row loop stops at n = %1.")
+            .arg(loopMaxN));
     maxLabel->setBuddy(m_maxNCombo);
     bar->addWidget(maxLabel);
     bar->addWidget(m_maxNCombo);
@@ -69,18 +177,56 @@ TimingChart::TimingChart(QWidget *parent)
     m_repeatsSpin->setObjectName(QStringLiteral("timingRepeatsSpin"));
     m_repeatsSpin->setRange(1, 20);
     m_repeatsSpin->setValue(3);
-    m_repeatsSpin->setToolTip(tr("Timed runs per n; the plot shows their mean."));
+    m_repeatsSpin->setToolTip(tr("Timed runs per n (after one untimed warm-up); the plot shows "
+                                 "their mean."));
     repeatsLabel->setBuddy(m_repeatsSpin);
     bar->addWidget(repeatsLabel);
     bar->addWidget(m_repeatsSpin);
     bar->addStretch(1);
     layout->addLayout(bar);
 
+    auto *kernelBar = new QHBoxLayout;
+    kernelBar->setContentsMargins(6, 0, 6, 0);
+    const QStringList kernelTips = {
+        tr("Materialized: one GEMM for the n × n scores, a row softmax, one GEMM with V. Its "
+           "memory grows as n²."),
+        tr("Streaming (online softmax, FlashAttention-style): K and V in tiles with a running "
+           "max and sum per row; no n × n matrix, memory independent of n."),
+        tr("Per-row loop: one query row at a time, the slow obvious reference (E9). Not run "
+           "beyond n = %1.")
+            .arg(loopMaxN),
+    };
+    const QStringList kernelLabels = {tr("&materialized"), tr("&streaming"), tr("&loop")};
+    for (int k = 0; k < int(kernelStyles().size()); ++k) {
+        auto *check = new QCheckBox(kernelLabels[k], this);
+        check->setObjectName(QStringLiteral("timingKernel_%1")
+                                 .arg(QLatin1String(kernelStyles()[std::size_t(k)].name)));
+        check->setChecked(true);
+        check->setToolTip(kernelTips[k]);
+        kernelBar->addWidget(check);
+        m_kernelChecks.append(check);
+    }
+    kernelBar->addSpacing(8);
+    auto *budgetLabel = new QLabel(tr("&budget:"), this);
+    m_budgetCombo = new QComboBox(this);
+    m_budgetCombo->setObjectName(QStringLiteral("timingBudgetCombo"));
+    for (int mib : {256, 512, 1024, 2048})
+        m_budgetCombo->addItem(mibText(mib), mib);
+    m_budgetCombo->setCurrentIndex(2);
+    m_budgetCombo->setToolTip(tr("Memory one kernel run may use (its buffers plus Q, K, V and "
+                                 "the output). A kernel is not run at an n that needs more; the "
+                                 "status line and the memory plot show what it would need."));
+    budgetLabel->setBuddy(m_budgetCombo);
+    kernelBar->addWidget(budgetLabel);
+    kernelBar->addWidget(m_budgetCombo);
+    kernelBar->addStretch(1);
+    layout->addLayout(kernelBar);
+
     auto *runBar = new QHBoxLayout;
     runBar->setContentsMargins(6, 0, 6, 0);
     m_runButton = new QPushButton(tr("Run timing"), this);
     m_runButton->setObjectName(QStringLiteral("timingRunButton"));
-    m_runButton->setToolTip(tr("Measure materialized attention for each n in a background thread "
+    m_runButton->setToolTip(tr("Measure the checked kernels for each n in a background thread "
                                "(Ctrl+T). The window stays responsive."));
     m_cancelButton = new QPushButton(tr("Cancel"), this);
     m_cancelButton->setObjectName(QStringLiteral("timingCancelButton"));
@@ -97,84 +243,145 @@ TimingChart::TimingChart(QWidget *parent)
     runBar->addWidget(m_progress, 1);
     layout->addLayout(runBar);
 
-    m_status = new QLabel(tr("Press Run to measure time vs n (nothing is hard-coded)."), this);
+    m_status = new QLabel(tr("Press Run to measure time and memory vs n (nothing is "
+                             "hard-coded)."),
+                          this);
     m_status->setObjectName(QStringLiteral("timingStatus"));
     m_status->setWordWrap(true);
     m_status->setContentsMargins(6, 0, 6, 0);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(m_status);
 
-    m_view = new QChartView(this);
-    m_view->setRenderHint(QPainter::Antialiasing);
-    m_view->setMinimumSize(260, 180);
-    m_view->setWhatsThis(tr("Time of materialized attention (scores, softmax, W·V) against n on "
-                            "log–log axes. The slope is the exponent: ≈ 2 because the score "
-                            "matrix has n² cells (Vaswani et al. 2017, Table 1; EXPERIMENTS.md "
-                            "E8). The dashed curve is the score matrix's size in MiB."));
-    layout->addWidget(m_view, 1);
+    // Time and memory, both log–log, sharing the kernels' colours, as two tabs so each plot
+    // keeps the dock's height.
+    m_plotTabs = new QTabWidget(this);
+    m_plotTabs->setObjectName(QStringLiteral("timingPlotTabs"));
+    m_plotTabs->setDocumentMode(true);
+    m_plotTabs->setTabPosition(QTabWidget::South);
+    m_timeView = new QChartView(m_plotTabs);
+    m_timeView->setObjectName(QStringLiteral("timingTimeView"));
+    m_timeView->setRenderHint(QPainter::Antialiasing);
+    m_timeView->setMinimumSize(260, 160);
+    m_timeView->setWhatsThis(
+        tr("Time of each attention kernel against n on log–log axes. The slope is the "
+           "exponent: ≈ 2 because every kernel does 4·n²·d flops (Vaswani et al. 2017, Table 1; "
+           "EXPERIMENTS.md E8). Dashed: the power law fitted to the largest n, where n² "
+           "dominates the fixed costs."));
+    m_memoryView = new QChartView(m_plotTabs);
+    m_memoryView->setObjectName(QStringLiteral("timingMemoryView"));
+    m_memoryView->setRenderHint(QPainter::Antialiasing);
+    m_memoryView->setMinimumSize(260, 160);
+    m_memoryView->setWhatsThis(
+        tr("Memory each kernel allocates beyond Q, K, V and the output, against n on log–log "
+           "axes: the materialized kernel's n × n matrix grows as n², the streaming kernel's "
+           "tiles do not grow. Hollow points: runs refused because they would need more than "
+           "the budget (dashed line)."));
+    m_plotTabs->addTab(m_timeView, tr("Time"));
+    m_plotTabs->addTab(m_memoryView, tr("Memory"));
+    m_plotTabs->setTabToolTip(0, tr("Time per run vs n, log–log, with fitted exponents"));
+    m_plotTabs->setTabToolTip(1, tr("Extra memory per kernel vs n, log–log, with the budget"));
+    layout->addWidget(m_plotTabs, 1);
 
-    auto *chart = new QChart;
-    chart->legend()->setAlignment(Qt::AlignBottom);
-    m_view->setChart(chart);
-    chartstyle::applyTheme(chart, this);
-    m_time = new QLineSeries(chart);
-    m_time->setName(tr("mean time (s)"));
-    m_time->setPointsVisible(true);
-    m_fit = new QLineSeries(chart);
-    m_fit->setName(tr("fitted power law"));
-    m_mib = new QLineSeries(chart);
-    m_mib->setName(tr("score matrix (MiB)"));
-    m_mib->setPointsVisible(true);
-    chart->addSeries(m_time);
-    chart->addSeries(m_fit);
-    chart->addSeries(m_mib);
-    m_time->setPen(chartstyle::seriesPen(chartstyle::scaledColor()));
-    m_time->setColor(chartstyle::scaledColor());
-    m_fit->setPen(chartstyle::seriesPen(chartstyle::markerColor(this), 1.2, Qt::DashLine));
-    m_mib->setPen(chartstyle::seriesPen(chartstyle::thirdColor(), 1.5, Qt::DotLine));
-    m_mib->setColor(chartstyle::thirdColor());
+    auto *timeChart = new QChart;
+    timeChart->legend()->setAlignment(Qt::AlignBottom);
+    m_timeView->setChart(timeChart);
+    chartstyle::applyTheme(timeChart, this);
+    // The memory chart shares the time chart's colours; its title names the budget line and
+    // the refused points instead of a legend, so the plot keeps its height in a small dock.
+    auto *memoryChart = new QChart;
+    memoryChart->legend()->hide();
+    m_memoryView->setChart(memoryChart);
+    chartstyle::applyTheme(memoryChart, this);
+    for (QChart *chart : {timeChart, memoryChart}) {
+        chart->setMargins(QMargins(2, 2, 2, 2));
+        chart->layout()->setContentsMargins(0, 0, 0, 0);
+    }
 
-    m_xAxis = new QLogValueAxis(chart);
-    m_xAxis->setBase(2);
-    m_xAxis->setLabelFormat(QStringLiteral("%g"));
-    m_xAxis->setTitleText(tr("n (log₂ axis)"));
-    m_xAxis->setRange(100, 5000);
-    m_timeAxis = new QLogValueAxis(chart);
-    m_timeAxis->setBase(10);
-    m_timeAxis->setLabelFormat(QStringLiteral("%g"));
-    m_timeAxis->setTitleText(tr("time (s)"));
-    m_timeAxis->setRange(1e-5, 1);
-    m_mibAxis = new QLogValueAxis(chart);
-    m_mibAxis->setBase(10);
-    m_mibAxis->setLabelFormat(QStringLiteral("%g"));
-    m_mibAxis->setTitleText(tr("MiB"));
-    m_mibAxis->setRange(0.01, 100);
-    m_mibAxis->setLabelsColor(chartstyle::thirdColor());
-    m_mibAxis->setTitleBrush(chartstyle::thirdColor());
-    chart->addAxis(m_xAxis, Qt::AlignBottom);
-    chart->addAxis(m_timeAxis, Qt::AlignLeft);
-    chart->addAxis(m_mibAxis, Qt::AlignRight);
-    for (QLineSeries *s : {m_time, m_fit, m_mib})
-        s->attachAxis(m_xAxis);
-    m_time->attachAxis(m_timeAxis);
-    m_fit->attachAxis(m_timeAxis);
-    m_mib->attachAxis(m_mibAxis);
-    chart->setTitle(tr("<b>Time vs n</b> (not measured yet)"));
+    m_timeX = makeLogAxis(timeChart, 2, tr("n (log₂ axis)"));
+    m_timeX->setRange(100, 20000);
+    m_timeY = makeLogAxis(timeChart, 10, tr("time per run (s)"));
+    m_timeY->setRange(1e-5, 10);
+    timeChart->addAxis(m_timeX, Qt::AlignBottom);
+    timeChart->addAxis(m_timeY, Qt::AlignLeft);
+    m_memoryX = makeLogAxis(memoryChart, 2, tr("n (log₂ axis)"));
+    m_memoryX->setRange(100, 20000);
+    m_memoryY = makeLogAxis(memoryChart, 10, tr("MiB"));
+    m_memoryY->setRange(0.01, 10000);
+    memoryChart->addAxis(m_memoryX, Qt::AlignBottom);
+    memoryChart->addAxis(m_memoryY, Qt::AlignLeft);
 
-    connect(m_time, &QXYSeries::hovered, this, [this](const QPointF &p, bool state) {
+    for (const KernelStyle &k : kernelStyles()) {
+        const QString name = QString::fromLatin1(k.name);
+        auto *time = new QLineSeries(timeChart);
+        time->setName(name);
+        time->setPointsVisible(true);
+        time->setPen(chartstyle::seriesPen(k.color));
+        time->setColor(k.color);
+        auto *fit = new QLineSeries(timeChart);
+        fit->setName(tr("%1 fit").arg(name));
+        fit->setPen(chartstyle::seriesPen(k.color, 1.2, Qt::DashLine));
+        auto *memory = new QLineSeries(memoryChart);
+        memory->setName(name);
+        memory->setPointsVisible(true);
+        memory->setPen(chartstyle::seriesPen(k.color, 1.5));
+        memory->setColor(k.color);
+        timeChart->addSeries(time);
+        timeChart->addSeries(fit);
+        memoryChart->addSeries(memory);
+        for (QLineSeries *s : {time, fit}) {
+            s->attachAxis(m_timeX);
+            s->attachAxis(m_timeY);
+        }
+        memory->attachAxis(m_memoryX);
+        memory->attachAxis(m_memoryY);
+        hideFromLegend(timeChart, fit);
+        m_time.append(time);
+        m_fit.append(fit);
+        m_memory.append(memory);
+
+        connect(time, &QXYSeries::hovered, this, [this, name](const QPointF &p, bool state) {
+            if (state)
+                QToolTip::showText(
+                    QCursor::pos(),
+                    tr("%1, n = %2: %3").arg(name).arg(p.x()).arg(secondsText(p.y())), m_timeView);
+            else
+                QToolTip::hideText();
+        });
+        connect(memory, &QXYSeries::hovered, this, [this, name](const QPointF &p, bool state) {
+            if (state)
+                QToolTip::showText(QCursor::pos(),
+                                   tr("%1, n = %2: %3").arg(name).arg(p.x()).arg(mibText(p.y())),
+                                   m_memoryView);
+            else
+                QToolTip::hideText();
+        });
+    }
+    m_budgetLine = new QLineSeries(memoryChart);
+    m_budgetLine->setName(tr("budget"));
+    m_budgetLine->setPen(chartstyle::seriesPen(chartstyle::markerColor(this), 1.2, Qt::DashLine));
+    m_refused = new QScatterSeries(memoryChart);
+    m_refused->setName(tr("refused (would need)"));
+    m_refused->setMarkerShape(QScatterSeries::MarkerShapeCircle);
+    m_refused->setMarkerSize(9);
+    m_refused->setColor(Qt::transparent);
+    m_refused->setBorderColor(chartstyle::unscaledColor());
+    memoryChart->addSeries(m_budgetLine);
+    memoryChart->addSeries(m_refused);
+    for (QXYSeries *s : std::initializer_list<QXYSeries *> {m_budgetLine, m_refused}) {
+        s->attachAxis(m_memoryX);
+        s->attachAxis(m_memoryY);
+    }
+    connect(m_refused, &QXYSeries::hovered, this, [this](const QPointF &p, bool state) {
         if (state)
-            QToolTip::showText(QCursor::pos(), tr("n = %1: %2 s").arg(p.x()).arg(p.y(), 0, 'g', 3),
-                               m_view);
+            QToolTip::showText(
+                QCursor::pos(),
+                tr("n = %1 not run: would need %2, over the budget").arg(p.x()).arg(mibText(p.y())),
+                m_memoryView);
         else
             QToolTip::hideText();
     });
-    connect(m_mib, &QXYSeries::hovered, this, [this](const QPointF &p, bool state) {
-        if (state)
-            QToolTip::showText(QCursor::pos(),
-                               tr("n = %1: %2 MiB").arg(p.x()).arg(p.y(), 0, 'g', 4), m_view);
-        else
-            QToolTip::hideText();
-    });
+    timeChart->setTitle(tr("<b>Time vs n</b> (not measured yet)"));
+    memoryChart->setTitle(tr("<b>Extra memory vs n</b> (dashed: the budget)"));
 
     connect(m_runButton, &QPushButton::clicked, this, &TimingChart::run);
     connect(m_cancelButton, &QPushButton::clicked, this, &TimingChart::cancel);
@@ -198,6 +405,27 @@ std::vector<int> TimingChart::sequenceLengths() const
     return ns;
 }
 
+std::size_t TimingChart::memoryBudget() const
+{
+    return std::size_t(m_budgetCombo->currentData().toInt()) << 20;
+}
+
+std::size_t TimingChart::runBytes(const QString &kernel, int n, int d, bool float32)
+{
+    const std::size_t element = float32 ? sizeof(float) : sizeof(double);
+    const KernelKind kind = kernelFromName(kernel.toStdString());
+    return kernelExtraBytes(kind, n, n, d, element) + 4 * std::size_t(n) * std::size_t(d) * element;
+}
+
+QStringList TimingChart::checkedKernels() const
+{
+    QStringList kernels;
+    for (int k = 0; k < m_kernelChecks.size(); ++k)
+        if (m_kernelChecks[k]->isChecked())
+            kernels << QString::fromLatin1(kernelStyles()[std::size_t(k)].name);
+    return kernels;
+}
+
 void TimingChart::run()
 {
     if (m_running)
@@ -206,42 +434,131 @@ void TimingChart::run()
     const int d = m_dSpin->value();
     const bool float32 = m_float32Check->isChecked();
     const int repeats = m_repeatsSpin->value();
+    const std::size_t budget = memoryBudget();
+    const QStringList kernels = checkedKernels();
+    if (kernels.isEmpty()) {
+        m_status->setText(tr("Check at least one kernel to measure."));
+        return;
+    }
+    const QString dtype = float32 ? QStringLiteral("float32") : QStringLiteral("float64");
+    const double elementBytes = float32 ? 4.0 : 8.0;
+
+    // Plan in the GUI thread: which n each kernel runs, which it refuses and why.
+    struct Plan
+    {
+        TimingSeries series; ///< kernel, refused n and note filled in
+        std::vector<Index> ns; ///< n to run
+        double weight = 0; ///< share of the total work (progress)
+    };
+    std::vector<Plan> plans;
+    double totalWeight = 0;
+    for (const QString &kernel : kernels) {
+        Plan plan;
+        plan.series.kernel = kernel;
+        QStringList reasons;
+        double factor = 1.0;
+        for (const KernelStyle &k : kernelStyles())
+            if (kernel == QLatin1String(k.name))
+                factor = k.costFactor;
+        for (int n : ns) {
+            const double needMib = double(runBytes(kernel, n, d, float32)) / kMiB;
+            if (runBytes(kernel, n, d, float32) > budget) {
+                plan.series.refusedN.push_back(n);
+                plan.series.refusedMib.push_back(needMib);
+                const double matrixMib = double(n) * double(n) * elementBytes / kMiB;
+                QString why = tr("n = %1 needs %2").arg(n).arg(mibText(needMib));
+                if (kernel == QLatin1String("materialized"))
+                    why += tr(" (the %1 × %1 %2 score matrix alone is %3)")
+                               .arg(n)
+                               .arg(dtype)
+                               .arg(mibText(matrixMib));
+                reasons << why;
+            } else if (kernel == QLatin1String("loop") && n > loopMaxN) {
+                plan.series.refusedN.push_back(n);
+                plan.series.refusedMib.push_back(needMib);
+            } else {
+                plan.ns.push_back(n);
+                plan.weight += double(n) * double(n) * factor;
+            }
+        }
+        if (!reasons.isEmpty())
+            plan.series.note
+                = tr("%1 not run at %2, over the %3 memory budget; streaming needs %4 at "
+                     "n = %5.")
+                      .arg(kernel, reasons.join(QStringLiteral("; ")),
+                           mibText(double(budget) / kMiB),
+                           mibText(
+                               double(runBytes(QStringLiteral("streaming"), ns.back(), d, float32))
+                               / kMiB))
+                      .arg(ns.back());
+        else if (!plan.series.refusedN.empty())
+            plan.series.note
+                = tr("loop stops at n = %1 (one run beyond takes tens of seconds).").arg(loopMaxN);
+        totalWeight += plan.weight;
+        plans.push_back(std::move(plan));
+    }
+
     m_cancel = std::make_shared<std::atomic<bool>>(false);
     auto cancelFlag = m_cancel;
     // Progress is reported from the worker and reaches the bar by a queued call. The destructor
     // waits for the worker, and calls queued to a deleted object are dropped.
     m_progress->setValue(0);
     setRunning(true);
-    m_status->setText(tr("Measuring n = %1 … %2 (d = %3, %4, %5 runs each)…")
+    m_status->setText(tr("Measuring %1 for n = %2 … %3 (d = %4, %5, %6 runs each)…")
+                          .arg(kernels.join(QStringLiteral(", ")))
                           .arg(ns.front())
                           .arg(ns.back())
                           .arg(d)
-                          .arg(float32 ? QStringLiteral("float32") : QStringLiteral("float64"))
+                          .arg(dtype)
                           .arg(repeats));
-    m_watcher.setFuture(QtConcurrent::run([this, ns, d, float32, repeats, cancelFlag]() -> Outcome {
+    m_watcher.setFuture(QtConcurrent::run([this, plans, d, float32, repeats, budget, totalWeight,
+                                           cancelFlag]() -> Outcome {
         Outcome out;
         try {
-            RunContext context;
-            context.cancel = cancelFlag.get();
-            context.progress = [this](double fraction) {
-                QMetaObject::invokeMethod(
-                    this,
-                    [this, fraction] { m_progress->setValue(int(std::lround(fraction * 1000))); },
-                    Qt::QueuedConnection);
-            };
-            const std::vector<Index> nIndex(ns.begin(), ns.end());
-            double exponent = 0;
-            const Table table
-                = timingSweep(nIndex, d, float32, "materialized", repeats, 0, &exponent, context);
             auto data = std::make_shared<TimingData>();
-            data->exponent = exponent;
             data->d = d;
             data->float32 = float32;
             data->repeats = repeats;
-            for (std::size_t row = 0; row < table.rowCount(); ++row) {
-                data->n.push_back(table.number(row, "n"));
-                data->seconds.push_back(table.number(row, "seconds_mean"));
-                data->mib.push_back(table.number(row, "mib"));
+            data->budgetBytes = budget;
+            double done = 0;
+            for (const Plan &plan : plans) {
+                TimingSeries series = plan.series;
+                series.exponent = std::numeric_limits<double>::quiet_NaN();
+                if (!plan.ns.empty()) {
+                    RunContext context;
+                    context.cancel = cancelFlag.get();
+                    const double before = done, weight = plan.weight;
+                    context.progress = [this, before, weight, totalWeight](double fraction) {
+                        const double overall
+                            = totalWeight > 0 ? (before + fraction * weight) / totalWeight : 1.0;
+                        QMetaObject::invokeMethod(
+                            this,
+                            [this, overall] {
+                                m_progress->setValue(int(std::lround(overall * 1000)));
+                            },
+                            Qt::QueuedConnection);
+                    };
+                    double exponent = 0;
+                    const Table table
+                        = timingSweep(plan.ns, d, float32, series.kernel.toStdString(), repeats, 0,
+                                      budget, &exponent, context);
+                    series.exponentAll = exponent;
+                    for (std::size_t row = 0; row < table.rowCount(); ++row) {
+                        series.n.push_back(table.number(row, "n"));
+                        series.seconds.push_back(table.number(row, "seconds_mean"));
+                        series.extraMib.push_back(table.number(row, "kernel_extra_mib"));
+                    }
+                    series.exponent = largeNExponent(series.n, series.seconds, &series.fitFromN);
+                    if (data->n.empty()) {
+                        data->exponent = series.exponent;
+                        data->seconds = series.seconds;
+                        data->n = series.n;
+                        for (std::size_t row = 0; row < table.rowCount(); ++row)
+                            data->mib.push_back(table.number(row, "mib"));
+                    }
+                }
+                done += plan.weight;
+                data->kernels.push_back(std::move(series));
             }
             out.data = std::move(data);
         } catch (const Cancelled &) {
@@ -258,7 +575,7 @@ void TimingChart::cancel()
     if (m_cancel)
         m_cancel->store(true);
     if (m_running)
-        m_status->setText(tr("Cancelling…"));
+        m_status->setText(tr("Cancelling… (the run in progress finishes first)"));
 }
 
 void TimingChart::setRunning(bool running)
@@ -272,6 +589,9 @@ void TimingChart::setRunning(bool running)
     m_dSpin->setEnabled(!running);
     m_float32Check->setEnabled(!running);
     m_repeatsSpin->setEnabled(!running);
+    m_budgetCombo->setEnabled(!running);
+    for (QCheckBox *check : std::as_const(m_kernelChecks))
+        check->setEnabled(!running);
     emit runningChanged(running);
 }
 
@@ -296,66 +616,118 @@ void TimingChart::onFinished()
     emit finished(m_data);
 }
 
+QString TimingChart::statusText() const
+{
+    return m_status->text();
+}
+
 void TimingChart::plot()
 {
-    if (!m_data || m_data->n.empty())
+    if (!m_data)
         return;
-    const TimingData &d = *m_data;
-    QList<QPointF> time, fit, mib;
-    double tMin = 1e300, tMax = 0, mMin = 1e300, mMax = 0;
-    for (std::size_t i = 0; i < d.n.size(); ++i) {
-        if (d.seconds[i] > 0) {
-            time.append(QPointF(d.n[i], d.seconds[i]));
-            tMin = std::min(tMin, d.seconds[i]);
-            tMax = std::max(tMax, d.seconds[i]);
+    const TimingData &data = *m_data;
+    double nMin = 1e300, nMax = 0, tMin = 1e300, tMax = 0, mMin = 1e300, mMax = 0;
+    QStringList parts, notes, cells;
+    double fitFrom = 0;
+    QList<QPointF> refused;
+    for (int k = 0; k < int(kernelStyles().size()); ++k) {
+        const QString name = QString::fromLatin1(kernelStyles()[std::size_t(k)].name);
+        const TimingSeries *s = data.series(name);
+        QList<QPointF> time, fit, memory;
+        if (s) {
+            for (std::size_t i = 0; i < s->n.size(); ++i) {
+                nMin = std::min(nMin, s->n[i]);
+                nMax = std::max(nMax, s->n[i]);
+                if (s->seconds[i] > 0) {
+                    time.append(QPointF(s->n[i], s->seconds[i]));
+                    tMin = std::min(tMin, s->seconds[i]);
+                    tMax = std::max(tMax, s->seconds[i]);
+                }
+                if (s->extraMib[i] > 0) {
+                    memory.append(QPointF(s->n[i], s->extraMib[i]));
+                    mMin = std::min(mMin, s->extraMib[i]);
+                    mMax = std::max(mMax, s->extraMib[i]);
+                }
+                cells << tr("%1, n = %2: %3, %4 extra")
+                             .arg(name)
+                             .arg(s->n[i])
+                             .arg(secondsText(s->seconds[i]))
+                             .arg(mibText(s->extraMib[i]));
+            }
+            for (std::size_t i = 0; i < s->refusedN.size(); ++i) {
+                if (s->refusedMib[i] * kMiB <= double(data.budgetBytes))
+                    continue; // skipped for time (the loop), not for memory
+                refused.append(QPointF(s->refusedN[i], s->refusedMib[i]));
+                nMax = std::max(nMax, s->refusedN[i]);
+                mMax = std::max(mMax, s->refusedMib[i]);
+            }
+            // Fitted power law through the fitted points' geometric mean with the fitted slope.
+            QList<QPointF> fitted;
+            for (const QPointF &p : std::as_const(time))
+                if (p.x() >= s->fitFromN)
+                    fitted.append(p);
+            if (fitted.size() >= 2 && std::isfinite(s->exponent)) {
+                double lx = 0, ly = 0;
+                for (const QPointF &p : std::as_const(fitted)) {
+                    lx += std::log(p.x());
+                    ly += std::log(p.y());
+                }
+                lx /= fitted.size();
+                ly /= fitted.size();
+                for (const QPointF &p : {fitted.front(), fitted.back()})
+                    fit.append(QPointF(p.x(), std::exp(ly + s->exponent * (std::log(p.x()) - lx))));
+            }
+            if (!s->n.empty()) {
+                parts << (std::isfinite(s->exponent)
+                              ? tr("%1 ∝ n^%2").arg(name).arg(s->exponent, 0, 'f', 2)
+                              : name);
+                cells << tr("%1: time ∝ n^%2 for n ≥ %3, n^%4 over every n")
+                             .arg(name)
+                             .arg(s->exponent, 0, 'f', 2)
+                             .arg(s->fitFromN)
+                             .arg(s->exponentAll, 0, 'f', 2);
+                fitFrom = std::max(fitFrom, s->fitFromN);
+            }
+            if (!s->note.isEmpty())
+                notes << s->note;
         }
-        if (d.mib[i] > 0) {
-            mib.append(QPointF(d.n[i], d.mib[i]));
-            mMin = std::min(mMin, d.mib[i]);
-            mMax = std::max(mMax, d.mib[i]);
-        }
+        m_time[k]->replace(time);
+        m_fit[k]->replace(fit);
+        m_memory[k]->replace(memory);
+        m_time[k]->setName(s && std::isfinite(s->exponent) && time.size() >= 2
+                               ? tr("%1 ∝ n^%2").arg(name).arg(s->exponent, 0, 'f', 2)
+                               : name);
+        for (QLegendMarker *m : m_timeView->chart()->legend()->markers(m_time[k]))
+            m->setVisible(s != nullptr);
     }
-    // Fitted line through the geometric mean of the points with the fitted slope.
-    if (time.size() >= 2) {
-        double lx = 0, ly = 0;
-        for (const QPointF &p : time) {
-            lx += std::log(p.x());
-            ly += std::log(p.y());
-        }
-        lx /= time.size();
-        ly /= time.size();
-        for (const QPointF &p : {time.front(), time.back()})
-            fit.append(QPointF(p.x(), std::exp(ly + d.exponent * (std::log(p.x()) - lx))));
+    m_refused->replace(refused);
+    const double budgetMib = double(data.budgetBytes) / kMiB;
+    if (nMax > 0 && nMin <= nMax) {
+        m_budgetLine->replace({QPointF(nMin / 1.3, budgetMib), QPointF(nMax * 1.3, budgetMib)});
+        setLogRange(m_timeX, nMin, nMax);
+        setLogRange(m_memoryX, nMin, nMax);
     }
-    m_time->replace(time);
-    m_fit->replace(fit);
-    m_mib->replace(mib);
-    m_fit->setName(tr("fit: time ∝ n^%1").arg(d.exponent, 0, 'f', 2));
-    m_xAxis->setRange(d.n.front() / 1.3, d.n.back() * 1.3);
     if (tMax > 0)
-        m_timeAxis->setRange(std::pow(10, std::floor(std::log10(tMin))),
-                             std::pow(10, std::ceil(std::log10(tMax))));
+        setLogRange(m_timeY, tMin, tMax);
     if (mMax > 0)
-        m_mibAxis->setRange(std::pow(10, std::floor(std::log10(mMin))),
-                            std::pow(10, std::ceil(std::log10(mMax))));
-    const QString dtype = d.float32 ? QStringLiteral("float32") : QStringLiteral("float64");
-    m_view->chart()->setTitle(
-        tr("<b>Time vs n: fitted exponent %1</b>").arg(d.exponent, 0, 'f', 2));
-    QStringList cells;
-    for (std::size_t i = 0; i < d.n.size(); ++i)
-        cells << tr("n = %1: %2 s, %3 MiB")
-                     .arg(d.n[i])
-                     .arg(d.seconds[i], 0, 'g', 3)
-                     .arg(d.mib[i], 0, 'g', 4);
-    m_status->setText(tr("d = %1, %2, mean of %3 runs · n = %4: %5 s, %6 MiB of scores")
-                          .arg(d.d)
-                          .arg(dtype)
-                          .arg(d.repeats)
-                          .arg(d.n.back())
-                          .arg(d.seconds.back(), 0, 'g', 3)
-                          .arg(d.mib.back(), 0, 'g', 4));
-    m_status->setToolTip(tr("Fitted exponent %1 (2 means time ∝ n²).\n%2")
-                             .arg(d.exponent, 0, 'f', 2)
+        setLogRange(m_memoryY, std::min(mMin, budgetMib), std::max(mMax, budgetMib));
+
+    const QString dtype = data.float32 ? QStringLiteral("float32") : QStringLiteral("float64");
+    m_timeView->chart()->setTitle(
+        tr("<b>Time vs n</b> (d = %1, %2, mean of %3)").arg(data.d).arg(dtype).arg(data.repeats));
+    m_memoryView->chart()->setTitle(
+        refused.isEmpty()
+            ? tr("<b>Extra memory vs n</b> (dashed: budget %1)").arg(mibText(budgetMib))
+            : tr("<b>Extra memory vs n</b> (dashed: budget %1; ○ refused)")
+                  .arg(mibText(budgetMib)));
+    QString text = parts.join(QStringLiteral(" · "));
+    if (fitFrom > 0)
+        text += tr(" (fit over n ≥ %1)").arg(fitFrom);
+    if (!notes.isEmpty())
+        text += QLatin1Char('\n') + notes.join(QLatin1Char('\n'));
+    m_status->setText(text);
+    m_status->setToolTip(tr("Fitted exponents of time vs n (2 means time ∝ n²; small n are "
+                            "dominated by fixed costs).\n%1")
                              .arg(cells.join(QLatin1Char('\n'))));
 }
 

@@ -1,14 +1,21 @@
 #pragma once
-// TimingChart: chart (4), what n² costs (EXPERIMENTS.md E8). On demand (Run), core timingSweep
-// measures materialized attention for n = 128 … n_max in a worker thread (QtConcurrent), with a
+// TimingChart: chart (4), what n² costs (EXPERIMENTS.md E8; issue 5). On demand (Run), core
+// timingSweep measures the real kernels — materialized, streaming (online softmax) and the
+// per-row loop, each optional — for n = 128 … n_max in a worker thread (QtConcurrent), with a
 // progress bar and Cancel (std::atomic<bool> through RunContext). Plots time vs n on log–log
-// axes with the fitted exponent, and the score matrix's MiB on a second log axis.
+// axes with each kernel's fitted exponent and, on a second tab, the extra memory each kernel
+// allocates (kernelExtraBytes) on log–log axes with the memory budget. A kernel whose run would
+// need more than the budget at some n is not run there: the UI says why (status line, and the
+// memory it would need is drawn as a refused point above the budget line), so a large n never ends
+// in an out-of-memory crash.
 
 #include <QFutureWatcher>
 #include <QString>
+#include <QStringList>
 #include <QWidget>
 
 #include <atomic>
+#include <cstddef>
 #include <memory>
 #include <vector>
 
@@ -20,20 +27,44 @@ class QLineSeries;
 class QLogValueAxis;
 class QProgressBar;
 class QPushButton;
+class QScatterSeries;
 class QSpinBox;
+class QTabWidget;
 
 namespace attn {
+
+/// One kernel's measurements.
+struct TimingSeries
+{
+    QString kernel; ///< "materialized", "streaming" or "loop" (kernelName)
+    std::vector<double> n; ///< sequence lengths measured
+    std::vector<double> seconds; ///< mean wall time per run (seconds)
+    std::vector<double> extraMib; ///< memory the kernel allocates beyond Q, K, V, output (MiB)
+    /// Least-squares slope of log time vs log n over the largest n (n ≥ fitFromN = n_max / 8),
+    /// where the n² work dominates fixed costs (NaN with < 2 such points).
+    double exponent = 0;
+    double fitFromN = 0;
+    double exponentAll = 0; ///< the same over every n (core timingSweep's fit)
+    std::vector<double> refusedN; ///< n not run: over the memory budget (or the loop's limit)
+    std::vector<double> refusedMib; ///< what those runs would need (MiB, inputs included)
+    QString note; ///< why n were skipped (empty when none were)
+};
 
 /// One timing run, as plotted.
 struct TimingData
 {
+    // The first kernel measured (materialized unless it was unchecked), for simple readers:
     std::vector<double> n; ///< sequence lengths
     std::vector<double> seconds; ///< mean time per run (seconds)
-    std::vector<double> mib; ///< size of one n × n score matrix (MiB)
-    double exponent = 0; ///< least-squares slope of log time vs log n
+    std::vector<double> mib; ///< size of one n × n score matrix in the chosen type (MiB)
+    double exponent = 0; ///< its TimingSeries::exponent
     int d = 64;
     bool float32 = true;
     int repeats = 3;
+    std::size_t budgetBytes = 0; ///< memory budget of the run
+    std::vector<TimingSeries> kernels; ///< every kernel measured, in the order of the checkboxes
+    /// The series of `kernel`, or nullptr.
+    const TimingSeries *series(const QString &kernel) const;
 };
 
 class TimingChart : public QWidget
@@ -46,10 +77,19 @@ public:
     bool isRunning() const { return m_running; }
     /// Latest completed run (nullptr before the first).
     std::shared_ptr<const TimingData> data() const { return m_data; }
-    /// The n values a run measures for the current "n up to" choice.
+    /// The n values a run measures for the current "n up to" choice (n doubles from 128).
     std::vector<int> sequenceLengths() const;
+    /// Memory budget of a run (bytes): a kernel is not run at an n where it would need more.
+    std::size_t memoryBudget() const;
+    /// The per-row loop is not run beyond this n (one run would take tens of seconds).
+    static constexpr int loopMaxN = 4096;
+    /// Bytes one run of `kernel` needs at n: kernelExtraBytes plus Q, K, V and the output
+    /// (the check core timingSweep makes).
+    static std::size_t runBytes(const QString &kernel, int n, int d, bool float32);
+    /// The status line (what was measured, what was refused and why).
+    QString statusText() const;
 
-    QSize sizeHint() const override { return {420, 320}; }
+    QSize sizeHint() const override { return {420, 420}; }
 
 public slots:
     void run();
@@ -69,22 +109,30 @@ private:
     void onFinished();
     void setRunning(bool running);
     void plot();
+    QStringList checkedKernels() const;
 
     QComboBox *m_maxNCombo = nullptr;
     QSpinBox *m_dSpin = nullptr;
     QCheckBox *m_float32Check = nullptr;
     QSpinBox *m_repeatsSpin = nullptr;
+    QComboBox *m_budgetCombo = nullptr;
+    QList<QCheckBox *> m_kernelChecks;
     QPushButton *m_runButton = nullptr;
     QPushButton *m_cancelButton = nullptr;
     QProgressBar *m_progress = nullptr;
     QLabel *m_status = nullptr;
-    QChartView *m_view = nullptr;
-    QLineSeries *m_time = nullptr;
-    QLineSeries *m_fit = nullptr;
-    QLineSeries *m_mib = nullptr;
-    QLogValueAxis *m_xAxis = nullptr;
-    QLogValueAxis *m_timeAxis = nullptr;
-    QLogValueAxis *m_mibAxis = nullptr;
+    QTabWidget *m_plotTabs = nullptr;
+    QChartView *m_timeView = nullptr;
+    QChartView *m_memoryView = nullptr;
+    QList<QLineSeries *> m_time; ///< per kernel
+    QList<QLineSeries *> m_fit; ///< per kernel
+    QList<QLineSeries *> m_memory; ///< per kernel
+    QScatterSeries *m_refused = nullptr;
+    QLineSeries *m_budgetLine = nullptr;
+    QLogValueAxis *m_timeX = nullptr;
+    QLogValueAxis *m_timeY = nullptr;
+    QLogValueAxis *m_memoryX = nullptr;
+    QLogValueAxis *m_memoryY = nullptr;
 
     QFutureWatcher<Outcome> m_watcher;
     std::shared_ptr<std::atomic<bool>> m_cancel;
