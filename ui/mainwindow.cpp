@@ -254,7 +254,7 @@ void MainWindow::createActions()
 
     m_runTimingAction = new QAction(tr("Run &Timing"), this);
     m_runTimingAction->setShortcut(QKeySequence(tr("Ctrl+T")));
-    m_runTimingAction->setStatusTip(tr("Measure time vs n for materialized attention (E8)"));
+    m_runTimingAction->setStatusTip(tr("Measure time and memory vs n of the three kernels (E8)"));
     connect(m_runTimingAction, &QAction::triggered, m_timingChart, &TimingChart::run);
 
     m_cancelTimingAction = new QAction(tr("&Cancel Timing"), this);
