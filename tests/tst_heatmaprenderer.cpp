@@ -586,7 +586,9 @@ private slots:
         widget.show();
         QVERIFY(QTest::qWaitForWindowExposed(&widget));
         QCOMPARE(widget.renderer().tileCount(), 4);
-        const HeatmapLayout lay = widget.renderer().layout(QRectF(widget.rect()));
+        // The heatmaps fill the widget above the row strip.
+        QVERIFY(widget.heatmapBounds().height() < widget.height());
+        const HeatmapLayout lay = widget.renderer().layout(widget.heatmapBounds());
         const QPointF p = cellCenter(lay, 2, 1, 3);
         const HeatmapHit hit = widget.cellAt(p);
         QCOMPARE(hit.head, 2);
@@ -607,14 +609,14 @@ private slots:
         widget.showSingleHead(1);
         QVERIFY(widget.isSingleHead());
         QCOMPARE(widget.renderer().tileCount(), 1);
-        QCOMPARE(widget.renderer().layout(QRectF(widget.rect())).tiles.at(0).title,
+        QCOMPARE(widget.renderer().layout(widget.heatmapBounds()).tiles.at(0).title,
                  QStringLiteral("head 1"));
         widget.showGrid();
         QCOMPARE(widget.renderer().tileCount(), 4);
         // What the widget shows is what the renderer paints.
         const QImage shown = widget.grab().toImage();
         QVERIFY(!shown.isNull());
-        const HeatmapLayout grid = widget.renderer().layout(QRectF(widget.rect()));
+        const HeatmapLayout grid = widget.renderer().layout(widget.heatmapBounds());
         const QRgb want = Colormap(ColormapId::Viridis).map(0.1 * (0 + 2 + 1));
         QCOMPARE(pixelAt(shown, cellCenter(grid, 0, 2, 1)), want);
     }

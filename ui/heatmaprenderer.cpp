@@ -916,7 +916,9 @@ QString HeatmapRenderer::captionText() const
     QStringList lines;
     lines << m_result->params.caption();
     if (m_result->ok()) {
-        QString colour = QStringLiteral("colour: ") + colorbarLines().join(QStringLiteral(", "));
+        // The colormap, scale and range (the view note below says what was renormalised).
+        const QStringList bar = colorbarLines().mid(0, 2);
+        const QString colour = QStringLiteral("colour: ") + bar.join(QStringLiteral(", "));
         lines << colour;
         if (!m_result->viewNote.isEmpty())
             lines << m_result->viewNote;
@@ -996,7 +998,10 @@ HeatmapRenderer::RowStrip HeatmapRenderer::rowStrip(const QRectF &bounds,
             c.value = QStringLiteral("masked");
         } else {
             c.color = cmap.map(cn(v));
-            c.value = weights && std::isfinite(v) ? QString::number(v, 'f', 3) : formatTick(v);
+            // Weights: 3 decimals, small ones in short scientific form ("6.1e-04").
+            c.value = !weights || !std::isfinite(v)  ? formatTick(v)
+                : (v == 0.0 || std::abs(v) >= 0.001) ? QString::number(v, 'f', 3)
+                                                     : QString::number(v, 'e', 1);
         }
         c.hovered = j == hit.col;
         strip.cells.append(c);

@@ -1,10 +1,18 @@
 #pragma once
 // HeatmapWidget: shows HeatmapRenderer's picture of a SessionResult. The picture is cached as a
 // pixmap (rebuilt only when the result, options or size change); hovering a cell shows a
-// tooltip (head, query i, key j, weight, raw and scaled score, mask state) and outlines the
-// cell; clicking a tile emits tileActivated(head) so the window can enlarge it.
+// tooltip (head, query i, key j, weight, raw and scaled score, mask state), outlines the cell
+// and fills the row strip under the heatmaps with that row's keys, tokens and values; clicking
+// a tile emits tileActivated(head) so the window can enlarge it.
+//
+// Long sequences: the wheel zooms around the cell under the pointer, dragging pans, and the
+// keyboard does both (+/− zoom, arrows pan, 0 or Home shows every cell again). The renderer
+// pools the visible cells to the widget's pixels (HeatmapOptions::pooling); hovering still
+// reports the exact cell. A ViewTransform (trim padding, hide keys) is applied to every result
+// before it is shown.
 
 #include "heatmaprenderer.h"
+#include "resultview.h"
 
 #include <QPixmap>
 #include <QWidget>
@@ -19,11 +27,20 @@ class HeatmapWidget : public QWidget
 public:
     explicit HeatmapWidget(QWidget *parent = nullptr);
 
+    /// The session's result; the widget shows applyViewTransform(result, viewTransform()).
     void setResult(std::shared_ptr<const SessionResult> result);
+    /// The result as shown (after the view transform; the session's result when none).
     std::shared_ptr<const SessionResult> result() const { return m_renderer.result(); }
+    /// The result as the session computed it.
+    std::shared_ptr<const SessionResult> sessionResult() const { return m_sessionResult; }
+
+    /// Trim padding / hide keys (with or without renormalisation); re-derives the shown result.
+    void setViewTransform(const ViewTransform &transform);
+    ViewTransform viewTransform() const { return m_transform; }
 
     /// Options other than the text size (the widget uses its own font's size unless the
-    /// options set one) and colours (the palette's, unless set explicitly).
+    /// options set one) and colours (the palette's, unless set explicitly). The window (zoom)
+    /// is part of the options.
     void setOptions(const HeatmapOptions &options);
     HeatmapOptions options() const { return m_renderer.options(); }
     const HeatmapRenderer &renderer() const { return m_renderer; }
@@ -33,6 +50,30 @@ public:
     /// All heads plus the mean.
     void showGrid();
     bool isSingleHead() const { return m_renderer.options().view == HeatmapView::SingleHead; }
+
+    /// The visible cells (x = first key, y = first query); every cell when not zoomed.
+    QRect visibleCells() const { return m_renderer.visibleCells(); }
+    bool isZoomed() const;
+    /// Shows the cells `window` (clamped; an empty rect shows every cell).
+    void setVisibleCells(const QRect &window);
+    /// Zooms by `factor` (> 1 magnifies) keeping the cell under `anchor` (widget coordinates)
+    /// where it is; a null anchor keeps the window's centre. At least min(4, n) cells stay
+    /// visible per side.
+    void zoomBy(double factor, const QPointF &anchor = QPointF());
+    void zoomIn() { zoomBy(zoomStep); }
+    void zoomOut() { zoomBy(1.0 / zoomStep); }
+    void resetZoom() { setVisibleCells(QRect()); }
+    /// Moves the window by whole cells (clamped to the matrix).
+    void panBy(int rows, int cols);
+    static constexpr double zoomStep = 1.25; ///< per wheel notch / key press
+
+    /// The row strip under the heatmaps (on by default).
+    void setRowStripVisible(bool visible);
+    bool isRowStripVisible() const { return m_rowStrip; }
+    /// Where the renderer paints (the widget minus the row strip) and where the strip goes.
+    QRectF heatmapBounds() const;
+    QRectF rowStripBounds() const;
+    HeatmapHit hoveredCell() const { return m_hover; }
 
     /// The cell under a widget position (invalid when none).
     HeatmapHit cellAt(const QPointF &pos) const;
@@ -50,6 +91,12 @@ signals:
     /// Emitted at the end of every paint that showed a result: its SessionResult::requestId.
     /// (The GUI latency benchmark, bench/bench_gui.cpp, times control change → this signal.)
     void painted(quint64 requestId);
+    /// The shown result changed (new session result or view transform): for the metric charts.
+    void shownResultChanged(std::shared_ptr<const attn::SessionResult> shown);
+    /// Zoom or pan changed the visible cells.
+    void visibleCellsChanged(const QRect &cells);
+    /// setOptions() changed the options (e.g. an opened session): panels showing them resync.
+    void optionsChanged();
 
 protected:
     void paintEvent(QPaintEvent *event) override;
@@ -57,6 +104,8 @@ protected:
     void mouseMoveEvent(QMouseEvent *event) override;
     void mousePressEvent(QMouseEvent *event) override;
     void mouseReleaseEvent(QMouseEvent *event) override;
+    void wheelEvent(QWheelEvent *event) override;
+    void keyPressEvent(QKeyEvent *event) override;
     void leaveEvent(QEvent *event) override;
     bool event(QEvent *event) override;
     void changeEvent(QEvent *event) override;
@@ -64,14 +113,20 @@ protected:
 private:
     void invalidate();
     void setHover(const HeatmapHit &hit);
+    void showResult();
     HeatmapOptions effectiveOptions(HeatmapOptions options) const;
 
     HeatmapRenderer m_renderer;
     HeatmapOptions m_requested; // as set by the caller (before palette/font defaults)
+    std::shared_ptr<const SessionResult> m_sessionResult;
+    ViewTransform m_transform;
     QPixmap m_cache;
     HeatmapHit m_hover;
     QPointF m_pressPos;
+    QRect m_pressWindow; // visible cells when the drag began
     bool m_pressed = false;
+    bool m_dragging = false;
+    bool m_rowStrip = true;
 };
 
 } // namespace attn
