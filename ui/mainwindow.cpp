@@ -5,10 +5,12 @@
 #include "charts/scalingchart.h"
 #include "charts/scalingsweeprunner.h"
 #include "charts/timingchart.h"
+#include "heatmapactions.h"
 #include "heatmaprenderer.h"
 #include "heatmapwidget.h"
 #include "panels/controlpanel.h"
 #include "panels/experimentspanel.h"
+#include "panels/heatmapviewpanel.h"
 #include "recentfiles.h"
 #include "sessioncontroller.h"
 #include "sessionfile.h"
@@ -162,6 +164,12 @@ void MainWindow::createDocks()
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     scroll->setMinimumWidth(m_controls->sizeHint().width() + 20);
     addDock(scroll, tr("Controls"), QStringLiteral("controlsDock"), Qt::LeftDockWidgetArea);
+    // How the heads heatmaps are drawn: colormap, scale, range, pooling, zoom, trim padding,
+    // hidden keys (ui/panels/heatmapviewpanel.h).
+    m_viewPanel = new HeatmapViewPanel(m_heatmap);
+    m_viewPanel->setObjectName(QStringLiteral("heatmapViewPanel"));
+    addDock(m_viewPanel, tr("Heatmap view"), QStringLiteral("heatmapViewDock"),
+            Qt::LeftDockWidgetArea);
     // File → Open Tensors…: layer/head selectors and token labels, shown while tensors are loaded.
     m_tensors = new TensorController(m_session, m_heatmap, this);
     m_tensors->setDock(addDock(m_tensors->panel(), tr("Tensors"), QStringLiteral("tensorsDock"),
@@ -203,6 +211,11 @@ void MainWindow::createActions()
     m_sessionController->setViewStateHandlers([this] { return viewState(); },
                                               [this](const QJsonObject &s) { setViewState(s); });
     connect(m_sessionController, &SessionController::statusMessage, this,
+            [this](const QString &text) { statusBar()->showMessage(text, 10000); });
+
+    // File → Export View / Each Head / Data, View → Zoom (ui/heatmapactions.h).
+    m_heatmapActions = new HeatmapActions(m_heatmap, this);
+    connect(m_heatmapActions, &HeatmapActions::message, this,
             [this](const QString &text) { statusBar()->showMessage(text, 10000); });
 
     m_exportAction = new QAction(tr("&Export Heatmap Grid…"), this);
@@ -340,6 +353,7 @@ void MainWindow::createMenus()
     file->addAction(m_sessionController->saveAsAction());
     file->addSeparator();
     file->addAction(m_exportAction);
+    file->addActions(m_heatmapActions->fileActions());
     file->addAction(m_tensors->exportAction());
     file->addSeparator();
     file->addAction(m_quitAction);
@@ -364,6 +378,7 @@ void MainWindow::createMenus()
     view->addAction(m_experimentsModeAction);
     view->addSeparator();
     view->addAction(m_showGridAction);
+    view->addActions(m_heatmapActions->viewActions());
     view->addAction(m_nextHeadAction);
     view->addAction(m_previousHeadAction);
     view->addSeparator();
@@ -424,6 +439,9 @@ void MainWindow::connectSession()
     connect(m_session, &AttentionSession::parametersChanged, this,
             &MainWindow::onParametersChanged);
     connect(m_session, &AttentionSession::resultChanged, this, &MainWindow::onResult);
+    // The per-row metrics follow what the heatmaps show (trimmed padding: real tokens only).
+    connect(m_heatmap, &HeatmapWidget::shownResultChanged, m_rowMetricsChart,
+            &RowMetricsChart::setResult);
     connect(m_session, &AttentionSession::computeFailed, this, &MainWindow::onComputeFailed);
     connect(m_session, &AttentionSession::busyChanged, this,
             [this](bool busy) { m_busyStatus->setText(busy ? tr("computing…") : QString()); });
@@ -489,8 +507,7 @@ void MainWindow::onResult(std::shared_ptr<const SessionResult> result)
         return;
     }
     statusBar()->clearMessage();
-    m_heatmap->setResult(result);
-    m_rowMetricsChart->setResult(result);
+    m_heatmap->setResult(result); // and, through shownResultChanged, the row metrics chart
 
     const SessionParameters &p = result->params;
     m_dkStatus->setText(tr("d_k = %1").arg(p.dK()));
@@ -537,12 +554,15 @@ bool MainWindow::exportHeatmapGrid(const QString &path, QSize size, qreal dpr, Q
             *error = tr("There is no computed heatmap to export yet.");
         return false;
     }
+    // The grid as the heatmaps show it (colormap, scale, range, trimmed or hidden keys), whole.
     HeatmapRenderer renderer;
-    HeatmapOptions options;
+    HeatmapOptions options = m_heatmapActions->exportOptions();
     options.view = HeatmapView::Grid;
     options.showMean = true;
+    options.window = QRect();
     renderer.setOptions(options);
-    renderer.setResult(result);
+    const auto shown = m_heatmap->result();
+    renderer.setResult(shown && shown->requestId == result->requestId ? shown : result);
     QString message;
     const bool ok = renderer.save(path, size, dpr, &message);
     if (!ok && error)

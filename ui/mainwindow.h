@@ -25,6 +25,8 @@ namespace attn {
 class AttentionSession;
 class ControlPanel;
 class ExperimentsPanel;
+class HeatmapActions;
+class HeatmapViewPanel;
 class HeatmapWidget;
 class JacobianNormChart;
 class MaxWeightChart;
@@ -44,6 +46,10 @@ public:
     AttentionSession *session() const { return m_session; }
     ControlPanel *controlPanel() const { return m_controls; }
     HeatmapWidget *heatmapWidget() const { return m_heatmap; }
+    /// The "Heatmap view" dock: colormap, scale, range, pooling, zoom, trim padding, hide keys.
+    HeatmapViewPanel *heatmapViewPanel() const { return m_viewPanel; }
+    /// File → Export View / Each Head / Data and View → Zoom actions of the heatmaps.
+    HeatmapActions *heatmapActions() const { return m_heatmapActions; }
     MaxWeightChart *maxWeightChart() const { return m_maxWeightChart; }
     JacobianNormChart *jacobianNormChart() const { return m_jacobianChart; }
     RowMetricsChart *rowMetricsChart() const { return m_rowMetricsChart; }
@@ -118,6 +124,8 @@ private:
     QTabWidget *m_modes = nullptr;
     QByteArray m_attentionLayout; ///< dock state saved while the experiments fill the window
     HeatmapWidget *m_heatmap = nullptr;
+    HeatmapViewPanel *m_viewPanel = nullptr;
+    HeatmapActions *m_heatmapActions = nullptr;
     MaxWeightChart *m_maxWeightChart = nullptr;
     JacobianNormChart *m_jacobianChart = nullptr;
     RowMetricsChart *m_rowMetricsChart = nullptr;

@@ -1,7 +1,10 @@
 #include "controlpanel.h"
 
+#include "tokenizer.h"
+
 #include "tensorsource.h"
 
+#include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -9,6 +12,7 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QSpinBox>
@@ -114,6 +118,20 @@ void ControlPanel::buildUi()
            "• decoder self-attention: the causal mask is always on (no look-ahead);\n"
            "• encoder–decoder: n decoder queries attend to n_k encoder keys (not square)."));
     sequenceForm->addRow(tr("&Attention:"), m_kindCombo);
+
+    m_tokensEdit = new QLineEdit(sequenceBox);
+    m_tokensEdit->setObjectName(QStringLiteral("tokensEdit"));
+    m_tokensEdit->setPlaceholderText(tr("Type a sentence (optional)"));
+    m_tokensEdit->setClearButtonEnabled(true);
+    if (auto *clear = m_tokensEdit->findChild<QAction *>(QStringLiteral("_q_qlineeditclearaction")))
+        clear->setToolTip(tr("Clear the sentence (n becomes free again)"));
+    m_tokensEdit->setToolTip(
+        tr("A sentence, split into tokens at spaces and punctuation (each punctuation mark is a "
+           "token). The tokens label the axes and n follows their count. Each token gets a "
+           "seeded random vector of its own, whatever its position: with positional encoding "
+           "off, reordering the words just permutes the heatmap; with it on, the attention "
+           "changes. Clear it to choose n freely."));
+    sequenceForm->addRow(tr("T&okens:"), m_tokensEdit);
 
     auto *nRow = new QWidget(sequenceBox);
     auto *nLayout = new QHBoxLayout(nRow);
@@ -292,6 +310,10 @@ void ControlPanel::buildUi()
     });
     connect(m_nSpin, &QSpinBox::valueChanged, this,
             [this](int n) { edit([n](SessionParameters &p) { p.n = n; }); });
+    connect(m_tokensEdit, &QLineEdit::textChanged, this, [this](const QString &text) {
+        const QStringList tokens = splitTokens(text);
+        edit([tokens](SessionParameters &p) { p.tokens = tokens; });
+    });
     connect(m_nKSpin, &QSpinBox::valueChanged, this,
             [this](int nK) { edit([nK](SessionParameters &p) { p.nK = nK; }); });
     connect(m_seedSpin, &QSpinBox::valueChanged, this,
@@ -332,6 +354,11 @@ void ControlPanel::buildUi()
 
 void ControlPanel::normalize(SessionParameters &p) const
 {
+    // Typed tokens: n follows their count (at most maxSequence tokens are used).
+    if (p.tokens.size() > SessionParameters::maxSequence)
+        p.tokens = p.tokens.mid(0, SessionParameters::maxSequence);
+    if (!p.tokens.isEmpty())
+        p.n = int(p.tokens.size());
     // The controls offer 1 … maxN; larger values set from outside (a session) are kept.
     p.n = std::clamp(p.n, 1, SessionParameters::maxSequence);
     p.nK = std::clamp(p.nK, 1, SessionParameters::maxSequence);
@@ -366,9 +393,10 @@ void ControlPanel::syncWidgets()
     const SessionParameters &p = m_params;
     // Widgets are updated with their signals blocked: one edit, one parametersEdited.
     const QList<QWidget *> all
-        = {m_kindCombo,       m_nSlider,    m_nSpin,           m_nKSpin,     m_seedSpin,
-           m_positionalCheck, m_dtypeCombo, m_dModelSpin,      m_headsCombo, m_dkSlider,
-           m_alphaSlider,     m_sqrtCheck,  m_temperatureSpin, m_maskCombo,  m_paddingSpin};
+        = {m_kindCombo,       m_nSlider,         m_nSpin,       m_nKSpin,
+           m_seedSpin,        m_positionalCheck, m_dtypeCombo,  m_dModelSpin,
+           m_headsCombo,      m_dkSlider,        m_alphaSlider, m_sqrtCheck,
+           m_temperatureSpin, m_maskCombo,       m_paddingSpin, m_tokensEdit};
     std::vector<std::unique_ptr<QSignalBlocker>> blockers;
     for (QWidget *w : all)
         blockers.push_back(std::make_unique<QSignalBlocker>(w));
@@ -377,6 +405,12 @@ void ControlPanel::syncWidgets()
     setLogSlider(m_nSlider, p.n, nSliderSteps);
     m_nSpin->setMaximum(std::max(maxN, p.n));
     m_nSpin->setValue(p.n);
+    // The typed text stays as typed while it still gives these tokens (an outside change, e.g.
+    // an opened session, shows the tokens joined by spaces).
+    if (splitTokens(m_tokensEdit->text()) != p.tokens)
+        m_tokensEdit->setText(p.tokens.join(QLatin1Char(' ')));
+    m_nSlider->setEnabled(true); // typed tokens disable them below
+    m_nSpin->setEnabled(true);
     m_nKSpin->setMaximum(std::max(maxN, p.nK));
     m_nKSpin->setValue(p.nK);
     m_nKSpin->setEnabled(p.kind == AttentionKind::EncoderDecoder);
@@ -447,6 +481,12 @@ void ControlPanel::syncWidgets()
     for (QWidget *w : computeControls)
         w->setEnabled(!weightsOnly);
     m_paddingSpin->setEnabled(!weightsOnly && p.mask == MaskChoice::KeyPadding);
+
+    // Typed tokens fix n: their count.
+    if (!p.tokens.isEmpty()) {
+        m_nSlider->setEnabled(false);
+        m_nSpin->setEnabled(false);
+    }
 }
 
 void ControlPanel::toggleScaled()

@@ -15,6 +15,7 @@ class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
+class QLineEdit;
 class QSlider;
 class QSpinBox;
 
@@ -35,7 +36,7 @@ public:
     static QList<int> divisors(int n);
 
     /// Ranges of the controls (the session accepts more; the panel offers these).
-    static constexpr int maxN = 1024; ///< n and n_k: 1 … 1024
+    static constexpr int maxN = 4096; ///< n and n_k: 1 … 4096
     static constexpr int maxDModel = 4096; ///< d_model: 1 … 4096
 
 public slots:
@@ -67,6 +68,7 @@ private:
     QSpinBox *m_nKSpin = nullptr;
     QSpinBox *m_seedSpin = nullptr;
     QCheckBox *m_positionalCheck = nullptr;
+    QLineEdit *m_tokensEdit = nullptr; ///< typed sentence: tokens label the axes, n follows
     QComboBox *m_dtypeCombo = nullptr;
 
     QSpinBox *m_dModelSpin = nullptr;

@@ -1,0 +1,62 @@
+#pragma once
+// HeatmapViewPanel: how the heads heatmaps are drawn (issue 6, "Colour scales and long
+// sequences") — colormap, linear or log scale, fixed [0, 1] or auto range, max or mean pooling
+// of long sequences, zoom, the row strip, "trim padding" and "hide keys" with or without
+// renormalisation. It edits a HeatmapWidget's options and view transform directly; nothing here
+// changes the computation (the session's parameters).
+
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QToolButton;
+
+namespace attn {
+
+class HeatmapWidget;
+
+class HeatmapViewPanel : public QWidget
+{
+    Q_OBJECT
+public:
+    /// Drives `heatmap` (not owned; must outlive the panel).
+    explicit HeatmapViewPanel(HeatmapWidget *heatmap, QWidget *parent = nullptr);
+
+    /// Shows the widget's current options and transform in the controls.
+    void syncFromWidget();
+
+    QComboBox *colormapCombo() const { return m_colormap; }
+    QComboBox *scaleCombo() const { return m_scale; }
+    QComboBox *rangeCombo() const { return m_range; }
+    QComboBox *poolingCombo() const { return m_pooling; }
+    QComboBox *quantityCombo() const { return m_quantity; }
+    QCheckBox *trimPaddingCheck() const { return m_trimPadding; }
+    QLineEdit *hideKeysEdit() const { return m_hideKeys; }
+    QCheckBox *renormalizeCheck() const { return m_renormalize; }
+
+private:
+    void applyOptions();
+    void applyTransform();
+    void updateZoomLabel();
+    void updateHints();
+
+    HeatmapWidget *m_heatmap;
+    QComboBox *m_quantity = nullptr;
+    QComboBox *m_colormap = nullptr;
+    QComboBox *m_scale = nullptr;
+    QComboBox *m_range = nullptr;
+    QComboBox *m_pooling = nullptr;
+    QCheckBox *m_rowStrip = nullptr;
+    QToolButton *m_zoomIn = nullptr;
+    QToolButton *m_zoomOut = nullptr;
+    QToolButton *m_zoomReset = nullptr;
+    QLabel *m_zoomLabel = nullptr;
+    QCheckBox *m_trimPadding = nullptr;
+    QLineEdit *m_hideKeys = nullptr;
+    QCheckBox *m_renormalize = nullptr;
+    QLabel *m_transformNote = nullptr;
+};
+
+} // namespace attn
