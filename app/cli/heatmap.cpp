@@ -3,10 +3,13 @@
 
 #include "common.h"
 
+#include <dataexport.h>
 #include <heatmaprenderer.h>
+#include <resultview.h>
 #include <sessioncompute.h>
 #include <sessionparameters.h>
 #include <stepsrenderer.h>
+#include <tokenizer.h>
 
 #include <QFileInfo>
 
@@ -95,7 +98,43 @@ int runHeatmap(const QStringList &arguments)
         {QStringLiteral("format"),
          QStringLiteral("png, svg or pdf (default: from the --out suffix)."),
          QStringLiteral("format")},
-        {QStringLiteral("out"), QStringLiteral("Output file (.png, .svg or .pdf)."),
+        {QStringLiteral("out"),
+         QStringLiteral("Output file (.png, .svg or .pdf); may be left out with --batch-dir or "
+                        "--data."),
+         QStringLiteral("file")},
+        {QStringLiteral("tokens"),
+         QStringLiteral("A sentence, split into tokens at spaces and punctuation: they label the "
+                        "axes and set n. Each distinct token gets its own seeded input vector, "
+                        "whatever its position (reordering words with PE off permutes the "
+                        "heatmap)."),
+         QStringLiteral("text")},
+        {QStringLiteral("pooling"),
+         QStringLiteral("When a tile has more cells than pixels: max or mean of each pixel's "
+                        "cells."),
+         QStringLiteral("pooling"), QStringLiteral("max")},
+        {QStringLiteral("trim-padding"),
+         QStringLiteral("With --mask padding: leave out the padded keys (and, for self-attention, "
+                        "the padded queries).")},
+        {QStringLiteral("hide-keys"),
+         QStringLiteral("Keys not to show, e.g. 0 (a BOS token), 0,3 or 5-7; each row is "
+                        "renormalised over the shown keys unless --raw."),
+         QStringLiteral("list")},
+        {QStringLiteral("raw"),
+         QStringLiteral("With --hide-keys: keep the raw weights (rows then sum to less than 1).")},
+        {QStringLiteral("dpi"),
+         QStringLiteral("PNG print resolution (24-2400): --width x --height are then the PNG's "
+                        "pixels, with text sized for this resolution (written in the file); "
+                        "replaces --dpr."),
+         QStringLiteral("dpi")},
+        {QStringLiteral("batch-dir"),
+         QStringLiteral("Write one file per head into this folder (created if missing): "
+                        "head-0.<format> ... head-<h-1>.<format>, and head-mean.<format> when "
+                        "h > 1; the format is --format (default png)."),
+         QStringLiteral("dir")},
+        {QStringLiteral("data"),
+         QStringLiteral("Write the numbers shown (weights, scores, per-row metric series) to "
+                        "this .npz, .npy, .json or .csv file (.npy and .csv write several files "
+                        "next to it)."),
          QStringLiteral("file")},
     });
     if (const auto done = parseArguments(parser, command, arguments))
@@ -147,6 +186,24 @@ int runHeatmap(const QStringList &arguments)
     if (!nK)
         return usageError(command, error);
     p.n = int(*n);
+    if (parser.isSet(QStringLiteral("tokens"))) {
+        // n follows the typed tokens (ui/tokenizer.h).
+        p.tokens = splitTokens(parser.value(QStringLiteral("tokens")));
+        if (p.tokens.isEmpty())
+            return usageError(command, QStringLiteral("--tokens gave no tokens"));
+        if (p.tokens.size() > SessionParameters::maxSequence)
+            return usageError(command,
+                              QStringLiteral("--tokens gave %1 tokens, at most %2 fit")
+                                  .arg(p.tokens.size())
+                                  .arg(SessionParameters::maxSequence));
+        if (parser.isSet(QStringLiteral("n")) && *n != p.tokens.size())
+            return usageError(command,
+                              QStringLiteral("--n %1 does not match the %2 tokens of --tokens "
+                                             "(leave --n out: n follows the tokens)")
+                                  .arg(*n)
+                                  .arg(p.tokens.size()));
+        p.n = int(p.tokens.size());
+    }
     p.nK = int(*nK);
     p.dModel = int(*dModel);
     p.heads = int(*heads);
@@ -202,6 +259,23 @@ int runHeatmap(const QStringList &arguments)
         ? ColorScale::Log
         : ColorScale::Linear;
     options.autoRange = parser.value(QStringLiteral("range")) == QLatin1String("auto");
+    if (!checkChoice(parser, QStringLiteral("pooling"),
+                     {QStringLiteral("max"), QStringLiteral("mean")}, &error))
+        return usageError(command, error);
+    options.pooling = parser.value(QStringLiteral("pooling")) == QLatin1String("mean")
+        ? HeatmapPooling::Mean
+        : HeatmapPooling::Max;
+    ViewTransform transform;
+    transform.trimPadding = parser.isSet(QStringLiteral("trim-padding"));
+    transform.renormalize = !parser.isSet(QStringLiteral("raw"));
+    if (!parseKeyList(parser.value(QStringLiteral("hide-keys")), &transform.hiddenKeys, &error))
+        return usageError(command, QStringLiteral("--hide-keys: ") + error);
+    std::optional<double> dpi;
+    if (parser.isSet(QStringLiteral("dpi"))) {
+        dpi = doubleOption(parser, QStringLiteral("dpi"), 24.0, 2400.0, &error);
+        if (!dpi)
+            return usageError(command, error);
+    }
 
     const auto width = intOption(parser, QStringLiteral("width"), 64, 16384, &error);
     if (!width)
@@ -214,11 +288,20 @@ int runHeatmap(const QStringList &arguments)
         return usageError(command, error);
 
     const QString out = parser.value(QStringLiteral("out"));
-    if (out.isEmpty())
-        return usageError(command, QStringLiteral("--out is required (a .png, .svg or .pdf file)"));
+    const QString batchDir = parser.value(QStringLiteral("batch-dir"));
+    const QString dataPath = parser.value(QStringLiteral("data"));
+    if (out.isEmpty() && batchDir.isEmpty() && dataPath.isEmpty())
+        return usageError(command,
+                          QStringLiteral("--out is required (a .png, .svg or .pdf file), "
+                                         "unless --batch-dir or --data is given"));
+    if (!dataPath.isEmpty() && !dataFormatForPath(dataPath))
+        return usageError(command,
+                          QStringLiteral("--data '%1' must end in .npz, .npy, .json or "
+                                         ".csv")
+                              .arg(dataPath));
     QString format = parser.value(QStringLiteral("format")).toLower();
     if (format.isEmpty())
-        format = QFileInfo(out).suffix().toLower();
+        format = out.isEmpty() ? QStringLiteral("png") : QFileInfo(out).suffix().toLower();
     if (format != QLatin1String("png") && format != QLatin1String("svg")
         && format != QLatin1String("pdf"))
         return usageError(command,
@@ -229,6 +312,8 @@ int runHeatmap(const QStringList &arguments)
                                                "--format)")
                                     .arg(out));
 
+    if (steps && out.isEmpty())
+        return usageError(command, QStringLiteral("--view steps needs --out"));
     auto result = std::make_shared<SessionResult>(computeSession(p));
     if (!result->ok())
         return failure(command, result->error);
@@ -245,16 +330,33 @@ int runHeatmap(const QStringList &arguments)
                                              : stepsRenderer.savePdf(out, size, &error);
         return ok ? ExitOk : failure(command, error);
     }
+    // What the window shows: the result after trimming padding / hiding keys (ui/resultview.h).
+    const auto shown = applyViewTransform(result, transform);
+    if (!shown->ok())
+        return failure(command, shown->error);
     HeatmapRenderer renderer;
-    renderer.setResult(result);
+    renderer.setResult(shown);
     renderer.setOptions(options);
-    if (format == QLatin1String("png"))
-        ok = renderer.savePng(out, size, *dpr, &error);
-    else if (format == QLatin1String("svg"))
-        ok = renderer.saveSvg(out, size, &error);
-    else
-        ok = renderer.savePdf(out, size, &error);
-    if (!ok)
+    // PNG: --width x --height logical pixels at --dpr, or exactly that many pixels at --dpi.
+    const double pngDpi = dpi ? *dpi : 96.0 * *dpr;
+    const QSize pngPixels = dpi ? size : (QSizeF(size) * *dpr).toSize();
+    if (!out.isEmpty()) {
+        if (format == QLatin1String("png"))
+            ok = dpi ? renderer.savePngAtDpi(out, size, *dpi, &error)
+                     : renderer.savePng(out, size, *dpr, &error);
+        else if (format == QLatin1String("svg"))
+            ok = renderer.saveSvg(out, size, &error);
+        else
+            ok = renderer.savePdf(out, size, &error);
+        if (!ok)
+            return failure(command, error);
+    }
+    if (!batchDir.isEmpty()
+        && !exportEachHead(renderer, batchDir, QStringLiteral("head"), format,
+                           format == QLatin1String("png") ? pngPixels : size, pngDpi, nullptr,
+                           &error))
+        return failure(command, error);
+    if (!dataPath.isEmpty() && !exportData(*shown, dataPath, nullptr, &error))
         return failure(command, error);
     return ExitOk;
 }
