@@ -7,6 +7,7 @@
 
 #include <attentionsession.h>
 #include <heatmapwidget.h>
+#include <resultview.h>
 #include <stepsrenderer.h>
 #include <views/attentionviews.h>
 #include <views/compareview.h>
@@ -244,6 +245,34 @@ private slots:
         QCOMPARE(canvas->toolTipAt(centre), expected.join(QLatin1Char('\n')));
     }
 
+    // A result the heatmap view trimmed (padding) and reduced (a hidden key): axis labels and
+    // tooltips name the positions of the computation, not the shown row and column numbers.
+    void transformedResultKeepsOriginalPositions()
+    {
+        SessionParameters p;
+        p.n = 6;
+        p.dModel = 16;
+        p.heads = 2;
+        p.mask = MaskChoice::KeyPadding;
+        p.paddingCount = 2;
+        ViewTransform t;
+        t.trimPadding = true;
+        t.hiddenKeys = {0};
+        const ResultPtr shownResult = applyViewTransform(compute(p), t);
+        QVERIFY2(shownResult->ok(), qPrintable(shownResult->error));
+        QCOMPARE(shownResult->keyCount(), Index(3)); // keys 1, 2, 3
+        const FigureAxes axes = FigureAxes::of(*shownResult);
+        QCOMPARE(axes.keys,
+                 (QStringList {QStringLiteral("1"), QStringLiteral("2"), QStringLiteral("3")}));
+        QCOMPARE(axes.queries.size(), 4);
+        StepsRenderer renderer;
+        renderer.setResult(shownResult);
+        const QStringList lines
+            = renderer.describeCell({StepsRenderer::Weights, 2, 0}).split(QLatin1Char('\n'));
+        QCOMPARE(lines.at(1), QStringLiteral("query i = 2 (row)"));
+        QCOMPARE(lines.at(2), QStringLiteral("key j = 1 (column)"));
+    }
+
     void linkedHover()
     {
         SessionParameters p;
@@ -443,6 +472,43 @@ private slots:
         // Raw scores come before masking: the same cells show values (no mask colour).
         const QRgb rawCausal = dominantColor(image, cellRect(lay, StepsRenderer::RawScores, 0, 1));
         QVERIFY(rawCausal != PanelFigure::maskedColor(ColormapId::RdBu, MaskCausal));
+    }
+
+    // Side by side in a wide area, stacked in a tall one; never outside the bounds; every
+    // panel has the same cell size.
+    void layoutFollowsShape_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::addColumn<bool>("oneRow");
+        QTest::newRow("wide") << QSize(1600, 600) << true;
+        QTest::newRow("tall") << QSize(600, 1000) << false;
+        QTest::newRow("narrow strip") << QSize(420, 1400) << false;
+    }
+    void layoutFollowsShape()
+    {
+        QFETCH(QSize, size);
+        QFETCH(bool, oneRow);
+        SessionParameters p;
+        p.n = 10;
+        p.dModel = 16;
+        p.heads = 2;
+        p.mask = MaskChoice::KeyPadding;
+        StepsRenderer renderer;
+        renderer.setResult(compute(p));
+        FigureStyle style;
+        style.fontPixelSize = 12;
+        renderer.setStyle(style);
+        const QRectF bounds(QPointF(0, 0), QSizeF(size));
+        const PanelFigureLayout lay = renderer.layout(bounds);
+        QCOMPARE(lay.maps.size(), 3);
+        QVERIFY(lay.cellSize >= 8);
+        QCOMPARE(lay.maps[0].top() == lay.maps[2].top(), oneRow);
+        for (int k = 0; k < 3; ++k) {
+            QVERIFY2(bounds.contains(lay.frames[k]), qPrintable(QString::number(k)));
+            QCOMPARE(lay.maps[k].size(), lay.maps[0].size());
+            for (int m = k + 1; m < 3; ++m)
+                QVERIFY(!lay.frames[k].intersects(lay.frames[m]));
+        }
     }
 
     void headSelector()

@@ -370,7 +370,7 @@ void CompareRenderer::rebuild()
                               : QStringLiteral("B differs from A in: ")
                       + diffs.join(QStringLiteral("; ")) + QLatin1Char('.'));
     notes << sharedInputsNote(a.params, b.params);
-    setContent(caption, {pa, pb, pd}, a.params, table, notes);
+    setContent(caption, {pa, pb, pd}, FigureAxes::of(a), table, notes);
 }
 
 QString CompareRenderer::describeCell(const FigureHit &hit) const
@@ -395,11 +395,11 @@ QString CompareRenderer::describeCell(const FigureHit &hit) const
     QStringList lines;
     lines << (mean ? QStringLiteral("mean over %1 heads").arg(a.headCount())
                    : QStringLiteral("head %1 of %2").arg(h).arg(a.headCount()));
-    QString query = QStringLiteral("query i = %1 (row)").arg(i);
-    QString key = QStringLiteral("key j = %1 (column)").arg(j);
+    QString query = QStringLiteral("query i = %1 (row)").arg(a.originalQuery(int(i)));
+    QString key = QStringLiteral("key j = %1 (column)").arg(a.originalKey(int(j)));
     if (!p.tokens.isEmpty()) {
-        query += QStringLiteral(": \u201c%1\u201d").arg(p.queryLabel(int(i)));
-        key += QStringLiteral(": \u201c%1\u201d").arg(p.keyLabel(int(j)));
+        query += QStringLiteral(": \u201c%1\u201d").arg(a.queryLabel(int(i)));
+        key += QStringLiteral(": \u201c%1\u201d").arg(a.keyLabel(int(j)));
     }
     lines << query << key;
     lines
@@ -409,7 +409,7 @@ QString CompareRenderer::describeCell(const FigureHit &hit) const
     lines << QStringLiteral("B \u2212 A = %1").arg(number(m_diff(i, j)));
     if (!mean && std::size_t(h) < a.metrics.size() && std::size_t(h) < b.metrics.size())
         lines << QStringLiteral("row %1 entropy: A %2 nats, B %3 nats")
-                     .arg(i)
+                     .arg(a.originalQuery(int(i)))
                      .arg(QString::number(a.metrics[std::size_t(h)].entropy(i), 'g', 4),
                           QString::number(b.metrics[std::size_t(h)].entropy(i), 'g', 4));
     return lines.join(QLatin1Char('\n'));

@@ -189,6 +189,20 @@ void hatchImage(QImage &image, const MatrixB &state, ColormapId colormap, qreal 
 
 } // namespace
 
+FigureAxes FigureAxes::of(const SessionResult &result)
+{
+    FigureAxes axes;
+    const SessionParameters &p = result.params;
+    for (int i = 0; i < int(result.queryCount()); ++i)
+        axes.queries << result.queryLabel(i);
+    for (int j = 0; j < int(result.keyCount()); ++j)
+        axes.keys << result.keyLabel(j);
+    axes.queryTokens = !p.tokens.isEmpty();
+    axes.keyTokens
+        = p.kind == AttentionKind::EncoderDecoder ? p.tokens.size() > p.n : !p.tokens.isEmpty();
+    return axes;
+}
+
 PanelFigure::PanelFigure() = default;
 PanelFigure::~PanelFigure() = default;
 
@@ -203,12 +217,12 @@ void PanelFigure::setStyle(const FigureStyle &style)
 }
 
 void PanelFigure::setContent(const QStringList &caption, const QVector<FigurePanel> &panels,
-                             const SessionParameters &labels, const FigureTable &table,
+                             const FigureAxes &axes, const FigureTable &table,
                              const QStringList &notes)
 {
     m_caption = caption;
     m_panels = panels;
-    m_labels = labels;
+    m_axes = axes;
     m_table = table;
     m_notes = notes;
     m_message = panels.isEmpty() ? QStringLiteral("Nothing to show") : QString();
@@ -443,26 +457,17 @@ PanelFigureLayout PanelFigure::layout(const QRectF &bounds) const
     for (const char *t : {"causal + padding", "padding-masked", "fully masked row"})
         textW = std::max(textW, fm.horizontalAdvance(QLatin1String(t)) + 1.5 * f);
     textW = std::max(textW, 1.8 * f + fm.horizontalAdvance(QStringLiteral("\u22120.0001")));
-    const qreal colW = r.width() / count;
-    const qreal legendW = std::min(textW + 0.4 * f, colW * 0.42);
 
     // Label sizes.
-    const SessionParameters &p = m_labels;
     const qreal elideW = 7.0 * f;
     qreal yLabelW = fm.horizontalAdvance(QString::number(std::max(nQ - 1, 0)));
-    const bool queryTokens = !p.tokens.isEmpty();
-    const bool keyTokens
-        = p.kind == AttentionKind::EncoderDecoder ? p.tokens.size() > p.n : !p.tokens.isEmpty();
-    if (queryTokens) {
-        for (int i = 0; i < nQ; ++i)
-            yLabelW = std::max(yLabelW, std::min(elideW, fm.horizontalAdvance(p.queryLabel(i))));
-    }
+    const bool keyTokens = m_axes.keyTokens;
+    for (int i = 0; i < nQ && i < m_axes.queries.size(); ++i)
+        yLabelW = std::max(yLabelW, std::min(elideW, fm.horizontalAdvance(m_axes.queries[i])));
     qreal xLabelW = fm.horizontalAdvance(QString::number(std::max(nK - 1, 0)));
     lay.rotateKeyLabels = keyTokens;
-    if (keyTokens) {
-        for (int j = 0; j < nK; ++j)
-            xLabelW = std::max(xLabelW, std::min(elideW, fm.horizontalAdvance(p.keyLabel(j))));
-    }
+    for (int j = 0; j < nK && j < m_axes.keys.size(); ++j)
+        xLabelW = std::max(xLabelW, std::min(elideW, fm.horizontalAdvance(m_axes.keys[j])));
     const qreal tick = 0.3 * f;
     const qreal marker = 0.55 * f; // fully-masked-row marker strip
     const qreal left = lineH + 0.3 * f + yLabelW + tick + marker;
@@ -471,8 +476,30 @@ PanelFigureLayout PanelFigure::layout(const QRectF &bounds) const
     const qreal gap = 0.9 * f; // map → legend
     const qreal between = 1.0 * f; // least space between panels
 
-    qreal cell
-        = std::min((colW - between - left - gap - legendW) / nK, (r.height() - top - bottom) / nQ);
+    const qreal legendLinesH = (legendRows + 0.8) * lineH * 1.15;
+    const qreal rowGap = 0.8 * f; // between rows of panels
+
+    // Arrangement: the columns × rows of panels that give the biggest cells (side by side in a
+    // wide area, stacked in a tall one). Ties go to more columns (the pipeline reads left to
+    // right).
+    // Under the map: its labels, or the legend lines under the colourbar when they reach lower.
+    const qreal below = std::max(bottom, 0.6 * f + legendLinesH);
+    int cols = count;
+    qreal cell = -1, legendW = 0;
+    for (int c = count; c >= 1; --c) {
+        const int rows = (count + c - 1) / c;
+        const qreal colW = r.width() / c;
+        const qreal lw = std::min(textW + 0.4 * f, colW * 0.42);
+        const qreal rowH = (r.height() - (rows - 1) * rowGap) / rows;
+        const qreal size
+            = std::min((colW - between - left - gap - lw) / nK, (rowH - top - below) / nQ);
+        if (size > cell * 1.05) {
+            cell = size;
+            cols = c;
+            legendW = lw;
+        }
+    }
+    const int rows = (count + cols - 1) / cols;
     cell = std::max(cell, 0.0);
     if (cell >= 4.0)
         cell = std::floor(cell); // whole pixels: every cell the same size
@@ -480,18 +507,20 @@ PanelFigureLayout PanelFigure::layout(const QRectF &bounds) const
 
     const qreal mapW = nK * cell, mapH = nQ * cell;
     const qreal panelW = left + mapW + gap + legendW;
-    const qreal legendLinesH = (legendRows + 0.8) * lineH * 1.15;
+    const qreal rowH = (r.height() - (rows - 1) * rowGap) / rows;
     qreal barH = mapH;
     if (barH < 8.0 * f)
-        barH = std::min(8.0 * f, std::max(4.0 * f, r.height() - top - legendLinesH));
+        barH = std::min(8.0 * f, std::max(4.0 * f, rowH - top - legendLinesH));
     const qreal blockH = top + std::max(mapH + bottom, barH + 0.6 * f + legendLinesH);
-    const qreal spacing = std::max(0.0, (r.width() - count * panelW) / count);
+    const qreal spacing = std::max(0.0, (r.width() - cols * panelW) / cols);
     const qreal x0 = r.left() + spacing / 2;
-    const qreal y0 = r.top() + std::max(0.0, (r.height() - blockH) / 2);
+    const qreal totalH = rows * blockH + (rows - 1) * rowGap;
+    const qreal y0 = r.top() + std::max(0.0, (r.height() - totalH) / 2);
     for (int k = 0; k < count; ++k) {
-        const QRectF frame(x0 + k * (panelW + spacing), y0, panelW, blockH);
-        const QRectF map(frame.left() + left, y0 + top, mapW, mapH);
-        const QRectF legend(map.right() + gap, y0, legendW, blockH);
+        const qreal top0 = y0 + (k / cols) * (blockH + rowGap);
+        const QRectF frame(x0 + (k % cols) * (panelW + spacing), top0, panelW, blockH);
+        const QRectF map(frame.left() + left, top0 + top, mapW, mapH);
+        const QRectF legend(map.right() + gap, top0, legendW, blockH);
         lay.frames.append(frame);
         lay.maps.append(map);
         lay.legends.append(legend);
@@ -546,7 +575,6 @@ void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vector
         return;
     }
 
-    const SessionParameters &p = m_labels;
     const int nQ = queryCount();
     const int nK = keyCount();
     const qreal cell = lay.cellSize;
@@ -636,7 +664,8 @@ void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vector
         for (int i = 0; i < nQ; i += lay.tickStepRows) {
             const qreal y = map.top() + (i + 0.5) * cell;
             painter->drawLine(QPointF(labelRight, y), QPointF(map.left() - 0.55 * f, y));
-            const QString label = fm.elidedText(p.queryLabel(i), Qt::ElideRight, 7.0 * f);
+            const QString label = fm.elidedText(m_axes.queries.value(i, QString::number(i)),
+                                                Qt::ElideRight, 7.0 * f);
             painter->drawText(
                 QRectF(labelRight - 8.0 * f - 0.15 * f, y - fm.height() / 2, 8.0 * f, fm.height()),
                 Qt::AlignRight | Qt::AlignVCenter, label);
@@ -645,7 +674,8 @@ void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vector
         for (int j = 0; j < nK; j += lay.tickStepCols) {
             const qreal x = map.left() + (j + 0.5) * cell;
             painter->drawLine(QPointF(x, map.bottom()), QPointF(x, map.bottom() + tick));
-            const QString label = fm.elidedText(p.keyLabel(j), Qt::ElideRight, 7.0 * f);
+            const QString label
+                = fm.elidedText(m_axes.keys.value(j, QString::number(j)), Qt::ElideRight, 7.0 * f);
             if (lay.rotateKeyLabels) {
                 painter->save();
                 painter->translate(x, map.bottom() + tick + 0.1 * f);

@@ -7,7 +7,7 @@
 // hatches it reuses: causal "/", padding "\", both crossed, never a colour of the colormap).
 
 #include "colormap.h"
-#include "sessionparameters.h"
+#include "sessioncompute.h"
 
 #include <types.h>
 
@@ -46,6 +46,19 @@ struct FigurePanel
     double dataMin = 0, dataMax = 0;
     /// Pooling beyond FigureStyle::maxImageSide cells per side: max (weights) or mean (scores).
     bool poolMax = false;
+};
+
+/// Axis labels of a figure: one per row (query i) and per column (key j). Token labels are
+/// elided to a few characters; token key labels are written vertically.
+struct FigureAxes
+{
+    QStringList queries; ///< n_q labels
+    QStringList keys; ///< n_k labels
+    bool queryTokens = false; ///< the query labels are words (else positions)
+    bool keyTokens = false; ///< the key labels are words (else positions)
+    /// The labels a result's axes show: SessionResult::queryLabel / keyLabel (tokens when set,
+    /// else the position in the computation, also for trimmed or hidden rows and columns).
+    static FigureAxes of(const SessionResult &result);
 };
 
 /// A small table painted under the panels (the A/B view's metric deltas).
@@ -150,10 +163,9 @@ public:
     bool save(const QString &path, QSize size, qreal dpr, QString *error) const;
 
 protected:
-    /// Replaces the content (clears the image cache). `labels` gives the axis labels
-    /// (SessionParameters::queryLabel / keyLabel, tokens when set).
+    /// Replaces the content (clears the image cache); `axes` labels the rows and columns.
     void setContent(const QStringList &caption, const QVector<FigurePanel> &panels,
-                    const SessionParameters &labels, const FigureTable &table = {},
+                    const FigureAxes &axes, const FigureTable &table = {},
                     const QStringList &notes = {});
     /// No panels; `message` is shown in the middle.
     void setMessage(const QStringList &caption, const QString &message);
@@ -167,7 +179,7 @@ private:
     FigureStyle m_style;
     QStringList m_caption;
     QVector<FigurePanel> m_panels;
-    SessionParameters m_labels;
+    FigureAxes m_axes;
     FigureTable m_table;
     QStringList m_notes;
     QString m_message = QStringLiteral("No result yet");

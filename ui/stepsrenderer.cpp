@@ -103,7 +103,7 @@ void StepsRenderer::rebuild()
     const QStringList caption = {
         QStringLiteral("Attention steps of head %1 of %2: ").arg(h).arg(r.headCount()) + pipeline,
         r.params.caption() + QStringLiteral(", scale = %1").arg(formatValue(r.scale))};
-    setContent(caption, {raw, scaled, weights}, r.params);
+    setContent(caption, {raw, scaled, weights}, FigureAxes::of(r));
 }
 
 QString StepsRenderer::describeCell(const FigureHit &hit) const
@@ -124,11 +124,11 @@ QString StepsRenderer::describeCell(const FigureHit &hit) const
 
     QStringList lines;
     lines << QStringLiteral("head %1 of %2").arg(h).arg(r.headCount());
-    QString query = QStringLiteral("query i = %1 (row)").arg(i);
-    QString key = QStringLiteral("key j = %1 (column)").arg(j);
+    QString query = QStringLiteral("query i = %1 (row)").arg(r.originalQuery(int(i)));
+    QString key = QStringLiteral("key j = %1 (column)").arg(r.originalKey(int(j)));
     if (!p.tokens.isEmpty()) {
-        query += QStringLiteral(": \u201c%1\u201d").arg(p.queryLabel(int(i)));
-        key += QStringLiteral(": \u201c%1\u201d").arg(p.keyLabel(int(j)));
+        query += QStringLiteral(": \u201c%1\u201d").arg(r.queryLabel(int(i)));
+        key += QStringLiteral(": \u201c%1\u201d").arg(r.keyLabel(int(j)));
     }
     lines << query << key;
     const double raw = r.scores[hh](i, j);
@@ -145,10 +145,11 @@ QString StepsRenderer::describeCell(const FigureHit &hit) const
     const bool fully = hh < r.fullyMasked.size() && std::size_t(i) < r.fullyMasked[hh].size()
         && r.fullyMasked[hh][std::size_t(i)];
     if (fully)
-        lines << QStringLiteral("row %1: fully masked (all weights 0)").arg(i);
+        lines
+            << QStringLiteral("row %1: fully masked (all weights 0)").arg(r.originalQuery(int(i)));
     else if (hh < r.metrics.size() && i < r.metrics[hh].entropy.size())
         lines << QStringLiteral("row %1: entropy %2 nats, effective terms %3")
-                     .arg(i)
+                     .arg(r.originalQuery(int(i)))
                      .arg(QString::number(r.metrics[hh].entropy(i), 'g', 4),
                           QString::number(r.metrics[hh].effectiveTerms(i), 'g', 4));
     return lines.join(QLatin1Char('\n'));

@@ -32,6 +32,7 @@ StepsView::StepsView(QWidget *parent)
     m_hint = new QLabel(tr("Raw scores Q Kᵀ → scaled + masked Q Kᵀ·scale + M → softmax weights. "
                            "Hover a cell: it is outlined in all three panels."));
     m_hint->setObjectName(QStringLiteral("stepsHint"));
+    m_hint->setWordWrap(true); // never widens the window
     m_hint->setToolTip(tr("Scores use a diverging scale centred on 0 (the triangles mark their "
                           "true min and max); weights use the fixed range [0, 1]. Masked cells "
                           "are grey and hatched (causal /, padding \\), unlike a weight near 0."));
