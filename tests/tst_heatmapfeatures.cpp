@@ -463,7 +463,9 @@ private slots:
             // 1 (padded keys had weight 0).
             const RowMetrics want = rowMetrics(block, shown->fullyMasked[std::size_t(h)]);
             QCOMPARE(shown->metrics[std::size_t(h)].entropy.size(), Index(queries));
-            ATTN_COMPARE_CLOSE(shown->metrics[std::size_t(h)].entropy, want.entropy, 0.0, 0.0);
+            ATTN_COMPARE_CLOSE(shown->metrics[std::size_t(h)].entropy, want.entropy, 1e-12, 0.0);
+            ATTN_COMPARE_CLOSE(shown->metrics[std::size_t(h)].jacobianNorm, want.jacobianNorm,
+                               1e-12, 0.0);
             for (int i = 0; i < queries; ++i)
                 QVERIFY(std::abs(shown->weights[std::size_t(h)].row(i).sum() - 1.0) < 1e-12);
         }
@@ -541,6 +543,39 @@ private slots:
         QVERIFY2(tip.contains(QStringLiteral("key j = %1").arg(kept.front())), qPrintable(tip));
         QVERIFY(tip.contains(renormalize ? QLatin1String("weight (renormalised)")
                                          : QLatin1String("weight (raw)")));
+    }
+
+    // From HeatmapWidget::asyncTransformCells on, the transform runs on a worker thread: the
+    // previous picture stays until the newest transform is ready.
+    void longSequenceTransformIsAsynchronous()
+    {
+        const int n = 2048, padding = 48;
+        MatrixB state = MatrixB::Zero(n, n);
+        state.rightCols(padding).setConstant(MaskPadding);
+        auto r = makeResult(
+            1, n, n, [](int, int, int j) { return j < 2000 ? 1.0 / 2000 : 0.0; }, state);
+        r->params.mask = MaskChoice::KeyPadding;
+        r->params.paddingCount = padding;
+        QVERIFY(qint64(n) * n >= HeatmapWidget::asyncTransformCells);
+        HeatmapWidget widget;
+        widget.setResult(r);
+        QSignalSpy shownSpy(&widget, &HeatmapWidget::shownResultChanged);
+        QSignalSpy busy(&widget, &HeatmapWidget::transformingChanged);
+        ViewTransform trim;
+        trim.trimPadding = true;
+        widget.setViewTransform(trim);
+        ViewTransform trimAndHide = trim;
+        trimAndHide.hiddenKeys = {0};
+        widget.setViewTransform(trimAndHide); // supersedes the first
+        QVERIFY(widget.isTransforming());
+        QCOMPARE(widget.result(), std::shared_ptr<const SessionResult>(r)); // still the old one
+        QTRY_VERIFY_WITH_TIMEOUT(!widget.isTransforming(), 60000);
+        QCOMPARE(shownSpy.count(), 1); // only the newest was shown
+        QCOMPARE(busy.count(), 2);
+        QCOMPARE(widget.result()->queryCount(), Index(n - padding));
+        QCOMPARE(widget.result()->keyCount(), Index(n - padding - 1));
+        QVERIFY(widget.result()->renormalized);
+        QVERIFY(std::abs(widget.result()->weights[0].row(7).sum() - 1.0) < 1e-12);
     }
 
     void hideEveryKeyIsAnError()

@@ -213,15 +213,23 @@ ColorNorm HeatmapRenderer::norm() const
         const MatrixB &state = m_result->maskState;
         for (const TileSpec &spec : tileSpecs()) {
             const MatrixD *m = tileMatrix(spec);
-            for (Index i = 0; i < m->rows(); ++i) {
-                for (Index j = 0; j < m->cols(); ++j) {
-                    const double v = (*m)(i, j);
-                    if (!std::isfinite(v) || (useMask && state(i, j)) || (log && v <= 0.0))
-                        continue;
-                    lo = std::min(lo, v);
-                    hi = std::max(hi, v);
-                }
+            // One pass over the tile's cells (row-major, like the mask states); both cores for
+            // long sequences.
+            const double *values = m->data();
+            const std::uint8_t *states = useMask ? state.data() : nullptr;
+            const Index count = m->size();
+            double tileLo = lo, tileHi = hi;
+            [[maybe_unused]] const bool parallel = count >= (Index(1) << 20);
+#pragma omp parallel for reduction(min : tileLo) reduction(max : tileHi) if (parallel)
+            for (Index k = 0; k < count; ++k) {
+                const double v = values[k];
+                if (!std::isfinite(v) || (states && states[k]) || (log && v <= 0.0))
+                    continue;
+                tileLo = std::min(tileLo, v);
+                tileHi = std::max(tileHi, v);
             }
+            lo = tileLo;
+            hi = tileHi;
         }
         if (lo <= hi) {
             if (!(hi > lo)) { // a constant matrix: widen so the colour is the middle of the map
@@ -334,13 +342,18 @@ QImage HeatmapRenderer::tileImage(int tile, QSize maxPixels) const
         cached = {maxPixels, image};
         return image;
     }
-    // Pooled: accumulate each image row's blocks over its bq source rows.
+    // Pooled: accumulate each image row's blocks over its bq source rows (rows in parallel for
+    // long sequences: n = 4096 has 16 M cells per tile).
     const bool max = m_options.pooling == HeatmapPooling::Max;
-    std::vector<double> acc(static_cast<std::size_t>(width));
-    std::vector<Index> count(static_cast<std::size_t>(width));
-    std::vector<std::uint8_t> maskedState(static_cast<std::size_t>(width));
-    std::vector<std::uint8_t> bad(static_cast<std::size_t>(width));
+    [[maybe_unused]] const bool parallel = rows * cols >= (Index(1) << 20);
+    uchar *bits = image.bits(); // detached once here, written row by row below
+    const qsizetype bytesPerLine = image.bytesPerLine();
+#pragma omp parallel for schedule(dynamic, 8) if (parallel)
     for (int y = 0; y < height; ++y) {
+        std::vector<double> acc(static_cast<std::size_t>(width));
+        std::vector<Index> count(static_cast<std::size_t>(width));
+        std::vector<std::uint8_t> maskedState(static_cast<std::size_t>(width));
+        std::vector<std::uint8_t> bad(static_cast<std::size_t>(width));
         std::fill(acc.begin(), acc.end(), max ? -std::numeric_limits<double>::infinity() : 0.0);
         std::fill(count.begin(), count.end(), 0);
         std::fill(maskedState.begin(), maskedState.end(), 0);
@@ -370,7 +383,7 @@ QImage HeatmapRenderer::tileImage(int tile, QSize maxPixels) const
                 count[std::size_t(x)] += c;
             }
         }
-        QRgb *line = reinterpret_cast<QRgb *>(image.scanLine(y));
+        QRgb *line = reinterpret_cast<QRgb *>(bits + y * bytesPerLine);
         for (int x = 0; x < width; ++x) {
             const std::size_t k = std::size_t(x);
             if (bad[k])

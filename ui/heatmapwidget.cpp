@@ -1,12 +1,14 @@
 #include "heatmapwidget.h"
 
 #include <QEvent>
+#include <QFutureWatcher>
 #include <QHelpEvent>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
 #include <QWheelEvent>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cmath>
@@ -54,7 +56,40 @@ void HeatmapWidget::setViewTransform(const ViewTransform &transform)
 
 void HeatmapWidget::showResult()
 {
-    std::shared_ptr<const SessionResult> shown = applyViewTransform(m_sessionResult, m_transform);
+    const quint64 generation = ++m_transformGeneration;
+    const auto &source = m_sessionResult;
+    const bool heavy = source && source->ok() && !m_transform.isIdentity()
+        && qint64(source->headCount()) * source->queryCount() * source->keyCount()
+            >= asyncTransformCells;
+    if (!heavy) {
+        if (m_transforming) {
+            m_transforming = false;
+            emit transformingChanged(false);
+        }
+        showShown(applyViewTransform(source, m_transform));
+        return;
+    }
+    // Long sequences: copy and renormalise on a worker thread; only the newest result is shown.
+    using Shown = std::shared_ptr<const SessionResult>;
+    auto *watcher = new QFutureWatcher<Shown>(this);
+    connect(watcher, &QFutureWatcher<Shown>::finished, this, [this, watcher, generation] {
+        watcher->deleteLater();
+        if (generation != m_transformGeneration)
+            return; // superseded
+        m_transforming = false;
+        emit transformingChanged(false);
+        showShown(watcher->result());
+    });
+    watcher->setFuture(QtConcurrent::run(
+        [source, transform = m_transform] { return applyViewTransform(source, transform); }));
+    if (!m_transforming) {
+        m_transforming = true;
+        emit transformingChanged(true);
+    }
+}
+
+void HeatmapWidget::showShown(std::shared_ptr<const SessionResult> shown)
+{
     // A zoom window only survives results of the same shape.
     const auto &old = m_renderer.result();
     const bool sameShape = old && shown && old->queryCount() == shown->queryCount()

@@ -34,9 +34,14 @@ public:
     /// The result as the session computed it.
     std::shared_ptr<const SessionResult> sessionResult() const { return m_sessionResult; }
 
-    /// Trim padding / hide keys (with or without renormalisation); re-derives the shown result.
+    /// Trim padding / hide keys (with or without renormalisation); re-derives the shown result:
+    /// at once for small results, on a worker thread (newest wins) from asyncTransformCells
+    /// cells h·n_q·n_k on, so the window stays responsive at n = 4096 (the previous picture
+    /// stays until the new one is ready; isTransforming() meanwhile).
     void setViewTransform(const ViewTransform &transform);
     ViewTransform viewTransform() const { return m_transform; }
+    bool isTransforming() const { return m_transforming; }
+    static constexpr qint64 asyncTransformCells = qint64(1) << 22;
 
     /// Options other than the text size (the widget uses its own font's size unless the
     /// options set one) and colours (the palette's, unless set explicitly). The window (zoom)
@@ -93,6 +98,8 @@ signals:
     void painted(quint64 requestId);
     /// The shown result changed (new session result or view transform): for the metric charts.
     void shownResultChanged(std::shared_ptr<const attn::SessionResult> shown);
+    /// A view transform started (true) or finished (false) on the worker thread.
+    void transformingChanged(bool busy);
     /// Zoom or pan changed the visible cells.
     void visibleCellsChanged(const QRect &cells);
     /// setOptions() changed the options (e.g. an opened session): panels showing them resync.
@@ -114,6 +121,7 @@ private:
     void invalidate();
     void setHover(const HeatmapHit &hit);
     void showResult();
+    void showShown(std::shared_ptr<const SessionResult> shown);
     HeatmapOptions effectiveOptions(HeatmapOptions options) const;
 
     HeatmapRenderer m_renderer;
@@ -127,6 +135,8 @@ private:
     bool m_pressed = false;
     bool m_dragging = false;
     bool m_rowStrip = true;
+    bool m_transforming = false;
+    quint64 m_transformGeneration = 0; ///< newest showResult() call (async transforms)
 };
 
 } // namespace attn

@@ -5,14 +5,32 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace attn {
 
 namespace {
 
-// rows × cols sub-matrix of m at the kept rows and columns.
+// First index and length when `kept` is a run of consecutive indices, else length −1.
+std::pair<int, int> run(const std::vector<int> &kept)
+{
+    if (kept.empty())
+        return {0, 0};
+    for (std::size_t i = 1; i < kept.size(); ++i) {
+        if (kept[i] != kept[i - 1] + 1)
+            return {0, -1};
+    }
+    return {kept.front(), int(kept.size())};
+}
+
+// rows × cols sub-matrix of m at the kept rows and columns (a block copy when both are runs:
+// trimmed padding, a hidden first key).
 template<typename M> M pick(const M &m, const std::vector<int> &rows, const std::vector<int> &cols)
 {
+    const auto [r0, nr] = run(rows);
+    const auto [c0, nc] = run(cols);
+    if (nr >= 0 && nc >= 0)
+        return m.block(r0, c0, nr, nc);
     M out(Index(rows.size()), Index(cols.size()));
     for (std::size_t r = 0; r < rows.size(); ++r) {
         const auto src = m.row(rows[r]);
@@ -149,7 +167,18 @@ std::shared_ptr<const SessionResult> applyViewTransform(std::shared_ptr<const Se
     const Index rows = Index(sel.queries.size()), cols = Index(sel.keys.size());
     if (in.maskState.rows() == nQ && in.maskState.cols() == nK)
         out->maskState = pick(in.maskState, sel.queries, sel.keys);
-    out->weightsMean = MatrixD::Zero(rows, cols);
+    const bool haveScores = int(in.scores.size()) == h && int(in.scaledScores.size()) == h;
+    out->weights.resize(std::size_t(h));
+    out->fullyMasked.resize(std::size_t(h));
+    out->metrics.resize(std::size_t(h));
+    if (haveScores) {
+        out->scores.resize(std::size_t(h));
+        out->scaledScores.resize(std::size_t(h));
+    }
+    std::vector<NonFiniteReport> nonFinite(static_cast<std::size_t>(h));
+    // Heads are independent: both cores for long sequences (n = 4096 takes seconds otherwise).
+    [[maybe_unused]] const bool parallel = qint64(h) * rows * cols >= (qint64(1) << 20);
+#pragma omp parallel for schedule(dynamic, 1) if (parallel)
     for (int head = 0; head < h; ++head) {
         MatrixD w = pick(in.weights[std::size_t(head)], sel.queries, sel.keys);
         std::vector<std::uint8_t> flags(std::size_t(rows), 0);
@@ -170,17 +199,40 @@ std::shared_ptr<const SessionResult> applyViewTransform(std::shared_ptr<const Se
             }
             flags[std::size_t(r)] = masked ? 1 : 0;
         }
-        out->weightsMean += w;
-        if (std::size_t(head) < in.scores.size() && in.scores[std::size_t(head)].rows() == nQ)
-            out->scores.push_back(pick(in.scores[std::size_t(head)], sel.queries, sel.keys));
-        if (std::size_t(head) < in.scaledScores.size()
-            && in.scaledScores[std::size_t(head)].rows() == nQ)
-            out->scaledScores.push_back(
-                pick(in.scaledScores[std::size_t(head)], sel.queries, sel.keys));
-        out->metrics.push_back(rowMetrics(w, flags));
+        const std::size_t k = std::size_t(head);
+        if (haveScores) { // (loaded weights may come without scores: those stay empty)
+            if (in.scores[k].rows() == nQ && in.scores[k].cols() == nK)
+                out->scores[k] = pick(in.scores[k], sel.queries, sel.keys);
+            if (in.scaledScores[k].rows() == nQ && in.scaledScores[k].cols() == nK)
+                out->scaledScores[k] = pick(in.scaledScores[k], sel.queries, sel.keys);
+        }
+        if (hidden.isEmpty() && k < in.metrics.size() && in.metrics[k].maxWeight.size() == nQ) {
+            // Trimmed padding only: the padded keys had weight 0, so each kept row's metrics
+            // are the computation's (over its real keys already); keep the real rows.
+            const RowMetrics &m = in.metrics[k];
+            RowMetrics &o = out->metrics[k];
+            for (VectorD RowMetrics::*series :
+                 {&RowMetrics::maxWeight, &RowMetrics::entropy, &RowMetrics::effectiveTerms,
+                  &RowMetrics::jacobianNorm, &RowMetrics::rowSumError}) {
+                (o.*series).resize(rows);
+                for (Index r = 0; r < rows; ++r)
+                    (o.*series)(r) = (m.*series)(sel.queries[std::size_t(r)]);
+            }
+            o.fullyMasked = flags;
+        } else {
+            out->metrics[k] = rowMetrics(w, flags);
+        }
+        nonFinite[k] = findNonFinite(w);
+        out->fullyMasked[k] = std::move(flags);
+        out->weights[k] = std::move(w);
+    }
+    out->weightsMean = MatrixD::Zero(rows, cols);
+    for (int head = 0; head < h; ++head) {
+        const std::size_t k = std::size_t(head);
+        out->weightsMean += out->weights[k];
         out->worstRowSumError
-            = std::max(out->worstRowSumError, summarize(out->metrics.back()).worstRowSumError);
-        const NonFiniteReport nf = findNonFinite(w);
+            = std::max(out->worstRowSumError, summarize(out->metrics[k]).worstRowSumError);
+        const NonFiniteReport &nf = nonFinite[k];
         if (nf.found) {
             if (!out->nonFinite.found) {
                 out->nonFinite = nf;
@@ -189,8 +241,6 @@ std::shared_ptr<const SessionResult> applyViewTransform(std::shared_ptr<const Se
                 out->nonFinite.infCount += nf.infCount;
             }
         }
-        out->fullyMasked.push_back(std::move(flags));
-        out->weights.push_back(std::move(w));
     }
     if (h > 0)
         out->weightsMean /= double(h);

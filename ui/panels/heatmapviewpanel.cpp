@@ -151,6 +151,7 @@ HeatmapViewPanel::HeatmapViewPanel(HeatmapWidget *heatmap, QWidget *parent)
     connect(m_heatmap, &HeatmapWidget::visibleCellsChanged, this,
             &HeatmapViewPanel::updateZoomLabel);
     connect(m_heatmap, &HeatmapWidget::optionsChanged, this, &HeatmapViewPanel::syncFromWidget);
+    connect(m_heatmap, &HeatmapWidget::transformingChanged, this, &HeatmapViewPanel::updateHints);
     connect(m_heatmap, &HeatmapWidget::shownResultChanged, this, [this] {
         updateZoomLabel();
         updateHints();
@@ -252,7 +253,9 @@ void HeatmapViewPanel::updateHints()
                      "keys and queries; metrics are then over real tokens only."));
     m_renormalize->setEnabled(!m_hideKeys->text().trimmed().isEmpty());
     const auto shown = m_heatmap->result();
-    if (shown && !shown->ok())
+    if (m_heatmap->isTransforming())
+        m_transformNote->setText(tr("Applying to the long sequence…"));
+    else if (shown && !shown->ok())
         m_transformNote->setText(shown->error);
     else if (shown && !shown->viewNote.isEmpty())
         m_transformNote->setText(tr("Shown: %1.").arg(shown->viewNote));
