@@ -212,6 +212,7 @@ void PanelFigure::setStyle(const FigureStyle &style)
         return;
     const bool imagesChange = style.maxImageSide != m_style.maxImageSide;
     m_style = style;
+    m_layoutValid = false;
     if (imagesChange)
         m_images.clear();
 }
@@ -230,6 +231,7 @@ void PanelFigure::setContent(const QStringList &caption, const QVector<FigurePan
     for (const FigurePanel &panel : m_panels)
         m_flags.append(panelFlags(panel));
     m_images.clear();
+    m_layoutValid = false;
 }
 
 void PanelFigure::setMessage(const QStringList &caption, const QString &message)
@@ -241,6 +243,7 @@ void PanelFigure::setMessage(const QStringList &caption, const QString &message)
     m_message = message;
     m_flags.clear();
     m_images.clear();
+    m_layoutValid = false;
 }
 
 QString PanelFigure::documentTitle() const
@@ -404,6 +407,16 @@ QStringList PanelFigure::legendLines(const FigurePanel &panel) const
 }
 
 PanelFigureLayout PanelFigure::layout(const QRectF &bounds) const
+{
+    if (!m_layoutValid || bounds != m_layoutBounds) {
+        m_layout = computeLayout(bounds);
+        m_layoutBounds = bounds;
+        m_layoutValid = true;
+    }
+    return m_layout;
+}
+
+PanelFigureLayout PanelFigure::computeLayout(const QRectF &bounds) const
 {
     PanelFigureLayout lay;
     const int count = panelCount();

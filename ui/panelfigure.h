@@ -173,6 +173,7 @@ protected:
     virtual QString documentTitle() const;
 
 private:
+    PanelFigureLayout computeLayout(const QRectF &bounds) const;
     void paintImpl(QPainter *painter, const QRectF &bounds, bool vectorOutput) const;
     QStringList legendLines(const FigurePanel &panel) const;
 
@@ -185,6 +186,10 @@ private:
     QString m_message = QStringLiteral("No result yet");
     QVector<int> m_flags; ///< per panel: which mask kinds / NaN it holds (for its legend)
     mutable QVector<QImage> m_images;
+    // The last layout and its bounds (hover hit-testing asks for the same layout often).
+    mutable QRectF m_layoutBounds;
+    mutable PanelFigureLayout m_layout;
+    mutable bool m_layoutValid = false;
 };
 
 } // namespace attn
