@@ -204,6 +204,7 @@ void MainWindow::createActions()
     // Sessions and undo: File → Open/Save, Edit → Undo/Redo (ui/sessioncontroller.h).
     m_sessionController = new SessionController(m_session, this);
     m_sessionController->trackSliderDrags(m_controls);
+    m_sessionController->setTensorController(m_tensors); // sessions save the tensors' file
     m_tensors->setParameterEditor(
         [this](const SessionParameters &p) { m_sessionController->editParameters(p); });
     connect(m_tensors, &TensorController::statusMessage, this,

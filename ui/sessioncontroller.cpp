@@ -3,6 +3,8 @@
 #include "attentionsession.h"
 #include "parameterundo.h"
 #include "recentfiles.h"
+#include "tensorcontroller.h"
+#include "tensorsource.h"
 
 #include <QAbstractSlider>
 #include <QAction>
@@ -36,6 +38,23 @@ QJsonObject merged(QJsonObject base, const QJsonObject &over)
             base.insert(it.key(), it.value());
     }
     return base;
+}
+
+/// SessionDocument::tensors for the tensors `p` shows (empty for seeded random inputs).
+QJsonObject tensorsToJson(const SessionParameters &p)
+{
+    QJsonObject o;
+    if (!p.tensors)
+        return o;
+    o.insert(QStringLiteral("file"), p.tensors->path());
+    if (!p.tensors->arrayName().isEmpty())
+        o.insert(QStringLiteral("array"), p.tensors->arrayName());
+    o.insert(QStringLiteral("mask_convention"),
+             p.tensors->maskConvention() == MaskConvention::Allowed ? QStringLiteral("allowed")
+                                                                    : QStringLiteral("masked"));
+    if (p.tensors->isWeights())
+        o.insert(QStringLiteral("layer"), p.tensors->layer());
+    return o;
 }
 
 void setStandardShortcut(QAction *action, QKeySequence::StandardKey key, const QString &fallback)
@@ -134,6 +153,9 @@ SessionDocument SessionController::document() const
 {
     SessionDocument d = m_kept;
     d.parameters = m_session->parameters();
+    d.parameters.tensors = nullptr; // stored as "tensors" (their file), not as parameters
+    const QJsonObject tensors = tensorsToJson(m_session->parameters());
+    d.tensors = tensors.isEmpty() ? QJsonObject() : merged(m_kept.tensors, tensors);
     if (m_getView)
         d.view = merged(d.view, m_getView());
     return d;
@@ -151,17 +173,42 @@ void SessionController::editParameters(const SessionParameters &params)
 
 void SessionController::apply(const SessionDocument &document)
 {
+    m_openWarning.clear();
     m_session->setParameters(document.parameters);
+    const QString tensorFile = document.tensors.value(QLatin1String("file")).toString();
+    if (!tensorFile.isEmpty()) {
+        // Load the file as File → Open Tensors… does, then put back what was shown with it.
+        QString error;
+        const QString array = document.tensors.value(QLatin1String("array")).toString();
+        const MaskConvention convention
+            = document.tensors.value(QLatin1String("mask_convention")).toString()
+                == QLatin1String("allowed")
+            ? MaskConvention::Allowed
+            : MaskConvention::Masked;
+        if (!m_tensors) {
+            m_openWarning = tr("The session's tensors (%1) were not loaded: this window cannot "
+                               "load tensors.")
+                                .arg(QDir::toNativeSeparators(tensorFile));
+        } else if (!m_tensors->openFile(tensorFile, &error, array, convention)) {
+            m_openWarning = tr("The session's tensors were not loaded, so the heatmaps show "
+                               "seeded random inputs: %1")
+                                .arg(error);
+        } else {
+            const int layer = document.tensors.value(QLatin1String("layer")).toInt(0);
+            if (layer > 0)
+                m_tensors->setLayer(layer);
+            SessionParameters saved = document.parameters;
+            saved.tensors = m_session->parameters().tensors;
+            if (saved.validate().isEmpty())
+                m_session->setParameters(saved); // α, τ, mask, tokens … as they were saved
+        }
+    }
     if (m_setView)
         m_setView(document.view);
     m_kept = document;
     m_undoStack->clear(); // a new document: no history, clean
-    if (!document.tensors.isEmpty()) {
-        emit statusMessage(
-            tr("The session names %n loaded tensor file(s); they are kept for saving, and the "
-               "heatmaps use seeded random inputs.",
-               nullptr, int(document.tensors.size())));
-    }
+    if (!m_openWarning.isEmpty())
+        emit statusMessage(m_openWarning);
 }
 
 bool SessionController::openFile(const QString &path, QString *error)
@@ -223,6 +270,12 @@ bool SessionController::open(const QString &path)
             m_recent->remove(path);
         emit statusMessage(tr("Not opened: %1").arg(error));
         return false;
+    }
+    if (!m_openWarning.isEmpty()) {
+        QMessageBox::warning(
+            m_window, tr("Open Session"),
+            tr("%1\n\nThe other settings of the session were opened.").arg(m_openWarning));
+        return true;
     }
     emit statusMessage(tr("Opened %1").arg(QDir::toNativeSeparators(m_filePath)));
     return true;

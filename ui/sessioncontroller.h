@@ -21,6 +21,7 @@ namespace attn {
 
 class AttentionSession;
 class RecentFiles;
+class TensorController;
 
 class SessionController : public QObject
 {
@@ -34,6 +35,9 @@ public:
     /// How the window's view state (SessionDocument::view) is read and applied.
     void setViewStateHandlers(std::function<QJsonObject()> get,
                               std::function<void(const QJsonObject &)> set);
+    /// Loaded tensors are saved as their file (SessionDocument::tensors) and loaded again, through
+    /// `tensors`, when a session is opened. Without it a session's tensors are not loaded.
+    void setTensorController(TensorController *tensors) { m_tensors = tensors; }
     /// Every slider drag under `controls` becomes one undo command (drags merge through
     /// SetParametersCommand's merge key; a new press starts a new command).
     void trackSliderDrags(QWidget *controls);
@@ -55,7 +59,11 @@ public:
 
     /// Opens `path` without any dialog. On failure returns false with `error` naming the file
     /// and the problem, and changes nothing (parameters, view, undo history, file name).
+    /// When the session's tensor file cannot be loaded the rest is opened, with seeded random
+    /// inputs, and openWarning() says why.
     bool openFile(const QString &path, QString *error);
+    /// What the last open could not restore (empty when everything was).
+    QString openWarning() const { return m_openWarning; }
     /// Saves to `path` atomically without any dialog; on success it becomes the current file
     /// and the state is clean. On failure the old file is untouched and `error` names it.
     bool saveFile(const QString &path, QString *error);
@@ -98,6 +106,8 @@ private:
     QWidget *m_window;
     QUndoStack *m_undoStack;
     RecentFiles *m_recent;
+    TensorController *m_tensors = nullptr;
+    QString m_openWarning;
     std::function<QJsonObject()> m_getView;
     std::function<void(const QJsonObject &)> m_setView;
     SessionDocument m_kept; ///< last opened/saved document: unknown keys, view keys, tensors

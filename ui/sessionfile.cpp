@@ -1,5 +1,7 @@
 #include "sessionfile.h"
 
+#include "tensorsource.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -32,6 +34,33 @@ QString quantityId(HeatmapQuantity q)
 }
 
 } // namespace
+
+std::shared_ptr<const TensorSource> loadSessionTensors(const QJsonObject &tensors, QString *error)
+{
+    if (error)
+        error->clear();
+    const QString path = tensors.value(QLatin1String("file")).toString();
+    if (path.isEmpty())
+        return nullptr;
+    const MaskConvention convention
+        = tensors.value(QLatin1String("mask_convention")).toString() == QLatin1String("allowed")
+        ? MaskConvention::Allowed
+        : MaskConvention::Masked;
+    std::shared_ptr<const TensorSource> source;
+    try {
+        const TensorFile file = readTensorFile(path);
+        source = makeTensorSource(file, tensors.value(QLatin1String("array")).toString(),
+                                  convention, error);
+    } catch (const NpyError &e) {
+        if (error)
+            *error = QString::fromUtf8(e.what());
+        return nullptr;
+    }
+    const int layer = tensors.value(QLatin1String("layer")).toInt(0);
+    if (source && layer > 0)
+        source = source->withLayer(layer);
+    return source;
+}
 
 QJsonObject heatmapViewToJson(const HeatmapOptions &options)
 {
@@ -154,13 +183,11 @@ std::optional<SessionDocument> SessionFile::fromJson(const QByteArray &data, QSt
     const QJsonValue tensors = o.value(QLatin1String("tensors"));
     if (tensors.isObject()) {
         document.tensors = tensors.toObject();
-        for (auto it = document.tensors.begin(); it != document.tensors.end(); ++it) {
-            if (!it.value().isString() || it.value().toString().isEmpty())
-                return fail(
-                    QStringLiteral("\"tensors\": \"%1\" must be a file path").arg(it.key()));
-        }
+        const QJsonValue file = document.tensors.value(QLatin1String("file"));
+        if (!file.isUndefined() && (!file.isString() || file.toString().isEmpty()))
+            return fail(QStringLiteral("\"tensors\": \"file\" must be a file path"));
     } else if (!tensors.isUndefined() && !tensors.isNull()) {
-        return fail(QStringLiteral("\"tensors\" must be an object of name: path"));
+        return fail(QStringLiteral("\"tensors\" must be an object"));
     }
 
     for (auto it = o.begin(); it != o.end(); ++it) {
@@ -199,11 +226,10 @@ std::optional<SessionDocument> SessionFile::load(const QString &path, QString *e
     auto document = fromJson(data, &message);
     if (!document)
         return fail(message);
-    for (auto it = document->tensors.begin(); it != document->tensors.end(); ++it) {
-        const QString tensor = it.value().toString();
-        if (QFileInfo(tensor).isRelative())
-            it.value() = QDir::cleanPath(info.absoluteDir().filePath(tensor));
-    }
+    const QString tensorFile = document->tensors.value(QLatin1String("file")).toString();
+    if (!tensorFile.isEmpty() && QFileInfo(tensorFile).isRelative())
+        document->tensors.insert(QStringLiteral("file"),
+                                 QDir::cleanPath(info.absoluteDir().filePath(tensorFile)));
     return document;
 }
 

@@ -21,7 +21,12 @@
 //                    "show_mean": true | false },
 //       …                                 // further keys of newer views are kept
 //     },
-//     "tensors": { "<name>": "<path>", … } // optional; loaded inputs (relative to the file)
+//     "tensors": {                        // optional; File → Open Tensors… (ui/tensorsource.h)
+//       "file": "<path>",                 // .npz/.npy; relative paths: to the session's folder
+//       "array": "<name>",                // weights: the array shown (empty for inputs)
+//       "mask_convention": "masked" | "allowed",
+//       "layer": 0                        // weights: the layer shown
+//     }
 //   }
 
 #include "heatmaprenderer.h"
@@ -31,9 +36,12 @@
 #include <QJsonObject>
 #include <QString>
 
+#include <memory>
 #include <optional>
 
 namespace attn {
+
+class TensorSource;
 
 /// Everything a session file holds.
 struct SessionDocument
@@ -41,8 +49,9 @@ struct SessionDocument
     SessionParameters parameters;
     /// View state (see the format above). Unknown keys are kept as read.
     QJsonObject view;
-    /// Paths of loaded input tensors, name → path. load() makes relative paths absolute
-    /// (relative to the session file's folder); save() writes them as given.
+    /// The loaded tensors (see the format above; empty: seeded random inputs). load() makes a
+    /// relative "file" absolute (relative to the session file's folder); save() writes it as
+    /// given.
     QJsonObject tensors;
     /// Top-level keys and "parameters" keys this version does not know, written back unchanged.
     QJsonObject extra;
@@ -78,6 +87,12 @@ public:
     /// `path` with ".attnlab.json" appended unless it already ends in ".json".
     static QString withSuffix(const QString &path);
 };
+
+/// Loads the tensors a session names (SessionDocument::tensors: file, array, mask convention,
+/// layer) for headless use. Returns nullptr with an empty `error` when it names none, nullptr
+/// with `error` naming the file and the problem when they cannot be loaded.
+std::shared_ptr<const TensorSource> loadSessionTensors(const QJsonObject &tensors,
+                                                       QString *error);
 
 /// The "heatmap" view-state object for `options` (colours and font are not stored).
 QJsonObject heatmapViewToJson(const HeatmapOptions &options);

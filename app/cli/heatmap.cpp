@@ -7,6 +7,7 @@
 #include <heatmaprenderer.h>
 #include <resultview.h>
 #include <sessioncompute.h>
+#include <sessionfile.h>
 #include <sessionparameters.h>
 #include <stepsrenderer.h>
 #include <tokenizer.h>
@@ -30,6 +31,38 @@ bool checkChoice(const QCommandLineParser &parser, const QString &name, const QS
     *error = QStringLiteral("--%1 must be one of %2, got '%3'")
                  .arg(name, values.join(QStringLiteral(", ")), v);
     return false;
+}
+
+// A session's parameters and heatmap view as command-line options (tokens and tensors aside).
+QStringList sessionArguments(const SessionDocument &session)
+{
+    const SessionParameters &p = session.parameters;
+    QStringList a {QStringLiteral("--n"),           QString::number(p.n),
+                   QStringLiteral("--n-k"),         QString::number(p.nK),
+                   QStringLiteral("--d-model"),     QString::number(p.dModel),
+                   QStringLiteral("--heads"),       QString::number(p.heads),
+                   QStringLiteral("--seed"),        QString::number(p.seed),
+                   QStringLiteral("--kind"),        attentionKindId(p.kind),
+                   QStringLiteral("--mask"),        maskChoiceId(p.mask),
+                   QStringLiteral("--padding"),     QString::number(p.paddingCount),
+                   QStringLiteral("--alpha"),       QString::number(p.scaleExponent, 'g', 17),
+                   QStringLiteral("--temperature"), QString::number(p.temperature, 'g', 17),
+                   QStringLiteral("--dtype"),       dtypeId(p.dtype)};
+    if (p.positional)
+        a << QStringLiteral("--positional");
+    const HeatmapOptions o
+        = heatmapViewFromJson(session.view.value(QLatin1String("heatmap")).toObject(), {});
+    if (o.view == HeatmapView::SingleHead) {
+        a << QStringLiteral("--view") << QStringLiteral("head") << QStringLiteral("--head")
+          << (o.head >= p.heads ? QStringLiteral("mean") : QString::number(o.head));
+    }
+    a << QStringLiteral("--colormap") << Colormap(o.colormap).name() << QStringLiteral("--scale")
+      << (o.scale == ColorScale::Log ? QStringLiteral("log") : QStringLiteral("linear"))
+      << QStringLiteral("--range")
+      << (o.autoRange ? QStringLiteral("auto") : QStringLiteral("fixed"))
+      << QStringLiteral("--pooling")
+      << (o.pooling == HeatmapPooling::Mean ? QStringLiteral("mean") : QStringLiteral("max"));
+    return a;
 }
 
 } // namespace
@@ -131,6 +164,11 @@ int runHeatmap(const QStringList &arguments)
                         "head-0.<format> ... head-<h-1>.<format>, and head-mean.<format> when "
                         "h > 1; the format is --format (default png)."),
          QStringLiteral("dir")},
+        {QStringLiteral("session"),
+         QStringLiteral("Take the parameters, tokens, tensors and heatmap view (head, colormap, "
+                        "scale, range, pooling) from a saved session (.attnlab.json); options "
+                        "given explicitly override them."),
+         QStringLiteral("file")},
         {QStringLiteral("data"),
          QStringLiteral("Write the numbers shown (weights, scores, per-row metric series) to "
                         "this .npz, .npy, .json or .csv file (.npy and .csv write several files "
@@ -143,6 +181,31 @@ int runHeatmap(const QStringList &arguments)
         return usageError(
             command,
             QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
+
+    // --session FILE: the session's values go in front of the command line, so options given
+    // explicitly win (the parser keeps an option's last value); its tokens count unless --tokens
+    // or --n is given, its tensors are loaded as File → Open Tensors… does.
+    QStringList sessionTokens;
+    std::shared_ptr<const TensorSource> sessionTensors;
+    HeatmapOptions sessionOptions; // what the options below do not set (mean tile, quantity)
+    if (parser.isSet(QStringLiteral("session"))) {
+        QString loadError;
+        const auto session = SessionFile::load(parser.value(QStringLiteral("session")), &loadError);
+        if (!session)
+            return usageError(command, loadError);
+        if (!parser.isSet(QStringLiteral("tokens")) && !parser.isSet(QStringLiteral("n")))
+            sessionTokens = session->parameters.tokens;
+        sessionTensors = loadSessionTensors(session->tensors, &loadError);
+        if (!sessionTensors && !loadError.isEmpty())
+            return usageError(command, loadError);
+        sessionOptions
+            = heatmapViewFromJson(session->view.value(QLatin1String("heatmap")).toObject(), {});
+        QStringList expanded = sessionArguments(*session);
+        expanded.prepend(arguments.constFirst());
+        expanded += arguments.mid(1);
+        if (const auto done = parseArguments(parser, command, expanded))
+            return *done;
+    }
 
     QString error;
     SessionParameters p;
@@ -225,11 +288,14 @@ int runHeatmap(const QStringList &arguments)
     if (!temperature)
         return usageError(command, error);
     p.temperature = *temperature;
+    if (!sessionTokens.isEmpty())
+        p.tokens = sessionTokens;
+    p.tensors = sessionTensors;
     const QString invalid = p.validate();
     if (!invalid.isEmpty())
         return usageError(command, invalid);
 
-    HeatmapOptions options;
+    HeatmapOptions options = sessionOptions;
     const bool steps = parser.value(QStringLiteral("view")) == QLatin1String("steps");
     if (steps) {
         const auto index = intOption(parser, QStringLiteral("head"), 0, p.heads - 1, &error);
