@@ -312,6 +312,12 @@ private slots:
                                  << QStringList {"東京は", "、", "大きい", "。"};
         QTest::newRow("symbols and emoji")
             << QStringLiteral("a+b=c 😀!") << QStringList {"a", "+", "b", "=", "c", "😀", "!"};
+        QTest::newRow("special tokens")
+            << QStringLiteral("<s> Hi [SEP] bye</s><|endoftext|>")
+            << QStringList {"<s>", "Hi", "[SEP]", "bye", "</s>", "<|endoftext|>"};
+        QTest::newRow("brackets that are not special tokens")
+            << QStringLiteral("a < b [ c ] <> [x y]")
+            << QStringList {"a", "<", "b", "[", "c", "]", "<", ">", "[", "x", "y", "]"};
         QTest::newRow("no-break space and zero-width space")
             << QStringLiteral("a\u00a0b\u200bc") << QStringList {"a", "b", "c"};
     }

@@ -26,6 +26,14 @@ bool isWordCodePoint(char32_t c)
     }
 }
 
+constexpr qsizetype maxSpecialLength = 24; // code points between the brackets
+
+// Inside <…> / […] of a special token: letters, digits, and / _ | -
+bool isSpecialInner(char32_t c)
+{
+    return isWordCodePoint(c) || c == U'/' || c == U'_' || c == U'|' || c == U'-';
+}
+
 } // namespace
 
 QStringList splitTokens(const QString &text)
@@ -38,7 +46,24 @@ QStringList splitTokens(const QString &text)
             word.clear();
         }
     };
-    for (char32_t c : text.toUcs4()) {
+    const QList<uint> points = text.toUcs4();
+    for (qsizetype k = 0; k < points.size(); ++k) {
+        const char32_t c = points[k];
+        // Special tokens: <s>, </s>, <|endoftext|>, [CLS], [SEP] stay whole.
+        if (c == U'<' || c == U'[') {
+            const char32_t close = c == U'<' ? U'>' : U']';
+            qsizetype end = k + 1;
+            while (end < points.size() && end - k <= maxSpecialLength
+                   && isSpecialInner(char32_t(points[end])))
+                ++end;
+            if (end < points.size() && end > k + 1 && points[end] == close) {
+                flush();
+                tokens.append(
+                    QString::fromUcs4(reinterpret_cast<const char32_t *>(&points[k]), end - k + 1));
+                k = end;
+                continue;
+            }
+        }
         const QChar::Category category = QChar::category(c);
         if (QChar::isSpace(c) || category == QChar::Other_Control
             || category == QChar::Other_Format) {

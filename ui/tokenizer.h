@@ -16,6 +16,9 @@ namespace attn {
 ///   and "東京" are one token each (scripts without spaces stay one run);
 /// - every other character (punctuation P*, symbols S*, other) is a token of its own:
 ///   "don't" → "don", "'", "t"; "U.S." → "U", ".", "S", "."; "a--b" → "a", "-", "-", "b".
+/// - special tokens stay whole: "<" or "[" followed by 1–24 letters, digits, "/", "_", "|" or
+///   "-" and the matching ">" or "]" — "<s>", "</s>", "<|endoftext|>", "[CLS]", "[SEP]";
+///   "<" or "[" not closed that way are punctuation as usual ("a < b" → "a", "<", "b").
 /// Example: "The cat, sat." → {"The", "cat", ",", "sat", "."}. Empty or blank text gives {}.
 QStringList splitTokens(const QString &text);
 
