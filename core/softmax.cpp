@@ -12,7 +12,7 @@ namespace attn {
 namespace {
 // Rows × cols above which the row loop is split over threads (both cores); smaller matrices are
 // done faster on one thread than the team wakes up.
-constexpr Index kParallelEntries = 1 << 15;
+constexpr Index kParallelEntries = 1 << 17;
 } // namespace
 
 template<typename T>

@@ -91,7 +91,9 @@ Matrix<T> attentionMaterialized(const Eigen::Ref<const Matrix<T>> &query,
     const Index blocks = (nQ + rowsPerBlock - 1) / rowsPerBlock;
     std::atomic<Index> badRow {std::numeric_limits<Index>::max()};
 
-#pragma omp parallel for schedule(dynamic, 1) if (blocks > 1 && nQ * nK >= (1 << 15))
+    const bool parallel = blocks > 1
+        && double(nQ) * double(nK) * double(query.cols() + dV) >= detail::kParallelMultiplyAdds;
+#pragma omp parallel for schedule(dynamic, 1) if (parallel)
     for (Index b = 0; b < blocks; ++b) {
         const Index i0 = b * rowsPerBlock;
         const Index rows = std::min(rowsPerBlock, nQ - i0);

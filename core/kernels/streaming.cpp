@@ -126,7 +126,9 @@ Matrix<T> attentionStreaming(const Eigen::Ref<const Matrix<T>> &query,
         while (i < cur && !badRow.compare_exchange_weak(cur, i)) { }
     };
 
-#pragma omp parallel if (queryTiles > 1)
+    const bool parallel = queryTiles > 1
+        && double(nQ) * double(nK) * double(query.cols() + dV) >= detail::kParallelMultiplyAdds;
+#pragma omp parallel if (parallel)
     {
         Matrix<T> s(tq, tk); // scores / probabilities of one tile: tq × tk
         Matrix<T> acc(tq, dV); // unnormalised output: tq × d_v
