@@ -1026,7 +1026,7 @@ HeatmapRenderer::RowStrip HeatmapRenderer::rowStrip(const QRectF &bounds,
                                                        : QStringLiteral(" \u201c%1\u201d").arg(row))
                       .arg(res.originalKey(first))
                       .arg(res.originalKey(first + shown - 1))
-                      .arg(nK);
+                      .arg(res.params.keyCount());
     return strip;
 }
 
