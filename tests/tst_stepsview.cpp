@@ -16,6 +16,7 @@
 
 #include "testutil.h"
 
+#include <QAction>
 #include <QComboBox>
 #include <QFile>
 #include <QImageReader>
@@ -639,6 +640,12 @@ private slots:
         QTRY_COMPARE(results.count(), 1);
         QCOMPARE(views.stepsView()->result(), session.result());
         QCOMPARE(views.compareView()->resultA(), session.result());
+        QCOMPARE(views.tabActions().size(), 3);
+        QCOMPARE(views.tabActions()[2]->shortcut(), QKeySequence(QStringLiteral("Ctrl+Alt+3")));
+        views.tabActions()[2]->trigger();
+        QCOMPARE(views.currentIndex(), int(AttentionViews::CompareTab));
+        views.tabActions()[0]->trigger();
+        QCOMPARE(views.currentIndex(), int(AttentionViews::HeadsTab));
         emit heads->tileActivated(3);
         QCOMPARE(views.stepsView()->head(), 3);
         emit heads->tileActivated(4); // the mean tile: not a head of the steps view

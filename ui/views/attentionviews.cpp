@@ -5,6 +5,8 @@
 #include "heatmapwidget.h"
 #include "stepsview.h"
 
+#include <QAction>
+
 namespace attn {
 
 AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, QWidget *parent)
@@ -28,6 +30,18 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     setTabToolTip(CompareTab,
                   tr("Two configurations on the same seed side by side, their "
                      "difference B − A and the metric deltas"));
+
+    const QStringList names = {tr("&Heads View"), tr("&Steps View"), tr("&Compare A/B View")};
+    for (int tab = 0; tab < names.size(); ++tab) {
+        auto *action = new QAction(names[tab], this);
+        action->setObjectName(QStringLiteral("tabAction%1").arg(tab));
+        action->setShortcut(QKeySequence(tr("Ctrl+Alt+%1").arg(tab + 1)));
+        action->setShortcutContext(Qt::WindowShortcut);
+        action->setStatusTip(tabToolTip(tab));
+        connect(action, &QAction::triggered, this, [this, tab] { setCurrentIndex(tab); });
+        addAction(action);
+        m_tabActions.append(action);
+    }
 
     connect(session, &AttentionSession::resultChanged, this,
             [this](std::shared_ptr<const SessionResult> result) {

@@ -4,7 +4,10 @@
 // scores → weights of one head) and "Compare A/B" (CompareView). Results of the session go to
 // all three; clicking a head's tile in the grid selects that head in the other two.
 
+#include <QList>
 #include <QTabWidget>
+
+class QAction;
 
 namespace attn {
 
@@ -25,11 +28,15 @@ public:
     HeatmapWidget *headsView() const { return m_heads; }
     StepsView *stepsView() const { return m_steps; }
     CompareView *compareView() const { return m_compare; }
+    /// "Heads View", "Steps View", "Compare A/B View" (Ctrl+Alt+1 … 3): switch tabs. They work
+    /// while the window is active; a View menu may list them too.
+    QList<QAction *> tabActions() const { return m_tabActions; }
 
 private:
     HeatmapWidget *m_heads;
     StepsView *m_steps;
     CompareView *m_compare;
+    QList<QAction *> m_tabActions;
 };
 
 } // namespace attn
