@@ -19,6 +19,7 @@
 #include <attentionsession.h>
 #include <heatmapwidget.h>
 #include <mainwindow.h>
+#include <charts/scalingsweeprunner.h>
 #include <panels/controlpanel.h>
 
 #include <QApplication>
@@ -370,7 +371,11 @@ int main(int argc, char **argv)
     for (const Case &c : *cases) {
         if (!bench.setUp(c))
             return fail(QStringLiteral("n = %1 was never painted").arg(c.n));
-        idle(500); // the E2 sweep for the new n_k runs after a debounce; let it finish
+        // The E2 sweep for the new n_k starts after a debounce and runs in the thread pool: let
+        // it finish, so the α steps are timed in the steady state of a slider drag.
+        idle(window.scalingSweepRunner()->startDelay() + 100);
+        spinUntil([&window] { return !window.scalingSweepRunner()->isBusy(); }, 120000);
+        idle(50);
         latencies.push_back(bench.latency(c, changes, warmup, gapMs));
         if (dragSteps > 0) {
             idle(100);

@@ -85,10 +85,18 @@ void setLogRange(QLogValueAxis *axis, double lo, double hi)
 {
     if (!(lo > 0) || !(hi >= lo))
         return;
-    if (axis->base() == 10)
-        axis->setRange(std::pow(10, std::floor(std::log10(lo))),
-                       std::pow(10, std::ceil(std::log10(hi * 1.0001))));
-    else
+    if (axis->base() >= 10) {
+        // Whole decades; beyond five of them label every other one so the labels fit a short
+        // plot.
+        double a = std::floor(std::log10(lo)), b = std::ceil(std::log10(hi * 1.0001));
+        const bool sparse = b - a > 5;
+        if (sparse) {
+            a = 2 * std::floor(a / 2);
+            b = 2 * std::ceil(b / 2);
+        }
+        axis->setBase(sparse ? 100 : 10);
+        axis->setRange(std::pow(10, a), std::pow(10, b));
+    } else
         axis->setRange(lo / 1.3, hi * 1.3);
 }
 
@@ -243,11 +251,11 @@ TimingChart::TimingChart(QWidget *parent)
     runBar->addWidget(m_progress, 1);
     layout->addLayout(runBar);
 
-    m_status = new QLabel(tr("Press Run to measure time and memory vs n (nothing is "
-                             "hard-coded)."),
-                          this);
+    m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("timingStatus"));
     m_status->setWordWrap(true);
+    m_status->setTextFormat(Qt::RichText);
+    setStatus(tr("Press Run to measure time and memory vs n (nothing is hard-coded)."));
     m_status->setContentsMargins(6, 0, 6, 0);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(m_status);
@@ -279,11 +287,14 @@ TimingChart::TimingChart(QWidget *parent)
     m_plotTabs->addTab(m_timeView, tr("Time"));
     m_plotTabs->addTab(m_memoryView, tr("Memory"));
     m_plotTabs->setTabToolTip(0, tr("Time per run vs n, log–log, with fitted exponents"));
-    m_plotTabs->setTabToolTip(1, tr("Extra memory per kernel vs n, log–log, with the budget"));
+    m_plotTabs->setTabToolTip(1,
+                              tr("Extra memory per kernel vs n, log–log; dashed: the memory "
+                                 "budget; hollow circles: runs refused over the budget (the "
+                                 "memory they would need)"));
     layout->addWidget(m_plotTabs, 1);
 
     auto *timeChart = new QChart;
-    timeChart->legend()->setAlignment(Qt::AlignBottom);
+    timeChart->legend()->hide(); // the status line names the kernels in their colours
     m_timeView->setChart(timeChart);
     chartstyle::applyTheme(timeChart, this);
     // The memory chart shares the time chart's colours; its title names the budget line and
@@ -299,7 +310,7 @@ TimingChart::TimingChart(QWidget *parent)
 
     m_timeX = makeLogAxis(timeChart, 2, tr("n (log₂ axis)"));
     m_timeX->setRange(100, 20000);
-    m_timeY = makeLogAxis(timeChart, 10, tr("time per run (s)"));
+    m_timeY = makeLogAxis(timeChart, 10, tr("s per run"));
     m_timeY->setRange(1e-5, 10);
     timeChart->addAxis(m_timeX, Qt::AlignBottom);
     timeChart->addAxis(m_timeY, Qt::AlignLeft);
@@ -380,8 +391,6 @@ TimingChart::TimingChart(QWidget *parent)
         else
             QToolTip::hideText();
     });
-    timeChart->setTitle(tr("<b>Time vs n</b> (not measured yet)"));
-    memoryChart->setTitle(tr("<b>Extra memory vs n</b> (dashed: the budget)"));
 
     connect(m_runButton, &QPushButton::clicked, this, &TimingChart::run);
     connect(m_cancelButton, &QPushButton::clicked, this, &TimingChart::cancel);
@@ -437,7 +446,7 @@ void TimingChart::run()
     const std::size_t budget = memoryBudget();
     const QStringList kernels = checkedKernels();
     if (kernels.isEmpty()) {
-        m_status->setText(tr("Check at least one kernel to measure."));
+        setStatus(tr("Check at least one kernel to measure."));
         return;
     }
     const QString dtype = float32 ? QStringLiteral("float32") : QStringLiteral("float64");
@@ -466,10 +475,9 @@ void TimingChart::run()
                 plan.series.refusedN.push_back(n);
                 plan.series.refusedMib.push_back(needMib);
                 const double matrixMib = double(n) * double(n) * elementBytes / kMiB;
-                QString why = tr("n = %1 needs %2").arg(n).arg(mibText(needMib));
+                QString why = tr("n = %1: needs %2").arg(n).arg(mibText(needMib));
                 if (kernel == QLatin1String("materialized"))
-                    why += tr(" (the %1 × %1 %2 score matrix alone is %3)")
-                               .arg(n)
+                    why += tr(" (its n × n %1 score matrix: %2)")
                                .arg(dtype)
                                .arg(mibText(matrixMib));
                 reasons << why;
@@ -482,15 +490,13 @@ void TimingChart::run()
             }
         }
         if (!reasons.isEmpty())
-            plan.series.note
-                = tr("%1 not run at %2, over the %3 memory budget; streaming needs %4 at "
-                     "n = %5.")
-                      .arg(kernel, reasons.join(QStringLiteral("; ")),
-                           mibText(double(budget) / kMiB),
-                           mibText(
-                               double(runBytes(QStringLiteral("streaming"), ns.back(), d, float32))
-                               / kMiB))
-                      .arg(ns.back());
+            plan.series.note = tr("%1 refused at %2 > %3 budget; streaming needs %4 at n = %5.")
+                                   .arg(kernel, reasons.join(QStringLiteral("; ")),
+                                        mibText(double(budget) / kMiB),
+                                        mibText(double(runBytes(QStringLiteral("streaming"),
+                                                                ns.back(), d, float32))
+                                                / kMiB))
+                                   .arg(ns.back());
         else if (!plan.series.refusedN.empty())
             plan.series.note
                 = tr("loop stops at n = %1 (one run beyond takes tens of seconds).").arg(loopMaxN);
@@ -504,13 +510,13 @@ void TimingChart::run()
     // waits for the worker, and calls queued to a deleted object are dropped.
     m_progress->setValue(0);
     setRunning(true);
-    m_status->setText(tr("Measuring %1 for n = %2 … %3 (d = %4, %5, %6 runs each)…")
-                          .arg(kernels.join(QStringLiteral(", ")))
-                          .arg(ns.front())
-                          .arg(ns.back())
-                          .arg(d)
-                          .arg(dtype)
-                          .arg(repeats));
+    setStatus(tr("Measuring %1 for n = %2 … %3 (d = %4, %5, %6 runs each)…")
+                  .arg(kernels.join(QStringLiteral(", ")))
+                  .arg(ns.front())
+                  .arg(ns.back())
+                  .arg(d)
+                  .arg(dtype)
+                  .arg(repeats));
     m_watcher.setFuture(QtConcurrent::run([this, plans, d, float32, repeats, budget, totalWeight,
                                            cancelFlag]() -> Outcome {
         Outcome out;
@@ -575,7 +581,7 @@ void TimingChart::cancel()
     if (m_cancel)
         m_cancel->store(true);
     if (m_running)
-        m_status->setText(tr("Cancelling… (the run in progress finishes first)"));
+        setStatus(tr("Cancelling… (the run in progress finishes first)"));
 }
 
 void TimingChart::setRunning(bool running)
@@ -601,12 +607,12 @@ void TimingChart::onFinished()
     setRunning(false);
     if (out.cancelled) {
         m_progress->setValue(0);
-        m_status->setText(tr("Cancelled. The previous measurement (if any) is still shown."));
+        setStatus(tr("Cancelled. The previous measurement (if any) is still shown."));
         return;
     }
     if (!out.error.isEmpty()) {
         m_progress->setValue(0);
-        m_status->setText(tr("Timing failed: %1").arg(out.error));
+        setStatus(tr("Timing failed: %1").arg(out.error));
         m_status->setToolTip(out.error);
         return;
     }
@@ -618,7 +624,13 @@ void TimingChart::onFinished()
 
 QString TimingChart::statusText() const
 {
-    return m_status->text();
+    return m_statusPlain;
+}
+
+void TimingChart::setStatus(const QString &plain, const QString &html)
+{
+    m_statusPlain = plain;
+    m_status->setText(html.isEmpty() ? plain.toHtmlEscaped() : html);
 }
 
 void TimingChart::plot()
@@ -627,8 +639,7 @@ void TimingChart::plot()
         return;
     const TimingData &data = *m_data;
     double nMin = 1e300, nMax = 0, tMin = 1e300, tMax = 0, mMin = 1e300, mMax = 0;
-    QStringList parts, notes, cells;
-    double fitFrom = 0;
+    QStringList parts, partsHtml, notes, cells;
     QList<QPointF> refused;
     for (int k = 0; k < int(kernelStyles().size()); ++k) {
         const QString name = QString::fromLatin1(kernelStyles()[std::size_t(k)].name);
@@ -678,18 +689,24 @@ void TimingChart::plot()
                     fit.append(QPointF(p.x(), std::exp(ly + s->exponent * (std::log(p.x()) - lx))));
             }
             if (!s->n.empty()) {
-                parts << (std::isfinite(s->exponent)
-                              ? tr("%1 ∝ n^%2").arg(name).arg(s->exponent, 0, 'f', 2)
-                              : name);
+                QString part;
+                if (std::isfinite(s->exponent))
+                    part += tr(" ∝ n^%1").arg(s->exponent, 0, 'f', 2);
+                if (!s->refusedN.empty() && s->refusedMib.back() * kMiB <= double(data.budgetBytes))
+                    part += tr(" (to n = %1)").arg(s->n.back()); // the loop's limit
+                parts << name + part;
+                // The status line doubles as the legend: each kernel's name in its colour.
+                partsHtml << QStringLiteral("<span style=\"color:%1\">■ %2</span>%3")
+                                 .arg(kernelStyles()[std::size_t(k)].color.name(), name,
+                                      part.toHtmlEscaped());
                 cells << tr("%1: time ∝ n^%2 for n ≥ %3, n^%4 over every n")
                              .arg(name)
                              .arg(s->exponent, 0, 'f', 2)
                              .arg(s->fitFromN)
                              .arg(s->exponentAll, 0, 'f', 2);
-                fitFrom = std::max(fitFrom, s->fitFromN);
             }
             if (!s->note.isEmpty())
-                notes << s->note;
+                (s->refusedMib.back() * kMiB > double(data.budgetBytes) ? notes : cells) << s->note;
         }
         m_time[k]->replace(time);
         m_fit[k]->replace(fit);
@@ -713,21 +730,20 @@ void TimingChart::plot()
         setLogRange(m_memoryY, std::min(mMin, budgetMib), std::max(mMax, budgetMib));
 
     const QString dtype = data.float32 ? QStringLiteral("float32") : QStringLiteral("float64");
-    m_timeView->chart()->setTitle(
-        tr("<b>Time vs n</b> (d = %1, %2, mean of %3)").arg(data.d).arg(dtype).arg(data.repeats));
-    m_memoryView->chart()->setTitle(
-        refused.isEmpty()
-            ? tr("<b>Extra memory vs n</b> (dashed: budget %1)").arg(mibText(budgetMib))
-            : tr("<b>Extra memory vs n</b> (dashed: budget %1; ○ refused)")
-                  .arg(mibText(budgetMib)));
+    m_memoryY->setTitleText(tr("MiB"));
     QString text = parts.join(QStringLiteral(" · "));
-    if (fitFrom > 0)
-        text += tr(" (fit over n ≥ %1)").arg(fitFrom);
-    if (!notes.isEmpty())
+    QString html = partsHtml.join(QStringLiteral(" · "));
+    if (!notes.isEmpty()) {
         text += QLatin1Char('\n') + notes.join(QLatin1Char('\n'));
-    m_status->setText(text);
-    m_status->setToolTip(tr("Fitted exponents of time vs n (2 means time ∝ n²; small n are "
-                            "dominated by fixed costs).\n%1")
+        html += QStringLiteral("<br>") + notes.join(QStringLiteral("<br>")).toHtmlEscaped();
+    }
+    setStatus(text, html);
+    m_status->setToolTip(tr("%1, d = %2, mean of %3 runs after a warm-up. Exponents fitted to "
+                            "each kernel's largest n (n ≥ n_max / 8), where the n² work "
+                            "dominates the fixed costs; 2 means time ∝ n².\n%4")
+                             .arg(dtype)
+                             .arg(data.d)
+                             .arg(data.repeats)
                              .arg(cells.join(QLatin1Char('\n'))));
 }
 

@@ -86,7 +86,7 @@ public:
     /// Bytes one run of `kernel` needs at n: kernelExtraBytes plus Q, K, V and the output
     /// (the check core timingSweep makes).
     static std::size_t runBytes(const QString &kernel, int n, int d, bool float32);
-    /// The status line (what was measured, what was refused and why).
+    /// The status line as plain text (what was measured, what was refused and why).
     QString statusText() const;
 
     QSize sizeHint() const override { return {420, 420}; }
@@ -110,6 +110,8 @@ private:
     void setRunning(bool running);
     void plot();
     QStringList checkedKernels() const;
+    /// Shows `html` (or `plain`, escaped) in the status line; statusText() returns `plain`.
+    void setStatus(const QString &plain, const QString &html = QString());
 
     QComboBox *m_maxNCombo = nullptr;
     QSpinBox *m_dSpin = nullptr;
@@ -121,6 +123,7 @@ private:
     QPushButton *m_cancelButton = nullptr;
     QProgressBar *m_progress = nullptr;
     QLabel *m_status = nullptr;
+    QString m_statusPlain;
     QTabWidget *m_plotTabs = nullptr;
     QChartView *m_timeView = nullptr;
     QChartView *m_memoryView = nullptr;
