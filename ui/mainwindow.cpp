@@ -769,6 +769,10 @@ void MainWindow::showKeyboardShortcuts()
     mouse->setFirstColumnSpanned(true);
     new QTreeWidgetItem(mouse, {tr("Enlarge a head / back to the grid"), tr("Click a tile")});
     new QTreeWidgetItem(mouse, {tr("Head, query, key, weight and score"), tr("Hover a cell")});
+    new QTreeWidgetItem(mouse, {tr("Zoom in / out around the pointer"), tr("Mouse wheel")});
+    new QTreeWidgetItem(mouse, {tr("Zoom in / out"), tr("+ / − over the heatmaps")});
+    new QTreeWidgetItem(mouse, {tr("Pan a zoomed heatmap"), tr("Drag, or the arrow keys")});
+    new QTreeWidgetItem(mouse, {tr("Show every cell again"), tr("0 or Home")});
     tree->expandAll();
     auto *note = new QLabel(tr("In the controls, Alt + the underlined letter moves the focus to "
                                "a control; arrow keys and Page Up/Down move sliders."),
