@@ -360,7 +360,7 @@ void TestUndo::commonActionsHaveShortcuts_data()
     QTest::newRow("undo") << "Undo"
                           << "Ctrl+Z";
     QTest::newRow("redo") << "Redo"
-                          << "";
+                          << "Ctrl+Shift+Z";
     QTest::newRow("quit") << "Quit"
                           << "Ctrl+Q";
     QTest::newRow("run (recompute)") << "Recompute"

@@ -105,7 +105,16 @@ SessionController::SessionController(AttentionSession *session, QWidget *window)
     m_undoAction->setStatusTip(tr("Undo the last parameter change"));
     m_redoAction = m_undoStack->createRedoAction(this, tr("&Redo"));
     m_redoAction->setObjectName(QStringLiteral("redoAction"));
-    setStandardShortcut(m_redoAction, QKeySequence::Redo, QStringLiteral("Ctrl+Shift+Z"));
+    {
+        // Both common bindings on every platform: Ctrl+Shift+Z (listed first) and Ctrl+Y.
+        QList<QKeySequence> redo {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z),
+                                  QKeySequence(Qt::CTRL | Qt::Key_Y)};
+        for (const QKeySequence &k : QKeySequence::keyBindings(QKeySequence::Redo)) {
+            if (!redo.contains(k))
+                redo.append(k);
+        }
+        m_redoAction->setShortcuts(redo);
+    }
     m_redoAction->setIcon(QIcon::fromTheme(QStringLiteral("edit-redo")));
     m_redoAction->setStatusTip(tr("Redo the parameter change just undone"));
 
