@@ -1365,6 +1365,9 @@ private slots:
         QTest::newRow("bad pooling")
             << QStringList {"--pooling", "median", "--out", "x.png"} << "--pooling";
         QTest::newRow("bad dpi") << QStringList {"--dpi", "5", "--out", "x.png"} << "--dpi";
+        QTest::newRow("steps view with batch")
+            << QStringList {"--view", "steps", "--out", "x.png", "--batch-dir", "d"}
+            << "--batch-dir and --data go with --view grid or head";
     }
     void cliBadArguments()
     {

@@ -380,6 +380,10 @@ int runHeatmap(const QStringList &arguments)
 
     if (steps && out.isEmpty())
         return usageError(command, QStringLiteral("--view steps needs --out"));
+    if (steps && (!batchDir.isEmpty() || !dataPath.isEmpty()))
+        return usageError(command,
+                          QStringLiteral("--batch-dir and --data go with --view grid or "
+                                         "head"));
     auto result = std::make_shared<SessionResult>(computeSession(p));
     if (!result->ok())
         return failure(command, result->error);
