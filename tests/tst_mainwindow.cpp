@@ -37,6 +37,7 @@
 #include <QSpinBox>
 #include <QStyle>
 #include <QStyleOptionSlider>
+#include <QTabBar>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -753,8 +754,9 @@ void TestMainWindow::everyControlHasToolTip()
             if (!isControl || qobject_cast<QScrollBar *>(w))
                 continue; // scroll bars belong to views, not to the user's controls
             if (qobject_cast<QAbstractSpinBox *>(w->parentWidget())
-                || qobject_cast<QComboBox *>(w->parentWidget()))
-                continue; // inner parts of a compound control
+                || qobject_cast<QComboBox *>(w->parentWidget())
+                || qobject_cast<QTabBar *>(w->parentWidget()))
+                continue; // inner parts of a compound control (a tab bar's scroll arrows)
             QVERIFY2(!w->toolTip().isEmpty(),
                      qPrintable(QStringLiteral("%1 (%2) has no tooltip")
                                     .arg(w->objectName(), w->metaObject()->className())));
