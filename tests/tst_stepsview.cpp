@@ -409,6 +409,46 @@ private slots:
                  QColor(Colormap(ColormapId::Viridis).map(r->weights[1](0, 0))));
     }
 
+    // Blocks of cells pooled for small paints: weights by max, scores by mean, masked cells
+    // left out; an all-masked block keeps its mask colour.
+    void pooledImages()
+    {
+        SessionParameters p;
+        p.n = 9;
+        p.dModel = 16;
+        p.heads = 2;
+        p.kind = AttentionKind::DecoderCausal;
+        const ResultPtr r = compute(p);
+        StepsRenderer renderer;
+        renderer.setResult(r);
+        const QImage weights = renderer.panelImage(StepsRenderer::Weights, 3, 3);
+        const QImage raw = renderer.panelImage(StepsRenderer::RawScores, 3, 3);
+        QCOMPARE(weights.size(), QSize(3, 3));
+        const Colormap viridis(ColormapId::Viridis);
+        const FigurePanel &rawPanel = renderer.panel(StepsRenderer::RawScores);
+        const Colormap rdbu(ColormapId::RdBu);
+        for (int by = 0; by < 3; ++by)
+            for (int bx = 0; bx < 3; ++bx) {
+                double maxW = -1, sum = 0;
+                int allowed = 0;
+                for (int i = 3 * by; i < 3 * by + 3; ++i)
+                    for (int j = 3 * bx; j < 3 * bx + 3; ++j) {
+                        sum += r->scores[0](i, j);
+                        if (r->maskState(i, j))
+                            continue;
+                        maxW = std::max(maxW, r->weights[0](i, j));
+                        ++allowed;
+                    }
+                const QRgb expectedW = allowed
+                    ? viridis.map(maxW)
+                    : PanelFigure::maskedColor(ColormapId::Viridis, MaskCausal);
+                QCOMPARE(QColor(weights.pixel(bx, by)), QColor(expectedW));
+                QCOMPARE(QColor(raw.pixel(bx, by)), QColor(rdbu.map(rawPanel.norm(sum / 9))));
+            }
+        QCOMPARE(QColor(weights.pixel(2, 0)),
+                 QColor(PanelFigure::maskedColor(ColormapId::Viridis, MaskCausal)));
+    }
+
     void maskedCellStyles()
     {
         // Decoder + 3 padding keys, unscaled with a large d_k: weights near 0 exist beside

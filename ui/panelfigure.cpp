@@ -334,11 +334,22 @@ QString PanelFigure::describeCell(const FigureHit &) const
 
 QImage PanelFigure::panelImage(int index) const
 {
+    const int nQ = queryCount(), nK = keyCount();
+    const int side = std::max(1, m_style.maxImageSide);
+    return panelImage(index, (nQ + side - 1) / side, (nK + side - 1) / side);
+}
+
+QImage PanelFigure::panelImage(int index, int rowBlock, int colBlock) const
+{
     if (index < 0 || index >= m_panels.size() || !m_panels[index].values)
         return {};
-    if (m_images.size() != m_panels.size())
+    rowBlock = std::max(rowBlock, 1);
+    colBlock = std::max(colBlock, 1);
+    if (m_images.size() != m_panels.size()) {
         m_images = QVector<QImage>(m_panels.size());
-    if (!m_images[index].isNull())
+        m_imageBlocks = QVector<QPoint>(m_panels.size());
+    }
+    if (!m_images[index].isNull() && m_imageBlocks[index] == QPoint(colBlock, rowBlock))
         return m_images[index];
 
     const FigurePanel &p = m_panels[index];
@@ -353,9 +364,8 @@ QImage PanelFigure::panelImage(int index) const
     const Colormap cmap(p.colormap);
     const ColorNorm &cn = p.norm;
     const Index nQ = m.rows(), nK = m.cols();
-    const Index side = std::max(1, m_style.maxImageSide);
-    const Index bq = (nQ + side - 1) / side; // pooling block: bq rows × bk columns
-    const Index bk = (nK + side - 1) / side;
+    const Index bq = rowBlock; // pooling block: bq rows × bk columns
+    const Index bk = colBlock;
     const int height = int((nQ + bq - 1) / bq);
     const int width = int((nK + bk - 1) / bk);
     QImage image(width, height, QImage::Format_RGB32);
@@ -391,6 +401,7 @@ QImage PanelFigure::panelImage(int index) const
         }
     }
     m_images[index] = image;
+    m_imageBlocks[index] = QPoint(colBlock, rowBlock);
     return image;
 }
 
@@ -634,8 +645,15 @@ void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vector
 
         // Heatmap: one pixel per cell scaled without smoothing; enlarged to the device size and
         // hatched when cells are big.
-        QImage image = panelImage(k);
+        // More cells than device pixels: pool blocks of cells to about one pixel each (max for
+        // weights, mean for scores), so no cell is skipped by the scaling.
         const QSizeF devSize = map.size() * devScale;
+        const int side = std::max(1, m_style.maxImageSide);
+        const int rowBlock = std::max((nQ + side - 1) / side,
+                                      int(std::ceil(nQ / std::max(devSize.height(), 1.0) - 1e-9)));
+        const int colBlock = std::max((nK + side - 1) / side,
+                                      int(std::ceil(nK / std::max(devSize.width(), 1.0) - 1e-9)));
+        QImage image = panelImage(k, rowBlock, colBlock);
         const qreal devCell = cell * devScale;
         const bool anyMasked = flags & (HasCausalOnly | HasPaddingOnly | HasBoth);
         const bool enlarge = image.width() < devSize.width() && devSize.width() <= 8192

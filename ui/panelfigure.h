@@ -13,6 +13,7 @@
 
 #include <QColor>
 #include <QImage>
+#include <QPoint>
 #include <QRectF>
 #include <QSize>
 #include <QString>
@@ -128,6 +129,9 @@ public:
     /// Panel image: one pixel per cell (pooled beyond maxImageSide), masked cells in their mask
     /// colour (unhatched). Cached until the content or style changes.
     QImage panelImage(int index) const;
+    /// The same pooled by blocks of rowBlock × colBlock cells (the paint pools to about one
+    /// device pixel per block when cells are smaller than a pixel). The last one is cached.
+    QImage panelImage(int index, int rowBlock, int colBlock) const;
     /// Base colour of a masked cell with MaskStateBits `state` (≠ 0) under colormap `id`: the
     /// grid renderer's colours (HeatmapRenderer::maskedColor), so both views read alike.
     static QRgb maskedColor(ColormapId id, std::uint8_t state);
@@ -186,6 +190,7 @@ private:
     QString m_message = QStringLiteral("No result yet");
     QVector<int> m_flags; ///< per panel: which mask kinds / NaN it holds (for its legend)
     mutable QVector<QImage> m_images;
+    mutable QVector<QPoint> m_imageBlocks; ///< per panel: (column block, row block) of the image
     // The last layout and its bounds (hover hit-testing asks for the same layout often).
     mutable QRectF m_layoutBounds;
     mutable PanelFigureLayout m_layout;
