@@ -17,9 +17,9 @@
 // Nothing here asserts a time; the CTest smoke test runs a tiny count only.
 
 #include <attentionsession.h>
+#include <charts/scalingsweeprunner.h>
 #include <heatmapwidget.h>
 #include <mainwindow.h>
-#include <charts/scalingsweeprunner.h>
 #include <panels/controlpanel.h>
 
 #include <QApplication>

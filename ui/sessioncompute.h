@@ -62,9 +62,9 @@ struct SessionResult
 /// (n_k × d_model), all standard normal in C order. Typed tokens (params.tokens): row i of X
 /// is then replaced by tokenEmbedding(tokens[i]) for every i < n with a token (cross-attention:
 /// row j of the encoder input by tokenEmbedding(tokens[n + j])); rows without a token keep their
-/// draw. Positional encoding (positions 0…) is added to each input when params.positional. Never throws: errors land in SessionResult::error.
-/// Float32 inputs are drawn as float64 and rounded (like NumPy's
-/// `rng.standard_normal(shape).astype(np.float32)`).
+/// draw. Positional encoding (positions 0…) is added to each input when params.positional. Never
+/// throws: errors land in SessionResult::error. Float32 inputs are drawn as float64 and rounded
+/// (like NumPy's `rng.standard_normal(shape).astype(np.float32)`).
 SessionResult computeSession(const SessionParameters &params);
 
 /// FNV-1a 64-bit hash of the token's UTF-8 bytes (offset basis 14695981039346656037, prime

@@ -91,8 +91,7 @@ public:
 /// Loads the tensors a session names (SessionDocument::tensors: file, array, mask convention,
 /// layer) for headless use. Returns nullptr with an empty `error` when it names none, nullptr
 /// with `error` naming the file and the problem when they cannot be loaded.
-std::shared_ptr<const TensorSource> loadSessionTensors(const QJsonObject &tensors,
-                                                       QString *error);
+std::shared_ptr<const TensorSource> loadSessionTensors(const QJsonObject &tensors, QString *error);
 
 /// The "heatmap" view-state object for `options` (colours and font are not stored).
 QJsonObject heatmapViewToJson(const HeatmapOptions &options);
