@@ -623,7 +623,13 @@ void TestMainWindow::rowMetricsChartShowsSelectedHead()
     RowMetricsChart *chart = m_window->rowMetricsChart();
     for (int head : {0, r->params.heads - 1}) {
         chart->setHead(head);
-        QTest::qWait(60);
+        // The chart redraws on a coalescing timer: wait for the selected head's series (a fixed
+        // qWait(60) was flaky on a loaded machine).
+        const MatrixD &expectedWeights = r->weights[std::size_t(head)];
+        QTRY_VERIFY_WITH_TIMEOUT(
+            chart->maxWeightPoints().size() == qsizetype(expectedWeights.rows())
+                && chart->maxWeightPoints().value(0).y() == expectedWeights.row(0).maxCoeff(),
+            5000);
         QCOMPARE(chart->head(), head);
         const RowMetrics &m = r->metrics[std::size_t(head)];
         const QList<QPointF> maxW = chart->maxWeightPoints();
