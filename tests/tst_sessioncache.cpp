@@ -18,6 +18,8 @@
 
 #include <functional>
 
+Q_DECLARE_METATYPE(attn::DType)
+
 using namespace attn;
 
 Q_DECLARE_METATYPE(std::function<void(attn::SessionParameters &)>)
@@ -115,8 +117,7 @@ private slots:
 
         for (DType dtype : {DType::Float64, DType::Float32}) {
             const char *t = dtype == DType::Float64 ? "float64" : "float32";
-            // n·n·h ≥ 2^17 runs the per-head loops on both cores; small ones on one.
-            for (int n : {7, 160}) {
+            for (int n : {7, 40}) {
                 const SessionParameters p = base(n, 64, n == 7 ? 4 : 8, dtype);
                 const QByteArray tag = QByteArray(t) + " n=" + QByteArray::number(n) + " ";
                 QTest::newRow(tag + "alpha")
@@ -144,6 +145,12 @@ private slots:
                 QTest::newRow(tag + "positions")
                     << p << Change([](SessionParameters &q) { q.positional = true; }) << false;
             }
+            // n·n·h ≥ 2^20 cells runs the per-head loops on both cores (smaller ones on one).
+            const SessionParameters big = base(368, 32, 8, dtype);
+            QTest::newRow(QByteArray(t) + " n=368 two threads alpha")
+                << big << Change([](SessionParameters &q) { q.scaleExponent = 0.3; }) << true;
+            QTest::newRow(QByteArray(t) + " n=368 two threads seed")
+                << big << Change([](SessionParameters &q) { q.seed = 3; }) << false;
             QTest::newRow(QByteArray(t) + " tokens")
                 << base(5, 16, 2, dtype) << Change([](SessionParameters &q) {
                        q.tokens = {"a", "b", "a"};
@@ -215,6 +222,57 @@ private slots:
         cache.setMaxBytes(std::size_t(1) << 20);
         QVERIFY(computeSession(p, {}, &cache).ok());
         QCOMPARE(cache.bytes(), std::size_t(16 * 16 * 4 * (sizeof(double) + sizeof(float))));
+    }
+
+    // A dropped result's matrices are reused by the next computation (no fresh pages), and
+    // the numbers are still those of a fresh computation.
+    void sharedResultsRecycleBuffers_data()
+    {
+        QTest::addColumn<DType>("dtype");
+        QTest::newRow("float64") << DType::Float64;
+        QTest::newRow("float32") << DType::Float32;
+    }
+    void sharedResultsRecycleBuffers()
+    {
+        QFETCH(DType, dtype);
+        SessionComputeCache cache;
+        SessionParameters p = base(48, 32, 4, dtype);
+        auto first = cache.share(computeSession(p, {}, &cache));
+        QVERIFY(first->ok());
+        auto buffers = [](const SessionResult &r) {
+            QList<const double *> data;
+            for (const auto *list : {&r.weights, &r.scores, &r.scaledScores})
+                for (const MatrixD &m : *list)
+                    data.append(m.data());
+            data.append(r.weightsMean.data());
+            return data;
+        };
+        const QList<const double *> old = buffers(*first);
+        QCOMPARE(old.size(), 3 * 4 + 1);
+        first.reset();
+
+        p.scaleExponent = 0.3;
+        auto second = cache.share(computeSession(p, {}, &cache));
+        int reused = 0;
+        for (const double *d : buffers(*second))
+            reused += old.contains(d) ? 1 : 0;
+        QCOMPARE(reused, 3 * 4 + 1);
+        compareExactly(*second, computeSession(p));
+
+        // Held results keep their buffers; another shape does not reuse the spares.
+        auto third = cache.share(computeSession(p, {}, &cache));
+        for (const double *d : buffers(*third))
+            QVERIFY(!buffers(*second).contains(d));
+        second.reset();
+        p.n = 47;
+        const auto other = cache.share(computeSession(p, {}, &cache));
+        compareExactly(*other, computeSession(p));
+        // The pool may outlive the cache: results dropped later are still safe.
+        {
+            SessionComputeCache shortLived;
+            third = shortLived.share(computeSession(p, {}, &shortLived));
+        }
+        third.reset();
     }
 
     // A cancel during the computation leaves no half-filled cache behind.

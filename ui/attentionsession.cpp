@@ -69,12 +69,15 @@ private:
             m_started.fetch_add(1);
             limitThreads(params);
             auto stale = [this, id] { return m_abort || m_newest.load() != id; };
-            auto result = std::make_shared<SessionResult>(computeSession(params, stale, &m_cache));
-            result->requestId = id;
-            if (stale())
+            SessionResult result = computeSession(params, stale, &m_cache);
+            result.requestId = id;
+            if (stale()) {
+                m_cache.share(std::move(result)).reset(); // its matrices go to the pool
                 continue; // superseded: a newer request is pending (or we are shutting down)
+            }
             m_completed.fetch_add(1);
-            std::shared_ptr<const SessionResult> done = std::move(result);
+            // Its matrices return to m_cache's pool when the last holder drops it.
+            std::shared_ptr<const SessionResult> done = m_cache.share(std::move(result));
             // Queued to the session's (GUI) thread; dropped by Qt if the session is destroyed
             // first (it is not: the destructor joins this thread before the session dies).
             QMetaObject::invokeMethod(

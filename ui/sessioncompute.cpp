@@ -15,6 +15,7 @@
 #include <chrono>
 #include <exception>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <type_traits>
 
@@ -35,6 +36,38 @@ struct SessionComputeCache::Data
     std::size_t bytes = 0;
 };
 
+// n_q × n_k double matrices of dropped results, for the next computation (see share()).
+struct SessionComputeCache::BufferPool
+{
+    static constexpr std::size_t maxBytes = std::size_t(512) << 20;
+    std::mutex mutex;
+    std::vector<MatrixD> spare;
+    Index rows = 0, cols = 0; ///< shape of the newest shared result: only these are kept
+    std::size_t maxCount = 0; ///< matrices in one result
+
+    /// A rows × cols matrix with unspecified contents (a spare one when there is one).
+    MatrixD take(Index r, Index c)
+    {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            if (r == rows && c == cols && !spare.empty()) {
+                MatrixD m = std::move(spare.back());
+                spare.pop_back();
+                return m;
+            }
+        }
+        return MatrixD(r, c);
+    }
+    void give(MatrixD &&m)
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        const std::size_t bytes = std::size_t(m.size()) * sizeof(double);
+        if (m.rows() == rows && m.cols() == cols && spare.size() < maxCount
+            && (spare.size() + 1) * bytes <= maxBytes)
+            spare.push_back(std::move(m));
+    }
+};
+
 namespace {
 
 struct CancelledError
@@ -49,14 +82,16 @@ bool sameScores(const SessionParameters &a, const SessionParameters &b)
         && a.dtype == b.dtype && a.tokens == b.tokens;
 }
 
-/// Threads for the per-head loops: both cores once there is enough work per head to pay for
-/// starting them (2^17 cells in all, e.g. n = 128 with h = 8), else this thread alone.
+/// Threads for the per-head loops: this thread alone below 2^20 cells in all (n = 256 with
+/// h = 8 takes about 3 ms of CPU: a second thread saves little, and on a busy machine its spin
+/// waits at the barrier cost more than it saves), else up to omp_get_max_threads() (the
+/// session's worker lowers that for small problems).
 int headThreads(Index cells, int heads)
 {
 #ifdef _OPENMP
-    if (cells < (Index(1) << 17))
+    if (cells < (Index(1) << 20))
         return 1;
-    return std::max(1, std::min(heads, omp_get_num_procs()));
+    return std::max(1, std::min(heads, omp_get_max_threads()));
 #else
     Q_UNUSED(cells);
     Q_UNUSED(heads);
@@ -173,12 +208,25 @@ void computeScores(const SessionParameters &p, SessionComputeCache::Data &out,
         * (sizeof(double) + (std::is_same_v<T, double> ? 0 : sizeof(T)));
 }
 
+/// A rows × cols matrix with unspecified contents: a spare double one from the pool when there
+/// is one (no fresh pages to fault in), else a new one.
+template<typename T>
+Matrix<T> takeBuffer(SessionComputeCache::BufferPool *pool, Index rows, Index cols)
+{
+    if constexpr (std::is_same_v<T, double>) {
+        if (pool)
+            return pool->take(rows, cols);
+    }
+    return Matrix<T>(rows, cols);
+}
+
 /// Stage 2: scale, mask, softmax, mean and metrics of every head from the raw scores, with
 /// scaledDotProductAttention's arithmetic (S' = S · scale, masked cells −inf, row softmax).
 /// `takeScores` moves the cached scores into the result instead of copying them.
 template<typename T>
 void computeTyped(const SessionParameters &p, SessionResult &r, SessionComputeCache::Data &cache,
-                  bool takeScores, const std::function<bool()> &cancelled)
+                  SessionComputeCache::BufferPool *pool, bool takeScores,
+                  const std::function<bool()> &cancelled)
 {
     const Index nQ = p.queryCount();
     const Index nK = p.keyCount();
@@ -211,7 +259,8 @@ void computeTyped(const SessionParameters &p, SessionResult &r, SessionComputeCa
     forEachHead(h, threads, cancelled, [&](int head) {
         const auto u = std::size_t(head);
         // scaled: n_q × n_k = scores · scale, masked cells = −inf
-        Matrix<T> scaled = scores[u] * scale;
+        Matrix<T> scaled = takeBuffer<T>(pool, nQ, nK);
+        scaled.noalias() = scores[u] * scale;
         if (masked) {
             const std::uint8_t *state = r.maskState.data();
             T *cell = scaled.data();
@@ -219,7 +268,8 @@ void computeTyped(const SessionParameters &p, SessionResult &r, SessionComputeCa
                 if (state[c])
                     cell[c] = fill;
         }
-        Matrix<T> w = scaled;
+        Matrix<T> w = takeBuffer<T>(pool, nQ, nK);
+        w = scaled;
         try {
             softmaxRowsInPlace(w, &r.fullyMasked[u]);
         } catch (const NonFiniteInput &e) {
@@ -229,15 +279,19 @@ void computeTyped(const SessionParameters &p, SessionResult &r, SessionComputeCa
         }
         r.metrics[u] = rowMetrics(w, r.fullyMasked[u]);
         nonFinite[u] = findNonFinite(w);
-        if (takeScores)
+        if (takeScores) {
             r.scores[u] = std::move(cache.scoresD[u]);
-        else
+        } else {
+            r.scores[u] = takeBuffer<double>(pool, nQ, nK);
             r.scores[u] = cache.scoresD[u];
+        }
         if constexpr (std::is_same_v<T, double>) {
             r.scaledScores[u] = std::move(scaled);
             r.weights[u] = std::move(w);
         } else {
+            r.scaledScores[u] = takeBuffer<double>(pool, nQ, nK);
             r.scaledScores[u] = scaled.template cast<double>();
+            r.weights[u] = takeBuffer<double>(pool, nQ, nK);
             r.weights[u] = w.template cast<double>();
             weights[u] = std::move(w);
         }
@@ -250,7 +304,7 @@ void computeTyped(const SessionParameters &p, SessionResult &r, SessionComputeCa
         else
             return weights;
     }();
-    Matrix<T> mean(nQ, nK);
+    Matrix<T> mean = takeBuffer<T>(pool, nQ, nK);
     const Index block = 64;
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
     for (Index row = 0; row < nQ; row += block) {
@@ -261,10 +315,12 @@ void computeTyped(const SessionParameters &p, SessionResult &r, SessionComputeCa
             m += typed[std::size_t(head)].middleRows(row, rows);
         m /= T(h);
     }
-    if constexpr (std::is_same_v<T, double>)
+    if constexpr (std::is_same_v<T, double>) {
         r.weightsMean = std::move(mean);
-    else
+    } else {
+        r.weightsMean = takeBuffer<double>(pool, nQ, nK);
         r.weightsMean = mean.template cast<double>();
+    }
 
     for (std::size_t u = 0; u < hs; ++u) {
         r.worstRowSumError = std::max(r.worstRowSumError, summarize(r.metrics[u]).worstRowSumError);
@@ -293,7 +349,7 @@ void computeStaged(const SessionParameters &p, SessionResult &r, SessionComputeC
     }
     // Keep the scores for the next computation only when they are small enough.
     const bool keep = cache && data->bytes <= cache->maxBytes();
-    computeTyped<T>(p, r, *data, !keep, cancelled);
+    computeTyped<T>(p, r, *data, cache ? cache->pool() : nullptr, !keep, cancelled);
     if (cache && !keep)
         cache->clear();
 }
@@ -302,7 +358,32 @@ void computeStaged(const SessionParameters &p, SessionResult &r, SessionComputeC
 
 SessionComputeCache::SessionComputeCache()
     : m_data(std::make_unique<Data>())
+    , m_pool(std::make_shared<BufferPool>())
 { }
+
+std::shared_ptr<const SessionResult> SessionComputeCache::share(SessionResult &&result)
+{
+    {
+        std::lock_guard<std::mutex> lock(m_pool->mutex);
+        const Index rows = result.weightsMean.rows(), cols = result.weightsMean.cols();
+        if (rows != m_pool->rows || cols != m_pool->cols) {
+            m_pool->spare.clear();
+            m_pool->rows = rows;
+            m_pool->cols = cols;
+        }
+        m_pool->maxCount = 3 * result.weights.size() + 1;
+    }
+    std::shared_ptr<BufferPool> pool = m_pool;
+    return std::shared_ptr<const SessionResult>(
+        new SessionResult(std::move(result)), [pool](const SessionResult *shared) {
+            auto *r = const_cast<SessionResult *>(shared); // ours: the last owner is done
+            for (auto *list : {&r->weights, &r->scores, &r->scaledScores})
+                for (MatrixD &m : *list)
+                    pool->give(std::move(m));
+            pool->give(std::move(r->weightsMean));
+            delete r;
+        });
+}
 
 SessionComputeCache::~SessionComputeCache() = default;
 
