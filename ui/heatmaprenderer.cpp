@@ -1011,10 +1011,10 @@ HeatmapRenderer::RowStrip HeatmapRenderer::rowStrip(const QRectF &bounds,
             c.value = QStringLiteral("masked");
         } else {
             c.color = cmap.map(cn(v));
-            // Weights: 3 decimals, small ones in short scientific form ("6.1e-04").
-            c.value = !weights || !std::isfinite(v)  ? formatTick(v)
-                : (v == 0.0 || std::abs(v) >= 0.001) ? QString::number(v, 'f', 3)
-                                                     : QString::number(v, 'e', 1);
+            // Weights: 3 decimals, below 0.01 short scientific form ("6.1e-04", 2 digits).
+            c.value = !weights || !std::isfinite(v) ? formatTick(v)
+                : (v == 0.0 || std::abs(v) >= 0.01) ? QString::number(v, 'f', 3)
+                                                    : QString::number(v, 'e', 1);
         }
         c.hovered = j == hit.col;
         strip.cells.append(c);

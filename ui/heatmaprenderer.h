@@ -169,7 +169,7 @@ public:
         QRectF labelBox; ///< the key's token above the box
         QRgb color = 0;
         QString label; ///< key token (or position)
-        QString value; ///< weights: 3 decimals ("6.1e-04" below 0.001); scores: 3 digits; "masked"
+        QString value; ///< weights: 3 decimals ("6.1e-04" below 0.01); scores: 3 digits; "masked"
         bool hovered = false;
     };
     struct RowStrip
