@@ -8,6 +8,7 @@
 
 #include "testutil.h"
 
+#include <charts/rowmetricschart.h>
 #include <dataexport.h>
 #include <heatmapactions.h>
 #include <heatmaprenderer.h>
@@ -27,6 +28,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPainter>
 #include <QProcess>
@@ -475,6 +477,15 @@ private slots:
             for (int i = 0; i < queries; ++i)
                 QVERIFY(std::abs(shown->weights[std::size_t(h)].row(i).sum() - 1.0) < 1e-12);
         }
+        // The per-row metrics chart says so.
+        RowMetricsChart chart;
+        chart.setResult(shown);
+        auto *info = chart.findChild<QLabel *>(QStringLiteral("rowMetricsInfo"));
+        QVERIFY(info);
+        QTRY_VERIFY(info->text().contains(QLatin1String("real tokens only")));
+        QVERIFY(
+            info->text().contains(QStringLiteral("%1 rows \u00d7 %2 keys").arg(queries).arg(keys)));
+
         // Trimming without a padding mask changes nothing (the same object).
         p.mask = MaskChoice::None;
         const auto plain = compute(p);

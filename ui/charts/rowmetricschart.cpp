@@ -243,7 +243,7 @@ void RowMetricsChart::redraw()
     if (m_result && m_result->ok() && m_head >= 0 && m_head < int(m_result->metrics.size())) {
         const RowMetrics &m = m_result->metrics[std::size_t(m_head)];
         nQ = int(m.maxWeight.size());
-        nK = m_result->params.keyCount();
+        nK = int(m_result->keyCount()); // the shown keys (a trimmed view has fewer)
         maxWeight.reserve(nQ);
         entropy.reserve(nQ);
         effective.reserve(nQ);
@@ -262,6 +262,13 @@ void RowMetricsChart::redraw()
                    .arg(std::log(double(nK)), 0, 'f', 2);
         if (!masked.isEmpty())
             info += tr(" · %1 fully masked").arg(masked.size());
+        // What the heatmap view changed (ui/resultview.h): the metrics follow it.
+        if (m_result->viewNote.contains(QLatin1String("padding trimmed")))
+            info += tr(" · real tokens only");
+        if (m_result->renormalized)
+            info += tr(" · renormalised");
+        else if (m_result->viewNote.contains(QLatin1String("hidden")))
+            info += tr(" · raw (keys hidden)");
     }
     const bool showPoints = nQ <= 32;
     for (QLineSeries *s : {m_maxWeight, m_entropy, m_effective})
