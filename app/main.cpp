@@ -52,6 +52,13 @@ int main(int argc, char **argv)
     // Commands never show a window: render offscreen unless the caller chose a platform.
     if ((commandMode || infoMode) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
+    // Without a display, Qt's default platform plugin aborts before any argument is checked:
+    // parse offscreen, then say plainly why the window cannot open.
+    const bool noDisplay = !commandMode && !infoMode
+        && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY")
+        && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY");
+    if (noDisplay)
+        qputenv("QT_QPA_PLATFORM", "offscreen");
 
     std::vector<char *> qtArgv(argv, argv + argc + 1); // argv[argc] is nullptr
     for (char *&arg : qtArgv) {
@@ -127,6 +134,13 @@ int main(int argc, char **argv)
         }
         QTextStream(stderr) << "attnlab: unknown option '" << a << "'. Try 'attnlab --help'.\n";
         return attn::cli::ExitUsage;
+    }
+    if (noDisplay) {
+        QTextStream(stderr) << "attnlab: no display to open the window on (neither DISPLAY nor "
+                               "WAYLAND_DISPLAY is set).\n"
+                               "Run it in a desktop session, or use a command without a window: "
+                               "'attnlab --help' lists them.\n";
+        return attn::cli::ExitFailure;
     }
     return attn::runGui(sessionFile, tensorFile);
 }

@@ -71,6 +71,8 @@ int runBench(const QStringList &arguments)
         {"dtype", "float32 or float64.", "dtype", "float32"},
         {"kernel", "materialized, streaming or loop.", "kernel", "materialized"},
         {"repeat", "Timed runs per n (after one warm-up run).", "count", "5"},
+        {"memory-budget-mib",
+         "Refuse an n whose inputs, output and kernel scratch need more (MiB).", "mib", "2048"},
         {"format", "table, csv or json.", "format", "table"},
         {"out", "Write to FILE instead of standard output.", "file"},
     });
@@ -104,6 +106,28 @@ int runBench(const QStringList &arguments)
         kind = kernelFromName(parser.value("kernel").toStdString());
     } catch (const std::exception &e) {
         return usageError(command, QStringLiteral("--kernel: %1").arg(QString::fromUtf8(e.what())));
+    }
+
+    const auto budgetMib = intOption(parser, "memory-budget-mib", 1, 1 << 20, &error);
+    if (!budgetMib)
+        return usageError(command, error);
+    const std::size_t elementBytes = dtype == QLatin1String("float32") ? 4 : 8;
+    for (std::int64_t n : *ns) {
+        // Q, K, V and the output (4 · n · d elements) plus what the kernel allocates.
+        const double bytes = 4.0 * double(n) * double(*d) * double(elementBytes)
+            + double(kernelExtraBytes(kind, n, n, *d, elementBytes));
+        const double mib = bytes / (1024.0 * 1024.0);
+        if (mib > double(*budgetMib)) {
+            const std::string_view kname = kernelName(kind);
+            return usageError(command,
+                              QStringLiteral("n = %1 with the %2 kernel needs %3 MiB, over the "
+                                             "--memory-budget-mib of %4 MiB (the streaming kernel "
+                                             "needs no n x n matrix)")
+                                  .arg(n)
+                                  .arg(QString::fromUtf8(kname.data(), qsizetype(kname.size())))
+                                  .arg(mib, 0, 'f', 0)
+                                  .arg(*budgetMib));
+        }
     }
 
     Table table(
