@@ -242,6 +242,15 @@ int runCompute(const QStringList &arguments)
             QStringLiteral("--dtype must be 'float32' or 'float64', got '%1'").arg(dtype));
     const QString inPath = parser.value(inOption);
     const QString outPath = parser.value(outOption);
+    if (outPath.isEmpty() || outPath == QLatin1String("-"))
+        return usageError(kCommand,
+                          QStringLiteral("--out needs a file name (.npz); standard output "
+                                         "cannot hold an .npz archive"));
+    if (QFileInfo(outPath).absoluteFilePath() == QFileInfo(inPath).absoluteFilePath())
+        return usageError(kCommand,
+                          QStringLiteral("--out '%1' is the input file: choose another "
+                                         "name so the input is not overwritten")
+                              .arg(outPath));
     const MaskConvention maskConvention
         = convention == QLatin1String("allowed") ? MaskConvention::Allowed : MaskConvention::Masked;
 

@@ -6,6 +6,8 @@
 #include "common.h"
 
 #include <charts/experimentfigure.h>
+
+#include <QFileInfo>
 #include <experiments/experiments.h>
 
 #include <QRegularExpression>
@@ -235,6 +237,12 @@ int runExperiment(const QStringList &arguments)
 
     std::optional<QSize> size;
     if (parser.isSet(figure)) {
+        // Check the figure's format before a long run, not after it.
+        const QString suffix = QFileInfo(parser.value(figure)).suffix().toLower();
+        if (suffix != QLatin1String("png") && suffix != QLatin1String("svg"))
+            return usageError(command,
+                              QStringLiteral("--figure must end in .png or .svg, got '%1'")
+                                  .arg(parser.value(figure)));
         size = parseSize(parser.value(figureSize));
         if (!size)
             return usageError(command,
