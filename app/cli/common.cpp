@@ -47,10 +47,11 @@ int failure(const QString &command, const QString &message)
 }
 
 std::optional<int> parseArguments(QCommandLineParser &parser, const QString &command,
-                                  const QStringList &arguments)
+                                  const QStringList &arguments, bool addHelpOption)
 {
     const QCommandLineOption help({"h", "help"}, "Show this help.");
-    parser.addOption(help);
+    if (addHelpOption)
+        parser.addOption(help);
     if (!parser.parse(arguments))
         return usageError(command, parser.errorText());
     if (parser.isSet(help)) {
@@ -68,6 +69,22 @@ std::optional<int> parseArguments(QCommandLineParser &parser, const QString &com
         return ExitOk;
     }
     return std::nullopt;
+}
+
+std::optional<std::uint64_t> seedOption(const QCommandLineParser &parser, const QString &name,
+                                        QString *error)
+{
+    const QString text = parser.value(name).trimmed();
+    bool ok = false;
+    const qulonglong v = text.toULongLong(&ok);
+    if (!ok || text.startsWith(QLatin1Char('-')) || text.startsWith(QLatin1Char('+'))) {
+        *error = QStringLiteral("--%1 must be an integer in [0, %2], got '%3'")
+                     .arg(name)
+                     .arg(std::numeric_limits<std::uint64_t>::max())
+                     .arg(parser.value(name));
+        return std::nullopt;
+    }
+    return std::uint64_t(v);
 }
 
 std::optional<std::int64_t> intOption(const QCommandLineParser &parser, const QString &name,

@@ -33,12 +33,18 @@ int failure(const QString &command, const QString &message);
 
 /// Runs parser.process-like parsing without exiting the process: handles --help (prints help,
 /// returns ExitOk) and unknown options / missing values (returns ExitUsage). Returns nullopt
-/// when parsing succeeded and the command should continue.
+/// when parsing succeeded and the command should continue. Adds -h/--help to the parser
+/// unless `addHelpOption` is false (when parsing a second time with the same parser).
 std::optional<int> parseArguments(QCommandLineParser &parser, const QString &command,
-                                  const QStringList &arguments);
+                                  const QStringList &arguments, bool addHelpOption = true);
 
 /// Parses an integer option within [minimum, maximum]; on error sets `error` to a message that
 /// names the option.
+/// --NAME as a generator seed: any integer in [0, 2^64 - 1], as numpy.random.default_rng and
+/// session files take. Sets *error and returns nullopt otherwise.
+std::optional<std::uint64_t> seedOption(const QCommandLineParser &parser, const QString &name,
+                                        QString *error);
+
 std::optional<std::int64_t> intOption(const QCommandLineParser &parser, const QString &name,
                                       std::int64_t minimum, std::int64_t maximum, QString *error);
 std::optional<double> doubleOption(const QCommandLineParser &parser, const QString &name,

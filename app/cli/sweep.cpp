@@ -51,8 +51,7 @@ int runSweep(const QStringList &arguments)
 
     // The ranges are E2's parameter ranges (core/experiments/e02_scaling_sweep.cpp).
     QString error;
-    const auto seedValue = intOption(parser, QStringLiteral("seed"), 0,
-                                     std::numeric_limits<std::int64_t>::max(), &error);
+    const auto seedValue = seedOption(parser, QStringLiteral("seed"), &error);
     if (!seedValue)
         return usageError(command, error);
     const auto trialsValue = intOption(parser, QStringLiteral("trials"), 1, 1000000, &error);
