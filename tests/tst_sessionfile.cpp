@@ -95,6 +95,7 @@ HeatmapOptions makeOptions(int variant)
         o.head = 2;
         o.colormap = ColormapId::Magma;
         o.scale = ColorScale::Log;
+        o.window = QRect(1, 2, 4, 3); // zoomed: keys 1 … 4, queries 2 … 4
     } else if (variant == 2) {
         o.colormap = ColormapId::Cividis;
         o.autoRange = true;
@@ -103,18 +104,45 @@ HeatmapOptions makeOptions(int variant)
         o.view = HeatmapView::SingleHead;
         o.head = 0;
         o.colormap = ColormapId::Grayscale;
+        o.pooling = HeatmapPooling::Mean;
     }
     return o;
 }
 
-QImage renderDocument(const SessionParameters &p, const HeatmapOptions &options)
+ViewTransform makeTransform(int variant)
+{
+    ViewTransform t;
+    if (variant == 1)
+        t.hiddenKeys = {0}; // a BOS-like first token, rows renormalised
+    else if (variant == 2)
+        t.trimPadding = true;
+    else if (variant == 3) {
+        t.hiddenKeys = {0, 3};
+        t.renormalize = false;
+    }
+    return t;
+}
+
+/// The view state of a variant: heatmap options and the trim/hide-keys transform.
+QJsonObject makeView(int variant)
+{
+    return QJsonObject {{QStringLiteral("heatmap"), heatmapViewToJson(makeOptions(variant))},
+                        {QStringLiteral("transform"), viewTransformToJson(makeTransform(variant))},
+                        {QStringLiteral("row_strip"), variant != 2}};
+}
+
+QImage renderDocument(const SessionParameters &p, const HeatmapOptions &options,
+                      const ViewTransform &transform)
 {
     auto result = std::make_shared<SessionResult>(computeSession(p));
     if (!result->ok())
         return {};
+    const auto shown = applyViewTransform(result, transform);
+    if (!shown || !shown->ok())
+        return {};
     HeatmapRenderer renderer;
     renderer.setOptions(options);
-    renderer.setResult(result);
+    renderer.setResult(shown);
     return renderer.render(QSize(900, 560), 1.0);
 }
 
@@ -137,7 +165,8 @@ bool waitForResult(MainWindow *w, const SessionParameters &p)
         [&] {
             const auto r = w->session()->result();
             return r && r->params == p && !w->session()->isBusy()
-                && w->heatmapWidget()->result() == r;
+                && w->heatmapWidget()->sessionResult() == r
+                && !w->heatmapWidget()->isTransforming();
         },
         20000);
 }
@@ -253,7 +282,8 @@ void TestSessionFile::documentRoundTrip()
     saved.parameters = makeParameters(variant);
     QVERIFY2(saved.parameters.validate().isEmpty(), qPrintable(saved.parameters.validate()));
     const HeatmapOptions options = makeOptions(variant);
-    saved.view.insert(QStringLiteral("heatmap"), heatmapViewToJson(options));
+    const ViewTransform transform = makeTransform(variant);
+    saved.view = makeView(variant);
 
     const QString path = m_dir.filePath(QStringLiteral("round%1.attnlab.json").arg(variant));
     QString error;
@@ -268,10 +298,13 @@ void TestSessionFile::documentRoundTrip()
     const HeatmapOptions loadedOptions
         = heatmapViewFromJson(loaded->view.value(QLatin1String("heatmap")).toObject(), {});
     QVERIFY(loadedOptions == options);
+    const ViewTransform loadedTransform
+        = viewTransformFromJson(loaded->view.value(QLatin1String("transform")).toObject(), {});
+    QVERIFY(loadedTransform == transform);
 
     // The same picture from the loaded session as from the saved one, pixel for pixel.
-    const QImage before = renderDocument(saved.parameters, options);
-    const QImage after = renderDocument(loaded->parameters, loadedOptions);
+    const QImage before = renderDocument(saved.parameters, options, transform);
+    const QImage after = renderDocument(loaded->parameters, loadedOptions, loadedTransform);
     QVERIFY(!before.isNull());
     QCOMPARE(after, before);
 }
@@ -349,10 +382,10 @@ void TestSessionFile::windowRoundTrip()
     SessionController *c = m_window->sessionController();
     c->editParameters(p);
     QCOMPARE(m_window->session()->parameters(), p);
-    QJsonObject view;
-    view.insert(QStringLiteral("heatmap"), heatmapViewToJson(makeOptions(variant)));
-    m_window->setViewState(view);
+    m_window->setViewState(makeView(variant));
     QVERIFY(waitForResult(m_window.get(), p));
+    QVERIFY(m_window->heatmapWidget()->viewTransform() == makeTransform(variant));
+    QCOMPARE(m_window->heatmapWidget()->isRowStripVisible(), variant != 2);
     const QImage before = m_window->heatmapWidget()->renderer().render(QSize(900, 560));
 
     const QString path = m_dir.filePath(QStringLiteral("window%1.attnlab.json").arg(variant));
@@ -834,8 +867,10 @@ void TestSessionFile::cliRendersSession_data()
     QTest::addColumn<QStringList>("extraArgs");
     QTest::addColumn<int>("overrideN"); // 0: none
 
-    QTest::newRow("decoder, tokens, head 2, magma log") << 1 << QStringList() << 0;
-    QTest::newRow("cross, padding, cividis auto") << 2 << QStringList() << 0;
+    QTest::newRow("decoder, tokens, zoomed head 2, magma log, key 0 hidden")
+        << 1 << QStringList() << 0;
+    QTest::newRow("cross, padding trimmed, cividis auto") << 2 << QStringList() << 0;
+    QTest::newRow("seed above 2^53, raw weights without keys 0 and 3") << 3 << QStringList() << 0;
     QTest::newRow("explicit --n overrides the session")
         << 1 << QStringList {QStringLiteral("--n"), QStringLiteral("4")} << 4;
 }
@@ -850,7 +885,7 @@ void TestSessionFile::cliRendersSession()
     SessionDocument d;
     d.parameters = makeParameters(variant);
     const HeatmapOptions options = makeOptions(variant);
-    d.view.insert(QStringLiteral("heatmap"), heatmapViewToJson(options));
+    d.view = makeView(variant);
     const QString session = m_dir.filePath(QStringLiteral("cli%1.attnlab.json").arg(variant));
     QString error;
     QVERIFY2(SessionFile::save(session, d, &error), qPrintable(error));
@@ -873,7 +908,8 @@ void TestSessionFile::cliRendersSession()
         expected.n = overrideN;
         expected.tokens.clear(); // an explicit --n drops the session's tokens
     }
-    QImage want = renderDocument(expected, options);
+    QImage want = renderDocument(expected, options, makeTransform(variant));
+    QVERIFY(!want.isNull());
     QImage got(out);
     QVERIFY(!got.isNull());
     QCOMPARE(got.size(), want.size());

@@ -624,6 +624,8 @@ QJsonObject MainWindow::viewState() const
     QJsonObject state;
     state.insert(QStringLiteral("tabs"), tabs);
     state.insert(QStringLiteral("heatmap"), heatmapViewToJson(m_heatmap->options()));
+    state.insert(QStringLiteral("transform"), viewTransformToJson(m_heatmap->viewTransform()));
+    state.insert(QStringLiteral("row_strip"), m_heatmap->isRowStripVisible());
     return state;
 }
 
@@ -641,6 +643,14 @@ void MainWindow::setViewState(const QJsonObject &state)
         if (options.view == HeatmapView::SingleHead && options.head < m_session->parameters().heads)
             m_rowMetricsChart->setHead(options.head);
     }
+    const QJsonValue transform = state.value(QLatin1String("transform"));
+    if (transform.isObject())
+        m_heatmap->setViewTransform(
+            viewTransformFromJson(transform.toObject(), m_heatmap->viewTransform()));
+    const QJsonValue rowStrip = state.value(QLatin1String("row_strip"));
+    if (rowStrip.isBool())
+        m_heatmap->setRowStripVisible(rowStrip.toBool());
+    m_viewPanel->syncFromWidget();
     QTabWidget *t = m_modes;
     for (const QJsonValue &tab : state.value(QLatin1String("tabs")).toArray()) {
         if (!t)

@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonParseError>
 #include <QSaveFile>
@@ -75,7 +76,14 @@ QJsonObject heatmapViewToJson(const HeatmapOptions &options)
              options.scale == ColorScale::Log ? QStringLiteral("log") : QStringLiteral("linear"));
     o.insert(QStringLiteral("range"),
              options.autoRange ? QStringLiteral("auto") : QStringLiteral("fixed"));
+    o.insert(QStringLiteral("pooling"),
+             options.pooling == HeatmapPooling::Mean ? QStringLiteral("mean")
+                                                     : QStringLiteral("max"));
     o.insert(QStringLiteral("show_mean"), options.showMean);
+    if (!options.window.isNull()) {
+        const QRect w = options.window;
+        o.insert(QStringLiteral("window"), QJsonArray {w.x(), w.y(), w.width(), w.height()});
+    }
     return o;
 }
 
@@ -108,9 +116,57 @@ HeatmapOptions heatmapViewFromJson(const QJsonObject &o, HeatmapOptions base)
         base.autoRange = true;
     else if (range == QLatin1String("fixed"))
         base.autoRange = false;
+    const QString pooling = o.value(QLatin1String("pooling")).toString();
+    if (pooling == QLatin1String("mean"))
+        base.pooling = HeatmapPooling::Mean;
+    else if (pooling == QLatin1String("max"))
+        base.pooling = HeatmapPooling::Max;
     const QJsonValue mean = o.value(QLatin1String("show_mean"));
     if (mean.isBool())
         base.showMean = mean.toBool();
+    const QJsonArray window = o.value(QLatin1String("window")).toArray();
+    if (window.size() == 4) {
+        int v[4];
+        bool ok = true;
+        for (int i = 0; i < 4; ++i) {
+            const double d = window.at(i).toDouble(-1);
+            ok = ok && d >= 0 && d <= SessionParameters::maxSequence && d == std::floor(d);
+            v[i] = int(d);
+        }
+        if (ok && v[2] > 0 && v[3] > 0)
+            base.window = QRect(v[0], v[1], v[2], v[3]);
+    }
+    return base;
+}
+
+QJsonObject viewTransformToJson(const ViewTransform &transform)
+{
+    QJsonArray keys;
+    for (int k : transform.hiddenKeys)
+        keys.append(k);
+    return QJsonObject {{QStringLiteral("trim_padding"), transform.trimPadding},
+                        {QStringLiteral("hidden_keys"), keys},
+                        {QStringLiteral("renormalize"), transform.renormalize}};
+}
+
+ViewTransform viewTransformFromJson(const QJsonObject &o, ViewTransform base)
+{
+    const QJsonValue trim = o.value(QLatin1String("trim_padding"));
+    if (trim.isBool())
+        base.trimPadding = trim.toBool();
+    const QJsonValue renormalize = o.value(QLatin1String("renormalize"));
+    if (renormalize.isBool())
+        base.renormalize = renormalize.toBool();
+    const QJsonValue keys = o.value(QLatin1String("hidden_keys"));
+    if (keys.isArray()) {
+        QList<int> hidden;
+        for (const QJsonValue &k : keys.toArray()) {
+            const double d = k.toDouble(-1);
+            if (d >= 0 && d < SessionParameters::maxSequence && d == std::floor(d))
+                hidden.append(int(d));
+        }
+        base.hiddenKeys = hidden;
+    }
     return base;
 }
 

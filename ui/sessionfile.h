@@ -14,11 +14,15 @@
 //                                         // temperature, positional, dtype, tokens)
 //     "view": {                           // optional; what the window shows
 //       "mode": "attention" | "experiments",
+//       "tabs": [ "<page>", … ],          // the current page of each nested tab widget
 //       "heatmap": { "view": "grid" | "head", "head": 0 … h (h = mean),
 //                    "quantity": "weights" | "scores" | "scaled_scores",
 //                    "colormap": "viridis" | "magma" | "cividis" | "gray" | "RdBu_r",
 //                    "scale": "linear" | "log", "range": "fixed" | "auto",
-//                    "show_mean": true | false },
+//                    "pooling": "max" | "mean", "show_mean": true | false,
+//                    "window": [key0, query0, keys, queries] },   // zoom; absent = all cells
+//       "transform": { "trim_padding": false, "hidden_keys": [0, …], "renormalize": true },
+//       "row_strip": true,
 //       …                                 // further keys of newer views are kept
 //     },
 //     "tensors": {                        // optional; File → Open Tensors… (ui/tensorsource.h)
@@ -30,6 +34,7 @@
 //   }
 
 #include "heatmaprenderer.h"
+#include "resultview.h"
 #include "sessionparameters.h"
 
 #include <QByteArray>
@@ -97,5 +102,9 @@ std::shared_ptr<const TensorSource> loadSessionTensors(const QJsonObject &tensor
 QJsonObject heatmapViewToJson(const HeatmapOptions &options);
 /// Applies the keys present in `o` to `base`; unknown or invalid values leave `base`'s value.
 HeatmapOptions heatmapViewFromJson(const QJsonObject &o, HeatmapOptions base);
+/// The "transform" view-state object (trim padding, hidden keys, renormalisation).
+QJsonObject viewTransformToJson(const ViewTransform &transform);
+/// Applies the keys present in `o` to `base` (invalid values are ignored).
+ViewTransform viewTransformFromJson(const QJsonObject &o, ViewTransform base);
 
 } // namespace attn

@@ -62,6 +62,18 @@ QStringList sessionArguments(const SessionDocument &session)
       << (o.autoRange ? QStringLiteral("auto") : QStringLiteral("fixed"))
       << QStringLiteral("--pooling")
       << (o.pooling == HeatmapPooling::Mean ? QStringLiteral("mean") : QStringLiteral("max"));
+    const ViewTransform t
+        = viewTransformFromJson(session.view.value(QLatin1String("transform")).toObject(), {});
+    if (t.trimPadding)
+        a << QStringLiteral("--trim-padding");
+    if (!t.hiddenKeys.isEmpty()) {
+        QStringList keys;
+        for (int k : t.hiddenKeys)
+            keys << QString::number(k);
+        a << QStringLiteral("--hide-keys") << keys.join(QLatin1Char(','));
+        if (!t.renormalize)
+            a << QStringLiteral("--raw");
+    }
     return a;
 }
 
@@ -75,7 +87,7 @@ int runHeatmap(const QStringList &arguments)
         QStringLiteral("Render multi-head attention weights on seeded random input (the window's "
                        "main view) to PNG, SVG or PDF: a tile per head plus the mean over heads, "
                        "or one head, with a colourbar, axis ticks and a caption."));
-    parser.addOptions({
+    QList<QCommandLineOption> optionList = {
         {QStringLiteral("n"), QStringLiteral("Query count n (1-4096)."), QStringLiteral("n"),
          QStringLiteral("8")},
         {QStringLiteral("d-model"), QStringLiteral("Model width d_model (1-4096)."),
@@ -113,8 +125,7 @@ int runHeatmap(const QStringList &arguments)
          QStringLiteral("Head for --view head: 0 ... h-1, or 'mean'; for --view steps: 0 ... "
                         "h-1."),
          QStringLiteral("i"), QStringLiteral("0")},
-        {QStringLiteral("colormap"),
-         QStringLiteral("viridis, magma, cividis or gray (RdBu_r for scores)."),
+        {QStringLiteral("colormap"), QStringLiteral("viridis, magma, cividis, gray or RdBu_r."),
          QStringLiteral("name"), QStringLiteral("viridis")},
         {QStringLiteral("scale"), QStringLiteral("Colour scale: linear or log."),
          QStringLiteral("scale"), QStringLiteral("linear")},
@@ -174,7 +185,14 @@ int runHeatmap(const QStringList &arguments)
                         "this .npz, .npy, .json or .csv file (.npy and .csv write several files "
                         "next to it)."),
          QStringLiteral("file")},
-    });
+    };
+    for (QCommandLineOption &option : optionList) {
+        if (!option.defaultValues().isEmpty())
+            option.setDescription(
+                option.description()
+                + QStringLiteral(" [default: %1]").arg(option.defaultValues().first()));
+    }
+    parser.addOptions(optionList);
     if (const auto done = parseArguments(parser, command, arguments))
         return *done;
     if (!parser.positionalArguments().isEmpty())
@@ -203,7 +221,7 @@ int runHeatmap(const QStringList &arguments)
         QStringList expanded = sessionArguments(*session);
         expanded.prepend(arguments.constFirst());
         expanded += arguments.mid(1);
-        if (const auto done = parseArguments(parser, command, expanded))
+        if (const auto done = parseArguments(parser, command, expanded, false))
             return *done;
     }
 
@@ -224,8 +242,7 @@ int runHeatmap(const QStringList &arguments)
         return usageError(
             command,
             QStringLiteral("--heads %1 does not divide --d-model %2").arg(*heads).arg(*dModel));
-    const auto seed = intOption(parser, QStringLiteral("seed"), 0,
-                                std::numeric_limits<std::int64_t>::max(), &error);
+    const auto seed = seedOption(parser, QStringLiteral("seed"), &error);
     if (!seed)
         return usageError(command, error);
     if (!checkChoice(
