@@ -372,6 +372,35 @@ private slots:
         QVERIFY(r.weights.empty());
     }
 
+    void memoryBudget()
+    {
+        SessionParameters p
+            = makeParams(AttentionKind::EncoderSelf, MaskChoice::None, DType::Float64);
+        // ((3·h + 1)·8 + 1) bytes per cell.
+        const std::size_t cells = std::size_t(p.queryCount()) * std::size_t(p.keyCount());
+        QCOMPARE(sessionResultBytes(p), ((3 * std::size_t(p.heads) + 1) * 8 + 1) * cells);
+        SessionParameters big = p;
+        big.n = 4096;
+        big.heads = 8;
+        big.dModel = 512;
+        QCOMPARE(sessionResultBytes(big), std::size_t(25 * 8 + 1) * 4096 * 4096);
+        QVERIFY(sessionMemoryBudget() >= (std::size_t(256) << 20));
+
+        setSessionMemoryBudget(sessionResultBytes(p) - 1);
+        const SessionResult refused = computeSession(p);
+        setSessionMemoryBudget(0);
+        QVERIFY(!refused.ok());
+        QVERIFY2(refused.error.contains(QLatin1String("budget"))
+                     && refused.error.contains(QStringLiteral("h = %1").arg(p.heads)),
+                 qPrintable(refused.error));
+        QVERIFY(refused.weights.empty());
+        setSessionMemoryBudget(sessionResultBytes(p));
+        const SessionResult fits = computeSession(p);
+        setSessionMemoryBudget(0);
+        QVERIFY2(fits.ok(), qPrintable(fits.error));
+    }
+
+    // ---- AttentionSession ----
     // ---- AttentionSession ----
 
     void oneChangeOneResult()

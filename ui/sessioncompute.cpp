@@ -19,6 +19,8 @@
 #include <string>
 #include <type_traits>
 
+#include <unistd.h>
+
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -426,6 +428,34 @@ VectorD tokenEmbedding(const QString &token, quint64 seed, int dModel)
     return v;
 }
 
+namespace {
+std::atomic<std::size_t> g_memoryBudgetOverride {0};
+} // namespace
+
+std::size_t sessionResultBytes(const SessionParameters &params)
+{
+    const std::size_t cells = std::size_t(std::max(params.queryCount(), 0))
+        * std::size_t(std::max(params.keyCount(), 0));
+    return ((3 * std::size_t(std::max(params.heads, 0)) + 1) * sizeof(double) + 1) * cells;
+}
+
+std::size_t sessionMemoryBudget()
+{
+    if (const std::size_t override = g_memoryBudgetOverride.load())
+        return override;
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long pageSize = sysconf(_SC_PAGE_SIZE);
+    const std::size_t floor = std::size_t(256) << 20;
+    if (pages <= 0 || pageSize <= 0)
+        return std::size_t(4) << 30; // unknown: assume a 16 GiB machine
+    return std::max(floor, std::size_t(pages) * std::size_t(pageSize) / 4);
+}
+
+void setSessionMemoryBudget(std::size_t bytes)
+{
+    g_memoryBudgetOverride.store(bytes);
+}
+
 SessionResult computeSession(const SessionParameters &params)
 {
     return computeSession(params, {});
@@ -448,6 +478,19 @@ SessionResult computeSession(const SessionParameters &params,
     r.error = params.validate();
     if (!r.ok())
         return r;
+    if (const std::size_t need = sessionResultBytes(params), budget = sessionMemoryBudget();
+        need > budget) {
+        const double gib = double(std::size_t(1) << 30);
+        r.error = QStringLiteral("n_q = %1, n_k = %2, h = %3 needs %4 GiB for the weights and "
+                                 "scores of every head, over this machine's budget of %5 GiB "
+                                 "(a quarter of its memory): lower n or h")
+                      .arg(params.queryCount())
+                      .arg(params.keyCount())
+                      .arg(params.heads)
+                      .arg(double(need) / gib, 0, 'f', 1)
+                      .arg(double(budget) / gib, 0, 'f', 1);
+        return r;
+    }
     try {
         if (params.dtype == DType::Float32)
             computeStaged<float>(params, r, cache, cancelled);

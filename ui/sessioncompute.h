@@ -67,6 +67,21 @@ struct SessionResult
 /// (like NumPy's `rng.standard_normal(shape).astype(np.float32)`).
 SessionResult computeSession(const SessionParameters &params);
 
+/// Bytes a SessionResult for `params` holds: the weights, raw scores and scaled scores of every
+/// head and the mean over heads (n_q × n_k float64 each, whatever the dtype: the display works
+/// in double) plus one mask-state byte per cell: ((3·h + 1)·8 + 1)·n_q·n_k. At n = 4096, h = 8
+/// that is 3.2 GiB.
+std::size_t sessionResultBytes(const SessionParameters &params);
+
+/// The largest sessionResultBytes() computeSession() accepts: a quarter of the physical memory
+/// (the shown result stays alive while its replacement is computed, and the Compare view holds
+/// a second configuration), at least 256 MiB. Seeded computations over it are refused with an
+/// error naming the sizes, before anything is allocated, instead of exhausting memory.
+std::size_t sessionMemoryBudget();
+
+/// Overrides sessionMemoryBudget() (0 restores the default); for tests.
+void setSessionMemoryBudget(std::size_t bytes);
+
 /// FNV-1a 64-bit hash of the token's UTF-8 bytes (offset basis 14695981039346656037, prime
 /// 1099511628211; Fowler, Noll, Vo). The same on every platform and Qt version (unlike
 /// std::hash or qHash, which may be seeded or differ between builds).
