@@ -9,10 +9,13 @@ state. It prints the median over rounds of each and the ratio NumPy / attnlab pe
     /usr/bin/python3 bench/compare_numpy.py --attnlab build/release/app/attnlab \
         --n 512,1024,2048,4096 --kernel materialized,streaming
 
-Needs Debian's python3-numpy (NumPy uses the BLAS Debian installs: OpenBLAS if present).
+Needs Debian's python3-numpy; `bash scripts/setup-bench.sh` installs it with OpenBLAS (NumPy uses
+the BLAS Debian's alternatives select: OpenBLAS when installed, else the slow reference BLAS).
+The BLAS library NumPy loaded is printed first.
 """
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import time
@@ -40,6 +43,18 @@ def time_numpy(n, d, repeat, rng):
     return statistics.median(times)
 
 
+def blas_library():
+    """The BLAS shared library NumPy loaded (Debian picks it through update-alternatives)."""
+    np.ones((2, 2)) @ np.ones((2, 2))
+    real = set()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1]
+            if "blas" in path and ".so" in path:
+                real.add(os.path.realpath(path))
+    return ", ".join(sorted(real)) or "unknown"
+
+
 def time_attnlab(exe, n, d, kernel, repeat):
     out = subprocess.run(
         [exe, "bench", "--n", str(n), "--d", str(d), "--dtype", "float32", "--kernel", kernel,
@@ -63,6 +78,11 @@ def main():
     rng = np.random.default_rng(0)
     print(f"numpy {np.__version__}; d = {args.d}, float32, median of {args.repeat} runs, "
           f"{args.rounds} alternating rounds")
+    blas = blas_library()
+    print(f"numpy BLAS: {blas}")
+    if "openblas" not in blas:
+        print("note: NumPy runs on the reference BLAS; `bash scripts/setup-bench.sh` installs "
+              "OpenBLAS, the BLAS issue 5's NumPy figures were measured with")
     print(f"{'n':>6} {'kernel':>13} {'numpy_ms':>10} {'attnlab_ms':>11} {'ratio':>7}")
     for n in ns:
         for kernel in kernels:
