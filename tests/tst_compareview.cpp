@@ -373,6 +373,63 @@ private slots:
         QCOMPARE(renderer.difference()(0, 4), 0.0);
     }
 
+    // Regression (new-user trial): A = B gave a difference colourbar of ±1e-300 with ticks
+    // like "1e-300". Identical weights now get the range ±1 (all a weight difference can
+    // span) and the legend says so; different weights keep their symmetric data range.
+    void identicalDifferenceRange_data()
+    {
+        QTest::addColumn<double>("alphaB"); // A has α = 0.5
+        QTest::addColumn<bool>("identical");
+        QTest::newRow("B equals A") << 0.5 << true;
+        QTest::newRow("B unscaled") << 0.0 << false;
+    }
+
+    void identicalDifferenceRange()
+    {
+        QFETCH(double, alphaB);
+        QFETCH(bool, identical);
+        SessionParameters a;
+        a.n = 7;
+        a.dModel = 32;
+        a.heads = 4;
+        a.seed = 5;
+        a.scaleExponent = 0.5;
+        CompareVariant variant = CompareVariant::from(a);
+        variant.scaleExponent = alphaB;
+        const ResultPtr ra = compute(a);
+        const ResultPtr rb = compute(variant.apply(a)); // an independent computation of B
+        CompareRenderer renderer;
+        renderer.setResults(ra, rb);
+        QVERIFY(renderer.comparable());
+        QCOMPARE(renderer.identical(), identical);
+        const FigurePanel &d = renderer.panel(CompareRenderer::PanelDifference);
+        const double largest = (rb->weights[0] - ra->weights[0]).cwiseAbs().maxCoeff();
+        QVERIFY(std::isfinite(d.norm.vmin) && std::isfinite(d.norm.vmax));
+        QCOMPARE(d.norm.vmin, -d.norm.vmax); // symmetric about 0
+        if (identical) {
+            QCOMPARE(largest, 0.0);
+            QCOMPARE(d.norm.vmax, 1.0);
+            QCOMPARE(d.rangeNote, QStringLiteral("A and B are identical"));
+            QVERIFY(d.title.contains(QStringLiteral("identical")));
+        } else {
+            QVERIFY(largest > 1e-3);
+            QCOMPARE(d.norm.vmax, largest);
+            QVERIFY(!d.rangeNote.contains(QStringLiteral("identical")));
+        }
+        // What is painted: no tick or legend text in scientific notation with a tiny exponent
+        // (the ±1e-300 scale), and the identical label on the figure. The SVG keeps the text.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString path = dir.filePath(QStringLiteral("ab.svg"));
+        QString error;
+        QVERIFY2(renderer.save(path, QSize(1200, 640), 1.0, &error), qPrintable(error));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QString svg = QString::fromUtf8(file.readAll());
+        QVERIFY2(!svg.contains(QStringLiteral("e-3")), "a tick like 1e-300 was painted");
+        QCOMPARE(svg.contains(QStringLiteral("A and B are identical")), identical);
+    }
+
     void messagesWithoutComparison()
     {
         CompareRenderer renderer;

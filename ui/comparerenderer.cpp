@@ -4,6 +4,7 @@
 #include <metrics.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace attn {
 
@@ -272,6 +273,7 @@ CompareMetrics CompareRenderer::metricsB() const
 
 void CompareRenderer::rebuild()
 {
+    m_identical = false;
     m_diff.resize(0, 0);
     m_diffMask.resize(0, 0);
     QStringList caption {QStringLiteral("A/B comparison: weights of A and B and their difference "
@@ -348,6 +350,17 @@ void CompareRenderer::rebuild()
     pd.values = &m_diff;
     pd.maskState = m_diffMask.size() > 0 ? &m_diffMask : nullptr;
     makeDiverging(pd);
+    // Weights lie in [0, 1]: a largest |B − A| at round-off level (≤ identicalTolerance) means
+    // A and B are the same weights. Their difference panel gets the full range a weight
+    // difference can take, ±1 (all white, readable ticks), and says so, instead of a scale
+    // stretched over round-off or a degenerate ±1e-300.
+    const double largestDiff = std::max(std::abs(pd.dataMin), std::abs(pd.dataMax));
+    m_identical = !(largestDiff > identicalTolerance);
+    if (m_identical) {
+        pd.norm = ColorNorm::symmetric(1.0);
+        pd.title = QStringLiteral("B \u2212 A (weights): identical");
+        pd.rangeNote = QStringLiteral("A and B are identical"); // data max says how close
+    }
 
     const CompareMetrics ma = metrics(a, h), mb = metrics(b, h);
     FigureTable table;

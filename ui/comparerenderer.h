@@ -75,6 +75,7 @@ public:
     int head() const;
     bool showsMean() const;
     void setWeightsColormap(ColormapId id);
+    ColormapId weightsColormap() const { return m_weightsColormap; }
     /// Shows `text` instead of the panels (e.g. "computing B…"), keeping the caption.
     void showMessage(const QString &text);
 
@@ -82,6 +83,12 @@ public:
     bool comparable() const;
     /// B − A of the shown head's weights: n_q × n_k (0 × 0 when not comparable).
     const MatrixD &difference() const { return m_diff; }
+    /// Largest |B − A| of two weights (each in [0, 1]) still counted as "identical".
+    static constexpr double identicalTolerance = 1e-15;
+    /// True when the shown weights of A and B are identical (max |B − A| over the cells not
+    /// masked in both ≤ identicalTolerance): the difference panel then shows the range ±1 and
+    /// the legend says "A and B are identical". False when not comparable.
+    bool identical() const { return m_identical; }
     /// The metrics of head `head` of `r` (h: the average of the h per-head means).
     static CompareMetrics metrics(const SessionResult &r, int head);
     CompareMetrics metricsA() const;
@@ -102,6 +109,7 @@ private:
     ColormapId m_weightsColormap = ColormapId::Viridis;
     MatrixD m_diff; // n_q × n_k
     MatrixB m_diffMask; // cells masked in both A and B
+    bool m_identical = false;
 };
 
 } // namespace attn

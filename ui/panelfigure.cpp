@@ -317,10 +317,14 @@ void PanelFigure::makeDiverging(FigurePanel &panel)
     if (!(lo <= hi)) {
         lo = hi = 0.0;
     }
-    const double m = std::max({std::abs(lo), std::abs(hi), 1e-300});
+    // All-zero (or empty) data: a default range of ±1 with readable ticks, never a degenerate
+    // ±1e-300 scale whose ticks read "1e-300".
+    const double largest = std::max(std::abs(lo), std::abs(hi));
+    const bool allZero = !(largest > 0.0);
+    const double m = allZero ? 1.0 : largest;
     panel.norm = ColorNorm::symmetric(m);
-    panel.rangeNote = m > 1e-300 ? QStringLiteral("centred on 0: \u00b1%1").arg(formatTick(m))
-                                 : QStringLiteral("centred on 0 (all 0)");
+    panel.rangeNote = allZero ? QStringLiteral("all 0 (scale \u00b11)")
+                              : QStringLiteral("centred on 0: \u00b1%1").arg(formatTick(m));
     panel.markDataRange = true;
     panel.dataMin = lo;
     panel.dataMax = hi;

@@ -140,7 +140,8 @@ public:
     /// Sets `panel` up as a diverging RdBu_r panel centred on 0 for its values and mask:
     /// norm symmetric over [−m, m] with m = max(|min|, |max|) of the finite, unmasked cells (so
     /// 0 is the white middle and equal magnitudes get equal intensity), the true min and max
-    /// marked. All-zero or empty data get m = 1e-300 (0 stays the middle).
+    /// marked. All-zero or empty data get m = 1 (0 stays the middle; the range note says
+    /// "all 0").
     static void makeDiverging(FigurePanel &panel);
     /// A value as shown in tooltips and tables: 6 significant digits, "−" for minus, ±∞, NaN.
     static QString formatValue(double v);
