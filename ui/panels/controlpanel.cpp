@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -125,12 +126,13 @@ void ControlPanel::buildUi()
     m_tokensEdit->setClearButtonEnabled(true);
     if (auto *clear = m_tokensEdit->findChild<QAction *>(QStringLiteral("_q_qlineeditclearaction")))
         clear->setToolTip(tr("Clear the sentence (n becomes free again)"));
-    m_tokensEdit->setToolTip(
-        tr("A sentence, split into tokens at spaces and punctuation (each punctuation mark is a "
-           "token). The tokens label the axes and n follows their count. Each token gets a "
-           "seeded random vector of its own, whatever its position: with positional encoding "
-           "off, reordering the words just permutes the heatmap; with it on, the attention "
-           "changes. Clear it to choose n freely."));
+    m_tokensToolTip
+        = tr("A sentence, split into tokens at spaces and punctuation (each punctuation mark is a "
+             "token). The tokens label the axes and n follows their count. Each token gets a "
+             "seeded random vector of its own, whatever its position: with positional encoding "
+             "off, reordering the words just permutes the heatmap; with it on, the attention "
+             "changes. Clear it to choose n freely.");
+    m_tokensEdit->setToolTip(m_tokensToolTip);
     sequenceForm->addRow(tr("T&okens:"), m_tokensEdit);
 
     auto *nRow = new QWidget(sequenceBox);
@@ -299,6 +301,12 @@ void ControlPanel::buildUi()
     outer->addWidget(maskBox);
     outer->addStretch(1);
 
+    // Typing into a spin box recomputes once, when the number is complete (Enter, focus out
+    // or the arrows), not on every keystroke: typing "1024" must not compute n = 1, 10, 102.
+    for (QAbstractSpinBox *spin : std::initializer_list<QAbstractSpinBox *> {
+             m_nSpin, m_nKSpin, m_seedSpin, m_dModelSpin, m_temperatureSpin, m_paddingSpin})
+        spin->setKeyboardTracking(false);
+
     // ---- Wiring: each control edits one field ----
     connect(m_kindCombo, &QComboBox::currentIndexChanged, this, [this](int index) {
         const auto kind = AttentionKind(m_kindCombo->itemData(index).toInt());
@@ -348,12 +356,18 @@ void ControlPanel::buildUi()
         const auto mask = MaskChoice(m_maskCombo->itemData(index).toInt());
         edit([mask](SessionParameters &p) { p.mask = mask; });
     });
-    connect(m_paddingSpin, &QSpinBox::valueChanged, this,
-            [this](int count) { edit([count](SessionParameters &p) { p.paddingCount = count; }); });
+    connect(m_paddingSpin, &QSpinBox::valueChanged, this, [this](int count) {
+        m_paddingWanted = count; // the user's choice, kept while n shrinks below it
+        edit([count](SessionParameters &p) { p.paddingCount = count; });
+    });
 }
 
 void ControlPanel::normalize(SessionParameters &p) const
 {
+    // Padding: the user's count, clamped to the keys there are now (a smaller n does not
+    // destroy it; when n grows back the count is restored).
+    if (m_paddingWanted >= 0)
+        p.paddingCount = m_paddingWanted;
     // Typed tokens: n follows their count (at most maxSequence tokens are used).
     if (p.tokens.size() > SessionParameters::maxSequence)
         p.tokens = p.tokens.mid(0, SessionParameters::maxSequence);
@@ -384,6 +398,11 @@ void ControlPanel::edit(const std::function<void(SessionParameters &)> &change)
 
 void ControlPanel::setParameters(const SessionParameters &params)
 {
+    // An outside change (a session, undo) sets the padding count, unless it is our own clamped
+    // value coming back.
+    if (m_paddingWanted < 0
+        || params.paddingCount != std::clamp(m_paddingWanted, 0, params.keyCount()))
+        m_paddingWanted = params.paddingCount;
     m_params = params;
     syncWidgets();
 }
@@ -458,12 +477,16 @@ void ControlPanel::syncWidgets()
     m_paddingSpin->setRange(0, p.keyCount());
     m_paddingSpin->setValue(p.paddingCount);
     m_paddingSpin->setEnabled(p.mask == MaskChoice::KeyPadding);
+    QStringList notes;
+    if (p.mask == MaskChoice::KeyPadding && m_paddingWanted > p.paddingCount)
+        notes << tr("Padding %1 keys asked, only %2 keys: %2 used until there are more keys.")
+                     .arg(m_paddingWanted)
+                     .arg(p.keyCount());
     if (p.kind == AttentionKind::DecoderCausal)
-        m_maskNote->setText(tr("Decoder self-attention: the causal mask is always on."));
+        notes << tr("Decoder self-attention: the causal mask is always on.");
     else if (p.kind == AttentionKind::EncoderDecoder && p.mask == MaskChoice::Causal)
-        m_maskNote->setText(tr("n ≠ n_k: causal is aligned top-left (query i sees keys j ≤ i)."));
-    else
-        m_maskNote->clear();
+        notes << tr("n ≠ n_k: causal is aligned top-left (query i sees keys j ≤ i).");
+    m_maskNote->setText(notes.join(QLatin1Char('\n')));
     m_maskNote->setVisible(!m_maskNote->text().isEmpty());
 
     // Loaded tensors (File → Open tensors…) fix the shapes; loaded weights are shown as stored,
@@ -481,6 +504,14 @@ void ControlPanel::syncWidgets()
     for (QWidget *w : computeControls)
         w->setEnabled(!weightsOnly);
     m_paddingSpin->setEnabled(!weightsOnly && p.mask == MaskChoice::KeyPadding);
+    // Loaded tensors carry their own inputs: typed tokens would change nothing here (their
+    // labels are set in the Tensors dock).
+    m_tokensEdit->setEnabled(!loaded);
+    m_tokensEdit->setToolTip(
+        loaded ? tr("Disabled while tensors are loaded: the loaded query/key tensors (or stored "
+                    "weights) are the inputs, so a sentence here would change nothing. Set the "
+                    "token labels in the Tensors dock.")
+               : m_tokensToolTip);
 
     // Typed tokens fix n: their count.
     if (!p.tokens.isEmpty()) {

@@ -85,6 +85,10 @@ private:
     QComboBox *m_maskCombo = nullptr;
     QSpinBox *m_paddingSpin = nullptr;
     QLabel *m_maskNote = nullptr;
+    QString m_tokensToolTip; ///< the tokens field's tooltip while no tensors are loaded
+    /// The padding count the user chose (−1: none yet). The parameters carry it clamped to the
+    /// number of keys; shrinking n does not destroy it.
+    int m_paddingWanted = -1;
 };
 
 } // namespace attn
