@@ -347,8 +347,21 @@ void TestExperimentsPanel::copyAndExportTable()
 
 void TestExperimentsPanel::cancelLongRun()
 {
+    // Also the regression of the new-user trial: Run stayed enabled during a run and the Run /
+    // Cancel buttons moved when the progress bar appeared. Run is disabled while running,
+    // Cancel enabled only then, and neither button moves.
     ExperimentsPanel panel;
+    panel.resize(1200, 800);
+    QVERIFY(panel.setCurrentExperiment(QStringLiteral("E2")));
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
     ExperimentPage *page = panel.page(QStringLiteral("E2"));
+    auto *runButton = page->findChild<QPushButton *>(QStringLiteral("runButton"));
+    QVERIFY(runButton->isEnabled());
+    QVERIFY(!page->findChild<QPushButton *>(QStringLiteral("cancelButton"))->isEnabled());
+    const QRect runIdle = runButton->geometry();
+    const QRect cancelIdle
+        = page->findChild<QPushButton *>(QStringLiteral("cancelButton"))->geometry();
     const QString trials = manyTrials(page->info());
     QVERIFY2(!trials.isEmpty(), "E2 has no 'trials' parameter");
     QVERIFY(page->setParameter(QStringLiteral("trials"), trials));
@@ -362,12 +375,17 @@ void TestExperimentsPanel::cancelLongRun()
     QCOMPARE(running.count(), 1);
     auto *cancelButton = page->findChild<QPushButton *>(QStringLiteral("cancelButton"));
     QVERIFY(cancelButton->isEnabled());
+    QVERIFY(!runButton->isEnabled());
     // Progress arrives by queued signal while the GUI thread stays free, and the bar shows.
     QTRY_VERIFY_WITH_TIMEOUT(!progress.isEmpty(), 10000);
     const double fraction = progress.last().at(0).toDouble();
     QVERIFY(fraction >= 0 && fraction < 1);
     auto *bar = page->findChild<QProgressBar *>(QStringLiteral("progressBar"));
     QTRY_VERIFY(!bar->isHidden());
+    QCoreApplication::processEvents(); // layout after the bar showed
+    QCOMPARE(runButton->geometry(), runIdle);
+    QCOMPARE(cancelButton->geometry(), cancelIdle);
+    QVERIFY(!runButton->isEnabled());
     cancelButton->click();
     // The worker stops at its next cancellation check; a full run would take minutes.
     QTRY_VERIFY_WITH_TIMEOUT(cancelled.count() == 1 || failed.count() == 1, 20000);
@@ -376,6 +394,9 @@ void TestExperimentsPanel::cancelLongRun()
     QCOMPARE(ready.count(), 0);
     QVERIFY(!page->isRunning());
     QVERIFY(!cancelButton->isEnabled());
+    QVERIFY(runButton->isEnabled());
+    QCOMPARE(runButton->geometry(), runIdle);
+    QCOMPARE(cancelButton->geometry(), cancelIdle);
     QCOMPARE(running.count(), 2);
     QVERIFY(page->message().startsWith(QLatin1String("Cancelled")));
     QVERIFY(!page->result());

@@ -162,6 +162,12 @@ ExperimentPage::ExperimentPage(const ExperimentInfo &info, QWidget *parent)
     m_progress->setTextVisible(true);
     m_progress->setFormat(QStringLiteral("%p%"));
     m_progress->setVisible(false);
+    {
+        // Hidden, the bar keeps its place: Run and Cancel never move when it shows up.
+        QSizePolicy policy = m_progress->sizePolicy();
+        policy.setRetainSizeWhenHidden(true);
+        m_progress->setSizePolicy(policy);
+    }
     m_progressDelay = new QTimer(this);
     m_progressDelay->setSingleShot(true);
     m_progressDelay->setInterval(150); // a blink: short runs never flash a progress bar
@@ -175,6 +181,16 @@ ExperimentPage::ExperimentPage(const ExperimentInfo &info, QWidget *parent)
     m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
     connect(m_runButton, &QPushButton::clicked, this, &ExperimentPage::run);
     connect(m_cancelButton, &QPushButton::clicked, this, &ExperimentPage::cancel);
+    // Run and Cancel keep their size and place: fixed-width buttons on the left, then the
+    // progress bar's reserved space.
+    for (QPushButton *button : {m_runButton, m_cancelButton}) {
+        button->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
+        button->setMinimumWidth(
+            std::max(m_runButton->sizeHint().width(), m_cancelButton->sizeHint().width()));
+    }
+    m_runButton->setToolTip(
+        tr("Run the experiment with these parameters (disabled while it runs)"));
+    m_cancelButton->setToolTip(tr("Stop the running experiment (its partial result is dropped)"));
     auto *runRow = new QHBoxLayout;
     runRow->addWidget(m_runButton);
     runRow->addWidget(m_cancelButton);
@@ -432,6 +448,8 @@ void ExperimentPage::setMessage(const QString &text, bool error)
 
 void ExperimentPage::setRunning(bool running)
 {
+    // Run while idle, Cancel while running (run() still restarts a run when called directly).
+    m_runButton->setEnabled(!running);
     m_cancelButton->setEnabled(running);
     if (running) {
         m_progress->setValue(0);
