@@ -9,6 +9,7 @@
 #include <heatmapwidget.h>
 #include <resultview.h>
 #include <stepsrenderer.h>
+#include <tensorsource.h>
 #include <views/attentionviews.h>
 #include <views/compareview.h>
 #include <views/figurecanvas.h>
@@ -594,6 +595,81 @@ private slots:
         renderer.setResult(failed);
         QCOMPARE(renderer.panelCount(), 0);
         QVERIFY(renderer.message().contains(QStringLiteral("boom")));
+    }
+
+    // Regression (new-user trial): tensors loaded as stored weights (no Q, K) have no scores;
+    // the steps view showed NaN panels. It shows a message saying what is missing instead, and
+    // refuses to export.
+    void storedWeightsOnly()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        // 2 heads × 3 queries × 4 keys, each row a probability row.
+        MatrixD rows(6, 4);
+        rows << 0.1, 0.2, 0.3, 0.4, 0.25, 0.25, 0.25, 0.25, 1, 0, 0, 0, 0.5, 0.5, 0, 0, 0.4, 0.3,
+            0.2, 0.1, 0, 0, 0, 1;
+        NpyArray weights = NpyArray::fromMatrix(rows);
+        weights.shape = {2, 3, 4};
+        const QString file = dir.filePath(QStringLiteral("attn_weights.npy"));
+        writeNpy(file.toStdString(), weights);
+        QString error;
+        const auto source
+            = makeTensorSource(readTensorFile(file), QString(), MaskConvention::Masked, &error);
+        QVERIFY2(source, qPrintable(error));
+        QVERIFY(source->isWeights());
+        const SessionParameters p = source->parametersFor(SessionParameters {}, source);
+        const auto r = std::make_shared<SessionResult>(computeTensorSession(p));
+        QVERIFY2(r->ok(), qPrintable(r->error));
+        QVERIFY(std::isnan(r->scores[0](0, 0))); // the scores are unknown
+
+        StepsView view;
+        view.resize(1200, 600);
+        view.setResult(r);
+        QCOMPARE(view.renderer().panelCount(), 0);
+        QCOMPARE(view.renderer().message(), StepsRenderer::weightsOnlyMessage());
+        QVERIFY(view.renderer().message().startsWith(
+            QStringLiteral("Steps need query and key tensors; the loaded file has weights only")));
+        const QString out = dir.filePath(QStringLiteral("steps.png"));
+        QVERIFY(!view.exportFigure(out, QSize(800, 400), 1.0, &error));
+        QCOMPARE(error, StepsRenderer::weightsOnlyMessage());
+        QVERIFY(!QFile::exists(out));
+
+        // Computed inputs again: the panels come back.
+        SessionParameters random;
+        random.n = 4;
+        view.setResult(compute(random));
+        QCOMPARE(view.renderer().panelCount(), 3);
+    }
+
+    // The weights panel follows the colormap chosen for the heads heatmaps (AttentionViews
+    // passes HeatmapWidget's colormap on); RdBu_r, diverging, falls back to viridis.
+    void weightsColormapFollowsHeatmap()
+    {
+        AttentionSession session;
+        auto *heads = new HeatmapWidget;
+        AttentionViews views(heads, &session);
+        QCOMPARE(views.stepsView()->renderer().weightsColormap(), ColormapId::Viridis);
+        HeatmapOptions o = heads->options();
+        o.colormap = ColormapId::Magma;
+        heads->setOptions(o);
+        QCOMPARE(views.stepsView()->renderer().weightsColormap(), ColormapId::Magma);
+        QCOMPARE(views.compareView()->renderer().weightsColormap(), ColormapId::Magma);
+        o.colormap = ColormapId::RdBu;
+        heads->setOptions(o);
+        QCOMPARE(views.stepsView()->renderer().weightsColormap(), ColormapId::Viridis);
+        QCOMPARE(views.compareView()->renderer().weightsColormap(), ColormapId::Viridis);
+
+        // The weights panel's colours are magma's: weight 1 (row 0 of a one-key result) maps to
+        // magma's top colour.
+        o.colormap = ColormapId::Magma;
+        heads->setOptions(o);
+        SessionParameters one;
+        one.n = 1;
+        one.dModel = 4;
+        one.heads = 1;
+        views.stepsView()->setResult(compute(one));
+        const QImage image = views.stepsView()->renderer().panelImage(StepsRenderer::Weights);
+        QCOMPARE(QColor(image.pixel(0, 0)), QColor(Colormap(ColormapId::Magma).map(1.0)));
     }
 
     void exports()

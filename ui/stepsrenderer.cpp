@@ -1,5 +1,7 @@
 #include "stepsrenderer.h"
 
+#include "tensorsource.h"
+
 #include <mask.h>
 
 #include <algorithm>
@@ -42,6 +44,13 @@ void StepsRenderer::setWeightsColormap(ColormapId id)
     rebuild();
 }
 
+QString StepsRenderer::weightsOnlyMessage()
+{
+    return QStringLiteral("Steps need query and key tensors; the loaded file has weights only.\n"
+                          "Open a file with query and key (and value) tensors to see the raw and "
+                          "scaled scores; the Heads tab shows the stored weights.");
+}
+
 QString StepsRenderer::documentTitle() const
 {
     return QStringLiteral("Attention Lab: attention steps");
@@ -61,6 +70,12 @@ void StepsRenderer::rebuild()
     if (!r.ok()) {
         setMessage({QStringLiteral("Attention steps: ") + pipeline, r.params.caption()},
                    QStringLiteral("Cannot compute: ") + r.error);
+        return;
+    }
+    if (r.params.tensors && r.params.tensors->isWeights()) {
+        // Stored weights carry no scores (they would be NaN panels): say what is missing.
+        setMessage({QStringLiteral("Attention steps: ") + pipeline, r.params.caption()},
+                   weightsOnlyMessage());
         return;
     }
     const int h = head();

@@ -33,12 +33,20 @@ public:
     /// Colormap of the weights panel (a sequential one; RdBu_r is refused and viridis used).
     void setWeightsColormap(ColormapId id);
     ColormapId weightsColormap() const { return m_weightsColormap; }
+    /// The colormap setWeightsColormap(id) uses: `id`, or viridis for the diverging RdBu_r.
+    static ColormapId effectiveWeightsColormap(ColormapId id)
+    {
+        return id == ColormapId::RdBu ? ColormapId::Viridis : id;
+    }
 
     /// Tooltip of cell (row, col) of the shown head, in pipeline order: head, query i (row) and
     /// key j (column) with their tokens, raw score, scaled score (and the scale), mask state
     /// (allowed / causal-masked / padding-masked), weight, and the row's entropy (nats) and
     /// effective terms 1/Σw². Empty when out of range.
     QString describeCell(const FigureHit &hit) const override;
+    /// Shown instead of the panels when the result holds stored weights only (File → Open
+    /// Tensors… with a weights file): there are no scores to show.
+    static QString weightsOnlyMessage();
 
 protected:
     QString documentTitle() const override;

@@ -54,6 +54,15 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
         m_steps->setResult(r);
         m_compare->setResultA(r);
     }
+    // The weights panels of the steps and A/B views use the colormap chosen for the heatmaps
+    // (Heatmap view dock → Colormap); the score panels stay diverging.
+    auto followColormap = [this] {
+        const ColormapId id = m_heads->options().colormap;
+        m_steps->setWeightsColormap(id);
+        m_compare->setWeightsColormap(id);
+    };
+    connect(m_heads, &HeatmapWidget::optionsChanged, this, followColormap);
+    followColormap();
     // A head picked in the grid (not the mean tile) becomes the head of the steps view; the
     // A/B view follows, mean included.
     connect(m_heads, &HeatmapWidget::tileActivated, this, [this](int head) {

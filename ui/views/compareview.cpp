@@ -3,6 +3,7 @@
 #include "attentionsession.h"
 #include "figurecanvas.h"
 #include "figureexport.h"
+#include "stepsrenderer.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -247,6 +248,14 @@ void CompareView::setHead(int head)
     m_requestedHead = std::max(head, 0);
     m_renderer.setHead(m_requestedHead);
     syncHeads();
+    m_canvas->refresh();
+}
+
+void CompareView::setWeightsColormap(ColormapId id)
+{
+    if (StepsRenderer::effectiveWeightsColormap(id) == m_renderer.weightsColormap())
+        return;
+    m_renderer.setWeightsColormap(id);
     m_canvas->refresh();
 }
 

@@ -46,6 +46,8 @@ public:
     /// Head 0 … h−1, or h for the mean over heads.
     void setHead(int head);
     int head() const { return m_renderer.head(); }
+    /// Colormap of the A and B weights panels (as StepsView::setWeightsColormap).
+    void setWeightsColormap(ColormapId id);
 
     /// True when the shown comparison is A's current result against B computed from it.
     bool isUpToDate() const;

@@ -77,6 +77,14 @@ void StepsView::setHead(int head)
         emit headChanged(m_renderer.head());
 }
 
+void StepsView::setWeightsColormap(ColormapId id)
+{
+    if (StepsRenderer::effectiveWeightsColormap(id) == m_renderer.weightsColormap())
+        return;
+    m_renderer.setWeightsColormap(id);
+    m_canvas->refresh();
+}
+
 void StepsView::syncHeads()
 {
     const auto r = m_renderer.result();
@@ -104,6 +112,11 @@ bool StepsView::exportFigure(const QString &path, QSize size, qreal dpr, QString
     if (!r || !r->ok()) {
         if (error)
             *error = tr("There are no attention steps to export yet.");
+        return false;
+    }
+    if (m_renderer.panelCount() == 0) {
+        if (error) // e.g. stored weights only: no scores
+            *error = m_renderer.message();
         return false;
     }
     StepsRenderer copy = m_renderer;

@@ -30,6 +30,9 @@ public:
     /// Head 0 … h−1 (values beyond h−1 show head h−1; the head selector follows).
     void setHead(int head);
     int head() const { return m_renderer.head(); }
+    /// Colormap of the weights panel: the Heads tab's choice (AttentionViews keeps them in step;
+    /// the diverging RdBu_r falls back to viridis, weights are sequential).
+    void setWeightsColormap(ColormapId id);
 
     const StepsRenderer &renderer() const { return m_renderer; }
     FigureCanvas *canvas() const { return m_canvas; }
