@@ -2,6 +2,8 @@
 
 #include "experiments_p.h"
 
+#include "../kernels/kernels.h"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -372,6 +374,31 @@ double secondsNow()
 {
     using Clock = std::chrono::steady_clock;
     return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
+
+std::string flopsText()
+{
+    const int exponent = int(std::floor(std::log10(kSingleThreadFlops)));
+    const double mantissa = kSingleThreadFlops / std::pow(10.0, exponent);
+    return (mantissa == std::floor(mantissa) ? std::to_string(int(mantissa))
+                                             : Table::formatNumber(mantissa))
+        + "e" + std::to_string(exponent);
+}
+
+TimingSummary timingSummary(std::vector<double> seconds)
+{
+    TimingSummary t;
+    if (seconds.empty())
+        return t;
+    std::sort(seconds.begin(), seconds.end());
+    const std::size_t m = seconds.size();
+    double sum = 0;
+    for (const double s : seconds)
+        sum += s;
+    t.mean = sum / double(m);
+    t.median = m % 2 ? seconds[m / 2] : 0.5 * (seconds[m / 2 - 1] + seconds[m / 2]);
+    t.minimum = seconds.front();
+    return t;
 }
 
 namespace {

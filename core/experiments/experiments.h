@@ -100,13 +100,15 @@ Table scalingSweep(std::uint64_t seed, Index trials, Index keys, const std::vect
                    const RunContext &context = {});
 
 /// E8: time of materialized attention (or another kernel) for each n, d model width d,
-/// float32 or float64. Columns: n, entries, mib, seconds_mean, seconds_min, kernel_extra_mib,
-/// kernel. entries = n² score-matrix cells, mib = their size in MiB (2^20 bytes) in the chosen
-/// type, kernel_extra_mib = what the kernel really allocates (kernelExtraBytes), seconds over
-/// `repeats` timed runs after one untimed warm-up (steady clock, wall time). Q, K, V (n × d
-/// each, drawn in that order from Generator(seed)); scale 1/√d; no mask.
-/// The fitted exponent of time vs n (least squares on log–log, fitPowerLawExponent) is in
-/// `fittedExponent` (NaN with fewer than two different n). Throws InvalidArgument for an
+/// float32 or float64. Columns: n, entries, mib, seconds_mean, seconds_median, seconds_min,
+/// kernel_extra_mib, kernel. entries = n² score-matrix cells, mib = their size in MiB (2^20
+/// bytes) in the chosen type, kernel_extra_mib = what the kernel really allocates
+/// (kernelExtraBytes), seconds over `repeats` timed runs after one untimed warm-up (steady clock,
+/// wall time; small n run on one thread, see kSingleThreadFlops). Q, K, V (n × d each, drawn in
+/// that order from Generator(seed)); scale 1/√d; no mask.
+/// The fitted exponent of seconds_min vs n (least squares on log–log, fitPowerLawExponent) is in
+/// `fittedExponent` (NaN with fewer than two different n; the first note then says "n/a (needs
+/// ≥ 2 different n)"). Throws InvalidArgument for an
 /// unknown kernel, d < 1, n < 1, repeats < 1, or an n over kDefaultTimingMemoryBudget.
 /// Measures: nothing here is hard-coded (Vaswani et al. 2017, Table 1: O(n²·d)).
 Table timingSweep(const std::vector<Index> &ns, Index d, bool float32, std::string_view kernel,

@@ -99,4 +99,14 @@ double maxAbsDiff(const MatrixD &a, const MatrixD &b);
 /// Seconds elapsed on the steady clock since `start` (from secondsNow()).
 double secondsNow();
 
+/// Mean, median (middle value, or the mean of the two middle ones) and minimum of timed runs
+/// (seconds); all 0 for no runs. E8 and E9 report all three.
+struct TimingSummary
+{
+    double mean = 0, median = 0, minimum = 0;
+};
+TimingSummary timingSummary(std::vector<double> seconds);
+/// kSingleThreadFlops (kernels.h) as short text, "2e7".
+std::string flopsText();
+
 } // namespace attn::experiments

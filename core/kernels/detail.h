@@ -3,15 +3,16 @@
 
 #include "../mask.h"
 #include "../types.h"
+#include "kernels.h"
 
 #include <cstddef>
 #include <string>
 
 namespace attn::detail {
 
-/// Multiply-adds (n_q · n_k · (d_k + d_v)) below which the kernels stay on one thread: waking
-/// the OpenMP team and its spinning barrier cost more than they save for ~0.1 ms of work.
-inline constexpr double kParallelMultiplyAdds = double(1 << 22);
+/// Multiply-adds (n_q · n_k · (d_k + d_v)) below which the kernels stay on one thread, Eigen's
+/// GEMM included (kernels.h, kSingleThreadFlops: two flops per multiply-add).
+inline constexpr double kParallelMultiplyAdds = kSingleThreadFlops / 2;
 
 /// Throws InvalidArgument naming both shapes unless query (n_q × d_k), key (n_k × d_k) and
 /// value (n_k × d_v) fit together and the mask fits n_q × n_k. `who` prefixes the message.

@@ -48,6 +48,29 @@ Index kernelThreads()
 #endif
 }
 
+Index kernelThreadsFor(Index nQ, Index nK, Index dK, Index dV)
+{
+    const double flops = 2.0 * double(nQ) * double(nK) * double(dK + dV);
+    return flops < kSingleThreadFlops ? 1 : kernelThreads();
+}
+
+ScopedKernelThreads::ScopedKernelThreads(Index threads)
+{
+#ifdef _OPENMP
+    m_previous = omp_get_max_threads();
+    omp_set_num_threads(int(std::max<Index>(threads, 1)));
+#else
+    (void)threads;
+#endif
+}
+
+ScopedKernelThreads::~ScopedKernelThreads()
+{
+#ifdef _OPENMP
+    omp_set_num_threads(m_previous);
+#endif
+}
+
 std::size_t kernelExtraBytes(KernelKind kind, Index nQ, Index nK, Index dV,
                              std::size_t elementBytes, Index tile)
 {

@@ -33,6 +33,34 @@ inline constexpr Index kDefaultStreamingTile = 128;
 /// Threads the kernels use: OpenMP's omp_get_max_threads() (OMP_NUM_THREADS), 1 without OpenMP.
 Index kernelThreads();
 
+/// Work (flops: 2 · n_q · n_k · (d_k + d_v), i.e. 4·n²·d for square attention) below which the
+/// materialized and streaming kernels run on the calling thread alone, Eigen's GEMM included:
+/// waking an OpenMP team and its spinning barrier costs more than it saves on ~1 ms of work,
+/// and on a busy machine far more (a descheduled team member stalls the barrier), which made
+/// small timings invert (E8, E9, attnlab bench). 2·10^7 flops: n = 256, d = 64 stays on one
+/// thread, n = 512 uses every thread.
+inline constexpr double kSingleThreadFlops = 2e7;
+
+/// Threads a kernel call of this size uses: 1 below kSingleThreadFlops, else kernelThreads().
+Index kernelThreadsFor(Index nQ, Index nK, Index dK, Index dV);
+
+/// Sets the calling thread's OpenMP team size for the object's lifetime and restores the
+/// previous value on destruction. omp_set_num_threads changes only the calling thread's setting
+/// (other threads, the GUI thread among them, keep theirs), and Eigen's GEMM follows it (Eigen
+/// reads omp_get_max_threads(); Eigen::setNbThreads would change every thread's and is not
+/// used). A no-op without OpenMP.
+class ScopedKernelThreads
+{
+public:
+    explicit ScopedKernelThreads(Index threads);
+    ~ScopedKernelThreads();
+    ScopedKernelThreads(const ScopedKernelThreads &) = delete;
+    ScopedKernelThreads &operator=(const ScopedKernelThreads &) = delete;
+
+private:
+    int m_previous = 1;
+};
+
 /// Extra memory (bytes) a kernel allocates beyond its inputs and output, for n_q × n_k
 /// attention with head dim d_v and element size `elementBytes`:
 ///  - materialized: the n_q × n_k score matrix (softmaxed in place into the weights);

@@ -93,6 +93,11 @@ Matrix<T> attentionMaterialized(const Eigen::Ref<const Matrix<T>> &query,
 
     const bool parallel = blocks > 1
         && double(nQ) * double(nK) * double(query.cols() + dV) >= detail::kParallelMultiplyAdds;
+    // Small problems run on this thread alone: no team for the blocks, and none for Eigen's GEMM
+    // (which would otherwise start its own when there is only one block).
+    std::optional<ScopedKernelThreads> oneThread;
+    if (kernelThreadsFor(nQ, nK, query.cols(), dV) == 1)
+        oneThread.emplace(1);
 #pragma omp parallel for schedule(dynamic, 1) if (parallel)
     for (Index b = 0; b < blocks; ++b) {
         const Index i0 = b * rowsPerBlock;

@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -128,6 +129,10 @@ Matrix<T> attentionStreaming(const Eigen::Ref<const Matrix<T>> &query,
 
     const bool parallel = queryTiles > 1
         && double(nQ) * double(nK) * double(query.cols() + dV) >= detail::kParallelMultiplyAdds;
+    // Small problems run on this thread alone, Eigen's GEMM included.
+    std::optional<ScopedKernelThreads> oneThread;
+    if (kernelThreadsFor(nQ, nK, query.cols(), dV) == 1)
+        oneThread.emplace(1);
 #pragma omp parallel if (parallel)
     {
         Matrix<T> s(tq, tk); // scores / probabilities of one tile: tq × tk
