@@ -125,6 +125,8 @@ void TestCliCompute::help()
     QCOMPARE(r.exitCode, 0);
     QVERIFY(r.out.contains(QLatin1String("--mask-convention")));
     QVERIFY(r.out.contains(QLatin1String("--dtype")));
+    QVERIFY(r.out.contains(QLatin1String("--memory-budget-mib")));
+    QVERIFY(r.out.simplified().contains(QLatin1String("[default: 2048]")));
 }
 
 void TestCliCompute::matchesTorch_data()
@@ -326,6 +328,19 @@ void TestCliCompute::errors_data()
                              << QStringLiteral("--in <file> is required");
     QTest::newRow("no --out") << QString() << QStringList {"--in", "IN"}
                               << QStringLiteral("--out <file> is required");
+    // compute_huge_n_bad_alloc (new-user trial): a large n gave std::bad_alloc and exit 1. Now the
+    // sizes are checked against --memory-budget-mib before anything n_q x n_k is allocated.
+    QTest::newRow("n 20000 over the default budget")
+        << QStringLiteral("n 20000") << inOut
+        << QStringLiteral("n_q = 20000 queries x n_k = 20000 keys need about");
+    QTest::newRow("n 20000 names the budget")
+        << QStringLiteral("n 20000") << inOut << QStringLiteral("over --memory-budget-mib 2048");
+    QTest::newRow("n 300 over a 1 MiB budget")
+        << QStringLiteral("n 300") << inOut + QStringList {"--memory-budget-mib", "1"}
+        << QStringLiteral("over --memory-budget-mib 1:");
+    QTest::newRow("bad --memory-budget-mib")
+        << QString() << inOut + QStringList {"--memory-budget-mib", "0"}
+        << QStringLiteral("--memory-budget-mib must be an integer in [1, 1048576]");
 }
 
 void TestCliCompute::errors()
@@ -377,7 +392,17 @@ void TestCliCompute::errors()
                 a["query"].values[7] = std::numeric_limits<double>::quiet_NaN();
             else if (edit == QLatin1String("out_proj_weight inf"))
                 a["out_proj_weight"].values[3] = std::numeric_limits<double>::infinity();
-            else
+            else if (edit.startsWith(QLatin1String("n "))) {
+                // n queries and keys of self_attn's width (a few MiB of input at most).
+                const std::int64_t n = edit.mid(2).toLongLong();
+                const std::int64_t d = a["query"].shape.at(1);
+                MatrixD x(n, d);
+                for (std::int64_t i = 0; i < n; ++i)
+                    for (std::int64_t j = 0; j < d; ++j)
+                        x(i, j) = std::sin(double(i * d + j));
+                for (const char *name : {"query", "key", "value"})
+                    a[name] = NpyArray::fromMatrix<double>(x);
+            } else
                 QFAIL("unknown edit");
             save(in, a);
         }

@@ -61,6 +61,9 @@ private slots:
     void figure_data();
     void figure();
     void help();
+    void helpShowsDefaults_data();
+    void helpShowsDefaults();
+    void e8SingleSizeExponentNotAvailable();
     void badArguments_data();
     void badArguments();
 };
@@ -224,6 +227,102 @@ void TestCliExperiment::help()
     const Run sweep = attnlab({"sweep", "--help"});
     QCOMPARE(sweep.exitCode, 0);
     QVERIFY(sweep.out.contains("--dk"));
+}
+
+void TestCliExperiment::helpShowsDefaults_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QStringList>("lines"); // each must appear on one help line, in this order
+    QTest::newRow("sweep") << QStringList {"sweep", "--help"}
+                           << QStringList {"--trials", "[default: 4000]"};
+    QTest::newRow("sweep list") << QStringList {"sweep", "--help"}
+                                << QStringList {"--dk", "[default: 4,16,64,256,1024]"};
+    QTest::newRow("experiment") << QStringList {"experiment", "--help"}
+                                << QStringList {"--format", "[default: table]"};
+    QTest::newRow("experiment figure size") << QStringList {"experiment", "--help"}
+                                            << QStringList {"--figure-size", "[default: 1200x800]"};
+    QTest::newRow("E8 repeats") << QStringList {"experiment", "E8", "--help"}
+                                << QStringList {"--repeats", "[default: 5, range 1-1000]"};
+    QTest::newRow("E8 n list") << QStringList {"experiment", "E8", "--help"}
+                               << QStringList {"--n <list>",
+                                               "[default: 512,1024,2048,4096, each 1-1048576]"};
+    QTest::newRow("E8 kernel choice")
+        << QStringList {"experiment", "E8", "--help"}
+        << QStringList {"--kernel", "[default: materialized]", "materialized | streaming | loop"};
+    QTest::newRow("E8 seed") << QStringList {"experiment", "E8", "--help"}
+                             << QStringList {"--seed <int>",
+                                             "[default: 0, range 0-18446744073709551615]"};
+    QTest::newRow("compute") << QStringList {"compute", "--help"}
+                             << QStringList {"--dtype", "[default: float64]"};
+    QTest::newRow("compute budget") << QStringList {"compute", "--help"}
+                                    << QStringList {"--memory-budget-mib", "[default: 2048]"};
+    QTest::newRow("bench") << QStringList {"bench", "--help"}
+                           << QStringList {"--repeat", "[default: 5]"};
+    QTest::newRow("heatmap budget") << QStringList {"heatmap", "--help"}
+                                    << QStringList {"--memory-budget-mib", "[default: 2048]"};
+}
+
+void TestCliExperiment::helpShowsDefaults()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QStringList, lines);
+    const Run r = attnlab(arguments);
+    QCOMPARE(r.exitCode, 0);
+    // QCommandLineParser wraps long descriptions: join each option's continuation lines.
+    QStringList entries;
+    for (const QString &line : QString::fromUtf8(r.out).split(QLatin1Char('\n'))) {
+        const QString t = line.trimmed();
+        // An option starts at column 2 (a continuation is indented further).
+        const bool option = line.startsWith(QLatin1String("  -"))
+            || line.startsWith(QLatin1String("       --")); // an experiment's parameter
+        if (option || entries.isEmpty())
+            entries << t;
+        else
+            entries.last() += QLatin1Char(' ') + t;
+    }
+    bool found = false;
+    for (const QString &entry : entries) {
+        if (!entry.startsWith(lines.first()))
+            continue;
+        qsizetype at = 0;
+        found = true;
+        for (const QString &part : lines) {
+            at = entry.indexOf(part, at);
+            if (at < 0) {
+                found = false;
+                break;
+            }
+        }
+        if (found)
+            break;
+    }
+    QVERIFY2(found, r.out.constData());
+}
+
+void TestCliExperiment::e8SingleSizeExponentNotAvailable()
+{
+    // Regression (new-user trial): one n printed "fitted exponent ... nan".
+    const Run text = attnlab({"experiment", "E8", "--n", "32", "--repeats", "1"});
+    QCOMPARE(text.exitCode, 0);
+    QVERIFY2(!text.out.contains("nan"), text.out.constData());
+    QVERIFY2(text.out.contains("n/a (needs"), text.out.constData());
+    QVERIFY2(text.out.contains("# fitted_exponent = n/a"), text.out.constData());
+    const Run json
+        = attnlab({"experiment", "E8", "--n", "32", "--repeats", "1", "--format", "json"});
+    QCOMPARE(json.exitCode, 0);
+    const QJsonObject o = QJsonDocument::fromJson(json.out).object();
+    QVERIFY(o.value("scalars").toObject().contains("fitted_exponent"));
+    QVERIFY(o.value("scalars").toObject().value("fitted_exponent").isNull());
+    // Two sizes give a number.
+    const Run two
+        = attnlab({"experiment", "E8", "--n", "16,32", "--repeats", "1", "--format", "json"});
+    QCOMPARE(two.exitCode, 0);
+    QVERIFY(QJsonDocument::fromJson(two.out)
+                .object()
+                .value("scalars")
+                .toObject()
+                .value("fitted_exponent")
+                .isDouble());
 }
 
 void TestCliExperiment::badArguments_data()

@@ -70,6 +70,26 @@ private slots:
                             QStringLiteral("500"),          QStringLiteral("--height"),
                             QStringLiteral("500")}
             << QSize(500, 500);
+        QTest::newRow("compare view, default B (scale toggled)")
+            << QStringList {QStringLiteral("--view"),   QStringLiteral("compare"),
+                            QStringLiteral("--width"),  QStringLiteral("900"),
+                            QStringLiteral("--height"), QStringLiteral("600")}
+            << QSize(900, 600);
+        QTest::newRow("compare view, B causal with d_k 8, mean, dpr 2")
+            << QStringList {QStringLiteral("--view"),    QStringLiteral("compare"),
+                            QStringLiteral("--compare"), QStringLiteral("mask=causal,dk=8,tau=2"),
+                            QStringLiteral("--head"),    QStringLiteral("mean"),
+                            QStringLiteral("--width"),   QStringLiteral("800"),
+                            QStringLiteral("--height"),  QStringLiteral("500"),
+                            QStringLiteral("--dpr"),     QStringLiteral("2")}
+            << QSize(1600, 1000);
+        QTest::newRow("compare view, cross attention, B padding")
+            << QStringList {QStringLiteral("--view"),    QStringLiteral("compare"),
+                            QStringLiteral("--kind"),    QStringLiteral("cross"),
+                            QStringLiteral("--compare"), QStringLiteral("mask=padding,scale=on"),
+                            QStringLiteral("--width"),   QStringLiteral("700"),
+                            QStringLiteral("--height"),  QStringLiteral("700")}
+            << QSize(700, 700);
         QTest::newRow("steps view, head 2, causal + padding")
             << QStringList {QStringLiteral("--view"),   QStringLiteral("steps"),
                             QStringLiteral("--head"),   QStringLiteral("2"),
@@ -132,6 +152,64 @@ private slots:
         QVERIFY(stepsData.contains(">raw score<"));
         QVERIFY(stepsData.contains(">scaled score<"));
         QVERIFY(stepsData.contains(">causal-masked<"));
+
+        // The compare view as SVG: A, B and B - A, with what B changes.
+        const QString compare = m_dir.filePath(QStringLiteral("compare.svg"));
+        r = run({QStringLiteral("--view"), QStringLiteral("compare"), QStringLiteral("--compare"),
+                 QStringLiteral("mask=causal"), QStringLiteral("--out"), compare});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QFile compareFile(compare);
+        QVERIFY(compareFile.open(QIODevice::ReadOnly));
+        const QString compareData = QString::fromUtf8(compareFile.readAll());
+        QVERIFY(compareData.contains(QStringLiteral(">B \u2212 A (weights)<")));
+        QVERIFY(compareData.contains(QStringLiteral("A/B comparison")));
+    }
+
+    // heatmap_format_out_disagree (new-user trial): --format png --out a.svg wrote a PNG named
+    // .svg. The format comes from the suffix; --format may only restate it (or name the format
+    // of a suffix that is none of png/svg/pdf).
+    void formatAndSuffix_data()
+    {
+        QTest::addColumn<QString>("format"); // empty: not given
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QByteArray>("magic"); // start of the file written (exit 0)
+        QTest::newRow("png vs .svg")
+            << QStringLiteral("png") << QStringLiteral("a.svg") << 2 << QByteArray();
+        QTest::newRow("svg vs .pdf")
+            << QStringLiteral("svg") << QStringLiteral("b.pdf") << 2 << QByteArray();
+        QTest::newRow("PNG restates .png")
+            << QStringLiteral("PNG") << QStringLiteral("c.png") << 0 << QByteArray("\x89PNG");
+        QTest::newRow("suffix alone")
+            << QString() << QStringLiteral("d.svg") << 0 << QByteArray("<?xml");
+        QTest::newRow("format names an unknown suffix")
+            << QStringLiteral("pdf") << QStringLiteral("e.bin") << 0 << QByteArray("%PDF");
+        QTest::newRow("upper-case suffix")
+            << QStringLiteral("png") << QStringLiteral("f.PNG") << 0 << QByteArray("\x89PNG");
+    }
+    void formatAndSuffix()
+    {
+        QFETCH(QString, format);
+        QFETCH(QString, file);
+        QFETCH(int, exitCode);
+        QFETCH(QByteArray, magic);
+        const QString path = m_dir.filePath(file);
+        QStringList args {QStringLiteral("--width"),  QStringLiteral("300"),
+                          QStringLiteral("--height"), QStringLiteral("200"),
+                          QStringLiteral("--out"),    path};
+        if (!format.isEmpty())
+            args << QStringLiteral("--format") << format;
+        const Run r = run(args);
+        QCOMPARE(r.exitCode, exitCode);
+        if (exitCode != 0) {
+            QVERIFY2(r.err.contains(QStringLiteral("--format ") + format), qPrintable(r.err));
+            QVERIFY2(r.err.contains(QStringLiteral("--out '%1'").arg(path)), qPrintable(r.err));
+            QVERIFY(!QFile::exists(path));
+            return;
+        }
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QVERIFY2(f.read(magic.size()) == magic, qPrintable(file));
     }
 
     void badArguments_data()
@@ -204,6 +282,79 @@ private slots:
                                         << QStringLiteral("frobnicate");
         QTest::newRow("stray argument")
             << QStringList {QStringLiteral("extra"), out, png} << QStringLiteral("extra");
+        // heatmap_huge_sizes_exit_1 (new-user trial): sizes that cannot fit exited 1 after
+        // trying; decidable from the arguments, so now exit 2 before computing.
+        QTest::newRow("n 4096, h 4096 over the memory budget")
+            << QStringList {QStringLiteral("--n"),
+                            QStringLiteral("4096"),
+                            QStringLiteral("--d-model"),
+                            QStringLiteral("4096"),
+                            QStringLiteral("--heads"),
+                            QStringLiteral("4096"),
+                            out,
+                            png}
+            << QStringLiteral("--heads 4096");
+        QTest::newRow("budget named") << QStringList {QStringLiteral("--n"),
+                                                      QStringLiteral("512"),
+                                                      QStringLiteral("--memory-budget-mib"),
+                                                      QStringLiteral("1"),
+                                                      out,
+                                                      png}
+                                      << QStringLiteral("over --memory-budget-mib 1");
+        QTest::newRow("budget not a number")
+            << QStringList {QStringLiteral("--memory-budget-mib"), QStringLiteral("lots"), out, png}
+            << QStringLiteral("--memory-budget-mib");
+        QTest::newRow("compare counts B too")
+            << QStringList {QStringLiteral("--n"),
+                            QStringLiteral("256"),
+                            QStringLiteral("--view"),
+                            QStringLiteral("compare"),
+                            QStringLiteral("--memory-budget-mib"),
+                            QStringLiteral("10"), // A alone needs 6.6 MiB, A and B 13.8
+                            out,
+                            png}
+            << QStringLiteral("for A and B");
+        // --view compare: B's overrides.
+        const QString view = QStringLiteral("--view");
+        const QString compare = QStringLiteral("compare");
+        const QString changes = QStringLiteral("--compare");
+        QTest::newRow("compare unknown key")
+            << QStringList {view, compare, changes, QStringLiteral("heads=2"), out, png}
+            << QStringLiteral("--compare: unknown key 'heads'");
+        QTest::newRow("compare not key=value")
+            << QStringList {view, compare, changes, QStringLiteral("causal"), out, png}
+            << QStringLiteral("--compare: expected key=value");
+        QTest::newRow("compare alpha above 1")
+            << QStringList {view, compare, changes, QStringLiteral("alpha=2"), out, png}
+            << QStringLiteral("alpha must be a number in [0, 1]");
+        QTest::newRow("compare tau 0")
+            << QStringList {view, compare, changes, QStringLiteral("tau=0"), out, png}
+            << QStringLiteral("tau must be a number > 0");
+        QTest::newRow("compare unknown mask")
+            << QStringList {view, compare, changes, QStringLiteral("mask=diagonal"), out, png}
+            << QStringLiteral("--compare: mask must be");
+        QTest::newRow("compare causal+padding with cross")
+            << QStringList {QStringLiteral("--kind"),
+                            QStringLiteral("cross"),
+                            view,
+                            compare,
+                            changes,
+                            QStringLiteral("mask=causal+padding"),
+                            out,
+                            png}
+            << QStringLiteral("for --kind cross");
+        QTest::newRow("compare dk 0")
+            << QStringList {view, compare, changes, QStringLiteral("dk=0"), out, png}
+            << QStringLiteral("dk must be an integer in [1, 1024]");
+        QTest::newRow("compare dk too wide for h")
+            << QStringList {view, compare, changes, QStringLiteral("dk=2000"), out, png}
+            << QStringLiteral("dk must be an integer in [1, 1024]");
+        QTest::newRow("compare without --view compare")
+            << QStringList {changes, QStringLiteral("scale=off"), out, png}
+            << QStringLiteral("--compare goes with --view compare");
+        QTest::newRow("compare with --batch-dir") << QStringList {
+            view, compare, QStringLiteral("--batch-dir"), QStringLiteral("/tmp/never-written-dir"),
+            out,  png} << QStringLiteral("--batch-dir");
     }
     void badArguments()
     {

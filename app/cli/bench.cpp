@@ -65,17 +65,19 @@ int runBench(const QStringList &arguments)
         "on seeded random float inputs. Prints the median of --repeat runs (seconds), GFLOP/s\n"
         "(4 n^2 d flop) and the kernel's extra memory (bytes). Columns: n, kernel, d, dtype,\n"
         "seconds_median, seconds_min, gflops, peak_bytes.");
-    parser.addOptions({
-        {"n", "Comma-separated sequence lengths.", "list", "512,1024,2048,4096"},
-        {"d", "Head dimension d (columns of Q, K, V).", "d", "64"},
-        {"dtype", "float32 or float64.", "dtype", "float32"},
-        {"kernel", "materialized, streaming or loop.", "kernel", "materialized"},
-        {"repeat", "Timed runs per n (after one warm-up run).", "count", "5"},
-        {"memory-budget-mib",
-         "Refuse an n whose inputs, output and kernel scratch need more (MiB).", "mib", "2048"},
-        {"format", "table, csv or json.", "format", "table"},
-        {"out", "Write to FILE instead of standard output.", "file"},
-    });
+    addOptionsWithDefaults(
+        parser,
+        {
+            {"n", "Comma-separated sequence lengths.", "list", "512,1024,2048,4096"},
+            {"d", "Head dimension d (columns of Q, K, V).", "d", "64"},
+            {"dtype", "float32 or float64.", "dtype", "float32"},
+            {"kernel", "materialized, streaming or loop.", "kernel", "materialized"},
+            {"repeat", "Timed runs per n (after one warm-up run).", "count", "5"},
+            {"memory-budget-mib",
+             "Refuse an n whose inputs, output and kernel scratch need more (MiB).", "mib", "2048"},
+            {"format", "table, csv or json.", "format", "table"},
+            {"out", "Write to FILE instead of standard output.", "file"},
+        });
     if (auto exit = parseArguments(parser, command, arguments))
         return *exit;
     if (!parser.positionalArguments().isEmpty())

@@ -54,8 +54,37 @@ std::optional<std::vector<std::int64_t>> intListOption(const QCommandLineParser 
                                                        const QString &name, std::int64_t minimum,
                                                        std::int64_t maximum, QString *error);
 
+/// Adds `options` to `parser`, appending " [default: X]" to the description of every option that
+/// has a default value, so each command's --help shows its defaults.
+void addOptionsWithDefaults(QCommandLineParser &parser, QList<QCommandLineOption> options);
+
+/// Default of every command's --memory-budget-mib (MiB).
+inline constexpr int kDefaultMemoryBudgetMib = 2048;
+/// "--memory-budget-mib <mib>" with the default above; `what` completes "Refuse … whose …".
+QCommandLineOption memoryBudgetOption(const QString &what);
+/// The --memory-budget-mib value in bytes (1 MiB … 1 TiB); sets *error naming the option.
+std::optional<double> memoryBudgetBytes(const QCommandLineParser &parser, QString *error);
+/// "123 MiB" (rounded up) for a byte count.
+QString mibText(double bytes);
+
+/// The format (lower case, one of `formats`) of an output file named `outPath`, given the value of
+/// a --format option (`format`, empty when not given). The rule every command follows: the format
+/// comes from the file's suffix; --format may restate it, or name it when the suffix is not one of
+/// `formats` (e.g. "out.bin"). --format and a suffix that name different formats disagree: that,
+/// an unknown --format, or no format at all set *error (naming `formatOption` and/or
+/// `outOption`) and return nullopt. An empty `outPath` takes --format, else `fallback`.
+std::optional<QString> outputFormat(const QString &format, const QString &outPath,
+                                    const QStringList &formats, const QString &fallback,
+                                    const QString &formatOption, const QString &outOption,
+                                    QString *error);
+
 /// Writes text to `path` atomically (QSaveFile) or to stdout when path is empty or "-".
 bool writeText(const QString &path, const QByteArray &text, QString *error);
+
+/// Runs a command, turning exceptions that escape it into a message and ExitFailure: out of
+/// memory (std::bad_alloc) says so and suggests smaller sizes; never an uncaught exception.
+/// commands() routes every command through it.
+int runGuarded(int (*run)(const QStringList &), const QStringList &arguments);
 
 // The commands (one file each in app/cli/).
 int runHeatmap(const QStringList &arguments);

@@ -29,6 +29,7 @@
 
 #include <cmath>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -67,9 +68,25 @@ NpyArray perHeadRows(const std::vector<VectorD> &rows)
     return a;
 }
 
+/// Bytes compute holds at its peak for h heads of n_q × n_k attention in elements of
+/// `elementBytes`: the per-head weights and raw scores and their mean in T, the same as float64
+/// NpyArrays for the output, and the .npz archive built in memory (every member in T, plus one
+/// head-stacked member being serialised); plus `inputBytes` (the arrays as read, converted
+/// to double, and their typed copies) and the n × d-sized projections and outputs.
+double computeBytes(Index heads, Index nQ, Index nK, Index dModel, Index dV,
+                    std::size_t elementBytes, double inputBytes)
+{
+    const double e = double(elementBytes);
+    const double cells = double(nQ) * double(nK);
+    const double stacked = double(2 * heads + 1) * cells; // weights, scores (h each), mean
+    const double rows = double(nQ + 2 * nK) * double(dModel) + 2.0 * double(nQ) * double(dV);
+    return stacked * (2.0 * e + 8.0) + double(heads) * cells * e + 3.0 * rows * e
+        + 6.0 * double(heads) * double(nQ) * 8.0 + inputBytes;
+}
+
 template<typename T>
 int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &outPath,
-              MaskConvention convention, const QString &dtypeName)
+              MaskConvention convention, const QString &dtypeName, double budgetBytes)
 {
     constexpr NpyType outType = std::is_same_v<T, float> ? NpyType::Float32 : NpyType::Float64;
 
@@ -89,6 +106,28 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
     QStringList maskDescription;
     for (const std::string &d : tc.maskDescription)
         maskDescription << q(d);
+
+    // The n_q × n_k matrices of every head dominate: refuse before computing them.
+    double inputBytes = 0;
+    for (const auto &[name, array] : arrays)
+        inputBytes += double(array.values.size()) * (8.0 + double(sizeof(T)));
+    const double need = computeBytes(tc.heads, nQ, nK, dModel, value.cols(), sizeof(T), inputBytes);
+    if (need > budgetBytes) {
+        QTextStream(stderr)
+            << "attnlab compute: error: "
+            << QStringLiteral("h = %1 head(s) of n_q = %2 queries x n_k = %3 keys need about %4 "
+                              "(weights and raw scores, %5 x %2 x %3 %6 each, kept for the output "
+                              ".npz, plus the inputs), over --memory-budget-mib %7: use fewer "
+                              "queries or keys, or raise --memory-budget-mib\n")
+                   .arg(tc.heads)
+                   .arg(nQ)
+                   .arg(nK)
+                   .arg(mibText(need))
+                   .arg(tc.heads)
+                   .arg(dtypeName)
+                   .arg(budgetBytes / (1024.0 * 1024.0), 0, 'f', 0);
+        return ExitUsage;
+    }
 
     Computed<T> c;
     if (tc.multihead) {
@@ -211,14 +250,17 @@ int runCompute(const QStringList &arguments)
     const QCommandLineOption conventionOption(
         QStringLiteral("mask-convention"),
         QStringLiteral("Meaning of True in boolean attn_mask and key_padding_mask: 'masked' "
-                       "(default, nn.MultiheadAttention) or 'allowed' "
-                       "(F.scaled_dot_product_attention)."),
+                       "(nn.MultiheadAttention) or 'allowed' (F.scaled_dot_product_attention)."),
         QStringLiteral("masked|allowed"), QStringLiteral("masked"));
     const QCommandLineOption dtypeOption(
         QStringLiteral("dtype"),
-        QStringLiteral("Compute type: float64 (default) or float32. Metrics are float64."),
+        QStringLiteral("Compute type: float64 or float32. Metrics are float64."),
         QStringLiteral("float32|float64"), QStringLiteral("float64"));
-    parser.addOptions({inOption, outOption, conventionOption, dtypeOption});
+    addOptionsWithDefaults(
+        parser,
+        {inOption, outOption, conventionOption, dtypeOption,
+         memoryBudgetOption(QStringLiteral("inputs whose weights and scores (h x n_q x n_k, twice, "
+                                           "plus the output .npz built in memory) need"))});
     if (const auto done = parseArguments(parser, kCommand, arguments))
         return *done;
     if (!parser.positionalArguments().isEmpty())
@@ -253,6 +295,10 @@ int runCompute(const QStringList &arguments)
                               .arg(outPath));
     const MaskConvention maskConvention
         = convention == QLatin1String("allowed") ? MaskConvention::Allowed : MaskConvention::Masked;
+    QString error;
+    const auto budget = memoryBudgetBytes(parser, &error);
+    if (!budget)
+        return usageError(kCommand, error);
 
     try {
         if (!QFileInfo(inPath).isFile())
@@ -260,14 +306,20 @@ int runCompute(const QStringList &arguments)
                 QStringLiteral("input file '%1' does not exist").arg(inPath).toStdString());
         const NamedArrays arrays = readNpz(inPath.toStdString());
         return dtype == QLatin1String("float32")
-            ? computeAs<float>(arrays, inPath, outPath, maskConvention, dtype)
-            : computeAs<double>(arrays, inPath, outPath, maskConvention, dtype);
+            ? computeAs<float>(arrays, inPath, outPath, maskConvention, dtype, *budget)
+            : computeAs<double>(arrays, inPath, outPath, maskConvention, dtype, *budget);
     } catch (const NpyError &e) {
         return inputError(QString::fromUtf8(e.what()));
     } catch (const InvalidArgument &e) {
         return inputError(QString::fromUtf8(e.what()));
     } catch (const NonFiniteInput &e) {
         return inputError(QString::fromUtf8(e.what()));
+    } catch (const std::bad_alloc &) {
+        return failure(kCommand,
+                       QStringLiteral("out of memory while computing '%1': its sizes fit "
+                                      "--memory-budget-mib but not this machine's free memory; "
+                                      "use a lower --memory-budget-mib or smaller inputs")
+                           .arg(inPath));
     } catch (const std::exception &e) {
         return failure(kCommand, QString::fromUtf8(e.what()));
     }

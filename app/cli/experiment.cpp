@@ -15,6 +15,7 @@
 #include <QTextStream>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace attn::cli {
@@ -60,8 +61,33 @@ QString experimentHelp(const ExperimentInfo &info)
                 choices << QString::fromStdString(c);
             help += QStringLiteral(": ") + choices.join(QStringLiteral(" | "));
         }
+        QString range;
+        const auto number = [&p](double v) {
+            if (p.name == "seed" && v >= 1.8e19)
+                return QStringLiteral("18446744073709551615"); // 2^64 - 1, as a double 2^64
+            if (v == std::floor(v) && std::fabs(v) < 1e15)
+                return QString::number(qint64(v));
+            return QString::number(v, 'g', 12);
+        };
+        switch (p.kind) {
+        case ParamSpec::Kind::Int:
+        case ParamSpec::Kind::Double:
+            range = QStringLiteral(", range %1-%2").arg(number(p.minimum), number(p.maximum));
+            break;
+        case ParamSpec::Kind::IntList:
+            range = QStringLiteral(", each %1-%2").arg(number(p.minimum), number(p.maximum));
+            break;
+        case ParamSpec::Kind::Choice:
+        case ParamSpec::Kind::Text:
+            break;
+        }
         out << "       " << option.leftJustified(28) << " "
-            << QStringLiteral("[%1] ").arg(QString::fromStdString(p.defaultValue)) << help << "\n";
+            << QStringLiteral("[default: %1%2] ")
+                   .arg(QString::fromStdString(p.defaultValue).isEmpty()
+                            ? QStringLiteral("(none)")
+                            : QString::fromStdString(p.defaultValue),
+                        range)
+            << help << "\n";
     }
     QStringList columns;
     for (const std::string &c : info.columns)
@@ -76,7 +102,8 @@ QString experimentHelp(const ExperimentInfo &info)
 QString allExperimentsHelp()
 {
     QString text = QStringLiteral(
-        "\nExperiments (parameters as --name <kind> [default] meaning; '_' or '-' both work):\n");
+        "\nExperiments (parameters as --name <kind> [default, range] meaning; '_' or '-' both "
+        "work):\n");
     for (const ExperimentInfo &info : experimentList())
         text += experimentHelp(info);
     text += QStringLiteral(
@@ -149,8 +176,8 @@ int runExperiment(const QStringList &arguments)
     const QCommandLineOption figureSize(QStringLiteral("figure-size"),
                                         QStringLiteral("Figure size in pixels, WxH."),
                                         QStringLiteral("WxH"), QStringLiteral("1200x800"));
-    for (const QCommandLineOption *o : {&help, &list, &format, &out, &figure, &figureSize})
-        parser.addOption(*o);
+    parser.addOption(help);
+    addOptionsWithDefaults(parser, {list, format, out, figure, figureSize});
 
     // Every experiment's parameters as options (the union; which ones apply is checked once
     // the experiment is known). Listed per experiment in the help, hidden from the generic list.
@@ -272,7 +299,9 @@ int runExperiment(const QStringList &arguments)
         if (!result.scalars.empty()) {
             text += result.table.notes.empty() ? "\n" : "";
             for (const auto &[name, value] : result.scalars)
-                text += "# " + name + " = " + Table::formatNumber(value) + "\n";
+                // NaN: not available (e.g. E8's exponent from one n; the notes say why).
+                text += "# " + name + " = "
+                    + (std::isnan(value) ? std::string("n/a") : Table::formatNumber(value)) + "\n";
         }
     }
     QString error;

@@ -1,8 +1,11 @@
 // attnlab heatmap: computes the main view (the same computeSession as the window) and writes
-// the heatmap grid or one head with HeatmapRenderer (the window's painter) to PNG, SVG or PDF.
+// the heatmap grid or one head with HeatmapRenderer (the window's painter), the steps view
+// (StepsRenderer) or the A/B comparison (CompareRenderer, the window's Compare view) to PNG, SVG
+// or PDF.
 
 #include "common.h"
 
+#include <comparerenderer.h>
 #include <dataexport.h>
 #include <heatmaprenderer.h>
 #include <resultview.h>
@@ -77,6 +80,75 @@ QStringList sessionArguments(const SessionDocument &session)
     return a;
 }
 
+/// Configuration B of --view compare: the window's first B (A with the 1/sqrt(d_k) scale
+/// toggled) changed by `text`, a comma-separated key=value list: alpha (or scale=on|off), tau,
+/// mask (none, causal, padding, causal+padding), dk. Sets *error naming --compare and the key.
+std::optional<CompareVariant> parseCompare(const QString &text, const SessionParameters &a,
+                                           QString *error)
+{
+    CompareVariant v = CompareVariant::from(a);
+    v.scaleExponent = a.scaleExponent == 0.5 ? 0.0 : 0.5;
+    const QString keys = QStringLiteral("alpha, scale, tau, mask, dk");
+    for (const QString &item : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        const qsizetype eq = item.indexOf(QLatin1Char('='));
+        const QString key = item.left(eq).trimmed().toLower();
+        const QString value = eq < 0 ? QString() : item.mid(eq + 1).trimmed();
+        const auto bad = [&](const QString &what) {
+            *error = QStringLiteral("--compare: %1 in '%2'").arg(what, item.trimmed());
+            return std::nullopt;
+        };
+        if (eq < 0 || value.isEmpty())
+            return bad(QStringLiteral("expected key=value with key one of %1").arg(keys));
+        bool ok = false;
+        if (key == QLatin1String("alpha")) {
+            const double alpha = value.toDouble(&ok);
+            if (!ok || !(alpha >= 0.0 && alpha <= 1.0))
+                return bad(QStringLiteral("alpha must be a number in [0, 1]"));
+            v.scaleExponent = alpha;
+        } else if (key == QLatin1String("scale")) {
+            if (value != QLatin1String("on") && value != QLatin1String("off"))
+                return bad(QStringLiteral("scale must be on (alpha 0.5) or off (alpha 0)"));
+            v.scaleExponent = value == QLatin1String("on") ? 0.5 : 0.0;
+        } else if (key == QLatin1String("tau") || key == QLatin1String("temperature")) {
+            const double tau = value.toDouble(&ok);
+            if (!ok || !(tau >= 1e-300 && tau <= 1e300))
+                return bad(QStringLiteral("tau must be a number > 0"));
+            v.temperature = tau;
+        } else if (key == QLatin1String("mask")) {
+            const QString m = value.toLower();
+            if (m == QLatin1String("none"))
+                v.mask = CompareVariant::Mask::None;
+            else if (m == QLatin1String("causal"))
+                v.mask = CompareVariant::Mask::Causal;
+            else if (m == QLatin1String("padding"))
+                v.mask = CompareVariant::Mask::Padding;
+            else if (m == QLatin1String("causal+padding")
+                     && a.kind != AttentionKind::EncoderDecoder)
+                v.mask = CompareVariant::Mask::CausalPadding;
+            else
+                return bad(a.kind == AttentionKind::EncoderDecoder
+                               ? QStringLiteral("mask must be none, causal or padding for "
+                                                "--kind cross")
+                               : QStringLiteral("mask must be none, causal, padding or "
+                                                "causal+padding"));
+        } else if (key == QLatin1String("dk") || key == QLatin1String("d_k")
+                   || key == QLatin1String("d-k")) {
+            const int maxDk = SessionParameters::maxDModel / std::max(a.heads, 1);
+            const int dk = value.toInt(&ok);
+            if (!ok || dk < 1 || dk > maxDk)
+                return bad(QStringLiteral("dk must be an integer in [1, %1] (d_model of B = dk "
+                                          "x h = %2 heads, at most %3)")
+                               .arg(maxDk)
+                               .arg(a.heads)
+                               .arg(SessionParameters::maxDModel));
+            v.dK = dk;
+        } else {
+            return bad(QStringLiteral("unknown key '%1' (keys: %2)").arg(key, keys));
+        }
+    }
+    return v;
+}
+
 } // namespace
 
 int runHeatmap(const QStringList &arguments)
@@ -118,13 +190,22 @@ int runHeatmap(const QStringList &arguments)
         {QStringLiteral("dtype"), QStringLiteral("float32 or float64."), QStringLiteral("dtype"),
          QStringLiteral("float64")},
         {QStringLiteral("view"),
-         QStringLiteral("grid (every head and the mean), head (one) or steps (one head's raw "
-                        "scores, scaled and masked scores and weights side by side)."),
+         QStringLiteral("grid (every head and the mean), head (one), steps (one head's raw "
+                        "scores, scaled and masked scores and weights side by side) or compare "
+                        "(the window's A/B view: A, a configuration B set by --compare, B - A "
+                        "and a table of metric deltas)."),
          QStringLiteral("view"), QStringLiteral("grid")},
         {QStringLiteral("head"),
-         QStringLiteral("Head for --view head: 0 ... h-1, or 'mean'; for --view steps: 0 ... "
-                        "h-1."),
+         QStringLiteral("Head for --view head and compare: 0 ... h-1, or 'mean'; for --view "
+                        "steps: 0 ... h-1."),
          QStringLiteral("i"), QStringLiteral("0")},
+        {QStringLiteral("compare"),
+         QStringLiteral("With --view compare: how B differs from A (the other options), as "
+                        "key=value pairs separated by commas: alpha=<0-1> or scale=on|off, "
+                        "tau=<t>, mask=none|causal|padding|causal+padding, dk=<d_k of B>. B "
+                        "starts as the window's first B: A with the 1/sqrt(d_k) scale toggled. "
+                        "Example: --compare mask=causal,dk=64."),
+         QStringLiteral("changes")},
         {QStringLiteral("colormap"), QStringLiteral("viridis, magma, cividis, gray or RdBu_r."),
          QStringLiteral("name"), QStringLiteral("viridis")},
         {QStringLiteral("scale"), QStringLiteral("Colour scale: linear or log."),
@@ -140,7 +221,9 @@ int runHeatmap(const QStringList &arguments)
          QStringLiteral("Device pixel ratio for PNG (2 doubles the pixels, same layout)."),
          QStringLiteral("ratio"), QStringLiteral("1")},
         {QStringLiteral("format"),
-         QStringLiteral("png, svg or pdf (default: from the --out suffix)."),
+         QStringLiteral("png, svg or pdf. Default: from the --out suffix; when both are given "
+                        "they must agree (--format names the format of an --out without a "
+                        ".png/.svg/.pdf suffix); png for --batch-dir alone."),
          QStringLiteral("format")},
         {QStringLiteral("out"),
          QStringLiteral("Output file (.png, .svg or .pdf); may be left out with --batch-dir or "
@@ -185,14 +268,10 @@ int runHeatmap(const QStringList &arguments)
                         "this .npz, .npy, .json or .csv file (.npy and .csv write several files "
                         "next to it)."),
          QStringLiteral("file")},
+        memoryBudgetOption(QStringLiteral("sizes whose weights and scores (every head, float64 "
+                                          "for display; twice for --view compare) need")),
     };
-    for (QCommandLineOption &option : optionList) {
-        if (!option.defaultValues().isEmpty())
-            option.setDescription(
-                option.description()
-                + QStringLiteral(" [default: %1]").arg(option.defaultValues().first()));
-    }
-    parser.addOptions(optionList);
+    addOptionsWithDefaults(parser, optionList);
     if (const auto done = parseArguments(parser, command, arguments))
         return *done;
     if (!parser.positionalArguments().isEmpty())
@@ -254,7 +333,8 @@ int runHeatmap(const QStringList &arguments)
         || !checkChoice(parser, QStringLiteral("dtype"),
                         {QStringLiteral("float32"), QStringLiteral("float64")}, &error)
         || !checkChoice(parser, QStringLiteral("view"),
-                        {QStringLiteral("grid"), QStringLiteral("head"), QStringLiteral("steps")},
+                        {QStringLiteral("grid"), QStringLiteral("head"), QStringLiteral("steps"),
+                         QStringLiteral("compare")},
                         &error)
         || !checkChoice(parser, QStringLiteral("scale"),
                         {QStringLiteral("linear"), QStringLiteral("log")}, &error)
@@ -314,13 +394,28 @@ int runHeatmap(const QStringList &arguments)
 
     HeatmapOptions options = sessionOptions;
     const bool steps = parser.value(QStringLiteral("view")) == QLatin1String("steps");
+    const bool compare = parser.value(QStringLiteral("view")) == QLatin1String("compare");
+    if (parser.isSet(QStringLiteral("compare")) && !compare)
+        return usageError(command, QStringLiteral("--compare goes with --view compare"));
+    std::optional<SessionParameters> pb;
+    if (compare) {
+        const auto variant = parseCompare(parser.value(QStringLiteral("compare")), p, &error);
+        if (!variant)
+            return usageError(command, error);
+        pb = variant->apply(p);
+        const QString invalidB = pb->validate();
+        if (!invalidB.isEmpty())
+            return usageError(command,
+                              QStringLiteral("--compare: B cannot be computed: %1").arg(invalidB));
+    }
     if (steps) {
         const auto index = intOption(parser, QStringLiteral("head"), 0, p.heads - 1, &error);
         if (!index)
             return usageError(command, error);
         options.head = int(*index);
-    } else if (parser.value(QStringLiteral("view")) == QLatin1String("head")) {
-        options.view = HeatmapView::SingleHead;
+    } else if (compare || parser.value(QStringLiteral("view")) == QLatin1String("head")) {
+        if (!compare)
+            options.view = HeatmapView::SingleHead;
         const QString head = parser.value(QStringLiteral("head"));
         if (head == QLatin1String("mean")) {
             options.head = p.heads;
@@ -382,31 +477,65 @@ int runHeatmap(const QStringList &arguments)
                           QStringLiteral("--data '%1' must end in .npz, .npy, .json or "
                                          ".csv")
                               .arg(dataPath));
-    QString format = parser.value(QStringLiteral("format")).toLower();
-    if (format.isEmpty())
-        format = out.isEmpty() ? QStringLiteral("png") : QFileInfo(out).suffix().toLower();
-    if (format != QLatin1String("png") && format != QLatin1String("svg")
-        && format != QLatin1String("pdf"))
-        return usageError(command,
-                          parser.isSet(QStringLiteral("format"))
-                              ? QStringLiteral("--format must be one of png, svg, pdf, got '%1'")
-                                    .arg(parser.value(QStringLiteral("format")))
-                              : QStringLiteral("--out '%1' must end in .png, .svg or .pdf (or give "
-                                               "--format)")
-                                    .arg(out));
+    const auto resolved = outputFormat(
+        parser.isSet(QStringLiteral("format")) ? parser.value(QStringLiteral("format")) : QString(),
+        out, {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")},
+        QStringLiteral("png"), QStringLiteral("--format"), QStringLiteral("--out"), &error);
+    if (!resolved)
+        return usageError(command, error);
+    const QString format = *resolved;
 
-    if (steps && out.isEmpty())
-        return usageError(command, QStringLiteral("--view steps needs --out"));
-    if (steps && (!batchDir.isEmpty() || !dataPath.isEmpty()))
+    const QString viewName = parser.value(QStringLiteral("view"));
+    if ((steps || compare) && out.isEmpty())
+        return usageError(command, QStringLiteral("--view %1 needs --out").arg(viewName));
+    if ((steps || compare) && (!batchDir.isEmpty() || !dataPath.isEmpty()))
         return usageError(command,
                           QStringLiteral("--batch-dir and --data go with --view grid or "
-                                         "head"));
+                                         "head, not --view %1")
+                              .arg(viewName));
+
+    // Memory: decided from the arguments, so refused here (exit 2) before anything is allocated.
+    const auto budget = memoryBudgetBytes(parser, &error);
+    if (!budget)
+        return usageError(command, error);
+    const bool transformed = transform.trimPadding || !transform.hiddenKeys.isEmpty();
+    double need = double(sessionResultBytes(p)) * (transformed ? 2.0 : 1.0);
+    if (pb) // B's result and the difference B - A (n_q x n_k float64 and a mask byte)
+        need += double(sessionResultBytes(*pb)) + double(p.queryCount()) * p.keyCount() * 9.0;
+    if (need > *budget)
+        return usageError(
+            command,
+            QStringLiteral("--n %1 (n_k = %2) with --heads %3 needs about %4 for the weights and "
+                           "raw and scaled scores of every head (n_q x n_k float64 each%5), over "
+                           "--memory-budget-mib %6: lower --n, --n-k or --heads, or raise "
+                           "--memory-budget-mib")
+                .arg(p.queryCount())
+                .arg(p.keyCount())
+                .arg(p.heads)
+                .arg(mibText(need), pb ? QStringLiteral(", for A and B") : QString(),
+                     parser.value(QStringLiteral("memory-budget-mib"))));
+    // computeSession's own guard (a quarter of the machine's memory) follows the budget given.
+    setSessionMemoryBudget(std::size_t(*budget));
+
     auto result = std::make_shared<SessionResult>(computeSession(p));
     if (!result->ok())
         return failure(command, result->error);
 
     const QSize size {int(*width), int(*height)};
     bool ok = false;
+    if (compare) { // the Compare view's painter (ui/comparerenderer.h)
+        auto resultB = std::make_shared<SessionResult>(computeSession(*pb));
+        if (!resultB->ok())
+            return failure(command, QStringLiteral("B: ") + resultB->error);
+        CompareRenderer compareRenderer;
+        compareRenderer.setResults(result, resultB);
+        compareRenderer.setHead(options.head);
+        compareRenderer.setWeightsColormap(options.colormap);
+        ok = format == QLatin1String("png")  ? compareRenderer.savePng(out, size, *dpr, &error)
+            : format == QLatin1String("svg") ? compareRenderer.saveSvg(out, size, &error)
+                                             : compareRenderer.savePdf(out, size, &error);
+        return ok ? ExitOk : failure(command, error);
+    }
     if (steps) { // the steps view's painter (ui/stepsrenderer.h)
         StepsRenderer stepsRenderer;
         stepsRenderer.setResult(result);

@@ -40,8 +40,7 @@ int runSweep(const QStringList &arguments)
     const QCommandLineOption out(QStringLiteral("out"),
                                  QStringLiteral("Write the output to FILE instead of stdout."),
                                  QStringLiteral("file"));
-    for (const QCommandLineOption *o : {&seed, &trials, &keys, &dk, &format, &out})
-        parser.addOption(*o);
+    addOptionsWithDefaults(parser, {seed, trials, keys, dk, format, out});
     if (const std::optional<int> exit = parseArguments(parser, command, arguments))
         return *exit;
     if (!parser.positionalArguments().isEmpty())
