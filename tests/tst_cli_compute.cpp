@@ -15,6 +15,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <sys/resource.h>
+
 #include <cmath>
 #include <limits>
 #include <map>
@@ -110,6 +112,7 @@ private Q_SLOTS:
     void wrongConventionDiffers();
     void errors_data();
     void errors();
+    void outOfMemoryIsAMessage();
     void cleanupTestCase();
 };
 
@@ -420,6 +423,47 @@ void TestCliCompute::errors()
     QVERIFY(!QFile::exists(out)); // nothing written on error
     QCOMPARE(QDir(m_dir.path()).entryList({tag + QStringLiteral("_out*")}, QDir::Files),
              QStringList());
+}
+
+void TestCliCompute::outOfMemoryIsAMessage()
+{
+    // compute_huge_n_bad_alloc, second half: sizes within --memory-budget-mib that the machine
+    // cannot hold all the same (here: an address-space limit of 640 MiB on the child) end in a
+    // message and exit 1, never an uncaught std::bad_alloc (abort, exit 134).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    QSKIP("sanitizers reserve more address space than the limit");
+#else
+    Arrays a = load(fixturePath(QStringLiteral("self_attn")));
+    const Index n = 2500, d = a["query"].shape.at(1); // 4 heads x 2500 x 2500: ~1.3 GiB in all
+    MatrixD x(n, d);
+    for (Index i = 0; i < n; ++i)
+        for (Index j = 0; j < d; ++j)
+            x(i, j) = std::sin(double(i * d + j));
+    for (const char *name : {"query", "key", "value"})
+        a[name] = NpyArray::fromMatrix<double>(x);
+    const QString in = tempPath(QStringLiteral("oom_in.npz"));
+    const QString out = tempPath(QStringLiteral("oom_out.npz"));
+    save(in, a);
+
+    QProcess p;
+    p.setProgram(QStringLiteral(ATTNLAB_EXE));
+    p.setArguments(
+        {QStringLiteral("compute"), QStringLiteral("--in"), in, QStringLiteral("--out"), out});
+    p.setChildProcessModifier([] {
+        const rlimit limit {rlim_t(640) << 20, rlim_t(640) << 20};
+        setrlimit(RLIMIT_AS, &limit);
+    });
+    p.start();
+    QVERIFY(p.waitForFinished(120000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(p.exitCode(), 1);
+    // Where the allocation fails decides the words: ours, or libzip's while building the archive.
+    QVERIFY2(err.contains(QLatin1String("error: out of memory"))
+                 || err.contains(QLatin1String("Malloc failure")),
+             qPrintable(err));
+    QVERIFY(!QFile::exists(out));
+#endif
 }
 
 void TestCliCompute::cleanupTestCase()
