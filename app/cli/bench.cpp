@@ -64,7 +64,9 @@ int runBench(const QStringList &arguments)
         "Time one attention kernel, O = softmax(Q K^T / sqrt(d)) V with n queries and keys,\n"
         "on seeded random float inputs. Prints the median of --repeat runs (seconds), GFLOP/s\n"
         "(4 n^2 d flop) and the kernel's extra memory (bytes). Columns: n, kernel, d, dtype,\n"
-        "seconds_median, seconds_min, gflops, peak_bytes.");
+        "seconds_median, seconds_min, gflops, peak_bytes. Problems under 2e7 flops (n = 256,\n"
+        "d = 64) run on one thread, where starting threads costs more than it saves; larger\n"
+        "ones use every OpenMP thread (OMP_NUM_THREADS). On a busy machine compare seconds_min.");
     addOptionsWithDefaults(
         parser,
         {
