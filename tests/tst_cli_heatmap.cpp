@@ -301,6 +301,24 @@ private slots:
                                                       out,
                                                       png}
                                       << QStringLiteral("over --memory-budget-mib 1");
+        QTest::newRow("PNG over 32768 pixels a side") << QStringList {QStringLiteral("--width"),
+                                                                      QStringLiteral("16384"),
+                                                                      QStringLiteral("--dpr"),
+                                                                      QStringLiteral("4"),
+                                                                      out,
+                                                                      png}
+                                                      << QStringLiteral("--dpr 4");
+        QTest::newRow("PNG image over the memory budget")
+            << QStringList {QStringLiteral("--width"),
+                            QStringLiteral("12000"),
+                            QStringLiteral("--height"),
+                            QStringLiteral("12000"),
+                            QStringLiteral("--dpr"),
+                            QStringLiteral("2"),
+                            out,
+                            png}
+            << QStringLiteral(
+                   "--width 12000 x --height 12000 (--dpr 2) needs 2198 MiB for the image");
         QTest::newRow("budget not a number")
             << QStringList {QStringLiteral("--memory-budget-mib"), QStringLiteral("lots"), out, png}
             << QStringLiteral("--memory-budget-mib");

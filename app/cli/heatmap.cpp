@@ -269,7 +269,8 @@ int runHeatmap(const QStringList &arguments)
                         "next to it)."),
          QStringLiteral("file")},
         memoryBudgetOption(QStringLiteral("sizes whose weights and scores (every head, float64 "
-                                          "for display; twice for --view compare) need")),
+                                          "for display; twice for --view compare) and PNG image "
+                                          "need")),
     };
     addOptionsWithDefaults(parser, optionList);
     if (const auto done = parseArguments(parser, command, arguments))
@@ -464,6 +465,16 @@ int runHeatmap(const QStringList &arguments)
     const auto dpr = doubleOption(parser, QStringLiteral("dpr"), 0.25, 8.0, &error);
     if (!dpr)
         return usageError(command, error);
+    // A PNG has at most 32768 pixels a side (the renderers' limit): decidable here.
+    if (!dpi && (double(*width) * *dpr > 32768.0 || double(*height) * *dpr > 32768.0))
+        return usageError(command,
+                          QStringLiteral("--width %1 x --height %2 at --dpr %3 is %4 x %5 pixels; "
+                                         "a PNG may have at most 32768 a side")
+                              .arg(*width)
+                              .arg(*height)
+                              .arg(*dpr)
+                              .arg(double(*width) * *dpr, 0, 'f', 0)
+                              .arg(double(*height) * *dpr, 0, 'f', 0));
 
     const QString out = parser.value(QStringLiteral("out"));
     const QString batchDir = parser.value(QStringLiteral("batch-dir"));
@@ -502,6 +513,21 @@ int runHeatmap(const QStringList &arguments)
     double need = double(sessionResultBytes(p)) * (transformed ? 2.0 : 1.0);
     if (pb) // B's result and the difference B - A (n_q x n_k float64 and a mask byte)
         need += double(sessionResultBytes(*pb)) + double(p.queryCount()) * p.keyCount() * 9.0;
+    // The PNG image (4 bytes a pixel) is drawn in memory too.
+    const double imageBytes = format == QLatin1String("png")
+        ? (dpi ? double(*width) * double(*height) : double(*width) * *dpr * double(*height) * *dpr)
+            * 4.0
+        : 0.0;
+    if (imageBytes > *budget)
+        return usageError(
+            command,
+            QStringLiteral("--width %1 x --height %2 (--dpr %3) needs %4 for the "
+                           "image, over --memory-budget-mib %5")
+                .arg(*width)
+                .arg(*height)
+                .arg(dpi ? 1.0 : *dpr)
+                .arg(mibText(imageBytes), parser.value(QStringLiteral("memory-budget-mib"))));
+    need += imageBytes;
     if (need > *budget)
         return usageError(
             command,
