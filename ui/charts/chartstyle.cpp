@@ -1,7 +1,11 @@
 #include "chartstyle.h"
 
+#include <QFontMetricsF>
+#include <QLogValueAxis>
 #include <QPalette>
 #include <QWidget>
+
+#include <cmath>
 
 namespace attn::chartstyle {
 
@@ -52,6 +56,44 @@ QPen seriesPen(const QColor &color, qreal width, Qt::PenStyle style)
     QPen pen(color, width, style);
     pen.setCosmetic(true);
     return pen;
+}
+
+QStringList logAxisLabels(double min, double max, double base)
+{
+    QStringList labels;
+    if (!(min > 0) || !(max >= min) || !(base > 1))
+        return labels;
+    const int first = int(std::ceil(std::log(min) / std::log(base) - 1e-9));
+    const int last = int(std::floor(std::log(max) / std::log(base) + 1e-9));
+    for (int k = first; k <= last; ++k)
+        labels << QString::number(std::pow(base, k), 'g', 6);
+    return labels;
+}
+
+qreal logAxisLabelsWidth(const QLogValueAxis *axis, double base)
+{
+    const QFontMetricsF fm(axis->labelsFont());
+    const QStringList labels = logAxisLabels(axis->min(), axis->max(), base);
+    qreal widest = 0;
+    for (const QString &label : labels)
+        widest = std::max(widest, fm.horizontalAdvance(label));
+    return labels.size() * (widest + fm.horizontalAdvance(QStringLiteral("00")));
+}
+
+double fitLogAxisLabels(QLogValueAxis *axis, qreal width)
+{
+    if (!(width > 0))
+        return axis->base();
+    double chosen = 8.0; // (bases ≥ 10 mean decades to the timing chart's range helper)
+    for (double base : {2.0, 4.0, 8.0}) {
+        if (logAxisLabelsWidth(axis, base) <= width) {
+            chosen = base;
+            break;
+        }
+    }
+    if (chosen != axis->base())
+        axis->setBase(chosen);
+    return chosen;
 }
 
 } // namespace attn::chartstyle

@@ -7,6 +7,7 @@
 #include <QComboBox>
 #include <QCursor>
 #include <QEvent>
+#include <QFontMetricsF>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineSeries>
@@ -111,6 +112,7 @@ RowMetricsChart::RowMetricsChart(QWidget *parent)
     m_effectiveAxis->setLabelFormat(QStringLiteral("%g"));
     m_effectiveAxis->setTickCount(6);
     chart->addAxis(m_xAxis, Qt::AlignBottom);
+    connect(chart, &QChart::plotAreaChanged, this, &RowMetricsChart::fitXTicks);
     chart->addAxis(m_maxAxis, Qt::AlignLeft);
     chart->addAxis(m_entropyAxis, Qt::AlignRight);
     chart->addAxis(m_effectiveAxis, Qt::AlignRight);
@@ -279,9 +281,27 @@ void RowMetricsChart::redraw()
     m_masked->replace(masked);
     m_masked->setVisible(!masked.isEmpty());
 
-    // Integer ticks at a 1-2-5 step, about eight of them, anchored at row 0.
     const double span = std::max(1, nQ - 1);
-    const double raw = std::max(1.0, span / 8);
+    m_queryCount = nQ;
+    m_xAxis->setRange(nQ > 1 ? -0.02 * span : -0.5, nQ > 1 ? span * 1.02 : 0.5);
+    fitXTicks();
+    m_entropyAxis->setRange(0, niceUpperBound(std::max(0.1, std::log(double(nK)))));
+    m_effectiveAxis->setRange(0, niceUpperBound(std::max(1.0, double(nK))));
+    m_info->setText(info);
+}
+
+void RowMetricsChart::fitXTicks()
+{
+    // Integer ticks at a 1-2-5 step, anchored at row 0: about eight, or as many labels as fit
+    // side by side in the plot (the widest is n_q − 1, plus a gap of two digits).
+    const int nQ = std::max(m_queryCount, 1);
+    const double span = std::max(1, nQ - 1);
+    const QFontMetricsF fm(m_xAxis->labelsFont());
+    const qreal labelW = fm.horizontalAdvance(QString::number(nQ - 1) + QStringLiteral("00"));
+    const qreal width = m_view->chart()->plotArea().width();
+    const double fit = width > 0 ? std::floor(width / std::max<qreal>(labelW, 1.0)) : 8.0;
+    const double ticks = std::clamp(fit - 1.0, 1.0, 8.0); // intervals between fit labels
+    const double raw = std::max(1.0, span / ticks);
     const double decade = std::pow(10.0, std::floor(std::log10(raw)));
     double step = decade;
     for (double f : {1.0, 2.0, 5.0, 10.0}) {
@@ -290,13 +310,10 @@ void RowMetricsChart::redraw()
             break;
         }
     }
-    m_xAxis->setRange(nQ > 1 ? -0.02 * span : -0.5, nQ > 1 ? span * 1.02 : 0.5);
     m_xAxis->setTickType(QValueAxis::TicksDynamic);
     m_xAxis->setTickAnchor(0);
-    m_xAxis->setTickInterval(step);
-    m_entropyAxis->setRange(0, niceUpperBound(std::max(0.1, std::log(double(nK)))));
-    m_effectiveAxis->setRange(0, niceUpperBound(std::max(1.0, double(nK))));
-    m_info->setText(info);
+    if (m_xAxis->tickInterval() != step)
+        m_xAxis->setTickInterval(step);
 }
 
 } // namespace attn

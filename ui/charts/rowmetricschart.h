@@ -50,8 +50,12 @@ private:
     void scheduleRedraw();
     void redraw();
     void applyTheme();
+    /// Integer query ticks at a 1-2-5 step: about eight, fewer when their labels would not fit
+    /// the plot's width.
+    void fitXTicks();
 
     std::shared_ptr<const SessionResult> m_result;
+    int m_queryCount = 0; ///< n_q of the plotted rows (for the x ticks)
     int m_head = 0;
     QTimer m_redrawTimer;
 

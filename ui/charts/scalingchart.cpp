@@ -104,6 +104,9 @@ ScalingChart::ScalingChart(const QString &title, const QString &yTitle, QWidget 
         });
     }
 
+    // The plot's width decides how many d_k labels fit (a narrow dock thins them).
+    connect(chart, &QChart::plotAreaChanged, this, &ScalingChart::fitAxisLabels);
+
     m_redrawTimer.setSingleShot(true);
     m_redrawTimer.setInterval(16); // at most one repaint per frame while a slider moves
     connect(&m_redrawTimer, &QTimer::timeout, this, &ScalingChart::redraw);
@@ -122,6 +125,27 @@ void ScalingChart::applyTheme()
     m_marker->setPen(chartstyle::seriesPen(marker, 1.5, Qt::DashLine));
     m_markerPoints->setColor(marker);
     m_markerPoints->setBorderColor(marker);
+}
+
+double ScalingChart::xAxisBase() const
+{
+    return m_xAxis->base();
+}
+
+QStringList ScalingChart::xAxisLabels(double base) const
+{
+    return chartstyle::logAxisLabels(m_xAxis->min(), m_xAxis->max(),
+                                     base > 1 ? base : m_xAxis->base());
+}
+
+qreal ScalingChart::xAxisLabelsWidth(double base) const
+{
+    return chartstyle::logAxisLabelsWidth(m_xAxis, base > 1 ? base : m_xAxis->base());
+}
+
+void ScalingChart::fitAxisLabels()
+{
+    chartstyle::fitLogAxisLabels(m_xAxis, chart()->plotArea().width());
 }
 
 void ScalingChart::changeEvent(QEvent *event)
@@ -202,6 +226,7 @@ void ScalingChart::redraw()
     const double lo = std::min(1.5, m_dk > 0 ? m_dk / 1.3 : 1.5);
     const double hi = std::max(2800.0, m_dk * 1.3);
     m_xAxis->setRange(lo, hi);
+    fitAxisLabels();
 
     QList<QPointF> marker, markerPoints;
     if (m_dk > 0) {

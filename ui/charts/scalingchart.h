@@ -37,6 +37,14 @@ public:
     QList<QPointF> scaledPoints() const;
 
     QSize sizeHint() const override { return {420, 260}; }
+    /// Base of the log x axis's labelled ticks: 2 when every power of two fits under the plot,
+    /// else 4 or 8 (labels thinned to what fits; never elided like "10…").
+    double xAxisBase() const;
+    /// The x axis's tick labels for `base` (0: the current one) and the current range ("2",
+    /// "4", … "2048").
+    QStringList xAxisLabels(double base = 0) const;
+    /// Width the labels need side by side for `base` (0: the current one), logical pixels.
+    qreal xAxisLabelsWidth(double base = 0) const;
 
 protected:
     ScalingChart(const QString &title, const QString &yTitle, QWidget *parent);
@@ -52,6 +60,7 @@ private:
     void redraw();
     void updateTitle();
     void applyTheme();
+    void fitAxisLabels();
 
     QString m_title;
     std::shared_ptr<const ScalingSweepData> m_data;

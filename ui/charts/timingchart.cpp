@@ -313,6 +313,11 @@ TimingChart::TimingChart(QWidget *parent)
     m_timeY = makeLogAxis(timeChart, 10, tr("s per run"));
     m_timeY->setRange(1e-5, 10);
     timeChart->addAxis(m_timeX, Qt::AlignBottom);
+    // n labels thinned to what fits the plot's width (never elided).
+    connect(timeChart, &QChart::plotAreaChanged, this,
+            [this](const QRectF &area) { chartstyle::fitLogAxisLabels(m_timeX, area.width()); });
+    connect(memoryChart, &QChart::plotAreaChanged, this,
+            [this](const QRectF &area) { chartstyle::fitLogAxisLabels(m_memoryX, area.width()); });
     timeChart->addAxis(m_timeY, Qt::AlignLeft);
     m_memoryX = makeLogAxis(memoryChart, 2, tr("n (log₂ axis)"));
     m_memoryX->setRange(100, 20000);
@@ -723,6 +728,8 @@ void TimingChart::plot()
         m_budgetLine->replace({QPointF(nMin / 1.3, budgetMib), QPointF(nMax * 1.3, budgetMib)});
         setLogRange(m_timeX, nMin, nMax);
         setLogRange(m_memoryX, nMin, nMax);
+        chartstyle::fitLogAxisLabels(m_timeX, m_timeView->chart()->plotArea().width());
+        chartstyle::fitLogAxisLabels(m_memoryX, m_memoryView->chart()->plotArea().width());
     }
     if (tMax > 0)
         setLogRange(m_timeY, tMin, tMax);
