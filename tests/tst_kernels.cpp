@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <limits>
+#include <thread>
 
 using namespace attn;
 
@@ -421,6 +422,47 @@ private slots:
         // Under 32 MiB at n = 16384 (issue 5's budget) in float32 too.
         QVERIFY(kernelExtraBytes(KernelKind::Streaming, 16384, 16384, 64, 4) < std::size_t(32)
                     << 20);
+    }
+
+    // timings_invert_under_load (new-user trial): small problems now run on the calling thread
+    // alone; the thread count is set for this thread only and restored afterwards.
+    void threadPolicy()
+    {
+        const Index all = kernelThreads();
+        QVERIFY(all >= 1);
+        // 4·n²·d flops: n = 256, d = 64 is 1.7e7 (one thread), n = 512 is 6.7e7 (all).
+        QCOMPARE(kernelThreadsFor(256, 256, 64, 64), Index(1));
+        QCOMPARE(kernelThreadsFor(512, 512, 64, 64), all);
+        QCOMPARE(kernelThreadsFor(0, 0, 64, 64), Index(1));
+        {
+            const ScopedKernelThreads one(1);
+            QCOMPARE(kernelThreads(), Index(1));
+            {
+                const ScopedKernelThreads three(3);
+                QCOMPARE(kernelThreads(), Index(3));
+            }
+            QCOMPARE(kernelThreads(), Index(1));
+            // Another thread keeps its own setting.
+            Index other = 0;
+            std::thread t([&other] { other = kernelThreads(); });
+            t.join();
+            QVERIFY(other >= 1);
+        }
+        QCOMPARE(kernelThreads(), all);
+        // A small and a large kernel call leave the caller's setting as it was, and agree.
+        Generator rng(3);
+        for (const Index n : {Index(64), Index(600)}) {
+            const MatrixD q = rng.standardNormal(n, 64);
+            const MatrixD k = rng.standardNormal(n, 64);
+            const MatrixD v = rng.standardNormal(n, 64);
+            const MatrixD m = attentionMaterialized<double>(q, k, v, 0.125);
+            QCOMPARE(kernelThreads(), all);
+            const MatrixD st = attentionStreaming<double>(q, k, v, 0.125);
+            QCOMPARE(kernelThreads(), all);
+            const MatrixD loop = attentionLoop<double>(q, k, v, 0.125);
+            ATTN_COMPARE_CLOSE(m, loop, 1e-12, 0.0);
+            ATTN_COMPARE_CLOSE(st, loop, 1e-12, 0.0);
+        }
     }
 };
 
