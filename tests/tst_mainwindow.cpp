@@ -9,10 +9,17 @@
 #include <charts/scalingsweeprunner.h>
 #include <charts/timingchart.h>
 #include <experiments/experiments.h>
+#include <heatmapactions.h>
 #include <heatmapwidget.h>
 #include <mainwindow.h>
 #include <panels/controlpanel.h>
+#include <panels/experimentpage.h>
 #include <panels/experimentspanel.h>
+#include <panels/heatmapviewpanel.h>
+#include <views/attentionviews.h>
+#include <views/compareview.h>
+#include <views/figureexport.h>
+#include <views/stepsview.h>
 
 #include <QAbstractButton>
 #include <QAbstractSlider>
@@ -30,8 +37,12 @@
 #include <QImageReader>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
+#include <QScreen>
 #include <QScrollBar>
 #include <QSet>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
@@ -104,6 +115,14 @@ private slots:
     void modeSwitchHidesAndRestoresDocks();
     void everyControlHasToolTip();
     void shortcutsAreUnique();
+    void initialSizeFitsScreen();
+    void switchingViewsKeepsWindowSize();
+    void restoredGeometryClampedToScreen();
+    void exportCurrentView_data();
+    void exportCurrentView();
+    void exportCurrentViewBadSuffixFails();
+    void viewMenuListsTabActions();
+    void stepsWeightsFollowHeatmapColormap();
 
 private:
     /// Waits for the window's first result (the defaults).
@@ -165,7 +184,11 @@ void TestMainWindow::buildsOffscreen()
     auto *warning = m_window->findChild<QLabel *>(QStringLiteral("nonFiniteStatus"));
     QVERIFY(warning);
     QVERIFY(!warning->isVisible());
-    QCOMPARE(m_window->sizeHint(), QSize(1500, 950));
+    // 1500 × 950, or 90 % of a smaller screen's available geometry.
+    const QRect available = m_window->screen()->availableGeometry();
+    QCOMPARE(
+        m_window->sizeHint(),
+        QSize(1500, 950).boundedTo(QSize(available.width() * 9 / 10, available.height() * 9 / 10)));
 }
 
 void TestMainWindow::controlChangeGivesOneResult_data()
@@ -784,6 +807,285 @@ void TestMainWindow::shortcutsAreUnique()
     }
     QVERIFY(seen.contains(QStringLiteral("Ctrl+E")));
     QVERIFY(seen.contains(QStringLiteral("F1")));
+}
+
+void TestMainWindow::initialSizeFitsScreen()
+{
+    // A first start (no saved geometry): at most 90 % of the available geometry, centred, and
+    // the window's minimum (docks, centre) fits the screen, so nothing forces it wider.
+    const QRect available = m_window->screen()->availableGeometry();
+    const QRect frame = m_window->frameGeometry();
+    QVERIFY2(available.contains(frame),
+             qPrintable(QStringLiteral("frame %1×%2+%3+%4 outside %5×%6")
+                            .arg(frame.width())
+                            .arg(frame.height())
+                            .arg(frame.x())
+                            .arg(frame.y())
+                            .arg(available.width())
+                            .arg(available.height())));
+    QVERIFY(m_window->width() <= available.width() * 9 / 10);
+    QVERIFY(m_window->height() <= available.height() * 9 / 10);
+    // Centred (the client area is; the frame's border may shift it by its own width).
+    const QSize border = frame.size() - m_window->size();
+    QVERIFY(std::abs(frame.center().x() - available.center().x()) <= border.width() + 1);
+    QVERIFY(std::abs(frame.center().y() - available.center().y()) <= border.height() + 1);
+    const QSize minimum = m_window->minimumSizeHint();
+    QVERIFY2(minimum.width() <= m_window->width() && minimum.height() <= m_window->height(),
+             qPrintable(QStringLiteral("minimum %1×%2 larger than the window %3×%4")
+                            .arg(minimum.width())
+                            .arg(minimum.height())
+                            .arg(m_window->width())
+                            .arg(m_window->height())));
+}
+
+void TestMainWindow::switchingViewsKeepsWindowSize()
+{
+    // Regression: switching tabs, modes or showing a dock made the window grow beyond the
+    // screen (the pages' and docks' minimum widths added up to about 1450 pixels).
+    QVERIFY(waitForFirstResult());
+    const QSize start = m_window->size();
+    AttentionViews *views = m_window->attentionViews();
+    QVERIFY(views);
+    auto check = [&](const char *what) {
+        QTest::qWait(50);
+        QVERIFY2(m_window->size() == start, what);
+        const QSize minimum = m_window->minimumSizeHint();
+        QVERIFY2(minimum.width() <= start.width() && minimum.height() <= start.height(), what);
+    };
+    for (int tab : {int(AttentionViews::StepsTab), int(AttentionViews::CompareTab),
+                    int(AttentionViews::HeadsTab)}) {
+        views->setCurrentIndex(tab);
+        check("attention view tab");
+    }
+    m_window->modeTabs()->setCurrentIndex(1);
+    check("experiments mode");
+    m_window->modeTabs()->setCurrentIndex(0);
+    check("back to the attention mode");
+    for (QDockWidget *dock : m_window->findChildren<QDockWidget *>())
+        dock->show(); // the Tensors dock too
+    check("every dock shown");
+}
+
+void TestMainWindow::restoredGeometryClampedToScreen()
+{
+    // Geometry saved on a larger screen is made to fit the current one.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QSettings settings(dir.filePath(QStringLiteral("attnlab.ini")), QSettings::IniFormat);
+    const QRect available = m_window->screen()->availableGeometry();
+    m_window->setGeometry(QRect(available.topLeft() + QPoint(200, 100),
+                                QSize(available.width() * 3 / 2, available.height() * 3 / 2)));
+    QTest::qWait(50);
+    m_window->saveSettings(settings);
+    settings.sync();
+    m_window.reset();
+
+    m_window = std::make_unique<MainWindow>();
+    m_window->restoreSettings(settings);
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+    const QRect frame = m_window->frameGeometry();
+    QVERIFY2(available.contains(frame),
+             qPrintable(QStringLiteral("restored frame %1×%2+%3+%4 outside %5×%6")
+                            .arg(frame.width())
+                            .arg(frame.height())
+                            .arg(frame.x())
+                            .arg(frame.y())
+                            .arg(available.width())
+                            .arg(available.height())));
+}
+
+void TestMainWindow::exportCurrentView_data()
+{
+    QTest::addColumn<QString>("view");
+    QTest::addColumn<QString>("suffix");
+    QTest::addColumn<int>("target");
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QString>("fileName");
+    using T = MainWindow::ExportTarget;
+    for (const char *suffix : {"png", "svg", "pdf"}) {
+        const QString sx = QLatin1String(suffix);
+        QTest::addRow("heads grid %s", suffix) << "grid" << sx << int(T::Heads) << "Heatmap Grid"
+                                               << "attention-heads.png";
+        QTest::addRow("single head %s", suffix) << "head" << sx << int(T::Heads) << "Head 1"
+                                                << "attention-head1.png";
+        QTest::addRow("steps %s", suffix) << "steps" << sx << int(T::Steps) << "Attention Steps"
+                                          << "attention-steps-head0.png";
+        QTest::addRow("compare %s", suffix)
+            << "compare" << sx << int(T::Compare) << "A/B Comparison"
+            << "attention-compare.png";
+        QTest::addRow("focused chart %s", suffix)
+            << "chart" << sx << int(T::Chart) << "Max weight vs d_k"
+            << "chart-max-weight-vs-d-k.png";
+    }
+    // Experiment figures come as PNG or SVG (exportExperimentFigure).
+    QTest::addRow("experiment png") << "experiment"
+                                    << "png" << int(T::Experiment) << "E1 Figure"
+                                    << "e1.png";
+    QTest::addRow("experiment svg") << "experiment"
+                                    << "svg" << int(T::Experiment) << "E1 Figure"
+                                    << "e1.png";
+}
+
+void TestMainWindow::exportCurrentView()
+{
+    QFETCH(QString, view);
+    QFETCH(QString, suffix);
+    QFETCH(int, target);
+    QFETCH(QString, name);
+    QFETCH(QString, fileName);
+    QVERIFY(waitForFirstResult());
+    AttentionViews *views = m_window->attentionViews();
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("current.") + suffix);
+    const QString reference = dir.filePath(QStringLiteral("reference.") + suffix);
+
+    // Switch to the view the way a user would, then write it as File → Export would.
+    std::function<bool(QSize, QString *)> viewsOwnExport; // the view's own export path
+    if (view == QLatin1String("grid") || view == QLatin1String("head")) {
+        if (view == QLatin1String("head"))
+            m_window->heatmapWidget()->showSingleHead(1);
+        viewsOwnExport = [&](QSize size, QString *error) {
+            return suffix == QLatin1String("png")
+                ? m_window->heatmapActions()->exportView(reference, size * 2, 192.0, error)
+                : m_window->heatmapActions()->exportView(reference, size, 96.0, error);
+        };
+    } else if (view == QLatin1String("steps")) {
+        views->setCurrentIndex(AttentionViews::StepsTab);
+        viewsOwnExport = [&](QSize size, QString *error) {
+            return views->stepsView()->exportFigure(reference, size, 2.0, error);
+        };
+    } else if (view == QLatin1String("compare")) {
+        views->setCurrentIndex(AttentionViews::CompareTab);
+        QTRY_VERIFY_WITH_TIMEOUT(views->compareView()->isUpToDate(), 20000);
+        viewsOwnExport = [&](QSize size, QString *error) {
+            return views->compareView()->exportFigure(reference, size, 2.0, error);
+        };
+    } else if (view == QLatin1String("chart")) {
+        m_window->activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+        m_window->maxWeightChart()->setFocus(Qt::MouseFocusReason); // as a click does
+        QTRY_COMPARE(QApplication::focusWidget(),
+                     static_cast<QWidget *>(m_window->maxWeightChart()));
+        viewsOwnExport = [&](QSize size, QString *error) {
+            return exportWidget(m_window->maxWeightChart(), reference, size, 2.0, error);
+        };
+    } else {
+        m_window->modeTabs()->setCurrentIndex(1);
+        ExperimentsPanel *panel = m_window->experimentsPanel();
+        QVERIFY(panel->setCurrentExperiment(QStringLiteral("E1")));
+        QSignalSpy done(panel->currentPage(), &ExperimentPage::resultReady);
+        panel->currentPage()->run();
+        QVERIFY(done.wait(20000));
+        viewsOwnExport = [&, panel](QSize size, QString *error) {
+            return panel->currentPage()->exportFigure(reference, size, error);
+        };
+    }
+    QCOMPARE(int(m_window->currentExportTarget()), target);
+    QVERIFY2(m_window->currentExportName().contains(name),
+             qPrintable(m_window->currentExportName()));
+    QCOMPARE(m_window->currentExportFileName(), fileName);
+    // File → Export names what it exports.
+    QVERIFY2(m_window->exportAction()->text().contains(name),
+             qPrintable(m_window->exportAction()->text()));
+
+    const QSize size = m_window->currentExportSize();
+    QVERIFY(!size.isEmpty());
+    QString error;
+    QVERIFY2(m_window->exportCurrentView(path, &error), qPrintable(error));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray bytes = f.readAll();
+    if (suffix == QLatin1String("png")) {
+        const QImage image(path);
+        QVERIFY(!image.isNull());
+        // Two device pixels per pixel, except experiment figures (their size in pixels).
+        QCOMPARE(image.size(), view == QLatin1String("experiment") ? size : size * 2);
+        // The same picture as the view's own Export writes: one rendering path.
+        QVERIFY2(viewsOwnExport(size, &error), qPrintable(error));
+        const QImage own(reference);
+        QCOMPARE(own.size(), image.size());
+        QVERIFY(own.convertToFormat(QImage::Format_ARGB32)
+                == image.convertToFormat(QImage::Format_ARGB32));
+    } else if (suffix == QLatin1String("svg")) {
+        QXmlStreamReader xml(bytes);
+        bool sawSvg = false;
+        while (!xml.atEnd()) {
+            xml.readNext();
+            if (xml.isStartElement() && xml.name() == QLatin1String("svg"))
+                sawSvg = true;
+        }
+        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+        QVERIFY(sawSvg);
+    } else {
+        QVERIFY(bytes.startsWith("%PDF"));
+        QVERIFY(bytes.contains("/Page"));
+    }
+}
+
+void TestMainWindow::exportCurrentViewBadSuffixFails()
+{
+    QVERIFY(waitForFirstResult());
+    QTemporaryDir dir;
+    AttentionViews *views = m_window->attentionViews();
+    for (int tab : {int(AttentionViews::HeadsTab), int(AttentionViews::StepsTab)}) {
+        views->setCurrentIndex(tab);
+        const QString path = dir.filePath(QStringLiteral("view.bmpx"));
+        QString error;
+        QVERIFY(!m_window->exportCurrentView(path, &error));
+        QVERIFY(!error.isEmpty());
+        QVERIFY(!QFile::exists(path));
+    }
+}
+
+void TestMainWindow::viewMenuListsTabActions()
+{
+    AttentionViews *views = m_window->attentionViews();
+    const QList<QAction *> tabActions = views->tabActions();
+    QCOMPARE(tabActions.size(), 3);
+    QMenu *viewMenu = nullptr;
+    for (QAction *a : m_window->menuBar()->actions()) {
+        if (a->menu() && a->text().remove(QLatin1Char('&')) == QLatin1String("View"))
+            viewMenu = a->menu();
+    }
+    QVERIFY(viewMenu);
+    const QList<QAction *> shortcuts = m_window->shortcutActions(); // Help → Keyboard shortcuts
+    for (int tab = 0; tab < tabActions.size(); ++tab) {
+        QAction *a = tabActions[tab];
+        QVERIFY2(viewMenu->actions().contains(a), qPrintable(a->text()));
+        QVERIFY(shortcuts.contains(a));
+        QCOMPARE(a->shortcut(), QKeySequence(QStringLiteral("Ctrl+Alt+%1").arg(tab + 1)));
+    }
+    // The mode actions (Attention / Experiments) are there too.
+    int modes = 0;
+    for (QAction *a : viewMenu->actions())
+        modes += a->shortcut() == QKeySequence(QStringLiteral("Ctrl+1"))
+            || a->shortcut() == QKeySequence(QStringLiteral("Ctrl+2"));
+    QCOMPARE(modes, 2);
+    // From the experiments, a tab action brings the attention mode back on that tab.
+    m_window->modeTabs()->setCurrentIndex(1);
+    tabActions[AttentionViews::CompareTab]->trigger();
+    QCOMPARE(m_window->modeTabs()->currentIndex(), 0);
+    QCOMPARE(views->currentIndex(), int(AttentionViews::CompareTab));
+    tabActions[AttentionViews::StepsTab]->trigger();
+    QCOMPARE(views->currentIndex(), int(AttentionViews::StepsTab));
+}
+
+void TestMainWindow::stepsWeightsFollowHeatmapColormap()
+{
+    // The weights panels of the steps and A/B views use the colormap picked for the heatmaps.
+    QVERIFY(waitForFirstResult());
+    auto *combo
+        = m_window->heatmapViewPanel()->findChild<QComboBox *>(QStringLiteral("colormapCombo"));
+    QVERIFY(combo);
+    for (ColormapId id : {ColormapId::Magma, ColormapId::Cividis, ColormapId::Viridis}) {
+        const int index = combo->findData(int(id));
+        QVERIFY(index >= 0);
+        combo->setCurrentIndex(index);
+        QCOMPARE(m_window->heatmapWidget()->options().colormap, id);
+        QCOMPARE(m_window->attentionViews()->stepsView()->renderer().weightsColormap(), id);
+    }
 }
 
 QTEST_MAIN(TestMainWindow)

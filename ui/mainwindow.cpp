@@ -1,6 +1,7 @@
 #include "mainwindow.h"
 
 #include "attentionsession.h"
+#include "charts/experimentfigure.h"
 #include "charts/rowmetricschart.h"
 #include "charts/scalingchart.h"
 #include "charts/scalingsweeprunner.h"
@@ -9,6 +10,7 @@
 #include "heatmaprenderer.h"
 #include "heatmapwidget.h"
 #include "panels/controlpanel.h"
+#include "panels/experimentpage.h"
 #include "panels/experimentspanel.h"
 #include "panels/heatmapviewpanel.h"
 #include "recentfiles.h"
@@ -16,6 +18,9 @@
 #include "sessionfile.h"
 #include "tensorcontroller.h"
 #include "views/attentionviews.h"
+#include "views/compareview.h"
+#include "views/figureexport.h"
+#include "views/stepsview.h"
 
 #include <QAction>
 #include <QActionGroup>
@@ -27,16 +32,19 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QHeaderView>
 #include <QJsonArray>
 #include <QKeySequence>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QStyle>
 #include <QTabWidget>
 #include <QTimer>
 #include <QTreeWidget>
@@ -76,6 +84,18 @@ QString secondsText(double seconds)
     return QObject::tr("%1 s").arg(seconds, 0, 'f', 2);
 }
 
+/// `content` in a frameless scroll area that resizes it: the dock can be made narrower or
+/// shorter than the content's minimum (scroll bars appear) instead of widening the window.
+QScrollArea *scrollable(QWidget *content)
+{
+    auto *scroll = new QScrollArea;
+    scroll->setObjectName(content->objectName() + QStringLiteral("Scroll"));
+    scroll->setWidget(content);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    return scroll;
+}
+
 } // namespace
 
 MainWindow::MainWindow(QWidget *parent)
@@ -99,7 +119,8 @@ MainWindow::MainWindow(QWidget *parent)
     m_modes->setObjectName(QStringLiteral("modeTabs"));
     m_modes->setDocumentMode(true);
     // The attention mode's centre: tabs "Heads" (m_heatmap), "Steps" and "Compare A/B".
-    m_modes->addTab(new AttentionViews(m_heatmap, m_session), tr("Attention"));
+    m_views = new AttentionViews(m_heatmap, m_session);
+    m_modes->addTab(m_views, tr("Attention"));
     m_modes->addTab(m_experiments, tr("Experiments E1–E12"));
     m_modes->setTabToolTip(0,
                            tr("Heatmaps of the current parameters, with the controls and live "
@@ -107,6 +128,9 @@ MainWindow::MainWindow(QWidget *parent)
     m_modes->setTabToolTip(1,
                            tr("The twelve experiments of Attention Lab, each with its "
                               "parameters, table, figure and note (Ctrl+2)"));
+    // The pages' own minimum sizes (the A/B strip, an experiment's figure) must not make the
+    // window wider than the screen: the centre's minimum is fixed, the docks scroll.
+    m_modes->setMinimumSize(360, 300);
     setCentralWidget(m_modes);
 
     createDocks();
@@ -115,7 +139,7 @@ MainWindow::MainWindow(QWidget *parent)
     createStatusBar();
     connectSession();
 
-    resize(sizeHint());
+    fitToScreen(); // restoreSettings may replace it with the saved geometry
 
     // First result for the default parameters.
     m_controls->setParameters(m_session->parameters());
@@ -123,11 +147,70 @@ MainWindow::MainWindow(QWidget *parent)
     m_session->recompute();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow()
+{
+    // Focus changes while the children are destroyed must not reach updateExportAction.
+    disconnect(qApp, nullptr, this, nullptr);
+}
+
+QSize MainWindow::sizeHint() const
+{
+    QSize size(1500, 950);
+    const QScreen *s = isVisible() && screen() ? screen() : QGuiApplication::primaryScreen();
+    if (s) {
+        const QRect available = s->availableGeometry();
+        size = size.boundedTo(QSize(available.width() * 9 / 10, available.height() * 9 / 10));
+    }
+    return size;
+}
+
+void MainWindow::fitToScreen()
+{
+    const QScreen *s = isVisible() && screen() ? screen() : QGuiApplication::primaryScreen();
+    resize(sizeHint());
+    if (s) {
+        QRect r(QPoint(0, 0), size());
+        r.moveCenter(s->availableGeometry().center());
+        move(r.topLeft());
+    }
+}
+
+void MainWindow::clampToScreen()
+{
+    if (isMaximized() || isFullScreen())
+        return;
+    const QRect frame = frameGeometry();
+    QScreen *s = QGuiApplication::screenAt(frame.center());
+    if (!s)
+        s = QGuiApplication::primaryScreen();
+    if (!s)
+        return;
+    const QRect available = s->availableGeometry();
+    // The frame (title bar, borders) counts: the client size shrinks by the same amount.
+    const QSize decoration = frame.size() - size();
+    const QSize client = size().boundedTo(available.size() - decoration);
+    if (client != size())
+        resize(client);
+    QRect r(frame.topLeft(), client + decoration);
+    if (r.right() > available.right())
+        r.moveRight(available.right());
+    if (r.bottom() > available.bottom())
+        r.moveBottom(available.bottom());
+    if (r.left() < available.left())
+        r.moveLeft(available.left());
+    if (r.top() < available.top())
+        r.moveTop(available.top());
+    if (r.topLeft() != frame.topLeft())
+        move(r.topLeft());
+}
 
 void MainWindow::showEvent(QShowEvent *event)
 {
     QMainWindow::showEvent(event);
+    if (m_clampOnShow) {
+        m_clampOnShow = false;
+        clampToScreen();
+    }
     if (m_initialSizes) {
         // Dock sizes only stick once the window has its real size.
         m_initialSizes();
@@ -161,14 +244,14 @@ void MainWindow::createDocks()
     scroll->setWidget(m_controls);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setMinimumWidth(m_controls->sizeHint().width() + 20);
+    // Narrower than the controls (small screens): a horizontal scroll bar, not a wider window.
+    scroll->setMinimumWidth(200);
     addDock(scroll, tr("Controls"), QStringLiteral("controlsDock"), Qt::LeftDockWidgetArea);
     // How the heads heatmaps are drawn: colormap, scale, range, pooling, zoom, trim padding,
     // hidden keys (ui/panels/heatmapviewpanel.h).
     m_viewPanel = new HeatmapViewPanel(m_heatmap);
     m_viewPanel->setObjectName(QStringLiteral("heatmapViewPanel"));
-    addDock(m_viewPanel, tr("Heatmap view"), QStringLiteral("heatmapViewDock"),
+    addDock(scrollable(m_viewPanel), tr("Heatmap view"), QStringLiteral("heatmapViewDock"),
             Qt::LeftDockWidgetArea);
     // File → Open Tensors…: layer/head selectors and token labels, shown while tensors are loaded.
     m_tensors = new TensorController(m_session, m_heatmap, this);
@@ -181,21 +264,45 @@ void MainWindow::createDocks()
     m_maxWeightChart = new MaxWeightChart;
     m_jacobianChart = new JacobianNormChart;
     m_rowMetricsChart = new RowMetricsChart;
-    QDockWidget *maxDock = addDock(m_maxWeightChart, tr("Max weight vs d_k"),
-                                   QStringLiteral("maxWeightDock"), Qt::RightDockWidgetArea);
-    QDockWidget *jacDock = addDock(m_jacobianChart, tr("Jacobian norm vs d_k"),
-                                   QStringLiteral("jacobianDock"), Qt::RightDockWidgetArea);
-    QDockWidget *rowDock = addDock(m_rowMetricsChart, tr("Per-row metrics"),
-                                   QStringLiteral("rowMetricsDock"), Qt::RightDockWidgetArea);
     m_timingChart = new TimingChart;
-    QDockWidget *timingDock = addDock(m_timingChart, tr("Timing: what n² costs"),
+    m_charts = {m_maxWeightChart, m_jacobianChart, m_rowMetricsChart, m_timingChart};
+    // Each chart scrolls inside its dock when the dock is smaller than the chart's minimum.
+    QDockWidget *maxDock = addDock(scrollable(m_maxWeightChart), tr("Max weight vs d_k"),
+                                   QStringLiteral("maxWeightDock"), Qt::RightDockWidgetArea);
+    QDockWidget *jacDock = addDock(scrollable(m_jacobianChart), tr("Jacobian norm vs d_k"),
+                                   QStringLiteral("jacobianDock"), Qt::RightDockWidgetArea);
+    QDockWidget *rowDock = addDock(scrollable(m_rowMetricsChart), tr("Per-row metrics"),
+                                   QStringLiteral("rowMetricsDock"), Qt::RightDockWidgetArea);
+    QDockWidget *timingDock = addDock(scrollable(m_timingChart), tr("Timing: what n² costs"),
                                       QStringLiteral("timingDock"), Qt::RightDockWidgetArea);
     tabifyDockWidget(rowDock, timingDock);
     rowDock->raise();
-    m_initialSizes = [this, maxDock, jacDock, rowDock] {
-        resizeDocks({m_docks.constFirst()}, {330}, Qt::Horizontal);
-        resizeDocks({maxDock}, {520}, Qt::Horizontal);
-        resizeDocks({maxDock, jacDock, rowDock}, {290, 290, 330}, Qt::Vertical);
+    // A short screen (e.g. 1600 × 900, 1280 × 800): the two sweep charts share a place as tabs, so
+    // each chart keeps a readable height.
+    const bool shortScreen = sizeHint().height() < 900;
+    if (shortScreen) {
+        tabifyDockWidget(maxDock, jacDock);
+        maxDock->raise();
+    }
+    m_initialSizes = [this, maxDock, jacDock, rowDock, shortScreen] {
+        // 330 | centre | 520 pixels on a large screen; on a smaller one the side columns
+        // shrink with the window (left: room for the controls when it can), the centre keeps
+        // at least about 41 % of the width.
+        const int w = width();
+        const int scrollBar = style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 4;
+        const int wantLeft = std::max(m_controls->minimumSizeHint().width(),
+                                      m_viewPanel->minimumSizeHint().width())
+            + scrollBar;
+        const int left = std::min(std::max(330, wantLeft), w * 28 / 100);
+        const int right = std::min(520, w * 31 / 100);
+        resizeDocks({m_docks.constFirst()}, {left}, Qt::Horizontal);
+        resizeDocks({maxDock}, {right}, Qt::Horizontal);
+        const int h = height();
+        if (shortScreen)
+            resizeDocks({maxDock, rowDock}, {h * 45 / 100, h * 55 / 100}, Qt::Vertical);
+        else
+            resizeDocks({maxDock, jacDock, rowDock}, {h * 29 / 95, h * 29 / 95, h * 33 / 95},
+                        Qt::Vertical);
     };
 }
 
@@ -219,13 +326,13 @@ void MainWindow::createActions()
     connect(m_heatmapActions, &HeatmapActions::message, this,
             [this](const QString &text) { statusBar()->showMessage(text, 10000); });
 
+    // File → Export: the current view (heads, steps, A/B, the focused chart, the experiment's
+    // figure); its text names what it exports (updateExportAction).
     m_exportAction = new QAction(tr("&Export Heatmap Grid…"), this);
     m_exportAction->setObjectName(QStringLiteral("exportAction"));
     m_exportAction->setShortcut(QKeySequence(tr("Ctrl+E")));
-    m_exportAction->setStatusTip(tr("Save the heatmap grid (every head, the mean, colourbar and "
-                                    "caption) as PNG, SVG or PDF"));
     m_exportAction->setIcon(QIcon::fromTheme(QStringLiteral("document-export")));
-    connect(m_exportAction, &QAction::triggered, this, &MainWindow::exportHeatmapGridInteractive);
+    connect(m_exportAction, &QAction::triggered, this, &MainWindow::exportCurrentViewInteractive);
 
     m_quitAction = new QAction(tr("&Quit"), this);
     m_quitAction->setShortcut(QKeySequence::Quit);
@@ -315,6 +422,19 @@ void MainWindow::createActions()
     connect(m_experimentsModeAction, &QAction::triggered, this,
             [this] { m_modes->setCurrentIndex(1); });
     connect(m_modes, &QTabWidget::currentChanged, this, &MainWindow::onModeChanged);
+    // File → Export names the view it exports.
+    connect(m_modes, &QTabWidget::currentChanged, this, &MainWindow::updateExportAction);
+    connect(m_views, &QTabWidget::currentChanged, this, [this] {
+        // A chart keeping the focus would stay the export target after a tab switch.
+        if (focusedChart())
+            m_views->currentWidget()->setFocus(Qt::OtherFocusReason);
+        updateExportAction();
+    });
+    connect(m_heatmap, &HeatmapWidget::optionsChanged, this, &MainWindow::updateExportAction);
+    connect(m_experiments, &ExperimentsPanel::currentExperimentChanged, this,
+            &MainWindow::updateExportAction);
+    connect(qApp, &QApplication::focusChanged, this, &MainWindow::updateExportAction);
+    updateExportAction();
 
     m_fullScreenAction = new QAction(tr("&Full Screen"), this);
     m_fullScreenAction->setShortcut(QKeySequence::FullScreen);
@@ -377,6 +497,12 @@ void MainWindow::createMenus()
     QMenu *view = menuBar()->addMenu(tr("&View"));
     view->addAction(m_attentionModeAction);
     view->addAction(m_experimentsModeAction);
+    view->addSeparator();
+    // The attention mode's tabs (Ctrl+Alt+1 … 3); from the experiments they also switch back.
+    for (QAction *a : m_views->tabActions()) {
+        view->addAction(a);
+        connect(a, &QAction::triggered, this, [this] { m_modes->setCurrentIndex(0); });
+    }
     view->addSeparator();
     view->addAction(m_showGridAction);
     view->addActions(m_heatmapActions->viewActions());
@@ -604,6 +730,182 @@ void MainWindow::exportHeatmapGridInteractive()
     statusBar()->showMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)), 6000);
 }
 
+QWidget *MainWindow::focusedChart() const
+{
+    const QWidget *focus = QApplication::focusWidget();
+    if (!focus || focus->window() != this)
+        return nullptr;
+    for (QDockWidget *dock : m_docks) {
+        if (!dock->isVisible() || !dock->isAncestorOf(focus))
+            continue;
+        for (QWidget *chart : m_charts) {
+            if (dock->isAncestorOf(chart))
+                return chart;
+        }
+    }
+    return nullptr;
+}
+
+MainWindow::ExportTarget MainWindow::currentExportTarget() const
+{
+    if (focusedChart())
+        return ExportTarget::Chart;
+    if (m_modes->currentWidget() == m_experiments)
+        return ExportTarget::Experiment;
+    switch (m_views->currentIndex()) {
+    case AttentionViews::StepsTab:
+        return ExportTarget::Steps;
+    case AttentionViews::CompareTab:
+        return ExportTarget::Compare;
+    default:
+        return ExportTarget::Heads;
+    }
+}
+
+QString MainWindow::currentExportName() const
+{
+    switch (currentExportTarget()) {
+    case ExportTarget::Heads: {
+        if (!m_heatmap->isSingleHead())
+            return tr("Heatmap Grid");
+        const int head = m_heatmap->options().head;
+        return head >= m_session->parameters().heads ? tr("Mean over Heads")
+                                                     : tr("Head %1").arg(head);
+    }
+    case ExportTarget::Steps:
+        return tr("Attention Steps");
+    case ExportTarget::Compare:
+        return tr("A/B Comparison");
+    case ExportTarget::Chart: {
+        const QWidget *chart = focusedChart();
+        for (QDockWidget *dock : m_docks) {
+            if (dock->isAncestorOf(chart))
+                return tr("Chart “%1”").arg(dock->windowTitle());
+        }
+        return tr("Chart");
+    }
+    case ExportTarget::Experiment:
+        return m_experiments->currentExperiment().isEmpty()
+            ? tr("Experiment Figure")
+            : tr("%1 Figure").arg(m_experiments->currentExperiment());
+    }
+    return {};
+}
+
+QString MainWindow::currentExportFileName() const
+{
+    switch (currentExportTarget()) {
+    case ExportTarget::Heads:
+        if (!m_heatmap->isSingleHead())
+            return QStringLiteral("attention-heads.png");
+        if (m_heatmap->options().head >= m_session->parameters().heads)
+            return QStringLiteral("attention-mean.png");
+        return QStringLiteral("attention-head%1.png").arg(m_heatmap->options().head);
+    case ExportTarget::Steps:
+        return QStringLiteral("attention-steps-head%1.png")
+            .arg(std::max(m_views->stepsView()->head(), 0));
+    case ExportTarget::Compare:
+        return QStringLiteral("attention-compare.png");
+    case ExportTarget::Chart: {
+        // "Max weight vs d_k" → chart-max-weight-vs-d-k.png
+        QString slug;
+        for (QDockWidget *dock : m_docks) {
+            if (!dock->isAncestorOf(focusedChart()))
+                continue;
+            for (const QChar c : dock->windowTitle().toLower()) {
+                if ((c >= QLatin1Char('a') && c <= QLatin1Char('z'))
+                    || (c >= QLatin1Char('0') && c <= QLatin1Char('9')))
+                    slug += c;
+                else if (!slug.endsWith(QLatin1Char('-')))
+                    slug += QLatin1Char('-');
+            }
+        }
+        while (slug.endsWith(QLatin1Char('-')))
+            slug.chop(1);
+        return QStringLiteral("chart-%1.png").arg(slug.isEmpty() ? QStringLiteral("view") : slug);
+    }
+    case ExportTarget::Experiment:
+        return QStringLiteral("%1.png").arg(m_experiments->currentExperiment().toLower());
+    }
+    return QStringLiteral("attention.png");
+}
+
+QSize MainWindow::currentExportSize() const
+{
+    switch (currentExportTarget()) {
+    case ExportTarget::Heads:
+        return defaultExportSize();
+    case ExportTarget::Steps:
+        return m_views->stepsView()->defaultExportSize();
+    case ExportTarget::Compare:
+        return m_views->compareView()->defaultExportSize();
+    case ExportTarget::Chart:
+        return focusedChart()->size();
+    case ExportTarget::Experiment: {
+        const ExperimentPage *page = m_experiments->currentPage();
+        return page && page->result() ? defaultExperimentFigureSize(*page->result()) : QSize();
+    }
+    }
+    return {};
+}
+
+bool MainWindow::exportCurrentView(const QString &path, QString *error, QSize size, qreal dpr) const
+{
+    if (size.isEmpty())
+        size = currentExportSize();
+    const bool png = QFileInfo(path).suffix().toLower() == QLatin1String("png");
+    switch (currentExportTarget()) {
+    case ExportTarget::Heads:
+        // The heatmaps as shown (grid or one head, zoom window, colormap …), white page; a PNG
+        // of `size` × `dpr` pixels at 96 × `dpr` dpi looks like the screen, only sharper.
+        return png
+            ? m_heatmapActions->exportView(path, (QSizeF(size) * dpr).toSize(), 96.0 * dpr, error)
+            : m_heatmapActions->exportView(path, size, 96.0, error);
+    case ExportTarget::Steps:
+        return m_views->stepsView()->exportFigure(path, size, dpr, error);
+    case ExportTarget::Compare:
+        return m_views->compareView()->exportFigure(path, size, dpr, error);
+    case ExportTarget::Chart:
+        return exportWidget(focusedChart(), path, size, dpr, error);
+    case ExportTarget::Experiment: {
+        const ExperimentPage *page = m_experiments->currentPage();
+        if (!page) {
+            if (error)
+                *error = tr("No experiment is selected.");
+            return false;
+        }
+        return page->exportFigure(path, size, error);
+    }
+    }
+    return false;
+}
+
+void MainWindow::updateExportAction()
+{
+    if (!m_exportAction)
+        return;
+    const QString name = currentExportName();
+    m_exportAction->setText(tr("&Export %1…").arg(name));
+    m_exportAction->setStatusTip(
+        currentExportTarget() == ExportTarget::Experiment
+            ? tr("Save the figure of the current experiment as PNG or SVG")
+            : tr("Save the current view (%1) as PNG, SVG or PDF; click a chart first to export "
+                 "that chart")
+                  .arg(name));
+}
+
+void MainWindow::exportCurrentViewInteractive()
+{
+    const QString title = tr("Export %1").arg(currentExportName());
+    if (currentExportTarget() == ExportTarget::Heads && !m_session->result()) {
+        QMessageBox::information(this, title, tr("There is no computed heatmap to export yet."));
+        return;
+    }
+    exportFigureInteractive(
+        this, title, currentExportFileName(),
+        [this](const QString &path, QString *error) { return exportCurrentView(path, error); });
+}
+
 bool MainWindow::openSession(const QString &path)
 {
     return m_sessionController->open(path);
@@ -695,8 +997,10 @@ void MainWindow::restoreSettings(QSettings &settings)
     const QByteArray geometry = settings.value(QStringLiteral("geometry")).toByteArray();
     const QByteArray state = settings.value(QStringLiteral("state")).toByteArray();
     settings.endGroup();
-    if (!geometry.isEmpty())
-        restoreGeometry(geometry);
+    if (!geometry.isEmpty() && restoreGeometry(geometry)) {
+        clampToScreen(); // saved on a larger screen: fit this one
+        m_clampOnShow = true; // again once the frame (title bar, borders) is known
+    }
     if (!state.isEmpty() && restoreState(state))
         m_initialSizes = nullptr; // the saved dock sizes win over the defaults
     m_sessionController->restoreSettings(settings);

@@ -23,6 +23,7 @@ class QTabWidget;
 namespace attn {
 
 class AttentionSession;
+class AttentionViews;
 class ControlPanel;
 class ExperimentsPanel;
 class HeatmapActions;
@@ -60,6 +61,8 @@ public:
     QAction *exportAction() const { return m_exportAction; }
     /// The centre's modes: 0 = attention view (heatmaps), 1 = experiments (whole window).
     QTabWidget *modeTabs() const { return m_modes; }
+    /// The attention mode's tabs: Heads, Steps, Compare A/B (their actions are in the View menu).
+    AttentionViews *attentionViews() const { return m_views; }
 
     /// Writes the heatmap grid of the current result (every head plus the mean, with colourbar
     /// and caption) to `path`; PNG, SVG or PDF by suffix. `size` in logical pixels (PDF:
@@ -68,6 +71,34 @@ public:
     bool exportHeatmapGrid(const QString &path, QSize size, qreal dpr, QString *error) const;
     /// Size of a File → Export: the heatmap's on-screen size (at least 800 × 500).
     QSize defaultExportSize() const;
+
+    /// What File → Export (Ctrl+E) writes: the view the user looks at.
+    enum class ExportTarget {
+        Heads, ///< the heads heatmaps as shown: grid of every head + mean, or one head
+        Steps, ///< the steps view (StepsView::exportFigure)
+        Compare, ///< the A/B view (CompareView::exportFigure)
+        Chart, ///< the live chart that has the keyboard focus (a chart dock), as shown
+        Experiment, ///< the current experiment's figure (ExperimentPage::exportFigure)
+    };
+    /// The current export target: a chart dock holding the focus wins, else the experiments
+    /// mode, else the attention view's current tab (Heads / Steps / Compare A/B).
+    ExportTarget currentExportTarget() const;
+    /// Name of what Ctrl+E exports now, e.g. "Heatmap Grid", "Head 2", "Attention Steps",
+    /// "A/B Comparison", "Chart: Max weight vs d_k", "E2 Figure".
+    QString currentExportName() const;
+    /// File name suggested for it, e.g. "attention-heads.png", "attention-steps-head0.png".
+    QString currentExportFileName() const;
+    /// Size (logical pixels; PDF: points) File → Export uses for the current view: the view's
+    /// own default export size (heads: defaultExportSize(); chart: its on-screen size;
+    /// experiment: defaultExperimentFigureSize, in pixels, with dpr 1).
+    QSize currentExportSize() const;
+    /// Writes the current view (currentExportTarget) to `path`, PNG/SVG/PDF by suffix
+    /// (experiment figures: PNG/SVG), through the view's own export code. An empty `size` takes
+    /// currentExportSize(); a PNG is `size` × `dpr` pixels (experiment figures: `size` pixels).
+    /// Returns false with `error` naming the problem (nothing to export yet, unknown suffix,
+    /// write failure). The non-interactive half of File → Export.
+    bool exportCurrentView(const QString &path, QString *error, QSize size = QSize(),
+                           qreal dpr = 2.0) const;
 
     /// Opens a saved session (.attnlab.json); on failure a message box names the file and the
     /// problem and the current state is kept. Returns true when opened.
@@ -91,11 +122,17 @@ public:
     /// Every action with a shortcut, in menu order (for Help → Keyboard shortcuts and tests).
     QList<QAction *> shortcutActions() const;
 
-    QSize sizeHint() const override { return {1500, 950}; }
+    /// 1500 × 950, or less: at most 90 % of the screen's available geometry.
+    QSize sizeHint() const override;
+    /// The window's first-start geometry: sizeHint() centred in the available geometry of the
+    /// screen (the primary one before the window is shown).
+    void fitToScreen();
 
 public slots:
     /// File → Export heatmap grid: asks for a file name (PNG/SVG/PDF) and writes it.
     void exportHeatmapGridInteractive();
+    /// File → Export (Ctrl+E): asks for a file name and writes the current view.
+    void exportCurrentViewInteractive();
     void showKeyboardShortcuts();
     void showAbout();
 
@@ -115,6 +152,12 @@ private:
     void onParametersChanged(const SessionParameters &params);
     void onComputeFailed(const QString &message);
     void onModeChanged(int index);
+    /// Names the current export target in File → Export's text and status tip.
+    void updateExportAction();
+    /// The chart dock's chart holding the focus (nullptr when none).
+    QWidget *focusedChart() const;
+    /// Makes the restored geometry fit the screen it is on (size and position).
+    void clampToScreen();
     QDockWidget *addDock(QWidget *widget, const QString &title, const QString &objectName,
                          Qt::DockWidgetArea area);
 
@@ -131,12 +174,15 @@ private:
     RowMetricsChart *m_rowMetricsChart = nullptr;
     TimingChart *m_timingChart = nullptr;
     ExperimentsPanel *m_experiments = nullptr;
+    AttentionViews *m_views = nullptr;
     QList<QDockWidget *> m_docks;
+    QList<QWidget *> m_charts; ///< the chart docks' charts (exportable by File → Export)
     std::function<void()> m_initialSizes; ///< the default dock sizes, applied once resized
 
     SessionController *m_sessionController = nullptr;
     TensorController *m_tensors = nullptr;
     bool m_settingsRestored = false;
+    bool m_clampOnShow = false; ///< restored geometry: fit the screen again when shown
     QAction *m_nextHeadAction = nullptr;
     QAction *m_previousHeadAction = nullptr;
     QAction *m_exportAction = nullptr;

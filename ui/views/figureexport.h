@@ -1,7 +1,9 @@
 #pragma once
 // The Export dialog shared by the steps and A/B views: asks for a PNG/SVG/PDF file name and
 // calls `write(path)`, reporting failures in a message box and success in the status bar.
+// exportWidget writes a widget as shown (e.g. a live chart) to PNG, SVG or PDF.
 
+#include <QSize>
 #include <QString>
 
 #include <functional>
@@ -13,5 +15,11 @@ namespace attn {
 /// Returns the chosen path ("" when cancelled or failed). `write` returns false with an error.
 QString exportFigureInteractive(QWidget *parent, const QString &title, const QString &suggestedName,
                                 const std::function<bool(const QString &, QString *)> &write);
+
+/// Paints `widget` as shown (QWidget::render, its own paint code) scaled to `size` — logical
+/// pixels for PNG (written at `dpr` device pixels per pixel) and SVG, points for PDF — into
+/// `path`, PNG/SVG/PDF by suffix, on a white page. An empty `size` takes the widget's size.
+/// Returns false with `error` naming the path (unknown suffix, empty widget, write failure).
+bool exportWidget(QWidget *widget, const QString &path, QSize size, qreal dpr, QString *error);
 
 } // namespace attn
