@@ -20,6 +20,7 @@
 #include <QAction>
 #include <QComboBox>
 #include <QFile>
+#include <QFontMetricsF>
 #include <QImageReader>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -550,6 +551,56 @@ private slots:
             QCOMPARE(lay.maps[k].size(), lay.maps[0].size());
             for (int m = k + 1; m < 3; ++m)
                 QVERIFY(!lay.frames[k].intersects(lay.frames[m]));
+        }
+    }
+
+    // Regression (new-user trial): in the 1600×900 window the steps view is about 560×640;
+    // the caption was elided ("scale = 0.…") and the titles cut ("2 · scaled + maske…").
+    // The caption now wraps inside its rectangle above the panels, and titles wider than their
+    // map get a line of their own across the whole panel, where they fit.
+    void narrowViewKeepsTextWhole_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::addColumn<bool>("titleOwnLine");
+        QTest::newRow("1600x900 window centre") << QSize(560, 640) << true;
+        QTest::newRow("wide") << QSize(1600, 600) << false;
+    }
+    void narrowViewKeepsTextWhole()
+    {
+        QFETCH(QSize, size);
+        QFETCH(bool, titleOwnLine);
+        SessionParameters p;
+        p.n = 8;
+        p.dModel = 64;
+        p.heads = 4;
+        StepsRenderer renderer;
+        renderer.setResult(compute(p));
+        const QRectF bounds(QPointF(0, 0), QSizeF(size));
+        const PanelFigureLayout lay = renderer.layout(bounds);
+        QCOMPARE(lay.maps.size(), 3);
+        QCOMPARE(lay.titleOwnLine, titleOwnLine);
+        QFont font(QStringLiteral("DejaVu Sans"));
+        font.setPixelSize(qRound(lay.fontPixelSize));
+        QFont bold = font;
+        bold.setBold(true);
+        const QFontMetricsF fm(font), fmBold(bold);
+        // Caption: every line wrapped within the caption's width and height, above the panels.
+        qreal needed = 0;
+        for (int l = 0; l < renderer.captionLines().size(); ++l)
+            needed += (l == 0 ? fmBold : fm)
+                          .boundingRect(QRectF(0, 0, lay.caption.width(), 1e6), Qt::TextWordWrap,
+                                        renderer.captionLines()[l])
+                          .height();
+        QVERIFY2(needed <= lay.caption.height() + 0.5,
+                 qPrintable(QStringLiteral("%1 > %2").arg(needed).arg(lay.caption.height())));
+        for (int k = 0; k < 3; ++k) {
+            QVERIFY(lay.caption.bottom() <= lay.frames[k].top());
+            QVERIFY(bounds.contains(lay.frames[k]));
+            // The title fits where it is drawn: over the map, or across the panel.
+            const qreal room = titleOwnLine ? lay.frames[k].width()
+                                            : lay.maps[k].width() + 0.8 * lay.fontPixelSize;
+            QVERIFY2(fmBold.horizontalAdvance(renderer.panel(k).title) <= room,
+                     qPrintable(renderer.panel(k).title));
         }
     }
 

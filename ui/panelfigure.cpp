@@ -51,6 +51,14 @@ QString minusSign(QString s)
     return s;
 }
 
+// Height of caption line `text` word-wrapped at `width`.
+qreal captionLineHeight(const QFontMetricsF &fm, const QString &text, qreal width)
+{
+    const qreal wrapped
+        = fm.boundingRect(QRectF(0, 0, std::max(width, 1.0), 1e6), Qt::TextWordWrap, text).height();
+    return std::max(fm.height(), wrapped) + 0.15 * fm.height();
+}
+
 QString formatTick(double v)
 {
     if (std::abs(v) < 1e-300)
@@ -447,7 +455,10 @@ PanelFigureLayout PanelFigure::computeLayout(const QRectF &bounds) const
     const qreal pad = 0.6 * f;
     QRectF r = bounds.adjusted(pad, pad, -pad, -pad);
     if (!m_caption.isEmpty()) {
-        const qreal h = m_caption.size() * lineH * 1.15;
+        // Caption lines wrap at the width (a narrow view shows every parameter, never "…").
+        qreal h = 0;
+        for (int l = 0; l < m_caption.size(); ++l)
+            h += captionLineHeight(l == 0 ? fmBold : fm, m_caption[l], r.width());
         lay.caption = QRectF(r.left(), r.top(), r.width(), h);
         r.setTop(r.top() + h + 0.4 * f);
     }
@@ -499,7 +510,13 @@ PanelFigureLayout PanelFigure::computeLayout(const QRectF &bounds) const
     const qreal tick = 0.3 * f;
     const qreal marker = 0.55 * f; // fully-masked-row marker strip
     const qreal left = lineH + 0.3 * f + yLabelW + tick + marker;
-    const qreal top = lineH * 1.5;
+    // Above the map: the panel title and the colourbar's quantity on one line, or, when a title
+    // is wider than its map, the title on a line of its own across the panel and the quantity
+    // under it (decided below, once the cell size is known).
+    qreal top = lineH * 1.5;
+    qreal titleW = 0;
+    for (const FigurePanel &p : m_panels)
+        titleW = std::max(titleW, fmBold.horizontalAdvance(p.title));
     const qreal bottom = tick + (lay.rotateKeyLabels ? xLabelW : lineH) + 0.1 * f + lineH + 0.5 * f;
     const qreal gap = 0.9 * f; // map → legend
     const qreal between = 1.0 * f; // least space between panels
@@ -514,17 +531,32 @@ PanelFigureLayout PanelFigure::computeLayout(const QRectF &bounds) const
     const qreal below = std::max(bottom, 0.6 * f + legendLinesH);
     int cols = count;
     qreal cell = -1, legendW = 0;
-    for (int c = count; c >= 1; --c) {
-        const int rows = (count + c - 1) / c;
-        const qreal colW = r.width() / c;
-        const qreal lw = std::min(textW + 0.4 * f, colW * 0.42);
-        const qreal rowH = (r.height() - (rows - 1) * rowGap) / rows;
-        const qreal size
-            = std::min((colW - between - left - gap - lw) / nK, (rowH - top - below) / nQ);
-        if (size > cell * 1.05) {
-            cell = size;
-            cols = c;
-            legendW = lw;
+    auto arrange = [&] {
+        cols = count;
+        cell = -1;
+        legendW = 0;
+        for (int c = count; c >= 1; --c) {
+            const int rows = (count + c - 1) / c;
+            const qreal colW = r.width() / c;
+            const qreal lw = std::min(textW + 0.4 * f, colW * 0.42);
+            const qreal rowH = (r.height() - (rows - 1) * rowGap) / rows;
+            const qreal size
+                = std::min((colW - between - left - gap - lw) / nK, (rowH - top - below) / nQ);
+            if (size > cell * 1.05) {
+                cell = size;
+                cols = c;
+                legendW = lw;
+            }
+        }
+    };
+    arrange();
+    lay.titleOwnLine = false;
+    {
+        const qreal c = cell >= 4.0 ? std::floor(cell) : std::max(cell, 0.0);
+        if (titleW > nK * c + 0.8 * f) {
+            top = lineH * 2.6;
+            lay.titleOwnLine = true;
+            arrange();
         }
     }
     const int rows = (count + cols - 1) / cols;
@@ -584,13 +616,16 @@ void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vector
     painter->setPen(fg);
 
     // Caption: the first line in bold.
-    for (int l = 0; l < m_caption.size(); ++l) {
-        painter->setFont(l == 0 ? bold : font);
-        const QFontMetricsF lfm(l == 0 ? bold : font);
-        const QRectF line(lay.caption.left(), lay.caption.top() + l * fm.height() * 1.15,
-                          lay.caption.width(), fm.height() * 1.15);
-        painter->drawText(line, Qt::AlignLeft | Qt::AlignVCenter,
-                          lfm.elidedText(m_caption[l], Qt::ElideRight, line.width()));
+    {
+        qreal y = lay.caption.top();
+        for (int l = 0; l < m_caption.size(); ++l) {
+            painter->setFont(l == 0 ? bold : font);
+            const QFontMetricsF lfm(l == 0 ? bold : font);
+            const qreal h = captionLineHeight(lfm, m_caption[l], lay.caption.width());
+            painter->drawText(QRectF(lay.caption.left(), y, lay.caption.width(), h),
+                              Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, m_caption[l]);
+            y += h;
+        }
     }
     painter->setFont(font);
 
@@ -630,7 +665,14 @@ void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vector
             const qreal titleH = map.top() - frame.top() - 0.2 * f;
             const qreal centredW = map.width() + 0.8 * f;
             const qreal titleW = fmBold.horizontalAdvance(panel.title);
-            if (titleW <= centredW) {
+            if (lay.titleOwnLine) {
+                // A line of its own across the whole panel (map and legend), above the
+                // quantity line.
+                const qreal room = frame.width();
+                painter->drawText(QRectF(frame.left(), frame.top(), room, fmBold.height()),
+                                  Qt::AlignLeft | Qt::AlignVCenter,
+                                  fmBold.elidedText(panel.title, Qt::ElideRight, room));
+            } else if (titleW <= centredW) {
                 painter->drawText(
                     QRectF(map.center().x() - centredW / 2, frame.top(), centredW, titleH),
                     Qt::AlignHCenter | Qt::AlignBottom, panel.title);

@@ -102,6 +102,8 @@ struct PanelFigureLayout
     qreal cellSize = 0; ///< side of one cell (logical pixels), the same in every panel
     int tickStepRows = 1, tickStepCols = 1; ///< label every k-th query / key
     bool rotateKeyLabels = false; ///< key tokens written vertically
+    /// Panel titles wider than their maps get a line of their own above the quantity line.
+    bool titleOwnLine = false;
 };
 
 class PanelFigure
