@@ -153,7 +153,7 @@ HeatmapActions::HeatmapActions(HeatmapWidget *heatmap, QWidget *dialogParent)
     , m_heatmap(heatmap)
     , m_dialogParent(dialogParent)
 {
-    m_exportView = new QAction(tr("Export &View…"), this);
+    m_exportView = new QAction(tr("Export Heatmaps at Si&ze/DPI…"), this);
     m_exportView->setObjectName(QStringLiteral("exportViewAction"));
     m_exportView->setShortcut(QKeySequence(tr("Ctrl+Shift+E")));
     m_exportView->setStatusTip(tr("Save the heatmaps as shown (colormap, zoom, hidden keys) with "
@@ -262,7 +262,7 @@ bool HeatmapActions::haveResult(const QString &title) const
 
 void HeatmapActions::exportViewInteractive()
 {
-    const QString title = tr("Export View");
+    const QString title = tr("Export Heatmaps");
     if (!haveResult(title))
         return;
     QString selectedFilter;

@@ -1,9 +1,11 @@
 #pragma once
 // HeatmapActions: the File and View actions of the heads heatmaps (issue 6, "Export and save"),
 // kept out of MainWindow, which only adds them to its menus:
-//   File → Export View…       (Ctrl+Shift+E) PNG (asks pixel size and DPI), SVG or PDF of the
-//                             view as shown: view, head, colormap, scale, range, pooling, zoom
-//                             window, trimmed / hidden keys; colourbar, axis labels, caption;
+//   File → Export Heatmaps at Size/DPI… (Ctrl+Shift+E) PNG (asks pixel size and DPI), SVG
+//                             or PDF of the heads view as shown: view, head, colormap, scale,
+//                             range, pooling, zoom window, trimmed / hidden keys; colourbar,
+//                             axis labels, caption (File → Export, Ctrl+E, in MainWindow
+//                             writes whichever view is current at the screen's size);
 //   File → Export Each Head…  (Ctrl+Shift+B) one file per head (+ the mean) into a folder;
 //   File → Export Data…       (Ctrl+Shift+D) weights, scores and per-row metric series as
 //                             .npz, .npy, .json or .csv (ui/dataexport.h);

@@ -321,7 +321,7 @@ void MainWindow::createActions()
     connect(m_sessionController, &SessionController::statusMessage, this,
             [this](const QString &text) { statusBar()->showMessage(text, 10000); });
 
-    // File → Export View / Each Head / Data, View → Zoom (ui/heatmapactions.h).
+    // File → Export Heatmaps at Size/DPI / Each Head / Data, View → Zoom (heatmapactions.h).
     m_heatmapActions = new HeatmapActions(m_heatmap, this);
     connect(m_heatmapActions, &HeatmapActions::message, this,
             [this](const QString &text) { statusBar()->showMessage(text, 10000); });

@@ -49,7 +49,8 @@ public:
     HeatmapWidget *heatmapWidget() const { return m_heatmap; }
     /// The "Heatmap view" dock: colormap, scale, range, pooling, zoom, trim padding, hide keys.
     HeatmapViewPanel *heatmapViewPanel() const { return m_viewPanel; }
-    /// File → Export View / Each Head / Data and View → Zoom actions of the heatmaps.
+    /// File → Export Heatmaps at Size/DPI / Each Head / Data and View → Zoom actions of the
+    /// heatmaps.
     HeatmapActions *heatmapActions() const { return m_heatmapActions; }
     MaxWeightChart *maxWeightChart() const { return m_maxWeightChart; }
     JacobianNormChart *jacobianNormChart() const { return m_jacobianChart; }
