@@ -743,13 +743,20 @@ std::vector<const NamedMatrix *> allMatrices(const ExperimentResult &r)
 void addScalarsFooter(FigureFrame &f, const ExperimentResult &r)
 {
     QStringList s;
-    for (const auto &[name, value] : r.scalars)
+    for (const auto &[name, value] : r.scalars) {
+        // E8's exponent needs two different n: with one it is not a NaN result but no result.
+        if (name == "fitted_exponent" && std::isnan(value)) {
+            s << QStringLiteral("%1 = n/a (needs \u2265 2 different n)")
+                     .arg(pretty(name).toHtmlEscaped());
+            continue;
+        }
         s << QStringLiteral("%1 = %2").arg(pretty(name).toHtmlEscaped(),
                                            std::isfinite(value)
                                                ? formatValue(value, 6)
                                                : QStringLiteral("<span style=\"color:#d60000\">"
                                                                 "%1</span>")
                                                      .arg(formatValue(value)));
+    }
     if (!s.isEmpty())
         f.addFooterLine(s.join(QStringLiteral(", ")));
 }
@@ -930,7 +937,11 @@ void buildE8(const ExperimentResult &r, FigureFrame &f)
 {
     const Table &t = r.table;
     const int nCol = requireColumn(t, {"n"});
-    const int secCol = requireColumn(t, {"seconds_mean"});
+    // The exponent is fitted to the fastest of the repeats (E8's note): plot the same column.
+    int secCol = findColumn(t, {"seconds_min"});
+    const bool fastest = secCol >= 0;
+    if (!fastest)
+        secCol = requireColumn(t, {"seconds_mean"});
     const int mibCol = requireColumn(t, {"mib"});
     const int kernelCol = findColumn(t, {"kernel"});
     // One curve per kernel (rows in table order).
@@ -965,7 +976,8 @@ void buildE8(const ExperimentResult &r, FigureFrame &f)
         timeCurves.push_back(std::move(c));
         mibCurves.push_back(std::move(m));
     }
-    QString title = QStringLiteral("Mean time vs n");
+    QString title
+        = fastest ? QStringLiteral("Fastest time vs n") : QStringLiteral("Mean time vs n");
     const auto fitted = r.scalars.find("fitted_exponent");
     if (fitted != r.scalars.end() && std::isfinite(fitted->second))
         title += QStringLiteral(": time \u221d n<sup>%1</sup>").arg(fitted->second, 0, 'f', 2);
@@ -1003,18 +1015,23 @@ void buildE9(const ExperimentResult &r, FigureFrame &f)
     for (std::size_t c = 0; textCol < 0 && c < t.columnCount(); ++c)
         if (!isNumericColumn(t, int(c)) && t.rowCount() > 0)
             textCol = int(c);
-    int secCol = findColumn(t, {"seconds_mean", "seconds", "time"});
+    // time_ratio is a ratio of the fastest runs (E9's note): the bars show the same column.
+    int secCol = findColumn(t, {"seconds_min", "seconds_mean", "seconds", "time"});
     if (secCol < 0)
         secCol = findColumnContaining(t, {"second"});
-    QString title = QStringLiteral("Mean time: one query row at a time vs matrix products");
+    const QString timeWord = secCol >= 0 && t.columns()[std::size_t(secCol)] == "seconds_min"
+        ? QStringLiteral("Fastest time")
+        : QStringLiteral("Mean time");
+    QString title = QStringLiteral("%1: one query row at a time vs matrix products").arg(timeWord);
     const auto ratio = r.scalars.find("time_ratio");
     if (ratio != r.scalars.end() && std::isfinite(ratio->second) && ratio->second > 0) {
         const double x = ratio->second >= 1 ? ratio->second : 1 / ratio->second;
         title = (ratio->second >= 1
-                     ? QStringLiteral("Mean time: the loop takes %1\u00d7 as long as matrix "
+                     ? QStringLiteral("%1: the loop takes %2\u00d7 as long as matrix "
                                       "products")
-                     : QStringLiteral("Mean time: matrix products take %1\u00d7 as long as the "
+                     : QStringLiteral("%1: matrix products take %2\u00d7 as long as the "
                                       "loop here"))
+                    .arg(timeWord)
                     .arg(x, 0, 'f', x < 10 ? 2 : 1);
     }
     if (textCol >= 0 && secCol >= 0 && isNumericColumn(t, secCol) && t.rowCount() >= 2) {
