@@ -14,6 +14,7 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFile>
+#include <QFontMetricsF>
 #include <QImageReader>
 #include <QLabel>
 #include <QSignalSpy>
@@ -428,6 +429,39 @@ private slots:
         const QString svg = QString::fromUtf8(file.readAll());
         QVERIFY2(!svg.contains(QStringLiteral("e-3")), "a tick like 1e-300 was painted");
         QCOMPARE(svg.contains(QStringLiteral("A and B are identical")), identical);
+    }
+
+    // Regression (new-user trial): in a narrow view the legend lines were elided
+    // ("centred on 0: ±0…"). They wrap at the legend column now, and the wrapped lines end
+    // inside the panel.
+    void narrowLegendsWrap()
+    {
+        SessionParameters a;
+        a.n = 8;
+        CompareVariant v = CompareVariant::from(a);
+        v.scaleExponent = 0.0;
+        CompareRenderer renderer;
+        renderer.setResults(compute(a), compute(v.apply(a)));
+        FigureStyle style;
+        style.fontPixelSize = 12; // as on screen
+        renderer.setStyle(style);
+        const QRectF bounds(0, 0, 420, 640);
+        const PanelFigureLayout lay = renderer.layout(bounds);
+        QCOMPARE(lay.maps.size(), 3);
+        QFont font(QStringLiteral("DejaVu Sans"));
+        font.setPixelSize(qRound(lay.fontPixelSize));
+        const QFontMetricsF fm(font);
+        const FigurePanel &d = renderer.panel(CompareRenderer::PanelDifference);
+        const QString range = d.rangeNote; // "centred on 0: ±0.226"
+        QVERIFY(fm.horizontalAdvance(range) > lay.legendWidth); // would have been elided
+        qreal height = 0;
+        for (const QString &line : {QStringLiteral("RdBu_r, linear"), range})
+            height += fm.boundingRect(QRectF(0, 0, lay.legendWidth, 1e6), Qt::TextWordWrap, line)
+                          .height();
+        const int k = CompareRenderer::PanelDifference;
+        QVERIFY(lay.colorbars[k].bottom() + height <= lay.frames[k].bottom());
+        QVERIFY(bounds.contains(lay.frames[k]));
+        QVERIFY(lay.frames[k].bottom() <= lay.footer.top());
     }
 
     void messagesWithoutComparison()

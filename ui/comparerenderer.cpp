@@ -358,7 +358,7 @@ void CompareRenderer::rebuild()
     m_identical = !(largestDiff > identicalTolerance);
     if (m_identical) {
         pd.norm = ColorNorm::symmetric(1.0);
-        pd.title = QStringLiteral("B \u2212 A (weights): identical");
+        pd.title = QStringLiteral("B \u2212 A (identical)");
         pd.rangeNote = QStringLiteral("A and B are identical"); // data max says how close
     }
 

@@ -51,6 +51,16 @@ QString minusSign(QString s)
     return s;
 }
 
+// Lines `text` takes word-wrapped at `width` (at least 1).
+int wrappedLines(const QFontMetricsF &fm, const QString &text, qreal width)
+{
+    if (fm.horizontalAdvance(text) <= width)
+        return 1;
+    const qreal h
+        = fm.boundingRect(QRectF(0, 0, std::max(width, 1.0), 1e6), Qt::TextWordWrap, text).height();
+    return std::max(1, int(std::lround(h / fm.lineSpacing())));
+}
+
 // Height of caption line `text` word-wrapped at `width`.
 qreal captionLineHeight(const QFontMetricsF &fm, const QString &text, qreal width)
 {
@@ -521,14 +531,14 @@ PanelFigureLayout PanelFigure::computeLayout(const QRectF &bounds) const
     const qreal gap = 0.9 * f; // map → legend
     const qreal between = 1.0 * f; // least space between panels
 
-    const qreal legendLinesH = (legendRows + 0.8) * lineH * 1.15;
+    qreal legendLinesH = (legendRows + 0.8) * lineH * 1.15;
     const qreal rowGap = 0.8 * f; // between rows of panels
 
     // Arrangement: the columns × rows of panels that give the biggest cells (side by side in a
     // wide area, stacked in a tall one). Ties go to more columns (the pipeline reads left to
     // right).
     // Under the map: its labels, or the legend lines under the colourbar when they reach lower.
-    const qreal below = std::max(bottom, 0.6 * f + legendLinesH);
+    qreal below = std::max(bottom, 0.6 * f + legendLinesH);
     int cols = count;
     qreal cell = -1, legendW = 0;
     auto arrange = [&] {
@@ -550,6 +560,27 @@ PanelFigureLayout PanelFigure::computeLayout(const QRectF &bounds) const
         }
     };
     arrange();
+    // Legend lines wider than the chosen legend column wrap (never elided: "±0…" hid the
+    // range); with more lines the legend reaches lower, so arrange again for their height.
+    {
+        int wrappedRows = 0;
+        for (int k = 0; k < count; ++k) {
+            int rowsK = 0;
+            for (const QString &t : legendLines(m_panels[k]))
+                rowsK += wrappedLines(fm, t, legendW);
+            const int flags = m_flags.value(k);
+            for (int bit : {HasCausalOnly, HasPaddingOnly, HasBoth, HasFullyMasked, HasNaN})
+                rowsK += (flags & bit) ? 1 : 0;
+            wrappedRows = std::max(wrappedRows, rowsK);
+        }
+        if (wrappedRows > legendRows) {
+            legendRows = wrappedRows;
+            legendLinesH = (legendRows + 0.8) * lineH * 1.15;
+            below = std::max(bottom, 0.6 * f + legendLinesH);
+            arrange();
+        }
+    }
+    lay.legendWidth = legendW;
     lay.titleOwnLine = false;
     {
         const qreal c = cell >= 4.0 ? std::floor(cell) : std::max(cell, 0.0);
@@ -831,10 +862,11 @@ void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vector
         qreal y = bar.bottom() + 0.6 * f;
         painter->setPen(fg);
         for (const QString &text : legendLines(panel)) {
-            painter->drawText(QRectF(legend.left(), y, legend.width(), fm.height()),
-                              Qt::AlignLeft | Qt::AlignVCenter,
-                              fm.elidedText(text, Qt::ElideRight, legend.width()));
-            y += fm.height() * 1.15;
+            const int lines = wrappedLines(fm, text, legend.width());
+            const qreal h = lines * fm.height() * 1.15;
+            painter->drawText(QRectF(legend.left(), y, legend.width(), h),
+                              Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, text);
+            y += h;
         }
         y += 0.3 * f;
         auto swatch = [&](QRgb base, int hatch, const QString &text) {
@@ -902,6 +934,15 @@ void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vector
                     if (c < row.size())
                         widths[c] = std::max(widths[c], fm.horizontalAdvance(row[c]));
             }
+            // Narrower than the table: the first column (the row names) gives way, elided.
+            {
+                qreal total = 0;
+                for (qreal w : widths)
+                    total += w + 2.0 * f;
+                total -= 2.0 * f;
+                if (total > lay.footer.width() && columns > 1)
+                    widths[0] = std::max(4.0 * f, widths[0] - (total - lay.footer.width()));
+            }
             qreal x = lay.footer.left();
             const qreal rowH = fm.height() * 1.25;
             auto drawRow = [&](const QStringList &cells, bool header) {
@@ -910,7 +951,10 @@ void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vector
                 for (int c = 0; c < columns && c < cells.size(); ++c) {
                     const Qt::Alignment align
                         = (c == 0 ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter;
-                    painter->drawText(QRectF(cx, y, widths[c], rowH), align, cells[c]);
+                    const QFontMetricsF cellFm(header ? bold : font);
+                    painter->drawText(
+                        QRectF(cx, y, widths[c], rowH), align,
+                        c == 0 ? cellFm.elidedText(cells[c], Qt::ElideRight, widths[c]) : cells[c]);
                     cx += widths[c] + 2.0 * f;
                 }
                 y += rowH;

@@ -104,6 +104,7 @@ struct PanelFigureLayout
     bool rotateKeyLabels = false; ///< key tokens written vertically
     /// Panel titles wider than their maps get a line of their own above the quantity line.
     bool titleOwnLine = false;
+    qreal legendWidth = 0; ///< width of each panel's legend column (its lines wrap at it)
 };
 
 class PanelFigure
