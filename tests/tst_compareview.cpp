@@ -6,6 +6,7 @@
 
 #include <attentionsession.h>
 #include <comparerenderer.h>
+#include <tensorsource.h>
 #include <views/compareview.h>
 #include <views/figurecanvas.h>
 
@@ -462,6 +463,39 @@ private slots:
         QVERIFY(lay.colorbars[k].bottom() + height <= lay.frames[k].bottom());
         QVERIFY(bounds.contains(lay.frames[k]));
         QVERIFY(lay.frames[k].bottom() <= lay.footer.top());
+    }
+
+    // Stored weights (no Q, K) leave nothing to vary for B: the view says so instead of
+    // trying B with a d_k the file does not have; loaded tensors fix B's d_k at A's.
+    void storedWeightsOnly()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        MatrixD rows(4, 4);
+        rows << 0.1, 0.2, 0.3, 0.4, 0.25, 0.25, 0.25, 0.25, 1, 0, 0, 0, 0.5, 0.5, 0, 0;
+        NpyArray weights = NpyArray::fromMatrix(rows);
+        weights.shape = {2, 2, 4};
+        const QString file = dir.filePath(QStringLiteral("attn_weights.npy"));
+        writeNpy(file.toStdString(), weights);
+        QString error;
+        const auto source
+            = makeTensorSource(readTensorFile(file), QString(), MaskConvention::Masked, &error);
+        QVERIFY2(source, qPrintable(error));
+        const SessionParameters a = source->parametersFor(SessionParameters {}, source);
+        const auto ra = std::make_shared<SessionResult>(computeTensorSession(a));
+        QVERIFY2(ra->ok(), qPrintable(ra->error));
+
+        CompareView view;
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setResultA(ra);
+        QCOMPARE(view.variant().dK, a.dK());
+        QVERIFY(!view.renderer().comparable());
+        QVERIFY2(view.renderer().message().contains(QStringLiteral("weights only")),
+                 qPrintable(view.renderer().message()));
+        QVERIFY(view.statusLabel()->text().contains(QStringLiteral("weights only")));
+        QVERIFY(!view.findChild<QSpinBox *>(QStringLiteral("compareDkSpin"))->isEnabled());
+        QVERIFY(!view.findChild<QDoubleSpinBox *>(QStringLiteral("compareAlphaSpin"))->isEnabled());
     }
 
     void messagesWithoutComparison()

@@ -4,6 +4,7 @@
 #include "figurecanvas.h"
 #include "figureexport.h"
 #include "stepsrenderer.h"
+#include "tensorsource.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -207,6 +208,13 @@ void CompareView::syncStrip()
                        static_cast<QWidget *>(m_maskCombo), static_cast<QWidget *>(m_dkSpin),
                        static_cast<QWidget *>(m_resetButton)})
         w->setEnabled(haveA);
+    const bool tensors = haveA && m_a->params.tensors;
+    m_dkSpin->setEnabled(haveA && !tensors);
+    if (tensors && m_a->params.tensors->isWeights())
+        for (QWidget *w :
+             {static_cast<QWidget *>(m_alphaSpin), static_cast<QWidget *>(m_tauSpin),
+              static_cast<QWidget *>(m_maskCombo), static_cast<QWidget *>(m_resetButton)})
+            w->setEnabled(false);
 }
 
 void CompareView::syncHeads()
@@ -235,6 +243,9 @@ void CompareView::setResultA(std::shared_ptr<const SessionResult> result)
         m_variant = v;
         m_variantSet = true;
     }
+    // Loaded tensors fix d_model (and so d_k): B keeps A's.
+    if (m_a && m_a->ok() && m_a->params.tensors)
+        m_variant.dK = m_a->params.dK();
     syncStrip();
     syncHeads();
     if (isVisible())
@@ -279,6 +290,16 @@ void CompareView::refresh()
     if (!m_a || !m_a->ok()) {
         m_renderer.setResults(m_a, nullptr);
         m_status->setText(m_a ? tr("A not computed: %1").arg(m_a->error) : tr("waiting for A…"));
+        m_canvas->refresh();
+        return;
+    }
+    if (m_a->params.tensors && m_a->params.tensors->isWeights()) {
+        // Stored weights are shown as they are: no scale, mask or d_k can be varied for B.
+        const QString text = tr("A/B needs attention computed from inputs; the loaded file has "
+                                "weights only (nothing can be varied for B).");
+        m_renderer.setResults(m_a, nullptr);
+        m_renderer.showMessage(text);
+        m_status->setText(text);
         m_canvas->refresh();
         return;
     }
