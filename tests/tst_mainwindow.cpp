@@ -121,6 +121,7 @@ private slots:
     void exportCurrentView_data();
     void exportCurrentView();
     void exportCurrentViewBadSuffixFails();
+    void exportActionWritesFocusedChart();
     void viewMenuListsTabActions();
     void stepsWeightsFollowHeatmapColormap();
 
@@ -1037,6 +1038,44 @@ void TestMainWindow::exportCurrentViewBadSuffixFails()
         QVERIFY(!error.isEmpty());
         QVERIFY(!QFile::exists(path));
     }
+}
+
+void TestMainWindow::exportActionWritesFocusedChart()
+{
+    // Regression: the file dialog took the focus from the chart, so Ctrl+E on a clicked chart
+    // wrote the heatmap grid instead.
+    QVERIFY(waitForFirstResult());
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+    QWidget *chart = m_window->jacobianNormChart();
+    chart->setFocus(Qt::MouseFocusReason);
+    QTRY_COMPARE(QApplication::focusWidget(), chart);
+    QCOMPARE(m_window->currentExportTarget(), MainWindow::ExportTarget::Chart);
+    QVERIFY(m_window->exportAction()->text().contains(QLatin1String("Jacobian norm vs d_k")));
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("chart.png"));
+    bool answered = false;
+    QString title;
+    QTimer::singleShot(200, this, [&] {
+        auto *dialog = qobject_cast<QFileDialog *>(QApplication::activeModalWidget());
+        if (!dialog)
+            return;
+        title = dialog->windowTitle();
+        dialog->setDirectory(dir.path());
+        auto *name = dialog->findChild<QLineEdit *>(QStringLiteral("fileNameEdit"));
+        if (!name)
+            return;
+        name->setText(QFileInfo(path).fileName());
+        answered = true;
+        QMetaObject::invokeMethod(dialog, "accept", Qt::DirectConnection);
+    });
+    m_window->exportAction()->trigger();
+    QVERIFY(answered);
+    QVERIFY2(title.contains(QLatin1String("Jacobian norm vs d_k")), qPrintable(title));
+    const QImage image(path);
+    QVERIFY(!image.isNull());
+    QCOMPARE(image.size(), chart->size() * 2); // the chart as shown, two pixels per pixel
 }
 
 void TestMainWindow::viewMenuListsTabActions()

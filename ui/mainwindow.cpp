@@ -39,6 +39,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScopeGuard>
 #include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
@@ -732,6 +733,8 @@ void MainWindow::exportHeatmapGridInteractive()
 
 QWidget *MainWindow::focusedChart() const
 {
+    if (m_exportTargetFrozen)
+        return m_frozenExportChart;
     const QWidget *focus = QApplication::focusWidget();
     if (!focus || focus->window() != this)
         return nullptr;
@@ -748,6 +751,8 @@ QWidget *MainWindow::focusedChart() const
 
 MainWindow::ExportTarget MainWindow::currentExportTarget() const
 {
+    if (m_exportTargetFrozen)
+        return m_frozenExportTarget;
     if (focusedChart())
         return ExportTarget::Chart;
     if (m_modes->currentWidget() == m_experiments)
@@ -901,6 +906,15 @@ void MainWindow::exportCurrentViewInteractive()
         QMessageBox::information(this, title, tr("There is no computed heatmap to export yet."));
         return;
     }
+    // The file dialog takes the focus (from a focused chart): keep the target until it is written.
+    m_frozenExportTarget = currentExportTarget();
+    m_frozenExportChart = focusedChart();
+    m_exportTargetFrozen = true;
+    const auto unfreeze = qScopeGuard([this] {
+        m_exportTargetFrozen = false;
+        m_frozenExportChart = nullptr;
+        updateExportAction();
+    });
     exportFigureInteractive(
         this, title, currentExportFileName(),
         [this](const QString &path, QString *error) { return exportCurrentView(path, error); });

@@ -8,6 +8,7 @@
 #include <QByteArray>
 #include <QJsonObject>
 #include <QMainWindow>
+#include <QPointer>
 #include <QSize>
 
 #include <functional>
@@ -184,6 +185,11 @@ private:
     TensorController *m_tensors = nullptr;
     bool m_settingsRestored = false;
     bool m_clampOnShow = false; ///< restored geometry: fit the screen again when shown
+    /// While File → Export's dialog is open the target stays what it was when triggered (the
+    /// dialog takes the focus from a chart).
+    bool m_exportTargetFrozen = false;
+    ExportTarget m_frozenExportTarget = ExportTarget::Heads;
+    QPointer<QWidget> m_frozenExportChart;
     QAction *m_nextHeadAction = nullptr;
     QAction *m_previousHeadAction = nullptr;
     QAction *m_exportAction = nullptr;
