@@ -498,6 +498,17 @@ private slots:
         QVERIFY(!view.findChild<QDoubleSpinBox *>(QStringLiteral("compareAlphaSpin"))->isEnabled());
     }
 
+    // Typing "512" into B's d_k computes B once, not for 5 and 51 first.
+    void spinBoxesWaitForTheFinishedNumber()
+    {
+        CompareView view;
+        for (const char *name : {"compareAlphaSpin", "compareTauSpin", "compareDkSpin"}) {
+            auto *spin = view.findChild<QAbstractSpinBox *>(QLatin1String(name));
+            QVERIFY2(spin, name);
+            QVERIFY2(!spin->keyboardTracking(), name);
+        }
+    }
+
     void messagesWithoutComparison()
     {
         CompareRenderer renderer;

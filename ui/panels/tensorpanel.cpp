@@ -45,6 +45,7 @@ TensorPanel::TensorPanel(QWidget *parent)
     auto *form = new QFormLayout;
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     m_layerSpin = new QSpinBox(this);
+    m_layerSpin->setKeyboardTracking(false); // typing "11" shows layer 11, not 1 first
     m_layerSpin->setObjectName(QStringLiteral("tensorLayerSpin"));
     m_layerSpin->setToolTip(tr("Layer of a (layers × h × n_q × n_k) array of weights (0 = first)"));
     m_layerLabel = new QLabel(tr("&Layer:"), this);

@@ -139,6 +139,10 @@ void CompareView::buildUi()
     m_canvas->setObjectName(QStringLiteral("compareCanvas"));
     layout->addWidget(m_canvas, 1);
 
+    // Typing a number computes B once, for the finished number (Enter, focus out, arrows).
+    m_alphaSpin->setKeyboardTracking(false);
+    m_tauSpin->setKeyboardTracking(false);
+    m_dkSpin->setKeyboardTracking(false);
     connect(m_alphaSpin, &QDoubleSpinBox::valueChanged, this,
             [this](double v) { editVariant([v](CompareVariant &c) { c.scaleExponent = v; }); });
     connect(m_tauSpin, &QDoubleSpinBox::valueChanged, this,
