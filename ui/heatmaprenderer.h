@@ -11,6 +11,7 @@
 // cells. PNG, SVG and PDF come from the same paint code.
 
 #include "colormap.h"
+#include "figurefile.h"
 #include "sessioncompute.h"
 
 #include <QColor>
@@ -184,6 +185,10 @@ public:
 
     /// Renders to an image of size·dpr device pixels (devicePixelRatio dpr).
     QImage render(QSize size, qreal dpr = 1.0) const;
+    /// paintImpl as a FigurePainter (ui/figurefile.h), for the shared PNG/SVG/PDF writers.
+    FigurePainter painter() const;
+    /// The SVG description: the parameter caption of the result (empty without one).
+    QString documentDescription() const;
     /// Exports (written atomically through QSaveFile). Sizes in logical pixels (PDF: points).
     /// Return false with `error` naming the path on failure.
     bool savePng(const QString &path, QSize size, qreal dpr, QString *error) const;

@@ -1,5 +1,6 @@
 #include "panelfigure.h"
 
+#include "figurefile.h"
 #include "heatmaprenderer.h"
 
 #include <mask.h>
@@ -23,6 +24,14 @@ namespace attn {
 
 namespace {
 
+using figure::formatTick;
+using figure::hatchColor;
+using figure::linearTicks;
+using figure::logTicks;
+using figure::makeFont;
+using figure::minusSign;
+using figure::niceStep;
+
 constexpr qreal hatchMinCellPixels = 6.0; // hatch masked cells at least this big (device px)
 
 // Which mask kinds and special values a panel holds (for its legend).
@@ -33,23 +42,6 @@ enum PanelFlags : int {
     HasFullyMasked = 8,
     HasNaN = 16,
 };
-
-QFont makeFont(qreal pixelSize, bool bold = false)
-{
-    QFont font;
-    font.setFamily(QStringLiteral("DejaVu Sans"));
-    font.setStyleHint(QFont::SansSerif);
-    font.setPixelSize(std::max(1, qRound(pixelSize)));
-    font.setBold(bold);
-    return font;
-}
-
-QString minusSign(QString s)
-{
-    if (s.startsWith(QLatin1Char('-')))
-        s.replace(0, 1, QChar(0x2212));
-    return s;
-}
 
 // Lines `text` takes word-wrapped at `width` (at least 1).
 int wrappedLines(const QFontMetricsF &fm, const QString &text, qreal width)
@@ -67,66 +59,6 @@ qreal captionLineHeight(const QFontMetricsF &fm, const QString &text, qreal widt
     const qreal wrapped
         = fm.boundingRect(QRectF(0, 0, std::max(width, 1.0), 1e6), Qt::TextWordWrap, text).height();
     return std::max(fm.height(), wrapped) + 0.15 * fm.height();
-}
-
-QString formatTick(double v)
-{
-    if (std::abs(v) < 1e-300)
-        return QStringLiteral("0");
-    return minusSign(QString::number(v, 'g', 3));
-}
-
-// The step of "nice" numbers 1, 2, 5, 10, 20, ... that is at least `minimum`.
-int niceStep(double minimum)
-{
-    if (!(minimum > 1.0))
-        return 1;
-    double base = 1.0;
-    while (base <= 1e9) {
-        for (double m : {1.0, 2.0, 5.0}) {
-            if (base * m >= minimum)
-                return int(base * m);
-        }
-        base *= 10.0;
-    }
-    return int(1e9);
-}
-
-// About `count` nice ticks over [lo, hi].
-QVector<double> linearTicks(double lo, double hi, int count)
-{
-    QVector<double> ticks;
-    if (!(hi > lo))
-        return {lo};
-    const double raw = (hi - lo) / std::max(count, 1);
-    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-    double step = mag;
-    for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
-        if (mag * m >= raw) {
-            step = mag * m;
-            break;
-        }
-    }
-    const double first = std::ceil(lo / step - 1e-9) * step;
-    for (double v = first; v <= hi + step * 1e-9; v += step)
-        ticks.append(std::abs(v) < step * 1e-9 ? 0.0 : v);
-    return ticks;
-}
-
-QVector<double> logTicks(double lo, double hi)
-{
-    QVector<double> ticks;
-    for (int e = int(std::ceil(std::log10(lo) - 1e-9)); e <= int(std::floor(std::log10(hi) + 1e-9));
-         ++e)
-        ticks.append(std::pow(10.0, e));
-    if (ticks.size() < 2)
-        ticks = {lo, hi};
-    return ticks;
-}
-
-QColor hatchColor(QRgb base)
-{
-    return QColor(base).darker(150); // as HeatmapRenderer
 }
 
 bool isCausal(std::uint8_t s)
@@ -1017,128 +949,34 @@ QVector<QRectF> PanelFigure::cellRects(const QRectF &bounds, int row, int col) c
 
 QImage PanelFigure::render(QSize size, qreal dpr) const
 {
-    dpr = dpr > 0 ? dpr : 1.0;
-    QImage image(QSize(qRound(size.width() * dpr), qRound(size.height() * dpr)),
-                 QImage::Format_ARGB32_Premultiplied);
-    image.setDevicePixelRatio(dpr);
-    image.fill(m_style.background);
-    QPainter painter(&image);
-    painter.setRenderHint(QPainter::TextAntialiasing);
-    paintImpl(&painter, QRectF(QPointF(0, 0), QSizeF(size)), false);
-    painter.end();
-    return image;
+    return renderFigure(size, dpr, m_style.background, painter());
+}
+
+FigurePainter PanelFigure::painter() const
+{
+    return [this](QPainter *p, const QRectF &bounds, bool vector) { paintImpl(p, bounds, vector); };
 }
 
 bool PanelFigure::savePng(const QString &path, QSize size, qreal dpr, QString *error) const
 {
-    if (size.width() < 1 || size.height() < 1 || !(dpr > 0) || size.width() * dpr > 32768
-        || size.height() * dpr > 32768) {
-        if (error)
-            *error = QStringLiteral("cannot write '%1': image size %2\u00d7%3 at %4\u00d7 is out "
-                                    "of range")
-                         .arg(path)
-                         .arg(size.width())
-                         .arg(size.height())
-                         .arg(dpr);
-        return false;
-    }
-    const QImage image = render(size, dpr);
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || !image.save(&file, "PNG") || !file.commit()) {
-        if (error)
-            *error = QStringLiteral("cannot write '%1': %2").arg(path, file.errorString());
-        return false;
-    }
-    return true;
+    return writeFigurePng(path, size, dpr, m_style.background, painter(), error);
 }
 
 bool PanelFigure::saveSvg(const QString &path, QSize size, QString *error) const
 {
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) {
-        if (error)
-            *error = QStringLiteral("cannot write '%1': %2").arg(path, file.errorString());
-        return false;
-    }
-    {
-        QSvgGenerator generator;
-        generator.setOutputDevice(&file);
-        generator.setSize(size);
-        generator.setViewBox(QRect(QPoint(0, 0), size));
-        generator.setTitle(documentTitle());
-        generator.setDescription(m_caption.join(QLatin1Char('\n')));
-        QPainter painter;
-        if (!painter.begin(&generator)) {
-            if (error)
-                *error = QStringLiteral("cannot write '%1': SVG painter failed").arg(path);
-            return false;
-        }
-        paintImpl(&painter, QRectF(QPointF(0, 0), QSizeF(size)), true);
-        painter.end();
-    }
-    if (!file.commit()) {
-        if (error)
-            *error = QStringLiteral("cannot write '%1': %2").arg(path, file.errorString());
-        return false;
-    }
-    return true;
+    return writeFigureSvg(path, size, documentTitle(), m_caption.join(QLatin1Char('\n')), painter(),
+                          error);
 }
 
 bool PanelFigure::savePdf(const QString &path, QSize size, QString *error) const
 {
-    if (size.width() < 1 || size.height() < 1) {
-        if (error)
-            *error = QStringLiteral("cannot write '%1': page size %2\u00d7%3 is out of range")
-                         .arg(path)
-                         .arg(size.width())
-                         .arg(size.height());
-        return false;
-    }
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) {
-        if (error)
-            *error = QStringLiteral("cannot write '%1': %2").arg(path, file.errorString());
-        return false;
-    }
-    {
-        QPdfWriter writer(&file);
-        writer.setResolution(72); // one logical pixel = one point
-        writer.setPageSize(
-            QPageSize(QSizeF(size), QPageSize::Point, QString(), QPageSize::ExactMatch));
-        writer.setPageMargins(QMarginsF(0, 0, 0, 0));
-        writer.setTitle(documentTitle());
-        writer.setCreator(QStringLiteral("Attention Lab"));
-        QPainter painter;
-        if (!painter.begin(&writer)) {
-            if (error)
-                *error = QStringLiteral("cannot write '%1': PDF painter failed").arg(path);
-            return false;
-        }
-        paintImpl(&painter, QRectF(QPointF(0, 0), QSizeF(size)), true);
-        painter.end();
-    }
-    if (!file.commit()) {
-        if (error)
-            *error = QStringLiteral("cannot write '%1': %2").arg(path, file.errorString());
-        return false;
-    }
-    return true;
+    return writeFigurePdf(path, size, documentTitle(), painter(), error);
 }
 
 bool PanelFigure::save(const QString &path, QSize size, qreal dpr, QString *error) const
 {
-    const QString suffix = QFileInfo(path).suffix().toLower();
-    if (suffix == QLatin1String("png"))
-        return savePng(path, size, dpr, error);
-    if (suffix == QLatin1String("svg"))
-        return saveSvg(path, size, error);
-    if (suffix == QLatin1String("pdf"))
-        return savePdf(path, size, error);
-    if (error)
-        *error = QStringLiteral("cannot write '%1': unknown format '%2' (expected .png, .svg or "
-                                ".pdf)")
-                     .arg(path, suffix);
-    return false;
+    return writeFigure(path, size, dpr, m_style.background, documentTitle(),
+                       m_caption.join(QLatin1Char('\n')), painter(), error);
 }
 
 } // namespace attn

@@ -7,6 +7,7 @@
 // hatches it reuses: causal "/", padding "\", both crossed, never a colour of the colormap).
 
 #include "colormap.h"
+#include "figurefile.h"
 #include "sessioncompute.h"
 
 #include <types.h>
@@ -162,6 +163,8 @@ public:
 
     /// Renders to an image of size·dpr device pixels (devicePixelRatio dpr).
     QImage render(QSize size, qreal dpr = 1.0) const;
+    /// paintImpl as a FigurePainter (ui/figurefile.h), for the shared PNG/SVG/PDF writers.
+    FigurePainter painter() const;
     /// Exports, written atomically through QSaveFile; sizes in logical pixels (PDF: points).
     /// Return false with `error` naming the path on failure.
     bool savePng(const QString &path, QSize size, qreal dpr, QString *error) const;

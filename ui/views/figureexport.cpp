@@ -1,18 +1,16 @@
 #include "figureexport.h"
 
+#include "figurefile.h"
+
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QImage>
 #include <QMainWindow>
 #include <QMessageBox>
-#include <QPageSize>
 #include <QPainter>
-#include <QPdfWriter>
-#include <QSaveFile>
 #include <QStandardPaths>
 #include <QStatusBar>
-#include <QSvgGenerator>
 #include <QWidget>
 
 namespace attn {
@@ -74,51 +72,15 @@ bool exportWidget(QWidget *widget, const QString &path, QSize size, qreal dpr, Q
                         .arg(size.height())
                         .arg(dpr));
     // The widget paints itself at its own size; the painter scales that to `size`.
-    auto paint = [&](QPainter &painter) {
-        painter.fillRect(QRect(QPoint(0, 0), size), Qt::white);
-        painter.scale(size.width() / qreal(widget->width()),
-                      size.height() / qreal(widget->height()));
-        widget->render(&painter, QPoint(), QRegion(), QWidget::DrawChildren);
+    const FigurePainter paint = [&](QPainter *painter, const QRectF &bounds, bool) {
+        painter->fillRect(bounds, Qt::white);
+        painter->scale(bounds.width() / qreal(widget->width()),
+                       bounds.height() / qreal(widget->height()));
+        widget->render(painter, QPoint(), QRegion(), QWidget::DrawChildren);
     };
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        return fail(QObject::tr("cannot write '%1': %2").arg(path, file.errorString()));
-    if (suffix == QLatin1String("png")) {
-        QImage image((QSizeF(size) * dpr).toSize(), QImage::Format_ARGB32_Premultiplied);
-        image.setDevicePixelRatio(dpr);
-        QPainter painter(&image);
-        paint(painter);
-        painter.end();
-        if (!image.save(&file, "PNG"))
-            return fail(QObject::tr("cannot write '%1': PNG encoding failed").arg(path));
-    } else if (suffix == QLatin1String("svg")) {
-        QSvgGenerator generator;
-        generator.setOutputDevice(&file);
-        generator.setSize(size);
-        generator.setViewBox(QRect(QPoint(0, 0), size));
-        generator.setTitle(widget->windowTitle().isEmpty() ? QStringLiteral("Attention Lab")
-                                                           : widget->windowTitle());
-        QPainter painter;
-        if (!painter.begin(&generator))
-            return fail(QObject::tr("cannot write '%1': SVG painter failed").arg(path));
-        paint(painter);
-        painter.end();
-    } else {
-        QPdfWriter writer(&file);
-        writer.setResolution(72); // one logical pixel = one point
-        writer.setPageSize(
-            QPageSize(QSizeF(size), QPageSize::Point, QString(), QPageSize::ExactMatch));
-        writer.setPageMargins(QMarginsF(0, 0, 0, 0));
-        writer.setCreator(QStringLiteral("Attention Lab"));
-        QPainter painter;
-        if (!painter.begin(&writer))
-            return fail(QObject::tr("cannot write '%1': PDF painter failed").arg(path));
-        paint(painter);
-        painter.end();
-    }
-    if (!file.commit())
-        return fail(QObject::tr("cannot write '%1': %2").arg(path, file.errorString()));
-    return true;
+    const QString title
+        = widget->windowTitle().isEmpty() ? QStringLiteral("Attention Lab") : widget->windowTitle();
+    return writeFigure(path, size, dpr, Qt::white, title, QString(), paint, error);
 }
 
 } // namespace attn
