@@ -186,7 +186,8 @@ TimingChart::TimingChart(QWidget *parent)
     m_repeatsSpin->setRange(1, 20);
     m_repeatsSpin->setValue(3);
     m_repeatsSpin->setToolTip(tr("Timed runs per n (after one untimed warm-up); the plot shows "
-                                 "their mean."));
+                                 "the fastest of them, which load from other programs disturbs "
+                                 "least."));
     repeatsLabel->setBuddy(m_repeatsSpin);
     bar->addWidget(repeatsLabel);
     bar->addWidget(m_repeatsSpin);
@@ -286,7 +287,7 @@ TimingChart::TimingChart(QWidget *parent)
            "the budget (dashed line)."));
     m_plotTabs->addTab(m_timeView, tr("Time"));
     m_plotTabs->addTab(m_memoryView, tr("Memory"));
-    m_plotTabs->setTabToolTip(0, tr("Time per run vs n, log–log, with fitted exponents"));
+    m_plotTabs->setTabToolTip(0, tr("Fastest run vs n, log–log, with fitted exponents"));
     m_plotTabs->setTabToolTip(1,
                               tr("Extra memory per kernel vs n, log–log; dashed: the memory "
                                  "budget; hollow circles: runs refused over the budget (the "
@@ -556,7 +557,9 @@ void TimingChart::run()
                     series.exponentAll = exponent;
                     for (std::size_t row = 0; row < table.rowCount(); ++row) {
                         series.n.push_back(table.number(row, "n"));
-                        series.seconds.push_back(table.number(row, "seconds_mean"));
+                        // The fastest run: what other programs on the machine disturb least (as
+                        // E8).
+                        series.seconds.push_back(table.number(row, "seconds_min"));
                         series.extraMib.push_back(table.number(row, "kernel_extra_mib"));
                     }
                     series.exponent = largeNExponent(series.n, series.seconds, &series.fitFromN);
@@ -745,7 +748,7 @@ void TimingChart::plot()
         html += QStringLiteral("<br>") + notes.join(QStringLiteral("<br>")).toHtmlEscaped();
     }
     setStatus(text, html);
-    m_status->setToolTip(tr("%1, d = %2, mean of %3 runs after a warm-up. Exponents fitted to "
+    m_status->setToolTip(tr("%1, d = %2, fastest of %3 runs after a warm-up. Exponents fitted to "
                             "each kernel's largest n (n ≥ n_max / 8), where the n² work "
                             "dominates the fixed costs; 2 means time ∝ n².\n%4")
                              .arg(dtype)
