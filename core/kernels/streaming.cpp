@@ -34,7 +34,7 @@ template<typename T> struct TileProducts
     const Eigen::Ref<const Matrix<T>> &query, &key, &value;
     bool avx512 = false;
 #ifdef ATTN_HAVE_AVX512_KERNELS
-    detail::avx512::PackedKeys packedKeys; // Kᵀ in panels of 32 keys (AVX-512 path only)
+    detail::avx512::PackedKeys packedKeys {}; // Kᵀ in panels of 32 keys (AVX-512 path only)
 #endif
 
     // s (rows × cols, row stride ld) = Q[i0 …] K[j0 …]ᵀ
