@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 using namespace attn;
@@ -50,6 +51,58 @@ std::vector<double> referenceSoftmax(const std::vector<double> &x)
     for (std::size_t j = 0; j < x.size(); ++j)
         out[j] = double(e[j] / sum);
     return out;
+}
+
+} // namespace
+
+namespace {
+
+template<typename T> void largeNegativeFillRow()
+{
+    // A −1e9 fill (the E11 lesson) and arguments around the underflow: on the vectorised
+    // path every weight equals the C library's exp(x − max) / Σ, as NumPy computes it —
+    // exactly 0 for the fill, a subnormal just above the underflow — never the clamped
+    // value of a packet exp (a tiny positive number where NumPy has 0).
+    const bool f32 = std::is_same_v<T, float>;
+    const std::vector<double> special = f32
+        ? std::vector<double> {-1e9, -1e9, -86.0, -88.0, -95.0, -103.0, -104.5, -200.0}
+        : std::vector<double> {-1e9, -1e9, -700.0, -709.5, -720.0, -744.0, -746.0, -1000.0};
+    Generator rng {11};
+    Matrix<T> scores = rng.standardNormal(2, 67).cast<T>();
+    scores.col(0).setConstant(T(0)); // the row maximum: exponents are x − 0 = x
+    for (Index r = 0; r < scores.rows(); ++r)
+        for (Index j = 1; j < scores.cols(); ++j)
+            scores(r, j) = std::min(scores(r, j), T(-0.5));
+    for (std::size_t k = 0; k < special.size(); ++k) {
+        scores(0, Index(3 + 5 * k)) = T(special[k]);
+        scores(1, Index(2 + 7 * k)) = T(special[k]);
+    }
+    const Matrix<T> w = softmaxRows<T>(scores);
+    for (Index r = 0; r < scores.rows(); ++r) {
+        std::vector<T> e(std::size_t(scores.cols()));
+        T sum = 0;
+        for (Index j = 0; j < scores.cols(); ++j)
+            sum += e[std::size_t(j)] = std::exp(scores(r, j));
+        for (Index j = 0; j < scores.cols(); ++j) {
+            const T want = e[std::size_t(j)] * (T(1) / sum);
+            if (want == T(0)) // underflow: exactly 0, as NumPy
+                QCOMPARE(w(r, j), T(0));
+            else if (want < std::numeric_limits<T>::min()) // subnormal: a few digits only
+                QVERIFY2(std::abs(w(r, j) - want) <= T(1e-3) * want,
+                         qPrintable(QStringLiteral("x = %1: %2 vs %3")
+                                        .arg(double(scores(r, j)))
+                                        .arg(double(w(r, j)))
+                                        .arg(double(want))));
+            else
+                QVERIFY2(std::abs(double(w(r, j)) - double(want)) <= (f32 ? 1e-5 : 1e-12),
+                         qPrintable(QStringLiteral("x = %1: %2 vs %3")
+                                        .arg(double(scores(r, j)))
+                                        .arg(double(w(r, j)))
+                                        .arg(double(want))));
+        }
+    }
+    QCOMPARE(w(0, 3), T(0)); // −1e9
+    QCOMPARE(w(1, 2), T(0));
 }
 
 } // namespace
@@ -272,6 +325,12 @@ private slots:
                     QCOMPARE(w.col(j).cwiseAbs().maxCoeff(), 0.0);
             }
         }
+    }
+
+    void largeNegativeFill()
+    {
+        largeNegativeFillRow<float>();
+        largeNegativeFillRow<double>();
     }
 
     void fullyMaskedRows_data()

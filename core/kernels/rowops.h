@@ -4,7 +4,8 @@
 // AVX2/AVX-512 with ATTN_NATIVE), so exp is vectorised (Eigen's Cephes-style pexp).
 //
 // Masking convention: an entry equal to -inf is a masked key; its exp is written as exactly 0
-// (Eigen's pexp alone returns a denormal there, not 0).
+// (Eigen's pexp alone returns a denormal there, not 0). Large finite negative arguments (a
+// −1e9 fill value) give what std::exp gives: a subnormal or exactly 0.
 
 #include "../types.h"
 
@@ -14,6 +15,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 namespace attn::detail {
 
@@ -55,6 +57,11 @@ template<typename T> inline T rowMax(const T *x, Index n, bool &suspicious)
     return mx;
 }
 
+/// Arguments under this are not given to Eigen's pexp (which clamps them; see expShiftSum):
+/// exp of them is below the smallest normal number, 1.2e-38 (float) / 2.2e-308 (double).
+template<typename T>
+inline constexpr T expPacketLowest = std::is_same_v<T, float> ? T(-87) : T(-708);
+
 /// x[j] = exp(x[j]·scale − shift) for j in [0, n) (one fused multiply-add per entry), with −inf
 /// entries giving exactly 0; returns the sum of the new entries. `shift` must be finite and
 /// `scale` > 0 (use scale = 1 on already scaled scores).
@@ -70,12 +77,29 @@ template<typename T> inline T expShiftSum(T *x, Index n, T shift, T scale = T(1)
         const P pshift = pset1<P>(-shift);
         const P pscale = pset1<P>(scale);
         const P pneg = pset1<P>(negInf);
+        const P plow = pset1<P>(expPacketLowest<T>);
+        // Eigen's pexp clamps its argument from below (−88.7 in float, −709.8 in double), so
+        // exp(−1e9) would come out as a tiny positive number instead of NumPy's 0: lanes under
+        // expPacketLowest are redone with std::exp (subnormal or exactly 0, as the C library).
+        const auto expLanes = [&](const P &a) {
+            const P t = pmadd(a, pscale, pshift);
+            P e = pand(pexp(t), pcmp_lt(pneg, a));
+            if (predux_any(pcmp_lt(t, plow))) {
+                alignas(64) T tv[ps], av[ps];
+                pstore(tv, t);
+                pstore(av, a);
+                for (Index k = 0; k < ps; ++k)
+                    tv[k] = av[k] == negInf ? T(0) : std::exp(tv[k]);
+                e = pload<P>(tv);
+            }
+            return e;
+        };
         P s0 = pset1<P>(T(0)), s1 = pset1<P>(T(0));
         for (; j + 2 * ps <= n; j += 2 * ps) {
             const P a = ploadu<P>(x + j);
             const P b = ploadu<P>(x + j + ps);
-            const P ea = pand(pexp(pmadd(a, pscale, pshift)), pcmp_lt(pneg, a));
-            const P eb = pand(pexp(pmadd(b, pscale, pshift)), pcmp_lt(pneg, b));
+            const P ea = expLanes(a);
+            const P eb = expLanes(b);
             pstoreu(x + j, ea);
             pstoreu(x + j + ps, eb);
             s0 = padd(s0, ea);
