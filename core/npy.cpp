@@ -880,6 +880,16 @@ public:
             std::string s = entry;
             if (!s.empty() && s.back() == '/')
                 continue; // directory entry
+            for (const Entry &e : m_entries) {
+                if (arrayName(e.name) == arrayName(s)) {
+                    zip_discard(m_zip);
+                    m_zip = nullptr;
+                    fail(path,
+                         "two members hold array " + quoted(arrayName(s)) + " (" + quoted(e.name)
+                             + " and " + quoted(s)
+                             + "): an ambiguous archive (numpy.load would take the last)");
+                }
+            }
             m_entries.push_back({s, zip_uint64_t(i)});
         }
     }

@@ -498,6 +498,14 @@ private slots:
                                           << "x"
                                           << "member 'x.npy': "
                                           << "member claims 1099511627776 bytes";
+        QTest::newRow("npz with two query.npy members") << "bad_duplicate.npz"
+                                                        << "*"
+                                                        << ""
+                                                        << "two members hold array 'query'";
+        QTest::newRow("npz duplicate, one member read") << "bad_duplicate.npz"
+                                                        << "query"
+                                                        << ""
+                                                        << "numpy.load would take the last";
         QTest::newRow("not a zip") << "bad_notzip.npz"
                                    << "*"
                                    << ""

@@ -19,6 +19,7 @@ import json
 import os
 import struct
 import sys
+import warnings
 import zipfile
 
 import numpy as np
@@ -281,6 +282,18 @@ def make_npz(w):
     w.write_bytes("bad_claims_1tib.npz", bytes(raw))
     full = open(w.path("savez.npz"), "rb").read()
     w.write_bytes("bad_truncated.npz", full[: len(full) // 2])
+
+    # Two members named query.npy (zipfile warns, then writes both): numpy.load takes the last,
+    # so the archive is ambiguous and refused.
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with zipfile.ZipFile(buf, "w") as zf:
+            for value in (1.0, 2.0):
+                info = zipfile.ZipInfo("query.npy", date_time=FIXED_DATE)
+                zf.writestr(info, _np_save_bytes(np.full((2, 2), value)))
+    assert np.load(io.BytesIO(buf.getvalue()))["query"][0, 0] == 2.0
+    w.write_bytes("bad_duplicate.npz", buf.getvalue())
 
 
 def main(fixture_dir):
