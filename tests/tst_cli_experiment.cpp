@@ -245,7 +245,7 @@ void TestCliExperiment::helpShowsDefaults_data()
                                 << QStringList {"--repeats", "[default: 5, range 1-1000]"};
     QTest::newRow("E8 n list") << QStringList {"experiment", "E8", "--help"}
                                << QStringList {"--n <list>",
-                                               "[default: 512,1024,2048,4096, each 1-1048576]"};
+                                               "[default: 512,1024,2048,4096, each 1-65536]"};
     QTest::newRow("E8 kernel choice")
         << QStringList {"experiment", "E8", "--help"}
         << QStringList {"--kernel", "[default: materialized]", "materialized | streaming | loop"};
@@ -341,7 +341,7 @@ void TestCliExperiment::badArguments_data()
     QTest::newRow("bad choice") << QStringList {"experiment", "E8", "--kernel", "magic"}
                                 << "kernel";
     QTest::newRow("over memory budget")
-        << QStringList {"experiment", "E8", "--n", "100000"} << "n = 100000";
+        << QStringList {"experiment", "E8", "--n", "60000"} << "n = 60000";
     QTest::newRow("bad format") << QStringList {"experiment", "E1", "--format", "xml"}
                                 << "--format";
     QTest::newRow("bad figure size")

@@ -167,7 +167,9 @@ Entry quadraticCostEntry()
           "FlashAttention) never stores the n \u00d7 n matrix and goes further.";
     info.params = {
         seedParam(0),
-        intListParam("n", "512,1024,2048,4096", 1, 1 << 20, "sequence lengths, in order"),
+        intListParam(
+            "n", "512,1024,2048,4096", 1, 1 << 16,
+            "sequence lengths, in order (up to 65536: the loop kernel there takes minutes)"),
         intParam("d", 64, 1, 4096, "head width d (Q, K, V are n \u00d7 d)"),
         choiceParam("dtype", "float32", {"float32", "float64"}, "element type"),
         choiceParam("kernel", "materialized", {"materialized", "streaming", "loop"},
