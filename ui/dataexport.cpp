@@ -27,7 +27,9 @@ public:
     explicit TextOut(const QString &path)
         : m_file(path)
     {
-        m_ok = m_file.open(QIODevice::WriteOnly);
+        // Unbuffered: a failed write shows at once (QSaveFile misses the error of a final
+        // buffered flush inside commit() and would rename a truncated file into place).
+        m_ok = m_file.open(QIODevice::WriteOnly | QIODevice::Unbuffered);
         m_buffer.reserve(1 << 20);
     }
     TextOut &operator<<(std::string_view text)

@@ -1,5 +1,6 @@
 #include "figurefile.h"
 
+#include <QBuffer>
 #include <QFileInfo>
 #include <QMarginsF>
 #include <QPageSize>
@@ -27,6 +28,70 @@ QString cannotWrite(const QString &path, const QString &why)
     return QStringLiteral("cannot write '%1': %2").arg(path, why);
 }
 
+// Output files are opened unbuffered: with QIODevice's buffer, the error of the last flush
+// (inside commit()) is not seen by QSaveFile, which then renames a truncated file into place.
+// Unbuffered, a failed write (a full disk) sets error() at once and commit() refuses.
+constexpr QIODevice::OpenMode kWriteMode = QIODevice::WriteOnly | QIODevice::Unbuffered;
+
+// The reason a write to `file` failed ("No space left on device"), never "Unknown error".
+QString writeError(const QSaveFile &file)
+{
+    if (file.error() != QFileDevice::NoError && !file.errorString().isEmpty()
+        && file.errorString() != QLatin1String("Unknown error"))
+        return file.errorString();
+    return QStringLiteral("write failed (disk full?)");
+}
+
+// Forwards writes to a QSaveFile, retrying a short write: a disk that fills up takes part of a
+// block without an error (only the next write fails), and QTextStream (under QSvgGenerator)
+// and the PDF engine ignore short writes; retried, the failure reaches QSaveFile's error state
+// and commit() refuses.
+class WholeWrites : public QIODevice
+{
+public:
+    explicit WholeWrites(QSaveFile *file)
+        : m_file(file)
+    {
+        open(QIODevice::WriteOnly | QIODevice::Unbuffered);
+    }
+    bool failed() const { return m_failed; }
+
+protected:
+    qint64 readData(char *, qint64) override { return -1; }
+    qint64 writeData(const char *data, qint64 length) override
+    {
+        qint64 done = 0;
+        while (done < length) {
+            const qint64 n = m_file->write(data + done, length - done);
+            if (n <= 0) {
+                m_failed = true;
+                setErrorString(m_file->errorString());
+                return -1;
+            }
+            done += n;
+        }
+        return length;
+    }
+
+private:
+    QSaveFile *m_file;
+    bool m_failed = false;
+};
+
+// Commits `file` unless a write failed (`written` false or an error set); on failure the
+// temporary file is removed and an existing file at the path is left as it was.
+bool commitOrCancel(QSaveFile &file, bool written, const QString &path, QString *error)
+{
+    if (!written || file.error() != QFileDevice::NoError) {
+        const QString why = writeError(file);
+        file.cancelWriting();
+        return fail(error, cannotWrite(path, why));
+    }
+    if (!file.commit())
+        return fail(error, cannotWrite(path, writeError(file)));
+    return true;
+}
+
 } // namespace
 
 QImage renderFigure(QSize size, qreal dpr, const QColor &background, const FigurePainter &paint)
@@ -45,10 +110,23 @@ QImage renderFigure(QSize size, qreal dpr, const QColor &background, const Figur
 
 bool writeImagePng(const QString &path, const QImage &image, QString *error)
 {
+    // Encoded in memory first: an encoding failure is told apart from a write failure, and a
+    // write failure does not go through libpng (which would print "libpng error: Write Error").
+    QByteArray bytes;
+    {
+        QBuffer buffer(&bytes);
+        if (!buffer.open(QIODevice::WriteOnly) || !image.save(&buffer, "PNG"))
+            return fail(error,
+                        cannotWrite(path,
+                                    QStringLiteral("could not encode the %1\u00d7%2 PNG image")
+                                        .arg(image.width())
+                                        .arg(image.height())));
+    }
     QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || !image.save(&file, "PNG") || !file.commit())
+    if (!file.open(kWriteMode))
         return fail(error, cannotWrite(path, file.errorString()));
-    return true;
+    WholeWrites device(&file);
+    return commitOrCancel(file, device.write(bytes) == bytes.size(), path, error);
 }
 
 bool writeFigurePng(const QString &path, QSize size, qreal dpr, const QColor &background,
@@ -70,11 +148,12 @@ bool writeFigureSvg(const QString &path, QSize size, const QString &title,
                     const QString &description, const FigurePainter &paint, QString *error)
 {
     QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
+    if (!file.open(kWriteMode))
         return fail(error, cannotWrite(path, file.errorString()));
+    WholeWrites device(&file);
     {
         QSvgGenerator generator;
-        generator.setOutputDevice(&file);
+        generator.setOutputDevice(&device);
         generator.setSize(size);
         generator.setViewBox(QRect(QPoint(0, 0), size));
         generator.setTitle(title);
@@ -85,19 +164,18 @@ bool writeFigureSvg(const QString &path, QSize size, const QString &title,
         paint(&painter, QRectF(QPointF(0, 0), QSizeF(size)), true);
         painter.end();
     }
-    if (!file.commit())
-        return fail(error, cannotWrite(path, file.errorString()));
-    return true;
+    return commitOrCancel(file, !device.failed(), path, error);
 }
 
 bool writeFigurePdf(const QString &path, QSize size, const QString &title,
                     const FigurePainter &paint, QString *error)
 {
     QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
+    if (!file.open(kWriteMode))
         return fail(error, cannotWrite(path, file.errorString()));
+    WholeWrites device(&file);
     {
-        QPdfWriter writer(&file);
+        QPdfWriter writer(&device);
         writer.setResolution(72); // one logical pixel = one point
         writer.setPageSize(
             QPageSize(QSizeF(size), QPageSize::Point, QString(), QPageSize::ExactMatch));
@@ -110,9 +188,7 @@ bool writeFigurePdf(const QString &path, QSize size, const QString &title,
         paint(&painter, QRectF(QPointF(0, 0), QSizeF(size)), true);
         painter.end();
     }
-    if (!file.commit())
-        return fail(error, cannotWrite(path, file.errorString()));
-    return true;
+    return commitOrCancel(file, !device.failed(), path, error);
 }
 
 bool writeFigure(const QString &path, QSize size, qreal dpr, const QColor &background,

@@ -111,7 +111,8 @@ bool exportWeights(const SessionResult &result, const QString &path, int head, Q
     }
     if (suffix == QLatin1String("csv")) {
         QSaveFile file(path);
-        if (!file.open(QIODevice::WriteOnly))
+        // Unbuffered: a failed write shows in write(), not in commit()'s unchecked flush.
+        if (!file.open(QIODevice::WriteOnly | QIODevice::Unbuffered))
             return fail(QStringLiteral("%1: cannot write (%2)").arg(path, file.errorString()));
         const QByteArray text = weightsCsv(result, head);
         if (file.write(text) != text.size() || !file.commit())
