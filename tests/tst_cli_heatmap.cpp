@@ -395,8 +395,10 @@ private slots:
 
     void unwritableOutputFails()
     {
+        // Refused before computing (exit 2, checkOutputPaths), naming the missing folder.
         const Run r = run({QStringLiteral("--out"), QStringLiteral("/nonexistent-dir/heads.png")});
-        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("does not exist")), qPrintable(r.err));
         QVERIFY2(r.err.contains(QStringLiteral("/nonexistent-dir/heads.png")), qPrintable(r.err));
     }
 };

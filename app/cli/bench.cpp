@@ -86,6 +86,9 @@ int runBench(const QStringList &arguments)
         return usageError(
             command,
             QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
+    if (const auto refused
+        = checkOutputPaths(command, {{QStringLiteral("--out"), parser.value("out")}}))
+        return *refused;
     QString error;
     const auto ns = intListOption(parser, "n", 1, 1 << 17, &error);
     if (!ns)

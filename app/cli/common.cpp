@@ -1,10 +1,15 @@
 #include "common.h"
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QSaveFile>
 #include <QTextStream>
 
-#include <QFileInfo>
+#ifdef Q_OS_UNIX
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
 
 #include <cmath>
 #include <exception>
@@ -63,8 +68,37 @@ int failure(const QString &command, const QString &message)
     return ExitFailure;
 }
 
+QString commandHelpText(const QCommandLineParser &parser, const QString &command)
+{
+    // helpText() starts with "Usage: <argv[0]> [options]"; name the command instead.
+    QString text = parser.helpText();
+    const qsizetype lineEnd = text.indexOf(QLatin1Char('\n'));
+    const QString firstLine = text.left(lineEnd);
+    const qsizetype optionsAt = firstLine.indexOf(QLatin1String(" [options]"));
+    if (firstLine.startsWith(QLatin1String("Usage: ")) && optionsAt > 0)
+        text.replace(7, optionsAt - 7,
+                     command.startsWith(QLatin1String("attnlab"))
+                         ? command
+                         : QStringLiteral("attnlab ") + command);
+    return text;
+}
+
+QString repeatedOption(const QCommandLineParser &parser)
+{
+    // optionNames() lists each occurrence under the name used; values() gathers the values of
+    // every name of an option, so an option with a value given twice under two names is caught.
+    const QStringList names = parser.optionNames();
+    for (qsizetype i = 0; i < names.size(); ++i) {
+        const QString &name = names.at(i);
+        if (names.indexOf(name) != i || parser.values(name).size() > 1)
+            return QStringLiteral("--") + name; // the commands' one-letter options read --n too
+    }
+    return {};
+}
+
 std::optional<int> parseArguments(QCommandLineParser &parser, const QString &command,
-                                  const QStringList &arguments, bool addHelpOption)
+                                  const QStringList &arguments, bool addHelpOption,
+                                  bool refuseRepeatedOptions)
 {
     const QCommandLineOption help({"h", "help"}, "Show this help.");
     if (addHelpOption)
@@ -72,18 +106,14 @@ std::optional<int> parseArguments(QCommandLineParser &parser, const QString &com
     if (!parser.parse(arguments))
         return usageError(command, parser.errorText());
     if (parser.isSet(help)) {
-        // helpText() starts with "Usage: <argv[0]> [options]"; name the command instead.
-        QString text = parser.helpText();
-        const qsizetype lineEnd = text.indexOf(QLatin1Char('\n'));
-        const QString firstLine = text.left(lineEnd);
-        const qsizetype optionsAt = firstLine.indexOf(QLatin1String(" [options]"));
-        if (firstLine.startsWith(QLatin1String("Usage: ")) && optionsAt > 0)
-            text.replace(7, optionsAt - 7,
-                         command.startsWith(QLatin1String("attnlab"))
-                             ? command
-                             : QStringLiteral("attnlab ") + command);
-        QTextStream(stdout) << text;
+        QTextStream(stdout) << commandHelpText(parser, command);
         return ExitOk;
+    }
+    if (refuseRepeatedOptions) {
+        const QString repeated = repeatedOption(parser);
+        if (!repeated.isEmpty())
+            return usageError(
+                command, QStringLiteral("%1 is given more than once: give it once").arg(repeated));
     }
     return std::nullopt;
 }
@@ -246,6 +276,195 @@ std::optional<QString> outputFormat(const QString &format, const QString &outPat
     return std::nullopt;
 }
 
+QString fileKind(const QString &path)
+{
+#ifdef Q_OS_UNIX
+    struct stat st
+    {
+    };
+    if (::lstat(QFile::encodeName(path).constData(), &st) != 0)
+        return QStringLiteral("nothing");
+    if (S_ISREG(st.st_mode))
+        return {};
+    if (S_ISDIR(st.st_mode))
+        return QStringLiteral("a folder");
+    if (S_ISLNK(st.st_mode))
+        return QStringLiteral("a symbolic link");
+    if (S_ISCHR(st.st_mode))
+        return QStringLiteral("a character device");
+    if (S_ISBLK(st.st_mode))
+        return QStringLiteral("a block device");
+    if (S_ISFIFO(st.st_mode))
+        return QStringLiteral("a FIFO (named pipe)");
+    if (S_ISSOCK(st.st_mode))
+        return QStringLiteral("a socket");
+    return QStringLiteral("not a regular file");
+#else
+    const QFileInfo info(path);
+    if (info.isSymLink())
+        return QStringLiteral("a symbolic link");
+    if (!info.exists())
+        return QStringLiteral("nothing");
+    if (info.isDir())
+        return QStringLiteral("a folder");
+    return info.isFile() ? QString() : QStringLiteral("not a regular file");
+#endif
+}
+
+namespace {
+
+// Whether the process may write `path` (an existing file or folder); a file without any write
+// permission bit counts as read-only even for root, who could replace it.
+bool writable(const QString &path, bool folder)
+{
+#ifdef Q_OS_UNIX
+    const QByteArray native = QFile::encodeName(path);
+    struct stat st
+    {
+    };
+    if (::stat(native.constData(), &st) != 0)
+        return false;
+    if (!folder && (st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0)
+        return false;
+    return ::access(native.constData(), folder ? W_OK | X_OK : W_OK) == 0;
+#else
+    Q_UNUSED(folder);
+    return QFileInfo(path).isWritable();
+#endif
+}
+
+// The file `path` names once written: its folder's canonical path (symbolic links resolved)
+// and its name; empty when the folder does not exist.
+QString resolvedPath(const QString &path)
+{
+    const QFileInfo info(path);
+    const QString folder = QFileInfo(info.absolutePath()).canonicalFilePath();
+    if (folder.isEmpty())
+        return {};
+    return QDir(folder).filePath(info.fileName());
+}
+
+// A message when `path` (option `option`) cannot be written as a regular file, else "".
+QString fileProblem(const QString &option, const QString &path)
+{
+    const QString kind = fileKind(path);
+    if (kind == QLatin1String("a symbolic link"))
+        return QStringLiteral("%1 '%2' is a symbolic link (to '%3'): attnlab does not replace "
+                              "links; give the path of the file it points to, or another name")
+            .arg(option, path, QFileInfo(path).symLinkTarget());
+    if (kind == QLatin1String("a folder"))
+        return QStringLiteral("%1 '%2' is a folder: give a file name").arg(option, path);
+    if (!kind.isEmpty() && kind != QLatin1String("nothing"))
+        return QStringLiteral("%1 '%2' is %3, not a regular file: give a file name")
+            .arg(option, path, kind);
+    if (kind.isEmpty() && !writable(path, false))
+        return QStringLiteral("%1 '%2' is read-only: make it writable or give another name")
+            .arg(option, path);
+    return {};
+}
+
+// A message when folder `dir` (the folder of, or for a folder output, the folder named by
+// option `option`) cannot take new files, else "". A missing folder output is created: then its
+// nearest existing ancestor must be a writable folder.
+QString folderProblem(const QString &option, const QString &path, bool createMissing)
+{
+    QString dir = QFileInfo(path).absoluteFilePath();
+    if (!createMissing)
+        dir = QFileInfo(dir).absolutePath();
+    while (createMissing && !QFileInfo::exists(dir) && QFileInfo(dir).fileName() != QString()
+           && fileKind(dir) == QLatin1String("nothing"))
+        dir = QFileInfo(dir).absolutePath();
+    const QFileInfo info(dir);
+    if (!info.exists()) {
+        if (fileKind(dir) == QLatin1String("a symbolic link"))
+            return QStringLiteral("%1 '%2': the folder '%3' is a broken symbolic link")
+                .arg(option, path, dir);
+        return QStringLiteral("%1 '%2': the folder '%3' does not exist").arg(option, path, dir);
+    }
+    if (!info.isDir())
+        return QStringLiteral("%1 '%2': '%3' is not a folder").arg(option, path, dir);
+    if (!writable(dir, true))
+        return QStringLiteral("%1 '%2': the folder '%3' is not writable").arg(option, path, dir);
+    return {};
+}
+
+} // namespace
+
+std::optional<int> checkOutputPaths(const QString &command, const std::vector<OutputPath> &outputs,
+                                    const std::vector<OutputPath> &inputs)
+{
+    struct Seen
+    {
+        QString option, path, resolved;
+    };
+    std::vector<Seen> seen;
+    for (const OutputPath &input : inputs) {
+        if (input.path.isEmpty() || input.path == QLatin1String("-"))
+            continue;
+        const QString canonical = QFileInfo(input.path).canonicalFilePath();
+        seen.push_back(
+            {input.option, input.path, canonical.isEmpty() ? resolvedPath(input.path) : canonical});
+    }
+    const qsizetype inputCount = qsizetype(seen.size());
+    for (const OutputPath &output : outputs) {
+        if (output.path.isEmpty() || output.path == QLatin1String("-"))
+            continue;
+        QString problem;
+        QStringList files; // the files to check: `path` unless a folder, existing alsoWritten
+        if (output.folder) {
+            const QString kind = fileKind(output.path);
+            if (!kind.isEmpty() && kind != QLatin1String("nothing")
+                && !QFileInfo(output.path).isDir())
+                problem = QStringLiteral("%1 '%2' is %3, not a folder")
+                              .arg(output.option, output.path, kind);
+            else if (kind.isEmpty())
+                problem = QStringLiteral("%1 '%2' is a file, not a folder")
+                              .arg(output.option, output.path);
+            else
+                problem = folderProblem(output.option, output.path, true);
+        } else {
+            problem = folderProblem(output.option, output.path, false);
+            if (problem.isEmpty())
+                problem = fileProblem(output.option, output.path);
+            files << output.path;
+        }
+        if (problem.isEmpty() && !output.alsoWritten.isEmpty()) {
+            const QDir dir(output.folder ? output.path : QFileInfo(output.path).absolutePath());
+            const QFileInfoList existing = dir.entryInfoList(
+                output.alsoWritten, QDir::AllEntries | QDir::System | QDir::Hidden);
+            for (const QFileInfo &info : existing) {
+                problem = fileProblem(output.option, info.filePath());
+                if (!problem.isEmpty())
+                    break;
+                files << info.filePath();
+            }
+        }
+        if (!problem.isEmpty())
+            return usageError(command, problem);
+        for (const QString &file : std::as_const(files)) {
+            const QString resolved = resolvedPath(file);
+            for (qsizetype i = 0; i < qsizetype(seen.size()); ++i) {
+                const Seen &other = seen[std::size_t(i)];
+                if (resolved.isEmpty() || resolved != other.resolved)
+                    continue;
+                if (i < inputCount)
+                    return usageError(command,
+                                      QStringLiteral("%1 '%2' is the input file (%3 '%4'): choose "
+                                                     "another name so the input is not "
+                                                     "overwritten")
+                                          .arg(output.option, file, other.option, other.path));
+                return usageError(command,
+                                  QStringLiteral("%1 '%2' and %3 '%4' are the same file: give "
+                                                 "each output its own name")
+                                      .arg(output.option, file, other.option, other.path));
+            }
+        }
+        for (const QString &file : std::as_const(files))
+            seen.push_back({output.option, file, resolvedPath(file)});
+    }
+    return std::nullopt;
+}
+
 bool writeText(const QString &path, const QByteArray &text, QString *error)
 {
     if (path.isEmpty() || path == QLatin1String("-")) {
@@ -257,8 +476,19 @@ bool writeText(const QString &path, const QByteArray &text, QString *error)
         out.write(text);
         return true;
     }
+    // Unbuffered: a failed write (a full disk) shows in write() and error(), not in a flush
+    // inside commit() whose error QSaveFile would not see; on failure nothing replaces `path`.
     QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || file.write(text) != text.size() || !file.commit()) {
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Unbuffered)) {
+        *error = QStringLiteral("cannot write '%1': %2").arg(path, file.errorString());
+        return false;
+    }
+    if (file.write(text) != text.size() || file.error() != QFileDevice::NoError) {
+        *error = QStringLiteral("cannot write '%1': %2").arg(path, file.errorString());
+        file.cancelWriting();
+        return false;
+    }
+    if (!file.commit()) {
         *error = QStringLiteral("cannot write '%1': %2").arg(path, file.errorString());
         return false;
     }

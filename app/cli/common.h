@@ -35,8 +35,43 @@ int failure(const QString &command, const QString &message);
 /// returns ExitOk) and unknown options / missing values (returns ExitUsage). Returns nullopt
 /// when parsing succeeded and the command should continue. Adds -h/--help to the parser
 /// unless `addHelpOption` is false (when parsing a second time with the same parser).
+/// An option given twice ("--n 5 --n 6") is refused (ExitUsage, naming it) unless
+/// `refuseRepeatedOptions` is false (heatmap --session puts the session's options in front of
+/// the command line's on purpose, so the command line's win).
 std::optional<int> parseArguments(QCommandLineParser &parser, const QString &command,
-                                  const QStringList &arguments, bool addHelpOption = true);
+                                  const QStringList &arguments, bool addHelpOption = true,
+                                  bool refuseRepeatedOptions = true);
+/// parser.helpText() with its first line naming the command ("Usage: attnlab <command>
+/// [options] …") instead of the executable's path.
+QString commandHelpText(const QCommandLineParser &parser, const QString &command);
+/// The first option of a parsed command line given more than once, as written ("--n"; an
+/// option with two names counts once whichever is used), or an empty string.
+QString repeatedOption(const QCommandLineParser &parser);
+
+/// A file (or folder) a command writes, for checkOutputPaths().
+struct OutputPath
+{
+    QString option; ///< the option naming it in messages, e.g. "--out"
+    QString path; ///< "" and "-" (standard output) are not checked
+    bool folder = false; ///< a folder files are written into (created when missing)
+    /// Name patterns ("run_*.npy") of further files written next to `path` (inside it for a
+    /// folder); the existing ones are checked like `path`.
+    QStringList alsoWritten = {};
+};
+
+/// Checks, before any computation, that every output can be written as a new regular file
+/// renamed into place (QSaveFile) without replacing something else. Refuses (prints a message
+/// naming the option and the path, returns ExitUsage) when a target exists and is not a regular
+/// file (says what it is: folder, character device, FIFO, socket …), is a symbolic link, is
+/// read-only (no write permission bit, even for root) or not writable; when its folder does not
+/// exist, is not a folder or is not writable; when two outputs are the same file, or an output is
+/// one of `inputs` (the same OutputPath shape, folder and alsoWritten unused). Returns nullopt
+/// when all is well. Symbolic links in the folders above a target are followed.
+std::optional<int> checkOutputPaths(const QString &command, const std::vector<OutputPath> &outputs,
+                                    const std::vector<OutputPath> &inputs = {});
+/// What is at `path` when it is not a regular file ("a folder", "a FIFO (named pipe)", "a
+/// symbolic link", …), "" for a regular file, "nothing" when nothing is there. For messages.
+QString fileKind(const QString &path);
 
 /// Parses an integer option within [minimum, maximum]; on error sets `error` to a message that
 /// names the option.

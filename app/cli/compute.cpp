@@ -293,6 +293,10 @@ int runCompute(const QStringList &arguments)
                           QStringLiteral("--out '%1' is the input file: choose another "
                                          "name so the input is not overwritten")
                               .arg(outPath));
+    // Also the input reached another way (a link, "./"): see checkOutputPaths.
+    if (const auto refused = checkOutputPaths(kCommand, {{QStringLiteral("--out"), outPath}},
+                                              {{QStringLiteral("--in"), inPath}}))
+        return *refused;
     const MaskConvention maskConvention
         = convention == QLatin1String("allowed") ? MaskConvention::Allowed : MaskConvention::Masked;
     QString error;
@@ -301,9 +305,17 @@ int runCompute(const QStringList &arguments)
         return usageError(kCommand, error);
 
     try {
-        if (!QFileInfo(inPath).isFile())
+        if (!QFileInfo(inPath).isFile()) {
+            const QString kind = fileKind(inPath);
             throw InvalidArgument(
-                QStringLiteral("input file '%1' does not exist").arg(inPath).toStdString());
+                (kind == QLatin1String("nothing")
+                     ? QStringLiteral("input file '%1' does not exist").arg(inPath)
+                     : kind == QLatin1String("a symbolic link")
+                     ? QStringLiteral("input file '%1' is a broken symbolic link").arg(inPath)
+                     : QStringLiteral("input '%1' is %2, not a regular file (an .npz)")
+                           .arg(inPath, kind))
+                    .toStdString());
+        }
         const NamedArrays arrays = readNpz(inPath.toStdString());
         return dtype == QLatin1String("float32")
             ? computeAs<float>(arrays, inPath, outPath, maskConvention, dtype, *budget)

@@ -207,7 +207,7 @@ int runExperiment(const QStringList &arguments)
         if (positional.size() == 1) {
             try {
                 const ExperimentInfo &info = experimentInfo(positional.front().toStdString());
-                stdoutStream << parser.helpText() << "\n"
+                stdoutStream << commandHelpText(parser, command) << "\n"
                              << experimentHelp(info) << "\n       "
                              << QString::fromStdString(info.note) << "\n";
                 return ExitOk;
@@ -215,9 +215,12 @@ int runExperiment(const QStringList &arguments)
                 // fall through to the full help
             }
         }
-        stdoutStream << parser.helpText() << allExperimentsHelp();
+        stdoutStream << commandHelpText(parser, command) << allExperimentsHelp();
         return ExitOk;
     }
+    if (const QString repeated = repeatedOption(parser); !repeated.isEmpty())
+        return usageError(command,
+                          QStringLiteral("%1 is given more than once: give it once").arg(repeated));
 
     const QString formatName = parser.value(format);
     if (formatName != QLatin1String("table") && formatName != QLatin1String("csv")
@@ -228,6 +231,9 @@ int runExperiment(const QStringList &arguments)
     if (parser.isSet(list)) {
         if (!positional.isEmpty())
             return usageError(command, QStringLiteral("--list takes no experiment id"));
+        if (const auto refused
+            = checkOutputPaths(command, {{QStringLiteral("--out"), parser.value(out)}}))
+            return *refused;
         return printList(formatName, parser.value(out), command);
     }
     if (positional.isEmpty())
@@ -278,6 +284,12 @@ int runExperiment(const QStringList &arguments)
                                   .arg(parser.value(figureSize)));
     }
 
+    // Both files checked before the (possibly long) run: writable, not the same file.
+    if (const auto refused = checkOutputPaths(command,
+                                              {{QStringLiteral("--out"), parser.value(out)},
+                                               {QStringLiteral("--figure"), parser.value(figure)}}))
+        return *refused;
+
     ExperimentResult result;
     try {
         result = attn::runExperiment(info->id, params);
@@ -304,10 +316,11 @@ int runExperiment(const QStringList &arguments)
                     + (std::isnan(value) ? std::string("n/a") : Table::formatNumber(value)) + "\n";
         }
     }
+    // The figure first: when it fails, no --out file is left as if the run had succeeded.
     QString error;
-    if (!writeText(parser.value(out), QByteArray::fromStdString(text), &error))
-        return failure(command, error);
     if (size && !exportExperimentFigure(result, parser.value(figure), *size, &error))
+        return failure(command, error);
+    if (!writeText(parser.value(out), QByteArray::fromStdString(text), &error))
         return failure(command, error);
     return ExitOk;
 }

@@ -15,6 +15,7 @@
 #include <stepsrenderer.h>
 #include <tokenizer.h>
 
+#include <QDir>
 #include <QFileInfo>
 
 #include <limits>
@@ -301,7 +302,8 @@ int runHeatmap(const QStringList &arguments)
         QStringList expanded = sessionArguments(*session);
         expanded.prepend(arguments.constFirst());
         expanded += arguments.mid(1);
-        if (const auto done = parseArguments(parser, command, expanded, false))
+        // The session's options come first on purpose (the command line's win): no repeat check.
+        if (const auto done = parseArguments(parser, command, expanded, false, false))
             return *done;
     }
 
@@ -504,6 +506,32 @@ int runHeatmap(const QStringList &arguments)
                           QStringLiteral("--batch-dir and --data go with --view grid or "
                                          "head, not --view %1")
                               .arg(viewName));
+
+    // Every file written, checked before anything is computed (exit 2): no device, FIFO, link,
+    // folder or read-only file is replaced, no two outputs are one file.
+    std::vector<OutputPath> outputs = {{QStringLiteral("--out"), out}};
+    if (!batchDir.isEmpty())
+        outputs.push_back(
+            {QStringLiteral("--batch-dir"), batchDir, true, {QStringLiteral("head-*.") + format}});
+    if (!dataPath.isEmpty()) {
+        // .csv writes <stem>_metrics.csv too; .npy writes only <stem>_<array>.npy files.
+        const QFileInfo data(dataPath);
+        const QString stem = data.completeBaseName();
+        if (*dataFormatForPath(dataPath) == DataFormat::Npy)
+            outputs.push_back({QStringLiteral("--data"),
+                               data.dir().filePath(stem + QStringLiteral("_weights.npy")),
+                               false,
+                               {stem + QStringLiteral("_*.npy")}});
+        else
+            outputs.push_back({QStringLiteral("--data"), dataPath, false,
+                               dataFormatForPath(dataPath) == DataFormat::Csv
+                                   ? QStringList {stem + QStringLiteral("_metrics.csv")}
+                                   : QStringList {}});
+    }
+    if (const auto refused = checkOutputPaths(
+            command, outputs,
+            {{QStringLiteral("--session"), parser.value(QStringLiteral("session"))}}))
+        return *refused;
 
     // Memory: decided from the arguments, so refused here (exit 2) before anything is allocated.
     const auto budget = memoryBudgetBytes(parser, &error);

@@ -47,6 +47,9 @@ int runSweep(const QStringList &arguments)
         return usageError(
             command,
             QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().front()));
+    if (const auto refused
+        = checkOutputPaths(command, {{QStringLiteral("--out"), parser.value(out)}}))
+        return *refused;
 
     // The ranges are E2's parameter ranges (core/experiments/e02_scaling_sweep.cpp).
     QString error;
