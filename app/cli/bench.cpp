@@ -115,9 +115,10 @@ int runBench(const QStringList &arguments)
         return usageError(command, QStringLiteral("--kernel: %1").arg(QString::fromUtf8(e.what())));
     }
 
-    const auto budgetMib = intOption(parser, "memory-budget-mib", 1, 1 << 20, &error);
-    if (!budgetMib)
+    const auto budgetBytes = memoryBudgetBytes(parser, &error);
+    if (!budgetBytes)
         return usageError(command, error);
+    const std::optional<std::int64_t> budgetMib = std::int64_t(*budgetBytes / (1024.0 * 1024.0));
     const std::size_t elementBytes = dtype == QLatin1String("float32") ? 4 : 8;
     for (std::int64_t n : *ns) {
         // Q, K, V and the output (4 · n · d elements) plus what the kernel allocates.

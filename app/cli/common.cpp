@@ -230,11 +230,32 @@ QCommandLineOption memoryBudgetOption(const QString &what)
                               QStringLiteral("mib"), QString::number(kDefaultMemoryBudgetMib));
 }
 
+std::int64_t physicalMemoryMib()
+{
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long pageSize = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || pageSize <= 0)
+        return 0;
+    return std::int64_t(double(pages) * double(pageSize) / (1024.0 * 1024.0));
+}
+
 std::optional<double> memoryBudgetBytes(const QCommandLineParser &parser, QString *error)
 {
     const auto mib = intOption(parser, QStringLiteral("memory-budget-mib"), 1, 1 << 20, error);
     if (!mib)
         return std::nullopt;
+    // A budget beyond what the machine has would let the kernel's out-of-memory killer end the
+    // run (and perhaps others) instead of this check: at most three quarters of the RAM.
+    const std::int64_t ram = physicalMemoryMib();
+    if (ram > 0 && *mib > ram * 3 / 4) {
+        *error = QStringLiteral("--memory-budget-mib %1 is more than this machine can give: it "
+                                "has %2 MiB of memory, at most %3 MiB (three quarters) may be "
+                                "budgeted")
+                     .arg(*mib)
+                     .arg(ram)
+                     .arg(ram * 3 / 4);
+        return std::nullopt;
+    }
     return double(*mib) * 1024.0 * 1024.0;
 }
 

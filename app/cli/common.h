@@ -98,6 +98,8 @@ inline constexpr int kDefaultMemoryBudgetMib = 2048;
 /// "--memory-budget-mib <mib>" with the default above; `what` completes "Refuse … whose …".
 QCommandLineOption memoryBudgetOption(const QString &what);
 /// The --memory-budget-mib value in bytes (1 MiB … 1 TiB); sets *error naming the option.
+/// The machine's physical memory in MiB (0 when unknown).
+std::int64_t physicalMemoryMib();
 std::optional<double> memoryBudgetBytes(const QCommandLineParser &parser, QString *error);
 /// "123 MiB" (rounded up) for a byte count.
 QString mibText(double bytes);
