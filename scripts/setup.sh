@@ -41,7 +41,13 @@ attn_install_packages() {
 attn_build() {
     cd "$ATTN_ROOT"
     cmake --preset "$ATTN_PRESET" >/dev/null
-    cmake --build --preset "$ATTN_PRESET" --parallel "$(nproc)"
+    # ATTN_TARGETS (space-separated) limits the build, e.g. to the app alone for run-app.sh.
+    local targets=()
+    if [[ -n "${ATTN_TARGETS:-}" ]]; then
+        read -r -a names <<<"$ATTN_TARGETS"
+        targets=(--target "${names[@]}")
+    fi
+    cmake --build --preset "$ATTN_PRESET" --parallel "$(nproc)" "${targets[@]}"
 }
 
 attn_install_packages
