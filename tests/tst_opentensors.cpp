@@ -484,6 +484,10 @@ void TestOpenTensors::badFilesKeepTheView_data()
                                   << "must hold numbers (attention weights)";
     QTest::newRow("empty .npz") << "empty"
                                 << "holds no arrays";
+    // Readable, but the attention cannot be computed: q·k overflows to ±inf (1e200² > DBL_MAX)
+    // and the softmax refuses the NaN of inf − inf. Refused on open, like an unreadable file.
+    QTest::newRow("scores overflow") << "overflow"
+                                     << "softmax input has NaN";
 }
 
 void TestOpenTensors::badFilesKeepTheView()
@@ -544,6 +548,13 @@ void TestOpenTensors::badFilesKeepTheView()
             a.type = NpyType::Bool;
         file = path(tag + QStringLiteral(".npy"));
         writeNpy(file.toStdString(), a);
+    } else if (kind == "overflow") {
+        withCase([](auto &a) {
+            for (auto &[n, x] : a)
+                if (n == "query" || n == "key")
+                    for (double &v : x.values)
+                        v *= 1e200;
+        });
     } else if (kind == "empty") {
         file = path(QStringLiteral("empty.npz"));
         writeNpz(file.toStdString(), {});
@@ -563,6 +574,9 @@ void TestOpenTensors::badFilesKeepTheView()
     const ResultPtr before = b.settle();
     QVERIFY(before && before->ok());
     const SessionParameters params = b.session.parameters();
+    const QString badge = b.controller.statusLabel()->text();
+    const QString panelFile = b.controller.panel()->fileLabel()->text();
+    QVERIFY2(badge.contains(QFileInfo(good).fileName()), qPrintable(badge));
     QSignalSpy results(&b.session, &AttentionSession::resultChanged);
     QSignalSpy changes(&b.session, &AttentionSession::parametersChanged);
 
@@ -575,6 +589,11 @@ void TestOpenTensors::badFilesKeepTheView()
     QCOMPARE(b.session.parameters(), params);
     QCOMPARE(b.session.result(), before);
     QCOMPARE(b.session.result()->queryLabel(2), QStringLiteral("c"));
+    // The badge, the panel and the heatmap still agree on the previous file.
+    QCOMPARE(b.controller.statusLabel()->text(), badge);
+    QCOMPARE(b.controller.panel()->fileLabel()->text(), panelFile);
+    QCOMPARE(b.controller.loadedPath(), QFileInfo(good).absoluteFilePath());
+    QCOMPARE(b.heatmap.result(), before);
 }
 
 void TestOpenTensors::maskConventionReloads()

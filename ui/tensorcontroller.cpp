@@ -13,6 +13,7 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QInputDialog>
 #include <QKeySequence>
 #include <QLabel>
@@ -186,6 +187,12 @@ bool TensorController::openFile(const QString &path, QString *error, const QStri
     const QString invalid = p.validate();
     if (!invalid.isEmpty())
         return fail(tr("%1: %2").arg(file.path, invalid));
+    // Compute once before switching: a file whose attention cannot be computed (scores that
+    // overflow, too large for memory, …) is refused like an unreadable one, so the panel, the
+    // badge and the heatmap keep showing the previous tensors together.
+    const QString computeError = checkComputes(p);
+    if (!computeError.isEmpty())
+        return fail(tr("%1: %2").arg(file.path, computeError));
 
     if (!current.tensors)
         m_randomParameters = current;
@@ -195,6 +202,14 @@ bool TensorController::openFile(const QString &path, QString *error, const QStri
                            ? tr("Loaded %1: %2").arg(loaded->fileName(), loaded->description())
                            : tr("Loaded %1; %2").arg(loaded->fileName(), m_tokenMessage));
     return true;
+}
+
+QString TensorController::checkComputes(const SessionParameters &params) const
+{
+    QGuiApplication::setOverrideCursor(Qt::WaitCursor);
+    const QString error = computeTensorSession(params).error; // never throws
+    QGuiApplication::restoreOverrideCursor();
+    return error;
 }
 
 bool TensorController::open(const QString &path)

@@ -60,8 +60,10 @@ public:
     /// Opens `path` without message boxes: .npz or .npy with query/key/value (+ parameters,
     /// masks read with `convention`) or weights (`weightsArray`, empty = automatic; the chooser
     /// is asked when ambiguous). Token labels come from the sidecar when there is one (a wrong
-    /// count is reported by tokenMessage(), positions are shown). Returns false with `error`
-    /// naming the file and the problem; nothing changes then.
+    /// count is reported by tokenMessage(), positions are shown). The attention is computed
+    /// once (computeTensorSession, on this thread) before anything changes, so a file whose
+    /// computation fails (scores that overflow to ±inf/NaN, beyond the memory budget) is refused
+    /// too. Returns false with `error` naming the file and the problem; nothing changes then.
     bool openFile(const QString &path, QString *error, const QString &weightsArray = {},
                   MaskConvention convention = MaskConvention::Masked);
     /// The message about the token labels of the last load or edit (empty when they fit).
@@ -106,6 +108,8 @@ private:
     void apply(const SessionParameters &params);
     void onParametersChanged(const SessionParameters &params);
     void onResult();
+    /// computeTensorSession(params)'s error (empty when it computes).
+    QString checkComputes(const SessionParameters &params) const;
     QString chooseArrayDialog(const TensorFile &file);
 
     AttentionSession *m_session;
