@@ -538,7 +538,11 @@ PanelFigureLayout PanelFigure::computeLayout(const QRectF &bounds) const
     const qreal spacing = std::max(0.0, (r.width() - cols * panelW) / cols);
     const qreal x0 = r.left() + spacing / 2;
     const qreal totalH = rows * blockH + (rows - 1) * rowGap;
-    const qreal y0 = r.top() + std::max(0.0, (r.height() - totalH) / 2);
+    // Panels start under the caption and the table follows them: spare height (the panels
+    // are limited by the width) goes below everything instead of into two empty bands.
+    const qreal y0 = r.top();
+    if (!lay.footer.isNull() && totalH < r.height())
+        lay.footer.moveTop(y0 + totalH + 0.6 * f);
     for (int k = 0; k < count; ++k) {
         const qreal top0 = y0 + (k / cols) * (blockH + rowGap);
         const QRectF frame(x0 + (k % cols) * (panelW + spacing), top0, panelW, blockH);
