@@ -2,40 +2,23 @@
 // listing, the three formats, NumPy's digits for E1–E3, --out, --figure, help, and exit status 2
 // with a message naming the bad argument.
 
+#include "cliprocess.h"
+
 #include <QFile>
 #include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
 namespace {
 
-struct Run
-{
-    int exitCode = -1;
-    QByteArray out, err;
-};
+using Run = attn::test::CliRun;
 
 Run attnlab(const QStringList &arguments)
 {
-    QProcess p;
-    p.setProgram(QStringLiteral(ATTNLAB_EXE));
-    p.setArguments(arguments);
-    p.start();
-    Run r;
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = "timed out";
-        return r;
-    }
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
+    return attn::test::runAttnlab(arguments);
 }
 
 QByteArray fixture(const QString &name)

@@ -4,6 +4,8 @@
 // before anything is computed (exit 2, a message naming the option) and left as they were.
 // Also: an option given twice is refused, naming it; every command's help names the command.
 
+#include "cliprocess.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -29,21 +31,8 @@ struct Run
 
 Run attnlab(const QStringList &arguments)
 {
-    QProcess p;
-    p.setProgram(QStringLiteral(ATTNLAB_EXE));
-    p.setArguments(arguments);
-    p.start();
-    Run r;
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = QStringLiteral("timed out");
-        return r;
-    }
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
+    const attn::test::CliRun r = attn::test::runAttnlab(arguments);
+    return {r.exitCode, QString::fromUtf8(r.out), QString::fromUtf8(r.err)};
 }
 
 QByteArray contents(const QString &path)
