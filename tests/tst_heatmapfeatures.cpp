@@ -841,6 +841,28 @@ private slots:
         QCOMPARE(QRgb(image.pixel(c.box.left() + 2, c.box.top() + 2)) | 0xff000000u, c.color);
     }
 
+    void computingBanner()
+    {
+        // A computation that takes longer than half a second gets a banner saying the heatmaps
+        // still show the previous parameters; a quick one never flashes it.
+        HeatmapWidget w;
+        w.resize(400, 300);
+        w.setResult(makeResult(1, 4, 4, [](int, int, int) { return 0.25; }));
+        const QImage before = w.grab().toImage();
+        w.setComputing(true);
+        w.setComputing(false); // a quick computation
+        QTest::qWait(700);
+        QVERIFY(!w.isComputingBannerShown());
+        w.setComputing(true);
+        QVERIFY(!w.isComputingBannerShown()); // not at once
+        QTRY_VERIFY_WITH_TIMEOUT(w.isComputingBannerShown(), 3000);
+        const QImage during = w.grab().toImage();
+        QVERIFY(during != before); // the banner is painted
+        w.setComputing(false);
+        QVERIFY(!w.isComputingBannerShown());
+        QCOMPARE(w.grab().toImage(), before);
+    }
+
     // ---- exports ----
 
     void svgHasOneTilePerHead_data()

@@ -1,11 +1,13 @@
 #include "heatmapwidget.h"
 
 #include <QEvent>
+#include <QFontMetricsF>
 #include <QFutureWatcher>
 #include <QHelpEvent>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QTimer>
 #include <QToolTip>
 #include <QWheelEvent>
 #include <QtConcurrent/QtConcurrentRun>
@@ -288,8 +290,47 @@ void HeatmapWidget::paintEvent(QPaintEvent *)
             painter.drawRect(cell.adjusted(-grow, -grow, grow, grow));
         }
     }
+    if (m_computingBanner) {
+        const QString text = tr("Computing… the heatmaps show the previous parameters until the "
+                                "new result arrives");
+        QFont font = painter.font();
+        font.setBold(true);
+        painter.setFont(font);
+        const QFontMetricsF fm(font);
+        const qreal pad = fm.height() * 0.5;
+        const QRectF box(QPointF(0, 0),
+                         QSizeF(std::min(qreal(width()), fm.horizontalAdvance(text) + 2 * pad),
+                                fm.height() + 2 * pad));
+        painter.fillRect(box, QColor(255, 244, 214, 235));
+        painter.setPen(QColor(90, 60, 0));
+        painter.drawText(box.adjusted(pad, 0, -pad, 0), Qt::AlignLeft | Qt::AlignVCenter,
+                         fm.elidedText(text, Qt::ElideRight, box.width() - 2 * pad));
+    }
     if (const auto &shown = m_renderer.result())
         emit painted(shown->requestId);
+}
+
+void HeatmapWidget::setComputing(bool computing)
+{
+    if (!m_computingTimer) {
+        m_computingTimer = new QTimer(this);
+        m_computingTimer->setSingleShot(true);
+        m_computingTimer->setInterval(500);
+        connect(m_computingTimer, &QTimer::timeout, this, [this] {
+            m_computingBanner = true;
+            update();
+        });
+    }
+    if (computing) {
+        if (!m_computingTimer->isActive() && !m_computingBanner)
+            m_computingTimer->start();
+        return;
+    }
+    m_computingTimer->stop();
+    if (m_computingBanner) {
+        m_computingBanner = false;
+        update();
+    }
 }
 
 void HeatmapWidget::resizeEvent(QResizeEvent *event)

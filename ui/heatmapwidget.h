@@ -19,6 +19,8 @@
 
 #include <memory>
 
+class QTimer;
+
 namespace attn {
 
 class HeatmapWidget : public QWidget
@@ -85,6 +87,13 @@ public:
     /// The tooltip text for the cell under `pos` (empty when none).
     QString toolTipAt(const QPointF &pos) const;
 
+    /// A computation for newer parameters is running (AttentionSession::busyChanged): after
+    /// half a second a banner over the heatmaps says so, because until the result arrives they
+    /// show the previous parameters. False removes it.
+    void setComputing(bool computing);
+    /// The banner is shown (computing for longer than the delay).
+    bool isComputingBannerShown() const { return m_computingBanner; }
+
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
 
@@ -129,6 +138,8 @@ private:
     std::shared_ptr<const SessionResult> m_sessionResult;
     ViewTransform m_transform;
     QPixmap m_cache;
+    QTimer *m_computingTimer = nullptr; // the banner's delay
+    bool m_computingBanner = false;
     HeatmapHit m_hover;
     QPointF m_pressPos;
     QRect m_pressWindow; // visible cells when the drag began
