@@ -6,6 +6,7 @@
 
 #include <attentionsession.h>
 #include <comparerenderer.h>
+#include <sessionfile.h>
 #include <tensorsource.h>
 #include <views/compareview.h>
 #include <views/figurecanvas.h>
@@ -17,6 +18,8 @@
 #include <QFile>
 #include <QFontMetricsF>
 #include <QImageReader>
+#include <QJsonObject>
+#include <QJsonValue>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -584,6 +587,126 @@ private slots:
         view.setResultA(compute(a2));
         QTRY_VERIFY(view.isUpToDate());
         QCOMPARE(view.renderer().resultB()->params.seed, quint64(22));
+    }
+
+    void stateRoundTrip_data()
+    {
+        QTest::addColumn<CompareVariant>("variant");
+        QTest::addColumn<int>("head");
+        QTest::newRow("alpha 0.25, tau 2.5, causal, d_k 32, head 3")
+            << CompareVariant {0.25, 2.5, CompareVariant::Mask::Causal, 32} << 3;
+        QTest::newRow("unscaled, tau 0.01, causal + padding, d_k 1, mean")
+            << CompareVariant {0.0, 0.01, CompareVariant::Mask::CausalPadding, 1} << 4;
+        QTest::newRow("alpha 1, tau 100, padding, d_k 8, head 0")
+            << CompareVariant {1.0, 100.0, CompareVariant::Mask::Padding, 8} << 0;
+    }
+
+    void stateRoundTrip()
+    {
+        // B's settings and the head set in one view, saved in a session document, loaded and
+        // applied to a fresh view (before its first A, as when a session is opened): the same
+        // variant, head, B parameters and difference.
+        QFETCH(CompareVariant, variant);
+        QFETCH(int, head);
+        SessionParameters a;
+        a.n = 6;
+        a.dModel = 32;
+        a.heads = 4;
+        a.seed = 5;
+        a.paddingCount = 2;
+        const ResultPtr ra = compute(a);
+        CompareView first;
+        QVERIFY(first.state().isEmpty()); // nothing chosen yet
+        first.setResultA(ra);
+        first.setVariant(variant);
+        first.setHead(head);
+
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        SessionDocument saved;
+        saved.parameters = a;
+        saved.view.insert(QStringLiteral("compare"), first.state());
+        const QString path = dir.filePath(QStringLiteral("compare.attnlab.json"));
+        QString error;
+        QVERIFY2(SessionFile::save(path, saved, &error), qPrintable(error));
+        const auto loaded = SessionFile::load(path, &error);
+        QVERIFY2(loaded, qPrintable(error));
+        const QJsonObject state = loaded->view.value(QLatin1String("compare")).toObject();
+        QCOMPARE(state.value(QLatin1String("d_k")).toInt(), variant.dK);
+        QCOMPARE(state.value(QLatin1String("head")).toInt(), head);
+
+        CompareView second;
+        second.setState(state);
+        second.setResultA(ra); // the first A keeps the restored variant
+        QCOMPARE(second.variant(), variant);
+        QCOMPARE(second.findChild<QComboBox *>(QStringLiteral("compareHeadCombo"))->currentIndex(),
+                 head);
+        QCOMPARE(second.findChild<QDoubleSpinBox *>(QStringLiteral("compareAlphaSpin"))->value(),
+                 variant.scaleExponent);
+        QCOMPARE(second.state(), first.state());
+        second.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&second));
+        QTRY_VERIFY(second.isUpToDate());
+        QCOMPARE(second.head(), head);
+        const SessionParameters pb = variant.apply(a);
+        QCOMPARE(second.renderer().resultB()->params, pb);
+        const ResultPtr rb = compute(pb);
+        const MatrixD &wa = head < a.heads ? ra->weights[std::size_t(head)] : ra->weightsMean;
+        const MatrixD &wb = head < a.heads ? rb->weights[std::size_t(head)] : rb->weightsMean;
+        ATTN_COMPARE_CLOSE(second.renderer().difference(), wb - wa, 1e-12, 1e-12);
+    }
+
+    void stateIgnoresInvalidValues_data()
+    {
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<QJsonValue>("value");
+        QTest::newRow("alpha above 1") << "alpha" << QJsonValue(1.5);
+        QTest::newRow("alpha negative") << "alpha" << QJsonValue(-0.1);
+        QTest::newRow("alpha as text") << "alpha" << QJsonValue(QStringLiteral("0.5"));
+        QTest::newRow("tau 0") << "temperature" << QJsonValue(0.0);
+        QTest::newRow("tau 1000") << "temperature" << QJsonValue(1000.0);
+        QTest::newRow("unknown mask") << "mask" << QJsonValue(QStringLiteral("sliding"));
+        QTest::newRow("mask as number") << "mask" << QJsonValue(1);
+        QTest::newRow("d_k 0") << "d_k" << QJsonValue(0);
+        QTest::newRow("d_k fractional") << "d_k" << QJsonValue(7.5);
+        QTest::newRow("d_k above 4096") << "d_k" << QJsonValue(5000);
+        QTest::newRow("head negative") << "head" << QJsonValue(-1);
+        QTest::newRow("head fractional") << "head" << QJsonValue(1.5);
+        QTest::newRow("head null") << "head" << QJsonValue(QJsonValue::Null);
+    }
+
+    void stateIgnoresInvalidValues()
+    {
+        // One bad value among good ones: that key keeps the view's value, the others apply.
+        QFETCH(QString, key);
+        QFETCH(QJsonValue, value);
+        SessionParameters a;
+        a.n = 5;
+        a.dModel = 16;
+        a.heads = 2;
+        CompareView view;
+        view.setResultA(compute(a));
+        const CompareVariant before = view.variant(); // α 0, τ 1, no mask, d_k 8
+        auto *headCombo = view.findChild<QComboBox *>(QStringLiteral("compareHeadCombo"));
+        const int headBefore = headCombo->currentIndex();
+        QJsonObject state {{QStringLiteral("alpha"), 0.75},
+                           {QStringLiteral("temperature"), 3.0},
+                           {QStringLiteral("mask"), QStringLiteral("causal")},
+                           {QStringLiteral("d_k"), 4},
+                           {QStringLiteral("head"), 1}};
+        state.insert(key, value);
+        view.setState(state);
+        const CompareVariant v = view.variant();
+        QCOMPARE(v.scaleExponent, key == "alpha" ? before.scaleExponent : 0.75);
+        QCOMPARE(v.temperature, key == "temperature" ? before.temperature : 3.0);
+        QCOMPARE(v.mask, key == "mask" ? before.mask : CompareVariant::Mask::Causal);
+        QCOMPARE(v.dK, key == "d_k" ? before.dK : 4);
+        QCOMPARE(headCombo->currentIndex(), key == "head" ? headBefore : 1);
+        // Unknown keys and an empty object change nothing.
+        view.setState(QJsonObject {{QStringLiteral("zoom"), 2}});
+        QCOMPARE(view.variant(), v);
+        view.setState({});
+        QCOMPARE(view.variant(), v);
     }
 
     void invalidB()

@@ -325,6 +325,24 @@ void TestSessionFile::fileFormat()
     QCOMPARE(p.value(QLatin1String("mask")).toString(), QStringLiteral("causal"));
     QVERIFY(o.value(QLatin1String("view")).isObject());
     QVERIFY(o.value(QLatin1String("tensors")).isObject());
+    // The Compare A/B view's B (view "compare"): every mask by its id, read back as written.
+    const QList<std::pair<CompareVariant::Mask, QString>> masks
+        = {{CompareVariant::Mask::None, QStringLiteral("none")},
+           {CompareVariant::Mask::Causal, QStringLiteral("causal")},
+           {CompareVariant::Mask::Padding, QStringLiteral("padding")},
+           {CompareVariant::Mask::CausalPadding, QStringLiteral("causal_padding")}};
+    for (const auto &[mask, id] : masks) {
+        const CompareVariant v {0.125, 0.5, mask, 64};
+        const QJsonObject c = compareViewToJson(v, 2);
+        QCOMPARE(c.value(QLatin1String("alpha")).toDouble(), 0.125);
+        QCOMPARE(c.value(QLatin1String("temperature")).toDouble(), 0.5);
+        QCOMPARE(c.value(QLatin1String("mask")).toString(), id);
+        QCOMPARE(c.value(QLatin1String("d_k")).toInt(), 64);
+        QCOMPARE(c.value(QLatin1String("head")).toInt(), 2);
+        int head = -1;
+        QCOMPARE(compareViewFromJson(c, CompareVariant {}, &head), v);
+        QCOMPARE(head, 2);
+    }
     QCOMPARE(SessionFile::withSuffix(QStringLiteral("/a/b")), QStringLiteral("/a/b.attnlab.json"));
     QCOMPARE(SessionFile::withSuffix(QStringLiteral("/a/b.json")), QStringLiteral("/a/b.json"));
 }

@@ -170,6 +170,61 @@ ViewTransform viewTransformFromJson(const QJsonObject &o, ViewTransform base)
     return base;
 }
 
+namespace {
+
+struct CompareMaskId
+{
+    CompareVariant::Mask mask;
+    const char *id;
+};
+constexpr CompareMaskId compareMaskIds[] = {
+    {CompareVariant::Mask::None, "none"},
+    {CompareVariant::Mask::Causal, "causal"},
+    {CompareVariant::Mask::Padding, "padding"},
+    {CompareVariant::Mask::CausalPadding, "causal_padding"},
+};
+
+} // namespace
+
+QJsonObject compareViewToJson(const CompareVariant &variant, int head)
+{
+    QJsonObject o;
+    o.insert(QStringLiteral("alpha"), variant.scaleExponent);
+    o.insert(QStringLiteral("temperature"), variant.temperature);
+    for (const CompareMaskId &m : compareMaskIds)
+        if (m.mask == variant.mask)
+            o.insert(QStringLiteral("mask"), QLatin1String(m.id));
+    o.insert(QStringLiteral("d_k"), variant.dK);
+    o.insert(QStringLiteral("head"), head);
+    return o;
+}
+
+CompareVariant compareViewFromJson(const QJsonObject &o, CompareVariant base, int *head)
+{
+    const QJsonValue alpha = o.value(QLatin1String("alpha"));
+    if (alpha.isDouble() && alpha.toDouble() >= 0.0 && alpha.toDouble() <= 1.0)
+        base.scaleExponent = alpha.toDouble();
+    const QJsonValue tau = o.value(QLatin1String("temperature"));
+    if (tau.isDouble() && tau.toDouble() >= CompareVariant::minTemperature
+        && tau.toDouble() <= CompareVariant::maxTemperature)
+        base.temperature = tau.toDouble();
+    const QString mask = o.value(QLatin1String("mask")).toString();
+    for (const CompareMaskId &m : compareMaskIds)
+        if (mask == QLatin1String(m.id))
+            base.mask = m.mask;
+    auto wholeIn = [](const QJsonValue &v, int low, int high) {
+        return v.isDouble() && v.toDouble() >= low && v.toDouble() <= high
+            && v.toDouble() == std::floor(v.toDouble());
+    };
+    const QJsonValue dK = o.value(QLatin1String("d_k"));
+    if (wholeIn(dK, 1, SessionParameters::maxDModel))
+        base.dK = dK.toInt();
+    const QJsonValue h = o.value(QLatin1String("head"));
+    if (head && wholeIn(h, 0, SessionParameters::maxDModel))
+        *head = h.toInt();
+    return base;
+}
+
 QByteArray SessionFile::toJson(const SessionDocument &document)
 {
     QJsonObject o = document.extra;

@@ -23,6 +23,9 @@
 //                    "window": [key0, query0, keys, queries] },   // zoom; absent = all cells
 //       "transform": { "trim_padding": false, "hidden_keys": [0, …], "renormalize": true },
 //       "row_strip": true,
+//       "compare": { "alpha": 0 … 1, "temperature": 0.01 … 100,   // B of the Compare A/B view
+//                    "mask": "none" | "causal" | "padding" | "causal_padding",
+//                    "d_k": 1 … 4096, "head": 0 … h (h = mean) },
 //       …                                 // further keys of newer views are kept
 //     },
 //     "tensors": {                        // optional; File → Open Tensors… (ui/tensorsource.h)
@@ -33,6 +36,7 @@
 //     }
 //   }
 
+#include "comparerenderer.h"
 #include "heatmaprenderer.h"
 #include "resultview.h"
 #include "sessionparameters.h"
@@ -106,5 +110,12 @@ HeatmapOptions heatmapViewFromJson(const QJsonObject &o, HeatmapOptions base);
 QJsonObject viewTransformToJson(const ViewTransform &transform);
 /// Applies the keys present in `o` to `base` (invalid values are ignored).
 ViewTransform viewTransformFromJson(const QJsonObject &o, ViewTransform base);
+/// The "compare" view-state object: B's variant of the Compare A/B view and the head compared
+/// (0 … h−1, h = the mean).
+QJsonObject compareViewToJson(const CompareVariant &variant, int head);
+/// Applies the keys present in `o` to `base` (and `head`, if given); unknown or invalid values
+/// (α outside [0, 1], τ outside [0.01, 100], d_k outside [1, 4096], a negative or fractional
+/// head, an unknown mask) leave the old value.
+CompareVariant compareViewFromJson(const QJsonObject &o, CompareVariant base, int *head = nullptr);
 
 } // namespace attn

@@ -3,6 +3,7 @@
 #include "attentionsession.h"
 #include "figurecanvas.h"
 #include "figureexport.h"
+#include "sessionfile.h"
 #include "stepsrenderer.h"
 #include "tensorsource.h"
 
@@ -76,7 +77,7 @@ void CompareView::buildUi()
     auto *tauLabel = new QLabel(tr("&τ"));
     m_tauSpin = new QDoubleSpinBox;
     m_tauSpin->setObjectName(QStringLiteral("compareTauSpin"));
-    m_tauSpin->setRange(0.01, 100.0);
+    m_tauSpin->setRange(CompareVariant::minTemperature, CompareVariant::maxTemperature);
     m_tauSpin->setSingleStep(0.1);
     m_tauSpin->setDecimals(2);
     m_tauSpin->setToolTip(tr("B's softmax temperature τ (> 0): the scores are divided by it"));
@@ -256,6 +257,28 @@ void CompareView::setResultA(std::shared_ptr<const SessionResult> result)
         refresh();
     else
         m_dirty = true;
+}
+
+QJsonObject CompareView::state() const
+{
+    if (!m_variantSet)
+        return {}; // nothing chosen yet: the first A sets B's default
+    return compareViewToJson(m_variant, m_requestedHead);
+}
+
+void CompareView::setState(const QJsonObject &state)
+{
+    if (state.isEmpty())
+        return;
+    int headValue = m_requestedHead;
+    const CompareVariant v = compareViewFromJson(state, m_variant, &headValue);
+    // Loaded tensors fix d_k: B keeps A's (as setResultA does).
+    CompareVariant applied = v;
+    if (m_a && m_a->ok() && m_a->params.tensors)
+        applied.dK = m_a->params.dK();
+    setVariant(applied);
+    if (headValue != m_requestedHead)
+        setHead(headValue);
 }
 
 void CompareView::setHead(int head)

@@ -8,6 +8,7 @@
 
 #include "comparerenderer.h"
 
+#include <QJsonObject>
 #include <QWidget>
 
 #include <functional>
@@ -42,6 +43,14 @@ public:
     CompareVariant variant() const { return m_variant; }
     /// B's parameters for the current A (nullopt without A).
     std::optional<SessionParameters> parametersB() const;
+
+    /// The view state a session file keeps (SessionDocument::view's "compare", see
+    /// sessionfile.h): B's α, τ, mask and d_k and the head compared. Empty until B's variant is
+    /// set (by the first A or by hand).
+    QJsonObject state() const;
+    /// Applies the keys present in `state` (compareViewFromJson: unknown or invalid values are
+    /// ignored); loaded tensors keep d_k at A's. An empty object changes nothing.
+    void setState(const QJsonObject &state);
 
     /// Head 0 … h−1, or h for the mean over heads.
     void setHead(int head);
