@@ -167,6 +167,7 @@ private slots:
     void exportCsvHasHeaderAndValues();
     void backToRandomInputs();
     void windowLocksControlsAndUndoes();
+    void windowShowsLoadErrorInDialog_data();
     void windowShowsLoadErrorInDialog();
 
 private:
@@ -923,8 +924,18 @@ void TestOpenTensors::windowLocksControlsAndUndoes()
     QVERIFY(!dock->isVisible());
 }
 
+void TestOpenTensors::windowShowsLoadErrorInDialog_data()
+{
+    QTest::addColumn<bool>("overflow");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("1-d weights") << false << "is not attention weights";
+    QTest::newRow("scores overflow") << true << "softmax input has NaN";
+}
+
 void TestOpenTensors::windowShowsLoadErrorInDialog()
 {
+    QFETCH(bool, overflow);
+    QFETCH(QString, message);
     MainWindow window;
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -933,19 +944,32 @@ void TestOpenTensors::windowShowsLoadErrorInDialog()
     const ResultPtr before = session->result();
     const SessionParameters params = session->parameters();
 
-    const QString bad = path(QStringLiteral("window_bad.npy"));
-    writeNpy(bad.toStdString(), arrayOf({7}, [](std::size_t) { return 1.0; }));
+    QString bad;
+    if (overflow) { // q and k × 1e200: the scores overflow (the trial's huge_vals.npz)
+        auto arrays = readNpz(fixturePath(QStringLiteral("self_attn")).toStdString());
+        for (auto &[n, x] : arrays)
+            if (n == "query" || n == "key")
+                for (double &v : x.values)
+                    v *= 1e200;
+        bad = path(QStringLiteral("window_huge_vals.npz"));
+        writeNpz(bad.toStdString(), arrays);
+    } else {
+        bad = path(QStringLiteral("window_bad.npy"));
+        writeNpy(bad.toStdString(), arrayOf({7}, [](std::size_t) { return 1.0; }));
+    }
     const auto answer = answerNextMessageBox();
     QVERIFY(!window.tensorController()->open(bad));
     QVERIFY(answer->seen);
-    QVERIFY2(answer->text.contains(QLatin1String("window_bad.npy")), qPrintable(answer->text));
-    QVERIFY2(answer->text.contains(QLatin1String("is not attention weights")),
-             qPrintable(answer->text));
+    QVERIFY2(answer->text.contains(QFileInfo(bad).fileName()), qPrintable(answer->text));
+    QVERIFY2(answer->text.contains(message), qPrintable(answer->text));
     QVERIFY2(answer->text.contains(QLatin1String("current view is kept")),
              qPrintable(answer->text));
     QCOMPARE(session->result(), before);
     QCOMPARE(session->parameters(), params);
     QCOMPARE(window.heatmapWidget()->result(), before);
+    // No badge or panel for a file that was not loaded.
+    QVERIFY(window.tensorController()->loadedPath().isEmpty());
+    QVERIFY(window.tensorController()->statusLabel()->isHidden());
 }
 
 QTEST_MAIN(TestOpenTensors)
