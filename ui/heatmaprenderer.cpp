@@ -42,6 +42,15 @@ QString formatValue(double v)
     return s;
 }
 
+/// The first of `choices` (longest first) whose width fits `width`; else the last one.
+QString fittedText(const QFontMetricsF &fm, qreal width, std::initializer_list<QString> choices)
+{
+    for (const QString &c : choices)
+        if (fm.horizontalAdvance(c) <= width)
+            return c;
+    return *(choices.end() - 1);
+}
+
 QString maskStateName(std::uint8_t state)
 {
     const bool causal = state & MaskCausal;
@@ -534,7 +543,11 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
         painter->drawText(
             QRectF(map.left(), tile.frame.top(), map.width(),
                    lay.cellSize > 0 ? map.top() - tile.frame.top() - 0.15 * f : fm.height()),
-            Qt::AlignHCenter | Qt::AlignBottom | Qt::TextDontClip, tile.title);
+            Qt::AlignHCenter | Qt::AlignBottom | Qt::TextDontClip,
+            fittedText(
+                QFontMetricsF(bold), tile.frame.width(),
+                {tile.title,
+                 tile.mean ? QStringLiteral("mean") : QStringLiteral("h%1").arg(tile.head)}));
         painter->setFont(font);
 
         // Heatmap image: one pixel per cell (pooled to the device pixels when cells are smaller),
@@ -665,13 +678,19 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
         painter->setPen(muted);
         painter->drawText(
             QRectF(map.left() - 2 * f, labelsBottom + 0.1 * f, map.width() + 4 * f, fm.height()),
-            Qt::AlignHCenter | Qt::AlignTop | Qt::TextDontClip, QStringLiteral("key j (column)"));
+            Qt::AlignHCenter | Qt::AlignTop | Qt::TextDontClip,
+            fittedText(
+                fm, map.width() + 4 * f,
+                {QStringLiteral("key j (column)"), QStringLiteral("key j"), QStringLiteral("j")}));
         painter->save();
         painter->translate(tile.frame.left() + fm.height() / 2, map.center().y());
         painter->rotate(-90);
         painter->drawText(
             QRectF(-map.height() / 2 - 2 * f, -fm.height() / 2, map.height() + 4 * f, fm.height()),
-            Qt::AlignCenter | Qt::TextDontClip, QStringLiteral("query i (row)"));
+            Qt::AlignCenter | Qt::TextDontClip,
+            fittedText(
+                fm, map.height() + 4 * f,
+                {QStringLiteral("query i (row)"), QStringLiteral("query i"), QStringLiteral("i")}));
         painter->restore();
         painter->setPen(fg);
     }
