@@ -2,7 +2,8 @@
 // once, for the finished number (keyboard tracking off), not for every prefix; the key-padding
 // count the user chose survives n shrinking below it (the parameters carry it clamped, with a
 // visible note) and comes back when n grows; the tokens field is disabled, with a tooltip
-// saying why, while tensors are loaded.
+// saying why, while tensors are loaded; the mouse wheel over an unfocused control scrolls the
+// dock instead of changing the control.
 
 #include <panels/controlpanel.h>
 #include <tensorsource.h>
@@ -13,7 +14,10 @@
 #include <QDoubleSpinBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalSpy>
+#include <QSlider>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
@@ -31,6 +35,27 @@ QList<int> editedN(const QSignalSpy &spy)
 }
 
 // The note under the mask (the only word-wrapped label of the mask group that can show text).
+// What a combo box, spin box or slider shows, as text.
+QString shownValue(const QWidget *w)
+{
+    if (auto *combo = qobject_cast<const QComboBox *>(w))
+        return combo->currentText();
+    if (auto *spin = qobject_cast<const QAbstractSpinBox *>(w))
+        return spin->text();
+    if (auto *slider = qobject_cast<const QAbstractSlider *>(w))
+        return QString::number(slider->value());
+    return {};
+}
+
+// One notch of the mouse wheel, scrolling down, over the middle of `w`.
+void wheelDown(QWidget *w)
+{
+    const QPointF pos = QRectF(w->rect()).center();
+    QWheelEvent event(pos, w->mapToGlobal(pos), QPoint(), QPoint(0, -120), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(w, &event);
+}
+
 QString maskNote(const ControlPanel &panel)
 {
     for (QLabel *label : panel.findChildren<QLabel *>())
@@ -124,6 +149,52 @@ private slots:
         panel.setParameters(outside);
         n->setValue(12);
         QCOMPARE(panel.parameters().paddingCount, 1);
+    }
+
+    // Scrolling the Controls dock (a scroll area) with the wheel: an unfocused control under
+    // the pointer keeps its value and the dock scrolls; a focused one takes the wheel.
+    void wheelChangesOnlyFocusedControl_data()
+    {
+        QTest::addColumn<QString>("name");
+        for (const char *name : {"kindCombo", "nSpin", "dModelSpin", "headsCombo", "dkSlider",
+                                 "alphaSlider", "temperatureSpin", "maskCombo"})
+            QTest::newRow(name) << QString::fromLatin1(name);
+    }
+
+    void wheelChangesOnlyFocusedControl()
+    {
+        QFETCH(QString, name);
+        QScrollArea area;
+        auto *panel = new ControlPanel;
+        area.setWidget(panel);
+        area.setWidgetResizable(true);
+        area.resize(360, 200); // the controls are taller: the area scrolls
+        area.show();
+        area.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&area));
+        auto *control = panel->findChild<QWidget *>(name);
+        QVERIFY2(control, qPrintable(name));
+        QCOMPARE(control->focusPolicy(), Qt::StrongFocus); // the wheel does not take the focus
+        QScrollBar *bar = area.verticalScrollBar();
+        QVERIFY(bar->maximum() > 0);
+        bar->setValue(0);
+        const QString before = shownValue(control);
+        QSignalSpy edited(panel, &ControlPanel::parametersEdited);
+
+        control->clearFocus(); // the first control gets the focus when the window is shown
+        QVERIFY(!control->hasFocus());
+        wheelDown(control);
+        QCOMPARE(shownValue(control), before);
+        QCOMPARE(edited.count(), 0);
+        QVERIFY2(bar->value() > 0, "the wheel scrolls the dock");
+
+        control->setFocus(Qt::OtherFocusReason);
+        QTRY_VERIFY(control->hasFocus());
+        const int scrolled = bar->value();
+        wheelDown(control);
+        QVERIFY2(shownValue(control) != before, qPrintable(shownValue(control)));
+        QVERIFY(edited.count() >= 1);
+        QCOMPARE(bar->value(), scrolled); // setFocus may scroll it into view; the wheel did not
     }
 
     // Loaded tensors: the typed sentence would change nothing, so the field is disabled and

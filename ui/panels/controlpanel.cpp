@@ -3,6 +3,7 @@
 #include "tokenizer.h"
 
 #include "tensorsource.h"
+#include "wheelguard.h"
 
 #include <QAction>
 #include <QCheckBox>
@@ -79,6 +80,8 @@ ControlPanel::ControlPanel(QWidget *parent)
     buildUi();
     normalize(m_params);
     syncWidgets();
+    // Scrolling the Controls dock must not change the control under the pointer.
+    WheelGuard::install(this);
 }
 
 QList<int> ControlPanel::divisors(int n)

@@ -1,6 +1,7 @@
 #include "heatmapviewpanel.h"
 
 #include "heatmapwidget.h"
+#include "wheelguard.h"
 
 #include <QAction>
 #include <QCheckBox>
@@ -9,6 +10,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QRegularExpression>
 #include <QSignalBlocker>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -121,8 +123,10 @@ HeatmapViewPanel::HeatmapViewPanel(HeatmapWidget *heatmap, QWidget *parent)
     m_hideKeys->setClearButtonEnabled(true);
     if (auto *clear = m_hideKeys->findChild<QAction *>(QStringLiteral("_q_qlineeditclearaction")))
         clear->setToolTip(tr("Show every key again"));
-    m_hideKeys->setToolTip(tr("Keys not to show, by position (e.g. a first/BOS token that soaks "
-                              "up attention). Empty shows every key."));
+    m_hideKeysToolTip = tr("Keys not to show, by position from 0 (e.g. a first/BOS token that "
+                           "soaks up attention): \"0\", \"0, 3\" or \"5-7\". Empty shows "
+                           "every key.");
+    m_hideKeys->setToolTip(m_hideKeysToolTip);
     form->addRow(tr("&Hide keys:"), m_hideKeys);
 
     m_renormalize = new QCheckBox(tr("Re&normalise rows over the shown keys"), this);
@@ -157,6 +161,8 @@ HeatmapViewPanel::HeatmapViewPanel(HeatmapWidget *heatmap, QWidget *parent)
         updateHints();
     });
     syncFromWidget();
+    // Scrolling the dock must not change the combo box under the pointer.
+    WheelGuard::install(this);
 }
 
 void HeatmapViewPanel::syncFromWidget()
@@ -209,11 +215,9 @@ void HeatmapViewPanel::applyTransform()
     QString error;
     QList<int> keys;
     if (!parseKeyList(m_hideKeys->text(), &keys, &error)) {
-        m_transformNote->setText(tr("Hide keys: %1").arg(error));
-        m_hideKeys->setStyleSheet(QStringLiteral("QLineEdit { border: 1px solid #d62728; }"));
+        updateHints(); // says why, in the field's tooltip and the note under it
         return; // keep the last valid transform
     }
-    m_hideKeys->setStyleSheet(QString());
     t.hiddenKeys = keys;
     m_heatmap->setViewTransform(t);
     updateHints();
@@ -240,8 +244,56 @@ void HeatmapViewPanel::updateZoomLabel()
     m_zoomReset->setEnabled(m_heatmap->isZoomed());
 }
 
+QStringList HeatmapViewPanel::hideKeysProblems() const
+{
+    // The grammar of parseKeyList (resultview.h), every problem named rather than the first.
+    const auto session = m_heatmap->sessionResult();
+    const qint64 nK = session && session->ok() ? qint64(session->keyCount()) : -1;
+    QString text = m_hideKeys->text().trimmed();
+    text.replace(QRegularExpression(QStringLiteral("\\s*([-\u2013])\\s*")), QStringLiteral("\\1"));
+    static const QRegularExpression separators(QStringLiteral("[,;\\s]+"));
+    static const QRegularExpression single(QStringLiteral("^\\d{1,9}$"));
+    static const QRegularExpression range(QStringLiteral("^(\\d{1,9})[-\u2013](\\d{1,9})$"));
+    QStringList problems;
+    for (const QString &part : text.split(separators, Qt::SkipEmptyParts)) {
+        if (single.match(part).hasMatch()) {
+            if (nK >= 0 && part.toLongLong() >= nK)
+                problems << tr("%1 is beyond n_k = %2 (keys 0–%3)").arg(part).arg(nK).arg(nK - 1);
+            continue;
+        }
+        const QRegularExpressionMatch m = range.match(part);
+        if (!m.hasMatch()) {
+            problems << tr("'%1' is not a key index").arg(part);
+            continue;
+        }
+        const qint64 a = m.captured(1).toLongLong(), b = m.captured(2).toLongLong();
+        if (a > b)
+            problems << tr("%1 is an empty range (write the lower key first)").arg(part);
+        else if (b - a > 100000)
+            problems << tr("%1 is longer than 100000 keys").arg(part);
+        else if (nK >= 0 && a >= nK)
+            problems << tr("%1 is beyond n_k = %2 (keys 0–%3)").arg(part).arg(nK).arg(nK - 1);
+        else if (nK >= 0 && b >= nK)
+            problems << tr("%1 goes beyond n_k = %2 (keys 0–%3)").arg(part).arg(nK).arg(nK - 1);
+    }
+    return problems;
+}
+
 void HeatmapViewPanel::updateHints()
 {
+    // "Hide keys": a red border, and why in the tooltip and the note under the fields.
+    const QStringList problems = hideKeysProblems();
+    const QString keysProblem = problems.join(QStringLiteral("; "));
+    const QString border = problems.isEmpty()
+        ? QString()
+        : QStringLiteral("QLineEdit { border: 1px solid #d62728; }");
+    if (m_hideKeys->styleSheet() != border)
+        m_hideKeys->setStyleSheet(border);
+    m_hideKeys->setToolTip(problems.isEmpty() ? m_hideKeysToolTip
+                                              : tr("<p><b>%1.</b></p><p>%2</p>")
+                                                    .arg(keysProblem.toHtmlEscaped(),
+                                                         m_hideKeysToolTip.toHtmlEscaped()));
+
     const auto session = m_heatmap->sessionResult();
     const bool padding = session && session->params.mask == MaskChoice::KeyPadding
         && session->params.paddingCount > 0;
@@ -253,7 +305,9 @@ void HeatmapViewPanel::updateHints()
                      "keys and queries; metrics are then over real tokens only."));
     m_renormalize->setEnabled(!m_hideKeys->text().trimmed().isEmpty());
     const auto shown = m_heatmap->result();
-    if (m_heatmap->isTransforming())
+    if (!problems.isEmpty())
+        m_transformNote->setText(tr("Hide keys: %1.").arg(keysProblem));
+    else if (m_heatmap->isTransforming())
         m_transformNote->setText(tr("Applying to the long sequence…"));
     else if (shown && !shown->ok())
         m_transformNote->setText(shown->error);

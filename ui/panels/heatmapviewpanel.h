@@ -5,6 +5,7 @@
 // renormalisation. It edits a HeatmapWidget's options and view transform directly; nothing here
 // changes the computation (the session's parameters).
 
+#include <QStringList>
 #include <QWidget>
 
 class QCheckBox;
@@ -41,6 +42,9 @@ private:
     void applyTransform();
     void updateZoomLabel();
     void updateHints();
+    /// Why the "Hide keys" text cannot be followed, one phrase per problem ("'abc' is not a
+    /// key index", "99 is beyond n_k = 8", "5-2 is an empty range"); empty when it can.
+    QStringList hideKeysProblems() const;
 
     HeatmapWidget *m_heatmap;
     QComboBox *m_quantity = nullptr;
@@ -55,6 +59,7 @@ private:
     QLabel *m_zoomLabel = nullptr;
     QCheckBox *m_trimPadding = nullptr;
     QLineEdit *m_hideKeys = nullptr;
+    QString m_hideKeysToolTip; ///< the field's tooltip while its text is fine
     QCheckBox *m_renormalize = nullptr;
     QLabel *m_transformNote = nullptr;
 };
