@@ -124,6 +124,13 @@ private slots:
     void exportActionWritesFocusedChart();
     void viewMenuListsTabActions();
     void stepsWeightsFollowHeatmapColormap();
+    void windowShortcutsWinOverEditors_data();
+    void windowShortcutsWinOverEditors();
+    void undoIsTheEditorsUntilFocusLeaves();
+    void resetLayoutRestoresDocks();
+    void enlargingGivesDocksTheirWidthBack();
+    void hideKeysSaysWhy_data();
+    void hideKeysSaysWhy();
 
 private:
     /// Waits for the window's first result (the defaults).
@@ -1125,6 +1132,219 @@ void TestMainWindow::stepsWeightsFollowHeatmapColormap()
         QCOMPARE(m_window->heatmapWidget()->options().colormap, id);
         QCOMPARE(m_window->attentionViews()->stepsView()->renderer().weightsColormap(), id);
     }
+}
+
+namespace {
+
+QAction *actionWithShortcut(const MainWindow &window, const QKeySequence &key)
+{
+    for (QAction *a : window.shortcutActions())
+        if (a->shortcuts().contains(key))
+            return a;
+    return nullptr;
+}
+
+QWidget *editorNamed(const MainWindow &window, const QString &name)
+{
+    return window.findChild<QWidget *>(name);
+}
+
+} // namespace
+
+// Ctrl+E, F5, Ctrl+K … while a line edit or spin box has the focus: the window's action fires
+// (QLineEdit would take Ctrl+E as end of line, Ctrl+K as delete to end of line).
+void TestMainWindow::windowShortcutsWinOverEditors_data()
+{
+    QTest::addColumn<QString>("editor");
+    QTest::addColumn<QKeySequence>("key");
+    const QList<QKeySequence> keys = {
+        QKeySequence(Qt::CTRL | Qt::Key_E),
+        QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E),
+        QKeySequence(Qt::Key_F5),
+        QKeySequence(Qt::CTRL | Qt::Key_K),
+        QKeySequence(Qt::CTRL | Qt::Key_PageDown),
+        QKeySequence(Qt::CTRL | Qt::Key_PageUp),
+        QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_2),
+    };
+    for (const char *editor : {"nSpin", "tokensEdit", "temperatureSpin", "hideKeysEdit"}) {
+        for (const QKeySequence &key : keys)
+            QTest::addRow("%s %s", editor, qPrintable(key.toString()))
+                << QString::fromLatin1(editor) << key;
+    }
+}
+
+void TestMainWindow::windowShortcutsWinOverEditors()
+{
+    QFETCH(QString, editor);
+    QFETCH(QKeySequence, key);
+    QVERIFY(waitForFirstResult());
+    QAction *action = actionWithShortcut(*m_window, key);
+    QVERIFY2(action, qPrintable(key.toString()));
+    QVERIFY(m_window->isWindowShortcut(key));
+    // Only whether it fires: no file dialog, no recompute.
+    QObject::disconnect(action, &QAction::triggered, nullptr, nullptr);
+    QSignalSpy triggered(action, &QAction::triggered);
+
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+    QWidget *w = editorNamed(*m_window, editor);
+    QVERIFY2(w, qPrintable(editor));
+    w->setFocus(Qt::OtherFocusReason);
+    QTRY_VERIFY(w->hasFocus());
+    const QString before = w->property("text").toString();
+    QTest::keyClick(w, key[0].key(), key[0].keyboardModifiers());
+    QCOMPARE(triggered.count(), 1);
+    QCOMPARE(w->property("text").toString(), before); // not edited by the key
+}
+
+// Ctrl+Z in a focused spin box is the box's own (standard); once the focus leaves it, Ctrl+Z
+// undoes the parameter change.
+void TestMainWindow::undoIsTheEditorsUntilFocusLeaves()
+{
+    QVERIFY(waitForFirstResult());
+    QVERIFY(!m_window->isWindowShortcut(QKeySequence::Undo));
+    QVERIFY(!m_window->isWindowShortcut(QKeySequence(Qt::CTRL | Qt::Key_C)));
+    QVERIFY(!m_window->isWindowShortcut(QKeySequence(Qt::Key_E))); // typing
+    QAction *undo = actionWithShortcut(*m_window, QKeySequence(Qt::CTRL | Qt::Key_Z));
+    QVERIFY(undo);
+    QSignalSpy undone(undo, &QAction::triggered);
+
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+    auto *n = control<QSpinBox>("nSpin");
+    const int start = m_window->session()->parameters().n;
+    const int wanted = start == 12 ? 13 : 12;
+    n->setFocus(Qt::OtherFocusReason);
+    QTRY_VERIFY(n->hasFocus());
+    n->selectAll();
+    QTest::keyClicks(n, QString::number(wanted));
+    QTest::keyClick(n, Qt::Key_Return);
+    QCOMPARE(m_window->session()->parameters().n, wanted);
+    QTest::keyClick(n, Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(undone.count(), 0); // the spin box's own undo
+
+    m_window->heatmapWidget()->setFocus(Qt::OtherFocusReason);
+    QTRY_VERIFY(!n->hasFocus());
+    QTest::keyClick(m_window->heatmapWidget(), Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(undone.count(), 1);
+    QCOMPARE(m_window->session()->parameters().n, start);
+    QCOMPARE(n->value(), start);
+}
+
+// View → Reset Layout: after squeezing the window and the docks, the Controls dock is back at
+// its first-start width and every dock of a first start is shown again.
+void TestMainWindow::resetLayoutRestoresDocks()
+{
+    QAction *reset = m_window->resetLayoutAction();
+    QVERIFY(reset);
+    QMenu *viewMenu = nullptr;
+    for (QAction *a : m_window->menuBar()->actions()) {
+        if (a->menu() && a->text().remove(QLatin1Char('&')) == QLatin1String("View"))
+            viewMenu = a->menu();
+    }
+    QVERIFY(viewMenu);
+    QVERIFY(viewMenu->actions().contains(reset));
+
+    auto *controlsDock = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
+    QVERIFY(controlsDock);
+    const QSize firstSize = m_window->size();
+    const int firstWidth = controlsDock->width();
+    // resizeDocks may be a pixel off (separators, the dock's frame).
+    QVERIFY2(std::abs(firstWidth - m_window->defaultControlsWidth(firstSize.width())) <= 2,
+             qPrintable(QString::number(firstWidth)));
+    QList<bool> firstShown;
+    const QList<QDockWidget *> docks = m_window->findChildren<QDockWidget *>();
+    for (QDockWidget *d : docks)
+        firstShown << d->isVisible();
+
+    // Small, then a dock made wider by hand, one closed, the window a bit larger again.
+    m_window->resize(500, 400);
+    QTest::qWait(20);
+    m_window->resize(firstSize.width() * 11 / 10, firstSize.height());
+    m_window->resizeDocks({controlsDock}, {firstWidth + 120}, Qt::Horizontal);
+    docks.last()->hide();
+    QTest::qWait(20);
+    QVERIFY2(std::abs(controlsDock->width() - firstWidth) > 50,
+             qPrintable(QString::number(controlsDock->width())));
+
+    reset->trigger();
+    QTRY_COMPARE(m_window->size(), firstSize);
+    QTRY_VERIFY2(std::abs(controlsDock->width() - firstWidth) <= 1,
+                 qPrintable(QString::number(controlsDock->width())));
+    QList<bool> shown;
+    for (QDockWidget *d : docks)
+        shown << d->isVisible();
+    QCOMPARE(shown, firstShown);
+}
+
+// The window made very small, then large again (more than a quarter wider): the side docks get
+// their default width back instead of the centre taking all the new room.
+void TestMainWindow::enlargingGivesDocksTheirWidthBack()
+{
+    auto *controlsDock = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
+    QVERIFY(controlsDock);
+    const QSize large(1400, 900);
+    m_window->resize(large);
+    QTRY_COMPARE(m_window->size(), large);
+    const int wanted = m_window->defaultControlsWidth(large.width());
+    QVERIFY(wanted >= 300);
+    m_window->resizeDocks({controlsDock}, {wanted}, Qt::Horizontal);
+    QTRY_VERIFY(std::abs(controlsDock->width() - wanted) <= 2);
+    m_window->resize(500, 400);
+    QTest::qWait(20);
+    QVERIFY2(controlsDock->width() < wanted - 50, "the small window did not squeeze the dock");
+    m_window->resize(large);
+    QTRY_VERIFY2(controlsDock->width() >= wanted - 2,
+                 qPrintable(QString::number(controlsDock->width())));
+    // A user's wider choice stays on a later enlargement.
+    m_window->resizeDocks({controlsDock}, {wanted + 100}, Qt::Horizontal);
+    QTRY_VERIFY(controlsDock->width() >= wanted + 98);
+    m_window->resize(1000, 700);
+    QTest::qWait(20);
+    const int chosen = controlsDock->width();
+    m_window->resize(large);
+    QTest::qWait(20);
+    QVERIFY2(controlsDock->width() >= chosen, qPrintable(QString::number(controlsDock->width())));
+}
+
+// "Hide keys" with input it cannot follow: the red border comes with the reasons, in the
+// field's tooltip and the note under it; fixed input clears them.
+void TestMainWindow::hideKeysSaysWhy_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QStringList>("reasons"); // n_k = 8 (the defaults)
+    QTest::newRow("three problems") << QStringLiteral("abc, 99, 5-2")
+                                    << QStringList {QStringLiteral("'abc' is not a key index"),
+                                                    QStringLiteral("99 is beyond n_k = 8"),
+                                                    QStringLiteral("5-2 is an empty range")};
+    QTest::newRow("key 8 of 0-7") << QStringLiteral("0, 8")
+                                  << QStringList {QStringLiteral("8 is beyond n_k = 8")};
+    QTest::newRow("range past the end")
+        << QStringLiteral("6 - 9") << QStringList {QStringLiteral("6-9 goes beyond n_k = 8")};
+    QTest::newRow("fine") << QStringLiteral("0, 3, 5-7") << QStringList {};
+}
+
+void TestMainWindow::hideKeysSaysWhy()
+{
+    QFETCH(QString, text);
+    QFETCH(QStringList, reasons);
+    const ResultPtr r = waitForFirstResult();
+    QVERIFY(r);
+    QCOMPARE(r->keyCount(), Index(8));
+    QLineEdit *edit = m_window->heatmapViewPanel()->hideKeysEdit();
+    auto *note = m_window->heatmapViewPanel()->findChild<QLabel *>(QStringLiteral("transformNote"));
+    QVERIFY(note);
+    const QString usualTip = edit->toolTip();
+    edit->setText(text);
+    for (const QString &reason : reasons) {
+        QVERIFY2(edit->toolTip().contains(reason), qPrintable(edit->toolTip()));
+        QVERIFY2(note->text().contains(reason), qPrintable(note->text()));
+    }
+    QCOMPARE(!edit->styleSheet().isEmpty(), !reasons.isEmpty());
+    QCOMPARE(note->text().contains(QStringLiteral("Hide keys")), !reasons.isEmpty());
+    edit->clear();
+    QCOMPARE(edit->toolTip(), usualTip);
+    QVERIFY(edit->styleSheet().isEmpty());
 }
 
 QTEST_MAIN(TestMainWindow)

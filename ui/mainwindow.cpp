@@ -35,10 +35,12 @@
 #include <QGuiApplication>
 #include <QHeaderView>
 #include <QJsonArray>
+#include <QKeyEvent>
 #include <QKeySequence>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QResizeEvent>
 #include <QScopeGuard>
 #include <QScreen>
 #include <QScrollArea>
@@ -141,6 +143,10 @@ MainWindow::MainWindow(QWidget *parent)
     connectSession();
 
     fitToScreen(); // restoreSettings may replace it with the saved geometry
+    // View → Reset Layout goes back to this (the sizes are applyDefaultDockSizes').
+    m_defaultLayout = saveState();
+    // A focused line edit or spin box must not swallow Ctrl+E, F5, Ctrl+K … (eventFilter).
+    qApp->installEventFilter(this);
 
     // First result for the default parameters.
     m_controls->setParameters(m_session->parameters());
@@ -152,6 +158,7 @@ MainWindow::~MainWindow()
 {
     // Focus changes while the children are destroyed must not reach updateExportAction.
     disconnect(qApp, nullptr, this, nullptr);
+    qApp->removeEventFilter(this);
 }
 
 QSize MainWindow::sizeHint() const
@@ -214,8 +221,8 @@ void MainWindow::showEvent(QShowEvent *event)
     }
     if (m_initialSizes) {
         // Dock sizes only stick once the window has its real size.
-        m_initialSizes();
-        m_initialSizes = nullptr;
+        applyDefaultDockSizes();
+        m_initialSizes = false;
     }
 }
 
@@ -285,26 +292,113 @@ void MainWindow::createDocks()
         tabifyDockWidget(maxDock, jacDock);
         maxDock->raise();
     }
-    m_initialSizes = [this, maxDock, jacDock, rowDock, shortScreen] {
-        // 330 | centre | 520 pixels on a large screen; on a smaller one the side columns
-        // shrink with the window (left: room for the controls when it can), the centre keeps
-        // at least about 41 % of the width.
-        const int w = width();
-        const int scrollBar = style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 4;
-        const int wantLeft = std::max(m_controls->minimumSizeHint().width(),
-                                      m_viewPanel->minimumSizeHint().width())
-            + scrollBar;
-        const int left = std::min(std::max(330, wantLeft), w * 28 / 100);
-        const int right = std::min(520, w * 31 / 100);
-        resizeDocks({m_docks.constFirst()}, {left}, Qt::Horizontal);
-        resizeDocks({maxDock}, {right}, Qt::Horizontal);
-        const int h = height();
-        if (shortScreen)
-            resizeDocks({maxDock, rowDock}, {h * 45 / 100, h * 55 / 100}, Qt::Vertical);
-        else
-            resizeDocks({maxDock, jacDock, rowDock}, {h * 29 / 95, h * 29 / 95, h * 33 / 95},
-                        Qt::Vertical);
-    };
+    m_maxDock = maxDock;
+    m_jacobianDock = jacDock;
+    m_rowDock = rowDock;
+    m_shortScreen = shortScreen;
+}
+
+int MainWindow::defaultControlsWidth(int windowWidth) const
+{
+    // 330 | centre | 520 pixels on a large screen; on a smaller one the side columns shrink
+    // with the window (left: room for the controls when it can), the centre keeps at least
+    // about 41 % of the width.
+    const int scrollBar = style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 4;
+    const int wantLeft
+        = std::max(m_controls->minimumSizeHint().width(), m_viewPanel->minimumSizeHint().width())
+        + scrollBar;
+    return std::min(std::max(330, wantLeft), windowWidth * 28 / 100);
+}
+
+void MainWindow::applyDefaultDockSizes()
+{
+    const int w = width();
+    resizeDocks({m_docks.constFirst()}, {defaultControlsWidth(w)}, Qt::Horizontal);
+    resizeDocks({m_maxDock}, {std::min(520, w * 31 / 100)}, Qt::Horizontal);
+    const int h = height();
+    if (m_shortScreen)
+        resizeDocks({m_maxDock, m_rowDock}, {h * 45 / 100, h * 55 / 100}, Qt::Vertical);
+    else
+        resizeDocks({m_maxDock, m_jacobianDock, m_rowDock}, {h * 29 / 95, h * 29 / 95, h * 33 / 95},
+                    Qt::Vertical);
+}
+
+void MainWindow::resizeEvent(QResizeEvent *event)
+{
+    QMainWindow::resizeEvent(event);
+    const QSize old = event->oldSize();
+    const int w = event->size().width();
+    // A window made very small squeezes the docks to their minimum; QMainWindow gives all the
+    // room of a later enlargement to the centre. On a large enlargement (a quarter wider or
+    // more) the side docks get at least their default width back; a width the user chose that
+    // is wider stays.
+    if (m_initialSizes || !old.isValid() || w < old.width() * 5 / 4)
+        return;
+    QDockWidget *left = m_docks.constFirst();
+    if (left->isVisible() && !left->isFloating() && left->width() < defaultControlsWidth(w))
+        resizeDocks({left}, {defaultControlsWidth(w)}, Qt::Horizontal);
+    const int right = std::min(520, w * 31 / 100);
+    if (m_maxDock->isVisible() && !m_maxDock->isFloating() && m_maxDock->width() < right)
+        resizeDocks({m_maxDock}, {right}, Qt::Horizontal);
+}
+
+void MainWindow::resetLayout()
+{
+    if (isFullScreen())
+        m_fullScreenAction->setChecked(false); // showNormal()
+    if (isMaximized() || isMinimized())
+        showNormal();
+    m_modes->setCurrentIndex(0); // the docks belong to the attention mode
+    m_attentionLayout.clear();
+    for (QDockWidget *dock : std::as_const(m_docks))
+        dock->setFloating(false);
+    restoreState(m_defaultLayout);
+    fitToScreen();
+    applyDefaultDockSizes();
+    // A window manager may apply the new size later: size the docks again once it has.
+    QTimer::singleShot(100, this, [this] { applyDefaultDockSizes(); });
+    statusBar()->showMessage(tr("Layout reset to the first-start layout"), 5000);
+}
+
+bool MainWindow::isWindowShortcut(const QKeySequence &key) const
+{
+    if (key.count() != 1)
+        return false;
+    const QKeyCombination combination = key[0];
+    const Qt::Key k = combination.key();
+    const bool functionKey = k >= Qt::Key_F1 && k <= Qt::Key_F35;
+    if (!functionKey
+        && !(combination.keyboardModifiers()
+             & (Qt::ControlModifier | Qt::AltModifier | Qt::MetaModifier)))
+        return false; // typing: the editor's
+    for (const QKeySequence::StandardKey editing :
+         {QKeySequence::Undo, QKeySequence::Redo, QKeySequence::Cut, QKeySequence::Copy,
+          QKeySequence::Paste, QKeySequence::SelectAll, QKeySequence::Delete}) {
+        if (QKeySequence::keyBindings(editing).contains(key))
+            return false;
+    }
+    for (const QAction *a : shortcutActions()) {
+        if (a->isEnabled() && a->shortcuts().contains(key))
+            return true;
+    }
+    return false;
+}
+
+bool MainWindow::eventFilter(QObject *watched, QEvent *event)
+{
+    if (event->type() != QEvent::ShortcutOverride || !watched->isWidgetType())
+        return QMainWindow::eventFilter(watched, event);
+    // Only editors of this window (docks may float: follow the parents, not window()).
+    const QObject *o = watched;
+    while (o && o != this)
+        o = o->parent();
+    if (!o)
+        return false;
+    const auto *key = static_cast<QKeyEvent *>(event);
+    if (!isWindowShortcut(QKeySequence(key->keyCombination())))
+        return false;
+    event->ignore(); // not overridden: the shortcut map triggers the action
+    return true;
 }
 
 void MainWindow::createActions()
@@ -437,6 +531,12 @@ void MainWindow::createActions()
     connect(qApp, &QApplication::focusChanged, this, &MainWindow::updateExportAction);
     updateExportAction();
 
+    m_resetLayoutAction = new QAction(tr("&Reset Layout"), this);
+    m_resetLayoutAction->setObjectName(QStringLiteral("resetLayoutAction"));
+    m_resetLayoutAction->setStatusTip(tr("Put every panel back where a first start puts it and "
+                                         "give the window its first-start size"));
+    connect(m_resetLayoutAction, &QAction::triggered, this, &MainWindow::resetLayout);
+
     m_fullScreenAction = new QAction(tr("&Full Screen"), this);
     m_fullScreenAction->setShortcut(QKeySequence::FullScreen);
     if (m_fullScreenAction->shortcut().isEmpty())
@@ -520,6 +620,7 @@ void MainWindow::createMenus()
         ++index;
     }
     view->addSeparator();
+    view->addAction(m_resetLayoutAction);
     view->addAction(m_fullScreenAction);
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
@@ -1016,7 +1117,7 @@ void MainWindow::restoreSettings(QSettings &settings)
         m_clampOnShow = true; // again once the frame (title bar, borders) is known
     }
     if (!state.isEmpty() && restoreState(state))
-        m_initialSizes = nullptr; // the saved dock sizes win over the defaults
+        m_initialSizes = false; // the saved dock sizes win over the defaults
     m_sessionController->restoreSettings(settings);
 }
 

@@ -16,6 +16,8 @@
 
 class QAction;
 class QCloseEvent;
+class QKeySequence;
+class QResizeEvent;
 class QSettings;
 class QDockWidget;
 class QLabel;
@@ -123,6 +125,15 @@ public:
 
     /// Every action with a shortcut, in menu order (for Help → Keyboard shortcuts and tests).
     QList<QAction *> shortcutActions() const;
+    /// True when `key` is the shortcut of one of the window's actions that wins over a focused
+    /// text field or spin box (Ctrl+E, Ctrl+Shift+E, F5, Ctrl+K, Ctrl+Page Up/Down,
+    /// Ctrl+Alt+1/2/3 …): any action shortcut with Ctrl, Alt or Meta, or a function key, except
+    /// the editor's own standard keys (undo, redo, cut, copy, paste, select all, delete).
+    bool isWindowShortcut(const QKeySequence &key) const;
+    /// View → Reset Layout: the docks, toolbars and window size of a first start.
+    QAction *resetLayoutAction() const { return m_resetLayoutAction; }
+    /// The Controls dock's width on a first start for a window `windowWidth` pixels wide.
+    int defaultControlsWidth(int windowWidth) const;
 
     /// 1500 × 950, or less: at most 90 % of the screen's available geometry.
     QSize sizeHint() const override;
@@ -131,6 +142,9 @@ public:
     void fitToScreen();
 
 public slots:
+    /// View → Reset Layout: every dock back where a first start puts it (shown, tabbed, sized),
+    /// the window back to its first-start size, out of full screen, in the attention mode.
+    void resetLayout();
     /// File → Export heatmap grid: asks for a file name (PNG/SVG/PDF) and writes it.
     void exportHeatmapGridInteractive();
     /// File → Export (Ctrl+E): asks for a file name and writes the current view.
@@ -140,6 +154,12 @@ public slots:
 
 protected:
     void showEvent(QShowEvent *event) override;
+    /// A large enlargement gives the side docks squeezed by a small window their default
+    /// width back.
+    void resizeEvent(QResizeEvent *event) override;
+    /// Lets the window's own shortcuts (isWindowShortcut) win over a focused editor's
+    /// ShortcutOverride (QLineEdit takes Ctrl+E as "end of line", Ctrl+K as "delete to end").
+    bool eventFilter(QObject *watched, QEvent *event) override;
     /// Asks to save unsaved changes (Cancel keeps the window open), then saves the settings
     /// when restoreSettings was called.
     void closeEvent(QCloseEvent *event) override;
@@ -179,7 +199,15 @@ private:
     AttentionViews *m_views = nullptr;
     QList<QDockWidget *> m_docks;
     QList<QWidget *> m_charts; ///< the chart docks' charts (exportable by File → Export)
-    std::function<void()> m_initialSizes; ///< the default dock sizes, applied once resized
+    /// The default dock sizes for the current window size (resizeDocks).
+    void applyDefaultDockSizes();
+    bool m_initialSizes = true; ///< apply the default dock sizes when first shown
+    QByteArray m_defaultLayout; ///< saveState() of a first start, before settings are restored
+    QDockWidget *m_maxDock = nullptr;
+    QDockWidget *m_jacobianDock = nullptr;
+    QDockWidget *m_rowDock = nullptr;
+    bool m_shortScreen = false; ///< the two sweep charts share a place as tabs
+    QAction *m_resetLayoutAction = nullptr;
 
     SessionController *m_sessionController = nullptr;
     TensorController *m_tensors = nullptr;
