@@ -16,6 +16,8 @@
 #include <sessionfile.h>
 #include <tensorcontroller.h>
 #include <tensorsource.h>
+#include <views/attentionviews.h>
+#include <views/compareview.h>
 
 #include <npy.h>
 
@@ -404,6 +406,16 @@ void TestSessionFile::windowRoundTrip()
     QVERIFY(waitForResult(m_window.get(), p));
     QVERIFY(m_window->heatmapWidget()->viewTransform() == makeTransform(variant));
     QCOMPARE(m_window->heatmapWidget()->isRowStripVisible(), variant != 2);
+    // The A/B view's B: α = 0 (unscaled), τ = 2, causal; it must come back from the file.
+    const QJsonObject compareB {{QStringLiteral("alpha"), 0.0},
+                                {QStringLiteral("temperature"), 2.0},
+                                {QStringLiteral("mask"), QStringLiteral("causal")}};
+    m_window->attentionViews()->compareView()->setState(compareB);
+    const QJsonObject compareSaved
+        = m_window->viewState().value(QLatin1String("compare")).toObject();
+    QCOMPARE(compareSaved.value(QLatin1String("alpha")).toDouble(-1), 0.0);
+    QCOMPARE(compareSaved.value(QLatin1String("temperature")).toDouble(-1), 2.0);
+    QCOMPARE(compareSaved.value(QLatin1String("mask")).toString(), QStringLiteral("causal"));
     const QImage before = m_window->heatmapWidget()->renderer().render(QSize(900, 560));
 
     const QString path = m_dir.filePath(QStringLiteral("window%1.attnlab.json").arg(variant));
@@ -418,6 +430,7 @@ void TestSessionFile::windowRoundTrip()
     QCOMPARE(other->session()->parameters(), p);
     QCOMPARE(other->controlPanel()->parameters(), p);
     QCOMPARE(other->viewState(), m_window->viewState());
+    QCOMPARE(other->viewState().value(QLatin1String("compare")).toObject(), compareSaved);
     QVERIFY(other->heatmapWidget()->options() == m_window->heatmapWidget()->options());
     QVERIFY(waitForResult(other.get(), p));
     const QImage after = other->heatmapWidget()->renderer().render(QSize(900, 560));

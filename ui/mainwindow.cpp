@@ -672,8 +672,10 @@ void MainWindow::connectSession()
     connect(m_heatmap, &HeatmapWidget::shownResultChanged, m_rowMetricsChart,
             &RowMetricsChart::setResult);
     connect(m_session, &AttentionSession::computeFailed, this, &MainWindow::onComputeFailed);
-    connect(m_session, &AttentionSession::busyChanged, this,
-            [this](bool busy) { m_busyStatus->setText(busy ? tr("computing…") : QString()); });
+    connect(m_session, &AttentionSession::busyChanged, this, [this](bool busy) {
+        m_busyStatus->setText(busy ? tr("computing…") : QString());
+        m_heatmap->setComputing(busy); // a banner when it takes a while
+    });
 
     // Clicking a tile enlarges it (and selects its rows in the metrics chart); clicking the
     // enlarged tile goes back to the grid.
@@ -1043,6 +1045,9 @@ QJsonObject MainWindow::viewState() const
     state.insert(QStringLiteral("heatmap"), heatmapViewToJson(m_heatmap->options()));
     state.insert(QStringLiteral("transform"), viewTransformToJson(m_heatmap->viewTransform()));
     state.insert(QStringLiteral("row_strip"), m_heatmap->isRowStripVisible());
+    const QJsonObject compare = m_views->compareView()->state();
+    if (!compare.isEmpty()) // B's settings once there are any (A/B view)
+        state.insert(QStringLiteral("compare"), compare);
     return state;
 }
 
@@ -1067,6 +1072,7 @@ void MainWindow::setViewState(const QJsonObject &state)
     const QJsonValue rowStrip = state.value(QLatin1String("row_strip"));
     if (rowStrip.isBool())
         m_heatmap->setRowStripVisible(rowStrip.toBool());
+    m_views->compareView()->setState(state.value(QLatin1String("compare")).toObject());
     m_viewPanel->syncFromWidget();
     QTabWidget *t = m_modes;
     for (const QJsonValue &tab : state.value(QLatin1String("tabs")).toArray()) {
