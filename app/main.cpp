@@ -37,6 +37,21 @@ bool isSessionPath(const char *arg)
     return path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive);
 }
 
+// Headless commands: Qt's notes about the offscreen platform itself (no XDG runtime folder on a
+// server, size hints a plugin cannot pass on) say nothing about the command's work and read like
+// errors; they are dropped. Everything else goes to Qt's default handler.
+QtMessageHandler g_defaultHandler = nullptr;
+void commandMessageHandler(QtMsgType type, const QMessageLogContext &context, const QString &msg)
+{
+    if (type == QtWarningMsg
+        && (msg.startsWith(QLatin1String("QStandardPaths: XDG_RUNTIME_DIR not set"))
+            || msg.startsWith(QLatin1String("QStandardPaths: runtime directory"))
+            || msg.contains(QLatin1String("does not support propagateSizeHints"))))
+        return;
+    if (g_defaultHandler)
+        g_defaultHandler(type, context, msg);
+}
+
 // QGuiApplication reads "-session"/"--session <id>" as an X11 session-management id and removes
 // it from the arguments; Attention Lab's --session FILE passes Qt under this name instead.
 char hiddenSessionOption[] = "--attnlab-session-file";
@@ -59,6 +74,9 @@ int main(int argc, char **argv)
         && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY");
     if (noDisplay)
         qputenv("QT_QPA_PLATFORM", "offscreen");
+
+    if (commandMode || infoMode)
+        g_defaultHandler = qInstallMessageHandler(commandMessageHandler);
 
     std::vector<char *> qtArgv(argv, argv + argc + 1); // argv[argc] is nullptr
     for (char *&arg : qtArgv) {
