@@ -58,6 +58,10 @@ RowMetricsChart::RowMetricsChart(QWidget *parent)
     headLabel->setBuddy(m_headCombo);
     m_info = new QLabel(this);
     m_info->setObjectName(QStringLiteral("rowMetricsInfo"));
+    // The line wraps in a narrow dock instead of setting the chart's minimum width.
+    m_info->setWordWrap(true);
+    m_info->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_info->setMinimumWidth(60);
     m_info->setToolTip(tr("Reference values: a uniform row has entropy ln n_k and n_k effective "
                           "terms; a one-hot row has 0 and 1."));
     bar->addWidget(headLabel);
