@@ -11,6 +11,7 @@
 #include <QJsonValue>
 #include <QSaveFile>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -70,9 +71,11 @@ public:
         flush();
         if (!m_ok || !m_file.commit()) {
             if (error)
-                *error
-                    = QStringLiteral("cannot write '%1': %2")
-                          .arg(QDir::toNativeSeparators(m_file.fileName()), m_file.errorString());
+                *error = QStringLiteral("cannot write '%1': %2")
+                             .arg(QDir::toNativeSeparators(m_file.fileName()),
+                                  m_file.error() != QFileDevice::NoError
+                                      ? m_file.errorString()
+                                      : QStringLiteral("write failed (disk full?)"));
             return false;
         }
         return true;
@@ -81,9 +84,14 @@ public:
 private:
     void flush()
     {
-        if (m_ok && !m_buffer.empty())
-            m_ok
-                = m_file.write(m_buffer.data(), qint64(m_buffer.size())) == qint64(m_buffer.size());
+        // A short write (a disk filling up) is retried, so the real error (ENOSPC) is reported.
+        qint64 done = 0;
+        const qint64 size = qint64(m_buffer.size());
+        while (m_ok && done < size) {
+            const qint64 n = m_file.write(m_buffer.data() + done, size - done);
+            m_ok = n > 0;
+            done += std::max<qint64>(n, 0);
+        }
         m_buffer.clear();
     }
     QSaveFile m_file;
