@@ -122,6 +122,11 @@ bool writeImagePng(const QString &path, const QImage &image, QString *error)
                                         .arg(image.width())
                                         .arg(image.height())));
     }
+    return writeFileBytes(path, bytes, error);
+}
+
+bool writeFileBytes(const QString &path, const QByteArray &bytes, QString *error)
+{
     QSaveFile file(path);
     if (!file.open(kWriteMode))
         return fail(error, cannotWrite(path, file.errorString()));

@@ -4,6 +4,7 @@
 // (QSaveFile: a failed write leaves an existing file as it was), and the small drawing helpers
 // of their colourbars and axes.
 
+#include <QByteArray>
 #include <QColor>
 #include <QFont>
 #include <QImage>
@@ -31,6 +32,11 @@ QImage renderFigure(QSize size, qreal dpr, const QColor &background, const Figur
 /// for an empty size, dpr ≤ 0, more than 32768 device pixels a side, or a failed write.
 bool writeFigurePng(const QString &path, QSize size, qreal dpr, const QColor &background,
                     const FigurePainter &paint, QString *error);
+
+/// `bytes` at `path`, atomically (QSaveFile, unbuffered, short writes retried): on any failure
+/// (a full disk: "No space left on device") nothing is left and an existing file is kept.
+/// False with `error` ("cannot write '<path>': <reason>").
+bool writeFileBytes(const QString &path, const QByteArray &bytes, QString *error);
 
 /// `image` as PNG at `path` (atomically). False with `error` on a failed write.
 bool writeImagePng(const QString &path, const QImage &image, QString *error);

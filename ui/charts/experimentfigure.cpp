@@ -1,6 +1,7 @@
 #include "experimentfigure.h"
 
 #include "colormap.h"
+#include "figurefile.h"
 
 #include <QApplication>
 #include <QBarCategoryAxis>
@@ -19,7 +20,6 @@
 #include <QPaintEvent>
 #include <QPainter>
 #include <QRegularExpression>
-#include <QSaveFile>
 #include <QSvgGenerator>
 #include <QVBoxLayout>
 #include <QValueAxis>
@@ -1338,11 +1338,9 @@ bool exportExperimentFigure(const ExperimentResult &result, const QString &path,
     }
     buffer.close();
 
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        return fail(QObject::tr("%1: cannot write: %2").arg(path, file.errorString()));
-    if (file.write(bytes) != bytes.size() || !file.commit())
-        return fail(QObject::tr("%1: writing failed: %2").arg(path, file.errorString()));
+    QString why;
+    if (!writeFileBytes(path, bytes, &why))
+        return fail(why);
     return true;
 }
 

@@ -1,6 +1,7 @@
 #include "experimentpage.h"
 
 #include "charts/experimentfigure.h"
+#include "figurefile.h"
 #include "tablemodel.h"
 
 #include <QAction>
@@ -22,7 +23,6 @@
 #include <QPromise>
 #include <QPushButton>
 #include <QRegularExpressionValidator>
-#include <QSaveFile>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableView>
@@ -588,12 +588,10 @@ bool ExperimentPage::exportTable(const QString &path, QString *error) const
     };
     if (!m_result)
         return fail(tr("%1: no result to export yet; run %2 first").arg(path, experimentId()));
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Text))
-        return fail(tr("%1: cannot write: %2").arg(path, file.errorString()));
     const std::string csv = m_result->table.toCsv();
-    if (file.write(csv.data(), qint64(csv.size())) != qint64(csv.size()) || !file.commit())
-        return fail(tr("%1: writing failed: %2").arg(path, file.errorString()));
+    QString why;
+    if (!writeFileBytes(path, QByteArray(csv.data(), qsizetype(csv.size())), &why))
+        return fail(why);
     return true;
 }
 
