@@ -79,6 +79,26 @@ QList<int> bruteDivisors(int n)
     return ds;
 }
 
+/// Well-formed XML with an <svg> element; `error` gets the parser's message otherwise.
+bool isSvgDocument(const QByteArray &bytes, QString *error)
+{
+    QXmlStreamReader xml(bytes);
+    bool sawSvg = false;
+    while (!xml.atEnd()) {
+        xml.readNext();
+        if (xml.isStartElement() && xml.name() == QLatin1String("svg"))
+            sawSvg = true;
+    }
+    *error = xml.hasError() ? xml.errorString() : QStringLiteral("no <svg> element");
+    return !xml.hasError() && sawSvg;
+}
+
+/// A PDF file (the %PDF header) with at least one page object.
+bool isPdfWithPage(const QByteArray &bytes)
+{
+    return bytes.startsWith("%PDF") && bytes.contains("/Page");
+}
+
 } // namespace
 
 class TestMainWindow : public QObject
@@ -527,18 +547,10 @@ void TestMainWindow::exportWritesImage()
                 colours.insert(image.pixel(x, y));
         QVERIFY(colours.size() > 20);
     } else if (suffix == QLatin1String("svg")) {
-        QXmlStreamReader xml(bytes);
-        bool sawSvg = false;
-        while (!xml.atEnd()) {
-            xml.readNext();
-            if (xml.isStartElement() && xml.name() == QLatin1String("svg"))
-                sawSvg = true;
-        }
-        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
-        QVERIFY(sawSvg);
+        QString xmlError;
+        QVERIFY2(isSvgDocument(bytes, &xmlError), qPrintable(xmlError));
     } else {
-        QVERIFY(bytes.startsWith("%PDF"));
-        QVERIFY(bytes.contains("/Page"));
+        QVERIFY(isPdfWithPage(bytes));
     }
 }
 
@@ -1017,18 +1029,10 @@ void TestMainWindow::exportCurrentView()
         QVERIFY(own.convertToFormat(QImage::Format_ARGB32)
                 == image.convertToFormat(QImage::Format_ARGB32));
     } else if (suffix == QLatin1String("svg")) {
-        QXmlStreamReader xml(bytes);
-        bool sawSvg = false;
-        while (!xml.atEnd()) {
-            xml.readNext();
-            if (xml.isStartElement() && xml.name() == QLatin1String("svg"))
-                sawSvg = true;
-        }
-        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
-        QVERIFY(sawSvg);
+        QString xmlError;
+        QVERIFY2(isSvgDocument(bytes, &xmlError), qPrintable(xmlError));
     } else {
-        QVERIFY(bytes.startsWith("%PDF"));
-        QVERIFY(bytes.contains("/Page"));
+        QVERIFY(isPdfWithPage(bytes));
     }
 }
 
