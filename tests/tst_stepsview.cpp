@@ -411,6 +411,40 @@ private slots:
                  QColor(Colormap(ColormapId::Viridis).map(r->weights[1](0, 0))));
     }
 
+    // "Same score range": panels 1 and 2 share ±max(|raw|, |scaled|), so a cell's colour in
+    // panel 2 is its scaled score on panel 1's scale (computed here from the matrices).
+    void sharedScoreRange()
+    {
+        SessionParameters p;
+        p.n = 6;
+        p.dModel = 64;
+        p.heads = 1; // d_k = 64: the scale 1/8 shrinks the scores visibly
+        p.seed = 3;
+        const ResultPtr r = compute(p);
+        StepsRenderer renderer;
+        renderer.setResult(r);
+        const double rawMax = r->scores[0].cwiseAbs().maxCoeff();
+        const double scaledMax = r->scaledScores[0].cwiseAbs().maxCoeff(); // no mask: all finite
+        QCOMPARE(renderer.panel(StepsRenderer::RawScores).norm.vmax, rawMax);
+        QCOMPARE(renderer.panel(StepsRenderer::ScaledScores).norm.vmax, scaledMax);
+        QVERIFY(scaledMax < rawMax);
+
+        renderer.setSharedScoreRange(true);
+        for (int panel : {int(StepsRenderer::RawScores), int(StepsRenderer::ScaledScores)}) {
+            const FigurePanel &fp = renderer.panel(panel);
+            QCOMPARE(fp.norm.vmax, rawMax);
+            QCOMPARE(fp.norm.vmin, -rawMax);
+            QVERIFY2(fp.rangeNote.contains(QLatin1String("shared")), qPrintable(fp.rangeNote));
+        }
+        // The scaled panel's strongest cell is now pale: t = (v + m) / 2m is near 0.5.
+        const double t = renderer.panel(StepsRenderer::ScaledScores).norm(scaledMax);
+        QVERIFY(std::abs(t - 0.5) < 0.5 * scaledMax / rawMax + 1e-12);
+        QVERIFY(t < 0.75);
+
+        renderer.setSharedScoreRange(false);
+        QCOMPARE(renderer.panel(StepsRenderer::ScaledScores).norm.vmax, scaledMax);
+    }
+
     // Blocks of cells pooled for small paints: weights by max, scores by mean, masked cells
     // left out; an all-masked block keeps its mask colour.
     void pooledImages()

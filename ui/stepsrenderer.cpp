@@ -1,5 +1,6 @@
 #include "stepsrenderer.h"
 
+#include "figurefile.h"
 #include "tensorsource.h"
 
 #include <mask.h>
@@ -32,6 +33,14 @@ int StepsRenderer::head() const
     if (!m_result || !m_result->ok() || m_result->headCount() == 0)
         return -1;
     return std::clamp(m_head, 0, m_result->headCount() - 1);
+}
+
+void StepsRenderer::setSharedScoreRange(bool shared)
+{
+    if (shared == m_sharedScoreRange)
+        return;
+    m_sharedScoreRange = shared;
+    rebuild();
 }
 
 void StepsRenderer::setWeightsColormap(ColormapId id)
@@ -103,6 +112,15 @@ void StepsRenderer::rebuild()
     scaled.maskState = mask;
     scaled.fullyMasked = fully;
     makeDiverging(scaled);
+    if (m_sharedScoreRange) {
+        // One range for both: the larger of the two panels' ±max|·|.
+        const double m = std::max(raw.norm.vmax, scaled.norm.vmax);
+        for (FigurePanel *p : {&raw, &scaled}) {
+            p->norm = ColorNorm::symmetric(m);
+            p->rangeNote
+                = QStringLiteral("shared by panels 1 and 2: \u00b1%1").arg(figure::formatTick(m));
+        }
+    }
 
     FigurePanel weights;
     weights.title = QStringLiteral("3 \u00b7 weights W = softmax(row)");

@@ -39,6 +39,12 @@ public:
         return id == ColormapId::RdBu ? ColormapId::Viridis : id;
     }
 
+    /// Raw and scaled scores on one colour range, ±max(|raw|, |scaled|) (off: each panel its own
+    /// ±max|·|). Shared, the scaled panel fades as the scale shrinks the scores: the 1/√d_k
+    /// lesson at a glance.
+    void setSharedScoreRange(bool shared);
+    bool sharedScoreRange() const { return m_sharedScoreRange; }
+
     /// Tooltip of cell (row, col) of the shown head, in pipeline order: head, query i (row) and
     /// key j (column) with their tokens, raw score, scaled score (and the scale), mask state
     /// (allowed / causal-masked / padding-masked), weight, and the row's entropy (nats) and
@@ -57,6 +63,7 @@ private:
     std::shared_ptr<const SessionResult> m_result;
     int m_head = 0;
     ColormapId m_weightsColormap = ColormapId::Viridis;
+    bool m_sharedScoreRange = false;
 };
 
 } // namespace attn

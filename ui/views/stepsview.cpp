@@ -3,6 +3,7 @@
 #include "figurecanvas.h"
 #include "figureexport.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -44,6 +45,12 @@ StepsView::StepsView(QWidget *parent)
     strip->addWidget(m_headCombo);
     strip->addSpacing(12);
     strip->addWidget(m_hint, 1);
+    m_sharedRange = new QCheckBox(tr("&Same score range"));
+    m_sharedRange->setObjectName(QStringLiteral("stepsSharedRange"));
+    m_sharedRange->setToolTip(tr("Raw and scaled scores on one colour range: the scaled panel "
+                                 "fades as much as the scale shrinks the scores (unchecked: "
+                                 "each panel spans its own values)"));
+    strip->addWidget(m_sharedRange);
     strip->addWidget(m_exportButton);
     layout->addLayout(strip);
 
@@ -56,6 +63,10 @@ StepsView::StepsView(QWidget *parent)
             setHead(index);
     });
     connect(m_exportButton, &QPushButton::clicked, this, &StepsView::exportInteractive);
+    connect(m_sharedRange, &QCheckBox::toggled, this, [this](bool shared) {
+        m_renderer.setSharedScoreRange(shared);
+        m_canvas->refresh();
+    });
     syncHeads();
 }
 

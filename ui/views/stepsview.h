@@ -11,6 +11,7 @@
 
 #include <memory>
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QPushButton;
@@ -57,6 +58,7 @@ private:
     void syncHeads();
 
     StepsRenderer m_renderer;
+    QCheckBox *m_sharedRange = nullptr;
     FigureCanvas *m_canvas = nullptr;
     QComboBox *m_headCombo = nullptr;
     QLabel *m_hint = nullptr;
