@@ -656,25 +656,6 @@ int itemSizeOf(NpyType t)
     return 8;
 }
 
-const char *typeName(NpyType t)
-{
-    switch (t) {
-    case NpyType::Float32:
-        return "float32";
-    case NpyType::Float64:
-        return "float64";
-    case NpyType::Bool:
-        return "bool";
-    case NpyType::Int32:
-        return "int32";
-    case NpyType::Int64:
-        return "int64";
-    case NpyType::UInt8:
-        return "uint8";
-    }
-    return "?";
-}
-
 template<typename I> void storeLe(std::uint8_t *p, I v)
 {
     using U = std::make_unsigned_t<I>;
@@ -740,7 +721,7 @@ std::vector<std::uint8_t> serialize(const NpyArray &a, const std::string &name)
             std::snprintf(buf, sizeof buf, "%.17g", v);
             fail(name,
                  std::string("cannot write value ") + buf + " at flat index " + std::to_string(i)
-                     + " as " + typeName(a.type));
+                     + " as " + npyTypeName(a.type));
         }
         return v;
     };
@@ -1294,6 +1275,25 @@ void writeNpz(const std::string &path, const std::vector<std::pair<std::string, 
               bool compress)
 {
     writeAtomically(path, buildZip(path, members, compress));
+}
+
+const char *npyTypeName(NpyType t)
+{
+    switch (t) {
+    case NpyType::Float32:
+        return "float32";
+    case NpyType::Float64:
+        return "float64";
+    case NpyType::Bool:
+        return "bool";
+    case NpyType::Int32:
+        return "int32";
+    case NpyType::Int64:
+        return "int64";
+    case NpyType::UInt8:
+        return "uint8";
+    }
+    return "?";
 }
 
 } // namespace attn

@@ -44,6 +44,10 @@ public:
 /// Element type as stored in the file.
 enum class NpyType { Float32, Float64, Bool, Int32, Int64, UInt8 };
 
+/// NumPy's name of the dtype: "float32", "float64", "bool", "int32", "int64" or "uint8"
+/// (numpy.dtype.name). Never throws.
+const char *npyTypeName(NpyType type);
+
 /// An array with its shape; values converted to double, in C order.
 struct NpyArray
 {

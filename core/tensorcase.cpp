@@ -31,25 +31,6 @@ bool isInteger(NpyType t)
     return t == NpyType::Int32 || t == NpyType::Int64 || t == NpyType::UInt8;
 }
 
-const char *typeName(NpyType t)
-{
-    switch (t) {
-    case NpyType::Float32:
-        return "float32";
-    case NpyType::Float64:
-        return "float64";
-    case NpyType::Bool:
-        return "bool";
-    case NpyType::Int32:
-        return "int32";
-    case NpyType::Int64:
-        return "int64";
-    case NpyType::UInt8:
-        return "uint8";
-    }
-    return "?";
-}
-
 /// Shortest text that reads back to `v` ("nan", "inf", "-inf" for the non-finite values).
 std::string num(double v)
 {
@@ -238,7 +219,7 @@ void buildMask(const Inputs &in, Index nQ, Index nK, MaskConvention convention,
 
 std::string describeArray(const NpyArray &array)
 {
-    return std::string(typeName(array.type)) + " " + array.shapeString();
+    return std::string(npyTypeName(array.type)) + " " + array.shapeString();
 }
 
 bool hasTensorCase(const NamedArrays &arrays)

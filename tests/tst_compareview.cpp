@@ -4,6 +4,7 @@
 // −Σ w ln w, 1/Σw², ‖diag(p) − p pᵀ‖_F from the explicit matrix); B is computed by the view's
 // own session off the GUI thread; the note about shared inputs is honest; PNG/SVG/PDF exports.
 
+#include "svgtext.h"
 #include <attentionsession.h>
 #include <comparerenderer.h>
 #include <sessionfile.h>
@@ -754,21 +755,10 @@ private slots:
 
         const QString svg = dir.filePath(QStringLiteral("ab.svg"));
         QVERIFY2(view.exportFigure(svg, QSize(1300, 650), 1, &error), qPrintable(error));
-        QFile svgFile(svg);
-        QVERIFY(svgFile.open(QIODevice::ReadOnly));
-        QXmlStreamReader xml(&svgFile);
-        QString root;
-        QStringList texts;
-        while (!xml.atEnd()) {
-            if (xml.readNext() != QXmlStreamReader::StartElement)
-                continue;
-            if (root.isEmpty())
-                root = xml.name().toString();
-            if (xml.name() == QLatin1String("text"))
-                texts << xml.readElementText(QXmlStreamReader::IncludeChildElements).trimmed();
-        }
-        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
-        QCOMPARE(root, QStringLiteral("svg"));
+        const attn::test::SvgTexts parsed = attn::test::readSvgTextsFile(svg);
+        QVERIFY2(parsed.error.isEmpty(), qPrintable(parsed.error));
+        QCOMPARE(parsed.root, QStringLiteral("svg"));
+        const QStringList &texts = parsed.texts;
         QVERIFY(texts.contains(QStringLiteral("mean max weight")));
         QVERIFY(texts.contains(QStringLiteral("B \u2212 A")));
         QCOMPARE(texts.count(QStringLiteral("query i (row)")), 3);

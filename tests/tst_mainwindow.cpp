@@ -3,6 +3,7 @@
 // File → Export writes images that decode with the expected size, the charts show what the core
 // computes, the status bar reports NaN/Inf, and every control has a tooltip.
 
+#include "svgtext.h"
 #include <attentionsession.h>
 #include <charts/rowmetricschart.h>
 #include <charts/scalingchart.h>
@@ -79,18 +80,13 @@ QList<int> bruteDivisors(int n)
     return ds;
 }
 
-/// Well-formed XML with an <svg> element; `error` gets the parser's message otherwise.
+/// Well-formed XML whose root is <svg>; `error` gets the parser's message otherwise.
 bool isSvgDocument(const QByteArray &bytes, QString *error)
 {
-    QXmlStreamReader xml(bytes);
-    bool sawSvg = false;
-    while (!xml.atEnd()) {
-        xml.readNext();
-        if (xml.isStartElement() && xml.name() == QLatin1String("svg"))
-            sawSvg = true;
-    }
-    *error = xml.hasError() ? xml.errorString() : QStringLiteral("no <svg> element");
-    return !xml.hasError() && sawSvg;
+    const test::SvgTexts parsed = test::readSvgTexts(bytes);
+    *error = parsed.error.isEmpty() ? QStringLiteral("root <%1>, not <svg>").arg(parsed.root)
+                                    : parsed.error;
+    return parsed.error.isEmpty() && parsed.root == QLatin1String("svg");
 }
 
 /// A PDF file (the %PDF header) with at least one page object.

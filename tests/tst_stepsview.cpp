@@ -5,6 +5,7 @@
 // query, key, tokens, raw and scaled score, mask state, weight, row entropy and effective terms
 // (computed here independently); hover is linked across the panels; PNG/SVG/PDF exports.
 
+#include "svgtext.h"
 #include <attentionsession.h>
 #include <heatmapwidget.h>
 #include <resultview.h>
@@ -781,21 +782,10 @@ private slots:
 
         const QString svg = dir.filePath(QStringLiteral("steps.svg"));
         QVERIFY2(view.exportFigure(svg, QSize(1200, 500), 1.0, &error), qPrintable(error));
-        QFile svgFile(svg);
-        QVERIFY(svgFile.open(QIODevice::ReadOnly));
-        QXmlStreamReader xml(&svgFile);
-        QString root;
-        QStringList texts;
-        while (!xml.atEnd()) {
-            if (xml.readNext() != QXmlStreamReader::StartElement)
-                continue;
-            if (root.isEmpty())
-                root = xml.name().toString();
-            if (xml.name() == QLatin1String("text"))
-                texts << xml.readElementText(QXmlStreamReader::IncludeChildElements).trimmed();
-        }
-        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
-        QCOMPARE(root, QStringLiteral("svg"));
+        const attn::test::SvgTexts parsed = attn::test::readSvgTextsFile(svg);
+        QVERIFY2(parsed.error.isEmpty(), qPrintable(parsed.error));
+        QCOMPARE(parsed.root, QStringLiteral("svg"));
+        const QStringList &texts = parsed.texts;
         QCOMPARE(texts.count(QStringLiteral("query i (row)")), 3);
         QCOMPARE(texts.count(QStringLiteral("key j (column)")), 3);
         QVERIFY(texts.contains(QStringLiteral("raw score")));

@@ -11,8 +11,10 @@
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QEventLoop>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFutureWatcher>
 #include <QGuiApplication>
 #include <QInputDialog>
 #include <QKeySequence>
@@ -23,6 +25,7 @@
 #include <QMessageBox>
 #include <QRegularExpression>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 
 namespace attn {
 
@@ -206,10 +209,19 @@ bool TensorController::openFile(const QString &path, QString *error, const QStri
 
 QString TensorController::checkComputes(const SessionParameters &params) const
 {
-    QGuiApplication::setOverrideCursor(Qt::WaitCursor);
-    const QString error = computeTensorSession(params).error; // never throws
-    QGuiApplication::restoreOverrideCursor();
-    return error;
+    // On a worker thread, so the window keeps repainting; user input waits (as behind a modal
+    // dialog) until the answer is in, so nothing changes the session meanwhile.
+    QFutureWatcher<QString> watcher;
+    QEventLoop loop;
+    connect(&watcher, &QFutureWatcher<QString>::finished, &loop, &QEventLoop::quit);
+    watcher.setFuture(
+        QtConcurrent::run([params] { return computeTensorSession(params).error; })); // never throws
+    if (!watcher.isFinished()) {
+        QGuiApplication::setOverrideCursor(Qt::WaitCursor);
+        loop.exec(QEventLoop::ExcludeUserInputEvents);
+        QGuiApplication::restoreOverrideCursor();
+    }
+    return watcher.result();
 }
 
 bool TensorController::open(const QString &path)

@@ -108,7 +108,7 @@ private:
     void apply(const SessionParameters &params);
     void onParametersChanged(const SessionParameters &params);
     void onResult();
-    /// computeTensorSession(params)'s error (empty when it computes).
+X
     QString checkComputes(const SessionParameters &params) const;
     QString chooseArrayDialog(const TensorFile &file);
 
