@@ -108,7 +108,8 @@ private:
     void apply(const SessionParameters &params);
     void onParametersChanged(const SessionParameters &params);
     void onResult();
-X
+    /// computeTensorSession(params)'s error (empty when it computes), computed on a worker
+    /// thread while the GUI thread keeps painting (user input waits). Never throws.
     QString checkComputes(const SessionParameters &params) const;
     QString chooseArrayDialog(const TensorFile &file);
 
