@@ -133,7 +133,7 @@ void TestMultiheadTorch::forward_data()
 {
     QTest::addColumn<QString>("name");
     for (const char *name : {"self_attn", "causal", "key_padding", "cross", "cross_causal_padding",
-                             "no_bias", "h1", "h8", "additive_mask", "hand_d2"})
+                             "no_bias", "h1", "h8", "additive_mask", "fill_1e9", "hand_d2"})
         QTest::newRow(name) << QString::fromLatin1(name);
 }
 
@@ -158,6 +158,19 @@ void TestMultiheadTorch::forward()
         CHECK_CLOSE((r.weights[std::size_t(h)],
                      expectedWeights.slice<double>(h, "expected_weights"), 1e-12,
                      name + QStringLiteral(" weights head %1").arg(h), &m_worstFloat64));
+        // Where PyTorch's weight is exactly 0 (a −inf mask, or a −1e9 fill whose exp
+        // underflows), ours is exactly 0 too, not a tiny number within the tolerance.
+        const MatrixD expected = expectedWeights.slice<double>(h, "expected_weights");
+        for (Index i = 0; i < expected.rows(); ++i)
+            for (Index j = 0; j < expected.cols(); ++j)
+                if (expected(i, j) == 0.0)
+                    QVERIFY2(r.weights[std::size_t(h)](i, j) == 0.0,
+                             qPrintable(QStringLiteral("%1 head %2 (%3, %4): %5, PyTorch 0")
+                                            .arg(name)
+                                            .arg(h)
+                                            .arg(i)
+                                            .arg(j)
+                                            .arg(r.weights[std::size_t(h)](i, j))));
         for (std::uint8_t flag : r.fullyMasked[std::size_t(h)])
             QCOMPARE(flag, std::uint8_t(0));
     }

@@ -162,6 +162,8 @@ def cases():
     fully = np.zeros((5, 5), dtype=np.bool_)
     fully[2, :] = True  # query 2 sees no key → NaN in PyTorch 1.13
     fully[0, 4] = True
+    # A finite fill (the E11 lesson): −1e9 above the diagonal; PyTorch's weights there are 0.0.
+    fill = np.where(np.triu(np.ones((6, 6), dtype=np.bool_), k=1), -1e9, 0.0)
     allowed = np.tril(np.ones((6, 6), dtype=np.bool_))  # True = may attend
     allowed[5, 0] = False
     return {
@@ -175,6 +177,7 @@ def cases():
         "h1": mha_case(107, 8, 1, 5),
         "h8": mha_case(108, 32, 8, 10),
         "additive_mask": mha_case(109, 8, 2, 6, attn_mask=additive),
+        "fill_1e9": mha_case(115, 8, 2, 6, attn_mask=fill),
         "fully_masked_row": mha_case(110, 8, 2, 5, attn_mask=fully),
         "self_attn_float32": mha_case(111, 16, 4, 6, dtype=np.float32),
         "causal_float32": mha_case(112, 16, 4, 7, self_attention=False, dtype=np.float32,
