@@ -3,6 +3,7 @@
 // additive, n from 1 to 2048 with odd head dimensions, cross-attention, every streaming tile.
 
 #include "attention.h"
+#include "kernels/avx512.h"
 #include "kernels/kernels.h"
 #include "random.h"
 #include "testutil.h"
@@ -12,6 +13,8 @@
 #include <cmath>
 #include <limits>
 #include <thread>
+#include <utility>
+#include <vector>
 
 using namespace attn;
 
@@ -77,6 +80,25 @@ AttentionMask makeMask(MaskKind kind, Index nQ, Index nK, Generator &rng)
     }
     return {};
 }
+
+/// Selects the float32 code for its lifetime ("avx512" or "eigen") and restores the default.
+class InstructionSetScope
+{
+public:
+    explicit InstructionSetScope(bool avx512)
+        : m_previous(kernelInstructionSet() == "avx512")
+    {
+        m_active = setAvx512KernelsEnabled(avx512) == avx512;
+    }
+    ~InstructionSetScope() { setAvx512KernelsEnabled(m_previous); }
+    InstructionSetScope(const InstructionSetScope &) = delete;
+    InstructionSetScope &operator=(const InstructionSetScope &) = delete;
+    bool active() const { return m_active; }
+
+private:
+    bool m_previous;
+    bool m_active = false;
+};
 
 template<typename T> double tolerance()
 {
@@ -242,42 +264,140 @@ private slots:
 
     void vectorWidths_data()
     {
-        // d_v a multiple of 16 (the AVX-512 micro-kernels of native float32 builds take these:
-        // 1–4 vector registers per row and a second 64-column pass for 80 and 128) with odd d_k.
+        // d_v a multiple of 16 (the AVX-512 float32 code takes these on CPUs with AVX-512F:
+        // 1–4 vector registers per row and a second 64-column pass for 80 and 128) with odd d_k;
+        // float32 both with the AVX-512 code and with Eigen's (the portable fallback).
+        QTest::addColumn<QString>("isa");
         QTest::addColumn<bool>("float32");
         QTest::addColumn<int>("n");
         QTest::addColumn<int>("dK");
         QTest::addColumn<int>("dV");
         QTest::addColumn<MaskKind>("mask");
         QTest::addColumn<int>("tile");
-        for (bool f32 : {true, false}) {
-            const char *t = f32 ? "float32" : "float64";
+        const std::pair<const char *, bool> types[]
+            = {{"float32 avx512", true}, {"float32 eigen", true}, {"float64", false}};
+        for (const auto &[t, f32] : types) {
+            const QString isa = QString::fromLatin1(t).section(QLatin1Char(' '), 1);
             for (int dV : {16, 48, 64, 80, 128})
                 for (MaskKind m : {MaskKind::None, MaskKind::Causal, MaskKind::Custom})
                     QTest::addRow("%s n=301 d_k=33 d_v=%d %s", t, dV, maskName(m))
-                        << f32 << 301 << 33 << dV << m << 128;
+                        << isa << f32 << 301 << 33 << dV << m << 128;
             QTest::addRow("%s n=64 d_k=1 d_v=32 tile 50", t)
-                << f32 << 64 << 1 << 32 << MaskKind::Padding << 50;
+                << isa << f32 << 64 << 1 << 32 << MaskKind::Padding << 50;
             QTest::addRow("%s n=2048 d_k=63 d_v=64 causal", t)
-                << f32 << 2048 << 63 << 64 << MaskKind::Causal << 128;
+                << isa << f32 << 2048 << 63 << 64 << MaskKind::Causal << 128;
             QTest::addRow("%s n=1000 d_k=64 d_v=64 none tile 96", t)
-                << f32 << 1000 << 64 << 64 << MaskKind::None << 96;
+                << isa << f32 << 1000 << 64 << 64 << MaskKind::None << 96;
             QTest::addRow("%s n=200 d_k=64 d_v=64 additive", t)
-                << f32 << 200 << 64 << 64 << MaskKind::Additive << 64;
+                << isa << f32 << 200 << 64 << 64 << MaskKind::Additive << 64;
+            QTest::addRow("%s n=77 d_k=16 d_v=16 combined tile 20", t)
+                << isa << f32 << 77 << 16 << 16 << MaskKind::Combined << 20;
         }
     }
     void vectorWidths()
     {
+        QFETCH(QString, isa);
         QFETCH(bool, float32);
         QFETCH(int, n);
         QFETCH(int, dK);
         QFETCH(int, dV);
         QFETCH(MaskKind, mask);
         QFETCH(int, tile);
+        const InstructionSetScope scope(isa == QLatin1String("avx512"));
+        if (!isa.isEmpty() && !scope.active())
+            QSKIP("this CPU or build has no AVX-512F");
         if (float32)
             agree<float>(n, n, dK, dV, mask, tile);
         else
             agree<double>(n, n, dK, dV, mask, tile);
+    }
+
+    void avx512Exp()
+    {
+        // The 16-lane exp of the AVX-512 code against std::exp in double: within 2 float ulps
+        // for normal results, within one subnormal step below 1.2e-38, exactly 0 for −inf, a
+        // −1e9 fill and everything under −104 (as std::exp in float).
+#ifdef ATTN_HAVE_AVX512_KERNELS
+        const InstructionSetScope scope(true);
+        if (!scope.active())
+            QSKIP("this CPU has no AVX-512F");
+        std::vector<float> x;
+        for (double t = -120.0; t <= 0.0; t += 0.0137)
+            x.push_back(float(t));
+        for (float special : {-std::numeric_limits<float>::infinity(), -1e9f, -104.0f, -103.9f,
+                              -87.5f, -87.3f, 0.0f, -0.0f, 1e-30f})
+            x.push_back(special);
+        if (x.size() % 2 == 1)
+            x.push_back(-1.0f);
+        for (const float scale : {1.0f, 0.125f}) {
+            for (const float shift : {0.0f, 3.5f}) {
+                std::vector<float> e = x;
+                // An odd length (32-wide main loop, masked tail); the last entry stays out.
+                const Index n = Index(e.size()) - 1;
+                const float sum = detail::avx512::expShiftSum(e.data(), n, shift, scale);
+                double expectedSum = 0.0;
+                for (Index j = 0; j < n; ++j) {
+                    // The kernel's argument: x·scale − shift with one rounding to float (FMA;
+                    // exact in double for these scales and shifts).
+                    const double arg = float(double(x[std::size_t(j)]) * scale - shift);
+                    const double want = float(std::exp(arg)); // correctly rounded to float
+                    const double got = e[std::size_t(j)];
+                    expectedSum += want;
+                    if (want == 0.0 || x[std::size_t(j)] == -std::numeric_limits<float>::infinity()
+                        || arg < -104.0) {
+                        QVERIFY2(got == 0.0 || (arg > -104.0 && got <= 1.5e-45),
+                                 qPrintable(QStringLiteral("exp(%1) = %2").arg(arg).arg(got)));
+                        continue;
+                    }
+                    const double tol = want >= 1.17549435e-38 ? 2.4e-7 * want : 1.5e-45;
+                    QVERIFY2(std::abs(got - want) <= tol,
+                             qPrintable(QStringLiteral("exp(%1) = %2, want %3")
+                                            .arg(arg, 0, 'g', 9)
+                                            .arg(got, 0, 'g', 9)
+                                            .arg(want, 0, 'g', 9)));
+                }
+                QVERIFY(std::abs(double(sum) - expectedSum) <= 1e-5 * expectedSum);
+                QCOMPARE(e[std::size_t(n)], x[std::size_t(n)]); // past n: untouched
+            }
+        }
+        // rowMax and the suspicious flag on every tail length.
+        for (Index n = 0; n <= 40; ++n) {
+            std::vector<float> row(std::size_t(n) + 1, -5.0f);
+            if (n > 0)
+                row[std::size_t(n - 1)] = 2.0f;
+            row[std::size_t(n)] = 100.0f; // past n: ignored
+            bool suspicious = true;
+            const float mx = detail::avx512::rowMax(row.data(), n, suspicious);
+            QCOMPARE(mx, n > 0 ? 2.0f : -std::numeric_limits<float>::infinity());
+            QVERIFY(!suspicious);
+            if (n > 0) {
+                row[0] = std::numeric_limits<float>::quiet_NaN();
+                detail::avx512::rowMax(row.data(), n, suspicious);
+                QVERIFY(suspicious);
+            }
+        }
+#else
+        QSKIP("built without the AVX-512 code (not x86-64)");
+#endif
+    }
+
+    void instructionSetSwitch()
+    {
+        // ATTN_NO_AVX512 / setAvx512KernelsEnabled select the float32 code; "eigen" is always
+        // available and both give the same numbers (within 1e-5).
+        const bool had = kernelInstructionSet() == "avx512";
+        QVERIFY(!setAvx512KernelsEnabled(false));
+        QCOMPARE(kernelInstructionSet(), std::string_view("eigen"));
+        Generator rng(8);
+        const MatrixF q = rng.standardNormal(300, 64).cast<float>();
+        const MatrixF k = rng.standardNormal(300, 64).cast<float>();
+        const MatrixF v = rng.standardNormal(300, 64).cast<float>();
+        const MatrixF eigen = attentionMaterialized<float>(q, k, v, 0.125f);
+        const bool avx = setAvx512KernelsEnabled(true);
+        QCOMPARE(kernelInstructionSet(), std::string_view(avx ? "avx512" : "eigen"));
+        ATTN_COMPARE_CLOSE(attentionMaterialized<float>(q, k, v, 0.125f), eigen, 1e-5, 0.0);
+        ATTN_COMPARE_CLOSE(attentionStreaming<float>(q, k, v, 0.125f), eigen, 1e-5, 0.0);
+        setAvx512KernelsEnabled(had);
     }
 
     void streamingTiles_data()

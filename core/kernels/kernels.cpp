@@ -4,12 +4,14 @@
 #include "detail.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <mutex>
 #include <new>
 #include <string>
+#include <type_traits>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -37,6 +39,49 @@ KernelKind kernelFromName(std::string_view name)
             return k;
     throw InvalidArgument("unknown kernel \"" + std::string(name)
                           + "\" (valid: materialized, streaming, loop)");
+}
+
+static_assert(std::is_same_v<Index, detail::avx512::Index>, "avx512.h assumes Eigen::Index");
+
+namespace {
+
+/// 1: AVX-512 code on, 0: off, −1: not decided yet (first use reads the CPU and environment).
+std::atomic<int> g_avx512 {-1};
+
+bool cpuHasAvx512()
+{
+#if defined(ATTN_HAVE_AVX512_KERNELS)
+    // GCC's check reads CPUID and XCR0 (the OS saves the zmm registers).
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+#else
+    return false;
+#endif
+}
+
+} // namespace
+
+bool detail::avx512::enabled()
+{
+    int state = g_avx512.load(std::memory_order_relaxed);
+    if (state < 0) {
+        state = cpuHasAvx512() && std::getenv("ATTN_NO_AVX512") == nullptr ? 1 : 0;
+        int expected = -1;
+        g_avx512.compare_exchange_strong(expected, state);
+        state = g_avx512.load();
+    }
+    return state == 1;
+}
+
+std::string_view kernelInstructionSet()
+{
+    return detail::avx512::enabled() ? "avx512" : "eigen";
+}
+
+bool setAvx512KernelsEnabled(bool on)
+{
+    g_avx512.store(on && cpuHasAvx512() ? 1 : 0);
+    return g_avx512.load() == 1;
 }
 
 Index kernelThreads()
@@ -78,7 +123,7 @@ std::size_t kernelExtraBytes(KernelKind kind, Index nQ, Index nK, Index dV,
     // AVX-512 float32 builds keep Kᵀ packed in panels of 32 keys (d_k = d_v assumed here).
     std::size_t packedKeys = 0;
 #ifdef ATTN_HAVE_AVX512_KERNELS
-    if (elementBytes == sizeof(float) && dV % 16 == 0 && dV > 0)
+    if (elementBytes == sizeof(float) && dV % 16 == 0 && dV > 0 && detail::avx512::enabled())
         packedKeys = u((nK + 31) / 32 * 32) * u(dV) * sizeof(float);
 #endif
     switch (kind) {

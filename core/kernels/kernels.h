@@ -61,14 +61,26 @@ private:
     int m_previous = 1;
 };
 
+/// The float32 code of the materialized and streaming kernels: "avx512" (AVX-512F
+/// micro-kernels and 16-lane exp, chosen at run time when the CPU has AVX-512F, for d_v a
+/// multiple of 16) or "eigen" (Eigen's GEMM and packet math as compiled: SSE2 in the portable
+/// default build). Float64 always uses Eigen. Setting ATTN_NO_AVX512 in the environment (any
+/// value) before the first call selects "eigen".
+std::string_view kernelInstructionSet();
+
+/// Turns the AVX-512 float32 code on or off for later kernel calls (tests and benchmarks run
+/// both in one process). Returns whether it is on afterwards: false when asked on a CPU or a
+/// build without it. Thread-safe; do not call while a kernel runs.
+bool setAvx512KernelsEnabled(bool on);
+
 /// Extra memory (bytes) a kernel allocates beyond its inputs and output, for n_q × n_k
 /// attention with head dim d_v and element size `elementBytes`:
 ///  - materialized: the n_q × n_k score matrix (softmaxed in place into the weights);
 ///  - streaming: per thread a tile × tile score block, a tile × d_v accumulator and 3 · tile
 ///    row statistics, times kernelThreads() — independent of n;
 ///  - loop: one row of n_k scores.
-/// Float32 builds with AVX-512 micro-kernels (ATTN_NATIVE on an AVX-512 machine, d_v % 16 == 0)
-/// add Kᵀ packed in panels of 32 keys (n_k rounded up to 32, times d_v, assuming d_k = d_v) to
+/// With the AVX-512 float32 code in use (kernelInstructionSet(), d_v % 16 == 0) float32 adds
+/// Kᵀ packed in panels of 32 keys (n_k rounded up to 32, times d_v, assuming d_k = d_v) to
 /// the materialized and streaming figures, and round the streaming key tile up to 32.
 /// Eigen's GEMM packing buffers (at most a few hundred KiB per thread) are not counted.
 std::size_t kernelExtraBytes(KernelKind kind, Index nQ, Index nK, Index dV,

@@ -3,8 +3,9 @@
 //   S_b = Q_b Kᵀ (GEMM), row softmax of S_b · scale in place (max, exp, sum, normalise; the
 //   scale is folded into the exponent), O_b = W_b V (GEMM).
 // Blocks are spread over the OpenMP threads; each thread's GEMMs run single-threaded (Eigen does
-// not nest its own threads inside a parallel region). The products use Eigen's GEMM, or AVX-512
-// micro-kernels for float32 when the build targets AVX-512 (ATTN_NATIVE) and d_v % 16 == 0.
+// not nest its own threads inside a parallel region). The products and the row softmax use Eigen's
+// GEMM and packet math, or for float32 with d_v % 16 == 0 the AVX-512 code when the CPU has
+// AVX-512F (avx512.h).
 
 #include "kernels.h"
 
@@ -18,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace attn {
 
@@ -76,14 +78,16 @@ Matrix<T> attentionMaterialized(const Eigen::Ref<const Matrix<T>> &query,
     // Fold the scale into the exponent unless the mask must see scaled scores (additive terms)
     // or the scale is not positive (then max(x · scale) ≠ max(x) · scale).
     const bool foldScale = (!masked || pureCausal) && scale > T(0);
-    // AVX-512 float32 micro-kernels (ATTN_NATIVE builds) need Kᵀ and d_v a multiple of 16.
+    // The AVX-512 float32 code (avx512.h) needs Kᵀ packed and d_v a multiple of 16.
     [[maybe_unused]] bool avx512 = false;
+    std::vector<float> packedKeys; // Kᵀ in panels: ~n_k × d_k floats (AVX-512 path only)
 #ifdef ATTN_HAVE_AVX512_KERNELS
-    detail::avx512::PackedKeys packedKeys; // Kᵀ in panels: ~n_k × d_k floats
     if constexpr (std::is_same_v<T, float>) {
-        if (dV % 16 == 0 && query.cols() > 0) {
+        if (dV % 16 == 0 && query.cols() > 0 && detail::avx512::enabled()) {
             avx512 = true;
-            packedKeys = detail::avx512::packKeys(key.data(), key.outerStride(), nK, key.cols());
+            packedKeys.resize(std::size_t(detail::avx512::packedKeysSize(nK, key.cols())));
+            detail::avx512::packKeys(key.data(), key.outerStride(), nK, key.cols(),
+                                     packedKeys.data());
         }
     }
 #endif
@@ -110,7 +114,8 @@ Matrix<T> attentionMaterialized(const Eigen::Ref<const Matrix<T>> &query,
             if constexpr (std::is_same_v<T, float>) {
                 if (avx512)
                     detail::avx512::scores(query.row(i0).data(), query.outerStride(), rows,
-                                           packedKeys, 0, keyEnd, w.row(i0).data(), nK);
+                                           packedKeys.data(), query.cols(), 0, keyEnd,
+                                           w.row(i0).data(), nK);
                 else
                     wb.noalias() = query.middleRows(i0, rows) * key.topRows(keyEnd).transpose();
             } else
@@ -131,13 +136,23 @@ Matrix<T> attentionMaterialized(const Eigen::Ref<const Matrix<T>> &query,
                 n = mask.causalLimit(i, nK);
                 std::fill(row + n, row + nK, T(0));
             }
-            if (foldScale) {
-                status = detail::softmaxRowScaled(row, n, scale, badCol);
-            } else {
+            if (!foldScale) {
                 detail::scaleRow(row, n, scale);
                 if (masked && !pureCausal) // a causal mask is already applied by n
                     detail::applyMaskTile(row, nK, i, 1, 0, nK, mask, negInf);
-                status = detail::softmaxRow(row, n, badCol);
+            }
+            const T rowScale = foldScale ? scale : T(1);
+#ifdef ATTN_HAVE_AVX512_KERNELS
+            if constexpr (std::is_same_v<T, float>) {
+                if (avx512)
+                    status = detail::softmaxRowScaled<T, detail::Avx512RowOps>(row, n, rowScale,
+                                                                               badCol);
+                else
+                    status = detail::softmaxRowScaled(row, n, rowScale, badCol);
+            } else
+#endif
+            {
+                status = detail::softmaxRowScaled(row, n, rowScale, badCol);
             }
             if (status == detail::RowStatus::NonFinite) {
                 Index cur = badRow.load();

@@ -8,6 +8,7 @@
 // −1e9 fill value) give what std::exp gives: a subnormal or exactly 0.
 
 #include "../types.h"
+#include "avx512.h"
 
 #include <Eigen/Core>
 
@@ -124,13 +125,46 @@ template<typename T> inline void scaleRow(T *x, Index n, T s)
 /// Result of softmaxRow.
 enum class RowStatus { Ok, FullyMasked, NonFinite };
 
+/// The row passes of softmaxRowScaled: Eigen's packet math as compiled (the AVX-512 kernels pass
+/// their own, avx512.h).
+struct PacketRowOps
+{
+    template<typename T> static T max(const T *x, Index n, bool &suspicious)
+    {
+        return rowMax(x, n, suspicious);
+    }
+    template<typename T> static T expShiftSum(T *x, Index n, T shift, T scale)
+    {
+        return detail::expShiftSum(x, n, shift, scale);
+    }
+    template<typename T> static void scale(T *x, Index n, T s) { scaleRow(x, n, s); }
+};
+
+#ifdef ATTN_HAVE_AVX512_KERNELS
+/// The row passes of softmaxRowScaled on 16 float lanes (avx512.h); only while
+/// avx512::enabled().
+struct Avx512RowOps
+{
+    static float max(const float *x, Index n, bool &suspicious)
+    {
+        return avx512::rowMax(x, n, suspicious);
+    }
+    static float expShiftSum(float *x, Index n, float shift, float scale)
+    {
+        return avx512::expShiftSum(x, n, shift, scale);
+    }
+    static void scale(float *x, Index n, float s) { avx512::scaleRow(x, n, s); }
+};
+#endif
+
 /// softmaxRow of x·scale (scale > 0) without a separate scaling pass: the max is taken on x and
 /// the exponent is x·scale − max·scale. The row must not contain −inf unless scale is finite
-/// and > 0 (then −inf·scale = −inf stays a masked key).
-template<typename T> inline RowStatus softmaxRowScaled(T *x, Index n, T scale, Index &badCol)
+/// and > 0 (then −inf·scale = −inf stays a masked key). `Ops` does the passes (PacketRowOps).
+template<typename T, typename Ops = PacketRowOps>
+inline RowStatus softmaxRowScaled(T *x, Index n, T scale, Index &badCol)
 {
     bool suspicious = false;
-    const T mx = rowMax(x, n, suspicious);
+    const T mx = Ops::max(x, n, suspicious);
     if (suspicious) {
         for (Index j = 0; j < n; ++j) {
             if (std::isnan(x[j]) || x[j] == std::numeric_limits<T>::infinity()) {
@@ -149,18 +183,19 @@ template<typename T> inline RowStatus softmaxRowScaled(T *x, Index n, T scale, I
         badCol = Index(std::find(x, x + n, mx) - x);
         return RowStatus::NonFinite;
     }
-    const T sum = expShiftSum(x, n, shift, scale);
+    const T sum = Ops::expShiftSum(x, n, shift, scale);
     // sum >= ~1: the max entry contributes exp(mx·scale − shift) ≈ 1 (exactly 1 when scale = 1).
-    scaleRow(x, n, T(1) / sum);
+    Ops::scale(x, n, T(1) / sum);
     return RowStatus::Ok;
 }
 
 /// Softmax of one contiguous row in place (max subtracted). Fully masked row (all −inf, or
 /// n = 0) → zeros and FullyMasked. A NaN or +inf entry → NonFinite with `badCol` set and the
 /// row left untouched.
-template<typename T> inline RowStatus softmaxRow(T *x, Index n, Index &badCol)
+template<typename T, typename Ops = PacketRowOps>
+inline RowStatus softmaxRow(T *x, Index n, Index &badCol)
 {
-    return softmaxRowScaled(x, n, T(1), badCol);
+    return softmaxRowScaled<T, Ops>(x, n, T(1), badCol);
 }
 
 /// "NaN" or "+inf" or "-inf" or the number, for messages.

@@ -7,8 +7,8 @@
 // Finally O_t = acc / l. No n_q × n_k matrix exists; extra memory per thread is one tile × tile
 // block plus a tile × d_v accumulator. With a pure causal mask the key tiles a query tile cannot
 // see are skipped and only the diagonal tiles are masked. Query tiles are spread over the OpenMP
-// threads. The two products use Eigen's GEMM, or AVX-512 micro-kernels for float32 when the
-// build targets AVX-512 (ATTN_NATIVE) and d_v is a multiple of 16.
+// threads. The two products and the row passes use Eigen's GEMM and packet math, or for float32
+// with d_v a multiple of 16 the AVX-512 micro-kernels when the CPU has AVX-512F (avx512.h).
 
 #include "kernels.h"
 
@@ -23,19 +23,40 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace attn {
 
 namespace {
 
-/// The two products of one tile pair, by Eigen or by the AVX-512 micro-kernels.
+/// The two products and the row passes of one tile pair, by Eigen or by the AVX-512 code.
 template<typename T> struct TileProducts
 {
     const Eigen::Ref<const Matrix<T>> &query, &key, &value;
     bool avx512 = false;
+    std::vector<float> packedKeys {}; // Kᵀ in panels of 32 keys (AVX-512 path only)
+
+    T rowMax(const T *x, Index n, bool &suspicious) const
+    {
 #ifdef ATTN_HAVE_AVX512_KERNELS
-    detail::avx512::PackedKeys packedKeys {}; // Kᵀ in panels of 32 keys (AVX-512 path only)
+        if constexpr (std::is_same_v<T, float>) {
+            if (avx512)
+                return detail::avx512::rowMax(x, n, suspicious);
+        }
 #endif
+        return detail::rowMax(x, n, suspicious);
+    }
+
+    T expShiftSum(T *x, Index n, T shift, T scale) const
+    {
+#ifdef ATTN_HAVE_AVX512_KERNELS
+        if constexpr (std::is_same_v<T, float>) {
+            if (avx512)
+                return detail::avx512::expShiftSum(x, n, shift, scale);
+        }
+#endif
+        return detail::expShiftSum(x, n, shift, scale);
+    }
 
     // s (rows × cols, row stride ld) = Q[i0 …] K[j0 …]ᵀ
     void scores(Index i0, Index rows, Index j0, Index cols, T *s, Index ld) const
@@ -43,8 +64,8 @@ template<typename T> struct TileProducts
 #ifdef ATTN_HAVE_AVX512_KERNELS
         if constexpr (std::is_same_v<T, float>) {
             if (avx512) {
-                detail::avx512::scores(query.row(i0).data(), query.outerStride(), rows, packedKeys,
-                                       j0, cols, s, ld);
+                detail::avx512::scores(query.row(i0).data(), query.outerStride(), rows,
+                                       packedKeys.data(), query.cols(), j0, cols, s, ld);
                 return;
             }
         }
@@ -110,11 +131,12 @@ Matrix<T> attentionStreaming(const Eigen::Ref<const Matrix<T>> &query,
     Index tk = std::min(tile, nK); // keys per tile
 #ifdef ATTN_HAVE_AVX512_KERNELS
     if constexpr (std::is_same_v<T, float>) {
-        if (dV % 16 == 0 && dV > 0 && query.cols() > 0) {
+        if (dV % 16 == 0 && dV > 0 && query.cols() > 0 && detail::avx512::enabled()) {
             products.avx512 = true;
             // Kᵀ packed in panels of 32 keys (n·d extra floats); key tiles start on a panel.
-            products.packedKeys
-                = detail::avx512::packKeys(key.data(), key.outerStride(), nK, key.cols());
+            products.packedKeys.resize(std::size_t(detail::avx512::packedKeysSize(nK, key.cols())));
+            detail::avx512::packKeys(key.data(), key.outerStride(), nK, key.cols(),
+                                     products.packedKeys.data());
             tk = std::min((tile + 31) / 32 * 32, (nK + 31) / 32 * 32);
         }
     }
@@ -165,7 +187,7 @@ Matrix<T> attentionStreaming(const Eigen::Ref<const Matrix<T>> &query,
                     T *row = s.row(r).data();
                     correction(r) = T(1);
                     bool suspicious = false;
-                    const T tileMax = detail::rowMax(row, cols, suspicious);
+                    const T tileMax = products.rowMax(row, cols, suspicious);
                     bool bad = false;
                     if (suspicious)
                         for (Index c = 0; c < cols && !bad; ++c)
@@ -182,7 +204,7 @@ Matrix<T> attentionStreaming(const Eigen::Ref<const Matrix<T>> &query,
                         std::fill(row, row + cols, T(0));
                         continue;
                     }
-                    const T sum = detail::expShiftSum(row, cols, newMax, foldScale ? scale : T(1));
+                    const T sum = products.expShiftSum(row, cols, newMax, foldScale ? scale : T(1));
                     if (m(r) != newMax) {
                         correction(r) = std::exp(m(r) - newMax); // 0 when m = -inf
                         l(r) *= correction(r);

@@ -1,0 +1,32 @@
+# ctest -R avx512_symbols: the object compiled with -mavx512f (core/kernels/avx512.cpp) may
+# define no external symbol but its own entry points in attn::detail::avx512. Anything else (an
+# Eigen or standard-library inline function, a template instantiation) would be one symbol to
+# the linker with the portable copies, which could then run AVX-512 code on a CPU without it.
+# Usage: cmake -DNM=<nm> -DOBJECTS=<objects;...> -P check_avx512_symbols.cmake
+if(NOT NM OR NOT OBJECTS)
+    message(FATAL_ERROR "usage: cmake -DNM=<nm> -DOBJECTS=<objects> -P ${CMAKE_CURRENT_LIST_FILE}")
+endif()
+set(count 0)
+foreach(object IN LISTS OBJECTS)
+    execute_process(COMMAND ${NM} -C --defined-only --extern-only ${object}
+                    OUTPUT_VARIABLE out RESULT_VARIABLE rc ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "${NM} failed on ${object}: ${err}")
+    endif()
+    string(REPLACE "\n" ";" lines "${out}")
+    foreach(line IN LISTS lines)
+        if(line STREQUAL "")
+            continue()
+        endif()
+        if(NOT line MATCHES "^[0-9a-fA-F]+ T attn::detail::avx512::[A-Za-z]+\\(")
+            message(FATAL_ERROR "unexpected external symbol in ${object}:\n  ${line}\n"
+                                "Give helpers internal linkage (anonymous namespace) and use no "
+                                "Eigen or standard-library templates in that file.")
+        endif()
+        math(EXPR count "${count} + 1")
+    endforeach()
+endforeach()
+if(count EQUAL 0)
+    message(FATAL_ERROR "no attn::detail::avx512 entry points found in ${OBJECTS}")
+endif()
+message(STATUS "${count} entry points, nothing else external")
