@@ -1,16 +1,27 @@
 // Google Benchmark: the three attention kernels for n ∈ {256 … 16384}, d ∈ {64, 128}, float32
 // and float64, plus this machine's SGEMM/DGEMM rate through Eigen (the reference for "percent of
-// peak"). Counters: GFLOP, printed as a rate (GFLOP/s; 4·n²·d flop per attention: two GEMMs of
-// 2·n²·d each) and the extra memory each kernel allocates (kernelExtraBytes), in MiB.
+// peak") and its float32 FMA peak (FmaPeak: no memory traffic, the ceiling for any kernel).
+// Counters: GFLOP, printed as a rate (GFLOP/s; 4·n²·d flop per attention: two GEMMs of 2·n²·d
+// each) and the extra memory each kernel allocates (kernelExtraBytes), in MiB. The float32
+// kernels run the AVX-512 code on CPUs with AVX-512F (context "float32_kernels"); the *_eigen
+// variants run Eigen's code in the same binary as the baseline.
 //
 //   build/release/bench/attn_bench_kernels --benchmark_filter='Streaming.*/4096/64'
 //
 // The materialized kernel is skipped beyond kMaterializedBudgetBytes for its n × n matrices.
 
+#include "fma_peak.h"
+
 #include <kernels/kernels.h>
 #include <random.h>
 
 #include <benchmark/benchmark.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include <string>
 
 #include <cmath>
 #include <cstdint>
@@ -73,11 +84,55 @@ template<typename T> void gemmBenchmark(benchmark::State &state)
         = benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+/// Attention with Eigen's float32 code (setAvx512KernelsEnabled(false)) for the same inputs.
+void eigenBaseline(benchmark::State &state, KernelKind kind)
+{
+    const bool had = attn::kernelInstructionSet() == "avx512";
+    attn::setAvx512KernelsEnabled(false);
+    attentionBenchmark<float>(state, kind);
+    attn::setAvx512KernelsEnabled(had);
+}
+
+void fmaPeak(benchmark::State &state)
+{
+    const int lanes = attn::bench::fmaPeakLanes();
+    if (lanes == 0) {
+        state.SkipWithError("no AVX2/FMA on this CPU");
+        return;
+    }
+    constexpr long iterations = 20'000'000; // 10 chains: 2e8 FMAs per thread
+    int threads = 1;
+    for (auto _ : state) {
+        float sink = 0.0f;
+#pragma omp parallel reduction(+ : sink)
+        {
+#ifdef _OPENMP
+#pragma omp single
+            threads = omp_get_num_threads();
+#endif
+            sink += attn::bench::fmaPeakRun(iterations);
+        }
+        benchmark::DoNotOptimize(sink);
+    }
+    const double flop = double(threads) * 10.0 * double(iterations) * 2.0 * lanes;
+    state.counters["GFLOP"]
+        = benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["threads"] = threads;
+    state.counters["lanes"] = lanes;
+}
+
 void attentionSizes(benchmark::internal::Benchmark *b)
 {
     for (Index d : {64, 128})
         for (Index n : {256, 512, 1024, 2048, 4096, 8192, 16384})
             b->Args({n, d});
+    b->ArgNames({"n", "d"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+void baselineSizes(benchmark::internal::Benchmark *b)
+{
+    for (Index n : {1024, 4096})
+        b->Args({n, 64});
     b->ArgNames({"n", "d"})->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
@@ -107,6 +162,14 @@ void Streaming_f32(benchmark::State &s)
 {
     attentionBenchmark<float>(s, KernelKind::Streaming);
 }
+void Materialized_f32_eigen(benchmark::State &s)
+{
+    eigenBaseline(s, KernelKind::Materialized);
+}
+void Streaming_f32_eigen(benchmark::State &s)
+{
+    eigenBaseline(s, KernelKind::Streaming);
+}
 void Loop_f32(benchmark::State &s)
 {
     attentionBenchmark<float>(s, KernelKind::Loop);
@@ -135,11 +198,23 @@ void Dgemm(benchmark::State &s)
 
 BENCHMARK(Materialized_f32)->Apply(attentionSizes);
 BENCHMARK(Streaming_f32)->Apply(attentionSizes);
+BENCHMARK(Materialized_f32_eigen)->Apply(baselineSizes);
+BENCHMARK(Streaming_f32_eigen)->Apply(baselineSizes);
 BENCHMARK(Loop_f32)->Apply(loopSizes);
 BENCHMARK(Materialized_f64)->Apply(attentionSizes);
 BENCHMARK(Streaming_f64)->Apply(attentionSizes);
 BENCHMARK(Loop_f64)->Apply(loopSizes);
 BENCHMARK(Sgemm)->Apply(gemmSizes);
 BENCHMARK(Dgemm)->Apply(gemmSizes);
+BENCHMARK(fmaPeak)->Name("FmaPeak_f32")->Unit(benchmark::kMillisecond)->UseRealTime();
 
-BENCHMARK_MAIN();
+int main(int argc, char **argv)
+{
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv))
+        return 1;
+    benchmark::AddCustomContext("float32_kernels", std::string(attn::kernelInstructionSet()));
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -60,7 +60,8 @@ def time_attnlab(exe, n, d, kernel, repeat):
         [exe, "bench", "--n", str(n), "--d", str(d), "--dtype", "float32", "--kernel", kernel,
          "--repeat", str(repeat), "--format", "json"],
         check=True, capture_output=True, text=True).stdout
-    return json.loads(out)["rows"][0]["seconds_median"]
+    row = json.loads(out)["rows"][0]
+    return row["seconds_median"], row.get("instruction_set", "?")
 
 
 def main():
@@ -83,17 +84,19 @@ def main():
     if "openblas" not in blas:
         print("note: NumPy runs on the reference BLAS; `bash scripts/setup-bench.sh` installs "
               "OpenBLAS, the BLAS issue 5's NumPy figures were measured with")
-    print(f"{'n':>6} {'kernel':>13} {'numpy_ms':>10} {'attnlab_ms':>11} {'ratio':>7}")
+    print(f"{'n':>6} {'kernel':>13} {'numpy_ms':>10} {'attnlab_ms':>11} {'ratio':>7}  code")
     for n in ns:
         for kernel in kernels:
             np_times, our_times = [], []
+            isa = "?"
             for _ in range(args.rounds):
                 np_times.append(time_numpy(n, args.d, args.repeat, rng))
-                our_times.append(time_attnlab(args.attnlab, n, args.d, kernel, args.repeat))
+                seconds, isa = time_attnlab(args.attnlab, n, args.d, kernel, args.repeat)
+                our_times.append(seconds)
             t_np = statistics.median(np_times)
             t_us = statistics.median(our_times)
             print(f"{n:>6} {kernel:>13} {t_np * 1e3:>10.2f} {t_us * 1e3:>11.2f} "
-                  f"{t_np / t_us:>6.2f}x")
+                  f"{t_np / t_us:>6.2f}x  {isa}")
 
 
 if __name__ == "__main__":

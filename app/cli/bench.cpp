@@ -64,9 +64,11 @@ int runBench(const QStringList &arguments)
         "Time one attention kernel, O = softmax(Q K^T / sqrt(d)) V with n queries and keys,\n"
         "on seeded random float inputs. Prints the median of --repeat runs (seconds), GFLOP/s\n"
         "(4 n^2 d flop) and the kernel's extra memory (bytes). Columns: n, kernel, d, dtype,\n"
-        "seconds_median, seconds_min, gflops, peak_bytes. Problems under 2e7 flops (n = 256,\n"
-        "d = 64) run on one thread, where starting threads costs more than it saves; larger\n"
-        "ones use every OpenMP thread (OMP_NUM_THREADS). On a busy machine compare seconds_min.");
+        "seconds_median, seconds_min, gflops, peak_bytes, instruction_set (float32: avx512 on\n"
+        "CPUs with AVX-512F unless ATTN_NO_AVX512 is set, else eigen; float64: eigen).\n"
+        "Problems under 2e7 flops (n = 256, d = 64) run on one thread, where starting threads\n"
+        "costs more than it saves; larger ones use every OpenMP thread (OMP_NUM_THREADS). On a\n"
+        "busy machine compare seconds_min.");
     addOptionsWithDefaults(
         parser,
         {
@@ -138,8 +140,12 @@ int runBench(const QStringList &arguments)
         }
     }
 
-    Table table(
-        {"n", "kernel", "d", "dtype", "seconds_median", "seconds_min", "gflops", "peak_bytes"});
+    // The code the kernels run (kernels.h): float64 is always Eigen's; the loop kernel too.
+    const std::string isa = dtype == QLatin1String("float32") && kind != KernelKind::Loop
+        ? std::string(kernelInstructionSet())
+        : std::string("eigen");
+    Table table({"n", "kernel", "d", "dtype", "seconds_median", "seconds_min", "gflops",
+                 "peak_bytes", "instruction_set"});
     try {
         for (std::int64_t n : *ns) {
             const BenchRow row = dtype == QLatin1String("float32")
@@ -147,7 +153,7 @@ int runBench(const QStringList &arguments)
                 : timeKernel<double>(kind, n, *d, int(*repeat));
             table.addRow({row.n, std::string(kernelName(kind)), std::int64_t(*d),
                           dtype.toStdString(), row.secondsMedian, row.secondsMin, row.gflops,
-                          std::int64_t(row.peakBytes)});
+                          std::int64_t(row.peakBytes), isa});
         }
     } catch (const std::bad_alloc &) {
         return failure(command,
@@ -162,6 +168,7 @@ int runBench(const QStringList &arguments)
         std::map<std::string, std::string> params {{"d", std::to_string(*d)},
                                                    {"dtype", dtype.toStdString()},
                                                    {"kernel", std::string(kernelName(kind))},
+                                                   {"instruction_set", isa},
                                                    {"repeat", std::to_string(*repeat)}};
         text = table.toJson("bench", params) + "\n";
     } else if (format == QLatin1String("csv")) {
