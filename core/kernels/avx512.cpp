@@ -161,6 +161,56 @@ inline __m512 exp16(__m512 t)
     return _mm512_scalef_ps(y, n);
 }
 
+/// exp(t) on 8 double lanes: Cephes exp (range reduction by n = round(t·log2 e), t − n·ln 2 in
+/// two parts, Padé form 1 + 2·p(r)/(q(r) − p(r))), 2^n applied by scalef. t is clamped to
+/// [−1100, 709.78]: exp(−1100) is 0 in double, so −inf and a −1e9 fill give 0.
+inline __m512d exp8(__m512d t)
+{
+    t = _mm512_min_pd(_mm512_max_pd(t, _mm512_set1_pd(-1100.0)),
+                      _mm512_set1_pd(709.782712893383996843));
+    const __m512d n
+        = _mm512_roundscale_pd(_mm512_mul_pd(t, _mm512_set1_pd(1.4426950408889634073599)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512d r = _mm512_fnmadd_pd(n, _mm512_set1_pd(6.93145751953125e-1), t);
+    r = _mm512_fnmadd_pd(n, _mm512_set1_pd(1.42860682030941723212e-6), r);
+    const __m512d rr = _mm512_mul_pd(r, r);
+    __m512d px = _mm512_set1_pd(1.26177193074810590878e-4);
+    px = _mm512_fmadd_pd(px, rr, _mm512_set1_pd(3.02994407707441961300e-2));
+    px = _mm512_fmadd_pd(px, rr, _mm512_set1_pd(9.99999999999999999910e-1));
+    px = _mm512_mul_pd(px, r);
+    __m512d qx = _mm512_set1_pd(3.00198505138664455042e-6);
+    qx = _mm512_fmadd_pd(qx, rr, _mm512_set1_pd(2.52448340349684104192e-3));
+    qx = _mm512_fmadd_pd(qx, rr, _mm512_set1_pd(2.27265548208155028766e-1));
+    qx = _mm512_fmadd_pd(qx, rr, _mm512_set1_pd(2.00000000000000000009e0));
+    const __m512d e = _mm512_div_pd(px, _mm512_sub_pd(qx, px));
+    return _mm512_scalef_pd(_mm512_fmadd_pd(e, _mm512_set1_pd(2.0), _mm512_set1_pd(1.0)), n);
+}
+
+/// Mask of the first `n` of 8 double lanes.
+inline __mmask8 lanes8(Index n)
+{
+    if (n <= 0)
+        return 0;
+    return n >= 8 ? __mmask8(0xFF) : __mmask8((1u << unsigned(n)) - 1u);
+}
+
+inline double sum8(__m512d v)
+{
+    alignas(64) double out[8];
+    _mm512_store_pd(out, v);
+    return ((out[0] + out[1]) + (out[2] + out[3])) + ((out[4] + out[5]) + (out[6] + out[7]));
+}
+
+inline double max8(__m512d v)
+{
+    alignas(64) double out[8];
+    _mm512_store_pd(out, v);
+    double m = out[0];
+    for (int k = 1; k < 8; ++k)
+        m = out[k] > m ? out[k] : m;
+    return m;
+}
+
 } // namespace
 
 Index packedKeysSize(Index nK, Index dk)
@@ -292,6 +342,63 @@ float expShiftSum(float *x, Index n, float shift, float scale)
         s0 = _mm512_add_ps(s0, _mm512_maskz_mov_ps(k, e));
     }
     return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+}
+
+double rowMax(const double *x, Index n, bool &suspicious)
+{
+    const __m512d negInf = _mm512_set1_pd(-__builtin_inf());
+    __m512d m0 = negInf, m1 = negInf;
+    __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
+    Index j = 0;
+    for (; j + 16 <= n; j += 16) {
+        const __m512d a = _mm512_loadu_pd(x + j);
+        const __m512d b = _mm512_loadu_pd(x + j + 8);
+        m0 = _mm512_max_pd(m0, a);
+        m1 = _mm512_max_pd(m1, b);
+        s0 = _mm512_add_pd(s0, a);
+        s1 = _mm512_add_pd(s1, b);
+    }
+    for (; j < n; j += 8) {
+        const __mmask8 k = lanes8(n - j);
+        m0 = _mm512_max_pd(m0, _mm512_mask_loadu_pd(negInf, k, x + j));
+        s0 = _mm512_add_pd(s0, _mm512_maskz_loadu_pd(k, x + j));
+    }
+    const double mx = max8(_mm512_max_pd(m0, m1));
+    const double sum = sum8(_mm512_add_pd(s0, s1));
+    suspicious = sum != sum || sum == __builtin_inf() || mx != mx;
+    return mx;
+}
+
+double expShiftSum(double *x, Index n, double shift, double scale)
+{
+    const __m512d pshift = _mm512_set1_pd(-shift);
+    const __m512d pscale = _mm512_set1_pd(scale);
+    __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
+    Index j = 0;
+    for (; j + 16 <= n; j += 16) {
+        const __m512d ea = exp8(_mm512_fmadd_pd(_mm512_loadu_pd(x + j), pscale, pshift));
+        const __m512d eb = exp8(_mm512_fmadd_pd(_mm512_loadu_pd(x + j + 8), pscale, pshift));
+        _mm512_storeu_pd(x + j, ea);
+        _mm512_storeu_pd(x + j + 8, eb);
+        s0 = _mm512_add_pd(s0, ea);
+        s1 = _mm512_add_pd(s1, eb);
+    }
+    for (; j < n; j += 8) {
+        const __mmask8 k = lanes8(n - j);
+        const __m512d e = exp8(_mm512_fmadd_pd(_mm512_maskz_loadu_pd(k, x + j), pscale, pshift));
+        _mm512_mask_storeu_pd(x + j, k, e);
+        s0 = _mm512_add_pd(s0, _mm512_maskz_mov_pd(k, e));
+    }
+    return sum8(_mm512_add_pd(s0, s1));
+}
+
+void scaleRow(double *x, Index n, double s)
+{
+    const __m512d ps = _mm512_set1_pd(s);
+    for (Index j = 0; j < n; j += 8) {
+        const __mmask8 k = lanes8(n - j);
+        _mm512_mask_storeu_pd(x + j, k, _mm512_mul_pd(_mm512_maskz_loadu_pd(k, x + j), ps));
+    }
 }
 
 void scaleRow(float *x, Index n, float s)

@@ -19,9 +19,10 @@
 //  - accumulate: O (R × 16·C) = O · rowScale + P (R × keys) · V (keys × 16·C), R·C zmm
 //                accumulators, one broadcast of p per row and C loads of V per key.
 // Both are plain FMAs in the order of a dot product over k (keys), so results agree with Eigen's
-// GEMM to rounding. exp is Cephes' expf (S. L. Moshier, Cephes Math Library; the algorithm of
-// Eigen's pexp) on 16 lanes, with _mm512_scalef_ps for the power of two, so arguments below
-// −87.3 give the subnormal or the exact 0 that std::exp gives rather than a clamped value.
+// GEMM to rounding. exp is, in float, Cephes' expf (S. L. Moshier, Cephes Math Library; the
+// algorithm of Eigen's pexp) on 16 lanes, with _mm512_scalef_ps for the power of two, so arguments
+// below −87.3 give the subnormal or the exact 0 that std::exp gives rather than a clamped value; in
+// double, Cephes' exp (Padé form), likewise.
 
 #include <cstddef>
 
@@ -62,5 +63,10 @@ float expShiftSum(float *x, Index n, float shift, float scale);
 
 /// x[j] *= s for j in [0, n).
 void scaleRow(float *x, Index n, float s);
+
+/// The same three row passes on 8 double lanes (Cephes exp, Padé form, as Eigen's pexp).
+double rowMax(const double *x, Index n, bool &suspicious);
+double expShiftSum(double *x, Index n, double shift, double scale);
+void scaleRow(double *x, Index n, double s);
 
 } // namespace attn::detail::avx512

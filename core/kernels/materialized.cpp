@@ -25,13 +25,14 @@ namespace attn {
 
 namespace {
 
-/// Query rows per block: about 512 KiB of scores, a multiple of 8, in [8, 256].
-Index blockRows(Index nK, std::size_t elementBytes)
+/// Query rows per block: about 512 KiB of scores, a multiple of `multiple`, in
+/// [multiple, 256].
+Index blockRows(Index nK, std::size_t elementBytes, Index multiple)
 {
     const std::size_t target = std::size_t(512) << 10;
     const std::size_t rowBytes = std::max<std::size_t>(std::size_t(nK) * elementBytes, 1);
-    const Index rows = Index(target / rowBytes) / 8 * 8;
-    return std::clamp<Index>(rows, 8, 256);
+    const Index rows = Index(target / rowBytes) / multiple * multiple;
+    return std::clamp<Index>(rows, multiple, 256 / multiple * multiple);
 }
 
 } // namespace
@@ -78,8 +79,12 @@ Matrix<T> attentionMaterialized(const Eigen::Ref<const Matrix<T>> &query,
     // Fold the scale into the exponent unless the mask must see scaled scores (additive terms)
     // or the scale is not positive (then max(x · scale) ≠ max(x) · scale).
     const bool foldScale = (!masked || pureCausal) && scale > T(0);
-    // The AVX-512 float32 code (avx512.h) needs Kᵀ packed and d_v a multiple of 16.
+    // The AVX-512 float32 products (avx512.h) need Kᵀ packed and d_v a multiple of 16; the row
+    // passes (max, exp, scale) take float and double rows.
     [[maybe_unused]] bool avx512 = false;
+#ifdef ATTN_HAVE_AVX512_KERNELS
+    const bool avx512Rows = detail::avx512::enabled();
+#endif
     std::vector<float> packedKeys; // Kᵀ in panels: ~n_k × d_k floats (AVX-512 path only)
 #ifdef ATTN_HAVE_AVX512_KERNELS
     if constexpr (std::is_same_v<T, float>) {
@@ -91,7 +96,9 @@ Matrix<T> attentionMaterialized(const Eigen::Ref<const Matrix<T>> &query,
         }
     }
 #endif
-    const Index rowsPerBlock = blockRows(nK, sizeof(T));
+    // The AVX-512 code works on 8 rows (scores) and 6 rows (W V for d_v = 64) at a time: blocks
+    // of a multiple of 24 rows leave no short remainder block.
+    const Index rowsPerBlock = blockRows(nK, sizeof(T), avx512 ? 24 : 8);
     const Index blocks = (nQ + rowsPerBlock - 1) / rowsPerBlock;
     std::atomic<Index> badRow {std::numeric_limits<Index>::max()};
 
@@ -143,17 +150,12 @@ Matrix<T> attentionMaterialized(const Eigen::Ref<const Matrix<T>> &query,
             }
             const T rowScale = foldScale ? scale : T(1);
 #ifdef ATTN_HAVE_AVX512_KERNELS
-            if constexpr (std::is_same_v<T, float>) {
-                if (avx512)
-                    status = detail::softmaxRowScaled<T, detail::Avx512RowOps>(row, n, rowScale,
-                                                                               badCol);
-                else
-                    status = detail::softmaxRowScaled(row, n, rowScale, badCol);
-            } else
+            if (avx512Rows)
+                status
+                    = detail::softmaxRowScaled<T, detail::Avx512RowOps>(row, n, rowScale, badCol);
+            else
 #endif
-            {
                 status = detail::softmaxRowScaled(row, n, rowScale, badCol);
-            }
             if (status == detail::RowStatus::NonFinite) {
                 Index cur = badRow.load();
                 while (i < cur && !badRow.compare_exchange_weak(cur, i)) { }

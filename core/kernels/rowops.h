@@ -141,19 +141,19 @@ struct PacketRowOps
 };
 
 #ifdef ATTN_HAVE_AVX512_KERNELS
-/// The row passes of softmaxRowScaled on 16 float lanes (avx512.h); only while
+/// The row passes of softmaxRowScaled on 16 float / 8 double lanes (avx512.h); only while
 /// avx512::enabled().
 struct Avx512RowOps
 {
-    static float max(const float *x, Index n, bool &suspicious)
+    template<typename T> static T max(const T *x, Index n, bool &suspicious)
     {
         return avx512::rowMax(x, n, suspicious);
     }
-    static float expShiftSum(float *x, Index n, float shift, float scale)
+    template<typename T> static T expShiftSum(T *x, Index n, T shift, T scale)
     {
         return avx512::expShiftSum(x, n, shift, scale);
     }
-    static void scale(float *x, Index n, float s) { avx512::scaleRow(x, n, s); }
+    template<typename T> static void scale(T *x, Index n, T s) { avx512::scaleRow(x, n, s); }
 };
 #endif
 

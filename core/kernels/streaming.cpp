@@ -36,13 +36,13 @@ template<typename T> struct TileProducts
     bool avx512 = false;
     std::vector<float> packedKeys {}; // Kᵀ in panels of 32 keys (AVX-512 path only)
 
+    bool avx512Rows = false; // row passes by avx512.h (float and double)
+
     T rowMax(const T *x, Index n, bool &suspicious) const
     {
 #ifdef ATTN_HAVE_AVX512_KERNELS
-        if constexpr (std::is_same_v<T, float>) {
-            if (avx512)
-                return detail::avx512::rowMax(x, n, suspicious);
-        }
+        if (avx512Rows)
+            return detail::avx512::rowMax(x, n, suspicious);
 #endif
         return detail::rowMax(x, n, suspicious);
     }
@@ -50,10 +50,8 @@ template<typename T> struct TileProducts
     T expShiftSum(T *x, Index n, T shift, T scale) const
     {
 #ifdef ATTN_HAVE_AVX512_KERNELS
-        if constexpr (std::is_same_v<T, float>) {
-            if (avx512)
-                return detail::avx512::expShiftSum(x, n, shift, scale);
-        }
+        if (avx512Rows)
+            return detail::avx512::expShiftSum(x, n, shift, scale);
 #endif
         return detail::expShiftSum(x, n, shift, scale);
     }
@@ -128,6 +126,9 @@ Matrix<T> attentionStreaming(const Eigen::Ref<const Matrix<T>> &query,
         return output;
 
     TileProducts<T> products {query, key, value};
+#ifdef ATTN_HAVE_AVX512_KERNELS
+    products.avx512Rows = detail::avx512::enabled();
+#endif
     Index tk = std::min(tile, nK); // keys per tile
 #ifdef ATTN_HAVE_AVX512_KERNELS
     if constexpr (std::is_same_v<T, float>) {
