@@ -72,33 +72,71 @@ StepsView::StepsView(QWidget *parent)
 
 void StepsView::setResult(std::shared_ptr<const SessionResult> result)
 {
-    m_renderer.setResult(std::move(result));
+    if (isVisible()) {
+        m_pending.reset();
+        m_stale = false;
+        m_renderer.setResult(std::move(result));
+        syncHeads();
+        m_canvas->refresh();
+        return;
+    }
+    // Hidden: keep the result for when the view is shown or read. The renderer lets go of the
+    // one it shows (a cheap "No result yet" rebuild), so no outdated n × n matrices stay alive.
+    if (!m_stale && m_renderer.result())
+        m_renderer.setResult(nullptr);
+    m_pending = std::move(result);
+    m_stale = true;
     syncHeads();
+}
+
+void StepsView::ensureCurrent() const
+{
+    if (!m_stale)
+        return;
+    m_stale = false;
+    m_renderer.setResult(std::move(m_pending));
+    m_pending.reset();
     m_canvas->refresh();
+}
+
+void StepsView::showEvent(QShowEvent *event)
+{
+    ensureCurrent();
+    QWidget::showEvent(event);
 }
 
 void StepsView::setHead(int head)
 {
+    const int before = this->head();
     m_requestedHead = std::max(head, 0);
-    const int before = m_renderer.head();
-    m_renderer.setHead(m_requestedHead);
+    m_renderer.setHead(m_requestedHead); // (while stale: cheap, the renderer holds no result)
     syncHeads();
-    m_canvas->refresh();
-    if (m_renderer.head() != before)
-        emit headChanged(m_renderer.head());
+    if (!m_stale)
+        m_canvas->refresh();
+    if (this->head() != before)
+        emit headChanged(this->head());
+}
+
+int StepsView::head() const
+{
+    // StepsRenderer::head() of the newest result (the renderer's head is m_requestedHead).
+    const auto r = result();
+    if (!r || !r->ok() || r->headCount() == 0)
+        return -1;
+    return std::clamp(m_requestedHead, 0, r->headCount() - 1);
 }
 
 void StepsView::setWeightsColormap(ColormapId id)
 {
     if (StepsRenderer::effectiveWeightsColormap(id) == m_renderer.weightsColormap())
         return;
-    m_renderer.setWeightsColormap(id);
+    m_renderer.setWeightsColormap(id); // (while stale: cheap, the renderer holds no result)
     m_canvas->refresh();
 }
 
 void StepsView::syncHeads()
 {
-    const auto r = m_renderer.result();
+    const auto r = result(); // the newest, also while the panels wait
     const int h = r && r->ok() ? r->headCount() : 0;
     const QSignalBlocker blocker(m_headCombo);
     if (m_headCombo->count() != h) {
@@ -119,6 +157,7 @@ QSize StepsView::defaultExportSize() const
 
 bool StepsView::exportFigure(const QString &path, QSize size, qreal dpr, QString *error) const
 {
+    ensureCurrent(); // a hidden view exports the newest result too
     const auto r = m_renderer.result();
     if (!r || !r->ok()) {
         if (error)

@@ -4,6 +4,11 @@
 // selector and an Export button (PNG, SVG, PDF through the same paint code). Hovering a cell
 // outlines it in all three panels and shows head, query i, key j, tokens, raw score, scaled
 // score, mask state, weight and the row's entropy and effective terms.
+//
+// While the view is hidden (another tab in front), a new result is only remembered: the three
+// panels (two n_q × n_k scans for the score ranges, the image cache) are rebuilt when the view is
+// shown or when something reads them (renderer(), exportFigure), so a hidden Steps tab
+// costs nothing per slider step and still always shows and exports the newest result.
 
 #include "stepsrenderer.h"
 
@@ -26,16 +31,27 @@ class StepsView : public QWidget
 public:
     explicit StepsView(QWidget *parent = nullptr);
 
+    /// Shows `result` (rebuilt at once when visible, else when shown or first read).
     void setResult(std::shared_ptr<const SessionResult> result);
-    std::shared_ptr<const SessionResult> result() const { return m_renderer.result(); }
+    /// The newest result set (also while its panels wait for the view to be shown).
+    std::shared_ptr<const SessionResult> result() const
+    {
+        return m_stale ? m_pending : m_renderer.result();
+    }
     /// Head 0 … h−1 (values beyond h−1 show head h−1; the head selector follows).
     void setHead(int head);
-    int head() const { return m_renderer.head(); }
+    /// The head shown: the requested one clamped to the newest result's heads (−1 without one).
+    int head() const;
     /// Colormap of the weights panel: the Heads tab's choice (AttentionViews keeps them in step;
     /// the diverging RdBu_r falls back to viridis, weights are sequential).
     void setWeightsColormap(ColormapId id);
 
-    const StepsRenderer &renderer() const { return m_renderer; }
+    /// The figure, brought up to date with the newest result first.
+    const StepsRenderer &renderer() const
+    {
+        ensureCurrent();
+        return m_renderer;
+    }
     FigureCanvas *canvas() const { return m_canvas; }
     QComboBox *headSelector() const { return m_headCombo; }
     QPushButton *exportButton() const { return m_exportButton; }
@@ -54,10 +70,19 @@ public slots:
 signals:
     void headChanged(int head);
 
+protected:
+    void showEvent(QShowEvent *event) override;
+
 private:
     void syncHeads();
+    /// Applies a result set while hidden to the renderer and repaints (no-op when current).
+    /// Const because reading the figure needs it: the renderer is a cache of the newest result.
+    void ensureCurrent() const;
 
-    StepsRenderer m_renderer;
+    // The renderer and the result waiting for it are a lazily updated cache (see above).
+    mutable StepsRenderer m_renderer;
+    mutable std::shared_ptr<const SessionResult> m_pending;
+    mutable bool m_stale = false;
     QCheckBox *m_sharedRange = nullptr;
     FigureCanvas *m_canvas = nullptr;
     QComboBox *m_headCombo = nullptr;
