@@ -75,6 +75,7 @@ HeatmapRenderer::HeatmapRenderer() = default;
 void HeatmapRenderer::setResult(std::shared_ptr<const SessionResult> result)
 {
     m_result = std::move(result);
+    m_anyMasked = -1;
     invalidate();
 }
 
@@ -121,6 +122,26 @@ bool HeatmapRenderer::masksShown() const
         && m_result->maskState.cols() == m_result->keyCount();
 }
 
+bool HeatmapRenderer::cellMasksToApply() const
+{
+    if (!masksShown())
+        return false;
+    if (m_anyMasked < 0) { // one pass over n_q × n_k bytes per result, shared by every tile
+        const MatrixB &state = m_result->maskState;
+        const std::uint8_t *p = state.data();
+        const Index size = state.size();
+        m_anyMasked = 0;
+        // OR-reduced in chunks (vectorised), stopping at the first chunk with a masked cell.
+        for (Index begin = 0; begin < size && !m_anyMasked; begin += 4096) {
+            std::uint8_t any = 0;
+            for (Index k = begin, end = std::min(size, begin + 4096); k < end; ++k)
+                any |= p[k];
+            m_anyMasked = any != 0;
+        }
+    }
+    return m_anyMasked > 0;
+}
+
 int HeatmapRenderer::tileCount() const
 {
     return int(tileSpecs().size());
@@ -147,7 +168,7 @@ ColorNorm HeatmapRenderer::norm() const
         return m_norm;
     const bool weights = m_options.quantity == HeatmapQuantity::Weights;
     const bool log = m_options.scale == ColorScale::Log && weights;
-    const bool useMask = masksShown();
+    const bool useMask = cellMasksToApply();
     ColorNorm n = log ? ColorNorm::log(std::max(m_options.logFloor, 1e-300), 1.0)
                       : ColorNorm::linear(0.0, 1.0);
     if (m_result && m_result->ok() && (m_options.autoRange || !weights)) {
@@ -258,7 +279,7 @@ QImage HeatmapRenderer::tileImage(int tile, QSize maxPixels) const
 
     const MatrixD &m = *tileMatrix(specs[tile]);
     const MatrixB &state = m_result->maskState;
-    const bool useMask = masksShown();
+    const bool useMask = cellMasksToApply(); // (all states 0: nothing to check per cell)
     const Colormap cmap = colormap();
     const ColorNorm cn = norm();
     const QRect win = visibleCells();

@@ -211,6 +211,9 @@ private:
     QVector<TileSpec> tileSpecs() const;
     const MatrixD *tileMatrix(const TileSpec &spec) const;
     bool masksShown() const;
+    /// masksShown() and some cell of the result is masked: the per-cell mask checks of the
+    /// image and range loops are skipped otherwise (an unmasked result's states are all 0).
+    bool cellMasksToApply() const;
     void paintImpl(QPainter *painter, const QRectF &bounds, bool vectorOutput) const;
     void invalidate();
 
@@ -224,6 +227,7 @@ private:
     mutable QVector<CachedImage> m_images; // per tile, lazily built
     mutable bool m_normValid = false;
     mutable ColorNorm m_norm;
+    mutable int m_anyMasked = -1; ///< some mask state ≠ 0 in m_result (−1: not scanned yet)
 };
 
 /// Batch export: one file per head of `renderer`'s result, each the single-head view with the
