@@ -29,6 +29,42 @@ double jacobianNormExplicit(const double *p, Index n);
 /// rows (0, negative → NaN). Kept only to show that failure (E2) — do not use for results.
 double jacobianNormTextbook(const double *p, Index n);
 
+/// The metrics of one row, as rowMetrics stores them.
+struct RowMetricValues
+{
+    double maxWeight = 0;
+    double entropy = 0; ///< nats
+    double effectiveTerms = 0;
+    double jacobianNorm = 0;
+    double rowSum = 0; ///< Σ_j p_j, summed as Eigen's VectorD::sum (rowSumError = |rowSum − 1|)
+};
+
+/// Working memory of rowMetricValues: keep one per thread and reuse it (it grows to the longest
+/// row once, so rows after the first allocate nothing).
+struct RowMetricsScratch
+{
+    VectorD aligned; ///< a packet-aligned copy of rows that are not packet-aligned themselves
+    std::vector<double> suffix1, suffix2; ///< suffix sums of p and p² (jacobianNorm)
+    std::vector<double> lanes; ///< suffix sums of four rows at once, interleaved
+};
+
+/// maxWeight, entropyNats, effectiveTerms, jacobianNorm and the row sum of p[0, n) in three
+/// passes instead of six (one backward pass for the Jacobian's suffix sums, one forward pass
+/// for the rest, one vectorised sum), each bit for bit equal to the separate function: the
+/// same operations on the same values in the same order. rowMetrics uses it; so does the
+/// session's fused per-row loop (ui/sessioncompute.cpp). n ≥ 0.
+RowMetricValues rowMetricValues(const double *p, Index n, RowMetricsScratch &scratch);
+
+/// rowMetricValues of `count` rows of n entries each (rows[r] → out[r]), bit for bit the same,
+/// but four rows at a time, two per 2-lane vector (one row per lane, each lane doing the scalar
+/// operations of its row): the Jacobian's and effective terms' sums are chains of dependent
+/// additions, so one row waits on each addition's latency while four independent rows fill
+/// the pipeline. The entropy (a scalar log per entry) stays per row. tst_metrics checks the
+/// bits against the one-row functions (a build that contracts a·b + c into FMAs differently
+/// in vector and scalar code would fail there).
+void rowMetricValues(const double *const *rows, int count, Index n, RowMetricValues *out,
+                     RowMetricsScratch &scratch);
+
 /// Per-row metrics of an n_q × n_k weight matrix.
 struct RowMetrics
 {

@@ -55,6 +55,20 @@ void softmaxRowsInPlace(Matrix<T> &scores, std::vector<std::uint8_t> *fullyMaske
     }
 }
 
+template<typename T> SoftmaxRowStatus softmaxRowInPlace(T *x, Index n)
+{
+    Index badCol = -1;
+    switch (detail::softmaxRow(x, n, badCol)) {
+    case detail::RowStatus::Ok:
+        return SoftmaxRowStatus::Ok;
+    case detail::RowStatus::FullyMasked:
+        return SoftmaxRowStatus::FullyMasked;
+    case detail::RowStatus::NonFinite:
+        break;
+    }
+    return SoftmaxRowStatus::NonFinite;
+}
+
 template<typename T>
 Matrix<T> softmaxRows(const Matrix<T> &scores, std::vector<std::uint8_t> *fullyMasked)
 {
@@ -65,6 +79,8 @@ Matrix<T> softmaxRows(const Matrix<T> &scores, std::vector<std::uint8_t> *fullyM
 
 template void softmaxRowsInPlace<float>(Matrix<float> &, std::vector<std::uint8_t> *);
 template void softmaxRowsInPlace<double>(Matrix<double> &, std::vector<std::uint8_t> *);
+template SoftmaxRowStatus softmaxRowInPlace<float>(float *, Index);
+template SoftmaxRowStatus softmaxRowInPlace<double>(double *, Index);
 template Matrix<float> softmaxRows<float>(const Matrix<float> &, std::vector<std::uint8_t> *);
 template Matrix<double> softmaxRows<double>(const Matrix<double> &, std::vector<std::uint8_t> *);
 

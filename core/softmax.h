@@ -18,6 +18,19 @@ namespace attn {
 template<typename T>
 void softmaxRowsInPlace(Matrix<T> &scores, std::vector<std::uint8_t> *fullyMasked = nullptr);
 
+/// What softmaxRowInPlace did with a row.
+enum class SoftmaxRowStatus {
+    Ok, ///< the row holds its softmax
+    FullyMasked, ///< every entry was −inf (or n = 0): the row is all zeros
+    NonFinite, ///< a NaN or +inf entry: the row is left untouched
+};
+
+/// Softmax of one contiguous row x[0, n) in place, with exactly the arithmetic
+/// softmaxRowsInPlace applies to each row (the same compiled code, so the same bits), for
+/// callers that work row by row while the row is in cache. Never throws: a NaN or +inf entry
+/// is reported as NonFinite (softmaxRowsInPlace throws NonFiniteInput there).
+template<typename T> SoftmaxRowStatus softmaxRowInPlace(T *x, Index n);
+
 /// Copying form of softmaxRowsInPlace.
 template<typename T>
 Matrix<T> softmaxRows(const Matrix<T> &scores, std::vector<std::uint8_t> *fullyMasked = nullptr);

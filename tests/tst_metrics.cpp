@@ -195,6 +195,63 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(InvalidArgument, rowMetrics<double>(w, {0, 1}));
     }
 
+    // rowMetricValues (three passes, no allocation) is bit for bit the separate functions and
+    // Eigen's VectorD::sum, on aligned and unaligned rows of every length class.
+    void rowMetricValuesBitForBit_data()
+    {
+        QTest::addColumn<int>("n");
+        QTest::addColumn<double>("spread"); // logits ~ N(0, spread²); 0: exact zeros mixed in
+        QTest::addColumn<int>("offset"); // row starts this many doubles into aligned storage
+        for (int n : {0, 1, 2, 3, 7, 16, 33, 1024, 1027})
+            for (double spread : {0.0, 1.0, 40.0})
+                for (int offset : {0, 1})
+                    QTest::addRow("n=%d spread=%g offset=%d", n, spread, offset)
+                        << n << spread << offset;
+    }
+    void rowMetricValuesBitForBit()
+    {
+        QFETCH(int, n);
+        QFETCH(double, spread);
+        QFETCH(int, offset);
+        Generator rng {std::uint64_t(7 + n)};
+        MatrixD logits = rng.standardNormal(1, n) * (spread > 0 ? spread : 1.0);
+        if (spread == 0)
+            for (Index j = 0; j < n; j += 3)
+                logits(0, j) = -std::numeric_limits<double>::infinity(); // weight exactly 0
+        const MatrixD w = softmaxRows(logits);
+        VectorD storage = VectorD::Zero(n + 1);
+        double *p = storage.data() + offset;
+        std::copy(w.data(), w.data() + n, p);
+        RowMetricsScratch scratch;
+        for (int pass = 0; pass < 2; ++pass) { // the second pass reuses the scratch
+            const RowMetricValues v = rowMetricValues(p, n, scratch);
+            QCOMPARE(v.maxWeight, maxWeight(p, n));
+            QCOMPARE(v.entropy, entropyNats(p, n));
+            QCOMPARE(v.effectiveTerms, effectiveTerms(p, n));
+            QCOMPARE(v.jacobianNorm, jacobianNorm(p, n));
+            const VectorD copy = Eigen::Map<const VectorD>(p, n);
+            QCOMPARE(v.rowSum, copy.sum());
+        }
+        // Several rows at once (four in vector lanes, the rest one by one): the same bits.
+        const MatrixD more = softmaxRows<double>(rng.standardNormal(5, n) * 8.0);
+        std::vector<const double *> rows {p};
+        for (Index r = 0; r < more.rows(); ++r)
+            rows.push_back(more.row(r).data());
+        for (int count : {0, 1, 4, 6}) {
+            std::vector<RowMetricValues> out(static_cast<std::size_t>(count));
+            rowMetricValues(rows.data(), count, n, out.data(), scratch);
+            for (int r = 0; r < count; ++r) {
+                const RowMetricValues one = rowMetricValues(rows[std::size_t(r)], n, scratch);
+                const RowMetricValues &v = out[std::size_t(r)];
+                QCOMPARE(v.maxWeight, one.maxWeight);
+                QCOMPARE(v.entropy, one.entropy);
+                QCOMPARE(v.effectiveTerms, one.effectiveTerms);
+                QCOMPARE(v.jacobianNorm, one.jacobianNorm);
+                QCOMPARE(v.rowSum, one.rowSum);
+            }
+        }
+    }
+
     void rowSumError()
     {
         MatrixD w(2, 2);

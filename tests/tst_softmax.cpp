@@ -225,6 +225,40 @@ private:
         QVERIFY2(thrown, "NonFiniteInput was not thrown");
     }
 
+    template<typename T> void checkOneRow()
+    {
+        Generator rng {5};
+        const T inf = std::numeric_limits<T>::infinity();
+        for (Index cols : {1, 2, 3, 7, 16, 33, 1027}) {
+            Matrix<T> m = (rng.standardNormal(6, cols) * 20.0).template cast<T>();
+            for (Index j = 0; j < cols; j += 2)
+                m(1, j) = -inf; // partly masked
+            m.row(2).setConstant(-inf); // fully masked
+            m(3, cols - 1) = T(-1e9); // large negative fill
+            std::vector<std::uint8_t> flags;
+            const Matrix<T> expected = softmaxRows(m, &flags);
+            for (Index i = 0; i < m.rows(); ++i) {
+                Matrix<T> row = m.row(i);
+                const SoftmaxRowStatus status = softmaxRowInPlace(row.data(), cols);
+                QCOMPARE(status,
+                         flags[std::size_t(i)] ? SoftmaxRowStatus::FullyMasked
+                                               : SoftmaxRowStatus::Ok);
+                for (Index j = 0; j < cols; ++j)
+                    QCOMPARE(row(0, j), expected(i, j)); // exact: same bits
+            }
+            Matrix<T> bad = m.row(0);
+            bad(0, cols / 2) = std::numeric_limits<T>::quiet_NaN();
+            const Matrix<T> before = bad;
+            QCOMPARE(softmaxRowInPlace(bad.data(), cols), SoftmaxRowStatus::NonFinite);
+            for (Index j = 0; j < cols; ++j)
+                QVERIFY(bad(0, j) == before(0, j) || std::isnan(bad(0, j)));
+            bad(0, cols / 2) = inf;
+            QCOMPARE(softmaxRowInPlace(bad.data(), cols), SoftmaxRowStatus::NonFinite);
+        }
+        Matrix<T> empty(1, 0);
+        QCOMPARE(softmaxRowInPlace(empty.data(), 0), SoftmaxRowStatus::FullyMasked);
+    }
+
 private slots:
     void rowsSumToOne_data()
     {
@@ -371,6 +405,23 @@ private slots:
             nonFinite<float>(row, col, value);
         else
             nonFinite<double>(row, col, value);
+    }
+
+    // softmaxRowInPlace, row by row, gives softmaxRowsInPlace's bits and reports what the
+    // whole-matrix form flags (fully masked) or throws for (NaN/+inf, row left untouched).
+    void oneRowEqualsRows_data()
+    {
+        QTest::addColumn<bool>("float32");
+        QTest::newRow("float32") << true;
+        QTest::newRow("float64") << false;
+    }
+    void oneRowEqualsRows()
+    {
+        QFETCH(bool, float32);
+        if (float32)
+            checkOneRow<float>();
+        else
+            checkOneRow<double>();
     }
 
     void emptyMatrix()

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <exception>
 #include <limits>
 #include <mutex>
@@ -84,19 +85,20 @@ bool sameScores(const SessionParameters &a, const SessionParameters &b)
         && a.dtype == b.dtype && a.tokens == b.tokens;
 }
 
-/// Threads for the per-head loops: this thread alone below 2^20 cells in all (n = 256 with
-/// h = 8 takes about 3 ms of CPU: a second thread saves little, and on a busy machine its spin
-/// waits at the barrier cost more than it saves), else up to omp_get_max_threads() (the
-/// session's worker lowers that for small problems).
-int headThreads(Index cells, int heads)
+/// Threads for the per-head (stage 1) and per-row-block (stage 2) loops of `tasks` tasks: this
+/// thread alone below 2^20 cells in all (n = 256 with h = 8 takes about 3 ms of CPU: a second
+/// thread saves little, and on a busy machine its spin waits at the barrier cost more than it
+/// saves), else up to omp_get_max_threads() (the session's worker lowers that for small
+/// problems).
+int headThreads(Index cells, int tasks)
 {
 #ifdef _OPENMP
     if (cells < (Index(1) << 20))
         return 1;
-    return std::max(1, std::min(heads, omp_get_max_threads()));
+    return std::max(1, std::min(tasks, omp_get_max_threads()));
 #else
     Q_UNUSED(cells);
-    Q_UNUSED(heads);
+    Q_UNUSED(tasks);
     return 1;
 #endif
 }
@@ -222,9 +224,47 @@ Matrix<T> takeBuffer(SessionComputeCache::BufferPool *pool, Index rows, Index co
     return Matrix<T>(rows, cols);
 }
 
+/// Runs body(firstRow, rowCount) over [0, rows) in blocks of `block` rows on `threads` OpenMP
+/// threads (dynamic schedule: causal rows differ in cost). A cancel, polled before each block,
+/// and exceptions are carried out of the parallel region and rethrown here.
+template<typename Body>
+void forEachRowBlock(Index rows, Index block, int threads, const std::function<bool()> &cancelled,
+                     Body body)
+{
+    std::exception_ptr error;
+    std::atomic<bool> stop {false};
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
+    for (Index first = 0; first < rows; first += block) {
+        if (stop.load())
+            continue;
+        try {
+            if (cancelled && cancelled())
+                throw CancelledError {};
+            body(first, std::min(block, rows - first));
+        } catch (...) {
+#pragma omp critical(attn_session_error)
+            {
+                if (!error)
+                    error = std::current_exception();
+            }
+            stop.store(true);
+        }
+    }
+    if (error)
+        std::rethrow_exception(error);
+}
+
 /// Stage 2: scale, mask, softmax, mean and metrics of every head from the raw scores, with
 /// scaledDotProductAttention's arithmetic (S' = S · scale, masked cells −inf, row softmax).
 /// `takeScores` moves the cached scores into the result instead of copying them.
+///
+/// One fused pass per row: for each head the row is scaled and masked (written to the scaled
+/// scores and the weights at once), its softmax taken (softmaxRowInPlace, the code
+/// softmaxRowsInPlace runs per row), its metrics computed (rowMetricValues, rowMetrics' numbers)
+/// and checked for NaN/Inf, and added to the mean over heads, all while the row is in cache;
+/// rows are split over threads. Every number is the one the per-head whole-matrix passes
+/// (scores · scale, mask, copy, softmaxRowsInPlace, rowMetrics, findNonFinite, mean) gave, bit
+/// for bit: the same operations on the same values in the same order.
 template<typename T>
 void computeTyped(const SessionParameters &p, SessionResult &r, SessionComputeCache::Data &cache,
                   SessionComputeCache::BufferPool *pool, bool takeScores,
@@ -248,91 +288,191 @@ void computeTyped(const SessionParameters &p, SessionResult &r, SessionComputeCa
     r.maskState = mask.stateMatrix(nQ, nK);
     const bool masked = !mask.empty();
 
+    // The result's matrices (n_q × n_k, double) and per-row vectors, filled row by row below.
     const auto hs = std::size_t(h);
+    const auto rows = std::size_t(nQ);
     r.weights.resize(hs);
     r.scores.resize(hs);
     r.scaledScores.resize(hs);
     r.fullyMasked.resize(hs);
     r.metrics.resize(hs);
-    std::vector<Matrix<T>> weights(std::is_same_v<T, double> ? 0 : hs); // float32 runs only
-    std::vector<NonFiniteReport> nonFinite(hs);
-    const std::vector<Matrix<T>> &scores = typedScores<T>(cache);
-    const int threads = headThreads(nQ * nK * h, h);
-    forEachHead(h, threads, cancelled, [&](int head) {
-        const auto u = std::size_t(head);
-        // scaled: n_q × n_k = scores · scale, masked cells = −inf
-        Matrix<T> scaled = takeBuffer<T>(pool, nQ, nK);
-        scaled.noalias() = scores[u] * scale;
-        if (masked) {
-            const std::uint8_t *state = r.maskState.data();
-            T *cell = scaled.data();
-            for (Index c = 0, cells = scaled.size(); c < cells; ++c)
-                if (state[c])
-                    cell[c] = fill;
+    std::vector<const T *> source(hs); // raw scores of head u, n_q × n_k, row-major
+    for (std::size_t u = 0; u < hs; ++u) {
+        r.scaledScores[u] = takeBuffer<double>(pool, nQ, nK);
+        r.weights[u] = takeBuffer<double>(pool, nQ, nK);
+        if (takeScores) {
+            r.scores[u] = std::move(cache.scoresD[u]);
+        } else {
+            r.scores[u] = takeBuffer<double>(pool, nQ, nK); // rows copied below
         }
-        Matrix<T> w = takeBuffer<T>(pool, nQ, nK);
-        w = scaled;
+        if constexpr (std::is_same_v<T, double>)
+            source[u] = takeScores ? r.scores[u].data() : cache.scoresD[u].data();
+        else
+            source[u] = cache.scoresF[u].data();
+        r.fullyMasked[u].assign(rows, 0);
+        RowMetrics &m = r.metrics[u];
+        m.maxWeight.setZero(nQ);
+        m.entropy.setZero(nQ);
+        m.effectiveTerms.setZero(nQ);
+        m.jacobianNorm.setZero(nQ);
+        m.rowSumError.setZero(nQ);
+        m.fullyMasked.assign(rows, 0);
+    }
+    r.weightsMean = takeBuffer<double>(pool, nQ, nK);
+    // Per head and row: 1 when the row's softmax input held NaN/+inf, 2 when its weights may
+    // hold NaN/Inf (rescanned below, in findNonFinite's order).
+    std::vector<std::uint8_t> rowFlags(hs * rows, 0);
+    constexpr std::uint8_t badInput = 1, nonFiniteWeights = 2;
+
+    using Row = Eigen::Array<T, 1, Eigen::Dynamic>; // one row of n_k entries
+    using RowMap = Eigen::Map<Row>;
+    using ConstRowMap = Eigen::Map<const Row>;
+    const Index block = 16; // rows per task
+    const Index blocks = (nQ + block - 1) / block;
+    const int threads = headThreads(nQ * nK * h, int(std::min<Index>(blocks, 1 << 20)));
+    // Working memory of each thread, allocated once (per block it would fault in fresh pages).
+    struct Scratch
+    {
+        RowMetricsScratch metrics;
+        std::vector<const double *> metricRows; // weights of the heads that need metrics
+        std::vector<std::size_t> metricHeads;
+        std::vector<RowMetricValues> values;
+        Row scaledT, weightT; // float32 runs work in T and store double copies (float64 runs
+                              // work in the result)
+        Row meanT;
+    };
+    std::vector<Scratch> scratches(static_cast<std::size_t>(threads));
+    forEachRowBlock(nQ, block, threads, cancelled, [&](Index first, Index count) {
+#ifdef _OPENMP
+        Scratch &own = scratches[std::size_t(omp_get_thread_num())];
+#else
+        Scratch &own = scratches.front();
+#endif
+        if (own.meanT.size() != nK) { // this thread's first block
+            own.metricRows.resize(hs);
+            own.metricHeads.resize(hs);
+            own.values.resize(hs);
+            if constexpr (!std::is_same_v<T, double>) {
+                own.scaledT.resize(nK);
+                own.weightT.resize(nK);
+            }
+            own.meanT.resize(nK);
+        }
+        std::vector<const double *> &metricRows = own.metricRows;
+        std::vector<std::size_t> &metricHeads = own.metricHeads;
+        std::vector<RowMetricValues> &values = own.values;
+        Row &scaledT = own.scaledT, &weightT = own.weightT, &meanT = own.meanT;
+        RowMetricsScratch &scratch = own.metrics;
+        for (Index i = first; i < first + count; ++i) {
+            const std::uint8_t *state = r.maskState.data() + i * nK;
+            meanT.setZero();
+            int metricCount = 0;
+            for (std::size_t u = 0; u < hs; ++u) {
+                if (!takeScores)
+                    r.scores[u].row(i) = cache.scoresD[u].row(i);
+                T *scaled = nullptr, *w = nullptr;
+                if constexpr (std::is_same_v<T, double>) {
+                    scaled = r.scaledScores[u].row(i).data(); // float64 works in the result
+                    w = r.weights[u].row(i).data();
+                } else {
+                    scaled = scaledT.data();
+                    w = weightT.data();
+                }
+                // scaled = scores · scale, masked cells = −inf; the weights start as a copy
+                RowMap(scaled, nK) = ConstRowMap(source[u] + i * nK, nK) * scale;
+                if (masked) {
+                    for (Index c = 0; c < nK; ++c)
+                        if (state[c])
+                            scaled[c] = fill;
+                }
+                std::copy(scaled, scaled + nK, w);
+                const SoftmaxRowStatus status = softmaxRowInPlace(w, nK);
+                std::uint8_t &flag = rowFlags[u * rows + std::size_t(i)];
+                if (status == SoftmaxRowStatus::NonFinite) {
+                    flag = badInput; // reported after the loop; the result is discarded
+                    continue;
+                }
+                const double *weight = r.weights[u].row(i).data();
+                if constexpr (!std::is_same_v<T, double>) {
+                    r.scaledScores[u].row(i) = RowMap(scaled, nK).template cast<double>();
+                    r.weights[u].row(i) = RowMap(w, nK).template cast<double>();
+                }
+                meanT += RowMap(w, nK); // mean over heads in T, summed in head order
+                if (status == SoftmaxRowStatus::FullyMasked) {
+                    r.fullyMasked[u][std::size_t(i)] = 1;
+                    r.metrics[u].fullyMasked[std::size_t(i)] = 1;
+                    if (!std::all_of(weight, weight + nK,
+                                     [](double x) { return std::isfinite(x); }))
+                        flag = nonFiniteWeights;
+                    continue;
+                }
+                metricRows[std::size_t(metricCount)] = weight;
+                metricHeads[std::size_t(metricCount)] = u;
+                ++metricCount;
+            }
+            // Row i's metrics in every head, several heads at a time.
+            rowMetricValues(metricRows.data(), metricCount, nK, values.data(), scratch);
+            for (int k = 0; k < metricCount; ++k) {
+                const std::size_t u = metricHeads[std::size_t(k)];
+                const RowMetricValues &v = values[std::size_t(k)];
+                RowMetrics &m = r.metrics[u];
+                m.maxWeight(i) = v.maxWeight;
+                m.entropy(i) = v.entropy;
+                m.effectiveTerms(i) = v.effectiveTerms;
+                m.jacobianNorm(i) = v.jacobianNorm;
+                m.rowSumError(i) = std::abs(v.rowSum - 1.0);
+                // A finite sum means finite entries (NaN and ±inf propagate into a sum).
+                if (!std::isfinite(v.rowSum))
+                    rowFlags[u * rows + std::size_t(i)] = nonFiniteWeights;
+            }
+            meanT /= T(h);
+            r.weightsMean.row(i) = meanT.template cast<double>();
+        }
+    });
+
+    // Softmax input with NaN/+inf (finite scores overflowed once scaled): redo the first such
+    // head the whole-matrix way for softmaxRowsInPlace's message naming row and column.
+    for (std::size_t u = 0; u < hs; ++u) {
+        const auto flags = rowFlags.begin() + std::ptrdiff_t(u * rows);
+        if (std::find(flags, flags + std::ptrdiff_t(rows), badInput)
+            == flags + std::ptrdiff_t(rows))
+            continue;
+        Matrix<T> w = Eigen::Map<const Matrix<T>>(source[u], nQ, nK) * scale;
+        if (masked) {
+            for (Index c = 0, cells = w.size(); c < cells; ++c)
+                if (r.maskState.data()[c])
+                    w.data()[c] = fill;
+        }
         try {
-            softmaxRowsInPlace(w, &r.fullyMasked[u]);
+            softmaxRowsInPlace(w);
         } catch (const NonFiniteInput &e) {
             throw NonFiniteInput(std::string("scaledDotProductAttention: scaled scores "
                                              "overflowed: ")
                                  + e.what());
         }
-        r.metrics[u] = rowMetrics(w, r.fullyMasked[u]);
-        nonFinite[u] = findNonFinite(w);
-        if (takeScores) {
-            r.scores[u] = std::move(cache.scoresD[u]);
-        } else {
-            r.scores[u] = takeBuffer<double>(pool, nQ, nK);
-            r.scores[u] = cache.scoresD[u];
-        }
-        if constexpr (std::is_same_v<T, double>) {
-            r.scaledScores[u] = std::move(scaled);
-            r.weights[u] = std::move(w);
-        } else {
-            r.scaledScores[u] = takeBuffer<double>(pool, nQ, nK);
-            r.scaledScores[u] = scaled.template cast<double>();
-            r.weights[u] = takeBuffer<double>(pool, nQ, nK);
-            r.weights[u] = w.template cast<double>();
-            weights[u] = std::move(w);
-        }
-    });
-
-    // Mean over heads in T, summed in head order (as MultiheadAttention::forward), by row blocks.
-    const std::vector<Matrix<T>> &typed = [&]() -> const std::vector<Matrix<T>> & {
-        if constexpr (std::is_same_v<T, double>)
-            return r.weights;
-        else
-            return weights;
-    }();
-    Matrix<T> mean = takeBuffer<T>(pool, nQ, nK);
-    const Index block = 64;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-    for (Index row = 0; row < nQ; row += block) {
-        const Index rows = std::min(block, nQ - row);
-        auto m = mean.middleRows(row, rows);
-        m.setZero();
-        for (int head = 0; head < h; ++head)
-            m += typed[std::size_t(head)].middleRows(row, rows);
-        m /= T(h);
-    }
-    if constexpr (std::is_same_v<T, double>) {
-        r.weightsMean = std::move(mean);
-    } else {
-        r.weightsMean = takeBuffer<double>(pool, nQ, nK);
-        r.weightsMean = mean.template cast<double>();
+        throw NonFiniteInput("scaledDotProductAttention: scaled scores overflowed");
     }
 
     for (std::size_t u = 0; u < hs; ++u) {
         r.worstRowSumError = std::max(r.worstRowSumError, summarize(r.metrics[u]).worstRowSumError);
-        const NonFiniteReport &nf = nonFinite[u];
-        if (nf.found) {
-            if (!r.nonFinite.found) {
-                r.nonFinite = nf;
-            } else {
-                r.nonFinite.nanCount += nf.nanCount;
-                r.nonFinite.infCount += nf.infCount;
+        // NaN/Inf in the weights: findNonFinite over the flagged rows (the others are finite).
+        for (std::size_t i = 0; i < rows; ++i) {
+            if (rowFlags[u * rows + i] != nonFiniteWeights)
+                continue;
+            for (Index j = 0; j < nK; ++j) {
+                const double x = r.weights[u](Index(i), j);
+                if (std::isfinite(x))
+                    continue;
+                if (std::isnan(x))
+                    ++r.nonFinite.nanCount;
+                else
+                    ++r.nonFinite.infCount;
+                if (!r.nonFinite.found) {
+                    r.nonFinite.found = true;
+                    r.nonFinite.row = Index(i);
+                    r.nonFinite.col = j;
+                    r.nonFinite.value = x;
+                }
             }
         }
     }
