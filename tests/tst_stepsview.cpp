@@ -842,6 +842,105 @@ private slots:
         emit heads->tileActivated(4); // the mean tile: not a head of the steps view
         QCOMPARE(views.stepsView()->head(), 3);
     }
+
+    // A hidden Steps tab (another tab in front) does not rebuild its panels per result, but
+    // never shows or exports an outdated one: result(), the head selector, renderer(),
+    // exportFigure and the painted tab all follow the newest result; a visible view applies
+    // setResult at once.
+    void hiddenViewFollowsNewestResult()
+    {
+        AttentionSession session;
+        auto *heads = new HeatmapWidget;
+        AttentionViews views(heads, &session);
+        views.resize(1200, 700);
+        views.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&views));
+        QCOMPARE(views.currentIndex(), int(AttentionViews::HeadsTab));
+        StepsView *steps = views.stepsView();
+        QVERIFY(!steps->isVisible());
+
+        SessionParameters p;
+        p.n = 6;
+        p.dModel = 16;
+        p.heads = 2;
+        const ResultPtr a = compute(p);
+        p.scaleExponent = 0.0;
+        p.heads = 4;
+        const ResultPtr b = compute(p);
+        QVERIFY2(a->ok() && b->ok(), qPrintable(a->error + b->error));
+
+        // Results A then B while hidden: the panels are not built (the canvas's figure holds
+        // none; an eager rebuild would show B's three), but the view answers for B.
+        steps->setResult(a);
+        steps->setResult(b);
+        QCOMPARE(steps->canvas()->figure()->panelCount(), 0);
+        QCOMPARE(steps->result(), b);
+        QCOMPARE(steps->headSelector()->count(), 4);
+        steps->setHead(3);
+        QCOMPARE(steps->head(), 3);
+        QCOMPARE(steps->headSelector()->currentIndex(), 3);
+        // Reading the figure brings it up to date.
+        QCOMPARE(steps->renderer().result(), b);
+        QCOMPARE(steps->renderer().panel(StepsRenderer::RawScores).values, &b->scores[3]);
+
+        // A newer result with fewer heads while hidden, exported without showing the tab: the
+        // file is C's figure at the clamped head, pixel for pixel (the export's white page).
+        p.heads = 2;
+        const ResultPtr c = compute(p);
+        QVERIFY2(c->ok(), qPrintable(c->error));
+        steps->setResult(c);
+        QCOMPARE(steps->canvas()->figure()->panelCount(), 0);
+        QCOMPARE(steps->head(), 1);
+        QCOMPARE(steps->headSelector()->count(), 2);
+        QCOMPARE(steps->headSelector()->currentIndex(), 1);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString png = dir.filePath(QStringLiteral("steps.png"));
+        const QSize size(900, 400);
+        QString error;
+        QVERIFY2(steps->exportFigure(png, size, 1.0, &error), qPrintable(error));
+        StepsRenderer exported;
+        exported.setResult(c);
+        exported.setHead(1);
+        FigureStyle style = steps->canvas()->screenStyle();
+        style.background = Qt::white;
+        style.foreground = Qt::black;
+        exported.setStyle(style);
+        const QImage written = QImageReader(png).read();
+        QCOMPARE(written.size(), size);
+        QCOMPARE(written.convertToFormat(QImage::Format_ARGB32),
+                 exported.render(size, 1.0).convertToFormat(QImage::Format_ARGB32));
+
+        // Newer still while hidden, then the tab is shown: it paints the newest result, at the
+        // head asked for before (3; C had only two heads).
+        p.heads = 8;
+        const ResultPtr d = compute(p);
+        QVERIFY2(d->ok(), qPrintable(d->error));
+        steps->setResult(d);
+        QCOMPARE(steps->canvas()->figure()->panelCount(), 0);
+        QCOMPARE(steps->head(), 3);
+        views.setCurrentIndex(AttentionViews::StepsTab);
+        QTRY_VERIFY(steps->isVisible());
+        // Shown (not read): the canvas's figure holds D's panels of head 3.
+        QCOMPARE(steps->canvas()->figure()->panelCount(), 3);
+        QCOMPARE(steps->canvas()->figure()->panel(StepsRenderer::RawScores).values, &d->scores[3]);
+        QCOMPARE(steps->renderer().result(), d);
+        const QImage grabbed = steps->canvas()->grab().toImage();
+        StepsRenderer painted;
+        painted.setResult(d);
+        painted.setHead(3);
+        painted.setStyle(steps->canvas()->screenStyle());
+        QCOMPARE(grabbed.convertToFormat(QImage::Format_ARGB32),
+                 painted.render(steps->canvas()->size(), grabbed.devicePixelRatio())
+                     .convertToFormat(QImage::Format_ARGB32));
+
+        // Visible: setResult rebuilds the panels at once.
+        steps->setResult(a);
+        QCOMPARE(steps->canvas()->figure()->panelCount(), 3);
+        QCOMPARE(steps->canvas()->figure()->panel(StepsRenderer::RawScores).values, &a->scores[1]);
+        QCOMPARE(steps->renderer().result(), a);
+        QCOMPARE(steps->headSelector()->count(), 2);
+    }
 };
 
 QTEST_MAIN(TestStepsView)
