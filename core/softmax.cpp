@@ -13,6 +13,17 @@ namespace {
 // Rows × cols above which the row loop is split over threads (both cores); smaller matrices are
 // done faster on one thread than the team wakes up.
 constexpr Index kParallelEntries = 1 << 17;
+
+/// One row's softmax: the AVX-512 row passes (kernels/avx512.h: 16 float / 8 double lanes) on
+/// CPUs with AVX-512F, else Eigen's packet math as compiled (SSE2 in the portable build).
+template<typename T> detail::RowStatus rowSoftmax(T *x, Index n, Index &badCol)
+{
+#ifdef ATTN_HAVE_AVX512_KERNELS
+    if (detail::avx512::enabled())
+        return detail::softmaxRow<T, detail::Avx512RowOps>(x, n, badCol);
+#endif
+    return detail::softmaxRow(x, n, badCol);
+}
 } // namespace
 
 template<typename T>
@@ -28,7 +39,7 @@ void softmaxRowsInPlace(Matrix<T> &scores, std::vector<std::uint8_t> *fullyMaske
 #pragma omp parallel for schedule(static) if (rows * cols >= kParallelEntries && rows > 1)
     for (Index i = 0; i < rows; ++i) {
         Index badCol = -1;
-        const detail::RowStatus status = detail::softmaxRow(scores.row(i).data(), cols, badCol);
+        const detail::RowStatus status = rowSoftmax(scores.row(i).data(), cols, badCol);
         if (status == detail::RowStatus::FullyMasked && fullyMasked) {
             (*fullyMasked)[std::size_t(i)] = 1;
         } else if (status == detail::RowStatus::NonFinite) {
@@ -58,7 +69,7 @@ void softmaxRowsInPlace(Matrix<T> &scores, std::vector<std::uint8_t> *fullyMaske
 template<typename T> SoftmaxRowStatus softmaxRowInPlace(T *x, Index n)
 {
     Index badCol = -1;
-    switch (detail::softmaxRow(x, n, badCol)) {
+    switch (rowSoftmax(x, n, badCol)) {
     case detail::RowStatus::Ok:
         return SoftmaxRowStatus::Ok;
     case detail::RowStatus::FullyMasked:

@@ -15,6 +15,9 @@ namespace attn {
 /// nn.MultiheadAttention return NaN there instead).
 /// `fullyMasked`, when given, is resized to rows.
 /// Throws NonFiniteInput naming row and column when a score is NaN or +inf.
+/// exp is Cephes' (as Eigen's pexp) on 16 float / 8 double lanes with AVX-512F (chosen at run
+/// time, see kernelInstructionSet()), else Eigen's packet math as compiled; within 2 ulps of a
+/// correctly rounded exp either way, and exactly 0 where that is 0.
 template<typename T>
 void softmaxRowsInPlace(Matrix<T> &scores, std::vector<std::uint8_t> *fullyMasked = nullptr);
 
