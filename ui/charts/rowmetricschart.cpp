@@ -6,6 +6,7 @@
 #include <QChartView>
 #include <QComboBox>
 #include <QCursor>
+#include <QDockWidget>
 #include <QEvent>
 #include <QFontMetricsF>
 #include <QHBoxLayout>
@@ -149,9 +150,15 @@ RowMetricsChart::RowMetricsChart(QWidget *parent)
 
     m_redrawTimer.setSingleShot(true);
     m_redrawTimer.setInterval(16);
-    connect(&m_redrawTimer, &QTimer::timeout, this, &RowMetricsChart::redraw);
+    connect(&m_redrawTimer, &QTimer::timeout, this, [this] {
+        if (isOnScreen())
+            redraw();
+        else
+            m_stale = true; // hidden before the timer fired: redrawn when shown
+    });
     applyTheme();
     redraw();
+    updateInfo();
 }
 
 void RowMetricsChart::applyTheme()
@@ -182,6 +189,32 @@ void RowMetricsChart::changeEvent(QEvent *event)
         applyTheme();
 }
 
+void RowMetricsChart::showEvent(QShowEvent *event)
+{
+    followDock(); // (in MainWindow the chart is put in its dock after construction)
+    if (isOnScreen())
+        ensureCurrent(); // before the first paint: the newest result, never the one of before
+    QWidget::showEvent(event);
+}
+
+void RowMetricsChart::followDock()
+{
+    QDockWidget *dock = nullptr;
+    for (QWidget *w = parentWidget(); w && !dock; w = w->parentWidget())
+        dock = qobject_cast<QDockWidget *>(w);
+    if (dock == m_dock)
+        return;
+    disconnect(m_dockConnection);
+    m_dock = dock;
+    m_dockShown = true;
+    if (dock)
+        m_dockConnection = connect(dock, &QDockWidget::visibilityChanged, this, [this](bool shown) {
+            m_dockShown = shown;
+            if (isOnScreen())
+                ensureCurrent(); // its tab came to the front: the newest result
+        });
+}
+
 void RowMetricsChart::setResult(std::shared_ptr<const SessionResult> result)
 {
     m_result = std::move(result);
@@ -201,6 +234,7 @@ void RowMetricsChart::setResult(std::shared_ptr<const SessionResult> result)
             emit headChanged(m_head);
         }
     }
+    updateInfo();
     scheduleRedraw();
 }
 
@@ -216,36 +250,79 @@ void RowMetricsChart::setHead(int head)
         const QSignalBlocker blocker(m_headCombo);
         m_headCombo->setCurrentIndex(head);
     }
+    updateInfo();
     scheduleRedraw();
     emit headChanged(m_head);
 }
 
 QList<QPointF> RowMetricsChart::maxWeightPoints() const
 {
+    ensureCurrent();
     return m_maxWeight->points();
 }
 
 QList<QPointF> RowMetricsChart::entropyPoints() const
 {
+    ensureCurrent();
     return m_entropy->points();
 }
 
 QList<QPointF> RowMetricsChart::effectiveTermsPoints() const
 {
+    ensureCurrent();
     return m_effective->points();
 }
 
 void RowMetricsChart::scheduleRedraw()
 {
+    if (!isOnScreen()) {
+        m_redrawTimer.stop();
+        m_stale = true;
+        return;
+    }
     if (!m_redrawTimer.isActive())
         m_redrawTimer.start();
 }
 
-void RowMetricsChart::redraw()
+void RowMetricsChart::ensureCurrent() const
 {
+    if (m_stale)
+        redraw();
+}
+
+void RowMetricsChart::updateInfo()
+{
+    if (!m_result || !m_result->ok() || m_head < 0 || m_head >= int(m_result->metrics.size())) {
+        m_info->setText(tr("no result yet"));
+        return;
+    }
+    const RowMetrics &m = m_result->metrics[std::size_t(m_head)];
+    const int nQ = int(m.maxWeight.size());
+    const int nK = int(m_result->keyCount()); // the shown keys (a trimmed view has fewer)
+    int masked = 0; // as redraw() marks them
+    for (int i = 0; i < nQ && i < int(m.fullyMasked.size()); ++i)
+        masked += m.fullyMasked[std::size_t(i)] != 0;
+    QString info = tr("%1 rows × %2 keys · uniform row: %3 nats, %2 terms")
+                       .arg(nQ)
+                       .arg(nK)
+                       .arg(std::log(double(nK)), 0, 'f', 2);
+    if (masked > 0)
+        info += tr(" · %1 fully masked").arg(masked);
+    // What the heatmap view changed (ui/resultview.h): the metrics follow it.
+    if (m_result->viewNote.contains(QLatin1String("padding trimmed")))
+        info += tr(" · real tokens only");
+    if (m_result->renormalized)
+        info += tr(" · renormalised");
+    else if (m_result->viewNote.contains(QLatin1String("hidden")))
+        info += tr(" · raw (keys hidden)");
+    m_info->setText(info);
+}
+
+void RowMetricsChart::redraw() const
+{
+    m_stale = false;
     QList<QPointF> maxWeight, entropy, effective, masked;
     int nQ = 1, nK = 1;
-    QString info = tr("no result yet");
     if (m_result && m_result->ok() && m_head >= 0 && m_head < int(m_result->metrics.size())) {
         const RowMetrics &m = m_result->metrics[std::size_t(m_head)];
         nQ = int(m.maxWeight.size());
@@ -262,19 +339,6 @@ void RowMetricsChart::redraw()
             entropy.append(QPointF(i, m.entropy(i)));
             effective.append(QPointF(i, m.effectiveTerms(i)));
         }
-        info = tr("%1 rows × %2 keys · uniform row: %3 nats, %2 terms")
-                   .arg(nQ)
-                   .arg(nK)
-                   .arg(std::log(double(nK)), 0, 'f', 2);
-        if (!masked.isEmpty())
-            info += tr(" · %1 fully masked").arg(masked.size());
-        // What the heatmap view changed (ui/resultview.h): the metrics follow it.
-        if (m_result->viewNote.contains(QLatin1String("padding trimmed")))
-            info += tr(" · real tokens only");
-        if (m_result->renormalized)
-            info += tr(" · renormalised");
-        else if (m_result->viewNote.contains(QLatin1String("hidden")))
-            info += tr(" · raw (keys hidden)");
     }
     const bool showPoints = nQ <= 32;
     for (QLineSeries *s : {m_maxWeight, m_entropy, m_effective})
@@ -291,10 +355,9 @@ void RowMetricsChart::redraw()
     fitXTicks();
     m_entropyAxis->setRange(0, niceUpperBound(std::max(0.1, std::log(double(nK)))));
     m_effectiveAxis->setRange(0, niceUpperBound(std::max(1.0, double(nK))));
-    m_info->setText(info);
 }
 
-void RowMetricsChart::fitXTicks()
+void RowMetricsChart::fitXTicks() const
 {
     // Integer ticks at a 1-2-5 step, anchored at row 0: about eight, or as many labels as fit
     // side by side in the plot (the widest is n_q − 1, plus a gap of two digits).
