@@ -6,6 +6,8 @@
 
 #include <immintrin.h>
 
+#include <cstdint>
+
 #if !defined(__AVX512F__)
 #error "avx512.cpp must be compiled with -mavx512f (core/CMakeLists.txt)"
 #endif
@@ -342,6 +344,23 @@ float expShiftSum(float *x, Index n, float shift, float scale)
         s0 = _mm512_add_ps(s0, _mm512_maskz_mov_ps(k, e));
     }
     return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+}
+
+void streamStore(const float *src, Index n, float *dst)
+{
+    Index j = 0;
+    // Plain stores up to the first 64-byte boundary of dst, then whole lines past the caches.
+    while (j < n && (reinterpret_cast<std::uintptr_t>(dst + j) & 63u) != 0) {
+        dst[j] = src[j];
+        ++j;
+    }
+    for (; j + 16 <= n; j += 16)
+        _mm512_stream_ps(dst + j, _mm512_loadu_ps(src + j));
+    if (j < n) {
+        const __mmask16 k = lanes(n - j);
+        _mm512_mask_storeu_ps(dst + j, k, _mm512_maskz_loadu_ps(k, src + j));
+    }
+    _mm_sfence(); // the streamed lines are visible before anyone reads them
 }
 
 double rowMax(const double *x, Index n, bool &suspicious)

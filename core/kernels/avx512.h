@@ -64,6 +64,10 @@ float expShiftSum(float *x, Index n, float shift, float scale);
 /// x[j] *= s for j in [0, n).
 void scaleRow(float *x, Index n, float s);
 
+/// dst[j] = src[j] for j in [0, n) with non-temporal stores (no read of dst's cache lines, dst
+/// not left in the caches), fenced: for results written once and read later.
+void streamStore(const float *src, Index n, float *dst);
+
 /// The same three row passes on 8 double lanes (Cephes exp, Padé form, as Eigen's pexp).
 double rowMax(const double *x, Index n, bool &suspicious);
 double expShiftSum(double *x, Index n, double shift, double scale);

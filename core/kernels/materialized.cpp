@@ -109,78 +109,94 @@ Matrix<T> attentionMaterialized(const Eigen::Ref<const Matrix<T>> &query,
     std::optional<ScopedKernelThreads> oneThread;
     if (kernelThreadsFor(nQ, nK, query.cols(), dV) == 1)
         oneThread.emplace(1);
-#pragma omp parallel for schedule(dynamic, 1) if (parallel)
-    for (Index b = 0; b < blocks; ++b) {
-        const Index i0 = b * rowsPerBlock;
-        const Index rows = std::min(rowsPerBlock, nQ - i0);
-        // Keys any row of the block may see (a pure causal mask cuts the rest).
-        const Index keyEnd = pureCausal ? mask.causalLimit(i0 + rows - 1, nK) : nK;
-        auto wb = w.block(i0, 0, rows, keyEnd);
-        if (keyEnd > 0) {
+    // On the AVX-512 path a block is computed in a per-thread buffer that stays in L2 and is
+    // then written to the weights with non-temporal stores: the weights' cache lines are not
+    // read before they are written (half the memory traffic of the n² matrix).
+    const bool blockBuffer = avx512;
+#pragma omp parallel if (parallel)
+    {
+        std::vector<T> buffer(blockBuffer ? std::size_t(rowsPerBlock) * std::size_t(nK) : 0);
+#pragma omp for schedule(dynamic, 1)
+        for (Index b = 0; b < blocks; ++b) {
+            const Index i0 = b * rowsPerBlock;
+            const Index rows = std::min(rowsPerBlock, nQ - i0);
+            // Keys any row of the block may see (a pure causal mask cuts the rest).
+            const Index keyEnd = pureCausal ? mask.causalLimit(i0 + rows - 1, nK) : nK;
+            // The block's rows × n_k scores/weights (rows n_k apart): in the buffer or in place.
+            T *block = blockBuffer ? buffer.data() : w.row(i0).data();
+            Eigen::Map<Matrix<T>, 0, Eigen::OuterStride<>> blockAll(block, rows, nK,
+                                                                    Eigen::OuterStride<>(nK));
+            auto wb = blockAll.leftCols(keyEnd);
+            if (keyEnd > 0) {
 #ifdef ATTN_HAVE_AVX512_KERNELS
-            if constexpr (std::is_same_v<T, float>) {
-                if (avx512)
-                    detail::avx512::scores(query.row(i0).data(), query.outerStride(), rows,
-                                           packedKeys.data(), query.cols(), 0, keyEnd,
-                                           w.row(i0).data(), nK);
-                else
-                    wb.noalias() = query.middleRows(i0, rows) * key.topRows(keyEnd).transpose();
-            } else
+                if constexpr (std::is_same_v<T, float>) {
+                    if (avx512)
+                        detail::avx512::scores(query.row(i0).data(), query.outerStride(), rows,
+                                               packedKeys.data(), query.cols(), 0, keyEnd, block,
+                                               nK);
+                    else
+                        wb.noalias() = query.middleRows(i0, rows) * key.topRows(keyEnd).transpose();
+                } else
 #endif
-            {
-                wb.noalias() = query.middleRows(i0, rows) * key.topRows(keyEnd).transpose(); // GEMM
+                {
+                    wb.noalias()
+                        = query.middleRows(i0, rows) * key.topRows(keyEnd).transpose(); // GEMM
+                }
             }
-        }
 
-        for (Index r = 0; r < rows; ++r) {
-            const Index i = i0 + r;
-            T *row = w.row(i).data();
-            Index n = nK;
-            Index badCol = -1;
-            detail::RowStatus status;
-            if (pureCausal) {
-                // Only keys < limit are allowed: softmax the prefix, zero the rest.
-                n = mask.causalLimit(i, nK);
-                std::fill(row + n, row + nK, T(0));
-            }
-            if (!foldScale) {
-                detail::scaleRow(row, n, scale);
-                if (masked && !pureCausal) // a causal mask is already applied by n
-                    detail::applyMaskTile(row, nK, i, 1, 0, nK, mask, negInf);
-            }
-            const T rowScale = foldScale ? scale : T(1);
+            for (Index r = 0; r < rows; ++r) {
+                const Index i = i0 + r;
+                T *row = block + r * nK;
+                Index n = nK;
+                Index badCol = -1;
+                detail::RowStatus status;
+                if (pureCausal) {
+                    // Only keys < limit are allowed: softmax the prefix, zero the rest.
+                    n = mask.causalLimit(i, nK);
+                    std::fill(row + n, row + nK, T(0));
+                }
+                if (!foldScale) {
+                    detail::scaleRow(row, n, scale);
+                    if (masked && !pureCausal) // a causal mask is already applied by n
+                        detail::applyMaskTile(row, nK, i, 1, 0, nK, mask, negInf);
+                }
+                const T rowScale = foldScale ? scale : T(1);
 #ifdef ATTN_HAVE_AVX512_KERNELS
-            if (avx512Rows)
-                status
-                    = detail::softmaxRowScaled<T, detail::Avx512RowOps>(row, n, rowScale, badCol);
-            else
+                if (avx512Rows)
+                    status = detail::softmaxRowScaled<T, detail::Avx512RowOps>(row, n, rowScale,
+                                                                               badCol);
+                else
 #endif
-                status = detail::softmaxRowScaled(row, n, rowScale, badCol);
-            if (status == detail::RowStatus::NonFinite) {
-                Index cur = badRow.load();
-                while (i < cur && !badRow.compare_exchange_weak(cur, i)) { }
-                std::fill(row, row + nK, T(0));
+                    status = detail::softmaxRowScaled(row, n, rowScale, badCol);
+                if (status == detail::RowStatus::NonFinite) {
+                    Index cur = badRow.load();
+                    while (i < cur && !badRow.compare_exchange_weak(cur, i)) { }
+                    std::fill(row, row + nK, T(0));
+                }
             }
-        }
-        if (keyEnd == 0) {
-            output.middleRows(i0, rows).setZero();
-            continue;
-        }
-#ifdef ATTN_HAVE_AVX512_KERNELS
-        if constexpr (std::is_same_v<T, float>) {
-            if (avx512) {
-                // In chunks of keys so the chunk of V (keys × d_v) stays in L2 for all rows.
-                constexpr Index chunk = 256;
-                for (Index c0 = 0; c0 < keyEnd; c0 += chunk)
-                    detail::avx512::accumulate(w.row(i0).data() + c0, nK, rows,
-                                               std::min(chunk, keyEnd - c0), value.row(c0).data(),
-                                               value.outerStride(), dV, output.row(i0).data(), dV,
-                                               nullptr, c0 == 0);
+            if (keyEnd == 0) {
+                output.middleRows(i0, rows).setZero();
+                if (blockBuffer)
+                    w.middleRows(i0, rows).setZero();
                 continue;
             }
-        }
+#ifdef ATTN_HAVE_AVX512_KERNELS
+            if constexpr (std::is_same_v<T, float>) {
+                if (avx512) {
+                    // In chunks of keys so the chunk of V (keys × d_v) stays in L2 for all rows.
+                    constexpr Index chunk = 256;
+                    for (Index c0 = 0; c0 < keyEnd; c0 += chunk)
+                        detail::avx512::accumulate(block + c0, nK, rows,
+                                                   std::min(chunk, keyEnd - c0),
+                                                   value.row(c0).data(), value.outerStride(), dV,
+                                                   output.row(i0).data(), dV, nullptr, c0 == 0);
+                    detail::avx512::streamStore(block, rows * nK, w.row(i0).data());
+                    continue;
+                }
+            }
 #endif
-        output.middleRows(i0, rows).noalias() = wb * value.topRows(keyEnd); // GEMM
+            output.middleRows(i0, rows).noalias() = wb * value.topRows(keyEnd); // GEMM
+        }
     }
     if (badRow.load() != std::numeric_limits<Index>::max())
         throw NonFiniteInput(std::string(who) + ": scaled scores overflowed in row "
