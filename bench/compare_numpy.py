@@ -91,6 +91,9 @@ def main():
             isa = "?"
             for _ in range(args.rounds):
                 np_times.append(time_numpy(n, args.d, args.repeat, rng))
+                # OpenBLAS's idle threads spin for a while after a call (up to ~0.1 s) and
+                # would take the cores from attnlab bench: let them go to sleep first.
+                time.sleep(0.5)
                 seconds, isa = time_attnlab(args.attnlab, n, args.d, kernel, args.repeat)
                 our_times.append(seconds)
             t_np = statistics.median(np_times)

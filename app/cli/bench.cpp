@@ -64,8 +64,9 @@ int runBench(const QStringList &arguments)
         "Time one attention kernel, O = softmax(Q K^T / sqrt(d)) V with n queries and keys,\n"
         "on seeded random float inputs. Prints the median of --repeat runs (seconds), GFLOP/s\n"
         "(4 n^2 d flop) and the kernel's extra memory (bytes). Columns: n, kernel, d, dtype,\n"
-        "seconds_median, seconds_min, gflops, peak_bytes, instruction_set (float32: avx512 on\n"
-        "CPUs with AVX-512F unless ATTN_NO_AVX512 is set, else eigen; float64: eigen).\n"
+        "seconds_median, seconds_min, gflops, peak_bytes, instruction_set (avx512: the float32\n"
+        "materialized and streaming kernels on CPUs with AVX-512F unless ATTN_NO_AVX512=1;\n"
+        "eigen: otherwise, float64 and the loop kernel).\n"
         "Problems under 2e7 flops (n = 256, d = 64) run on one thread, where starting threads\n"
         "costs more than it saves; larger ones use every OpenMP thread (OMP_NUM_THREADS). On a\n"
         "busy machine compare seconds_min.");

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #ifdef _OPENMP
@@ -65,7 +66,10 @@ bool detail::avx512::enabled()
 {
     int state = g_avx512.load(std::memory_order_relaxed);
     if (state < 0) {
-        state = cpuHasAvx512() && std::getenv("ATTN_NO_AVX512") == nullptr ? 1 : 0;
+        // ATTN_NO_AVX512 set to anything but "" or "0" turns the AVX-512 code off.
+        const char *off = std::getenv("ATTN_NO_AVX512");
+        const bool userOff = off != nullptr && off[0] != '\0' && std::string_view(off) != "0";
+        state = cpuHasAvx512() && !userOff ? 1 : 0;
         int expected = -1;
         g_avx512.compare_exchange_strong(expected, state);
         state = g_avx512.load();

@@ -64,8 +64,9 @@ private:
 /// The float32 code of the materialized and streaming kernels: "avx512" (AVX-512F
 /// micro-kernels and 16-lane exp, chosen at run time when the CPU has AVX-512F, for d_v a
 /// multiple of 16) or "eigen" (Eigen's GEMM and packet math as compiled: SSE2 in the portable
-/// default build). Float64 always uses Eigen. Setting ATTN_NO_AVX512 in the environment (any
-/// value) before the first call selects "eigen".
+/// default build). Float64 products always use Eigen's GEMM; the row passes (max, exp, scale) of
+/// both types and softmaxRowsInPlace use the AVX-512 code too when it is on. ATTN_NO_AVX512 set
+/// in the environment to anything but "" or "0" before the first call selects "eigen".
 std::string_view kernelInstructionSet();
 
 /// Turns the AVX-512 float32 code on or off for later kernel calls (tests and benchmarks run
