@@ -103,21 +103,23 @@ int headThreads(Index cells, int tasks)
 #endif
 }
 
-/// Runs body(head) for every head, on `threads` OpenMP threads. Exceptions (and a cancel,
-/// polled before each head) are carried out of the parallel region and rethrown here.
+/// Runs body(firstRow, rowCount) over [0, rows) in blocks of `block` rows on `threads` OpenMP
+/// threads (dynamic schedule: causal rows differ in cost). A cancel, polled before each block,
+/// and exceptions are carried out of the parallel region and rethrown here.
 template<typename Body>
-void forEachHead(int heads, int threads, const std::function<bool()> &cancelled, Body body)
+void forEachRowBlock(Index rows, Index block, int threads, const std::function<bool()> &cancelled,
+                     Body body)
 {
     std::exception_ptr error;
     std::atomic<bool> stop {false};
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
-    for (int head = 0; head < heads; ++head) {
+    for (Index first = 0; first < rows; first += block) {
         if (stop.load())
             continue;
         try {
             if (cancelled && cancelled())
                 throw CancelledError {};
-            body(head);
+            body(first, std::min(block, rows - first));
         } catch (...) {
 #pragma omp critical(attn_session_error)
             {
@@ -129,6 +131,15 @@ void forEachHead(int heads, int threads, const std::function<bool()> &cancelled,
     }
     if (error)
         std::rethrow_exception(error);
+}
+
+/// Runs body(head) for every head, on `threads` OpenMP threads. Exceptions (and a cancel,
+/// polled before each head) are carried out of the parallel region and rethrown here.
+template<typename Body>
+void forEachHead(int heads, int threads, const std::function<bool()> &cancelled, Body body)
+{
+    forEachRowBlock(Index(heads), 1, threads, cancelled,
+                    [&body](Index head, Index) { body(int(head)); });
 }
 
 template<typename T> std::vector<Matrix<T>> &typedScores(SessionComputeCache::Data &d);
@@ -222,36 +233,6 @@ Matrix<T> takeBuffer(SessionComputeCache::BufferPool *pool, Index rows, Index co
             return pool->take(rows, cols);
     }
     return Matrix<T>(rows, cols);
-}
-
-/// Runs body(firstRow, rowCount) over [0, rows) in blocks of `block` rows on `threads` OpenMP
-/// threads (dynamic schedule: causal rows differ in cost). A cancel, polled before each block,
-/// and exceptions are carried out of the parallel region and rethrown here.
-template<typename Body>
-void forEachRowBlock(Index rows, Index block, int threads, const std::function<bool()> &cancelled,
-                     Body body)
-{
-    std::exception_ptr error;
-    std::atomic<bool> stop {false};
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
-    for (Index first = 0; first < rows; first += block) {
-        if (stop.load())
-            continue;
-        try {
-            if (cancelled && cancelled())
-                throw CancelledError {};
-            body(first, std::min(block, rows - first));
-        } catch (...) {
-#pragma omp critical(attn_session_error)
-            {
-                if (!error)
-                    error = std::current_exception();
-            }
-            stop.store(true);
-        }
-    }
-    if (error)
-        std::rethrow_exception(error);
 }
 
 /// Stage 2: scale, mask, softmax, mean and metrics of every head from the raw scores, with

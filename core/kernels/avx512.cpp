@@ -188,29 +188,137 @@ inline __m512d exp8(__m512d t)
     return _mm512_scalef_pd(_mm512_fmadd_pd(e, _mm512_set1_pd(2.0), _mm512_set1_pd(1.0)), n);
 }
 
-/// Mask of the first `n` of 8 double lanes.
-inline __mmask8 lanes8(Index n)
+/// 16 float lanes: the operations the row passes need (rowMaxOf, expShiftSumOf, scaleRowOf).
+struct Float16
 {
-    if (n <= 0)
-        return 0;
-    return n >= 8 ? __mmask8(0xFF) : __mmask8((1u << unsigned(n)) - 1u);
+    using T = float;
+    using V = __m512;
+    using M = __mmask16;
+    static constexpr Index width = 16;
+    static M mask(Index n) { return lanes(n); }
+    static V set1(T x) { return _mm512_set1_ps(x); }
+    static V zero() { return _mm512_setzero_ps(); }
+    static V load(const T *p) { return _mm512_loadu_ps(p); }
+    static V load(V src, M k, const T *p) { return _mm512_mask_loadu_ps(src, k, p); }
+    static V loadZ(M k, const T *p) { return _mm512_maskz_loadu_ps(k, p); }
+    static void store(T *p, V v) { _mm512_storeu_ps(p, v); }
+    static void store(T *p, M k, V v) { _mm512_mask_storeu_ps(p, k, v); }
+    static V keep(M k, V v) { return _mm512_maskz_mov_ps(k, v); }
+    static V max(V a, V b) { return _mm512_max_ps(a, b); }
+    static V add(V a, V b) { return _mm512_add_ps(a, b); }
+    static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+    static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+    static V exp(V t) { return exp16(t); }
+    static T inf() { return __builtin_inff(); }
+    static T maxOf(V v) { return _mm512_reduce_max_ps(v); }
+    static T sumOf(V v) { return _mm512_reduce_add_ps(v); }
+};
+
+/// 8 double lanes, the same operations.
+struct Double8
+{
+    using T = double;
+    using V = __m512d;
+    using M = __mmask8;
+    static constexpr Index width = 8;
+    static M mask(Index n)
+    {
+        if (n <= 0)
+            return 0;
+        return n >= 8 ? M(0xFF) : M((1u << unsigned(n)) - 1u);
+    }
+    static V set1(T x) { return _mm512_set1_pd(x); }
+    static V zero() { return _mm512_setzero_pd(); }
+    static V load(const T *p) { return _mm512_loadu_pd(p); }
+    static V load(V src, M k, const T *p) { return _mm512_mask_loadu_pd(src, k, p); }
+    static V loadZ(M k, const T *p) { return _mm512_maskz_loadu_pd(k, p); }
+    static void store(T *p, V v) { _mm512_storeu_pd(p, v); }
+    static void store(T *p, M k, V v) { _mm512_mask_storeu_pd(p, k, v); }
+    static V keep(M k, V v) { return _mm512_maskz_mov_pd(k, v); }
+    static V max(V a, V b) { return _mm512_max_pd(a, b); }
+    static V add(V a, V b) { return _mm512_add_pd(a, b); }
+    static V mul(V a, V b) { return _mm512_mul_pd(a, b); }
+    static V fmadd(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
+    static V exp(V t) { return exp8(t); }
+    static T inf() { return __builtin_inf(); }
+    static T maxOf(V v)
+    {
+        alignas(64) T out[8];
+        _mm512_store_pd(out, v);
+        T m = out[0];
+        for (int k = 1; k < 8; ++k)
+            m = out[k] > m ? out[k] : m;
+        return m;
+    }
+    static T sumOf(V v)
+    {
+        alignas(64) T out[8];
+        _mm512_store_pd(out, v);
+        return ((out[0] + out[1]) + (out[2] + out[3])) + ((out[4] + out[5]) + (out[6] + out[7]));
+    }
+};
+
+/// Largest entry of x[0, n) and whether the plain sum is NaN/+inf (rowMax in avx512.h).
+template<typename L> typename L::T rowMaxOf(const typename L::T *x, Index n, bool &suspicious)
+{
+    using T = typename L::T;
+    const auto negInf = L::set1(-L::inf());
+    auto m0 = negInf, m1 = negInf;
+    auto s0 = L::zero(), s1 = L::zero();
+    Index j = 0;
+    for (; j + 2 * L::width <= n; j += 2 * L::width) {
+        const auto a = L::load(x + j);
+        const auto b = L::load(x + j + L::width);
+        m0 = L::max(m0, a);
+        m1 = L::max(m1, b);
+        s0 = L::add(s0, a);
+        s1 = L::add(s1, b);
+    }
+    for (; j < n; j += L::width) {
+        const auto k = L::mask(n - j);
+        m0 = L::max(m0, L::load(negInf, k, x + j));
+        s0 = L::add(s0, L::loadZ(k, x + j));
+    }
+    const T mx = L::maxOf(L::max(m0, m1));
+    const T sum = L::sumOf(L::add(s0, s1));
+    // max ignores a NaN lane here; the sum does not.
+    suspicious = sum != sum || sum == L::inf() || mx != mx;
+    return mx;
 }
 
-inline double sum8(__m512d v)
+/// x[j] = exp(x[j]·scale − shift), returns the sum (expShiftSum in avx512.h).
+template<typename L>
+typename L::T expShiftSumOf(typename L::T *x, Index n, typename L::T shift, typename L::T scale)
 {
-    alignas(64) double out[8];
-    _mm512_store_pd(out, v);
-    return ((out[0] + out[1]) + (out[2] + out[3])) + ((out[4] + out[5]) + (out[6] + out[7]));
+    const auto pshift = L::set1(-shift);
+    const auto pscale = L::set1(scale);
+    auto s0 = L::zero(), s1 = L::zero();
+    Index j = 0;
+    for (; j + 2 * L::width <= n; j += 2 * L::width) {
+        const auto ea = L::exp(L::fmadd(L::load(x + j), pscale, pshift));
+        const auto eb = L::exp(L::fmadd(L::load(x + j + L::width), pscale, pshift));
+        L::store(x + j, ea);
+        L::store(x + j + L::width, eb);
+        s0 = L::add(s0, ea);
+        s1 = L::add(s1, eb);
+    }
+    for (; j < n; j += L::width) {
+        const auto k = L::mask(n - j);
+        const auto e = L::exp(L::fmadd(L::loadZ(k, x + j), pscale, pshift));
+        L::store(x + j, k, e);
+        s0 = L::add(s0, L::keep(k, e));
+    }
+    return L::sumOf(L::add(s0, s1));
 }
 
-inline double max8(__m512d v)
+/// x[j] *= s (scaleRow in avx512.h).
+template<typename L> void scaleRowOf(typename L::T *x, Index n, typename L::T s)
 {
-    alignas(64) double out[8];
-    _mm512_store_pd(out, v);
-    double m = out[0];
-    for (int k = 1; k < 8; ++k)
-        m = out[k] > m ? out[k] : m;
-    return m;
+    const auto ps = L::set1(s);
+    for (Index j = 0; j < n; j += L::width) {
+        const auto k = L::mask(n - j);
+        L::store(x + j, k, L::mul(L::loadZ(k, x + j), ps));
+    }
 }
 
 } // namespace
@@ -297,55 +405,6 @@ void accumulate(const float *p, Index ldp, Index rows, Index keys, const float *
     }
 }
 
-float rowMax(const float *x, Index n, bool &suspicious)
-{
-    const __m512 negInf = _mm512_set1_ps(-__builtin_inff());
-    __m512 m0 = negInf, m1 = negInf;
-    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
-    Index j = 0;
-    for (; j + 32 <= n; j += 32) {
-        const __m512 a = _mm512_loadu_ps(x + j);
-        const __m512 b = _mm512_loadu_ps(x + j + 16);
-        m0 = _mm512_max_ps(m0, a);
-        m1 = _mm512_max_ps(m1, b);
-        s0 = _mm512_add_ps(s0, a);
-        s1 = _mm512_add_ps(s1, b);
-    }
-    for (; j < n; j += 16) {
-        const __mmask16 k = lanes(n - j);
-        m0 = _mm512_max_ps(m0, _mm512_mask_loadu_ps(negInf, k, x + j));
-        s0 = _mm512_add_ps(s0, _mm512_maskz_loadu_ps(k, x + j));
-    }
-    const float mx = _mm512_reduce_max_ps(_mm512_max_ps(m0, m1));
-    const float sum = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
-    // max ignores a NaN lane here; the sum does not.
-    suspicious = sum != sum || sum == __builtin_inff() || mx != mx;
-    return mx;
-}
-
-float expShiftSum(float *x, Index n, float shift, float scale)
-{
-    const __m512 pshift = _mm512_set1_ps(-shift);
-    const __m512 pscale = _mm512_set1_ps(scale);
-    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
-    Index j = 0;
-    for (; j + 32 <= n; j += 32) {
-        const __m512 ea = exp16(_mm512_fmadd_ps(_mm512_loadu_ps(x + j), pscale, pshift));
-        const __m512 eb = exp16(_mm512_fmadd_ps(_mm512_loadu_ps(x + j + 16), pscale, pshift));
-        _mm512_storeu_ps(x + j, ea);
-        _mm512_storeu_ps(x + j + 16, eb);
-        s0 = _mm512_add_ps(s0, ea);
-        s1 = _mm512_add_ps(s1, eb);
-    }
-    for (; j < n; j += 16) {
-        const __mmask16 k = lanes(n - j);
-        const __m512 e = exp16(_mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, x + j), pscale, pshift));
-        _mm512_mask_storeu_ps(x + j, k, e);
-        s0 = _mm512_add_ps(s0, _mm512_maskz_mov_ps(k, e));
-    }
-    return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
-}
-
 void streamStore(const float *src, Index n, float *dst)
 {
     Index j = 0;
@@ -363,70 +422,34 @@ void streamStore(const float *src, Index n, float *dst)
     _mm_sfence(); // the streamed lines are visible before anyone reads them
 }
 
+float rowMax(const float *x, Index n, bool &suspicious)
+{
+    return rowMaxOf<Float16>(x, n, suspicious);
+}
+
 double rowMax(const double *x, Index n, bool &suspicious)
 {
-    const __m512d negInf = _mm512_set1_pd(-__builtin_inf());
-    __m512d m0 = negInf, m1 = negInf;
-    __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
-    Index j = 0;
-    for (; j + 16 <= n; j += 16) {
-        const __m512d a = _mm512_loadu_pd(x + j);
-        const __m512d b = _mm512_loadu_pd(x + j + 8);
-        m0 = _mm512_max_pd(m0, a);
-        m1 = _mm512_max_pd(m1, b);
-        s0 = _mm512_add_pd(s0, a);
-        s1 = _mm512_add_pd(s1, b);
-    }
-    for (; j < n; j += 8) {
-        const __mmask8 k = lanes8(n - j);
-        m0 = _mm512_max_pd(m0, _mm512_mask_loadu_pd(negInf, k, x + j));
-        s0 = _mm512_add_pd(s0, _mm512_maskz_loadu_pd(k, x + j));
-    }
-    const double mx = max8(_mm512_max_pd(m0, m1));
-    const double sum = sum8(_mm512_add_pd(s0, s1));
-    suspicious = sum != sum || sum == __builtin_inf() || mx != mx;
-    return mx;
+    return rowMaxOf<Double8>(x, n, suspicious);
+}
+
+float expShiftSum(float *x, Index n, float shift, float scale)
+{
+    return expShiftSumOf<Float16>(x, n, shift, scale);
 }
 
 double expShiftSum(double *x, Index n, double shift, double scale)
 {
-    const __m512d pshift = _mm512_set1_pd(-shift);
-    const __m512d pscale = _mm512_set1_pd(scale);
-    __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
-    Index j = 0;
-    for (; j + 16 <= n; j += 16) {
-        const __m512d ea = exp8(_mm512_fmadd_pd(_mm512_loadu_pd(x + j), pscale, pshift));
-        const __m512d eb = exp8(_mm512_fmadd_pd(_mm512_loadu_pd(x + j + 8), pscale, pshift));
-        _mm512_storeu_pd(x + j, ea);
-        _mm512_storeu_pd(x + j + 8, eb);
-        s0 = _mm512_add_pd(s0, ea);
-        s1 = _mm512_add_pd(s1, eb);
-    }
-    for (; j < n; j += 8) {
-        const __mmask8 k = lanes8(n - j);
-        const __m512d e = exp8(_mm512_fmadd_pd(_mm512_maskz_loadu_pd(k, x + j), pscale, pshift));
-        _mm512_mask_storeu_pd(x + j, k, e);
-        s0 = _mm512_add_pd(s0, _mm512_maskz_mov_pd(k, e));
-    }
-    return sum8(_mm512_add_pd(s0, s1));
-}
-
-void scaleRow(double *x, Index n, double s)
-{
-    const __m512d ps = _mm512_set1_pd(s);
-    for (Index j = 0; j < n; j += 8) {
-        const __mmask8 k = lanes8(n - j);
-        _mm512_mask_storeu_pd(x + j, k, _mm512_mul_pd(_mm512_maskz_loadu_pd(k, x + j), ps));
-    }
+    return expShiftSumOf<Double8>(x, n, shift, scale);
 }
 
 void scaleRow(float *x, Index n, float s)
 {
-    const __m512 ps = _mm512_set1_ps(s);
-    for (Index j = 0; j < n; j += 16) {
-        const __mmask16 k = lanes(n - j);
-        _mm512_mask_storeu_ps(x + j, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, x + j), ps));
-    }
+    scaleRowOf<Float16>(x, n, s);
+}
+
+void scaleRow(double *x, Index n, double s)
+{
+    scaleRowOf<Double8>(x, n, s);
 }
 
 } // namespace attn::detail::avx512
