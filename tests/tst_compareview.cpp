@@ -22,6 +22,7 @@
 #include <QJsonObject>
 #include <QJsonValue>
 #include <QLabel>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -588,6 +589,98 @@ private slots:
         view.setResultA(compute(a2));
         QTRY_VERIFY(view.isUpToDate());
         QCOMPARE(view.renderer().resultB()->params.seed, quint64(22));
+    }
+
+    void bFollowsAUntilEdited_data()
+    {
+        QTest::addColumn<QString>("edit");
+        QTest::newRow("alpha spin") << "alpha";
+        QTest::newRow("d_k spin") << "d_k";
+        QTest::newRow("mask combo") << "mask";
+        QTest::newRow("B = A button") << "reset";
+        QTest::newRow("restored session state") << "state";
+    }
+
+    void bFollowsAUntilEdited()
+    {
+        // The new-user finding: scale off and d_k 16 → 32 before the A/B tab is first shown
+        // gave B = the startup A (d_k 16, unscaled). Until B is edited, B is the current A with
+        // the scale toggled (as `attnlab heatmap --view compare`); an edited B stays as set.
+        QFETCH(QString, edit);
+        SessionParameters a; // α 0.5 (1/√d_k)
+        a.n = 6;
+        a.dModel = 64;
+        a.heads = 4; // d_k 16
+        a.seed = 3;
+        CompareView view;
+        view.resize(1500, 700);
+        view.setResultA(compute(a)); // the startup A, tab not shown
+        QVERIFY(!view.isVariantEdited());
+        QCOMPARE(view.variant().scaleExponent, 0.0);
+        QCOMPARE(view.variant().dK, 16);
+
+        SessionParameters a2 = a; // Ctrl+K (scale off), Ctrl+] (d_k 16 → 32)
+        a2.scaleExponent = 0.0;
+        a2.dModel = 128;
+        view.setResultA(compute(a2));
+        SessionParameters expectedB = a2;
+        expectedB.scaleExponent = 0.5;
+        QCOMPARE(view.parametersB().value(), expectedB);
+        QCOMPARE(view.variant().scaleExponent, 0.5);
+        QCOMPARE(view.variant().dK, 32);
+        auto *alphaSpin = view.findChild<QDoubleSpinBox *>(QStringLiteral("compareAlphaSpin"));
+        auto *dkSpin = view.findChild<QSpinBox *>(QStringLiteral("compareDkSpin"));
+        QCOMPARE(alphaSpin->value(), 0.5);
+        QCOMPARE(dkSpin->value(), 32);
+        // Not edited: a session keeps the head only, so B follows A there too.
+        QCOMPARE(view.state(), (QJsonObject {{QStringLiteral("head"), 0}}));
+
+        view.show(); // the tab is shown: B computed from the same inputs as A
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QTRY_VERIFY(view.isUpToDate());
+        QCOMPARE(view.renderer().resultB()->params, expectedB);
+        QVERIFY(!view.renderer()
+                     .footerNotes()
+                     .join(QLatin1Char(' '))
+                     .contains(QStringLiteral("Not the same numbers")));
+        QCOMPARE(view.statusLabel()->text(),
+                 QStringLiteral("B: \u03b1 0 (unscaled) \u2192 0.5 (1/\u221ad_k)"));
+
+        // The user edits B.
+        if (edit == QLatin1String("alpha"))
+            alphaSpin->setValue(0.25);
+        else if (edit == QLatin1String("d_k"))
+            dkSpin->setValue(8);
+        else if (edit == QLatin1String("mask"))
+            view.findChild<QComboBox *>(QStringLiteral("compareMaskCombo"))->setCurrentIndex(1);
+        else if (edit == QLatin1String("reset"))
+            view.findChild<QPushButton *>(QStringLiteral("compareResetButton"))->click();
+        else
+            view.setState(QJsonObject {{QStringLiteral("alpha"), 0.25}});
+        QVERIFY(view.isVariantEdited());
+        const CompareVariant edited = view.variant();
+        QVERIFY(edited != CompareVariant::from(a2) || edit == QLatin1String("reset"));
+        QVERIFY(view.state().contains(QLatin1String("alpha")));
+
+        // A changes again (scale on, d_k 64): B keeps the user's variant.
+        SessionParameters a3 = a2;
+        a3.scaleExponent = 0.5;
+        a3.dModel = 256;
+        view.setResultA(compute(a3));
+        QCOMPARE(view.variant(), edited);
+        QCOMPARE(view.parametersB().value(), edited.apply(a3));
+        QTRY_VERIFY(view.isUpToDate());
+        QCOMPARE(view.renderer().resultB()->params, edited.apply(a3));
+
+        // A session saved while B followed A (head only): B follows the current A again.
+        view.setState(QJsonObject {{QStringLiteral("head"), 1}});
+        QVERIFY(!view.isVariantEdited());
+        QCOMPARE(view.head(), 1);
+        QCOMPARE(view.variant().scaleExponent, 0.0);
+        QCOMPARE(view.variant().dK, 64);
+        SessionParameters followB = a3;
+        followB.scaleExponent = 0.0;
+        QCOMPARE(view.parametersB().value(), followB);
     }
 
     void stateRoundTrip_data()

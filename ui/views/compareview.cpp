@@ -59,7 +59,8 @@ void CompareView::buildUi()
     auto *strip = new QHBoxLayout;
     auto *bLabel = new QLabel(tr("<b>B</b> = A with:"));
     bLabel->setToolTip(tr("A is the current parameters (the Controls panel); B copies them and "
-                          "changes what is set here. Both use the same seed."));
+                          "changes what is set here. Both use the same seed. Until you change "
+                          "B it follows A with the 1/√d_k scale toggled."));
     strip->addWidget(bLabel);
 
     auto *alphaLabel = new QLabel(tr("&α"));
@@ -171,7 +172,7 @@ void CompareView::editVariant(const std::function<void(CompareVariant &)> &chang
 
 void CompareView::setVariant(const CompareVariant &variant)
 {
-    m_variantSet = true;
+    m_variantEdited = true;
     if (variant == m_variant)
         return;
     m_variant = variant;
@@ -241,12 +242,10 @@ void CompareView::syncHeads()
 void CompareView::setResultA(std::shared_ptr<const SessionResult> result)
 {
     m_a = std::move(result);
-    if (m_a && m_a->ok() && !m_variantSet) {
-        // First A: B = A with the scale toggled, the comparison the paper's §3.2.1 is about.
-        CompareVariant v = CompareVariant::from(m_a->params);
-        v.scaleExponent = m_a->params.scaleExponent == 0.5 ? 0.0 : 0.5;
-        m_variant = v;
-        m_variantSet = true;
+    if (m_a && m_a->ok() && !m_variantEdited) {
+        // B not edited yet: B follows A with the scale toggled, the comparison the paper's
+        // §3.2.1 is about (so a d_k or α set before the tab is shown reaches B too).
+        m_variant = defaultVariant(m_a->params);
     }
     // Loaded tensors fix d_model (and so d_k): B keeps A's.
     if (m_a && m_a->ok() && m_a->params.tensors)
@@ -259,11 +258,23 @@ void CompareView::setResultA(std::shared_ptr<const SessionResult> result)
         m_dirty = true;
 }
 
+CompareVariant CompareView::defaultVariant(const SessionParameters &a)
+{
+    CompareVariant v = CompareVariant::from(a);
+    v.scaleExponent = a.scaleExponent == 0.5 ? 0.0 : 0.5;
+    return v;
+}
+
 QJsonObject CompareView::state() const
 {
-    if (!m_variantSet)
-        return {}; // nothing chosen yet: the first A sets B's default
-    return compareViewToJson(m_variant, m_requestedHead);
+    if (m_variantEdited)
+        return compareViewToJson(m_variant, m_requestedHead);
+    if (!m_a || !m_a->ok())
+        return {}; // nothing shown yet
+    // B follows A: only the head compared is the view's own (B follows A again when opened).
+    QJsonObject o;
+    o.insert(QStringLiteral("head"), m_requestedHead);
+    return o;
 }
 
 void CompareView::setState(const QJsonObject &state)
@@ -272,6 +283,20 @@ void CompareView::setState(const QJsonObject &state)
         return;
     int headValue = m_requestedHead;
     const CompareVariant v = compareViewFromJson(state, m_variant, &headValue);
+    const bool variantKeys = state.contains(QLatin1String("alpha"))
+        || state.contains(QLatin1String("temperature")) || state.contains(QLatin1String("mask"))
+        || state.contains(QLatin1String("d_k"));
+    if (!variantKeys) { // a head alone, saved while B followed A: B follows A again
+        if (!state.contains(QLatin1String("head")))
+            return; // unknown keys only
+        if (headValue != m_requestedHead)
+            setHead(headValue);
+        if (m_variantEdited) {
+            m_variantEdited = false;
+            setResultA(m_a);
+        }
+        return;
+    }
     // Loaded tensors fix d_k: B keeps A's (as setResultA does).
     CompareVariant applied = v;
     if (m_a && m_a->ok() && m_a->params.tensors)

@@ -33,23 +33,28 @@ public:
     explicit CompareView(QWidget *parent = nullptr);
     ~CompareView() override;
 
-    /// A's result (from the main session). The first valid one also sets B's default: A with
-    /// the scale toggled (1/√d_k ⇄ unscaled).
+    /// A's result (from the main session). Until B is edited (setVariant, the strip, B = A or
+    /// a restored session state) B follows A: A with the scale toggled (1/√d_k ⇄ unscaled),
+    /// as `attnlab heatmap --view compare` without --compare. An edited B stays as set.
     void setResultA(std::shared_ptr<const SessionResult> result);
     std::shared_ptr<const SessionResult> resultA() const { return m_a; }
 
-    /// What B changes relative to A; updates the strip and recomputes B.
+    /// What B changes relative to A; updates the strip and recomputes B. B counts as edited
+    /// from then on (A's later changes no longer reset it).
     void setVariant(const CompareVariant &variant);
+    /// True once B was set by hand or restored; false while B follows A (scale toggled).
+    bool isVariantEdited() const { return m_variantEdited; }
     CompareVariant variant() const { return m_variant; }
     /// B's parameters for the current A (nullopt without A).
     std::optional<SessionParameters> parametersB() const;
 
     /// The view state a session file keeps (SessionDocument::view's "compare", see
-    /// sessionfile.h): B's α, τ, mask and d_k and the head compared. Empty until B's variant is
-    /// set (by the first A or by hand).
+    /// sessionfile.h): B's α, τ, mask and d_k and the head compared. While B is not edited only
+    /// the head (B follows A, also when the session is opened again); empty before the first A.
     QJsonObject state() const;
     /// Applies the keys present in `state` (compareViewFromJson: unknown or invalid values are
-    /// ignored); loaded tensors keep d_k at A's. An empty object changes nothing.
+    /// ignored); any of alpha, temperature, mask or d_k counts B as edited, a head alone makes
+    /// B follow A again. Loaded tensors keep d_k at A's. An empty object changes nothing.
     void setState(const QJsonObject &state);
 
     /// Head 0 … h−1, or h for the mean over heads.
@@ -92,12 +97,14 @@ private:
     void syncHeads();
     void editVariant(const std::function<void(CompareVariant &)> &change);
     void onResultB(std::shared_ptr<const SessionResult> result);
+    /// B's default for A: A with the 1/√d_k scale toggled (as app/cli/heatmap.cpp's parseCompare).
+    static CompareVariant defaultVariant(const SessionParameters &a);
 
     CompareRenderer m_renderer;
     AttentionSession *m_sessionB = nullptr;
     std::shared_ptr<const SessionResult> m_a, m_b;
     CompareVariant m_variant;
-    bool m_variantSet = false;
+    bool m_variantEdited = false; ///< B set by hand or restored: no longer follows A
     bool m_dirty = false;
     int m_requestedHead = 0;
 
