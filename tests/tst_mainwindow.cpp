@@ -1,7 +1,8 @@
 // Tests of the main window: it builds offscreen, a control change produces exactly one new
 // result, rapid changes deliver only the newest, the h combo lists only divisors of d_model,
 // File → Export writes images that decode with the expected size, the charts show what the core
-// computes, the status bar reports NaN/Inf, and every control has a tooltip.
+// computes, the status bar reports NaN/Inf, a change refused over the memory budget keeps a
+// banner over the heatmaps until a later one computes, and every control has a tooltip.
 
 #include "svgtext.h"
 #include <attentionsession.h>
@@ -17,6 +18,7 @@
 #include <panels/experimentpage.h>
 #include <panels/experimentspanel.h>
 #include <panels/heatmapviewpanel.h>
+#include <sessioncompute.h>
 #include <views/attentionviews.h>
 #include <views/compareview.h>
 #include <views/figureexport.h>
@@ -47,6 +49,7 @@
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QStyle>
 #include <QStyleOptionSlider>
 #include <QTabBar>
@@ -127,6 +130,7 @@ private slots:
     void rowMetricsChartShowsSelectedHead();
     void tileClickEnlargesAndSelectsHead();
     void statusBarWarnsOnNonFinite();
+    void refusedChangeKeepsBanner();
     void timingChartMeasures();
     void modeSwitchHidesAndRestoresDocks();
     void everyControlHasToolTip();
@@ -729,6 +733,54 @@ void TestMainWindow::statusBarWarnsOnNonFinite()
     QVERIFY(!warning->isVisible());
     auto *sum = m_window->findChild<QLabel *>(QStringLiteral("rowSumStatus"));
     QVERIFY(sum && sum->text().contains(QStringLiteral("|Σw − 1|")));
+}
+
+void TestMainWindow::refusedChangeKeepsBanner()
+{
+    const ResultPtr r = waitForFirstResult();
+    QVERIFY(r);
+    HeatmapWidget *heatmap = m_window->heatmapWidget();
+    QVERIFY(heatmap->noticeText().isEmpty());
+    auto *nSpin = control<QSpinBox>("nSpin");
+    QVERIFY(nSpin);
+    const int n = r->params.n;
+    QVERIFY(n >= 2 && n * 2 <= nSpin->maximum());
+
+    // A budget the shown result fits and twice its n does not: the change is refused by the
+    // computation, after the session took the new parameters.
+    setSessionMemoryBudget(sessionResultBytes(r->params) + 1);
+    struct Restore
+    {
+        ~Restore() { setSessionMemoryBudget(0); }
+    } restore;
+    QSignalSpy failed(m_window->session(), &AttentionSession::computeFailed);
+    nSpin->setValue(n * 2);
+    QVERIFY(failed.wait(10000));
+    QCOMPARE(m_window->session()->result(), r); // still the previous result
+    QCOMPARE(m_window->controlPanel()->parameters().n, n * 2);
+    const QString message = failed.at(0).at(0).toString();
+    QVERIFY(message.contains(QLatin1String("budget")));
+    const QString banner = heatmap->noticeText();
+    QVERIFY2(
+        banner.startsWith(QStringLiteral("Not computed for n = %1: the heatmaps and Steps show the "
+                                         "previous parameters, n = %2.\n")
+                              .arg(n * 2)
+                              .arg(n)),
+        qPrintable(banner));
+    QVERIFY2(banner.endsWith(message), qPrintable(banner));
+    QCOMPARE(heatmap->noticeToolTip(), QStringLiteral("Not computed: ") + message);
+    QCOMPARE(m_window->statusBar()->currentMessage(), heatmap->noticeToolTip());
+
+    // A later change that computes clears both.
+    setSessionMemoryBudget(0);
+    QSignalSpy results(m_window->session(), &AttentionSession::resultChanged);
+    auto *seed = control<QSpinBox>("seedSpin");
+    QVERIFY(seed);
+    seed->setValue(seed->value() + 1);
+    QVERIFY(results.wait(10000));
+    QCOMPARE(m_window->session()->result()->params.n, n * 2);
+    QVERIFY2(heatmap->noticeText().isEmpty(), qPrintable(heatmap->noticeText()));
+    QVERIFY(m_window->statusBar()->currentMessage().isEmpty());
 }
 
 void TestMainWindow::timingChartMeasures()

@@ -290,22 +290,54 @@ void HeatmapWidget::paintEvent(QPaintEvent *)
             painter.drawRect(cell.adjusted(-grow, -grow, grow, grow));
         }
     }
-    if (m_computingBanner) {
-        const QString text = tr("Computing… the heatmaps show the previous parameters until the "
-                                "new result arrives");
-        QFont font = painter.font();
-        font.setBold(true);
-        painter.setFont(font);
-        const QFontMetricsF fm(font);
-        const qreal pad = fm.height() * 0.5;
-        const QRectF box(QPointF(0, 0),
-                         QSizeF(std::min(qreal(width()), fm.horizontalAdvance(text) + 2 * pad),
-                                fm.height() + 2 * pad));
-        painter.fillRect(box, QColor(255, 244, 214, 235));
-        painter.setPen(QColor(90, 60, 0));
-        painter.drawText(box.adjusted(pad, 0, -pad, 0), Qt::AlignLeft | Qt::AlignVCenter,
-                         fm.elidedText(text, Qt::ElideRight, box.width() - 2 * pad));
-    }
+    // Banners across the top: "computing…" first, then the notice. Lines are elided to the
+    // width, except a wrapped first line (word-wrapped over as many lines as it needs).
+    qreal top = 0;
+    auto banner
+        = [&](const QStringList &lines, bool wrapFirst, const QColor &fill, const QColor &ink) {
+              QFont font = painter.font();
+              font.setBold(true);
+              painter.setFont(font);
+              const QFontMetricsF fm(font);
+              const qreal pad = fm.height() * 0.5;
+              qreal textWidth = 0;
+              for (const QString &line : lines)
+                  textWidth = std::max(textWidth, fm.horizontalAdvance(line));
+              const qreal boxWidth = std::min(qreal(width()), textWidth + 2 * pad);
+              const qreal lineWidth = std::max(qreal(1), boxWidth - 2 * pad);
+              QList<qreal> heights;
+              qreal textHeight = 0;
+              for (int i = 0; i < lines.size(); ++i) {
+                  heights.append(i == 0 && wrapFirst ? fm.boundingRect(QRectF(0, 0, lineWidth, 1e6),
+                                                                       Qt::TextWordWrap, lines[i])
+                                                           .height()
+                                                     : fm.height());
+                  textHeight += heights.back();
+              }
+              const QRectF box(QPointF(0, top), QSizeF(boxWidth, textHeight + 2 * pad));
+              painter.fillRect(box, fill);
+              painter.setPen(ink);
+              qreal y = box.top() + pad;
+              for (int i = 0; i < lines.size(); ++i) {
+                  const QRectF lineBox(box.left() + pad, y, lineWidth, heights[i]);
+                  if (i == 0 && wrapFirst)
+                      painter.drawText(lineBox, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
+                                       lines[i]);
+                  else
+                      painter.drawText(lineBox, Qt::AlignLeft | Qt::AlignVCenter,
+                                       fm.elidedText(lines[i], Qt::ElideRight, lineWidth));
+                  y += heights[i];
+              }
+              top = box.bottom();
+              return box;
+          };
+    if (m_computingBanner)
+        banner({tr("Computing… the heatmaps show the previous parameters until the new result "
+                   "arrives")},
+               false, QColor(255, 244, 214, 235), QColor(90, 60, 0));
+    m_noticeRect = m_notice.isEmpty() ? QRectF()
+                                      : banner(m_notice.split(QLatin1Char('\n')), true,
+                                               QColor(255, 226, 222, 240), QColor(120, 20, 10));
     if (const auto &shown = m_renderer.result())
         emit painted(shown->requestId);
 }
@@ -331,6 +363,17 @@ void HeatmapWidget::setComputing(bool computing)
         m_computingBanner = false;
         update();
     }
+}
+
+void HeatmapWidget::setNotice(const QString &text, const QString &toolTip)
+{
+    if (text == m_notice && toolTip == m_noticeToolTip)
+        return;
+    m_notice = text;
+    m_noticeToolTip = text.isEmpty() ? QString() : toolTip;
+    if (text.isEmpty())
+        m_noticeRect = QRectF();
+    update();
 }
 
 void HeatmapWidget::resizeEvent(QResizeEvent *event)
@@ -367,6 +410,13 @@ void HeatmapWidget::mouseMoveEvent(QMouseEvent *event)
             QWidget::mouseMoveEvent(event);
             return;
         }
+    }
+    if (m_noticeRect.contains(event->position()) && !m_noticeToolTip.isEmpty()) {
+        // Over the notice banner: its message, not the cell underneath.
+        setHover(HeatmapHit());
+        QToolTip::showText(event->globalPosition().toPoint(), m_noticeToolTip, this);
+        QWidget::mouseMoveEvent(event);
+        return;
     }
     const HeatmapHit hit = cellAt(event->position());
     const bool changed = !(hit == m_hover);
@@ -464,7 +514,9 @@ bool HeatmapWidget::event(QEvent *event)
 {
     if (event->type() == QEvent::ToolTip) {
         auto *help = static_cast<QHelpEvent *>(event);
-        const QString text = toolTipAt(help->pos());
+        const QString text = m_noticeRect.contains(help->pos()) && !m_noticeToolTip.isEmpty()
+            ? m_noticeToolTip
+            : toolTipAt(help->pos());
         if (text.isEmpty())
             QToolTip::hideText();
         else

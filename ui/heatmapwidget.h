@@ -94,6 +94,15 @@ public:
     /// The banner is shown (computing for longer than the delay).
     bool isComputingBannerShown() const { return m_computingBanner; }
 
+    /// A notice banner over the heatmaps (under the computing one), shown at once and kept
+    /// until replaced or cleared with an empty `text`: e.g. a refused parameter change while the
+    /// heatmaps still show the previous parameters. `text` may hold several lines ('\n'): the
+    /// first is word-wrapped, the others elided to the width; `toolTip` (e.g. the full message)
+    /// shows when hovering the banner.
+    void setNotice(const QString &text, const QString &toolTip = QString());
+    QString noticeText() const { return m_notice; }
+    QString noticeToolTip() const { return m_noticeToolTip; }
+
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
 
@@ -140,6 +149,9 @@ private:
     QPixmap m_cache;
     QTimer *m_computingTimer = nullptr; // the banner's delay
     bool m_computingBanner = false;
+    QString m_notice; // the notice banner's lines (empty: none)
+    QString m_noticeToolTip;
+    QRectF m_noticeRect; // where the notice banner was painted (for its tooltip)
     HeatmapHit m_hover;
     QPointF m_pressPos;
     QRect m_pressWindow; // visible cells when the drag began

@@ -738,6 +738,7 @@ void MainWindow::onResult(std::shared_ptr<const SessionResult> result)
         return;
     }
     statusBar()->clearMessage();
+    m_heatmap->setNotice(QString()); // a refusal shown before is over: this result is current
     m_heatmap->setResult(result); // and, through shownResultChanged, the row metrics chart
 
     const SessionParameters &p = result->params;
@@ -766,9 +767,43 @@ void MainWindow::onResult(std::shared_ptr<const SessionResult> result)
 
 void MainWindow::onComputeFailed(const QString &message)
 {
-    // Rejected parameters leave the session as it was: show its parameters again.
-    m_controls->setParameters(m_session->parameters());
-    statusBar()->showMessage(tr("Not computed: %1").arg(message), 10000);
+    // Parameters that fail validation leave the session as it was: show its parameters again.
+    // Parameters refused by the computation (over the memory budget) stay the session's, while
+    // the heatmaps and Steps keep the previous result: a banner over the heatmaps says so until
+    // a later change computes (onResult), and the status bar keeps the whole message.
+    const SessionParameters &wanted = m_session->parameters();
+    m_controls->setParameters(wanted);
+    const QString full = tr("Not computed: %1").arg(message);
+    statusBar()->showMessage(full);
+    const auto shown = m_session->result();
+    if (!shown || !shown->ok() || shown->params == wanted) {
+        m_heatmap->setNotice(QString());
+        return;
+    }
+    // The sizes that differ, e.g. "h = 4, d_k = 288" against "h = 16, d_k = 72".
+    auto brief = [&](const SessionParameters &p, const SessionParameters &other) {
+        QStringList parts;
+        const bool all = p.queryCount() == other.queryCount() && p.keyCount() == other.keyCount()
+            && p.dModel == other.dModel && p.heads == other.heads;
+        if (all || p.queryCount() != other.queryCount() || p.keyCount() != other.keyCount()) {
+            if (p.kind == AttentionKind::EncoderDecoder)
+                parts << tr("n_q = %1, n_k = %2").arg(p.queryCount()).arg(p.keyCount());
+            else
+                parts << tr("n = %1").arg(p.n);
+        }
+        if (p.dModel != other.dModel)
+            parts << tr("d_model = %1").arg(p.dModel);
+        if (all || p.heads != other.heads)
+            parts << tr("h = %1").arg(p.heads);
+        if (all || p.dK() != other.dK())
+            parts << tr("d_k = %1").arg(p.dK());
+        return parts.join(QStringLiteral(", "));
+    };
+    // First line (wrapped): what the heatmaps show; second (elided, whole in the tooltip): why.
+    m_heatmap->setNotice(tr("Not computed for %1: the heatmaps and Steps show the previous "
+                            "parameters, %2.\n%3")
+                             .arg(brief(wanted, shown->params), brief(shown->params, wanted), full),
+                         full);
 }
 
 QSize MainWindow::defaultExportSize() const
