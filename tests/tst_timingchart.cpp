@@ -10,10 +10,14 @@
 
 #include <kernels/kernels.h>
 
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QLabel>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTest>
@@ -184,6 +188,37 @@ private slots:
         QCOMPARE(running.count(), 2);
         QVERIFY(chart.statusText().contains(QStringLiteral("Cancelled"))
                 || chart.data() != nullptr);
+    }
+
+    // Run disables itself: the focus must not pass to a widget further down (the plots), which
+    // the dock's scroll area would scroll into view, taking Run, Cancel and the progress away.
+    void runKeepsControlsInView()
+    {
+        QScrollArea scroll;
+        scroll.setWidgetResizable(true);
+        auto *chart = new TimingChart;
+        scroll.setWidget(chart);
+        scroll.resize(420, 260); // much shorter than the chart: it scrolls
+        scroll.show();
+        QVERIFY(QTest::qWaitForWindowActive(&scroll));
+        choose(*chart, 16384, 64, 3, {"streaming"}, 1024);
+        QScrollBar *bar = scroll.verticalScrollBar();
+        QVERIFY(bar->maximum() > 0);
+        bar->setValue(0);
+        auto *runButton = chart->findChild<QPushButton *>(QStringLiteral("timingRunButton"));
+        auto *cancelButton = chart->findChild<QPushButton *>(QStringLiteral("timingCancelButton"));
+        QVERIFY(runButton && cancelButton);
+
+        runButton->setFocus(Qt::MouseFocusReason);
+        QTest::mouseClick(runButton, Qt::LeftButton);
+        QVERIFY(chart->isRunning());
+        QCOMPARE(QApplication::focusWidget(), cancelButton);
+        QCOMPARE(bar->value(), 0);
+
+        QTest::mouseClick(cancelButton, Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!chart->isRunning(), 120000);
+        QCOMPARE(QApplication::focusWidget(), runButton);
+        QCOMPARE(bar->value(), 0);
     }
 
 private:

@@ -5,6 +5,7 @@
 #include <experiments/experiments.h>
 #include <kernels/kernels.h>
 
+#include <QApplication>
 #include <QChart>
 #include <QChartView>
 #include <QCheckBox>
@@ -597,15 +598,28 @@ void TimingChart::setRunning(bool running)
     if (running == m_running)
         return;
     m_running = running;
-    m_runButton->setEnabled(!running);
-    m_cancelButton->setEnabled(running);
-    m_maxNCombo->setEnabled(!running);
-    m_dSpin->setEnabled(!running);
-    m_float32Check->setEnabled(!running);
-    m_repeatsSpin->setEnabled(!running);
-    m_budgetCombo->setEnabled(!running);
+    // Disabling the widget that has the focus would pass it to the next focusable widget, which
+    // the dock's scroll area then scrolls into view (the plots, below): Run, Cancel and the
+    // progress bar would scroll away. So the focus goes to Cancel while running and back to Run
+    // after, each enabled before the other is disabled.
+    QList<QWidget *> settings {m_runButton,    m_maxNCombo,   m_dSpin,
+                               m_float32Check, m_repeatsSpin, m_budgetCombo};
     for (QCheckBox *check : std::as_const(m_kernelChecks))
-        check->setEnabled(!running);
+        settings.append(check);
+    QWidget *focus = QApplication::focusWidget();
+    const bool focusInSettings = focus && settings.contains(focus);
+    const bool focusOnCancel = focus == m_cancelButton;
+    if (running)
+        m_cancelButton->setEnabled(true);
+    else
+        m_runButton->setEnabled(true);
+    if (running && focusInSettings)
+        m_cancelButton->setFocus(Qt::OtherFocusReason);
+    else if (!running && focusOnCancel)
+        m_runButton->setFocus(Qt::OtherFocusReason);
+    for (QWidget *w : std::as_const(settings))
+        w->setEnabled(!running);
+    m_cancelButton->setEnabled(running);
     emit runningChanged(running);
 }
 
