@@ -15,6 +15,7 @@
 #include <QComboBox>
 #include <QDir>
 #include <QLabel>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -188,6 +189,32 @@ private slots:
         QCOMPARE(running.count(), 2);
         QVERIFY(chart.statusText().contains(QStringLiteral("Cancelled"))
                 || chart.data() != nullptr);
+    }
+
+    // A cancel keeps the points measured before it (they used to be thrown away with the run):
+    // cancelled during n = 16384 (the last 75 % of the work), the smaller n are shown.
+    void cancelKeepsMeasuredPoints()
+    {
+        TimingChart chart;
+        choose(chart, 16384, 64, 3, {"streaming"}, 1024);
+        auto *progress = chart.findChild<QProgressBar *>();
+        QVERIFY(progress);
+        chart.run();
+        QVERIFY(chart.isRunning());
+        // n = 128 … 8192 are 25 % of the n²-weighted work: past 30 %, n = 16384 is running.
+        QTRY_VERIFY_WITH_TIMEOUT(progress->value() >= progress->maximum() * 3 / 10, 120000);
+        chart.cancel();
+        QTRY_VERIFY_WITH_TIMEOUT(!chart.isRunning(), 120000);
+        const auto data = chart.data();
+        QVERIFY(data);
+        const TimingSeries *s = data->series(QStringLiteral("streaming"));
+        QVERIFY(s);
+        const std::vector<double> measured {128, 256, 512, 1024, 2048, 4096, 8192};
+        QCOMPARE(s->n, measured);
+        QCOMPARE(s->seconds.size(), measured.size());
+        QVERIFY(std::isfinite(s->exponent));
+        QVERIFY(chart.statusText().startsWith(QStringLiteral("Cancelled")));
+        QVERIFY(chart.statusText().contains(QStringLiteral("streaming ∝ n^")));
     }
 
     // Run disables itself: the focus must not pass to a widget further down (the plots), which

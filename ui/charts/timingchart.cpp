@@ -534,48 +534,68 @@ void TimingChart::run()
             data->repeats = repeats;
             data->budgetBytes = budget;
             double done = 0;
+            // One n at a time, so that a cancel keeps the points measured before it.
             for (const Plan &plan : plans) {
                 TimingSeries series = plan.series;
                 series.exponent = std::numeric_limits<double>::quiet_NaN();
-                if (!plan.ns.empty()) {
-                    RunContext context;
-                    context.cancel = cancelFlag.get();
-                    const double before = done, weight = plan.weight;
-                    context.progress = [this, before, weight, totalWeight](double fraction) {
-                        const double overall
-                            = totalWeight > 0 ? (before + fraction * weight) / totalWeight : 1.0;
-                        QMetaObject::invokeMethod(
-                            this,
-                            [this, overall] {
-                                m_progress->setValue(int(std::lround(overall * 1000)));
-                            },
-                            Qt::QueuedConnection);
-                    };
-                    double exponent = 0;
-                    const Table table
-                        = timingSweep(plan.ns, d, float32, series.kernel.toStdString(), repeats, 0,
-                                      budget, &exponent, context);
-                    series.exponentAll = exponent;
-                    for (std::size_t row = 0; row < table.rowCount(); ++row) {
-                        series.n.push_back(table.number(row, "n"));
-                        // The fastest run: what other programs on the machine disturb least (as
-                        // E8).
-                        series.seconds.push_back(table.number(row, "seconds_min"));
-                        series.extraMib.push_back(table.number(row, "kernel_extra_mib"));
+                series.exponentAll = std::numeric_limits<double>::quiet_NaN();
+                double planCells = 0; // the plan's weight is spread over its n like n²
+                for (const Index n : plan.ns)
+                    planCells += double(n) * double(n);
+                std::vector<double> mib;
+                try {
+                    for (const Index n : plan.ns) {
+                        RunContext context;
+                        context.cancel = cancelFlag.get();
+                        const double before = done;
+                        const double weight = plan.weight * double(n) * double(n) / planCells;
+                        context.progress = [this, before, weight, totalWeight](double fraction) {
+                            const double overall = totalWeight > 0
+                                ? (before + fraction * weight) / totalWeight
+                                : 1.0;
+                            QMetaObject::invokeMethod(
+                                this,
+                                [this, overall] {
+                                    m_progress->setValue(int(std::lround(overall * 1000)));
+                                },
+                                Qt::QueuedConnection);
+                        };
+                        const Table table
+                            = timingSweep({n}, d, float32, series.kernel.toStdString(), repeats, 0,
+                                          budget, nullptr, context);
+                        done += weight;
+                        series.n.push_back(table.number(0, "n"));
+                        // The fastest run: what other programs on the machine disturb least
+                        // (as E8).
+                        series.seconds.push_back(table.number(0, "seconds_min"));
+                        series.extraMib.push_back(table.number(0, "kernel_extra_mib"));
+                        mib.push_back(table.number(0, "mib"));
                     }
-                    series.exponent = largeNExponent(series.n, series.seconds, &series.fitFromN);
-                    if (data->n.empty()) {
-                        data->exponent = series.exponent;
-                        data->seconds = series.seconds;
-                        data->n = series.n;
-                        for (std::size_t row = 0; row < table.rowCount(); ++row)
-                            data->mib.push_back(table.number(row, "mib"));
+                } catch (const Cancelled &) {
+                    out.cancelled = true;
+                }
+                if (series.n.size() >= 2 && series.n.front() != series.n.back()) {
+                    try {
+                        series.exponentAll = fitPowerLawExponent(series.n, series.seconds);
+                    } catch (const InvalidArgument &) { // a 0 s run: no exponent
                     }
                 }
-                done += plan.weight;
+                series.exponent = largeNExponent(series.n, series.seconds, &series.fitFromN);
+                if (data->n.empty() && !series.n.empty()) {
+                    data->exponent = series.exponent;
+                    data->seconds = series.seconds;
+                    data->n = series.n;
+                    data->mib = mib;
+                }
                 data->kernels.push_back(std::move(series));
+                if (out.cancelled)
+                    break;
             }
-            out.data = std::move(data);
+            // After a cancel: the points measured before it (none: nothing to show).
+            const bool anyPoint = std::any_of(data->kernels.begin(), data->kernels.end(),
+                                              [](const TimingSeries &k) { return !k.n.empty(); });
+            if (!out.cancelled || anyPoint)
+                out.data = std::move(data);
         } catch (const Cancelled &) {
             out.cancelled = true;
         } catch (const std::exception &e) {
@@ -627,9 +647,18 @@ void TimingChart::onFinished()
 {
     const Outcome out = m_watcher.result();
     setRunning(false);
-    if (out.cancelled) {
+    if (out.cancelled && !out.data) {
         m_progress->setValue(0);
         setStatus(tr("Cancelled. The previous measurement (if any) is still shown."));
+        return;
+    }
+    if (out.cancelled) {
+        // The points measured before the cancel replace the previous measurement.
+        m_progress->setValue(0);
+        m_data = out.data;
+        plot();
+        const QString prefix = tr("Cancelled — the points measured before it: ");
+        setStatus(prefix + m_statusPlain, prefix.toHtmlEscaped() + m_status->text());
         return;
     }
     if (!out.error.isEmpty()) {
