@@ -5,6 +5,7 @@
 #include "attention.h"
 #include "kernels/avx512.h"
 #include "kernels/kernels.h"
+#include "npy.h"
 #include "random.h"
 #include "testutil.h"
 
@@ -12,6 +13,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -390,6 +392,54 @@ private slots:
             agree<float>(n, n, dK, dV, mask, tile);
         else
             agree<double>(n, n, dK, dV, mask, tile);
+    }
+
+    void torchReference_data()
+    {
+        // tests/reference/make_kernel_fixtures.py: torch.softmax(Q Kᵀ · scale + mask) @ V in
+        // float64 from the stored inputs. Every kernel on both code paths.
+        QTest::addColumn<QString>("fixture");
+        QTest::addColumn<QString>("kernel");
+        QTest::addColumn<bool>("avx512");
+        for (const char *fixture : {"plain_float64", "plain_float32", "causal_float32",
+                                    "cross_padding_float32", "cross_causal_float64"})
+            for (const char *kernel : {"materialized", "streaming", "loop"})
+                for (const bool avx512 : {true, false})
+                    QTest::addRow("%s %s %s", fixture, kernel, avx512 ? "avx512" : "eigen")
+                        << QString::fromLatin1(fixture) << QString::fromLatin1(kernel) << avx512;
+    }
+    void torchReference()
+    {
+        QFETCH(QString, fixture);
+        QFETCH(QString, kernel);
+        QFETCH(bool, avx512);
+        const InstructionSetScope scope(avx512);
+        if (!scope.active())
+            QSKIP("this CPU or build has no AVX-512F");
+        std::map<std::string, NpyArray> c;
+        for (auto &[member, array] :
+             readNpz(QStringLiteral(ATTN_FIXTURE_DIR "/kernels/%1.npz").arg(fixture).toStdString()))
+            c.emplace(member, std::move(array));
+        const Index nQ = Index(c.at("query").shape[0]);
+        const Index nK = Index(c.at("key").shape[0]);
+        AttentionMask mask;
+        if (c.at("causal").toScalarInt("causal") != 0)
+            mask = AttentionMask::causal(nQ, nK);
+        if (const Index padding = Index(c.at("padding").toScalarInt("padding")); padding > 0)
+            mask = mask | AttentionMask::keyPaddingLast(nQ, nK, padding);
+        const MatrixD expected = c.at("expected_output").toMatrix<double>("expected_output");
+        const KernelKind kind = kernelFromName(kernel.toStdString());
+        if (c.at("query").type == NpyType::Float32) {
+            const MatrixF out = attentionKernel<float>(
+                kind, c.at("query").toMatrix<float>("query"), c.at("key").toMatrix<float>("key"),
+                c.at("value").toMatrix<float>("value"), float(c.at("scale").values.at(0)), mask);
+            ATTN_COMPARE_CLOSE(out.cast<double>().eval(), expected, 1e-5, 0.0);
+        } else {
+            const MatrixD out = attentionKernel<double>(
+                kind, c.at("query").toMatrix<double>("query"), c.at("key").toMatrix<double>("key"),
+                c.at("value").toMatrix<double>("value"), c.at("scale").values.at(0), mask);
+            ATTN_COMPARE_CLOSE(out, expected, 1e-12, 0.0);
+        }
     }
 
     void avx512Exp_data()

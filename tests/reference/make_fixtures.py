@@ -22,6 +22,7 @@ GROUPS = {
     "colormaps": "make_colormap_fixtures",  # matplotlib colormap tables and norms
     "session": "make_session_fixtures",     # the main view's multi-head weights in NumPy
     "tokens": "make_token_fixtures",        # typed tokens' input vectors and sessions
+    "kernels": "make_kernel_fixtures",      # the three kernels vs torch.softmax arithmetic
 }
 
 
