@@ -21,6 +21,33 @@ inline Index minIndex(Index a, Index b)
     return a < b ? a : b;
 }
 
+/// A row count known at compile time (the register-blocked kernels' R).
+template<int K> struct Rows
+{
+    static constexpr int value = K;
+};
+
+/// block(Rows<k>{}, r0) for the last `left` rows starting at r0, with k = left (0 < left ≤ K).
+template<int K, typename Block> inline void remainderBlock(Index left, Index r0, Block &block)
+{
+    if constexpr (K > 0) {
+        if (left == K)
+            block(Rows<K> {}, r0);
+        else
+            remainderBlock<K - 1>(left, r0, block);
+    }
+}
+
+/// Covers rows [0, rows) with block(Rows<R>{}, r0) on whole blocks of R rows, then one
+/// block(Rows<k>{}, r0) with k < R for what is left, so every block is a fixed-size kernel.
+template<int R, typename Block> inline void rowBlocks(Index rows, Block block)
+{
+    Index r0 = 0;
+    for (; r0 + R <= rows; r0 += R)
+        block(Rows<R> {}, r0);
+    remainderBlock<R - 1>(rows - r0, r0, block);
+}
+
 /// Mask of the first `n` lanes (none for n <= 0, all 16 for n >= 16).
 inline __mmask16 lanes(Index n)
 {
@@ -106,39 +133,10 @@ inline void accumulateRows(const float *p, Index ldp, Index rows, Index keys, co
 {
     // 6 rows × C zmm: 24 accumulators for C = 4 (d_v = 64), within the 32 zmm registers.
     constexpr int R = C >= 4 ? 6 : 8;
-    Index r0 = 0;
-    const auto scaleAt = [rowScale](Index r) { return rowScale ? rowScale + r : nullptr; };
-    for (; r0 + R <= rows; r0 += R)
-        accumulateBlock<R, C>(p + r0 * ldp, ldp, keys, v, ldv, o + r0 * ldo, ldo, scaleAt(r0),
-                              overwrite);
-    const float *pr = p + r0 * ldp;
-    float *orow = o + r0 * ldo;
-    const float *sr = scaleAt(r0);
-    switch (rows - r0) {
-    case 7:
-        accumulateBlock<7, C>(pr, ldp, keys, v, ldv, orow, ldo, sr, overwrite);
-        break;
-    case 6:
-        accumulateBlock<6, C>(pr, ldp, keys, v, ldv, orow, ldo, sr, overwrite);
-        break;
-    case 5:
-        accumulateBlock<5, C>(pr, ldp, keys, v, ldv, orow, ldo, sr, overwrite);
-        break;
-    case 4:
-        accumulateBlock<4, C>(pr, ldp, keys, v, ldv, orow, ldo, sr, overwrite);
-        break;
-    case 3:
-        accumulateBlock<3, C>(pr, ldp, keys, v, ldv, orow, ldo, sr, overwrite);
-        break;
-    case 2:
-        accumulateBlock<2, C>(pr, ldp, keys, v, ldv, orow, ldo, sr, overwrite);
-        break;
-    case 1:
-        accumulateBlock<1, C>(pr, ldp, keys, v, ldv, orow, ldo, sr, overwrite);
-        break;
-    default:
-        break;
-    }
+    rowBlocks<R>(rows, [&](auto k, Index r0) {
+        accumulateBlock<decltype(k)::value, C>(p + r0 * ldp, ldp, keys, v, ldv, o + r0 * ldo, ldo,
+                                               rowScale ? rowScale + r0 : nullptr, overwrite);
+    });
 }
 
 /// exp(t) on 16 lanes: Cephes expf (range reduction by n = round(t·log2 e), t − n·ln 2 in two
@@ -350,36 +348,10 @@ void scores(const float *q, Index ldq, Index rows, const float *packedKeys, Inde
     for (Index c0 = 0; c0 < cols; c0 += 32) {
         const Index c = minIndex(32, cols - c0);
         const float *kt = packedKeys + (j0 + c0) / 32 * dk * 32;
-        Index r0 = 0;
-        for (; r0 + R <= rows; r0 += R)
-            scoresBlock<R>(q + r0 * ldq, ldq, kt, 32, dk, s + r0 * lds + c0, lds, c);
-        const float *qr = q + r0 * ldq;
-        float *sr = s + r0 * lds + c0;
-        switch (rows - r0) {
-        case 7:
-            scoresBlock<7>(qr, ldq, kt, 32, dk, sr, lds, c);
-            break;
-        case 6:
-            scoresBlock<6>(qr, ldq, kt, 32, dk, sr, lds, c);
-            break;
-        case 5:
-            scoresBlock<5>(qr, ldq, kt, 32, dk, sr, lds, c);
-            break;
-        case 4:
-            scoresBlock<4>(qr, ldq, kt, 32, dk, sr, lds, c);
-            break;
-        case 3:
-            scoresBlock<3>(qr, ldq, kt, 32, dk, sr, lds, c);
-            break;
-        case 2:
-            scoresBlock<2>(qr, ldq, kt, 32, dk, sr, lds, c);
-            break;
-        case 1:
-            scoresBlock<1>(qr, ldq, kt, 32, dk, sr, lds, c);
-            break;
-        default:
-            break;
-        }
+        rowBlocks<R>(rows, [&](auto k, Index r0) {
+            scoresBlock<decltype(k)::value>(q + r0 * ldq, ldq, kt, 32, dk, s + r0 * lds + c0, lds,
+                                            c);
+        });
     }
 }
 
