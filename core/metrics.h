@@ -29,13 +29,13 @@ double jacobianNormExplicit(const double *p, Index n);
 /// rows (0, negative → NaN). Kept only to show that failure (E2) — do not use for results.
 double jacobianNormTextbook(const double *p, Index n);
 
-/// The metrics of one row, as rowMetrics stores them.
+/// The metrics of one row of weights p, as rowMetrics stores them (EXPERIMENTS.md's metrics).
 struct RowMetricValues
 {
-    double maxWeight = 0;
-    double entropy = 0; ///< nats
-    double effectiveTerms = 0;
-    double jacobianNorm = 0;
+    double maxWeight = 0; ///< max_j p_j
+    double entropy = 0; ///< −Σ_j p_j ln p_j, nats
+    double effectiveTerms = 0; ///< 1 / Σ_j p_j²
+    double jacobianNorm = 0; ///< ‖diag(p) − p pᵀ‖_F of the softmax Jacobian
     double rowSum = 0; ///< Σ_j p_j, summed as Eigen's VectorD::sum (rowSumError = |rowSum − 1|)
 };
 
@@ -52,7 +52,8 @@ struct RowMetricsScratch
 /// passes instead of six (one backward pass for the Jacobian's suffix sums, one forward pass
 /// for the rest, one vectorised sum), each bit for bit equal to the separate function: the
 /// same operations on the same values in the same order. rowMetrics uses it; so does the
-/// session's fused per-row loop (ui/sessioncompute.cpp). n ≥ 0.
+/// session's fused per-row loop (ui/sessioncompute.cpp). p: one row of n weights; n ≥ 0.
+/// Never throws (the scratch grows on the first longer row only).
 RowMetricValues rowMetricValues(const double *p, Index n, RowMetricsScratch &scratch);
 
 /// rowMetricValues of `count` rows of n entries each (rows[r] → out[r]), bit for bit the same,
