@@ -12,8 +12,8 @@
 
 #include "fma_peak.h"
 
-#include <kernels/kernels.h>
-#include <random.h>
+#include "core/kernels/kernels.h"
+#include "core/random.h"
 
 #include <benchmark/benchmark.h>
 

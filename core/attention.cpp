@@ -1,8 +1,8 @@
-#include "attention.h"
+#include "core/attention.h"
 
-#include "kernels/detail.h"
-#include "kernels/rowops.h"
-#include "softmax.h"
+#include "core/kernels/detail.h"
+#include "core/kernels/rowops.h"
+#include "core/softmax.h"
 
 #include <cmath>
 #include <limits>

@@ -3,8 +3,8 @@
 //   scores S = Q Kᵀ (n_q × n_k), scaled S' = S · scale + M, weights W = softmax(S') row-wise,
 //   output O = W V (n_q × d_v). All matrices row-major.
 
-#include "mask.h"
-#include "types.h"
+#include "core/mask.h"
+#include "core/types.h"
 
 #include <cstdint>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "mask.h"
+#include "core/mask.h"
 
 #include <algorithm>
 #include <cmath>

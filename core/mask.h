@@ -8,7 +8,7 @@
 // n = 16 384 costs nothing; combining masks is a boolean OR of "masked", never a sum of
 // sentinels. An additive float mask is added literally to the scaled scores.
 
-#include "types.h"
+#include "core/types.h"
 
 #include <cstdint>
 #include <optional>

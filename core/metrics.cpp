@@ -1,4 +1,4 @@
-#include "metrics.h"
+#include "core/metrics.h"
 
 #include <algorithm>
 #include <cmath>

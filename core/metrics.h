@@ -1,7 +1,7 @@
 #pragma once
 // Metrics of attention weights (rows of W, each a probability vector p over keys).
 
-#include "types.h"
+#include "core/types.h"
 
 #include <cstdint>
 #include <vector>

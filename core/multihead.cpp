@@ -1,7 +1,7 @@
-#include "multihead.h"
+#include "core/multihead.h"
 
-#include "kernels/detail.h"
-#include "random.h"
+#include "core/kernels/detail.h"
+#include "core/random.h"
 
 #include <cmath>
 #include <string>

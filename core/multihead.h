@@ -9,9 +9,9 @@
 //   heads are concatenated and projected: output = concat · out_proj_weightᵀ + out_proj_bias.
 // Parameter count: 4·d_model² + 4·d_model with bias (4·d_model² without), whatever h is.
 
-#include "attention.h"
-#include "mask.h"
-#include "types.h"
+#include "core/attention.h"
+#include "core/mask.h"
+#include "core/types.h"
 
 #include <cstdint>
 #include <vector>

@@ -8,7 +8,7 @@
 // Every size taken from a file is checked against the bytes actually present before it is used,
 // and element counts are checked for overflow and against kMaxNpyBytes before any allocation.
 
-#include "npy.h"
+#include "core/npy.h"
 
 #include <zip.h>
 

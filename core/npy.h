@@ -19,7 +19,7 @@
 // allocated; .npz members are decompressed in chunks and abandoned once they exceed what their
 // header describes (by 1 MiB) or their zip entry claims more than the limit.
 
-#include "types.h"
+#include "core/types.h"
 
 #include <cstdint>
 #include <stdexcept>

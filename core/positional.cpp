@@ -1,4 +1,4 @@
-#include "positional.h"
+#include "core/positional.h"
 
 #include <cmath>
 #include <string>

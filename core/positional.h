@@ -4,7 +4,7 @@
 // Interleaved sin/cos columns, positions firstPosition … firstPosition+n−1, odd d allowed
 // (the last column is a sin).
 
-#include "types.h"
+#include "core/types.h"
 
 namespace attn {
 

@@ -6,7 +6,7 @@
 // integers() (Lemire's bounded method as NumPy uses it) and permutation() (Fisher-Yates as
 // numpy.random.Generator.shuffle). Arrays are filled in C (row-major) order.
 
-#include "types.h"
+#include "core/types.h"
 
 #include <array>
 #include <cstdint>

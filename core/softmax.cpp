@@ -1,6 +1,6 @@
-#include "softmax.h"
+#include "core/softmax.h"
 
-#include "kernels/rowops.h"
+#include "core/kernels/rowops.h"
 
 #include <atomic>
 #include <cmath>

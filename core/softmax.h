@@ -1,7 +1,7 @@
 #pragma once
 // Numerically stable row-wise softmax (max subtracted), Vaswani et al. 2017, §3.2.1.
 
-#include "types.h"
+#include "core/types.h"
 
 #include <cstdint>
 #include <vector>

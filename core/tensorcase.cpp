@@ -1,6 +1,6 @@
-#include "tensorcase.h"
+#include "core/tensorcase.h"
 
-#include "metrics.h"
+#include "core/metrics.h"
 
 #include <algorithm>
 #include <charconv>

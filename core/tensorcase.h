@@ -19,10 +19,10 @@
 // Errors throw InvalidArgument whose message names the array, its dtype/shape and what was
 // expected (NpyError comes through from reading the file).
 
-#include "mask.h"
-#include "multihead.h"
-#include "npy.h"
-#include "types.h"
+#include "core/mask.h"
+#include "core/multihead.h"
+#include "core/npy.h"
+#include "core/types.h"
 
 #include <string>
 #include <utility>

@@ -1,7 +1,7 @@
 #pragma once
 // Hand-made SessionResults for renderer and widget tests: known weights, no computation.
 
-#include <metrics.h>
+#include "core/metrics.h"
 #include <sessioncompute.h>
 
 #include <cstdint>

@@ -6,7 +6,7 @@
 
 #include "testutil.h"
 
-#include "npy.h"
+#include "core/npy.h"
 
 #include <QDir>
 #include <QFile>

@@ -8,7 +8,7 @@
 #include <panels/controlpanel.h>
 #include <tensorsource.h>
 
-#include <npy.h>
+#include "core/npy.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>

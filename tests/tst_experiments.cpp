@@ -4,8 +4,8 @@
 
 #include "testutil.h"
 
-#include <experiments/experiments.h>
-#include <metrics.h>
+#include "core/experiments/experiments.h"
+#include "core/metrics.h"
 
 #include <QFile>
 #include <QTest>

@@ -2,8 +2,8 @@
 // experiment figures shared with `attnlab experiment --figure`.
 // Set ATTN_FIGURE_DIR to keep the exported figures (one PNG and SVG per experiment) for viewing.
 
+#include "core/experiments/experiments.h"
 #include <charts/experimentfigure.h>
-#include <experiments/experiments.h>
 #include <panels/experimentlistmodel.h>
 #include <panels/experimentpage.h>
 #include <panels/experimentspanel.h>

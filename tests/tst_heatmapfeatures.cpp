@@ -9,12 +9,12 @@
 #include "handmaderesult.h"
 #include "testutil.h"
 
+#include "core/npy.h"
 #include <charts/rowmetricschart.h>
 #include <dataexport.h>
 #include <heatmapactions.h>
 #include <heatmaprenderer.h>
 #include <heatmapwidget.h>
-#include <npy.h>
 #include <panels/controlpanel.h>
 #include <panels/heatmapviewpanel.h>
 #include <resultview.h>

@@ -4,13 +4,13 @@
 // computes, the status bar reports NaN/Inf, a change refused over the memory budget keeps a
 // banner over the heatmaps until a later one computes, and every control has a tooltip.
 
+#include "core/experiments/experiments.h"
 #include "svgtext.h"
 #include <attentionsession.h>
 #include <charts/rowmetricschart.h>
 #include <charts/scalingchart.h>
 #include <charts/scalingsweeprunner.h>
 #include <charts/timingchart.h>
-#include <experiments/experiments.h>
 #include <heatmapactions.h>
 #include <heatmapwidget.h>
 #include <mainwindow.h>

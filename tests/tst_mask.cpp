@@ -1,7 +1,7 @@
 // AttentionMask (core/mask.h): causal alignments, key padding, the two boolean conventions,
 // additive masks, OR-combination and the per-cell state bits used for display.
 
-#include "mask.h"
+#include "core/mask.h"
 
 #include <QTest>
 

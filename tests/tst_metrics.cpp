@@ -2,9 +2,9 @@
 // against the explicit matrix and closed forms (ordinary and near-one-hot rows), entropy,
 // effective terms, row metrics with fully masked rows, standard deviation and NaN reports.
 
-#include "metrics.h"
-#include "random.h"
-#include "softmax.h"
+#include "core/metrics.h"
+#include "core/random.h"
+#include "core/softmax.h"
 #include "testutil.h"
 
 #include <QList>

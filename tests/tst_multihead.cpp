@@ -3,9 +3,9 @@
 // causal mask blocks the future (E7), per-head weights, Xavier initialisation, shape errors.
 // (Comparisons with PyTorch fixtures live in tst_multihead_torch.)
 
-#include "multihead.h"
-#include "positional.h"
-#include "random.h"
+#include "core/multihead.h"
+#include "core/positional.h"
+#include "core/random.h"
 #include "testutil.h"
 
 #include <QTest>

@@ -8,10 +8,10 @@
 
 #include "testutil.h"
 
-#include "attention.h"
-#include "mask.h"
-#include "multihead.h"
-#include "npy.h"
+#include "core/attention.h"
+#include "core/mask.h"
+#include "core/multihead.h"
+#include "core/npy.h"
 
 #include <QObject>
 #include <QTest>

@@ -8,11 +8,11 @@
 
 #include "testutil.h"
 
+#include "core/metrics.h"
+#include "core/npy.h"
 #include <attentionsession.h>
 #include <heatmapwidget.h>
 #include <mainwindow.h>
-#include <metrics.h>
-#include <npy.h>
 #include <panels/controlpanel.h>
 #include <panels/tensorpanel.h>
 #include <sessioncontroller.h>

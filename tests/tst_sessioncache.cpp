@@ -9,9 +9,9 @@
 #include <attentionsession.h>
 #include <sessioncompute.h>
 
-#include <multihead.h>
-#include <positional.h>
-#include <random.h>
+#include "core/multihead.h"
+#include "core/positional.h"
+#include "core/random.h"
 
 #include <QSignalSpy>
 #include <QTest>

@@ -19,7 +19,7 @@
 #include <views/attentionviews.h>
 #include <views/compareview.h>
 
-#include <npy.h>
+#include "core/npy.h"
 
 #include <QApplication>
 #include <QDir>

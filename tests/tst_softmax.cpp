@@ -2,8 +2,8 @@
 // finite, -inf is an exactly-zero weight, fully masked rows give zeros and a flag, NaN/+inf are
 // reported with their position. Every case runs in float32 and float64.
 
-#include "random.h"
-#include "softmax.h"
+#include "core/random.h"
+#include "core/softmax.h"
 #include "testutil.h"
 
 #include <QList>

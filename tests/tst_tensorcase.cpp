@@ -5,12 +5,12 @@
 // expected_weights; bad arrays are refused with messages naming the array and shapes; weights
 // computed elsewhere are split into layers and heads exactly as NumPy's C order says.
 
-#include "tensorcase.h"
+#include "core/tensorcase.h"
 #include "testutil.h"
 
-#include "attention.h"
-#include "multihead.h"
-#include "npy.h"
+#include "core/attention.h"
+#include "core/multihead.h"
+#include "core/npy.h"
 
 #include <QFile>
 #include <QTemporaryDir>

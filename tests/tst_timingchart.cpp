@@ -8,7 +8,7 @@
 
 #include <charts/timingchart.h>
 
-#include <kernels/kernels.h>
+#include "core/kernels/kernels.h"
 
 #include <QApplication>
 #include <QCheckBox>

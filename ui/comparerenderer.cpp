@@ -1,7 +1,7 @@
 #include "comparerenderer.h"
 
-#include <mask.h>
-#include <metrics.h>
+#include "core/mask.h"
+#include "core/metrics.h"
 
 #include <algorithm>
 #include <cmath>

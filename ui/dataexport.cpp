@@ -1,6 +1,6 @@
 #include "dataexport.h"
 
-#include <npy.h>
+#include "core/npy.h"
 
 #include <QDir>
 #include <QFile>

@@ -3,7 +3,7 @@
 #include "figurefile.h"
 #include "heatmaprenderer.h"
 
-#include <mask.h>
+#include "core/mask.h"
 
 #include <QFileInfo>
 #include <QFont>

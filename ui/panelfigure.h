@@ -10,7 +10,7 @@
 #include "figurefile.h"
 #include "sessioncompute.h"
 
-#include <types.h>
+#include "core/types.h"
 
 #include <QColor>
 #include <QImage>

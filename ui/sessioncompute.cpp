@@ -2,13 +2,13 @@
 
 #include "tensorsource.h"
 
-#include <multihead.h>
-#include <positional.h>
-#include <random.h>
+#include "core/multihead.h"
+#include "core/positional.h"
+#include "core/random.h"
 
 #include <QHash>
 
-#include <softmax.h>
+#include "core/softmax.h"
 
 #include <algorithm>
 #include <atomic>

@@ -5,10 +5,10 @@
 
 #include "sessionparameters.h"
 
-#include <attention.h>
-#include <mask.h>
-#include <metrics.h>
-#include <types.h>
+#include "core/attention.h"
+#include "core/mask.h"
+#include "core/metrics.h"
+#include "core/types.h"
 
 #include <QString>
 

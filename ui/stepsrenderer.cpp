@@ -3,7 +3,7 @@
 #include "figurefile.h"
 #include "tensorsource.h"
 
-#include <mask.h>
+#include "core/mask.h"
 
 #include <algorithm>
 

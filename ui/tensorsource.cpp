@@ -1,9 +1,9 @@
 #include "tensorsource.h"
 
-#include <attention.h>
-#include <mask.h>
-#include <metrics.h>
-#include <multihead.h>
+#include "core/attention.h"
+#include "core/mask.h"
+#include "core/metrics.h"
+#include "core/multihead.h"
 
 #include <QDir>
 #include <QFile>

@@ -17,8 +17,8 @@
 #include "sessioncompute.h"
 #include "sessionparameters.h"
 
-#include <npy.h>
-#include <tensorcase.h>
+#include "core/npy.h"
+#include "core/tensorcase.h"
 
 #include <QString>
 #include <QStringList>

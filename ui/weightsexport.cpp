@@ -1,6 +1,6 @@
 #include "weightsexport.h"
 
-#include <npy.h>
+#include "core/npy.h"
 
 #include <QFile>
 #include <QFileInfo>

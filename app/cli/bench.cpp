@@ -4,9 +4,9 @@
 
 #include "common.h"
 
-#include <kernels/kernels.h>
-#include <random.h>
-#include <table.h>
+#include "core/kernels/kernels.h"
+#include "core/random.h"
+#include "core/table.h"
 
 #include <QTextStream>
 

@@ -17,12 +17,12 @@
 
 #include "common.h"
 
-#include "attention.h"
-#include "mask.h"
-#include "metrics.h"
-#include "multihead.h"
-#include "npy.h"
-#include "tensorcase.h"
+#include "core/attention.h"
+#include "core/mask.h"
+#include "core/metrics.h"
+#include "core/multihead.h"
+#include "core/npy.h"
+#include "core/tensorcase.h"
 
 #include <QFileInfo>
 #include <QTextStream>

@@ -7,8 +7,8 @@
 
 #include <charts/experimentfigure.h>
 
+#include "core/experiments/experiments.h"
 #include <QFileInfo>
-#include <experiments/experiments.h>
 
 #include <QRegularExpression>
 #include <QSize>

@@ -4,7 +4,7 @@
 
 #include "common.h"
 
-#include <experiments/experiments.h>
+#include "core/experiments/experiments.h"
 
 #include <QTextStream>
 

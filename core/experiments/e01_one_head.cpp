@@ -1,9 +1,9 @@
 // E1 — one head, checked (EXPERIMENTS.md; Vaswani et al. 2017, §3.2.1).
 
-#include "experiments_p.h"
+#include "core/experiments/experiments_p.h"
 
-#include "../attention.h"
-#include "../random.h"
+#include "core/attention.h"
+#include "core/random.h"
 
 #include <cmath>
 

@@ -1,9 +1,9 @@
 // E2 — why divide by √d_k (EXPERIMENTS.md; Vaswani et al. 2017, §3.2.1 and footnote 4).
 
-#include "experiments_p.h"
+#include "core/experiments/experiments_p.h"
 
-#include "../metrics.h"
-#include "../random.h"
+#include "core/metrics.h"
+#include "core/random.h"
 
 #include <cmath>
 

@@ -1,8 +1,8 @@
 // E3 — softmax collapse over many keys (EXPERIMENTS.md; Vaswani et al. 2017, §3.2.1).
 
-#include "experiments_p.h"
+#include "core/experiments/experiments_p.h"
 
-#include "../random.h"
+#include "core/random.h"
 
 #include <cmath>
 

@@ -1,10 +1,10 @@
 // E4 — heads split the dimension (EXPERIMENTS.md; Vaswani et al. 2017, §3.2.2, Table 3 (A)).
 
-#include "experiments_p.h"
+#include "core/experiments/experiments_p.h"
 
-#include "../metrics.h"
-#include "../multihead.h"
-#include "../random.h"
+#include "core/metrics.h"
+#include "core/multihead.h"
+#include "core/random.h"
 
 namespace attn::experiments {
 

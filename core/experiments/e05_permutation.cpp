@@ -1,11 +1,11 @@
 // E5 — attention ignores order until positions are added (EXPERIMENTS.md;
 // Vaswani et al. 2017, §3.5).
 
-#include "experiments_p.h"
+#include "core/experiments/experiments_p.h"
 
-#include "../multihead.h"
-#include "../positional.h"
-#include "../random.h"
+#include "core/multihead.h"
+#include "core/positional.h"
+#include "core/random.h"
 
 namespace attn::experiments {
 

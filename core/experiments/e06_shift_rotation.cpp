@@ -1,8 +1,8 @@
 // E6 — a shift is a rotation (EXPERIMENTS.md; Vaswani et al. 2017, §3.5).
 
-#include "experiments_p.h"
+#include "core/experiments/experiments_p.h"
 
-#include "../positional.h"
+#include "core/positional.h"
 
 #include <cmath>
 

@@ -1,10 +1,10 @@
 // E7 — the causal mask really blocks the future (EXPERIMENTS.md; Vaswani et al. 2017, §3.2.3).
 
-#include "experiments_p.h"
+#include "core/experiments/experiments_p.h"
 
-#include "../mask.h"
-#include "../multihead.h"
-#include "../random.h"
+#include "core/mask.h"
+#include "core/multihead.h"
+#include "core/random.h"
 
 #include <limits>
 

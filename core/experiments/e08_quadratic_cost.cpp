@@ -1,9 +1,9 @@
 // E8 — what n² costs (EXPERIMENTS.md; Vaswani et al. 2017, Table 1: O(n²·d) per layer).
 
-#include "experiments_p.h"
+#include "core/experiments/experiments_p.h"
 
-#include "../kernels/kernels.h"
-#include "../random.h"
+#include "core/kernels/kernels.h"
+#include "core/random.h"
 
 #include <algorithm>
 #include <cmath>

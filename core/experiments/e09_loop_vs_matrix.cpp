@@ -2,10 +2,10 @@
 // space-efficient in practice, since it can be implemented using highly optimized matrix
 // multiplication code").
 
-#include "experiments_p.h"
+#include "core/experiments/experiments_p.h"
 
-#include "../kernels/kernels.h"
-#include "../random.h"
+#include "core/kernels/kernels.h"
+#include "core/random.h"
 
 #include <cmath>
 #include <limits>

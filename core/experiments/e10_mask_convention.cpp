@@ -1,10 +1,10 @@
 // E10 — the mask-convention trap (EXPERIMENTS.md; Vaswani et al. 2017, §3.2.3).
 
-#include "experiments_p.h"
+#include "core/experiments/experiments_p.h"
 
-#include "../attention.h"
-#include "../mask.h"
-#include "../random.h"
+#include "core/attention.h"
+#include "core/mask.h"
+#include "core/random.h"
 
 namespace attn::experiments {
 

@@ -2,11 +2,11 @@
 // (setting to −∞) all values in the input of the softmax which correspond to illegal
 // connections").
 
-#include "experiments_p.h"
+#include "core/experiments/experiments_p.h"
 
-#include "../attention.h"
-#include "../mask.h"
-#include "../random.h"
+#include "core/attention.h"
+#include "core/mask.h"
+#include "core/random.h"
 
 #include <cmath>
 #include <limits>

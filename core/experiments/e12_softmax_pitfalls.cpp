@@ -1,9 +1,9 @@
 // E12 — softmax pitfalls (EXPERIMENTS.md; Vaswani et al. 2017, §3.2.1).
 
-#include "experiments_p.h"
+#include "core/experiments/experiments_p.h"
 
-#include "../random.h"
-#include "../softmax.h"
+#include "core/random.h"
+#include "core/softmax.h"
 
 #include <cmath>
 #include <limits>

@@ -1,8 +1,8 @@
-#include "experiments.h"
+#include "core/experiments/experiments.h"
 
-#include "experiments_p.h"
+#include "core/experiments/experiments_p.h"
 
-#include "../kernels/kernels.h"
+#include "core/kernels/kernels.h"
 
 #include <algorithm>
 #include <cctype>

@@ -4,8 +4,8 @@
 // Every experiment is deterministic for a given seed (NumPy-compatible Generator) except the
 // timings of E8/E9, which are measured, never hard-coded.
 
-#include "../table.h"
-#include "../types.h"
+#include "core/table.h"
+#include "core/types.h"
 
 #include <atomic>
 #include <cstddef>

@@ -3,7 +3,7 @@
 // and the NumPy-order arithmetic E1–E3 use to print the same digits as the NumPy scripts in
 // tests/reference/.
 
-#include "experiments.h"
+#include "core/experiments/experiments.h"
 
 #include <cstdint>
 #include <string>

@@ -2,7 +2,7 @@
 // -mavx512f in every x86-64 build and called only when avx512::enabled(). No Eigen and no
 // standard-library templates here (see avx512.h): helpers have internal linkage.
 
-#include "avx512.h"
+#include "core/kernels/avx512.h"
 
 #include <immintrin.h>
 

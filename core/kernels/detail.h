@@ -1,9 +1,9 @@
 #pragma once
 // Internal helpers shared by attention.cpp and the kernels (not part of the API).
 
-#include "../mask.h"
-#include "../types.h"
-#include "kernels.h"
+#include "core/kernels/kernels.h"
+#include "core/mask.h"
+#include "core/types.h"
 
 #include <cstddef>
 #include <string>

@@ -1,7 +1,7 @@
-#include "kernels.h"
+#include "core/kernels/kernels.h"
 
-#include "avx512.h"
-#include "detail.h"
+#include "core/kernels/avx512.h"
+#include "core/kernels/detail.h"
 
 #include <algorithm>
 #include <atomic>

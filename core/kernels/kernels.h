@@ -12,8 +12,8 @@
 // (or when finite inputs overflow the scores). The materialized and streaming kernels use both
 // cores (OpenMP); call them from one thread at a time for full speed.
 
-#include "../mask.h"
-#include "../types.h"
+#include "core/mask.h"
+#include "core/types.h"
 
 #include <cstddef>
 #include <string_view>

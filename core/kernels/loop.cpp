@@ -2,9 +2,9 @@
 // oracle of the tests). Deliberately independent of the fast paths: dot products per key,
 // the mask queried cell by cell, std::exp per entry.
 
-#include "kernels.h"
+#include "core/kernels/kernels.h"
 
-#include "detail.h"
+#include "core/kernels/detail.h"
 
 #include <cmath>
 #include <limits>

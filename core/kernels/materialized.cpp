@@ -7,11 +7,11 @@
 // GEMM and packet math, or for float32 with d_v % 16 == 0 the AVX-512 code when the CPU has
 // AVX-512F (avx512.h).
 
-#include "kernels.h"
+#include "core/kernels/kernels.h"
 
-#include "avx512.h"
-#include "detail.h"
-#include "rowops.h"
+#include "core/kernels/avx512.h"
+#include "core/kernels/detail.h"
+#include "core/kernels/rowops.h"
 
 #include <algorithm>
 #include <atomic>

@@ -7,8 +7,8 @@
 // (Eigen's pexp alone returns a denormal there, not 0). Large finite negative arguments (a
 // −1e9 fill value) give what std::exp gives: a subnormal or exactly 0.
 
-#include "../types.h"
-#include "avx512.h"
+#include "core/kernels/avx512.h"
+#include "core/types.h"
 
 #include <Eigen/Core>
 

@@ -10,11 +10,11 @@
 // threads. The two products and the row passes use Eigen's GEMM and packet math, or for float32
 // with d_v a multiple of 16 the AVX-512 micro-kernels when the CPU has AVX-512F (avx512.h).
 
-#include "kernels.h"
+#include "core/kernels/kernels.h"
 
-#include "avx512.h"
-#include "detail.h"
-#include "rowops.h"
+#include "core/kernels/avx512.h"
+#include "core/kernels/detail.h"
+#include "core/kernels/rowops.h"
 
 #include <algorithm>
 #include <atomic>

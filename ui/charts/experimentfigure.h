@@ -18,7 +18,7 @@
 // NaN/Inf cells are red and labelled. Values at rounding level (< 1e-5) are drawn in units of
 // 10^e, named in the axis title.
 
-#include <experiments/experiments.h>
+#include "core/experiments/experiments.h"
 
 #include <QSize>
 #include <QString>

@@ -1,6 +1,6 @@
 #include "scalingsweeprunner.h"
 
-#include <experiments/experiments.h>
+#include "core/experiments/experiments.h"
 
 #include <QElapsedTimer>
 #include <QtConcurrent/QtConcurrentRun>

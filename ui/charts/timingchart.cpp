@@ -2,8 +2,8 @@
 
 #include "chartstyle.h"
 
-#include <experiments/experiments.h>
-#include <kernels/kernels.h>
+#include "core/experiments/experiments.h"
+#include "core/kernels/kernels.h"
 
 #include <QApplication>
 #include <QChart>

@@ -1,6 +1,6 @@
 #include "experimentlistmodel.h"
 
-#include <experiments/experiments.h>
+#include "core/experiments/experiments.h"
 
 #include <stdexcept>
 #include <string>

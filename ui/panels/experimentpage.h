@@ -8,7 +8,7 @@
 // goes through RunContext's atomic flag, and the newest run wins: starting a run cancels the
 // running one, whose result is never delivered. Errors appear in the message line.
 
-#include <experiments/experiments.h>
+#include "core/experiments/experiments.h"
 
 #include <QElapsedTimer>
 #include <QFutureWatcher>

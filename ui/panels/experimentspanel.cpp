@@ -3,7 +3,7 @@
 #include "experimentlistmodel.h"
 #include "experimentpage.h"
 
-#include <experiments/experiments.h>
+#include "core/experiments/experiments.h"
 
 #include <QHBoxLayout>
 #include <QItemSelectionModel>
