@@ -2,6 +2,7 @@
 // arguments rejected with exit status 2 and a message naming the argument.
 
 #include <QFile>
+#include <QImage>
 #include <QImageReader>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -294,6 +295,47 @@ private slots:
                             out,
                             png}
             << QStringLiteral("--heads 4096");
+        QTest::newRow("compute unknown")
+            << QStringList {QStringLiteral("--compute"), QStringLiteral("gpu"), out, png}
+            << QStringLiteral("--compute");
+        QTest::newRow("n beyond 65536")
+            << QStringList {QStringLiteral("--n"), QStringLiteral("65537"), out, png}
+            << QStringLiteral("--n");
+        QTest::newRow("compute full beyond n 4096")
+            << QStringList {QStringLiteral("--n"),
+                            QStringLiteral("5000"),
+                            QStringLiteral("--compute"),
+                            QStringLiteral("full"),
+                            out,
+                            png}
+            << QStringLiteral("--compute full takes n and n_k up to 4096");
+        QTest::newRow("tiles with the steps view") << QStringList {QStringLiteral("--compute"),
+                                                                   QStringLiteral("tiles"),
+                                                                   QStringLiteral("--view"),
+                                                                   QStringLiteral("steps"),
+                                                                   out,
+                                                                   png}
+                                                   << QStringLiteral("--view steps");
+        QTest::newRow("n 8192 with --data (needs the full matrices)")
+            << QStringList {QStringLiteral("--n"),
+                            QStringLiteral("8192"),
+                            QStringLiteral("--data"),
+                            QStringLiteral("/tmp/never-written.npz"),
+                            out,
+                            png}
+            << QStringLiteral("--data needs every head's full n_q x n_k matrices");
+        QTest::newRow("tile engine over the memory budget")
+            << QStringList {QStringLiteral("--n"),
+                            QStringLiteral("65536"),
+                            QStringLiteral("--d-model"),
+                            QStringLiteral("4096"),
+                            QStringLiteral("--heads"),
+                            QStringLiteral("64"),
+                            QStringLiteral("--memory-budget-mib"),
+                            QStringLiteral("500"),
+                            out,
+                            png}
+            << QStringLiteral("for the tile engine's view");
         QTest::newRow("budget named") << QStringList {QStringLiteral("--n"),
                                                       QStringLiteral("512"),
                                                       QStringLiteral("--memory-budget-mib"),
@@ -382,6 +424,72 @@ private slots:
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(named), qPrintable(r.err));
         QVERIFY(!QFile::exists(QStringLiteral("/tmp/never-written.png")));
+    }
+
+    // The tile engine's view (--compute tiles) draws the same picture as the full matrices
+    // where every cell has its own pixel: only the caption says how it was computed.
+    void tileEngineMatchesFullView()
+    {
+        const QString full = m_dir.filePath(QStringLiteral("full.png"));
+        const QString tiles = m_dir.filePath(QStringLiteral("tiles.png"));
+        const QStringList common {QStringLiteral("--n"),       QStringLiteral("300"),
+                                  QStringLiteral("--d-model"), QStringLiteral("64"),
+                                  QStringLiteral("--heads"),   QStringLiteral("4"),
+                                  QStringLiteral("--mask"),    QStringLiteral("causal"),
+                                  QStringLiteral("--dtype"),   QStringLiteral("float32")};
+        const Run a = run(common
+                          + QStringList {QStringLiteral("--compute"), QStringLiteral("full"),
+                                         QStringLiteral("--out"), full});
+        QVERIFY2(a.exitCode == 0, qPrintable(a.err));
+        const Run b = run(common
+                          + QStringList {QStringLiteral("--compute"), QStringLiteral("tiles"),
+                                         QStringLiteral("--out"), tiles});
+        QVERIFY2(b.exitCode == 0, qPrintable(b.err));
+        const QImage ia(full), ib(tiles);
+        QCOMPARE(ia.size(), ib.size());
+        // Below the caption (one line at this width): every pixel equal.
+        int differing = 0, compared = 0;
+        for (int y = 40; y < ia.height(); ++y)
+            for (int x = 0; x < ia.width(); ++x, ++compared)
+                differing += ia.pixel(x, y) != ib.pixel(x, y);
+        QVERIFY2(differing == 0,
+                 qPrintable(QStringLiteral("%1 of %2 pixels differ").arg(differing).arg(compared)));
+        QVERIFY(ia != ib); // the captions differ
+    }
+
+    // --compute auto: the tile engine once the full matrices would exceed 256 MiB, and the
+    // caption says which pooling the pixels show.
+    void autoComputeSwitchesToTiles_data()
+    {
+        QTest::addColumn<int>("n");
+        QTest::addColumn<QString>("pooling");
+        QTest::addColumn<QString>("note");
+        QTest::newRow("n 300: full") << 300 << QStringLiteral("max") << QString();
+        QTest::newRow("n 1600: tiles, max")
+            << 1600 << QStringLiteral("max")
+            << QStringLiteral("tile engine: max of 2 \u00d7 2 cells per pixel");
+        QTest::newRow("n 5000: tiles, mean")
+            << 5000 << QStringLiteral("mean")
+            << QStringLiteral("tile engine: mean of 5 \u00d7 5 cells per pixel");
+    }
+    void autoComputeSwitchesToTiles()
+    {
+        QFETCH(int, n);
+        QFETCH(QString, pooling);
+        QFETCH(QString, note);
+        const QString svg = m_dir.filePath(QStringLiteral("auto-%1.svg").arg(n));
+        const Run r = run({QStringLiteral("--n"), QString::number(n), QStringLiteral("--d-model"),
+                           QStringLiteral("16"), QStringLiteral("--heads"), QStringLiteral("4"),
+                           QStringLiteral("--pooling"), pooling, QStringLiteral("--out"), svg});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QFile f(svg);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(f.readAll());
+        const QString &expected = note;
+        if (note.isEmpty())
+            QVERIFY(!text.contains(QLatin1String("tile engine")));
+        else
+            QVERIFY2(text.contains(expected), qPrintable(expected));
     }
 
     void help()

@@ -880,8 +880,10 @@ QString HeatmapRenderer::describeCell(const HeatmapHit &hit) const
     } else {
         const std::size_t h = std::size_t(hit.head);
         lines << QStringLiteral("%1 %2").arg(weightName, formatValue(res.weights[h](i, j)));
-        lines << QStringLiteral("raw score %1").arg(formatValue(res.scores[h](i, j)));
-        lines << QStringLiteral("scaled score %1").arg(formatValue(res.scaledScores[h](i, j)));
+        if (h < res.scores.size() && h < res.scaledScores.size()) { // pooled views have none
+            lines << QStringLiteral("raw score %1").arg(formatValue(res.scores[h](i, j)));
+            lines << QStringLiteral("scaled score %1").arg(formatValue(res.scaledScores[h](i, j)));
+        }
     }
     lines << QStringLiteral("mask: %1").arg(maskStateName(state));
     const std::size_t h = hit.mean ? 0 : std::size_t(hit.head);

@@ -152,57 +152,22 @@ template<> std::vector<MatrixD> &typedScores<double>(SessionComputeCache::Data &
     return d.scoresD;
 }
 
-/// Stage 1: inputs, projections and per-head raw scores, exactly as MultiheadAttention<T>::forward
-/// and scaledDotProductAttention compute them (q = X W_Qᵀ + b_Q, S_i = q_i k_iᵀ).
+/// Stage 1: inputs, projections (sessionProjections) and per-head raw scores, exactly as
+/// MultiheadAttention<T>::forward and scaledDotProductAttention compute them (S_i = q_i k_iᵀ).
 template<typename T>
 void computeScores(const SessionParameters &p, SessionComputeCache::Data &out,
                    const std::function<bool()> &cancelled)
 {
-    auto checkpoint = [&] {
-        if (cancelled && cancelled())
-            throw CancelledError {};
-    };
     const Index nQ = p.queryCount();
     const Index nK = p.keyCount();
-    const Index d = p.dModel;
     const int h = p.heads;
     const Index dK = p.dK();
-
-    // Draw order: layer parameters, decoder/query-side input X, encoder input E (cross only).
-    Generator rng(p.seed);
-    MultiheadAttention<T> layer(d, h);
-    layer.initXavier(rng);
-    MatrixD x = rng.standardNormal(nQ, d); // X: n_q × d_model
-    MatrixD e; // E: n_k × d_model (encoder–decoder attention only)
-    if (p.kind == AttentionKind::EncoderDecoder)
-        e = rng.standardNormal(nK, d);
-    // Typed tokens replace the drawn rows: query i by tokens[i] (i < n), for encoder–decoder
-    // attention encoder row j by tokens[n + j]; every token counts, the empty one too.
-    const Index tokenCount = p.tokens.size();
-    for (Index i = 0; i < std::min(nQ, tokenCount); ++i)
-        x.row(i) = tokenEmbedding(p.tokens.at(i), p.seed, int(d)).transpose();
-    for (Index j = 0; e.size() > 0 && j < nK && nQ + j < tokenCount; ++j)
-        e.row(j) = tokenEmbedding(p.tokens.at(nQ + j), p.seed, int(d)).transpose();
-    if (p.positional) {
-        x += sinusoidalEncoding(nQ, d);
-        if (e.size() > 0)
-            e += sinusoidalEncoding(nK, d);
+    Matrix<T> q, k;
+    try {
+        sessionProjections<T>(p, q, k, cancelled);
+    } catch (const Cancelled &) {
+        throw CancelledError {};
     }
-    checkpoint();
-
-    // Projections: q = X W_Qᵀ + b_Q (n_q × d_model), k = E W_Kᵀ + b_K (n_k × d_model), as in
-    // MultiheadAttention::forward. The values and the output projection are not shown.
-    const Matrix<T> query = x.cast<T>();
-    const Matrix<T> keyInput = e.size() > 0 ? Matrix<T>(e.cast<T>()) : Matrix<T>();
-    const Matrix<T> &key = e.size() > 0 ? keyInput : query;
-    const Matrix<T> &w = layer.inProjWeight();
-    const Vector<T> &b = layer.inProjBias();
-    Matrix<T> q(nQ, d), k(nK, d);
-    q.noalias() = query * w.topRows(d).transpose();
-    k.noalias() = key * w.middleRows(d, d).transpose();
-    q.rowwise() += b.segment(0, d).transpose();
-    k.rowwise() += b.segment(d, d).transpose();
-    checkpoint();
 
     std::vector<Matrix<T>> &scores = typedScores<T>(out);
     scores.assign(std::size_t(h), Matrix<T>());
@@ -255,11 +220,7 @@ void computeTyped(const SessionParameters &p, SessionResult &r, SessionComputeCa
     const Index nK = p.keyCount();
     const int h = p.heads;
 
-    AttentionMask mask;
-    if (p.causalMasked())
-        mask = AttentionMask::causal(nQ, nK, CausalAlignment::TopLeft);
-    if (p.mask == MaskChoice::KeyPadding)
-        mask = mask | AttentionMask::keyPaddingLast(nQ, nK, p.paddingCount);
+    const AttentionMask mask = sessionMask(p);
     AttentionOptions options;
     options.scaleExponent = p.scaleExponent;
     options.temperature = p.temperature;
@@ -523,6 +484,76 @@ std::size_t SessionComputeCache::bytes() const
 void SessionComputeCache::clear()
 {
     *m_data = Data {};
+}
+
+template<typename T>
+void sessionProjections(const SessionParameters &p, Matrix<T> &q, Matrix<T> &k,
+                        const std::function<bool()> &cancelled)
+{
+    auto checkpoint = [&] {
+        if (cancelled && cancelled())
+            throw Cancelled();
+    };
+    const Index nQ = p.queryCount();
+    const Index nK = p.keyCount();
+    const Index d = p.dModel;
+    const int h = p.heads;
+
+    // Draw order: layer parameters, decoder/query-side input X, encoder input E (cross only).
+    Generator rng(p.seed);
+    MultiheadAttention<T> layer(d, h);
+    layer.initXavier(rng);
+    MatrixD x = rng.standardNormal(nQ, d); // X: n_q × d_model
+    MatrixD e; // E: n_k × d_model (encoder–decoder attention only)
+    if (p.kind == AttentionKind::EncoderDecoder)
+        e = rng.standardNormal(nK, d);
+    // Typed tokens replace the drawn rows: query i by tokens[i] (i < n), for encoder–decoder
+    // attention encoder row j by tokens[n + j]; every token counts, the empty one too.
+    const Index tokenCount = p.tokens.size();
+    for (Index i = 0; i < std::min(nQ, tokenCount); ++i)
+        x.row(i) = tokenEmbedding(p.tokens.at(i), p.seed, int(d)).transpose();
+    for (Index j = 0; e.size() > 0 && j < nK && nQ + j < tokenCount; ++j)
+        e.row(j) = tokenEmbedding(p.tokens.at(nQ + j), p.seed, int(d)).transpose();
+    if (p.positional) {
+        x += sinusoidalEncoding(nQ, d);
+        if (e.size() > 0)
+            e += sinusoidalEncoding(nK, d);
+    }
+    checkpoint();
+
+    // Projections: q = X W_Qᵀ + b_Q (n_q × d_model), k = E W_Kᵀ + b_K (n_k × d_model), as in
+    // MultiheadAttention::forward. The values and the output projection are not shown.
+    const Matrix<T> query = x.cast<T>();
+    x = MatrixD();
+    const Matrix<T> keyInput = e.size() > 0 ? Matrix<T>(e.cast<T>()) : Matrix<T>();
+    e = MatrixD();
+    const Matrix<T> &key = keyInput.size() > 0 ? keyInput : query;
+    const Matrix<T> &w = layer.inProjWeight();
+    const Vector<T> &b = layer.inProjBias();
+    q.resize(nQ, d);
+    k.resize(nK, d);
+    q.noalias() = query * w.topRows(d).transpose();
+    k.noalias() = key * w.middleRows(d, d).transpose();
+    q.rowwise() += b.segment(0, d).transpose();
+    k.rowwise() += b.segment(d, d).transpose();
+    checkpoint();
+}
+
+template void sessionProjections<float>(const SessionParameters &, MatrixF &, MatrixF &,
+                                        const std::function<bool()> &);
+template void sessionProjections<double>(const SessionParameters &, MatrixD &, MatrixD &,
+                                         const std::function<bool()> &);
+
+AttentionMask sessionMask(const SessionParameters &p)
+{
+    const Index nQ = p.queryCount();
+    const Index nK = p.keyCount();
+    AttentionMask mask;
+    if (p.causalMasked())
+        mask = AttentionMask::causal(nQ, nK, CausalAlignment::TopLeft);
+    if (p.mask == MaskChoice::KeyPadding)
+        mask = mask | AttentionMask::keyPaddingLast(nQ, nK, p.paddingCount);
+    return mask;
 }
 
 quint64 tokenHash(const QString &token)

@@ -67,6 +67,18 @@ struct SessionResult
 /// (like NumPy's `rng.standard_normal(shape).astype(np.float32)`).
 SessionResult computeSession(const SessionParameters &params);
 
+/// The projected queries q = X W_Qᵀ + b_Q (n_q × d_model) and keys k = E W_Kᵀ + b_K (n_k ×
+/// d_model, E = X for self-attention) of a seeded session (params.tensors unset), drawn and
+/// projected as computeSession does (the draw order above); head i is columns i·d_k …
+/// (i+1)·d_k − 1. Throws Cancelled when `cancelled` returns true at a checkpoint.
+template<typename T>
+void sessionProjections(const SessionParameters &params, Matrix<T> &query, Matrix<T> &key,
+                        const std::function<bool()> &cancelled = {});
+
+/// The session's mask: causal (decoder self-attention or MaskChoice::Causal, top-left) OR the
+/// last paddingCount keys as padding (MaskChoice::KeyPadding).
+AttentionMask sessionMask(const SessionParameters &params);
+
 /// Bytes a SessionResult for `params` holds: the weights, raw scores and scaled scores of every
 /// head and the mean over heads (n_q × n_k float64 each, whatever the dtype: the display works
 /// in double) plus one mask-state byte per cell: ((3·h + 1)·8 + 1)·n_q·n_k. At n = 4096, h = 8

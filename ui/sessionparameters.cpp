@@ -122,12 +122,12 @@ QString SessionParameters::keyLabel(int j) const
     return queryLabel(j);
 }
 
-QString SessionParameters::validate() const
+QString SessionParameters::validate(int maxN) const
 {
-    if (n < 1 || n > maxSequence)
-        return QStringLiteral("n must be in [1, %1], got %2").arg(maxSequence).arg(n);
-    if (kind == AttentionKind::EncoderDecoder && (nK < 1 || nK > maxSequence))
-        return QStringLiteral("n_k must be in [1, %1], got %2").arg(maxSequence).arg(nK);
+    if (n < 1 || n > maxN)
+        return QStringLiteral("n must be in [1, %1], got %2").arg(maxN).arg(n);
+    if (kind == AttentionKind::EncoderDecoder && (nK < 1 || nK > maxN))
+        return QStringLiteral("n_k must be in [1, %1], got %2").arg(maxN).arg(nK);
     if (dModel < 1 || dModel > maxDModel)
         return QStringLiteral("d_model must be in [1, %1], got %2").arg(maxDModel).arg(dModel);
     if (heads < 1 || heads > dModel)

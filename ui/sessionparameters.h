@@ -24,6 +24,9 @@ enum class DType { Float32, Float64 };
 struct SessionParameters
 {
     static constexpr int maxSequence = 4096; ///< upper bound of n and n_k
+    /// Upper bound of n and n_k for views computed by the tile engine (core/tiles/tileengine.h,
+    /// computePooledSession): `attnlab heatmap` beyond maxSequence.
+    static constexpr int maxLongSequence = 65536;
     static constexpr int maxDModel = 4096; ///< upper bound of d_model
 
     int n = 8; ///< query count n (= n_q); 1 … 4096
@@ -59,8 +62,9 @@ struct SessionParameters
     QString queryLabel(int i) const;
     QString keyLabel(int j) const;
 
-    /// Empty when valid, else a message naming the first bad parameter.
-    QString validate() const;
+    /// Empty when valid, else a message naming the first bad parameter; n and n_k may be up to
+    /// maxN (maxLongSequence for the tile engine's views).
+    QString validate(int maxN = maxSequence) const;
 
     bool operator==(const SessionParameters &) const = default;
 

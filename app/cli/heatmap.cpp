@@ -8,6 +8,7 @@
 #include <comparerenderer.h>
 #include <dataexport.h>
 #include <heatmaprenderer.h>
+#include <pooledsession.h>
 #include <resultview.h>
 #include <sessioncompute.h>
 #include <sessionfile.h>
@@ -24,6 +25,9 @@
 namespace attn::cli {
 
 namespace {
+
+/// --compute auto uses the tile engine when the full matrices (sessionResultBytes) exceed this.
+constexpr double kTilesAboveBytes = double(std::size_t(256) << 20);
 
 // Checks that option `name` holds one of `values`; else sets `error` naming the option.
 bool checkChoice(const QCommandLineParser &parser, const QString &name, const QStringList &values,
@@ -161,8 +165,10 @@ int runHeatmap(const QStringList &arguments)
                        "main view) to PNG, SVG or PDF: a tile per head plus the mean over heads, "
                        "or one head, with a colourbar, axis ticks and a caption."));
     QList<QCommandLineOption> optionList = {
-        {QStringLiteral("n"), QStringLiteral("Query count n (1-4096)."), QStringLiteral("n"),
-         QStringLiteral("8")},
+        {QStringLiteral("n"),
+         QStringLiteral("Query count n (1-65536; beyond 4096 the view comes from the tile "
+                        "engine, see --compute)."),
+         QStringLiteral("n"), QStringLiteral("8")},
         {QStringLiteral("d-model"), QStringLiteral("Model width d_model (1-4096)."),
          QStringLiteral("d"), QStringLiteral("16")},
         {QStringLiteral("heads"), QStringLiteral("Head count h, a divisor of d_model."),
@@ -173,8 +179,16 @@ int runHeatmap(const QStringList &arguments)
          QStringLiteral("encoder (self-attention), decoder (causal self-attention) or cross "
                         "(encoder-decoder attention, n_q = n queries over --n-k keys)."),
          QStringLiteral("kind"), QStringLiteral("encoder")},
-        {QStringLiteral("n-k"), QStringLiteral("Key count for --kind cross (1-4096)."),
+        {QStringLiteral("n-k"), QStringLiteral("Key count for --kind cross (1-65536, as --n)."),
          QStringLiteral("n_k"), QStringLiteral("10")},
+        {QStringLiteral("compute"),
+         QStringLiteral("full (every head's n_q x n_k weights and scores in float64, as the "
+                        "window), tiles (the tile engine: each head and the mean pooled to at "
+                        "most 1024 x 1024 pixels straight from the queries and keys, exact max "
+                        "or mean of each pixel's cells, without the n_q x n_k matrices; --view "
+                        "grid or head only) or auto (tiles when the full matrices would take "
+                        "more than 256 MiB or n > 4096)."),
+         QStringLiteral("mode"), QStringLiteral("auto")},
         {QStringLiteral("mask"),
          QStringLiteral("none, causal or padding (the last --padding keys)."),
          QStringLiteral("mask"), QStringLiteral("none")},
@@ -310,7 +324,7 @@ int runHeatmap(const QStringList &arguments)
     QString error;
     SessionParameters p;
     const auto n
-        = intOption(parser, QStringLiteral("n"), 1, SessionParameters::maxSequence, &error);
+        = intOption(parser, QStringLiteral("n"), 1, SessionParameters::maxLongSequence, &error);
     if (!n)
         return usageError(command, error);
     const auto dModel
@@ -342,10 +356,13 @@ int runHeatmap(const QStringList &arguments)
         || !checkChoice(parser, QStringLiteral("scale"),
                         {QStringLiteral("linear"), QStringLiteral("log")}, &error)
         || !checkChoice(parser, QStringLiteral("range"),
-                        {QStringLiteral("fixed"), QStringLiteral("auto")}, &error))
+                        {QStringLiteral("fixed"), QStringLiteral("auto")}, &error)
+        || !checkChoice(parser, QStringLiteral("compute"),
+                        {QStringLiteral("auto"), QStringLiteral("full"), QStringLiteral("tiles")},
+                        &error))
         return usageError(command, error);
     const auto nK
-        = intOption(parser, QStringLiteral("n-k"), 1, SessionParameters::maxSequence, &error);
+        = intOption(parser, QStringLiteral("n-k"), 1, SessionParameters::maxLongSequence, &error);
     if (!nK)
         return usageError(command, error);
     p.n = int(*n);
@@ -391,7 +408,7 @@ int runHeatmap(const QStringList &arguments)
     if (!sessionTokens.isEmpty())
         p.tokens = sessionTokens;
     p.tensors = sessionTensors;
-    const QString invalid = p.validate();
+    const QString invalid = p.validate(SessionParameters::maxLongSequence);
     if (!invalid.isEmpty())
         return usageError(command, invalid);
 
@@ -533,12 +550,51 @@ int runHeatmap(const QStringList &arguments)
             {{QStringLiteral("--session"), parser.value(QStringLiteral("session"))}}))
         return *refused;
 
+    // The tile engine (ui/pooledsession.h) for long sequences: what it cannot show (scores,
+    // steps, compare, hidden keys, data export, loaded tensors) needs the full matrices.
+    const bool transformed = transform.trimPadding || !transform.hiddenKeys.isEmpty();
+    const QString computeMode = parser.value(QStringLiteral("compute"));
+    QString tilesUnavailable;
+    if (steps || compare)
+        tilesUnavailable = QStringLiteral("--view %1").arg(viewName);
+    else if (!dataPath.isEmpty())
+        tilesUnavailable = QStringLiteral("--data");
+    else if (transformed)
+        tilesUnavailable = transform.trimPadding ? QStringLiteral("--trim-padding")
+                                                 : QStringLiteral("--hide-keys");
+    else if (p.tensors)
+        tilesUnavailable = QStringLiteral("a session's loaded tensors");
+    else if (options.quantity != HeatmapQuantity::Weights)
+        tilesUnavailable = QStringLiteral("a session showing scores");
+    const bool longSequence = p.queryCount() > SessionParameters::maxSequence
+        || p.keyCount() > SessionParameters::maxSequence;
+    const bool tiles = computeMode == QLatin1String("tiles")
+        || (computeMode == QLatin1String("auto") && tilesUnavailable.isEmpty()
+            && (longSequence || double(sessionResultBytes(p)) > kTilesAboveBytes));
+    if (computeMode == QLatin1String("full") && longSequence)
+        return usageError(command,
+                          QStringLiteral("--compute full takes n and n_k up to %1 (got n_q = %2, "
+                                         "n_k = %3); longer sequences need --compute tiles")
+                              .arg(SessionParameters::maxSequence)
+                              .arg(p.queryCount())
+                              .arg(p.keyCount()));
+    if ((tiles || longSequence) && !tilesUnavailable.isEmpty())
+        return usageError(command,
+                          QStringLiteral("%1 needs every head's full n_q x n_k matrices: it does "
+                                         "not go with the tile engine's pooled view (--compute "
+                                         "tiles%2)")
+                              .arg(tilesUnavailable,
+                                   longSequence ? QStringLiteral(", needed beyond n = %1")
+                                                      .arg(SessionParameters::maxSequence)
+                                                : QString()));
+
     // Memory: decided from the arguments, so refused here (exit 2) before anything is allocated.
     const auto budget = memoryBudgetBytes(parser, &error);
     if (!budget)
         return usageError(command, error);
-    const bool transformed = transform.trimPadding || !transform.hiddenKeys.isEmpty();
-    double need = double(sessionResultBytes(p)) * (transformed ? 2.0 : 1.0);
+    const PooledSessionBytes pooledBytes = pooledSessionBytes(p, options.maxImageSide);
+    double need
+        = tiles ? pooledBytes.total() : double(sessionResultBytes(p)) * (transformed ? 2.0 : 1.0);
     if (pb) // B's result and the difference B - A (n_q x n_k float64 and a mask byte)
         need += double(sessionResultBytes(*pb)) + double(p.queryCount()) * p.keyCount() * 9.0;
     // The PNG image (4 bytes a pixel) is drawn in memory too.
@@ -556,6 +612,22 @@ int runHeatmap(const QStringList &arguments)
                 .arg(dpi ? 1.0 : *dpr)
                 .arg(mibText(imageBytes), parser.value(QStringLiteral("memory-budget-mib"))));
     need += imageBytes;
+    if (tiles && need > *budget)
+        return usageError(
+            command,
+            QStringLiteral("--n %1 (n_k = %2) with --d-model %3 and --heads %4 needs about %5 "
+                           "for the tile engine's view: the larger of %6 while projecting the "
+                           "inputs and %7 for the queries, keys and row blocks plus %8 for %9 "
+                           "pooled images, and %10 for the picture; over --memory-budget-mib %11: "
+                           "lower --n, --n-k or --d-model, or raise --memory-budget-mib")
+                .arg(p.queryCount())
+                .arg(p.keyCount())
+                .arg(p.dModel)
+                .arg(p.heads)
+                .arg(mibText(need), mibText(pooledBytes.inputs), mibText(pooledBytes.engine),
+                     mibText(pooledBytes.images))
+                .arg(p.heads > 1 ? p.heads + 1 : 1)
+                .arg(mibText(imageBytes), parser.value(QStringLiteral("memory-budget-mib"))));
     if (need > *budget)
         return usageError(
             command,
@@ -571,7 +643,11 @@ int runHeatmap(const QStringList &arguments)
     // computeSession's own guard (a quarter of the machine's memory) follows the budget given.
     setSessionMemoryBudget(std::size_t(*budget));
 
-    auto result = std::make_shared<SessionResult>(computeSession(p));
+    auto result = std::make_shared<SessionResult>(
+        tiles ? computePooledSession(p, options.maxImageSide,
+                                     options.pooling == HeatmapPooling::Mean ? TilePooling::Mean
+                                                                             : TilePooling::Max)
+              : computeSession(p));
     if (!result->ok())
         return failure(command, result->error);
 
@@ -601,7 +677,8 @@ int runHeatmap(const QStringList &arguments)
         return ok ? ExitOk : failure(command, error);
     }
     // What the window shows: the result after trimming padding / hiding keys (ui/resultview.h).
-    const auto shown = applyViewTransform(result, transform);
+    const auto shown = tiles ? std::shared_ptr<const SessionResult>(result)
+                             : applyViewTransform(result, transform);
     if (!shown->ok())
         return failure(command, shown->error);
     HeatmapRenderer renderer;

@@ -237,9 +237,16 @@ TileEngine<T>::TileEngine(Matrix<T> query, Matrix<T> key, Index heads, Attention
 
 template<typename T> Index TileEngine<T>::blockRows(Index nK, std::size_t elementBytes)
 {
+    // About 512 KiB of scores per block. Eigen's GEMM packs the keys (n_k × d_k) anew on every
+    // call, which costs as much as the product itself for a few rows: its blocks have at least
+    // 64 rows. The AVX-512 float32 code reads keys packed once (avx512.h), so 8 rows do.
+    bool packedKeys = false;
+#ifdef ATTN_HAVE_AVX512_KERNELS
+    packedKeys = elementBytes == sizeof(float) && detail::avx512::enabled();
+#endif
     const std::size_t target = std::size_t(512) << 10;
     const std::size_t rowBytes = std::max<std::size_t>(std::size_t(nK) * elementBytes, 1);
-    return std::clamp<Index>(Index(target / rowBytes) / 8 * 8, 8, 256);
+    return std::clamp<Index>(Index(target / rowBytes) / 8 * 8, packedKeys ? 8 : 64, 256);
 }
 
 template<typename T>
