@@ -10,6 +10,10 @@
 //
 // The materialized kernel is skipped beyond kMaterializedBudgetBytes for its n × n matrices.
 //
+// Sgemm/Dgemm run Eigen's GEMM as compiled; *_openblas the same products through core/blas.h
+// (OpenBLAS when the build found it, context "blas"); Materialized_f64_eigen the float64
+// materialized kernel with core/blas.h switched to Eigen, the baseline of Materialized_f64.
+//
 // The tile engine (core/tiles/tileengine.h) renders the full view of h heads of d each to a
 // px × px grid (max pooling; TileFullViewMean_f32 adds the head mean, TileFullViewMetrics_f32 the
 // per-row metrics of every head); StreamingHeads_f32 runs the streaming kernel once per head on
@@ -19,6 +23,7 @@
 
 #include "fma_peak.h"
 
+#include "core/blas.h"
 #include "core/kernels/kernels.h"
 #include "core/random.h"
 #include "core/tiles/tileengine.h"
@@ -144,6 +149,25 @@ void streamingHeads(benchmark::State &state)
         benchmark::ClobberMemory();
     }
     const double flop = 4.0 * double(n) * double(n) * double(d) * double(heads);
+    state.counters["GFLOP"]
+        = benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+/// gemmBenchmark's product through core/blas.h (OpenBLAS in a build with it).
+template<typename T> void blasGemmBenchmark(benchmark::State &state)
+{
+    const Index n = state.range(0);
+    const Index k = state.range(1);
+    attn::Generator rng(1);
+    const Matrix<T> a = randomMatrix<T>(rng, n, k);
+    const Matrix<T> b = randomMatrix<T>(rng, n, k);
+    Matrix<T> c(n, n);
+    for (auto _ : state) {
+        attn::gemmTransposed<T>(a, b, c);
+        benchmark::DoNotOptimize(c.data());
+        benchmark::ClobberMemory();
+    }
+    const double flop = 2.0 * double(n) * double(n) * double(k);
     state.counters["GFLOP"]
         = benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -281,6 +305,21 @@ void StreamingHeads_f32(benchmark::State &s)
 {
     streamingHeads(s);
 }
+void Materialized_f64_eigen(benchmark::State &s)
+{
+    const bool had = attn::blasName() == "openblas";
+    attn::setBlasEnabled(false);
+    attentionBenchmark<double>(s, KernelKind::Materialized);
+    attn::setBlasEnabled(had);
+}
+void Sgemm_openblas(benchmark::State &s)
+{
+    blasGemmBenchmark<float>(s);
+}
+void Dgemm_openblas(benchmark::State &s)
+{
+    blasGemmBenchmark<double>(s);
+}
 void Sgemm(benchmark::State &s)
 {
     gemmBenchmark<float>(s);
@@ -303,8 +342,11 @@ BENCHMARK(TileFullView_f32)->Apply(tileSizes);
 BENCHMARK(StreamingHeads_f32)->Apply(streamingHeadsSizes);
 BENCHMARK(TileFullViewMean_f32)->Apply(tileSizes);
 BENCHMARK(TileFullViewMetrics_f32)->Apply(tileSizes);
+BENCHMARK(Materialized_f64_eigen)->Apply(baselineSizes);
 BENCHMARK(Sgemm)->Apply(gemmSizes);
+BENCHMARK(Sgemm_openblas)->Apply(gemmSizes);
 BENCHMARK(Dgemm)->Apply(gemmSizes);
+BENCHMARK(Dgemm_openblas)->Apply(gemmSizes);
 BENCHMARK(fmaPeak)->Name("FmaPeak_f32")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 int main(int argc, char **argv)
@@ -313,6 +355,7 @@ int main(int argc, char **argv)
     if (benchmark::ReportUnrecognizedArguments(argc, argv))
         return 1;
     benchmark::AddCustomContext("float32_kernels", std::string(attn::kernelInstructionSet()));
+    benchmark::AddCustomContext("blas", std::string(attn::blasName()));
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     return 0;

@@ -1,5 +1,6 @@
 #include "core/attention.h"
 
+#include "core/blas.h"
 #include "core/kernels/detail.h"
 #include "core/kernels/rowops.h"
 #include "core/softmax.h"
@@ -59,7 +60,7 @@ AttentionResult<T> scaledDotProductAttention(const Eigen::Ref<const Matrix<T>> &
     // scores: n_q × n_k = Q Kᵀ (one GEMM; the scale is applied separately so the product is
     // not turned into a lazy coefficient-wise expression).
     r.scores.resize(nQ, nK);
-    r.scores.noalias() = query * key.transpose();
+    gemmTransposed<T>(query, key, r.scores);
     // scaledScores: n_q × n_k = scores · scale + additive, masked cells = fill
     r.scaledScores = r.scores * scale;
     detail::applyMaskTile<T>(r.scaledScores.data(), nK, 0, nQ, 0, nK, mask, fill);
@@ -75,7 +76,7 @@ AttentionResult<T> scaledDotProductAttention(const Eigen::Ref<const Matrix<T>> &
     if (nK == 0)
         r.output.setZero(); // no keys: every row is fully masked
     else
-        r.output.noalias() = r.weights * value;
+        gemm<T>(r.weights, value, r.output);
     return r;
 }
 

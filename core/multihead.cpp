@@ -1,5 +1,6 @@
 #include "core/multihead.h"
 
+#include "core/blas.h"
 #include "core/kernels/detail.h"
 #include "core/random.h"
 
@@ -158,9 +159,9 @@ MultiheadResult<T> MultiheadAttention<T>::forward(const Eigen::Ref<const Matrix<
 
     // Projections: q = query · W_Qᵀ + b_Q (n_q × d_model); k, v: n_k × d_model.
     Matrix<T> q(nQ, d), k(nK, d), v(nK, d);
-    q.noalias() = query * m_inProjWeight.topRows(d).transpose();
-    k.noalias() = key * m_inProjWeight.middleRows(d, d).transpose();
-    v.noalias() = value * m_inProjWeight.bottomRows(d).transpose();
+    gemmTransposed<T>(query, m_inProjWeight.topRows(d), q);
+    gemmTransposed<T>(key, m_inProjWeight.middleRows(d, d), k);
+    gemmTransposed<T>(value, m_inProjWeight.bottomRows(d), v);
     if (m_bias) {
         q.rowwise() += m_inProjBias.segment(0, d).transpose();
         k.rowwise() += m_inProjBias.segment(d, d).transpose();
@@ -195,7 +196,7 @@ MultiheadResult<T> MultiheadAttention<T>::forward(const Eigen::Ref<const Matrix<
 
     // output = concat · out_proj_weightᵀ + out_proj_bias (n_q × d_model)
     r.output.resize(nQ, d);
-    r.output.noalias() = concat * m_outProjWeight.transpose();
+    gemmTransposed<T>(concat, m_outProjWeight, r.output);
     if (m_bias)
         r.output.rowwise() += m_outProjBias.transpose();
     return r;

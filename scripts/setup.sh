@@ -7,14 +7,15 @@ set -euo pipefail
 ATTN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ATTN_PRESET="${1:-${ATTN_PRESET:-release}}"
 
-# Build tools, Qt 6 (Widgets, Charts, Svg, Test), Eigen, libzip (.npz), Google Benchmark,
+# Build tools, Qt 6 (Widgets, Charts, Svg, Test), Eigen, OpenBLAS (OpenMP build: the matrix
+# products, core/blas.h), libzip (.npz), Google Benchmark,
 # (Qt Charts needs Qt OpenGL and xkbcommon headers at configure time), the xcb platform plugin to show the window, fonts for offscreen rendering, clang-format for
 # the format check.
 ATTN_PACKAGES=(
     build-essential cmake ninja-build pkg-config
     qt6-base-dev qt6-charts-dev qt6-svg-dev qt6-qpa-plugins libgl-dev libqt6opengl6-dev
     libxkbcommon-dev
-    libeigen3-dev libzip-dev zlib1g-dev libbenchmark-dev
+    libeigen3-dev libzip-dev zlib1g-dev libbenchmark-dev libopenblas-openmp-dev
     fonts-dejavu-core clang-format
 )
 

@@ -486,9 +486,10 @@ void TestOpenTensors::badFilesKeepTheView_data()
     QTest::newRow("empty .npz") << "empty"
                                 << "holds no arrays";
     // Readable, but the attention cannot be computed: q·k overflows to ±inf (1e200² > DBL_MAX)
-    // and the softmax refuses the NaN of inf − inf. Refused on open, like an unreadable file.
+    // and the softmax refuses the non-finite scores (the NaN of inf − inf, or +inf where the
+    // BLAS's fused multiply-adds kept one sign). Refused on open, like an unreadable file.
     QTest::newRow("scores overflow") << "overflow"
-                                     << "softmax input has NaN";
+                                     << "scaled scores overflowed: softmax input has";
 }
 
 void TestOpenTensors::badFilesKeepTheView()
@@ -929,7 +930,7 @@ void TestOpenTensors::windowShowsLoadErrorInDialog_data()
     QTest::addColumn<bool>("overflow");
     QTest::addColumn<QString>("message");
     QTest::newRow("1-d weights") << false << "is not attention weights";
-    QTest::newRow("scores overflow") << true << "softmax input has NaN";
+    QTest::newRow("scores overflow") << true << "scaled scores overflowed: softmax input has";
 }
 
 void TestOpenTensors::windowShowsLoadErrorInDialog()

@@ -2,6 +2,7 @@
 
 #include "tensorsource.h"
 
+#include "core/blas.h"
 #include "core/multihead.h"
 #include "core/positional.h"
 #include "core/random.h"
@@ -179,7 +180,7 @@ void computeScores(const SessionParameters &p, SessionComputeCache::Data &out,
         s.resize(nQ, nK);
         const Eigen::Ref<const Matrix<T>> qi = q.middleCols(head * dK, dK);
         const Eigen::Ref<const Matrix<T>> ki = k.middleCols(head * dK, dK);
-        s.noalias() = qi * ki.transpose();
+        gemmTransposed<T>(qi, ki, s);
         if constexpr (!std::is_same_v<T, double>)
             out.scoresD[std::size_t(head)] = s.template cast<double>();
     });
@@ -532,8 +533,8 @@ void sessionProjections(const SessionParameters &p, Matrix<T> &q, Matrix<T> &k,
     const Vector<T> &b = layer.inProjBias();
     q.resize(nQ, d);
     k.resize(nK, d);
-    q.noalias() = query * w.topRows(d).transpose();
-    k.noalias() = key * w.middleRows(d, d).transpose();
+    gemmTransposed<T>(query, w.topRows(d), q);
+    gemmTransposed<T>(key, w.middleRows(d, d), k);
     q.rowwise() += b.segment(0, d).transpose();
     k.rowwise() += b.segment(d, d).transpose();
     checkpoint();

@@ -9,6 +9,7 @@
 
 #include "core/kernels/kernels.h"
 
+#include "core/blas.h"
 #include "core/kernels/avx512.h"
 #include "core/kernels/detail.h"
 #include "core/kernels/rowops.h"
@@ -135,12 +136,11 @@ Matrix<T> attentionMaterialized(const Eigen::Ref<const Matrix<T>> &query,
                                                packedKeys.data(), query.cols(), 0, keyEnd, block,
                                                nK);
                     else
-                        wb.noalias() = query.middleRows(i0, rows) * key.topRows(keyEnd).transpose();
+                        gemmTransposed<T>(query.middleRows(i0, rows), key.topRows(keyEnd), wb);
                 } else
 #endif
                 {
-                    wb.noalias()
-                        = query.middleRows(i0, rows) * key.topRows(keyEnd).transpose(); // GEMM
+                    gemmTransposed<T>(query.middleRows(i0, rows), key.topRows(keyEnd), wb); // GEMM
                 }
             }
 
@@ -195,7 +195,7 @@ Matrix<T> attentionMaterialized(const Eigen::Ref<const Matrix<T>> &query,
                 }
             }
 #endif
-            output.middleRows(i0, rows).noalias() = wb * value.topRows(keyEnd); // GEMM
+            gemm<T>(wb, value.topRows(keyEnd), output.middleRows(i0, rows)); // GEMM
         }
     }
     if (badRow.load() != std::numeric_limits<Index>::max())

@@ -12,6 +12,7 @@
 
 #include "core/tiles/tileengine.h"
 
+#include "core/blas.h"
 #include "core/kernels/avx512.h"
 #include "core/kernels/detail.h"
 #include "core/kernels/kernels.h"
@@ -321,8 +322,8 @@ Index TileEngine<T>::headBlock(Index head, Index i0, Index rows, Index c0, Index
         if (!done) {
             Eigen::Map<Matrix<T>, 0, Eigen::OuterStride<>> sb(s, rows, keyEnd - c0,
                                                               Eigen::OuterStride<>(ld));
-            sb.noalias() = m_query.block(i0, head * m_dK, rows, m_dK)
-                * m_key.block(c0, head * m_dK, keyEnd - c0, m_dK).transpose(); // GEMM
+            gemmTransposed<T>(m_query.block(i0, head * m_dK, rows, m_dK),
+                              m_key.block(c0, head * m_dK, keyEnd - c0, m_dK), sb); // GEMM
         }
     }
     const Index cols = c1 - c0;

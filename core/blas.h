@@ -1,0 +1,37 @@
+#pragma once
+// General matrix products of row-major matrices through OpenBLAS (cblas_sgemm / cblas_dgemm,
+// Debian's OpenMP build, so that it shares the OpenMP threads of the kernels and inside a
+// parallel region runs on the calling thread) when attncore is built with it, else through
+// Eigen's GEMM. Eigen's GEMM in the portable (SSE2) build reaches about a quarter of OpenBLAS's
+// rate on AVX-512 machines (OpenBLAS picks its kernels at run time); bench_kernels shows both.
+// A different summation order changes results in the last bits only. Products under
+// kSingleThreadFlops (core/kernels/kernels.h) run on the calling thread, so that they give the
+// same bits whatever the caller's OpenMP thread count; larger ones use omp_get_max_threads().
+
+#include "core/types.h"
+
+#include <string_view>
+
+namespace attn {
+
+/// C (m × n) = A (m × k) · Bᵀ, B: n × k (the shape of Q Kᵀ and of X Wᵀ). C must already be
+/// m × n. Throws InvalidArgument naming the shapes when they disagree.
+template<typename T>
+void gemmTransposed(const Eigen::Ref<const Matrix<T>> &a, const Eigen::Ref<const Matrix<T>> &b,
+                    Eigen::Ref<Matrix<T>> c);
+
+/// C (m × n) = A (m × k) · B, B: k × n (the shape of W V). C must already be m × n. Throws
+/// InvalidArgument naming the shapes when they disagree.
+template<typename T>
+void gemm(const Eigen::Ref<const Matrix<T>> &a, const Eigen::Ref<const Matrix<T>> &b,
+          Eigen::Ref<Matrix<T>> c);
+
+/// "openblas" when the products above go through OpenBLAS, else "eigen".
+std::string_view blasName();
+
+/// Turns the OpenBLAS products on or off for later calls (benchmarks compare both in one
+/// process); returns whether they are on afterwards (false in a build without OpenBLAS). Not
+/// while a product runs.
+bool setBlasEnabled(bool on);
+
+} // namespace attn
