@@ -284,8 +284,9 @@ int runHeatmap(const QStringList &arguments)
                         "next to it)."),
          QStringLiteral("file")},
         memoryBudgetOption(QStringLiteral("sizes whose weights and scores (every head, float64 "
-                                          "for display; twice for --view compare) and PNG image "
-                                          "need")),
+                                          "for display; twice for --view compare; with the tile "
+                                          "engine its inputs, queries, keys, row blocks and "
+                                          "pooled images) and PNG image need")),
     };
     addOptionsWithDefaults(parser, optionList);
     if (const auto done = parseArguments(parser, command, arguments))
