@@ -16,6 +16,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 GROUPS = {
     "random": "make_random_fixtures",       # NumPy Generator streams (bitwise)
+    "torchrandom": "make_torch_random_fixtures",  # PyTorch CPU generator streams (bitwise)
     "npy": "make_npy_fixtures",             # .npy/.npz files in every accepted flavour
     "torch": "make_torch_fixtures",         # nn.MultiheadAttention cases
     "experiments": "make_experiment_fixtures",  # E1-E3 printed by NumPy
