@@ -121,6 +121,20 @@ std::size_t checkedCount(Index rows, Index cols)
 
 } // namespace
 
+const char *randomSourceName(RandomSource source)
+{
+    return source == RandomSource::Torch ? "torch" : "numpy";
+}
+
+RandomSource parseRandomSource(std::string_view name)
+{
+    if (name == "numpy")
+        return RandomSource::NumPy;
+    if (name == "torch")
+        return RandomSource::Torch;
+    throw InvalidArgument("generator must be numpy or torch, got '" + std::string(name) + "'");
+}
+
 TorchCpuCapability torchCpuCapabilityOfThisCpu()
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -287,6 +301,57 @@ void TorchGenerator::randn(float *out, std::size_t count)
         for (std::size_t k = 0; k < kNormalBlock; ++k)
             tail[k] = uniformFloat();
         fill(tail);
+    }
+}
+
+TorchNormalStream::TorchNormalStream(TorchGenerator &rng, std::size_t count)
+    : m_rng(rng)
+    , m_count(count)
+{ }
+
+void TorchNormalStream::refill()
+{
+    // Stream position m_position starts the next piece. Below 16 values: one by one from the
+    // cached Box–Muller path. Else blocks of 16 in order; with a partial last block, the last
+    // full block keeps only its first count % 16 values, the uniforms of the partial block are
+    // drawn and dropped, and 16 new ones give the last 16 values (normal_fill's tail rule).
+    if (m_count < kNormalBlock) {
+        m_block[0] = m_rng.normalDouble();
+        m_blockStart = m_position;
+        m_blockEnd = m_position + 1;
+        return;
+    }
+    const std::size_t full = m_count / kNormalBlock, tail = m_count % kNormalBlock;
+    const std::size_t tailStart = m_count - kNormalBlock;
+    if (tail != 0 && m_position >= full * kNormalBlock - (kNormalBlock - tail)) {
+        for (std::size_t k = 0; k < tail; ++k)
+            (void)m_rng.uniformDouble();
+        for (std::size_t k = 0; k < kNormalBlock; ++k)
+            m_block[k] = m_rng.uniformDouble();
+        m_rng.fill16Libm(m_block.data());
+        m_blockStart = tailStart;
+        m_blockEnd = m_count;
+        return;
+    }
+    for (std::size_t k = 0; k < kNormalBlock; ++k)
+        m_block[k] = m_rng.uniformDouble();
+    m_rng.fill16Libm(m_block.data());
+    m_blockStart = m_position;
+    m_blockEnd = m_position + kNormalBlock;
+    if (tail != 0 && m_blockEnd > tailStart)
+        m_blockEnd = tailStart; // the rest of the last full block is overwritten by the tail
+}
+
+void TorchNormalStream::read(double *out, std::size_t n)
+{
+    if (n > remaining())
+        throw InvalidArgument("torch.randn stream: " + std::to_string(n) + " values asked, "
+                              + std::to_string(remaining()) + " left");
+    for (std::size_t i = 0; i < n; ++i) {
+        if (m_position >= m_blockEnd)
+            refill();
+        out[i] = m_block[m_position - m_blockStart];
+        ++m_position;
     }
 }
 

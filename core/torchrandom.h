@@ -24,11 +24,24 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 namespace attn {
 
 template<typename T> class MultiheadAttention;
+
+/// Which library's random streams a seeded experiment or session reproduces.
+enum class RandomSource {
+    NumPy, ///< numpy.random.default_rng(seed) (core/random.h)
+    Torch, ///< torch.manual_seed(seed) on the CPU (this file)
+};
+
+/// "numpy" or "torch".
+const char *randomSourceName(RandomSource source);
+/// Parses "numpy" or "torch" (exact, lower case). Throws InvalidArgument naming the text and
+/// the two accepted names.
+RandomSource parseRandomSource(std::string_view name);
 
 /// The CPU kernel set ("capability") torch dispatched to. Two places depend on it:
 /// Tensor.uniform_ computes x·(to − from) + from with one rounding (fused multiply-add) in the
@@ -103,6 +116,7 @@ public:
     std::uint32_t next() const { return m_next; }
 
 private:
+    friend class TorchNormalStream;
     void nextState();
     double normalDouble(); ///< at::normal_distribution<double>(0, 1) with the cache
     template<typename T> void fill16Libm(T *data) const;
@@ -112,6 +126,28 @@ private:
     std::uint32_t m_next = 0;
     std::optional<double> m_nextDoubleNormal;
     TorchCpuCapability m_capability = TorchCpuCapability::Avx2;
+};
+
+/// torch.randn(count, dtype=torch.float64) read in pieces, for tensors too large to hold at once
+/// (e.g. trials × keys × d_k keys): reading all `count` values in any split gives exactly what
+/// TorchGenerator::randn(out, count) writes, and leaves the generator in the same state. The
+/// stream draws from `rng` as it is read; nothing else may draw from `rng` until the stream is
+/// read to its end. Holds 16 values.
+class TorchNormalStream
+{
+public:
+    TorchNormalStream(TorchGenerator &rng, std::size_t count);
+    /// The next `n` values. Throws InvalidArgument when fewer than `n` values remain.
+    void read(double *out, std::size_t n);
+    std::size_t remaining() const { return m_count - m_position; }
+
+private:
+    void refill();
+    TorchGenerator &m_rng;
+    std::size_t m_count;
+    std::size_t m_position = 0; ///< values handed out
+    std::array<double, 16> m_block {};
+    std::size_t m_blockStart = 0, m_blockEnd = 0; ///< stream positions m_block holds
 };
 
 /// The AVX2 float32 Box–Muller step of torch (normal_fill_16_AVX2 with avx_mathfun.h's

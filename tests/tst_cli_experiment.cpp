@@ -12,6 +12,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
+#include <cmath>
+
 namespace {
 
 using Run = attn::test::CliRun;
@@ -47,6 +50,7 @@ private slots:
     void helpShowsDefaults_data();
     void helpShowsDefaults();
     void e8SingleSizeExponentNotAvailable();
+    void torchListings();
     void badArguments_data();
     void badArguments();
 };
@@ -308,6 +312,127 @@ void TestCliExperiment::e8SingleSizeExponentNotAvailable()
                 .isDouble());
 }
 
+namespace {
+
+/// `attnlab args… --format json`'s rows, or an empty list after a failure.
+QJsonArray jsonRows(const QStringList &arguments)
+{
+    const Run r = attnlab(arguments + QStringList {"--format", "json"});
+    if (r.exitCode != 0) {
+        qWarning("%s", r.err.constData());
+        return {};
+    }
+    return QJsonDocument::fromJson(r.out).object().value("rows").toArray();
+}
+
+/// Python's f"{v:.1e}", the tutorial's print format.
+QString printed(double v)
+{
+    return QString::asprintf("%.1e", v);
+}
+
+bool close(double got, double expected)
+{
+    return std::abs(got - expected) <= 1e-12 * std::max(1.0, std::abs(expected));
+}
+
+} // namespace
+
+void TestCliExperiment::torchListings()
+{
+    // The PyTorch listings of tests/reference/torch_listings.py, run in torch: with --generator
+    // torch the app draws the same layer and tokens, so its numbers equal torch's to rounding
+    // (the forward pass is not bit-exact) and print the tutorial's lines.
+    const QJsonObject ref = QJsonDocument::fromJson(fixture("torch_listings.json")).object();
+    QVERIFY(!ref.isEmpty());
+
+    const QJsonObject e7 = ref.value("E7").toObject();
+    const QJsonArray e7Rows = jsonRows({"experiment", "E7", "--generator", "torch"});
+    QCOMPARE(e7Rows.size(), 8);
+    for (qsizetype i = 0; i < e7Rows.size(); ++i) {
+        const QJsonObject row = e7Rows[i].toObject();
+        for (const char *column : {"change_no_mask", "change_causal"}) {
+            const double got = row.value(column).toDouble();
+            const double want = e7.value(column).toArray()[i].toDouble();
+            QVERIFY2(close(got, want),
+                     qPrintable(QStringLiteral("E7 %1[%2]: %3 vs torch %4")
+                                    .arg(column)
+                                    .arg(i)
+                                    .arg(got, 0, 'g', 17)
+                                    .arg(want, 0, 'g', 17)));
+        }
+        QCOMPARE(printed(row.value("change_no_mask").toDouble()),
+                 e7.value("printed_no_mask").toArray()[i].toString());
+        QCOMPARE(printed(row.value("change_causal").toDouble()),
+                 e7.value("printed_causal").toArray()[i].toString());
+        if (i < 5)
+            QCOMPARE(row.value("change_causal").toDouble(), 0.0);
+    }
+    // The tutorial's lines themselves.
+    QCOMPARE(e7.value("printed_no_mask").toArray().toVariantList(),
+             QVariantList({"2.3e-01", "3.4e-01", "3.3e-01", "2.9e-01", "2.5e-01", "3.4e-01",
+                           "2.8e-01", "2.8e-01"}));
+    QCOMPARE(e7.value("printed_causal").toArray().toVariantList(),
+             QVariantList({"0.0e+00", "0.0e+00", "0.0e+00", "0.0e+00", "0.0e+00", "4.1e-01",
+                           "2.0e-01", "2.8e-01"}));
+
+    const QJsonObject e5 = ref.value("E5").toObject();
+    const Run r5 = attnlab({"experiment", "E5", "--generator", "torch", "--format", "json"});
+    QCOMPARE(r5.exitCode, 0);
+    const QJsonObject o5 = QJsonDocument::fromJson(r5.out).object();
+    const QJsonArray e5Rows = o5.value("rows").toArray();
+    QCOMPARE(e5Rows.size(), 7);
+    for (qsizetype i = 0; i < e5Rows.size(); ++i)
+        QCOMPARE(e5Rows[i].toObject().value("source_position").toInt(),
+                 e5.value("permutation").toArray()[i].toInt());
+    const double error = o5.value("scalars").toObject().value("max_diff_with_positions").toDouble();
+    QVERIFY2(close(error, e5.value("error").toDouble()),
+             qPrintable(QString::number(error, 'g', 17)));
+    QCOMPARE(QStringLiteral("error ") + printed(error), e5.value("printed").toString());
+    QCOMPARE(e5.value("printed").toString(), QStringLiteral("error 2.1e-01"));
+    QVERIFY(o5.value("scalars").toObject().value("max_diff_no_positions").toDouble() < 1e-14);
+
+    const QJsonArray e4 = ref.value("E4").toObject().value("rows").toArray();
+    const QJsonArray e4Rows = jsonRows({"experiment", "E4", "--generator", "torch"});
+    QCOMPARE(e4Rows.size(), e4.size());
+    for (qsizetype i = 0; i < e4Rows.size(); ++i) {
+        const QJsonObject got = e4Rows[i].toObject(), want = e4[i].toObject();
+        QCOMPARE(got.value("h").toInt(), want.value("h").toInt());
+        for (const char *column : {"mean_max_weight", "mean_entropy_nats"})
+            QVERIFY2(
+                close(got.value(column).toDouble(), want.value(column).toDouble()),
+                qPrintable(QStringLiteral("E4 h=%1 %2").arg(want.value("h").toInt()).arg(column)));
+    }
+
+    const QJsonObject e2 = ref.value("E2").toObject();
+    QStringList dks;
+    for (const QJsonValue &v : e2.value("d_k").toArray())
+        dks << QString::number(v.toInt());
+    const QStringList sweep = {"--seed",      QString::number(e2.value("seed").toInt()),
+                               "--trials",    QString::number(e2.value("trials").toInt()),
+                               "--keys",      QString::number(e2.value("keys").toInt()),
+                               "--generator", "torch"};
+    const QJsonArray bySweep = jsonRows(QStringList {"sweep", "--dk", dks.join(',')} + sweep);
+    const QJsonArray byExperiment
+        = jsonRows(QStringList {"experiment", "E2", "--d-k", dks.join(',')} + sweep);
+    const QJsonArray e2Want = e2.value("rows").toArray();
+    QCOMPARE(bySweep.size(), e2Want.size());
+    QCOMPARE(byExperiment, bySweep);
+    for (qsizetype i = 0; i < bySweep.size(); ++i) {
+        const QJsonObject got = bySweep[i].toObject(), want = e2Want[i].toObject();
+        for (const QString &column : want.keys())
+            QVERIFY2(close(got.value(column).toDouble(), want.value(column).toDouble()),
+                     qPrintable(QStringLiteral("E2 d_k=%1 %2: %3 vs torch %4")
+                                    .arg(want.value("d_k").toInt())
+                                    .arg(column)
+                                    .arg(got.value(column).toDouble(), 0, 'g', 17)
+                                    .arg(want.value(column).toDouble(), 0, 'g', 17)));
+    }
+    // NumPy's streams give other numbers: the option really switches the generator.
+    const QJsonArray numpyRows = jsonRows({"experiment", "E7"});
+    QVERIFY(numpyRows.size() == 8 && numpyRows[0] != e7Rows[0]);
+}
+
 void TestCliExperiment::badArguments_data()
 {
     QTest::addColumn<QStringList>("arguments");
@@ -334,6 +459,12 @@ void TestCliExperiment::badArguments_data()
     QTest::newRow("sweep zero trials") << QStringList {"sweep", "--trials", "0"} << "--trials";
     QTest::newRow("sweep bad format") << QStringList {"sweep", "--format", "yaml"} << "--format";
     QTest::newRow("sweep stray argument") << QStringList {"sweep", "E2"} << "'E2'";
+    QTest::newRow("bad generator")
+        << QStringList {"experiment", "E7", "--generator", "jax"} << "generator";
+    QTest::newRow("generator of an experiment without one")
+        << QStringList {"experiment", "E1", "--generator", "torch"} << "--generator";
+    QTest::newRow("sweep bad generator")
+        << QStringList {"sweep", "--generator", "Torch"} << "--generator";
 }
 
 void TestCliExperiment::badArguments()

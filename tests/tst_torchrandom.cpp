@@ -193,6 +193,8 @@ private slots:
     void seedTruncatedTo32Bits();
     void mhaInitIgnoresHeads();
     void fill16Avx2DiffersFromLibm();
+    void normalStreamInPieces_data();
+    void normalStreamInPieces();
     void badArguments();
 };
 
@@ -325,6 +327,49 @@ void TestTorchRandom::fill16Avx2DiffersFromLibm()
         differ += a[i] != b[i];
     }
     QVERIFY(differ > 0);
+}
+
+void TestTorchRandom::normalStreamInPieces_data()
+{
+    QTest::addColumn<int>("count");
+    QTest::addColumn<int>("piece");
+    for (const int count : {1, 2, 15, 16, 17, 31, 32, 33, 47, 100, 1000})
+        for (const int piece : {1, 7, 16, 33, 5000})
+            QTest::addRow("%d in pieces of %d", count, piece) << count << piece;
+}
+
+void TestTorchRandom::normalStreamInPieces()
+{
+    // Reading torch.randn(count) in pieces equals the one-shot fill (itself checked against
+    // torch above), and leaves the generator where the one-shot fill does, cache included.
+    QFETCH(int, count);
+    QFETCH(int, piece);
+    TorchGenerator whole(11), pieces(11);
+    double warm = 0;
+    whole.randn(&warm, 1); // a cached second normal the ≥ 16 path must leave alone
+    pieces.randn(&warm, 1);
+    std::vector<double> expected(static_cast<std::size_t>(count)),
+        got(static_cast<std::size_t>(count));
+    whole.randn(expected.data(), expected.size());
+    attn::TorchNormalStream stream(pieces, std::size_t(count));
+    for (std::size_t at = 0; at < got.size();) {
+        const std::size_t n = std::min(std::size_t(piece), got.size() - at);
+        stream.read(got.data() + at, n);
+        at += n;
+    }
+    QCOMPARE(stream.remaining(), std::size_t(0));
+    for (std::size_t i = 0; i < got.size(); ++i)
+        QVERIFY2(std::bit_cast<std::uint64_t>(got[i]) == std::bit_cast<std::uint64_t>(expected[i]),
+                 qPrintable(QStringLiteral("element %1: %2 vs %3")
+                                .arg(i)
+                                .arg(got[i], 0, 'g', 17)
+                                .arg(expected[i], 0, 'g', 17)));
+    double a = 0, b = 0;
+    whole.randn(&a, 1);
+    pieces.randn(&b, 1);
+    QCOMPARE(b, a);
+    QCOMPARE(pieces.random(), whole.random());
+    QVERIFY_THROWS_EXCEPTION(attn::InvalidArgument, stream.read(&a, 1));
 }
 
 void TestTorchRandom::badArguments()

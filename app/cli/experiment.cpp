@@ -191,11 +191,16 @@ int runExperiment(const QStringList &arguments)
             names << QString::fromStdString(name);
         QCommandLineOption option(names, QStringLiteral("Experiment parameter."),
                                   QStringLiteral("value"));
-        if (name != "seed")
-            option.setFlags(QCommandLineOption::HiddenFromHelp);
+        if (name == "seed")
+            option.setDescription(QStringLiteral("Seed of the generator (default: the "
+                                                 "experiment's, see below)."));
+        else if (name == "generator")
+            option.setDescription(QStringLiteral(
+                "Random streams of E2, E4, E5, E7: numpy (numpy.random.default_rng(seed), the "
+                "default) or torch (torch.manual_seed(seed): PyTorch 1.13's CPU generator, "
+                "nn.MultiheadAttention's init and torch.randn, bit for bit)."));
         else
-            option.setDescription(QStringLiteral("Seed of the NumPy-compatible generator "
-                                                 "(default: the experiment's, see below)."));
+            option.setFlags(QCommandLineOption::HiddenFromHelp);
         parser.addOption(option);
     }
 

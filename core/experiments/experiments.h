@@ -5,6 +5,7 @@
 // timings of E8/E9, which are measured, never hard-coded.
 
 #include "core/table.h"
+#include "core/torchrandom.h"
 #include "core/types.h"
 
 #include <atomic>
@@ -98,6 +99,10 @@ ExperimentResult runExperiment(std::string_view id, const ExperimentParams &para
 /// keys or d_k when < 1 or when q would not fit in 1 GiB; Cancelled when the context says so.
 Table scalingSweep(std::uint64_t seed, Index trials, Index keys, const std::vector<Index> &dks,
                    const RunContext &context = {});
+/// As above from the chosen streams: RandomSource::Torch draws q = torch.randn(trials, 1, d_k)
+/// then k = torch.randn(trials, keys, d_k) per d_k (float64) after torch.manual_seed(seed).
+Table scalingSweep(std::uint64_t seed, Index trials, Index keys, const std::vector<Index> &dks,
+                   RandomSource source, const RunContext &context = {});
 
 /// E8: time of materialized attention (or another kernel) for each n, d model width d,
 /// float32 or float64. Columns: n, entries, mib, seconds_mean, seconds_median, seconds_min,

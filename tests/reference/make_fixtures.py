@@ -24,6 +24,7 @@ GROUPS = {
     "session": "make_session_fixtures",     # the main view's multi-head weights in NumPy
     "tokens": "make_token_fixtures",        # typed tokens' input vectors and sessions
     "kernels": "make_kernel_fixtures",      # the three kernels vs torch.softmax arithmetic
+    "torchlistings": "torch_listings",      # E2/E4/E5/E7 --generator torch as PyTorch prints them
 }
 
 
