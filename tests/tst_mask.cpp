@@ -106,6 +106,76 @@ private slots:
         }
     }
 
+    void slidingWindow_data()
+    {
+        QTest::addColumn<int>("window");
+        QTest::addColumn<int>("sinks");
+        QTest::addColumn<MatrixB>("expectedStates");
+        // 6 × 6; C = causal (1), W = before the window (8). Query i sees i − w < j ≤ i, sinks
+        // (the first s keys) are never masked by the window.
+        const auto states = [](std::initializer_list<const char *> rows) {
+            MatrixB m(Index(rows.size()), Index(std::strlen(*rows.begin())));
+            Index i = 0;
+            for (const char *r : rows) {
+                for (Index j = 0; j < m.cols(); ++j)
+                    m(i, j) = r[j] == 'C' ? MaskCausal : r[j] == 'W' ? MaskWindow : MaskAllowed;
+                ++i;
+            }
+            return m;
+        };
+        QTest::newRow("w=3") << 3 << 0
+                             << states(
+                                    {".CCCCC", "..CCCC", "...CCC", "W...CC", "WW...C", "WWW..."});
+        QTest::newRow("w=3 s=1") << 3 << 1
+                                 << states({".CCCCC", "..CCCC", "...CCC", "....CC", ".W...C",
+                                            ".WW..."});
+        QTest::newRow("w=1 s=2") << 1 << 2
+                                 << states({".CCCCC", "..CCCC", "...CCC", "..W.CC", "..WW.C",
+                                            "..WWW."});
+        QTest::newRow("w=6 (everything causal)")
+            << 6 << 0 << states({".CCCCC", "..CCCC", "...CCC", "....CC", ".....C", "......"});
+    }
+    void slidingWindow()
+    {
+        QFETCH(int, window);
+        QFETCH(int, sinks);
+        QFETCH(MatrixB, expectedStates);
+        const AttentionMask m = AttentionMask::slidingWindow(6, 6, window, sinks);
+        QVERIFY(!m.isPureCausal()); // the kernels' causal shortcut must not skip the window
+        QVERIFY(m.hasCausal());
+        QCOMPARE(m.window(), Index(window));
+        QCOMPARE(m.sinks(), Index(sinks));
+        COMPARE_BYTES(m.stateMatrix(6, 6), expectedStates);
+        // Each query sees exactly min(w, i + 1) keys of its window plus the sinks before it.
+        for (Index i = 0; i < 6; ++i) {
+            Index visible = 0;
+            for (Index j = 0; j < 6; ++j)
+                visible += m.isMasked(i, j) ? 0 : 1;
+            const Index inWindow = std::min<Index>(window, i + 1);
+            const Index sinksBefore = std::min<Index>(sinks, i + 1 - inWindow);
+            QCOMPARE(visible, inWindow + sinksBefore);
+        }
+    }
+    void slidingWindowCombinations()
+    {
+        // With key padding: the bits add up; with a second, different window: refused.
+        const AttentionMask m
+            = AttentionMask::slidingWindow(4, 4, 2, 1) | AttentionMask::keyPaddingLast(4, 4, 1);
+        QCOMPARE(m.state(3, 3), std::uint8_t(MaskPadding));
+        QCOMPARE(m.state(3, 1), std::uint8_t(MaskWindow));
+        QCOMPARE(m.state(3, 0), std::uint8_t(MaskAllowed));
+        QCOMPARE(m.state(0, 3), std::uint8_t(MaskCausal | MaskPadding));
+        const AttentionMask same = m | AttentionMask::slidingWindow(4, 4, 2, 1);
+        COMPARE_BYTES(same.stateMatrix(4, 4), m.stateMatrix(4, 4));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, m | AttentionMask::slidingWindow(4, 4, 3, 1));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, AttentionMask::slidingWindow(4, 4, 0));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, AttentionMask::slidingWindow(4, 4, 2, -1));
+        // Bottom-right alignment: the window ends at the causal limit i + n_k − n_q.
+        const AttentionMask br
+            = AttentionMask::slidingWindow(2, 5, 2, 0, CausalAlignment::BottomRight);
+        COMPARE_BYTES(maskedCells(br, 2, 5), bits({"11001", "11100"}));
+    }
+
     void keyPadding()
     {
         const AttentionMask last = AttentionMask::keyPaddingLast(3, 5, 2);

@@ -304,6 +304,12 @@ void applyMaskTile(T *tile, Index ld, Index i0, Index rows, Index j0, Index cols
             for (Index c = std::max<Index>(limit - j0, 0); c < cols; ++c)
                 row[c] = fill;
         }
+        if (mask.window() != 0) {
+            // Keys sinks … windowStart − 1 lie before the window: masked.
+            const Index end = std::min<Index>(mask.windowStart(i, nK) - j0, cols);
+            for (Index c = std::max<Index>(mask.sinks() - j0, 0); c < end; ++c)
+                row[c] = fill;
+        }
         if (!padding.empty()) {
             for (Index c = 0; c < cols; ++c)
                 if (padding[std::size_t(j0 + c)])
