@@ -1,5 +1,6 @@
 #include "core/training/layer.h"
 
+#include "core/kernels/kernels.h"
 #include "core/metrics.h"
 #include "core/positional.h"
 
@@ -28,6 +29,16 @@ template<typename T> void checkFinite(const Matrix<T> &m, const char *what)
             if (!std::isfinite(double(m(i, j))))
                 throw NonFiniteInput(std::string(what) + " holds " + num(double(m(i, j))) + " at ("
                                      + std::to_string(i) + ", " + std::to_string(j) + ")");
+}
+
+/// Threads for one forward or backward pass over rows = B·n tokens: the four E × E projections
+/// (8·rows·E² flops) and the attention products (4·B·n²·E): one thread below
+/// kSingleThreadFlops (kernels.h), where waking an OpenMP team costs more than it saves.
+Index passThreads(Index rows, Index length, Index dModel)
+{
+    const double flops = 8.0 * double(rows) * double(dModel) * double(dModel)
+        + 4.0 * double(rows) * double(length) * double(dModel);
+    return flops < kSingleThreadFlops ? 1 : kernelThreads();
 }
 
 } // namespace
@@ -156,6 +167,7 @@ ForwardCache<T> forward(const LayerConfig &config, const Parameters<T> &params,
     const Index B = batch.batch, n = batch.length;
     const T scale = T(config.scale());
     const MatrixB mask = combinedMask(config, batch.mask, n);
+    const ScopedKernelThreads threads(passThreads(B * n, n, E));
 
     ForwardCache<T> c;
     c.x = batch.inputs; // (B·n) × E
@@ -299,6 +311,7 @@ Parameters<T> backward(const LayerConfig &config, const Parameters<T> &params,
     const Index B = Index(cache.weights.size()) / h;
     const Index n = B > 0 ? rows / B : 0;
     const T scale = T(config.scale());
+    const ScopedKernelThreads threads(passThreads(rows, n, E));
 
     Parameters<T> g;
     g.outProjWeight.resize(E, E);
