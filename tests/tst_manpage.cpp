@@ -76,7 +76,7 @@ private slots:
     {
         QTest::addColumn<QString>("command"); // empty: the window (top level)
         QTest::newRow("window") << QString();
-        for (const char *c : {"heatmap", "sweep", "experiment", "compute", "bench"})
+        for (const char *c : {"heatmap", "sweep", "experiment", "compute", "bench", "train"})
             QTest::newRow(c) << QString::fromLatin1(c);
     }
 

@@ -40,6 +40,8 @@ const std::vector<Command> &commands()
         {"compute", "Attention on your tensors: .npz in, .npz out", &guarded<&runCompute>},
         {"bench", "Time the attention kernels (materialized, streaming, loop)",
          &guarded<&runBench>},
+        {"train", "Train an attention layer (your .npz case or a built-in task)",
+         &guarded<&runTrain>},
     };
     return table;
 }
