@@ -9,11 +9,19 @@
 //   build/release/bench/attn_bench_kernels --benchmark_filter='Streaming.*/4096/64'
 //
 // The materialized kernel is skipped beyond kMaterializedBudgetBytes for its n × n matrices.
+//
+// The tile engine (core/tiles/tileengine.h) renders the full view of h heads of d each to a
+// px × px grid (max pooling; TileFullViewMean_f32 adds the head mean, TileFullViewMetrics_f32 the
+// per-row metrics of every head); StreamingHeads_f32 runs the streaming kernel once per head on
+// the same n and d, the baseline it is compared with in the same run:
+//
+//   build/release/bench/attn_bench_kernels --benchmark_filter='TileFullView_f32|StreamingHeads'
 
 #include "fma_peak.h"
 
 #include "core/kernels/kernels.h"
 #include "core/random.h"
+#include "core/tiles/tileengine.h"
 
 #include <benchmark/benchmark.h>
 
@@ -22,6 +30,7 @@
 #endif
 
 #include <string>
+#include <vector>
 
 #include <cmath>
 #include <cstdint>
@@ -80,6 +89,61 @@ template<typename T> void gemmBenchmark(benchmark::State &state)
         benchmark::ClobberMemory();
     }
     const double flop = 2.0 * double(n) * double(n) * double(k);
+    state.counters["GFLOP"]
+        = benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+/// The tile engine's full view: h heads of d each (Q, K: n × h·d) pooled to px × px pixels.
+void tileFullView(benchmark::State &state, bool mean, bool metrics)
+{
+    const Index n = state.range(0);
+    const Index d = state.range(1);
+    const Index heads = state.range(2);
+    const Index px = state.range(3);
+    attn::Generator rng(0);
+    const Matrix<float> q = randomMatrix<float>(rng, n, heads * d);
+    const Matrix<float> k = randomMatrix<float>(rng, n, heads * d);
+    std::vector<Index> which;
+    for (Index h = 0; h < heads; ++h)
+        which.push_back(h);
+    if (mean)
+        which.push_back(attn::kHeadMean);
+    for (auto _ : state) {
+        attn::TileEngine<float> engine(q, k, heads);
+        std::vector<attn::RowMetrics> m;
+        auto tiles = engine.render(which, engine.fullWindow(), px, px, attn::TilePooling::Max,
+                                   metrics ? &m : nullptr);
+        benchmark::DoNotOptimize(tiles.front().values.data());
+        benchmark::ClobberMemory();
+    }
+    // Q Kᵀ of every head: 2·n²·d flop per head.
+    const double flop = 2.0 * double(n) * double(n) * double(d) * double(heads);
+    state.counters["GFLOP"]
+        = benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["held_MiB"]
+        = double(attn::TileEngine<float>::heldBytes(n, n, heads, d, sizeof(float)))
+        / (1024.0 * 1024.0);
+}
+
+/// The streaming kernel once per head (Q, K, V: n × d each), h times per iteration.
+void streamingHeads(benchmark::State &state)
+{
+    const Index n = state.range(0);
+    const Index d = state.range(1);
+    const Index heads = state.range(2);
+    attn::Generator rng(0);
+    const Matrix<float> q = randomMatrix<float>(rng, n, d);
+    const Matrix<float> k = randomMatrix<float>(rng, n, d);
+    const Matrix<float> v = randomMatrix<float>(rng, n, d);
+    const float scale = 1.0f / std::sqrt(float(d));
+    for (auto _ : state) {
+        for (Index h = 0; h < heads; ++h) {
+            Matrix<float> out = attn::attentionStreaming<float>(q, k, v, scale);
+            benchmark::DoNotOptimize(out.data());
+        }
+        benchmark::ClobberMemory();
+    }
+    const double flop = 4.0 * double(n) * double(n) * double(d) * double(heads);
     state.counters["GFLOP"]
         = benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -145,6 +209,21 @@ void loopSizes(benchmark::internal::Benchmark *b)
     b->ArgNames({"n", "d"})->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
+void tileSizes(benchmark::internal::Benchmark *b)
+{
+    // n = 256 is the smoke-test size; 16 384 × 8 heads of 64 is the long-sequence target.
+    for (Index n : {256, 4096, 16384})
+        b->Args({n, 64, 8, 1024});
+    b->ArgNames({"n", "d", "h", "px"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+void streamingHeadsSizes(benchmark::internal::Benchmark *b)
+{
+    for (Index n : {256, 4096, 16384})
+        b->Args({n, 64, 8});
+    b->ArgNames({"n", "d", "h"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
 void gemmSizes(benchmark::internal::Benchmark *b)
 {
     b->Args({2048, 2048})->Args({4096, 64})->ArgNames({"n", "k"});
@@ -186,6 +265,22 @@ void Loop_f64(benchmark::State &s)
 {
     attentionBenchmark<double>(s, KernelKind::Loop);
 }
+void TileFullView_f32(benchmark::State &s)
+{
+    tileFullView(s, false, false);
+}
+void TileFullViewMean_f32(benchmark::State &s)
+{
+    tileFullView(s, true, false);
+}
+void TileFullViewMetrics_f32(benchmark::State &s)
+{
+    tileFullView(s, false, true);
+}
+void StreamingHeads_f32(benchmark::State &s)
+{
+    streamingHeads(s);
+}
 void Sgemm(benchmark::State &s)
 {
     gemmBenchmark<float>(s);
@@ -204,6 +299,10 @@ BENCHMARK(Loop_f32)->Apply(loopSizes);
 BENCHMARK(Materialized_f64)->Apply(attentionSizes);
 BENCHMARK(Streaming_f64)->Apply(attentionSizes);
 BENCHMARK(Loop_f64)->Apply(loopSizes);
+BENCHMARK(TileFullView_f32)->Apply(tileSizes);
+BENCHMARK(StreamingHeads_f32)->Apply(streamingHeadsSizes);
+BENCHMARK(TileFullViewMean_f32)->Apply(tileSizes);
+BENCHMARK(TileFullViewMetrics_f32)->Apply(tileSizes);
 BENCHMARK(Sgemm)->Apply(gemmSizes);
 BENCHMARK(Dgemm)->Apply(gemmSizes);
 BENCHMARK(fmaPeak)->Name("FmaPeak_f32")->Unit(benchmark::kMillisecond)->UseRealTime();
