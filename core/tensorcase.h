@@ -1,5 +1,5 @@
 #pragma once
-// A user's tensors read from NumPy files (issue 3, §4 and §5), shared by `attnlab compute` and
+// A user's tensors read from NumPy files, shared by `attnlab compute` and
 // the window's File → Open tensors…:
 //
 // 1. An attention problem ("tensor case"), arrays named as in torch.nn.MultiheadAttention's

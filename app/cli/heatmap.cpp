@@ -5,15 +5,15 @@
 
 #include "common.h"
 
-#include <comparerenderer.h>
-#include <dataexport.h>
-#include <heatmaprenderer.h>
-#include <resultview.h>
-#include <sessioncompute.h>
-#include <sessionfile.h>
-#include <sessionparameters.h>
-#include <stepsrenderer.h>
-#include <tokenizer.h>
+#include "ui/document/sessionfile.h"
+#include "ui/export/dataexport.h"
+#include "ui/render/comparerenderer.h"
+#include "ui/render/heatmaprenderer.h"
+#include "ui/render/stepsrenderer.h"
+#include "ui/session/resultview.h"
+#include "ui/session/sessioncompute.h"
+#include "ui/session/sessionparameters.h"
+#include "ui/session/tokenizer.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -456,7 +456,7 @@ int runHeatmap(const QStringList &arguments)
         return usageError(command, error);
     p.n = int(*n);
     if (parser.isSet(QStringLiteral("tokens"))) {
-        // n follows the typed tokens (ui/tokenizer.h).
+        // n follows the typed tokens (ui/session/tokenizer.h).
         p.tokens = splitTokens(parser.value(QStringLiteral("tokens")));
         if (p.tokens.isEmpty())
             return usageError(command, QStringLiteral("--tokens gave no tokens"));
@@ -691,7 +691,7 @@ int runHeatmap(const QStringList &arguments)
 
     const QSize size {int(*width), int(*height)};
     bool ok = false;
-    if (compare) { // the Compare view's painter (ui/comparerenderer.h)
+    if (compare) { // the Compare view's painter (ui/render/comparerenderer.h)
         auto resultB = std::make_shared<SessionResult>(computeSession(*pb));
         if (!resultB->ok())
             return failure(command, QStringLiteral("B: ") + resultB->error);
@@ -704,7 +704,7 @@ int runHeatmap(const QStringList &arguments)
                                              : compareRenderer.savePdf(out, size, &error);
         return ok ? ExitOk : failure(command, error);
     }
-    if (steps) { // the steps view's painter (ui/stepsrenderer.h)
+    if (steps) { // the steps view's painter (ui/render/stepsrenderer.h)
         StepsRenderer stepsRenderer;
         stepsRenderer.setResult(result);
         stepsRenderer.setHead(options.head);
@@ -714,7 +714,8 @@ int runHeatmap(const QStringList &arguments)
                                              : stepsRenderer.savePdf(out, size, &error);
         return ok ? ExitOk : failure(command, error);
     }
-    // What the window shows: the result after trimming padding / hiding keys (ui/resultview.h).
+    // What the window shows: the result after trimming padding / hiding keys
+    // (ui/session/resultview.h).
     const auto shown = applyViewTransform(result, transform);
     if (!shown->ok())
         return failure(command, shown->error);
