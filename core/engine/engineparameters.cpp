@@ -5,8 +5,8 @@
 
 namespace attn {
 
-AttentionMask maskFromParameters(AttentionKind kind, MaskChoice mask, Index paddingCount,
-                                 Index nQ, Index nK)
+AttentionMask maskFromParameters(AttentionKind kind, MaskChoice mask, Index paddingCount, Index nQ,
+                                 Index nK)
 {
     AttentionMask m;
     if (kind == AttentionKind::DecoderCausal || mask == MaskChoice::Causal)
@@ -26,8 +26,7 @@ void EngineParameters::check() const
     if (dModel < 1)
         fail("d_model must be >= 1, got " + std::to_string(dModel));
     if (heads < 1 || dModel % heads != 0)
-        fail("h=" + std::to_string(heads) + " does not divide d_model="
-             + std::to_string(dModel));
+        fail("h=" + std::to_string(heads) + " does not divide d_model=" + std::to_string(dModel));
     // n_q · n_k · h cells of float64 must be addressable: at most 2^40 (8 TiB).
     if (double(n) * double(keyCount()) * double(heads) > 1099511627776.0)
         fail("n_q=" + std::to_string(n) + ", n_k=" + std::to_string(keyCount())

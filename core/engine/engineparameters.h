@@ -28,8 +28,8 @@ enum class DType { Float32, Float64 };
 /// `mask` is KeyPadding; an empty mask otherwise. The one place parameters become a mask (the
 /// session engine, loaded tensors, the command line). Throws InvalidArgument (from
 /// AttentionMask::keyPaddingLast) when paddingCount is outside [0, nK] with KeyPadding.
-AttentionMask maskFromParameters(AttentionKind kind, MaskChoice mask, Index paddingCount,
-                                 Index nQ, Index nK);
+AttentionMask maskFromParameters(AttentionKind kind, MaskChoice mask, Index paddingCount, Index nQ,
+                                 Index nK);
 
 struct EngineParameters
 {

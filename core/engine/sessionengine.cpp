@@ -440,8 +440,8 @@ void rowPassFromScores(Scores &cache, Index nQ, Index nK, const AttentionMask &m
 }
 
 template<typename T>
-void computeSeeded(const EngineParameters &p, Scores &data, bool fresh, bool keep,
-                   EngineResult &r, EngineBufferPool *pool, const CancelToken &cancel)
+void computeSeeded(const EngineParameters &p, Scores &data, bool fresh, bool keep, EngineResult &r,
+                   EngineBufferPool *pool, const CancelToken &cancel)
 {
     if (fresh) {
         SessionInputs<T> in = sessionInputs<T>(p);
@@ -456,8 +456,8 @@ void computeSeeded(const EngineParameters &p, Scores &data, bool fresh, bool kee
     options.scaleExponent = p.scaleExponent;
     options.temperature = p.temperature;
     const AttentionMask mask = p.attentionMask();
-    rowPassFromScores<T>(data, p.queryCount(), p.keyCount(), mask,
-                         effectiveScale(p.dK(), options), r, pool, !keep, cancel);
+    rowPassFromScores<T>(data, p.queryCount(), p.keyCount(), mask, effectiveScale(p.dK(), options),
+                         r, pool, !keep, cancel);
 }
 
 } // namespace
@@ -483,8 +483,7 @@ template void fusedMultihead<float>(const MultiheadAttention<float> &,
 template void fusedMultihead<double>(const MultiheadAttention<double> &,
                                      const Eigen::Ref<const MatrixD> &,
                                      const Eigen::Ref<const MatrixD> &, const AttentionMask &,
-                                     const AttentionOptions &, EngineResult &,
-                                     const CancelToken &);
+                                     const AttentionOptions &, EngineResult &, const CancelToken &);
 
 // ---- the fused kernel (core/kernels/kernels.h) ----
 
@@ -495,8 +494,8 @@ Matrix<T> attentionFused(const Eigen::Ref<const Matrix<T>> &query,
                          const AttentionMask &mask, Matrix<T> *weights)
 {
     const Index nQ = query.rows(), nK = key.rows();
-    detail::checkAttentionShapes(nQ, query.cols(), nK, key.cols(), value.rows(), value.cols(),
-                                 mask, "attentionFused");
+    detail::checkAttentionShapes(nQ, query.cols(), nK, key.cols(), value.rows(), value.cols(), mask,
+                                 "attentionFused");
     detail::checkFiniteInput<T>(query, "query", "attentionFused");
     detail::checkFiniteInput<T>(key, "key", "attentionFused");
     detail::checkFiniteInput<T>(value, "value", "attentionFused");
@@ -556,8 +555,7 @@ void SessionEngine::clear()
     *m_scores = Scores {};
 }
 
-void SessionEngine::compute(const EngineParameters &p, EngineResult &out,
-                            const CancelToken &cancel)
+void SessionEngine::compute(const EngineParameters &p, EngineResult &out, const CancelToken &cancel)
 {
     p.check();
     const bool fresh = !covers(p);

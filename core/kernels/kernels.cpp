@@ -37,8 +37,8 @@ std::string_view kernelName(KernelKind kind)
 
 KernelKind kernelFromName(std::string_view name)
 {
-    for (KernelKind k : {KernelKind::Materialized, KernelKind::Streaming, KernelKind::Loop,
-                         KernelKind::Fused})
+    for (KernelKind k :
+         {KernelKind::Materialized, KernelKind::Streaming, KernelKind::Loop, KernelKind::Fused})
         if (kernelName(k) == name)
             return k;
     throw InvalidArgument("unknown kernel \"" + std::string(name)
