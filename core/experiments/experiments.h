@@ -4,6 +4,7 @@
 // Every experiment is deterministic for a given seed (NumPy-compatible Generator) except the
 // timings of E8/E9, which are measured, never hard-coded.
 
+#include "core/cancel.h"
 #include "core/table.h"
 #include "core/torchrandom.h"
 #include "core/types.h"
@@ -65,17 +66,13 @@ struct ExperimentResult
 struct RunContext
 {
     std::function<void(double)> progress; ///< may be empty
-    const std::atomic<bool> *cancel = nullptr; ///< when set and true, the run throws Cancelled
+    CancelToken cancel; ///< polled between steps; once cancelled, the run throws Cancelled
     void report(double fraction) const
     {
         if (progress)
             progress(fraction);
     }
-    void checkCancel() const
-    {
-        if (cancel && cancel->load(std::memory_order_relaxed))
-            throw Cancelled();
-    }
+    void checkCancel() const { cancel.throwIfCancelled(); }
 };
 
 /// All experiments in order E1 … E12.

@@ -9,6 +9,7 @@
 #include "handmaderesult.h"
 #include "testutil.h"
 
+#include "core/engine/sessioninputs.h"
 #include "core/npy.h"
 #include "ui/charts/rowmetricschart.h"
 #include "ui/export/dataexport.h"
@@ -306,14 +307,15 @@ private slots:
             const QString token = o.value(QLatin1String("token")).toString();
             const quint64 seed = o.value(QLatin1String("seed")).toString().toULongLong();
             const int d = o.value(QLatin1String("d_model")).toInt();
-            QCOMPARE(tokenHash(token), o.value(QLatin1String("hash")).toString().toULongLong());
-            const VectorD v = tokenEmbedding(token, seed, d);
+            QCOMPARE(tokenHash(token.toStdString()),
+                     o.value(QLatin1String("hash")).toString().toULongLong());
+            const VectorD v = tokenEmbedding(token.toStdString(), seed, d);
             const QJsonArray want = o.value(QLatin1String("vector")).toArray();
             QCOMPARE(v.size(), want.size());
             for (int k = 0; k < d; ++k)
                 QCOMPARE(v(k), want.at(k).toDouble()); // bit for bit
         }
-        QVERIFY_THROWS_EXCEPTION(InvalidArgument, tokenEmbedding(QStringLiteral("x"), 0, -1));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, tokenEmbedding("x", 0, -1));
     }
 
     // A session with typed tokens equals the NumPy computation where row i of X is the vector of

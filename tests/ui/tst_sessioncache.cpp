@@ -281,8 +281,8 @@ private slots:
         SessionComputeCache cache;
         const SessionParameters p = base(64, 32, 4, DType::Float64);
         int polls = 0;
-        const SessionResult r = computeSession(
-            p, [&polls] { return ++polls > 2; }, &cache);
+        const SessionResult r
+            = computeSession(p, CancelToken([&polls] { return ++polls > 2; }), &cache);
         QCOMPARE(r.error, QStringLiteral("cancelled"));
         QVERIFY(!cache.covers(p));
         const SessionResult ok = computeSession(p, {}, &cache);

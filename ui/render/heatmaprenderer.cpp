@@ -2,6 +2,8 @@
 
 #include "ui/render/figurefile.h"
 
+#include "core/threads.h"
+
 #include <QDir>
 #include <QFileInfo>
 #include <QFont>
@@ -20,6 +22,10 @@
 namespace attn {
 
 namespace {
+
+/// Work per cell of a tile's range scan or pooling (compare, log, accumulate: ~20 flops), for
+/// the core's thread policy threadsForFlops (core/threads.h).
+constexpr double kFlopsPerCell = 20;
 
 using figure::formatTick;
 using figure::hatchColor;
@@ -183,7 +189,8 @@ ColorNorm HeatmapRenderer::norm() const
             const std::uint8_t *states = useMask ? state.data() : nullptr;
             const Index count = m->size();
             double tileLo = lo, tileHi = hi;
-            [[maybe_unused]] const bool parallel = count >= (Index(1) << 20);
+            [[maybe_unused]] const bool parallel
+                = threadsForFlops(double(count) * kFlopsPerCell) > 1;
 #pragma omp parallel for reduction(min : tileLo) reduction(max : tileHi) if (parallel)
             for (Index k = 0; k < count; ++k) {
                 const double v = values[k];
@@ -309,7 +316,8 @@ QImage HeatmapRenderer::tileImage(int tile, QSize maxPixels) const
     // Pooled: accumulate each image row's blocks over its bq source rows (rows in parallel for
     // long sequences: n = 4096 has 16 M cells per tile).
     const bool max = m_options.pooling == HeatmapPooling::Max;
-    [[maybe_unused]] const bool parallel = rows * cols >= (Index(1) << 20);
+    [[maybe_unused]] const bool parallel
+        = threadsForFlops(double(rows) * double(cols) * kFlopsPerCell) > 1;
     uchar *bits = image.bits(); // detached once here, written row by row below
     const qsizetype bytesPerLine = image.bytesPerLine();
 #pragma omp parallel for schedule(dynamic, 8) if (parallel)

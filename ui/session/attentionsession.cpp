@@ -5,10 +5,6 @@
 #include <mutex>
 #include <thread>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 namespace attn {
 
 // The worker thread, after Qt's Mandelbrot example: it sleeps on a condition variable, takes the
@@ -67,9 +63,9 @@ private:
                 m_hasPending = false;
             }
             m_started.fetch_add(1);
-            limitThreads(params);
+            // Threads: the core engine's policy (threadsForFlops) per stage.
             auto stale = [this, id] { return m_abort || m_newest.load() != id; };
-            SessionResult result = computeSession(params, stale, &m_cache);
+            SessionResult result = computeSession(params, CancelToken(stale), &m_cache);
             result.requestId = id;
             if (stale()) {
                 m_cache.share(std::move(result)).reset(); // its matrices go to the pool
@@ -86,25 +82,8 @@ private:
         }
     }
 
-    // Small problems run fastest on one thread: starting and spin-waiting an OpenMP team costs
-    // more than Eigen's parallel GEMM saves, far more on a busy machine (measured on 2 loaded
-    // cores: n = 256, h = 8, d_model = 64 took 780 ms with 2 threads and 42 ms with 1).
-    // omp_set_num_threads sets this thread's team size only; other threads keep theirs.
-    void limitThreads(const SessionParameters &p)
-    {
-#ifdef _OPENMP
-        if (m_defaultThreads == 0)
-            m_defaultThreads = omp_get_max_threads();
-        const double work = double(p.queryCount()) * p.keyCount() * p.dModel;
-        omp_set_num_threads(work < 67108864.0 ? 1 : m_defaultThreads); // 2^26: n = 1024, d = 64
-#else
-        Q_UNUSED(p);
-#endif
-    }
-
     AttentionSession *m_session;
     SessionComputeCache m_cache; ///< raw scores of the last computation (worker thread only)
-    int m_defaultThreads = 0;
     // Standard primitives rather than QThread/QMutex/QWaitCondition so ThreadSanitizer can check
     // the hand-over and the join (Debian's Qt is not instrumented: its waits give false reports).
     std::thread m_thread;

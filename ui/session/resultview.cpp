@@ -1,5 +1,7 @@
 #include "ui/session/resultview.h"
 
+#include "core/threads.h"
+
 #include <QRegularExpression>
 #include <QStringList>
 
@@ -176,8 +178,10 @@ std::shared_ptr<const SessionResult> applyViewTransform(std::shared_ptr<const Se
         out->scaledScores.resize(std::size_t(h));
     }
     std::vector<NonFiniteReport> nonFinite(static_cast<std::size_t>(h));
-    // Heads are independent: both cores for long sequences (n = 4096 takes seconds otherwise).
-    [[maybe_unused]] const bool parallel = qint64(h) * rows * cols >= (qint64(1) << 20);
+    // Heads are independent: both cores for long sequences (n = 4096 takes seconds otherwise),
+    // by the core's policy for ~20 flops per cell (pick, renormalise, metrics).
+    [[maybe_unused]] const bool parallel
+        = threadsForFlops(double(h) * double(rows) * double(cols) * 20.0) > 1;
 #pragma omp parallel for schedule(dynamic, 1) if (parallel)
     for (int head = 0; head < h; ++head) {
         MatrixD w = pick(in.weights[std::size_t(head)], sel.queries, sel.keys);

@@ -1,6 +1,8 @@
 #pragma once
 // Everything the main view's controls set, as one value type (saved in .attnlab.json).
 
+#include "core/engine/engineparameters.h"
+
 #include <QJsonObject>
 #include <QString>
 #include <QStringList>
@@ -12,14 +14,7 @@ namespace attn {
 
 class TensorSource;
 
-/// The three uses of attention (Vaswani et al. 2017, §3.2.3).
-enum class AttentionKind {
-    EncoderSelf, ///< all pairs; mask chosen by MaskChoice
-    DecoderCausal, ///< masked self-attention: causal mask always on
-    EncoderDecoder ///< queries from the decoder (n rows), keys/values from the encoder (nK rows)
-};
-enum class MaskChoice { None, Causal, KeyPadding };
-enum class DType { Float32, Float64 };
+// AttentionKind, MaskChoice and DType: core/engine/engineparameters.h.
 
 struct SessionParameters
 {

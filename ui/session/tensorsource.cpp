@@ -1,9 +1,11 @@
 #include "ui/session/tensorsource.h"
 
 #include "core/attention.h"
+#include "core/engine/engineparameters.h"
 #include "core/mask.h"
 #include "core/metrics.h"
 #include "core/multihead.h"
+#include "core/threads.h"
 
 #include <QDir>
 #include <QFile>
@@ -33,10 +35,6 @@ struct TensorSource::Data
 };
 
 namespace {
-
-struct CancelledError
-{
-};
 
 QString q(const std::string &s)
 {
@@ -79,14 +77,14 @@ void mergeNonFinite(NonFiniteReport &into, const NonFiniteReport &nf)
 /// scale, temperature, extra mask and dtype.
 template<typename T>
 void computeInputs(const SessionParameters &p, const TensorCase<double> &c, SessionResult &r,
-                   const std::function<bool()> &cancelled)
+                   const CancelToken &cancel)
 {
     const Index nQ = c.queryCount(), nK = c.keyCount();
-    AttentionMask mask = c.mask;
-    if (p.causalMasked())
-        mask = mask | AttentionMask::causal(nQ, nK, CausalAlignment::TopLeft);
-    if (p.mask == MaskChoice::KeyPadding)
-        mask = mask | AttentionMask::keyPaddingLast(nQ, nK, p.paddingCount);
+    const AttentionMask mask = c.mask | maskFromParameters(p.kind, p.mask, p.paddingCount, nQ, nK);
+    // Projections 2·(n_q + 2·n_k)·d_model², scores and W V 4·n_q·n_k·d_model.
+    const double d = double(c.dModel());
+    const ScopedKernelThreads team(threadsForFlops(2.0 * (double(nQ) + 2.0 * double(nK)) * d * d
+                                                   + 4.0 * double(nQ) * double(nK) * d));
     AttentionOptions options;
     options.scaleExponent = p.scaleExponent;
     options.temperature = p.temperature;
@@ -118,8 +116,7 @@ void computeInputs(const SessionParameters &p, const TensorCase<double> &c, Sess
         fully.push_back(std::move(a.fullyMasked));
         r.scale = a.scale;
     }
-    if (cancelled && cancelled())
-        throw CancelledError {};
+    cancel.throwIfCancelled();
 
     r.maskState = mask.stateMatrix(nQ, nK);
     r.fullyMasked = fully;
@@ -136,16 +133,14 @@ void computeInputs(const SessionParameters &p, const TensorCase<double> &c, Sess
 }
 
 /// Weights: layer `layer` of the stack as stored; scores unknown (NaN), no mask states.
-void showWeights(const WeightStack &s, int layer, SessionResult &r,
-                 const std::function<bool()> &cancelled)
+void showWeights(const WeightStack &s, int layer, SessionResult &r, const CancelToken &cancel)
 {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     r.scale = nan;
     r.maskState = MatrixB::Zero(s.queries, s.keys);
     r.weightsMean = MatrixD::Zero(s.queries, s.keys);
     for (Index h = 0; h < s.heads; ++h) {
-        if (cancelled && cancelled())
-            throw CancelledError {};
+        cancel.throwIfCancelled();
         const MatrixD &w = s.at(layer, h);
         r.weights.push_back(w);
         r.scores.push_back(MatrixD::Constant(s.queries, s.keys, nan));
@@ -490,8 +485,7 @@ QString loadedTensorPath(const SessionParameters &p)
     return p.tensors ? p.tensors->path() : QString();
 }
 
-SessionResult computeTensorSession(const SessionParameters &params,
-                                   const std::function<bool()> &cancelled)
+SessionResult computeTensorSession(const SessionParameters &params, const CancelToken &cancel)
 {
     SessionResult r;
     r.params = params;
@@ -513,12 +507,12 @@ SessionResult computeTensorSession(const SessionParameters &params,
     };
     try {
         if (const WeightStack *s = source.weightStack())
-            showWeights(*s, source.layer(), r, cancelled);
+            showWeights(*s, source.layer(), r, cancel);
         else if (params.dtype == DType::Float32)
-            computeInputs<float>(params, *source.tensorCase(), r, cancelled);
+            computeInputs<float>(params, *source.tensorCase(), r, cancel);
         else
-            computeInputs<double>(params, *source.tensorCase(), r, cancelled);
-    } catch (const CancelledError &) {
+            computeInputs<double>(params, *source.tensorCase(), r, cancel);
+    } catch (const Cancelled &) {
         failWith(QStringLiteral("cancelled"));
     } catch (const std::bad_alloc &) {
         failWith(QStringLiteral("out of memory for the tensors of %1").arg(source.fileName()));

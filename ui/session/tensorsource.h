@@ -14,16 +14,16 @@
 // changing the layer and going back to random inputs are ordinary (undoable) parameter changes,
 // and computeSession() dispatches to computeTensorSession() while one is set.
 
-#include "ui/session/sessioncompute.h"
 #include "ui/session/sessionparameters.h"
+#include "ui/session/sessionresult.h"
 
+#include "core/cancel.h"
 #include "core/npy.h"
 #include "core/tensorcase.h"
 
 #include <QString>
 #include <QStringList>
 
-#include <functional>
 #include <memory>
 #include <optional>
 
@@ -126,8 +126,7 @@ QString loadedTensorPath(const SessionParameters &p);
 /// errors land in SessionResult::error. Inputs give exactly MultiheadAttention<T>::forward's
 /// (or scaledDotProductAttention's) weights, raw and scaled scores; weights give the stored
 /// layer, NaN for the (unknown) scores, all mask states 0 (nothing known to be masked).
-SessionResult computeTensorSession(const SessionParameters &params,
-                                   const std::function<bool()> &cancelled = {});
+SessionResult computeTensorSession(const SessionParameters &params, const CancelToken &cancel = {});
 
 /// Rows of loaded weights that are not probability rows.
 struct WeightCheck
