@@ -1,10 +1,12 @@
-// Google Benchmark: the three attention kernels for n ∈ {256 … 16384}, d ∈ {64, 128}, float32
-// and float64, plus this machine's SGEMM/DGEMM rate through Eigen (the reference for "percent of
-// peak") and its float32 FMA peak (FmaPeak: no memory traffic, the ceiling for any kernel).
-// Counters: GFLOP, printed as a rate (GFLOP/s; 4·n²·d flop per attention: two GEMMs of 2·n²·d
-// each) and the extra memory each kernel allocates (kernelExtraBytes), in MiB. The float32
-// kernels run the AVX-512 code on CPUs with AVX-512F (context "float32_kernels"); the *_eigen
-// variants run Eigen's code in the same binary as the baseline.
+// Google Benchmark: the four attention kernels for n ∈ {256 … 16384}, d ∈ {64, 128}, float32
+// and float64, the window's fused multi-head engine (core/engine/sessionengine.h: a full
+// computation, and an α step over cached scores as a slider drag makes), plus this machine's
+// SGEMM/DGEMM rate through Eigen (the reference for "percent of peak") and its float32 FMA peak
+// (FmaPeak: no memory traffic, the ceiling for any kernel). Counters: GFLOP, printed as a rate
+// (GFLOP/s; 4·n²·d flop per attention: two GEMMs of 2·n²·d each) and the extra memory each kernel
+// allocates (kernelExtraBytes), in MiB. The float32 kernels run the AVX-512 code on CPUs with
+// AVX-512F (context "float32_kernels"); the *_eigen variants run Eigen's code in the same binary as
+// the baseline.
 //
 //   build/release/bench/attn_bench_kernels --benchmark_filter='Streaming.*/4096/64'
 //
@@ -20,10 +22,13 @@
 // the same n and d, the baseline it is compared with in the same run:
 //
 //   build/release/bench/attn_bench_kernels --benchmark_filter='TileFullView_f32|StreamingHeads'
+// The materialized and fused kernels are skipped beyond kMaterializedBudgetBytes for their n × n
+// matrices.
 
 #include "fma_peak.h"
 
 #include "core/blas.h"
+#include "core/engine/sessionengine.h"
 #include "core/kernels/kernels.h"
 #include "core/random.h"
 #include "core/tiles/tileengine.h"
@@ -59,8 +64,9 @@ template<typename T> void attentionBenchmark(benchmark::State &state, KernelKind
     const Index n = state.range(0);
     const Index d = state.range(1);
     const std::size_t extra = attn::kernelExtraBytes(kind, n, n, d, sizeof(T));
-    if (kind == KernelKind::Materialized && extra > kMaterializedBudgetBytes) {
-        state.SkipWithError("materialized n x n matrices exceed the 1 GiB budget");
+    if ((kind == KernelKind::Materialized || kind == KernelKind::Fused)
+        && extra > kMaterializedBudgetBytes) {
+        state.SkipWithError("the kernel's n x n matrices exceed the 1 GiB budget");
         return;
     }
     attn::Generator rng(0);
@@ -181,6 +187,36 @@ void eigenBaseline(benchmark::State &state, KernelKind kind)
     attn::setAvx512KernelsEnabled(had);
 }
 
+/// The window's computation: n × n self-attention, d_model, h heads, float64, seeded inputs.
+/// `alphaStep`: the engine keeps the raw scores and each iteration changes α (what a slider drag
+/// computes: the fused row pass of every head); otherwise every iteration is a full computation
+/// (inputs, projections, scores, row pass). GFLOP counts the score GEMMs, 2·n²·d_model.
+void fusedHeadsBenchmark(benchmark::State &state, bool alphaStep)
+{
+    attn::EngineParameters p;
+    p.n = state.range(0);
+    p.dModel = state.range(1);
+    p.heads = state.range(2);
+    attn::SessionEngine engine;
+    attn::EngineResult r;
+    engine.compute(p, r);
+    int step = 0;
+    for (auto _ : state) {
+        if (alphaStep) {
+            p.scaleExponent = 0.25 + 0.25 * double(++step % 3);
+        } else {
+            engine.clear();
+        }
+        engine.pool()->recycle(std::move(r));
+        engine.compute(p, r);
+        benchmark::DoNotOptimize(r.weights.data());
+        benchmark::ClobberMemory();
+    }
+    const double flop = 2.0 * double(p.n) * double(p.n) * double(p.dModel);
+    state.counters["GFLOP"]
+        = benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 void fmaPeak(benchmark::State &state)
 {
     const int lanes = attn::bench::fmaPeakLanes();
@@ -245,6 +281,23 @@ void streamingHeadsSizes(benchmark::internal::Benchmark *b)
 {
     for (Index n : {256, 4096, 16384})
         b->Args({n, 64, 8});
+    b->ArgNames({"n", "d", "h"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+void fusedSizes(benchmark::internal::Benchmark *b)
+{
+    for (Index d : {64, 128})
+        for (Index n : {256, 512, 1024, 2048, 4096})
+            b->Args({n, d});
+    b->ArgNames({"n", "d"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+void fusedHeadsSizes(benchmark::internal::Benchmark *b)
+{
+    // bench_gui's shapes (d_model = 512, h = 8) and a small one for the CTest smoke filter.
+    b->Args({256, 64, 4});
+    for (Index n : {64, 256, 1024})
+        b->Args({n, 512, 8});
     b->ArgNames({"n", "d", "h"})->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
@@ -320,6 +373,22 @@ void Dgemm_openblas(benchmark::State &s)
 {
     blasGemmBenchmark<double>(s);
 }
+void Fused_f32(benchmark::State &s)
+{
+    attentionBenchmark<float>(s, KernelKind::Fused);
+}
+void Fused_f64(benchmark::State &s)
+{
+    attentionBenchmark<double>(s, KernelKind::Fused);
+}
+void FusedHeads_f64(benchmark::State &s)
+{
+    fusedHeadsBenchmark(s, false);
+}
+void FusedHeadsAlphaStep_f64(benchmark::State &s)
+{
+    fusedHeadsBenchmark(s, true);
+}
 void Sgemm(benchmark::State &s)
 {
     gemmBenchmark<float>(s);
@@ -343,6 +412,10 @@ BENCHMARK(StreamingHeads_f32)->Apply(streamingHeadsSizes);
 BENCHMARK(TileFullViewMean_f32)->Apply(tileSizes);
 BENCHMARK(TileFullViewMetrics_f32)->Apply(tileSizes);
 BENCHMARK(Materialized_f64_eigen)->Apply(baselineSizes);
+BENCHMARK(Fused_f32)->Apply(fusedSizes);
+BENCHMARK(Fused_f64)->Apply(fusedSizes);
+BENCHMARK(FusedHeads_f64)->Apply(fusedHeadsSizes);
+BENCHMARK(FusedHeadsAlphaStep_f64)->Apply(fusedHeadsSizes);
 BENCHMARK(Sgemm)->Apply(gemmSizes);
 BENCHMARK(Sgemm_openblas)->Apply(gemmSizes);
 BENCHMARK(Dgemm)->Apply(gemmSizes);

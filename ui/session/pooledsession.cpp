@@ -1,0 +1,149 @@
+#include "ui/session/pooledsession.h"
+
+#include "core/blas.h"
+#include "core/engine/sessioninputs.h"
+
+#include <QString>
+
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <new>
+#include <type_traits>
+
+namespace attn {
+
+namespace {
+
+template<typename T>
+void computePooled(const SessionParameters &p, int side, TilePooling pooling, SessionResult &r,
+                   const std::function<bool()> &cancelled)
+{
+    // Inputs as the window draws them (core/engine/sessioninputs.h), projected as
+    // MultiheadAttention::forward: q = X W_Qᵀ + b_Q (n_q × d_model), k = E W_Kᵀ + b_K.
+    const EngineParameters ep = engineParameters(p);
+    SessionInputs<T> in = sessionInputs<T>(ep);
+    const Index d = ep.dModel;
+    const Matrix<T> x = in.query.template cast<T>();
+    in.query = MatrixD();
+    const Matrix<T> e = in.encoder.size() > 0 ? Matrix<T>(in.encoder.template cast<T>())
+                                              : Matrix<T>();
+    in.encoder = MatrixD();
+    const Matrix<T> &keyInput = e.size() > 0 ? e : x;
+    const Matrix<T> &w = in.layer.inProjWeight();
+    const Vector<T> &b = in.layer.inProjBias();
+    Matrix<T> q(x.rows(), d), k(keyInput.rows(), d);
+    gemmTransposed<T>(x, w.topRows(d), q);
+    gemmTransposed<T>(keyInput, w.middleRows(d, d), k);
+    q.rowwise() += b.segment(0, d).transpose();
+    k.rowwise() += b.segment(d, d).transpose();
+    if (cancelled && cancelled())
+        throw Cancelled();
+    AttentionOptions options;
+    options.scaleExponent = p.scaleExponent;
+    options.temperature = p.temperature;
+    options.checkFinite = false; // projections of finite seeded inputs
+    TileEngine<T> engine(std::move(q), std::move(k), p.heads, ep.attentionMask(), options);
+    r.scale = engine.scale();
+
+    std::vector<Index> heads;
+    for (Index h = 0; h < p.heads; ++h)
+        heads.push_back(h);
+    if (p.heads > 1)
+        heads.push_back(kHeadMean);
+    // The engine polls an atomic flag while it runs; `cancelled` is asked before the pass.
+    std::atomic<bool> stop {cancelled && cancelled()};
+    if (stop.load())
+        throw Cancelled();
+    std::vector<PooledTile<T>> tiles
+        = engine.render(heads, engine.fullWindow(), side, side, pooling, nullptr, &stop);
+
+    const TileGrid g = tiles.front().grid;
+    r.weights.resize(std::size_t(p.heads));
+    for (Index h = 0; h < p.heads; ++h) {
+        r.weights[std::size_t(h)] = tiles[std::size_t(h)].values.template cast<double>();
+        tiles[std::size_t(h)].values = Matrix<T>();
+    }
+    r.weightsMean
+        = p.heads > 1 ? MatrixD(tiles.back().values.template cast<double>()) : r.weights.front();
+    r.maskState = tiles.front().maskState;
+    // A pixel row is fully masked when every pixel of it is (every cell of its rows masked).
+    std::vector<std::uint8_t> rowMasked(std::size_t(g.height), 0);
+    for (Index y = 0; y < g.height; ++y)
+        rowMasked[std::size_t(y)] = (r.maskState.row(y).array() != 0).all() ? 1 : 0;
+    r.fullyMasked.assign(std::size_t(p.heads), rowMasked);
+    r.queryIndex.resize(std::size_t(g.height));
+    for (Index y = 0; y < g.height; ++y)
+        r.queryIndex[std::size_t(y)] = int(y * g.rowsPerPixel);
+    r.keyIndex.resize(std::size_t(g.width));
+    for (Index x = 0; x < g.width; ++x)
+        r.keyIndex[std::size_t(x)] = int(x * g.colsPerPixel);
+    r.viewNote
+        = QStringLiteral("tile engine: %1 of %2 \u00d7 %3 cells per pixel")
+              .arg(pooling == TilePooling::Max ? QStringLiteral("max") : QStringLiteral("mean"))
+              .arg(g.rowsPerPixel)
+              .arg(g.colsPerPixel);
+}
+
+} // namespace
+
+PooledSessionBytes pooledSessionBytes(const SessionParameters &p, int side)
+{
+    const double elem = p.dtype == DType::Float32 ? 4.0 : 8.0;
+    const double nQ = double(p.queryCount()), nK = double(p.keyCount()), d = double(p.dModel);
+    const bool cross = p.kind == AttentionKind::EncoderDecoder;
+    PooledSessionBytes b;
+    const double inputRows = nQ + (cross ? nK : 0.0);
+    b.inputs = inputRows * d * (8.0 + elem) + (nQ + nK) * d * elem + (4.0 * d * d + 4.0 * d) * elem;
+    b.engine = double(
+        p.dtype == DType::Float32
+            ? TileEngine<float>::heldBytes(p.queryCount(), p.keyCount(), p.heads, p.dK(), 4)
+            : TileEngine<double>::heldBytes(p.queryCount(), p.keyCount(), p.heads, p.dK(), 8));
+    const TileGrid g = tileGrid({0, p.queryCount(), 0, p.keyCount()}, side, side);
+    const double pixels = double(g.width) * double(g.height);
+    const double images = double(p.heads) + (p.heads > 1 ? 1.0 : 0.0);
+    b.images = images * pixels * ((elem + 1.0) + 8.0 + 4.0) + pixels;
+    return b;
+}
+
+SessionResult computePooledSession(const SessionParameters &params, int side, TilePooling pooling,
+                                   const std::function<bool()> &cancelled)
+{
+    SessionResult r;
+    r.params = params;
+    const auto start = std::chrono::steady_clock::now();
+    r.error = params.validate(SessionParameters::maxLongSequence);
+    if (r.ok() && params.tensors)
+        r.error = QStringLiteral("the tile engine's view takes seeded inputs, not loaded tensors");
+    if (r.ok() && side < 1)
+        r.error
+            = QStringLiteral("the pooled images need at least 1 pixel a side, got %1").arg(side);
+    if (!r.ok())
+        return r;
+    try {
+        if (params.dtype == DType::Float32)
+            computePooled<float>(params, side, pooling, r, cancelled);
+        else
+            computePooled<double>(params, side, pooling, r, cancelled);
+    } catch (const Cancelled &) {
+        r = SessionResult {};
+        r.params = params;
+        r.error = QStringLiteral("cancelled");
+    } catch (const std::bad_alloc &) {
+        r = SessionResult {};
+        r.params = params;
+        r.error = QStringLiteral("out of memory for n_q=%1, n_k=%2, h=%3")
+                      .arg(params.queryCount())
+                      .arg(params.keyCount())
+                      .arg(params.heads);
+    } catch (const std::exception &e) {
+        r = SessionResult {};
+        r.params = params;
+        r.error = QString::fromStdString(e.what());
+    }
+    r.computeSeconds
+        = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+}
+
+} // namespace attn

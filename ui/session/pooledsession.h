@@ -1,0 +1,48 @@
+#pragma once
+// The main view of long sequences (n up to SessionParameters::maxLongSequence) from the tile
+// engine (core/tiles/tileengine.h): every head and the mean over heads pooled to at most
+// side × side pixels straight from the projected queries and keys, without the n_q × n_k
+// matrices a SessionResult of computeSession holds (sessionResultBytes: 1.2 GB at n = 2048,
+// h = 12). The result is a SessionResult whose "cells" are the pooled pixels, which
+// HeatmapRenderer draws as it draws any result.
+
+#include "ui/session/sessioncompute.h"
+#include "ui/session/sessionparameters.h"
+#include "ui/session/sessionresult.h"
+
+#include "core/tiles/tileengine.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace attn {
+
+/// What computePooledSession holds for `params` with images of at most side × side pixels
+/// (bytes).
+struct PooledSessionBytes
+{
+    double inputs = 0; ///< while projecting: X (and E) in float64, their copies in the dtype, q, k
+                       ///< and the layer's parameters
+    double engine = 0; ///< TileEngine::heldBytes: q, k, packed keys, row statistics, row blocks
+    double images = 0; ///< (h + 1) pooled images in the dtype and in float64 (the result), their
+                       ///< mask states, and HeatmapRenderer's 4-byte tile images of them
+    /// The peak: max(inputs, engine + images).
+    double total() const { return std::max(inputs, engine + images); }
+};
+
+/// The bytes of computePooledSession(params, side) (params valid, seeded inputs).
+PooledSessionBytes pooledSessionBytes(const SessionParameters &params, int side);
+
+/// The session's weights (seeded inputs as computeSession draws them, params.tensors unset) by
+/// the tile engine: per head and for the mean over heads the full view pooled to
+/// tileGrid(n_q × n_k, side, side) by `pooling`. The result's weights / weightsMean are
+/// grid.height × grid.width (the pixels, float64), maskState the pixels' mask states (a pixel
+/// whose cells are all masked), fullyMasked per pixel row (every row of it fully masked),
+/// queryIndex / keyIndex the first query / key of each pixel row / column (so the axes show
+/// positions), viewNote "tile engine: max of 16 × 16 cells per pixel". Scores, scaled scores and
+/// per-row metrics are not filled (the view shows weights). Never throws: errors (invalid
+/// parameters up to maxLongSequence, cancellation, out of memory) land in SessionResult::error.
+SessionResult computePooledSession(const SessionParameters &params, int side, TilePooling pooling,
+                                   const std::function<bool()> &cancelled = {});
+
+} // namespace attn
