@@ -409,7 +409,7 @@ const std::vector<Entry> &entries()
         oneHeadEntry(),        scalingSweepEntry(),  softmaxCollapseEntry(),
         headsSplitEntry(),     permutationEntry(),   shiftRotationEntry(),
         causalMaskEntry(),     quadraticCostEntry(), loopVersusMatrixEntry(),
-        maskConventionEntry(), fillValueEntry(),     softmaxPitfallsEntry(),
+        maskConventionEntry(), fillValueEntry(),     softmaxPitfallsEntry(), scaleLearningEntry(),
     };
     return list;
 }
