@@ -409,7 +409,8 @@ const std::vector<Entry> &entries()
         oneHeadEntry(),        scalingSweepEntry(),  softmaxCollapseEntry(),
         headsSplitEntry(),     permutationEntry(),   shiftRotationEntry(),
         causalMaskEntry(),     quadraticCostEntry(), loopVersusMatrixEntry(),
-        maskConventionEntry(), fillValueEntry(),     softmaxPitfallsEntry(), scaleLearningEntry(),
+        maskConventionEntry(), fillValueEntry(),     softmaxPitfallsEntry(),
+        scaleLearningEntry(),
     };
     return list;
 }
