@@ -44,6 +44,7 @@ std::vector<double> timeSteps(Index B, Index n, Index E, Index h, OptimizerKind 
     oc.learningRate = 1e-3;
     Trainer<T> trainer(lc, Parameters<double>::fromLayer(init).cast<T>(), oc,
                        Loss::MeanSquaredError);
+    trainer.setDiagnosticsEnabled(false); // as PyTorch's step: forward, backward, update only
     std::vector<double> perStep;
     for (int r = 0; r <= repeat; ++r) {
         const auto start = std::chrono::steady_clock::now();

@@ -1248,10 +1248,10 @@ void buildE13(const ExperimentResult &r, FigureFrame &f)
             }
             if (lossCurves.empty())
                 continue;
-            f.add(lineChart(QStringLiteral("%1, d<sub>k</sub> = %2: loss / constant prediction")
-                                .arg(initName, dks[c]),
-                            QStringLiteral("step"), Scale::Linear, QStringLiteral("loss ratio"),
-                            Scale::Log10, lossCurves),
+            f.add(lineChart(
+                      QStringLiteral("%1, d<sub>k</sub> = %2: loss ratio").arg(initName, dks[c]),
+                      QStringLiteral("step"), Scale::Linear, QStringLiteral("loss ratio"),
+                      Scale::Log10, lossCurves),
                   2 * in, c);
             f.add(lineChart(
                       QStringLiteral("%1, d<sub>k</sub> = %2: \u2016\u2202L/\u2202(W<sub>Q</sub>, "
