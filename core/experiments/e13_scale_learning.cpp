@@ -220,7 +220,8 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
     table.notes.push_back(
         "one head (d_model = d_k), associative recall with " + std::to_string(pairs) + " pairs and "
         + std::to_string(classes) + " value classes, " + std::to_string(steps) + " " + optimizer
-        + " steps (lr " + Table::formatNumber(lr) + ", batch " + std::to_string(batchSize)
+        + " steps (lr " + Table::formatNumber(lr) + (perWidth ? " x sqrt(32/d_k)" : "") + ", batch "
+        + std::to_string(batchSize) + ", " + (float32 ? "float32" : "float64")
         + "); every run of a d_k starts from the same weights and "
           "sees the same batches");
     table.notes.push_back("loss = MSE on a fixed evaluation batch of 128 sequences; relative_loss "
