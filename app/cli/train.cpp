@@ -342,6 +342,9 @@ int runTrain(const QStringList &arguments)
                                           QStringLiteral("Task copy: copy the token k positions "
                                                          "back."),
                                           QStringLiteral("k"), QStringLiteral("1"));
+    const QCommandLineOption classesOption(
+        QStringLiteral("classes"), QStringLiteral("Task recall: value classes V (0 = d_model/2)."),
+        QStringLiteral("V"), QStringLiteral("0"));
     const QCommandLineOption noPositionsOption(
         QStringLiteral("no-positions"),
         QStringLiteral("Task copy: leave out the sinusoidal positions (the task is then "
@@ -352,11 +355,11 @@ int runTrain(const QStringList &arguments)
                        "default_rng(seed), the batches are drawn from default_rng(seed + 1)."),
         QStringLiteral("seed"), QStringLiteral("0"));
     addOptionsWithDefaults(
-        parser, {inOption,          taskOption,     outOption,    stepsOption,       lrOption,
-                 optimizerOption,   momentumOption, alphaOption,  temperatureOption, lossOption,
-                 conventionOption,  dtypeOption,    formatOption, logEveryOption,    nOption,
-                 dModelOption,      headsOption,    batchOption,  noiseOption,       offsetOption,
-                 noPositionsOption, seedOpt});
+        parser, {inOption,         taskOption,        outOption,    stepsOption,       lrOption,
+                 optimizerOption,  momentumOption,    alphaOption,  temperatureOption, lossOption,
+                 conventionOption, dtypeOption,       formatOption, logEveryOption,    nOption,
+                 dModelOption,     headsOption,       batchOption,  noiseOption,       offsetOption,
+                 classesOption,    noPositionsOption, seedOpt});
     if (const auto done = parseArguments(parser, kCommand, arguments))
         return *done;
     if (!parser.positionalArguments().isEmpty())
@@ -368,8 +371,9 @@ int runTrain(const QStringList &arguments)
         return usageError(kCommand,
                           QStringLiteral("give either --in <case.npz> or --task "
                                          "recall|copy|average (exactly one)"));
-    for (const QCommandLineOption *o : {&nOption, &dModelOption, &headsOption, &batchOption,
-                                        &noiseOption, &offsetOption, &noPositionsOption, &seedOpt})
+    for (const QCommandLineOption *o :
+         {&nOption, &dModelOption, &headsOption, &batchOption, &noiseOption, &offsetOption,
+          &classesOption, &noPositionsOption, &seedOpt})
         if (fromCase && parser.isSet(*o))
             return usageError(kCommand,
                               QStringLiteral("--%1 is a task option; with --in the "
@@ -529,12 +533,16 @@ int runTrain(const QStringList &arguments)
             = batch ? doubleOption(parser, QStringLiteral("noise"), 0, 1e6, &error) : std::nullopt;
         const auto offset
             = noise ? intOption(parser, QStringLiteral("offset"), 1, 4095, &error) : std::nullopt;
+        const auto classes
+            = offset ? intOption(parser, QStringLiteral("classes"), 0, 2048, &error) : std::nullopt;
         const auto seed
-            = offset ? seedOption(parser, QStringLiteral("seed"), &error) : std::nullopt;
+            = classes ? seedOption(parser, QStringLiteral("seed"), &error) : std::nullopt;
         if (!seed)
             return usageError(kCommand, error);
         if (parser.isSet(offsetOption) && tc.kind != TaskKind::Copy)
             return usageError(kCommand, QStringLiteral("--offset applies to --task copy only"));
+        if (parser.isSet(classesOption) && tc.kind != TaskKind::Recall)
+            return usageError(kCommand, QStringLiteral("--classes applies to --task recall only"));
         if (parser.isSet(noPositionsOption) && tc.kind != TaskKind::Copy)
             return usageError(kCommand,
                               QStringLiteral("--no-positions applies to --task copy only"));
@@ -543,6 +551,7 @@ int runTrain(const QStringList &arguments)
         tc.batch = Index(*batch);
         tc.noise = *noise;
         tc.offset = Index(*offset);
+        tc.classes = Index(*classes);
         tc.seed = *seed + 1; // wraps at 2^64
         LayerConfig layer = tc.layerConfig(Index(*heads), o.alpha);
         layer.temperature = o.temperature;
@@ -560,6 +569,8 @@ int runTrain(const QStringList &arguments)
         params["batch_size"] = std::to_string(tc.batch);
         params["noise"] = Table::formatNumber(tc.noise);
         params["seed"] = std::to_string(*seed);
+        if (tc.kind == TaskKind::Recall)
+            params["classes"] = std::to_string(tc.valueClasses());
         if (tc.kind == TaskKind::Copy) {
             params["offset"] = std::to_string(tc.offset);
             params["positions"] = layer.positionWidth > 0 ? "sinusoidal" : "none";

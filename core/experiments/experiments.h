@@ -1,5 +1,5 @@
 #pragma once
-// The experiments of docs/experiments.md (E1–E12): a registry of parameter specs and a runner that
+// The experiments of docs/experiments.md (E1–E13): a registry of parameter specs and a runner that
 // turns parameters into a result Table plus named matrices (heatmaps) for figures.
 // Every experiment is deterministic for a given seed (NumPy-compatible Generator) except the
 // timings of E8/E9, which are measured, never hard-coded.
@@ -34,7 +34,7 @@ struct ParamSpec
 
 struct ExperimentInfo
 {
-    std::string id; ///< "E1" … "E12"
+    std::string id; ///< "E1" … "E13"
     std::string title; ///< short title
     std::string paperSection; ///< e.g. "Vaswani et al. 2017, §3.2.1"
     std::string note; ///< what to look at and why, in a few sentences
@@ -75,7 +75,7 @@ struct RunContext
     void checkCancel() const { cancel.throwIfCancelled(); }
 };
 
-/// All experiments in order E1 … E12.
+/// All experiments in order E1 … E13.
 const std::vector<ExperimentInfo> &experimentList();
 /// Info for an id (case-insensitive, "e2" == "E2"); throws InvalidArgument listing valid ids.
 const ExperimentInfo &experimentInfo(std::string_view id);

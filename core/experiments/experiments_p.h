@@ -62,6 +62,7 @@ Entry loopVersusMatrixEntry(); // E9
 Entry maskConventionEntry(); // E10
 Entry fillValueEntry(); // E11
 Entry softmaxPitfallsEntry(); // E12
+Entry scaleLearningEntry(); // E13 (e13_scale_learning.cpp)
 
 // ---- ParamSpec builders ----
 ParamSpec seedParam(std::uint64_t defaultSeed, std::string help = {});

@@ -58,6 +58,9 @@ void TaskConfig::validate() const
     if (!(noise >= 0) || !std::isfinite(noise))
         throw InvalidArgument(task + ": noise must be >= 0 and finite, got "
                               + std::to_string(noise));
+    if (kind == TaskKind::Recall && (classes < 0 || classes > dModel / 2))
+        throw InvalidArgument("recall: classes must be 0 (= d_model/2) or in [1, d_model/2 = "
+                              + std::to_string(dModel / 2) + "], got " + std::to_string(classes));
     if (kind == TaskKind::Copy && (offset < 1 || offset > n - 1))
         throw InvalidArgument("copy: offset must be in [1, n - 1 = " + std::to_string(n - 1)
                               + "], got " + std::to_string(offset));
@@ -97,6 +100,7 @@ Batch<double> TaskGenerator::next()
     out.inputs = MatrixD::Zero(B * L, E);
     out.targets = MatrixD::Zero(B * L, E);
     out.rowWeights = VectorD::Zero(B * L);
+    m_answers.clear();
     switch (c.kind) {
     case TaskKind::Recall: {
         out.mask = MatrixB::Zero(L, L);
@@ -108,10 +112,11 @@ Batch<double> TaskGenerator::next()
             out.inputs.block(r0, 0, c.n, half) = keys;
             std::vector<Index> values(std::size_t(c.n));
             for (Index i = 0; i < c.n; ++i) {
-                values[std::size_t(i)] = Index(m_rng.integers(0, half));
+                values[std::size_t(i)] = Index(m_rng.integers(0, c.valueClasses()));
                 out.inputs(r0 + i, half + values[std::size_t(i)]) = 1.0;
             }
             const Index j = Index(m_rng.integers(0, c.n));
+            m_answers.push_back(j);
             const MatrixD eps = m_rng.standardNormal(1, half);
             out.inputs.block(r0 + c.n, 0, 1, half) = keys.row(j) + c.noise * eps;
             out.targets(r0 + c.n, half + values[std::size_t(j)]) = 1.0;

@@ -36,9 +36,11 @@ template<typename T> StepReport Trainer<T>::step(const Batch<T> &batch)
     StepReport r;
     r.step = m_optimizer.steps() + 1;
     r.loss = lossValue(m_loss, cache.output, batch);
-    const AttentionDiagnostics d = diagnostics(cache);
-    r.meanMaxWeight = d.meanMaxWeight;
-    r.meanJacobianNorm = d.meanJacobianNorm;
+    if (m_diagnostics) {
+        const AttentionDiagnostics d = diagnostics(cache);
+        r.meanMaxWeight = d.meanMaxWeight;
+        r.meanJacobianNorm = d.meanJacobianNorm;
+    }
     const Parameters<T> g
         = backward(m_layer, m_params, cache, lossGradient(m_loss, cache.output, batch));
     const Index E = m_layer.dModel;

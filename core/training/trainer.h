@@ -15,7 +15,7 @@ struct StepReport
 {
     std::int64_t step = 0; ///< 1 for the first update
     double loss = 0; ///< loss before the update (nats for cross-entropy)
-    double meanMaxWeight = 0; ///< AttentionDiagnostics, before the update
+    double meanMaxWeight = 0; ///< AttentionDiagnostics, before the update (0 when switched off)
     double meanJacobianNorm = 0;
     double gradNormQuery = 0; ///< ‖∂loss/∂W_Q‖_F (rows 0 … E−1 of in_proj_weight)
     double gradNormKey = 0; ///< ‖∂loss/∂W_K‖_F (rows E … 2E−1)
@@ -42,6 +42,9 @@ public:
     const LayerConfig &layerConfig() const { return m_layer; }
     Optimizer<T> &optimizer() { return m_optimizer; }
     Loss loss() const { return m_loss; }
+    /// Whether step() computes the attention diagnostics (mean max weight, mean ‖J‖_F: O(B·h·n²)
+    /// extra work per step, which a PyTorch training step does not do). On by default.
+    void setDiagnosticsEnabled(bool on) { m_diagnostics = on; }
     /// Changes α for the following steps (e.g. mid-run in the window). Throws InvalidArgument
     /// when not finite.
     void setScaleExponent(double alpha);
@@ -51,6 +54,7 @@ private:
     Parameters<T> m_params;
     Optimizer<T> m_optimizer;
     Loss m_loss;
+    bool m_diagnostics = true;
 };
 
 } // namespace attn::training

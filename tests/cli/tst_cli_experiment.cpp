@@ -68,13 +68,13 @@ void TestCliExperiment::list()
     QFETCH(QString, format);
     const Run r = attnlab({"experiment", "--list", "--format", format});
     QCOMPARE(r.exitCode, 0);
-    for (int k = 1; k <= 12; ++k)
+    for (int k = 1; k <= 13; ++k)
         QVERIFY2(r.out.contains(QStringLiteral("E%1").arg(k).toLatin1()), r.out.constData());
     QVERIFY(r.out.contains("The mask-convention trap"));
     if (format == QLatin1String("json")) {
         const QJsonArray rows = QJsonDocument::fromJson(r.out).object().value("rows").toArray();
-        QCOMPARE(rows.size(), 12);
-        QCOMPARE(rows[11].toObject().value("id").toString(), QStringLiteral("E12"));
+        QCOMPARE(rows.size(), 13);
+        QCOMPARE(rows[12].toObject().value("id").toString(), QStringLiteral("E13"));
     }
 }
 
@@ -437,7 +437,7 @@ void TestCliExperiment::badArguments_data()
 {
     QTest::addColumn<QStringList>("arguments");
     QTest::addColumn<QString>("mentioned");
-    QTest::newRow("unknown experiment") << QStringList {"experiment", "E13"} << "E13";
+    QTest::newRow("unknown experiment") << QStringList {"experiment", "E99"} << "E99";
     QTest::newRow("no experiment") << QStringList {"experiment"} << "--list";
     QTest::newRow("two experiments") << QStringList {"experiment", "E1", "E2"} << "E1', 'E2";
     QTest::newRow("parameter of another experiment")

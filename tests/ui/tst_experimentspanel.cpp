@@ -92,7 +92,7 @@ private slots:
     void listModel();
     void tableModel();
     void tableModelTsv();
-    void panelListsTwelve();
+    void panelListsAll();
     void editorsFromParamSpecs();
     void runFillsTable_data();
     void runFillsTable();
@@ -110,8 +110,8 @@ void TestExperimentsPanel::listModel()
 {
     ExperimentListModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-    QCOMPARE(model.rowCount(), 12);
-    for (int row = 0; row < 12; ++row) {
+    QCOMPARE(model.rowCount(), 13);
+    for (int row = 0; row < 13; ++row) {
         const QModelIndex index = model.index(row);
         const QString id = QStringLiteral("E%1").arg(row + 1);
         QCOMPARE(model.data(index, ExperimentListModel::IdRole).toString(), id);
@@ -122,8 +122,8 @@ void TestExperimentsPanel::listModel()
                     .toString()
                     .contains(QLatin1String("Vaswani")));
     }
-    QCOMPARE(model.rowOf(QStringLiteral("E13")), -1);
-    QVERIFY_THROWS_EXCEPTION(std::out_of_range, model.info(12));
+    QCOMPARE(model.rowOf(QStringLiteral("E99")), -1);
+    QVERIFY_THROWS_EXCEPTION(std::out_of_range, model.info(13));
 }
 
 void TestExperimentsPanel::tableModel()
@@ -169,12 +169,12 @@ void TestExperimentsPanel::tableModelTsv()
     QCOMPARE(model.toTsv({}), QString());
 }
 
-void TestExperimentsPanel::panelListsTwelve()
+void TestExperimentsPanel::panelListsAll()
 {
     ExperimentsPanel panel;
-    QCOMPARE(panel.experimentModel()->rowCount(), 12);
+    QCOMPARE(panel.experimentModel()->rowCount(), 13);
     QStringList expected;
-    for (int i = 1; i <= 12; ++i)
+    for (int i = 1; i <= 13; ++i)
         expected << QStringLiteral("E%1").arg(i);
     QCOMPARE(panel.experimentIds(), expected);
     QCOMPARE(panel.currentExperiment(), QStringLiteral("E1"));

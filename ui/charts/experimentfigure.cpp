@@ -1190,6 +1190,81 @@ void buildE12(const ExperimentResult &r, FigureFrame &f)
     addScalarsFooter(f, r);
 }
 
+void buildE13(const ExperimentResult &r, FigureFrame &f)
+{
+    const Table &t = r.table;
+    const int initCol = requireColumn(t, {"init"});
+    const int dkCol = requireColumn(t, {"d_k"});
+    const int scaleCol = requireColumn(t, {"scale"});
+    const NamedMatrix *loss = findMatrix(r, {"relative_loss"});
+    const NamedMatrix *grad = findMatrix(r, {"grad_norm_qk"});
+    if (!loss || !grad || loss->values.rows() != Eigen::Index(t.rowCount()))
+        throw FigureUnavailable("the result lacks the per-step relative_loss / grad_norm_qk");
+    // One column of panels per d_k: the training loss (10-step running mean, relative to the
+    // constant prediction) on top, the gradient norm reaching W_Q and W_K below. Colour = scale,
+    // solid = xavier, dashed = unit-variance q and k.
+    QStringList dks;
+    for (std::size_t i = 0; i < t.rowCount(); ++i)
+        if (!dks.contains(cellText(t, i, dkCol)))
+            dks << cellText(t, i, dkCol);
+    const QStringList scales
+        = {QStringLiteral("1/sqrt(d_k)"), QStringLiteral("none"), QStringLiteral("1/d_k")};
+    const QColor colors[] = {kScaledColor, kUnscaledColor, kThirdColor};
+    // 10-step running mean of one row; `floor` keeps log axes away from 0.
+    const auto smoothed = [](const MatrixD &m, Eigen::Index row, double floor) {
+        std::vector<double> y;
+        double window = 0;
+        for (Eigen::Index s = 0; s < m.cols(); ++s) {
+            window += m(row, s);
+            if (s >= 10)
+                window -= m(row, s - 10);
+            y.push_back(std::max(floor, window / double(std::min<Eigen::Index>(s + 1, 10))));
+        }
+        return y;
+    };
+    // Rows: loss and gradient norm for xavier, then for unit-variance q and k; one column per
+    // d_k; one curve per scale choice.
+    const QStringList inits = {QStringLiteral("xavier"), QStringLiteral("unit_qk")};
+    const QString scaleNames[] = {QStringLiteral("1/\u221ad<sub>k</sub>"), QStringLiteral("none"),
+                                  QStringLiteral("1/d<sub>k</sub>")};
+    for (int in = 0; in < inits.size(); ++in) {
+        const QString initName
+            = in == 0 ? QStringLiteral("xavier init") : QStringLiteral("unit-variance q, k");
+        for (int c = 0; c < dks.size(); ++c) {
+            std::vector<Curve> lossCurves, gradCurves;
+            for (std::size_t i = 0; i < t.rowCount(); ++i) {
+                if (cellText(t, i, dkCol) != dks[c] || cellText(t, i, initCol) != inits[in])
+                    continue;
+                const int k = std::max(0, int(scales.indexOf(cellText(t, i, scaleCol))));
+                std::vector<double> x(std::size_t(loss->values.cols()));
+                for (std::size_t s = 0; s < x.size(); ++s)
+                    x[s] = double(s + 1);
+                lossCurves.push_back({scaleNames[k], x,
+                                      smoothed(loss->values, Eigen::Index(i), 1e-6), colors[k],
+                                      Qt::SolidLine, false});
+                gradCurves.push_back({scaleNames[k], x,
+                                      smoothed(grad->values, Eigen::Index(i), 1e-12), colors[k],
+                                      Qt::SolidLine, false});
+            }
+            if (lossCurves.empty())
+                continue;
+            f.add(lineChart(
+                      QStringLiteral("%1, d<sub>k</sub> = %2: loss ratio").arg(initName, dks[c]),
+                      QStringLiteral("step"), Scale::Linear, QStringLiteral("loss ratio"),
+                      Scale::Log10, lossCurves),
+                  2 * in, c);
+            f.add(lineChart(
+                      QStringLiteral("%1, d<sub>k</sub> = %2: \u2016\u2202L/\u2202(W<sub>Q</sub>, "
+                                     "W<sub>K</sub>)\u2016")
+                          .arg(initName, dks[c]),
+                      QStringLiteral("step"), Scale::Linear, QStringLiteral("norm"), Scale::Log10,
+                      gradCurves),
+                  2 * in + 1, c);
+        }
+    }
+    addScalarsFooter(f, r);
+}
+
 /// Builds the figure into a new frame; throws FigureUnavailable.
 std::unique_ptr<FigureFrame> buildFigure(const ExperimentResult &r)
 {
@@ -1200,6 +1275,7 @@ std::unique_ptr<FigureFrame> buildFigure(const ExperimentResult &r)
         {QStringLiteral("E7"), buildE7},   {QStringLiteral("E8"), buildE8},
         {QStringLiteral("E9"), buildE9},   {QStringLiteral("E10"), buildE10},
         {QStringLiteral("E11"), buildE11}, {QStringLiteral("E12"), buildE12},
+        {QStringLiteral("E13"), buildE13},
     };
     auto frame = std::make_unique<FigureFrame>(r);
     const auto it = builders.find(q(r.id).toUpper());
@@ -1252,6 +1328,8 @@ QSize defaultExperimentFigureSize(const ExperimentResult &result)
     }
     if (id == QLatin1String("E11") || id == QLatin1String("E12"))
         return {1000, 760};
+    if (id == QLatin1String("E13"))
+        return {1800, 1500};
     return {1000, 600};
 }
 
