@@ -829,6 +829,47 @@ private slots:
         QCOMPARE(w.grab().toImage(), before);
     }
 
+    void bannersTakeTheirOwnSpace()
+    {
+        // A notice ("Not computed for …") or the computing banner pushes the heatmaps down
+        // instead of covering the caption and the first tiles' titles; the widget shows one
+        // banner at a time, the newer one, and the heatmaps get the space back without it.
+        HeatmapWidget w;
+        w.resize(500, 400);
+        w.setResult(makeResult(4, 6, 6, [](int h, int i, int j) { return (h + i + j) % 5 / 5.0; }));
+        const QRectF free = w.heatmapBounds();
+        QCOMPARE(free.top(), 0.0);
+        w.setNotice(QStringLiteral("Not computed for n = 4096: the heatmaps and Steps show the "
+                                   "previous parameters, n = 8.\nNot computed: over budget"),
+                    QStringLiteral("Not computed: over budget"));
+        (void)w.grab(); // paints the banner
+        const QRectF banner = w.bannerRect();
+        QVERIFY(!banner.isEmpty());
+        QCOMPARE(banner.top(), 0.0);
+        QCOMPARE(banner.width(), qreal(w.width()));
+        const QRectF bounds = w.heatmapBounds();
+        QVERIFY2(bounds.top() >= banner.bottom(), qPrintable(QString::number(bounds.top())));
+        const HeatmapLayout lay = w.renderer().layout(bounds);
+        QVERIFY(!lay.tiles.isEmpty());
+        QVERIFY(lay.caption.top() >= banner.bottom());
+        for (const HeatmapLayout::Tile &tile : lay.tiles)
+            QVERIFY2(!tile.frame.intersects(banner), qPrintable(tile.title));
+
+        // The computing banner replaces the stale refusal (not beside it) …
+        w.setComputing(true);
+        QTRY_VERIFY_WITH_TIMEOUT(w.isComputingBannerShown(), 3000);
+        QVERIFY2(w.noticeText().isEmpty(), qPrintable(w.noticeText()));
+        QVERIFY(w.heatmapBounds().top() >= w.bannerRect().bottom());
+        QVERIFY(w.bannerRect().height() < banner.height()); // one line, not two banners
+        // … and a newer refusal replaces the computing banner.
+        w.setNotice(QStringLiteral("Not computed: d_model must split into h heads"));
+        QVERIFY(!w.isComputingBannerShown());
+        w.setComputing(false);
+        w.setNotice(QString());
+        QVERIFY(w.bannerRect().isEmpty());
+        QCOMPARE(w.heatmapBounds(), free);
+    }
+
     // ---- exports ----
 
     void svgHasOneTilePerHead_data()
