@@ -174,7 +174,7 @@ private slots:
         QTRY_VERIFY(chart->visibleRegion().isEmpty()); // nothing of it on screen
         QXYSeries *maxW = displayedSeries(*chart, QStringLiteral("max weight"));
         QXYSeries *entropy = displayedSeries(*chart, QStringLiteral("entropy (nats)"));
-        QXYSeries *effective = displayedSeries(*chart, QStringLiteral("effective terms 1/Σw²"));
+        QXYSeries *effective = displayedSeries(*chart, QStringLiteral("1/Σw² terms"));
         QVERIFY(maxW && entropy && effective);
         QSignalSpy replaced(maxW, &QXYSeries::pointsReplaced);
 

@@ -255,6 +255,11 @@ void SessionController::restoreSettings(const QSettings &settings)
     }
 }
 
+bool SessionController::hasLastSession(const QSettings &settings)
+{
+    return !settings.value(lastSessionKey).toString().isEmpty();
+}
+
 void SessionController::saveSettings(QSettings &settings) const
 {
     settings.setValue(lastSessionKey, QString::fromUtf8(SessionFile::toJson(document())));

@@ -71,6 +71,8 @@ public:
     /// Last parameters and view ("session/last") and the recent files from `settings`. The
     /// restored state is untitled and unmodified. Invalid or newer entries are ignored.
     void restoreSettings(const QSettings &settings);
+    /// True when `settings` hold a last session for restoreSettings (false on a first start).
+    static bool hasLastSession(const QSettings &settings);
     void saveSettings(QSettings &settings) const;
     /// When on, the recent-files list is written to QSettings() as soon as it changes.
     void setPersistRecentFiles(bool on) { m_persistRecent = on; }

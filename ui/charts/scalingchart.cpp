@@ -59,10 +59,10 @@ ScalingChart::ScalingChart(const QString &title, const QString &yTitle, QWidget 
     chartstyle::applyTheme(chart, this);
 
     m_unscaled = new QLineSeries(chart);
-    m_unscaled->setName(tr("unscaled (α = 0)"));
+    m_unscaled->setName(tr("unscaled"));
     m_unscaled->setPointsVisible(true);
     m_scaled = new QLineSeries(chart);
-    m_scaled->setName(tr("scaled by 1/√d_k"));
+    m_scaled->setName(tr("scaled 1/√d_k"));
     m_scaled->setPointsVisible(true);
     m_marker = new QLineSeries(chart);
     m_markerPoints = new QScatterSeries(chart);
@@ -235,7 +235,7 @@ void ScalingChart::redraw()
             if (const auto y = interpolateLog2(*list, m_dk))
                 markerPoints.append(QPointF(m_dk, *y));
         }
-        m_markerPoints->setName(tr("current d_k = %1").arg(m_dk));
+        m_markerPoints->setName(tr("d_k = %1").arg(m_dk));
     }
     m_marker->replace(marker);
     m_markerPoints->replace(markerPoints);

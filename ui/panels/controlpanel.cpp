@@ -304,6 +304,16 @@ void ControlPanel::buildUi()
     outer->addWidget(maskBox);
     outer->addStretch(1);
 
+    // A narrow dock (1280 × 800 screens): the combo boxes shrink (eliding their text) and a
+    // form whose fields do not fit beside their labels puts each field under its label, instead
+    // of a horizontal scroll bar.
+    for (QComboBox *combo : findChildren<QComboBox *>()) {
+        combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        combo->setMinimumContentsLength(8);
+    }
+    for (QFormLayout *form : findChildren<QFormLayout *>())
+        form->setRowWrapPolicy(QFormLayout::WrapLongRows);
+
     // Typing into a spin box recomputes once, when the number is complete (Enter, focus out
     // or the arrows), not on every keystroke: typing "1024" must not compute n = 1, 10, 102.
     for (QAbstractSpinBox *spin : std::initializer_list<QAbstractSpinBox *> {
@@ -429,8 +439,10 @@ void ControlPanel::syncWidgets()
     m_nSpin->setValue(p.n);
     // The typed text stays as typed while it still gives these tokens (an outside change, e.g.
     // an opened session, shows the tokens joined by spaces).
-    if (splitTokens(m_tokensEdit->text()) != p.tokens)
+    if (splitTokens(m_tokensEdit->text()) != p.tokens) {
         m_tokensEdit->setText(p.tokens.join(QLatin1Char(' ')));
+        m_tokensEdit->setCursorPosition(0); // the sentence's start, not its end, in view
+    }
     m_nSlider->setEnabled(true); // typed tokens disable them below
     m_nSpin->setEnabled(true);
     m_nKSpin->setMaximum(std::max(maxN, p.nK));
