@@ -806,8 +806,8 @@ void buildE2(const ExperimentResult &r, FigureFrame &f)
                     {{QStringLiteral("unscaled q\u00b7k"), dk, mwU, kUnscaledColor},
                      {QStringLiteral("scaled q\u00b7k/\u221ad_k"), dk, mwS, kScaledColor}}),
           0, 0);
-    f.add(lineChart(QStringLiteral("Mean softmax Jacobian norm \u2016J\u2016_F"), xTitle,
-                    Scale::Log2, QStringLiteral("\u2016J\u2016_F"), Scale::Linear,
+    f.add(lineChart(QStringLiteral("Mean softmax Jacobian norm \u2016J\u2016<sub>F</sub>"), xTitle,
+                    Scale::Log2, QStringLiteral("\u2016J\u2016<sub>F</sub>"), Scale::Linear,
                     {{QStringLiteral("unscaled"), dk, jU, kUnscaledColor},
                      {QStringLiteral("scaled"), dk, jS, kScaledColor}}),
           0, 1);

@@ -271,7 +271,7 @@ MaxWeightChart::MaxWeightChart(QWidget *parent)
 }
 
 JacobianNormChart::JacobianNormChart(QWidget *parent)
-    : ScalingChart(tr("Mean softmax-Jacobian norm vs d_k"), tr("mean ‖J‖_F"), parent)
+    : ScalingChart(tr("Mean softmax-Jacobian norm vs d_k"), tr("mean ‖J‖<sub>F</sub>"), parent)
 {
     setObjectName(QStringLiteral("jacobianNormChart"));
     setWhatsThis(tr("Mean Frobenius norm of the softmax Jacobian J = diag(p) − ppᵀ: how much "
