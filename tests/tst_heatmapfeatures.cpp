@@ -528,6 +528,45 @@ private slots:
                                          : QLatin1String("weight (raw)")));
     }
 
+    // Hidden keys are named in ranges, hidden first: hiding keys 0 … 1022 of n = 1024 does not
+    // enumerate 1 023 numbers behind "Shown:".
+    void hiddenKeysNoteUsesRanges_data()
+    {
+        QTest::addColumn<QList<int>>("values");
+        QTest::addColumn<QString>("text");
+        QList<int> most;
+        for (int j = 0; j < 1023; ++j)
+            most << j;
+        QTest::newRow("empty") << QList<int> {} << QString();
+        QTest::newRow("one") << QList<int> {5} << QStringLiteral("5");
+        QTest::newRow("two adjacent stay two") << QList<int> {3, 4} << QStringLiteral("3, 4");
+        QTest::newRow("unsorted, repeated, ranges")
+            << QList<int> {9, 0, 1, 2, 2, 7, 8, 12} << QStringLiteral("0\u20132, 7\u20139, 12");
+        QTest::newRow("0-1022") << most << QStringLiteral("0\u20131022");
+    }
+    void hiddenKeysNoteUsesRanges()
+    {
+        QFETCH(QList<int>, values);
+        QFETCH(QString, text);
+        QCOMPARE(rangesText(values), text);
+    }
+    void hiddenKeysNoteOnLongSequence()
+    {
+        auto r
+            = makeResult(1, 4, 1024, [](int, int, int j) { return j == 1023 ? 0.5 : 0.5 / 1023; });
+        ViewTransform t;
+        for (int j = 0; j < 1023; ++j)
+            t.hiddenKeys << j;
+        t.renormalize = true;
+        const auto shown = applyViewTransform(r, t);
+        QVERIFY(shown->ok());
+        QVERIFY2(shown->viewNote.startsWith(
+                     QStringLiteral("hidden: 0\u20131022 \u00b7 shown: 1023 \u00b7 weights "
+                                    "renormalised")),
+                 qPrintable(shown->viewNote));
+        QVERIFY(shown->viewNote.size() < 100);
+    }
+
     // From HeatmapWidget::asyncTransformCells on, the transform runs on a worker thread: the
     // previous picture stays until the newest transform is ready.
     void longSequenceTransformIsAsynchronous()
