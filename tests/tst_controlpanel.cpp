@@ -262,6 +262,30 @@ private slots:
         QVERIFY(panel->parameters() == before);
     }
 
+    // Typing a d_model that h does not divide moves h to the nearest divisor, and says so.
+    void headsChangeIsExplained()
+    {
+        ControlPanel panel;
+        QSignalSpy edited(&panel, &ControlPanel::parametersEdited);
+        auto *dModel = panel.findChild<QSpinBox *>(QStringLiteral("dModelSpin"));
+        auto *note = panel.findChild<QLabel *>(QStringLiteral("headsNote"));
+        QVERIFY(dModel && note);
+        QCOMPARE(panel.parameters().heads, 4);
+        QVERIFY(note->text().isEmpty());
+        dModel->setValue(65);
+        QCOMPARE(panel.parameters().dModel, 65);
+        QCOMPARE(panel.parameters().heads, 5);
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(note->text(),
+                 QStringLiteral("h = 4 does not divide d_model = 65: h is now 5, the "
+                                "nearest divisor."));
+        QVERIFY(!note->isHidden());
+        dModel->setValue(80); // 5 divides 80: nothing to explain
+        QCOMPARE(panel.parameters().heads, 5);
+        QVERIFY(note->text().isEmpty());
+        QVERIFY(note->isHidden());
+    }
+
     // Loaded tensors: the typed sentence would change nothing, so the field is disabled and
     // says why; without tensors it is enabled with its usual tooltip.
     void tokensDisabledWithTensors()

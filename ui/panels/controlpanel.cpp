@@ -228,6 +228,12 @@ void ControlPanel::buildUi()
     auto *dkLabel = new QLabel(tr("d_&k:"), headsBox);
     dkLabel->setBuddy(m_dkSlider);
     headsForm->addRow(dkLabel, dkRow);
+    m_headsNoteLabel = new QLabel(headsBox);
+    m_headsNoteLabel->setObjectName(QStringLiteral("headsNote"));
+    m_headsNoteLabel->setWordWrap(true);
+    m_headsNoteLabel->setForegroundRole(QPalette::PlaceholderText);
+    m_headsNoteLabel->hide();
+    headsForm->addRow(m_headsNoteLabel);
     outer->addWidget(headsBox);
 
     // ---- Scale ----
@@ -401,9 +407,17 @@ void ControlPanel::edit(const std::function<void(SessionParameters &)> &change)
 {
     SessionParameters p = m_params;
     change(p);
+    const int wantedHeads = p.heads;
     normalize(p);
     if (p == m_params)
         return;
+    // h must divide d_model: say so when the edit moved h to the nearest divisor.
+    m_headsNote = p.heads == wantedHeads
+        ? QString()
+        : tr("h = %1 does not divide d_model = %2: h is now %3, the nearest divisor.")
+              .arg(wantedHeads)
+              .arg(p.dModel)
+              .arg(p.heads);
     m_params = p;
     syncWidgets();
     emit parametersEdited(m_params);
@@ -411,6 +425,8 @@ void ControlPanel::edit(const std::function<void(SessionParameters &)> &change)
 
 void ControlPanel::setParameters(const SessionParameters &params)
 {
+    if (!(params == m_params))
+        m_headsNote.clear(); // an outside change (a session, undo): not the panel's adjustment
     // An outside change (a session, undo) sets the padding count, unless it is our own clamped
     // value coming back.
     if (m_paddingWanted < 0
@@ -469,6 +485,8 @@ void ControlPanel::syncWidgets()
         0, logSliderPosition(std::max(1, maxDModel / std::max(1, p.heads)), dkSliderSteps));
     setLogSlider(m_dkSlider, dK, dkSliderSteps);
     m_dkLabel->setText(QString::number(dK));
+    m_headsNoteLabel->setText(m_headsNote);
+    m_headsNoteLabel->setVisible(!m_headsNote.isEmpty());
 
     const int alphaPercent = int(std::lround(p.scaleExponent * 100));
     if (m_alphaSlider->value() != alphaPercent)
