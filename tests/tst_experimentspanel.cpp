@@ -108,6 +108,7 @@ private slots:
     void figureInWindowLaidOutLikeExport_data();
     void figureInWindowLaidOutLikeExport();
     void listNamesWholeAndRunButtonInPlace();
+    void unusedSeedNotShown();
 };
 
 void TestExperimentsPanel::listModel()
@@ -671,6 +672,38 @@ void TestExperimentsPanel::listNamesWholeAndRunButtonInPlace()
                                 .arg(where->x())
                                 .arg(where->y())));
     }
+}
+
+// E6 draws no random numbers: its page offers no seed and its figure lists none (the CLI still
+// accepts --seed for uniformity). E9's note does not claim the cores its table note denies.
+void TestExperimentsPanel::unusedSeedNotShown()
+{
+    ExperimentsPanel panel;
+    panel.resize(1200, 800);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QVERIFY(panel.setCurrentExperiment(QStringLiteral("E6")));
+    ExperimentPage *page = panel.currentPage();
+    QWidget *seed = page->editor(QStringLiteral("seed"));
+    QVERIFY(seed);
+    QVERIFY(!seed->isVisible());
+    QVERIFY(page->editor(QStringLiteral("offset"))->isVisible());
+    QCOMPARE(page->parameters().at("seed"), std::string("0"));
+    QSignalSpy ready(page, &ExperimentPage::resultReady);
+    page->findChild<QPushButton *>(QStringLiteral("runButton"))->click();
+    QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 60000);
+    bool footer = false;
+    for (QLabel *label : page->findChildren<QLabel *>()) {
+        if (!label->text().contains(QStringLiteral("parameters: ")))
+            continue;
+        footer = true;
+        QVERIFY2(label->text().contains(QStringLiteral("offset=5")), qPrintable(label->text()));
+        QVERIFY2(!label->text().contains(QStringLiteral("seed=")), qPrintable(label->text()));
+    }
+    QVERIFY(footer);
+
+    const ExperimentInfo &e9 = experimentInfo("E9");
+    QVERIFY2(e9.note.find("both cores") == std::string::npos, e9.note.c_str());
 }
 
 #include "tst_experimentspanel.moc"

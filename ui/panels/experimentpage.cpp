@@ -227,6 +227,8 @@ ExperimentPage::ExperimentPage(const ExperimentInfo &info, QWidget *parent)
         label->setBuddy(editor);
         form->addRow(label, editor);
         m_editors[q(spec.name)] = editor;
+        if (spec.unused) // e.g. E6's seed: offering it would suggest it changes something
+            form->setRowVisible(editor, false);
     }
     auto *paramLayout = new QVBoxLayout(paramBox);
     paramLayout->addLayout(form);
