@@ -730,6 +730,8 @@ void MainWindow::onParametersChanged(const SessionParameters &params)
     m_controls->setParameters(params);
     m_maxWeightChart->setCurrentDk(params.dK());
     m_jacobianChart->setCurrentDk(params.dK());
+    m_maxWeightChart->setCurrentScale(params.scaleExponent, params.temperature);
+    m_jacobianChart->setCurrentScale(params.scaleExponent, params.temperature);
     // The sweep depends on the key count and the seed only (d_k is its x axis).
     m_sweepRunner->request(params.seed, params.keyCount());
 }
