@@ -1,8 +1,8 @@
 #include "gui.h"
 
-#include <mainwindow.h>
-#include <sessioncontroller.h>
-#include <tensorcontroller.h>
+#include "ui/window/mainwindow.h"
+#include "ui/window/sessioncontroller.h"
+#include "ui/window/tensorcontroller.h"
 
 #include <QApplication>
 #include <QSettings>
