@@ -1,6 +1,7 @@
 #include "gui.h"
 
 #include "ui/window/mainwindow.h"
+#include "ui/window/sessioncontroller.h"
 #include "ui/window/tensorcontroller.h"
 
 #include <QApplication>
@@ -16,6 +17,10 @@ int runGui(const QString &sessionFile, const QString &tensorFile)
         // Last geometry, dock layout, parameters, view and recent files (saved on close).
         QSettings settings;
         window.restoreSettings(settings);
+        // A first start opens on the lesson, unless a file given on the command line replaces it.
+        if (!SessionController::hasLastSession(settings) && sessionFile.isEmpty()
+            && tensorFile.isEmpty())
+            window.showFirstLesson();
     }
     window.show();
     if (!sessionFile.isEmpty()) {

@@ -103,7 +103,7 @@ QString allExperimentsHelp()
 {
     QString text = QStringLiteral(
         "\nExperiments (parameters as --name <kind> [default, range] meaning; '_' or '-' both "
-        "work):\n");
+        "work, and --dk, --dv, --nk for d_k, d_v, n_k):\n");
     for (const ExperimentInfo &info : experimentList())
         text += experimentHelp(info);
     text += QStringLiteral(
@@ -189,6 +189,9 @@ int runExperiment(const QStringList &arguments)
         QStringList names = {dashed(name)};
         if (QString::fromStdString(name) != names.front())
             names << QString::fromStdString(name);
+        // d_k, d_v, n_k: also --dk, --dv, --nk, as `attnlab sweep --dk` spells it.
+        if (name.size() == 3 && name[1] == '_')
+            names << QString::fromStdString(name).remove(QLatin1Char('_'));
         QCommandLineOption option(names, QStringLiteral("Experiment parameter."),
                                   QStringLiteral("value"));
         if (name == "seed")

@@ -69,8 +69,10 @@ Entry shiftRotationEntry()
                 "pair by the angle \u03c9_i\u00b7k, the same for every position: PE[pos+k] is a "
                 "fixed linear function of PE[pos]. The error is at rounding level (~1e-15). "
                 "No random numbers are drawn.";
+    ParamSpec seed = seedParam(0, "accepted for uniformity; E6 draws no random numbers");
+    seed.unused = true;
     info.params = {
-        seedParam(0, "accepted for uniformity; E6 draws no random numbers"),
+        seed,
         intParam("d_model", 16, 2, 1024, "encoding width d_model"),
         intParam("offset", 5, 0, 10000, "shift k in positions"),
         intParam("positions", 30, 1, 10000, "positions 0 \u2026 positions\u22121 are shifted"),

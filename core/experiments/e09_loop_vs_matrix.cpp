@@ -92,7 +92,8 @@ Entry loopVersusMatrixEntry()
     info.note = "The same attention computed one query row at a time (scores, softmax and "
                 "weighted sum per row) and as two matrix products with a row softmax between. "
                 "The results agree to rounding; the matrix form is faster because optimised "
-                "matrix multiplication uses the caches, vector units and both cores.";
+                "matrix multiplication uses the caches and vector units (and, for large n, "
+                "several threads: the table's note says how many).";
     info.params = {
         seedParam(0),
         intParam("n", 128, 1, 8192, "sequence length T (queries = keys)"),

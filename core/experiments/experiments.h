@@ -30,6 +30,9 @@ struct ParamSpec
     std::string help; ///< one line: meaning and unit
     std::vector<std::string> choices; ///< for Kind::Choice
     double minimum = 0, maximum = 0; ///< for Int / Double / IntList elements (inclusive)
+    /// Accepted for a uniform interface but changes nothing (E6 draws no random numbers, so its
+    /// seed): the window neither offers nor shows it.
+    bool unused = false;
 };
 
 struct ExperimentInfo

@@ -53,6 +53,8 @@ private slots:
     void torchListings();
     void badArguments_data();
     void badArguments();
+    void dkSpellings_data();
+    void dkSpellings();
 };
 
 void TestCliExperiment::list_data()
@@ -478,4 +480,29 @@ void TestCliExperiment::badArguments()
 }
 
 QTEST_GUILESS_MAIN(TestCliExperiment)
+
+void TestCliExperiment::dkSpellings_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::newRow("experiment --d-k") << QStringList {"experiment", "E2", "--d-k", "4,8"};
+    QTest::newRow("experiment --d_k") << QStringList {"experiment", "E2", "--d_k", "4,8"};
+    QTest::newRow("experiment --dk") << QStringList {"experiment", "E2", "--dk", "4,8"};
+    QTest::newRow("sweep --dk") << QStringList {"sweep", "--dk", "4,8"};
+    QTest::newRow("sweep --d-k") << QStringList {"sweep", "--d-k", "4,8"};
+}
+
+// d_k is spelt --dk, --d-k or --d_k in `attnlab experiment` and `attnlab sweep` alike, and
+// every spelling gives the same table (E2 and sweep are the same sweep).
+void TestCliExperiment::dkSpellings()
+{
+    QFETCH(QStringList, arguments);
+    const Run r = attnlab(arguments + QStringList {"--trials", "50", "--format", "csv"});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const Run reference
+        = attnlab({"experiment", "E2", "--d-k", "4,8", "--trials", "50", "--format", "csv"});
+    QCOMPARE(reference.exitCode, 0);
+    QCOMPARE(r.out, reference.out);
+    QCOMPARE(r.out.count('\n'), 3); // header + two d_k
+}
+
 #include "tst_cli_experiment.moc"

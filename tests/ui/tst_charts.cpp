@@ -124,6 +124,51 @@ private slots:
             QVERIFY(chart.xAxisLabelsWidth(chart.xAxisBase() / 2) > plotW);
     }
 
+    // The live d_k charts explain what E2's table does not show: with many keys (the session's
+    // n_k) the scaled softmax is nearly uniform, so ‖J‖ unscaled can lie above ‖J‖ scaled; and a
+    // user's α, τ other than the two drawn curves is named as not drawn.
+    void scalingChartsExplainKeysAndScale()
+    {
+        auto sweep = std::make_shared<ScalingSweepData>();
+        sweep->seed = 0;
+        sweep->keys = 1024;
+        sweep->trials = 16;
+        sweep->dk = {2, 4};
+        sweep->scoreStd = {1.4, 2};
+        sweep->maxWeightUnscaled = {0.01, 0.02};
+        sweep->maxWeightScaled = {0.005, 0.006};
+        sweep->jacobianUnscaled = {0.1, 0.2};
+        sweep->jacobianScaled = {0.03, 0.031};
+        JacobianNormChart jacobian;
+        MaxWeightChart maxWeight;
+        for (ScalingChart *chart :
+             {static_cast<ScalingChart *>(&jacobian), static_cast<ScalingChart *>(&maxWeight)}) {
+            chart->setSweep(sweep);
+            chart->setCurrentScale(0.5, 1.0);
+            QVERIFY(!chart->chart()->title().contains(QStringLiteral("not drawn")));
+            chart->setCurrentScale(0.3, 2.0);
+            QVERIFY2(chart->chart()->title().contains(
+                         QStringLiteral("your α = 0.3, τ = 2 is not drawn")),
+                     qPrintable(chart->chart()->title()));
+            chart->setCurrentScale(0.0, 1.0); // the unscaled curve
+            QVERIFY(!chart->chart()->title().contains(QStringLiteral("not drawn")));
+        }
+        // ‖J‖ of a uniform row over 1024 keys: √(1/1024 − 1/1024²) = 0.031.
+        QVERIFY2(jacobian.chart()->title().contains(
+                     QStringLiteral("1024 keys: scaled is near uniform (‖J‖ ≈ 0.031), unscaled "
+                                    "above it")),
+                 qPrintable(jacobian.chart()->title()));
+        QVERIFY2(maxWeight.chart()->title().contains(
+                     QStringLiteral("1024 keys: uniform max weight 1/1024 = 0.00098")),
+                 qPrintable(maxWeight.chart()->title()));
+        // E2's own 16 keys: nothing to explain.
+        auto e2 = std::make_shared<ScalingSweepData>(*sweep);
+        e2->keys = 16;
+        jacobian.setSweep(e2);
+        jacobian.setCurrentScale(0.5, 1.0);
+        QTRY_VERIFY(!jacobian.chart()->title().contains(QStringLiteral("keys:")));
+    }
+
     // The per-row metrics chart behind another tab: a page of a tab widget (hidden), or in a
     // dock tabified behind another dock as in MainWindow (moved off-screen, not hidden). Results
     // and heads set meanwhile are not plotted (no series replaced, even after the coalescing
@@ -174,7 +219,7 @@ private slots:
         QTRY_VERIFY(chart->visibleRegion().isEmpty()); // nothing of it on screen
         QXYSeries *maxW = displayedSeries(*chart, QStringLiteral("max weight"));
         QXYSeries *entropy = displayedSeries(*chart, QStringLiteral("entropy (nats)"));
-        QXYSeries *effective = displayedSeries(*chart, QStringLiteral("effective terms 1/Σw²"));
+        QXYSeries *effective = displayedSeries(*chart, QStringLiteral("1/Σw² terms"));
         QVERIFY(maxW && entropy && effective);
         QSignalSpy replaced(maxW, &QXYSeries::pointsReplaced);
 

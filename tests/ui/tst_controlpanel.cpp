@@ -3,7 +3,8 @@
 // count the user chose survives n shrinking below it (the parameters carry it clamped, with a
 // visible note) and comes back when n grows; the tokens field is disabled, with a tooltip
 // saying why, while tensors are loaded; the mouse wheel over an unfocused control scrolls the
-// dock instead of changing the control.
+// dock instead of changing the control, and the wheel notches that scroll the dock past a
+// focused control (a slider after a drag) leave it unchanged too.
 
 #include "ui/panels/controlpanel.h"
 #include "ui/session/tensorsource.h"
@@ -19,6 +20,7 @@
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
+#include <QSpontaneKeyEvent>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -195,6 +197,93 @@ private slots:
         QVERIFY2(shownValue(control) != before, qPrintable(shownValue(control)));
         QVERIFY(edited.count() >= 1);
         QCOMPARE(bar->value(), scrolled); // setFocus may scroll it into view; the wheel did not
+    }
+
+    // The user drags a slider (or types into a spin box), then scrolls the Controls dock with
+    // the pointer above it: the wheel notches that scroll the control past the pointer scroll
+    // the dock and leave every parameter unchanged, although the control keeps the focus.
+    void wheelScrollingPastFocusedControlKeepsIt_data()
+    {
+        QTest::addColumn<QString>("name");
+        for (const char *name : {"kindCombo", "nSlider", "nSpin", "dModelSpin", "headsCombo",
+                                 "dkSlider", "alphaSlider", "temperatureSpin", "maskCombo"})
+            QTest::newRow(name) << QString::fromLatin1(name);
+    }
+
+    void wheelScrollingPastFocusedControlKeepsIt()
+    {
+        QFETCH(QString, name);
+        QScrollArea area;
+        auto *panel = new ControlPanel;
+        area.setWidget(panel);
+        area.setWidgetResizable(true);
+        area.resize(360, 200); // the controls are taller: the area scrolls
+        area.show();
+        area.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&area));
+        auto *control = panel->findChild<QWidget *>(name);
+        QVERIFY2(control, qPrintable(name));
+        QScrollBar *bar = area.verticalScrollBar();
+        // Scroll so that the control sits 60 px below the top of the visible part, or higher
+        // when the dock could not scroll it past the pointer from there.
+        const int top = control->mapTo(panel, QPoint(0, 0)).y();
+        bar->setValue(std::clamp(top - 60, 0, bar->maximum() - control->height() - 40));
+        const SessionParameters before = panel->parameters();
+        QSignalSpy edited(panel, &ControlPanel::parametersEdited);
+
+        // The user operated the control: it has the focus (clicking a slider gives it too).
+        control->setFocus(Qt::MouseFocusReason);
+        QTRY_VERIFY(control->hasFocus());
+
+        // The pointer rests 30 px above the control, in its column; each event goes where the
+        // pointer is now, as the window system would deliver it.
+        QWidget *viewport = area.viewport();
+        const QPoint at = control->mapTo(viewport, control->rect().center());
+        const QPoint pointer = viewport->mapToGlobal(
+            QPoint(at.x(), std::max(2, at.y() - control->height() / 2 - 30)));
+        bool passedUnder = false;
+        for (int notch = 0; notch < 40 && bar->value() < bar->maximum(); ++notch) {
+            QWidget *target = viewport->childAt(viewport->mapFromGlobal(pointer));
+            if (!target)
+                target = viewport;
+            passedUnder = passedUnder || target == control || control->isAncestorOf(target);
+            const QPointF local = target->mapFromGlobal(QPointF(pointer));
+            QWheelEvent event(local, QPointF(pointer), QPoint(), QPoint(0, -40), Qt::NoButton,
+                              Qt::NoModifier, Qt::NoScrollPhase, false);
+            // Spontaneous, like the window system's: an ignored wheel event propagates to the
+            // parents (Qt propagates only those; sendEvent would clear the flag).
+            QSpontaneKeyEvent::setSpontaneous(&event);
+            qApp->notify(target, &event);
+        }
+        QVERIFY2(passedUnder, "the control passed under the pointer");
+        QCOMPARE(bar->value(), bar->maximum()); // the wheel scrolled the dock to its end
+        QVERIFY(control->hasFocus());
+        QCOMPARE(edited.count(), 0);
+        QVERIFY(panel->parameters() == before);
+    }
+
+    // Typing a d_model that h does not divide moves h to the nearest divisor, and says so.
+    void headsChangeIsExplained()
+    {
+        ControlPanel panel;
+        QSignalSpy edited(&panel, &ControlPanel::parametersEdited);
+        auto *dModel = panel.findChild<QSpinBox *>(QStringLiteral("dModelSpin"));
+        auto *note = panel.findChild<QLabel *>(QStringLiteral("headsNote"));
+        QVERIFY(dModel && note);
+        QCOMPARE(panel.parameters().heads, 4);
+        QVERIFY(note->text().isEmpty());
+        dModel->setValue(65);
+        QCOMPARE(panel.parameters().dModel, 65);
+        QCOMPARE(panel.parameters().heads, 5);
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(note->text(),
+                 QStringLiteral("h = 4 does not divide d_model = 65: h is now 5, the "
+                                "nearest divisor."));
+        QVERIFY(!note->isHidden());
+        dModel->setValue(80); // 5 divides 80: nothing to explain
+        QCOMPARE(panel.parameters().heads, 5);
+        QVERIFY(note->text().isEmpty());
+        QVERIFY(note->isHidden());
     }
 
     // Loaded tensors: the typed sentence would change nothing, so the field is disabled and

@@ -31,6 +31,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 using namespace attn;
 
@@ -104,6 +105,10 @@ private slots:
     void exportFigure();
     void exportFigureErrors();
     void figureUnavailableWithoutColumns();
+    void figureInWindowLaidOutLikeExport_data();
+    void figureInWindowLaidOutLikeExport();
+    void listNamesWholeAndRunButtonInPlace();
+    void unusedSeedNotShown();
 };
 
 void TestExperimentsPanel::listModel()
@@ -571,4 +576,134 @@ void TestExperimentsPanel::figureUnavailableWithoutColumns()
 }
 
 QTEST_MAIN(TestExperimentsPanel)
+
+void TestExperimentsPanel::figureInWindowLaidOutLikeExport_data()
+{
+    QTest::addColumn<QString>("id");
+    for (const char *id : {"E2", "E4", "E10", "E11"})
+        QTest::newRow(id) << QString::fromLatin1(id);
+}
+
+// The figure inside the window is laid out as the headless export lays it out: at least at its
+// design size whatever the page's size, so bar labels, heatmap titles and captions never overlap
+// or clip (a smaller page shows it scaled down, a larger one as it is, live).
+void TestExperimentsPanel::figureInWindowLaidOutLikeExport()
+{
+    QFETCH(QString, id);
+    ExperimentsPanel panel;
+    QVERIFY(panel.setCurrentExperiment(id));
+    ExperimentPage *page = panel.currentPage();
+    QSignalSpy ready(page, &ExperimentPage::resultReady);
+    QSignalSpy failed(page, &ExperimentPage::failed);
+    panel.resize(1000, 640);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    page->findChild<QPushButton *>(QStringLiteral("runButton"))->click();
+    QTRY_VERIFY_WITH_TIMEOUT(ready.count() == 1 || failed.count() > 0, 60000);
+    QVERIFY2(failed.isEmpty(), qPrintable(failed.value(0).value(0).toString()));
+    const QSize design = defaultExperimentFigureSize(*page->result());
+    auto *figure = page->findChild<QWidget *>(QStringLiteral("experimentFigure"));
+    auto *fit = page->findChild<QWidget *>(QStringLiteral("experimentFigureFit"));
+    QVERIFY(figure && fit);
+    const QString keep = qEnvironmentVariable("ATTN_FIGURE_DIR");
+    for (const QSize &size :
+         {QSize(1000, 640), QSize(1280, 800), QSize(1600, 900), QSize(2600, 1500)}) {
+        panel.resize(size);
+        QTest::qWait(30);
+        const QString where = QStringLiteral("%1 at %2×%3 (figure room %4×%5, design %6×%7)")
+                                  .arg(id)
+                                  .arg(size.width())
+                                  .arg(size.height())
+                                  .arg(fit->width())
+                                  .arg(fit->height())
+                                  .arg(design.width())
+                                  .arg(design.height());
+        QVERIFY2(figure->width() >= design.width() && figure->height() >= design.height(),
+                 qPrintable(where));
+        const bool room = fit->width() >= design.width() && fit->height() >= design.height();
+        QCOMPARE(figure->isVisible(), room);
+        if (room)
+            QCOMPARE(figure->size(), fit->size());
+        // The room shows the figure: a good share of its pixels are ink.
+        const QImage image = fit->grab().toImage().convertToFormat(QImage::Format_RGB32);
+        const QRgb background = image.pixel(0, 0);
+        qint64 ink = 0;
+        for (int y = 0; y < image.height(); y += 2)
+            for (int x = 0; x < image.width(); x += 2)
+                ink += image.pixel(x, y) != background;
+        QVERIFY2(ink > qint64(image.width()) * image.height() / 4 / 50, qPrintable(where));
+        if (!keep.isEmpty())
+            panel.grab().save(QDir(keep).filePath(
+                QStringLiteral("window_%1_%2.png").arg(id.toLower()).arg(size.width())));
+    }
+}
+
+// The experiment list shows every name whole, and Run is at the same place on every page
+// whatever the length of the experiment's note.
+void TestExperimentsPanel::listNamesWholeAndRunButtonInPlace()
+{
+    ExperimentsPanel panel;
+    panel.resize(1152, 720);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    auto *list = panel.findChild<QListView *>(QStringLiteral("experimentList"));
+    QVERIFY(list);
+    const QAbstractItemModel *model = list->model();
+    for (int row = 0; row < model->rowCount(); ++row) {
+        const QString name = model->data(model->index(row, 0)).toString();
+        QVERIFY2(list->viewport()->width() >= list->fontMetrics().horizontalAdvance(name),
+                 qPrintable(name));
+    }
+    std::optional<QPoint> where;
+    for (int i = 1; i <= 12; ++i) {
+        const QString id = QStringLiteral("E%1").arg(i);
+        QVERIFY(panel.setCurrentExperiment(id));
+        QTest::qWait(10);
+        auto *run = panel.currentPage()->findChild<QPushButton *>(QStringLiteral("runButton"));
+        QVERIFY(run && run->isVisible());
+        const QPoint at = run->mapTo(&panel, QPoint(0, 0));
+        if (!where)
+            where = at;
+        QVERIFY2(at == *where,
+                 qPrintable(QStringLiteral("%1: Run at %2,%3, E1's at %4,%5")
+                                .arg(id)
+                                .arg(at.x())
+                                .arg(at.y())
+                                .arg(where->x())
+                                .arg(where->y())));
+    }
+}
+
+// E6 draws no random numbers: its page offers no seed and its figure lists none (the CLI still
+// accepts --seed for uniformity). E9's note does not claim the cores its table note denies.
+void TestExperimentsPanel::unusedSeedNotShown()
+{
+    ExperimentsPanel panel;
+    panel.resize(1200, 800);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QVERIFY(panel.setCurrentExperiment(QStringLiteral("E6")));
+    ExperimentPage *page = panel.currentPage();
+    QWidget *seed = page->editor(QStringLiteral("seed"));
+    QVERIFY(seed);
+    QVERIFY(!seed->isVisible());
+    QVERIFY(page->editor(QStringLiteral("offset"))->isVisible());
+    QCOMPARE(page->parameters().at("seed"), std::string("0"));
+    QSignalSpy ready(page, &ExperimentPage::resultReady);
+    page->findChild<QPushButton *>(QStringLiteral("runButton"))->click();
+    QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 60000);
+    bool footer = false;
+    for (QLabel *label : page->findChildren<QLabel *>()) {
+        if (!label->text().contains(QStringLiteral("parameters: ")))
+            continue;
+        footer = true;
+        QVERIFY2(label->text().contains(QStringLiteral("offset=5")), qPrintable(label->text()));
+        QVERIFY2(!label->text().contains(QStringLiteral("seed=")), qPrintable(label->text()));
+    }
+    QVERIFY(footer);
+
+    const ExperimentInfo &e9 = experimentInfo("E9");
+    QVERIFY2(e9.note.find("both cores") == std::string::npos, e9.note.c_str());
+}
+
 #include "tst_experimentspanel.moc"

@@ -530,6 +530,45 @@ private slots:
                                          : QLatin1String("weight (raw)")));
     }
 
+    // Hidden keys are named in ranges, hidden first: hiding keys 0 … 1022 of n = 1024 does not
+    // enumerate 1 023 numbers behind "Shown:".
+    void hiddenKeysNoteUsesRanges_data()
+    {
+        QTest::addColumn<QList<int>>("values");
+        QTest::addColumn<QString>("text");
+        QList<int> most;
+        for (int j = 0; j < 1023; ++j)
+            most << j;
+        QTest::newRow("empty") << QList<int> {} << QString();
+        QTest::newRow("one") << QList<int> {5} << QStringLiteral("5");
+        QTest::newRow("two adjacent stay two") << QList<int> {3, 4} << QStringLiteral("3, 4");
+        QTest::newRow("unsorted, repeated, ranges")
+            << QList<int> {9, 0, 1, 2, 2, 7, 8, 12} << QStringLiteral("0\u20132, 7\u20139, 12");
+        QTest::newRow("0-1022") << most << QStringLiteral("0\u20131022");
+    }
+    void hiddenKeysNoteUsesRanges()
+    {
+        QFETCH(QList<int>, values);
+        QFETCH(QString, text);
+        QCOMPARE(rangesText(values), text);
+    }
+    void hiddenKeysNoteOnLongSequence()
+    {
+        auto r
+            = makeResult(1, 4, 1024, [](int, int, int j) { return j == 1023 ? 0.5 : 0.5 / 1023; });
+        ViewTransform t;
+        for (int j = 0; j < 1023; ++j)
+            t.hiddenKeys << j;
+        t.renormalize = true;
+        const auto shown = applyViewTransform(r, t);
+        QVERIFY(shown->ok());
+        QVERIFY2(shown->viewNote.startsWith(
+                     QStringLiteral("hidden: 0\u20131022 \u00b7 shown: 1023 \u00b7 weights "
+                                    "renormalised")),
+                 qPrintable(shown->viewNote));
+        QVERIFY(shown->viewNote.size() < 100);
+    }
+
     // From HeatmapWidget::asyncTransformCells on, the transform runs on a worker thread: the
     // previous picture stays until the newest transform is ready.
     void longSequenceTransformIsAsynchronous()
@@ -829,6 +868,47 @@ private slots:
         w.setComputing(false);
         QVERIFY(!w.isComputingBannerShown());
         QCOMPARE(w.grab().toImage(), before);
+    }
+
+    void bannersTakeTheirOwnSpace()
+    {
+        // A notice ("Not computed for …") or the computing banner pushes the heatmaps down
+        // instead of covering the caption and the first tiles' titles; the widget shows one
+        // banner at a time, the newer one, and the heatmaps get the space back without it.
+        HeatmapWidget w;
+        w.resize(500, 400);
+        w.setResult(makeResult(4, 6, 6, [](int h, int i, int j) { return (h + i + j) % 5 / 5.0; }));
+        const QRectF free = w.heatmapBounds();
+        QCOMPARE(free.top(), 0.0);
+        w.setNotice(QStringLiteral("Not computed for n = 4096: the heatmaps and Steps show the "
+                                   "previous parameters, n = 8.\nNot computed: over budget"),
+                    QStringLiteral("Not computed: over budget"));
+        (void)w.grab(); // paints the banner
+        const QRectF banner = w.bannerRect();
+        QVERIFY(!banner.isEmpty());
+        QCOMPARE(banner.top(), 0.0);
+        QCOMPARE(banner.width(), qreal(w.width()));
+        const QRectF bounds = w.heatmapBounds();
+        QVERIFY2(bounds.top() >= banner.bottom(), qPrintable(QString::number(bounds.top())));
+        const HeatmapLayout lay = w.renderer().layout(bounds);
+        QVERIFY(!lay.tiles.isEmpty());
+        QVERIFY(lay.caption.top() >= banner.bottom());
+        for (const HeatmapLayout::Tile &tile : lay.tiles)
+            QVERIFY2(!tile.frame.intersects(banner), qPrintable(tile.title));
+
+        // The computing banner replaces the stale refusal (not beside it) …
+        w.setComputing(true);
+        QTRY_VERIFY_WITH_TIMEOUT(w.isComputingBannerShown(), 3000);
+        QVERIFY2(w.noticeText().isEmpty(), qPrintable(w.noticeText()));
+        QVERIFY(w.heatmapBounds().top() >= w.bannerRect().bottom());
+        QVERIFY(w.bannerRect().height() < banner.height()); // one line, not two banners
+        // … and a newer refusal replaces the computing banner.
+        w.setNotice(QStringLiteral("Not computed: d_model must split into h heads"));
+        QVERIFY(!w.isComputingBannerShown());
+        w.setComputing(false);
+        w.setNotice(QString());
+        QVERIFY(w.bannerRect().isEmpty());
+        QCOMPARE(w.heatmapBounds(), free);
     }
 
     // ---- exports ----

@@ -2,7 +2,8 @@
 // result, rapid changes deliver only the newest, the h combo lists only divisors of d_model,
 // File → Export writes images that decode with the expected size, the charts show what the core
 // computes, the status bar reports NaN/Inf, a change refused over the memory budget keeps a
-// banner over the heatmaps until a later one computes, and every control has a tooltip.
+// banner above the heatmaps until a later one computes, every control has a tooltip, and the
+// first screen at 1280 × 800 shows the Scale and Mask controls and a striking first lesson.
 
 #include "core/experiments/experiments.h"
 #include "svgtext.h"
@@ -23,6 +24,7 @@
 #include "ui/views/heatmapwidget.h"
 #include "ui/views/stepsview.h"
 #include "ui/window/mainwindow.h"
+#include "ui/window/sessioncontroller.h"
 
 #include <QAbstractButton>
 #include <QAbstractSlider>
@@ -36,6 +38,7 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGroupBox>
 #include <QImage>
 #include <QImageReader>
 #include <QLabel>
@@ -43,6 +46,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QScreen>
+#include <QScrollArea>
 #include <QScrollBar>
 #include <QSet>
 #include <QSettings>
@@ -57,6 +61,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
+#include <QUndoStack>
 #include <QXmlStreamReader>
 
 #include <cmath>
@@ -162,6 +167,7 @@ private slots:
     void enlargingGivesDocksTheirWidthBack();
     void hideKeysSaysWhy_data();
     void hideKeysSaysWhy();
+    void firstScreenShowsTheLesson();
 
 private:
     /// Waits for the window's first result (the defaults).
@@ -1407,4 +1413,72 @@ void TestMainWindow::hideKeysSaysWhy()
 }
 
 QTEST_MAIN(TestMainWindow)
+
+// The first screen at 1280 × 800 (a 1152 × 720 window, 90 % of the screen): the Scale and Mask
+// sections are in the Controls dock without scrolling, the controls are not cut by a horizontal
+// scroll bar, and a first start shows a striking result: one labelled head whose unscaled rows
+// saturate (mean max weight above 0.8), not near-uniform tiles.
+void TestMainWindow::firstScreenShowsTheLesson()
+{
+    QVERIFY(waitForFirstResult());
+    const QSize small(1152, 720);
+    m_window->resize(small);
+    QTRY_COMPARE(m_window->size(), small);
+    auto *controlsDock = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
+    QVERIFY(controlsDock && controlsDock->isVisible());
+    m_window->resizeDocks({controlsDock}, {m_window->defaultControlsWidth(small.width())},
+                          Qt::Horizontal);
+    QTest::qWait(50);
+    ControlPanel *panel = m_window->controlPanel();
+    auto *scroll = qobject_cast<QScrollArea *>(controlsDock->widget());
+    QVERIFY(scroll);
+    QWidget *viewport = scroll->viewport();
+    QCOMPARE(scroll->horizontalScrollBar()->maximum(), 0);
+    QCOMPARE(scroll->verticalScrollBar()->value(), 0);
+    for (const QString &title : {QStringLiteral("Scale"), QStringLiteral("Mask")}) {
+        QGroupBox *box = nullptr;
+        for (QGroupBox *b : panel->findChildren<QGroupBox *>())
+            if (b->title() == title)
+                box = b;
+        QVERIFY2(box, qPrintable(title));
+        const QRect inViewport(box->mapTo(viewport, QPoint(0, 0)), box->size());
+        QVERIFY2(viewport->rect().contains(inViewport),
+                 qPrintable(QStringLiteral("%1 at %2,%3 %4×%5 outside the %6×%7 dock")
+                                .arg(title)
+                                .arg(inViewport.x())
+                                .arg(inViewport.y())
+                                .arg(inViewport.width())
+                                .arg(inViewport.height())
+                                .arg(viewport->width())
+                                .arg(viewport->height())));
+    }
+
+    // The first start's lesson: not an undoable edit, the session stays unmodified.
+    QSignalSpy results(m_window->session(), &AttentionSession::resultChanged);
+    m_window->showFirstLesson();
+    QVERIFY(results.wait(10000));
+    const ResultPtr r = m_window->session()->result();
+    QVERIFY(r && r->ok());
+    const SessionParameters &p = r->params;
+    QCOMPARE(p, MainWindow::firstLessonParameters());
+    QCOMPARE(p.heads, 1);
+    QCOMPARE(p.scaleExponent, 0.0);
+    QVERIFY(p.tokens.size() >= 8);
+    QCOMPARE(panel->parameters(), p);
+    QVERIFY(!m_window->sessionController()->isModified());
+    QCOMPARE(m_window->sessionController()->undoStack()->count(), 0);
+    const MetricsSummary unscaled = summarize(r->metrics.at(0));
+    QVERIFY2(unscaled.meanMaxWeight > 0.8, qPrintable(QString::number(unscaled.meanMaxWeight)));
+    QVERIFY2(m_window->statusBar()->currentMessage().contains(QStringLiteral("Scale by 1/√d_k")),
+             qPrintable(m_window->statusBar()->currentMessage()));
+
+    // One click on the cure: the rows even out.
+    auto *sqrt = control<QCheckBox>("sqrtCheck");
+    QVERIFY(sqrt && !sqrt->isChecked());
+    sqrt->click();
+    QVERIFY(results.wait(10000));
+    const MetricsSummary scaled = summarize(m_window->session()->result()->metrics.at(0));
+    QVERIFY2(scaled.meanMaxWeight < 0.5, qPrintable(QString::number(scaled.meanMaxWeight)));
+}
+
 #include "tst_mainwindow.moc"

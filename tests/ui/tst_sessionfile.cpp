@@ -3,7 +3,8 @@
 // saving is atomic (a failed write leaves the old file byte for byte); newer-version, corrupted
 // and invalid files are refused with a message naming the file and the problem while the
 // window's state stays as it was; unknown keys survive a load/save; the title marks unsaved
-// changes and quitting asks only when there are some; QSettings restores the last session.
+// changes and quitting asks only when there are some; Open Session asks once, Cancel by
+// default; QSettings restores the last session.
 
 #include "ui/document/sessionfile.h"
 #include "ui/panels/controlpanel.h"
@@ -24,13 +25,16 @@
 #include <QApplication>
 #include <QDir>
 #include <QFile>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLineEdit>
 #include <QMenu>
 #include <QMessageBox>
 #include <QProcess>
+#include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -227,6 +231,8 @@ private slots:
     void missingTensorFileOpensTheRest();
     void titleMarksUnsavedChanges();
     void quitPromptsOnlyWhenModified();
+    void openSessionPromptsOnce_data();
+    void openSessionPromptsOnce();
     void settingsRestoreLastSession();
     void recentFiles();
     void cliRendersSession_data();
@@ -808,6 +814,76 @@ void TestSessionFile::quitPromptsOnlyWhenModified()
     QVERIFY(w->close());
     QVERIFY(answer->seen);
     QVERIFY(!w->isVisible());
+}
+
+void TestSessionFile::openSessionPromptsOnce_data()
+{
+    QTest::addColumn<int>("answer"); // QMessageBox::StandardButton given to the prompt
+    QTest::addColumn<bool>("opens");
+    QTest::newRow("discard, then open") << int(QMessageBox::Discard) << true;
+    QTest::newRow("cancel: no file dialog") << int(QMessageBox::Cancel) << false;
+}
+
+void TestSessionFile::openSessionPromptsOnce()
+{
+    // File → Open Session with unsaved changes: one "Save the changes?" prompt, before the file
+    // dialog, whose default button (Enter) and Escape are Cancel, never Save (which would
+    // overwrite the old session).
+    QFETCH(int, answer);
+    QFETCH(bool, opens);
+    SessionController *c = m_window->sessionController();
+    const QString other = m_dir.filePath(QStringLiteral("to-open.attnlab.json"));
+    QString error;
+    QVERIFY2(c->saveFile(other, &error), qPrintable(error));
+    c->editParameters(makeParameters(2));
+    const QString saved = m_dir.filePath(QStringLiteral("kept.attnlab.json"));
+    QVERIFY2(c->saveFile(saved, &error), qPrintable(error));
+    const QByteArray savedBytes = [&] {
+        QFile f(saved);
+        return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    }();
+    c->editParameters(makeParameters(3));
+    QVERIFY(c->isModified());
+
+    int prompts = 0;
+    int fileDialogs = 0;
+    bool cancelIsDefault = false;
+    bool cancelIsEscape = false;
+    auto poll = std::make_shared<std::function<void()>>();
+    *poll = [&, poll] {
+        if (!*poll)
+            return; // the test is over
+        QWidget *modal = QApplication::activeModalWidget();
+        if (auto *box = qobject_cast<QMessageBox *>(modal)) {
+            ++prompts;
+            if (box->objectName() == QStringLiteral("unsavedChangesPrompt")) {
+                cancelIsDefault = box->defaultButton() == box->button(QMessageBox::Cancel);
+                cancelIsEscape = box->escapeButton() == box->button(QMessageBox::Cancel);
+            }
+            box->done(answer);
+        } else if (auto *dialog = qobject_cast<QFileDialog *>(modal)) {
+            ++fileDialogs;
+            dialog->setDirectory(m_dir.path());
+            if (auto *name = dialog->findChild<QLineEdit *>(QStringLiteral("fileNameEdit")))
+                name->setText(QFileInfo(other).fileName());
+            QMetaObject::invokeMethod(dialog, "accept", Qt::QueuedConnection);
+        }
+        QTimer::singleShot(20, *poll);
+    };
+    QTimer::singleShot(20, *poll);
+    c->openAction()->trigger();
+    QTest::qWait(100); // a second prompt after the file dialog would come now
+    *poll = nullptr;
+
+    QCOMPARE(prompts, 1);
+    QVERIFY(cancelIsDefault);
+    QVERIFY(cancelIsEscape);
+    QCOMPARE(fileDialogs, opens ? 1 : 0);
+    QCOMPARE(c->filePath(), QFileInfo(opens ? other : saved).absoluteFilePath());
+    QCOMPARE(c->isModified(), !opens);
+    QFile f(saved);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), savedBytes); // the old session was not overwritten
 }
 
 void TestSessionFile::settingsRestoreLastSession()

@@ -126,6 +126,63 @@ private slots:
         QCOMPARE(data->mib[2], 512.0 * 512.0 * 4.0 / 1048576.0);
         QCOMPARE(data->exponent, m->exponent);
         QVERIFY(chart.statusText().contains(QStringLiteral("streaming ∝ n^")));
+        // The headline says where the exponents come from: these n are below the n² regime.
+        QVERIFY2(chart.statusText().contains(QStringLiteral("Fitted over n = 128 … 512: below n "
+                                                            "= 1024 fixed costs still count")),
+                 qPrintable(chart.statusText()));
+    }
+
+    // The large-n fit: exact n² times give exponent 2 and R² = 1 over n ≥ n_max / 8; a loaded
+    // machine's times (the "materialized ∝ n^1.23" of the new-user trial) are flagged noisy.
+    void largeNFit_data()
+    {
+        QTest::addColumn<QList<double>>("seconds"); // for n = 128, 256, …, 16384
+        QTest::addColumn<double>("exponent"); // expected, ±1e-12 (NaN: do not check)
+        QTest::addColumn<double>("fromN");
+        QTest::addColumn<bool>("noisy");
+        QList<double> exact, cubic, loaded, overhead;
+        for (int i = 0; i < 8; ++i) {
+            const double n = 128.0 * std::exp2(i);
+            exact << 1e-9 * n * n;
+            cubic << 1e-12 * n * n * n;
+            // Other programs take the cores at random: the times jump by ×3 and ×0.4.
+            const double disturbance[] = {1.0, 3.0, 1.0, 0.4, 2.5, 1.0, 0.5, 1.0};
+            loaded << 1e-9 * n * n * disturbance[i];
+            overhead << 5e-3 + 1e-11 * n * n; // fixed costs hide the n² up to the largest n
+        }
+        QTest::newRow("exact n²") << exact << 2.0 << 2048.0 << false;
+        QTest::newRow("n³ (far from 2)") << cubic << 3.0 << 2048.0 << true;
+        QTest::newRow("loaded machine") << loaded << qQNaN() << 2048.0 << true;
+        QTest::newRow("fixed costs") << overhead << qQNaN() << 2048.0 << true;
+    }
+
+    void largeNFit()
+    {
+        QFETCH(QList<double>, seconds);
+        QFETCH(double, exponent);
+        QFETCH(double, fromN);
+        QFETCH(bool, noisy);
+        std::vector<double> n, t(seconds.begin(), seconds.end());
+        for (int i = 0; i < int(t.size()); ++i)
+            n.push_back(128.0 * std::exp2(i));
+        const TimingChart::LargeNFit fit = TimingChart::fitLargeN(n, t);
+        QCOMPARE(fit.fromN, fromN);
+        QCOMPARE(fit.points, 4); // 2048, 4096, 8192, 16384
+        QVERIFY(std::isfinite(fit.exponent));
+        if (!std::isnan(exponent)) {
+            QVERIFY2(std::abs(fit.exponent - exponent) <= 1e-12,
+                     qPrintable(QString::number(fit.exponent, 'g', 17)));
+            QVERIFY2(std::abs(fit.rSquared - 1.0) <= 1e-12,
+                     qPrintable(QString::number(fit.rSquared, 'g', 17)));
+        }
+        QCOMPARE(fit.noisy, noisy);
+        // Two points are never trusted; one gives no exponent.
+        const TimingChart::LargeNFit two = TimingChart::fitLargeN({1024, 2048}, {1e-3, 4e-3});
+        QCOMPARE(two.exponent, 2.0);
+        QVERIFY(two.noisy);
+        const TimingChart::LargeNFit one = TimingChart::fitLargeN({1024}, {1e-3});
+        QVERIFY(std::isnan(one.exponent));
+        QVERIFY(!one.noisy);
     }
 
     // Beyond the budget the materialized kernel is not run (no allocation, no crash): the

@@ -107,6 +107,7 @@ private slots:
     void changeUndoRedo();
     void undoRestoresHeatmap();
     void sliderDragIsOneCommand();
+    void undoTextNamesTheDkDrag();
     void mergeRules();
     void rejectedEditNotRecorded();
     void undoTextNamesTheChange();
@@ -253,14 +254,15 @@ void TestUndo::sliderDragIsOneCommand()
     const SessionParameters start = m_window->session()->parameters();
     QSignalSpy changes(m_window->session(), &AttentionSession::parametersChanged);
 
-    dragSlider(slider, 60, 10);
+    // Distances relative to the slider: a narrow Controls dock (a small screen) has a short one.
+    dragSlider(slider, slider->width() / 4, 10);
     QVERIFY2(changes.count() >= 3, qPrintable(QString::number(changes.count())));
     QCOMPARE(stack->count(), 1);
     const SessionParameters afterFirst = m_window->session()->parameters();
     QVERIFY(afterFirst.scaleExponent > start.scaleExponent);
 
     // A second drag is a second command.
-    dragSlider(slider, 40, 6);
+    dragSlider(slider, slider->width() / 6, 6);
     QCOMPARE(stack->count(), 2);
     const SessionParameters afterSecond = m_window->session()->parameters();
     QVERIFY(afterSecond.scaleExponent > afterFirst.scaleExponent);
@@ -343,6 +345,26 @@ void TestUndo::undoTextNamesTheChange()
     b.dModel = 128;
     b.heads = 8;
     QCOMPARE(SetParametersCommand::describeChange(a, b), QStringLiteral("d_model = 128, h = 8"));
+    // The same h: the d_k that comes with d_model is named too.
+    SessionParameters c = a;
+    c.dModel = 48;
+    QCOMPARE(SetParametersCommand::describeChange(a, c), QStringLiteral("d_model = 48 (d_k = 12)"));
+}
+
+void TestUndo::undoTextNamesTheDkDrag()
+{
+    // Dragging the d_k slider: Undo names d_k, what the user moved, not d_model.
+    auto *slider = control<QSlider>("dkSlider");
+    QVERIFY(slider && slider->isVisible());
+    const SessionParameters start = m_window->session()->parameters();
+    dragSlider(slider, -slider->width() / 4, 5);
+    const SessionParameters after = m_window->session()->parameters();
+    QVERIFY(after.dK() != start.dK());
+    QCOMPARE(after.heads, start.heads);
+    QAction *undo = m_window->sessionController()->undoAction();
+    QVERIFY2(undo->text().contains(QStringLiteral("d_k = %1").arg(after.dK())),
+             qPrintable(undo->text()));
+    QVERIFY2(!undo->text().contains(QStringLiteral("d_model")), qPrintable(undo->text()));
 }
 
 void TestUndo::commonActionsHaveShortcuts_data()

@@ -30,6 +30,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 
 namespace attn {
@@ -624,10 +625,14 @@ public:
         layout->setSpacing(4);
         QString header = q(result.id);
         QString section;
+        std::set<std::string> unused; // parameters that change nothing are not listed
         try {
             const ExperimentInfo &info = experimentInfo(result.id);
             header += QStringLiteral(" \u2014 ") + q(info.title);
             section = q(info.paperSection);
+            for (const ParamSpec &spec : info.params)
+                if (spec.unused)
+                    unused.insert(spec.name);
         } catch (const std::exception &) { }
         m_header = new QLabel(this);
         m_header->setTextFormat(Qt::RichText);
@@ -645,7 +650,8 @@ public:
 
         QStringList params;
         for (const auto &[name, value] : result.params)
-            params << QStringLiteral("%1=%2").arg(q(name), q(value));
+            if (!unused.count(name))
+                params << QStringLiteral("%1=%2").arg(q(name), q(value));
         m_footer = new QLabel(this);
         m_footer->setWordWrap(true);
         m_footer->setTextFormat(Qt::RichText);
@@ -806,8 +812,8 @@ void buildE2(const ExperimentResult &r, FigureFrame &f)
                     {{QStringLiteral("unscaled q\u00b7k"), dk, mwU, kUnscaledColor},
                      {QStringLiteral("scaled q\u00b7k/\u221ad_k"), dk, mwS, kScaledColor}}),
           0, 0);
-    f.add(lineChart(QStringLiteral("Mean softmax Jacobian norm \u2016J\u2016_F"), xTitle,
-                    Scale::Log2, QStringLiteral("\u2016J\u2016_F"), Scale::Linear,
+    f.add(lineChart(QStringLiteral("Mean softmax Jacobian norm \u2016J\u2016<sub>F</sub>"), xTitle,
+                    Scale::Log2, QStringLiteral("\u2016J\u2016<sub>F</sub>"), Scale::Linear,
                     {{QStringLiteral("unscaled"), dk, jU, kUnscaledColor},
                      {QStringLiteral("scaled"), dk, jS, kScaledColor}}),
           0, 1);

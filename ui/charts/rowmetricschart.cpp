@@ -90,7 +90,7 @@ RowMetricsChart::RowMetricsChart(QWidget *parent)
     m_entropy = new QLineSeries(chart);
     m_entropy->setName(tr("entropy (nats)"));
     m_effective = new QLineSeries(chart);
-    m_effective->setName(tr("effective terms 1/Σw²"));
+    m_effective->setName(tr("1/Σw² terms"));
     m_masked = new QScatterSeries(chart);
     m_masked->setName(tr("fully masked row"));
     m_masked->setMarkerShape(QScatterSeries::MarkerShapeRectangle);

@@ -59,10 +59,10 @@ ScalingChart::ScalingChart(const QString &title, const QString &yTitle, QWidget 
     chartstyle::applyTheme(chart, this);
 
     m_unscaled = new QLineSeries(chart);
-    m_unscaled->setName(tr("unscaled (α = 0)"));
+    m_unscaled->setName(tr("unscaled"));
     m_unscaled->setPointsVisible(true);
     m_scaled = new QLineSeries(chart);
-    m_scaled->setName(tr("scaled by 1/√d_k"));
+    m_scaled->setName(tr("scaled 1/√d_k"));
     m_scaled->setPointsVisible(true);
     m_marker = new QLineSeries(chart);
     m_markerPoints = new QScatterSeries(chart);
@@ -235,10 +235,19 @@ void ScalingChart::redraw()
             if (const auto y = interpolateLog2(*list, m_dk))
                 markerPoints.append(QPointF(m_dk, *y));
         }
-        m_markerPoints->setName(tr("current d_k = %1").arg(m_dk));
+        m_markerPoints->setName(tr("d_k = %1").arg(m_dk));
     }
     m_marker->replace(marker);
     m_markerPoints->replace(markerPoints);
+    updateTitle();
+}
+
+void ScalingChart::setCurrentScale(double alpha, double temperature)
+{
+    if (alpha == m_alpha && temperature == m_temperature)
+        return;
+    m_alpha = alpha;
+    m_temperature = temperature;
     updateTitle();
 }
 
@@ -256,6 +265,16 @@ void ScalingChart::updateTitle()
         sub = tr("E2 sweep: waiting for the first result");
     if (m_busy)
         sub += tr(" · computing…");
+    if (m_data && m_error.isEmpty()) {
+        const QString note = keysNote(*m_data);
+        if (!note.isEmpty())
+            sub += QStringLiteral("<br>") + note;
+    }
+    if (!(m_temperature == 1.0 && (m_alpha == 0.0 || m_alpha == 0.5)))
+        sub += QStringLiteral("<br>")
+            + tr("your α = %1, τ = %2 is not drawn (curves: α = 0, ½; τ = 1)")
+                  .arg(m_alpha, 0, 'g', 3)
+                  .arg(m_temperature, 0, 'g', 3);
     chart()->setTitle(
         QStringLiteral("<b>%1</b><br><small>%2</small>").arg(m_title.toHtmlEscaped(), sub));
 }
@@ -270,8 +289,30 @@ MaxWeightChart::MaxWeightChart(QWidget *parent)
                     "flat (Vaswani et al. 2017, §3.2.1; docs/experiments.md E2)."));
 }
 
+QString MaxWeightChart::keysNote(const ScalingSweepData &d) const
+{
+    // Many keys (a long session): the curves sit far below E2's table of 16 keys.
+    if (d.keys <= 64)
+        return {};
+    return tr("%1 keys: uniform max weight 1/%1 = %2; E2: 16 keys")
+        .arg(d.keys)
+        .arg(1.0 / d.keys, 0, 'g', 2);
+}
+
+QString JacobianNormChart::keysNote(const ScalingSweepData &d) const
+{
+    // Many keys: the scaled softmax is nearly uniform, whose ‖diag(p) − ppᵀ‖_F is
+    // √(1/K − 1/K²) ≈ 1/√K, so the unscaled curve can lie above the scaled one.
+    if (d.keys <= 64)
+        return {};
+    const double k = d.keys;
+    return tr("%1 keys: scaled is near uniform (‖J‖ ≈ %2), unscaled above it; E2: 16 keys")
+        .arg(d.keys)
+        .arg(std::sqrt(1.0 / k - 1.0 / (k * k)), 0, 'g', 2);
+}
+
 JacobianNormChart::JacobianNormChart(QWidget *parent)
-    : ScalingChart(tr("Mean softmax-Jacobian norm vs d_k"), tr("mean ‖J‖_F"), parent)
+    : ScalingChart(tr("Mean softmax-Jacobian norm vs d_k"), tr("mean ‖J‖<sub>F</sub>"), parent)
 {
     setObjectName(QStringLiteral("jacobianNormChart"));
     setWhatsThis(tr("Mean Frobenius norm of the softmax Jacobian J = diag(p) − ppᵀ: how much "

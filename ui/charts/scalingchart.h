@@ -27,6 +27,9 @@ public:
     void setSweep(std::shared_ptr<const ScalingSweepData> data);
     /// The session's d_k, drawn as a vertical line with its interpolated values.
     void setCurrentDk(int dk);
+    /// The session's scale exponent α and temperature τ. The curves are α = 0 and α = ½ at
+    /// τ = 1; another setting is named under the title as not drawn.
+    void setCurrentScale(double alpha, double temperature);
     /// Shows "computing…" in the title while a new sweep runs.
     void setBusy(bool busy);
     void setErrorText(const QString &message);
@@ -53,6 +56,9 @@ protected:
     virtual const std::vector<double> &scaledValues(const ScalingSweepData &d) const = 0;
     /// y range for the data; the default is [0, nice(max)].
     virtual std::pair<double, double> yRange(double maxValue) const;
+    /// A line under the title explaining how the sweep's key count shapes the curves (HTML;
+    /// empty: none).
+    virtual QString keysNote(const ScalingSweepData &) const { return {}; }
     void changeEvent(QEvent *event) override;
 
 private:
@@ -65,6 +71,7 @@ private:
     QString m_title;
     std::shared_ptr<const ScalingSweepData> m_data;
     int m_dk = 0;
+    double m_alpha = 0.5, m_temperature = 1.0;
     bool m_busy = false;
     QString m_error;
     QTimer m_redrawTimer;
@@ -94,6 +101,7 @@ protected:
         return d.maxWeightScaled;
     }
     std::pair<double, double> yRange(double) const override { return {0.0, 1.0}; }
+    QString keysNote(const ScalingSweepData &d) const override;
 };
 
 /// Chart (2): mean Frobenius norm of the softmax Jacobian diag(p) − ppᵀ vs d_k.
@@ -112,6 +120,7 @@ protected:
     {
         return d.jacobianScaled;
     }
+    QString keysNote(const ScalingSweepData &d) const override;
 };
 
 } // namespace attn

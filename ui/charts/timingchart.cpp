@@ -107,29 +107,52 @@ void hideFromLegend(QChart *chart, QAbstractSeries *series)
         m->setVisible(false);
 }
 
-/// Slope of log time vs log n over the largest n (n ≥ n_max / 8, the last four doublings),
-/// where the n² work dominates the fixed costs; NaN with fewer than two such points.
-double largeNExponent(const std::vector<double> &n, const std::vector<double> &seconds,
-                      double *fromN)
+} // namespace
+
+TimingChart::LargeNFit TimingChart::fitLargeN(const std::vector<double> &n,
+                                              const std::vector<double> &seconds)
 {
+    LargeNFit fit;
+    fit.exponent = fit.rSquared = std::numeric_limits<double>::quiet_NaN();
     std::vector<double> x, y;
-    const double nMax = n.empty() ? 0.0 : *std::max_element(n.begin(), n.end());
-    for (std::size_t i = 0; i < n.size(); ++i)
-        if (n[i] >= nMax / 8 && seconds[i] > 0) {
+    const std::size_t count = std::min(n.size(), seconds.size());
+    double nMax = 0;
+    for (std::size_t i = 0; i < count; ++i)
+        nMax = std::max(nMax, n[i]);
+    for (std::size_t i = 0; i < count; ++i)
+        if (n[i] >= nMax / 8 && n[i] > 0 && seconds[i] > 0 && std::isfinite(seconds[i])) {
             x.push_back(n[i]);
             y.push_back(seconds[i]);
         }
-    *fromN = x.empty() ? 0.0 : *std::min_element(x.begin(), x.end());
-    if (x.size() < 2)
-        return std::numeric_limits<double>::quiet_NaN();
-    try {
-        return fitPowerLawExponent(x, y);
-    } catch (const std::exception &) {
-        return std::numeric_limits<double>::quiet_NaN();
+    fit.points = int(x.size());
+    fit.fromN = x.empty() ? 0.0 : *std::min_element(x.begin(), x.end());
+    if (x.size() >= 2) {
+        try {
+            fit.exponent = fitPowerLawExponent(x, y);
+        } catch (const std::exception &) { // every n equal
+        }
     }
+    if (std::isfinite(fit.exponent)) {
+        // R² on log–log axes: the line through the points' mean with the fitted slope.
+        double lx = 0, ly = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            lx += std::log(x[i]);
+            ly += std::log(y[i]);
+        }
+        lx /= double(x.size());
+        ly /= double(x.size());
+        double residual = 0, total = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            const double predicted = ly + fit.exponent * (std::log(x[i]) - lx);
+            residual += (std::log(y[i]) - predicted) * (std::log(y[i]) - predicted);
+            total += (std::log(y[i]) - ly) * (std::log(y[i]) - ly);
+        }
+        fit.rSquared = total > 0 ? 1.0 - residual / total : 1.0;
+    }
+    fit.noisy = fit.points >= 2
+        && (fit.points < 3 || !(fit.rSquared >= 0.98) || !(std::abs(fit.exponent - 2.0) <= 0.4));
+    return fit;
 }
-
-} // namespace
 
 const TimingSeries *TimingData::series(const QString &kernel) const
 {
@@ -580,7 +603,11 @@ void TimingChart::run()
                     } catch (const InvalidArgument &) { // a 0 s run: no exponent
                     }
                 }
-                series.exponent = largeNExponent(series.n, series.seconds, &series.fitFromN);
+                const LargeNFit fit = fitLargeN(series.n, series.seconds);
+                series.exponent = fit.exponent;
+                series.fitFromN = fit.fromN;
+                series.rSquared = fit.rSquared;
+                series.noisyFit = fit.noisy;
                 if (data->n.empty() && !series.n.empty()) {
                     data->exponent = series.exponent;
                     data->seconds = series.seconds;
@@ -691,6 +718,8 @@ void TimingChart::plot()
     const TimingData &data = *m_data;
     double nMin = 1e300, nMax = 0, tMin = 1e300, tMax = 0, mMin = 1e300, mMax = 0;
     QStringList parts, partsHtml, notes, cells;
+    int noisy = 0; // kernels whose large-n fit is flagged
+    double fitFrom = 0, fitTo = 0; // the n the fits cover
     QList<QPointF> refused;
     for (int k = 0; k < int(kernelStyles().size()); ++k) {
         const QString name = QString::fromLatin1(kernelStyles()[std::size_t(k)].name);
@@ -741,8 +770,17 @@ void TimingChart::plot()
             }
             if (!s->n.empty()) {
                 QString part;
-                if (std::isfinite(s->exponent))
+                if (std::isfinite(s->exponent)) {
                     part += tr(" ∝ n^%1").arg(s->exponent, 0, 'f', 2);
+                    if (s->noisyFit) {
+                        part += std::isfinite(s->rSquared) && s->rSquared < 0.98
+                            ? tr(" ⚠ noisy fit (R² = %1)").arg(s->rSquared, 0, 'f', 2)
+                            : tr(" ⚠ noisy fit");
+                        ++noisy;
+                    }
+                    fitFrom = std::max(fitFrom, s->fitFromN);
+                    fitTo = std::max(fitTo, s->n.back());
+                }
                 if (!s->refusedN.empty() && s->refusedMib.back() * kMiB <= double(data.budgetBytes))
                     part += tr(" (to n = %1)").arg(s->n.back()); // the loop's limit
                 parts << name + part;
@@ -786,6 +824,23 @@ void TimingChart::plot()
     m_memoryY->setTitleText(tr("MiB"));
     QString text = parts.join(QStringLiteral(" · "));
     QString html = partsHtml.join(QStringLiteral(" · "));
+    // Where the exponents come from, and whether to trust them.
+    QString where;
+    if (fitTo > 0)
+        where = fitFrom >= nSquaredFromN
+            ? tr("Fitted over n = %1 … %2, where the n² work dominates.").arg(fitFrom).arg(fitTo)
+            : tr("Fitted over n = %1 … %2: below n = %3 fixed costs still count, run to larger n "
+                 "for the n² slope.")
+                  .arg(fitFrom)
+                  .arg(fitTo)
+                  .arg(nSquaredFromN);
+    if (noisy > 0)
+        where += tr(" A noisy fit (⚠) does not follow one power law — other programs were busy: "
+                    "run again with more runs per n.");
+    if (!where.isEmpty()) {
+        text += QLatin1Char('\n') + where.trimmed();
+        html += QStringLiteral("<br>") + where.trimmed().toHtmlEscaped();
+    }
     if (!notes.isEmpty()) {
         text += QLatin1Char('\n') + notes.join(QLatin1Char('\n'));
         html += QStringLiteral("<br>") + notes.join(QStringLiteral("<br>")).toHtmlEscaped();

@@ -45,6 +45,11 @@ struct TimingSeries
     double exponent = 0;
     double fitFromN = 0;
     double exponentAll = 0; ///< the same over every n (core timingSweep's fit)
+    double rSquared = 0; ///< R² of the large-n fit on log–log axes (NaN without a fit)
+    /// The large-n fit does not describe the points: fewer than 3 of them, R² < 0.98, or an
+    /// exponent more than 0.4 from the 2 every kernel's 4·n²·d flops give — what a loaded
+    /// machine does to short runs. The headline flags it.
+    bool noisyFit = false;
     std::vector<double> refusedN; ///< n not run: over the memory budget (or the loop's limit)
     std::vector<double> refusedMib; ///< what those runs would need (MiB, inputs included)
     QString note; ///< why n were skipped (empty when none were)
@@ -88,6 +93,21 @@ public:
     static std::size_t runBytes(const QString &kernel, int n, int d, bool float32);
     /// The status line as plain text (what was measured, what was refused and why).
     QString statusText() const;
+
+    /// The large-n fit of `seconds` (wall time per run) against `n` (equal sizes): the
+    /// least-squares slope of log seconds vs log n over n ≥ n_max / 8 and positive times,
+    /// where the n² work dominates the fixed costs once n ≥ nSquaredFromN.
+    struct LargeNFit
+    {
+        double exponent = 0; ///< NaN with fewer than two points
+        double fromN = 0; ///< the smallest n fitted
+        double rSquared = 0; ///< of the log–log fit (NaN with fewer than two points)
+        int points = 0;
+        bool noisy = false; ///< as TimingSeries::noisyFit
+    };
+    static LargeNFit fitLargeN(const std::vector<double> &n, const std::vector<double> &seconds);
+    /// From this n on the 4·n²·d flops dominate a run's fixed costs (allocation, threads).
+    static constexpr double nSquaredFromN = 1024;
 
     QSize sizeHint() const override { return {420, 420}; }
 

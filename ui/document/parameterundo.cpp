@@ -17,7 +17,7 @@ SetParametersCommand::SetParametersCommand(AttentionSession *session,
     , m_after(after)
     , m_mergeKey(mergeKey)
 {
-    setText(describeChange(before, after));
+    setText(describeChange(before, after, mergeKey));
 }
 
 void SetParametersCommand::redo()
@@ -44,13 +44,14 @@ bool SetParametersCommand::mergeWith(const QUndoCommand *other)
         || !(next->m_before == m_after))
         return false;
     m_after = next->m_after;
-    setText(describeChange(m_before, m_after));
+    setText(describeChange(m_before, m_after, m_mergeKey));
     setObsolete(m_before == m_after); // dragged back to where it started
     return true;
 }
 
 QString SetParametersCommand::describeChange(const SessionParameters &before,
-                                             const SessionParameters &after)
+                                             const SessionParameters &after,
+                                             const QString &mergeKey)
 {
     auto tr = [](const char *text) {
         return QCoreApplication::translate("attn::SetParametersCommand", text);
@@ -63,8 +64,17 @@ QString SetParametersCommand::describeChange(const SessionParameters &before,
         parts << QStringLiteral("n = %1").arg(after.n);
     if (before.nK != after.nK)
         parts << QStringLiteral("n_k = %1").arg(after.nK);
-    if (before.dModel != after.dModel)
-        parts << QStringLiteral("d_model = %1").arg(after.dModel);
+    if (before.dModel != after.dModel) {
+        // The same h: d_k moved with d_model. A drag of the d_k slider names d_k, what the user
+        // moved; otherwise d_model with the d_k it gives.
+        const bool sameHeads = before.heads == after.heads;
+        if (sameHeads && mergeKey.startsWith(QLatin1String("dkSlider")))
+            parts << QStringLiteral("d_k = %1").arg(after.dK());
+        else if (sameHeads)
+            parts << QStringLiteral("d_model = %1 (d_k = %2)").arg(after.dModel).arg(after.dK());
+        else
+            parts << QStringLiteral("d_model = %1").arg(after.dModel);
+    }
     if (before.heads != after.heads)
         parts << QStringLiteral("h = %1").arg(after.heads);
     if (before.seed != after.seed)

@@ -40,8 +40,11 @@ public:
     QString mergeKey() const { return m_mergeKey; }
 
     /// "n = 32", "d_model = 128, h = 8", "mask = causal", "3 parameters" (more than three
-    /// fields changed): the text of Edit → Undo/Redo.
-    static QString describeChange(const SessionParameters &before, const SessionParameters &after);
+    /// fields changed): the text of Edit → Undo/Redo. With h unchanged a d_model change names
+    /// d_k too ("d_model = 48 (d_k = 12)"), and a drag of the d_k slider (`mergeKey` from
+    /// "dkSlider") names d_k alone ("d_k = 12").
+    static QString describeChange(const SessionParameters &before, const SessionParameters &after,
+                                  const QString &mergeKey = QString());
 
 private:
     AttentionSession *m_session;

@@ -228,6 +228,12 @@ void ControlPanel::buildUi()
     auto *dkLabel = new QLabel(tr("d_&k:"), headsBox);
     dkLabel->setBuddy(m_dkSlider);
     headsForm->addRow(dkLabel, dkRow);
+    m_headsNoteLabel = new QLabel(headsBox);
+    m_headsNoteLabel->setObjectName(QStringLiteral("headsNote"));
+    m_headsNoteLabel->setWordWrap(true);
+    m_headsNoteLabel->setForegroundRole(QPalette::PlaceholderText);
+    m_headsNoteLabel->hide();
+    headsForm->addRow(m_headsNoteLabel);
     outer->addWidget(headsBox);
 
     // ---- Scale ----
@@ -303,6 +309,16 @@ void ControlPanel::buildUi()
     maskForm->addRow(m_maskNote);
     outer->addWidget(maskBox);
     outer->addStretch(1);
+
+    // A narrow dock (1280 × 800 screens): the combo boxes shrink (eliding their text) and a
+    // form whose fields do not fit beside their labels puts each field under its label, instead
+    // of a horizontal scroll bar.
+    for (QComboBox *combo : findChildren<QComboBox *>()) {
+        combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        combo->setMinimumContentsLength(8);
+    }
+    for (QFormLayout *form : findChildren<QFormLayout *>())
+        form->setRowWrapPolicy(QFormLayout::WrapLongRows);
 
     // Typing into a spin box recomputes once, when the number is complete (Enter, focus out
     // or the arrows), not on every keystroke: typing "1024" must not compute n = 1, 10, 102.
@@ -391,9 +407,17 @@ void ControlPanel::edit(const std::function<void(SessionParameters &)> &change)
 {
     SessionParameters p = m_params;
     change(p);
+    const int wantedHeads = p.heads;
     normalize(p);
     if (p == m_params)
         return;
+    // h must divide d_model: say so when the edit moved h to the nearest divisor.
+    m_headsNote = p.heads == wantedHeads
+        ? QString()
+        : tr("h = %1 does not divide d_model = %2: h is now %3, the nearest divisor.")
+              .arg(wantedHeads)
+              .arg(p.dModel)
+              .arg(p.heads);
     m_params = p;
     syncWidgets();
     emit parametersEdited(m_params);
@@ -401,6 +425,8 @@ void ControlPanel::edit(const std::function<void(SessionParameters &)> &change)
 
 void ControlPanel::setParameters(const SessionParameters &params)
 {
+    if (!(params == m_params))
+        m_headsNote.clear(); // an outside change (a session, undo): not the panel's adjustment
     // An outside change (a session, undo) sets the padding count, unless it is our own clamped
     // value coming back.
     if (m_paddingWanted < 0
@@ -429,8 +455,10 @@ void ControlPanel::syncWidgets()
     m_nSpin->setValue(p.n);
     // The typed text stays as typed while it still gives these tokens (an outside change, e.g.
     // an opened session, shows the tokens joined by spaces).
-    if (splitTokens(m_tokensEdit->text()) != p.tokens)
+    if (splitTokens(m_tokensEdit->text()) != p.tokens) {
         m_tokensEdit->setText(p.tokens.join(QLatin1Char(' ')));
+        m_tokensEdit->setCursorPosition(0); // the sentence's start, not its end, in view
+    }
     m_nSlider->setEnabled(true); // typed tokens disable them below
     m_nSpin->setEnabled(true);
     m_nKSpin->setMaximum(std::max(maxN, p.nK));
@@ -457,6 +485,8 @@ void ControlPanel::syncWidgets()
         0, logSliderPosition(std::max(1, maxDModel / std::max(1, p.heads)), dkSliderSteps));
     setLogSlider(m_dkSlider, dK, dkSliderSteps);
     m_dkLabel->setText(QString::number(dK));
+    m_headsNoteLabel->setText(m_headsNote);
+    m_headsNoteLabel->setVisible(!m_headsNote.isEmpty());
 
     const int alphaPercent = int(std::lround(p.scaleExponent * 100));
     if (m_alphaSlider->value() != alphaPercent)

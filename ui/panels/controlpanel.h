@@ -75,6 +75,8 @@ private:
     QComboBox *m_headsCombo = nullptr;
     QLabel *m_dkLabel = nullptr;
     QSlider *m_dkSlider = nullptr;
+    QLabel *m_headsNoteLabel = nullptr;
+    QString m_headsNote; ///< why h changed in the last edit (empty: it did not)
 
     QSlider *m_alphaSlider = nullptr;
     QLabel *m_alphaLabel = nullptr;

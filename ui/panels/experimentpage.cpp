@@ -19,6 +19,7 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPainter>
 #include <QProgressBar>
 #include <QPromise>
 #include <QPushButton>
@@ -99,6 +100,93 @@ QString tooltipFor(const ParamSpec &spec)
     return tip;
 }
 
+// The experiment's figure, laid out as the headless export lays it out: at least at its design
+// size (defaultExperimentFigureSize, e.g. 1000 × 760 for E11), so labels, titles and captions
+// never overlap or clip. When the page has that much room the figure is shown as it is (hover,
+// tooltips); when it has less, the figure is laid out larger, with the page's aspect ratio, and
+// painted scaled down to fit — like a picture of the export.
+class FigureFit : public QWidget
+{
+public:
+    FigureFit(QWidget *figure, QSize design, QWidget *parent)
+        : QWidget(parent)
+        , m_figure(figure)
+        , m_design(design.expandedTo(QSize(1, 1)))
+    {
+        setObjectName(QStringLiteral("experimentFigureFit"));
+        figure->setParent(this);
+        figure->setMinimumSize(0, 0);
+        setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+        setMinimumSize(160, 120);
+    }
+
+    QSize sizeHint() const override { return m_design; }
+    QSize minimumSizeHint() const override { return {160, 120}; }
+
+protected:
+    void resizeEvent(QResizeEvent *event) override
+    {
+        QWidget::resizeEvent(event);
+        relayout();
+    }
+
+    void paintEvent(QPaintEvent *) override
+    {
+        if (!m_scaled)
+            return;
+        const qreal dpr = devicePixelRatioF();
+        if (m_cache.isNull()) {
+            m_cache = QImage(size() * dpr, QImage::Format_ARGB32_Premultiplied);
+            m_cache.setDevicePixelRatio(dpr);
+            m_cache.fill(palette().color(QPalette::Window));
+            QPainter painter(&m_cache);
+            painter.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing
+                                   | QPainter::SmoothPixmapTransform);
+            painter.scale(m_factor, m_factor);
+            m_figure->render(&painter, QPoint(), QRegion(),
+                             QWidget::DrawWindowBackground | QWidget::DrawChildren);
+        }
+        QPainter painter(this);
+        painter.drawImage(0, 0, m_cache);
+    }
+
+private:
+    void relayout()
+    {
+        const QSize room = size();
+        if (room.isEmpty())
+            return;
+        const double k = std::max({1.0, double(m_design.width()) / room.width(),
+                                   double(m_design.height()) / room.height()});
+        m_scaled = k > 1.0;
+        m_factor = 1.0 / k;
+        m_cache = QImage();
+        if (!m_scaled) {
+            m_figure->setGeometry(rect());
+            m_figure->show();
+            setToolTip(QString());
+        } else {
+            m_figure->hide();
+            const QSize laid
+                = QSize(int(std::ceil(room.width() * k)), int(std::ceil(room.height() * k)))
+                      .expandedTo(m_design);
+            m_figure->setGeometry(QRect(QPoint(0, 0), laid));
+            if (m_figure->layout())
+                m_figure->layout()->activate();
+            setToolTip(tr("The figure as exported, scaled to %1 % to fit: make the window larger "
+                          "to see it at full size, or export it.")
+                           .arg(int(std::lround(100 * m_factor))));
+        }
+        update();
+    }
+
+    QWidget *m_figure;
+    QSize m_design;
+    bool m_scaled = false;
+    qreal m_factor = 1.0;
+    QImage m_cache;
+};
+
 } // namespace
 
 ExperimentPage::ExperimentPage(const ExperimentInfo &info, QWidget *parent)
@@ -113,7 +201,11 @@ ExperimentPage::ExperimentPage(const ExperimentInfo &info, QWidget *parent)
     title->setTextFormat(Qt::RichText);
     title->setText(QStringLiteral("<h3>%1 \u2014 %2</h3>")
                        .arg(q(info.id).toHtmlEscaped(), q(info.title).toHtmlEscaped()));
-    layout->addWidget(title);
+    // Run and Cancel sit on the title's row (filled in below), so they are at the same place
+    // on every page whatever the length of the note under the title.
+    auto *header = new QHBoxLayout;
+    header->addWidget(title, 1);
+    layout->addLayout(header);
     auto *note = new QLabel(this);
     note->setObjectName(QStringLiteral("note"));
     note->setWordWrap(true);
@@ -135,6 +227,8 @@ ExperimentPage::ExperimentPage(const ExperimentInfo &info, QWidget *parent)
         label->setBuddy(editor);
         form->addRow(label, editor);
         m_editors[q(spec.name)] = editor;
+        if (spec.unused) // e.g. E6's seed: offering it would suggest it changes something
+            form->setRowVisible(editor, false);
     }
     auto *paramLayout = new QVBoxLayout(paramBox);
     paramLayout->addLayout(form);
@@ -181,8 +275,8 @@ ExperimentPage::ExperimentPage(const ExperimentInfo &info, QWidget *parent)
     m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
     connect(m_runButton, &QPushButton::clicked, this, &ExperimentPage::run);
     connect(m_cancelButton, &QPushButton::clicked, this, &ExperimentPage::cancel);
-    // Run and Cancel keep their size and place: fixed-width buttons on the left, then the
-    // progress bar's reserved space.
+    // Run and Cancel keep their size and place: fixed-width buttons at the end of the title row,
+    // after the progress bar's reserved space.
     for (QPushButton *button : {m_runButton, m_cancelButton}) {
         button->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
         button->setMinimumWidth(
@@ -191,12 +285,11 @@ ExperimentPage::ExperimentPage(const ExperimentInfo &info, QWidget *parent)
     m_runButton->setToolTip(
         tr("Run the experiment with these parameters (disabled while it runs)"));
     m_cancelButton->setToolTip(tr("Stop the running experiment (its partial result is dropped)"));
-    auto *runRow = new QHBoxLayout;
-    runRow->addWidget(m_runButton);
-    runRow->addWidget(m_cancelButton);
-    runRow->addWidget(m_progress, 1);
+    m_progress->setFixedWidth(std::max(120, m_runButton->minimumWidth() * 2));
+    header->addWidget(m_progress);
+    header->addWidget(m_runButton);
+    header->addWidget(m_cancelButton);
     auto *controls = new QVBoxLayout;
-    controls->addLayout(runRow);
     controls->addWidget(m_message);
     controls->addStretch(1);
 
@@ -252,8 +345,8 @@ ExperimentPage::ExperimentPage(const ExperimentInfo &info, QWidget *parent)
     m_splitter = new QSplitter(Qt::Horizontal, this);
     m_splitter->addWidget(tableSide);
     m_splitter->addWidget(m_figureHolder);
-    m_splitter->setStretchFactor(0, 2);
-    m_splitter->setStretchFactor(1, 3);
+    m_splitter->setStretchFactor(0, 1);
+    m_splitter->setStretchFactor(1, 2); // the figure gets two thirds: it shows the lesson
     layout->addWidget(m_splitter, 1);
 
     // Export.
@@ -564,6 +657,8 @@ void ExperimentPage::showResult(std::shared_ptr<const ExperimentResult> result)
     m_notes->setText(notes.join(QLatin1Char('\n')));
     m_notes->setVisible(!notes.isEmpty());
     QWidget *figure = createExperimentFigure(*m_result, m_figureHolder);
+    if (experimentHasFigure(*m_result))
+        figure = new FigureFit(figure, defaultExperimentFigureSize(*m_result), m_figureHolder);
     delete m_figureLayout->replaceWidget(m_figure, figure); // the old item is ours to delete
     delete m_figure;
     m_figure = figure;

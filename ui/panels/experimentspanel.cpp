@@ -41,13 +41,13 @@ ExperimentsPanel::ExperimentsPanel(QWidget *parent)
     splitter->addWidget(m_stack);
     splitter->setStretchFactor(0, 0);
     splitter->setStretchFactor(1, 1);
-    // Wide enough for most "E<k>  title" lines (at most 260 px; the tooltips hold the rest).
+    // Wide enough for every "E<k>  title" line (at most 400 px; the tooltips hold the rest).
     int listWidth = 0;
     for (int row = 0; row < m_model->rowCount(); ++row)
         listWidth = std::max(
             listWidth,
             m_list->fontMetrics().horizontalAdvance(m_model->data(m_model->index(row)).toString()));
-    listWidth = std::min(listWidth + 2 * m_list->frameWidth() + 24, 260);
+    listWidth = std::min(listWidth + 2 * m_list->frameWidth() + 24, 400);
     splitter->setSizes({listWidth, 1000});
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);

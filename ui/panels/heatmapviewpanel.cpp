@@ -312,7 +312,7 @@ void HeatmapViewPanel::updateHints()
     else if (shown && !shown->ok())
         m_transformNote->setText(shown->error);
     else if (shown && !shown->viewNote.isEmpty())
-        m_transformNote->setText(tr("Shown: %1.").arg(shown->viewNote));
+        m_transformNote->setText(shown->viewNote + QLatin1Char('.'));
     else if (m_trimPadding->isChecked() && !padding)
         m_transformNote->setText(tr("No padding to trim (the mask is not key padding)."));
     else

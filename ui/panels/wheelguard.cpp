@@ -13,6 +13,7 @@ void WheelGuard::install(QWidget *root)
 {
     auto *guard = new WheelGuard(root);
     guard->setObjectName(QStringLiteral("wheelGuard"));
+    guard->m_root = root;
     const auto guardAll = [guard](const auto &widgets) {
         for (QWidget *w : widgets) {
             w->setFocusPolicy(Qt::StrongFocus);
@@ -22,15 +23,35 @@ void WheelGuard::install(QWidget *root)
     guardAll(root->findChildren<QComboBox *>());
     guardAll(root->findChildren<QAbstractSpinBox *>());
     guardAll(root->findChildren<QAbstractSlider *>());
+    // Wheel events over the labels and margins propagate up to the root: they scroll the panel
+    // too, so they end the operation of the focused control.
+    root->installEventFilter(guard);
 }
 
 bool WheelGuard::eventFilter(QObject *watched, QEvent *event)
 {
-    if (event->type() != QEvent::Wheel || !watched->isWidgetType())
+    if (!watched->isWidgetType())
         return false;
     auto *widget = static_cast<QWidget *>(watched);
-    if (widget->hasFocus())
-        return false; // the user chose this control: the wheel edits it
+    if (widget == m_root) {
+        if (event->type() == QEvent::Wheel)
+            m_operated = nullptr;
+        return false;
+    }
+    switch (event->type()) {
+    case QEvent::FocusIn:
+    case QEvent::MouseButtonPress:
+    case QEvent::KeyPress:
+        m_operated = widget; // the user chose this control
+        return false;
+    case QEvent::Wheel:
+        break;
+    default:
+        return false;
+    }
+    if (widget->hasFocus() && m_operated == widget)
+        return false; // the user is operating this control: the wheel edits it
+    m_operated = nullptr; // the wheel scrolls the panel from here on
     auto *wheel = static_cast<QWheelEvent *>(event);
     for (QWidget *p = widget->parentWidget(); p; p = p->parentWidget()) {
         auto *area = qobject_cast<QAbstractScrollArea *>(p);
@@ -45,7 +66,7 @@ bool WheelGuard::eventFilter(QObject *watched, QEvent *event)
         QCoreApplication::sendEvent(viewport, &forwarded);
         break;
     }
-    return true; // never the unfocused control's value
+    return true; // never the value of a control the user is not operating
 }
 
 } // namespace attn

@@ -2,11 +2,14 @@
 // WheelGuard: the mouse wheel over a panel that scrolls scrolls the panel, not the control
 // that happens to pass under the pointer. Combo boxes, spin boxes and sliders under a root
 // widget take the keyboard focus only by click or Tab (Qt::StrongFocus) and take wheel events
-// only while they have the focus; otherwise the wheel goes to the enclosing
-// QAbstractScrollArea's viewport (or, outside a scroll area, nowhere). The usual desktop habit
-// (KDE's and macOS's "scroll the view, not the value").
+// only while the user is operating them: the control has the focus and was clicked, typed into
+// or focused after the panel last scrolled. Otherwise the wheel goes to the enclosing
+// QAbstractScrollArea's viewport (or, outside a scroll area, nowhere). So a slider that keeps
+// the focus after a drag is not moved by the wheel notches that scroll the panel past it. The
+// usual desktop habit (KDE's and macOS's "scroll the view, not the value").
 
 #include <QObject>
+#include <QPointer>
 
 class QWidget;
 
@@ -25,6 +28,10 @@ protected:
 
 private:
     using QObject::QObject;
+
+    QWidget *m_root = nullptr;
+    /// The control the user last clicked, typed into or focused, until the panel scrolls.
+    QPointer<QWidget> m_operated;
 };
 
 } // namespace attn

@@ -54,15 +54,29 @@ bool isIdentitySelection(const std::vector<int> &kept, Index count)
     return true;
 }
 
-QString listText(const QList<int> &values)
+} // namespace
+
+QString rangesText(QList<int> values)
 {
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
     QStringList parts;
-    for (int v : values)
-        parts << QString::number(v);
+    for (qsizetype i = 0; i < values.size();) {
+        qsizetype j = i;
+        while (j + 1 < values.size() && values[j + 1] == values[j] + 1)
+            ++j;
+        if (j == i)
+            parts << QString::number(values[i]);
+        else if (j == i + 1)
+            parts << QString::number(values[i]) << QString::number(values[j]);
+        else
+            parts << QStringLiteral("%1\u2013%2").arg(values[i]).arg(values[j]);
+        i = j + 1;
+    }
     return parts.join(QStringLiteral(", "));
 }
 
-} // namespace
+namespace { } // namespace
 
 ViewSelection viewSelection(const SessionParameters &params, Index queryCount, Index keyCount,
                             const ViewTransform &transform)
@@ -256,11 +270,15 @@ std::shared_ptr<const SessionResult> applyViewTransform(std::shared_ptr<const Se
                                 "tokens only)")
                      .arg(sel.queries.size())
                      .arg(sel.keys.size() + std::size_t(hidden.size()));
-    if (!hidden.isEmpty())
-        notes << QStringLiteral("key%1 %2 hidden, %3")
-                     .arg(hidden.size() == 1 ? QString() : QStringLiteral("s"), listText(hidden),
+    if (!hidden.isEmpty()) {
+        QList<int> shownKeys;
+        for (int j : sel.keys)
+            shownKeys << j;
+        notes << QStringLiteral("hidden: %1 \u00b7 shown: %2 \u00b7 %3")
+                     .arg(rangesText(hidden), rangesText(shownKeys),
                           renormalize ? QStringLiteral("weights renormalised over the shown keys")
                                       : QStringLiteral("raw weights (rows sum to less than 1)"));
+    }
     out->viewNote = notes.join(QStringLiteral("; "));
     return out;
 }

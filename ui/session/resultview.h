@@ -45,12 +45,17 @@ ViewSelection viewSelection(const SessionParameters &params, Index queryCount, I
 /// Returns false and names the bad part in `error` (negative numbers, garbage, a reversed range).
 bool parseKeyList(const QString &text, QList<int> *keys, QString *error);
 
+/// Indices as short ranges, sorted and unique: {0, 1, …, 1022, 1024} → "0–1022, 1024" (three or
+/// more consecutive values become a range, two stay "3, 4"); empty gives "".
+QString rangesText(QList<int> values);
+
 /// The result as the view shows it: weights, weightsMean, scores, scaledScores, maskState,
 /// fullyMasked and metrics restricted to the kept rows and columns (metrics recomputed from the
 /// shown weights, so over real tokens only when padding is trimmed), weights renormalised as
 /// the transform says, queryIndex/keyIndex mapping back to the computation, renormalized and
-/// viewNote set. The identity transform, a null or failed result returns `result` itself (no
-/// copy). A transform that leaves no query or no key gives a result whose error says so.
+/// viewNote set (hidden keys as "hidden: 0–1022 · shown: 1023 · …", in rangesText). The identity
+/// transform, a null or failed result returns `result` itself (no copy). A transform that leaves no
+/// query or no key gives a result whose error says so.
 std::shared_ptr<const SessionResult> applyViewTransform(std::shared_ptr<const SessionResult> result,
                                                         const ViewTransform &transform);
 

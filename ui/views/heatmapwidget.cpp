@@ -227,10 +227,11 @@ QRectF HeatmapWidget::rowStripBounds() const
 
 QRectF HeatmapWidget::heatmapBounds() const
 {
+    // Between the banner (if any) and the row strip (if any).
+    const qreal top = std::min(bannerRect().bottom(), qreal(height()));
     const QRectF strip = rowStripBounds();
-    if (strip.isEmpty())
-        return QRectF(rect());
-    return QRectF(0, 0, width(), strip.top());
+    const qreal bottom = strip.isEmpty() ? qreal(height()) : strip.top();
+    return QRectF(0, top, width(), std::max(qreal(0), bottom - top));
 }
 
 HeatmapHit HeatmapWidget::cellAt(const QPointF &pos) const
@@ -290,54 +291,35 @@ void HeatmapWidget::paintEvent(QPaintEvent *)
             painter.drawRect(cell.adjusted(-grow, -grow, grow, grow));
         }
     }
-    // Banners across the top: "computing…" first, then the notice. Lines are elided to the
-    // width, except a wrapped first line (word-wrapped over as many lines as it needs).
-    qreal top = 0;
-    auto banner
-        = [&](const QStringList &lines, bool wrapFirst, const QColor &fill, const QColor &ink) {
-              QFont font = painter.font();
-              font.setBold(true);
-              painter.setFont(font);
-              const QFontMetricsF fm(font);
-              const qreal pad = fm.height() * 0.5;
-              qreal textWidth = 0;
-              for (const QString &line : lines)
-                  textWidth = std::max(textWidth, fm.horizontalAdvance(line));
-              const qreal boxWidth = std::min(qreal(width()), textWidth + 2 * pad);
-              const qreal lineWidth = std::max(qreal(1), boxWidth - 2 * pad);
-              QList<qreal> heights;
-              qreal textHeight = 0;
-              for (int i = 0; i < lines.size(); ++i) {
-                  heights.append(i == 0 && wrapFirst ? fm.boundingRect(QRectF(0, 0, lineWidth, 1e6),
-                                                                       Qt::TextWordWrap, lines[i])
-                                                           .height()
-                                                     : fm.height());
-                  textHeight += heights.back();
-              }
-              const QRectF box(QPointF(0, top), QSizeF(boxWidth, textHeight + 2 * pad));
-              painter.fillRect(box, fill);
-              painter.setPen(ink);
-              qreal y = box.top() + pad;
-              for (int i = 0; i < lines.size(); ++i) {
-                  const QRectF lineBox(box.left() + pad, y, lineWidth, heights[i]);
-                  if (i == 0 && wrapFirst)
-                      painter.drawText(lineBox, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
-                                       lines[i]);
-                  else
-                      painter.drawText(lineBox, Qt::AlignLeft | Qt::AlignVCenter,
-                                       fm.elidedText(lines[i], Qt::ElideRight, lineWidth));
-                  y += heights[i];
-              }
-              top = box.bottom();
-              return box;
-          };
-    if (m_computingBanner)
-        banner({tr("Computing… the heatmaps show the previous parameters until the new result "
-                   "arrives")},
-               false, QColor(255, 244, 214, 235), QColor(90, 60, 0));
-    m_noticeRect = m_notice.isEmpty() ? QRectF()
-                                      : banner(m_notice.split(QLatin1Char('\n')), true,
-                                               QColor(255, 226, 222, 240), QColor(120, 20, 10));
+    // The banner across the top, in its own band above the heatmaps (heatmapBounds).
+    const QStringList lines = bannerLines();
+    if (!lines.isEmpty()) {
+        const bool notice = !m_computingBanner;
+        QFont font = painter.font();
+        font.setBold(true);
+        painter.setFont(font);
+        const QFontMetricsF fm(font);
+        const QRectF box = bannerRect();
+        const qreal pad = fm.height() * 0.5;
+        const qreal lineWidth = std::max(qreal(1), box.width() - 2 * pad);
+        painter.fillRect(box, notice ? QColor(255, 226, 222) : QColor(255, 244, 214));
+        painter.setPen(notice ? QColor(120, 20, 10) : QColor(90, 60, 0));
+        qreal y = box.top() + pad;
+        for (int i = 0; i < lines.size(); ++i) {
+            const bool wrap = i == 0; // the first line wraps, the others are elided
+            const qreal h = wrap
+                ? fm.boundingRect(QRectF(0, 0, lineWidth, 1e6), Qt::TextWordWrap, lines[i]).height()
+                : fm.height();
+            const QRectF lineBox(box.left() + pad, y, lineWidth, h);
+            if (wrap)
+                painter.drawText(lineBox, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
+                                 lines[i]);
+            else
+                painter.drawText(lineBox, Qt::AlignLeft | Qt::AlignVCenter,
+                                 fm.elidedText(lines[i], Qt::ElideRight, lineWidth));
+            y += h;
+        }
+    }
     if (const auto &shown = m_renderer.result())
         emit painted(shown->requestId);
 }
@@ -349,8 +331,11 @@ void HeatmapWidget::setComputing(bool computing)
         m_computingTimer->setSingleShot(true);
         m_computingTimer->setInterval(500);
         connect(m_computingTimer, &QTimer::timeout, this, [this] {
+            // Replaces a refusal shown before: the newer parameters are being computed.
             m_computingBanner = true;
-            update();
+            m_notice.clear();
+            m_noticeToolTip.clear();
+            bannerChanged();
         });
     }
     if (computing) {
@@ -361,7 +346,7 @@ void HeatmapWidget::setComputing(bool computing)
     m_computingTimer->stop();
     if (m_computingBanner) {
         m_computingBanner = false;
-        update();
+        bannerChanged();
     }
 }
 
@@ -371,8 +356,44 @@ void HeatmapWidget::setNotice(const QString &text, const QString &toolTip)
         return;
     m_notice = text;
     m_noticeToolTip = text.isEmpty() ? QString() : toolTip;
-    if (text.isEmpty())
-        m_noticeRect = QRectF();
+    if (!text.isEmpty())
+        m_computingBanner = false; // the newer banner replaces the computing one
+    bannerChanged();
+}
+
+QStringList HeatmapWidget::bannerLines() const
+{
+    if (m_computingBanner)
+        return {tr("Computing… the heatmaps show the previous parameters until the new result "
+                   "arrives")};
+    if (m_notice.isEmpty())
+        return {};
+    return m_notice.split(QLatin1Char('\n'));
+}
+
+QRectF HeatmapWidget::bannerRect() const
+{
+    const QStringList lines = bannerLines();
+    if (lines.isEmpty())
+        return {};
+    QFont font = this->font();
+    font.setBold(true);
+    const QFontMetricsF fm(font);
+    const qreal pad = fm.height() * 0.5;
+    const qreal lineWidth = std::max(qreal(1), width() - 2 * pad);
+    qreal textHeight = 0;
+    for (int i = 0; i < lines.size(); ++i)
+        textHeight += i == 0
+            ? fm.boundingRect(QRectF(0, 0, lineWidth, 1e6), Qt::TextWordWrap, lines[i]).height()
+            : fm.height();
+    return QRectF(0, 0, width(), std::ceil(textHeight + 2 * pad));
+}
+
+void HeatmapWidget::bannerChanged()
+{
+    // The heatmaps move below the banner (or back up): the cached picture is out of date.
+    m_cache = QPixmap();
+    m_hover = HeatmapHit();
     update();
 }
 
@@ -411,7 +432,7 @@ void HeatmapWidget::mouseMoveEvent(QMouseEvent *event)
             return;
         }
     }
-    if (m_noticeRect.contains(event->position()) && !m_noticeToolTip.isEmpty()) {
+    if (!m_noticeToolTip.isEmpty() && bannerRect().contains(event->position())) {
         // Over the notice banner: its message, not the cell underneath.
         setHover(HeatmapHit());
         QToolTip::showText(event->globalPosition().toPoint(), m_noticeToolTip, this);
@@ -514,7 +535,7 @@ bool HeatmapWidget::event(QEvent *event)
 {
     if (event->type() == QEvent::ToolTip) {
         auto *help = static_cast<QHelpEvent *>(event);
-        const QString text = m_noticeRect.contains(help->pos()) && !m_noticeToolTip.isEmpty()
+        const QString text = !m_noticeToolTip.isEmpty() && bannerRect().contains(help->pos())
             ? m_noticeToolTip
             : toolTipAt(help->pos());
         if (text.isEmpty())

@@ -77,7 +77,8 @@ public:
     /// The row strip under the heatmaps (on by default).
     void setRowStripVisible(bool visible);
     bool isRowStripVisible() const { return m_rowStrip; }
-    /// Where the renderer paints (the widget minus the row strip) and where the strip goes.
+    /// Where the renderer paints (the widget minus the banner and the row strip) and where the
+    /// strip goes.
     QRectF heatmapBounds() const;
     QRectF rowStripBounds() const;
     HeatmapHit hoveredCell() const { return m_hover; }
@@ -88,17 +89,21 @@ public:
     QString toolTipAt(const QPointF &pos) const;
 
     /// A computation for newer parameters is running (AttentionSession::busyChanged): after
-    /// half a second a banner over the heatmaps says so, because until the result arrives they
+    /// half a second a banner above the heatmaps says so, because until the result arrives they
     /// show the previous parameters. False removes it.
     void setComputing(bool computing);
     /// The banner is shown (computing for longer than the delay).
     bool isComputingBannerShown() const { return m_computingBanner; }
+    /// The band the banner takes at the top, the widget's width (empty without a banner); the
+    /// heatmaps are laid out below it, never under it.
+    QRectF bannerRect() const;
 
-    /// A notice banner over the heatmaps (under the computing one), shown at once and kept
-    /// until replaced or cleared with an empty `text`: e.g. a refused parameter change while the
-    /// heatmaps still show the previous parameters. `text` may hold several lines ('\n'): the
-    /// first is word-wrapped, the others elided to the width; `toolTip` (e.g. the full message)
-    /// shows when hovering the banner.
+    /// A notice banner above the heatmaps, shown at once and kept until replaced or cleared with
+    /// an empty `text`: e.g. a refused parameter change while the heatmaps still show the
+    /// previous parameters. One banner shows at a time, the newer one: a notice replaces the
+    /// computing banner, and the computing banner (a newer computation) clears the notice. `text`
+    /// may hold several lines ('\n'): the first is word-wrapped, the others elided to the width;
+    /// `toolTip` (e.g. the full message) shows when hovering the banner.
     void setNotice(const QString &text, const QString &toolTip = QString());
     QString noticeText() const { return m_notice; }
     QString noticeToolTip() const { return m_noticeToolTip; }
@@ -138,6 +143,9 @@ protected:
 private:
     void invalidate();
     void setHover(const HeatmapHit &hit);
+    /// The lines of the one banner shown (computing or notice; empty: none).
+    QStringList bannerLines() const;
+    void bannerChanged();
     void showResult();
     void showShown(std::shared_ptr<const SessionResult> shown);
     HeatmapOptions effectiveOptions(HeatmapOptions options) const;
@@ -151,7 +159,6 @@ private:
     bool m_computingBanner = false;
     QString m_notice; // the notice banner's lines (empty: none)
     QString m_noticeToolTip;
-    QRectF m_noticeRect; // where the notice banner was painted (for its tooltip)
     HeatmapHit m_hover;
     QPointF m_pressPos;
     QRect m_pressWindow; // visible cells when the drag began

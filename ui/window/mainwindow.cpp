@@ -259,8 +259,13 @@ void MainWindow::createDocks()
     // hidden keys (ui/panels/heatmapviewpanel.h).
     m_viewPanel = new HeatmapViewPanel(m_heatmap);
     m_viewPanel->setObjectName(QStringLiteral("heatmapViewPanel"));
-    addDock(scrollable(m_viewPanel), tr("Heatmap view"), QStringLiteral("heatmapViewDock"),
-            Qt::LeftDockWidgetArea);
+    QDockWidget *viewDock = addDock(scrollable(m_viewPanel), tr("Heatmap view"),
+                                    QStringLiteral("heatmapViewDock"), Qt::LeftDockWidgetArea);
+    // A tab behind the Controls: the controls get the whole height of the left column, so the
+    // Scale and Mask sections are on the first screen (1280 × 800 included) without scrolling.
+    QDockWidget *controlsDock = m_docks.constFirst();
+    tabifyDockWidget(controlsDock, viewDock);
+    controlsDock->raise();
     // File → Open Tensors…: layer/head selectors and token labels, shown while tensors are loaded.
     m_tensors = new TensorController(m_session, m_heatmap, this);
     m_tensors->setDock(addDock(m_tensors->panel(), tr("Tensors"), QStringLiteral("tensorsDock"),
@@ -725,6 +730,8 @@ void MainWindow::onParametersChanged(const SessionParameters &params)
     m_controls->setParameters(params);
     m_maxWeightChart->setCurrentDk(params.dK());
     m_jacobianChart->setCurrentDk(params.dK());
+    m_maxWeightChart->setCurrentScale(params.scaleExponent, params.temperature);
+    m_jacobianChart->setCurrentScale(params.scaleExponent, params.temperature);
     // The sweep depends on the key count and the seed only (d_k is its x axis).
     m_sweepRunner->request(params.seed, params.keyCount());
 }
@@ -1056,6 +1063,35 @@ void MainWindow::exportCurrentViewInteractive()
     exportFigureInteractive(
         this, title, currentExportFileName(),
         [this](const QString &path, QString *error) { return exportCurrentView(path, error); });
+}
+
+SessionParameters MainWindow::firstLessonParameters()
+{
+    SessionParameters p;
+    p.tokens = QStringList {QStringLiteral("the"),     QStringLiteral("cat"), QStringLiteral("sat"),
+                            QStringLiteral("on"),      QStringLiteral("the"), QStringLiteral("mat"),
+                            QStringLiteral("because"), QStringLiteral("it"),  QStringLiteral("was"),
+                            QStringLiteral("tired")};
+    p.n = int(p.tokens.size());
+    p.dModel = 256;
+    p.heads = 1; // one large tile whose every row and column is labelled: d_k = 256
+    p.scaleExponent = 0.0; // unscaled: the softmax saturates
+    return p;
+}
+
+void MainWindow::showFirstLesson()
+{
+    m_session->setParameters(firstLessonParameters());
+    // After the first result, which clears the status bar.
+    connect(
+        m_session, &AttentionSession::resultChanged, this,
+        [this] {
+            statusBar()->showMessage(
+                tr("Unscaled scores at d_k = 256: most rows put nearly all their weight on one "
+                   "key. Tick “Scale by 1/√d_k” (Scale section) and watch the rows even out."),
+                60000);
+        },
+        Qt::SingleShotConnection);
 }
 
 bool MainWindow::openSession(const QString &path)

@@ -120,6 +120,17 @@ public:
     /// restoreSettings also makes the recent-files list persist as soon as it changes.
     void restoreSettings(QSettings &settings);
     void saveSettings(QSettings &settings) const;
+
+    /// The parameters of the first screen of a first start (no saved session): a typed
+    /// sentence of 10 tokens labels the axes of one large head, d_k = d_model = 256 and the
+    /// scores unscaled (α = 0), so the softmax saturates and most rows put nearly all their
+    /// weight on one key (mean max weight ≈ 0.83) — the problem of Vaswani et al. 2017, §3.2.1,
+    /// one click ("Scale by 1/√d_k") away from its cure. The two "the" rows are equal:
+    /// positional encoding is off.
+    static SessionParameters firstLessonParameters();
+    /// Shows firstLessonParameters() (not an undoable edit, the session stays unmodified) and
+    /// says in the status bar what to try.
+    void showFirstLesson();
     /// Next/previous head: grid → head 0 → … → head h−1 → mean → grid (step = +1 or −1).
     void stepHead(int step);
 

@@ -255,6 +255,11 @@ void SessionController::restoreSettings(const QSettings &settings)
     }
 }
 
+bool SessionController::hasLastSession(const QSettings &settings)
+{
+    return !settings.value(lastSessionKey).toString().isEmpty();
+}
+
 void SessionController::saveSettings(QSettings &settings) const
 {
     settings.setValue(lastSessionKey, QString::fromUtf8(SessionFile::toJson(document())));
@@ -263,8 +268,11 @@ void SessionController::saveSettings(QSettings &settings) const
 
 bool SessionController::open(const QString &path)
 {
-    if (!maybeSave())
-        return false;
+    return maybeSave() && openAsked(path);
+}
+
+bool SessionController::openAsked(const QString &path)
+{
     QString error;
     if (!openFile(path, &error)) {
         QMessageBox box(
@@ -308,7 +316,7 @@ void SessionController::openInteractive()
         m_window, tr("Open Session"), dialogFolder(),
         tr("Attention Lab sessions (*.attnlab.json);;JSON files (*.json);;All files (*)"));
     if (!path.isEmpty())
-        open(path);
+        openAsked(path); // the unsaved changes were dealt with before the dialog
 }
 
 bool SessionController::save()
@@ -357,7 +365,9 @@ bool SessionController::maybeSave()
                     QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, m_window);
     box.setObjectName(QStringLiteral("unsavedChangesPrompt"));
     box.setInformativeText(tr("The parameter changes since the last save are lost otherwise."));
-    box.setDefaultButton(QMessageBox::Save);
+    // Enter and Escape keep everything as it is: Save would overwrite the old session file.
+    box.setDefaultButton(QMessageBox::Cancel);
+    box.setEscapeButton(QMessageBox::Cancel);
     switch (box.exec()) {
     case QMessageBox::Save:
         return save();

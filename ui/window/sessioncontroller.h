@@ -71,6 +71,8 @@ public:
     /// Last parameters and view ("session/last") and the recent files from `settings`. The
     /// restored state is untitled and unmodified. Invalid or newer entries are ignored.
     void restoreSettings(const QSettings &settings);
+    /// True when `settings` hold a last session for restoreSettings (false on a first start).
+    static bool hasLastSession(const QSettings &settings);
     void saveSettings(QSettings &settings) const;
     /// When on, the recent-files list is written to QSettings() as soon as it changes.
     void setPersistRecentFiles(bool on) { m_persistRecent = on; }
@@ -81,13 +83,15 @@ public slots:
     /// openFile with a message box naming the file and the problem on failure (asks to save
     /// unsaved changes first). Returns true when the file was opened.
     bool open(const QString &path);
-    /// Asks for a file, then open().
+    /// With unsaved changes asks Save / Discard / Cancel once, then asks for a file and opens it
+    /// (no second question after the file dialog).
     void openInteractive();
     /// Saves to the current file (asks for one while untitled). Returns true when saved.
     bool save();
     /// Asks for a file name, then saves. Returns true when saved.
     bool saveAs();
-    /// With unsaved changes asks Save / Discard / Cancel; true when it is fine to go on.
+    /// With unsaved changes asks Save / Discard / Cancel (Cancel is the default button and the
+    /// Escape button); true when it is fine to go on.
     bool maybeSave();
 
 signals:
@@ -97,6 +101,8 @@ signals:
     void statusMessage(const QString &text);
 
 private:
+    /// open() once the unsaved changes are dealt with: opens or says why not.
+    bool openAsked(const QString &path);
     void apply(const SessionDocument &document);
     void setFilePath(const QString &path);
     void updateTitle();
