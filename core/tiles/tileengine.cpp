@@ -12,6 +12,8 @@
 
 #include "core/tiles/tileengine.h"
 
+#include "core/threads.h"
+
 #include "core/blas.h"
 #include "core/kernels/avx512.h"
 #include "core/kernels/detail.h"
@@ -445,10 +447,10 @@ TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window,
     std::atomic<bool> stopped {false};
 
     const double work = double(window.rows()) * double(nK) * double(m_dK) * double(computed.size());
-    const bool parallel = tasks > 1 && work >= detail::kParallelMultiplyAdds;
-    // Small windows run on this thread alone, Eigen's GEMM included.
+    // One multiply-add is two flops; small windows run on this thread alone, GEMM included.
+    const bool parallel = tasks > 1 && threadsForFlops(2.0 * work) > 1;
     std::optional<ScopedKernelThreads> oneThread;
-    if (work < detail::kParallelMultiplyAdds)
+    if (threadsForFlops(2.0 * work) <= 1)
         oneThread.emplace(1);
 #pragma omp parallel if (parallel)
     {
