@@ -23,6 +23,7 @@ GROUPS = {
     "session": "make_session_fixtures",     # the main view's multi-head weights in NumPy
     "tokens": "make_token_fixtures",        # typed tokens' input vectors and sessions
     "kernels": "make_kernel_fixtures",      # the three kernels vs torch.softmax arithmetic
+    "projections": "make_projection_fixtures",  # nn.MultiheadAttention(kdim, vdim)
 }
 
 
