@@ -42,6 +42,8 @@ MultiheadAttention<T>::MultiheadAttention(Index dModel, Index heads, bool bias)
 
 template<typename T> void MultiheadAttention<T>::initXavier(Generator &rng)
 {
+    clearSeparate();
+    m_inProjWeight.setZero(3 * m_dModel, m_dModel);
     // xavier_uniform_(in_proj_weight): fan_in = d_model, fan_out = 3·d_model.
     const double inBound = std::sqrt(6.0 / double(m_dModel + 3 * m_dModel));
     for (Index i = 0; i < m_inProjWeight.rows(); ++i)
@@ -57,8 +59,17 @@ template<typename T> void MultiheadAttention<T>::initXavier(Generator &rng)
     m_outProjBias.setZero();
 }
 
+template<typename T> void MultiheadAttention<T>::clearSeparate()
+{
+    m_separate = false;
+    m_qProjWeight.resize(0, 0);
+    m_kProjWeight.resize(0, 0);
+    m_vProjWeight.resize(0, 0);
+}
+
 template<typename T> void MultiheadAttention<T>::setIdentity()
 {
+    clearSeparate();
     const Index d = m_dModel;
     m_inProjWeight.setZero(3 * d, d);
     for (Index p = 0; p < 3; ++p)
@@ -71,7 +82,47 @@ template<typename T> void MultiheadAttention<T>::setIdentity()
 template<typename T> Index MultiheadAttention<T>::parameterCount() const
 {
     const Index d = m_dModel;
-    return 4 * d * d + (m_bias ? 4 * d : 0);
+    const Index weights = m_separate ? d * (2 * d + keyDim() + valueDim()) : 4 * d * d;
+    return weights + (m_bias ? 4 * d : 0);
+}
+
+template<typename T>
+void MultiheadAttention<T>::setSeparateProjections(
+    const Matrix<T> &qProjWeight, const Matrix<T> &kProjWeight, const Matrix<T> &vProjWeight,
+    const Vector<T> &inProjBias, const Matrix<T> &outProjWeight, const Vector<T> &outProjBias)
+{
+    const Index d = m_dModel;
+    const auto fail
+        = [d](const std::string &name, const std::string &expected, const std::string &got) {
+              throw InvalidArgument("MultiheadAttention (d_model = " + std::to_string(d)
+                                    + ", separate projections): " + name + " must be " + expected
+                                    + ", got " + got);
+          };
+    if (qProjWeight.rows() != d || qProjWeight.cols() != d)
+        fail("q_proj_weight", shapeString(d, d) + " (d_model × d_model)",
+             shapeString(qProjWeight.rows(), qProjWeight.cols()));
+    if (kProjWeight.rows() != d || kProjWeight.cols() < 1)
+        fail("k_proj_weight", "(" + std::to_string(d) + ", kdim) with kdim >= 1 (d_model × kdim)",
+             shapeString(kProjWeight.rows(), kProjWeight.cols()));
+    if (vProjWeight.rows() != d || vProjWeight.cols() < 1)
+        fail("v_proj_weight", "(" + std::to_string(d) + ", vdim) with vdim >= 1 (d_model × vdim)",
+             shapeString(vProjWeight.rows(), vProjWeight.cols()));
+    // in_proj_weight's checks for the biases and out_proj (setParameters) on a stand-in.
+    MultiheadAttention<T> check(d, m_heads, m_bias);
+    Matrix<T> stacked(3 * d, d);
+    stacked.setZero();
+    check.setParameters(stacked, inProjBias, outProjWeight, outProjBias);
+    detail::checkFiniteInput<T>(qProjWeight, "q_proj_weight", "MultiheadAttention");
+    detail::checkFiniteInput<T>(kProjWeight, "k_proj_weight", "MultiheadAttention");
+    detail::checkFiniteInput<T>(vProjWeight, "v_proj_weight", "MultiheadAttention");
+    m_separate = true;
+    m_qProjWeight = qProjWeight;
+    m_kProjWeight = kProjWeight;
+    m_vProjWeight = vProjWeight;
+    m_inProjWeight.resize(0, d);
+    m_inProjBias = check.m_inProjBias;
+    m_outProjWeight = check.m_outProjWeight;
+    m_outProjBias = check.m_outProjBias;
 }
 
 template<typename T>
@@ -104,6 +155,7 @@ void MultiheadAttention<T>::setParameters(const Matrix<T> &inProjWeight,
                               "biases are not zero");
     detail::checkFiniteInput<T>(inProjWeight, "in_proj_weight", "MultiheadAttention");
     detail::checkFiniteInput<T>(outProjWeight, "out_proj.weight", "MultiheadAttention");
+    clearSeparate();
     m_inProjWeight = inProjWeight;
     m_outProjWeight = outProjWeight;
     if (inBiasEmpty)
@@ -127,15 +179,16 @@ MultiheadResult<T> MultiheadAttention<T>::forward(const Eigen::Ref<const Matrix<
 {
     static constexpr const char *who = "MultiheadAttention::forward";
     const Index d = m_dModel;
-    const auto checkWidth = [d](const char *name, Index rows, Index cols) {
-        if (cols != d)
+    const auto checkWidth = [](const char *name, Index rows, Index cols, const char *dimName,
+                               Index want) {
+        if (cols != want)
             throw InvalidArgument(std::string(who) + ": " + name + " has " + std::to_string(cols)
-                                  + " columns but d_model = " + std::to_string(d) + " (" + name
-                                  + " " + shapeString(rows, cols) + ")");
+                                  + " columns but " + dimName + " = " + std::to_string(want) + " ("
+                                  + name + " " + shapeString(rows, cols) + ")");
     };
-    checkWidth("query", query.rows(), query.cols());
-    checkWidth("key", key.rows(), key.cols());
-    checkWidth("value", value.rows(), value.cols());
+    checkWidth("query", query.rows(), query.cols(), "d_model", d);
+    checkWidth("key", key.rows(), key.cols(), m_separate ? "kdim" : "d_model", keyDim());
+    checkWidth("value", value.rows(), value.cols(), m_separate ? "vdim" : "d_model", valueDim());
     if (key.rows() != value.rows())
         throw InvalidArgument(std::string(who) + ": key has n_k = " + std::to_string(key.rows())
                               + " rows but value has " + std::to_string(value.rows()) + " (key "
@@ -159,9 +212,15 @@ MultiheadResult<T> MultiheadAttention<T>::forward(const Eigen::Ref<const Matrix<
 
     // Projections: q = query · W_Qᵀ + b_Q (n_q × d_model); k, v: n_k × d_model.
     Matrix<T> q(nQ, d), k(nK, d), v(nK, d);
-    gemmTransposed<T>(query, m_inProjWeight.topRows(d), q);
-    gemmTransposed<T>(key, m_inProjWeight.middleRows(d, d), k);
-    gemmTransposed<T>(value, m_inProjWeight.bottomRows(d), v);
+    if (m_separate) { // key n_k × kdim, value n_k × vdim
+        gemmTransposed<T>(query, m_qProjWeight, q);
+        gemmTransposed<T>(key, m_kProjWeight, k);
+        gemmTransposed<T>(value, m_vProjWeight, v);
+    } else {
+        gemmTransposed<T>(query, m_inProjWeight.topRows(d), q);
+        gemmTransposed<T>(key, m_inProjWeight.middleRows(d, d), k);
+        gemmTransposed<T>(value, m_inProjWeight.bottomRows(d), v);
+    }
     if (m_bias) {
         q.rowwise() += m_inProjBias.segment(0, d).transpose();
         k.rowwise() += m_inProjBias.segment(d, d).transpose();

@@ -569,8 +569,9 @@ HeaderInfo parseHeader(const Preamble &p, std::string_view text, std::uint64_t t
     return info;
 }
 
-/// Converts the raw data (info.dataBytes bytes at `data`) into C-order doubles.
-NpyArray decode(const HeaderInfo &info, const std::uint8_t *data)
+/// Converts the raw data (info.dataBytes bytes at `data`) into C-order doubles. int64 values
+/// without an exact double (some beyond ±2^53) are refused (naming `name`), never rounded.
+NpyArray decode(const HeaderInfo &info, const std::uint8_t *data, const std::string &name)
 {
     NpyArray a;
     a.shape = info.shape;
@@ -616,7 +617,14 @@ NpyArray decode(const HeaderInfo &info, const std::uint8_t *data)
         case NpyType::Int64: {
             std::uint64_t bits;
             std::memcpy(&bits, p, 8);
-            v = double(std::bit_cast<std::int64_t>(info.swap ? byteSwap64(bits) : bits));
+            const std::int64_t x = std::bit_cast<std::int64_t>(info.swap ? byteSwap64(bits) : bits);
+            // Exact when it converts back (2^63 − 1 rounds up to 2^63, past int64: checked
+            // before the cast back).
+            v = double(x);
+            if (!(v < 9223372036854775808.0) || std::int64_t(v) != x)
+                fail(name,
+                     "int64 value " + std::to_string(x) + " at flat index " + std::to_string(i)
+                         + " has no exact float64 (values are read as float64)");
             break;
         }
         case NpyType::Bool:
@@ -1276,7 +1284,7 @@ NpyArray parseNpy(const std::uint8_t *data, std::size_t size, const std::string 
     const std::string_view text(reinterpret_cast<const char *>(data + p.prefixBytes),
                                 std::size_t(p.headerBytes));
     const HeaderInfo info = parseHeader(p, text, size, name);
-    return decode(info, data + info.dataOffset);
+    return decode(info, data + info.dataOffset, name);
 }
 
 NpyArray readNpy(const std::string &path)
@@ -1319,7 +1327,7 @@ NpyArray readNpy(const std::string &path)
         fail(path, "cannot read: " + errnoText(errno));
     std::vector<std::uint8_t> data(std::size_t(info.dataBytes));
     readExactly(data.data(), data.size());
-    return decode(info, data.data());
+    return decode(info, data.data(), path);
 }
 
 std::vector<std::uint8_t> serializeNpy(const NpyArray &array)

@@ -16,10 +16,11 @@
 // truncated data, malformed or non-literal header tokens (`__import__`, calls, arithmetic),
 // missing/extra/duplicate keys, negative dimensions, shapes NumPy refuses (the item size times
 // the product of the non-zero axes over 2^63 − 1, even when another axis is 0; the writer
-// refuses the same shapes), element counts that exceed kMaxNpyBytes. Sizes are checked against the
-// bytes present before anything is allocated; .npz members are decompressed in chunks and abandoned
-// once they exceed what their header describes (by 1 MiB) or their zip entry claims more than the
-// limit.
+// refuses the same shapes), element counts that exceed kMaxNpyBytes, int64 values that no
+// double holds exactly (some beyond ±2^53: values are held as double, never rounded). Sizes are
+// checked against the bytes present before anything is allocated; .npz members are decompressed in
+// chunks and abandoned once they exceed what their header describes (by 1 MiB) or their zip entry
+// claims more than the limit.
 
 #include "core/types.h"
 

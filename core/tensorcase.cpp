@@ -16,11 +16,15 @@ namespace attn {
 namespace {
 
 const char *const knownArrays[] = {
-    "query",           "key",           "value",     "in_proj_weight", "in_proj_bias",
-    "out_proj_weight", "out_proj_bias", "num_heads", "attn_mask",      "key_padding_mask",
+    "query",           "key",           "value",         "in_proj_weight", "in_proj_bias",
+    "out_proj_weight", "out_proj_bias", "num_heads",     "attn_mask",      "key_padding_mask",
+    "q_proj_weight",   "k_proj_weight", "v_proj_weight",
 };
 const char *const parameterArrays[]
-    = {"in_proj_weight", "in_proj_bias", "out_proj_weight", "out_proj_bias", "num_heads"};
+    = {"in_proj_weight", "in_proj_bias",  "out_proj_weight", "out_proj_bias",
+       "num_heads",      "q_proj_weight", "k_proj_weight",   "v_proj_weight"};
+/// torch.nn.MultiheadAttention's parameters when kdim or vdim differ from embed_dim.
+const char *const separateArrays[] = {"q_proj_weight", "k_proj_weight", "v_proj_weight"};
 
 bool isFloat(NpyType t)
 {
@@ -244,7 +248,11 @@ template<typename T> MultiheadAttention<T> TensorCase<T>::layer() const
     if (!multihead)
         throw InvalidArgument("TensorCase::layer: the case has no multi-head parameters");
     MultiheadAttention<T> l(dModel(), heads, bias);
-    l.setParameters(inProjWeight, inProjBias, outProjWeight, outProjBias);
+    if (separateProjections)
+        l.setSeparateProjections(qProjWeight, kProjWeight, vProjWeight, inProjBias, outProjWeight,
+                                 outProjBias);
+    else
+        l.setParameters(inProjWeight, inProjBias, outProjWeight, outProjBias);
     return l;
 }
 
@@ -277,13 +285,16 @@ TensorCase<T> tensorCaseFromArrays(const NamedArrays &arrays, const std::string 
                                   + axes + " >= 1): " + dims);
     }
     const Index nQ = c.query.rows(), nK = c.key.rows(), dModel = c.query.cols();
-    if (c.key.cols() != dModel)
+    for (const char *p : separateArrays)
+        c.separateProjections = c.separateProjections || in.has(p);
+    // With separate projections key and value have their own widths (kdim, vdim).
+    if (!c.separateProjections && c.key.cols() != dModel)
         throw InvalidArgument("array 'key' has " + num(c.key.cols()) + " columns but query has "
                               + num(dModel) + " (both must be d_model): " + dims);
     if (c.value.rows() != nK)
         throw InvalidArgument("array 'value' has " + num(c.value.rows()) + " rows but key has "
                               + num(nK) + " (both must be n_k): " + dims);
-    if (c.multihead && c.value.cols() != dModel)
+    if (c.multihead && !c.separateProjections && c.value.cols() != dModel)
         throw InvalidArgument("array 'value' has " + num(c.value.cols())
                               + " columns but must have d_model = " + num(dModel)
                               + " for multi-head attention: " + dims);
@@ -292,13 +303,38 @@ TensorCase<T> tensorCaseFromArrays(const NamedArrays &arrays, const std::string 
 
     if (c.multihead) {
         const std::string why = " (multi-head parameters were given)";
-        const NpyArray &inWa = in.require("in_proj_weight", why);
+        const std::string pdims = "d_model = " + num(dModel) + " from query " + qa.shapeString();
+        if (c.separateProjections) {
+            // torch.nn.MultiheadAttention(kdim=…, vdim=…): q/k/v_proj_weight, no
+            // in_proj_weight; kdim and vdim are the key's and the value's widths.
+            if (in.has("in_proj_weight"))
+                throw InvalidArgument("both 'in_proj_weight' and q/k/v_proj_weight are given: "
+                                      "torch.nn.MultiheadAttention has one or the other "
+                                      "(q/k/v_proj_weight when kdim or vdim differs from "
+                                      "d_model)");
+            const std::string swhy = " (separate projections: q_proj_weight, k_proj_weight and "
+                                     "v_proj_weight go together)";
+            const NpyArray &qw = in.require("q_proj_weight", swhy);
+            const NpyArray &kw = in.require("k_proj_weight", swhy);
+            const NpyArray &vw = in.require("v_proj_weight", swhy);
+            const Index kDim = c.key.cols(), vDim = c.value.cols();
+            const std::string kv = pdims + ", kdim = " + num(kDim) + " from key " + ka.shapeString()
+                + ", vdim = " + num(vDim) + " from value " + va.shapeString();
+            c.qProjWeight = numericMatrix<T>(qw, "q_proj_weight", "d_model \u00d7 d_model");
+            checkShape(qw, "q_proj_weight", dModel, dModel, "d_model \u00d7 d_model", kv);
+            c.kProjWeight = numericMatrix<T>(kw, "k_proj_weight", "d_model \u00d7 kdim");
+            checkShape(kw, "k_proj_weight", dModel, kDim, "d_model \u00d7 kdim", kv);
+            c.vProjWeight = numericMatrix<T>(vw, "v_proj_weight", "d_model \u00d7 vdim");
+            checkShape(vw, "v_proj_weight", dModel, vDim, "d_model \u00d7 vdim", kv);
+        } else {
+            const NpyArray &inWa = in.require("in_proj_weight", why);
+            c.inProjWeight
+                = numericMatrix<T>(inWa, "in_proj_weight", "3\u00b7d_model \u00d7 d_model");
+            checkShape(inWa, "in_proj_weight", 3 * dModel, dModel,
+                       "3\u00b7d_model \u00d7 d_model, [W_Q; W_K; W_V]", pdims);
+        }
         const NpyArray &outWa = in.require("out_proj_weight", why);
         const NpyArray &ha = in.require("num_heads", why);
-        const std::string pdims = "d_model = " + num(dModel) + " from query " + qa.shapeString();
-        c.inProjWeight = numericMatrix<T>(inWa, "in_proj_weight", "3\u00b7d_model \u00d7 d_model");
-        checkShape(inWa, "in_proj_weight", 3 * dModel, dModel,
-                   "3\u00b7d_model \u00d7 d_model, [W_Q; W_K; W_V]", pdims);
         c.outProjWeight = numericMatrix<T>(outWa, "out_proj_weight", "d_model \u00d7 d_model");
         checkShape(outWa, "out_proj_weight", dModel, dModel, "d_model \u00d7 d_model", pdims);
         const bool hasInBias = in.has("in_proj_bias"), hasOutBias = in.has("out_proj_bias");

@@ -10,6 +10,10 @@
 //        → multi-head attention (Vaswani et al. 2017, §3.2.2; matches
 //          torch.nn.MultiheadAttention(batch_first=True)); d_v = d_model; a missing bias is zero
 //          (bias=False); any of these five arrays makes the case multi-head.
+//      q_proj_weight d_model × d_model, k_proj_weight d_model × kdim, v_proj_weight
+//      d_model × vdim instead of in_proj_weight → the same with separate projections, as
+//        torch.nn.MultiheadAttention(kdim=…, vdim=…) holds them: key n_k × kdim,
+//        value n_k × vdim (in_proj_bias still 3·d_model).
 //      none of them → plain scaled dot-product attention (§3.2.1), one head, d_k = d_model.
 //      attn_mask n_q × n_k: bool (meaning by MaskConvention) or additive float (finite or −inf)
 //      key_padding_mask n_k (or 1 × n_k) bool (True = padding under MaskConvention::Masked)
@@ -43,12 +47,17 @@ using NamedArrays = std::vector<std::pair<std::string, NpyArray>>;
 template<typename T> struct TensorCase
 {
     Matrix<T> query; ///< n_q × d_model
-    Matrix<T> key; ///< n_k × d_model
-    Matrix<T> value; ///< n_k × d_v (d_v = d_model when multihead)
+    Matrix<T> key; ///< n_k × d_model (n_k × kdim with separate projections)
+    Matrix<T> value; ///< n_k × d_v (d_model when multihead; vdim with separate projections)
     bool multihead = false; ///< PyTorch-named parameters were given
+    /// q/k/v_proj_weight instead of in_proj_weight (torch's kdim/vdim layout); multihead too.
+    bool separateProjections = false;
     Index heads = 1; ///< num_heads (1 for plain attention)
     bool bias = false; ///< in_proj_bias or out_proj_bias present
-    Matrix<T> inProjWeight; ///< 3·d_model × d_model (multihead only)
+    Matrix<T> inProjWeight; ///< 3·d_model × d_model (multihead, not separate)
+    Matrix<T> qProjWeight; ///< d_model × d_model (separate projections only)
+    Matrix<T> kProjWeight; ///< d_model × kdim (separate projections only)
+    Matrix<T> vProjWeight; ///< d_model × vdim (separate projections only)
     Vector<T> inProjBias; ///< 3·d_model, zeros when absent (multihead only)
     Matrix<T> outProjWeight; ///< d_model × d_model (multihead only)
     Vector<T> outProjBias; ///< d_model, zeros when absent (multihead only)
@@ -74,11 +83,14 @@ bool hasTensorCase(const NamedArrays &arrays);
 
 /// Builds and validates a case from named arrays; `source` (the file name) appears in "missing
 /// array" messages. Checks, in this order: query, key, value present, 2-d, numeric (not bool)
-/// and finite in T, no axis of them 0 (n_q, n_k, d_model, d_v ≥ 1); key has d_model columns; value has n_k rows (and d_model columns for
-/// multi-head); masks shaped n_q × n_k / n_k with 0/1 booleans or finite/−inf floats; for
-/// multi-head in_proj_weight, out_proj_weight and num_heads present, shapes (3·d_model, d_model)
-/// and (d_model, d_model), biases of length 3·d_model and d_model, num_heads a 0-d integer in
-/// [1, d_model] dividing d_model (checked on the value before it is cast). Throws InvalidArgument naming the array and the shapes.
+/// and finite in T, no axis of them 0 (n_q, n_k, d_model, d_v ≥ 1); key has d_model columns; value
+/// has n_k rows (and d_model columns for multi-head); masks shaped n_q × n_k / n_k with 0/1
+/// booleans or finite/−inf floats; for multi-head in_proj_weight, out_proj_weight and num_heads
+/// present, shapes (3·d_model, d_model) and (d_model, d_model) (or q/k/v_proj_weight (d_model,
+/// d_model), (d_model, kdim), (d_model, vdim), all three, without in_proj_weight, kdim and vdim the
+/// widths of key and value), biases of length 3·d_model and d_model, num_heads a 0-d integer in [1,
+/// d_model] dividing d_model (checked on the value before it is cast). Throws InvalidArgument
+/// naming the array and the shapes.
 template<typename T>
 TensorCase<T> tensorCaseFromArrays(const NamedArrays &arrays, const std::string &source,
                                    MaskConvention convention = MaskConvention::Masked);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Attention Lab needs (only those missing), then configures and
 # builds it with CMake. Sourced by run-app.sh and run-tests.sh; usable alone:
-#   scripts/setup.sh [preset]      (preset: release (default), dev, native)
+#   scripts/setup.sh [preset]      (preset: release (default), dev, native, fuzz)
 set -euo pipefail
 
 ATTN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,9 +19,19 @@ ATTN_PACKAGES=(
     fonts-dejavu-core clang-format
 )
 
+# The sanitizer and fuzzing build (preset fuzz, scripts/run-tests.sh): clang with its
+# sanitizer and libFuzzer runtimes, and LLVM's OpenMP runtime for clang's -fopenmp.
+ATTN_FUZZ_PACKAGES=(clang libclang-rt-14-dev libomp-dev)
+
+# attn_install_packages [package...]: installs those of the packages (default: ATTN_PACKAGES)
+# that are missing.
 attn_install_packages() {
+    local wanted=("$@")
+    if ((${#wanted[@]} == 0)); then
+        wanted=("${ATTN_PACKAGES[@]}")
+    fi
     local missing=()
-    for p in "${ATTN_PACKAGES[@]}"; do
+    for p in "${wanted[@]}"; do
         if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
             missing+=("$p")
         fi
@@ -52,4 +62,7 @@ attn_build() {
 }
 
 attn_install_packages
+if [[ "$ATTN_PRESET" == fuzz ]]; then
+    attn_install_packages "${ATTN_FUZZ_PACKAGES[@]}"
+fi
 attn_build

@@ -10,6 +10,19 @@
 #include <cmath>
 #include <limits>
 
+// ATTN_SANITIZER_BUILD is 1 under AddressSanitizer or ThreadSanitizer: GCC defines
+// __SANITIZE_ADDRESS__ / __SANITIZE_THREAD__, clang only answers __has_feature.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define ATTN_SANITIZER_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define ATTN_SANITIZER_BUILD 1
+#endif
+#endif
+#ifndef ATTN_SANITIZER_BUILD
+#define ATTN_SANITIZER_BUILD 0
+#endif
+
 namespace attn::test {
 
 struct CompareReport

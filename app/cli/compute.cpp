@@ -7,6 +7,9 @@
 //     → multi-head attention (Vaswani et al. 2017, §3.2.2; matches
 //       torch.nn.MultiheadAttention(batch_first=True)); d_v = d_model; biases optional (absent
 //       means zero, like bias=False).
+//   q_proj_weight d_model × d_model, k_proj_weight d_model × kdim, v_proj_weight d_model × vdim
+//     instead of in_proj_weight → separate projections (torch.nn.MultiheadAttention(kdim=…,
+//     vdim=…)): key n_k × kdim, value n_k × vdim.
 //   none of them → plain scaled dot-product attention (§3.2.1), one head, d_k = d_model.
 //   attn_mask n_q × n_k (bool: convention below; float: added to the scaled scores)
 //   key_padding_mask n_k bool (True = padding under the default convention)
@@ -141,9 +144,13 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
         c.heads = layer.heads();
         c.dK = layer.headDim();
         c.scale = r.scale;
-        c.mode
-            = QStringLiteral("multi-head attention (PyTorch layout, %1)")
-                  .arg(layer.hasBias() ? QStringLiteral("with bias") : QStringLiteral("no bias"));
+        c.mode = QStringLiteral("multi-head attention (PyTorch layout, %1%2)")
+                     .arg(layer.hasBias() ? QStringLiteral("with bias") : QStringLiteral("no bias"),
+                          layer.hasSeparateProjections()
+                              ? QStringLiteral(", separate q/k/v projections, kdim = %1, vdim = %2")
+                                    .arg(layer.keyDim())
+                                    .arg(layer.valueDim())
+                              : QString());
     } else {
         AttentionResult<T> r = scaledDotProductAttention<T>(query, key, value, tc.mask);
         c.output = std::move(r.output);
@@ -246,7 +253,9 @@ int runCompute(const QStringList &arguments)
     parser.setApplicationDescription(QStringLiteral(
         "Attention on your tensors. Reads query, key, value (and optionally PyTorch-named "
         "in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, num_heads for "
-        "multi-head attention; attn_mask n_q×n_k bool or additive float; key_padding_mask n_k "
+        "multi-head attention, or q_proj_weight, k_proj_weight, v_proj_weight instead of "
+        "in_proj_weight when key and value have their own widths kdim, vdim; attn_mask n_q×n_k "
+        "bool or additive float; key_padding_mask n_k "
         "bool) from an .npz and writes output, weights, weights_mean, scores, max_weight, "
         "entropy, effective_terms, jacobian_norm and fully_masked to another .npz. "
         "Bad input exits with status 2 and writes nothing."));

@@ -430,7 +430,7 @@ void TestCliCompute::outOfMemoryIsAMessage()
     // compute_huge_n_bad_alloc, second half: sizes within --memory-budget-mib that the machine
     // cannot hold all the same (here: an address-space limit of 640 MiB on the child) end in a
     // message and exit 1, never an uncaught std::bad_alloc (abort, exit 134).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if ATTN_SANITIZER_BUILD
     QSKIP("sanitizers reserve more address space than the limit");
 #else
     Arrays a = load(fixturePath(QStringLiteral("self_attn")));

@@ -7,6 +7,8 @@
 #include "core/npy.h"
 #include "testutil.h"
 
+#include <sessionfile.h>
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -102,7 +104,8 @@ private slots:
                                       << "array 'key' float64 (0, 32) has an empty axis";
         QTest::newRow("F4 d_model 0, num_heads INT64_MAX")
             << "cli-mh-dmodel0-hugeheads.npz" << QStringList {}
-            << "array 'query' float64 (2, 0) has an empty axis";
+            << "member 'num_heads.npy': int64 value 9223372036854775807 at flat index 0 has no "
+               "exact float64";
         // 2^62: beyond any d_model, and exact in the double the writer converts from.
         QTest::newRow("F4 num_heads 2^62")
             << "generated: num_heads 2^62" << QStringList {}
@@ -158,6 +161,133 @@ private slots:
             QVERIFY2(after.ru_maxrss < 1024 * 1024,
                      qPrintable(QStringLiteral("peak RSS %1 KiB").arg(after.ru_maxrss)));
         }
+    }
+
+    // F5: view-state numbers are range-checked before any cast; a session holding one out of
+    // range is refused, naming it (it used to be cast to int: undefined, and then shown).
+    void sessionViewOutOfRange_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("window 1e300")
+            << "session-window-1e300.min.json"
+            << "invalid view state: \"view\": \"heatmap\": "
+               "\"window\"[0] must be an integer in [0, 4096], got 1e+300";
+        QTest::newRow("junk view") << "cli-session-view-junk.json"
+                                   << "invalid view state: \"view\": \"heatmap\": \"head\" "
+                                      "must be an integer in [0, 4096], got 1e+300";
+    }
+    void sessionViewOutOfRange()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, message);
+        // The reader itself (what the window's File → Open Session uses) …
+        QString error;
+        QVERIFY(!SessionFile::load(fuzzInput(file), &error));
+        QVERIFY2(error.contains(message), qPrintable(error));
+        QVERIFY2(error.contains(fuzzInput(file)), qPrintable(error));
+        // … and heatmap --session: exit 2, nothing written.
+        const QString out = m_dir.filePath(file + QStringLiteral(".png"));
+        const Run r = attnlab({QStringLiteral("heatmap"), QStringLiteral("--session"),
+                               fuzzInput(file), QStringLiteral("--out"), out});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        QVERIFY(!QFile::exists(out));
+    }
+
+    void sessionViewChecks_data()
+    {
+        QTest::addColumn<QString>("view"); // the "view" object
+        QTest::addColumn<QString>("message"); // empty: accepted
+        QTest::newRow("window in range") << R"({"heatmap": {"window": [0, 1, 4, 3]}})"
+                                         << "";
+        QTest::newRow("window size 0") << R"({"heatmap": {"window": [0, 0, 0, 3]}})"
+                                       << R"("window"[2] must be an integer in [1, 4096], got 0)";
+        QTest::newRow("window of 3")
+            << R"({"heatmap": {"window": [0, 0, 3]}})"
+            << R"("window" must be [key0, query0, keys, queries], got [0,0,3])";
+        QTest::newRow("window -1") << R"({"heatmap": {"window": [-1, 0, 1, 1]}})"
+                                   << R"("window"[0] must be an integer in [0, 4096], got -1)";
+        QTest::newRow("hidden key 0.5")
+            << R"({"transform": {"hidden_keys": [1, 0.5]}})"
+            << R"("hidden_keys"[1] must be an integer in [0, 4095], got 0.5)";
+        QTest::newRow("hidden key string")
+            << R"({"transform": {"hidden_keys": ["x"]}})"
+            << R"("hidden_keys"[0] must be an integer in [0, 4095], got "x")";
+        QTest::newRow("compare d_k 1e12") << R"({"compare": {"d_k": 1000000000000}})"
+                                          << R"("d_k" must be an integer in [1, 4096], got 1e+12)";
+        QTest::newRow("compare alpha 1e308") << R"({"compare": {"alpha": 1e308}})"
+                                             << R"("alpha" must be a number in [0, 1], got 1e+308)";
+        QTest::newRow("compare head -1") << R"({"compare": {"head": -1}})"
+                                         << R"("head" must be an integer in [0, 4096], got -1)";
+        QTest::newRow("compare in range")
+            << R"({"compare": {"alpha": 0.5, "temperature": 2, "d_k": 8, "head": 1}})"
+            << "";
+    }
+    void sessionViewChecks()
+    {
+        QFETCH(QString, view);
+        QFETCH(QString, message);
+        const QByteArray json = QStringLiteral(R"({"format": "attnlab-session", "version": 1, )"
+                                               R"("parameters": {}, "view": %1})")
+                                    .arg(view)
+                                    .toUtf8();
+        QString error;
+        const auto document = SessionFile::fromJson(json, &error);
+        QCOMPARE(document.has_value(), message.isEmpty());
+        QVERIFY2(error.contains(message), qPrintable(error));
+    }
+
+    // A session's tokens must match n (for encoder-decoder attention n or n + n_k): refused
+    // naming both numbers, where it used to load with positions labelling the rest.
+    void sessionTokensMatchN_data()
+    {
+        QTest::addColumn<QString>("parameters");
+        QTest::addColumn<QString>("message"); // empty: accepted
+        QTest::newRow("3 tokens, n 5")
+            << R"("n": 5, "tokens": ["a", "b", "c"])"
+            << "'tokens' holds 3 tokens but n = 5: there must be one token per position";
+        QTest::newRow("6 tokens, n 5") << R"("n": 5, "tokens": ["a", "b", "c", "d", "e", "f"])"
+                                       << "'tokens' holds 6 tokens but n = 5";
+        QTest::newRow("5 tokens, n 5") << R"("n": 5, "tokens": ["a", "b", "c", "d", "e"])"
+                                       << "";
+        QTest::newRow("cross, n + n_k tokens")
+            << R"("kind": "cross", "n": 2, "n_k": 3, "tokens": ["a", "b", "c", "d", "e"])"
+            << "";
+        QTest::newRow("cross, n tokens")
+            << R"("kind": "cross", "n": 2, "n_k": 3, "tokens": ["a", "b"])"
+            << "";
+        QTest::newRow("cross, 4 tokens")
+            << R"("kind": "cross", "n": 2, "n_k": 3, "tokens": ["a", "b", "c", "d"])"
+            << "'tokens' holds 4 tokens but n = 2 and n_k = 3";
+    }
+    void sessionTokensMatchN()
+    {
+        QFETCH(QString, parameters);
+        QFETCH(QString, message);
+        const QByteArray json = QStringLiteral(R"({"format": "attnlab-session", "version": 1, )"
+                                               R"("parameters": {%1}})")
+                                    .arg(parameters)
+                                    .toUtf8();
+        QString error;
+        const auto document = SessionFile::fromJson(json, &error);
+        QCOMPARE(document.has_value(), message.isEmpty());
+        QVERIFY2(error.contains(message), qPrintable(error));
+        if (message.isEmpty())
+            return;
+        // heatmap --session refuses it too (exit 2, nothing written).
+        const QString tag = QString::fromLatin1(QTest::currentDataTag()).replace(' ', '_');
+        const QString session = m_dir.filePath(tag + QStringLiteral(".attnlab.json"));
+        QFile f(session);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(json);
+        f.close();
+        const QString out = m_dir.filePath(tag + QStringLiteral(".png"));
+        const Run r = attnlab({QStringLiteral("heatmap"), QStringLiteral("--session"), session,
+                               QStringLiteral("--out"), out});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        QVERIFY(!QFile::exists(out));
     }
 
     // F9: the default padding (2) is no error with fewer keys; an explicit count is checked

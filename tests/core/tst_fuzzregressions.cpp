@@ -98,6 +98,25 @@ private slots:
         QVERIFY2(err2 && err2->contains(problem), qPrintable(err2.value_or("no error")));
     }
 
+    // Found by fuzz_npy: int64 values without an exact double were rounded on reading (and
+    // 2^63 − 14 read as 2^63, which the writer then refused): refused, naming the value.
+    void int64BeyondExactDoublesIsRefused()
+    {
+        const std::string path = fuzzInput("npy-int64-beyond-2p53.npy").toStdString();
+        const auto err = errorOf<NpyError>([&] { readNpy(path); });
+        QVERIFY2(err.has_value(), "no NpyError");
+        QVERIFY2(err->contains(QLatin1String("int64 value 71776119061217310 at flat index 5 has "
+                                             "no exact float64")),
+                 qPrintable(*err));
+        // ±2^53 and 2^62 are exact and read.
+        NpyArray a;
+        a.type = NpyType::Int64;
+        a.shape = {3};
+        a.values = {9007199254740992.0, -9007199254740992.0, 4611686018427387904.0};
+        const std::vector<std::uint8_t> bytes = serializeNpy(a);
+        QCOMPARE(parseNpy(bytes.data(), bytes.size(), "mem").values, a.values);
+    }
+
     void npzMemberWithFortranOverflowIsRefused()
     {
         const std::string path = fuzzInput("cli-fortran-stride-overflow.npz").toStdString();
@@ -243,8 +262,19 @@ private slots:
                                          << "array 'query' float64 (0, 32) has an empty axis";
         QTest::newRow("F3 zero keys") << "cli-mh-zero-keys.npz"
                                       << "array 'key' float64 (0, 32) has an empty axis";
-        QTest::newRow("F4 d_model 0") << "cli-mh-dmodel0-hugeheads.npz"
-                                      << "array 'query' float64 (2, 0) has an empty axis";
+    }
+
+    // F4's input: num_heads = 2^63 − 1 has no exact double, so the reader refuses it before
+    // the tensor case sees it (in-memory num_heads values: numHeadsCheckedBeforeTheCast).
+    void hugeNumHeadsIsRefusedByTheReader()
+    {
+        const std::string path = fuzzInput("cli-mh-dmodel0-hugeheads.npz").toStdString();
+        const auto err = errorOf<NpyError>([&] { loadTensorCase<double>(path); });
+        QVERIFY2(err.has_value(), "no NpyError");
+        QVERIFY2(err->contains(QLatin1String("member 'num_heads.npy': int64 value "
+                                             "9223372036854775807 at flat index 0 has no exact "
+                                             "float64")),
+                 qPrintable(*err));
     }
     void tensorCaseRefusesEmptyInputs()
     {

@@ -148,7 +148,10 @@ private slots:
         p.temperature = 0.7;
         p.positional = true;
         p.dtype = DType::Float32;
+        // One token per query (a session's tokens must match n): two typed ones, then t2 …
         p.tokens = {QStringLiteral("the"), QStringLiteral("cat \u00e9")};
+        for (int i = 2; i < p.n; ++i)
+            p.tokens << QStringLiteral("t%1").arg(i);
         QTest::newRow("everything set") << p;
     }
     void jsonRoundTrip()

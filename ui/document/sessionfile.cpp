@@ -11,6 +11,7 @@
 #include <QSaveFile>
 
 #include <cmath>
+#include <limits>
 
 namespace attn {
 
@@ -128,10 +129,11 @@ HeatmapOptions heatmapViewFromJson(const QJsonObject &o, HeatmapOptions base)
     if (window.size() == 4) {
         int v[4];
         bool ok = true;
-        for (int i = 0; i < 4; ++i) {
+        for (int i = 0; i < 4 && ok; ++i) {
+            // Range first: int(d) of a double outside int's range is undefined.
             const double d = window.at(i).toDouble(-1);
-            ok = ok && d >= 0 && d <= SessionParameters::maxSequence && d == std::floor(d);
-            v[i] = int(d);
+            ok = d >= 0 && d <= SessionParameters::maxSequence && d == std::floor(d);
+            v[i] = ok ? int(d) : 0;
         }
         if (ok && v[2] > 0 && v[3] > 0)
             base.window = QRect(v[0], v[1], v[2], v[3]);
@@ -225,6 +227,93 @@ CompareVariant compareViewFromJson(const QJsonObject &o, CompareVariant base, in
     return base;
 }
 
+namespace {
+
+/// A JSON value as it was written, for messages ("1e+300", "\"x\"", "[1,2]").
+QString jsonText(const QJsonValue &v)
+{
+    if (v.isDouble())
+        return QString::number(v.toDouble(), 'g', QLocale::FloatingPointShortest);
+    const QByteArray wrapped = QJsonDocument(QJsonArray {v}).toJson(QJsonDocument::Compact);
+    return QString::fromUtf8(wrapped.mid(1, wrapped.size() - 2));
+}
+
+/// Checks that `v` (named `name` in messages), when present, is an integer in [low, high].
+bool checkWhole(const QJsonValue &v, const QString &name, double low, double high, QString *error)
+{
+    const double d = v.toDouble(std::nan(""));
+    if (v.isUndefined() || (v.isDouble() && d >= low && d <= high && d == std::floor(d)))
+        return true;
+    *error = QStringLiteral("%1 must be an integer in [%2, %3], got %4")
+                 .arg(name)
+                 .arg(low, 0, 'f', 0)
+                 .arg(high, 0, 'f', 0)
+                 .arg(jsonText(v));
+    return false;
+}
+
+/// Checks that `v`, when present, is a number in [low, high].
+bool checkNumber(const QJsonValue &v, const QString &name, double low, double high, QString *error)
+{
+    if (v.isUndefined() || (v.isDouble() && v.toDouble() >= low && v.toDouble() <= high))
+        return true;
+    *error = QStringLiteral("%1 must be a number in [%2, %3], got %4")
+                 .arg(name)
+                 .arg(low)
+                 .arg(high)
+                 .arg(jsonText(v));
+    return false;
+}
+
+/// The numbers of the view state (see sessionfile.h) in range, before anything converts them:
+/// a session is refused, naming the key, rather than shown with some values silently dropped.
+QString checkView(const QJsonObject &view)
+{
+    QString error;
+    const int maxN = SessionParameters::maxSequence, maxD = SessionParameters::maxDModel;
+    const QJsonObject heatmap = view.value(QLatin1String("heatmap")).toObject();
+    const QString h = QStringLiteral("\"view\": \"heatmap\": ");
+    if (!checkWhole(heatmap.value(QLatin1String("head")), h + QStringLiteral("\"head\""), 0, maxD,
+                    &error))
+        return error;
+    const QJsonValue window = heatmap.value(QLatin1String("window"));
+    if (!window.isUndefined()) {
+        if (!window.isArray() || window.toArray().size() != 4)
+            return h + QStringLiteral("\"window\" must be [key0, query0, keys, queries], got ")
+                + jsonText(window);
+        for (int i = 0; i < 4; ++i) {
+            if (!checkWhole(window.toArray().at(i), h + QStringLiteral("\"window\"[%1]").arg(i),
+                            i < 2 ? 0 : 1, maxN, &error))
+                return error;
+        }
+    }
+    const QJsonValue keys
+        = view.value(QLatin1String("transform")).toObject().value(QLatin1String("hidden_keys"));
+    const QString t = QStringLiteral("\"view\": \"transform\": \"hidden_keys\"");
+    if (!keys.isUndefined() && !keys.isArray())
+        return t + QStringLiteral(" must be a list of key indices, got ") + jsonText(keys);
+    const QJsonArray list = keys.toArray();
+    for (qsizetype i = 0; i < list.size(); ++i) {
+        if (!checkWhole(list.at(i), t + QStringLiteral("[%1]").arg(i), 0, maxN - 1, &error))
+            return error;
+    }
+    const QJsonObject compare = view.value(QLatin1String("compare")).toObject();
+    const QString c = QStringLiteral("\"view\": \"compare\": ");
+    if (!checkNumber(compare.value(QLatin1String("alpha")), c + QStringLiteral("\"alpha\""), 0.0,
+                     1.0, &error)
+        || !checkNumber(compare.value(QLatin1String("temperature")),
+                        c + QStringLiteral("\"temperature\""), CompareVariant::minTemperature,
+                        CompareVariant::maxTemperature, &error)
+        || !checkWhole(compare.value(QLatin1String("d_k")), c + QStringLiteral("\"d_k\""), 1, maxD,
+                       &error)
+        || !checkWhole(compare.value(QLatin1String("head")), c + QStringLiteral("\"head\""), 0,
+                       maxD, &error))
+        return error;
+    return {};
+}
+
+} // namespace
+
 QByteArray SessionFile::toJson(const SessionDocument &document)
 {
     QJsonObject o = document.extra;
@@ -290,6 +379,8 @@ std::optional<SessionDocument> SessionFile::fromJson(const QByteArray &data, QSt
         document.view = view.toObject();
     else if (!view.isUndefined() && !view.isNull())
         return fail(QStringLiteral("\"view\" must be an object"));
+    if (const QString invalid = checkView(document.view); !invalid.isEmpty())
+        return fail(QStringLiteral("invalid view state: %1").arg(invalid));
 
     const QJsonValue tensors = o.value(QLatin1String("tensors"));
     if (tensors.isObject()) {
@@ -297,6 +388,11 @@ std::optional<SessionDocument> SessionFile::fromJson(const QByteArray &data, QSt
         const QJsonValue file = document.tensors.value(QLatin1String("file"));
         if (!file.isUndefined() && (!file.isString() || file.toString().isEmpty()))
             return fail(QStringLiteral("\"tensors\": \"file\" must be a file path"));
+        QString invalid;
+        if (!checkWhole(document.tensors.value(QLatin1String("layer")),
+                        QStringLiteral("\"tensors\": \"layer\""), 0,
+                        std::numeric_limits<int>::max(), &invalid))
+            return fail(invalid);
     } else if (!tensors.isUndefined() && !tensors.isNull()) {
         return fail(QStringLiteral("\"tensors\" must be an object"));
     }

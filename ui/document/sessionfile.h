@@ -79,7 +79,9 @@ public:
     /// The document as indented UTF-8 JSON.
     static QByteArray toJson(const SessionDocument &document);
     /// Parses toJson's output. Returns nullopt and sets `error` to the problem (not JSON, not a
-    /// session, newer format version, invalid parameter …) without naming a file.
+    /// session, newer format version, invalid parameter, a view-state number out of its range
+    /// above (a head, the zoom window, hidden keys, B's α, τ, d_k), a negative or fractional
+    /// tensors "layer" …) without naming a file.
     static std::optional<SessionDocument> fromJson(const QByteArray &data, QString *error);
 
     /// Reads a session file. `error` names the file and the problem.

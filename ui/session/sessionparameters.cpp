@@ -294,6 +294,25 @@ std::optional<SessionParameters> SessionParameters::fromJson(const QJsonObject &
     } else if (!tokens.isUndefined()) {
         return fail(QStringLiteral("'tokens' must be an array of strings"));
     }
+    // The tokens label (and make) the inputs: one per query, for encoder–decoder attention one
+    // per query and then per key. A count that fits neither is refused, naming both numbers,
+    // rather than shown with positions standing in for the missing labels.
+    const qsizetype count = p.tokens.size();
+    if (count > 0 && count != p.n
+        && !(p.kind == AttentionKind::EncoderDecoder && count == qsizetype(p.n) + p.nK)) {
+        return fail(p.kind == AttentionKind::EncoderDecoder
+                        ? QStringLiteral("'tokens' holds %1 tokens but n = %2 and n_k = %3: "
+                                         "encoder-decoder attention takes n (the queries) or "
+                                         "n + n_k = %4 (the queries, then the keys)")
+                              .arg(count)
+                              .arg(p.n)
+                              .arg(p.nK)
+                              .arg(p.n + p.nK)
+                        : QStringLiteral("'tokens' holds %1 tokens but n = %2: there must be "
+                                         "one token per position (n follows the tokens)")
+                              .arg(count)
+                              .arg(p.n));
+    }
 
     const QString invalid = p.validate();
     if (!invalid.isEmpty())

@@ -98,8 +98,13 @@ void computeInputs(const SessionParameters &p, const TensorCase<double> &c, Sess
     Matrix<T> mean;
     if (c.multihead) {
         MultiheadAttention<T> layer(c.dModel(), c.heads, c.bias);
-        layer.setParameters(c.inProjWeight.cast<T>(), c.inProjBias.cast<T>(),
-                            c.outProjWeight.cast<T>(), c.outProjBias.cast<T>());
+        if (c.separateProjections) // key n_k × kdim, value n_k × vdim
+            layer.setSeparateProjections(c.qProjWeight.cast<T>(), c.kProjWeight.cast<T>(),
+                                         c.vProjWeight.cast<T>(), c.inProjBias.cast<T>(),
+                                         c.outProjWeight.cast<T>(), c.outProjBias.cast<T>());
+        else
+            layer.setParameters(c.inProjWeight.cast<T>(), c.inProjBias.cast<T>(),
+                                c.outProjWeight.cast<T>(), c.outProjBias.cast<T>());
         MultiheadResult<T> m = layer.forward(query, key, value, mask, options);
         weights = std::move(m.weights);
         scores = std::move(m.scores);
@@ -408,15 +413,22 @@ std::shared_ptr<const TensorSource> makeTensorSource(const TensorFile &file,
             if (c.dModel() > SessionParameters::maxDModel)
                 return tooLarge(QStringLiteral("d_model"), c.dModel(),
                                 SessionParameters::maxDModel);
-            data->selfAttention = c.query.rows() == c.key.rows() && c.query == c.key;
+            data->selfAttention = c.query.rows() == c.key.rows() && c.query.cols() == c.key.cols()
+                && c.query == c.key;
             QStringList masks;
             for (const std::string &d : c.maskDescription)
                 masks << q(d);
             data->description
                 = (c.multihead
-                       ? QStringLiteral("PyTorch multi-head attention, h = %1, %2")
+                       ? QStringLiteral("PyTorch multi-head attention, h = %1, %2%3")
                              .arg(c.heads)
-                             .arg(c.bias ? QStringLiteral("with bias") : QStringLiteral("no bias"))
+                             .arg(c.bias ? QStringLiteral("with bias") : QStringLiteral("no bias"),
+                                  c.separateProjections
+                                      ? QStringLiteral(", separate q/k/v projections (kdim = "
+                                                       "%1, vdim = %2)")
+                                            .arg(c.key.cols())
+                                            .arg(c.value.cols())
+                                      : QString())
                        : QStringLiteral("plain scaled dot-product attention"))
                 + QStringLiteral("; %1").arg(q(c.shapeSummary()))
                 + (masks.isEmpty()

@@ -1,0 +1,38 @@
+// libFuzzer target: splitTokens (ui/tokenizer.h) on arbitrary UTF-8 and UTF-16 text. Tokens are
+// never empty, never hold whitespace, and joined they are the input's visible characters in
+// order (the splitter only drops separators).
+
+#include "ui/session/tokenizer.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <cstdint>
+#include <cstdlib>
+
+namespace {
+
+void check(const QString &text)
+{
+    const QStringList tokens = attn::splitTokens(text);
+    qsizetype total = 0;
+    for (const QString &t : tokens) {
+        if (t.isEmpty())
+            std::abort();
+        for (QChar c : t)
+            if (c.isSpace())
+                std::abort();
+        total += t.size();
+    }
+    if (total > text.size())
+        std::abort(); // tokens hold more than the text
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
+{
+    check(QString::fromUtf8(reinterpret_cast<const char *>(data), qsizetype(size)));
+    check(QString(reinterpret_cast<const QChar *>(data), qsizetype(size / 2)));
+    return 0;
+}

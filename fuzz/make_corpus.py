@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Makes the seed corpora of the libFuzzer targets, fuzz/corpus/<target>/, from committed test
+fixtures (tests/reference/fixtures). Run from anywhere: python3 fuzz/make_corpus.py. The seeds
+are small (a few KiB each); libFuzzer mutates them, so each target starts from valid inputs:
+
+  npy         every .npy fixture (valid, malformed, the inputs the fuzzer found)
+  npz         small .npz fixtures and the fuzz findings' archives
+  tensorcase  tensor files in fuzz_tensorcase's record format: [name index][length LE16][.npy]
+  sessionfile session files (the demo session, the session fixture, the fuzz findings)
+  tokenizer   sentences with punctuation, special tokens, several scripts, and the token
+              fixture's tokens
+"""
+import json
+import pathlib
+import shutil
+import struct
+import zipfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "reference" / "fixtures"
+CORPUS = ROOT / "fuzz" / "corpus"
+
+# The order of kNames in fuzz_tensorcase.cpp; index len(NAMES) toggles the mask convention.
+NAMES = ["query", "key", "value", "in_proj_weight", "in_proj_bias", "out_proj_weight",
+         "out_proj_bias", "num_heads", "attn_mask", "key_padding_mask", "weights",
+         "q_proj_weight", "k_proj_weight", "v_proj_weight"]
+
+
+def fresh(name):
+    d = CORPUS / name
+    if d.exists():
+        shutil.rmtree(d)
+    d.mkdir(parents=True)
+    return d
+
+
+def copy(files, dest):
+    for f in files:
+        if f.stat().st_size <= 16384:
+            shutil.copy(f, dest / f.name)
+
+
+def tensorcase_seed(npz, allowed=False):
+    out = bytearray()
+    if allowed:
+        out += struct.pack("<BH", len(NAMES), 0)
+    with zipfile.ZipFile(npz) as z:
+        for info in z.infolist():
+            name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+            if name not in NAMES:
+                continue
+            data = z.read(info.filename)
+            if len(data) > 0xFFFF:
+                continue
+            out += struct.pack("<BH", NAMES.index(name), len(data)) + data
+    return bytes(out)
+
+
+def main():
+    npy = fresh("npy")
+    copy(sorted((FIXTURES / "npy").glob("*.npy")), npy)
+    copy(sorted((FIXTURES / "fuzz").glob("*.npy")), npy)
+
+    npz = fresh("npz")
+    copy(sorted((FIXTURES / "npy").glob("*.npz")), npz)
+    copy([FIXTURES / "torch" / f for f in ("hand_d2.npz", "plain.npz", "h1.npz")], npz)
+    copy([FIXTURES / "fuzz" / f for f in ("cli-fortran-stride-overflow.npz",
+                                          "cli-mh-dmodel0-hugeheads.npz")], npz)
+
+    tc = fresh("tensorcase")
+    for f in ("hand_d2", "plain", "plain_allowed", "key_padding", "no_bias", "additive_mask",
+              "fully_masked_row", "h1", "fill_1e9", "self_attn_float32"):
+        seed = tensorcase_seed(FIXTURES / "torch" / (f + ".npz"), allowed=f == "plain_allowed")
+        (tc / (f + ".bin")).write_bytes(seed)
+    for f in ("cli-mh-zero-keys", "cli-mh-zero-queries", "cli-mh-dmodel0-hugeheads"):
+        (tc / (f + ".bin")).write_bytes(tensorcase_seed(FIXTURES / "fuzz" / (f + ".npz")))
+
+    sessions = fresh("sessionfile")
+    copy([ROOT / "docs" / "demo.attnlab.json", FIXTURES / "session" / "session.json"], sessions)
+    copy(sorted((FIXTURES / "fuzz").glob("*.json")), sessions)
+
+    tokens = fresh("tokenizer")
+    sentences = ["The cat, sat.", "don't U.S. a--b", "na\u00efve \u0395\u03bb\u03bb\u03ac\u03b4\u03b1 \u6771\u4eac",
+                 "<s> hello </s> <|endoftext|> [CLS] x [SEP]", "a < b [ c", "\U0001F600 emoji\u200b zero-width",
+                 "tab\tnew\nline\u00a0nbsp"]
+    fixture = json.loads((FIXTURES / "tokens" / "tokens.json").read_text())
+    sentences.append(" ".join(v["token"] for v in fixture["vectors"]))
+    for i, s in enumerate(sentences):
+        (tokens / ("sentence-%02d.txt" % i)).write_text(s, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
