@@ -39,7 +39,8 @@ struct CompareVariant
     bool operator==(const CompareVariant &) const = default;
 };
 
-/// The parameters in which B differs from A, as "d_k 16 → 512", "α 0.5 → 0", ... (empty when
+/// The parameters in which B differs from A, as "d_k 16 → 512", "scale 1/√d_k → 1 (unscaled)"
+/// (scaleFormula), "τ 1 → 2", ... (empty when
 /// they compute the same thing).
 QStringList compareDifferences(const SessionParameters &a, const SessionParameters &b);
 
