@@ -40,8 +40,7 @@ struct CompareVariant
 };
 
 /// The parameters in which B differs from A, as "d_k 16 → 512", "scale 1/√d_k → 1 (unscaled)"
-/// (scaleFormula), "τ 1 → 2", ... (empty when
-/// they compute the same thing).
+/// (scaleFormula), "τ 1 → 2", ... (empty when they compute the same thing).
 QStringList compareDifferences(const SessionParameters &a, const SessionParameters &b);
 
 /// What A and B share, honestly: with equal d_model they share the seed, the layer's weights and
