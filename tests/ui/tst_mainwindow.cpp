@@ -14,6 +14,9 @@
 #include "ui/panels/experimentpage.h"
 #include "ui/panels/experimentspanel.h"
 #include "ui/panels/heatmapviewpanel.h"
+#include "ui/render/comparerenderer.h"
+#include "ui/render/heatmaprenderer.h"
+#include "ui/render/stepsrenderer.h"
 #include "ui/session/attentionsession.h"
 #include "ui/session/sessioncompute.h"
 #include "ui/views/attentionviews.h"
@@ -155,6 +158,8 @@ private slots:
     void exportCurrentView_data();
     void exportCurrentView();
     void exportCurrentViewBadSuffixFails();
+    void exportMatchesRendererImage_data();
+    void exportMatchesRendererImage();
     void exportActionWritesFocusedChart();
     void viewMenuListsTabActions();
     void stepsWeightsFollowHeatmapColormap();
@@ -1095,6 +1100,119 @@ void TestMainWindow::exportCurrentView()
         const QString error = vectorFigureError(suffix, bytes);
         QVERIFY2(error.isEmpty(), qPrintable(error));
     }
+}
+
+void TestMainWindow::exportMatchesRendererImage_data()
+{
+    QTest::addColumn<QString>("view");
+    QTest::newRow("heads grid") << "grid";
+    QTest::newRow("head 1") << "head";
+    QTest::newRow("mean over heads") << "mean";
+    QTest::newRow("steps head 1") << "steps";
+    QTest::newRow("compare A/B") << "compare";
+}
+
+// File → Export's PNG against the renderer's own image of the same result at the same size,
+// made here from the renderer classes (not through the window's or a view's export code):
+// every pixel equal, so a wrong result, head, colormap, size or style is caught.
+void TestMainWindow::exportMatchesRendererImage()
+{
+    QFETCH(QString, view);
+    QVERIFY(waitForFirstResult());
+    AttentionViews *views = m_window->attentionViews();
+    HeatmapWidget *heatmap = m_window->heatmapWidget();
+    // A colormap other than the default, so a renderer that ignores the options shows.
+    HeatmapOptions shown = heatmap->options();
+    shown.colormap = ColormapId::Magma;
+    heatmap->setOptions(shown);
+    const auto result = m_window->session()->result();
+    QVERIFY(result && result->ok());
+    const int heads = result->params.heads;
+    QVERIFY(heads > 1);
+
+    const QSize size(720, 480); // logical pixels; the PNG has 2 device pixels per pixel
+    QImage expected;
+    auto figureStyle = [](const QWidget *canvas) {
+        FigureStyle style;
+        const QFontInfo info(canvas->font());
+        style.fontPixelSize = info.pixelSize() > 0 ? info.pixelSize() : 12;
+        style.background = Qt::white;
+        style.foreground = Qt::black;
+        return style;
+    };
+    if (view == QLatin1String("grid") || view == QLatin1String("head")
+        || view == QLatin1String("mean")) {
+        if (view == QLatin1String("head"))
+            heatmap->showSingleHead(1);
+        else if (view == QLatin1String("mean"))
+            heatmap->showSingleHead(heads);
+        HeatmapOptions options = heatmap->options();
+        QCOMPARE(options.colormap, ColormapId::Magma);
+        QCOMPARE(options.view,
+                 view == QLatin1String("grid") ? HeatmapView::Grid : HeatmapView::SingleHead);
+        const HeatmapOptions defaults; // an export is drawn on white, with its caption
+        options.background = defaults.background;
+        options.foreground = defaults.foreground;
+        options.showCaption = true;
+        HeatmapRenderer renderer;
+        renderer.setOptions(options);
+        renderer.setResult(result);
+        expected = renderer.render(size, 2.0);
+    } else if (view == QLatin1String("steps")) {
+        views->setCurrentIndex(AttentionViews::StepsTab);
+        views->stepsView()->setHead(1);
+        StepsRenderer renderer;
+        renderer.setResult(result);
+        renderer.setHead(1);
+        renderer.setWeightsColormap(ColormapId::Magma);
+        renderer.setSharedScoreRange(views->stepsView()->renderer().sharedScoreRange());
+        renderer.setStyle(
+            figureStyle(views->stepsView()->findChild<QWidget *>(QStringLiteral("stepsCanvas"))));
+        expected = renderer.render(size, 2.0);
+    } else {
+        views->setCurrentIndex(AttentionViews::CompareTab);
+        CompareView *compare = views->compareView();
+        QTRY_VERIFY_WITH_TIMEOUT(compare->isUpToDate(), 20000);
+        const auto b = compare->renderer().resultB();
+        QVERIFY(b && b->ok());
+        QCOMPARE(compare->renderer().resultA(), result);
+        // B is A with the other scale (the A/B view's default).
+        QCOMPARE(b->params.scaleExponent, result->params.scaleExponent == 0.5 ? 0.0 : 0.5);
+        CompareRenderer renderer;
+        renderer.setResults(result, b);
+        renderer.setHead(compare->renderer().head());
+        renderer.setWeightsColormap(ColormapId::Magma);
+        renderer.setStyle(
+            figureStyle(compare->findChild<QWidget *>(QStringLiteral("compareCanvas"))));
+        expected = renderer.render(size, 2.0);
+    }
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("export.png"));
+    QString error;
+    QVERIFY2(m_window->exportRouter()->exportCurrentView(path, &error, size, 2.0),
+             qPrintable(error));
+    const QImage written = QImage(path).convertToFormat(QImage::Format_ARGB32);
+    expected = expected.convertToFormat(QImage::Format_ARGB32);
+    QCOMPARE(written.size(), size * 2);
+    QCOMPARE(expected.size(), written.size());
+    qsizetype differing = 0;
+    QPoint first(-1, -1);
+    for (int y = 0; y < written.height(); ++y) {
+        const auto *a = reinterpret_cast<const QRgb *>(written.constScanLine(y));
+        const auto *e = reinterpret_cast<const QRgb *>(expected.constScanLine(y));
+        for (int x = 0; x < written.width(); ++x) {
+            if (a[x] != e[x]) {
+                if (differing++ == 0)
+                    first = QPoint(x, y);
+            }
+        }
+    }
+    QVERIFY2(differing == 0,
+             qPrintable(QStringLiteral("%1 pixels differ, first at (%2, %3)")
+                            .arg(differing)
+                            .arg(first.x())
+                            .arg(first.y())));
 }
 
 void TestMainWindow::exportCurrentViewBadSuffixFails()
