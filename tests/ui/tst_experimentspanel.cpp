@@ -9,16 +9,25 @@
 #include "ui/panels/experimentspanel.h"
 #include "ui/panels/tablemodel.h"
 
+#include <QAbstractAxis>
+#include <QAbstractBarSeries>
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QBarCategoryAxis>
+#include <QBarSet>
 #include <QBrush>
+#include <QChart>
+#include <QChartView>
 #include <QClipboard>
 #include <QDir>
 #include <QFile>
 #include <QImage>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QLayout>
+#include <QLineSeries>
 #include <QListView>
+#include <QLogValueAxis>
 #include <QPainter>
 #include <QProgressBar>
 #include <QPushButton>
@@ -27,10 +36,13 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QValueAxis>
 #include <QXmlStreamReader>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <optional>
 
 using namespace attn;
@@ -44,6 +56,107 @@ QString q(const std::string &s)
 
 /// Small parameter values so that every experiment runs in well under a second for the figure
 /// tests (by id and name; experiments without an entry take their defaults).
+/// The numeric cells of column `c` (int64 converted; text: NaN), one per row.
+std::vector<double> columnValues(const Table &t, std::size_t c)
+{
+    std::vector<double> v;
+    for (std::size_t r = 0; r < t.rowCount(); ++r) {
+        const Table::Cell &cell = t.cell(r, c);
+        if (const auto *d = std::get_if<double>(&cell))
+            v.push_back(*d);
+        else if (const auto *i = std::get_if<std::int64_t>(&cell))
+            v.push_back(double(*i));
+        else
+            v.push_back(std::numeric_limits<double>::quiet_NaN());
+    }
+    return v;
+}
+
+bool sameValue(double plotted, double table)
+{
+    return plotted == table || std::abs(plotted - table) <= 1e-12 * std::abs(table);
+}
+
+/// True when the points are rows of the table: columns x and y (y times one power of ten, the
+/// axis unit) of rows in increasing order — a curve may take a subset of the rows (one kernel).
+bool pointsAreRows(const QList<QPointF> &points, const std::vector<std::vector<double>> &cols,
+                   QString *match)
+{
+    if (points.isEmpty())
+        return false;
+    for (std::size_t cx = 0; cx < cols.size(); ++cx) {
+        for (std::size_t cy = 0; cy < cols.size(); ++cy) {
+            for (int e = -20; e <= 20; ++e) {
+                const double f = std::pow(10.0, e);
+                std::size_t r = 0;
+                qsizetype k = 0;
+                for (; k < points.size(); ++k) {
+                    while (r < cols[cx].size()
+                           && !(points[k].x() == cols[cx][r]
+                                && sameValue(points[k].y(), cols[cy][r] * f)))
+                        ++r;
+                    if (r == cols[cx].size())
+                        break;
+                    ++r;
+                }
+                if (k == points.size()) {
+                    *match = QStringLiteral("%1 %2").arg(cx).arg(cy);
+                    return true;
+                }
+            }
+        }
+    }
+    return false;
+}
+
+/// True when a bar set's values are a column's cells (NaN/Inf drawn as 0; times one power of
+/// ten, the axis unit) over rows in increasing order, or the first row of distinct columns
+/// (one bar per column).
+bool barsAreCells(const QList<qreal> &bars, const std::vector<std::vector<double>> &cols)
+{
+    auto drawn = [](double v) { return std::isfinite(v) ? v : 0.0; };
+    for (int e = -20; e <= 20; ++e) {
+        const double f = std::pow(10.0, e);
+        for (const auto &col : cols) {
+            std::size_t r = 0;
+            qsizetype k = 0;
+            for (; k < bars.size(); ++k) {
+                while (r < col.size() && !sameValue(bars[k], drawn(col[r]) * f))
+                    ++r;
+                if (r == col.size())
+                    break;
+                ++r;
+            }
+            if (k == bars.size())
+                return true;
+        }
+        qsizetype k = 0;
+        for (const auto &col : cols) {
+            if (k < bars.size() && !col.empty() && sameValue(bars[k], drawn(col.front()) * f))
+                ++k;
+        }
+        if (k == bars.size())
+            return true;
+    }
+    return false;
+}
+
+/// The range [min, max] of an axis with a numeric scale (false for category axes).
+bool axisRange(const QAbstractAxis *axis, double *lo, double *hi)
+{
+    if (const auto *v = qobject_cast<const QValueAxis *>(axis)) {
+        *lo = v->min();
+        *hi = v->max();
+        return true;
+    }
+    if (const auto *l = qobject_cast<const QLogValueAxis *>(axis)) {
+        *lo = l->min();
+        *hi = l->max();
+        return true;
+    }
+    return false;
+}
+
 ExperimentParams smallParams(const ExperimentInfo &info)
 {
     static const std::map<std::string, ExperimentParams> small = {
@@ -101,6 +214,8 @@ private slots:
     void cancelLongRun();
     void newestRunWins();
     void invalidParameterShowsError();
+    void figurePlotsTable_data();
+    void figurePlotsTable();
     void exportFigure_data();
     void exportFigure();
     void exportFigureErrors();
@@ -452,6 +567,111 @@ void TestExperimentsPanel::invalidParameterShowsError()
     QSKIP("no experiment has a bounded list parameter");
 }
 
+void TestExperimentsPanel::figurePlotsTable_data()
+{
+    QTest::addColumn<QString>("id");
+    for (int i = 1; i <= 12; ++i)
+        QTest::addRow("E%d", i) << QStringLiteral("E%1").arg(i);
+}
+
+// What each figure plots, read back from its charts: every line point and bar is a cell of the
+// experiment's table (x and y columns of one row), every point lies inside its axes' ranges,
+// and every chart and value axis has a title.
+void TestExperimentsPanel::figurePlotsTable()
+{
+    QFETCH(QString, id);
+    const ExperimentResult result
+        = runExperiment(id.toStdString(), smallParams(experimentInfo(id.toStdString())));
+    std::vector<std::vector<double>> cols;
+    for (std::size_t c = 0; c < result.table.columnCount(); ++c)
+        cols.push_back(columnValues(result.table, c));
+    QWidget parent;
+    QWidget *figure = createExperimentFigure(result, &parent);
+    QVERIFY(figure);
+    QCOMPARE(figure->objectName(), QStringLiteral("experimentFigure"));
+    const QList<QChartView *> views = figure->findChildren<QChartView *>();
+    const bool heatmapsOnly
+        = id == QLatin1String("E1") || id == QLatin1String("E4") || id == QLatin1String("E10");
+    QCOMPARE(views.isEmpty(), heatmapsOnly);
+    int lines = 0, bars = 0;
+    for (const QChartView *view : views) {
+        const QChart *chart = view->chart();
+        const QString title = chart->title();
+        QVERIFY2(!title.trimmed().isEmpty(), qPrintable(id));
+        QVERIFY2(!chart->series().isEmpty(), qPrintable(title));
+        for (const QAbstractAxis *axis : chart->axes()) {
+            double lo = 0, hi = 0;
+            if (axisRange(axis, &lo, &hi)) {
+                QVERIFY2(!axis->titleText().isEmpty(), qPrintable(title));
+                QVERIFY2(std::isfinite(lo) && std::isfinite(hi) && lo < hi, qPrintable(title));
+            }
+        }
+        for (QAbstractSeries *series : chart->series()) {
+            if (auto *line = qobject_cast<QLineSeries *>(series)) {
+                ++lines;
+                const QList<QPointF> points = line->points();
+                QString match;
+                QVERIFY2(pointsAreRows(points, cols, &match),
+                         qPrintable(QStringLiteral("%1 “%2”: series “%3” is not the table's")
+                                        .arg(id, title, line->name())));
+                // The match is not vacuous: the same curve drawn 1.37 times too high is not.
+                QList<QPointF> wrong = points;
+                for (QPointF &p : wrong)
+                    p.ry() *= 1.37;
+                if (std::any_of(points.cbegin(), points.cend(),
+                                [](const QPointF &p) { return p.y() != 0; }))
+                    QVERIFY2(!pointsAreRows(wrong, cols, &match), qPrintable(line->name()));
+                for (const QAbstractAxis *axis : line->attachedAxes()) {
+                    double lo = 0, hi = 0;
+                    if (!axisRange(axis, &lo, &hi))
+                        continue;
+                    const bool horizontal = axis->orientation() == Qt::Horizontal;
+                    for (const QPointF &p : points) {
+                        const double v = horizontal ? p.x() : p.y();
+                        QVERIFY2(v >= lo - 1e-12 * std::abs(lo) && v <= hi + 1e-12 * std::abs(hi),
+                                 qPrintable(QStringLiteral("%1 “%2”: %3 outside [%4, %5]")
+                                                .arg(id, title)
+                                                .arg(v)
+                                                .arg(lo)
+                                                .arg(hi)));
+                    }
+                }
+            } else if (auto *barSeries = qobject_cast<QAbstractBarSeries *>(series)) {
+                int categories = -1;
+                for (const QAbstractAxis *axis : barSeries->attachedAxes()) {
+                    if (const auto *c = qobject_cast<const QBarCategoryAxis *>(axis))
+                        categories = int(c->count());
+                }
+                for (const QBarSet *set : barSeries->barSets()) {
+                    ++bars;
+                    QList<qreal> values;
+                    for (int i = 0; i < set->count(); ++i)
+                        values.append(set->at(i));
+                    if (categories >= 0)
+                        QCOMPARE(int(values.size()), categories);
+                    QVERIFY2(barsAreCells(values, cols),
+                             qPrintable(QStringLiteral("%1 “%2”: bars “%3” are not the table's")
+                                            .arg(id, title, set->label())));
+                    double lo = 0, hi = 0;
+                    for (const QAbstractAxis *axis : barSeries->attachedAxes()) {
+                        if (!axisRange(axis, &lo, &hi))
+                            continue;
+                        for (const qreal v : values)
+                            QVERIFY2(v >= lo - 1e-12 * std::abs(lo)
+                                         && v <= hi + 1e-12 * std::abs(hi),
+                                     qPrintable(QStringLiteral("%1 “%2”: bar %3 outside [%4, %5]")
+                                                    .arg(id, title)
+                                                    .arg(v)
+                                                    .arg(lo)
+                                                    .arg(hi)));
+                    }
+                }
+            }
+        }
+    }
+    QVERIFY2(heatmapsOnly || lines + bars > 0, qPrintable(id));
+}
+
 void TestExperimentsPanel::exportFigure_data()
 {
     QTest::addColumn<QString>("id");
@@ -482,12 +702,32 @@ void TestExperimentsPanel::exportFigure()
     QImage image;
     QVERIFY(image.load(png, "PNG"));
     QCOMPARE(image.size(), size);
-    // Something is drawn: a good share of the pixels are not background white.
+    // The file is the figure the panel shows (createExperimentFigure, whose plotted values
+    // figurePlotsTable checks), laid out at the same size: every pixel equal.
+    const std::unique_ptr<QWidget> figure(createExperimentFigure(result));
+    figure->setAttribute(Qt::WA_DontShowOnScreen);
+    figure->setMinimumSize(0, 0);
+    figure->resize(size);
+    figure->layout()->activate();
+    QCoreApplication::sendPostedEvents();
+    QImage shown(size, QImage::Format_ARGB32_Premultiplied);
+    shown.fill(Qt::white);
+    {
+        QPainter painter(&shown);
+        figure->render(&painter);
+    }
+    const QImage written = image.convertToFormat(QImage::Format_ARGB32);
+    shown = shown.convertToFormat(QImage::Format_ARGB32);
+    qint64 differing = 0;
+    for (int y = 0; y < written.height(); ++y)
+        for (int x = 0; x < written.width(); ++x)
+            differing += written.pixel(x, y) != shown.pixel(x, y);
+    QVERIFY2(differing == 0, qPrintable(QStringLiteral("%1 pixels differ").arg(differing)));
+    // … and the figure is not blank (a white page would equal a blank widget).
     qint64 ink = 0;
-    const QImage rgb = image.convertToFormat(QImage::Format_RGB32);
-    for (int y = 0; y < rgb.height(); ++y)
-        for (int x = 0; x < rgb.width(); ++x)
-            ink += rgb.pixel(x, y) != qRgb(255, 255, 255);
+    for (int y = 0; y < written.height(); ++y)
+        for (int x = 0; x < written.width(); ++x)
+            ink += written.pixel(x, y) != qRgb(255, 255, 255);
     QVERIFY2(ink > qint64(size.width()) * size.height() / 50,
              qPrintable(QStringLiteral("only %1 non-white pixels").arg(ink)));
 

@@ -15,6 +15,9 @@
 #include "ui/panels/experimentpage.h"
 #include "ui/panels/experimentspanel.h"
 #include "ui/panels/heatmapviewpanel.h"
+#include "ui/render/comparerenderer.h"
+#include "ui/render/heatmaprenderer.h"
+#include "ui/render/stepsrenderer.h"
 #include "ui/session/attentionsession.h"
 #include "ui/session/sessioncompute.h"
 #include "ui/views/attentionviews.h"
@@ -23,8 +26,11 @@
 #include "ui/views/heatmapactions.h"
 #include "ui/views/heatmapwidget.h"
 #include "ui/views/stepsview.h"
+#include "ui/window/exportrouter.h"
 #include "ui/window/mainwindow.h"
 #include "ui/window/sessioncontroller.h"
+#include "ui/window/shortcuts.h"
+#include "ui/window/windowlayout.h"
 
 #include <QAbstractButton>
 #include <QAbstractSlider>
@@ -157,6 +163,8 @@ private slots:
     void exportCurrentView_data();
     void exportCurrentView();
     void exportCurrentViewBadSuffixFails();
+    void exportMatchesRendererImage_data();
+    void exportMatchesRendererImage();
     void exportActionWritesFocusedChart();
     void viewMenuListsTabActions();
     void stepsWeightsFollowHeatmapColormap();
@@ -546,7 +554,8 @@ void TestMainWindow::exportWritesImage()
     QVERIFY(dir.isValid());
     const QString path = dir.filePath(file);
     QString error;
-    QVERIFY2(m_window->exportHeatmapGrid(path, size, dpr, &error), qPrintable(error));
+    QVERIFY2(m_window->exportRouter()->exportHeatmapGrid(path, size, dpr, &error),
+             qPrintable(error));
     QFile f(path);
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QByteArray bytes = f.readAll();
@@ -575,8 +584,9 @@ void TestMainWindow::exportActionWritesPng()
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     const QString path = dir.filePath(QStringLiteral("from-action.png"));
-    QVERIFY(m_window->exportAction());
-    QCOMPARE(m_window->exportAction()->shortcut(), QKeySequence(QStringLiteral("Ctrl+E")));
+    QVERIFY(m_window->exportRouter()->exportAction());
+    QCOMPARE(m_window->exportRouter()->exportAction()->shortcut(),
+             QKeySequence(QStringLiteral("Ctrl+E")));
     // Answer the file dialog the action opens.
     bool answered = false;
     QTimer::singleShot(200, this, [&] {
@@ -591,13 +601,13 @@ void TestMainWindow::exportActionWritesPng()
         answered = true;
         QMetaObject::invokeMethod(dialog, "accept", Qt::DirectConnection);
     });
-    m_window->exportAction()->trigger();
+    m_window->exportRouter()->exportAction()->trigger();
     QVERIFY(answered);
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList {QFileInfo(path).fileName()});
     QImage image(path);
     QVERIFY(!image.isNull());
     // The action exports at the heatmap's on-screen size, two device pixels per pixel.
-    QCOMPARE(image.size(), m_window->defaultExportSize() * 2);
+    QCOMPARE(image.size(), m_window->exportRouter()->defaultExportSize() * 2);
 }
 
 void TestMainWindow::exportBadSuffixFails()
@@ -606,8 +616,8 @@ void TestMainWindow::exportBadSuffixFails()
     QVERIFY(waitForFirstResult());
     QTemporaryDir dir;
     QString error;
-    QVERIFY(!m_window->exportHeatmapGrid(dir.filePath(QStringLiteral("grid.bmpx")), QSize(400, 300),
-                                         1.0, &error));
+    QVERIFY(!m_window->exportRouter()->exportHeatmapGrid(dir.filePath(QStringLiteral("grid.bmpx")),
+                                                         QSize(400, 300), 1.0, &error));
     QVERIFY(!error.isEmpty());
     QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("grid.bmpx"))));
 }
@@ -615,7 +625,7 @@ void TestMainWindow::exportBadSuffixFails()
 void TestMainWindow::scalingChartsShowCoreSweep()
 {
     QVERIFY(waitForFirstResult());
-    ScalingSweepRunner *runner = m_window->scalingSweepRunner();
+    ScalingSweepRunner *runner = m_window->findChild<ScalingSweepRunner *>();
     if (!runner->data() || runner->isBusy()) {
         QSignalSpy done(runner, &ScalingSweepRunner::finished);
         QVERIFY(done.wait(30000));
@@ -634,10 +644,10 @@ void TestMainWindow::scalingChartsShowCoreSweep()
     QCOMPARE(dks.front(), Index(2));
     QCOMPARE(dks.back(), Index(2048));
     const Table table = scalingSweep(p.seed, data->trials, p.keyCount(), dks);
-    const QList<QPointF> unscaled = m_window->maxWeightChart()->unscaledPoints();
-    const QList<QPointF> scaled = m_window->maxWeightChart()->scaledPoints();
-    const QList<QPointF> jUnscaled = m_window->jacobianNormChart()->unscaledPoints();
-    const QList<QPointF> jScaled = m_window->jacobianNormChart()->scaledPoints();
+    const QList<QPointF> unscaled = m_window->findChild<MaxWeightChart *>()->unscaledPoints();
+    const QList<QPointF> scaled = m_window->findChild<MaxWeightChart *>()->scaledPoints();
+    const QList<QPointF> jUnscaled = m_window->findChild<JacobianNormChart *>()->unscaledPoints();
+    const QList<QPointF> jScaled = m_window->findChild<JacobianNormChart *>()->scaledPoints();
     QCOMPARE(unscaled.size(), qsizetype(dks.size()));
     QCOMPARE(jScaled.size(), qsizetype(dks.size()));
     for (std::size_t i = 0; i < dks.size(); ++i) {
@@ -651,7 +661,7 @@ void TestMainWindow::scalingChartsShowCoreSweep()
     // E2's lesson is visible: unscaled saturates, scaled does not.
     QVERIFY(unscaled.back().y() > 0.9);
     QVERIFY(scaled.back().y() < 0.6);
-    QCOMPARE(m_window->maxWeightChart()->currentDk(), p.dK());
+    QCOMPARE(m_window->findChild<MaxWeightChart *>()->currentDk(), p.dK());
 }
 
 void TestMainWindow::scalingRunnerNewestWins()
@@ -678,7 +688,7 @@ void TestMainWindow::rowMetricsChartShowsSelectedHead()
 {
     const ResultPtr r = waitForFirstResult();
     QVERIFY(r);
-    RowMetricsChart *chart = m_window->rowMetricsChart();
+    RowMetricsChart *chart = m_window->findChild<RowMetricsChart *>();
     for (int head : {0, r->params.heads - 1}) {
         chart->setHead(head);
         // The chart redraws on a coalescing timer: wait for the selected head's series (a fixed
@@ -723,7 +733,7 @@ void TestMainWindow::tileClickEnlargesAndSelectsHead()
     emit heatmap->tileActivated(1);
     QVERIFY(heatmap->isSingleHead());
     QCOMPARE(heatmap->options().head, 1);
-    QCOMPARE(m_window->rowMetricsChart()->head(), 1);
+    QCOMPARE(m_window->findChild<RowMetricsChart *>()->head(), 1);
     emit heatmap->tileActivated(1);
     QVERIFY(!heatmap->isSingleHead());
 }
@@ -800,7 +810,7 @@ void TestMainWindow::refusedChangeKeepsBanner()
 
 void TestMainWindow::timingChartMeasures()
 {
-    TimingChart *timing = m_window->timingChart();
+    TimingChart *timing = m_window->findChild<TimingChart *>();
     auto *maxN = timing->findChild<QComboBox *>(QStringLiteral("timingMaxNCombo"));
     auto *repeats = timing->findChild<QSpinBox *>(QStringLiteral("timingRepeatsSpin"));
     auto *d = timing->findChild<QSpinBox *>(QStringLiteral("timingDSpin"));
@@ -855,8 +865,8 @@ void TestMainWindow::modeSwitchHidesAndRestoresDocks()
 
 void TestMainWindow::everyControlHasToolTip()
 {
-    const QList<QWidget *> roots
-        = {m_window->controlPanel(), m_window->timingChart(), m_window->rowMetricsChart()};
+    const QList<QWidget *> roots = {m_window->controlPanel(), m_window->findChild<TimingChart *>(),
+                                    m_window->findChild<RowMetricsChart *>()};
     int checked = 0;
     for (QWidget *root : roots) {
         for (QWidget *w : root->findChildren<QWidget *>()) {
@@ -880,7 +890,7 @@ void TestMainWindow::everyControlHasToolTip()
 
 void TestMainWindow::shortcutsAreUnique()
 {
-    const QList<QAction *> actions = m_window->shortcutActions();
+    const QList<QAction *> actions = m_window->shortcuts()->actions();
     QVERIFY(actions.size() >= 12);
     QSet<QString> seen;
     for (QAction *a : actions) {
@@ -985,7 +995,7 @@ void TestMainWindow::exportCurrentView_data()
     QTest::addColumn<int>("target");
     QTest::addColumn<QString>("name");
     QTest::addColumn<QString>("fileName");
-    using T = MainWindow::ExportTarget;
+    using T = ExportRouter::Target;
     for (const char *suffix : {"png", "svg", "pdf"}) {
         const QString sx = QLatin1String(suffix);
         QTest::addRow("heads grid %s", suffix) << "grid" << sx << int(T::Heads) << "Heatmap Grid"
@@ -1048,11 +1058,12 @@ void TestMainWindow::exportCurrentView()
     } else if (view == QLatin1String("chart")) {
         m_window->activateWindow();
         QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
-        m_window->maxWeightChart()->setFocus(Qt::MouseFocusReason); // as a click does
+        m_window->findChild<MaxWeightChart *>()->setFocus(Qt::MouseFocusReason); // as a click does
         QTRY_COMPARE(QApplication::focusWidget(),
-                     static_cast<QWidget *>(m_window->maxWeightChart()));
+                     static_cast<QWidget *>(m_window->findChild<MaxWeightChart *>()));
         viewsOwnExport = [&](QSize size, QString *error) {
-            return exportWidget(m_window->maxWeightChart(), reference, size, 2.0, error);
+            return exportWidget(m_window->findChild<MaxWeightChart *>(), reference, size, 2.0,
+                                error);
         };
     } else {
         m_window->modeTabs()->setCurrentIndex(1);
@@ -1065,18 +1076,18 @@ void TestMainWindow::exportCurrentView()
             return panel->currentPage()->exportFigure(reference, size, error);
         };
     }
-    QCOMPARE(int(m_window->currentExportTarget()), target);
-    QVERIFY2(m_window->currentExportName().contains(name),
-             qPrintable(m_window->currentExportName()));
-    QCOMPARE(m_window->currentExportFileName(), fileName);
+    QCOMPARE(int(m_window->exportRouter()->currentTarget()), target);
+    QVERIFY2(m_window->exportRouter()->currentName().contains(name),
+             qPrintable(m_window->exportRouter()->currentName()));
+    QCOMPARE(m_window->exportRouter()->currentFileName(), fileName);
     // File → Export names what it exports.
-    QVERIFY2(m_window->exportAction()->text().contains(name),
-             qPrintable(m_window->exportAction()->text()));
+    QVERIFY2(m_window->exportRouter()->exportAction()->text().contains(name),
+             qPrintable(m_window->exportRouter()->exportAction()->text()));
 
-    const QSize size = m_window->currentExportSize();
+    const QSize size = m_window->exportRouter()->currentSize();
     QVERIFY(!size.isEmpty());
     QString error;
-    QVERIFY2(m_window->exportCurrentView(path, &error), qPrintable(error));
+    QVERIFY2(m_window->exportRouter()->exportCurrentView(path, &error), qPrintable(error));
     QFile f(path);
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QByteArray bytes = f.readAll();
@@ -1097,6 +1108,119 @@ void TestMainWindow::exportCurrentView()
     }
 }
 
+void TestMainWindow::exportMatchesRendererImage_data()
+{
+    QTest::addColumn<QString>("view");
+    QTest::newRow("heads grid") << "grid";
+    QTest::newRow("head 1") << "head";
+    QTest::newRow("mean over heads") << "mean";
+    QTest::newRow("steps head 1") << "steps";
+    QTest::newRow("compare A/B") << "compare";
+}
+
+// File → Export's PNG against the renderer's own image of the same result at the same size,
+// made here from the renderer classes (not through the window's or a view's export code):
+// every pixel equal, so a wrong result, head, colormap, size or style is caught.
+void TestMainWindow::exportMatchesRendererImage()
+{
+    QFETCH(QString, view);
+    QVERIFY(waitForFirstResult());
+    AttentionViews *views = m_window->attentionViews();
+    HeatmapWidget *heatmap = m_window->heatmapWidget();
+    // A colormap other than the default, so a renderer that ignores the options shows.
+    HeatmapOptions shown = heatmap->options();
+    shown.colormap = ColormapId::Magma;
+    heatmap->setOptions(shown);
+    const auto result = m_window->session()->result();
+    QVERIFY(result && result->ok());
+    const int heads = result->params.heads;
+    QVERIFY(heads > 1);
+
+    const QSize size(720, 480); // logical pixels; the PNG has 2 device pixels per pixel
+    QImage expected;
+    auto figureStyle = [](const QWidget *canvas) {
+        FigureStyle style;
+        const QFontInfo info(canvas->font());
+        style.fontPixelSize = info.pixelSize() > 0 ? info.pixelSize() : 12;
+        style.background = Qt::white;
+        style.foreground = Qt::black;
+        return style;
+    };
+    if (view == QLatin1String("grid") || view == QLatin1String("head")
+        || view == QLatin1String("mean")) {
+        if (view == QLatin1String("head"))
+            heatmap->showSingleHead(1);
+        else if (view == QLatin1String("mean"))
+            heatmap->showSingleHead(heads);
+        HeatmapOptions options = heatmap->options();
+        QCOMPARE(options.colormap, ColormapId::Magma);
+        QCOMPARE(options.view,
+                 view == QLatin1String("grid") ? HeatmapView::Grid : HeatmapView::SingleHead);
+        const HeatmapOptions defaults; // an export is drawn on white, with its caption
+        options.background = defaults.background;
+        options.foreground = defaults.foreground;
+        options.showCaption = true;
+        HeatmapRenderer renderer;
+        renderer.setOptions(options);
+        renderer.setResult(result);
+        expected = renderer.render(size, 2.0);
+    } else if (view == QLatin1String("steps")) {
+        views->setCurrentIndex(AttentionViews::StepsTab);
+        views->stepsView()->setHead(1);
+        StepsRenderer renderer;
+        renderer.setResult(result);
+        renderer.setHead(1);
+        renderer.setWeightsColormap(ColormapId::Magma);
+        renderer.setSharedScoreRange(views->stepsView()->renderer().sharedScoreRange());
+        renderer.setStyle(
+            figureStyle(views->stepsView()->findChild<QWidget *>(QStringLiteral("stepsCanvas"))));
+        expected = renderer.render(size, 2.0);
+    } else {
+        views->setCurrentIndex(AttentionViews::CompareTab);
+        CompareView *compare = views->compareView();
+        QTRY_VERIFY_WITH_TIMEOUT(compare->isUpToDate(), 20000);
+        const auto b = compare->renderer().resultB();
+        QVERIFY(b && b->ok());
+        QCOMPARE(compare->renderer().resultA(), result);
+        // B is A with the other scale (the A/B view's default).
+        QCOMPARE(b->params.scaleExponent, result->params.scaleExponent == 0.5 ? 0.0 : 0.5);
+        CompareRenderer renderer;
+        renderer.setResults(result, b);
+        renderer.setHead(compare->renderer().head());
+        renderer.setWeightsColormap(ColormapId::Magma);
+        renderer.setStyle(
+            figureStyle(compare->findChild<QWidget *>(QStringLiteral("compareCanvas"))));
+        expected = renderer.render(size, 2.0);
+    }
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("export.png"));
+    QString error;
+    QVERIFY2(m_window->exportRouter()->exportCurrentView(path, &error, size, 2.0),
+             qPrintable(error));
+    const QImage written = QImage(path).convertToFormat(QImage::Format_ARGB32);
+    expected = expected.convertToFormat(QImage::Format_ARGB32);
+    QCOMPARE(written.size(), size * 2);
+    QCOMPARE(expected.size(), written.size());
+    qsizetype differing = 0;
+    QPoint first(-1, -1);
+    for (int y = 0; y < written.height(); ++y) {
+        const auto *a = reinterpret_cast<const QRgb *>(written.constScanLine(y));
+        const auto *e = reinterpret_cast<const QRgb *>(expected.constScanLine(y));
+        for (int x = 0; x < written.width(); ++x) {
+            if (a[x] != e[x]) {
+                if (differing++ == 0)
+                    first = QPoint(x, y);
+            }
+        }
+    }
+    QVERIFY2(differing == 0,
+             qPrintable(QStringLiteral("%1 pixels differ, first at (%2, %3)")
+                            .arg(differing)
+                            .arg(first.x())
+                            .arg(first.y())));
+}
+
 void TestMainWindow::exportCurrentViewBadSuffixFails()
 {
     QVERIFY(waitForFirstResult());
@@ -1106,7 +1230,7 @@ void TestMainWindow::exportCurrentViewBadSuffixFails()
         views->setCurrentIndex(tab);
         const QString path = dir.filePath(QStringLiteral("view.bmpx"));
         QString error;
-        QVERIFY(!m_window->exportCurrentView(path, &error));
+        QVERIFY(!m_window->exportRouter()->exportCurrentView(path, &error));
         QVERIFY(!error.isEmpty());
         QVERIFY(!QFile::exists(path));
     }
@@ -1119,11 +1243,12 @@ void TestMainWindow::exportActionWritesFocusedChart()
     QVERIFY(waitForFirstResult());
     m_window->activateWindow();
     QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
-    QWidget *chart = m_window->jacobianNormChart();
+    QWidget *chart = m_window->findChild<JacobianNormChart *>();
     chart->setFocus(Qt::MouseFocusReason);
     QTRY_COMPARE(QApplication::focusWidget(), chart);
-    QCOMPARE(m_window->currentExportTarget(), MainWindow::ExportTarget::Chart);
-    QVERIFY(m_window->exportAction()->text().contains(QLatin1String("Jacobian norm vs d_k")));
+    QCOMPARE(m_window->exportRouter()->currentTarget(), ExportRouter::Target::Chart);
+    QVERIFY(m_window->exportRouter()->exportAction()->text().contains(
+        QLatin1String("Jacobian norm vs d_k")));
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     const QString path = dir.filePath(QStringLiteral("chart.png"));
@@ -1142,7 +1267,7 @@ void TestMainWindow::exportActionWritesFocusedChart()
         answered = true;
         QMetaObject::invokeMethod(dialog, "accept", Qt::DirectConnection);
     });
-    m_window->exportAction()->trigger();
+    m_window->exportRouter()->exportAction()->trigger();
     QVERIFY(answered);
     QVERIFY2(title.contains(QLatin1String("Jacobian norm vs d_k")), qPrintable(title));
     const QImage image(path);
@@ -1161,7 +1286,8 @@ void TestMainWindow::viewMenuListsTabActions()
             viewMenu = a->menu();
     }
     QVERIFY(viewMenu);
-    const QList<QAction *> shortcuts = m_window->shortcutActions(); // Help → Keyboard shortcuts
+    const QList<QAction *> shortcuts
+        = m_window->shortcuts()->actions(); // Help → Keyboard shortcuts
     for (int tab = 0; tab < tabActions.size(); ++tab) {
         QAction *a = tabActions[tab];
         QVERIFY2(viewMenu->actions().contains(a), qPrintable(a->text()));
@@ -1187,8 +1313,8 @@ void TestMainWindow::stepsWeightsFollowHeatmapColormap()
 {
     // The weights panels of the steps and A/B views use the colormap picked for the heatmaps.
     QVERIFY(waitForFirstResult());
-    auto *combo
-        = m_window->heatmapViewPanel()->findChild<QComboBox *>(QStringLiteral("colormapCombo"));
+    auto *combo = m_window->findChild<HeatmapViewPanel *>()->findChild<QComboBox *>(
+        QStringLiteral("colormapCombo"));
     QVERIFY(combo);
     for (ColormapId id : {ColormapId::Magma, ColormapId::Cividis, ColormapId::Viridis}) {
         const int index = combo->findData(int(id));
@@ -1203,7 +1329,7 @@ namespace {
 
 QAction *actionWithShortcut(const MainWindow &window, const QKeySequence &key)
 {
-    for (QAction *a : window.shortcutActions())
+    for (QAction *a : window.shortcuts()->actions())
         if (a->shortcuts().contains(key))
             return a;
     return nullptr;
@@ -1245,7 +1371,7 @@ void TestMainWindow::windowShortcutsWinOverEditors()
     QVERIFY(waitForFirstResult());
     QAction *action = actionWithShortcut(*m_window, key);
     QVERIFY2(action, qPrintable(key.toString()));
-    QVERIFY(m_window->isWindowShortcut(key));
+    QVERIFY(m_window->shortcuts()->isWindowShortcut(key));
     // Only whether it fires: no file dialog, no recompute.
     QObject::disconnect(action, &QAction::triggered, nullptr, nullptr);
     QSignalSpy triggered(action, &QAction::triggered);
@@ -1267,9 +1393,9 @@ void TestMainWindow::windowShortcutsWinOverEditors()
 void TestMainWindow::undoIsTheEditorsUntilFocusLeaves()
 {
     QVERIFY(waitForFirstResult());
-    QVERIFY(!m_window->isWindowShortcut(QKeySequence::Undo));
-    QVERIFY(!m_window->isWindowShortcut(QKeySequence(Qt::CTRL | Qt::Key_C)));
-    QVERIFY(!m_window->isWindowShortcut(QKeySequence(Qt::Key_E))); // typing
+    QVERIFY(!m_window->shortcuts()->isWindowShortcut(QKeySequence::Undo));
+    QVERIFY(!m_window->shortcuts()->isWindowShortcut(QKeySequence(Qt::CTRL | Qt::Key_C)));
+    QVERIFY(!m_window->shortcuts()->isWindowShortcut(QKeySequence(Qt::Key_E))); // typing
     QAction *undo = actionWithShortcut(*m_window, QKeySequence(Qt::CTRL | Qt::Key_Z));
     QVERIFY(undo);
     QSignalSpy undone(undo, &QAction::triggered);
@@ -1300,7 +1426,7 @@ void TestMainWindow::undoIsTheEditorsUntilFocusLeaves()
 // its first-start width and every dock of a first start is shown again.
 void TestMainWindow::resetLayoutRestoresDocks()
 {
-    QAction *reset = m_window->resetLayoutAction();
+    QAction *reset = m_window->findChild<QAction *>(QStringLiteral("resetLayoutAction"));
     QVERIFY(reset);
     QMenu *viewMenu = nullptr;
     for (QAction *a : m_window->menuBar()->actions()) {
@@ -1315,8 +1441,10 @@ void TestMainWindow::resetLayoutRestoresDocks()
     const QSize firstSize = m_window->size();
     const int firstWidth = controlsDock->width();
     // resizeDocks may be a pixel off (separators, the dock's frame).
-    QVERIFY2(std::abs(firstWidth - m_window->defaultControlsWidth(firstSize.width())) <= 2,
-             qPrintable(QString::number(firstWidth)));
+    QVERIFY2(
+        std::abs(firstWidth - m_window->windowLayout()->defaultControlsWidth(firstSize.width()))
+            <= 2,
+        qPrintable(QString::number(firstWidth)));
     QList<bool> firstShown;
     const QList<QDockWidget *> docks = m_window->findChildren<QDockWidget *>();
     for (QDockWidget *d : docks)
@@ -1351,7 +1479,7 @@ void TestMainWindow::enlargingGivesDocksTheirWidthBack()
     const QSize large(1400, 900);
     m_window->resize(large);
     QTRY_COMPARE(m_window->size(), large);
-    const int wanted = m_window->defaultControlsWidth(large.width());
+    const int wanted = m_window->windowLayout()->defaultControlsWidth(large.width());
     QVERIFY(wanted >= 300);
     m_window->resizeDocks({controlsDock}, {wanted}, Qt::Horizontal);
     QTRY_VERIFY(std::abs(controlsDock->width() - wanted) <= 2);
@@ -1396,8 +1524,9 @@ void TestMainWindow::hideKeysSaysWhy()
     const ResultPtr r = waitForFirstResult();
     QVERIFY(r);
     QCOMPARE(r->keyCount(), Index(8));
-    QLineEdit *edit = m_window->heatmapViewPanel()->hideKeysEdit();
-    auto *note = m_window->heatmapViewPanel()->findChild<QLabel *>(QStringLiteral("transformNote"));
+    QLineEdit *edit = m_window->findChild<HeatmapViewPanel *>()->hideKeysEdit();
+    auto *note = m_window->findChild<HeatmapViewPanel *>()->findChild<QLabel *>(
+        QStringLiteral("transformNote"));
     QVERIFY(note);
     const QString usualTip = edit->toolTip();
     edit->setText(text);

@@ -243,6 +243,33 @@ private slots:
         QCOMPARE(params.caption(), caption);
     }
 
+    // One wording of the scale formula for captions, the status bar, the controls and A/B.
+    void scaleFormula_data()
+    {
+        QTest::addColumn<double>("alpha");
+        QTest::addColumn<double>("tau");
+        QTest::addColumn<int>("dK");
+        QTest::addColumn<QString>("text");
+        QTest::newRow("paper") << 0.5 << 1.0 << 0 << QStringLiteral("1/\u221ad_k");
+        QTest::newRow("paper, d_k 64") << 0.5 << 1.0 << 64 << QStringLiteral("1/\u221a64");
+        QTest::newRow("unscaled") << 0.0 << 1.0 << 0 << QStringLiteral("1 (unscaled)");
+        QTest::newRow("unscaled, d_k 64") << 0.0 << 1.0 << 64 << QStringLiteral("1 (unscaled)");
+        QTest::newRow("alpha 0.25") << 0.25 << 1.0 << 0 << QStringLiteral("d_k^\u22120.25");
+        QTest::newRow("alpha 1, d_k 16") << 1.0 << 1.0 << 16 << QStringLiteral("16^\u22121");
+        QTest::newRow("tau 2") << 0.5 << 2.0 << 0
+                               << QStringLiteral("1/\u221ad_k / \u03c4 (\u03c4=2)");
+        QTest::newRow("unscaled, tau 0.01")
+            << 0.0 << 0.01 << 8 << QStringLiteral("1 (unscaled) / \u03c4 (\u03c4=0.01)");
+    }
+    void scaleFormula()
+    {
+        QFETCH(double, alpha);
+        QFETCH(double, tau);
+        QFETCH(int, dK);
+        QFETCH(QString, text);
+        QCOMPARE(attn::scaleFormula(alpha, tau, dK), text);
+    }
+
     // ---- computeSession ----
 
     // The NumPy reference follows the documented draw order independently of the C++ code.

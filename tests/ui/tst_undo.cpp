@@ -10,6 +10,8 @@
 #include "ui/views/heatmapwidget.h"
 #include "ui/window/mainwindow.h"
 #include "ui/window/sessioncontroller.h"
+#include "ui/window/shortcuts.h"
+#include "ui/window/windowmenus.h"
 
 #include <QAbstractButton>
 #include <QAbstractSlider>
@@ -406,7 +408,7 @@ void TestUndo::commonActionsHaveShortcuts()
     QFETCH(QString, name);
     QFETCH(QString, shortcut);
     QAction *found = nullptr;
-    for (QAction *a : m_window->shortcutActions()) {
+    for (QAction *a : m_window->shortcuts()->actions()) {
         QString text = a->text();
         text.remove(QLatin1Char('&'));
         text.remove(QStringLiteral("…"));
@@ -449,9 +451,9 @@ void TestUndo::shortcutsDialogListsEveryAction()
             dialog->grab().save(QDir(keep).filePath(QStringLiteral("habits_shortcuts.png")));
         dialog->reject();
     });
-    m_window->showKeyboardShortcuts();
+    m_window->shortcuts()->showDialog();
     QVERIFY(seen);
-    const QList<QAction *> actions = m_window->shortcutActions();
+    const QList<QAction *> actions = m_window->shortcuts()->actions();
     QVERIFY(actions.size() >= 20);
     for (QAction *a : actions) {
         QString name = a->text();
@@ -585,7 +587,7 @@ void TestUndo::aboutShowsVersion()
             box->close();
         }
     });
-    m_window->showAbout();
+    m_window->findChild<WindowMenus *>()->showAbout();
     QVERIFY2(text.contains(QStringLiteral("9.8.7-test")), qPrintable(text));
     if (const QString keep = keepDir(); !keep.isEmpty()) {
         m_window->grab().save(QDir(keep).filePath(QStringLiteral("habits_window.png")));

@@ -495,16 +495,9 @@ void ControlPanel::syncWidgets()
     m_sqrtCheck->setChecked(p.scaleExponent == 0.5);
     m_temperatureSpin->setValue(p.temperature);
     const double scale = std::pow(double(std::max(1, dK)), -p.scaleExponent) / p.temperature;
-    QString formula;
-    if (p.scaleExponent == 0.5)
-        formula = QStringLiteral("1/√%1").arg(dK);
-    else if (p.scaleExponent == 0.0)
-        formula = tr("1 (unscaled)");
-    else
-        formula = QStringLiteral("%1^−%2").arg(dK).arg(p.scaleExponent, 0, 'g', 3);
-    if (p.temperature != 1.0)
-        formula += QStringLiteral(" / %1").arg(p.temperature, 0, 'g', 3);
-    m_scaleLabel->setText(QStringLiteral("%1 = %2").arg(formula).arg(scale, 0, 'g', 4));
+    m_scaleLabel->setText(QStringLiteral("%1 = %2")
+                              .arg(scaleFormula(p.scaleExponent, p.temperature, std::max(1, dK)))
+                              .arg(scale, 0, 'g', 4));
 
     m_maskCombo->setCurrentIndex(m_maskCombo->findData(int(p.mask)));
     m_paddingSpin->setRange(0, p.keyCount());

@@ -15,15 +15,6 @@ QString number(double v)
     return PanelFigure::formatValue(v);
 }
 
-QString scaleName(double alpha)
-{
-    if (alpha == 0.5)
-        return QStringLiteral("0.5 (1/\u221ad_k)");
-    if (alpha == 0.0)
-        return QStringLiteral("0 (unscaled)");
-    return QString::number(alpha, 'g', 4);
-}
-
 } // namespace
 
 SessionParameters CompareVariant::apply(const SessionParameters &a) const
@@ -109,8 +100,8 @@ QStringList compareDifferences(const SessionParameters &a, const SessionParamete
                  .arg(a.dModel)
                  .arg(b.dModel);
     if (a.scaleExponent != b.scaleExponent)
-        d << QStringLiteral("\u03b1 %1 \u2192 %2")
-                 .arg(scaleName(a.scaleExponent), scaleName(b.scaleExponent));
+        d << QStringLiteral("scale %1 \u2192 %2")
+                 .arg(scaleFormula(a.scaleExponent, 1.0), scaleFormula(b.scaleExponent, 1.0));
     if (a.temperature != b.temperature)
         d << QStringLiteral("\u03c4 %1 \u2192 %2")
                  .arg(QString::number(a.temperature, 'g', 4),

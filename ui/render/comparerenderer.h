@@ -39,8 +39,8 @@ struct CompareVariant
     bool operator==(const CompareVariant &) const = default;
 };
 
-/// The parameters in which B differs from A, as "d_k 16 → 512", "α 0.5 → 0", ... (empty when
-/// they compute the same thing).
+/// The parameters in which B differs from A, as "d_k 16 → 512", "scale 1/√d_k → 1 (unscaled)"
+/// (scaleFormula), "τ 1 → 2", ... (empty when they compute the same thing).
 QStringList compareDifferences(const SessionParameters &a, const SessionParameters &b);
 
 /// What A and B share, honestly: with equal d_model they share the seed, the layer's weights and

@@ -20,6 +20,21 @@ QString numberText(double v)
 
 } // namespace
 
+QString scaleFormula(double scaleExponent, double temperature, int dK)
+{
+    const QString symbol = dK > 0 ? QString::number(dK) : QStringLiteral("d_k");
+    QString formula;
+    if (scaleExponent == 0.5)
+        formula = QStringLiteral("1/\u221a") + symbol;
+    else if (scaleExponent == 0.0)
+        formula = QStringLiteral("1 (unscaled)");
+    else
+        formula = QStringLiteral("%1^\u2212%2").arg(symbol, numberText(scaleExponent));
+    if (temperature != 1.0)
+        formula += QStringLiteral(" / \u03c4 (\u03c4=%1)").arg(numberText(temperature));
+    return formula;
+}
+
 QString attentionKindName(AttentionKind k)
 {
     switch (k) {
@@ -335,16 +350,7 @@ QString SessionParameters::caption() const
     parts << QStringLiteral("d_model=%1").arg(dModel) << QStringLiteral("h=%1").arg(heads)
           << QStringLiteral("d_k=%1").arg(dK());
 
-    QString scale;
-    if (scaleExponent == 0.5)
-        scale = QStringLiteral("1/\u221ad_k");
-    else if (scaleExponent == 0.0)
-        scale = QStringLiteral("1 (unscaled)");
-    else
-        scale = QStringLiteral("d_k^\u2212%1").arg(numberText(scaleExponent));
-    if (temperature != 1.0)
-        scale += QStringLiteral(" / \u03c4 (\u03c4=%1)").arg(numberText(temperature));
-    parts << QStringLiteral("scale=") + scale;
+    parts << QStringLiteral("scale=") + scaleFormula(scaleExponent, temperature);
 
     QStringList masks;
     if (causalMasked())

@@ -87,4 +87,12 @@ std::optional<AttentionKind> parseAttentionKind(const QString &id);
 std::optional<MaskChoice> parseMaskChoice(const QString &id);
 std::optional<DType> parseDType(const QString &id);
 
+/// The formula of the score scale d_k^(−α) / τ (Vaswani et al. 2017, §3.2.1, with the
+/// exponent α = `scaleExponent` and the temperature τ = `temperature`), the one wording of
+/// every caption, status bar, control and comparison: "1/√d_k" (α = 0.5), "1 (unscaled)"
+/// (α = 0), "d_k^−0.25" otherwise, then " / τ (τ=2)" when τ ≠ 1 (numbers with up to 6
+/// significant digits). With `dK` > 0 the number replaces the symbol: "1/√64", "64^−0.25".
+/// Never throws; any α and τ give a text.
+QString scaleFormula(double scaleExponent, double temperature, int dK = 0);
+
 } // namespace attn

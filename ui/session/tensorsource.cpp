@@ -41,25 +41,6 @@ QString q(const std::string &s)
     return QString::fromStdString(s);
 }
 
-QString numberText(double v)
-{
-    return QString::number(v, 'g', 6);
-}
-
-QString scaleFormula(const SessionParameters &p)
-{
-    QString scale;
-    if (p.scaleExponent == 0.5)
-        scale = QStringLiteral("1/\u221ad_k");
-    else if (p.scaleExponent == 0.0)
-        scale = QStringLiteral("1 (unscaled)");
-    else
-        scale = QStringLiteral("d_k^\u2212%1").arg(numberText(p.scaleExponent));
-    if (p.temperature != 1.0)
-        scale += QStringLiteral(" / \u03c4 (\u03c4=%1)").arg(numberText(p.temperature));
-    return scale;
-}
-
 /// Adds one head's report to the result's running NaN/Inf report.
 void mergeNonFinite(NonFiniteReport &into, const NonFiniteReport &nf)
 {
@@ -331,7 +312,7 @@ QString TensorSource::caption(const SessionParameters &p) const
               << QStringLiteral("n_k=%1").arg(c.keyCount());
     parts << QStringLiteral("d_model=%1").arg(c.dModel()) << QStringLiteral("h=%1").arg(c.heads)
           << QStringLiteral("d_k=%1").arg(c.headDim());
-    parts << QStringLiteral("scale=") + scaleFormula(p);
+    parts << QStringLiteral("scale=") + scaleFormula(p.scaleExponent, p.temperature);
     QStringList masks;
     for (const std::string &d : c.maskDescription)
         masks << q(d.substr(0, d.find(' ')));

@@ -1,5 +1,6 @@
 #include "ui/views/attentionviews.h"
 
+#include "ui/document/sessionfile.h"
 #include "ui/session/attentionsession.h"
 #include "ui/views/compareview.h"
 #include "ui/views/heatmapwidget.h"
@@ -71,6 +72,72 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
             m_steps->setHead(head);
         m_compare->setHead(head);
     });
+}
+
+QJsonObject AttentionViews::state() const
+{
+    QJsonObject state;
+    state.insert(QStringLiteral("heatmap"), heatmapViewToJson(m_heads->options()));
+    state.insert(QStringLiteral("transform"), viewTransformToJson(m_heads->viewTransform()));
+    state.insert(QStringLiteral("row_strip"), m_heads->isRowStripVisible());
+    const QJsonObject compare = m_compare->state();
+    if (!compare.isEmpty()) // B's settings once there are any
+        state.insert(QStringLiteral("compare"), compare);
+    return state;
+}
+
+void AttentionViews::setState(const QJsonObject &state)
+{
+    const QJsonValue heatmap = state.value(QLatin1String("heatmap"));
+    if (heatmap.isObject()) {
+        HeatmapOptions options = m_heads->options();
+        const HeatmapOptions defaults; // colours and font follow the palette again
+        options.background = defaults.background;
+        options.foreground = defaults.foreground;
+        options.fontPixelSize = defaults.fontPixelSize;
+        m_heads->setOptions(heatmapViewFromJson(heatmap.toObject(), options));
+    }
+    const QJsonValue transform = state.value(QLatin1String("transform"));
+    if (transform.isObject())
+        m_heads->setViewTransform(
+            viewTransformFromJson(transform.toObject(), m_heads->viewTransform()));
+    const QJsonValue rowStrip = state.value(QLatin1String("row_strip"));
+    if (rowStrip.isBool())
+        m_heads->setRowStripVisible(rowStrip.toBool());
+    m_compare->setState(state.value(QLatin1String("compare")).toObject());
+}
+
+QJsonArray AttentionViews::tabPath(const QTabWidget *tabs)
+{
+    QJsonArray path;
+    for (const QTabWidget *t = tabs; t;) {
+        const QWidget *page = t->currentWidget();
+        if (!page)
+            break;
+        path.append(page->objectName().isEmpty() ? QStringLiteral("#%1").arg(t->currentIndex())
+                                                 : page->objectName());
+        t = qobject_cast<const QTabWidget *>(page);
+    }
+    return path;
+}
+
+void AttentionViews::setTabPath(QTabWidget *tabs, const QJsonArray &path)
+{
+    QTabWidget *t = tabs;
+    for (const QJsonValue &tab : path) {
+        if (!t)
+            break;
+        const QString name = tab.toString();
+        int index = -1;
+        for (int i = 0; i < t->count() && index < 0; ++i) {
+            if (t->widget(i)->objectName() == name || QStringLiteral("#%1").arg(i) == name)
+                index = i;
+        }
+        if (index < 0)
+            break;
+        t->setCurrentIndex(index);
+        t = qobject_cast<QTabWidget *>(t->widget(index));
+    }
 }
 
 } // namespace attn

@@ -4,6 +4,8 @@
 // scores → weights of one head) and "Compare A/B" (CompareView). Results of the session go to
 // all three; clicking a head's tile in the grid selects that head in the other two.
 
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QList>
 #include <QTabWidget>
 
@@ -31,6 +33,21 @@ public:
     /// "Heads View", "Steps View", "Compare A/B View" (Ctrl+Alt+1 … 3): switch tabs. They work
     /// while the window is active; a View menu may list them too.
     QList<QAction *> tabActions() const { return m_tabActions; }
+
+    /// What the three views show, for session files (keys in ui/document/sessionfile.h):
+    /// "heatmap" (the Heads view's options: view, head, colormap …), "transform" (trimmed
+    /// padding, hidden keys), "row_strip", and "compare" (B of the A/B view, once there is
+    /// any). The current tab is part of tabPath.
+    QJsonObject state() const;
+    /// Applies the keys present in `state` (colours and font follow the palette again);
+    /// unknown keys and values are ignored.
+    void setState(const QJsonObject &state);
+
+    /// The current page of `tabs` and of each nested tab widget below it, by object name
+    /// ("#2" for an unnamed page): e.g. ["attentionViews", "stepsView"].
+    static QJsonArray tabPath(const QTabWidget *tabs);
+    /// Selects the pages `path` names, outermost first; stops at the first unknown name.
+    static void setTabPath(QTabWidget *tabs, const QJsonArray &path);
 
 private:
     HeatmapWidget *m_heads;
