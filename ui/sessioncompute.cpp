@@ -5,6 +5,7 @@
 #include "core/multihead.h"
 #include "core/positional.h"
 #include "core/random.h"
+#include "core/torchrandom.h"
 
 #include <QHash>
 
@@ -79,8 +80,9 @@ struct CancelledError
 
 bool sameScores(const SessionParameters &a, const SessionParameters &b)
 {
-    return a.seed == b.seed && a.n == b.n && a.keyCount() == b.keyCount() && a.dModel == b.dModel
-        && a.heads == b.heads && a.positional == b.positional
+    return a.seed == b.seed && a.generator == b.generator && a.n == b.n
+        && a.keyCount() == b.keyCount() && a.dModel == b.dModel && a.heads == b.heads
+        && a.positional == b.positional
         && (a.kind == AttentionKind::EncoderDecoder) == (b.kind == AttentionKind::EncoderDecoder)
         && a.dtype == b.dtype && a.tokens == b.tokens;
 }
@@ -169,13 +171,29 @@ void computeScores(const SessionParameters &p, SessionComputeCache::Data &out,
     const Index dK = p.dK();
 
     // Draw order: layer parameters, decoder/query-side input X, encoder input E (cross only).
-    Generator rng(p.seed);
+    // PyTorch's: nn.MultiheadAttention(d, h) in T, then torch.randn(1, n, d) in T.
     MultiheadAttention<T> layer(d, h);
-    layer.initXavier(rng);
-    MatrixD x = rng.standardNormal(nQ, d); // X: n_q × d_model
-    MatrixD e; // E: n_k × d_model (encoder–decoder attention only)
-    if (p.kind == AttentionKind::EncoderDecoder)
-        e = rng.standardNormal(nK, d);
+    MatrixD x, e; // X: n_q × d_model; E: n_k × d_model (encoder–decoder attention only)
+    const bool cross = p.kind == AttentionKind::EncoderDecoder;
+    if (p.generator == RandomSource::Torch) {
+        TorchGenerator rng(p.seed);
+        initTorchDefault(layer, rng);
+        const auto draw = [&rng](Index rows, Index cols) {
+            if constexpr (std::is_same_v<T, float>)
+                return MatrixD(rng.randnMatrixFloat(rows, cols).template cast<double>());
+            else
+                return rng.randnMatrix(rows, cols);
+        };
+        x = draw(nQ, d);
+        if (cross)
+            e = draw(nK, d);
+    } else {
+        Generator rng(p.seed);
+        layer.initXavier(rng);
+        x = rng.standardNormal(nQ, d);
+        if (cross)
+            e = rng.standardNormal(nK, d);
+    }
     // Typed tokens replace the drawn rows: query i by tokens[i] (i < n), for encoder–decoder
     // attention encoder row j by tokens[n + j]; every token counts, the empty one too.
     const Index tokenCount = p.tokens.size();
