@@ -119,6 +119,13 @@ def dependent_fixtures():
         for spec in MHA:
             tag = spec.replace(":", "_")
             out.append((f"mha_{dt}_{tag}", 0, False, [f"mha:{dt}:{spec}", f"rand:{dt}:4"]))
+        # The listings' draws: the layer, then torch.randn(1, n, d) (E4, E5, E7, the main view),
+        # then E7's replaced positions.
+        out.append((f"listing_{dt}_e7", 0, False,
+                    [f"mha:{dt}:16:4", f"randn:{dt}:1x8x16", f"randn:{dt}:1x3x16"]))
+        out.append((f"listing_{dt}_e5", 0, False, [f"mha:{dt}:16:4", f"randn:{dt}:1x7x16"]))
+        out.append((f"listing_{dt}_cross", 5, False,
+                    [f"mha:{dt}:12:3", f"randn:{dt}:1x4x12", f"randn:{dt}:1x7x12"]))
         calls = [f"uniform:{dt}:1000:{lo.hex()}:{hi.hex()}" for lo, hi in UNIFORM_RANGES]
         out.append((f"uniform_{dt}", 7, False, calls))
     return out
