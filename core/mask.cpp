@@ -51,6 +51,20 @@ AttentionMask AttentionMask::keyPaddingLast(Index nQ, Index nK, Index count)
     return keyPadding(nQ, padding);
 }
 
+AttentionMask AttentionMask::slidingWindow(Index nQ, Index nK, Index window, Index sinks,
+                                           CausalAlignment alignment)
+{
+    checkNonNegative(nQ, "sliding window mask n_q");
+    checkNonNegative(nK, "sliding window mask n_k");
+    if (window < 1)
+        throw InvalidArgument("sliding window width w must be >= 1, got " + std::to_string(window));
+    checkNonNegative(sinks, "number of attention sinks");
+    AttentionMask m = causal(nQ, nK, alignment);
+    m.m_window = window;
+    m.m_sinks = sinks;
+    return m;
+}
+
 AttentionMask AttentionMask::fromMasked(const MatrixB &masked)
 {
     AttentionMask m;
@@ -118,6 +132,17 @@ AttentionMask AttentionMask::operator|(const AttentionMask &other) const
                 = r.m_cols >= r.m_rows ? CausalAlignment::TopLeft : CausalAlignment::BottomRight;
         }
     }
+    if (other.m_window != 0) {
+        if (r.m_window == 0) {
+            r.m_window = other.m_window;
+            r.m_sinks = other.m_sinks;
+        } else if (r.m_window != other.m_window || r.m_sinks != other.m_sinks) {
+            throw InvalidArgument(
+                "cannot combine two sliding windows: w = " + std::to_string(r.m_window) + " with "
+                + std::to_string(r.m_sinks) + " sinks and w = " + std::to_string(other.m_window)
+                + " with " + std::to_string(other.m_sinks) + " sinks");
+        }
+    }
     if (!other.m_keyPadding.empty()) {
         if (r.m_keyPadding.empty()) {
             r.m_keyPadding = other.m_keyPadding;
@@ -150,7 +175,7 @@ bool AttentionMask::empty() const
 
 bool AttentionMask::isPureCausal() const
 {
-    return m_causal && m_keyPadding.empty() && !m_custom && !m_additive;
+    return m_causal && m_window == 0 && m_keyPadding.empty() && !m_custom && !m_additive;
 }
 
 std::optional<CausalAlignment> AttentionMask::causalAlignment() const
@@ -177,11 +202,20 @@ Index AttentionMask::causalLimit(Index i, Index nK) const
     return std::clamp<Index>(limit, 0, nK);
 }
 
+Index AttentionMask::windowStart(Index i, Index nK) const
+{
+    if (m_window == 0)
+        return 0;
+    return std::max<Index>(causalLimit(i, nK) - m_window, 0);
+}
+
 std::uint8_t AttentionMask::state(Index i, Index j) const
 {
     std::uint8_t s = MaskAllowed;
     if (m_causal && j >= causalLimit(i, m_cols))
         s |= MaskCausal;
+    if (m_window != 0 && j >= m_sinks && j < windowStart(i, m_cols))
+        s |= MaskWindow;
     if (!m_keyPadding.empty() && m_keyPadding[std::size_t(j)] != 0)
         s |= MaskPadding;
     if (m_custom && (*m_custom)(i, j) != 0)

@@ -22,6 +22,7 @@ enum MaskStateBits : std::uint8_t {
     MaskCausal = 1, ///< key j lies in the future of query i
     MaskPadding = 2, ///< key j is a padding key
     MaskCustom = 4, ///< masked by a user-given boolean mask
+    MaskWindow = 8, ///< key j lies before query i's sliding window and is not a sink
 };
 
 /// Alignment of a causal mask when n_q != n_k.
@@ -45,6 +46,16 @@ public:
     /// Key padding mask where the last `count` of nK keys are padding. Throws InvalidArgument if
     /// count < 0 or count > nK.
     static AttentionMask keyPaddingLast(Index nQ, Index nK, Index count);
+    /// Sliding-window causal mask (Beltagy et al. 2020, Longformer §3.1; Mistral 7B's
+    /// sliding_window): query i sees the w keys i − w < j ≤ i (with BottomRight alignment the
+    /// window ends at the causal limit instead: i + n_k − n_q − w < j ≤ i + n_k − n_q). Keys
+    /// beyond i are MaskCausal, keys before the window MaskWindow. The first `sinks` keys are
+    /// attention sinks (Xiao et al. 2023, StreamingLLM §3.2): never masked by the window (the
+    /// causal and padding masks still apply to them). Libraries disagree on w vs w + 1 visible
+    /// keys; here a query sees exactly w keys of its window (plus the sinks before it).
+    /// Throws InvalidArgument for n_q or n_k < 0, w < 1 or sinks < 0.
+    static AttentionMask slidingWindow(Index nQ, Index nK, Index window, Index sinks = 0,
+                                       CausalAlignment alignment = CausalAlignment::TopLeft);
     /// Boolean n_q × n_k mask where 1 means "masked out" (nn.MultiheadAttention attn_mask).
     static AttentionMask fromMasked(const MatrixB &masked);
     /// Boolean n_q × n_k mask where 1 means "may attend" (F.scaled_dot_product_attention).
@@ -54,7 +65,8 @@ public:
     static AttentionMask additive(const MatrixD &add);
 
     /// Boolean OR of the "masked" cells of both masks; additive terms are summed.
-    /// Throws InvalidArgument when both have fixed shapes and the shapes differ.
+    /// Throws InvalidArgument when both have fixed shapes and the shapes differ, or when both
+    /// have sliding windows of different widths or sink counts.
     AttentionMask operator|(const AttentionMask &other) const;
 
     bool empty() const; ///< true when no component is set
@@ -79,6 +91,13 @@ public:
     /// Key padding component: n_k flags (1 = padding), or empty when there is none.
     const std::vector<std::uint8_t> &keyPaddingFlags() const { return m_keyPadding; }
     bool hasCausal() const { return m_causal.has_value(); }
+    /// Sliding window width w, or 0 when there is no window.
+    Index window() const { return m_window; }
+    /// Number of attention sinks (the first keys the window never masks); 0 without a window.
+    Index sinks() const { return m_sinks; }
+    /// With a window: query i's window starts at key windowStart(i, nK) (keys before it, other
+    /// than sinks, are MaskWindow); 0 without a window.
+    Index windowStart(Index i, Index nK) const;
 
     /// For key j in [0, nK): the first key index that query i may not attend because of the
     /// causal component, i.e. query i may attend keys < causalLimit(i) (nK when not causal).
@@ -87,6 +106,8 @@ public:
 private:
     Index m_rows = 0, m_cols = 0;
     std::optional<CausalAlignment> m_causal;
+    Index m_window = 0; // 0 = no sliding window; a window always comes with m_causal
+    Index m_sinks = 0;
     std::vector<std::uint8_t> m_keyPadding; // size n_k or empty
     std::optional<MatrixB> m_custom; // 1 = masked
     std::optional<MatrixD> m_additive;

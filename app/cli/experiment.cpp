@@ -1,11 +1,11 @@
-// attnlab experiment: list or run the experiments E1–E12 of EXPERIMENTS.md headless.
+// attnlab experiment: list or run the experiments E1–E12 of docs/experiments.md headless.
 //   attnlab experiment --list
 //   attnlab experiment E<k> [--seed S] [--<param> value …] [--format table|csv|json]
 //                           [--out FILE] [--figure FILE.png|.svg] [--figure-size WxH]
 
 #include "common.h"
 
-#include <charts/experimentfigure.h>
+#include "ui/charts/experimentfigure.h"
 
 #include "core/experiments/experiments.h"
 #include <QFileInfo>
@@ -155,7 +155,7 @@ int runExperiment(const QStringList &arguments)
     const QString command = QStringLiteral("experiment");
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
-        "List or run the experiments E1-E12 of EXPERIMENTS.md and print the result table."));
+        "List or run the experiments E1-E12 of docs/experiments.md and print the result table."));
     parser.addPositionalArgument(QStringLiteral("experiment"),
                                  QStringLiteral("Experiment id, E1 … E12 (case-insensitive)."),
                                  QStringLiteral("[E<k>]"));

@@ -1,4 +1,4 @@
-// attnlab sweep: the E2 scaling sweep (why divide by √d_k), EXPERIMENTS.md.
+// attnlab sweep: the E2 scaling sweep (why divide by √d_k), docs/experiments.md.
 //   attnlab sweep --seed 1 --trials 4000 --keys 16 --dk 4,16,64,256,1024
 //                 [--generator numpy|torch] [--format table|csv|json] [--out FILE]
 
@@ -17,7 +17,7 @@ int runSweep(const QStringList &arguments)
     const QString command = QStringLiteral("sweep");
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
-        "Print the E2 scaling sweep of EXPERIMENTS.md: for each d_k, the std of raw scores "
+        "Print the E2 scaling sweep of docs/experiments.md: for each d_k, the std of raw scores "
         "q\u00b7k next to sqrt(d_k), and the mean largest softmax weight and mean softmax-"
         "Jacobian norm without and with the 1/sqrt(d_k) scale. One generator (NumPy's or, with "
         "--generator torch, PyTorch's): for each d_k, q (trials x 1 x d_k) then k (trials x keys "

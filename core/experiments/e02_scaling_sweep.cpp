@@ -1,4 +1,4 @@
-// E2 — why divide by √d_k (EXPERIMENTS.md; Vaswani et al. 2017, §3.2.1 and footnote 4).
+// E2 — why divide by √d_k (docs/experiments.md; Vaswani et al. 2017, §3.2.1 and footnote 4).
 
 #include "core/experiments/experiments_p.h"
 
@@ -67,7 +67,7 @@ Table scalingSweep(std::uint64_t seed, Index trials, Index keys, const std::vect
     std::vector<double> maxW(trialCount), jacobian(trialCount);
     double done = 0;
     for (const Index dK : dks) {
-        // q: trials × 1 × d_k, all drawn before k (EXPERIMENTS.md draw order); torch:
+        // q: trials × 1 × d_k, all drawn before k (docs/experiments.md draw order); torch:
         // torch.randn(trials, 1, d_k, dtype=torch.float64).
         MatrixD q = torch ? torchRng.randnMatrix(trials, dK) : rng.standardNormal(trials, dK);
         // k: trials × keys × d_k, drawn trial by trial (C order: the same stream) and used at

@@ -1,4 +1,4 @@
-// E4 — heads split the dimension (EXPERIMENTS.md; Vaswani et al. 2017, §3.2.2, Table 3 (A)).
+// E4 — heads split the dimension (docs/experiments.md; Vaswani et al. 2017, §3.2.2, Table 3 (A)).
 
 #include "core/experiments/experiments_p.h"
 

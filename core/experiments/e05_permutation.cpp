@@ -1,4 +1,4 @@
-// E5 — attention ignores order until positions are added (EXPERIMENTS.md;
+// E5 — attention ignores order until positions are added (docs/experiments.md;
 // Vaswani et al. 2017, §3.5).
 
 #include "core/experiments/experiments_p.h"

@@ -1,4 +1,4 @@
-// E7 — the causal mask really blocks the future (EXPERIMENTS.md; Vaswani et al. 2017, §3.2.3).
+// E7 — the causal mask really blocks the future (docs/experiments.md; Vaswani et al. 2017, §3.2.3).
 
 #include "core/experiments/experiments_p.h"
 

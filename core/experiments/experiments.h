@@ -1,10 +1,11 @@
 #pragma once
-// The experiments of EXPERIMENTS.md (E1–E12): a registry of parameter specs and a runner that
+// The experiments of docs/experiments.md (E1–E12): a registry of parameter specs and a runner that
 // turns parameters into a result Table plus named matrices (heatmaps) for figures.
 // Every experiment is deterministic for a given seed (NumPy-compatible Generator; E2, E4, E5 and
 // E7 take "generator" = torch for PyTorch's streams, core/torchrandom.h) except the timings of
 // E8/E9, which are measured, never hard-coded.
 
+#include "core/cancel.h"
 #include "core/table.h"
 #include "core/torchrandom.h"
 #include "core/types.h"
@@ -66,17 +67,13 @@ struct ExperimentResult
 struct RunContext
 {
     std::function<void(double)> progress; ///< may be empty
-    const std::atomic<bool> *cancel = nullptr; ///< when set and true, the run throws Cancelled
+    CancelToken cancel; ///< polled between steps; once cancelled, the run throws Cancelled
     void report(double fraction) const
     {
         if (progress)
             progress(fraction);
     }
-    void checkCancel() const
-    {
-        if (cancel && cancel->load(std::memory_order_relaxed))
-            throw Cancelled();
-    }
+    void checkCancel() const { cancel.throwIfCancelled(); }
 };
 
 /// All experiments in order E1 … E12.
@@ -90,7 +87,7 @@ ExperimentResult runExperiment(std::string_view id, const ExperimentParams &para
 
 // ---- Typed entry points shared with the main view and the CLI ----
 
-/// E2 (EXPERIMENTS.md): scaling sweep. Columns: d_k, score_std, sqrt_dk, max_weight_unscaled,
+/// E2 (docs/experiments.md): scaling sweep. Columns: d_k, score_std, sqrt_dk, max_weight_unscaled,
 /// jacobian_norm_unscaled, max_weight_scaled, jacobian_norm_scaled. One generator seeded with
 /// `seed`; for each d_k in order draw q (trials × 1 × d_k) then k (trials × keys × d_k).
 /// Scores s = q·k, std over all trials × keys scores; per trial the softmax of s and of

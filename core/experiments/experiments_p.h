@@ -136,7 +136,7 @@ struct TimingSummary
     double mean = 0, median = 0, minimum = 0;
 };
 TimingSummary timingSummary(std::vector<double> seconds);
-/// kSingleThreadFlops (kernels.h) as short text, "2e7".
+/// kSingleThreadFlops (core/threads.h) as short text, "2e7".
 std::string flopsText();
 
 } // namespace attn::experiments

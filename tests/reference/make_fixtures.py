@@ -26,6 +26,8 @@ GROUPS = {
     "tokens": "make_token_fixtures",        # typed tokens' input vectors and sessions
     "kernels": "make_kernel_fixtures",      # the three kernels vs torch.softmax arithmetic
     "torchlistings": "torch_listings",      # E2/E4/E5/E7 --generator torch as PyTorch prints them
+    "modern": "make_modern_fixtures",       # GQA, RoPE, ALiBi, sliding window and sinks
+    "training": "make_training_fixtures",   # autograd gradients and optimizer steps
 }
 
 

@@ -1,9 +1,9 @@
-#include "controlpanel.h"
+#include "ui/panels/controlpanel.h"
 
-#include "tokenizer.h"
+#include "ui/session/tokenizer.h"
 
-#include "tensorsource.h"
-#include "wheelguard.h"
+#include "ui/panels/wheelguard.h"
+#include "ui/session/tensorsource.h"
 
 #include <QAction>
 #include <QCheckBox>
