@@ -16,7 +16,7 @@
 //     MultiheadAttention._reset_parameters, torch/nn/modules/linear.py Linear.reset_parameters,
 //     torch/nn/init.py kaiming_uniform_, xavier_uniform_).
 // Arrays are filled in C (row-major) order, as torch fills a fresh contiguous tensor.
-// tests/tst_torchrandom.cpp checks every function bitwise against the fixtures of
+// tests/core/tst_torchrandom.cpp checks every function bitwise against the fixtures of
 // tests/reference/make_torch_random_fixtures.py.
 
 #include "core/types.h"

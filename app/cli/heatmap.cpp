@@ -160,6 +160,7 @@ QStringList sessionArguments(const SessionDocument &session)
                    QStringLiteral("--alpha"),       QString::number(p.scaleExponent, 'g', 17),
                    QStringLiteral("--temperature"), QString::number(p.temperature, 'g', 17),
                    QStringLiteral("--dtype"),       dtypeId(p.dtype)};
+    a << QStringLiteral("--generator") << QString::fromLatin1(randomSourceName(p.generator));
     if (p.positional)
         a << QStringLiteral("--positional");
     const HeatmapOptions o
@@ -277,8 +278,15 @@ int runHeatmap(const QStringList &arguments)
          QStringLiteral("d"), QStringLiteral("16")},
         {QStringLiteral("heads"), QStringLiteral("Head count h, a divisor of d_model."),
          QStringLiteral("h"), QStringLiteral("4")},
-        {QStringLiteral("seed"), QStringLiteral("Seed of numpy.random.default_rng."),
+        {QStringLiteral("seed"),
+         QStringLiteral("Seed of numpy.random.default_rng (or of torch.manual_seed)."),
          QStringLiteral("seed"), QStringLiteral("0")},
+        {QStringLiteral("generator"),
+         QStringLiteral("Random streams of the layer and inputs: numpy (numpy.random.default_rng: "
+                        "xavier init, then standard_normal) or torch (torch.manual_seed: "
+                        "nn.MultiheadAttention's default init, then torch.randn(1, n, d) in "
+                        "--dtype)."),
+         QStringLiteral("numpy|torch"), QStringLiteral("numpy")},
         {QStringLiteral("kind"),
          QStringLiteral("encoder (self-attention), decoder (causal self-attention) or cross "
                         "(encoder-decoder attention, n_q = n queries over --n-k keys)."),
@@ -456,6 +464,8 @@ int runHeatmap(const QStringList &arguments)
             {QStringLiteral("none"), QStringLiteral("causal"), QStringLiteral("padding")}, &error)
         || !checkChoice(parser, QStringLiteral("dtype"),
                         {QStringLiteral("float32"), QStringLiteral("float64")}, &error)
+        || !checkChoice(parser, QStringLiteral("generator"),
+                        {QStringLiteral("numpy"), QStringLiteral("torch")}, &error)
         || !checkChoice(parser, QStringLiteral("view"),
                         {QStringLiteral("grid"), QStringLiteral("head"), QStringLiteral("steps"),
                          QStringLiteral("compare")},
@@ -495,6 +505,7 @@ int runHeatmap(const QStringList &arguments)
     p.dModel = int(*dModel);
     p.heads = int(*heads);
     p.seed = quint64(*seed);
+    p.generator = parseRandomSource(parser.value(QStringLiteral("generator")).toStdString());
     p.kind = *parseAttentionKind(parser.value(QStringLiteral("kind")));
     p.mask = *parseMaskChoice(parser.value(QStringLiteral("mask")));
     p.dtype = *parseDType(parser.value(QStringLiteral("dtype")));

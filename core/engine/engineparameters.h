@@ -4,6 +4,7 @@
 // the one function that builds the attention mask such parameters ask for.
 
 #include "core/mask.h"
+#include "core/torchrandom.h"
 #include "core/types.h"
 
 #include <cstdint>
@@ -37,7 +38,9 @@ struct EngineParameters
     Index nK = 10; ///< key count for encoder–decoder attention, ≥ 1 (self-attention: n)
     Index dModel = 64; ///< d_model; d_k = d_model / heads
     Index heads = 4; ///< h, a divisor of d_model
-    std::uint64_t seed = 0; ///< numpy.random.default_rng(seed)
+    std::uint64_t seed = 0; ///< numpy.random.default_rng(seed), or torch.manual_seed(seed)
+    /// Whose streams draw the layer and the inputs from the seed (sessioninputs.h).
+    RandomSource generator = RandomSource::NumPy;
     AttentionKind kind = AttentionKind::EncoderSelf;
     MaskChoice mask = MaskChoice::None;
     Index paddingCount = 2; ///< last m keys are padding (MaskChoice::KeyPadding)

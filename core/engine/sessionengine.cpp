@@ -80,8 +80,9 @@ using Scores = SessionEngine::Scores;
 
 bool sameScores(const EngineParameters &a, const EngineParameters &b)
 {
-    return a.seed == b.seed && a.n == b.n && a.keyCount() == b.keyCount() && a.dModel == b.dModel
-        && a.heads == b.heads && a.positional == b.positional
+    return a.seed == b.seed && a.generator == b.generator && a.n == b.n
+        && a.keyCount() == b.keyCount() && a.dModel == b.dModel && a.heads == b.heads
+        && a.positional == b.positional
         && (a.kind == AttentionKind::EncoderDecoder) == (b.kind == AttentionKind::EncoderDecoder)
         && a.dtype == b.dtype && a.tokens == b.tokens;
 }

@@ -2,9 +2,11 @@
 
 #include "core/positional.h"
 #include "core/random.h"
+#include "core/torchrandom.h"
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 namespace attn {
 
@@ -39,12 +41,28 @@ template<typename T> SessionInputs<T> sessionInputs(const EngineParameters &p)
     const Index nK = p.keyCount();
     const Index d = p.dModel;
     // Draw order: layer parameters, decoder/query-side input X, encoder input E (cross only).
-    Generator rng(p.seed);
     SessionInputs<T> in {MultiheadAttention<T>(d, p.heads), MatrixD(), MatrixD()};
-    in.layer.initXavier(rng);
-    in.query = rng.standardNormal(nQ, d);
-    if (p.kind == AttentionKind::EncoderDecoder)
-        in.encoder = rng.standardNormal(nK, d);
+    const bool cross = p.kind == AttentionKind::EncoderDecoder;
+    if (p.generator == RandomSource::Torch) {
+        // nn.MultiheadAttention(d, h) in T, then torch.randn(1, n, d) in T.
+        TorchGenerator rng(p.seed);
+        initTorchDefault(in.layer, rng);
+        const auto draw = [&rng, d](Index rows) {
+            if constexpr (std::is_same_v<T, float>)
+                return MatrixD(rng.randnMatrixFloat(rows, d).template cast<double>());
+            else
+                return rng.randnMatrix(rows, d);
+        };
+        in.query = draw(nQ);
+        if (cross)
+            in.encoder = draw(nK);
+    } else {
+        Generator rng(p.seed);
+        in.layer.initXavier(rng);
+        in.query = rng.standardNormal(nQ, d);
+        if (cross)
+            in.encoder = rng.standardNormal(nK, d);
+    }
     // Typed tokens replace the drawn rows: query i by tokens[i] (i < n), for encoder–decoder
     // attention encoder row j by tokens[n + j]; every token counts, the empty one too.
     const Index tokenCount = Index(p.tokens.size());

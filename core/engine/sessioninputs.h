@@ -29,15 +29,19 @@ VectorD tokenEmbedding(std::string_view utf8, std::uint64_t seed, Index dModel);
 /// A layer and its inputs, as the window computes them.
 template<typename T> struct SessionInputs
 {
-    MultiheadAttention<T> layer; ///< d_model, h; torch's initialisation (initXavier)
+    MultiheadAttention<T> layer; ///< d_model, h; initXavier, or initTorchDefault (Torch)
     MatrixD query; ///< X: n_q × d_model (decoder / query side), float64 as drawn
     MatrixD encoder; ///< E: n_k × d_model for encoder–decoder attention, else 0 × 0
 };
 
 /// Draw order (one generator seeded with p.seed): MultiheadAttention::initXavier, then the
 /// query-side input X (n × d_model) then, for encoder–decoder attention, the encoder input
-/// (n_k × d_model), all standard normal in C order. Typed tokens (p.tokens): row i of X is then
-/// replaced by tokenEmbedding(tokens[i]) for every i < n with a token (cross-attention: row j
+/// (n_k × d_model), all standard normal in C order. With p.generator Torch the generator is
+/// torch.manual_seed(p.seed)'s (core/torchrandom.h): nn.MultiheadAttention's default
+/// initialisation (initTorchDefault) in T, then torch.randn(1, n, d_model) and, for
+/// encoder–decoder attention, torch.randn(1, n_k, d_model), drawn in T (float32 draws are
+/// torch's float32 randn, widened exactly to float64 here). Typed tokens (p.tokens): row i of X is
+/// then replaced by tokenEmbedding(tokens[i]) for every i < n with a token (cross-attention: row j
 /// of the encoder input by tokenEmbedding(tokens[n + j])); rows without a token keep their
 /// draw. Positional encoding (sinusoidalEncoding, positions 0…) is added to each input when
 /// p.positional. Float32 computations round these float64 inputs (like NumPy's

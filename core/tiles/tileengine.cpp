@@ -19,6 +19,7 @@
 #include "core/kernels/detail.h"
 #include "core/kernels/kernels.h"
 #include "core/kernels/rowops.h"
+#include "core/threads.h"
 
 #include <algorithm>
 #include <cmath>

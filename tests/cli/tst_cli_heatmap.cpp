@@ -4,9 +4,15 @@
 #include <QFile>
 #include <QImage>
 #include <QImageReader>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <algorithm>
+#include <cmath>
 
 class TestCliHeatmap : public QObject
 {
@@ -222,6 +228,9 @@ private slots:
         QTest::newRow("heads do not divide d_model")
             << QStringList {QStringLiteral("--heads"), QStringLiteral("3"), out, png}
             << QStringLiteral("--heads");
+        QTest::newRow("bad generator")
+            << QStringList {QStringLiteral("--generator"), QStringLiteral("mt"), out, png}
+            << QStringLiteral("--generator");
         QTest::newRow("n zero") << QStringList {QStringLiteral("--n"), QStringLiteral("0"), out,
                                                 png}
                                 << QStringLiteral("--n");
@@ -490,6 +499,67 @@ private slots:
             QVERIFY(!text.contains(QLatin1String("tile engine")));
         else
             QVERIFY2(text.contains(expected), qPrintable(expected));
+    }
+
+    void generatorTorch()
+    {
+        // --generator torch (and a session saying "generator": "torch") gives the weights
+        // torch.nn.MultiheadAttention returns (tests/reference/make_session_torch_fixtures.py).
+        QFile fixture(QStringLiteral(ATTN_FIXTURE_DIR "/session/session_torch.json"));
+        QVERIFY(fixture.open(QIODevice::ReadOnly));
+        const QJsonArray cases
+            = QJsonDocument::fromJson(fixture.readAll()).object().value("cases").toArray();
+        QJsonObject c;
+        for (const QJsonValue &v : cases)
+            if (v.toObject().value("name").toString() == QLatin1String("decoder padding float64"))
+                c = v.toObject();
+        QVERIFY(!c.isEmpty());
+        const QJsonObject p = c.value("params").toObject();
+        const QString data = m_dir.filePath(QStringLiteral("torch.json"));
+        const Run r = run({"--n", QString::number(p.value("n").toInt()), "--d-model",
+                           QString::number(p.value("d_model").toInt()), "--heads",
+                           QString::number(p.value("heads").toInt()), "--seed",
+                           p.value("seed").toString(), "--kind", "decoder", "--mask", "padding",
+                           "--padding", "2", "--generator", "torch", "--data", data});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QFile out(data);
+        QVERIFY(out.open(QIODevice::ReadOnly));
+        const QJsonObject json = QJsonDocument::fromJson(out.readAll()).object();
+        QCOMPARE(json.value("parameters").toObject().value("generator").toString(),
+                 QStringLiteral("torch"));
+        const QJsonArray heads = json.value("heads").toArray();
+        const QJsonArray want = c.value("weights").toArray();
+        QCOMPARE(heads.size(), want.size());
+        double worst = 0;
+        for (qsizetype h = 0; h < heads.size(); ++h) {
+            const QJsonArray got = heads[h].toObject().value("weights").toArray();
+            const QJsonArray rows = want[h].toArray();
+            QCOMPARE(got.size(), rows.size());
+            for (qsizetype i = 0; i < rows.size(); ++i)
+                for (qsizetype j = 0; j < rows[i].toArray().size(); ++j)
+                    worst = std::max(
+                        worst,
+                        std::abs(got[i].toArray()[j].toDouble() - rows[i].toArray()[j].toDouble()));
+        }
+        QVERIFY2(worst <= 1e-12, qPrintable(QString::number(worst)));
+
+        // The same through a saved session: the generator is part of the parameters.
+        const QString session = m_dir.filePath(QStringLiteral("torch.attnlab.json"));
+        QFile s(session);
+        QVERIFY(s.open(QIODevice::WriteOnly));
+        QJsonObject params = p;
+        params.insert("version", 1);
+        s.write(
+            QJsonDocument(
+                QJsonObject {{"format", "attnlab-session"}, {"version", 1}, {"parameters", params}})
+                .toJson());
+        s.close();
+        const QString data2 = m_dir.filePath(QStringLiteral("torch2.json"));
+        const Run r2 = run({"--session", session, "--data", data2});
+        QVERIFY2(r2.exitCode == 0, qPrintable(r2.err));
+        QFile out2(data2);
+        QVERIFY(out2.open(QIODevice::ReadOnly));
+        QCOMPARE(QJsonDocument::fromJson(out2.readAll()).object().value("heads").toArray(), heads);
     }
 
     void help()

@@ -4,6 +4,7 @@
 // one generator and compares every value, so the stream position between calls (the cached
 // second normal, the redrawn tail of 16-wide blocks, the out_proj bias draws) is checked too.
 
+#include "core/experiments/experiments_p.h"
 #include "core/multihead.h"
 #include "core/torchrandom.h"
 
@@ -193,6 +194,7 @@ private slots:
     void seedTruncatedTo32Bits();
     void mhaInitIgnoresHeads();
     void fill16Avx2DiffersFromLibm();
+    void experimentsDrawTheListing();
     void normalStreamInPieces_data();
     void normalStreamInPieces();
     void badArguments();
@@ -327,6 +329,30 @@ void TestTorchRandom::fill16Avx2DiffersFromLibm()
         differ += a[i] != b[i];
     }
     QVERIFY(differ > 0);
+}
+
+void TestTorchRandom::experimentsDrawTheListing()
+{
+    // E7's layer, tokens and replaced positions with generator torch are the torch listing's
+    // (fixture listing_f64_e7: MHA(16, 4), randn(1, 8, 16), randn(1, 3, 16) after seed 0).
+    const attn::experiments::SeededLayer s
+        = attn::experiments::seededLayer(attn::RandomSource::Torch, 0, 16, 4, 8, 3, true);
+    std::vector<Value> got;
+    pushAll(got, s.layer.inProjWeight().data(), std::size_t(s.layer.inProjWeight().size()));
+    pushAll(got, s.layer.inProjBias().data(), std::size_t(s.layer.inProjBias().size()));
+    pushAll(got, s.layer.outProjWeight().data(), std::size_t(s.layer.outProjWeight().size()));
+    pushAll(got, s.layer.outProjBias().data(), std::size_t(s.layer.outProjBias().size()));
+    pushAll(got, s.x.data(), std::size_t(s.x.size()));
+    pushAll(got, s.more.data(), std::size_t(s.more.size()));
+    const std::vector<std::int64_t> expected
+        = readWords(QStringLiteral("listing_f64_e7_avx2.bin"), qsizetype(got.size()));
+    for (std::size_t i = 0; i < got.size(); ++i)
+        QVERIFY2(got[i].word == expected[i], qPrintable(QString::number(i)));
+    // E5's permutation: torch.randperm(n, generator=torch.Generator().manual_seed(3)).
+    QCOMPARE(s.permutation, TorchGenerator(3).randperm(8));
+    QCOMPARE(
+        attn::experiments::seededLayer(attn::RandomSource::Torch, 0, 16, 4, 7, 0, true).permutation,
+        (std::vector<std::int64_t> {5, 3, 4, 6, 0, 2, 1}));
 }
 
 void TestTorchRandom::normalStreamInPieces_data()

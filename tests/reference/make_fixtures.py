@@ -22,6 +22,7 @@ GROUPS = {
     "experiments": "make_experiment_fixtures",  # E1-E3 printed by NumPy
     "colormaps": "make_colormap_fixtures",  # matplotlib colormap tables and norms
     "session": "make_session_fixtures",     # the main view's multi-head weights in NumPy
+    "session_torch": "make_session_torch_fixtures",  # the main view with generator torch
     "tokens": "make_token_fixtures",        # typed tokens' input vectors and sessions
     "kernels": "make_kernel_fixtures",      # the three kernels vs torch.softmax arithmetic
     "torchlistings": "torch_listings",      # E2/E4/E5/E7 --generator torch as PyTorch prints them

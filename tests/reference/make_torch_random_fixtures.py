@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch CPU random streams for tests/tst_torchrandom.cpp (bitwise comparison).
+"""PyTorch CPU random streams for tests/core/tst_torchrandom.cpp (bitwise comparison).
 
 Called by make_fixtures.py as main(fixture_dir); writes fixtures/torchrandom/:
   index.txt  one fixture per line: `name=... seed=... capability=... file=... calls=...`
@@ -17,7 +17,7 @@ torch.Generator().manual_seed(seed)), then the comma-separated calls in order:
   mha:f64:D:H[:nobias]     nn.MultiheadAttention(D, H, bias=...) in that dtype: in_proj_weight,
                            in_proj_bias, out_proj.weight, out_proj.bias, flattened in C order
 `capability` is the CPU kernel set torch ran with (torch_capability as torch names it;
-`capability` as tests/tst_torchrandom.cpp emulates it: avx2 for AVX2 and AVX512, default).
+`capability` as tests/core/tst_torchrandom.cpp emulates it: avx2 for AVX2 and AVX512, default).
 The capability-dependent fixtures (float32 randn of 16+ elements, uniform_, the MHA init) are
 written twice: natively, and in a child process with ATEN_CPU_CAPABILITY=default. The output is
 deterministic on a given CPU capability: running this again rewrites the same bytes.
@@ -119,6 +119,13 @@ def dependent_fixtures():
         for spec in MHA:
             tag = spec.replace(":", "_")
             out.append((f"mha_{dt}_{tag}", 0, False, [f"mha:{dt}:{spec}", f"rand:{dt}:4"]))
+        # The listings' draws: the layer, then torch.randn(1, n, d) (E4, E5, E7, the main view),
+        # then E7's replaced positions.
+        out.append((f"listing_{dt}_e7", 0, False,
+                    [f"mha:{dt}:16:4", f"randn:{dt}:1x8x16", f"randn:{dt}:1x3x16"]))
+        out.append((f"listing_{dt}_e5", 0, False, [f"mha:{dt}:16:4", f"randn:{dt}:1x7x16"]))
+        out.append((f"listing_{dt}_cross", 5, False,
+                    [f"mha:{dt}:12:3", f"randn:{dt}:1x4x12", f"randn:{dt}:1x7x12"]))
         calls = [f"uniform:{dt}:1000:{lo.hex()}:{hi.hex()}" for lo, hi in UNIFORM_RANGES]
         out.append((f"uniform_{dt}", 7, False, calls))
     return out

@@ -23,7 +23,7 @@ torch.randn(1, n, d), in float64 (torch.set_default_dtype(torch.float64)):
 
 As fixture group "torchlistings" of make_fixtures.py it writes
 fixtures/experiments/torch_listings.json: the full-precision values (repr) and the printed
-lines, checked against the app by tests/tst_cli_experiment.cpp.
+lines, checked against the app by tests/cli/tst_cli_experiment.cpp.
 """
 import json
 import math

@@ -115,6 +115,33 @@ private slots:
         QCOMPARE(editedN(edited), (QList<int> {1024, 1023}));
     }
 
+    // The generator choice: the combo edits the parameters, and an opened session (or undo)
+    // shows its generator without an edit; loaded tensors disable it (no seeded draws then).
+    void generatorCombo()
+    {
+        ControlPanel panel;
+        panel.setParameters(SessionParameters());
+        auto *combo = panel.findChild<QComboBox *>(QStringLiteral("generatorCombo"));
+        QVERIFY(combo);
+        QCOMPARE(combo->currentData().toInt(), int(RandomSource::NumPy));
+        QSignalSpy edited(&panel, &ControlPanel::parametersEdited);
+        combo->setCurrentIndex(combo->findData(int(RandomSource::Torch)));
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(edited.last().at(0).value<SessionParameters>().generator, RandomSource::Torch);
+        QCOMPARE(panel.parameters().generator, RandomSource::Torch);
+
+        SessionParameters outside;
+        outside.generator = RandomSource::NumPy;
+        panel.setParameters(outside);
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(combo->currentData().toInt(), int(RandomSource::NumPy));
+        outside.generator = RandomSource::Torch;
+        panel.setParameters(outside);
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(combo->currentData().toInt(), int(RandomSource::Torch));
+        QVERIFY(combo->isEnabled());
+    }
+
     // Key padding 6 of 8 keys; n → 4 sends padding 4 (all keys) with a note; n → 10 restores 6.
     void paddingSurvivesSmallerN()
     {
@@ -159,7 +186,7 @@ private slots:
     {
         QTest::addColumn<QString>("name");
         for (const char *name : {"kindCombo", "nSpin", "dModelSpin", "headsCombo", "dkSlider",
-                                 "alphaSlider", "temperatureSpin", "maskCombo"})
+                                 "alphaSlider", "temperatureSpin", "maskCombo", "generatorCombo"})
             QTest::newRow(name) << QString::fromLatin1(name);
     }
 
@@ -309,6 +336,8 @@ private slots:
 
         panel.setParameters(source->parametersFor(SessionParameters {}, source));
         QVERIFY(!tokens->isEnabled());
+        // The loaded tensors are the inputs: no generator draws them.
+        QVERIFY(!panel.findChild<QComboBox *>(QStringLiteral("generatorCombo"))->isEnabled());
         QVERIFY2(tokens->toolTip().contains(QStringLiteral("tensors are loaded")),
                  qPrintable(tokens->toolTip()));
         QVERIFY(tokens->toolTip().contains(QStringLiteral("Tensors dock")));

@@ -62,6 +62,7 @@ class TestSession : public QObject
 
 private:
     QJsonArray m_cases;
+    QJsonArray m_torchCases;
 
 private slots:
     void initTestCase()
@@ -73,6 +74,13 @@ private slots:
                       .value(QStringLiteral("cases"))
                       .toArray();
         QVERIFY(m_cases.size() >= 5);
+        QFile torchFile(QStringLiteral(ATTN_FIXTURE_DIR "/session/session_torch.json"));
+        QVERIFY2(torchFile.open(QIODevice::ReadOnly), qPrintable(torchFile.fileName()));
+        m_torchCases = QJsonDocument::fromJson(torchFile.readAll())
+                           .object()
+                           .value(QStringLiteral("cases"))
+                           .toArray();
+        QVERIFY(m_torchCases.size() >= 10);
     }
 
     // ---- SessionParameters ----
@@ -153,6 +161,8 @@ private slots:
         for (int i = 2; i < p.n; ++i)
             p.tokens << QStringLiteral("t%1").arg(i);
         QTest::newRow("everything set") << p;
+        p.generator = RandomSource::Torch;
+        QTest::newRow("torch generator") << p;
     }
     void jsonRoundTrip()
     {
@@ -180,6 +190,10 @@ private slots:
             << QByteArray(R"({"dtype": "float16"})") << QStringLiteral("'dtype'");
         QTest::newRow("negative seed") << QByteArray(R"({"seed": -1})") << QStringLiteral("'seed'");
         QTest::newRow("seed text") << QByteArray(R"({"seed": "12x"})") << QStringLiteral("'seed'");
+        QTest::newRow("bad generator")
+            << QByteArray(R"({"generator": "jax"})") << QStringLiteral("'generator'");
+        QTest::newRow("generator not text")
+            << QByteArray(R"({"generator": 1})") << QStringLiteral("'generator'");
         QTest::newRow("tokens not strings")
             << QByteArray(R"({"tokens": [1, 2]})") << QStringLiteral("'tokens'");
         QTest::newRow("invalid combination")
@@ -235,6 +249,12 @@ private slots:
             << p
             << QStringLiteral("decoder, n=8, d_model=64, h=4, d_k=16, scale=d_k^\u22120.25 / "
                               "\u03c4 (\u03c4=2), mask=causal+padding(2), PE=off, float64, seed=0");
+        p = SessionParameters();
+        p.generator = RandomSource::Torch;
+        QTest::newRow("torch generator")
+            << p
+            << QStringLiteral("n=8, d_model=64, h=4, d_k=16, scale=1/\u221ad_k, mask=none, "
+                              "PE=off, float64, seed=0, torch");
     }
     void caption()
     {
@@ -309,6 +329,46 @@ private slots:
             mean += w / r.headCount();
         }
         ATTN_COMPARE_CLOSE(r.weightsMean, mean, tol, tol);
+    }
+
+    void matchesTorch_data()
+    {
+        QTest::addColumn<int>("index");
+        for (int k = 0; k < m_torchCases.size(); ++k) {
+            const QString name
+                = m_torchCases.at(k).toObject().value(QStringLiteral("name")).toString();
+            QTest::addRow("%s", qPrintable(name)) << k;
+        }
+    }
+    void matchesTorch()
+    {
+        // Generator torch: the weights torch.nn.MultiheadAttention itself returns after
+        // torch.manual_seed (tests/reference/make_session_torch_fixtures.py).
+        QFETCH(int, index);
+        const QJsonObject c = m_torchCases.at(index).toObject();
+        QString error;
+        const auto params
+            = SessionParameters::fromJson(c.value(QStringLiteral("params")).toObject(), &error);
+        QVERIFY2(params.has_value(), qPrintable(error));
+        QCOMPARE(params->generator, RandomSource::Torch);
+        const SessionResult r = computeSession(*params);
+        QVERIFY2(r.ok(), qPrintable(r.error));
+        const QJsonArray weights = c.value(QStringLiteral("weights")).toArray();
+        const QJsonArray scores = c.value(QStringLiteral("scores")).toArray();
+        QCOMPARE(r.headCount(), int(weights.size()));
+        const double tol = params->dtype == DType::Float32 ? 1e-5 : 1e-12;
+        for (int h = 0; h < r.headCount(); ++h) {
+            ATTN_COMPARE_CLOSE(r.weights[std::size_t(h)], matrixFromJson(weights.at(h).toArray()),
+                               tol, tol);
+            ATTN_COMPARE_CLOSE(r.scores[std::size_t(h)], matrixFromJson(scores.at(h).toArray()),
+                               tol, tol);
+        }
+        // NumPy's streams give another layer and other inputs.
+        SessionParameters numpy = *params;
+        numpy.generator = RandomSource::NumPy;
+        const SessionResult other = computeSession(numpy);
+        QVERIFY(other.ok());
+        QVERIFY((other.scores[0] - r.scores[0]).cwiseAbs().maxCoeff() > 1e-3);
     }
 
     void invariants_data()

@@ -1,8 +1,8 @@
 // SessionComputeCache (ui/session/sessioncompute.h): a computation that reuses the raw scores of
 // the previous one gives the same numbers, bit for bit, as one computed from scratch, and those
 // equal MultiheadAttention<T>::forward (the core's reference) for every dtype, mask and kind.
-// Also: which changes reuse the cache (α, τ, mask) and which do not (seed, n, d_model, h, kind,
-// positions, dtype, tokens); AttentionSession's work counters.
+// Also: which changes reuse the cache (α, τ, mask) and which do not (seed, generator, n,
+// d_model, h, kind, positions, dtype, tokens); AttentionSession's work counters.
 
 #include "testutil.h"
 
@@ -12,11 +12,13 @@
 #include "core/multihead.h"
 #include "core/positional.h"
 #include "core/random.h"
+#include "core/torchrandom.h"
 
 #include <QSignalSpy>
 #include <QTest>
 
 #include <functional>
+#include <type_traits>
 
 Q_DECLARE_METATYPE(attn::DType)
 
@@ -53,13 +55,28 @@ template<typename T>
 void compareWithForward(const SessionParameters &p, const SessionResult &r, double tol)
 {
     const Index nQ = p.queryCount(), nK = p.keyCount(), d = p.dModel;
-    Generator rng(p.seed);
     MultiheadAttention<T> layer(d, p.heads);
-    layer.initXavier(rng);
-    MatrixD x = rng.standardNormal(nQ, d);
-    MatrixD e;
-    if (p.kind == AttentionKind::EncoderDecoder)
-        e = rng.standardNormal(nK, d);
+    MatrixD x, e;
+    if (p.generator == RandomSource::Torch) {
+        // nn.MultiheadAttention's init, then torch.randn(1, n, d) in T (core/torchrandom.h).
+        TorchGenerator rng(p.seed);
+        initTorchDefault(layer, rng);
+        const auto draw = [&rng, d](Index rows) {
+            if constexpr (std::is_same_v<T, float>)
+                return MatrixD(rng.randnMatrixFloat(rows, d).template cast<double>());
+            else
+                return rng.randnMatrix(rows, d);
+        };
+        x = draw(nQ);
+        if (p.kind == AttentionKind::EncoderDecoder)
+            e = draw(nK);
+    } else {
+        Generator rng(p.seed);
+        layer.initXavier(rng);
+        x = rng.standardNormal(nQ, d);
+        if (p.kind == AttentionKind::EncoderDecoder)
+            e = rng.standardNormal(nK, d);
+    }
     QVERIFY(p.tokens.isEmpty()); // the rows below would be replaced otherwise
     if (p.positional) {
         x += sinusoidalEncoding(nQ, d);
@@ -140,6 +157,9 @@ private slots:
                     << false;
                 QTest::newRow(tag + "seed")
                     << p << Change([](SessionParameters &q) { q.seed = 12; }) << false;
+                QTest::newRow(tag + "generator")
+                    << p << Change([](SessionParameters &q) { q.generator = RandomSource::Torch; })
+                    << false;
                 QTest::newRow(tag + "heads")
                     << p << Change([](SessionParameters &q) { q.heads = 2; }) << false;
                 QTest::newRow(tag + "positions")

@@ -325,8 +325,9 @@ void TestSessionFile::fileFormat()
     QCOMPARE(o.value(QLatin1String("format")).toString(), QStringLiteral("attnlab-session"));
     QCOMPARE(o.value(QLatin1String("version")).toInt(), SessionFile::formatVersion);
     const QJsonObject p = o.value(QLatin1String("parameters")).toObject();
-    for (const char *key : {"n", "n_k", "d_model", "heads", "seed", "kind", "mask", "padding",
-                            "scale_exponent", "temperature", "positional", "dtype", "tokens"})
+    for (const char *key :
+         {"n", "n_k", "d_model", "heads", "seed", "generator", "kind", "mask", "padding",
+          "scale_exponent", "temperature", "positional", "dtype", "tokens"})
         QVERIFY2(p.contains(QLatin1String(key)), key);
     // The seed as a decimal string: exact beyond 2^53.
     QCOMPARE(p.value(QLatin1String("seed")).toString(), QStringLiteral("18446744073709551557"));

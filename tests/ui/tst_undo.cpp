@@ -347,6 +347,10 @@ void TestUndo::undoTextNamesTheChange()
     b.dModel = 128;
     b.heads = 8;
     QCOMPARE(SetParametersCommand::describeChange(a, b), QStringLiteral("d_model = 128, h = 8"));
+    control<QComboBox>("generatorCombo")->setCurrentIndex(1);
+    QVERIFY2(undo->text().contains(QStringLiteral("generator = torch")), qPrintable(undo->text()));
+    undo->trigger();
+    QCOMPARE(m_window->session()->parameters().generator, RandomSource::NumPy);
     // The same h: the d_k that comes with d_model is named too.
     SessionParameters c = a;
     c.dModel = 48;

@@ -79,6 +79,8 @@ QString SetParametersCommand::describeChange(const SessionParameters &before,
         parts << QStringLiteral("h = %1").arg(after.heads);
     if (before.seed != after.seed)
         parts << tr("seed = %1").arg(after.seed);
+    if (before.generator != after.generator)
+        parts << tr("generator = %1").arg(QString::fromLatin1(randomSourceName(after.generator)));
     if (before.mask != after.mask)
         parts << tr("mask = %1").arg(maskChoiceName(after.mask));
     if (before.paddingCount != after.paddingCount)

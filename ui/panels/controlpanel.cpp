@@ -170,9 +170,21 @@ void ControlPanel::buildUi()
     m_seedSpin = new QSpinBox(sequenceBox);
     m_seedSpin->setObjectName(QStringLiteral("seedSpin"));
     m_seedSpin->setRange(0, std::numeric_limits<int>::max());
-    m_seedSpin->setToolTip(tr("Seed of the random generator (numpy.random.default_rng(seed)): the "
-                              "same seed gives the same weights and inputs."));
+    m_seedSpin->setToolTip(tr("Seed of the random generator (numpy.random.default_rng(seed) or "
+                              "torch.manual_seed(seed)): the same seed gives the same weights and "
+                              "inputs."));
     sequenceForm->addRow(tr("See&d:"), m_seedSpin);
+
+    m_generatorCombo = new QComboBox(sequenceBox);
+    m_generatorCombo->setObjectName(QStringLiteral("generatorCombo"));
+    m_generatorCombo->addItem(tr("NumPy (default_rng)"), int(RandomSource::NumPy));
+    m_generatorCombo->addItem(tr("PyTorch (manual_seed)"), int(RandomSource::Torch));
+    m_generatorCombo->setToolTip(
+        tr("Whose random streams draw the weights and inputs from the seed: NumPy's "
+           "(numpy.random.default_rng(seed), xavier init, then standard_normal) or PyTorch's "
+           "(torch.manual_seed(seed), nn.MultiheadAttention's default init, then "
+           "torch.randn(1, n, d_model)), bit for bit."));
+    sequenceForm->addRow(tr("&Generator:"), m_generatorCombo);
 
     m_positionalCheck = new QCheckBox(tr("Sinusoidal &positional encoding"), sequenceBox);
     m_positionalCheck->setObjectName(QStringLiteral("positionalCheck"));
@@ -345,6 +357,10 @@ void ControlPanel::buildUi()
             [this](int nK) { edit([nK](SessionParameters &p) { p.nK = nK; }); });
     connect(m_seedSpin, &QSpinBox::valueChanged, this,
             [this](int seed) { edit([seed](SessionParameters &p) { p.seed = quint64(seed); }); });
+    connect(m_generatorCombo, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const auto source = RandomSource(m_generatorCombo->itemData(index).toInt());
+        edit([source](SessionParameters &p) { p.generator = source; });
+    });
     connect(m_positionalCheck, &QCheckBox::toggled, this,
             [this](bool on) { edit([on](SessionParameters &p) { p.positional = on; }); });
     connect(m_dtypeCombo, &QComboBox::currentIndexChanged, this, [this](int index) {
@@ -448,6 +464,7 @@ void ControlPanel::syncWidgets()
     std::vector<std::unique_ptr<QSignalBlocker>> blockers;
     for (QWidget *w : all)
         blockers.push_back(std::make_unique<QSignalBlocker>(w));
+    const QSignalBlocker generatorBlocker(m_generatorCombo);
 
     m_kindCombo->setCurrentIndex(m_kindCombo->findData(int(p.kind)));
     setLogSlider(m_nSlider, p.n, nSliderSteps);
@@ -465,6 +482,7 @@ void ControlPanel::syncWidgets()
     m_nKSpin->setValue(p.nK);
     m_nKSpin->setEnabled(p.kind == AttentionKind::EncoderDecoder);
     m_seedSpin->setValue(int(std::min<quint64>(p.seed, quint64(m_seedSpin->maximum()))));
+    m_generatorCombo->setCurrentIndex(m_generatorCombo->findData(int(p.generator)));
     m_positionalCheck->setChecked(p.positional);
     m_dtypeCombo->setCurrentIndex(m_dtypeCombo->findData(int(p.dtype)));
 
@@ -524,6 +542,7 @@ void ControlPanel::syncWidgets()
            m_dModelSpin, m_headsCombo, m_positionalCheck, m_dkSlider};
     for (QWidget *w : shapeControls)
         w->setEnabled(!loaded);
+    m_generatorCombo->setEnabled(!loaded);
     m_nKSpin->setEnabled(!loaded && p.kind == AttentionKind::EncoderDecoder);
     const QList<QWidget *> computeControls
         = {m_dtypeCombo, m_alphaSlider, m_sqrtCheck, m_temperatureSpin, m_maskCombo};

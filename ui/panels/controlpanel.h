@@ -67,6 +67,7 @@ private:
     QComboBox *m_kindCombo = nullptr;
     QSpinBox *m_nKSpin = nullptr;
     QSpinBox *m_seedSpin = nullptr;
+    QComboBox *m_generatorCombo = nullptr;
     QCheckBox *m_positionalCheck = nullptr;
     QLineEdit *m_tokensEdit = nullptr; ///< typed sentence: tokens label the axes, n follows
     QComboBox *m_dtypeCombo = nullptr;

@@ -20,6 +20,7 @@ EngineParameters engineParameters(const SessionParameters &params)
     e.dModel = params.dModel;
     e.heads = params.heads;
     e.seed = params.seed;
+    e.generator = params.generator;
     e.kind = params.kind;
     e.mask = params.mask;
     e.paddingCount = params.paddingCount;

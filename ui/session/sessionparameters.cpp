@@ -178,6 +178,7 @@ QJsonObject SessionParameters::toJson() const
     o.insert(QStringLiteral("d_model"), dModel);
     o.insert(QStringLiteral("heads"), heads);
     o.insert(QStringLiteral("seed"), QString::number(seed));
+    o.insert(QStringLiteral("generator"), QString::fromLatin1(randomSourceName(generator)));
     o.insert(QStringLiteral("kind"), attentionKindId(kind));
     o.insert(QStringLiteral("mask"), maskChoiceId(mask));
     o.insert(QStringLiteral("padding"), paddingCount);
@@ -284,6 +285,14 @@ std::optional<SessionParameters> SessionParameters::fromJson(const QJsonObject &
         p.mask = *m;
     }
     text.clear();
+    if (!readText("generator", text))
+        return fail(message);
+    if (!text.isEmpty()) {
+        if (text != QLatin1String("numpy") && text != QLatin1String("torch"))
+            return fail(QStringLiteral("'generator' must be numpy or torch, got '%1'").arg(text));
+        p.generator = parseRandomSource(text.toStdString());
+    }
+    text.clear();
     if (!readText("dtype", text))
         return fail(message);
     if (!text.isEmpty()) {
@@ -362,6 +371,8 @@ QString SessionParameters::caption() const
     parts << (positional ? QStringLiteral("PE=on") : QStringLiteral("PE=off"));
     parts << dtypeId(dtype);
     parts << QStringLiteral("seed=%1").arg(seed);
+    if (generator == RandomSource::Torch)
+        parts << QStringLiteral("torch");
     return parts.join(QStringLiteral(", "));
 }
 

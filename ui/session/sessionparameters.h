@@ -2,6 +2,7 @@
 // Everything the main view's controls set, as one value type (saved in .attnlab.json).
 
 #include "core/engine/engineparameters.h"
+#include "core/torchrandom.h"
 
 #include <QJsonObject>
 #include <QString>
@@ -28,7 +29,11 @@ struct SessionParameters
     int nK = 10; ///< key count for encoder–decoder attention; 1 … 4096
     int dModel = 64; ///< d_model; d_k = d_model / heads
     int heads = 4; ///< h, a divisor of d_model
-    quint64 seed = 0; ///< numpy.random.default_rng(seed)
+    quint64 seed = 0; ///< numpy.random.default_rng(seed), or torch.manual_seed(seed)
+    /// Whose streams draw the layer and the inputs from the seed: NumPy's (initXavier, then
+    /// standard_normal) or PyTorch's (nn.MultiheadAttention's default init, then torch.randn
+    /// in the session's precision). Typed tokens' vectors are NumPy's either way.
+    RandomSource generator = RandomSource::NumPy;
     AttentionKind kind = AttentionKind::EncoderSelf;
     MaskChoice mask = MaskChoice::None;
     int paddingCount = 2; ///< last m keys are padding (MaskChoice::KeyPadding)
@@ -63,14 +68,16 @@ struct SessionParameters
 
     bool operator==(const SessionParameters &) const = default;
 
-    /// Keys: version, n, n_k, d_model, heads, seed, kind, mask, padding, scale_exponent,
-    /// temperature, positional, dtype, tokens. The seed is written as a decimal string (JSON
+    /// Keys: version, n, n_k, d_model, heads, seed, generator (numpy|torch; numpy when missing,
+    /// as in older files), kind, mask, padding, scale_exponent, temperature, positional, dtype,
+    /// tokens. The seed is written as a decimal string (JSON
     /// numbers lose integers above 2^53); fromJson accepts a number too.
     QJsonObject toJson() const;
     /// Parses what toJson wrote; missing keys take defaults; invalid values → nullopt + error.
     static std::optional<SessionParameters> fromJson(const QJsonObject &o, QString *error);
 
-    /// "n=8, d_model=64, h=4, d_k=16, scale=1/√d_k, mask=causal, PE=off, float64, seed=0".
+    /// "n=8, d_model=64, h=4, d_k=16, scale=1/√d_k, mask=causal, PE=off, float64, seed=0"
+    /// (", torch" appended with PyTorch's streams).
     QString caption() const;
 };
 
