@@ -437,10 +437,10 @@ TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window,
     std::atomic<bool> stopped {false};
 
     const double work = double(window.rows()) * double(nK) * double(m_dK) * double(computed.size());
-    const bool parallel = tasks > 1 && work >= detail::kParallelMultiplyAdds;
+    const bool parallel = tasks > 1 && work >= kSingleThreadFlops / 2; // multiply-adds
     // Small windows run on this thread alone, Eigen's GEMM included.
     std::optional<ScopedKernelThreads> oneThread;
-    if (work < detail::kParallelMultiplyAdds)
+    if (work < kSingleThreadFlops / 2)
         oneThread.emplace(1);
 #pragma omp parallel if (parallel)
     {

@@ -1,6 +1,6 @@
 #include "core/training/layer.h"
 
-#include "core/kernels/kernels.h"
+#include "core/threads.h"
 #include "core/metrics.h"
 #include "core/positional.h"
 
