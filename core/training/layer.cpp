@@ -1,8 +1,8 @@
 #include "core/training/layer.h"
 
-#include "core/kernels/kernels.h"
 #include "core/metrics.h"
 #include "core/positional.h"
+#include "core/threads.h"
 
 #include <cmath>
 #include <limits>
