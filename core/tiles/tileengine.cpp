@@ -16,6 +16,7 @@
 #include "core/kernels/detail.h"
 #include "core/kernels/kernels.h"
 #include "core/kernels/rowops.h"
+#include "core/threads.h"
 
 #include <algorithm>
 #include <cmath>
@@ -388,7 +389,7 @@ template<typename T>
 std::vector<PooledTile<T>>
 TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window, Index maxWidth,
                       Index maxHeight, TilePooling pooling, std::vector<RowMetrics> *metrics,
-                      const std::atomic<bool> *cancel)
+                      const CancelToken &cancel)
 {
     static constexpr const char *who = "TileEngine::render";
     if (heads.empty())
@@ -437,10 +438,11 @@ TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window,
     std::atomic<bool> stopped {false};
 
     const double work = double(window.rows()) * double(nK) * double(m_dK) * double(computed.size());
-    const bool parallel = tasks > 1 && work >= detail::kParallelMultiplyAdds;
-    // Small windows run on this thread alone, Eigen's GEMM included.
+    // Two flops per multiply-add; small windows run on this thread alone, Eigen's GEMM included.
+    const Index threads = threadsForFlops(2.0 * work);
+    const bool parallel = tasks > 1 && threads > 1;
     std::optional<ScopedKernelThreads> oneThread;
-    if (work < detail::kParallelMultiplyAdds)
+    if (threads == 1)
         oneThread.emplace(1);
 #pragma omp parallel if (parallel)
     {
@@ -459,7 +461,7 @@ TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window,
             if (stopped.load(std::memory_order_relaxed)
                 || badRow.load() != std::numeric_limits<Index>::max())
                 continue;
-            if (cancel && cancel->load(std::memory_order_relaxed)) {
+            if (cancel.isCancelled()) {
                 stopped = true;
                 continue;
             }
@@ -582,8 +584,7 @@ PooledTile<T> TileEngine<T>::render(Index head, const TileWindow &window, Index 
     return std::move(render(std::vector<Index> {head}, window, maxWidth, maxHeight, pooling)[0]);
 }
 
-template<typename T>
-RowMetrics TileEngine<T>::rowMetrics(Index head, const std::atomic<bool> *cancel)
+template<typename T> RowMetrics TileEngine<T>::rowMetrics(Index head, const CancelToken &cancel)
 {
     checkHead(head, "TileEngine::rowMetrics");
     std::vector<RowMetrics> m;

@@ -3,6 +3,7 @@
 #include "core/kernels/kernels.h"
 #include "core/metrics.h"
 #include "core/positional.h"
+#include "core/threads.h"
 
 #include <cmath>
 #include <limits>
@@ -32,13 +33,13 @@ template<typename T> void checkFinite(const Matrix<T> &m, const char *what)
 }
 
 /// Threads for one forward or backward pass over rows = B·n tokens: the four E × E projections
-/// (8·rows·E² flops) and the attention products (4·B·n²·E): one thread below
-/// kSingleThreadFlops (kernels.h), where waking an OpenMP team costs more than it saves.
+/// (8·rows·E² flops) and the attention products (4·B·n²·E), by threadsForFlops
+/// (core/threads.h).
 Index passThreads(Index rows, Index length, Index dModel)
 {
     const double flops = 8.0 * double(rows) * double(dModel) * double(dModel)
         + 4.0 * double(rows) * double(length) * double(dModel);
-    return flops < kSingleThreadFlops ? 1 : kernelThreads();
+    return threadsForFlops(flops);
 }
 
 } // namespace
