@@ -399,7 +399,7 @@ template<typename T>
 std::vector<PooledTile<T>>
 TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window, Index maxWidth,
                       Index maxHeight, TilePooling pooling, std::vector<RowMetrics> *metrics,
-                      const std::atomic<bool> *cancel)
+                      const CancelToken &cancel)
 {
     static constexpr const char *who = "TileEngine::render";
     if (heads.empty())
@@ -448,10 +448,11 @@ TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window,
     std::atomic<bool> stopped {false};
 
     const double work = double(window.rows()) * double(nK) * double(m_dK) * double(computed.size());
-    // One multiply-add is two flops; small windows run on this thread alone, GEMM included.
-    const bool parallel = tasks > 1 && threadsForFlops(2.0 * work) > 1;
+    // Two flops per multiply-add; small windows run on this thread alone, Eigen's GEMM included.
+    const Index threads = threadsForFlops(2.0 * work);
+    const bool parallel = tasks > 1 && threads > 1;
     std::optional<ScopedKernelThreads> oneThread;
-    if (threadsForFlops(2.0 * work) <= 1)
+    if (threads == 1)
         oneThread.emplace(1);
 #pragma omp parallel if (parallel)
     {
@@ -470,7 +471,7 @@ TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window,
             if (stopped.load(std::memory_order_relaxed)
                 || badRow.load() != std::numeric_limits<Index>::max())
                 continue;
-            if (cancel && cancel->load(std::memory_order_relaxed)) {
+            if (cancel.isCancelled()) {
                 stopped = true;
                 continue;
             }
@@ -593,8 +594,7 @@ PooledTile<T> TileEngine<T>::render(Index head, const TileWindow &window, Index 
     return std::move(render(std::vector<Index> {head}, window, maxWidth, maxHeight, pooling)[0]);
 }
 
-template<typename T>
-RowMetrics TileEngine<T>::rowMetrics(Index head, const std::atomic<bool> *cancel)
+template<typename T> RowMetrics TileEngine<T>::rowMetrics(Index head, const CancelToken &cancel)
 {
     checkHead(head, "TileEngine::rowMetrics");
     std::vector<RowMetrics> m;

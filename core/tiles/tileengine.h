@@ -22,6 +22,7 @@
 // value (−inf by default: weight 0), fully masked rows all zeros.
 
 #include "core/attention.h"
+#include "core/cancel.h"
 #include "core/mask.h"
 #include "core/metrics.h"
 #include "core/types.h"
@@ -129,20 +130,21 @@ public:
     /// per-row metrics of the window's rows (vectors of window.rows() entries) as
     /// rowMetrics(weights, fullyMasked) gives them, computed over every key of each row (the
     /// window's columns do not matter); the rows are then computed in full.
-    /// `cancel`, when non-null and raised, stops the pass (throws Cancelled).
+    /// `cancel`, polled before each block of rows, stops the pass once cancelled (throws
+    /// Cancelled).
     /// Throws InvalidArgument when the window does not lie in n_q × n_k, is empty, the grid size
     /// is < 1 or a head is out of range; NonFiniteInput when finite inputs overflow the scaled
     /// scores (naming the row).
     std::vector<PooledTile<T>> render(const std::vector<Index> &heads, const TileWindow &window,
                                       Index maxWidth, Index maxHeight, TilePooling pooling,
                                       std::vector<RowMetrics> *metrics = nullptr,
-                                      const std::atomic<bool> *cancel = nullptr);
+                                      const CancelToken &cancel = {});
     /// render() of one head (or kHeadMean).
     PooledTile<T> render(Index head, const TileWindow &window, Index maxWidth, Index maxHeight,
                          TilePooling pooling);
 
     /// Per-row metrics of every row of `head` (or kHeadMean): n_q entries, as rowMetrics().
-    RowMetrics rowMetrics(Index head, const std::atomic<bool> *cancel = nullptr);
+    RowMetrics rowMetrics(Index head, const CancelToken &cancel = {});
 
     /// Cell (i, j) of `head` (or kHeadMean, which has no scores), computed on demand from q_i, k_j
     /// and row i's max and sum (row i is computed once if they are not known yet). Throws

@@ -31,20 +31,14 @@ template<typename T> void checkFinite(const Matrix<T> &m, const char *what)
                                      + std::to_string(i) + ", " + std::to_string(j) + ")");
 }
 
-/// Work (flops) of one forward or backward pass below which it runs on the calling thread. The
-/// projections of a training batch are GEMMs with few rows (B·n) and wide E × E operands, where
-/// an OpenMP team gains little and, on a busy machine, a descheduled member stalls every
-/// barrier (measured: d_model = 512, 56 rows, 2 threads on a loaded 2-core machine ran 6×
-/// slower than 1). 2·10^8 flops: B = 32, n = 64, d_model = 128 uses every thread.
-constexpr double kTrainingSingleThreadFlops = 2e8;
-
-/// Threads for one pass over rows = B·n tokens: the four E × E projections (8·rows·E² flops)
-/// and the attention products (4·rows·n·E).
+/// Threads for one forward or backward pass over rows = B·n tokens: the four E × E projections
+/// (8·rows·E² flops) and the attention products (4·B·n²·E), by threadsForFlops
+/// (core/threads.h).
 Index passThreads(Index rows, Index length, Index dModel)
 {
     const double flops = 8.0 * double(rows) * double(dModel) * double(dModel)
         + 4.0 * double(rows) * double(length) * double(dModel);
-    return flops < kTrainingSingleThreadFlops ? 1 : kernelThreads();
+    return threadsForFlops(flops);
 }
 
 } // namespace
