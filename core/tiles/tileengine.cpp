@@ -16,6 +16,7 @@
 #include "core/kernels/detail.h"
 #include "core/kernels/kernels.h"
 #include "core/kernels/rowops.h"
+#include "core/threads.h"
 
 #include <algorithm>
 #include <cmath>
@@ -437,10 +438,12 @@ TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window,
     std::atomic<bool> stopped {false};
 
     const double work = double(window.rows()) * double(nK) * double(m_dK) * double(computed.size());
-    const bool parallel = tasks > 1 && work >= detail::kParallelMultiplyAdds;
+    // The one thread policy (core/threads.h) counts flops: a multiply-add is two.
+    const bool manyThreads = threadsForFlops(2 * work) > 1;
+    const bool parallel = tasks > 1 && manyThreads;
     // Small windows run on this thread alone, Eigen's GEMM included.
     std::optional<ScopedKernelThreads> oneThread;
-    if (work < detail::kParallelMultiplyAdds)
+    if (!manyThreads)
         oneThread.emplace(1);
 #pragma omp parallel if (parallel)
     {
