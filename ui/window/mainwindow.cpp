@@ -326,8 +326,8 @@ void MainWindow::showFirstLesson()
         m_session, &AttentionSession::resultChanged, this,
         [this] {
             statusBar()->showMessage(
-                tr("Unscaled scores at d_k = 256: most rows put nearly all their weight on one "
-                   "key. Tick “Scale by 1/√d_k” (Scale section) and watch the rows even out."),
+                tr("d_k = 256, unscaled: rows put nearly all weight on one key. Tick “Scale by "
+                   "1/√d_k”."),
                 60000);
         },
         Qt::SingleShotConnection);
