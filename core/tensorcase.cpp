@@ -17,9 +17,10 @@ namespace {
 const char *const knownArrays[] = {
     "query",           "key",           "value",     "in_proj_weight", "in_proj_bias",
     "out_proj_weight", "out_proj_bias", "num_heads", "attn_mask",      "key_padding_mask",
+    "num_kv_heads",
 };
-const char *const parameterArrays[]
-    = {"in_proj_weight", "in_proj_bias", "out_proj_weight", "out_proj_bias", "num_heads"};
+const char *const projectionArrays[]
+    = {"in_proj_weight", "in_proj_bias", "out_proj_weight", "out_proj_bias"};
 
 bool isFloat(NpyType t)
 {
@@ -144,6 +145,18 @@ void checkShape(const NpyArray &a, const char *name, std::int64_t rows, std::int
                               + ") (" + meaning + "); " + context);
 }
 
+/// A 0-d (or one-element) integer array's value.
+double scalarCount(const NpyArray &a, const char *name)
+{
+    const bool scalar = a.ndim() == 0 || (a.ndim() == 1 && a.shape[0] == 1);
+    if (!scalar || !isInteger(a.type))
+        throw InvalidArgument("array " + quoted(name)
+                              + " must be a 0-d integer array "
+                                "(np.array(4)), got "
+                              + describeArray(a));
+    return a.values.at(0);
+}
+
 /// Bool (or 0/1 uint8) values.
 std::vector<std::uint8_t> boolValues(const NpyArray &a, const char *name)
 {
@@ -253,8 +266,13 @@ TensorCase<T> tensorCaseFromArrays(const NamedArrays &arrays, const std::string 
 {
     const Inputs in(arrays, source);
     TensorCase<T> c;
-    for (const char *p : parameterArrays)
+    for (const char *p : projectionArrays)
         c.multihead = c.multihead || in.has(p);
+    c.projectedHeads = !c.multihead && (in.has("num_heads") || in.has("num_kv_heads"));
+    if (c.multihead && in.has("num_kv_heads"))
+        throw InvalidArgument("array 'num_kv_heads' is for already-projected heads (query "
+                              "n_q × h·d_k, key n_k × g·d_k) without "
+                              "in_proj_weight; torch.nn.MultiheadAttention's layout has g = h");
 
     const NpyArray &qa = in.require("query");
     const NpyArray &ka = in.require("key");
@@ -265,6 +283,39 @@ TensorCase<T> tensorCaseFromArrays(const NamedArrays &arrays, const std::string 
     c.key = numericMatrix<T>(ka, "key", "n_k \u00d7 d_model");
     c.value = numericMatrix<T>(va, "value", "n_k \u00d7 d_v");
     const Index nQ = c.query.rows(), nK = c.key.rows(), dModel = c.query.cols();
+    if (c.projectedHeads) {
+        const double heads
+            = scalarCount(in.require("num_heads", " (num_kv_heads was given)"), "num_heads");
+        if (heads < 1 || dModel == 0 || std::fmod(double(dModel), heads) != 0)
+            throw InvalidArgument("num_heads = " + num(heads)
+                                  + " must be at least 1 and divide the query's h·d_k = "
+                                  + num(dModel) + " columns: " + dims);
+        c.heads = Index(heads);
+        c.kvHeads = c.heads;
+        if (const NpyArray *g = in.find("num_kv_heads")) {
+            const double kv = scalarCount(*g, "num_kv_heads");
+            if (kv < 1 || std::fmod(heads, kv) != 0)
+                throw InvalidArgument("num_kv_heads = " + num(kv)
+                                      + " must be at least 1 and divide num_heads = " + num(heads));
+            c.kvHeads = Index(kv);
+        }
+        const Index dK = dModel / c.heads;
+        if (c.key.cols() != c.kvHeads * dK)
+            throw InvalidArgument("array 'key' has " + num(c.key.cols())
+                                  + " columns but must have g·d_k = " + num(c.kvHeads) + "·"
+                                  + num(dK) + " = " + num(c.kvHeads * dK)
+                                  + " (num_kv_heads × the query's d_k): " + dims);
+        if (c.value.rows() != nK)
+            throw InvalidArgument("array 'value' has " + num(c.value.rows()) + " rows but key has "
+                                  + num(nK) + " (both must be n_k): " + dims);
+        if (c.value.cols() % c.kvHeads != 0)
+            throw InvalidArgument("array 'value' has " + num(c.value.cols())
+                                  + " columns, not g·d_v for num_kv_heads = " + num(c.kvHeads)
+                                  + ": " + dims);
+        buildMask(in, nQ, nK, convention, dims, c.mask, c.maskDescription);
+        c.unusedArrays = in.unknownNames();
+        return c;
+    }
     if (c.key.cols() != dModel)
         throw InvalidArgument("array 'key' has " + num(c.key.cols()) + " columns but query has "
                               + num(dModel) + " (both must be d_model): " + dims);

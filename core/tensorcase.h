@@ -10,6 +10,10 @@
 //        → multi-head attention (Vaswani et al. 2017, §3.2.2; matches
 //          torch.nn.MultiheadAttention(batch_first=True)); d_v = d_model; a missing bias is zero
 //          (bias=False); any of these five arrays makes the case multi-head.
+//      num_heads (and optionally num_kv_heads) without any of the four parameter arrays
+//        → already-projected heads (grouped-query attention, core/groupedattention.h):
+//          query n_q × h·d_k, key n_k × g·d_k, value n_k × g·d_v, g = num_kv_heads (default h);
+//          head i is columns i·d_k … (i+1)·d_k − 1.
 //      none of them → plain scaled dot-product attention (§3.2.1), one head, d_k = d_model.
 //      attn_mask n_q × n_k: bool (meaning by MaskConvention) or additive float (finite or −inf)
 //      key_padding_mask n_k (or 1 × n_k) bool (True = padding under MaskConvention::Masked)
@@ -46,7 +50,10 @@ template<typename T> struct TensorCase
     Matrix<T> key; ///< n_k × d_model
     Matrix<T> value; ///< n_k × d_v (d_v = d_model when multihead)
     bool multihead = false; ///< PyTorch-named parameters were given
+    /// num_heads without projection parameters: query, key, value are projected heads.
+    bool projectedHeads = false;
     Index heads = 1; ///< num_heads (1 for plain attention)
+    Index kvHeads = 1; ///< num_kv_heads g for projected heads (default h); else = heads
     bool bias = false; ///< in_proj_bias or out_proj_bias present
     Matrix<T> inProjWeight; ///< 3·d_model × d_model (multihead only)
     Vector<T> inProjBias; ///< 3·d_model, zeros when absent (multihead only)
@@ -78,7 +85,9 @@ bool hasTensorCase(const NamedArrays &arrays);
 /// multi-head); masks shaped n_q × n_k / n_k with 0/1 booleans or finite/−inf floats; for
 /// multi-head in_proj_weight, out_proj_weight and num_heads present, shapes (3·d_model, d_model)
 /// and (d_model, d_model), biases of length 3·d_model and d_model, num_heads a 0-d integer ≥ 1
-/// dividing d_model. Throws InvalidArgument naming the array and the shapes.
+/// dividing d_model; for projected heads num_heads dividing the query's columns, num_kv_heads a
+/// 0-d integer dividing num_heads, key g·d_k columns and value columns divisible by g.
+/// Throws InvalidArgument naming the array and the shapes.
 template<typename T>
 TensorCase<T> tensorCaseFromArrays(const NamedArrays &arrays, const std::string &source,
                                    MaskConvention convention = MaskConvention::Masked);
