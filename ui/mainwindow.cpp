@@ -113,7 +113,7 @@ MainWindow::MainWindow(QWidget *parent)
     m_sweepRunner = new ScalingSweepRunner(this);
 
     // Two modes in the centre: the attention view (heatmaps, with the control and chart docks
-    // around it) and the experiments E1–E12, which get the whole window.
+    // around it) and the experiments E1–E16, which get the whole window.
     m_heatmap = new HeatmapWidget;
     m_heatmap->setObjectName(QStringLiteral("heatmapWidget"));
     m_experiments = new ExperimentsPanel;
@@ -124,7 +124,7 @@ MainWindow::MainWindow(QWidget *parent)
     // The attention mode's centre: tabs "Heads" (m_heatmap), "Steps" and "Compare A/B".
     m_views = new AttentionViews(m_heatmap, m_session);
     m_modes->addTab(m_views, tr("Attention"));
-    m_modes->addTab(m_experiments, tr("Experiments E1–E12"));
+    m_modes->addTab(m_experiments, tr("Experiments E1–E16"));
     m_modes->setTabToolTip(0,
                            tr("Heatmaps of the current parameters, with the controls and live "
                               "charts (Ctrl+1)"));
@@ -503,7 +503,7 @@ void MainWindow::createActions()
     m_attentionModeAction = new QAction(tr("&Attention View"), this);
     m_attentionModeAction->setShortcut(QKeySequence(tr("Ctrl+1")));
     m_attentionModeAction->setStatusTip(tr("Heatmaps, controls and live charts"));
-    m_experimentsModeAction = new QAction(tr("E&xperiments E1–E12"), this);
+    m_experimentsModeAction = new QAction(tr("E&xperiments E1–E16"), this);
     m_experimentsModeAction->setShortcut(QKeySequence(tr("Ctrl+2")));
     m_experimentsModeAction->setStatusTip(tr("The twelve experiments, using the whole window"));
     auto *modes = new QActionGroup(this);
@@ -1269,7 +1269,7 @@ void MainWindow::showAbout()
         tr("<h3>Attention Lab %1</h3>"
            "<p>See and measure scaled dot-product and multi-head attention (Vaswani et al. "
            "2017, “Attention Is All You Need”): per-head heatmaps, the 1/√d_k scale, masks, "
-           "positional encoding, and the experiments E1–E12.</p>"
+           "positional encoding, and the experiments E1–E16.</p>"
            "<p>Computed with Eigen %2.%3.%4, shown with Qt %5.</p>")
             .arg(version)
             .arg(EIGEN_WORLD_VERSION)

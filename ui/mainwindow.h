@@ -59,7 +59,7 @@ public:
     JacobianNormChart *jacobianNormChart() const { return m_jacobianChart; }
     RowMetricsChart *rowMetricsChart() const { return m_rowMetricsChart; }
     TimingChart *timingChart() const { return m_timingChart; }
-    /// The experiments panel (E1–E12), a tab of the right column.
+    /// The experiments panel (E1–E16), a tab of the right column.
     ExperimentsPanel *experimentsPanel() const { return m_experiments; }
     ScalingSweepRunner *scalingSweepRunner() const { return m_sweepRunner; }
     QAction *exportAction() const { return m_exportAction; }

@@ -410,6 +410,7 @@ const std::vector<Entry> &entries()
         headsSplitEntry(),     permutationEntry(),   shiftRotationEntry(),
         causalMaskEntry(),     quadraticCostEntry(), loopVersusMatrixEntry(),
         maskConventionEntry(), fillValueEntry(),     softmaxPitfallsEntry(),
+        ropeOffsetsEntry(),    headReachEntry(),     sharedKeysEntry(),
     };
     return list;
 }

@@ -60,6 +60,9 @@ Entry loopVersusMatrixEntry(); // E9
 Entry maskConventionEntry(); // E10
 Entry fillValueEntry(); // E11
 Entry softmaxPitfallsEntry(); // E12
+Entry ropeOffsetsEntry(); // E14
+Entry headReachEntry(); // E15
+Entry sharedKeysEntry(); // E16
 
 // ---- ParamSpec builders ----
 ParamSpec seedParam(std::uint64_t defaultSeed, std::string help = {});
