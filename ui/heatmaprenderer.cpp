@@ -65,6 +65,8 @@ QString maskStateName(std::uint8_t state)
         parts << QStringLiteral("padding");
     if (custom)
         parts << QStringLiteral("custom");
+    if (state & MaskWindow)
+        parts << QStringLiteral("outside the window");
     return parts.join(QStringLiteral(" + ")) + QStringLiteral("-masked");
 }
 

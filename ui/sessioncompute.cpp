@@ -82,7 +82,9 @@ bool sameScores(const SessionParameters &a, const SessionParameters &b)
     return a.seed == b.seed && a.n == b.n && a.keyCount() == b.keyCount() && a.dModel == b.dModel
         && a.heads == b.heads && a.positional == b.positional
         && (a.kind == AttentionKind::EncoderDecoder) == (b.kind == AttentionKind::EncoderDecoder)
-        && a.dtype == b.dtype && a.tokens == b.tokens;
+        && a.dtype == b.dtype && a.tokens == b.tokens && a.rope == b.rope
+        && (!a.rope || (a.ropeConvention == b.ropeConvention && a.ropeBase == b.ropeBase))
+        && a.keyValueHeads() == b.keyValueHeads();
 }
 
 /// Threads for the per-head (stage 1) and per-row-block (stage 2) loops of `tasks` tasks: this
@@ -202,6 +204,21 @@ void computeScores(const SessionParameters &p, SessionComputeCache::Data &out,
     k.noalias() = key * w.middleRows(d, d).transpose();
     q.rowwise() += b.segment(0, d).transpose();
     k.rowwise() += b.segment(d, d).transpose();
+    // Grouped-query attention: g < h key heads, each the mean of its group's h/g heads (W_K and
+    // b_K rows mean-pooled, GQA §2.1; the projection is linear, so pooling k is the same).
+    const int g = p.keyValueHeads();
+    if (g != h) {
+        const int group = h / g;
+        Matrix<T> pooled = Matrix<T>::Zero(nK, Index(g) * dK); // n_k × g·d_k
+        for (int i = 0; i < h; ++i)
+            pooled.middleCols(Index(i / group) * dK, dK) += k.middleCols(Index(i) * dK, dK);
+        k = pooled / T(group);
+    }
+    // RoPE: every head's queries (positions 0…n_q−1) and keys (0…n_k−1) rotated.
+    if (p.rope) {
+        applyRopeHeads<T>(q, h, p.ropeConvention, p.ropeBase);
+        applyRopeHeads<T>(k, g, p.ropeConvention, p.ropeBase);
+    }
     checkpoint();
 
     std::vector<Matrix<T>> &scores = typedScores<T>(out);
@@ -213,7 +230,8 @@ void computeScores(const SessionParameters &p, SessionComputeCache::Data &out,
         Matrix<T> &s = scores[std::size_t(head)];
         s.resize(nQ, nK);
         const Eigen::Ref<const Matrix<T>> qi = q.middleCols(head * dK, dK);
-        const Eigen::Ref<const Matrix<T>> ki = k.middleCols(head * dK, dK);
+        // query head i reads key head ⌊i·g/h⌋ (torch.repeat_interleave's order)
+        const Eigen::Ref<const Matrix<T>> ki = k.middleCols(Index(head * g / h) * dK, dK);
         s.noalias() = qi * ki.transpose();
         if constexpr (!std::is_same_v<T, double>)
             out.scoresD[std::size_t(head)] = s.template cast<double>();
@@ -256,7 +274,9 @@ void computeTyped(const SessionParameters &p, SessionResult &r, SessionComputeCa
     const int h = p.heads;
 
     AttentionMask mask;
-    if (p.causalMasked())
+    if (p.window > 0)
+        mask = AttentionMask::slidingWindow(nQ, nK, p.window, p.sinks);
+    else if (p.causalMasked())
         mask = AttentionMask::causal(nQ, nK, CausalAlignment::TopLeft);
     if (p.mask == MaskChoice::KeyPadding)
         mask = mask | AttentionMask::keyPaddingLast(nQ, nK, p.paddingCount);
@@ -268,6 +288,10 @@ void computeTyped(const SessionParameters &p, SessionResult &r, SessionComputeCa
     const T fill = -std::numeric_limits<T>::infinity();
     r.maskState = mask.stateMatrix(nQ, nK);
     const bool masked = !mask.empty();
+    // ALiBi: head u adds −m_u·(i − j) (−m_u·|i − j| without a causal mask), as alibiBias.
+    const std::vector<double> slopes = p.alibi ? alibiSlopes(h) : std::vector<double>();
+    const bool causalBias = mask.hasCausal();
+    r.alibiSlopes = slopes;
 
     // The result's matrices (n_q × n_k, double) and per-row vectors, filled row by row below.
     const auto hs = std::size_t(h);
@@ -361,6 +385,13 @@ void computeTyped(const SessionParameters &p, SessionResult &r, SessionComputeCa
                 }
                 // scaled = scores · scale, masked cells = −inf; the weights start as a copy
                 RowMap(scaled, nK) = ConstRowMap(source[u] + i * nK, nK) * scale;
+                if (!slopes.empty()) {
+                    const double m = slopes[u];
+                    for (Index c = 0; c < nK; ++c) {
+                        const double offset = double(i) - double(c);
+                        scaled[c] = T(scaled[c] + T(-m * (causalBias ? offset : std::abs(offset))));
+                    }
+                }
                 if (masked) {
                     for (Index c = 0; c < nK; ++c)
                         if (state[c])
@@ -419,6 +450,8 @@ void computeTyped(const SessionParameters &p, SessionResult &r, SessionComputeCa
             == flags + std::ptrdiff_t(rows))
             continue;
         Matrix<T> w = Eigen::Map<const Matrix<T>>(source[u], nQ, nK) * scale;
+        if (!slopes.empty())
+            w += alibiBias(nQ, nK, slopes[u], causalBias).cast<T>();
         if (masked) {
             for (Index c = 0, cells = w.size(); c < cells; ++c)
                 if (r.maskState.data()[c])

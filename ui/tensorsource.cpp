@@ -84,7 +84,9 @@ void computeInputs(const SessionParameters &p, const TensorCase<double> &c, Sess
 {
     const Index nQ = c.queryCount(), nK = c.keyCount();
     AttentionMask mask = c.mask;
-    if (p.causalMasked())
+    if (p.window > 0)
+        mask = mask | AttentionMask::slidingWindow(nQ, nK, p.window, p.sinks);
+    else if (p.causalMasked())
         mask = mask | AttentionMask::causal(nQ, nK, CausalAlignment::TopLeft);
     if (p.mask == MaskChoice::KeyPadding)
         mask = mask | AttentionMask::keyPaddingLast(nQ, nK, p.paddingCount);

@@ -4,6 +4,7 @@
 // or PDF.
 
 #include "common.h"
+#include "positionoptions.h"
 
 #include <comparerenderer.h>
 #include <dataexport.h>
@@ -52,8 +53,19 @@ QStringList sessionArguments(const SessionDocument &session)
                    QStringLiteral("--alpha"),       QString::number(p.scaleExponent, 'g', 17),
                    QStringLiteral("--temperature"), QString::number(p.temperature, 'g', 17),
                    QStringLiteral("--dtype"),       dtypeId(p.dtype)};
-    if (p.positional)
-        a << QStringLiteral("--positional");
+    if (p.positionalScheme() != PositionalScheme::None)
+        a << QStringLiteral("--positional")
+          << QString::fromStdString(positionalSchemeName(p.positionalScheme()));
+    if (p.rope)
+        a << QStringLiteral("--rope-convention")
+          << QString::fromStdString(ropeConventionName(p.ropeConvention))
+          << QStringLiteral("--rope-base") << QString::number(p.ropeBase, 'g', 17);
+    if (p.kvHeads > 0)
+        a << QStringLiteral("--kv-heads") << QString::number(p.kvHeads);
+    if (p.window > 0)
+        a << QStringLiteral("--window") << QString::number(p.window);
+    if (p.sinks > 0)
+        a << QStringLiteral("--sinks") << QString::number(p.sinks);
     const HeatmapOptions o
         = heatmapViewFromJson(session.view.value(QLatin1String("heatmap")).toObject(), {});
     if (o.view == HeatmapView::SingleHead) {
@@ -186,8 +198,6 @@ int runHeatmap(const QStringList &arguments)
          QStringLiteral("alpha"), QStringLiteral("0.5")},
         {QStringLiteral("temperature"), QStringLiteral("Softmax temperature (> 0)."),
          QStringLiteral("tau"), QStringLiteral("1")},
-        {QStringLiteral("positional"),
-         QStringLiteral("Add sinusoidal positional encoding to the inputs.")},
         {QStringLiteral("dtype"), QStringLiteral("float32 or float64."), QStringLiteral("dtype"),
          QStringLiteral("float64")},
         {QStringLiteral("view"),
@@ -273,6 +283,7 @@ int runHeatmap(const QStringList &arguments)
                                           "for display; twice for --view compare) and PNG image "
                                           "need")),
     };
+    optionList += positionOptions();
     addOptionsWithDefaults(parser, optionList);
     if (const auto done = parseArguments(parser, command, arguments))
         return *done;
@@ -374,7 +385,25 @@ int runHeatmap(const QStringList &arguments)
     p.kind = *parseAttentionKind(parser.value(QStringLiteral("kind")));
     p.mask = *parseMaskChoice(parser.value(QStringLiteral("mask")));
     p.dtype = *parseDType(parser.value(QStringLiteral("dtype")));
-    p.positional = parser.isSet(QStringLiteral("positional"));
+    const auto position = positionSettings(parser, &error);
+    if (!position)
+        return usageError(command, error);
+    p.positional = position->scheme == PositionalScheme::Sinusoidal;
+    p.rope = position->scheme == PositionalScheme::Rope;
+    p.alibi = position->scheme == PositionalScheme::Alibi;
+    p.ropeConvention = position->ropeConvention;
+    p.ropeBase = position->ropeBase;
+    p.kvHeads = position->kvHeads ? int(*position->kvHeads) : 0;
+    if (position->window > SessionParameters::maxSequence)
+        return usageError(
+            command,
+            QStringLiteral("--window must be at most %1").arg(SessionParameters::maxSequence));
+    if (position->sinks > SessionParameters::maxSequence)
+        return usageError(
+            command,
+            QStringLiteral("--sinks must be at most %1").arg(SessionParameters::maxSequence));
+    p.window = int(position->window);
+    p.sinks = int(position->sinks);
     const auto padding = intOption(parser, QStringLiteral("padding"), 0, p.keyCount(), &error);
     if (!padding)
         return usageError(command, error);

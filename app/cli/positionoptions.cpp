@@ -9,17 +9,18 @@ QList<QCommandLineOption> positionOptions()
     return {
         QCommandLineOption(
             QStringLiteral("positional"),
-            QStringLiteral("Position scheme: none, sinusoidal (added to the inputs, Vaswani et "
-                           "al. 2017), rope (queries and keys of every head rotated, Su et al. "
-                           "2021) or alibi (per-head linear bias on the scaled scores, Press et "
-                           "al. 2021; -m_h*(i - j) with a causal mask, -m_h*|i - j| without)."),
-            QStringLiteral("none|sinusoidal|rope|alibi")),
+            QStringLiteral(
+                "Position scheme: none, sinusoidal (added to the inputs, Vaswani et "
+                "al. 2017), rope (queries and keys of every head rotated, Su et al. "
+                "2021) or alibi (per-head linear bias on the scaled scores, Press et "
+                "al. 2021; minus m_h*(i - j) with a causal mask, minus m_h*|i - j| without)."),
+            QStringLiteral("scheme")),
         QCommandLineOption(
             QStringLiteral("rope-convention"),
             QStringLiteral("RoPE's pairing of dimensions: interleaved (x[2i], x[2i+1]; RoFormer, "
                            "GPT-J) or half (x[i], x[i + d_k/2], rotate_half; GPT-NeoX, Llama). "
                            "Only with --positional rope."),
-            QStringLiteral("interleaved|half"), QStringLiteral("half")),
+            QStringLiteral("convention"), QStringLiteral("half")),
         QCommandLineOption(QStringLiteral("rope-base"),
                            QStringLiteral("RoPE's base: plane i turns by position * "
                                           "base^(-2i/d_k). Only with --positional rope."),
