@@ -46,9 +46,17 @@ QString formatValue(double v)
 QString fittedText(const QFontMetricsF &fm, qreal width, std::initializer_list<QString> choices)
 {
     for (const QString &c : choices)
-        if (fm.horizontalAdvance(c) <= width)
+        if (!c.isEmpty() && fm.horizontalAdvance(c) <= width) // empty: no such variant
             return c;
     return *(choices.end() - 1);
+}
+
+/// The window's legend entry: "window: 6 keys + 2 sinks" (the count, since libraries disagree
+/// on w vs w + 1).
+QString windowLegendText(const SessionParameters &p)
+{
+    return QStringLiteral("window: %1 keys").arg(p.window)
+        + (p.sinks > 0 ? QStringLiteral(" + %1 sinks").arg(p.sinks) : QString());
 }
 
 QString maskStateName(std::uint8_t state)
@@ -397,9 +405,10 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &bounds) const
     const int nK = win.width();
 
     // Legend column on the right: colourbar, its labels, the colormap name and the mask legend.
-    const QStringList legendTexts
-        = {QStringLiteral("padding-masked"), QStringLiteral("fully masked row"),
-           QStringLiteral("RdBu_r, linear"), QStringLiteral("\u22120.0001")};
+    QStringList legendTexts = {QStringLiteral("padding-masked"), QStringLiteral("fully masked row"),
+                               QStringLiteral("RdBu_r, linear"), QStringLiteral("\u22120.0001")};
+    if (res.params.window > 0)
+        legendTexts << windowLegendText(res.params);
     qreal legendW = 0;
     for (const QString &t : legendTexts)
         legendW = std::max(legendW, fm.horizontalAdvance(t));
@@ -467,10 +476,12 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &bounds) const
                                : QStringLiteral("head %1").arg(tile.head);
         // ALiBi: the head's slope m_h next to its number.
         if (!tile.mean && m_result && tile.head >= 0
-            && std::size_t(tile.head) < m_result->alibiSlopes.size())
-            tile.title
-                += QStringLiteral(" (m = %1)")
-                       .arg(QString::number(m_result->alibiSlopes[std::size_t(tile.head)], 'g', 3));
+            && std::size_t(tile.head) < m_result->alibiSlopes.size()) {
+            const QString m
+                = QString::number(m_result->alibiSlopes[std::size_t(tile.head)], 'g', 3);
+            tile.title += QStringLiteral(" (m = %1)").arg(m);
+            tile.shortTitle = QStringLiteral("h%1 m=%2").arg(tile.head).arg(m);
+        }
         tile.frame = QRectF(x0 + (t % cols) * tileW, y0 + (t / cols) * tileH, tileW, tileH);
         tile.map = QRectF(tile.frame.left() + left, tile.frame.top() + top, nK * cell, nQ * cell);
         lay.tiles.append(tile);
@@ -576,7 +587,7 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
             Qt::AlignHCenter | Qt::AlignBottom | Qt::TextDontClip,
             fittedText(
                 QFontMetricsF(bold), tile.frame.width(),
-                {tile.title,
+                {tile.title, tile.shortTitle,
                  tile.mean ? QStringLiteral("mean") : QStringLiteral("h%1").arg(tile.head)}));
         painter->setFont(font);
 
@@ -813,10 +824,7 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
     if (anyBoth)
         swatch(maskedColor(MaskCausal | MaskPadding), 3, QStringLiteral("causal + padding"));
     if (anyWindow)
-        swatch(maskedColor(MaskWindow), 4,
-               QStringLiteral("outside window (%1 keys)").arg(res.params.window)
-                   + (res.params.sinks > 0 ? QStringLiteral(", %1 sinks").arg(res.params.sinks)
-                                           : QString()));
+        swatch(maskedColor(MaskWindow), 4, windowLegendText(res.params));
     if (anyFullyMasked) {
         const QRectF box(lay.legend.left() + 0.35 * f, y + 0.1 * fm.height(), 0.4 * f,
                          0.8 * fm.height());
