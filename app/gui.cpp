@@ -1,7 +1,7 @@
 #include "gui.h"
 
-#include <mainwindow.h>
-#include <tensorcontroller.h>
+#include "ui/window/mainwindow.h"
+#include "ui/window/tensorcontroller.h"
 
 #include <QApplication>
 #include <QSettings>

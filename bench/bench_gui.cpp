@@ -1,5 +1,5 @@
 // attn_bench_gui: latency of the real main window, from a control change to the heatmaps
-// repainted with the new data (issue 5, "A GUI that keeps up").
+// repainted with the new data (the window must keep up with a drag).
 //
 // Drives attn::MainWindow offscreen (QT_QPA_PLATFORM=offscreen unless set otherwise) exactly as
 // a user's edit flows: the α slider of the control panel is moved (QSlider::setValue, as a drag
@@ -16,11 +16,11 @@
 // Prints a text table (or --format json). Times are wall clock (steady clock), milliseconds.
 // Nothing here asserts a time; the CTest smoke test runs a tiny count only.
 
-#include <attentionsession.h>
-#include <charts/scalingsweeprunner.h>
-#include <heatmapwidget.h>
-#include <mainwindow.h>
-#include <panels/controlpanel.h>
+#include "ui/charts/scalingsweeprunner.h"
+#include "ui/panels/controlpanel.h"
+#include "ui/session/attentionsession.h"
+#include "ui/views/heatmapwidget.h"
+#include "ui/window/mainwindow.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

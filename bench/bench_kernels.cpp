@@ -1,19 +1,32 @@
-// Google Benchmark: the three attention kernels for n ∈ {256 … 16384}, d ∈ {64, 128}, float32
-// and float64, plus this machine's SGEMM/DGEMM rate through Eigen (the reference for "percent of
-// peak") and its float32 FMA peak (FmaPeak: no memory traffic, the ceiling for any kernel).
-// Counters: GFLOP, printed as a rate (GFLOP/s; 4·n²·d flop per attention: two GEMMs of 2·n²·d
-// each) and the extra memory each kernel allocates (kernelExtraBytes), in MiB. The float32
-// kernels run the AVX-512 code on CPUs with AVX-512F (context "float32_kernels"); the *_eigen
-// variants run Eigen's code in the same binary as the baseline.
+// Google Benchmark: the four attention kernels for n ∈ {256 … 16384}, d ∈ {64, 128}, float32
+// and float64, the window's fused multi-head engine (core/engine/sessionengine.h: a full
+// computation, and an α step over cached scores as a slider drag makes), plus this machine's
+// SGEMM/DGEMM rate through Eigen (the reference for "percent of peak") and its float32 FMA peak
+// (FmaPeak: no memory traffic, the ceiling for any kernel). Counters: GFLOP, printed as a rate
+// (GFLOP/s; 4·n²·d flop per attention: two GEMMs of 2·n²·d each) and the extra memory each kernel
+// allocates (kernelExtraBytes), in MiB. The float32 kernels run the AVX-512 code on CPUs with
+// AVX-512F (context "float32_kernels"); the *_eigen variants run Eigen's code in the same binary as
+// the baseline.
 //
 //   build/release/bench/attn_bench_kernels --benchmark_filter='Streaming.*/4096/64'
 //
 // The materialized kernel is skipped beyond kMaterializedBudgetBytes for its n × n matrices.
+//
+// The tile engine (core/tiles/tileengine.h) renders the full view of h heads of d each to a
+// px × px grid (max pooling; TileFullViewMean_f32 adds the head mean, TileFullViewMetrics_f32 the
+// per-row metrics of every head); StreamingHeads_f32 runs the streaming kernel once per head on
+// the same n and d, the baseline it is compared with in the same run:
+//
+//   build/release/bench/attn_bench_kernels --benchmark_filter='TileFullView_f32|StreamingHeads'
+// The materialized and fused kernels are skipped beyond kMaterializedBudgetBytes for their n × n
+// matrices.
 
 #include "fma_peak.h"
 
+#include "core/engine/sessionengine.h"
 #include "core/kernels/kernels.h"
 #include "core/random.h"
+#include "core/tiles/tileengine.h"
 
 #include <benchmark/benchmark.h>
 
@@ -22,6 +35,7 @@
 #endif
 
 #include <string>
+#include <vector>
 
 #include <cmath>
 #include <cstdint>
@@ -45,8 +59,9 @@ template<typename T> void attentionBenchmark(benchmark::State &state, KernelKind
     const Index n = state.range(0);
     const Index d = state.range(1);
     const std::size_t extra = attn::kernelExtraBytes(kind, n, n, d, sizeof(T));
-    if (kind == KernelKind::Materialized && extra > kMaterializedBudgetBytes) {
-        state.SkipWithError("materialized n x n matrices exceed the 1 GiB budget");
+    if ((kind == KernelKind::Materialized || kind == KernelKind::Fused)
+        && extra > kMaterializedBudgetBytes) {
+        state.SkipWithError("the kernel's n x n matrices exceed the 1 GiB budget");
         return;
     }
     attn::Generator rng(0);
@@ -84,6 +99,61 @@ template<typename T> void gemmBenchmark(benchmark::State &state)
         = benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+/// The tile engine's full view: h heads of d each (Q, K: n × h·d) pooled to px × px pixels.
+void tileFullView(benchmark::State &state, bool mean, bool metrics)
+{
+    const Index n = state.range(0);
+    const Index d = state.range(1);
+    const Index heads = state.range(2);
+    const Index px = state.range(3);
+    attn::Generator rng(0);
+    const Matrix<float> q = randomMatrix<float>(rng, n, heads * d);
+    const Matrix<float> k = randomMatrix<float>(rng, n, heads * d);
+    std::vector<Index> which;
+    for (Index h = 0; h < heads; ++h)
+        which.push_back(h);
+    if (mean)
+        which.push_back(attn::kHeadMean);
+    for (auto _ : state) {
+        attn::TileEngine<float> engine(q, k, heads);
+        std::vector<attn::RowMetrics> m;
+        auto tiles = engine.render(which, engine.fullWindow(), px, px, attn::TilePooling::Max,
+                                   metrics ? &m : nullptr);
+        benchmark::DoNotOptimize(tiles.front().values.data());
+        benchmark::ClobberMemory();
+    }
+    // Q Kᵀ of every head: 2·n²·d flop per head.
+    const double flop = 2.0 * double(n) * double(n) * double(d) * double(heads);
+    state.counters["GFLOP"]
+        = benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["held_MiB"]
+        = double(attn::TileEngine<float>::heldBytes(n, n, heads, d, sizeof(float)))
+        / (1024.0 * 1024.0);
+}
+
+/// The streaming kernel once per head (Q, K, V: n × d each), h times per iteration.
+void streamingHeads(benchmark::State &state)
+{
+    const Index n = state.range(0);
+    const Index d = state.range(1);
+    const Index heads = state.range(2);
+    attn::Generator rng(0);
+    const Matrix<float> q = randomMatrix<float>(rng, n, d);
+    const Matrix<float> k = randomMatrix<float>(rng, n, d);
+    const Matrix<float> v = randomMatrix<float>(rng, n, d);
+    const float scale = 1.0f / std::sqrt(float(d));
+    for (auto _ : state) {
+        for (Index h = 0; h < heads; ++h) {
+            Matrix<float> out = attn::attentionStreaming<float>(q, k, v, scale);
+            benchmark::DoNotOptimize(out.data());
+        }
+        benchmark::ClobberMemory();
+    }
+    const double flop = 4.0 * double(n) * double(n) * double(d) * double(heads);
+    state.counters["GFLOP"]
+        = benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 /// Attention with Eigen's float32 code (setAvx512KernelsEnabled(false)) for the same inputs.
 void eigenBaseline(benchmark::State &state, KernelKind kind)
 {
@@ -91,6 +161,36 @@ void eigenBaseline(benchmark::State &state, KernelKind kind)
     attn::setAvx512KernelsEnabled(false);
     attentionBenchmark<float>(state, kind);
     attn::setAvx512KernelsEnabled(had);
+}
+
+/// The window's computation: n × n self-attention, d_model, h heads, float64, seeded inputs.
+/// `alphaStep`: the engine keeps the raw scores and each iteration changes α (what a slider drag
+/// computes: the fused row pass of every head); otherwise every iteration is a full computation
+/// (inputs, projections, scores, row pass). GFLOP counts the score GEMMs, 2·n²·d_model.
+void fusedHeadsBenchmark(benchmark::State &state, bool alphaStep)
+{
+    attn::EngineParameters p;
+    p.n = state.range(0);
+    p.dModel = state.range(1);
+    p.heads = state.range(2);
+    attn::SessionEngine engine;
+    attn::EngineResult r;
+    engine.compute(p, r);
+    int step = 0;
+    for (auto _ : state) {
+        if (alphaStep) {
+            p.scaleExponent = 0.25 + 0.25 * double(++step % 3);
+        } else {
+            engine.clear();
+        }
+        engine.pool()->recycle(std::move(r));
+        engine.compute(p, r);
+        benchmark::DoNotOptimize(r.weights.data());
+        benchmark::ClobberMemory();
+    }
+    const double flop = 2.0 * double(p.n) * double(p.n) * double(p.dModel);
+    state.counters["GFLOP"]
+        = benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void fmaPeak(benchmark::State &state)
@@ -145,6 +245,38 @@ void loopSizes(benchmark::internal::Benchmark *b)
     b->ArgNames({"n", "d"})->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
+void tileSizes(benchmark::internal::Benchmark *b)
+{
+    // n = 256 is the smoke-test size; 16 384 × 8 heads of 64 is the long-sequence target.
+    for (Index n : {256, 4096, 16384})
+        b->Args({n, 64, 8, 1024});
+    b->ArgNames({"n", "d", "h", "px"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+void streamingHeadsSizes(benchmark::internal::Benchmark *b)
+{
+    for (Index n : {256, 4096, 16384})
+        b->Args({n, 64, 8});
+    b->ArgNames({"n", "d", "h"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+void fusedSizes(benchmark::internal::Benchmark *b)
+{
+    for (Index d : {64, 128})
+        for (Index n : {256, 512, 1024, 2048, 4096})
+            b->Args({n, d});
+    b->ArgNames({"n", "d"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+void fusedHeadsSizes(benchmark::internal::Benchmark *b)
+{
+    // bench_gui's shapes (d_model = 512, h = 8) and a small one for the CTest smoke filter.
+    b->Args({256, 64, 4});
+    for (Index n : {64, 256, 1024})
+        b->Args({n, 512, 8});
+    b->ArgNames({"n", "d", "h"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
 void gemmSizes(benchmark::internal::Benchmark *b)
 {
     b->Args({2048, 2048})->Args({4096, 64})->ArgNames({"n", "k"});
@@ -186,6 +318,38 @@ void Loop_f64(benchmark::State &s)
 {
     attentionBenchmark<double>(s, KernelKind::Loop);
 }
+void TileFullView_f32(benchmark::State &s)
+{
+    tileFullView(s, false, false);
+}
+void TileFullViewMean_f32(benchmark::State &s)
+{
+    tileFullView(s, true, false);
+}
+void TileFullViewMetrics_f32(benchmark::State &s)
+{
+    tileFullView(s, false, true);
+}
+void StreamingHeads_f32(benchmark::State &s)
+{
+    streamingHeads(s);
+}
+void Fused_f32(benchmark::State &s)
+{
+    attentionBenchmark<float>(s, KernelKind::Fused);
+}
+void Fused_f64(benchmark::State &s)
+{
+    attentionBenchmark<double>(s, KernelKind::Fused);
+}
+void FusedHeads_f64(benchmark::State &s)
+{
+    fusedHeadsBenchmark(s, false);
+}
+void FusedHeadsAlphaStep_f64(benchmark::State &s)
+{
+    fusedHeadsBenchmark(s, true);
+}
 void Sgemm(benchmark::State &s)
 {
     gemmBenchmark<float>(s);
@@ -204,6 +368,14 @@ BENCHMARK(Loop_f32)->Apply(loopSizes);
 BENCHMARK(Materialized_f64)->Apply(attentionSizes);
 BENCHMARK(Streaming_f64)->Apply(attentionSizes);
 BENCHMARK(Loop_f64)->Apply(loopSizes);
+BENCHMARK(TileFullView_f32)->Apply(tileSizes);
+BENCHMARK(StreamingHeads_f32)->Apply(streamingHeadsSizes);
+BENCHMARK(TileFullViewMean_f32)->Apply(tileSizes);
+BENCHMARK(TileFullViewMetrics_f32)->Apply(tileSizes);
+BENCHMARK(Fused_f32)->Apply(fusedSizes);
+BENCHMARK(Fused_f64)->Apply(fusedSizes);
+BENCHMARK(FusedHeads_f64)->Apply(fusedHeadsSizes);
+BENCHMARK(FusedHeadsAlphaStep_f64)->Apply(fusedHeadsSizes);
 BENCHMARK(Sgemm)->Apply(gemmSizes);
 BENCHMARK(Dgemm)->Apply(gemmSizes);
 BENCHMARK(fmaPeak)->Name("FmaPeak_f32")->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -83,7 +83,7 @@ def main():
     print(f"numpy BLAS: {blas}")
     if "openblas" not in blas:
         print("note: NumPy runs on the reference BLAS; `bash scripts/setup-bench.sh` installs "
-              "OpenBLAS, the BLAS issue 5's NumPy figures were measured with")
+              "OpenBLAS, the BLAS the README's NumPy figures were measured with")
     print(f"{'n':>6} {'kernel':>13} {'numpy_ms':>10} {'attnlab_ms':>11} {'ratio':>7}  code")
     for n in ns:
         for kernel in kernels:

@@ -18,7 +18,7 @@ double effectiveTerms(const double *p, Index n);
 /// Frobenius norm of the softmax Jacobian J = diag(p) − p pᵀ without cancellation:
 /// ‖J‖² = Σ_i p_i²(1−p_i)² + Σ_i p_i² Σ_{j≠i} p_j², with 1−p_i computed as Σ_{j≠i} p_j and
 /// Σ_{j≠i} p_j² from prefix/suffix sums, so every term is non-negative (the textbook
-/// Σp² − 2Σp³ + (Σp²)² goes negative for near-one-hot rows; EXPERIMENTS.md, E2).
+/// Σp² − 2Σp³ + (Σp²)² goes negative for near-one-hot rows; docs/experiments.md, E2).
 double jacobianNorm(const double *p, Index n);
 /// The same norm from the explicit n × n matrix (reference for tests, O(n²)): every entry of
 /// J is formed and squared. The diagonal p_i − p_i² is formed as p_i·Σ_{j≠i} p_j with a direct
@@ -29,7 +29,8 @@ double jacobianNormExplicit(const double *p, Index n);
 /// rows (0, negative → NaN). Kept only to show that failure (E2) — do not use for results.
 double jacobianNormTextbook(const double *p, Index n);
 
-/// The metrics of one row of weights p, as rowMetrics stores them (EXPERIMENTS.md's metrics).
+/// The metrics of one row of weights p, as rowMetrics stores them (the metrics of
+/// docs/experiments.md).
 struct RowMetricValues
 {
     double maxWeight = 0; ///< max_j p_j
@@ -52,7 +53,7 @@ struct RowMetricsScratch
 /// passes instead of six (one backward pass for the Jacobian's suffix sums, one forward pass
 /// for the rest, one vectorised sum), each bit for bit equal to the separate function: the
 /// same operations on the same values in the same order. rowMetrics uses it; so does the
-/// session's fused per-row loop (ui/sessioncompute.cpp). p: one row of n weights; n ≥ 0.
+/// session's fused per-row loop (ui/session/sessioncompute.cpp). p: one row of n weights; n ≥ 0.
 /// Never throws (the scratch grows on the first longer row only).
 RowMetricValues rowMetricValues(const double *p, Index n, RowMetricsScratch &scratch);
 

@@ -177,12 +177,19 @@ MultiheadResult<T> MultiheadAttention<T>::forward(const Eigen::Ref<const Matrix<
 
     AttentionOptions headOptions = options;
     headOptions.checkFinite = false; // checked above; projections of finite inputs are finite
+    // Head i: columns i·d_k … (i+1)·d_k − 1 of m. A matrix without rows (n_q = 0 or n_k = 0)
+    // has no storage, and a block of it would offset a null pointer: it gets an empty n × d_k.
+    const auto headColumns = [dK](const Matrix<T> &m, Index i) -> Matrix<T> {
+        if (m.rows() == 0)
+            return Matrix<T>(0, dK);
+        return m.middleCols(i * dK, dK);
+    };
+    concat.setZero(); // n_k = 0: every row is fully masked and its output 0
     for (Index i = 0; i < h; ++i) {
-        // Head i: columns i·d_k … (i+1)·d_k − 1 of q, k, v.
-        AttentionResult<T> a
-            = scaledDotProductAttention<T>(q.middleCols(i * dK, dK), k.middleCols(i * dK, dK),
-                                           v.middleCols(i * dK, dK), mask, headOptions);
-        concat.middleCols(i * dK, dK) = a.output;
+        AttentionResult<T> a = scaledDotProductAttention<T>(headColumns(q, i), headColumns(k, i),
+                                                            headColumns(v, i), mask, headOptions);
+        if (nQ > 0)
+            concat.middleCols(i * dK, dK) = a.output;
         r.weightsMean += a.weights;
         r.scale = a.scale;
         const auto u = std::size_t(i);

@@ -69,7 +69,8 @@ public:
 
     /// Forward pass. query n_q × d_model, key and value n_k × d_model. `mask` is combined
     /// attn_mask | key_padding_mask (build it with AttentionMask). Fully masked rows give zero
-    /// weights and a flag (PyTorch 1.13 gives NaN there).
+    /// weights and a flag (PyTorch 1.13 gives NaN there); so does every row when n_k = 0 (the
+    /// output is then out_proj_bias), and n_q = 0 gives empty results.
     /// Throws InvalidArgument naming the shapes, NonFiniteInput on NaN/Inf.
     MultiheadResult<T> forward(const Eigen::Ref<const Matrix<T>> &query,
                                const Eigen::Ref<const Matrix<T>> &key,

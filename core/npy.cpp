@@ -25,6 +25,8 @@
 #include <string_view>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace attn {
 
@@ -400,6 +402,36 @@ Preamble parsePreamble(const std::uint8_t *data, std::size_t avail, std::uint64_
     return p;
 }
 
+/// Element count of `shape` for elements of `itemSize` bytes, with NumPy's rule for what an
+/// array may be (PyArray_NewFromDescr): itemSize times the product of the non-zero axes must fit
+/// in a signed 64-bit size, whether or not an axis is zero (so (2^32, 2^32, 0) is refused, as
+/// NumPy refuses it). nullopt when it does not; negative axes are the caller's to refuse first.
+std::optional<std::uint64_t> checkedElementCount(const std::vector<std::int64_t> &shape,
+                                                 int itemSize)
+{
+    const std::uint64_t maxBytes = std::uint64_t(std::numeric_limits<std::int64_t>::max());
+    std::uint64_t bytes = std::uint64_t(itemSize);
+    bool empty = false;
+    for (std::int64_t dim : shape) {
+        if (dim == 0) {
+            empty = true;
+            continue;
+        }
+        if (bytes > maxBytes / std::uint64_t(dim))
+            return std::nullopt;
+        bytes *= std::uint64_t(dim);
+    }
+    return empty ? 0 : bytes / std::uint64_t(itemSize);
+}
+
+std::string tooBigMessage(const std::string &shapeText, int itemSize)
+{
+    return "shape " + shapeText + " has more elements than fit in int64 with "
+        + std::to_string(itemSize)
+        + "-byte items: the item size times the product of its non-zero axes exceeds 2^63 - 1 "
+          "bytes (NumPy refuses such an array too, even when an axis is 0)";
+}
+
 struct HeaderInfo
 {
     NpyType type = NpyType::Float64;
@@ -508,7 +540,6 @@ HeaderInfo parseHeader(const Preamble &p, std::string_view text, std::uint64_t t
 
     if (shape->kind != PyValue::Kind::Tuple)
         fail(name, "bad .npy header: 'shape' is not a tuple");
-    bool hasZero = false;
     for (const PyValue &dim : shape->items) {
         if (dim.kind != PyValue::Kind::Int)
             fail(name, "bad .npy header: 'shape' holds a non-integer");
@@ -517,17 +548,12 @@ HeaderInfo parseHeader(const Preamble &p, std::string_view text, std::uint64_t t
                  "bad .npy header: negative dimension " + std::to_string(dim.integer)
                      + " in shape");
         info.shape.push_back(dim.integer);
-        hasZero = hasZero || dim.integer == 0;
     }
     const std::string shapeText = shapeToString(info.shape);
-    info.count = hasZero ? 0 : 1;
-    if (!hasZero) {
-        for (std::int64_t dim : info.shape) {
-            if (info.count > std::uint64_t(std::numeric_limits<std::int64_t>::max()) / dim)
-                fail(name, "shape " + shapeText + " has more elements than fit in int64");
-            info.count *= std::uint64_t(dim);
-        }
-    }
+    const auto count = checkedElementCount(info.shape, info.itemSize);
+    if (!count)
+        fail(name, tooBigMessage(shapeText, info.itemSize));
+    info.count = *count;
     if (info.count > kMaxNpyBytes / sizeof(double))
         fail(name,
              "shape " + shapeText + " holds " + std::to_string(info.count)
@@ -555,7 +581,7 @@ NpyArray decode(const HeaderInfo &info, const std::uint8_t *data)
 
     // Destination of element i of the file: i in C order, or the C-order position of the i-th
     // element of a Fortran-order walk (first index fastest).
-    const bool reorder = info.fortran && nd > 1;
+    const bool reorder = info.fortran && nd > 1 && n > 0; // strides of an empty array unused
     std::vector<std::int64_t> index, cStride;
     if (reorder) {
         index.assign(nd, 0);
@@ -668,14 +694,15 @@ template<typename I> void storeLe(std::uint8_t *p, I v)
 
 std::vector<std::uint8_t> serialize(const NpyArray &a, const std::string &name)
 {
-    std::uint64_t count = 1;
     for (std::int64_t dim : a.shape) {
         if (dim < 0)
             fail(name, "cannot write shape " + shapeToString(a.shape) + ": negative dimension");
-        if (dim != 0 && count > std::uint64_t(std::numeric_limits<std::int64_t>::max()) / dim)
-            fail(name, "cannot write shape " + shapeToString(a.shape) + ": too many elements");
-        count *= std::uint64_t(dim);
     }
+    // The reader's rule (checkedElementCount): what is written can be read back.
+    const auto checked = checkedElementCount(a.shape, itemSizeOf(a.type));
+    if (!checked)
+        fail(name, "cannot write: " + tooBigMessage(shapeToString(a.shape), itemSizeOf(a.type)));
+    const std::uint64_t count = *checked;
     if (count != a.values.size())
         fail(name,
              "cannot write shape " + shapeToString(a.shape) + ": it has " + std::to_string(count)
@@ -843,6 +870,22 @@ std::optional<std::uint64_t> declaredNpyBytes(const std::uint8_t *data, std::siz
     }
 }
 
+/// An open zip member, closed on destruction.
+struct ZipFile
+{
+    zip_file_t *f;
+    ZipFile(zip_file_t *file)
+        : f(file)
+    { }
+    ZipFile(const ZipFile &) = delete;
+    ZipFile &operator=(const ZipFile &) = delete;
+    ~ZipFile()
+    {
+        if (f)
+            zip_fclose(f);
+    }
+};
+
 class ZipReader
 {
 public:
@@ -854,6 +897,7 @@ public:
         if (!m_zip)
             fail(path, "cannot open as .npz (zip archive): " + zipErrorText(code));
         const zip_int64_t n = zip_get_num_entries(m_zip, 0);
+        std::unordered_map<std::string, std::size_t> byArray; // array name → index in m_entries
         for (zip_int64_t i = 0; i < n; ++i) {
             const char *entry = zip_get_name(m_zip, zip_uint64_t(i), ZIP_FL_ENC_GUESS);
             if (!entry)
@@ -861,15 +905,15 @@ public:
             std::string s = entry;
             if (!s.empty() && s.back() == '/')
                 continue; // directory entry
-            for (const Entry &e : m_entries) {
-                if (arrayName(e.name) == arrayName(s)) {
-                    zip_discard(m_zip);
-                    m_zip = nullptr;
-                    fail(path,
-                         "two members hold array " + quoted(arrayName(s)) + " (" + quoted(e.name)
-                             + " and " + quoted(s)
-                             + "): an ambiguous archive (numpy.load would take the last)");
-                }
+            // One lookup per member (linear in the member count).
+            const auto [it, inserted] = byArray.emplace(arrayName(s), m_entries.size());
+            if (!inserted) {
+                const std::string first = m_entries[it->second].name;
+                zip_discard(m_zip);
+                m_zip = nullptr;
+                fail(path,
+                     "two members hold array " + quoted(it->first) + " (" + quoted(first) + " and "
+                         + quoted(s) + "): an ambiguous archive (numpy.load would take the last)");
             }
             m_entries.push_back({s, zip_uint64_t(i)});
         }
@@ -898,6 +942,52 @@ public:
         return member;
     }
 
+    /// The .npy header of a member, decompressing only as many bytes as the header needs (at
+    /// most kMaxNpzSlack: longer headers are refused). Throws NpyError naming the member.
+    HeaderInfo readHeader(const Entry &e) const
+    {
+        const std::string name = m_path + ": member " + quoted(e.name);
+        zip_stat_t st;
+        zip_stat_init(&st);
+        const bool sized
+            = zip_stat_index(m_zip, e.index, 0, &st) == 0 && (st.valid & ZIP_STAT_SIZE);
+        const std::uint64_t total
+            = sized ? std::uint64_t(st.size) : std::numeric_limits<std::uint64_t>::max();
+        ZipFile file {zip_fopen_index(m_zip, e.index, 0)};
+        if (!file.f)
+            fail(name, std::string("cannot open: ") + zip_strerror(m_zip));
+        std::vector<std::uint8_t> buf;
+        // Reads until buf holds `want` bytes; false when the member ends first.
+        auto fill = [&](std::uint64_t want) {
+            while (buf.size() < want) {
+                const std::size_t old = buf.size();
+                buf.resize(std::size_t(want));
+                const zip_int64_t got = zip_fread(file.f, buf.data() + old, buf.size() - old);
+                if (got < 0)
+                    fail(name, std::string("cannot read: ") + zip_file_strerror(file.f));
+                buf.resize(old + std::size_t(got));
+                if (got == 0)
+                    return false;
+            }
+            return true;
+        };
+        const bool whole = fill(12);
+        const Preamble p = parsePreamble(buf.data(), buf.size(), whole ? total : buf.size(), name);
+        const std::uint64_t need = p.prefixBytes + p.headerBytes;
+        if (need > kMaxNpzSlack)
+            fail(name,
+                 "the .npy header claims " + std::to_string(p.headerBytes)
+                     + " bytes, more than the " + std::to_string(kMaxNpzSlack)
+                     + " a header may have");
+        if (!fill(need)) {
+            parseNpy(buf.data(), buf.size(), name); // names how the member ends too early
+            fail(name, "truncated .npy header");
+        }
+        const std::string_view text(reinterpret_cast<const char *>(buf.data() + p.prefixBytes),
+                                    std::size_t(p.headerBytes));
+        return parseHeader(p, text, total, name);
+    }
+
     NpyArray read(const Entry &e) const
     {
         const std::string name = m_path + ": member " + quoted(e.name);
@@ -913,15 +1003,7 @@ public:
             fail(name,
                  "member claims " + std::to_string(st.size) + " bytes, more than the limit of "
                      + std::to_string(cap));
-        struct File
-        {
-            zip_file_t *f;
-            ~File()
-            {
-                if (f)
-                    zip_fclose(f);
-            }
-        } file {zip_fopen_index(m_zip, e.index, 0)};
+        ZipFile file {zip_fopen_index(m_zip, e.index, 0)};
         if (!file.f)
             fail(name, std::string("cannot open: ") + zip_strerror(m_zip));
         std::vector<std::uint8_t> buf;
@@ -982,13 +1064,13 @@ std::vector<std::uint8_t> buildZip(const std::string &path,
     }
     std::vector<std::vector<std::uint8_t>> payloads;
     payloads.reserve(members.size());
+    std::unordered_set<std::string> keys;
     for (std::size_t i = 0; i < members.size(); ++i) {
         const std::string &key = members[i].first;
         if (key.empty())
             fail(path, "cannot write an array with an empty name");
-        for (std::size_t j = 0; j < i; ++j)
-            if (members[j].first == key)
-                fail(path, "cannot write: duplicate array name " + quoted(key));
+        if (!keys.insert(key).second)
+            fail(path, "cannot write: duplicate array name " + quoted(key));
         payloads.push_back(serialize(members[i].second, path + ": member " + quoted(key)));
     }
 
@@ -1058,9 +1140,21 @@ std::vector<std::uint8_t> buildZip(const std::string &path,
 
 std::int64_t NpyArray::size() const
 {
+    // Any zero axis makes the array empty, whatever the others are; the product of the
+    // others is checked before it is formed.
+    for (std::int64_t d : shape) {
+        if (d < 0)
+            throw NpyError("NpyArray::size: negative axis in shape " + shapeString());
+        if (d == 0)
+            return 0;
+    }
     std::int64_t n = 1;
-    for (std::int64_t d : shape)
+    for (std::int64_t d : shape) {
+        if (n > std::numeric_limits<std::int64_t>::max() / d)
+            throw NpyError("NpyArray::size: shape " + shapeString()
+                           + " has more elements than fit in int64");
         n *= d;
+    }
     return n;
 }
 
@@ -1250,10 +1344,53 @@ std::vector<std::string> listNpz(const std::string &path)
     return names;
 }
 
-std::vector<std::pair<std::string, NpyArray>> readNpz(const std::string &path)
+std::uint64_t NpyHeader::valueBytes() const
+{
+    return count * sizeof(double);
+}
+
+std::vector<std::pair<std::string, NpyHeader>> readNpzHeaders(const std::string &path)
 {
     ZipReader zip(path);
+    std::vector<std::pair<std::string, NpyHeader>> out;
+    out.reserve(zip.entries().size());
+    for (const auto &e : zip.entries()) {
+        const HeaderInfo info = zip.readHeader(e);
+        out.emplace_back(
+            ZipReader::arrayName(e.name),
+            NpyHeader {info.type, info.shape, info.fortran, info.count, info.dataBytes});
+    }
+    return out;
+}
+
+std::vector<std::pair<std::string, NpyArray>> readNpz(const std::string &path,
+                                                      std::uint64_t budgetBytes)
+{
+    ZipReader zip(path);
+    if (budgetBytes != std::numeric_limits<std::uint64_t>::max()) {
+        // Every header first: the declared sizes decide before anything is decompressed.
+        std::uint64_t total = 0;
+        std::string largest;
+        std::uint64_t largestBytes = 0;
+        for (const auto &e : zip.entries()) {
+            const HeaderInfo info = zip.readHeader(e);
+            const std::uint64_t bytes = info.count * sizeof(double) + info.dataBytes;
+            total += bytes; // each ≤ 2·kMaxNpyBytes: no overflow below 2^31 members
+            if (bytes >= largestBytes) {
+                largestBytes = bytes;
+                largest = ZipReader::arrayName(e.name) + " " + npyTypeName(info.type) + " "
+                    + shapeToString(info.shape);
+            }
+        }
+        if (total > budgetBytes)
+            fail(path,
+                 "its arrays declare " + std::to_string(total)
+                     + " bytes (as stored plus as float64 values; the largest is " + largest
+                     + "), over the budget of " + std::to_string(budgetBytes)
+                     + " bytes; nothing was decompressed");
+    }
     std::vector<std::pair<std::string, NpyArray>> out;
+    out.reserve(zip.entries().size());
     for (const auto &e : zip.entries())
         out.emplace_back(ZipReader::arrayName(e.name), zip.read(e));
     return out;

@@ -14,14 +14,17 @@
 // pickles are never interpreted), structured, void and string dtypes, other dtypes (f2, c16,
 // M8, ...), bad magic, versions other than 1.0/2.0/3.0, a header length past the end of file,
 // truncated data, malformed or non-literal header tokens (`__import__`, calls, arithmetic),
-// missing/extra/duplicate keys, negative dimensions, element counts that overflow int64 or
-// exceed kMaxNpyBytes. Sizes are checked against the bytes present before anything is
-// allocated; .npz members are decompressed in chunks and abandoned once they exceed what their
-// header describes (by 1 MiB) or their zip entry claims more than the limit.
+// missing/extra/duplicate keys, negative dimensions, shapes NumPy refuses (the item size times
+// the product of the non-zero axes over 2^63 − 1, even when another axis is 0; the writer
+// refuses the same shapes), element counts that exceed kMaxNpyBytes. Sizes are checked against the
+// bytes present before anything is allocated; .npz members are decompressed in chunks and abandoned
+// once they exceed what their header describes (by 1 MiB) or their zip entry claims more than the
+// limit.
 
 #include "core/types.h"
 
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -55,7 +58,9 @@ struct NpyArray
     NpyType type = NpyType::Float64; ///< dtype found in the file (or to write)
     std::vector<double> values; ///< product(shape) values, C order
 
-    std::int64_t size() const; ///< product of shape (1 for 0-d)
+    /// Product of shape (1 for 0-d, 0 when any axis is 0 whatever the others are). Throws
+    /// NpyError for a negative axis or a product over int64 (never for arrays read from files).
+    std::int64_t size() const;
     int ndim() const { return int(shape.size()); }
     std::string shapeString() const; ///< "(3, 4)", "(3,)", "()" like NumPy
 
@@ -97,9 +102,31 @@ void writeNpy(const std::string &path, const NpyArray &array);
 
 /// Names of the members of an .npz archive without the ".npy" suffix, in archive order.
 std::vector<std::string> listNpz(const std::string &path);
-/// Reads every member of an .npz archive (names without ".npy"), in archive order. Errors in a
-/// member start with "<path>: member '<name>.npy': ". Throws NpyError.
-std::vector<std::pair<std::string, NpyArray>> readNpz(const std::string &path);
+/// What an .npy header declares, before any data is read.
+struct NpyHeader
+{
+    NpyType type = NpyType::Float64;
+    std::vector<std::int64_t> shape; ///< empty for 0-d
+    bool fortranOrder = false;
+    std::uint64_t count = 0; ///< product of shape (checked as NumPy checks it)
+    std::uint64_t dataBytes = 0; ///< count × item size, the bytes of data in the file
+
+    /// Bytes of NpyArray::values once read: count × 8 (float64).
+    std::uint64_t valueBytes() const;
+};
+
+/// The headers of every member of an .npz archive (names without ".npy"), in archive order,
+/// decompressing only the few bytes each header takes (at most 1 MiB each). Linear in the
+/// member count. Throws NpyError like readNpz (a malformed header, an ambiguous archive).
+std::vector<std::pair<std::string, NpyHeader>> readNpzHeaders(const std::string &path);
+/// Reads every member of an .npz archive (names without ".npy"), in archive order; opening is
+/// linear in the member count. Errors in a member start with "<path>: member '<name>.npy': ".
+/// When `budgetBytes` is given, the sizes the headers declare (data bytes as stored plus 8 bytes
+/// a value once read, summed over the members) must not exceed it; this is checked from the
+/// headers before any member's data is decompressed. Throws NpyError.
+std::vector<std::pair<std::string, NpyArray>> readNpz(const std::string &path,
+                                                      std::uint64_t budgetBytes
+                                                      = std::numeric_limits<std::uint64_t>::max());
 /// Reads one member (name with or without ".npy"). A missing name throws NpyError listing the
 /// names that exist.
 NpyArray readNpzMember(const std::string &path, const std::string &name);

@@ -48,7 +48,7 @@ private:
 /// numpy.random.Generator(PCG64(seed)) == numpy.random.default_rng(seed).
 ///
 /// Every method consumes the stream exactly as the NumPy method of the same name, so a sequence
-/// of calls here equals the same sequence of calls in NumPy (tests/tst_random.cpp checks this
+/// of calls here equals the same sequence of calls in NumPy (tests/core/tst_random.cpp checks this
 /// bitwise against fixtures of tests/reference/make_random_fixtures.py).
 class Generator
 {

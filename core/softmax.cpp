@@ -1,6 +1,7 @@
 #include "core/softmax.h"
 
 #include "core/kernels/rowops.h"
+#include "core/threads.h"
 
 #include <atomic>
 #include <cmath>
@@ -10,9 +11,9 @@
 namespace attn {
 
 namespace {
-// Rows × cols above which the row loop is split over threads (both cores); smaller matrices are
-// done faster on one thread than the team wakes up.
-constexpr Index kParallelEntries = 1 << 17;
+// Floating-point operations per entry of a row softmax (max, subtract, exp, sum, divide; exp
+// counted as 16), the work threadsForFlops (core/threads.h) is asked about.
+constexpr double kSoftmaxFlopsPerEntry = 20;
 
 /// One row's softmax: the AVX-512 row passes (kernels/avx512.h: 16 float / 8 double lanes) on
 /// CPUs with AVX-512F, else Eigen's packet math as compiled (SSE2 in the portable build).
@@ -36,7 +37,9 @@ void softmaxRowsInPlace(Matrix<T> &scores, std::vector<std::uint8_t> *fullyMaske
         fullyMasked->assign(std::size_t(rows), 0);
     std::atomic<Index> firstBadRow {std::numeric_limits<Index>::max()};
 
-#pragma omp parallel for schedule(static) if (rows * cols >= kParallelEntries && rows > 1)
+    const bool parallel
+        = rows > 1 && threadsForFlops(double(rows) * double(cols) * kSoftmaxFlopsPerEntry) > 1;
+#pragma omp parallel for schedule(static) if (parallel)
     for (Index i = 0; i < rows; ++i) {
         Index badCol = -1;
         const detail::RowStatus status = rowSoftmax(scores.row(i).data(), cols, badCol);

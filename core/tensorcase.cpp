@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <tuple>
 #include <type_traits>
 
 namespace attn {
@@ -282,6 +283,17 @@ TensorCase<T> tensorCaseFromArrays(const NamedArrays &arrays, const std::string 
     c.query = numericMatrix<T>(qa, "query", "n_q \u00d7 d_model");
     c.key = numericMatrix<T>(ka, "key", "n_k \u00d7 d_model");
     c.value = numericMatrix<T>(va, "value", "n_k \u00d7 d_v");
+    // Every axis of the inputs at least 1: n_q, n_k, d_model and d_v bound every other size
+    // (and an empty matrix has no storage to take heads from).
+    for (const auto &[a, name, axes] :
+         {std::tuple {&qa, "query", "n_q, d_model"}, std::tuple {&ka, "key", "n_k, d_model"},
+          std::tuple {&va, "value", "n_k, d_v"}}) {
+        if (a->shape[0] == 0 || a->shape[1] == 0)
+            throw InvalidArgument("array " + quoted(name) + " " + describeArray(*a)
+                                  + " has an empty axis: attention needs at least one query, key, "
+                                    "value and feature ("
+                                  + axes + " >= 1): " + dims);
+    }
     const Index nQ = c.query.rows(), nK = c.key.rows(), dModel = c.query.cols();
     if (c.projectedHeads) {
         const double heads
@@ -354,11 +366,13 @@ TensorCase<T> tensorCaseFromArrays(const NamedArrays &arrays, const std::string 
             throw InvalidArgument("array 'num_heads' must be a 0-d integer array "
                                   "(np.array(4)), got "
                                   + describeArray(ha));
+        // An integer in [1, d_model] before any cast (the value is a double, possibly 2^63).
         const double heads = ha.values.at(0);
-        if (heads < 1 || std::fmod(double(dModel), heads) != 0)
+        const bool inRange = heads >= 1 && heads <= double(dModel) && heads == std::floor(heads);
+        if (!inRange || dModel % Index(heads) != 0)
             throw InvalidArgument("num_heads = " + num(heads)
-                                  + " must be at least 1 and divide d_model = " + num(dModel) + " ("
-                                  + pdims + ")");
+                                  + " must be at least 1 and divide d_model = " + num(dModel)
+                                  + " (an integer in [1, d_model]; " + pdims + ")");
         c.heads = Index(heads);
     }
     c.unusedArrays = in.unknownNames();

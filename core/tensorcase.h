@@ -1,5 +1,5 @@
 #pragma once
-// A user's tensors read from NumPy files (issue 3, §4 and §5), shared by `attnlab compute` and
+// A user's tensors read from NumPy files, shared by `attnlab compute` and
 // the window's File → Open tensors…:
 //
 // 1. An attention problem ("tensor case"), arrays named as in torch.nn.MultiheadAttention's
@@ -81,13 +81,14 @@ bool hasTensorCase(const NamedArrays &arrays);
 
 /// Builds and validates a case from named arrays; `source` (the file name) appears in "missing
 /// array" messages. Checks, in this order: query, key, value present, 2-d, numeric (not bool)
-/// and finite in T; key has d_model columns; value has n_k rows (and d_model columns for
-/// multi-head); masks shaped n_q × n_k / n_k with 0/1 booleans or finite/−inf floats; for
-/// multi-head in_proj_weight, out_proj_weight and num_heads present, shapes (3·d_model, d_model)
-/// and (d_model, d_model), biases of length 3·d_model and d_model, num_heads a 0-d integer ≥ 1
-/// dividing d_model; for projected heads num_heads dividing the query's columns, num_kv_heads a
-/// 0-d integer dividing num_heads, key g·d_k columns and value columns divisible by g.
-/// Throws InvalidArgument naming the array and the shapes.
+/// and finite in T, no axis of them 0 (n_q, n_k, d_model, d_v ≥ 1); key has d_model columns; value
+/// has n_k rows (and d_model columns for multi-head); masks shaped n_q × n_k / n_k with 0/1
+/// booleans or finite/−inf floats; for multi-head in_proj_weight, out_proj_weight and num_heads
+/// present, shapes (3·d_model, d_model) and (d_model, d_model), biases of length 3·d_model and
+/// d_model, num_heads a 0-d integer in [1, d_model] dividing d_model (checked on the value before
+/// it is cast); for projected heads num_heads dividing the query's columns, num_kv_heads a 0-d
+/// integer dividing num_heads, key g·d_k columns and value columns divisible by g. Throws
+/// InvalidArgument naming the array and the shapes.
 template<typename T>
 TensorCase<T> tensorCaseFromArrays(const NamedArrays &arrays, const std::string &source,
                                    MaskConvention convention = MaskConvention::Masked);

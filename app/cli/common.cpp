@@ -35,11 +35,13 @@ const std::vector<Command> &commands()
          "PNG/SVG/PDF",
          &guarded<&runHeatmap>},
         {"sweep", "Print the E2 scaling sweep (why divide by sqrt(d_k))", &guarded<&runSweep>},
-        {"experiment", "List or run the experiments E1-E16 of EXPERIMENTS.md",
+        {"experiment", "List or run the experiments E1-E16 of docs/experiments.md",
          &guarded<&runExperiment>},
         {"compute", "Attention on your tensors: .npz in, .npz out", &guarded<&runCompute>},
         {"bench", "Time the attention kernels (materialized, streaming, loop)",
          &guarded<&runBench>},
+        {"train", "Train an attention layer (your .npz case or a built-in task)",
+         &guarded<&runTrain>},
     };
     return table;
 }

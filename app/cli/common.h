@@ -129,5 +129,6 @@ int runSweep(const QStringList &arguments);
 int runExperiment(const QStringList &arguments);
 int runCompute(const QStringList &arguments);
 int runBench(const QStringList &arguments);
+int runTrain(const QStringList &arguments);
 
 } // namespace attn::cli

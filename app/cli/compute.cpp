@@ -338,6 +338,14 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
     return ExitOk;
 }
 
+/// NumPy's repr of a shape: "(3, 4)", "(3,)", "()".
+std::string shapeText(const std::vector<std::int64_t> &shape)
+{
+    NpyArray a;
+    a.shape = shape;
+    return a.shapeString();
+}
+
 int inputError(const QString &message)
 {
     QTextStream(stderr) << "attnlab " << kCommand << ": error: " << message << "\n";
@@ -438,7 +446,30 @@ int runCompute(const QStringList &arguments)
                            .arg(inPath, kind))
                     .toStdString());
         }
-        NamedArrays arrays = readNpz(inPath.toStdString());
+        // The sizes the .npy headers declare decide before any member is decompressed: a small
+        // archive may expand to gigabytes.
+        double declared = 0;
+        QString largest;
+        double largestBytes = -1;
+        for (const auto &[name, header] : readNpzHeaders(inPath.toStdString())) {
+            const double bytes = double(header.dataBytes) + double(header.valueBytes());
+            declared += bytes;
+            if (bytes > largestBytes) {
+                largestBytes = bytes;
+                largest = QStringLiteral("'%1' %2 %3")
+                              .arg(q(name), QLatin1String(npyTypeName(header.type)),
+                                   q(shapeText(header.shape)));
+            }
+        }
+        if (declared > *budget)
+            return inputError(
+                QStringLiteral("the arrays of '%1' declare %2 once read (as stored plus as "
+                               "float64; the largest is %3), over --memory-budget-mib %4: "
+                               "nothing was decompressed; raise --memory-budget-mib or use "
+                               "smaller inputs")
+                    .arg(inPath, mibText(declared), largest)
+                    .arg(*budget / (1024.0 * 1024.0), 0, 'f', 0));
+        NamedArrays arrays = readNpz(inPath.toStdString(), std::uint64_t(*budget));
         if (position->kvHeads) {
             // --kv-heads states g for already-projected heads (num_kv_heads when the file
             // has none; it must agree when it has).

@@ -1,11 +1,11 @@
-// attnlab experiment: list or run the experiments E1–E16 of EXPERIMENTS.md headless.
+// attnlab experiment: list or run the experiments E1–E16 of docs/experiments.md headless.
 //   attnlab experiment --list
 //   attnlab experiment E<k> [--seed S] [--<param> value …] [--format table|csv|json]
 //                           [--out FILE] [--figure FILE.png|.svg] [--figure-size WxH]
 
 #include "common.h"
 
-#include <charts/experimentfigure.h>
+#include "ui/charts/experimentfigure.h"
 
 #include "core/experiments/experiments.h"
 #include <QFileInfo>
@@ -155,7 +155,7 @@ int runExperiment(const QStringList &arguments)
     const QString command = QStringLiteral("experiment");
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
-        "List or run the experiments E1-E16 of EXPERIMENTS.md and print the result table."));
+        "List or run the experiments E1-E16 of docs/experiments.md and print the result table."));
     parser.addPositionalArgument(QStringLiteral("experiment"),
                                  QStringLiteral("Experiment id, E1 … E16 (case-insensitive)."),
                                  QStringLiteral("[E<k>]"));
@@ -191,11 +191,16 @@ int runExperiment(const QStringList &arguments)
             names << QString::fromStdString(name);
         QCommandLineOption option(names, QStringLiteral("Experiment parameter."),
                                   QStringLiteral("value"));
-        if (name != "seed")
-            option.setFlags(QCommandLineOption::HiddenFromHelp);
+        if (name == "seed")
+            option.setDescription(QStringLiteral("Seed of the generator (default: the "
+                                                 "experiment's, see below)."));
+        else if (name == "generator")
+            option.setDescription(QStringLiteral(
+                "Random streams of E2, E4, E5, E7: numpy (numpy.random.default_rng(seed), the "
+                "default) or torch (torch.manual_seed(seed): PyTorch 1.13's CPU generator, "
+                "nn.MultiheadAttention's init and torch.randn, bit for bit)."));
         else
-            option.setDescription(QStringLiteral("Seed of the NumPy-compatible generator "
-                                                 "(default: the experiment's, see below)."));
+            option.setFlags(QCommandLineOption::HiddenFromHelp);
         parser.addOption(option);
     }
 

@@ -6,25 +6,129 @@
 #include "common.h"
 #include "positionoptions.h"
 
-#include <comparerenderer.h>
-#include <dataexport.h>
-#include <heatmaprenderer.h>
-#include <resultview.h>
-#include <sessioncompute.h>
-#include <sessionfile.h>
-#include <sessionparameters.h>
-#include <stepsrenderer.h>
-#include <tokenizer.h>
+#include "ui/document/sessionfile.h"
+#include "ui/export/dataexport.h"
+#include "ui/render/comparerenderer.h"
+#include "ui/render/heatmaprenderer.h"
+#include "ui/render/stepsrenderer.h"
+#include "ui/session/resultview.h"
+#include "ui/session/sessioncompute.h"
+#include "ui/session/sessionparameters.h"
+#include "ui/session/tokenizer.h"
 
 #include <QDir>
 #include <QFileInfo>
+#include <QTemporaryDir>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
 
 namespace attn::cli {
 
 namespace {
+
+/// A set of files written all or nothing: each file is first written into a hidden staging
+/// folder in its target's folder (so the final rename stays on one file system), and commit()
+/// renames them into place only once every file of the set is complete. Without commit(), or
+/// when a staging folder cannot be made, the staging folders are removed with whatever they
+/// hold and the targets are untouched (folders created for them removed again if empty).
+class StagedFiles
+{
+public:
+    StagedFiles() = default;
+    StagedFiles(const StagedFiles &) = delete;
+    StagedFiles &operator=(const StagedFiles &) = delete;
+    ~StagedFiles()
+    {
+        m_staging.clear();
+        if (!m_committed) {
+            for (auto it = m_created.rbegin(); it != m_created.rend(); ++it)
+                QDir().rmdir(*it);
+        }
+    }
+
+    /// The staging folder for files whose target folder is `directory` (created if missing);
+    /// empty with `error` set when it cannot be made.
+    QString folderFor(const QString &directory, QString *error)
+    {
+        const QString target
+            = QDir(directory.isEmpty() ? QStringLiteral(".") : directory).absolutePath();
+        auto it = m_staging.find(target);
+        if (it != m_staging.end())
+            return it->second->path();
+        if (!QFileInfo(target).isDir()) {
+            // Record the folders made on the way, so a failed set leaves none behind.
+            QStringList missing;
+            for (QString d = target; !QFileInfo::exists(d); d = QFileInfo(d).absolutePath())
+                missing.prepend(d);
+            if (!QDir().mkpath(target)) {
+                *error = QStringLiteral("cannot create the folder '%1'").arg(target);
+                return {};
+            }
+            m_created += missing;
+        }
+        auto dir
+            = std::make_unique<QTemporaryDir>(target + QStringLiteral("/.attnlab-export-XXXXXX"));
+        if (!dir->isValid()) {
+            *error = QStringLiteral("cannot create a staging folder in '%1': %2")
+                         .arg(target, dir->errorString());
+            return {};
+        }
+        const QString path = dir->path();
+        m_staging.emplace(target, std::move(dir));
+        return path;
+    }
+
+    /// `target`'s path inside its staging folder; empty with `error` set on failure.
+    QString pathFor(const QString &target, QString *error)
+    {
+        const QFileInfo info(target);
+        const QString folder = folderFor(info.path(), error);
+        return folder.isEmpty() ? QString() : folder + QLatin1Char('/') + info.fileName();
+    }
+
+    /// Renames every staged file into its target folder (each rename is atomic and replaces
+    /// a file of that name). Returns false with `error` naming the file that could not be moved
+    /// and the files of the set already in place (a rename failing after a complete write is
+    /// rare: the folder became unwritable meanwhile).
+    bool commit(QString *error)
+    {
+        QStringList done;
+        for (const auto &[target, dir] : m_staging) {
+            const QStringList files
+                = QDir(dir->path())
+                      .entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot, QDir::Name);
+            for (const QString &f : files) {
+                const QString from = dir->path() + QLatin1Char('/') + f;
+                const QString to = target + QLatin1Char('/') + f;
+                if (std::rename(QFile::encodeName(from).constData(),
+                                QFile::encodeName(to).constData())
+                    != 0) {
+                    const QString why = QString::fromLocal8Bit(std::strerror(errno));
+                    *error
+                        = QStringLiteral("cannot move '%1' into place (%2); %3")
+                              .arg(to, why,
+                                   done.isEmpty() ? QStringLiteral("no file of the set was written")
+                                                  : QStringLiteral("already written: %1")
+                                                        .arg(done.join(QStringLiteral(", "))));
+                    return false;
+                }
+                done << to;
+            }
+        }
+        m_committed = true;
+        return true;
+    }
+
+private:
+    std::map<QString, std::unique_ptr<QTemporaryDir>> m_staging; ///< target folder → staging
+    QStringList m_created; ///< target folders this set created, outermost first
+    bool m_committed = false;
+};
 
 // Checks that option `name` holds one of `values`; else sets `error` naming the option.
 bool checkChoice(const QCommandLineParser &parser, const QString &name, const QStringList &values,
@@ -190,7 +294,9 @@ int runHeatmap(const QStringList &arguments)
         {QStringLiteral("mask"),
          QStringLiteral("none, causal or padding (the last --padding keys)."),
          QStringLiteral("mask"), QStringLiteral("none")},
-        {QStringLiteral("padding"), QStringLiteral("Padding key count for --mask padding."),
+        {QStringLiteral("padding"),
+         QStringLiteral("Padding key count for --mask padding, 0 to n_k (the default is kept "
+                        "within n_k)."),
          QStringLiteral("m"), QStringLiteral("2")},
         {QStringLiteral("alpha"),
          QStringLiteral("Scale exponent: scale = d_k^-alpha / temperature (0.5 = 1/sqrt(d_k), "
@@ -361,7 +467,7 @@ int runHeatmap(const QStringList &arguments)
         return usageError(command, error);
     p.n = int(*n);
     if (parser.isSet(QStringLiteral("tokens"))) {
-        // n follows the typed tokens (ui/tokenizer.h).
+        // n follows the typed tokens (ui/session/tokenizer.h).
         p.tokens = splitTokens(parser.value(QStringLiteral("tokens")));
         if (p.tokens.isEmpty())
             return usageError(command, QStringLiteral("--tokens gave no tokens"));
@@ -404,10 +510,18 @@ int runHeatmap(const QStringList &arguments)
             QStringLiteral("--sinks must be at most %1").arg(SessionParameters::maxSequence));
     p.window = int(position->window);
     p.sinks = int(position->sinks);
-    const auto padding = intOption(parser, QStringLiteral("padding"), 0, p.keyCount(), &error);
+    // Padding's range is [0, n_k] (the window's and the session's too), checked when the count
+    // is used: an explicit --padding with --mask padding. Otherwise (the default 2, or a count
+    // without the padding mask) it is kept within [0, n_k] as the window keeps it, so --n 1
+    // works without --padding 0.
+    const bool paddingUsed
+        = p.mask == MaskChoice::KeyPadding && parser.isSet(QStringLiteral("padding"));
+    const auto padding
+        = intOption(parser, QStringLiteral("padding"), 0,
+                    paddingUsed ? p.keyCount() : SessionParameters::maxSequence, &error);
     if (!padding)
         return usageError(command, error);
-    p.paddingCount = int(*padding);
+    p.paddingCount = std::min(int(*padding), p.keyCount());
     const auto alpha = doubleOption(parser, QStringLiteral("alpha"), 0.0, 1.0, &error);
     if (!alpha)
         return usageError(command, error);
@@ -606,7 +720,7 @@ int runHeatmap(const QStringList &arguments)
 
     const QSize size {int(*width), int(*height)};
     bool ok = false;
-    if (compare) { // the Compare view's painter (ui/comparerenderer.h)
+    if (compare) { // the Compare view's painter (ui/render/comparerenderer.h)
         auto resultB = std::make_shared<SessionResult>(computeSession(*pb));
         if (!resultB->ok())
             return failure(command, QStringLiteral("B: ") + resultB->error);
@@ -619,7 +733,7 @@ int runHeatmap(const QStringList &arguments)
                                              : compareRenderer.savePdf(out, size, &error);
         return ok ? ExitOk : failure(command, error);
     }
-    if (steps) { // the steps view's painter (ui/stepsrenderer.h)
+    if (steps) { // the steps view's painter (ui/render/stepsrenderer.h)
         StepsRenderer stepsRenderer;
         stepsRenderer.setResult(result);
         stepsRenderer.setHead(options.head);
@@ -629,7 +743,8 @@ int runHeatmap(const QStringList &arguments)
                                              : stepsRenderer.savePdf(out, size, &error);
         return ok ? ExitOk : failure(command, error);
     }
-    // What the window shows: the result after trimming padding / hiding keys (ui/resultview.h).
+    // What the window shows: the result after trimming padding / hiding keys
+    // (ui/session/resultview.h).
     const auto shown = applyViewTransform(result, transform);
     if (!shown->ok())
         return failure(command, shown->error);
@@ -639,23 +754,41 @@ int runHeatmap(const QStringList &arguments)
     // PNG: --width x --height logical pixels at --dpr, or exactly that many pixels at --dpi.
     const double pngDpi = dpi ? *dpi : 96.0 * *dpr;
     const QSize pngPixels = dpi ? size : (QSizeF(size) * *dpr).toSize();
+    // --out, --batch-dir and --data are one set, written all or nothing (StagedFiles); the
+    // messages name the files the user asked for, not the staging folder.
+    StagedFiles staged;
+    auto unstaged = [](QString message, const QString &stagedName, const QString &target) {
+        return message.replace(stagedName, target);
+    };
     if (!out.isEmpty()) {
-        if (format == QLatin1String("png"))
-            ok = dpi ? renderer.savePngAtDpi(out, size, *dpi, &error)
-                     : renderer.savePng(out, size, *dpr, &error);
-        else if (format == QLatin1String("svg"))
-            ok = renderer.saveSvg(out, size, &error);
-        else
-            ok = renderer.savePdf(out, size, &error);
-        if (!ok)
+        const QString file = staged.pathFor(out, &error);
+        if (file.isEmpty())
             return failure(command, error);
+        if (format == QLatin1String("png"))
+            ok = dpi ? renderer.savePngAtDpi(file, size, *dpi, &error)
+                     : renderer.savePng(file, size, *dpr, &error);
+        else if (format == QLatin1String("svg"))
+            ok = renderer.saveSvg(file, size, &error);
+        else
+            ok = renderer.savePdf(file, size, &error);
+        if (!ok)
+            return failure(command, unstaged(error, file, out));
     }
-    if (!batchDir.isEmpty()
-        && !exportEachHead(renderer, batchDir, QStringLiteral("head"), format,
-                           format == QLatin1String("png") ? pngPixels : size, pngDpi, nullptr,
-                           &error))
-        return failure(command, error);
-    if (!dataPath.isEmpty() && !exportData(*shown, dataPath, nullptr, &error))
+    if (!batchDir.isEmpty()) {
+        const QString folder = staged.folderFor(batchDir, &error);
+        if (folder.isEmpty()
+            || !exportEachHead(renderer, folder, QStringLiteral("head"), format,
+                               format == QLatin1String("png") ? pngPixels : size, pngDpi, nullptr,
+                               &error))
+            return failure(command, unstaged(error, folder, batchDir));
+    }
+    if (!dataPath.isEmpty()) {
+        const QString file = staged.pathFor(dataPath, &error);
+        if (file.isEmpty() || !exportData(*shown, file, nullptr, &error))
+            return failure(command,
+                           unstaged(error, QFileInfo(file).path(), QFileInfo(dataPath).path()));
+    }
+    if (!staged.commit(&error))
         return failure(command, error);
     return ExitOk;
 }

@@ -1,6 +1,6 @@
-// attnlab sweep: the E2 scaling sweep (why divide by √d_k), EXPERIMENTS.md.
+// attnlab sweep: the E2 scaling sweep (why divide by √d_k), docs/experiments.md.
 //   attnlab sweep --seed 1 --trials 4000 --keys 16 --dk 4,16,64,256,1024
-//                 [--format table|csv|json] [--out FILE]
+//                 [--generator numpy|torch] [--format table|csv|json] [--out FILE]
 
 #include "common.h"
 
@@ -17,15 +17,22 @@ int runSweep(const QStringList &arguments)
     const QString command = QStringLiteral("sweep");
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
-        "Print the E2 scaling sweep of EXPERIMENTS.md: for each d_k, the std of raw scores "
+        "Print the E2 scaling sweep of docs/experiments.md: for each d_k, the std of raw scores "
         "q\u00b7k next to sqrt(d_k), and the mean largest softmax weight and mean softmax-"
-        "Jacobian norm without and with the 1/sqrt(d_k) scale. One NumPy-compatible generator: "
-        "for each d_k, q (trials x 1 x d_k) then k (trials x keys x d_k). Columns: d_k, "
+        "Jacobian norm without and with the 1/sqrt(d_k) scale. One generator (NumPy's or, with "
+        "--generator torch, PyTorch's): for each d_k, q (trials x 1 x d_k) then k (trials x keys "
+        "x d_k). Columns: d_k, "
         "score_std, sqrt_dk, max_weight_unscaled, jacobian_norm_unscaled, max_weight_scaled, "
         "jacobian_norm_scaled. Same numbers as 'attnlab experiment E2'."));
-    const QCommandLineOption seed(QStringLiteral("seed"),
-                                  QStringLiteral("Generator seed (numpy.random.default_rng)."),
-                                  QStringLiteral("S"), QStringLiteral("1"));
+    const QCommandLineOption seed(
+        QStringLiteral("seed"),
+        QStringLiteral("Generator seed (numpy.random.default_rng(S) or torch.manual_seed(S))."),
+        QStringLiteral("S"), QStringLiteral("1"));
+    const QCommandLineOption generator(
+        QStringLiteral("generator"),
+        QStringLiteral("Random streams: numpy (numpy.random.default_rng) or torch (PyTorch 1.13's "
+                       "CPU generator: torch.randn in float64, bit for bit)."),
+        QStringLiteral("numpy|torch"), QStringLiteral("numpy"));
     const QCommandLineOption trials(QStringLiteral("trials"),
                                     QStringLiteral("Queries per d_k (one per trial)."),
                                     QStringLiteral("N"), QStringLiteral("4000"));
@@ -40,7 +47,7 @@ int runSweep(const QStringList &arguments)
     const QCommandLineOption out(QStringLiteral("out"),
                                  QStringLiteral("Write the output to FILE instead of stdout."),
                                  QStringLiteral("file"));
-    addOptionsWithDefaults(parser, {seed, trials, keys, dk, format, out});
+    addOptionsWithDefaults(parser, {seed, generator, trials, keys, dk, format, out});
     if (const std::optional<int> exit = parseArguments(parser, command, arguments))
         return *exit;
     if (!parser.positionalArguments().isEmpty())
@@ -65,6 +72,12 @@ int runSweep(const QStringList &arguments)
     const auto dkValues = intListOption(parser, QStringLiteral("dk"), 1, 65536, &error);
     if (!dkValues)
         return usageError(command, error);
+    const QString generatorName = parser.value(generator);
+    if (generatorName != QLatin1String("numpy") && generatorName != QLatin1String("torch"))
+        return usageError(
+            command,
+            QStringLiteral("--generator must be numpy or torch, got '%1'").arg(generatorName));
+    const RandomSource source = parseRandomSource(generatorName.toStdString());
     const QString formatName = parser.value(format);
     if (formatName != QLatin1String("table") && formatName != QLatin1String("csv")
         && formatName != QLatin1String("json"))
@@ -75,7 +88,7 @@ int runSweep(const QStringList &arguments)
     const std::vector<Index> dks(dkValues->begin(), dkValues->end());
     Table table;
     try {
-        table = scalingSweep(std::uint64_t(*seedValue), *trialsValue, *keysValue, dks);
+        table = scalingSweep(std::uint64_t(*seedValue), *trialsValue, *keysValue, dks, source);
     } catch (const InvalidArgument &e) {
         return usageError(command, QString::fromUtf8(e.what()));
     } catch (const std::exception &e) {
@@ -90,6 +103,7 @@ int runSweep(const QStringList &arguments)
     }
     const std::map<std::string, std::string> params = {
         {"seed", std::to_string(*seedValue)},
+        {"generator", randomSourceName(source)},
         {"trials", std::to_string(*trialsValue)},
         {"keys", std::to_string(*keysValue)},
         {"d_k", dkText},

@@ -1,4 +1,4 @@
-// E1 — one head, checked (EXPERIMENTS.md; Vaswani et al. 2017, §3.2.1).
+// E1 — one head, checked (docs/experiments.md; Vaswani et al. 2017, §3.2.1).
 
 #include "core/experiments/experiments_p.h"
 

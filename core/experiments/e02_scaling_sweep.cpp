@@ -1,4 +1,4 @@
-// E2 — why divide by √d_k (EXPERIMENTS.md; Vaswani et al. 2017, §3.2.1 and footnote 4).
+// E2 — why divide by √d_k (docs/experiments.md; Vaswani et al. 2017, §3.2.1 and footnote 4).
 
 #include "core/experiments/experiments_p.h"
 
@@ -28,6 +28,12 @@ constexpr double kMaxQueryBytes = double(std::size_t(1) << 30);
 Table scalingSweep(std::uint64_t seed, Index trials, Index keys, const std::vector<Index> &dks,
                    const RunContext &context)
 {
+    return scalingSweep(seed, trials, keys, dks, RandomSource::NumPy, context);
+}
+
+Table scalingSweep(std::uint64_t seed, Index trials, Index keys, const std::vector<Index> &dks,
+                   RandomSource source, const RunContext &context)
+{
     using namespace experiments;
     if (trials < 1)
         throw InvalidArgument("scaling sweep: trials must be >= 1, got " + std::to_string(trials));
@@ -52,6 +58,8 @@ Table scalingSweep(std::uint64_t seed, Index trials, Index keys, const std::vect
     }
 
     Generator rng(seed);
+    TorchGenerator torchRng(seed);
+    const bool torch = source == RandomSource::Torch;
     Table table(kColumns);
     const auto keyCount = static_cast<std::size_t>(keys);
     const auto trialCount = static_cast<std::size_t>(trials);
@@ -59,17 +67,23 @@ Table scalingSweep(std::uint64_t seed, Index trials, Index keys, const std::vect
     std::vector<double> maxW(trialCount), jacobian(trialCount);
     double done = 0;
     for (const Index dK : dks) {
-        // q: trials × 1 × d_k, all drawn before k (EXPERIMENTS.md draw order).
-        MatrixD q = rng.standardNormal(trials, dK);
+        // q: trials × 1 × d_k, all drawn before k (docs/experiments.md draw order); torch:
+        // torch.randn(trials, 1, d_k, dtype=torch.float64).
+        MatrixD q = torch ? torchRng.randnMatrix(trials, dK) : rng.standardNormal(trials, dK);
         // k: trials × keys × d_k, drawn trial by trial (C order: the same stream) and used at
-        // once; scores: trials × keys, row-major.
+        // once; scores: trials × keys, row-major. torch: torch.randn(trials, keys, d_k) read in
+        // pieces of one trial.
         MatrixD k(keys, dK);
+        TorchNormalStream torchKeys(torchRng, torch ? std::size_t(trials * keys * dK) : 0);
         for (Index t = 0; t < trials; ++t) {
             if (t % 64 == 0) {
                 context.checkCancel();
                 context.report((done + double(t) * double(keys) * double(dK)) / work);
             }
-            rng.fillStandardNormal(k.data(), std::size_t(keys * dK));
+            if (torch)
+                torchKeys.read(k.data(), std::size_t(keys * dK));
+            else
+                rng.fillStandardNormal(k.data(), std::size_t(keys * dK));
             for (Index j = 0; j < keys; ++j)
                 scores[std::size_t(t * keys + j)]
                     = numpyDot(q.row(t).data(), k.row(j).data(), dK, scratch);
@@ -111,7 +125,7 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
 {
     ExperimentResult result;
     result.table = scalingSweep(pv.seed(), pv.integer("trials"), pv.integer("keys"),
-                                pv.indexList("d_k"), context);
+                                pv.indexList("d_k"), generatorOf(pv), context);
     return result;
 }
 
@@ -128,9 +142,11 @@ Entry scalingSweepEntry()
                 "climbs toward 1 and the norm of the softmax Jacobian diag(p) \u2212 pp\u1d40 "
                 "falls toward 0, so gradients vanish. Dividing by \u221ad_k keeps both flat "
                 "(max \u2248 0.24, \u2016J\u2016 \u2248 0.30 with 16 keys). One generator: for "
-                "each d_k, q (trials \u00d7 1 \u00d7 d_k) then k (trials \u00d7 keys \u00d7 d_k).";
+                "each d_k, q (trials \u00d7 1 \u00d7 d_k) then k (trials \u00d7 keys \u00d7 d_k), "
+                "from NumPy's standard_normal or (generator torch) torch.randn in float64.";
     info.params = {
-        seedParam(1),
+        seedParamBothGenerators(1),
+        generatorParam(),
         intParam("trials", 4000, 1, 1000000, "number of queries (one per trial)"),
         intParam("keys", 16, 1, 4096, "keys per query"),
         intListParam("d_k", "4,16,64,256,1024", 1, 65536, "query/key widths, in order"),

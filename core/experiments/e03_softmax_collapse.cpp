@@ -1,4 +1,4 @@
-// E3 — softmax collapse over many keys (EXPERIMENTS.md; Vaswani et al. 2017, §3.2.1).
+// E3 — softmax collapse over many keys (docs/experiments.md; Vaswani et al. 2017, §3.2.1).
 
 #include "core/experiments/experiments_p.h"
 

@@ -1,10 +1,9 @@
-// E4 — heads split the dimension (EXPERIMENTS.md; Vaswani et al. 2017, §3.2.2, Table 3 (A)).
+// E4 — heads split the dimension (docs/experiments.md; Vaswani et al. 2017, §3.2.2, Table 3 (A)).
 
 #include "core/experiments/experiments_p.h"
 
 #include "core/metrics.h"
 #include "core/multihead.h"
-#include "core/random.h"
 
 namespace attn::experiments {
 
@@ -17,17 +16,14 @@ void checkDivides(Index dModel, Index h)
                               + std::to_string(dModel) + " (d_k = d_model / h must be an integer)");
 }
 
-/// Layer with `h` heads initialised from Generator(seed), then x (n × d_model) drawn from the
-/// same generator and run as self-attention.
-MultiheadResult<double> runLayer(std::uint64_t seed, Index dModel, Index h, Index n,
-                                 Index *parameterCount)
+/// Layer with `h` heads initialised from the seeded generator, then x (n × d_model) drawn from
+/// the same generator (seededLayer) and run as self-attention.
+MultiheadResult<double> runLayer(RandomSource source, std::uint64_t seed, Index dModel, Index h,
+                                 Index n, Index *parameterCount)
 {
-    MultiheadAttention<double> layer(dModel, h);
-    Generator rng(seed);
-    layer.initXavier(rng);
-    const MatrixD x = rng.standardNormal(n, dModel); // n × d_model
-    *parameterCount = layer.parameterCount();
-    return layer.forward(x, x, x);
+    const SeededLayer s = seededLayer(source, seed, dModel, h, n, 0, false);
+    *parameterCount = s.layer.parameterCount();
+    return s.layer.forward(s.x, s.x, s.x);
 }
 
 ExperimentResult run(const ParamValues &pv, const RunContext &context)
@@ -36,6 +32,7 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
     const Index h = pv.integer("heads");
     const Index n = pv.integer("n");
     const std::vector<Index> hList = pv.indexList("heads_list");
+    const RandomSource source = generatorOf(pv);
     checkDivides(dModel, h);
     for (const Index hi : hList)
         checkDivides(dModel, hi);
@@ -46,7 +43,7 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
         context.checkCancel();
         context.report(double(c) / double(hList.size() + 1));
         Index count = 0;
-        const MultiheadResult<double> r = runLayer(pv.seed(), dModel, hList[c], n, &count);
+        const MultiheadResult<double> r = runLayer(source, pv.seed(), dModel, hList[c], n, &count);
         double meanMax = 0, meanEntropy = 0;
         for (const MatrixD &w : r.weights) {
             const MetricsSummary s = summarize(rowMetrics(w));
@@ -63,7 +60,7 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
 
     ExperimentResult result;
     Index count = 0;
-    const MultiheadResult<double> shown = runLayer(pv.seed(), dModel, h, n, &count);
+    const MultiheadResult<double> shown = runLayer(source, pv.seed(), dModel, h, n, &count);
     for (Index i = 0; i < h; ++i) {
         result.matrices.push_back({"head_" + std::to_string(i),
                                    "E4 head " + std::to_string(i) + " (columns "
@@ -91,9 +88,12 @@ Entry headsSplitEntry()
                 "(i+1)\u00b7d_k\u22121. More heads means narrower heads, not more parameters: "
                 "4d\u00b2 + 4d for any h (1088 at d = 16). Each head learns its own pattern: "
                 "compare the h heatmaps (self-attention on n random tokens; the layer is "
-                "initialised from the seed, then the tokens are drawn).";
+                "initialised from the seed, then the tokens are drawn). With generator torch the "
+                "layer and tokens are PyTorch's: torch.manual_seed(seed), "
+                "nn.MultiheadAttention(d, h, batch_first=True), torch.randn(1, n, d).";
     info.params = {
-        seedParam(0),
+        seedParamBothGenerators(0),
+        generatorParam(),
         intParam("d_model", 16, 1, 1024, "model width d_model"),
         intParam("heads", 4, 1, 1024, "heads h whose weights are shown (must divide d_model)"),
         intParam("n", 6, 1, 256, "sequence length"),

@@ -1,11 +1,10 @@
-// E5 — attention ignores order until positions are added (EXPERIMENTS.md;
+// E5 — attention ignores order until positions are added (docs/experiments.md;
 // Vaswani et al. 2017, §3.5).
 
 #include "core/experiments/experiments_p.h"
 
 #include "core/multihead.h"
 #include "core/positional.h"
-#include "core/random.h"
 
 namespace attn::experiments {
 
@@ -19,11 +18,10 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
     if (d % h != 0)
         throw InvalidArgument("E5: heads = " + std::to_string(h)
                               + " does not divide d_model = " + std::to_string(d));
-    MultiheadAttention<double> layer(d, h);
-    Generator rng(pv.seed());
-    layer.initXavier(rng);
-    const MatrixD x = rng.standardNormal(n, d); // n × d
-    const std::vector<std::int64_t> perm = rng.permutation(n); // row i of Px is row perm[i] of x
+    const SeededLayer seeded = seededLayer(generatorOf(pv), pv.seed(), d, h, n, 0, true);
+    const MultiheadAttention<double> &layer = seeded.layer;
+    const MatrixD &x = seeded.x; // n × d
+    const std::vector<std::int64_t> &perm = seeded.permutation; // row i of Px is row perm[i] of x
     MatrixD px(n, d);
     for (Index i = 0; i < n; ++i)
         px.row(i) = x.row(Index(perm[std::size_t(i)]));
@@ -88,9 +86,13 @@ Entry permutationEntry()
                 "the output (equal to rounding, \u2264 1e-12). Adding sinusoidal position "
                 "encodings at fixed positions 0\u2026n\u22121 (after permuting) breaks the "
                 "equality, which is how the model learns order. The layer is initialised from "
-                "the seed, then the tokens and the permutation are drawn.";
+                "the seed, then the tokens and the permutation are drawn. With generator torch: "
+                "torch.manual_seed(seed), nn.MultiheadAttention(d, h, batch_first=True), "
+                "torch.randn(1, n, d), and the permutation "
+                "torch.randperm(n, generator=torch.Generator().manual_seed(3)).";
     info.params = {
-        seedParam(0),
+        seedParamBothGenerators(0),
+        generatorParam(),
         intParam("n", 7, 1, 1024, "sequence length"),
         intParam("d_model", 16, 1, 1024, "model width d_model"),
         intParam("heads", 4, 1, 1024, "heads h (must divide d_model)"),

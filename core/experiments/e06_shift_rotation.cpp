@@ -1,4 +1,4 @@
-// E6 — a shift is a rotation (EXPERIMENTS.md; Vaswani et al. 2017, §3.5).
+// E6 — a shift is a rotation (docs/experiments.md; Vaswani et al. 2017, §3.5).
 
 #include "core/experiments/experiments_p.h"
 

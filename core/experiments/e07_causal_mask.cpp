@@ -1,10 +1,9 @@
-// E7 — the causal mask really blocks the future (EXPERIMENTS.md; Vaswani et al. 2017, §3.2.3).
+// E7 — the causal mask really blocks the future (docs/experiments.md; Vaswani et al. 2017, §3.2.3).
 
 #include "core/experiments/experiments_p.h"
 
 #include "core/mask.h"
 #include "core/multihead.h"
-#include "core/random.h"
 
 #include <limits>
 
@@ -25,12 +24,12 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
         throw InvalidArgument("E7: changed_from = " + std::to_string(from)
                               + " must be below n = " + std::to_string(n)
                               + " (positions changed_from \u2026 n\u22121 are replaced)");
-    MultiheadAttention<double> layer(d, h);
-    Generator rng(pv.seed());
-    layer.initXavier(rng);
-    const MatrixD x = rng.standardNormal(n, d); // n × d
+    // x: n × d, then n − from new tokens for positions from … n−1, drawn next.
+    const SeededLayer seeded = seededLayer(generatorOf(pv), pv.seed(), d, h, n, n - from, false);
+    const MultiheadAttention<double> &layer = seeded.layer;
+    const MatrixD &x = seeded.x;
     MatrixD changed = x;
-    changed.bottomRows(n - from) = rng.standardNormal(n - from, d); // new tokens at from … n−1
+    changed.bottomRows(n - from) = seeded.more;
     context.checkCancel();
 
     const AttentionMask causal = AttentionMask::causal(n, n);
@@ -82,9 +81,13 @@ Entry causalMaskEntry()
                 "much each position's output moves. Without a mask every position sees every "
                 "token, so all of them change. With the causal mask (scores above the diagonal "
                 "set to \u2212\u221e before the softmax) the earlier positions cannot see the "
-                "change: their outputs are bit-for-bit the same, a change of exactly 0.0.";
+                "change: their outputs are bit-for-bit the same, a change of exactly 0.0. With "
+                "generator torch: torch.manual_seed(seed), nn.MultiheadAttention(d, h, "
+                "batch_first=True), torch.randn(1, n, d), then torch.randn(1, n − "
+                "changed_from, d) for the replaced positions.";
     info.params = {
-        seedParam(0),
+        seedParamBothGenerators(0),
+        generatorParam(),
         intParam("n", 8, 2, 1024, "sequence length"),
         intParam("d_model", 16, 1, 1024, "model width d_model"),
         intParam("heads", 4, 1, 1024, "heads h (must divide d_model)"),

@@ -1,4 +1,4 @@
-// E8 — what n² costs (EXPERIMENTS.md; Vaswani et al. 2017, Table 1: O(n²·d) per layer).
+// E8 — what n² costs (docs/experiments.md; Vaswani et al. 2017, Table 1: O(n²·d) per layer).
 
 #include "core/experiments/experiments_p.h"
 

@@ -1,4 +1,4 @@
-// E9 — loop versus matrix (EXPERIMENTS.md; Vaswani et al. 2017, §3.2.1: "much faster and more
+// E9 — loop versus matrix (docs/experiments.md; Vaswani et al. 2017, §3.2.1: "much faster and more
 // space-efficient in practice, since it can be implemented using highly optimized matrix
 // multiplication code").
 
@@ -95,7 +95,7 @@ Entry loopVersusMatrixEntry()
                 "matrix multiplication uses the caches, vector units and both cores.";
     info.params = {
         seedParam(0),
-        intParam("n", 128, 1, 8192, "sequence length (T in EXPERIMENTS.md; queries = keys)"),
+        intParam("n", 128, 1, 8192, "sequence length T (queries = keys)"),
         intParam("d", 64, 1, 1024, "head width d"),
         choiceParam("dtype", "float64", {"float64", "float32"}, "element type"),
         intParam("repeats", 5, 1, 1000, "timed runs per method (after one warm-up)"),

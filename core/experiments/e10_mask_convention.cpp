@@ -1,4 +1,4 @@
-// E10 — the mask-convention trap (EXPERIMENTS.md; Vaswani et al. 2017, §3.2.3).
+// E10 — the mask-convention trap (docs/experiments.md; Vaswani et al. 2017, §3.2.3).
 
 #include "core/experiments/experiments_p.h"
 

@@ -1,4 +1,4 @@
-// E11 — what the fill value does (EXPERIMENTS.md; Vaswani et al. 2017, §3.2.3: "masking out
+// E11 — what the fill value does (docs/experiments.md; Vaswani et al. 2017, §3.2.3: "masking out
 // (setting to −∞) all values in the input of the softmax which correspond to illegal
 // connections").
 

@@ -1,4 +1,4 @@
-// E12 — softmax pitfalls (EXPERIMENTS.md; Vaswani et al. 2017, §3.2.1).
+// E12 — softmax pitfalls (docs/experiments.md; Vaswani et al. 2017, §3.2.1).
 
 #include "core/experiments/experiments_p.h"
 

@@ -1,10 +1,12 @@
 #pragma once
-// The experiments of EXPERIMENTS.md (E1–E12): a registry of parameter specs and a runner that
+// The experiments of docs/experiments.md (E1–E12): a registry of parameter specs and a runner that
 // turns parameters into a result Table plus named matrices (heatmaps) for figures.
 // Every experiment is deterministic for a given seed (NumPy-compatible Generator) except the
 // timings of E8/E9, which are measured, never hard-coded.
 
+#include "core/cancel.h"
 #include "core/table.h"
+#include "core/torchrandom.h"
 #include "core/types.h"
 
 #include <atomic>
@@ -64,17 +66,13 @@ struct ExperimentResult
 struct RunContext
 {
     std::function<void(double)> progress; ///< may be empty
-    const std::atomic<bool> *cancel = nullptr; ///< when set and true, the run throws Cancelled
+    CancelToken cancel; ///< polled between steps; once cancelled, the run throws Cancelled
     void report(double fraction) const
     {
         if (progress)
             progress(fraction);
     }
-    void checkCancel() const
-    {
-        if (cancel && cancel->load(std::memory_order_relaxed))
-            throw Cancelled();
-    }
+    void checkCancel() const { cancel.throwIfCancelled(); }
 };
 
 /// All experiments in order E1 … E12.
@@ -88,7 +86,7 @@ ExperimentResult runExperiment(std::string_view id, const ExperimentParams &para
 
 // ---- Typed entry points shared with the main view and the CLI ----
 
-/// E2 (EXPERIMENTS.md): scaling sweep. Columns: d_k, score_std, sqrt_dk, max_weight_unscaled,
+/// E2 (docs/experiments.md): scaling sweep. Columns: d_k, score_std, sqrt_dk, max_weight_unscaled,
 /// jacobian_norm_unscaled, max_weight_scaled, jacobian_norm_scaled. One generator seeded with
 /// `seed`; for each d_k in order draw q (trials × 1 × d_k) then k (trials × keys × d_k).
 /// Scores s = q·k, std over all trials × keys scores; per trial the softmax of s and of
@@ -98,6 +96,10 @@ ExperimentResult runExperiment(std::string_view id, const ExperimentParams &para
 /// keys or d_k when < 1 or when q would not fit in 1 GiB; Cancelled when the context says so.
 Table scalingSweep(std::uint64_t seed, Index trials, Index keys, const std::vector<Index> &dks,
                    const RunContext &context = {});
+/// As above from the chosen streams: RandomSource::Torch draws q = torch.randn(trials, 1, d_k)
+/// then k = torch.randn(trials, keys, d_k) per d_k (float64) after torch.manual_seed(seed).
+Table scalingSweep(std::uint64_t seed, Index trials, Index keys, const std::vector<Index> &dks,
+                   RandomSource source, const RunContext &context = {});
 
 /// E8: time of materialized attention (or another kernel) for each n, d model width d,
 /// float32 or float64. Columns: n, entries, mib, seconds_mean, seconds_median, seconds_min,

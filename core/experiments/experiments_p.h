@@ -4,6 +4,8 @@
 // tests/reference/.
 
 #include "core/experiments/experiments.h"
+#include "core/multihead.h"
+#include "core/torchrandom.h"
 
 #include <cstdint>
 #include <string>
@@ -75,6 +77,34 @@ ParamSpec intListParam(std::string name, std::string defaultValue, std::int64_t 
 ParamSpec choiceParam(std::string name, std::string defaultValue, std::vector<std::string> choices,
                       std::string help);
 
+/// "generator": numpy (default, numpy.random.default_rng(seed)) or torch (torch.manual_seed(seed),
+/// PyTorch's CPU streams, core/torchrandom.h).
+ParamSpec generatorParam();
+/// The "seed" parameter's spec for experiments that take "generator" too.
+ParamSpec seedParamBothGenerators(std::uint64_t defaultSeed);
+/// The value of the "generator" parameter.
+RandomSource generatorOf(const ParamValues &pv);
+
+/// The seeded multi-head layer and tokens of E4, E5 and E7 (float64; d_model × heads checked
+/// by the caller), drawn as the chosen library's listing does:
+///   numpy: rng = default_rng(seed); initXavier (multihead.h); x = rng.standard_normal((n, d));
+///          then `moreRows` rows more from rng; then rng.permutation(n) when asked.
+///   torch: torch.manual_seed(seed); nn.MultiheadAttention(d, h, batch_first=True)'s init
+///          (initTorchDefault); x = torch.randn(1, n, d); then torch.randn(1, moreRows, d);
+///          the permutation is torch.randperm(n, generator=torch.Generator().manual_seed(3)),
+///          a generator of its own, whatever the seed (the tutorial's listing).
+struct SeededLayer
+{
+    MultiheadAttention<double> layer;
+    MatrixD x; ///< n × d_model
+    MatrixD more; ///< moreRows × d_model
+    std::vector<std::int64_t> permutation; ///< empty unless asked for
+};
+/// The seed of torch's separate permutation generator (torch.Generator().manual_seed(3)).
+inline constexpr std::uint64_t kTorchPermutationSeed = 3;
+SeededLayer seededLayer(RandomSource source, std::uint64_t seed, Index dModel, Index heads, Index n,
+                        Index moreRows, bool permutation);
+
 // ---- NumPy's float64 arithmetic order (NumPy 1.24, numpy/core/src/umath/loops_utils.h.src) ----
 
 /// NumPy's pairwise_sum: below 8 elements a plain loop, up to 128 eight interleaved
@@ -109,7 +139,7 @@ struct TimingSummary
     double mean = 0, median = 0, minimum = 0;
 };
 TimingSummary timingSummary(std::vector<double> seconds);
-/// kSingleThreadFlops (kernels.h) as short text, "2e7".
+/// kSingleThreadFlops (core/threads.h) as short text, "2e7".
 std::string flopsText();
 
 } // namespace attn::experiments

@@ -10,10 +10,6 @@
 
 namespace attn::detail {
 
-/// Multiply-adds (n_q · n_k · (d_k + d_v)) below which the kernels stay on one thread, Eigen's
-/// GEMM included (kernels.h, kSingleThreadFlops: two flops per multiply-add).
-inline constexpr double kParallelMultiplyAdds = kSingleThreadFlops / 2;
-
 /// Throws InvalidArgument naming both shapes unless query (n_q × d_k), key (n_k × d_k) and
 /// value (n_k × d_v) fit together and the mask fits n_q × n_k. `who` prefixes the message.
 void checkAttentionShapes(Index qRows, Index qCols, Index kRows, Index kCols, Index vRows,

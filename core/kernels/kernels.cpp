@@ -29,17 +29,20 @@ std::string_view kernelName(KernelKind kind)
         return "streaming";
     case KernelKind::Loop:
         return "loop";
+    case KernelKind::Fused:
+        return "fused";
     }
     return "unknown";
 }
 
 KernelKind kernelFromName(std::string_view name)
 {
-    for (KernelKind k : {KernelKind::Materialized, KernelKind::Streaming, KernelKind::Loop})
+    for (KernelKind k :
+         {KernelKind::Materialized, KernelKind::Streaming, KernelKind::Loop, KernelKind::Fused})
         if (kernelName(k) == name)
             return k;
     throw InvalidArgument("unknown kernel \"" + std::string(name)
-                          + "\" (valid: materialized, streaming, loop)");
+                          + "\" (valid: materialized, streaming, loop, fused)");
 }
 
 static_assert(std::is_same_v<Index, detail::avx512::Index>, "avx512.h assumes Eigen::Index");
@@ -88,36 +91,9 @@ bool setAvx512KernelsEnabled(bool on)
     return g_avx512.load() == 1;
 }
 
-Index kernelThreads()
-{
-#ifdef _OPENMP
-    return Index(omp_get_max_threads());
-#else
-    return 1;
-#endif
-}
-
 Index kernelThreadsFor(Index nQ, Index nK, Index dK, Index dV)
 {
-    const double flops = 2.0 * double(nQ) * double(nK) * double(dK + dV);
-    return flops < kSingleThreadFlops ? 1 : kernelThreads();
-}
-
-ScopedKernelThreads::ScopedKernelThreads(Index threads)
-{
-#ifdef _OPENMP
-    m_previous = omp_get_max_threads();
-    omp_set_num_threads(int(std::max<Index>(threads, 1)));
-#else
-    (void)threads;
-#endif
-}
-
-ScopedKernelThreads::~ScopedKernelThreads()
-{
-#ifdef _OPENMP
-    omp_set_num_threads(m_previous);
-#endif
+    return threadsForFlops(2.0 * double(nQ) * double(nK) * double(dK + dV));
 }
 
 std::size_t kernelExtraBytes(KernelKind kind, Index nQ, Index nK, Index dV,
@@ -146,6 +122,10 @@ std::size_t kernelExtraBytes(KernelKind kind, Index nQ, Index nK, Index dV,
     case KernelKind::Loop:
         // One row of scores.
         return u(nK) * elementBytes;
+    case KernelKind::Fused:
+        // The n_q × n_k scores and weights in T, the float64 weights, scaled scores and mean
+        // the row pass writes for display, and one mask-state byte per cell.
+        return u(nQ) * u(nK) * (2 * elementBytes + 3 * sizeof(double) + 1);
     }
     return 0;
 }
@@ -169,6 +149,8 @@ Matrix<T> attentionKernel(KernelKind kind, const Eigen::Ref<const Matrix<T>> &qu
         return attentionStreaming<T>(query, key, value, scale, mask);
     case KernelKind::Loop:
         return attentionLoop<T>(query, key, value, scale, mask);
+    case KernelKind::Fused:
+        return attentionFused<T>(query, key, value, scale, mask);
     }
     throw InvalidArgument("unknown kernel kind");
 }

@@ -1,10 +1,12 @@
 #pragma once
-// Three implementations of O = softmax(Q Kᵀ · scale + M) V with identical results (within
+// Four implementations of O = softmax(Q Kᵀ · scale + M) V with identical results (within
 // 1e-12 in float64, 1e-5 in float32):
 //  - materialized: one GEMM for the scores, a fused row softmax, one GEMM for W V;
 //  - streaming: online softmax over K/V tiles (Milakov & Gimelshein 2018; Dao et al. 2022,
 //    FlashAttention), no n_q × n_k matrix, fully masked causal tiles skipped;
-//  - loop: one query row at a time, the slow obvious reference (E9 and the tests' oracle).
+//  - loop: one query row at a time, the slow obvious reference (E9 and the tests' oracle);
+//  - fused: the window's path (core/engine/sessionengine.h) for one head: one GEMM for the
+//    scores, then per row scale, mask, softmax and the display metrics in one pass, then W V.
 // Masked cells use -inf (fully masked rows give zero output), i.e. AttentionOptions defaults.
 // Shapes: query n_q × d_k, key n_k × d_k, value n_k × d_v, output n_q × d_v, row-major.
 // Every kernel throws InvalidArgument naming the shapes when they disagree (or the mask does not
@@ -13,6 +15,7 @@
 // cores (OpenMP); call them from one thread at a time for full speed.
 
 #include "core/mask.h"
+#include "core/threads.h"
 #include "core/types.h"
 
 #include <cstddef>
@@ -20,9 +23,9 @@
 
 namespace attn {
 
-enum class KernelKind { Materialized, Streaming, Loop };
+enum class KernelKind { Materialized, Streaming, Loop, Fused };
 
-/// "materialized" / "streaming" / "loop".
+/// "materialized" / "streaming" / "loop" / "fused".
 std::string_view kernelName(KernelKind kind);
 /// Inverse of kernelName; throws InvalidArgument listing the valid names.
 KernelKind kernelFromName(std::string_view name);
@@ -30,36 +33,9 @@ KernelKind kernelFromName(std::string_view name);
 /// Tile (query rows and keys) of attentionStreaming when none is given.
 inline constexpr Index kDefaultStreamingTile = 128;
 
-/// Threads the kernels use: OpenMP's omp_get_max_threads() (OMP_NUM_THREADS), 1 without OpenMP.
-Index kernelThreads();
-
-/// Work (flops: 2 · n_q · n_k · (d_k + d_v), i.e. 4·n²·d for square attention) below which the
-/// materialized and streaming kernels run on the calling thread alone, Eigen's GEMM included:
-/// waking an OpenMP team and its spinning barrier costs more than it saves on ~1 ms of work,
-/// and on a busy machine far more (a descheduled team member stalls the barrier), which made
-/// small timings invert (E8, E9, attnlab bench). 2·10^7 flops: n = 256, d = 64 stays on one
-/// thread, n = 512 uses every thread.
-inline constexpr double kSingleThreadFlops = 2e7;
-
-/// Threads a kernel call of this size uses: 1 below kSingleThreadFlops, else kernelThreads().
+/// Threads a kernel call of this size uses: threadsForFlops (core/threads.h) of its work,
+/// 2 · n_q · n_k · (d_k + d_v) flops (4·n²·d for square attention).
 Index kernelThreadsFor(Index nQ, Index nK, Index dK, Index dV);
-
-/// Sets the calling thread's OpenMP team size for the object's lifetime and restores the
-/// previous value on destruction. omp_set_num_threads changes only the calling thread's setting
-/// (other threads, the GUI thread among them, keep theirs), and Eigen's GEMM follows it (Eigen
-/// reads omp_get_max_threads(); Eigen::setNbThreads would change every thread's and is not
-/// used). A no-op without OpenMP.
-class ScopedKernelThreads
-{
-public:
-    explicit ScopedKernelThreads(Index threads);
-    ~ScopedKernelThreads();
-    ScopedKernelThreads(const ScopedKernelThreads &) = delete;
-    ScopedKernelThreads &operator=(const ScopedKernelThreads &) = delete;
-
-private:
-    int m_previous = 1;
-};
 
 /// The float32 code of the materialized and streaming kernels: "avx512" (AVX-512F
 /// micro-kernels and 16-lane exp, chosen at run time when the CPU has AVX-512F, for d_v a
@@ -79,7 +55,9 @@ bool setAvx512KernelsEnabled(bool on);
 ///  - materialized: the n_q × n_k score matrix (softmaxed in place into the weights);
 ///  - streaming: per thread a tile × tile score block, a tile × d_v accumulator and 3 · tile
 ///    row statistics, times kernelThreads() — independent of n;
-///  - loop: one row of n_k scores.
+///  - loop: one row of n_k scores;
+///  - fused: the n_q × n_k scores and weights in T plus the float64 weights, scaled scores and
+///    mean of the row pass and a mask-state byte per cell, (2·elementBytes + 25)·n_q·n_k.
 /// With the AVX-512 float32 code in use (kernelInstructionSet(), d_v % 16 == 0) float32 adds
 /// Kᵀ packed in panels of 32 keys (n_k rounded up to 32, times d_v, assuming d_k = d_v) to
 /// the materialized and streaming figures, and round the streaming key tile up to 32.
@@ -116,6 +94,16 @@ Matrix<T> attentionLoop(const Eigen::Ref<const Matrix<T>> &query,
                         const Eigen::Ref<const Matrix<T>> &key,
                         const Eigen::Ref<const Matrix<T>> &value, T scale,
                         const AttentionMask &mask = {}, Matrix<T> *weights = nullptr);
+
+/// Fused kernel, the session engine's row pass for one head (core/engine/sessionengine.cpp):
+/// S = Q Kᵀ, then per row S·scale + additive mask, masked cells −inf, softmaxRowInPlace and
+/// the row metrics the window shows (computed, then dropped here), then O = W V. When `weights`
+/// is non-null it receives the n_q × n_k weights. Uses threadsForFlops of its work.
+template<typename T>
+Matrix<T> attentionFused(const Eigen::Ref<const Matrix<T>> &query,
+                         const Eigen::Ref<const Matrix<T>> &key,
+                         const Eigen::Ref<const Matrix<T>> &value, T scale,
+                         const AttentionMask &mask = {}, Matrix<T> *weights = nullptr);
 
 /// Frees the scratch buffer the materialized kernel keeps between calls (it keeps at most one,
 /// of at most kMaxCachedWorkspaceBytes; larger buffers are freed after each call).

@@ -102,8 +102,7 @@ Matrix<T> attentionMaterialized(const Eigen::Ref<const Matrix<T>> &query,
     const Index blocks = (nQ + rowsPerBlock - 1) / rowsPerBlock;
     std::atomic<Index> badRow {std::numeric_limits<Index>::max()};
 
-    const bool parallel = blocks > 1
-        && double(nQ) * double(nK) * double(query.cols() + dV) >= detail::kParallelMultiplyAdds;
+    const bool parallel = blocks > 1 && kernelThreadsFor(nQ, nK, query.cols(), dV) > 1;
     // Small problems run on this thread alone: no team for the blocks, and none for Eigen's GEMM
     // (which would otherwise start its own when there is only one block).
     std::optional<ScopedKernelThreads> oneThread;

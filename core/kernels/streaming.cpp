@@ -150,8 +150,7 @@ Matrix<T> attentionStreaming(const Eigen::Ref<const Matrix<T>> &query,
         while (i < cur && !badRow.compare_exchange_weak(cur, i)) { }
     };
 
-    const bool parallel = queryTiles > 1
-        && double(nQ) * double(nK) * double(query.cols() + dV) >= detail::kParallelMultiplyAdds;
+    const bool parallel = queryTiles > 1 && kernelThreadsFor(nQ, nK, query.cols(), dV) > 1;
     // Small problems run on this thread alone, Eigen's GEMM included.
     std::optional<ScopedKernelThreads> oneThread;
     if (kernelThreadsFor(nQ, nK, query.cols(), dV) == 1)

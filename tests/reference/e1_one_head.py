@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""E1 — one head, checked (EXPERIMENTS.md), in plain NumPy.
+"""E1 — one head, checked (docs/experiments.md), in plain NumPy.
 
 n = 5, d_k = 8, d_v = 4, seed 0; draw Q (n × d_k), K (n × d_k), V (n × d_v) from one
 numpy.random.default_rng(seed); W = softmax(Q Kᵀ / √d_k) row-wise. Prints W with every row sum

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""E2 — why divide by √d_k (EXPERIMENTS.md), in plain NumPy.
+"""E2 — why divide by √d_k (docs/experiments.md), in plain NumPy.
 
 seed 1, 16 keys per query, 4000 trials; for each d_k in 4, 16, 64, 256, 1024 (in that order,
 one generator): draw q (trials × 1 × d_k), then k (trials × 16 × d_k); raw scores s = q·k per

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""E3 — softmax collapse over many keys (EXPERIMENTS.md), in plain NumPy.
+"""E3 — softmax collapse over many keys (docs/experiments.md), in plain NumPy.
 
 For each d_k in 16, 64, 512, a fresh numpy.random.default_rng(7): draw q (d_k), then
 k (2000 × d_k); dots = k·q. Prints per d_k the std of the dots, the largest softmax weight and

@@ -1,9 +1,9 @@
-"""Fixtures for tests/tst_experiments.cpp, tst_table.cpp and tst_cli_experiment.cpp.
+"""Fixtures for tests/core/tst_experiments.cpp, tst_table.cpp and tst_cli_experiment.cpp.
 
 Writes tests/reference/fixtures/experiments/:
   e1_one_head.csv, e2_scaling_sweep.csv, e3_softmax_collapse.csv
       the standard output of the plain NumPy scripts e1_one_head.py, e2_scaling_sweep.py and
-      e3_softmax_collapse.py (EXPERIMENTS.md E1–E3 with its default parameters). The app's
+      e3_softmax_collapse.py (docs/experiments.md E1–E3 with its default parameters). The app's
       `--format csv` output must equal them byte for byte, i.e. every printed digit.
   float_repr.csv
       bits,repr pairs: IEEE-754 doubles (hex bit pattern) and Python's repr() of them, to check

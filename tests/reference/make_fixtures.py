@@ -16,6 +16,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 GROUPS = {
     "random": "make_random_fixtures",       # NumPy Generator streams (bitwise)
+    "torchrandom": "make_torch_random_fixtures",  # PyTorch CPU generator streams (bitwise)
     "npy": "make_npy_fixtures",             # .npy/.npz files in every accepted flavour
     "torch": "make_torch_fixtures",         # nn.MultiheadAttention cases
     "experiments": "make_experiment_fixtures",  # E1-E3 printed by NumPy
@@ -23,7 +24,9 @@ GROUPS = {
     "session": "make_session_fixtures",     # the main view's multi-head weights in NumPy
     "tokens": "make_token_fixtures",        # typed tokens' input vectors and sessions
     "kernels": "make_kernel_fixtures",      # the three kernels vs torch.softmax arithmetic
+    "torchlistings": "torch_listings",      # E2/E4/E5/E7 --generator torch as PyTorch prints them
     "modern": "make_modern_fixtures",       # GQA, RoPE, ALiBi, sliding window and sinks
+    "training": "make_training_fixtures",   # autograd gradients and optimizer steps
 }
 
 

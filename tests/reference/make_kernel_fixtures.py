@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Fixtures for the three attention kernels (core/kernels, tests/tst_kernels.cpp torchReference).
+"""Fixtures for the three attention kernels (core/kernels, tests/core/tst_kernels.cpp torchReference).
 
 Shapes chosen to reach every branch of the fast code: d_v a multiple of 16 (the AVX-512
 micro-kernels take those), n beyond the streaming tile (128) and not a multiple of the row

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""NumPy .npy/.npz fixtures for tests/tst_npy.cpp, and a check of files written by attncore.
+"""NumPy .npy/.npz fixtures for tests/core/tst_npy.cpp, and a check of files written by attncore.
 
     make_fixtures.py npy                      # (re)writes tests/reference/fixtures/npy/
     make_npy_fixtures.py --verify DIR         # checks the files tst_npy wrote into DIR

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""NumPy Generator streams for tests/tst_random.cpp (bitwise comparison).
+"""NumPy Generator streams for tests/core/tst_random.cpp (bitwise comparison).
 
 Called by make_fixtures.py as main(fixture_dir); writes fixtures/random/:
   index.txt       one fixture per line, `key=value` fields (kind, seed, file, count, ...)

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""The main view's computation in plain NumPy, for tests/tst_session.cpp.
+"""The main view's computation in plain NumPy, for tests/ui/tst_session.cpp.
 
 Called by make_fixtures.py as main(fixture_dir); writes fixtures/session/session.json: for each
 case its parameters (as SessionParameters::toJson writes them) and the per-head weights
 (h × n_q × n_k) and raw scores computed here, independently of the C++ code, following the
-documented draw order of ui/sessioncompute.h:
+documented draw order of ui/session/sessioncompute.h:
 
   rng = numpy.random.default_rng(seed)
   in_proj_weight  = b_in  * (2 * rng.random((3d, d)) - 1),  b_in  = sqrt(6 / (d + 3d))

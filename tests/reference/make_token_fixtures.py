@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""Typed tokens in plain NumPy, for tests/tst_heatmapfeatures.cpp.
+"""Typed tokens in plain NumPy, for tests/ui/tst_heatmapfeatures.cpp.
 
 Called by make_fixtures.py as main(fixture_dir); writes fixtures/tokens/tokens.json with
-1. token vectors: for each (token, seed, d_model) the vector documented in ui/sessioncompute.h,
+1. token vectors: for each (token, seed, d_model) the vector documented in ui/session/sessioncompute.h,
      h = FNV-1a 64-bit hash of the token's UTF-8 bytes
      numpy.random.default_rng(seed + 2**64 * h).standard_normal(d_model)
 2. sessions with typed tokens: the main view's weights when row i of X is the vector of token i

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""nn.MultiheadAttention reference cases for tests/tst_multihead_torch.cpp and
-tests/tst_cli_compute.cpp (issue 3, sections 3 and 4).
+"""nn.MultiheadAttention reference cases for tests/core/tst_multihead_torch.cpp and
+tests/cli/tst_cli_compute.cpp (the multi-head layer and `attnlab compute`).
 
 Every case is one .npz under fixtures/torch/ and doubles as an input of `attnlab compute`:
 
@@ -134,7 +134,7 @@ def plain_case(seed, d_model, n_q, n_k, attn_mask_allowed=None):
 
 
 def hand_case():
-    """The 1-head, d_model = 2 case of issue 3 §3 (weights ≈ [[0.1070, 0.8930], [0.1956, 0.8044]])."""
+    """The 1-head, d_model = 2 hand-checked case (weights ≈ [[0.1070, 0.8930], [0.1956, 0.8044]])."""
     x = np.array([[1.0, 1.0], [2.0, 0.0]])
     a = {
         "query": x,

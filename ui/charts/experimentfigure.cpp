@@ -1,7 +1,7 @@
-#include "experimentfigure.h"
+#include "ui/charts/experimentfigure.h"
 
-#include "colormap.h"
-#include "figurefile.h"
+#include "ui/render/colormap.h"
+#include "ui/render/figurefile.h"
 
 #include <QApplication>
 #include <QBarCategoryAxis>
@@ -39,7 +39,7 @@ namespace {
 // Colours
 // ---------------------------------------------------------------------------------------------
 
-// Heatmap colours from ui/colormap.h (matplotlib's tables): viridis for weights, RdBu_r for
+// Heatmap colours from ui/render/colormap.h (matplotlib's tables): viridis for weights, RdBu_r for
 // signed differences (t = 0.5 is zero). NaN / ±Inf cells are drawn red instead.
 QColor viridis(double t)
 {

@@ -4,7 +4,7 @@
 // lays it out off screen at the requested size and paints it with QWidget::render into a QImage
 // (PNG) or a QSvgGenerator (SVG), so a file equals what the window shows.
 //
-// Figures per experiment (EXPERIMENTS.md): E1 the weight heatmap; E2 max weight and ‖J‖_F vs
+// Figures per experiment (docs/experiments.md): E1 the weight heatmap; E2 max weight and ‖J‖_F vs
 // d_k (log axis, unscaled vs scaled) and score std vs √d_k; E3 effective terms and max weight vs
 // d_k; E4 one heatmap per head; E5 the output difference per position without and with
 // positions (each on its own scale); E6 the rotation error per frequency; E7 the per-position

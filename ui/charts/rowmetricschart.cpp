@@ -1,6 +1,6 @@
-#include "rowmetricschart.h"
+#include "ui/charts/rowmetricschart.h"
 
-#include "chartstyle.h"
+#include "ui/charts/chartstyle.h"
 
 #include <QChart>
 #include <QChartView>
@@ -308,7 +308,7 @@ void RowMetricsChart::updateInfo()
                        .arg(std::log(double(nK)), 0, 'f', 2);
     if (masked > 0)
         info += tr(" · %1 fully masked").arg(masked);
-    // What the heatmap view changed (ui/resultview.h): the metrics follow it.
+    // What the heatmap view changed (ui/session/resultview.h): the metrics follow it.
     if (m_result->viewNote.contains(QLatin1String("padding trimmed")))
         info += tr(" · real tokens only");
     if (m_result->renormalized)

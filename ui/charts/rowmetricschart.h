@@ -11,7 +11,7 @@
 // so no show event reaches the chart) or its points are read, so a hidden chart costs nothing
 // per slider step (the redraw is ≈ 1.3–2.5 ms per result at n = 1024) and never shows old data.
 
-#include "sessioncompute.h"
+#include "ui/session/sessioncompute.h"
 
 #include <QPointer>
 #include <QTimer>

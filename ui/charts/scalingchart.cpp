@@ -1,6 +1,6 @@
-#include "scalingchart.h"
+#include "ui/charts/scalingchart.h"
 
-#include "chartstyle.h"
+#include "ui/charts/chartstyle.h"
 
 #include <QCursor>
 #include <QEvent>
@@ -267,7 +267,7 @@ MaxWeightChart::MaxWeightChart(QWidget *parent)
     setWhatsThis(tr("Mean over random queries of the largest softmax weight, for keys whose "
                     "count is the session's n_k. Unscaled scores have std √d_k, so the softmax "
                     "saturates toward one-hot (max → 1) as d_k grows; dividing by √d_k keeps it "
-                    "flat (Vaswani et al. 2017, §3.2.1; EXPERIMENTS.md E2)."));
+                    "flat (Vaswani et al. 2017, §3.2.1; docs/experiments.md E2)."));
 }
 
 JacobianNormChart::JacobianNormChart(QWidget *parent)
@@ -276,7 +276,7 @@ JacobianNormChart::JacobianNormChart(QWidget *parent)
     setObjectName(QStringLiteral("jacobianNormChart"));
     setWhatsThis(tr("Mean Frobenius norm of the softmax Jacobian J = diag(p) − ppᵀ: how much "
                     "gradient flows through the softmax. Unscaled it falls toward 0 as d_k grows "
-                    "(vanishing gradients); with 1/√d_k it stays flat (EXPERIMENTS.md E2)."));
+                    "(vanishing gradients); with 1/√d_k it stays flat (docs/experiments.md E2)."));
 }
 
 } // namespace attn

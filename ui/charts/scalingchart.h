@@ -5,7 +5,7 @@
 // repaints at most once per frame. Subclasses choose the metric: MaxWeightChart and
 // JacobianNormChart.
 
-#include "scalingsweeprunner.h"
+#include "ui/charts/scalingsweeprunner.h"
 
 #include <QChartView>
 #include <QTimer>

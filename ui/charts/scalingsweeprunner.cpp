@@ -1,4 +1,4 @@
-#include "scalingsweeprunner.h"
+#include "ui/charts/scalingsweeprunner.h"
 
 #include "core/experiments/experiments.h"
 

@@ -1,6 +1,6 @@
-#include "timingchart.h"
+#include "ui/charts/timingchart.h"
 
-#include "chartstyle.h"
+#include "ui/charts/chartstyle.h"
 
 #include "core/experiments/experiments.h"
 #include "core/kernels/kernels.h"
@@ -275,7 +275,7 @@ TimingChart::TimingChart(QWidget *parent)
     m_timeView->setWhatsThis(
         tr("Time of each attention kernel against n on log–log axes. The slope is the "
            "exponent: ≈ 2 because every kernel does 4·n²·d flops (Vaswani et al. 2017, Table 1; "
-           "EXPERIMENTS.md E8). Dashed: the power law fitted to the largest n, where n² "
+           "docs/experiments.md E8). Dashed: the power law fitted to the largest n, where n² "
            "dominates the fixed costs."));
     m_memoryView = new QChartView(m_plotTabs);
     m_memoryView->setObjectName(QStringLiteral("timingMemoryView"));

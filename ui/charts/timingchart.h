@@ -1,5 +1,5 @@
 #pragma once
-// TimingChart: chart (4), what n² costs (EXPERIMENTS.md E8; issue 5). On demand (Run), core
+// TimingChart: chart (4), what n² costs (docs/experiments.md, E8). On demand (Run), core
 // timingSweep measures the real kernels — materialized, streaming (online softmax) and the
 // per-row loop, each optional — for n = 128 … n_max in a worker thread (QtConcurrent), with a
 // progress bar and Cancel (std::atomic<bool> through RunContext). Plots time vs n on log–log

@@ -1,11 +1,11 @@
-#include "controlpanel.h"
+#include "ui/panels/controlpanel.h"
 
-#include "tokenizer.h"
+#include "ui/session/tokenizer.h"
 
-#include "tensorsource.h"
+#include "ui/panels/wheelguard.h"
+#include "ui/session/tensorsource.h"
 
 #include "core/groupedattention.h"
-#include "wheelguard.h"
 
 #include <QAction>
 #include <QCheckBox>

@@ -4,7 +4,7 @@
 // when the parameters actually changed. The panel holds no state beyond the parameters it
 // shows; AttentionSession owns them and pushes them back with setParameters().
 
-#include "sessionparameters.h"
+#include "ui/session/sessionparameters.h"
 
 #include <QList>
 #include <QWidget>

@@ -1,4 +1,4 @@
-#include "experimentlistmodel.h"
+#include "ui/panels/experimentlistmodel.h"
 
 #include "core/experiments/experiments.h"
 

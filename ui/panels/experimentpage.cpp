@@ -1,8 +1,8 @@
-#include "experimentpage.h"
+#include "ui/panels/experimentpage.h"
 
-#include "charts/experimentfigure.h"
-#include "figurefile.h"
-#include "tablemodel.h"
+#include "ui/charts/experimentfigure.h"
+#include "ui/panels/tablemodel.h"
+#include "ui/render/figurefile.h"
 
 #include <QAction>
 #include <QApplication>
@@ -94,7 +94,7 @@ QString tooltipFor(const ParamSpec &spec)
     case ParamSpec::Kind::Text:
         break;
     }
-    tip += QStringLiteral("<br>default: %1 (EXPERIMENTS.md)")
+    tip += QStringLiteral("<br>default: %1 (docs/experiments.md)")
                .arg(q(spec.defaultValue).toHtmlEscaped());
     return tip;
 }
@@ -140,7 +140,7 @@ ExperimentPage::ExperimentPage(const ExperimentInfo &info, QWidget *parent)
     paramLayout->addLayout(form);
     auto *defaults = new QPushButton(tr("Defaults"), paramBox);
     defaults->setObjectName(QStringLiteral("defaultsButton"));
-    defaults->setToolTip(tr("Put every parameter back to the value of EXPERIMENTS.md"));
+    defaults->setToolTip(tr("Put every parameter back to its default (docs/experiments.md)"));
     connect(defaults, &QPushButton::clicked, this, &ExperimentPage::resetParameters);
     auto *defaultsRow = new QHBoxLayout;
     defaultsRow->addStretch(1);

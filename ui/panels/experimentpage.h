@@ -1,5 +1,5 @@
 #pragma once
-// ExperimentPage: one experiment of EXPERIMENTS.md as a guided page of the Experiments panel —
+// ExperimentPage: one experiment of docs/experiments.md as a guided page of the Experiments panel —
 // parameter editors generated from its ParamSpecs (defaults and tooltips from the registry),
 // Run / Cancel with a progress bar, the result table (copyable) beside its figure, the note on
 // what to look at (with the paper section) and export of the table (CSV) and figure (PNG, SVG).
@@ -45,7 +45,7 @@ public:
     /// Sets one editor from text; false when the name is unknown or the editor rejects the text
     /// (out of range, not a number, not one of the choices).
     bool setParameter(const QString &name, const QString &value);
-    /// Puts every editor back to its EXPERIMENTS.md default.
+    /// Puts every editor back to its default (docs/experiments.md).
     void resetParameters();
     /// The editor of a parameter (nullptr when unknown); its objectName is "param_<name>".
     QWidget *editor(const QString &name) const;

@@ -1,7 +1,7 @@
-#include "experimentspanel.h"
+#include "ui/panels/experimentspanel.h"
 
-#include "experimentlistmodel.h"
-#include "experimentpage.h"
+#include "ui/panels/experimentlistmodel.h"
+#include "ui/panels/experimentpage.h"
 
 #include "core/experiments/experiments.h"
 

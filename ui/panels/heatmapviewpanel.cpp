@@ -1,7 +1,7 @@
-#include "heatmapviewpanel.h"
+#include "ui/panels/heatmapviewpanel.h"
 
-#include "heatmapwidget.h"
-#include "wheelguard.h"
+#include "ui/panels/wheelguard.h"
+#include "ui/views/heatmapwidget.h"
 
 #include <QAction>
 #include <QCheckBox>

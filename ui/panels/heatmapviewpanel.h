@@ -1,9 +1,8 @@
 #pragma once
-// HeatmapViewPanel: how the heads heatmaps are drawn (issue 6, "Colour scales and long
-// sequences") — colormap, linear or log scale, fixed [0, 1] or auto range, max or mean pooling
-// of long sequences, zoom, the row strip, "trim padding" and "hide keys" with or without
-// renormalisation. It edits a HeatmapWidget's options and view transform directly; nothing here
-// changes the computation (the session's parameters).
+// HeatmapViewPanel: how the heads heatmaps are drawn — colormap, linear or log scale, fixed [0, 1]
+// or auto range, max or mean pooling of long sequences, zoom, the row strip, "trim padding" and
+// "hide keys" with or without renormalisation. It edits a HeatmapWidget's options and view
+// transform directly; nothing here changes the computation (the session's parameters).
 
 #include <QStringList>
 #include <QWidget>

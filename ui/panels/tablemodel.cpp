@@ -1,4 +1,4 @@
-#include "tablemodel.h"
+#include "ui/panels/tablemodel.h"
 
 #include <QBrush>
 #include <QColor>

@@ -1,8 +1,8 @@
-#include "tensorpanel.h"
+#include "ui/panels/tensorpanel.h"
 
-#include "sessioncompute.h"
-#include "tensorsource.h"
-#include "weightsexport.h"
+#include "ui/export/weightsexport.h"
+#include "ui/session/sessioncompute.h"
+#include "ui/session/tensorsource.h"
 
 #include <QComboBox>
 #include <QFormLayout>

@@ -1,5 +1,5 @@
 #pragma once
-// TensorPanel: the "Tensors" dock of File → Open tensors… (issue 3, §5). Shows what was loaded
+// TensorPanel: the "Tensors" dock of File → Open tensors…. Shows what was loaded
 // (file, content, notes), the layer and head selectors, the meaning of True in the file's
 // boolean masks, the token-label field with "From File…", the check of the shown weights (rows
 // that do not sum to 1, NaN/Inf) and "Back to Random Inputs". It only displays and emits

@@ -1,9 +1,9 @@
-#include "attentionviews.h"
+#include "ui/views/attentionviews.h"
 
-#include "attentionsession.h"
-#include "compareview.h"
-#include "heatmapwidget.h"
-#include "stepsview.h"
+#include "ui/session/attentionsession.h"
+#include "ui/views/compareview.h"
+#include "ui/views/heatmapwidget.h"
+#include "ui/views/stepsview.h"
 
 #include <QAction>
 

@@ -1,11 +1,11 @@
-#include "compareview.h"
+#include "ui/views/compareview.h"
 
-#include "attentionsession.h"
-#include "figurecanvas.h"
-#include "figureexport.h"
-#include "sessionfile.h"
-#include "stepsrenderer.h"
-#include "tensorsource.h"
+#include "ui/document/sessionfile.h"
+#include "ui/render/stepsrenderer.h"
+#include "ui/session/attentionsession.h"
+#include "ui/session/tensorsource.h"
+#include "ui/views/figurecanvas.h"
+#include "ui/views/figureexport.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>

@@ -6,7 +6,7 @@
 // whether the inputs are the same numbers (they are not when d_model differs), and exports as
 // PNG, SVG or PDF. B is only computed while the view is visible.
 
-#include "comparerenderer.h"
+#include "ui/render/comparerenderer.h"
 
 #include <QJsonObject>
 #include <QWidget>

@@ -1,4 +1,4 @@
-#include "figurecanvas.h"
+#include "ui/views/figurecanvas.h"
 
 #include <QEvent>
 #include <QHelpEvent>

@@ -4,7 +4,7 @@
 // same cell in every panel (the panels are linked: same query i, same key j) and shows the
 // figure's tooltip for it.
 
-#include "panelfigure.h"
+#include "ui/render/panelfigure.h"
 
 #include <QPixmap>
 #include <QWidget>

@@ -1,6 +1,6 @@
-#include "figureexport.h"
+#include "ui/views/figureexport.h"
 
-#include "figurefile.h"
+#include "ui/render/figurefile.h"
 
 #include <QDir>
 #include <QFileDialog>

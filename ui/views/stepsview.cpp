@@ -1,7 +1,7 @@
-#include "stepsview.h"
+#include "ui/views/stepsview.h"
 
-#include "figurecanvas.h"
-#include "figureexport.h"
+#include "ui/views/figurecanvas.h"
+#include "ui/views/figureexport.h"
 
 #include <QCheckBox>
 #include <QComboBox>

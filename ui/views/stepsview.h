@@ -10,7 +10,7 @@
 // shown or when something reads them (renderer(), exportFigure), so a hidden Steps tab
 // costs nothing per slider step and still always shows and exports the newest result.
 
-#include "stepsrenderer.h"
+#include "ui/render/stepsrenderer.h"
 
 #include <QWidget>
 

@@ -1,0 +1,647 @@
+#include "core/engine/sessionengine.h"
+
+#include "core/positional.h"
+
+#include "core/engine/sessioninputs.h"
+#include "core/kernels/detail.h"
+#include "core/kernels/kernels.h"
+#include "core/softmax.h"
+#include "core/threads.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace attn {
+
+// ---- EngineBufferPool ----
+
+MatrixD EngineBufferPool::take(Index rows, Index cols)
+{
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        if (rows == m_rows && cols == m_cols && !m_spare.empty()) {
+            MatrixD m = std::move(m_spare.back());
+            m_spare.pop_back();
+            return m;
+        }
+    }
+    return MatrixD(rows, cols);
+}
+
+void EngineBufferPool::give(MatrixD &&m)
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    const std::size_t bytes = std::size_t(m.size()) * sizeof(double);
+    if (m.rows() == m_rows && m.cols() == m_cols && m_spare.size() < m_maxCount
+        && (m_spare.size() + 1) * bytes <= maxBytes)
+        m_spare.push_back(std::move(m));
+}
+
+void EngineBufferPool::expect(Index rows, Index cols, std::size_t count)
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (rows != m_rows || cols != m_cols) {
+        m_spare.clear();
+        m_rows = rows;
+        m_cols = cols;
+    }
+    m_maxCount = count;
+}
+
+void EngineBufferPool::recycle(EngineResult &&r)
+{
+    for (auto *list : {&r.weights, &r.scores, &r.scaledScores})
+        for (MatrixD &m : *list)
+            give(std::move(m));
+    give(std::move(r.weightsMean));
+}
+
+// The cached part of a computation: per-head raw scores (n_q × n_k, row-major) and what they
+// depend on. Float32 runs keep a float copy for the arithmetic and a double copy for display;
+// float64 runs need only the latter.
+struct SessionEngine::Scores
+{
+    EngineParameters key; ///< only the fields compared by sameScores matter
+    std::vector<MatrixF> scoresF; ///< h heads (float32 runs)
+    std::vector<MatrixD> scoresD; ///< h heads, as shown
+    std::size_t bytes = 0;
+};
+
+namespace {
+
+using Scores = SessionEngine::Scores;
+
+bool sameScores(const EngineParameters &a, const EngineParameters &b)
+{
+    return a.seed == b.seed && a.n == b.n && a.keyCount() == b.keyCount() && a.dModel == b.dModel
+        && a.heads == b.heads && a.positional == b.positional
+        && (a.kind == AttentionKind::EncoderDecoder) == (b.kind == AttentionKind::EncoderDecoder)
+        && a.dtype == b.dtype && a.tokens == b.tokens && a.rope == b.rope
+        && (!a.rope || (a.ropeConvention == b.ropeConvention && a.ropeBase == b.ropeBase))
+        && a.keyValueHeads() == b.keyValueHeads();
+}
+
+/// What stage 1 does beyond multi-head attention: g < h key heads, RoPE.
+struct ScoreOptions
+{
+    Index kvHeads = 0; ///< 0: g = h
+    bool rope = false;
+    RopeConvention ropeConvention = RopeConvention::Half;
+    double ropeBase = kRopeDefaultBase;
+};
+
+/// Runs body(firstRow, rowCount) over [0, rows) in blocks of `block` rows on `threads` OpenMP
+/// threads (dynamic schedule: causal rows differ in cost). A cancel, polled before each block,
+/// and exceptions are carried out of the parallel region and rethrown here.
+template<typename Body>
+void forEachRowBlock(Index rows, Index block, Index threads, const CancelToken &cancel, Body body)
+{
+    std::exception_ptr error;
+    std::atomic<bool> stop {false};
+#pragma omp parallel for schedule(dynamic, 1) num_threads(int(threads)) if (threads > 1)
+    for (Index first = 0; first < rows; first += block) {
+        if (stop.load())
+            continue;
+        try {
+            cancel.throwIfCancelled();
+            body(first, std::min(block, rows - first));
+        } catch (...) {
+#pragma omp critical(attn_engine_error)
+            {
+                if (!error)
+                    error = std::current_exception();
+            }
+            stop.store(true);
+        }
+    }
+    if (error)
+        std::rethrow_exception(error);
+}
+
+template<typename T> std::vector<Matrix<T>> &typedScores(Scores &d);
+template<> std::vector<MatrixF> &typedScores<float>(Scores &d)
+{
+    return d.scoresF;
+}
+template<> std::vector<MatrixD> &typedScores<double>(Scores &d)
+{
+    return d.scoresD;
+}
+
+/// Stage 1: projections and per-head raw scores, exactly as MultiheadAttention<T>::forward and
+/// scaledDotProductAttention compute them (q = query W_Qᵀ + b_Q, S_i = q_i k_iᵀ).
+template<typename T>
+void computeScores(const MultiheadAttention<T> &layer, const Eigen::Ref<const Matrix<T>> &query,
+                   const Eigen::Ref<const Matrix<T>> &key, Scores &out, const CancelToken &cancel,
+                   const ScoreOptions &extra = {})
+{
+    const Index nQ = query.rows(), nK = key.rows();
+    const Index d = layer.dModel();
+    const Index h = layer.heads();
+    const Index dK = layer.headDim();
+    if (query.cols() != d || key.cols() != d)
+        throw InvalidArgument("fusedMultihead: query " + shapeString(query.rows(), query.cols())
+                              + " and key " + shapeString(key.rows(), key.cols())
+                              + " must have d_model = " + std::to_string(d) + " columns");
+    detail::checkFiniteInput<T>(query, "query", "fusedMultihead");
+    detail::checkFiniteInput<T>(key, "key", "fusedMultihead");
+    // Projections (2·(n_q + n_k)·d_model² flops) and scores (2·n_q·n_k·d_model).
+    const Index threads = threadsForFlops(2.0 * double(nQ + nK) * double(d) * double(d)
+                                          + 2.0 * double(nQ) * double(nK) * double(d));
+    const ScopedKernelThreads team(threads);
+
+    // q: n_q × d_model, k: n_k × d_model, as in MultiheadAttention::forward.
+    const Matrix<T> &w = layer.inProjWeight();
+    const Vector<T> &b = layer.inProjBias();
+    Matrix<T> q(nQ, d), k(nK, d);
+    q.noalias() = query * w.topRows(d).transpose();
+    k.noalias() = key * w.middleRows(d, d).transpose();
+    q.rowwise() += b.segment(0, d).transpose();
+    k.rowwise() += b.segment(d, d).transpose();
+    // Grouped-query attention: g < h key heads, each the mean of its group's h/g heads (W_K and
+    // b_K rows mean-pooled, GQA §2.1; the projection is linear, so pooling k is the same).
+    const Index g = extra.kvHeads > 0 ? extra.kvHeads : h;
+    if (g != h) {
+        const Index group = h / g;
+        Matrix<T> pooled = Matrix<T>::Zero(nK, g * dK); // n_k × g·d_k
+        for (Index i = 0; i < h; ++i)
+            pooled.middleCols((i / group) * dK, dK) += k.middleCols(i * dK, dK);
+        k = pooled / T(group);
+    }
+    // RoPE: every head's queries (positions 0…n_q−1) and keys (0…n_k−1) rotated.
+    if (extra.rope) {
+        applyRopeHeads<T>(q, h, extra.ropeConvention, extra.ropeBase);
+        applyRopeHeads<T>(k, g, extra.ropeConvention, extra.ropeBase);
+    }
+    cancel.throwIfCancelled();
+
+    std::vector<Matrix<T>> &scores = typedScores<T>(out);
+    scores.assign(std::size_t(h), Matrix<T>());
+    if constexpr (!std::is_same_v<T, double>)
+        out.scoresD.assign(std::size_t(h), MatrixD());
+    forEachRowBlock(h, 1, std::clamp<Index>(threads, 1, h), cancel, [&](Index head, Index) {
+        // scores: n_q × n_k = q_i k_iᵀ, head i = columns i·d_k … (i+1)·d_k − 1
+        Matrix<T> &s = scores[std::size_t(head)];
+        s.resize(nQ, nK);
+        const Eigen::Ref<const Matrix<T>> qi = q.middleCols(head * dK, dK);
+        // query head i reads key head ⌊i·g/h⌋ (torch.repeat_interleave's order)
+        const Eigen::Ref<const Matrix<T>> ki = k.middleCols((head * g / h) * dK, dK);
+        s.noalias() = qi * ki.transpose();
+        if constexpr (!std::is_same_v<T, double>)
+            out.scoresD[std::size_t(head)] = s.template cast<double>();
+    });
+    out.bytes = std::size_t(nQ) * std::size_t(nK) * std::size_t(h)
+        * (sizeof(double) + (std::is_same_v<T, double> ? 0 : sizeof(T)));
+}
+
+/// A rows × cols double matrix with unspecified contents: a spare one from the pool when there
+/// is one (no fresh pages to fault in), else a new one.
+MatrixD takeBuffer(EngineBufferPool *pool, Index rows, Index cols)
+{
+    return pool ? pool->take(rows, cols) : MatrixD(rows, cols);
+}
+
+/// Stage 2 input: h heads of raw scores in T (n_q × n_k, row-major each).
+template<typename T> struct RowPassInput
+{
+    std::vector<const T *> scores;
+    /// When set, row i of r.scores[u] is copied from (*copyScores)[u] during the pass (while
+    /// in cache); otherwise r.scores is already filled.
+    const std::vector<MatrixD> *copyScores = nullptr;
+    Index nQ = 0, nK = 0;
+    T scale = T(1);
+    const AttentionMask *mask = nullptr;
+    /// ALiBi: head u adds −m_u·(i − j) (−m_u·|i − j| without a causal mask) to its scaled
+    /// scores, as alibiBias; empty for none.
+    std::vector<double> alibiSlopes;
+};
+
+/// Stage 2: scale, mask, softmax, mean and metrics of every head from the raw scores, with
+/// scaledDotProductAttention's arithmetic (S' = S · scale + additive mask, masked cells −inf,
+/// row softmax). r.scores must hold h n_q × n_k matrices (or be filled via copyScores).
+///
+/// One fused pass per row: for each head the row is scaled and masked (written to the scaled
+/// scores and the weights at once), its softmax taken (softmaxRowInPlace, the code
+/// softmaxRowsInPlace runs per row), its metrics computed (rowMetricValues, rowMetrics' numbers)
+/// and checked for NaN/Inf, and added to the mean over heads, all while the row is in cache;
+/// rows are split over threads. Every number is the one the per-head whole-matrix passes
+/// (scores · scale, mask, copy, softmaxRowsInPlace, rowMetrics, findNonFinite, mean) give: the
+/// same operations on the same values in the same order.
+template<typename T>
+void rowPass(const RowPassInput<T> &in, EngineResult &r, EngineBufferPool *pool,
+             const CancelToken &cancel)
+{
+    const Index nQ = in.nQ, nK = in.nK;
+    const auto hs = in.scores.size();
+    const int h = int(hs);
+    const auto rows = std::size_t(nQ);
+    const T scale = in.scale;
+    const T fill = -std::numeric_limits<T>::infinity();
+    const AttentionMask &mask = *in.mask;
+    r.maskState = mask.stateMatrix(nQ, nK);
+    const bool masked = !mask.empty();
+    const MatrixD *additive = mask.additiveTerm();
+
+    r.weights.resize(hs);
+    r.scaledScores.resize(hs);
+    r.fullyMasked.resize(hs);
+    r.metrics.resize(hs);
+    r.worstRowSumError = 0;
+    r.nonFinite = NonFiniteReport {};
+    if (in.copyScores) {
+        r.scores.resize(hs);
+        for (std::size_t u = 0; u < hs; ++u)
+            r.scores[u] = takeBuffer(pool, nQ, nK); // rows copied below
+    }
+    for (std::size_t u = 0; u < hs; ++u) {
+        r.scaledScores[u] = takeBuffer(pool, nQ, nK);
+        r.weights[u] = takeBuffer(pool, nQ, nK);
+        r.fullyMasked[u].assign(rows, 0);
+        RowMetrics &m = r.metrics[u];
+        m.maxWeight.setZero(nQ);
+        m.entropy.setZero(nQ);
+        m.effectiveTerms.setZero(nQ);
+        m.jacobianNorm.setZero(nQ);
+        m.rowSumError.setZero(nQ);
+        m.fullyMasked.assign(rows, 0);
+    }
+    r.weightsMean = takeBuffer(pool, nQ, nK);
+    // Per head and row: 1 when the row's softmax input held NaN/+inf, 2 when its weights may
+    // hold NaN/Inf (rescanned below, in findNonFinite's order).
+    std::vector<std::uint8_t> rowFlags(hs * rows, 0);
+    constexpr std::uint8_t badInput = 1, nonFiniteWeights = 2;
+
+    using Row = Eigen::Array<T, 1, Eigen::Dynamic>; // one row of n_k entries
+    using RowMap = Eigen::Map<Row>;
+    using ConstRowMap = Eigen::Map<const Row>;
+    const Index block = 16; // rows per task
+    const Index blocks = (nQ + block - 1) / block;
+    const Index threads = std::clamp<Index>(
+        threadsForFlops(double(nQ) * double(nK) * double(h) * kRowPassFlopsPerCell), 1,
+        std::max<Index>(blocks, 1));
+    // Working memory of each thread, allocated once (per block it would fault in fresh pages).
+    struct Scratch
+    {
+        RowMetricsScratch metrics;
+        std::vector<const double *> metricRows; // weights of the heads that need metrics
+        std::vector<std::size_t> metricHeads;
+        std::vector<RowMetricValues> values;
+        Row scaledT, weightT; // float32 runs work in T and store double copies (float64 runs
+                              // work in the result)
+        Row meanT;
+    };
+    std::vector<Scratch> scratches(static_cast<std::size_t>(threads));
+    forEachRowBlock(nQ, block, threads, cancel, [&](Index first, Index count) {
+#ifdef _OPENMP
+        Scratch &own = scratches[std::size_t(omp_get_thread_num())];
+#else
+        Scratch &own = scratches.front();
+#endif
+        if (own.meanT.size() != nK) { // this thread's first block
+            own.metricRows.resize(hs);
+            own.metricHeads.resize(hs);
+            own.values.resize(hs);
+            if constexpr (!std::is_same_v<T, double>) {
+                own.scaledT.resize(nK);
+                own.weightT.resize(nK);
+            }
+            own.meanT.resize(nK);
+        }
+        std::vector<const double *> &metricRows = own.metricRows;
+        std::vector<std::size_t> &metricHeads = own.metricHeads;
+        std::vector<RowMetricValues> &values = own.values;
+        Row &scaledT = own.scaledT, &weightT = own.weightT, &meanT = own.meanT;
+        RowMetricsScratch &scratch = own.metrics;
+        for (Index i = first; i < first + count; ++i) {
+            const std::uint8_t *state = r.maskState.data() + i * nK;
+            meanT.setZero();
+            int metricCount = 0;
+            for (std::size_t u = 0; u < hs; ++u) {
+                if (in.copyScores)
+                    r.scores[u].row(i) = (*in.copyScores)[u].row(i);
+                T *scaled = nullptr, *w = nullptr;
+                if constexpr (std::is_same_v<T, double>) {
+                    scaled = r.scaledScores[u].row(i).data(); // float64 works in the result
+                    w = r.weights[u].row(i).data();
+                } else {
+                    scaled = scaledT.data();
+                    w = weightT.data();
+                }
+                // scaled = scores · scale (+ additive mask), masked cells = −inf; the weights
+                // start as a copy
+                RowMap(scaled, nK) = ConstRowMap(in.scores[u] + i * nK, nK) * scale;
+                if (additive)
+                    RowMap(scaled, nK) += additive->row(i).array().template cast<T>();
+                if (!in.alibiSlopes.empty()) {
+                    const double m = in.alibiSlopes[u];
+                    const bool causalBias = in.mask->hasCausal();
+                    for (Index c = 0; c < nK; ++c) {
+                        const double offset = double(i) - double(c);
+                        scaled[c] = T(scaled[c] + T(-m * (causalBias ? offset : std::abs(offset))));
+                    }
+                }
+                if (masked) {
+                    for (Index c = 0; c < nK; ++c)
+                        if (state[c])
+                            scaled[c] = fill;
+                }
+                std::copy(scaled, scaled + nK, w);
+                const SoftmaxRowStatus status = softmaxRowInPlace(w, nK);
+                std::uint8_t &flag = rowFlags[u * rows + std::size_t(i)];
+                if (status == SoftmaxRowStatus::NonFinite) {
+                    flag = badInput; // reported after the loop; the result is discarded
+                    continue;
+                }
+                const double *weight = r.weights[u].row(i).data();
+                if constexpr (!std::is_same_v<T, double>) {
+                    r.scaledScores[u].row(i) = RowMap(scaled, nK).template cast<double>();
+                    r.weights[u].row(i) = RowMap(w, nK).template cast<double>();
+                }
+                meanT += RowMap(w, nK); // mean over heads in T, summed in head order
+                if (status == SoftmaxRowStatus::FullyMasked) {
+                    r.fullyMasked[u][std::size_t(i)] = 1;
+                    r.metrics[u].fullyMasked[std::size_t(i)] = 1;
+                    if (!std::all_of(weight, weight + nK,
+                                     [](double x) { return std::isfinite(x); }))
+                        flag = nonFiniteWeights;
+                    continue;
+                }
+                metricRows[std::size_t(metricCount)] = weight;
+                metricHeads[std::size_t(metricCount)] = u;
+                ++metricCount;
+            }
+            // Row i's metrics in every head, several heads at a time.
+            rowMetricValues(metricRows.data(), metricCount, nK, values.data(), scratch);
+            for (int k = 0; k < metricCount; ++k) {
+                const std::size_t u = metricHeads[std::size_t(k)];
+                const RowMetricValues &v = values[std::size_t(k)];
+                RowMetrics &m = r.metrics[u];
+                m.maxWeight(i) = v.maxWeight;
+                m.entropy(i) = v.entropy;
+                m.effectiveTerms(i) = v.effectiveTerms;
+                m.jacobianNorm(i) = v.jacobianNorm;
+                m.rowSumError(i) = std::abs(v.rowSum - 1.0);
+                // A finite sum means finite entries (NaN and ±inf propagate into a sum).
+                if (!std::isfinite(v.rowSum))
+                    rowFlags[u * rows + std::size_t(i)] = nonFiniteWeights;
+            }
+            meanT /= T(h);
+            r.weightsMean.row(i) = meanT.template cast<double>();
+        }
+    });
+
+    // Softmax input with NaN/+inf (finite scores overflowed once scaled): redo the first such
+    // head the whole-matrix way for softmaxRowsInPlace's message naming row and column.
+    for (std::size_t u = 0; u < hs; ++u) {
+        const auto flags = rowFlags.begin() + std::ptrdiff_t(u * rows);
+        if (std::find(flags, flags + std::ptrdiff_t(rows), badInput)
+            == flags + std::ptrdiff_t(rows))
+            continue;
+        Matrix<T> w = Eigen::Map<const Matrix<T>>(in.scores[u], nQ, nK) * scale;
+        if (additive)
+            w += additive->template cast<T>();
+        if (!in.alibiSlopes.empty())
+            w += alibiBias(nQ, nK, in.alibiSlopes[u], in.mask->hasCausal()).template cast<T>();
+        if (masked) {
+            for (Index c = 0, cells = w.size(); c < cells; ++c)
+                if (r.maskState.data()[c])
+                    w.data()[c] = fill;
+        }
+        try {
+            softmaxRowsInPlace(w);
+        } catch (const NonFiniteInput &e) {
+            throw NonFiniteInput(std::string("scaledDotProductAttention: scaled scores "
+                                             "overflowed: ")
+                                 + e.what());
+        }
+        throw NonFiniteInput("scaledDotProductAttention: scaled scores overflowed");
+    }
+
+    for (std::size_t u = 0; u < hs; ++u) {
+        r.worstRowSumError = std::max(r.worstRowSumError, summarize(r.metrics[u]).worstRowSumError);
+        // NaN/Inf in the weights: findNonFinite over the flagged rows (the others are finite).
+        for (std::size_t i = 0; i < rows; ++i) {
+            if (rowFlags[u * rows + i] != nonFiniteWeights)
+                continue;
+            for (Index j = 0; j < nK; ++j) {
+                const double x = r.weights[u](Index(i), j);
+                if (std::isfinite(x))
+                    continue;
+                if (std::isnan(x))
+                    ++r.nonFinite.nanCount;
+                else
+                    ++r.nonFinite.infCount;
+                if (!r.nonFinite.found) {
+                    r.nonFinite.found = true;
+                    r.nonFinite.row = Index(i);
+                    r.nonFinite.col = j;
+                    r.nonFinite.value = x;
+                }
+            }
+        }
+    }
+}
+
+/// Stage 2 over cached scores: `takeScores` moves the cached double scores into the result
+/// instead of copying them (the cache is dropped afterwards).
+template<typename T>
+void rowPassFromScores(Scores &cache, Index nQ, Index nK, const AttentionMask &mask, double scale,
+                       EngineResult &r, EngineBufferPool *pool, bool takeScores,
+                       const CancelToken &cancel, const std::vector<double> &alibiSlopes = {})
+{
+    const std::size_t hs = cache.scoresD.size();
+    RowPassInput<T> in;
+    in.alibiSlopes = alibiSlopes;
+    r.alibiSlopes = alibiSlopes;
+    in.nQ = nQ;
+    in.nK = nK;
+    in.scale = T(scale);
+    in.mask = &mask;
+    in.scores.resize(hs);
+    r.scale = scale;
+    if (takeScores) {
+        r.scores.resize(hs);
+        for (std::size_t u = 0; u < hs; ++u)
+            r.scores[u] = std::move(cache.scoresD[u]);
+    } else {
+        in.copyScores = &cache.scoresD;
+    }
+    for (std::size_t u = 0; u < hs; ++u) {
+        if constexpr (std::is_same_v<T, double>)
+            in.scores[u] = takeScores ? r.scores[u].data() : cache.scoresD[u].data();
+        else
+            in.scores[u] = cache.scoresF[u].data();
+    }
+    rowPass<T>(in, r, pool, cancel);
+}
+
+template<typename T>
+void computeSeeded(const EngineParameters &p, Scores &data, bool fresh, bool keep, EngineResult &r,
+                   EngineBufferPool *pool, const CancelToken &cancel)
+{
+    if (fresh) {
+        SessionInputs<T> in = sessionInputs<T>(p);
+        cancel.throwIfCancelled();
+        const Matrix<T> query = in.query.template cast<T>();
+        const Matrix<T> encoder
+            = in.encoder.size() > 0 ? Matrix<T>(in.encoder.template cast<T>()) : Matrix<T>();
+        ScoreOptions extra;
+        extra.kvHeads = p.kvHeads;
+        extra.rope = p.rope;
+        extra.ropeConvention = p.ropeConvention;
+        extra.ropeBase = p.ropeBase;
+        computeScores<T>(in.layer, query, encoder.size() > 0 ? encoder : query, data, cancel,
+                         extra);
+        data.key = p;
+    }
+    AttentionOptions options;
+    options.scaleExponent = p.scaleExponent;
+    options.temperature = p.temperature;
+    const AttentionMask mask = p.attentionMask();
+    rowPassFromScores<T>(data, p.queryCount(), p.keyCount(), mask, effectiveScale(p.dK(), options),
+                         r, pool, !keep, cancel,
+                         p.alibi ? alibiSlopes(p.heads) : std::vector<double>());
+}
+
+} // namespace
+
+// ---- fusedMultihead ----
+
+template<typename T>
+void fusedMultihead(const MultiheadAttention<T> &layer, const Eigen::Ref<const Matrix<T>> &query,
+                    const Eigen::Ref<const Matrix<T>> &key, const AttentionMask &mask,
+                    const AttentionOptions &options, EngineResult &out, const CancelToken &cancel)
+{
+    mask.checkShape(query.rows(), key.rows());
+    const double scale = effectiveScale(layer.headDim(), options);
+    Scores data;
+    computeScores<T>(layer, query, key, data, cancel);
+    rowPassFromScores<T>(data, query.rows(), key.rows(), mask, scale, out, nullptr, true, cancel);
+}
+
+template void fusedMultihead<float>(const MultiheadAttention<float> &,
+                                    const Eigen::Ref<const MatrixF> &,
+                                    const Eigen::Ref<const MatrixF> &, const AttentionMask &,
+                                    const AttentionOptions &, EngineResult &, const CancelToken &);
+template void fusedMultihead<double>(const MultiheadAttention<double> &,
+                                     const Eigen::Ref<const MatrixD> &,
+                                     const Eigen::Ref<const MatrixD> &, const AttentionMask &,
+                                     const AttentionOptions &, EngineResult &, const CancelToken &);
+
+// ---- the fused kernel (core/kernels/kernels.h) ----
+
+template<typename T>
+Matrix<T> attentionFused(const Eigen::Ref<const Matrix<T>> &query,
+                         const Eigen::Ref<const Matrix<T>> &key,
+                         const Eigen::Ref<const Matrix<T>> &value, T scale,
+                         const AttentionMask &mask, Matrix<T> *weights)
+{
+    const Index nQ = query.rows(), nK = key.rows();
+    detail::checkAttentionShapes(nQ, query.cols(), nK, key.cols(), value.rows(), value.cols(), mask,
+                                 "attentionFused");
+    detail::checkFiniteInput<T>(query, "query", "attentionFused");
+    detail::checkFiniteInput<T>(key, "key", "attentionFused");
+    detail::checkFiniteInput<T>(value, "value", "attentionFused");
+    const ScopedKernelThreads team(kernelThreadsFor(nQ, nK, query.cols(), value.cols()));
+    Matrix<T> s(nQ, nK); // scores: n_q × n_k
+    s.noalias() = query * key.transpose();
+    RowPassInput<T> in;
+    in.scores = {s.data()};
+    in.nQ = nQ;
+    in.nK = nK;
+    in.scale = scale;
+    in.mask = &mask;
+    EngineResult r; // r.scores stays empty: the raw scores are in s
+    rowPass<T>(in, r, nullptr, {});
+    Matrix<T> w;
+    if constexpr (std::is_same_v<T, double>)
+        w = std::move(r.weights[0]);
+    else
+        w = r.weights[0].template cast<T>(); // exact: the weights were computed in T
+    Matrix<T> out(nQ, value.cols()); // n_q × d_v
+    out.noalias() = w * value;
+    if (weights)
+        *weights = std::move(w);
+    return out;
+}
+
+template MatrixF attentionFused<float>(const Eigen::Ref<const MatrixF> &,
+                                       const Eigen::Ref<const MatrixF> &,
+                                       const Eigen::Ref<const MatrixF> &, float,
+                                       const AttentionMask &, MatrixF *);
+template MatrixD attentionFused<double>(const Eigen::Ref<const MatrixD> &,
+                                        const Eigen::Ref<const MatrixD> &,
+                                        const Eigen::Ref<const MatrixD> &, double,
+                                        const AttentionMask &, MatrixD *);
+
+// ---- SessionEngine ----
+
+SessionEngine::SessionEngine()
+    : m_scores(std::make_unique<Scores>())
+    , m_pool(std::make_shared<EngineBufferPool>())
+{ }
+
+SessionEngine::~SessionEngine() = default;
+
+bool SessionEngine::covers(const EngineParameters &p) const
+{
+    return m_scores->bytes > 0 && sameScores(m_scores->key, p);
+}
+
+std::size_t SessionEngine::bytes() const
+{
+    return m_scores->bytes;
+}
+
+void SessionEngine::clear()
+{
+    *m_scores = Scores {};
+}
+
+void SessionEngine::compute(const EngineParameters &p, EngineResult &out, const CancelToken &cancel)
+{
+    p.check();
+    const bool fresh = !covers(p);
+    if (fresh)
+        clear();
+    try {
+        // Keep the scores for the next computation only when they are small enough (known
+        // after stage 1; stage 2 then moves rather than copies them).
+        const std::size_t expected = std::size_t(p.queryCount()) * std::size_t(p.keyCount())
+            * std::size_t(p.heads)
+            * (sizeof(double) + (p.dtype == DType::Float32 ? sizeof(float) : 0));
+        const bool keep = expected <= m_maxBytes;
+        if (p.dtype == DType::Float32)
+            computeSeeded<float>(p, *m_scores, fresh, keep, out, m_pool.get(), cancel);
+        else
+            computeSeeded<double>(p, *m_scores, fresh, keep, out, m_pool.get(), cancel);
+        if (!keep)
+            clear();
+    } catch (...) {
+        clear(); // it may hold a partial stage 1, or scores moved into the lost result
+        throw;
+    }
+}
+
+EngineResult computeEngine(const EngineParameters &p, const CancelToken &cancel)
+{
+    p.check();
+    Scores data;
+    EngineResult r;
+    if (p.dtype == DType::Float32)
+        computeSeeded<float>(p, data, true, false, r, nullptr, cancel);
+    else
+        computeSeeded<double>(p, data, true, false, r, nullptr, cancel);
+    return r;
+}
+
+} // namespace attn

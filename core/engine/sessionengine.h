@@ -1,0 +1,134 @@
+#pragma once
+// The window's computation, Qt-free: seeded inputs (sessioninputs.h) → projections → per-head
+// raw scores q_i k_iᵀ → one fused pass per query row over every head (scale, mask, row softmax,
+// metrics, NaN/Inf check, mean over heads) → per-head weights, scores, scaled scores, mask
+// states and metrics, converted to float64 for display. The values and the output projection
+// (not shown) are not computed. The ui's AttentionSession and `attnlab heatmap` call it through
+// ui/sessioncompute.h; the same row pass is the "fused" kernel of core/kernels/kernels.h, so
+// the benchmarks (bench/bench_kernels.cpp) and the invariant tests (tests/tst_invariants.cpp)
+// run the code the window shows.
+//
+// Numbers: every weight, score and scaled score equals MultiheadAttention<T>::forward's on the
+// same inputs (projection GEMMs, per-head GEMMs, scores · scale, masked cells −inf,
+// softmaxRowInPlace: the same operations on the same values in the same order), with or without
+// the cached scores, bit for bit (tests/tst_session.cpp, tests/tst_sessioncache.cpp).
+
+#include "core/attention.h"
+#include "core/cancel.h"
+#include "core/engine/engineparameters.h"
+#include "core/mask.h"
+#include "core/metrics.h"
+#include "core/multihead.h"
+#include "core/types.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace attn {
+
+/// What the engine computes. Every matrix is n_q × n_k, row-major, float64 (float32 runs are
+/// converted for display).
+struct EngineResult
+{
+    std::vector<MatrixD> weights; ///< h heads
+    MatrixD weightsMean; ///< mean over heads (summed in the run's type, in head order)
+    std::vector<MatrixD> scores; ///< h heads, raw q_i k_iᵀ
+    std::vector<MatrixD> scaledScores; ///< h heads, scaled + masked (masked = −inf)
+    MatrixB maskState; ///< MaskStateBits per cell
+    std::vector<double> alibiSlopes; ///< h ALiBi slopes m_h when ALiBi is on, else empty
+    std::vector<std::vector<std::uint8_t>> fullyMasked; ///< h × n_q
+    std::vector<RowMetrics> metrics; ///< per head
+    double scale = 1.0; ///< d_k^(−α)/τ applied in every head
+    double worstRowSumError = 0; ///< max over heads and rows of |Σw − 1|
+    NonFiniteReport nonFinite; ///< NaN/Inf found in the weights (reported, never hidden)
+};
+
+/// n_q × n_k float64 matrices of dropped results, for the next computations: fresh memory costs
+/// a page fault per 4 KiB (a third of an α step at n = 1024 on a busy machine). Keeps only
+/// matrices of the shape last announced with expect(), at most one result's worth and at most
+/// maxBytes. Thread-safe.
+class EngineBufferPool
+{
+public:
+    static constexpr std::size_t maxBytes = std::size_t(512) << 20;
+
+    /// A rows × cols matrix with unspecified contents (a spare one when there is one).
+    MatrixD take(Index rows, Index cols);
+    /// Keeps `m` for a later take() when it has the announced shape and there is room.
+    void give(MatrixD &&m);
+    /// Announces the shape and count of one result's matrices (drops spares of another shape).
+    void expect(Index rows, Index cols, std::size_t count);
+    /// Gives back every matrix of `r` (weights, scores, scaled scores, mean).
+    void recycle(EngineResult &&r);
+
+private:
+    std::mutex m_mutex;
+    std::vector<MatrixD> m_spare;
+    Index m_rows = 0, m_cols = 0;
+    std::size_t m_maxCount = 0;
+};
+
+/// Floating-point operations per cell and head of the fused row pass (scale, mask, copy,
+/// softmax with its exp, metrics with a log, mean), for threadsForFlops (core/threads.h).
+inline constexpr double kRowPassFlopsPerCell = 30;
+
+/// The fused multi-head path on given inputs: q = query W_Qᵀ + b_Q (n_q × d_model),
+/// k = key W_Kᵀ + b_K (n_k × d_model), per head S_i = q_i k_iᵀ, then the fused row pass with
+/// scale effectiveScale(d_k, options) and `mask` (boolean components and an additive term, as
+/// scaledDotProductAttention applies them; fill −inf). query n_q × d_model, key n_k × d_model.
+/// Fills `out` (every field). Equals layer.forward(query, key, value, mask, options)'s weights,
+/// scores and scaled scores (float32: converted to float64) and its mean of the weights within
+/// rounding. Throws InvalidArgument naming the shapes, NonFiniteInput on NaN/Inf in the inputs
+/// or overflowing scaled scores (naming row and column), Cancelled when `cancel` says so.
+template<typename T>
+void fusedMultihead(const MultiheadAttention<T> &layer, const Eigen::Ref<const Matrix<T>> &query,
+                    const Eigen::Ref<const Matrix<T>> &key, const AttentionMask &mask,
+                    const AttentionOptions &options, EngineResult &out,
+                    const CancelToken &cancel = {});
+
+/// The engine with its memory between computations (AttentionSession's worker keeps one): the
+/// per-head raw scores depend only on the seed, n, n_k, d_model, h, self- or cross-attention,
+/// the positional encoding, the tokens and the dtype, so a change of α, τ, the mask or between
+/// encoder and decoder self-attention (a slider drag) redoes only the row pass. Scores are kept
+/// only while they take at most maxBytes() (default 256 MiB: n = 1024 with h = 8 takes 64 MiB
+/// in float64, 96 MiB in float32, which keeps a float copy for the arithmetic). Results' matrices
+/// come from pool() when it has spares. Use from one thread at a time.
+class SessionEngine
+{
+public:
+    SessionEngine();
+    ~SessionEngine();
+    SessionEngine(const SessionEngine &) = delete;
+    SessionEngine &operator=(const SessionEngine &) = delete;
+
+    std::size_t maxBytes() const { return m_maxBytes; }
+    void setMaxBytes(std::size_t bytes) { m_maxBytes = bytes; }
+    /// True when a computation with `p` would reuse the cached scores.
+    bool covers(const EngineParameters &p) const;
+    /// Bytes of cached scores (0 when empty).
+    std::size_t bytes() const;
+    void clear();
+    /// The pool results' matrices are taken from; it outlives the engine while shared.
+    const std::shared_ptr<EngineBufferPool> &pool() const { return m_pool; }
+
+    /// Computes `p` (inputs as sessionInputs(p) draws them) into `out` (every field
+    /// overwritten). Throws InvalidArgument (p.check()), NonFiniteInput when scaled scores
+    /// overflow, std::bad_alloc, and Cancelled when `cancel` says so (polled between the steps:
+    /// inputs, projections, each head, each block of 16 rows); on Cancelled the cache is empty.
+    void compute(const EngineParameters &p, EngineResult &out, const CancelToken &cancel = {});
+
+    struct Scores; ///< private to sessionengine.cpp
+
+private:
+    std::unique_ptr<Scores> m_scores;
+    std::shared_ptr<EngineBufferPool> m_pool;
+    std::size_t m_maxBytes = std::size_t(256) << 20;
+};
+
+/// SessionEngine::compute without a cache or pool.
+EngineResult computeEngine(const EngineParameters &p, const CancelToken &cancel = {});
+
+} // namespace attn

@@ -1,0 +1,66 @@
+#include "core/engine/sessioninputs.h"
+
+#include "core/positional.h"
+#include "core/random.h"
+
+#include <algorithm>
+#include <string>
+
+namespace attn {
+
+std::uint64_t tokenHash(std::string_view utf8)
+{
+    std::uint64_t hash = 14695981039346656037ULL;
+    for (char byte : utf8) {
+        hash ^= std::uint64_t(static_cast<unsigned char>(byte));
+        hash *= 1099511628211ULL;
+    }
+    return hash;
+}
+
+VectorD tokenEmbedding(std::string_view utf8, std::uint64_t seed, Index dModel)
+{
+    if (dModel < 0)
+        throw InvalidArgument("tokenEmbedding: d_model must be >= 0, got "
+                              + std::to_string(dModel));
+    const std::uint64_t hash = tokenHash(utf8);
+    // default_rng(seed + 2**64 * hash): the integer's little-endian 32-bit words.
+    Generator rng = Generator::fromWords({std::uint32_t(seed), std::uint32_t(seed >> 32),
+                                          std::uint32_t(hash), std::uint32_t(hash >> 32)});
+    VectorD v(dModel);
+    rng.fillStandardNormal(v.data(), std::size_t(dModel));
+    return v;
+}
+
+template<typename T> SessionInputs<T> sessionInputs(const EngineParameters &p)
+{
+    p.check();
+    const Index nQ = p.queryCount();
+    const Index nK = p.keyCount();
+    const Index d = p.dModel;
+    // Draw order: layer parameters, decoder/query-side input X, encoder input E (cross only).
+    Generator rng(p.seed);
+    SessionInputs<T> in {MultiheadAttention<T>(d, p.heads), MatrixD(), MatrixD()};
+    in.layer.initXavier(rng);
+    in.query = rng.standardNormal(nQ, d);
+    if (p.kind == AttentionKind::EncoderDecoder)
+        in.encoder = rng.standardNormal(nK, d);
+    // Typed tokens replace the drawn rows: query i by tokens[i] (i < n), for encoder–decoder
+    // attention encoder row j by tokens[n + j]; every token counts, the empty one too.
+    const Index tokenCount = Index(p.tokens.size());
+    for (Index i = 0; i < std::min(nQ, tokenCount); ++i)
+        in.query.row(i) = tokenEmbedding(p.tokens[std::size_t(i)], p.seed, d).transpose();
+    for (Index j = 0; in.encoder.size() > 0 && j < nK && nQ + j < tokenCount; ++j)
+        in.encoder.row(j) = tokenEmbedding(p.tokens[std::size_t(nQ + j)], p.seed, d).transpose();
+    if (p.positional) {
+        in.query += sinusoidalEncoding(nQ, d);
+        if (in.encoder.size() > 0)
+            in.encoder += sinusoidalEncoding(nK, d);
+    }
+    return in;
+}
+
+template SessionInputs<float> sessionInputs<float>(const EngineParameters &);
+template SessionInputs<double> sessionInputs<double>(const EngineParameters &);
+
+} // namespace attn

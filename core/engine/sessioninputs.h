@@ -1,0 +1,47 @@
+#pragma once
+// The seeded inputs of the window's computation (core/engine/sessionengine.h): the layer's
+// parameters and the query-side and encoder inputs drawn from one generator, typed tokens'
+// embeddings and positional encoding. Qt-free; tokens are UTF-8 std::string.
+
+#include "core/engine/engineparameters.h"
+#include "core/multihead.h"
+#include "core/types.h"
+
+#include <cstdint>
+#include <string_view>
+
+namespace attn {
+
+/// FNV-1a 64-bit hash of the token's UTF-8 bytes (offset basis 14695981039346656037, prime
+/// 1099511628211; Fowler, Noll, Vo). The same on every platform and build (unlike std::hash or
+/// qHash, which may be seeded or differ between builds).
+std::uint64_t tokenHash(std::string_view utf8);
+
+/// The input vector of a typed token (UTF-8), d_model standard normals: in NumPy
+/// `np.random.default_rng(seed + 2**64 * tokenHash(token)).standard_normal(d_model)` (the seed
+/// words are [seed low 32 bits, seed high, hash low, hash high]). It depends on the token's text
+/// and the seed only, never on the token's position: equal tokens get equal vectors, and with
+/// positional encoding off reordering the words permutes the rows of X and, with them, the
+/// rows and columns of the attention weights (the E5 lesson). Throws InvalidArgument for
+/// dModel < 0.
+VectorD tokenEmbedding(std::string_view utf8, std::uint64_t seed, Index dModel);
+
+/// A layer and its inputs, as the window computes them.
+template<typename T> struct SessionInputs
+{
+    MultiheadAttention<T> layer; ///< d_model, h; torch's initialisation (initXavier)
+    MatrixD query; ///< X: n_q × d_model (decoder / query side), float64 as drawn
+    MatrixD encoder; ///< E: n_k × d_model for encoder–decoder attention, else 0 × 0
+};
+
+/// Draw order (one generator seeded with p.seed): MultiheadAttention::initXavier, then the
+/// query-side input X (n × d_model) then, for encoder–decoder attention, the encoder input
+/// (n_k × d_model), all standard normal in C order. Typed tokens (p.tokens): row i of X is then
+/// replaced by tokenEmbedding(tokens[i]) for every i < n with a token (cross-attention: row j
+/// of the encoder input by tokenEmbedding(tokens[n + j])); rows without a token keep their
+/// draw. Positional encoding (sinusoidalEncoding, positions 0…) is added to each input when
+/// p.positional. Float32 computations round these float64 inputs (like NumPy's
+/// `rng.standard_normal(shape).astype(np.float32)`). Throws InvalidArgument (p.check()).
+template<typename T> SessionInputs<T> sessionInputs(const EngineParameters &p);
+
+} // namespace attn

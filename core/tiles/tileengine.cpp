@@ -1,0 +1,648 @@
+// The tile engine (tileengine.h): blocks of query rows, each scored against every key (or, once
+// the rows' max and sum are known, against the window's keys only), normalised and pooled.
+//
+// Per block and head, in a per-thread buffer of rows × (n_k + 32) elements:
+//   S_b = Q_b K_ηᵀ (GEMM, or the AVX-512 float32 micro-kernel on Kᵀ packed in panels of 32),
+//   x = S_b · scale (+ additive mask), masked cells = fill,
+//   full rows:  shift_i = max_j x_ij, w_ij = exp(x_ij − shift_i) / Σ_j exp(x_ij − shift_i),
+//   window:     w_ij = exp(x_ij − shift_i) · inverseSum_i with the recorded shift and sum,
+// the passes of softmaxRowScaled (core/kernels/rowops.h) on the same code paths as the
+// materialized kernel, so the weights agree with it to rounding. Tasks are runs of whole pixel
+// rows (no two threads write the same pixel), spread over the OpenMP threads.
+
+#include "core/tiles/tileengine.h"
+
+#include "core/kernels/avx512.h"
+#include "core/kernels/detail.h"
+#include "core/kernels/kernels.h"
+#include "core/kernels/rowops.h"
+#include "core/threads.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <type_traits>
+
+namespace attn {
+
+namespace {
+
+/// The row passes (max, exp-and-sum, scale) on the code the kernels use.
+template<typename T> struct RowPasses
+{
+    bool avx512 = false;
+
+    T max(const T *x, Index n, bool &suspicious) const
+    {
+#ifdef ATTN_HAVE_AVX512_KERNELS
+        if (avx512)
+            return detail::avx512::rowMax(x, n, suspicious);
+#endif
+        return detail::rowMax(x, n, suspicious);
+    }
+    T expShiftSum(T *x, Index n, T shift, T scale) const
+    {
+#ifdef ATTN_HAVE_AVX512_KERNELS
+        if (avx512)
+            return detail::avx512::expShiftSum(x, n, shift, scale);
+#endif
+        return detail::expShiftSum(x, n, shift, scale);
+    }
+    void scale(T *x, Index n, T s) const
+    {
+#ifdef ATTN_HAVE_AVX512_KERNELS
+        if (avx512) {
+            detail::avx512::scaleRow(x, n, s);
+            return;
+        }
+#endif
+        detail::scaleRow(x, n, s);
+    }
+};
+
+/// MaskStateBits of keys [j0, j0 + cols) of query i into out[0, cols).
+void maskStateRow(const AttentionMask &mask, Index nK, Index i, Index j0, Index cols,
+                  std::uint8_t *out)
+{
+    if (mask.isPureCausal()) {
+        const Index limit = mask.causalLimit(i, nK);
+        const Index from = std::clamp<Index>(limit - j0, 0, cols);
+        std::fill(out, out + from, std::uint8_t(MaskAllowed));
+        std::fill(out + from, out + cols, std::uint8_t(MaskCausal));
+        return;
+    }
+    for (Index c = 0; c < cols; ++c)
+        out[c] = mask.state(i, j0 + c);
+}
+
+void reportRow(std::atomic<Index> &badRow, Index i)
+{
+    Index cur = badRow.load();
+    while (i < cur && !badRow.compare_exchange_weak(cur, i)) { }
+}
+
+/// Pooling accumulators of the pixel rows of one task for one image.
+struct PoolAccumulator
+{
+    std::vector<double> value; // pixel rows × width: max or sum of unmasked cells
+    std::vector<Index> count; // unmasked cells
+    std::vector<std::uint8_t> masked; // OR of masked cells' states
+
+    void reset(Index pixels, bool max)
+    {
+        value.assign(std::size_t(pixels), max ? -std::numeric_limits<double>::infinity() : 0.0);
+        count.assign(std::size_t(pixels), 0);
+        masked.assign(std::size_t(pixels), 0);
+    }
+};
+
+/// Pools one row's window segment w[0, cols) (states st, or null when nothing is masked) into
+/// pixel row `y` of `acc` (width pixels of bk columns each).
+template<typename T>
+void poolRow(const T *w, const std::uint8_t *st, Index cols, Index bk, Index width, Index y,
+             bool max, PoolAccumulator &acc)
+{
+    double *value = acc.value.data() + y * width;
+    Index *count = acc.count.data() + y * width;
+    std::uint8_t *masked = acc.masked.data() + y * width;
+    for (Index x = 0; x < width; ++x) {
+        const Index jb = x * bk;
+        const Index je = std::min(cols, jb + bk);
+        if (!st) {
+            const Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> seg(w + jb, je - jb);
+            if (max)
+                value[x] = std::max(value[x], double(seg.maxCoeff()));
+            else
+                value[x] += double(seg.template cast<double>().sum());
+            count[x] += je - jb;
+            continue;
+        }
+        double v = value[x];
+        Index c = 0;
+        std::uint8_t m = 0;
+        for (Index j = jb; j < je; ++j) {
+            if (st[j]) {
+                m |= st[j];
+                continue;
+            }
+            v = max ? std::max(v, double(w[j])) : v + double(w[j]);
+            ++c;
+        }
+        value[x] = v;
+        count[x] += c;
+        masked[x] |= m;
+    }
+}
+
+/// Writes metrics of one row into `out` at `r` (fully masked rows keep zeros and their flag).
+void storeMetrics(RowMetrics &out, Index r, const RowMetricValues &v)
+{
+    out.maxWeight(r) = v.maxWeight;
+    out.entropy(r) = v.entropy;
+    out.effectiveTerms(r) = v.effectiveTerms;
+    out.jacobianNorm(r) = v.jacobianNorm;
+    out.rowSumError(r) = std::abs(v.rowSum - 1.0);
+}
+
+RowMetrics zeroMetrics(Index rows)
+{
+    RowMetrics m;
+    m.maxWeight.setZero(rows);
+    m.entropy.setZero(rows);
+    m.effectiveTerms.setZero(rows);
+    m.jacobianNorm.setZero(rows);
+    m.rowSumError.setZero(rows);
+    m.fullyMasked.assign(std::size_t(rows), 0);
+    return m;
+}
+
+} // namespace
+
+TileGrid tileGrid(const TileWindow &window, Index maxWidth, Index maxHeight)
+{
+    if (window.rows() < 1 || window.cols() < 1)
+        throw InvalidArgument("tileGrid: the window " + shapeString(window.rows(), window.cols())
+                              + " has no cells");
+    if (maxWidth < 1 || maxHeight < 1)
+        throw InvalidArgument("tileGrid: the grid must be at least 1×1 pixels, got "
+                              + shapeString(maxHeight, maxWidth));
+    TileGrid g;
+    g.rowsPerPixel = (window.rows() + maxHeight - 1) / maxHeight;
+    g.colsPerPixel = (window.cols() + maxWidth - 1) / maxWidth;
+    g.height = (window.rows() + g.rowsPerPixel - 1) / g.rowsPerPixel;
+    g.width = (window.cols() + g.colsPerPixel - 1) / g.colsPerPixel;
+    return g;
+}
+
+template<typename T>
+TileEngine<T>::TileEngine(Matrix<T> query, Matrix<T> key, Index heads, AttentionMask mask,
+                          const AttentionOptions &options)
+    : m_query(std::move(query))
+    , m_key(std::move(key))
+    , m_heads(heads)
+    , m_mask(std::move(mask))
+{
+    static constexpr const char *who = "TileEngine";
+    if (heads < 1)
+        throw InvalidArgument(std::string(who) + ": heads must be >= 1, got "
+                              + std::to_string(heads));
+    if (m_query.cols() != m_key.cols())
+        throw InvalidArgument(std::string(who) + ": query "
+                              + shapeString(m_query.rows(), m_query.cols()) + " and key "
+                              + shapeString(m_key.rows(), m_key.cols())
+                              + " must have the same width h·d_k");
+    if (m_query.cols() < heads || m_query.cols() % heads != 0)
+        throw InvalidArgument(std::string(who) + ": the width " + std::to_string(m_query.cols())
+                              + " of query and key is not a positive multiple of heads = "
+                              + std::to_string(heads));
+    if (m_query.rows() < 1 || m_key.rows() < 1)
+        throw InvalidArgument(std::string(who) + ": query "
+                              + shapeString(m_query.rows(), m_query.cols()) + " and key "
+                              + shapeString(m_key.rows(), m_key.cols())
+                              + " need at least one row each");
+    if (std::isnan(options.maskFill) || options.maskFill == std::numeric_limits<double>::infinity())
+        throw InvalidArgument(std::string(who) + ": mask fill must be finite or -inf, got "
+                              + detail::valueName(options.maskFill));
+    m_mask.checkShape(m_query.rows(), m_key.rows());
+    if (options.checkFinite) {
+        detail::checkFiniteInput<T>(m_query, "query", who);
+        detail::checkFiniteInput<T>(m_key, "key", who);
+    }
+    m_dK = m_query.cols() / heads;
+    m_scaleValue = effectiveScale(m_dK, options);
+    m_scale = T(m_scaleValue);
+    m_fill = T(options.maskFill);
+    const bool negInfFill = options.maskFill == -std::numeric_limits<double>::infinity();
+    m_causalSkip = m_mask.isPureCausal() && negInfFill;
+    m_foldScale = m_scale > T(0) && (m_mask.empty() || m_causalSkip);
+    m_stats.resize(std::size_t(heads));
+    for (RowStats &s : m_stats) {
+        s.shift.assign(std::size_t(queries()), T(0));
+        s.inverseSum.assign(std::size_t(queries()), T(0));
+        s.known.assign(std::size_t(queries()), 0);
+    }
+#ifdef ATTN_HAVE_AVX512_KERNELS
+    if constexpr (std::is_same_v<T, float>) {
+        if (detail::avx512::enabled()) {
+            m_packedStride = detail::avx512::packedKeysSize(keys(), m_dK);
+            m_packedKeys.resize(std::size_t(m_packedStride) * std::size_t(heads));
+            for (Index h = 0; h < heads; ++h)
+                detail::avx512::packKeys(m_key.data() + h * m_dK, m_key.outerStride(), keys(), m_dK,
+                                         m_packedKeys.data() + h * m_packedStride);
+        }
+    }
+#endif
+}
+
+template<typename T> Index TileEngine<T>::blockRows(Index nK, std::size_t elementBytes)
+{
+    const std::size_t target = std::size_t(512) << 10;
+    const std::size_t rowBytes = std::max<std::size_t>(std::size_t(nK) * elementBytes, 1);
+    return std::clamp<Index>(Index(target / rowBytes) / 8 * 8, 8, 256);
+}
+
+template<typename T>
+std::size_t TileEngine<T>::heldBytes(Index nQ, Index nK, Index heads, Index dK,
+                                     std::size_t elementBytes)
+{
+    const double width = double(heads) * double(dK);
+    double bytes = (double(nQ) + double(nK)) * width * double(elementBytes);
+#ifdef ATTN_HAVE_AVX512_KERNELS
+    if (elementBytes == sizeof(float) && detail::avx512::enabled())
+        bytes += double((nK + 31) / 32 * 32) * width * sizeof(float);
+#endif
+    bytes += double(nQ) * double(heads) * (2.0 * double(elementBytes) + 1.0);
+    const double rows = double(blockRows(nK, elementBytes));
+    double perThread = 2.0 * rows * double(nK + 32) * double(elementBytes) + rows * double(nK);
+    if (elementBytes == sizeof(float))
+        perThread += rows * double(nK) * sizeof(double);
+    bytes += perThread * double(kernelThreads());
+    return std::size_t(bytes);
+}
+
+template<typename T>
+std::size_t TileEngine<T>::imageBytes(Index width, Index height, std::size_t elementBytes)
+{
+    return std::size_t(double(width) * double(height) * double(elementBytes + 1));
+}
+
+template<typename T> void TileEngine<T>::checkHead(Index head, const char *who) const
+{
+    if (head != kHeadMean && (head < 0 || head >= m_heads))
+        throw InvalidArgument(std::string(who) + ": head " + std::to_string(head)
+                              + " out of range [0, " + std::to_string(m_heads)
+                              + ") (or kHeadMean)");
+}
+
+template<typename T> bool TileEngine<T>::statsKnown(Index head, Index i0, Index rows) const
+{
+    const std::vector<std::uint8_t> &known = m_stats[std::size_t(head)].known;
+    return std::all_of(known.begin() + i0, known.begin() + i0 + rows,
+                       [](std::uint8_t k) { return k != 0; });
+}
+
+template<typename T>
+Index TileEngine<T>::headBlock(Index head, Index i0, Index rows, Index c0, Index c1, bool full,
+                               T *s, Index ld, std::atomic<Index> &badRow)
+{
+    const Index nK = keys();
+    const T negInf = -std::numeric_limits<T>::infinity();
+    RowPasses<T> passes;
+#ifdef ATTN_HAVE_AVX512_KERNELS
+    passes.avx512 = detail::avx512::enabled();
+#endif
+    RowStats &stats = m_stats[std::size_t(head)];
+    // Keys the block computes: [c0, keyEnd); a causal mask with −inf fill cuts the rest.
+    const Index keyEnd = m_causalSkip ? std::min(c1, m_mask.causalLimit(i0 + rows - 1, nK)) : c1;
+    Index offset = 0;
+    if (keyEnd > c0) {
+        const T *q = m_query.data() + i0 * m_query.outerStride() + head * m_dK;
+        bool done = false;
+#ifdef ATTN_HAVE_AVX512_KERNELS
+        if constexpr (std::is_same_v<T, float>) {
+            if (!m_packedKeys.empty() && detail::avx512::enabled()) {
+                const Index j0 = c0 / 32 * 32; // key tiles start on a panel of 32
+                offset = c0 - j0;
+                detail::avx512::scores(q, m_query.outerStride(), rows,
+                                       m_packedKeys.data() + head * m_packedStride, m_dK, j0,
+                                       keyEnd - j0, s, ld);
+                done = true;
+            }
+        }
+#endif
+        if (!done) {
+            Eigen::Map<Matrix<T>, 0, Eigen::OuterStride<>> sb(s, rows, keyEnd - c0,
+                                                              Eigen::OuterStride<>(ld));
+            sb.noalias() = m_query.block(i0, head * m_dK, rows, m_dK)
+                * m_key.block(c0, head * m_dK, keyEnd - c0, m_dK).transpose(); // GEMM
+        }
+    }
+    const Index cols = c1 - c0;
+    const T rowScale = m_foldScale ? m_scale : T(1);
+    const bool masked = !m_mask.empty();
+    for (Index r = 0; r < rows; ++r) {
+        const Index i = i0 + r;
+        T *row = s + r * ld + offset; // key c0 of query i
+        // Keys of this row that may be allowed: [c0, n) (the rest is causally masked).
+        const Index n = m_causalSkip ? std::clamp<Index>(m_mask.causalLimit(i, nK), c0, c1) : c1;
+        std::fill(row + (n - c0), row + cols, T(0));
+        const Index len = n - c0;
+        if (!m_foldScale) {
+            passes.scale(row, len, m_scale);
+            if (masked && !m_causalSkip)
+                detail::applyMaskTile(row, ld, i, 1, c0, cols, m_mask, m_fill);
+        }
+        if (full) {
+            bool suspicious = false;
+            const T mx = passes.max(row, len, suspicious);
+            bool bad = false;
+            if (suspicious)
+                for (Index c = 0; c < len && !bad; ++c)
+                    bad = std::isnan(row[c]) || row[c] == -negInf;
+            const T shift = mx * rowScale;
+            if (!bad && mx != negInf && !std::isfinite(shift))
+                bad = true; // finite scores overflow once scaled
+            if (bad) {
+                reportRow(badRow, i);
+                std::fill(row, row + cols, T(0));
+                continue;
+            }
+            if (mx == negInf) { // fully masked row: zeros
+                std::fill(row, row + cols, T(0));
+                stats.shift[std::size_t(i)] = negInf;
+                stats.inverseSum[std::size_t(i)] = T(0);
+                stats.known[std::size_t(i)] = 1;
+                continue;
+            }
+            const T sum = passes.expShiftSum(row, len, shift, rowScale);
+            const T inverse = T(1) / sum;
+            passes.scale(row, len, inverse);
+            stats.shift[std::size_t(i)] = shift;
+            stats.inverseSum[std::size_t(i)] = inverse;
+            stats.known[std::size_t(i)] = 1;
+        } else {
+            const T shift = stats.shift[std::size_t(i)];
+            if (shift == negInf) {
+                std::fill(row, row + cols, T(0));
+                continue;
+            }
+            passes.expShiftSum(row, len, shift, rowScale);
+            passes.scale(row, len, stats.inverseSum[std::size_t(i)]);
+        }
+    }
+    return offset;
+}
+
+template<typename T> struct TileEngine<T>::Scratch
+{
+    std::vector<T> scores; // rows × ld
+    std::vector<T> mean; // rows × ld (head mean)
+    std::vector<std::uint8_t> states; // rows × window cols
+    std::vector<double> rowsAsDouble; // rows × n_k (float32 metrics)
+    std::vector<PoolAccumulator> pools; // per requested image
+    RowMetricsScratch metrics;
+};
+
+template<typename T>
+std::vector<PooledTile<T>>
+TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window, Index maxWidth,
+                      Index maxHeight, TilePooling pooling, std::vector<RowMetrics> *metrics,
+                      const std::atomic<bool> *cancel)
+{
+    static constexpr const char *who = "TileEngine::render";
+    if (heads.empty())
+        throw InvalidArgument(std::string(who) + ": no head requested");
+    for (Index h : heads)
+        checkHead(h, who);
+    const Index nQ = queries(), nK = keys();
+    if (window.rowBegin < 0 || window.rowEnd > nQ || window.colBegin < 0 || window.colEnd > nK
+        || window.rows() < 1 || window.cols() < 1)
+        throw InvalidArgument(
+            std::string(who) + ": the window of queries [" + std::to_string(window.rowBegin) + ", "
+            + std::to_string(window.rowEnd) + ") × keys [" + std::to_string(window.colBegin) + ", "
+            + std::to_string(window.colEnd) + ") is empty or does not lie in the "
+            + shapeString(nQ, nK) + " weights");
+    const TileGrid grid = tileGrid(window, maxWidth, maxHeight);
+    const bool max = pooling == TilePooling::Max;
+    const bool wantMean = std::find(heads.begin(), heads.end(), kHeadMean) != heads.end();
+    // Heads computed per block: every head for the mean, else the requested ones.
+    std::vector<Index> computed;
+    for (Index h = 0; h < m_heads; ++h)
+        if (wantMean || std::find(heads.begin(), heads.end(), h) != heads.end())
+            computed.push_back(h);
+    const std::size_t images = heads.size();
+
+    std::vector<PooledTile<T>> out(images);
+    for (std::size_t k = 0; k < images; ++k) {
+        out[k].head = heads[k];
+        out[k].window = window;
+        out[k].grid = grid;
+        out[k].pooling = pooling;
+        out[k].values.resize(grid.height, grid.width);
+        out[k].maskState.resize(grid.height, grid.width);
+    }
+    if (metrics)
+        metrics->assign(images, zeroMetrics(window.rows()));
+
+    const Index blockR = blockRows(nK, sizeof(T));
+    const Index ld = nK + 32;
+    const Index bq = grid.rowsPerPixel, bk = grid.colsPerPixel;
+    const Index pixelRowsPerTask = std::max<Index>(1, blockR / bq);
+    const Index tasks = (grid.height + pixelRowsPerTask - 1) / pixelRowsPerTask;
+    const bool masked = !m_mask.empty();
+    const bool fullWidth = window.colBegin == 0 && window.colEnd == nK;
+    const Index wc = window.cols();
+    std::atomic<Index> badRow {std::numeric_limits<Index>::max()};
+    std::atomic<bool> stopped {false};
+
+    const double work = double(window.rows()) * double(nK) * double(m_dK) * double(computed.size());
+    const bool parallel = tasks > 1 && work >= kSingleThreadFlops / 2;
+    // Small windows run on this thread alone, Eigen's GEMM included.
+    std::optional<ScopedKernelThreads> oneThread;
+    if (work < kSingleThreadFlops / 2)
+        oneThread.emplace(1);
+#pragma omp parallel if (parallel)
+    {
+        Scratch sc;
+        sc.scores.resize(std::size_t(blockR) * std::size_t(ld));
+        if (wantMean)
+            sc.mean.resize(std::size_t(blockR) * std::size_t(ld));
+        if (masked)
+            sc.states.resize(std::size_t(blockR) * std::size_t(wc));
+        if (metrics && std::is_same_v<T, float>)
+            sc.rowsAsDouble.resize(std::size_t(blockR) * std::size_t(nK));
+        sc.pools.resize(images);
+
+#pragma omp for schedule(dynamic, 1)
+        for (Index t = 0; t < tasks; ++t) {
+            if (stopped.load(std::memory_order_relaxed)
+                || badRow.load() != std::numeric_limits<Index>::max())
+                continue;
+            if (cancel && cancel->load(std::memory_order_relaxed)) {
+                stopped = true;
+                continue;
+            }
+            const Index y0 = t * pixelRowsPerTask;
+            const Index y1 = std::min(grid.height, y0 + pixelRowsPerTask);
+            const Index rBegin = window.rowBegin + y0 * bq;
+            const Index rEnd = std::min(window.rowEnd, window.rowBegin + y1 * bq);
+            for (PoolAccumulator &p : sc.pools)
+                p.reset((y1 - y0) * grid.width, max);
+
+            for (Index i0 = rBegin; i0 < rEnd; i0 += blockR) {
+                const Index rows = std::min(blockR, rEnd - i0);
+                if (masked)
+                    for (Index r = 0; r < rows; ++r)
+                        maskStateRow(m_mask, nK, i0 + r, window.colBegin, wc,
+                                     sc.states.data() + r * wc);
+                bool full = metrics || fullWidth;
+                for (Index h : computed)
+                    full = full || !statsKnown(h, i0, rows);
+                const Index c0 = full ? 0 : window.colBegin;
+                const Index c1 = full ? nK : window.colEnd;
+                const Index segment = window.colBegin - c0; // window column 0 in a computed row
+                // Pools (and the metrics of) rows × [c0, c1) at `w` (rows ld apart, first
+                // computed column at w) into image k.
+                const auto consume = [&](std::size_t k, const T *w) {
+                    for (Index r = 0; r < rows; ++r) {
+                        const Index i = i0 + r;
+                        const Index y = (i - window.rowBegin) / bq - y0;
+                        const T *row = w + r * ld;
+                        poolRow(row + segment, masked ? sc.states.data() + r * wc : nullptr, wc, bk,
+                                grid.width, y, max, sc.pools[k]);
+                    }
+                    if (!metrics)
+                        return;
+                    RowMetrics &m = (*metrics)[k];
+                    // Fully masked rows (every head's row is, the mask being shared) stay 0.
+                    std::vector<const double *> ptrs;
+                    std::vector<Index> at;
+                    for (Index r = 0; r < rows; ++r) {
+                        const Index i = i0 + r;
+                        if (m_stats[std::size_t(computed.front())].shift[std::size_t(i)]
+                            == -std::numeric_limits<T>::infinity()) {
+                            m.fullyMasked[std::size_t(i - window.rowBegin)] = 1;
+                            continue;
+                        }
+                        if constexpr (std::is_same_v<T, double>) {
+                            ptrs.push_back(w + r * ld);
+                        } else {
+                            double *d = sc.rowsAsDouble.data() + r * nK;
+                            for (Index j = 0; j < nK; ++j)
+                                d[j] = double(w[r * ld + j]);
+                            ptrs.push_back(d);
+                        }
+                        at.push_back(i - window.rowBegin);
+                    }
+                    std::vector<RowMetricValues> values(ptrs.size());
+                    rowMetricValues(ptrs.data(), int(ptrs.size()), nK, values.data(), sc.metrics);
+                    for (std::size_t q = 0; q < ptrs.size(); ++q)
+                        storeMetrics(m, at[q], values[q]);
+                };
+
+                for (std::size_t hi = 0; hi < computed.size(); ++hi) {
+                    const Index h = computed[hi];
+                    const Index off
+                        = headBlock(h, i0, rows, c0, c1, full, sc.scores.data(), ld, badRow);
+                    const T *w = sc.scores.data() + off;
+                    for (std::size_t k = 0; k < images; ++k)
+                        if (heads[k] == h)
+                            consume(k, w);
+                    if (wantMean) {
+                        for (Index r = 0; r < rows; ++r) {
+                            Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> acc(
+                                sc.mean.data() + r * ld, c1 - c0);
+                            const Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> add(
+                                w + r * ld, c1 - c0);
+                            if (hi == 0)
+                                acc = add;
+                            else
+                                acc += add;
+                        }
+                    }
+                }
+                if (wantMean) {
+                    for (Index r = 0; r < rows; ++r)
+                        Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>(sc.mean.data() + r * ld,
+                                                                       c1 - c0)
+                            /= T(m_heads);
+                    for (std::size_t k = 0; k < images; ++k)
+                        if (heads[k] == kHeadMean)
+                            consume(k, sc.mean.data());
+                }
+            }
+
+            for (std::size_t k = 0; k < images; ++k) {
+                const PoolAccumulator &p = sc.pools[k];
+                for (Index y = y0; y < y1; ++y) {
+                    for (Index x = 0; x < grid.width; ++x) {
+                        const std::size_t a = std::size_t((y - y0) * grid.width + x);
+                        const bool any = p.count[a] > 0;
+                        out[k].values(y, x)
+                            = any ? T(max ? p.value[a] : p.value[a] / double(p.count[a])) : T(0);
+                        out[k].maskState(y, x) = any ? std::uint8_t(0) : p.masked[a];
+                    }
+                }
+            }
+        }
+    }
+    if (badRow.load() != std::numeric_limits<Index>::max())
+        throw NonFiniteInput(std::string(who) + ": scaled scores overflowed in row "
+                             + std::to_string(badRow.load()));
+    if (stopped.load())
+        throw Cancelled();
+    return out;
+}
+
+template<typename T>
+PooledTile<T> TileEngine<T>::render(Index head, const TileWindow &window, Index maxWidth,
+                                    Index maxHeight, TilePooling pooling)
+{
+    return std::move(render(std::vector<Index> {head}, window, maxWidth, maxHeight, pooling)[0]);
+}
+
+template<typename T>
+RowMetrics TileEngine<T>::rowMetrics(Index head, const std::atomic<bool> *cancel)
+{
+    checkHead(head, "TileEngine::rowMetrics");
+    std::vector<RowMetrics> m;
+    render(std::vector<Index> {head}, fullWindow(), 1, queries(), TilePooling::Max, &m, cancel);
+    return std::move(m[0]);
+}
+
+template<typename T> TileCell TileEngine<T>::cell(Index head, Index i, Index j)
+{
+    static constexpr const char *who = "TileEngine::cell";
+    checkHead(head, who);
+    if (i < 0 || i >= queries() || j < 0 || j >= keys())
+        throw InvalidArgument(std::string(who) + ": cell (" + std::to_string(i) + ", "
+                              + std::to_string(j) + ") does not lie in the "
+                              + shapeString(queries(), keys()) + " weights");
+    TileCell c;
+    c.maskState = m_mask.state(i, j);
+    const Index first = head == kHeadMean ? 0 : head;
+    const Index last = head == kHeadMean ? m_heads : head + 1;
+    // Row i's max and sum (one row against every key) where not known yet.
+    for (Index h = first; h < last; ++h) {
+        if (!m_stats[std::size_t(h)].known[std::size_t(i)]) {
+            std::vector<T> buffer(std::size_t(keys() + 32));
+            std::atomic<Index> badRow {std::numeric_limits<Index>::max()};
+            headBlock(h, i, 1, 0, keys(), true, buffer.data(), keys() + 32, badRow);
+            if (badRow.load() != std::numeric_limits<Index>::max())
+                throw NonFiniteInput(std::string(who) + ": scaled scores overflowed in row "
+                                     + std::to_string(i));
+        }
+    }
+    double weightSum = 0;
+    T meanAcc = 0;
+    for (Index h = first; h < last; ++h) {
+        const T raw
+            = m_query.row(i).segment(h * m_dK, m_dK).dot(m_key.row(j).segment(h * m_dK, m_dK));
+        T scaled = raw * m_scale;
+        if (const MatrixD *add = m_mask.additiveTerm())
+            scaled = T(scaled + T((*add)(i, j)));
+        if (c.maskState != MaskAllowed)
+            scaled = m_fill;
+        const RowStats &st = m_stats[std::size_t(h)];
+        T w = 0;
+        if (st.shift[std::size_t(i)] != -std::numeric_limits<T>::infinity()
+            && scaled != -std::numeric_limits<T>::infinity())
+            w = std::exp(scaled - st.shift[std::size_t(i)]) * st.inverseSum[std::size_t(i)];
+        meanAcc += w;
+        weightSum += double(w);
+        if (head != kHeadMean) {
+            c.rawScore = double(raw);
+            c.scaledScore = double(scaled);
+        }
+    }
+    c.hasScores = head != kHeadMean;
+    c.weight = head == kHeadMean ? double(meanAcc / T(m_heads)) : weightSum;
+    return c;
+}
+
+template class TileEngine<float>;
+template class TileEngine<double>;
+
+} // namespace attn

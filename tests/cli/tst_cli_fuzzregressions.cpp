@@ -1,0 +1,234 @@
+// Inputs found by fuzzing and by hostile command lines (tests/reference/fixtures/fuzz/), run
+// through the attnlab executable: each exits with status 2 and a message naming the problem,
+// writes nothing, and (in the sanitizer build of .ci/run) draws no sanitizer report. Also the
+// padding range of heatmap and its all-or-nothing multi-file export. Core-level tests of the
+// same inputs: tst_fuzzregressions.
+
+#include "core/npy.h"
+#include "testutil.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <sys/resource.h>
+#include <sys/time.h>
+
+#include <csignal>
+#include <string>
+#include <vector>
+
+using namespace attn;
+
+namespace {
+
+QString fuzzInput(const QString &name)
+{
+    return QStringLiteral(ATTN_FIXTURE_DIR "/fuzz/%1").arg(name);
+}
+
+struct Run
+{
+    int exitCode = -1;
+    QString out, err;
+};
+
+/// attnlab with `arguments`; `fileSizeLimit` > 0 caps every file the child writes (RLIMIT_FSIZE,
+/// what a full disk amounts to for the file being written: the write fails with EFBIG).
+Run attnlab(const QStringList &arguments, rlim_t fileSizeLimit = 0)
+{
+    QProcess p;
+    p.setProgram(QStringLiteral(ATTNLAB_EXE));
+    p.setArguments(arguments);
+    if (fileSizeLimit > 0) {
+        p.setChildProcessModifier([fileSizeLimit] {
+            std::signal(SIGXFSZ, SIG_IGN); // a failed write, not a killed process
+            const rlimit limit {fileSizeLimit, fileSizeLimit};
+            setrlimit(RLIMIT_FSIZE, &limit);
+        });
+    }
+    p.start();
+    Run r;
+    if (!p.waitForFinished(120000) || p.exitStatus() != QProcess::NormalExit) {
+        r.err = QStringLiteral("crashed or timed out: ")
+            + QString::fromUtf8(p.readAllStandardError());
+        return r;
+    }
+    r.exitCode = p.exitCode();
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+/// Every entry of `dir`, hidden ones included (staging folders start with a dot).
+QStringList everything(const QString &dir)
+{
+    return QDir(dir).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot, QDir::Name);
+}
+
+NpyArray matrixArray(Index rows, Index cols)
+{
+    MatrixD m(rows, cols);
+    for (Index i = 0; i < m.size(); ++i)
+        m.data()[i] = 0.5 - 0.0625 * double(i % 11);
+    return NpyArray::fromMatrix<double>(m);
+}
+
+} // namespace
+
+class TestCliFuzzRegressions : public QObject
+{
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+
+private slots:
+    void computeRefusesFuzzInputs_data()
+    {
+        QTest::addColumn<QString>("input"); // a committed input, or "generated: …"
+        QTest::addColumn<QStringList>("options");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("F2 Fortran-order stride overflow")
+            << "cli-fortran-stride-overflow.npz" << QStringList {}
+            << "member 'query.npy': shape (0, 5123094776113237558, 5) has more elements than fit "
+               "in int64";
+        QTest::newRow("F3 zero queries") << "cli-mh-zero-queries.npz" << QStringList {}
+                                         << "array 'query' float64 (0, 32) has an empty axis";
+        QTest::newRow("F3 zero keys") << "cli-mh-zero-keys.npz" << QStringList {}
+                                      << "array 'key' float64 (0, 32) has an empty axis";
+        QTest::newRow("F4 d_model 0, num_heads INT64_MAX")
+            << "cli-mh-dmodel0-hugeheads.npz" << QStringList {}
+            << "array 'query' float64 (2, 0) has an empty axis";
+        // 2^62: beyond any d_model, and exact in the double the writer converts from.
+        QTest::newRow("F4 num_heads 2^62")
+            << "generated: num_heads 2^62" << QStringList {}
+            << "num_heads = 4611686018427387904 must be at least 1 and divide d_model = 16";
+        QTest::newRow("F8 256 MiB of uint8 in 255 KiB, budget 16")
+            << "oom-npz-amplify-256mi.npz" << QStringList {"--memory-budget-mib", "16"}
+            << "declare 2304 MiB once read (as stored plus as float64; the largest is 'query' "
+               "uint8 (268435456,)), over --memory-budget-mib 16: nothing was decompressed";
+        QTest::newRow("F8 default budget")
+            << "oom-npz-amplify-256mi.npz" << QStringList {}
+            << "over --memory-budget-mib 2048: nothing was decompressed";
+    }
+    void computeRefusesFuzzInputs()
+    {
+        QFETCH(QString, input);
+        QFETCH(QStringList, options);
+        QFETCH(QString, message);
+        const QString tag = QString::fromLatin1(QTest::currentDataTag()).replace(' ', '_');
+        QString in = fuzzInput(input);
+        if (input == QLatin1String("generated: num_heads 2^62")) {
+            in = m_dir.filePath(tag + QStringLiteral(".npz"));
+            const Index d = 16;
+            NpyArray heads;
+            heads.type = NpyType::Int64;
+            heads.values = {4611686018427387904.0};
+            writeNpz(in.toStdString(),
+                     {{"query", matrixArray(3, d)},
+                      {"key", matrixArray(3, d)},
+                      {"value", matrixArray(3, d)},
+                      {"in_proj_weight", matrixArray(3 * d, d)},
+                      {"out_proj_weight", matrixArray(d, d)},
+                      {"num_heads", heads}});
+        }
+        const QString out = m_dir.filePath(tag + QStringLiteral("_out.npz"));
+        rusage before {};
+        getrusage(RUSAGE_CHILDREN, &before);
+        const Run r = attnlab(QStringList {QStringLiteral("compute"), QStringLiteral("--in"), in,
+                                           QStringLiteral("--out"), out}
+                              + options);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        QVERIFY2(!r.err.contains(QLatin1String("runtime error")), qPrintable(r.err)); // UBSan
+        QVERIFY(r.out.isEmpty());
+        QVERIFY(!QFile::exists(out));
+        QCOMPARE(QDir(m_dir.path())
+                     .entryList({tag + QStringLiteral("_out*")}, QDir::Files | QDir::Hidden),
+                 QStringList());
+        if (input.startsWith(QLatin1String("oom"))) {
+            // Nothing was decompressed: the child's peak memory stayed far below the 2.4 GiB
+            // the archive expands to (ru_maxrss in KiB; the largest child so far).
+            rusage after {};
+            getrusage(RUSAGE_CHILDREN, &after);
+            QVERIFY2(after.ru_maxrss < 1024 * 1024,
+                     qPrintable(QStringLiteral("peak RSS %1 KiB").arg(after.ru_maxrss)));
+        }
+    }
+
+    // F9: the default padding (2) is no error with fewer keys; an explicit count is checked
+    // against [0, n_k] (the window's and the session's range) with the padding mask only.
+    void heatmapPaddingRange_data()
+    {
+        QTest::addColumn<QStringList>("arguments");
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QString>("message");
+        const QStringList base {"heatmap", "--d-model", "8", "--heads", "1"};
+        QTest::newRow("--n 1, no mask")
+            << base + QStringList {"--n", "1", "--mask", "none"} << 0 << "";
+        QTest::newRow("--n-k 1 cross")
+            << base + QStringList {"--n", "3", "--kind", "cross", "--n-k", "1"} << 0 << "";
+        QTest::newRow("--n 1, padding mask, default count")
+            << base + QStringList {"--n", "1", "--mask", "padding"} << 0 << "";
+        QTest::newRow("--padding 1 of n_k 1")
+            << base + QStringList {"--n", "1", "--mask", "padding", "--padding", "1"} << 0 << "";
+        QTest::newRow("--padding 2 of n_k 1")
+            << base + QStringList {"--n", "1", "--mask", "padding", "--padding", "2"} << 2
+            << "--padding must be an integer in [0, 1], got '2'";
+        QTest::newRow("--padding 2 of cross n_k 1")
+            << base + QStringList {"--n", "4",      "--kind",  "cross",     "--n-k",
+                                   "1",   "--mask", "padding", "--padding", "2"}
+            << 2 << "--padding must be an integer in [0, 1], got '2'";
+        QTest::newRow("--padding -1 without the mask")
+            << base + QStringList {"--n", "4", "--padding", "-1"} << 2
+            << "--padding must be an integer in [0, 4096], got '-1'";
+    }
+    void heatmapPaddingRange()
+    {
+        QFETCH(QStringList, arguments);
+        QFETCH(int, exitCode);
+        QFETCH(QString, message);
+        const QString tag = QString::fromLatin1(QTest::currentDataTag()).replace(' ', '_');
+        const QString out = m_dir.filePath(tag + QStringLiteral(".png"));
+        const Run r = attnlab(arguments + QStringList {QStringLiteral("--out"), out});
+        QVERIFY2(r.exitCode == exitCode, qPrintable(r.err));
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        QCOMPARE(QFileInfo(out).isFile() && QFileInfo(out).size() > 0, exitCode == 0);
+    }
+
+    // F10: --out, --batch-dir and --data are written all or nothing. A file-size limit on the
+    // child makes the large .npz of --data fail after the PNGs were complete: none is left.
+    void multiFileExportIsAllOrNothing()
+    {
+        const QString dir = m_dir.filePath(QStringLiteral("set"));
+        QVERIFY(QDir().mkpath(dir));
+        const QStringList arguments {
+            "heatmap", "--n",         "200",          "--d-model",   "8",
+            "--heads", "4",           "--width",      "200",         "--height",
+            "200",     "--out",       dir + "/a.png", "--batch-dir", dir + "/heads",
+            "--data",  dir + "/a.npz"};
+        // The weights and scores of 4 heads of 200 x 200 float64: about 2.6 MB compressed;
+        // each PNG of 200 x 200 pixels is far below the limit.
+        const Run failed = attnlab(arguments, rlim_t(1) << 20);
+        QCOMPARE(failed.exitCode, 1);
+        QVERIFY2(failed.err.contains(dir + QStringLiteral("/a.npz")), qPrintable(failed.err));
+        QVERIFY2(!failed.err.contains(QLatin1String(".attnlab-export")), qPrintable(failed.err));
+        QCOMPARE(everything(dir), QStringList()); // no PNG, no head file, no staging folder
+
+        const Run ok = attnlab(arguments);
+        QVERIFY2(ok.exitCode == 0, qPrintable(ok.err));
+        QCOMPARE(everything(dir), (QStringList {"a.npz", "a.png", "heads"}));
+        QCOMPARE(everything(dir + QStringLiteral("/heads")),
+                 (QStringList {"head-0.png", "head-1.png", "head-2.png", "head-3.png",
+                               "head-mean.png"}));
+        const auto data = readNpz((dir + QStringLiteral("/a.npz")).toStdString());
+        QVERIFY(!data.empty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliFuzzRegressions)
+#include "tst_cli_fuzzregressions.moc"

@@ -1,0 +1,252 @@
+// `attnlab train` against PyTorch: the cli_* cases of tests/reference/make_training_fixtures.py
+// (torch.nn.MultiheadAttention(batch_first=True) trained with torch.optim.SGD on
+// mse_loss(mha(x, x, x), targets)); loss curve and final parameters at 1e-12 in float64.
+// Also the --mask-convention, the built-in tasks' output formats and the refusals (exit 2).
+
+#include "cliprocess.h"
+#include "testutil.h"
+
+#include "core/npy.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QObject>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <map>
+#include <string>
+
+using namespace attn;
+using attn::test::runAttnlab;
+
+namespace {
+
+using Arrays = std::map<std::string, NpyArray>;
+
+QString fixture(const QString &name)
+{
+    return QStringLiteral(ATTN_FIXTURE_DIR "/training/%1.npz").arg(name);
+}
+
+Arrays load(const QString &path)
+{
+    Arrays a;
+    for (auto &[name, array] : readNpz(path.toStdString()))
+        a.emplace(name, std::move(array));
+    return a;
+}
+
+void save(const QString &path, const Arrays &arrays)
+{
+    std::vector<std::pair<std::string, NpyArray>> members(arrays.begin(), arrays.end());
+    writeNpz(path.toStdString(), members);
+}
+
+/// The case's training inputs only (what a user would hand to attnlab train).
+Arrays inputsOnly(const Arrays &c)
+{
+    Arrays a;
+    for (const char *name : {"in_proj_weight", "in_proj_bias", "out_proj_weight", "out_proj_bias",
+                             "num_heads", "inputs", "targets", "attn_mask"})
+        if (c.count(name))
+            a[name] = c.at(name);
+    return a;
+}
+
+Eigen::Map<const Eigen::VectorXd> values(const NpyArray &a)
+{
+    return {a.values.data(), Eigen::Index(a.values.size())};
+}
+
+} // namespace
+
+class TestCliTrain : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+
+    QString path(const QString &name) const { return m_dir.filePath(name); }
+
+private slots:
+    void matchesTorch_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<bool>("allowedConvention");
+        QTest::newRow("module") << QStringLiteral("cli_sgd_torch_module") << false;
+        QTest::newRow("causal mask") << QStringLiteral("cli_sgd_causal_mask") << false;
+        QTest::newRow("causal mask, allowed convention")
+            << QStringLiteral("cli_sgd_causal_mask") << true;
+    }
+    void matchesTorch()
+    {
+        QFETCH(QString, name);
+        QFETCH(bool, allowedConvention);
+        const Arrays c = load(fixture(name));
+        Arrays in = inputsOnly(c);
+        QStringList args = {QStringLiteral("train")};
+        if (allowedConvention) { // the same mask written as "True = may attend"
+            for (double &v : in.at("attn_mask").values)
+                v = v != 0 ? 0.0 : 1.0;
+            args << QStringLiteral("--mask-convention") << QStringLiteral("allowed");
+        }
+        const QString inPath = path(name + QStringLiteral("_in.npz"));
+        const QString outPath = path(name + QStringLiteral("_out.npz"));
+        save(inPath, in);
+        const int steps = int(c.at("steps").values.at(0));
+        args << QStringLiteral("--in") << inPath << QStringLiteral("--steps")
+             << QString::number(steps) << QStringLiteral("--lr")
+             << QString::number(c.at("lr").values.at(0), 'g', 17) << QStringLiteral("--optimizer")
+             << QStringLiteral("sgd") << QStringLiteral("--scale-exponent") << QStringLiteral("0.5")
+             << QStringLiteral("--out") << outPath;
+        const auto run = runAttnlab(args);
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        const Arrays r = load(outPath);
+        QCOMPARE(r.at("loss").shape, std::vector<std::int64_t>({steps + 1}));
+        const auto lossCheck = test::compareClose(values(r.at("loss")),
+                                                  values(c.at("expected_losses")), 1e-12, 1e-12);
+        QVERIFY2(lossCheck.ok, qPrintable(lossCheck.message()));
+        for (const char *p :
+             {"in_proj_weight", "in_proj_bias", "out_proj_weight", "out_proj_bias"}) {
+            QCOMPARE(r.at(p).shape, c.at(p).shape);
+            const auto check = test::compareClose(
+                values(r.at(p)), values(c.at(std::string("final_") + p)), 1e-12, 1e-12);
+            QVERIFY2(check.ok, qPrintable(QStringLiteral("%1: %2").arg(p, check.message())));
+        }
+        // The parameters moved: the comparison is not between initial values.
+        QVERIFY((values(r.at("in_proj_weight")) - values(c.at("in_proj_weight"))).norm() > 1e-4);
+    }
+
+    void tasksPrintProgress_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("format");
+        QTest::newRow("recall table")
+            << QStringList {QStringLiteral("--task"), QStringLiteral("recall")}
+            << QStringLiteral("table");
+        QTest::newRow("copy csv") << QStringList {QStringLiteral("--task"), QStringLiteral("copy"),
+                                                  QStringLiteral("--offset"), QStringLiteral("2")}
+                                  << QStringLiteral("csv");
+        QTest::newRow("average json float32")
+            << QStringList {QStringLiteral("--task"), QStringLiteral("average"),
+                            QStringLiteral("--dtype"), QStringLiteral("float32")}
+            << QStringLiteral("json");
+    }
+    void tasksPrintProgress()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, format);
+        const QString out = path(QStringLiteral("task_%1.npz").arg(format));
+        const auto run = runAttnlab(
+            QStringList {QStringLiteral("train")} + args
+            + QStringList {QStringLiteral("--steps"), QStringLiteral("30"),
+                           QStringLiteral("--optimizer"), QStringLiteral("adam"),
+                           QStringLiteral("--format"), format, QStringLiteral("--out"), out});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        std::vector<double> losses;
+        if (format == QLatin1String("json")) {
+            const QJsonObject o = QJsonDocument::fromJson(run.out).object();
+            const QJsonArray rows = o.value(QStringLiteral("rows")).toArray();
+            QVERIFY2(rows.size() >= 2, run.out.constData());
+        } else if (format == QLatin1String("csv")) {
+            const QList<QByteArray> lines = run.out.trimmed().split('\n');
+            QCOMPARE(lines.front(),
+                     QByteArray("step,loss,mean_max_weight,mean_jacobian_norm,"
+                                "grad_norm_w_q,grad_norm_w_k,grad_norm"));
+            QCOMPARE(lines.size(), 1 + 10 + 1); // steps 1, 4, …, 28 and the last
+        } else {
+            QVERIFY(run.out.contains("mean_jacobian_norm"));
+        }
+        // The same seed gives the same run; the loss fell.
+        const Arrays r = load(out);
+        QCOMPARE(r.at("loss").shape, std::vector<std::int64_t>({31}));
+        const auto again
+            = runAttnlab(QStringList {QStringLiteral("train")} + args
+                         + QStringList {QStringLiteral("--steps"), QStringLiteral("30"),
+                                        QStringLiteral("--optimizer"), QStringLiteral("adam"),
+                                        QStringLiteral("--format"), format});
+        QCOMPARE(again.exitCode, 0);
+        QCOMPARE(again.out, run.out);
+        QVERIFY(r.at("loss").values.back() < r.at("loss").values.front());
+    }
+
+    void refusals_data()
+    {
+        QTest::addColumn<QString>("edit"); // what is wrong with the case file ("" = nothing)
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        const QStringList ok = {QStringLiteral("--steps"), QStringLiteral("2"),
+                                QStringLiteral("--out"), QStringLiteral("OUT")};
+        QTest::newRow("no targets")
+            << QStringLiteral("drop targets") << ok << QStringLiteral("no array 'targets'");
+        QTest::newRow("in_proj_weight shape")
+            << QStringLiteral("bad in_proj_weight") << ok << QStringLiteral("in_proj_weight is");
+        QTest::newRow("heads") << QStringLiteral("heads 3") << ok
+                               << QStringLiteral("num_heads = 3");
+        QTest::newRow("targets shape")
+            << QStringLiteral("bad targets") << ok << QStringLiteral("targets is");
+        QTest::newRow("nan input") << QStringLiteral("nan") << ok << QStringLiteral("inputs");
+        QTest::newRow("mask shape")
+            << QStringLiteral("bad mask") << ok << QStringLiteral("attn_mask");
+        QTest::newRow("optimizer")
+            << QString()
+            << (ok + QStringList {QStringLiteral("--optimizer"), QStringLiteral("rmsprop")})
+            << QStringLiteral("--optimizer");
+        QTest::newRow("lr") << QString()
+                            << (ok + QStringList {QStringLiteral("--lr"), QStringLiteral("-1")})
+                            << QStringLiteral("--lr");
+        QTest::newRow("loss") << QString()
+                              << (ok + QStringList {QStringLiteral("--loss"), QStringLiteral("l1")})
+                              << QStringLiteral("--loss");
+        QTest::newRow("temperature")
+            << QString()
+            << (ok + QStringList {QStringLiteral("--temperature"), QStringLiteral("0")})
+            << QStringLiteral("--temperature");
+        QTest::newRow("no out") << QString()
+                                << QStringList {QStringLiteral("--steps"), QStringLiteral("2")}
+                                << QStringLiteral("--out");
+        QTest::newRow("in and task")
+            << QString() << (ok + QStringList {QStringLiteral("--task"), QStringLiteral("copy")})
+            << QStringLiteral("exactly one");
+        QTest::newRow("task option with --in")
+            << QString() << (ok + QStringList {QStringLiteral("--d-model"), QStringLiteral("8")})
+            << QStringLiteral("--d-model");
+    }
+    void refusals()
+    {
+        QFETCH(QString, edit);
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        Arrays a = inputsOnly(load(fixture(QStringLiteral("cli_sgd_causal_mask"))));
+        if (edit == QLatin1String("drop targets"))
+            a.erase("targets");
+        else if (edit == QLatin1String("bad in_proj_weight"))
+            a["in_proj_weight"].shape = {12, 36};
+        else if (edit == QLatin1String("heads 3"))
+            a["num_heads"] = NpyArray::scalarInt(5);
+        else if (edit == QLatin1String("bad targets"))
+            a["targets"].shape = {3, 12, 5};
+        else if (edit == QLatin1String("nan"))
+            a["inputs"].values[7] = std::nan("");
+        else if (edit == QLatin1String("bad mask")) {
+            a["attn_mask"].shape = {1, 25};
+        }
+        if (edit == QLatin1String("heads 3"))
+            message = QStringLiteral("num_heads = 5");
+        const QString in = path(QStringLiteral("refused.npz"));
+        save(in, a);
+        const QString out = path(QStringLiteral("refused_out.npz"));
+        QFile::remove(out);
+        args.replaceInStrings(QStringLiteral("OUT"), out);
+        const auto run
+            = runAttnlab(QStringList {QStringLiteral("train"), QStringLiteral("--in"), in} + args);
+        QCOMPARE(run.exitCode, 2);
+        QVERIFY2(run.err.contains(message.toUtf8()), run.err.constData());
+        QVERIFY(!QFile::exists(out));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliTrain)
+#include "tst_cli_train.moc"

@@ -1,0 +1,482 @@
+// The tile engine (core/tiles/tileengine.h) against the materialized weights of
+// scaledDotProductAttention (core/attention.h), per head and for the head mean, pooled by an
+// obvious per-pixel loop here: float64 to 1e-12, float32 to 1e-6, for random windows and grids
+// (zoomed out and in past one cell per pixel), every mask kind, finite fill values, scales
+// below zero, cross-attention and sizes that are not multiples of the row blocks, on the AVX-512
+// and the Eigen code. Per-row metrics equal rowMetrics() of the materialized weights; single
+// cells equal the materialized raw score, scaled score and weight; a planted spike and a sink
+// column stay visible at every zoom level under max pooling.
+
+#include "core/attention.h"
+#include "core/kernels/kernels.h"
+#include "core/metrics.h"
+#include "core/random.h"
+#include "core/tiles/tileengine.h"
+#include "testutil.h"
+
+#include <QTest>
+
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+using namespace attn;
+
+namespace {
+
+enum class MaskKind { None, Causal, CausalBottomRight, Padding, Custom, Additive, Combined };
+
+AttentionMask makeMask(MaskKind kind, Index nQ, Index nK, Generator &rng)
+{
+    switch (kind) {
+    case MaskKind::None:
+        return {};
+    case MaskKind::Causal:
+        return AttentionMask::causal(nQ, nK);
+    case MaskKind::CausalBottomRight:
+        return AttentionMask::causal(nQ, nK, CausalAlignment::BottomRight);
+    case MaskKind::Padding:
+        return AttentionMask::keyPaddingLast(nQ, nK, nK / 3);
+    case MaskKind::Custom: {
+        // Random cells masked with probability 0.3, plus one fully masked row.
+        MatrixB m(nQ, nK);
+        for (Index i = 0; i < m.size(); ++i)
+            m.data()[i] = rng.random() < 0.3 ? 1 : 0;
+        if (nQ > 2)
+            m.row(nQ / 2).setOnes();
+        return AttentionMask::fromMasked(m);
+    }
+    case MaskKind::Additive: {
+        MatrixD a = rng.standardNormal(nQ, nK);
+        for (Index i = 0; i < a.size(); ++i)
+            if (rng.random() < 0.2)
+                a.data()[i] = -std::numeric_limits<double>::infinity();
+        return AttentionMask::additive(a);
+    }
+    case MaskKind::Combined: {
+        MatrixB m(nQ, nK);
+        for (Index i = 0; i < m.size(); ++i)
+            m.data()[i] = rng.random() < 0.1 ? 1 : 0;
+        return AttentionMask::causal(nQ, nK) | AttentionMask::keyPaddingLast(nQ, nK, nK / 4)
+            | AttentionMask::fromMasked(m);
+    }
+    }
+    return {};
+}
+
+/// Selects the float32 code for its lifetime ("avx512" or "eigen") and restores the default.
+class InstructionSetScope
+{
+public:
+    explicit InstructionSetScope(bool avx512)
+        : m_previous(kernelInstructionSet() == "avx512")
+    {
+        m_active = setAvx512KernelsEnabled(avx512) == avx512;
+    }
+    ~InstructionSetScope() { setAvx512KernelsEnabled(m_previous); }
+    InstructionSetScope(const InstructionSetScope &) = delete;
+    InstructionSetScope &operator=(const InstructionSetScope &) = delete;
+    bool active() const { return m_active; }
+
+private:
+    bool m_previous;
+    bool m_active = false;
+};
+
+template<typename T> double tolerance()
+{
+    return sizeof(T) == 4 ? 1e-6 : 1e-12;
+}
+
+/// The materialized weights of every head and their mean (MultiheadAttention's weightsMean).
+template<typename T> struct Reference
+{
+    std::vector<AttentionResult<T>> heads;
+    Matrix<T> mean;
+};
+
+template<typename T>
+Reference<T> materialize(const Matrix<T> &q, const Matrix<T> &k, Index heads,
+                         const AttentionMask &mask, const AttentionOptions &options)
+{
+    Reference<T> ref;
+    const Index dK = q.cols() / heads;
+    const Matrix<T> v = Matrix<T>::Zero(k.rows(), 1);
+    ref.mean.setZero(q.rows(), k.rows());
+    for (Index h = 0; h < heads; ++h) {
+        ref.heads.push_back(scaledDotProductAttention<T>(
+            q.middleCols(h * dK, dK), k.middleCols(h * dK, dK), v, mask, options));
+        ref.mean += ref.heads.back().weights;
+    }
+    ref.mean /= T(heads);
+    return ref;
+}
+
+/// Max or mean of each pixel's unmasked cells, one pixel at a time (0 and the OR of the states
+/// where every cell is masked).
+template<typename T>
+void poolReference(const Matrix<T> &w, const AttentionMask &mask, const TileWindow &win,
+                   const TileGrid &g, TilePooling pooling, MatrixD &values, MatrixB &states)
+{
+    values.resize(g.height, g.width);
+    states.resize(g.height, g.width);
+    for (Index y = 0; y < g.height; ++y) {
+        for (Index x = 0; x < g.width; ++x) {
+            const Index i0 = win.rowBegin + y * g.rowsPerPixel;
+            const Index i1 = std::min(win.rowEnd, i0 + g.rowsPerPixel);
+            const Index j0 = win.colBegin + x * g.colsPerPixel;
+            const Index j1 = std::min(win.colEnd, j0 + g.colsPerPixel);
+            double best = -std::numeric_limits<double>::infinity(), sum = 0;
+            Index count = 0;
+            std::uint8_t st = 0;
+            for (Index i = i0; i < i1; ++i) {
+                for (Index j = j0; j < j1; ++j) {
+                    if (const std::uint8_t s = mask.state(i, j)) {
+                        st |= s;
+                        continue;
+                    }
+                    best = std::max(best, double(w(i, j)));
+                    sum += double(w(i, j));
+                    ++count;
+                }
+            }
+            values(y, x)
+                = count == 0 ? 0.0 : (pooling == TilePooling::Max ? best : sum / double(count));
+            states(y, x) = count == 0 ? st : 0;
+        }
+    }
+}
+
+template<typename T> Matrix<T> randomMatrix(Generator &rng, Index rows, Index cols, double sd)
+{
+    return (rng.standardNormal(rows, cols) * sd).cast<T>();
+}
+
+/// A random window of the n_q × n_k cells (sometimes every cell, sometimes one row or column).
+TileWindow randomWindow(Generator &rng, Index nQ, Index nK)
+{
+    const auto range = [&](Index n, Index &a, Index &b) {
+        const double u = rng.random();
+        if (u < 0.25) {
+            a = 0;
+            b = n;
+            return;
+        }
+        a = Index(rng.random() * double(n));
+        b = a + 1 + Index(rng.random() * double(n - a));
+        b = std::min(b, n);
+    };
+    TileWindow w;
+    range(nQ, w.rowBegin, w.rowEnd);
+    range(nK, w.colBegin, w.colEnd);
+    return w;
+}
+
+} // namespace
+
+Q_DECLARE_METATYPE(MaskKind)
+
+class TestTiles : public QObject
+{
+    Q_OBJECT
+
+private:
+    template<typename T>
+    void pooledEqualsMaterialized(Index nQ, Index nK, Index heads, Index dK, MaskKind kind,
+                                  const AttentionOptions &options)
+    {
+        Generator rng {std::uint64_t(17 + nQ * 3 + nK * 5 + dK * 7 + int(kind))};
+        const Matrix<T> q = randomMatrix<T>(rng, nQ, heads * dK, 1.0);
+        const Matrix<T> k = randomMatrix<T>(rng, nK, heads * dK, 1.0);
+        const AttentionMask mask = makeMask(kind, nQ, nK, rng);
+        const Reference<T> ref = materialize<T>(q, k, heads, mask, options);
+        TileEngine<T> engine(q, k, heads, mask, options);
+        QCOMPARE(engine.scale(), ref.heads[0].scale);
+
+        std::vector<Index> all;
+        for (Index h = 0; h < heads; ++h)
+            all.push_back(h);
+        all.push_back(kHeadMean);
+        // The first windows run before any row statistics are known (rows computed in full),
+        // the later ones mostly on recorded statistics (only the window's columns computed).
+        for (int trial = 0; trial < 12; ++trial) {
+            const TileWindow win = randomWindow(rng, nQ, nK);
+            const Index maxW = 1 + Index(rng.random() * double(2 * win.cols()));
+            const Index maxH = 1 + Index(rng.random() * double(2 * win.rows()));
+            const TilePooling pooling = trial % 2 ? TilePooling::Mean : TilePooling::Max;
+            const bool withMetrics = trial % 3 == 0;
+            std::vector<RowMetrics> metrics;
+            const std::vector<PooledTile<T>> tiles
+                = engine.render(all, win, maxW, maxH, pooling, withMetrics ? &metrics : nullptr);
+            QCOMPARE(tiles.size(), all.size());
+            const TileGrid g = tileGrid(win, maxW, maxH);
+            for (std::size_t a = 0; a < all.size(); ++a) {
+                const Matrix<T> &w
+                    = all[a] == kHeadMean ? ref.mean : ref.heads[std::size_t(all[a])].weights;
+                MatrixD values;
+                MatrixB states;
+                poolReference(w, mask, win, g, pooling, values, states);
+                QCOMPARE(tiles[a].grid.width, g.width);
+                QCOMPARE(tiles[a].grid.height, g.height);
+                QCOMPARE(tiles[a].head, all[a]);
+                ATTN_COMPARE_CLOSE(tiles[a].values.template cast<double>(), values, tolerance<T>(),
+                                   0.0);
+                QVERIFY(tiles[a].maskState == states);
+                if (!withMetrics)
+                    continue;
+                const std::vector<std::uint8_t> &flags = ref.heads[0].fullyMasked;
+                const RowMetrics m = rowMetrics(w, flags);
+                const RowMetrics &got = metrics[a];
+                const Index r0 = win.rowBegin, rows = win.rows();
+                const double tol = tolerance<T>();
+                const double rtol = sizeof(T) == 4 ? 1e-5 : 1e-12;
+                ATTN_COMPARE_CLOSE(got.maxWeight, m.maxWeight.segment(r0, rows), tol, rtol);
+                ATTN_COMPARE_CLOSE(got.entropy, m.entropy.segment(r0, rows), tol, rtol);
+                ATTN_COMPARE_CLOSE(got.effectiveTerms, m.effectiveTerms.segment(r0, rows), tol,
+                                   rtol);
+                ATTN_COMPARE_CLOSE(got.jacobianNorm, m.jacobianNorm.segment(r0, rows), tol, rtol);
+                ATTN_COMPARE_CLOSE(got.rowSumError, m.rowSumError.segment(r0, rows),
+                                   sizeof(T) == 4 ? 1e-5 : 1e-12, 0.0);
+                for (Index r = 0; r < rows; ++r)
+                    QCOMPARE(got.fullyMasked[std::size_t(r)], flags[std::size_t(r0 + r)]);
+            }
+        }
+
+        // Cells on demand: raw and scaled scores, weight and mask state.
+        for (int trial = 0; trial < 40; ++trial) {
+            const Index i = Index(rng.random() * double(nQ));
+            const Index j = Index(rng.random() * double(nK));
+            const Index h = Index(rng.random() * double(heads + 1)) - 1; // −1 = the mean
+            const TileCell c = engine.cell(h == -1 ? kHeadMean : h, i, j);
+            QCOMPARE(c.maskState, mask.state(i, j));
+            const double tol = tolerance<T>();
+            if (h == -1) {
+                QVERIFY(!c.hasScores);
+                QVERIFY2(std::abs(c.weight - double(ref.mean(i, j))) <= tol,
+                         qPrintable(QString::number(c.weight - double(ref.mean(i, j)))));
+                continue;
+            }
+            const AttentionResult<T> &r = ref.heads[std::size_t(h)];
+            QVERIFY(c.hasScores);
+            const double rtol = sizeof(T) == 4 ? 1e-5 : 1e-12;
+            QVERIFY(std::abs(c.rawScore - double(r.scores(i, j)))
+                    <= tol + rtol * std::abs(double(r.scores(i, j))));
+            if (std::isinf(double(r.scaledScores(i, j))))
+                QCOMPARE(c.scaledScore, double(r.scaledScores(i, j)));
+            else
+                QVERIFY(std::abs(c.scaledScore - double(r.scaledScores(i, j)))
+                        <= tol + rtol * std::abs(double(r.scaledScores(i, j))));
+            QVERIFY2(std::abs(c.weight - double(r.weights(i, j))) <= tol,
+                     qPrintable(QStringLiteral("cell (%1, %2) head %3: %4 vs %5")
+                                    .arg(i)
+                                    .arg(j)
+                                    .arg(h)
+                                    .arg(c.weight, 0, 'g', 17)
+                                    .arg(double(r.weights(i, j)), 0, 'g', 17)));
+        }
+
+        // Every row's metrics of one head at once.
+        const RowMetrics all0 = engine.rowMetrics(0);
+        const RowMetrics ref0 = rowMetrics(ref.heads[0].weights, ref.heads[0].fullyMasked);
+        const double rtol = sizeof(T) == 4 ? 1e-5 : 1e-12;
+        ATTN_COMPARE_CLOSE(all0.entropy, ref0.entropy, tolerance<T>(), rtol);
+        ATTN_COMPARE_CLOSE(all0.jacobianNorm, ref0.jacobianNorm, tolerance<T>(), rtol);
+        ATTN_COMPARE_CLOSE(all0.effectiveTerms, ref0.effectiveTerms, tolerance<T>(), rtol);
+        ATTN_COMPARE_CLOSE(all0.maxWeight, ref0.maxWeight, tolerance<T>(), rtol);
+    }
+
+    void addRows()
+    {
+        QTest::addColumn<bool>("avx512");
+        QTest::addColumn<Index>("nQ");
+        QTest::addColumn<Index>("nK");
+        QTest::addColumn<Index>("heads");
+        QTest::addColumn<Index>("dK");
+        QTest::addColumn<MaskKind>("mask");
+        QTest::addColumn<int>("options"); // 0 default, 1 fill −1e9, 2 α = 0 τ = 2, 3 scale −0.3
+        const struct
+        {
+            const char *name;
+            MaskKind kind;
+        } masks[] = {{"none", MaskKind::None},
+                     {"causal", MaskKind::Causal},
+                     {"causal-bottom-right", MaskKind::CausalBottomRight},
+                     {"padding", MaskKind::Padding},
+                     {"custom", MaskKind::Custom},
+                     {"additive", MaskKind::Additive},
+                     {"combined", MaskKind::Combined}};
+        for (bool avx : {true, false}) {
+            const char *code = avx ? "avx512" : "eigen";
+            for (const auto &m : masks) {
+                QTest::addRow("%s %s 611x700 h3 dk16", code, m.name)
+                    << avx << Index(611) << Index(700) << Index(3) << Index(16) << m.kind << 0;
+                QTest::addRow("%s %s 203x77 h2 dk5", code, m.name)
+                    << avx << Index(203) << Index(77) << Index(2) << Index(5) << m.kind << 0;
+            }
+            QTest::addRow("%s causal fill -1e9", code)
+                << avx << Index(300) << Index(300) << Index(2) << Index(8) << MaskKind::Causal << 1;
+            QTest::addRow("%s padding fill -1e9", code)
+                << avx << Index(150) << Index(260) << Index(2) << Index(8) << MaskKind::Padding
+                << 1;
+            QTest::addRow("%s none alpha 0 tau 2", code)
+                << avx << Index(129) << Index(131) << Index(4) << Index(3) << MaskKind::None << 2;
+            QTest::addRow("%s causal scale -0.3", code)
+                << avx << Index(97) << Index(97) << Index(1) << Index(32) << MaskKind::Causal << 3;
+            QTest::addRow("%s none 1x33", code)
+                << avx << Index(1) << Index(33) << Index(2) << Index(4) << MaskKind::None << 0;
+            QTest::addRow("%s causal 37x1", code)
+                << avx << Index(37) << Index(1) << Index(1) << Index(4) << MaskKind::Causal << 0;
+            QTest::addRow("%s causal-bottom-right 40x9 (rows before the first key)", code)
+                << avx << Index(40) << Index(9) << Index(1) << Index(4)
+                << MaskKind::CausalBottomRight << 0;
+        }
+    }
+
+    template<typename T> void runRow()
+    {
+        QFETCH(bool, avx512);
+        QFETCH(Index, nQ);
+        QFETCH(Index, nK);
+        QFETCH(Index, heads);
+        QFETCH(Index, dK);
+        QFETCH(MaskKind, mask);
+        QFETCH(int, options);
+        InstructionSetScope scope(avx512);
+        if (!scope.active())
+            QSKIP("this CPU or build has no AVX-512F");
+        AttentionOptions o;
+        if (options == 1)
+            o.maskFill = -1e9;
+        else if (options == 2) {
+            o.scaleExponent = 0.0;
+            o.temperature = 2.0;
+        } else if (options == 3)
+            o.scaleOverride = -0.3;
+        pooledEqualsMaterialized<T>(nQ, nK, heads, dK, mask, o);
+    }
+
+    /// Q, K with query `spikeRow` attending key `spikeCol` with weight ≈ 1 and every other query
+    /// putting about half its weight on key 0 (an attention sink).
+    template<typename T> static TileEngine<T> spikeAndSink(Index n, Index spikeRow, Index spikeCol)
+    {
+        Generator rng {std::uint64_t(99)};
+        const Index d = 8;
+        Matrix<T> q = randomMatrix<T>(rng, n, d, 0.3);
+        Matrix<T> k = randomMatrix<T>(rng, n, d, 0.3);
+        // Sink: every query has a component 1 along feature 0, key 0 a large one there.
+        q.col(0).setConstant(T(1));
+        k.col(0).setZero();
+        k(0, 0) = T(2 * std::log(double(n)) * std::sqrt(double(d))); // exp(·/√d) ≈ n²
+        // Spike: feature 1 of spikeRow very large, of spikeCol large (other queries barely see it).
+        q.row(spikeRow).setZero();
+        k(spikeCol, 1) = T(4);
+        q(spikeRow, 1) = T(400);
+        return TileEngine<T>(q, k, 1);
+    }
+
+private slots:
+    void pooledEqualsMaterializedFloat64_data() { addRows(); }
+    void pooledEqualsMaterializedFloat64() { runRow<double>(); }
+    void pooledEqualsMaterializedFloat32_data() { addRows(); }
+    void pooledEqualsMaterializedFloat32() { runRow<float>(); }
+
+    void spikeAndSinkVisibleAtEveryZoom()
+    {
+        const Index n = 3001, spikeRow = 1777, spikeCol = 2222;
+        TileEngine<double> engine = spikeAndSink<double>(n, spikeRow, spikeCol);
+        QVERIFY(engine.cell(0, spikeRow, spikeCol).weight > 0.999);
+        for (Index side : {Index(1), Index(2), Index(7), Index(64), Index(333), Index(1024), n}) {
+            const PooledTile<double> max
+                = engine.render(0, engine.fullWindow(), side, side, TilePooling::Max);
+            const PooledTile<double> mean
+                = engine.render(0, engine.fullWindow(), side, side, TilePooling::Mean);
+            const Index y = (spikeRow - max.window.rowBegin) / max.grid.rowsPerPixel;
+            const Index x = (spikeCol - max.window.colBegin) / max.grid.colsPerPixel;
+            QVERIFY2(max.values(y, x) > 0.999, qPrintable(QString::number(side)));
+            QCOMPARE(max.values.maxCoeff(), max.values(y, x));
+            // The sink column (key 0) in every pixel row except the spike's: about half a row.
+            for (Index r = 0; r < max.grid.height; ++r) {
+                if (r == y)
+                    continue;
+                QVERIFY2(max.values(r, 0) > 0.3,
+                         qPrintable(QStringLiteral("side %1 row %2: %3")
+                                        .arg(side)
+                                        .arg(r)
+                                        .arg(max.values(r, 0))));
+            }
+            // Mean pooling dilutes the spike to ~1 / cells per pixel once zoomed out.
+            const double cells = double(mean.grid.rowsPerPixel * mean.grid.colsPerPixel);
+            if (cells >= 100)
+                QVERIFY(mean.values(y, x) < 2.0 / cells + 0.01);
+        }
+        // Zoomed into a window around the spike, and a window without key 0.
+        const TileWindow around {spikeRow - 100, spikeRow + 57, spikeCol - 300, spikeCol + 3};
+        const PooledTile<double> z = engine.render(0, around, 16, 16, TilePooling::Max);
+        QVERIFY(z.values.maxCoeff() > 0.999);
+    }
+
+    void badArgumentsThrow()
+    {
+        Generator rng {std::uint64_t(5)};
+        const MatrixD q = rng.standardNormal(10, 6), k = rng.standardNormal(12, 6);
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, TileEngine<double>(q, k, 4));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, TileEngine<double>(q, k, 0));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                                 TileEngine<double>(q, rng.standardNormal(12, 4), 2));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                                 TileEngine<double>(q, k, 2, AttentionMask::causal(10, 11)));
+        MatrixD bad = q;
+        bad(3, 4) = std::numeric_limits<double>::quiet_NaN();
+        QVERIFY_THROWS_EXCEPTION(NonFiniteInput, TileEngine<double>(bad, k, 2));
+        AttentionOptions fill;
+        fill.maskFill = std::numeric_limits<double>::infinity();
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, TileEngine<double>(q, k, 2, {}, fill));
+
+        TileEngine<double> e(q, k, 2);
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                                 e.render(0, TileWindow {0, 11, 0, 12}, 4, 4, TilePooling::Max));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                                 e.render(0, TileWindow {3, 3, 0, 12}, 4, 4, TilePooling::Max));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                                 e.render(0, e.fullWindow(), 0, 4, TilePooling::Max));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                                 e.render(2, e.fullWindow(), 4, 4, TilePooling::Max));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, e.cell(0, 10, 0));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, e.cell(-2, 0, 0));
+
+        // Finite scores that overflow once scaled.
+        AttentionOptions huge;
+        huge.scaleOverride = 1e306;
+        TileEngine<double> over(q * 100, k * 100, 2, {}, huge);
+        QVERIFY_THROWS_EXCEPTION(NonFiniteInput,
+                                 over.render(0, over.fullWindow(), 4, 4, TilePooling::Max));
+    }
+
+    void cancelStops()
+    {
+        Generator rng {std::uint64_t(6)};
+        TileEngine<float> e(randomMatrix<float>(rng, 500, 8, 1.0),
+                            randomMatrix<float>(rng, 500, 8, 1.0), 1);
+        std::atomic<bool> cancel {true};
+        QVERIFY_THROWS_EXCEPTION(
+            Cancelled, e.render({0}, e.fullWindow(), 50, 50, TilePooling::Max, nullptr, &cancel));
+        cancel = false;
+        QCOMPARE(e.render({0}, e.fullWindow(), 50, 50, TilePooling::Max, nullptr, &cancel)
+                     .front()
+                     .grid.width,
+                 Index(50));
+    }
+
+    void heldBytesCountsNoSquareMatrix()
+    {
+        // n = 65 536, one head of 64: Q, K (+ packed Kᵀ) and row blocks, far below n² floats.
+        const std::size_t held = TileEngine<float>::heldBytes(65536, 65536, 1, 64, 4);
+        QVERIFY(held < (std::size_t(256) << 20));
+        QVERIFY(held >= std::size_t(2) * 65536 * 64 * 4);
+        QCOMPARE(TileEngine<float>::imageBytes(1024, 512, 4), std::size_t(1024) * 512 * 5);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTiles)
+#include "tst_tiles.moc"

@@ -1,0 +1,232 @@
+// The live metric charts keep their axis labels legible (regression of the new-user trial: the
+// d_k chart's labels were elided to "10…", "20…" in a narrow dock). The scaling charts' log₂ d_k
+// axis labels every power of two when they fit and thins them (powers of 4, then 8) when they
+// do not; the labels always fit side by side in the plot. The per-row metrics chart is not
+// redrawn while behind another tab (a tab page or a tabified dock) and shows the newest result
+// when brought to the front.
+
+#include "ui/charts/chartstyle.h"
+#include "ui/charts/rowmetricschart.h"
+#include "ui/charts/scalingchart.h"
+#include "ui/session/sessioncompute.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QDockWidget>
+#include <QLabel>
+#include <QLogValueAxis>
+#include <QMainWindow>
+#include <QScrollArea>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTest>
+#include <QVBoxLayout>
+#include <QXYSeries>
+
+#include <cmath>
+#include <functional>
+#include <memory>
+
+using namespace attn;
+
+namespace {
+
+// The series the chart displays, by legend name (read from the chart, not through the
+// chart's own accessors, which bring a hidden chart up to date).
+QXYSeries *displayedSeries(const RowMetricsChart &chart, const QString &name)
+{
+    const auto *view = chart.findChild<QChartView *>();
+    if (!view)
+        return nullptr;
+    for (QAbstractSeries *s : view->chart()->series())
+        if (s->name() == name)
+            return qobject_cast<QXYSeries *>(s);
+    return nullptr;
+}
+
+// Max weight, entropy (nats) and 1/Σw² of each row of `weights`, computed here.
+void expectRows(const QList<QPointF> &maxW, const QList<QPointF> &entropy,
+                const QList<QPointF> &effective, const MatrixD &weights)
+{
+    QCOMPARE(maxW.size(), qsizetype(weights.rows()));
+    QCOMPARE(entropy.size(), qsizetype(weights.rows()));
+    QCOMPARE(effective.size(), qsizetype(weights.rows()));
+    for (qsizetype i = 0; i < maxW.size(); ++i) {
+        const auto row = weights.row(Index(i));
+        double h = 0, sumSq = 0;
+        for (Index j = 0; j < row.size(); ++j) {
+            if (row(j) > 0)
+                h -= row(j) * std::log(row(j));
+            sumSq += row(j) * row(j);
+        }
+        QCOMPARE(maxW[i].x(), double(i));
+        QCOMPARE(maxW[i].y(), row.maxCoeff());
+        QVERIFY(std::abs(entropy[i].y() - h) <= 1e-12);
+        QVERIFY(std::abs(effective[i].y() - 1.0 / sumSq) <= 1e-12 * (1.0 / sumSq));
+    }
+}
+
+} // namespace
+
+class TestCharts : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void logAxisLabels_data()
+    {
+        QTest::addColumn<double>("base");
+        QTest::addColumn<QStringList>("labels");
+        QTest::newRow("base 2") << 2.0 << QStringList {"2",   "4",   "8",   "16",   "32",  "64",
+                                                       "128", "256", "512", "1024", "2048"};
+        QTest::newRow("base 4") << 4.0 << QStringList {"4", "16", "64", "256", "1024"};
+        QTest::newRow("base 8") << 8.0 << QStringList {"8", "64", "512"};
+    }
+
+    void logAxisLabels()
+    {
+        QFETCH(double, base);
+        QFETCH(QStringList, labels);
+        QCOMPARE(chartstyle::logAxisLabels(1.5, 2800, base), labels); // the d_k axis range
+    }
+
+    void scalingChartLabelsFit_data()
+    {
+        QTest::addColumn<int>("width");
+        QTest::addColumn<double>("base");
+        QTest::newRow("wide: every power of 2") << 900 << 2.0;
+        QTest::newRow("narrow dock: thinned") << 300 << 0.0; // 4 or 8, whichever fits
+    }
+
+    void scalingChartLabelsFit()
+    {
+        QFETCH(int, width);
+        QFETCH(double, base);
+        MaxWeightChart chart;
+        chart.resize(width, 260);
+        chart.setCurrentDk(16);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        QTRY_VERIFY(chart.chart()->plotArea().width() > 0);
+        QTest::qWait(50); // the coalesced redraw
+        const qreal plotW = chart.chart()->plotArea().width();
+        if (base > 0)
+            QCOMPARE(chart.xAxisBase(), base);
+        else
+            QVERIFY(chart.xAxisBase() == 4.0 || chart.xAxisBase() == 8.0);
+        QVERIFY2(chart.xAxisLabelsWidth() <= plotW,
+                 qPrintable(QStringLiteral("labels need %1 px, the plot is %2 px wide")
+                                .arg(chart.xAxisLabelsWidth())
+                                .arg(plotW)));
+        QVERIFY(chart.xAxisLabels().size() >= 3);
+        // The smaller base would not have fitted (labels are thinned only when needed).
+        if (chart.xAxisBase() > 2.0)
+            QVERIFY(chart.xAxisLabelsWidth(chart.xAxisBase() / 2) > plotW);
+    }
+
+    // The per-row metrics chart behind another tab: a page of a tab widget (hidden), or in a
+    // dock tabified behind another dock as in MainWindow (moved off-screen, not hidden). Results
+    // and heads set meanwhile are not plotted (no series replaced, even after the coalescing
+    // interval), and bringing the chart to the front plots the newest result and head at once,
+    // before any timer; in front, it follows on its timer; reading the points of a chart behind
+    // brings it up to date.
+    void rowMetricsChartHiddenShowsNewest_data()
+    {
+        QTest::addColumn<bool>("docked");
+        QTest::newRow("tab widget page") << false;
+        QTest::newRow("tabified dock, as in MainWindow") << true;
+    }
+    void rowMetricsChartHiddenShowsNewest()
+    {
+        QFETCH(bool, docked);
+        auto *chart = new RowMetricsChart;
+        std::unique_ptr<QWidget> window;
+        std::function<void(bool)> toFront; // true: the chart's tab, false: the other one
+        if (docked) {
+            auto *main = new QMainWindow;
+            window.reset(main);
+            main->setCentralWidget(new QWidget);
+            auto *front = new QDockWidget(QStringLiteral("front"), main);
+            front->setObjectName(QStringLiteral("frontDock"));
+            front->setWidget(new QWidget);
+            auto *behind = new QDockWidget(QStringLiteral("chart"), main);
+            behind->setObjectName(QStringLiteral("chartDock"));
+            auto *scroll = new QScrollArea; // as MainWindow's scrollable()
+            scroll->setWidgetResizable(true);
+            scroll->setWidget(chart);
+            behind->setWidget(scroll);
+            main->addDockWidget(Qt::RightDockWidgetArea, behind);
+            main->addDockWidget(Qt::RightDockWidgetArea, front);
+            main->tabifyDockWidget(behind, front);
+            toFront = [front, behind](bool chartTab) { (chartTab ? behind : front)->raise(); };
+        } else {
+            window = std::make_unique<QWidget>();
+            auto *tabs = new QTabWidget(window.get());
+            (new QVBoxLayout(window.get()))->addWidget(tabs);
+            tabs->addTab(new QWidget, QStringLiteral("front"));
+            tabs->addTab(chart, QStringLiteral("chart"));
+            toFront = [tabs](bool chartTab) { tabs->setCurrentIndex(chartTab ? 1 : 0); };
+        }
+        toFront(false);
+        window->resize(900, 500);
+        window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(window.get()));
+        QTRY_VERIFY(chart->visibleRegion().isEmpty()); // nothing of it on screen
+        QXYSeries *maxW = displayedSeries(*chart, QStringLiteral("max weight"));
+        QXYSeries *entropy = displayedSeries(*chart, QStringLiteral("entropy (nats)"));
+        QXYSeries *effective = displayedSeries(*chart, QStringLiteral("effective terms 1/Σw²"));
+        QVERIFY(maxW && entropy && effective);
+        QSignalSpy replaced(maxW, &QXYSeries::pointsReplaced);
+
+        SessionParameters p;
+        p.n = 6;
+        p.dModel = 16;
+        p.heads = 2;
+        const auto a = std::make_shared<const SessionResult>(computeSession(p));
+        p.n = 9;
+        p.dModel = 12;
+        p.heads = 3;
+        p.seed = 7;
+        const auto b = std::make_shared<const SessionResult>(computeSession(p));
+        QVERIFY2(a->ok() && b->ok(), qPrintable(a->error + b->error));
+
+        chart->setResult(a);
+        chart->setResult(b);
+        chart->setHead(2);
+        QCOMPARE(chart->head(), 2);
+        QTest::qWait(60); // longer than the 16 ms coalescing interval
+        QCOMPARE(replaced.count(), 0);
+        QVERIFY(maxW->points().isEmpty()); // still the empty chart of before any result
+        // The line above the chart already names B (it is cheap).
+        const auto *info = chart->findChild<QLabel *>(QStringLiteral("rowMetricsInfo"));
+        QVERIFY(info);
+        QVERIFY2(info->text().startsWith(QStringLiteral("9 rows \u00d7 9 keys")),
+                 qPrintable(info->text()));
+
+        toFront(true);
+        // No event processed since: bringing it to the front plotted B's head 2.
+        QCOMPARE(replaced.count(), 1);
+        expectRows(maxW->points(), entropy->points(), effective->points(), b->weights[2]);
+        QTRY_VERIFY(!chart->visibleRegion().isEmpty());
+
+        // In front: a new result is plotted on the coalescing timer.
+        chart->setResult(a);
+        QTRY_COMPARE(maxW->points().size(), qsizetype(6));
+        QCOMPARE(chart->head(), 1); // clamped to A's two heads
+        expectRows(maxW->points(), entropy->points(), effective->points(), a->weights[1]);
+
+        // Behind again: a head change waits, reading the points brings it up to date.
+        toFront(false);
+        QTRY_VERIFY(chart->visibleRegion().isEmpty());
+        const int before = int(replaced.count());
+        chart->setHead(0);
+        QTest::qWait(60);
+        QCOMPARE(int(replaced.count()), before);
+        expectRows(chart->maxWeightPoints(), chart->entropyPoints(), chart->effectiveTermsPoints(),
+                   a->weights[0]);
+        QCOMPARE(int(replaced.count()), before + 1);
+    }
+};
+
+QTEST_MAIN(TestCharts)
+#include "tst_charts.moc"

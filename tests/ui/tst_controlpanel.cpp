@@ -1,0 +1,276 @@
+// ControlPanel: regressions of the new-user trial. Typing a number into a spin box recomputes
+// once, for the finished number (keyboard tracking off), not for every prefix; the key-padding
+// count the user chose survives n shrinking below it (the parameters carry it clamped, with a
+// visible note) and comes back when n grows; the tokens field is disabled, with a tooltip
+// saying why, while tensors are loaded; the mouse wheel over an unfocused control scrolls the
+// dock instead of changing the control.
+
+#include "ui/panels/controlpanel.h"
+#include "ui/session/tensorsource.h"
+
+#include "core/npy.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLocale>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace attn;
+
+namespace {
+
+QList<int> editedN(const QSignalSpy &spy)
+{
+    QList<int> ns;
+    for (const QList<QVariant> &args : spy)
+        ns << args.at(0).value<SessionParameters>().n;
+    return ns;
+}
+
+// The note under the mask (the only word-wrapped label of the mask group that can show text).
+// What a combo box, spin box or slider shows, as text.
+QString shownValue(const QWidget *w)
+{
+    if (auto *combo = qobject_cast<const QComboBox *>(w))
+        return combo->currentText();
+    if (auto *spin = qobject_cast<const QAbstractSpinBox *>(w))
+        return spin->text();
+    if (auto *slider = qobject_cast<const QAbstractSlider *>(w))
+        return QString::number(slider->value());
+    return {};
+}
+
+// One notch of the mouse wheel, scrolling down, over the middle of `w`.
+void wheelDown(QWidget *w)
+{
+    const QPointF pos = QRectF(w->rect()).center();
+    QWheelEvent event(pos, w->mapToGlobal(pos), QPoint(), QPoint(0, -120), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(w, &event);
+}
+
+QString maskNote(const ControlPanel &panel)
+{
+    for (QLabel *label : panel.findChildren<QLabel *>())
+        if (label->wordWrap() && label->text().contains(QStringLiteral("Padding")))
+            return label->text();
+    return {};
+}
+
+} // namespace
+
+class TestControlPanel : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase() { qRegisterMetaType<SessionParameters>(); }
+
+    void spinBoxesWaitForTheFinishedNumber_data()
+    {
+        QTest::addColumn<QString>("name");
+        for (const char *name : {"nSpin", "nKSpin", "seedSpin", "dModelSpin", "temperatureSpin",
+                                 "paddingSpin", "ropeBaseSpin", "windowSpin", "sinksSpin"})
+            QTest::newRow(name) << QString::fromLatin1(name);
+    }
+
+    void spinBoxesWaitForTheFinishedNumber()
+    {
+        QFETCH(QString, name);
+        ControlPanel panel;
+        auto *spin = panel.findChild<QAbstractSpinBox *>(name);
+        QVERIFY2(spin, qPrintable(name));
+        QVERIFY(!spin->keyboardTracking());
+    }
+
+    // The position scheme, key/value heads, window and sinks: each control sets its field, the
+    // scheme names RoPE's convention, and the heads box shows the parameters and KV cache.
+    void modernControls()
+    {
+        ControlPanel panel;
+        SessionParameters p;
+        p.dModel = 64;
+        p.heads = 8;
+        panel.setParameters(p);
+        auto *scheme = panel.findChild<QComboBox *>(QStringLiteral("positionSchemeCombo"));
+        auto *kv = panel.findChild<QComboBox *>(QStringLiteral("kvHeadsCombo"));
+        auto *window = panel.findChild<QSpinBox *>(QStringLiteral("windowSpin"));
+        auto *sinks = panel.findChild<QSpinBox *>(QStringLiteral("sinksSpin"));
+        auto *info = panel.findChild<QLabel *>(QStringLiteral("headsInfoLabel"));
+        QVERIFY(scheme && kv && window && sinks && info);
+        QVERIFY(scheme->itemText(1).contains(QLatin1String("interleaved")));
+        QVERIFY(scheme->itemText(2).contains(QLatin1String("rotate_half")));
+        scheme->setCurrentIndex(2);
+        QVERIFY(panel.parameters().rope);
+        QCOMPARE(panel.parameters().ropeConvention, RopeConvention::Half);
+        scheme->setCurrentIndex(1);
+        QCOMPARE(panel.parameters().ropeConvention, RopeConvention::Interleaved);
+        scheme->setCurrentIndex(3);
+        QVERIFY(panel.parameters().alibi);
+        QVERIFY(!panel.parameters().rope);
+        // g = 8, 4, 2, 1 listed; 2 kv heads: 2·64² + 2·2·8·64 + biases (64 + 2·16 + 64).
+        QCOMPARE(kv->count(), 4);
+        kv->setCurrentIndex(kv->findData(2));
+        QCOMPARE(panel.parameters().kvHeads, 2);
+        QVERIFY2(info->text().contains(QLocale().toString(8192 + 2048 + 160)),
+                 qPrintable(info->text()));
+        QVERIFY2(info->text().contains(QLatin1String("256 B/token")), qPrintable(info->text()));
+        QVERIFY(!sinks->isEnabled());
+        window->setValue(6);
+        QCOMPARE(panel.parameters().window, 6);
+        QVERIFY(sinks->isEnabled());
+        sinks->setValue(2);
+        QCOMPARE(panel.parameters().sinks, 2);
+        QVERIFY(panel.parameters().validate().isEmpty());
+    }
+
+    // Typing "1024" into n: one recompute, for n = 1024 (not n = 1, 10, 102, 1024).
+    void typingNEmitsOnce()
+    {
+        ControlPanel panel;
+        SessionParameters p;
+        p.n = 8;
+        panel.setParameters(p);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto *spin = panel.findChild<QSpinBox *>(QStringLiteral("nSpin"));
+        QSignalSpy edited(&panel, &ControlPanel::parametersEdited);
+        spin->setFocus();
+        spin->selectAll();
+        QTest::keyClicks(spin, QStringLiteral("1024"));
+        QCOMPARE(edited.count(), 0);
+        QTest::keyClick(spin, Qt::Key_Return);
+        QCOMPARE(editedN(edited), QList<int> {1024});
+        QCOMPARE(panel.parameters().n, 1024);
+        // The arrows still step at once.
+        QTest::keyClick(spin, Qt::Key_Down);
+        QCOMPARE(editedN(edited), (QList<int> {1024, 1023}));
+    }
+
+    // Key padding 6 of 8 keys; n → 4 sends padding 4 (all keys) with a note; n → 10 restores 6.
+    void paddingSurvivesSmallerN()
+    {
+        ControlPanel panel;
+        SessionParameters p;
+        p.n = 8;
+        p.mask = MaskChoice::KeyPadding;
+        p.paddingCount = 2;
+        panel.setParameters(p);
+        auto *padding = panel.findChild<QSpinBox *>(QStringLiteral("paddingSpin"));
+        auto *n = panel.findChild<QSpinBox *>(QStringLiteral("nSpin"));
+        QSignalSpy edited(&panel, &ControlPanel::parametersEdited);
+        padding->setValue(6);
+        QCOMPARE(panel.parameters().paddingCount, 6);
+        QVERIFY(maskNote(panel).isEmpty());
+
+        n->setValue(4);
+        QCOMPARE(panel.parameters().n, 4);
+        QCOMPARE(panel.parameters().paddingCount, 4); // what the session gets: ≤ the keys
+        QCOMPARE(padding->value(), 4);
+        QVERIFY2(maskNote(panel).contains(QStringLiteral("Padding 6 keys asked, only 4 keys")),
+                 qPrintable(maskNote(panel)));
+        // The session hands the (clamped) parameters back: the wish stays.
+        panel.setParameters(edited.last().at(0).value<SessionParameters>());
+
+        n->setValue(10);
+        QCOMPARE(panel.parameters().paddingCount, 6);
+        QCOMPARE(padding->value(), 6);
+        QVERIFY(maskNote(panel).isEmpty());
+
+        // An outside change (an opened session, undo) sets the count itself.
+        SessionParameters outside = panel.parameters();
+        outside.paddingCount = 1;
+        panel.setParameters(outside);
+        n->setValue(12);
+        QCOMPARE(panel.parameters().paddingCount, 1);
+    }
+
+    // Scrolling the Controls dock (a scroll area) with the wheel: an unfocused control under
+    // the pointer keeps its value and the dock scrolls; a focused one takes the wheel.
+    void wheelChangesOnlyFocusedControl_data()
+    {
+        QTest::addColumn<QString>("name");
+        for (const char *name : {"kindCombo", "nSpin", "dModelSpin", "headsCombo", "dkSlider",
+                                 "alphaSlider", "temperatureSpin", "maskCombo"})
+            QTest::newRow(name) << QString::fromLatin1(name);
+    }
+
+    void wheelChangesOnlyFocusedControl()
+    {
+        QFETCH(QString, name);
+        QScrollArea area;
+        auto *panel = new ControlPanel;
+        area.setWidget(panel);
+        area.setWidgetResizable(true);
+        area.resize(360, 200); // the controls are taller: the area scrolls
+        area.show();
+        area.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&area));
+        auto *control = panel->findChild<QWidget *>(name);
+        QVERIFY2(control, qPrintable(name));
+        QCOMPARE(control->focusPolicy(), Qt::StrongFocus); // the wheel does not take the focus
+        QScrollBar *bar = area.verticalScrollBar();
+        QVERIFY(bar->maximum() > 0);
+        bar->setValue(0);
+        const QString before = shownValue(control);
+        QSignalSpy edited(panel, &ControlPanel::parametersEdited);
+
+        control->clearFocus(); // the first control gets the focus when the window is shown
+        QVERIFY(!control->hasFocus());
+        wheelDown(control);
+        QCOMPARE(shownValue(control), before);
+        QCOMPARE(edited.count(), 0);
+        QVERIFY2(bar->value() > 0, "the wheel scrolls the dock");
+
+        control->setFocus(Qt::OtherFocusReason);
+        QTRY_VERIFY(control->hasFocus());
+        const int scrolled = bar->value();
+        wheelDown(control);
+        QVERIFY2(shownValue(control) != before, qPrintable(shownValue(control)));
+        QVERIFY(edited.count() >= 1);
+        QCOMPARE(bar->value(), scrolled); // setFocus may scroll it into view; the wheel did not
+    }
+
+    // Loaded tensors: the typed sentence would change nothing, so the field is disabled and
+    // says why; without tensors it is enabled with its usual tooltip.
+    void tokensDisabledWithTensors()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        MatrixD rows(2, 2);
+        rows << 0.25, 0.75, 0.5, 0.5;
+        const QString file = dir.filePath(QStringLiteral("weights.npy"));
+        writeNpy(file.toStdString(), NpyArray::fromMatrix(rows));
+        QString error;
+        const auto source
+            = makeTensorSource(readTensorFile(file), QString(), MaskConvention::Masked, &error);
+        QVERIFY2(source, qPrintable(error));
+
+        ControlPanel panel;
+        auto *tokens = panel.findChild<QLineEdit *>(QStringLiteral("tokensEdit"));
+        QVERIFY(tokens->isEnabled());
+        const QString usual = tokens->toolTip();
+        QVERIFY(usual.contains(QStringLiteral("sentence")));
+
+        panel.setParameters(source->parametersFor(SessionParameters {}, source));
+        QVERIFY(!tokens->isEnabled());
+        QVERIFY2(tokens->toolTip().contains(QStringLiteral("tensors are loaded")),
+                 qPrintable(tokens->toolTip()));
+        QVERIFY(tokens->toolTip().contains(QStringLiteral("Tensors dock")));
+
+        panel.setParameters(SessionParameters {});
+        QVERIFY(tokens->isEnabled());
+        QCOMPARE(tokens->toolTip(), usual);
+    }
+};
+
+QTEST_MAIN(TestControlPanel)
+#include "tst_controlpanel.moc"

@@ -1,0 +1,585 @@
+// Tests of the Experiments panel (list and table models, pages, runs, cancel, export) and of the
+// experiment figures shared with `attnlab experiment --figure`.
+// Set ATTN_FIGURE_DIR to keep the exported figures (one PNG and SVG per experiment) for viewing.
+
+#include "core/experiments/experiments.h"
+#include "ui/charts/experimentfigure.h"
+#include "ui/panels/experimentlistmodel.h"
+#include "ui/panels/experimentpage.h"
+#include "ui/panels/experimentspanel.h"
+#include "ui/panels/tablemodel.h"
+
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QBrush>
+#include <QClipboard>
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QListView>
+#include <QPainter>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSvgRenderer>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QXmlStreamReader>
+
+#include <cmath>
+#include <limits>
+
+using namespace attn;
+
+namespace {
+
+/// Ids of every registered experiment, in list order (E1 … E12, E14 … E16).
+QStringList registeredIds()
+{
+    QStringList ids;
+    for (const ExperimentInfo &info : experimentList())
+        ids << QString::fromStdString(info.id);
+    return ids;
+}
+
+QString q(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
+
+/// Small parameter values so that every experiment runs in well under a second for the figure
+/// tests (by id and name; experiments without an entry take their defaults).
+ExperimentParams smallParams(const ExperimentInfo &info)
+{
+    static const std::map<std::string, ExperimentParams> small = {
+        {"E2", {{"trials", "40"}}},
+        {"E3", {{"keys", "200"}}},
+        {"E8", {{"n", "32,64,128"}, {"repeats", "1"}}},
+        {"E9", {{"t", "32"}, {"n", "32"}, {"repeats", "1"}}},
+    };
+    ExperimentParams params;
+    const auto it = small.find(info.id);
+    if (it != small.end())
+        for (const auto &[name, value] : it->second)
+            for (const ParamSpec &spec : info.params)
+                if (spec.name == name)
+                    params[name] = value;
+    return params;
+}
+
+/// A trial count that makes E2 run for many seconds (about 2·10⁹ normal draws over the default
+/// d_k list) while staying under its 1 GiB cap for the stored queries.
+QString manyTrials(const ExperimentInfo &info)
+{
+    for (const ParamSpec &spec : info.params)
+        if (spec.name == "trials" && spec.maximum >= 100000)
+            return QStringLiteral("100000");
+    return {};
+}
+
+Table sampleTable()
+{
+    Table t({"name", "n", "value", "ratio"});
+    t.addRow({std::string("alpha"), std::int64_t(4), 0.1, 1.0 / 3.0});
+    t.addRow({std::string("beta"), std::int64_t(-16), std::numeric_limits<double>::quiet_NaN(),
+              2.5e-17});
+    t.addRow({std::string("gamma, \"q\""), std::int64_t(1024),
+              std::numeric_limits<double>::infinity(), -123456.789});
+    return t;
+}
+
+} // namespace
+
+class TestExperimentsPanel : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void listModel();
+    void tableModel();
+    void tableModelTsv();
+    void panelListsTwelve();
+    void editorsFromParamSpecs();
+    void runFillsTable_data();
+    void runFillsTable();
+    void copyAndExportTable();
+    void cancelLongRun();
+    void newestRunWins();
+    void invalidParameterShowsError();
+    void exportFigure_data();
+    void exportFigure();
+    void exportFigureErrors();
+    void figureUnavailableWithoutColumns();
+};
+
+void TestExperimentsPanel::listModel()
+{
+    ExperimentListModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const QStringList ids = registeredIds();
+    QCOMPARE(model.rowCount(), ids.size());
+    for (int row = 0; row < ids.size(); ++row) {
+        const QModelIndex index = model.index(row);
+        const QString id = ids[row];
+        QCOMPARE(model.data(index, ExperimentListModel::IdRole).toString(), id);
+        QCOMPARE(model.rowOf(id.toLower()), row);
+        QVERIFY(model.data(index).toString().startsWith(id + QLatin1Char(' ')));
+        QVERIFY(!model.data(index, ExperimentListModel::TitleRole).toString().isEmpty());
+        QCOMPARE(model.data(index, ExperimentListModel::PaperSectionRole).toString(),
+                 q(experimentInfo(id.toStdString()).paperSection));
+    }
+    QCOMPARE(model.rowOf(QStringLiteral("E99")), -1);
+    QVERIFY_THROWS_EXCEPTION(std::out_of_range, model.info(ids.size()));
+}
+
+void TestExperimentsPanel::tableModel()
+{
+    TableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(model.rowCount(), 0);
+    model.setTable(sampleTable());
+    QCOMPARE(model.rowCount(), 3);
+    QCOMPARE(model.columnCount(), 4);
+    QCOMPARE(model.headerData(2, Qt::Horizontal).toString(), QStringLiteral("value"));
+    QCOMPARE(model.data(model.index(0, 0)).toString(), QStringLiteral("alpha"));
+    QCOMPARE(model.data(model.index(1, 1)).toString(), QStringLiteral("-16"));
+    // Display: 6 significant digits; edit role / tooltip: the full round-trip text.
+    QCOMPARE(model.data(model.index(0, 3)).toString(), QStringLiteral("0.333333"));
+    QCOMPARE(model.data(model.index(0, 3), Qt::EditRole).toString(),
+             QStringLiteral("0.3333333333333333"));
+    QCOMPARE(model.data(model.index(0, 3), TableModel::RawValueRole).toDouble(), 1.0 / 3.0);
+    // Non-finite values are spelled out and red; finite ones have no special colour.
+    QCOMPARE(model.data(model.index(1, 2)).toString(), QStringLiteral("NaN"));
+    QCOMPARE(model.data(model.index(2, 2)).toString(), QStringLiteral("inf"));
+    QCOMPARE(model.data(model.index(1, 2), Qt::ForegroundRole).value<QBrush>().color(),
+             QColor(200, 0, 0));
+    QVERIFY(!model.data(model.index(0, 2), Qt::ForegroundRole).isValid());
+    QVERIFY(model.flags(model.index(0, 0)) & Qt::ItemIsSelectable);
+    QVERIFY(!(model.flags(model.index(0, 0)) & Qt::ItemIsEditable));
+    QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+    model.setTable(Table({"x"}));
+    QCOMPARE(reset.count(), 1);
+    QCOMPARE(model.rowCount(), 0);
+    QCOMPARE(model.columnCount(), 1);
+}
+
+void TestExperimentsPanel::tableModelTsv()
+{
+    TableModel model;
+    model.setTable(sampleTable());
+    // Cells (0,1), (0,3), (2,1) span rows 0–2 and columns 1–3; the others stay empty.
+    const QModelIndexList cells = {model.index(2, 1), model.index(0, 1), model.index(0, 3)};
+    QCOMPARE(model.toTsv(cells), QStringLiteral("4\t\t0.3333333333333333\n\t\t\n1024\t\t\n"));
+    QCOMPARE(model.toTsv({model.index(1, 2), model.index(1, 3)}, true),
+             QStringLiteral("value\tratio\nNaN\t2.5e-17\n"));
+    QCOMPARE(model.toTsv({}), QString());
+}
+
+void TestExperimentsPanel::panelListsTwelve()
+{
+    ExperimentsPanel panel;
+    QCOMPARE(panel.experimentModel()->rowCount(), registeredIds().size());
+    QCOMPARE(panel.experimentIds(), registeredIds());
+    QVERIFY(registeredIds().contains(QStringLiteral("E12")));
+    QVERIFY(registeredIds().contains(QStringLiteral("E16")));
+    QCOMPARE(panel.currentExperiment(), QStringLiteral("E1"));
+    QSignalSpy changed(&panel, &ExperimentsPanel::currentExperimentChanged);
+    QVERIFY(panel.setCurrentExperiment(QStringLiteral("e6")));
+    QCOMPARE(panel.currentExperiment(), QStringLiteral("E6"));
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(panel.experimentView()->currentIndex().row(), 5);
+    QVERIFY(!panel.setCurrentExperiment(QStringLiteral("E99")));
+    QCOMPARE(panel.currentExperiment(), QStringLiteral("E6"));
+    // Choosing a row in the list shows its page.
+    panel.experimentView()->setCurrentIndex(panel.experimentModel()->index(9));
+    QCOMPARE(panel.currentExperiment(), QStringLiteral("E10"));
+    QCOMPARE(panel.currentPage(), panel.page(QStringLiteral("E10")));
+    // The note (what to look at, with the paper section) is on the page.
+    const auto *note = panel.currentPage()->findChild<QLabel *>(QStringLiteral("note"));
+    QVERIFY(note);
+    QVERIFY(note->text().contains(q(experimentInfo("E10").paperSection).toHtmlEscaped()));
+}
+
+void TestExperimentsPanel::editorsFromParamSpecs()
+{
+    ExperimentsPanel panel;
+    for (const ExperimentInfo &info : experimentList()) {
+        ExperimentPage *page = panel.page(q(info.id));
+        QVERIFY(page);
+        const ExperimentParams params = page->parameters();
+        QCOMPARE(params.size(), info.params.size());
+        for (const ParamSpec &spec : info.params) {
+            QWidget *editor = page->editor(q(spec.name));
+            QVERIFY2(editor, spec.name.c_str());
+            QCOMPARE(editor->objectName(), QStringLiteral("param_") + q(spec.name));
+            QVERIFY2(editor->toolTip().contains(q(spec.help).toHtmlEscaped()), spec.name.c_str());
+            // Editors start at the docs/experiments.md defaults (lists compared without spaces).
+            QString expected = q(spec.defaultValue).remove(QLatin1Char(' '));
+            QString actual = q(params.at(spec.name));
+            if (spec.kind == ParamSpec::Kind::Double)
+                QCOMPARE(actual.toDouble(), expected.toDouble());
+            else
+                QCOMPARE(actual, expected);
+        }
+        // Editing and resetting.
+        for (const ParamSpec &spec : info.params) {
+            // Spin boxes (ranges within int): out of range is refused, the maximum accepted.
+            if (spec.kind != ParamSpec::Kind::Int || !(spec.maximum > spec.minimum)
+                || spec.maximum > 2147483646.0 || spec.minimum < -2147483647.0)
+                continue;
+            QVERIFY(!page->setParameter(q(spec.name), QString::number(qint64(spec.maximum) + 1)));
+            QVERIFY(!page->setParameter(q(spec.name), QString::number(qint64(spec.minimum) - 1)));
+            const QString other = QString::number(qint64(spec.maximum));
+            QVERIFY(page->setParameter(q(spec.name), other));
+            QCOMPARE(q(page->parameters().at(spec.name)), other);
+        }
+        page->resetParameters();
+        QCOMPARE(page->parameters(), params);
+    }
+    QVERIFY(!panel.page(QStringLiteral("E1"))
+                 ->setParameter(QStringLiteral("no_such"), QStringLiteral("1")));
+}
+
+void TestExperimentsPanel::runFillsTable_data()
+{
+    QTest::addColumn<QString>("id");
+    QTest::newRow("E1 one head") << QStringLiteral("E1");
+    QTest::newRow("E6 shift is a rotation") << QStringLiteral("E6");
+    QTest::newRow("E7 causal mask") << QStringLiteral("E7");
+}
+
+void TestExperimentsPanel::runFillsTable()
+{
+    QFETCH(QString, id);
+    ExperimentsPanel panel;
+    QVERIFY(panel.setCurrentExperiment(id));
+    ExperimentPage *page = panel.currentPage();
+    QSignalSpy ready(page, &ExperimentPage::resultReady);
+    QSignalSpy panelReady(&panel, &ExperimentsPanel::resultReady);
+    QSignalSpy failed(page, &ExperimentPage::failed);
+    auto *run = page->findChild<QPushButton *>(QStringLiteral("runButton"));
+    QVERIFY(run);
+    run->click();
+    QTRY_VERIFY_WITH_TIMEOUT(ready.count() == 1 || failed.count() > 0, 60000);
+    QVERIFY2(failed.isEmpty(), qPrintable(failed.value(0).value(0).toString()));
+    QCOMPARE(panelReady.count(), 1);
+    QCOMPARE(panelReady.at(0).at(0).toString(), id);
+    QVERIFY(!page->isRunning());
+    QVERIFY(page->message().startsWith(QLatin1String("Done")));
+
+    // The table shows exactly what runExperiment gives for the page's parameters.
+    const ExperimentResult direct = runExperiment(id.toStdString(), page->parameters());
+    const TableModel *model = page->tableModel();
+    QCOMPARE(model->rowCount(), int(direct.table.rowCount()));
+    QCOMPARE(model->columnCount(), int(direct.table.columnCount()));
+    QVERIFY(model->rowCount() > 0);
+    for (int c = 0; c < model->columnCount(); ++c)
+        QCOMPARE(model->headerData(c, Qt::Horizontal).toString(),
+                 q(direct.table.columns()[std::size_t(c)]));
+    for (int r = 0; r < model->rowCount(); ++r)
+        for (int c = 0; c < model->columnCount(); ++c) {
+            const Table::Cell &cell = direct.table.cell(std::size_t(r), std::size_t(c));
+            const QString expected
+                = TableModel::isNonFinite(cell) && std::isnan(std::get<double>(cell))
+                ? QStringLiteral("NaN")
+                : q(Table::formatCell(cell));
+            QCOMPARE(model->data(model->index(r, c), Qt::EditRole).toString(), expected);
+        }
+    // Headline properties, read from the delivered table.
+    const Table &t = page->result()->table;
+    if (id == QLatin1String("E7")) {
+        for (std::size_t r = 0; r < t.rowCount(); ++r) {
+            const double pos = t.number(r, "position");
+            if (pos <= 4)
+                QCOMPARE(t.number(r, "change_causal"), 0.0);
+            QVERIFY(t.number(r, "change_no_mask") > 0);
+        }
+    }
+    // The figure is shown beside the table.
+    QVERIFY(page->findChild<QWidget *>(QStringLiteral("experimentFigure")));
+    QVERIFY(page->findChild<QPushButton *>(QStringLiteral("exportFigureButton"))->isEnabled());
+
+    // With ATTN_FIGURE_DIR set, keep a picture of the whole panel for looking at.
+    const QString keep = qEnvironmentVariable("ATTN_FIGURE_DIR");
+    if (!keep.isEmpty()) {
+        QDir().mkpath(keep);
+        panel.resize(1400, 900);
+        QVERIFY(panel.grab().save(
+            QDir(keep).filePath(QStringLiteral("panel_%1.png").arg(id.toLower()))));
+    }
+}
+
+void TestExperimentsPanel::copyAndExportTable()
+{
+    ExperimentsPanel panel;
+    ExperimentPage *page = panel.page(QStringLiteral("E1"));
+    QString error;
+    QTemporaryDir dir;
+    QVERIFY(!page->exportTable(dir.filePath(QStringLiteral("none.csv")), &error));
+    QVERIFY(error.contains(QLatin1String("run E1 first")));
+    QSignalSpy ready(page, &ExperimentPage::resultReady);
+    page->run();
+    QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 60000);
+
+    // Ctrl+C copies the selected cells as TSV with full precision.
+    const Table &t = page->result()->table;
+    QTableView *view = page->tableView();
+    view->clearSelection();
+    const int rows = std::min<int>(2, int(t.rowCount()));
+    const int cols = std::min<int>(2, int(t.columnCount()));
+    QString expected;
+    for (int r = 0; r < rows; ++r) {
+        for (int c = 0; c < cols; ++c) {
+            view->selectionModel()->select(page->tableModel()->index(r, c),
+                                           QItemSelectionModel::Select);
+            expected += q(Table::formatCell(t.cell(std::size_t(r), std::size_t(c))));
+            expected += c + 1 < cols ? QStringLiteral("\t") : QStringLiteral("\n");
+        }
+    }
+    QApplication::clipboard()->clear();
+    page->copySelection();
+    QCOMPARE(QApplication::clipboard()->text(), expected);
+
+    // Export table writes Table::toCsv.
+    const QString path = dir.filePath(QStringLiteral("e1.csv"));
+    QVERIFY2(page->exportTable(path, &error), qPrintable(error));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QCOMPARE(file.readAll().toStdString(), t.toCsv());
+    QVERIFY(!page->exportTable(dir.filePath(QStringLiteral("no/such/dir/e1.csv")), &error));
+    QVERIFY(error.contains(QLatin1String("no/such/dir")));
+}
+
+void TestExperimentsPanel::cancelLongRun()
+{
+    // Also the regression of the new-user trial: Run stayed enabled during a run and the Run /
+    // Cancel buttons moved when the progress bar appeared. Run is disabled while running,
+    // Cancel enabled only then, and neither button moves.
+    ExperimentsPanel panel;
+    panel.resize(1200, 800);
+    QVERIFY(panel.setCurrentExperiment(QStringLiteral("E2")));
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    ExperimentPage *page = panel.page(QStringLiteral("E2"));
+    auto *runButton = page->findChild<QPushButton *>(QStringLiteral("runButton"));
+    QVERIFY(runButton->isEnabled());
+    QVERIFY(!page->findChild<QPushButton *>(QStringLiteral("cancelButton"))->isEnabled());
+    const QRect runIdle = runButton->geometry();
+    const QRect cancelIdle
+        = page->findChild<QPushButton *>(QStringLiteral("cancelButton"))->geometry();
+    const QString trials = manyTrials(page->info());
+    QVERIFY2(!trials.isEmpty(), "E2 has no 'trials' parameter");
+    QVERIFY(page->setParameter(QStringLiteral("trials"), trials));
+    QSignalSpy ready(page, &ExperimentPage::resultReady);
+    QSignalSpy cancelled(page, &ExperimentPage::cancelled);
+    QSignalSpy failed(page, &ExperimentPage::failed);
+    QSignalSpy running(page, &ExperimentPage::runningChanged);
+    QSignalSpy progress(page, &ExperimentPage::progressChanged);
+    page->run();
+    QVERIFY(page->isRunning());
+    QCOMPARE(running.count(), 1);
+    auto *cancelButton = page->findChild<QPushButton *>(QStringLiteral("cancelButton"));
+    QVERIFY(cancelButton->isEnabled());
+    QVERIFY(!runButton->isEnabled());
+    // Progress arrives by queued signal while the GUI thread stays free, and the bar shows.
+    QTRY_VERIFY_WITH_TIMEOUT(!progress.isEmpty(), 10000);
+    const double fraction = progress.last().at(0).toDouble();
+    QVERIFY(fraction >= 0 && fraction < 1);
+    auto *bar = page->findChild<QProgressBar *>(QStringLiteral("progressBar"));
+    QTRY_VERIFY(!bar->isHidden());
+    QCoreApplication::processEvents(); // layout after the bar showed
+    QCOMPARE(runButton->geometry(), runIdle);
+    QCOMPARE(cancelButton->geometry(), cancelIdle);
+    QVERIFY(!runButton->isEnabled());
+    cancelButton->click();
+    // The worker stops at its next cancellation check; a full run would take minutes.
+    QTRY_VERIFY_WITH_TIMEOUT(cancelled.count() == 1 || failed.count() == 1, 20000);
+    QVERIFY2(failed.isEmpty(), qPrintable(failed.value(0).value(0).toString()));
+    QCOMPARE(cancelled.count(), 1);
+    QCOMPARE(ready.count(), 0);
+    QVERIFY(!page->isRunning());
+    QVERIFY(!cancelButton->isEnabled());
+    QVERIFY(runButton->isEnabled());
+    QCOMPARE(runButton->geometry(), runIdle);
+    QCOMPARE(cancelButton->geometry(), cancelIdle);
+    QCOMPARE(running.count(), 2);
+    QVERIFY(page->message().startsWith(QLatin1String("Cancelled")));
+    QVERIFY(!page->result());
+}
+
+void TestExperimentsPanel::newestRunWins()
+{
+    ExperimentsPanel panel;
+    ExperimentPage *page = panel.page(QStringLiteral("E2"));
+    QVERIFY(page->setParameter(QStringLiteral("trials"), manyTrials(page->info())));
+    QSignalSpy ready(page, &ExperimentPage::resultReady);
+    QSignalSpy cancelled(page, &ExperimentPage::cancelled);
+    QSignalSpy failed(page, &ExperimentPage::failed);
+    QSignalSpy progress(page, &ExperimentPage::progressChanged);
+    page->run();
+    QTRY_VERIFY_WITH_TIMEOUT(!progress.isEmpty(), 10000); // the long run is under way
+    QVERIFY(page->setParameter(QStringLiteral("trials"), QStringLiteral("30")));
+    page->run(); // supersedes the long run
+    QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 60000);
+    QCOMPARE(page->result()->params.at("trials"), std::string("30"));
+    QTest::qWait(200);
+    QCOMPARE(ready.count(), 1); // the superseded run is never delivered
+    QCOMPARE(cancelled.count(), 0);
+    QCOMPARE(failed.count(), 0);
+    QVERIFY(!page->isRunning());
+}
+
+void TestExperimentsPanel::invalidParameterShowsError()
+{
+    // The first list parameter of any experiment, given an element below its minimum: the
+    // editor accepts the text, runExperiment rejects it, the message line names the problem.
+    ExperimentsPanel panel;
+    for (const ExperimentInfo &info : experimentList()) {
+        for (const ParamSpec &spec : info.params) {
+            if (spec.kind != ParamSpec::Kind::IntList || !(spec.maximum > spec.minimum))
+                continue;
+            ExperimentPage *page = panel.page(q(info.id));
+            QVERIFY(page->setParameter(q(spec.name), QString::number(qint64(spec.minimum) - 1)));
+            QSignalSpy failed(page, &ExperimentPage::failed);
+            page->run();
+            QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 30000);
+            QVERIFY(page->message().startsWith(QLatin1String("Error:")));
+            QVERIFY2(page->message().contains(q(spec.name)), qPrintable(page->message()));
+            QVERIFY(!page->isRunning());
+            return;
+        }
+    }
+    QSKIP("no experiment has a bounded list parameter");
+}
+
+void TestExperimentsPanel::exportFigure_data()
+{
+    QTest::addColumn<QString>("id");
+    QTest::addColumn<QSize>("size");
+    int i = 0;
+    for (const QString &id : registeredIds()) {
+        ++i;
+        QTest::newRow(qPrintable(id)) << id << QSize(900 + 10 * i, 520 + i);
+    }
+}
+
+void TestExperimentsPanel::exportFigure()
+{
+    QFETCH(QString, id);
+    QFETCH(QSize, size);
+    const ExperimentResult result
+        = runExperiment(id.toStdString(), smallParams(experimentInfo(id.toStdString())));
+    QString reason;
+    QVERIFY2(experimentHasFigure(result, &reason), qPrintable(reason));
+
+    QTemporaryDir tmp;
+    const QString keep = qEnvironmentVariable("ATTN_FIGURE_DIR");
+    if (!keep.isEmpty())
+        QDir().mkpath(keep);
+    const QString dir = keep.isEmpty() ? tmp.path() : keep;
+    const QString png = QDir(dir).filePath(id.toLower() + QStringLiteral(".png"));
+    const QString svg = QDir(dir).filePath(id.toLower() + QStringLiteral(".svg"));
+
+    QString error;
+    QVERIFY2(exportExperimentFigure(result, png, size, &error), qPrintable(error));
+    QImage image;
+    QVERIFY(image.load(png, "PNG"));
+    QCOMPARE(image.size(), size);
+    // Something is drawn: a good share of the pixels are not background white.
+    qint64 ink = 0;
+    const QImage rgb = image.convertToFormat(QImage::Format_RGB32);
+    for (int y = 0; y < rgb.height(); ++y)
+        for (int x = 0; x < rgb.width(); ++x)
+            ink += rgb.pixel(x, y) != qRgb(255, 255, 255);
+    QVERIFY2(ink > qint64(size.width()) * size.height() / 50,
+             qPrintable(QStringLiteral("only %1 non-white pixels").arg(ink)));
+
+    QVERIFY2(exportExperimentFigure(result, svg, size, &error), qPrintable(error));
+    QFile file(svg);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QXmlStreamReader xml(&file);
+    QString root;
+    int elements = 0;
+    while (!xml.atEnd()) {
+        if (xml.readNext() == QXmlStreamReader::StartElement) {
+            if (root.isEmpty())
+                root = xml.name().toString();
+            ++elements;
+        }
+    }
+    QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+    QCOMPARE(root, QStringLiteral("svg"));
+    QVERIFY(elements > 20);
+    // … and draws: Qt's SVG renderer paints it back with ink on a good share of the pixels.
+    QSvgRenderer renderer(svg);
+    QVERIFY(renderer.isValid());
+    QImage back(size, QImage::Format_RGB32);
+    back.fill(Qt::white);
+    {
+        QPainter painter(&back);
+        renderer.render(&painter);
+    }
+    qint64 svgInk = 0;
+    for (int y = 0; y < back.height(); ++y)
+        for (int x = 0; x < back.width(); ++x)
+            svgInk += back.pixel(x, y) != qRgb(255, 255, 255);
+    QVERIFY2(svgInk > qint64(size.width()) * size.height() / 50,
+             qPrintable(QStringLiteral("SVG: only %1 non-white pixels").arg(svgInk)));
+    if (!keep.isEmpty())
+        QVERIFY(back.save(QDir(dir).filePath(id.toLower() + QStringLiteral("_svg.png"))));
+
+    // With ATTN_FIGURE_DIR set, also keep the figure of the default parameters at the default
+    // size (for looking at; E8 then times n up to 4096 and takes a while).
+    if (!keep.isEmpty()) {
+        const ExperimentResult full = runExperiment(id.toStdString(), {});
+        const QString path = QDir(dir).filePath(id.toLower() + QStringLiteral("_default.png"));
+        QVERIFY2(exportExperimentFigure(full, path, QSize(), &error), qPrintable(error));
+    }
+
+    // The figure in the panel is the same widget tree.
+    std::unique_ptr<QWidget> widget(createExperimentFigure(result));
+    QCOMPARE(widget->objectName(), QStringLiteral("experimentFigure"));
+}
+
+void TestExperimentsPanel::exportFigureErrors()
+{
+    const ExperimentResult result = runExperiment("E6", {});
+    QTemporaryDir dir;
+    QString error;
+    const QString pdf = dir.filePath(QStringLiteral("e6.pdf"));
+    QVERIFY(!exportExperimentFigure(result, pdf, QSize(400, 300), &error));
+    QVERIFY(error.contains(pdf));
+    QVERIFY(error.contains(QLatin1String("use .png or .svg")));
+    const QString missing = dir.filePath(QStringLiteral("missing/dir/e6.png"));
+    QVERIFY(!exportExperimentFigure(result, missing, QSize(400, 300), &error));
+    QVERIFY(error.contains(missing));
+    // An empty size takes the experiment's default size.
+    const QString png = dir.filePath(QStringLiteral("e6.png"));
+    QVERIFY2(exportExperimentFigure(result, png, QSize(), &error), qPrintable(error));
+    QCOMPARE(QImage(png).size(), defaultExperimentFigureSize(result));
+}
+
+void TestExperimentsPanel::figureUnavailableWithoutColumns()
+{
+    // A result whose table lacks the columns its figure needs shows a note, not a crash.
+    ExperimentResult result;
+    result.id = "E2";
+    result.table = Table({"something_else"});
+    result.table.addRow({1.0});
+    QString reason;
+    QVERIFY(!experimentHasFigure(result, &reason));
+    QVERIFY(reason.contains(QLatin1String("d_k")));
+    std::unique_ptr<QWidget> widget(createExperimentFigure(result));
+    QCOMPARE(widget->objectName(), QStringLiteral("experimentFigureUnavailable"));
+    QTemporaryDir dir;
+    QString error;
+    QVERIFY(!exportExperimentFigure(result, dir.filePath(QStringLiteral("e2.png")), QSize(300, 200),
+                                    &error));
+    QVERIFY(error.contains(QLatin1String("no figure for E2")));
+}
+
+QTEST_MAIN(TestExperimentsPanel)
+#include "tst_experimentspanel.moc"

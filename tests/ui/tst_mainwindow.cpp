@@ -1,0 +1,1410 @@
+// Tests of the main window: it builds offscreen, a control change produces exactly one new
+// result, rapid changes deliver only the newest, the h combo lists only divisors of d_model,
+// File → Export writes images that decode with the expected size, the charts show what the core
+// computes, the status bar reports NaN/Inf, a change refused over the memory budget keeps a
+// banner over the heatmaps until a later one computes, and every control has a tooltip.
+
+#include "core/experiments/experiments.h"
+#include "svgtext.h"
+#include "ui/charts/rowmetricschart.h"
+#include "ui/charts/scalingchart.h"
+#include "ui/charts/scalingsweeprunner.h"
+#include "ui/charts/timingchart.h"
+#include "ui/panels/controlpanel.h"
+#include "ui/panels/experimentpage.h"
+#include "ui/panels/experimentspanel.h"
+#include "ui/panels/heatmapviewpanel.h"
+#include "ui/session/attentionsession.h"
+#include "ui/session/sessioncompute.h"
+#include "ui/views/attentionviews.h"
+#include "ui/views/compareview.h"
+#include "ui/views/figureexport.h"
+#include "ui/views/heatmapactions.h"
+#include "ui/views/heatmapwidget.h"
+#include "ui/views/stepsview.h"
+#include "ui/window/mainwindow.h"
+
+#include <QAbstractButton>
+#include <QAbstractSlider>
+#include <QAbstractSpinBox>
+#include <QAction>
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QDockWidget>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QImage>
+#include <QImageReader>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
+#include <QScreen>
+#include <QScrollBar>
+#include <QSet>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QSpinBox>
+#include <QStatusBar>
+#include <QStyle>
+#include <QStyleOptionSlider>
+#include <QTabBar>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+#include <QXmlStreamReader>
+
+#include <cmath>
+#include <memory>
+
+using namespace attn;
+
+namespace {
+
+using ResultPtr = std::shared_ptr<const SessionResult>;
+
+ResultPtr resultFromSpy(const QSignalSpy &spy, qsizetype index)
+{
+    return spy.at(index).at(0).value<ResultPtr>();
+}
+
+/// Brute-force divisors, independent of ControlPanel::divisors.
+QList<int> bruteDivisors(int n)
+{
+    QList<int> ds;
+    for (int d = 1; d <= n; ++d)
+        if (n % d == 0)
+            ds.append(d);
+    return ds;
+}
+
+/// Well-formed XML whose root is <svg>; `error` gets the parser's message otherwise.
+bool isSvgDocument(const QByteArray &bytes, QString *error)
+{
+    const test::SvgTexts parsed = test::readSvgTexts(bytes);
+    *error = parsed.error.isEmpty() ? QStringLiteral("root <%1>, not <svg>").arg(parsed.root)
+                                    : parsed.error;
+    return parsed.error.isEmpty() && parsed.root == QLatin1String("svg");
+}
+
+/// A PDF file (the %PDF header) with at least one page object.
+bool isPdfWithPage(const QByteArray &bytes)
+{
+    return bytes.startsWith("%PDF") && bytes.contains("/Page");
+}
+
+/// An exported vector figure: a well-formed SVG document for "svg", else a PDF with a page.
+/// Returns what is wrong, empty when it is fine.
+QString vectorFigureError(const QString &suffix, const QByteArray &bytes)
+{
+    if (suffix == QLatin1String("svg")) {
+        QString xmlError;
+        return isSvgDocument(bytes, &xmlError) ? QString() : xmlError;
+    }
+    return isPdfWithPage(bytes) ? QString() : QStringLiteral("not a PDF with a page");
+}
+
+} // namespace
+
+class TestMainWindow : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void init();
+    void cleanup();
+
+    void buildsOffscreen();
+    void controlChangeGivesOneResult_data();
+    void controlChangeGivesOneResult();
+    void unchangedValueGivesNoResult();
+    void staleResultsDropped();
+    void headsComboListsOnlyDivisors_data();
+    void headsComboListsOnlyDivisors();
+    void dkSliderSetsDModel_data();
+    void dkSliderSetsDModel();
+    void sliderDragEditsWhileDragging();
+    void sqrtCheckboxMatchesAlpha();
+    void largeSessionValuesKept();
+    void shortcutActionsEditParameters();
+    void exportWritesImage_data();
+    void exportWritesImage();
+    void exportActionWritesPng();
+    void exportBadSuffixFails();
+    void scalingChartsShowCoreSweep();
+    void scalingRunnerNewestWins();
+    void rowMetricsChartShowsSelectedHead();
+    void tileClickEnlargesAndSelectsHead();
+    void statusBarWarnsOnNonFinite();
+    void refusedChangeKeepsBanner();
+    void timingChartMeasures();
+    void modeSwitchHidesAndRestoresDocks();
+    void everyControlHasToolTip();
+    void shortcutsAreUnique();
+    void initialSizeFitsScreen();
+    void switchingViewsKeepsWindowSize();
+    void restoredGeometryClampedToScreen();
+    void exportCurrentView_data();
+    void exportCurrentView();
+    void exportCurrentViewBadSuffixFails();
+    void exportActionWritesFocusedChart();
+    void viewMenuListsTabActions();
+    void stepsWeightsFollowHeatmapColormap();
+    void windowShortcutsWinOverEditors_data();
+    void windowShortcutsWinOverEditors();
+    void undoIsTheEditorsUntilFocusLeaves();
+    void resetLayoutRestoresDocks();
+    void enlargingGivesDocksTheirWidthBack();
+    void hideKeysSaysWhy_data();
+    void hideKeysSaysWhy();
+
+private:
+    /// Waits for the window's first result (the defaults).
+    ResultPtr waitForFirstResult();
+    template<typename T> T *control(const char *name) const
+    {
+        T *w = m_window->controlPanel()->findChild<T *>(QLatin1String(name));
+        if (!w)
+            qWarning("no control named %s", name);
+        return w;
+    }
+
+    std::unique_ptr<MainWindow> m_window;
+};
+
+void TestMainWindow::init()
+{
+    m_window = std::make_unique<MainWindow>();
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+}
+
+void TestMainWindow::cleanup()
+{
+    m_window.reset();
+}
+
+ResultPtr TestMainWindow::waitForFirstResult()
+{
+    AttentionSession *session = m_window->session();
+    if (!session->result()) {
+        QSignalSpy spy(session, &AttentionSession::resultChanged);
+        if (!spy.wait(10000))
+            return nullptr;
+    }
+    // Let the coalesced redraws run.
+    QTest::qWait(50);
+    return session->result();
+}
+
+void TestMainWindow::buildsOffscreen()
+{
+    const ResultPtr r = waitForFirstResult();
+    QVERIFY(r);
+    QVERIFY(r->ok());
+    QCOMPARE(r->params, m_window->session()->parameters());
+    QCOMPARE(m_window->controlPanel()->parameters(), m_window->session()->parameters());
+    // The heatmaps live in the first mode tab (directly or inside its views).
+    QCOMPARE(m_window->modeTabs()->currentIndex(), 0);
+    QVERIFY(m_window->modeTabs()->widget(0)->isAncestorOf(m_window->heatmapWidget()));
+    QCOMPARE(m_window->heatmapWidget()->result(), r);
+    QVERIFY(m_window->experimentsPanel());
+    QCOMPARE(m_window->experimentsPanel()->experimentIds().size(), int(experimentList().size()));
+    QCOMPARE(int(r->weights.size()), r->params.heads);
+    // Status bar shows the result's d_k.
+    auto *dk = m_window->findChild<QLabel *>(QStringLiteral("dkStatus"));
+    QVERIFY(dk);
+    QCOMPARE(dk->text(), QStringLiteral("d_k = %1").arg(r->params.dK()));
+    auto *warning = m_window->findChild<QLabel *>(QStringLiteral("nonFiniteStatus"));
+    QVERIFY(warning);
+    QVERIFY(!warning->isVisible());
+    // 1500 × 950, or 90 % of a smaller screen's available geometry.
+    const QRect available = m_window->screen()->availableGeometry();
+    QCOMPARE(
+        m_window->sizeHint(),
+        QSize(1500, 950).boundedTo(QSize(available.width() * 9 / 10, available.height() * 9 / 10)));
+}
+
+void TestMainWindow::controlChangeGivesOneResult_data()
+{
+    QTest::addColumn<QString>("control");
+    QTest::addColumn<int>("value");
+
+    QTest::newRow("n spin box") << "nSpin" << 13;
+    QTest::newRow("n slider") << "nSlider" << 500; // 2^5 = 32
+    QTest::newRow("d_model spin box") << "dModelSpin" << 96;
+    QTest::newRow("heads combo") << "headsCombo" << 0;
+    QTest::newRow("d_k slider") << "dkSlider" << 120; // 2^3 = 8
+    QTest::newRow("seed") << "seedSpin" << 42;
+    QTest::newRow("mask combo: causal") << "maskCombo" << 1;
+    QTest::newRow("mask combo: key padding") << "maskCombo" << 2;
+    QTest::newRow("kind: decoder causal") << "kindCombo" << 1;
+    QTest::newRow("kind: encoder-decoder") << "kindCombo" << 2;
+    QTest::newRow("alpha slider") << "alphaSlider" << 20;
+    QTest::newRow("1/sqrt(d_k) checkbox") << "sqrtCheck" << 0;
+    QTest::newRow("positional encoding") << "positionalCheck" << 1;
+    QTest::newRow("precision: float32") << "dtypeCombo" << 1;
+}
+
+void TestMainWindow::controlChangeGivesOneResult()
+{
+    QFETCH(QString, control);
+    QFETCH(int, value);
+    QVERIFY(waitForFirstResult());
+    const SessionParameters before = m_window->session()->parameters();
+
+    QSignalSpy results(m_window->session(), &AttentionSession::resultChanged);
+    QSignalSpy edits(m_window->controlPanel(), &ControlPanel::parametersEdited);
+    QWidget *w = m_window->controlPanel()->findChild<QWidget *>(control);
+    QVERIFY2(w, qPrintable(control));
+    if (auto *spin = qobject_cast<QSpinBox *>(w))
+        spin->setValue(value);
+    else if (auto *slider = qobject_cast<QSlider *>(w))
+        slider->setValue(value);
+    else if (auto *combo = qobject_cast<QComboBox *>(w))
+        combo->setCurrentIndex(value);
+    else if (auto *check = qobject_cast<QCheckBox *>(w))
+        check->setChecked(value != 0);
+    else
+        QFAIL("unknown control type");
+
+    QCOMPARE(edits.count(), 1); // one edit → one parametersEdited
+    QVERIFY(results.wait(10000));
+    QTest::qWait(200); // nothing else may follow
+    QCOMPARE(results.count(), 1);
+    const ResultPtr r = resultFromSpy(results, 0);
+    QVERIFY(r->ok());
+    QVERIFY(!(r->params == before));
+    QCOMPARE(r->params, m_window->controlPanel()->parameters());
+    QCOMPARE(r->params, m_window->session()->parameters());
+    QCOMPARE(m_window->session()->result(), r);
+    QCOMPARE(int(r->weights.front().rows()), r->params.queryCount());
+    QCOMPARE(int(r->weights.front().cols()), r->params.keyCount());
+}
+
+void TestMainWindow::unchangedValueGivesNoResult()
+{
+    QVERIFY(waitForFirstResult());
+    QSignalSpy results(m_window->session(), &AttentionSession::resultChanged);
+    QSignalSpy edits(m_window->controlPanel(), &ControlPanel::parametersEdited);
+    auto *nSpin = control<QSpinBox>("nSpin");
+    QVERIFY(nSpin);
+    nSpin->setValue(nSpin->value()); // no change
+    // A d_k slider step that rounds to the same d_k changes nothing either.
+    auto *dk = control<QSlider>("dkSlider");
+    QVERIFY(dk);
+    const int dK = m_window->session()->parameters().dK();
+    dk->setValue(int(std::lround(40 * std::log2(double(dK)))) + 1);
+    QTest::qWait(200);
+    QCOMPARE(edits.count(), 0);
+    QCOMPARE(results.count(), 0);
+}
+
+void TestMainWindow::staleResultsDropped()
+{
+    QVERIFY(waitForFirstResult());
+    QSignalSpy results(m_window->session(), &AttentionSession::resultChanged);
+    auto *nSpin = control<QSpinBox>("nSpin");
+    auto *alpha = control<QSlider>("alphaSlider");
+    QVERIFY(nSpin && alpha);
+
+    // A burst of edits with no event processing in between: every computation but the last
+    // is superseded before its result could be delivered.
+    for (int i = 0; i < 40; ++i) {
+        nSpin->setValue(64 + 7 * i);
+        alpha->setValue(i % 2 ? 50 : 10 + i);
+    }
+    const SessionParameters final = m_window->controlPanel()->parameters();
+    QCOMPARE(final.n, 64 + 7 * 39);
+    QVERIFY(results.wait(20000));
+    QTest::qWait(500);
+    QCOMPARE(results.count(), 1);
+    QCOMPARE(resultFromSpy(results, 0)->params, final);
+
+    // Edits spaced by event processing: results may arrive in between, but in request order,
+    // and the last one matches the final parameters.
+    results.clear();
+    for (int i = 0; i < 15; ++i) {
+        nSpin->setValue(100 + 20 * i);
+        QTest::qWait(i % 3 == 0 ? 5 : 0);
+    }
+    const SessionParameters final2 = m_window->controlPanel()->parameters();
+    QTRY_VERIFY_WITH_TIMEOUT(
+        m_window->session()->result() && m_window->session()->result()->params == final2, 20000);
+    QTest::qWait(300);
+    QVERIFY(results.count() >= 1);
+    quint64 last = 0;
+    for (qsizetype i = 0; i < results.count(); ++i) {
+        const ResultPtr r = resultFromSpy(results, i);
+        QVERIFY2(r->requestId > last, "results delivered out of request order");
+        last = r->requestId;
+    }
+    QCOMPARE(resultFromSpy(results, results.count() - 1)->params, final2);
+    QCOMPARE(m_window->heatmapWidget()->result()->params, final2);
+}
+
+void TestMainWindow::headsComboListsOnlyDivisors_data()
+{
+    QTest::addColumn<int>("dModel");
+    QTest::newRow("64") << 64;
+    QTest::newRow("prime 7") << 7;
+    QTest::newRow("1") << 1;
+    QTest::newRow("12") << 12;
+    QTest::newRow("720 (30 divisors)") << 720;
+    QTest::newRow("4096") << 4096;
+    QTest::newRow("1000") << 1000;
+}
+
+void TestMainWindow::headsComboListsOnlyDivisors()
+{
+    QFETCH(int, dModel);
+    QCOMPARE(ControlPanel::divisors(dModel), bruteDivisors(dModel));
+
+    auto *dModelSpin = control<QSpinBox>("dModelSpin");
+    auto *heads = control<QComboBox>("headsCombo");
+    QVERIFY(dModelSpin && heads);
+    dModelSpin->setValue(dModel);
+    QList<int> listed;
+    for (int i = 0; i < heads->count(); ++i) {
+        const int h = heads->itemData(i).toInt();
+        QCOMPARE(heads->itemText(i), QString::number(h));
+        QVERIFY2(dModel % h == 0,
+                 qPrintable(QStringLiteral("h = %1 does not divide %2").arg(h).arg(dModel)));
+        listed.append(h);
+    }
+    QCOMPARE(listed, bruteDivisors(dModel));
+    const SessionParameters p = m_window->controlPanel()->parameters();
+    QCOMPARE(p.dModel, dModel);
+    QCOMPARE(p.dModel % p.heads, 0);
+    QCOMPARE(heads->currentData().toInt(), p.heads);
+    QVERIFY(p.validate().isEmpty());
+}
+
+void TestMainWindow::dkSliderSetsDModel_data()
+{
+    QTest::addColumn<int>("headsIndexFromEnd"); // pick h among the divisors of 64
+    QTest::addColumn<int>("position");
+    QTest::addColumn<int>("expectedDk");
+    // Slider position p means d_k = round(2^(p / 40)).
+    QTest::newRow("h=64, d_k=1") << 0 << 0 << 1;
+    QTest::newRow("h=1, d_k=2^5") << 6 << 200 << 32;
+    QTest::newRow("h=1, d_k=2^8.5") << 6 << 340 << 362;
+    QTest::newRow("h=4, d_k=2^6") << 4 << 240 << 64;
+}
+
+void TestMainWindow::dkSliderSetsDModel()
+{
+    QFETCH(int, headsIndexFromEnd);
+    QFETCH(int, position);
+    QFETCH(int, expectedDk);
+    auto *dModelSpin = control<QSpinBox>("dModelSpin");
+    auto *heads = control<QComboBox>("headsCombo");
+    auto *dk = control<QSlider>("dkSlider");
+    QVERIFY(dModelSpin && heads && dk);
+    dModelSpin->setValue(64);
+    heads->setCurrentIndex(heads->count() - 1 - headsIndexFromEnd);
+    const int h = heads->currentData().toInt();
+    QVERIFY(dk->hasTracking());
+    dk->setValue(position);
+    const SessionParameters p = m_window->controlPanel()->parameters();
+    QCOMPARE(p.heads, h);
+    QCOMPARE(p.dK(), expectedDk);
+    QCOMPARE(p.dModel, expectedDk * h);
+    QCOMPARE(dModelSpin->value(), expectedDk * h);
+    QCOMPARE(control<QLabel>("dkLabel")->text(), QString::number(expectedDk));
+}
+
+void TestMainWindow::sliderDragEditsWhileDragging()
+{
+    // A real mouse drag of the d_k slider: parameters change (and results arrive) before the
+    // button is released.
+    QVERIFY(waitForFirstResult());
+    auto *slider = control<QSlider>("dkSlider");
+    QVERIFY(slider && slider->isVisible());
+    QStyleOptionSlider option;
+    option.initFrom(slider);
+    option.orientation = slider->orientation();
+    option.minimum = slider->minimum();
+    option.maximum = slider->maximum();
+    option.sliderPosition = slider->sliderPosition();
+    option.sliderValue = slider->value();
+    const QPoint start
+        = slider->style()
+              ->subControlRect(QStyle::CC_Slider, &option, QStyle::SC_SliderHandle, slider)
+              .center();
+    QSignalSpy edits(m_window->controlPanel(), &ControlPanel::parametersEdited);
+    QSignalSpy results(m_window->session(), &AttentionSession::resultChanged);
+    QTest::mousePress(slider, Qt::LeftButton, Qt::NoModifier, start);
+    QPoint pos = start;
+    for (int step = 0; step < 12 && pos.x() < slider->width() - 2; ++step) {
+        pos.rx() += 8;
+        QMouseEvent move(QEvent::MouseMove, QPointF(pos), slider->mapToGlobal(QPointF(pos)),
+                         Qt::NoButton, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(slider, &move);
+        QTest::qWait(40);
+    }
+    const qsizetype editsWhileDragging = edits.count();
+    const qsizetype resultsWhileDragging = results.count();
+    QVERIFY(slider->isSliderDown());
+    QTest::mouseRelease(slider, Qt::LeftButton, Qt::NoModifier, pos);
+    QVERIFY2(editsWhileDragging >= 3, qPrintable(QString::number(editsWhileDragging)));
+    QVERIFY(resultsWhileDragging >= 1);
+    const SessionParameters p = m_window->controlPanel()->parameters();
+    QCOMPARE(p.dModel, p.dK() * p.heads);
+    QVERIFY(p.dK() > 16);
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->session()->result()->params == p, 10000);
+}
+
+void TestMainWindow::largeSessionValuesKept()
+{
+    // Parameters from outside (a session) may exceed the controls' 1 … 1024: they are shown and
+    // kept through unrelated edits, never silently clamped.
+    ControlPanel *panel = m_window->controlPanel();
+    SessionParameters p = panel->parameters();
+    p.n = 2048;
+    panel->setParameters(p);
+    QCOMPARE(control<QSpinBox>("nSpin")->value(), 2048);
+    control<QSpinBox>("seedSpin")->setValue(9);
+    QCOMPARE(panel->parameters().n, 2048);
+    QCOMPARE(panel->parameters().seed, quint64(9));
+}
+
+void TestMainWindow::sqrtCheckboxMatchesAlpha()
+{
+    auto *alpha = control<QSlider>("alphaSlider");
+    auto *check = control<QCheckBox>("sqrtCheck");
+    QVERIFY(alpha && check);
+    QVERIFY(alpha->hasTracking());
+    QCOMPARE(m_window->controlPanel()->parameters().scaleExponent, 0.5);
+    QVERIFY(check->isChecked());
+    alpha->setValue(30);
+    QCOMPARE(m_window->controlPanel()->parameters().scaleExponent, 0.3);
+    QVERIFY(!check->isChecked());
+    check->setChecked(true);
+    QCOMPARE(m_window->controlPanel()->parameters().scaleExponent, 0.5);
+    QCOMPARE(alpha->value(), 50);
+    check->setChecked(false);
+    QCOMPARE(m_window->controlPanel()->parameters().scaleExponent, 0.0);
+    QCOMPARE(alpha->value(), 0);
+    alpha->setValue(50);
+    QVERIFY(check->isChecked());
+}
+
+void TestMainWindow::shortcutActionsEditParameters()
+{
+    ControlPanel *panel = m_window->controlPanel();
+    const SessionParameters start = panel->parameters();
+    panel->multiplyDk(2.0);
+    QCOMPARE(panel->parameters().dK(), start.dK() * 2);
+    QCOMPARE(panel->parameters().heads, start.heads);
+    panel->multiplyDk(0.5);
+    QCOMPARE(panel->parameters(), start);
+    panel->toggleScaled();
+    QCOMPARE(panel->parameters().scaleExponent, 0.0);
+    panel->toggleScaled();
+    QCOMPARE(panel->parameters().scaleExponent, 0.5);
+    panel->cycleMask();
+    QCOMPARE(panel->parameters().mask, MaskChoice::Causal);
+    panel->cycleMask();
+    QCOMPARE(panel->parameters().mask, MaskChoice::KeyPadding);
+    panel->cycleMask();
+    QCOMPARE(panel->parameters().mask, MaskChoice::None);
+    panel->nextSeed();
+    QCOMPARE(panel->parameters().seed, start.seed + 1);
+}
+
+void TestMainWindow::exportWritesImage_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QSize>("size");
+    QTest::addColumn<double>("dpr");
+    QTest::newRow("png 800x500") << "grid.png" << QSize(800, 500) << 1.0;
+    QTest::newRow("png 1200x900") << "grid.png" << QSize(1200, 900) << 1.0;
+    QTest::newRow("png 640x400 at dpr 2") << "grid.PNG" << QSize(640, 400) << 2.0;
+    QTest::newRow("svg") << "grid.svg" << QSize(900, 600) << 1.0;
+    QTest::newRow("pdf") << "grid.pdf" << QSize(900, 600) << 1.0;
+}
+
+void TestMainWindow::exportWritesImage()
+{
+    QFETCH(QString, file);
+    QFETCH(QSize, size);
+    QFETCH(double, dpr);
+    QVERIFY(waitForFirstResult());
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(file);
+    QString error;
+    QVERIFY2(m_window->exportHeatmapGrid(path, size, dpr, &error), qPrintable(error));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray bytes = f.readAll();
+    const QString suffix = file.section(QLatin1Char('.'), -1).toLower();
+    if (suffix == QLatin1String("png")) {
+        QImageReader reader(path);
+        QCOMPARE(reader.format(), QByteArray("png"));
+        const QImage image = reader.read();
+        QVERIFY2(!image.isNull(), qPrintable(reader.errorString()));
+        QCOMPARE(image.size(), (QSizeF(size) * dpr).toSize());
+        // Not a blank page: more than a handful of colours.
+        QSet<QRgb> colours;
+        for (int y = 0; y < image.height(); y += 7)
+            for (int x = 0; x < image.width(); x += 7)
+                colours.insert(image.pixel(x, y));
+        QVERIFY(colours.size() > 20);
+    } else {
+        const QString error = vectorFigureError(suffix, bytes);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+    }
+}
+
+void TestMainWindow::exportActionWritesPng()
+{
+    QVERIFY(waitForFirstResult());
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("from-action.png"));
+    QVERIFY(m_window->exportAction());
+    QCOMPARE(m_window->exportAction()->shortcut(), QKeySequence(QStringLiteral("Ctrl+E")));
+    // Answer the file dialog the action opens.
+    bool answered = false;
+    QTimer::singleShot(200, this, [&] {
+        auto *dialog = qobject_cast<QFileDialog *>(QApplication::activeModalWidget());
+        if (!dialog)
+            return;
+        dialog->setDirectory(dir.path());
+        auto *name = dialog->findChild<QLineEdit *>(QStringLiteral("fileNameEdit"));
+        if (!name)
+            return;
+        name->setText(QFileInfo(path).fileName());
+        answered = true;
+        QMetaObject::invokeMethod(dialog, "accept", Qt::DirectConnection);
+    });
+    m_window->exportAction()->trigger();
+    QVERIFY(answered);
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList {QFileInfo(path).fileName()});
+    QImage image(path);
+    QVERIFY(!image.isNull());
+    // The action exports at the heatmap's on-screen size, two device pixels per pixel.
+    QCOMPARE(image.size(), m_window->defaultExportSize() * 2);
+}
+
+void TestMainWindow::exportBadSuffixFails()
+{
+    // An unknown suffix is refused with a message, and nothing is written.
+    QVERIFY(waitForFirstResult());
+    QTemporaryDir dir;
+    QString error;
+    QVERIFY(!m_window->exportHeatmapGrid(dir.filePath(QStringLiteral("grid.bmpx")), QSize(400, 300),
+                                         1.0, &error));
+    QVERIFY(!error.isEmpty());
+    QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("grid.bmpx"))));
+}
+
+void TestMainWindow::scalingChartsShowCoreSweep()
+{
+    QVERIFY(waitForFirstResult());
+    ScalingSweepRunner *runner = m_window->scalingSweepRunner();
+    if (!runner->data() || runner->isBusy()) {
+        QSignalSpy done(runner, &ScalingSweepRunner::finished);
+        QVERIFY(done.wait(30000));
+    }
+    QTest::qWait(100); // coalesced redraw
+    const SessionParameters p = m_window->session()->parameters();
+    const auto data = runner->data();
+    QCOMPARE(data->keys, p.keyCount());
+    QCOMPARE(quint64(data->seed), p.seed);
+    QCOMPARE(data->trials, ScalingSweepRunner::trialsFor(p.keyCount()));
+
+    // The same sweep straight from the core.
+    std::vector<Index> dks;
+    for (int dk : ScalingSweepRunner::sweepDks())
+        dks.push_back(dk);
+    QCOMPARE(dks.front(), Index(2));
+    QCOMPARE(dks.back(), Index(2048));
+    const Table table = scalingSweep(p.seed, data->trials, p.keyCount(), dks);
+    const QList<QPointF> unscaled = m_window->maxWeightChart()->unscaledPoints();
+    const QList<QPointF> scaled = m_window->maxWeightChart()->scaledPoints();
+    const QList<QPointF> jUnscaled = m_window->jacobianNormChart()->unscaledPoints();
+    const QList<QPointF> jScaled = m_window->jacobianNormChart()->scaledPoints();
+    QCOMPARE(unscaled.size(), qsizetype(dks.size()));
+    QCOMPARE(jScaled.size(), qsizetype(dks.size()));
+    for (std::size_t i = 0; i < dks.size(); ++i) {
+        const auto k = qsizetype(i);
+        QCOMPARE(unscaled[k].x(), double(dks[i]));
+        QCOMPARE(unscaled[k].y(), table.number(i, "max_weight_unscaled"));
+        QCOMPARE(scaled[k].y(), table.number(i, "max_weight_scaled"));
+        QCOMPARE(jUnscaled[k].y(), table.number(i, "jacobian_norm_unscaled"));
+        QCOMPARE(jScaled[k].y(), table.number(i, "jacobian_norm_scaled"));
+    }
+    // E2's lesson is visible: unscaled saturates, scaled does not.
+    QVERIFY(unscaled.back().y() > 0.9);
+    QVERIFY(scaled.back().y() < 0.6);
+    QCOMPARE(m_window->maxWeightChart()->currentDk(), p.dK());
+}
+
+void TestMainWindow::scalingRunnerNewestWins()
+{
+    ScalingSweepRunner runner;
+    QSignalSpy done(&runner, &ScalingSweepRunner::finished);
+    QSignalSpy busy(&runner, &ScalingSweepRunner::busyChanged);
+    for (int keys = 50; keys <= 60; ++keys)
+        runner.request(quint64(keys), keys);
+    QVERIFY(done.wait(30000));
+    QTest::qWait(200);
+    QCOMPARE(done.count(), 1);
+    const auto data = done.at(0).at(0).value<std::shared_ptr<const ScalingSweepData>>();
+    QCOMPARE(data->keys, 60);
+    QCOMPARE(data->seed, quint64(60));
+    QVERIFY(!runner.isBusy());
+    QCOMPARE(busy.count(), 2); // busy once, idle once
+    // Trial budget: 300 for few keys, never below 16.
+    QCOMPARE(ScalingSweepRunner::trialsFor(4), 300);
+    QCOMPARE(ScalingSweepRunner::trialsFor(1024), 16);
+}
+
+void TestMainWindow::rowMetricsChartShowsSelectedHead()
+{
+    const ResultPtr r = waitForFirstResult();
+    QVERIFY(r);
+    RowMetricsChart *chart = m_window->rowMetricsChart();
+    for (int head : {0, r->params.heads - 1}) {
+        chart->setHead(head);
+        // The chart redraws on a coalescing timer: wait for the selected head's series (a fixed
+        // qWait(60) was flaky on a loaded machine).
+        const MatrixD &expectedWeights = r->weights[std::size_t(head)];
+        QTRY_VERIFY_WITH_TIMEOUT(
+            chart->maxWeightPoints().size() == qsizetype(expectedWeights.rows())
+                && chart->maxWeightPoints().value(0).y() == expectedWeights.row(0).maxCoeff(),
+            5000);
+        QCOMPARE(chart->head(), head);
+        const RowMetrics &m = r->metrics[std::size_t(head)];
+        const QList<QPointF> maxW = chart->maxWeightPoints();
+        const QList<QPointF> ent = chart->entropyPoints();
+        const QList<QPointF> eff = chart->effectiveTermsPoints();
+        QCOMPARE(maxW.size(), qsizetype(m.maxWeight.size()));
+        for (qsizetype i = 0; i < maxW.size(); ++i) {
+            QCOMPARE(maxW[i].x(), double(i));
+            // Independent of the core metrics: recompute from the weights.
+            const auto row = r->weights[std::size_t(head)].row(i);
+            QCOMPARE(maxW[i].y(), row.maxCoeff());
+            double entropy = 0, sumSq = 0;
+            for (Index j = 0; j < row.size(); ++j) {
+                if (row(j) > 0)
+                    entropy -= row(j) * std::log(row(j));
+                sumSq += row(j) * row(j);
+            }
+            QVERIFY(std::abs(ent[i].y() - entropy) <= 1e-12);
+            QVERIFY(std::abs(eff[i].y() - 1.0 / sumSq) <= 1e-9 * (1.0 / sumSq));
+        }
+    }
+    // Out-of-range heads are clamped.
+    chart->setHead(999);
+    QCOMPARE(chart->head(), r->params.heads - 1);
+}
+
+void TestMainWindow::tileClickEnlargesAndSelectsHead()
+{
+    const ResultPtr r = waitForFirstResult();
+    QVERIFY(r && r->params.heads >= 2);
+    HeatmapWidget *heatmap = m_window->heatmapWidget();
+    QVERIFY(!heatmap->isSingleHead());
+    emit heatmap->tileActivated(1);
+    QVERIFY(heatmap->isSingleHead());
+    QCOMPARE(heatmap->options().head, 1);
+    QCOMPARE(m_window->rowMetricsChart()->head(), 1);
+    emit heatmap->tileActivated(1);
+    QVERIFY(!heatmap->isSingleHead());
+}
+
+void TestMainWindow::statusBarWarnsOnNonFinite()
+{
+    const ResultPtr r = waitForFirstResult();
+    QVERIFY(r);
+    auto *warning = m_window->findChild<QLabel *>(QStringLiteral("nonFiniteStatus"));
+    QVERIFY(warning && !warning->isVisible());
+    auto bad = std::make_shared<SessionResult>(*r);
+    bad->nonFinite.found = true;
+    bad->nonFinite.nanCount = 3;
+    bad->nonFinite.row = 2;
+    bad->nonFinite.col = 5;
+    emit m_window->session()->resultChanged(bad);
+    QVERIFY(warning->isVisible());
+    QVERIFY(warning->text().contains(QLatin1String("NaN")));
+    QVERIFY(warning->text().contains(QLatin1String("3 NaN")));
+    QVERIFY(warning->text().contains(QLatin1String("i = 2")));
+    emit m_window->session()->resultChanged(r);
+    QVERIFY(!warning->isVisible());
+    auto *sum = m_window->findChild<QLabel *>(QStringLiteral("rowSumStatus"));
+    QVERIFY(sum && sum->text().contains(QStringLiteral("|Σw − 1|")));
+}
+
+void TestMainWindow::refusedChangeKeepsBanner()
+{
+    const ResultPtr r = waitForFirstResult();
+    QVERIFY(r);
+    HeatmapWidget *heatmap = m_window->heatmapWidget();
+    QVERIFY(heatmap->noticeText().isEmpty());
+    auto *nSpin = control<QSpinBox>("nSpin");
+    QVERIFY(nSpin);
+    const int n = r->params.n;
+    QVERIFY(n >= 2 && n * 2 <= nSpin->maximum());
+
+    // A budget the shown result fits and twice its n does not: the change is refused by the
+    // computation, after the session took the new parameters.
+    setSessionMemoryBudget(sessionResultBytes(r->params) + 1);
+    struct Restore
+    {
+        ~Restore() { setSessionMemoryBudget(0); }
+    } restore;
+    QSignalSpy failed(m_window->session(), &AttentionSession::computeFailed);
+    nSpin->setValue(n * 2);
+    QVERIFY(failed.wait(10000));
+    QCOMPARE(m_window->session()->result(), r); // still the previous result
+    QCOMPARE(m_window->controlPanel()->parameters().n, n * 2);
+    const QString message = failed.at(0).at(0).toString();
+    QVERIFY(message.contains(QLatin1String("budget")));
+    const QString banner = heatmap->noticeText();
+    QVERIFY2(
+        banner.startsWith(QStringLiteral("Not computed for n = %1: the heatmaps and Steps show the "
+                                         "previous parameters, n = %2.\n")
+                              .arg(n * 2)
+                              .arg(n)),
+        qPrintable(banner));
+    QVERIFY2(banner.endsWith(message), qPrintable(banner));
+    QCOMPARE(heatmap->noticeToolTip(), QStringLiteral("Not computed: ") + message);
+    QCOMPARE(m_window->statusBar()->currentMessage(), heatmap->noticeToolTip());
+
+    // A later change that computes clears both.
+    setSessionMemoryBudget(0);
+    QSignalSpy results(m_window->session(), &AttentionSession::resultChanged);
+    auto *seed = control<QSpinBox>("seedSpin");
+    QVERIFY(seed);
+    seed->setValue(seed->value() + 1);
+    QVERIFY(results.wait(10000));
+    QCOMPARE(m_window->session()->result()->params.n, n * 2);
+    QVERIFY2(heatmap->noticeText().isEmpty(), qPrintable(heatmap->noticeText()));
+    QVERIFY(m_window->statusBar()->currentMessage().isEmpty());
+}
+
+void TestMainWindow::timingChartMeasures()
+{
+    TimingChart *timing = m_window->timingChart();
+    auto *maxN = timing->findChild<QComboBox *>(QStringLiteral("timingMaxNCombo"));
+    auto *repeats = timing->findChild<QSpinBox *>(QStringLiteral("timingRepeatsSpin"));
+    auto *d = timing->findChild<QSpinBox *>(QStringLiteral("timingDSpin"));
+    QVERIFY(maxN && repeats && d);
+    maxN->setCurrentIndex(0); // up to 512
+    repeats->setValue(1);
+    d->setValue(16);
+    QCOMPARE(timing->sequenceLengths(), (std::vector<int> {128, 256, 512}));
+    QSignalSpy finished(timing, &TimingChart::finished);
+    QSignalSpy running(timing, &TimingChart::runningChanged);
+    timing->run();
+    QVERIFY(timing->isRunning());
+    QVERIFY(finished.wait(60000));
+    QVERIFY(!timing->isRunning());
+    QCOMPARE(running.count(), 2);
+    const auto data = timing->data();
+    QVERIFY(data);
+    QCOMPARE(data->n, (std::vector<double> {128, 256, 512}));
+    for (std::size_t i = 0; i < data->n.size(); ++i) {
+        // float32 score matrix: n² · 4 bytes.
+        QCOMPARE(data->mib[i], data->n[i] * data->n[i] * 4.0 / (1024.0 * 1024.0));
+        QVERIFY(data->seconds[i] > 0);
+    }
+    QVERIFY(std::isfinite(data->exponent));
+
+    // Cancel right after starting: the run stops (cancelled or already done), never hangs.
+    maxN->setCurrentIndex(3);
+    timing->run();
+    timing->cancel();
+    QTRY_VERIFY_WITH_TIMEOUT(!timing->isRunning(), 60000);
+}
+
+void TestMainWindow::modeSwitchHidesAndRestoresDocks()
+{
+    const QList<QDockWidget *> docks = m_window->findChildren<QDockWidget *>();
+    QVERIFY(docks.size() >= 5);
+    auto shown = [&] {
+        QList<bool> states;
+        for (QDockWidget *d : docks)
+            states.append(d->toggleViewAction()->isChecked());
+        return states;
+    };
+    const QList<bool> before = shown();
+    QVERIFY(before.contains(true));
+    m_window->modeTabs()->setCurrentIndex(1); // experiments: the whole window
+    QCOMPARE(m_window->modeTabs()->currentWidget(),
+             static_cast<QWidget *>(m_window->experimentsPanel()));
+    QVERIFY(!shown().contains(true));
+    m_window->modeTabs()->setCurrentIndex(0);
+    QCOMPARE(shown(), before);
+}
+
+void TestMainWindow::everyControlHasToolTip()
+{
+    const QList<QWidget *> roots
+        = {m_window->controlPanel(), m_window->timingChart(), m_window->rowMetricsChart()};
+    int checked = 0;
+    for (QWidget *root : roots) {
+        for (QWidget *w : root->findChildren<QWidget *>()) {
+            const bool isControl = qobject_cast<QAbstractSpinBox *>(w)
+                || qobject_cast<QComboBox *>(w) || qobject_cast<QAbstractSlider *>(w)
+                || qobject_cast<QAbstractButton *>(w);
+            if (!isControl || qobject_cast<QScrollBar *>(w))
+                continue; // scroll bars belong to views, not to the user's controls
+            if (qobject_cast<QAbstractSpinBox *>(w->parentWidget())
+                || qobject_cast<QComboBox *>(w->parentWidget())
+                || qobject_cast<QTabBar *>(w->parentWidget()))
+                continue; // inner parts of a compound control (a tab bar's scroll arrows)
+            QVERIFY2(!w->toolTip().isEmpty(),
+                     qPrintable(QStringLiteral("%1 (%2) has no tooltip")
+                                    .arg(w->objectName(), w->metaObject()->className())));
+            ++checked;
+        }
+    }
+    QVERIFY(checked >= 20);
+}
+
+void TestMainWindow::shortcutsAreUnique()
+{
+    const QList<QAction *> actions = m_window->shortcutActions();
+    QVERIFY(actions.size() >= 12);
+    QSet<QString> seen;
+    for (QAction *a : actions) {
+        const QString key = a->shortcut().toString(QKeySequence::PortableText);
+        QVERIFY2(!seen.contains(key), qPrintable(QStringLiteral("duplicate shortcut %1").arg(key)));
+        seen.insert(key);
+    }
+    QVERIFY(seen.contains(QStringLiteral("Ctrl+E")));
+    QVERIFY(seen.contains(QStringLiteral("F1")));
+}
+
+void TestMainWindow::initialSizeFitsScreen()
+{
+    // A first start (no saved geometry): at most 90 % of the available geometry, centred, and
+    // the window's minimum (docks, centre) fits the screen, so nothing forces it wider.
+    const QRect available = m_window->screen()->availableGeometry();
+    const QRect frame = m_window->frameGeometry();
+    QVERIFY2(available.contains(frame),
+             qPrintable(QStringLiteral("frame %1×%2+%3+%4 outside %5×%6")
+                            .arg(frame.width())
+                            .arg(frame.height())
+                            .arg(frame.x())
+                            .arg(frame.y())
+                            .arg(available.width())
+                            .arg(available.height())));
+    QVERIFY(m_window->width() <= available.width() * 9 / 10);
+    QVERIFY(m_window->height() <= available.height() * 9 / 10);
+    // Centred (the client area is; the frame's border may shift it by its own width).
+    const QSize border = frame.size() - m_window->size();
+    QVERIFY(std::abs(frame.center().x() - available.center().x()) <= border.width() + 1);
+    QVERIFY(std::abs(frame.center().y() - available.center().y()) <= border.height() + 1);
+    const QSize minimum = m_window->minimumSizeHint();
+    QVERIFY2(minimum.width() <= m_window->width() && minimum.height() <= m_window->height(),
+             qPrintable(QStringLiteral("minimum %1×%2 larger than the window %3×%4")
+                            .arg(minimum.width())
+                            .arg(minimum.height())
+                            .arg(m_window->width())
+                            .arg(m_window->height())));
+}
+
+void TestMainWindow::switchingViewsKeepsWindowSize()
+{
+    // Regression: switching tabs, modes or showing a dock made the window grow beyond the
+    // screen (the pages' and docks' minimum widths added up to about 1450 pixels).
+    QVERIFY(waitForFirstResult());
+    const QSize start = m_window->size();
+    AttentionViews *views = m_window->attentionViews();
+    QVERIFY(views);
+    auto check = [&](const char *what) {
+        QTest::qWait(50);
+        QVERIFY2(m_window->size() == start, what);
+        const QSize minimum = m_window->minimumSizeHint();
+        QVERIFY2(minimum.width() <= start.width() && minimum.height() <= start.height(), what);
+    };
+    for (int tab : {int(AttentionViews::StepsTab), int(AttentionViews::CompareTab),
+                    int(AttentionViews::HeadsTab)}) {
+        views->setCurrentIndex(tab);
+        check("attention view tab");
+    }
+    m_window->modeTabs()->setCurrentIndex(1);
+    check("experiments mode");
+    m_window->modeTabs()->setCurrentIndex(0);
+    check("back to the attention mode");
+    for (QDockWidget *dock : m_window->findChildren<QDockWidget *>())
+        dock->show(); // the Tensors dock too
+    check("every dock shown");
+}
+
+void TestMainWindow::restoredGeometryClampedToScreen()
+{
+    // Geometry saved on a larger screen is made to fit the current one.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QSettings settings(dir.filePath(QStringLiteral("attnlab.ini")), QSettings::IniFormat);
+    const QRect available = m_window->screen()->availableGeometry();
+    m_window->setGeometry(QRect(available.topLeft() + QPoint(200, 100),
+                                QSize(available.width() * 3 / 2, available.height() * 3 / 2)));
+    QTest::qWait(50);
+    m_window->saveSettings(settings);
+    settings.sync();
+    m_window.reset();
+
+    m_window = std::make_unique<MainWindow>();
+    m_window->restoreSettings(settings);
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+    const QRect frame = m_window->frameGeometry();
+    QVERIFY2(available.contains(frame),
+             qPrintable(QStringLiteral("restored frame %1×%2+%3+%4 outside %5×%6")
+                            .arg(frame.width())
+                            .arg(frame.height())
+                            .arg(frame.x())
+                            .arg(frame.y())
+                            .arg(available.width())
+                            .arg(available.height())));
+}
+
+void TestMainWindow::exportCurrentView_data()
+{
+    QTest::addColumn<QString>("view");
+    QTest::addColumn<QString>("suffix");
+    QTest::addColumn<int>("target");
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QString>("fileName");
+    using T = MainWindow::ExportTarget;
+    for (const char *suffix : {"png", "svg", "pdf"}) {
+        const QString sx = QLatin1String(suffix);
+        QTest::addRow("heads grid %s", suffix) << "grid" << sx << int(T::Heads) << "Heatmap Grid"
+                                               << "attention-heads.png";
+        QTest::addRow("single head %s", suffix) << "head" << sx << int(T::Heads) << "Head 1"
+                                                << "attention-head1.png";
+        QTest::addRow("steps %s", suffix) << "steps" << sx << int(T::Steps) << "Attention Steps"
+                                          << "attention-steps-head0.png";
+        QTest::addRow("compare %s", suffix)
+            << "compare" << sx << int(T::Compare) << "A/B Comparison"
+            << "attention-compare.png";
+        QTest::addRow("focused chart %s", suffix)
+            << "chart" << sx << int(T::Chart) << "Max weight vs d_k"
+            << "chart-max-weight-vs-d-k.png";
+    }
+    // Experiment figures come as PNG or SVG (exportExperimentFigure).
+    QTest::addRow("experiment png") << "experiment"
+                                    << "png" << int(T::Experiment) << "E1 Figure"
+                                    << "e1.png";
+    QTest::addRow("experiment svg") << "experiment"
+                                    << "svg" << int(T::Experiment) << "E1 Figure"
+                                    << "e1.png";
+}
+
+void TestMainWindow::exportCurrentView()
+{
+    QFETCH(QString, view);
+    QFETCH(QString, suffix);
+    QFETCH(int, target);
+    QFETCH(QString, name);
+    QFETCH(QString, fileName);
+    QVERIFY(waitForFirstResult());
+    AttentionViews *views = m_window->attentionViews();
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("current.") + suffix);
+    const QString reference = dir.filePath(QStringLiteral("reference.") + suffix);
+
+    // Switch to the view the way a user would, then write it as File → Export would.
+    std::function<bool(QSize, QString *)> viewsOwnExport; // the view's own export path
+    if (view == QLatin1String("grid") || view == QLatin1String("head")) {
+        if (view == QLatin1String("head"))
+            m_window->heatmapWidget()->showSingleHead(1);
+        viewsOwnExport = [&](QSize size, QString *error) {
+            return suffix == QLatin1String("png")
+                ? m_window->heatmapActions()->exportView(reference, size * 2, 192.0, error)
+                : m_window->heatmapActions()->exportView(reference, size, 96.0, error);
+        };
+    } else if (view == QLatin1String("steps")) {
+        views->setCurrentIndex(AttentionViews::StepsTab);
+        viewsOwnExport = [&](QSize size, QString *error) {
+            return views->stepsView()->exportFigure(reference, size, 2.0, error);
+        };
+    } else if (view == QLatin1String("compare")) {
+        views->setCurrentIndex(AttentionViews::CompareTab);
+        QTRY_VERIFY_WITH_TIMEOUT(views->compareView()->isUpToDate(), 20000);
+        viewsOwnExport = [&](QSize size, QString *error) {
+            return views->compareView()->exportFigure(reference, size, 2.0, error);
+        };
+    } else if (view == QLatin1String("chart")) {
+        m_window->activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+        m_window->maxWeightChart()->setFocus(Qt::MouseFocusReason); // as a click does
+        QTRY_COMPARE(QApplication::focusWidget(),
+                     static_cast<QWidget *>(m_window->maxWeightChart()));
+        viewsOwnExport = [&](QSize size, QString *error) {
+            return exportWidget(m_window->maxWeightChart(), reference, size, 2.0, error);
+        };
+    } else {
+        m_window->modeTabs()->setCurrentIndex(1);
+        ExperimentsPanel *panel = m_window->experimentsPanel();
+        QVERIFY(panel->setCurrentExperiment(QStringLiteral("E1")));
+        QSignalSpy done(panel->currentPage(), &ExperimentPage::resultReady);
+        panel->currentPage()->run();
+        QVERIFY(done.wait(20000));
+        viewsOwnExport = [&, panel](QSize size, QString *error) {
+            return panel->currentPage()->exportFigure(reference, size, error);
+        };
+    }
+    QCOMPARE(int(m_window->currentExportTarget()), target);
+    QVERIFY2(m_window->currentExportName().contains(name),
+             qPrintable(m_window->currentExportName()));
+    QCOMPARE(m_window->currentExportFileName(), fileName);
+    // File → Export names what it exports.
+    QVERIFY2(m_window->exportAction()->text().contains(name),
+             qPrintable(m_window->exportAction()->text()));
+
+    const QSize size = m_window->currentExportSize();
+    QVERIFY(!size.isEmpty());
+    QString error;
+    QVERIFY2(m_window->exportCurrentView(path, &error), qPrintable(error));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray bytes = f.readAll();
+    if (suffix == QLatin1String("png")) {
+        const QImage image(path);
+        QVERIFY(!image.isNull());
+        // Two device pixels per pixel, except experiment figures (their size in pixels).
+        QCOMPARE(image.size(), view == QLatin1String("experiment") ? size : size * 2);
+        // The same picture as the view's own Export writes: one rendering path.
+        QVERIFY2(viewsOwnExport(size, &error), qPrintable(error));
+        const QImage own(reference);
+        QCOMPARE(own.size(), image.size());
+        QVERIFY(own.convertToFormat(QImage::Format_ARGB32)
+                == image.convertToFormat(QImage::Format_ARGB32));
+    } else {
+        const QString error = vectorFigureError(suffix, bytes);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+    }
+}
+
+void TestMainWindow::exportCurrentViewBadSuffixFails()
+{
+    QVERIFY(waitForFirstResult());
+    QTemporaryDir dir;
+    AttentionViews *views = m_window->attentionViews();
+    for (int tab : {int(AttentionViews::HeadsTab), int(AttentionViews::StepsTab)}) {
+        views->setCurrentIndex(tab);
+        const QString path = dir.filePath(QStringLiteral("view.bmpx"));
+        QString error;
+        QVERIFY(!m_window->exportCurrentView(path, &error));
+        QVERIFY(!error.isEmpty());
+        QVERIFY(!QFile::exists(path));
+    }
+}
+
+void TestMainWindow::exportActionWritesFocusedChart()
+{
+    // Regression: the file dialog took the focus from the chart, so Ctrl+E on a clicked chart
+    // wrote the heatmap grid instead.
+    QVERIFY(waitForFirstResult());
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+    QWidget *chart = m_window->jacobianNormChart();
+    chart->setFocus(Qt::MouseFocusReason);
+    QTRY_COMPARE(QApplication::focusWidget(), chart);
+    QCOMPARE(m_window->currentExportTarget(), MainWindow::ExportTarget::Chart);
+    QVERIFY(m_window->exportAction()->text().contains(QLatin1String("Jacobian norm vs d_k")));
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("chart.png"));
+    bool answered = false;
+    QString title;
+    QTimer::singleShot(200, this, [&] {
+        auto *dialog = qobject_cast<QFileDialog *>(QApplication::activeModalWidget());
+        if (!dialog)
+            return;
+        title = dialog->windowTitle();
+        dialog->setDirectory(dir.path());
+        auto *name = dialog->findChild<QLineEdit *>(QStringLiteral("fileNameEdit"));
+        if (!name)
+            return;
+        name->setText(QFileInfo(path).fileName());
+        answered = true;
+        QMetaObject::invokeMethod(dialog, "accept", Qt::DirectConnection);
+    });
+    m_window->exportAction()->trigger();
+    QVERIFY(answered);
+    QVERIFY2(title.contains(QLatin1String("Jacobian norm vs d_k")), qPrintable(title));
+    const QImage image(path);
+    QVERIFY(!image.isNull());
+    QCOMPARE(image.size(), chart->size() * 2); // the chart as shown, two pixels per pixel
+}
+
+void TestMainWindow::viewMenuListsTabActions()
+{
+    AttentionViews *views = m_window->attentionViews();
+    const QList<QAction *> tabActions = views->tabActions();
+    QCOMPARE(tabActions.size(), 3);
+    QMenu *viewMenu = nullptr;
+    for (QAction *a : m_window->menuBar()->actions()) {
+        if (a->menu() && a->text().remove(QLatin1Char('&')) == QLatin1String("View"))
+            viewMenu = a->menu();
+    }
+    QVERIFY(viewMenu);
+    const QList<QAction *> shortcuts = m_window->shortcutActions(); // Help → Keyboard shortcuts
+    for (int tab = 0; tab < tabActions.size(); ++tab) {
+        QAction *a = tabActions[tab];
+        QVERIFY2(viewMenu->actions().contains(a), qPrintable(a->text()));
+        QVERIFY(shortcuts.contains(a));
+        QCOMPARE(a->shortcut(), QKeySequence(QStringLiteral("Ctrl+Alt+%1").arg(tab + 1)));
+    }
+    // The mode actions (Attention / Experiments) are there too.
+    int modes = 0;
+    for (QAction *a : viewMenu->actions())
+        modes += a->shortcut() == QKeySequence(QStringLiteral("Ctrl+1"))
+            || a->shortcut() == QKeySequence(QStringLiteral("Ctrl+2"));
+    QCOMPARE(modes, 2);
+    // From the experiments, a tab action brings the attention mode back on that tab.
+    m_window->modeTabs()->setCurrentIndex(1);
+    tabActions[AttentionViews::CompareTab]->trigger();
+    QCOMPARE(m_window->modeTabs()->currentIndex(), 0);
+    QCOMPARE(views->currentIndex(), int(AttentionViews::CompareTab));
+    tabActions[AttentionViews::StepsTab]->trigger();
+    QCOMPARE(views->currentIndex(), int(AttentionViews::StepsTab));
+}
+
+void TestMainWindow::stepsWeightsFollowHeatmapColormap()
+{
+    // The weights panels of the steps and A/B views use the colormap picked for the heatmaps.
+    QVERIFY(waitForFirstResult());
+    auto *combo
+        = m_window->heatmapViewPanel()->findChild<QComboBox *>(QStringLiteral("colormapCombo"));
+    QVERIFY(combo);
+    for (ColormapId id : {ColormapId::Magma, ColormapId::Cividis, ColormapId::Viridis}) {
+        const int index = combo->findData(int(id));
+        QVERIFY(index >= 0);
+        combo->setCurrentIndex(index);
+        QCOMPARE(m_window->heatmapWidget()->options().colormap, id);
+        QCOMPARE(m_window->attentionViews()->stepsView()->renderer().weightsColormap(), id);
+    }
+}
+
+namespace {
+
+QAction *actionWithShortcut(const MainWindow &window, const QKeySequence &key)
+{
+    for (QAction *a : window.shortcutActions())
+        if (a->shortcuts().contains(key))
+            return a;
+    return nullptr;
+}
+
+QWidget *editorNamed(const MainWindow &window, const QString &name)
+{
+    return window.findChild<QWidget *>(name);
+}
+
+} // namespace
+
+// Ctrl+E, F5, Ctrl+K … while a line edit or spin box has the focus: the window's action fires
+// (QLineEdit would take Ctrl+E as end of line, Ctrl+K as delete to end of line).
+void TestMainWindow::windowShortcutsWinOverEditors_data()
+{
+    QTest::addColumn<QString>("editor");
+    QTest::addColumn<QKeySequence>("key");
+    const QList<QKeySequence> keys = {
+        QKeySequence(Qt::CTRL | Qt::Key_E),
+        QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E),
+        QKeySequence(Qt::Key_F5),
+        QKeySequence(Qt::CTRL | Qt::Key_K),
+        QKeySequence(Qt::CTRL | Qt::Key_PageDown),
+        QKeySequence(Qt::CTRL | Qt::Key_PageUp),
+        QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_2),
+    };
+    for (const char *editor : {"nSpin", "tokensEdit", "temperatureSpin", "hideKeysEdit"}) {
+        for (const QKeySequence &key : keys)
+            QTest::addRow("%s %s", editor, qPrintable(key.toString()))
+                << QString::fromLatin1(editor) << key;
+    }
+}
+
+void TestMainWindow::windowShortcutsWinOverEditors()
+{
+    QFETCH(QString, editor);
+    QFETCH(QKeySequence, key);
+    QVERIFY(waitForFirstResult());
+    QAction *action = actionWithShortcut(*m_window, key);
+    QVERIFY2(action, qPrintable(key.toString()));
+    QVERIFY(m_window->isWindowShortcut(key));
+    // Only whether it fires: no file dialog, no recompute.
+    QObject::disconnect(action, &QAction::triggered, nullptr, nullptr);
+    QSignalSpy triggered(action, &QAction::triggered);
+
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+    QWidget *w = editorNamed(*m_window, editor);
+    QVERIFY2(w, qPrintable(editor));
+    w->setFocus(Qt::OtherFocusReason);
+    QTRY_VERIFY(w->hasFocus());
+    const QString before = w->property("text").toString();
+    QTest::keyClick(w, key[0].key(), key[0].keyboardModifiers());
+    QCOMPARE(triggered.count(), 1);
+    QCOMPARE(w->property("text").toString(), before); // not edited by the key
+}
+
+// Ctrl+Z in a focused spin box is the box's own (standard); once the focus leaves it, Ctrl+Z
+// undoes the parameter change.
+void TestMainWindow::undoIsTheEditorsUntilFocusLeaves()
+{
+    QVERIFY(waitForFirstResult());
+    QVERIFY(!m_window->isWindowShortcut(QKeySequence::Undo));
+    QVERIFY(!m_window->isWindowShortcut(QKeySequence(Qt::CTRL | Qt::Key_C)));
+    QVERIFY(!m_window->isWindowShortcut(QKeySequence(Qt::Key_E))); // typing
+    QAction *undo = actionWithShortcut(*m_window, QKeySequence(Qt::CTRL | Qt::Key_Z));
+    QVERIFY(undo);
+    QSignalSpy undone(undo, &QAction::triggered);
+
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+    auto *n = control<QSpinBox>("nSpin");
+    const int start = m_window->session()->parameters().n;
+    const int wanted = start == 12 ? 13 : 12;
+    n->setFocus(Qt::OtherFocusReason);
+    QTRY_VERIFY(n->hasFocus());
+    n->selectAll();
+    QTest::keyClicks(n, QString::number(wanted));
+    QTest::keyClick(n, Qt::Key_Return);
+    QCOMPARE(m_window->session()->parameters().n, wanted);
+    QTest::keyClick(n, Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(undone.count(), 0); // the spin box's own undo
+
+    m_window->heatmapWidget()->setFocus(Qt::OtherFocusReason);
+    QTRY_VERIFY(!n->hasFocus());
+    QTest::keyClick(m_window->heatmapWidget(), Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(undone.count(), 1);
+    QCOMPARE(m_window->session()->parameters().n, start);
+    QCOMPARE(n->value(), start);
+}
+
+// View → Reset Layout: after squeezing the window and the docks, the Controls dock is back at
+// its first-start width and every dock of a first start is shown again.
+void TestMainWindow::resetLayoutRestoresDocks()
+{
+    QAction *reset = m_window->resetLayoutAction();
+    QVERIFY(reset);
+    QMenu *viewMenu = nullptr;
+    for (QAction *a : m_window->menuBar()->actions()) {
+        if (a->menu() && a->text().remove(QLatin1Char('&')) == QLatin1String("View"))
+            viewMenu = a->menu();
+    }
+    QVERIFY(viewMenu);
+    QVERIFY(viewMenu->actions().contains(reset));
+
+    auto *controlsDock = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
+    QVERIFY(controlsDock);
+    const QSize firstSize = m_window->size();
+    const int firstWidth = controlsDock->width();
+    // resizeDocks may be a pixel off (separators, the dock's frame).
+    QVERIFY2(std::abs(firstWidth - m_window->defaultControlsWidth(firstSize.width())) <= 2,
+             qPrintable(QString::number(firstWidth)));
+    QList<bool> firstShown;
+    const QList<QDockWidget *> docks = m_window->findChildren<QDockWidget *>();
+    for (QDockWidget *d : docks)
+        firstShown << d->isVisible();
+
+    // Small, then a dock made wider by hand, one closed, the window a bit larger again.
+    m_window->resize(500, 400);
+    QTest::qWait(20);
+    m_window->resize(firstSize.width() * 11 / 10, firstSize.height());
+    m_window->resizeDocks({controlsDock}, {firstWidth + 120}, Qt::Horizontal);
+    docks.last()->hide();
+    QTest::qWait(20);
+    QVERIFY2(std::abs(controlsDock->width() - firstWidth) > 50,
+             qPrintable(QString::number(controlsDock->width())));
+
+    reset->trigger();
+    QTRY_COMPARE(m_window->size(), firstSize);
+    QTRY_VERIFY2(std::abs(controlsDock->width() - firstWidth) <= 1,
+                 qPrintable(QString::number(controlsDock->width())));
+    QList<bool> shown;
+    for (QDockWidget *d : docks)
+        shown << d->isVisible();
+    QCOMPARE(shown, firstShown);
+}
+
+// The window made very small, then large again (more than a quarter wider): the side docks get
+// their default width back instead of the centre taking all the new room.
+void TestMainWindow::enlargingGivesDocksTheirWidthBack()
+{
+    auto *controlsDock = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
+    QVERIFY(controlsDock);
+    const QSize large(1400, 900);
+    m_window->resize(large);
+    QTRY_COMPARE(m_window->size(), large);
+    const int wanted = m_window->defaultControlsWidth(large.width());
+    QVERIFY(wanted >= 300);
+    m_window->resizeDocks({controlsDock}, {wanted}, Qt::Horizontal);
+    QTRY_VERIFY(std::abs(controlsDock->width() - wanted) <= 2);
+    m_window->resize(500, 400);
+    QTest::qWait(20);
+    QVERIFY2(controlsDock->width() < wanted - 50, "the small window did not squeeze the dock");
+    m_window->resize(large);
+    QTRY_VERIFY2(controlsDock->width() >= wanted - 2,
+                 qPrintable(QString::number(controlsDock->width())));
+    // A user's wider choice stays on a later enlargement.
+    m_window->resizeDocks({controlsDock}, {wanted + 100}, Qt::Horizontal);
+    QTRY_VERIFY(controlsDock->width() >= wanted + 98);
+    m_window->resize(1000, 700);
+    QTest::qWait(20);
+    const int chosen = controlsDock->width();
+    m_window->resize(large);
+    QTest::qWait(20);
+    QVERIFY2(controlsDock->width() >= chosen, qPrintable(QString::number(controlsDock->width())));
+}
+
+// "Hide keys" with input it cannot follow: the red border comes with the reasons, in the
+// field's tooltip and the note under it; fixed input clears them.
+void TestMainWindow::hideKeysSaysWhy_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QStringList>("reasons"); // n_k = 8 (the defaults)
+    QTest::newRow("three problems") << QStringLiteral("abc, 99, 5-2")
+                                    << QStringList {QStringLiteral("'abc' is not a key index"),
+                                                    QStringLiteral("99 is beyond n_k = 8"),
+                                                    QStringLiteral("5-2 is an empty range")};
+    QTest::newRow("key 8 of 0-7") << QStringLiteral("0, 8")
+                                  << QStringList {QStringLiteral("8 is beyond n_k = 8")};
+    QTest::newRow("range past the end")
+        << QStringLiteral("6 - 9") << QStringList {QStringLiteral("6-9 goes beyond n_k = 8")};
+    QTest::newRow("fine") << QStringLiteral("0, 3, 5-7") << QStringList {};
+}
+
+void TestMainWindow::hideKeysSaysWhy()
+{
+    QFETCH(QString, text);
+    QFETCH(QStringList, reasons);
+    const ResultPtr r = waitForFirstResult();
+    QVERIFY(r);
+    QCOMPARE(r->keyCount(), Index(8));
+    QLineEdit *edit = m_window->heatmapViewPanel()->hideKeysEdit();
+    auto *note = m_window->heatmapViewPanel()->findChild<QLabel *>(QStringLiteral("transformNote"));
+    QVERIFY(note);
+    const QString usualTip = edit->toolTip();
+    edit->setText(text);
+    for (const QString &reason : reasons) {
+        QVERIFY2(edit->toolTip().contains(reason), qPrintable(edit->toolTip()));
+        QVERIFY2(note->text().contains(reason), qPrintable(note->text()));
+    }
+    QCOMPARE(!edit->styleSheet().isEmpty(), !reasons.isEmpty());
+    QCOMPARE(note->text().contains(QStringLiteral("Hide keys")), !reasons.isEmpty());
+    edit->clear();
+    QCOMPARE(edit->toolTip(), usualTip);
+    QVERIFY(edit->styleSheet().isEmpty());
+}
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"

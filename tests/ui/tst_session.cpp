@@ -1,0 +1,693 @@
+// SessionParameters (validation, JSON round trip, caption), computeSession (against the NumPy
+// reference of tests/reference/make_session_fixtures.py; invariants for every kind, mask and
+// dtype) and AttentionSession (one change → one result; rapid changes → newest wins, no stale
+// result delivered; clean destruction while busy).
+
+#include "testutil.h"
+
+#include "ui/session/attentionsession.h"
+#include "ui/session/sessioncompute.h"
+#include "ui/session/sessionparameters.h"
+
+#include "core/engine/sessioninputs.h"
+#include "core/groupedattention.h"
+#include "core/multihead.h"
+#include "core/random.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QTest>
+
+#include <cmath>
+
+using namespace attn;
+
+namespace {
+
+MatrixD matrixFromJson(const QJsonArray &rows)
+{
+    const Index r = rows.size();
+    const Index c = r ? rows.at(0).toArray().size() : 0;
+    MatrixD m(r, c);
+    for (Index i = 0; i < r; ++i) {
+        const QJsonArray row = rows.at(int(i)).toArray();
+        for (Index j = 0; j < c; ++j)
+            m(i, j) = row.at(int(j)).toDouble();
+    }
+    return m;
+}
+
+SessionParameters makeParams(AttentionKind kind, MaskChoice mask, DType dtype, int n = 7,
+                             int nK = 5)
+{
+    SessionParameters p;
+    p.n = n;
+    p.nK = nK;
+    p.dModel = 16;
+    p.heads = 4;
+    p.seed = 3;
+    p.kind = kind;
+    p.mask = mask;
+    p.paddingCount = 2;
+    p.dtype = dtype;
+    return p;
+}
+
+} // namespace
+
+class TestSession : public QObject
+{
+    Q_OBJECT
+
+private:
+    QJsonArray m_cases;
+
+private slots:
+    void initTestCase()
+    {
+        QFile file(QStringLiteral(ATTN_FIXTURE_DIR "/session/session.json"));
+        QVERIFY2(file.open(QIODevice::ReadOnly), qPrintable(file.fileName()));
+        m_cases = QJsonDocument::fromJson(file.readAll())
+                      .object()
+                      .value(QStringLiteral("cases"))
+                      .toArray();
+        QVERIFY(m_cases.size() >= 5);
+    }
+
+    // ---- SessionParameters ----
+
+    void validate_data()
+    {
+        QTest::addColumn<SessionParameters>("params");
+        QTest::addColumn<QString>("mentions"); // empty: valid
+        SessionParameters ok;
+        QTest::newRow("defaults") << ok << QString();
+        SessionParameters p = ok;
+        p.heads = 3;
+        p.dModel = 16;
+        QTest::newRow("h does not divide d_model") << p << QStringLiteral("d_model=16");
+        p = ok;
+        p.n = 0;
+        QTest::newRow("n = 0") << p << QStringLiteral("n must");
+        p = ok;
+        p.n = 5000;
+        QTest::newRow("n too large") << p << QStringLiteral("n must");
+        p = ok;
+        p.kind = AttentionKind::EncoderDecoder;
+        p.nK = 0;
+        QTest::newRow("n_k = 0") << p << QStringLiteral("n_k");
+        p = ok;
+        p.mask = MaskChoice::KeyPadding;
+        p.paddingCount = 9;
+        QTest::newRow("padding > n") << p << QStringLiteral("padding");
+        p = ok;
+        p.scaleExponent = 1.5;
+        QTest::newRow("alpha > 1") << p << QStringLiteral("\u03b1");
+        p = ok;
+        p.temperature = 0;
+        QTest::newRow("temperature 0") << p << QStringLiteral("temperature");
+        p = ok;
+        p.temperature = std::nan("");
+        QTest::newRow("temperature NaN") << p << QStringLiteral("temperature");
+        p = ok;
+        p.heads = 0;
+        QTest::newRow("h = 0") << p << QStringLiteral("h (heads)");
+    }
+    void validate()
+    {
+        QFETCH(SessionParameters, params);
+        QFETCH(QString, mentions);
+        const QString error = params.validate();
+        if (mentions.isEmpty()) {
+            QVERIFY2(error.isEmpty(), qPrintable(error));
+        } else {
+            QVERIFY2(error.contains(mentions), qPrintable(error));
+            // computeSession reports the same message and never throws.
+            const SessionResult r = computeSession(params);
+            QVERIFY(!r.ok());
+            QCOMPARE(r.error, error);
+            QVERIFY(r.weights.empty());
+        }
+    }
+
+    void jsonRoundTrip_data()
+    {
+        QTest::addColumn<SessionParameters>("params");
+        SessionParameters p;
+        QTest::newRow("defaults") << p;
+        p.n = 300;
+        p.nK = 17;
+        p.dModel = 96;
+        p.heads = 12;
+        p.seed = 18446744073709551615ull; // above 2^53: written as a string
+        p.kind = AttentionKind::EncoderDecoder;
+        p.mask = MaskChoice::KeyPadding;
+        p.paddingCount = 5;
+        p.scaleExponent = 0.123456789012345;
+        p.temperature = 0.7;
+        p.positional = true;
+        p.dtype = DType::Float32;
+        p.tokens = {QStringLiteral("the"), QStringLiteral("cat \u00e9")};
+        QTest::newRow("everything set") << p;
+    }
+    void jsonRoundTrip()
+    {
+        QFETCH(SessionParameters, params);
+        const QByteArray text = QJsonDocument(params.toJson()).toJson();
+        QString error;
+        const auto back
+            = SessionParameters::fromJson(QJsonDocument::fromJson(text).object(), &error);
+        QVERIFY2(back.has_value(), qPrintable(error));
+        QVERIFY(*back == params);
+    }
+
+    void jsonErrors_data()
+    {
+        QTest::addColumn<QByteArray>("json");
+        QTest::addColumn<QString>("mentions");
+        QTest::newRow("newer version")
+            << QByteArray(R"({"version": 99})") << QStringLiteral("newer");
+        QTest::newRow("n not a number") << QByteArray(R"({"n": "eight"})") << QStringLiteral("'n'");
+        QTest::newRow("n fractional") << QByteArray(R"({"n": 2.5})") << QStringLiteral("'n'");
+        QTest::newRow("bad kind") << QByteArray(R"({"kind": "sideways"})")
+                                  << QStringLiteral("'kind'");
+        QTest::newRow("bad mask") << QByteArray(R"({"mask": "all"})") << QStringLiteral("'mask'");
+        QTest::newRow("bad dtype")
+            << QByteArray(R"({"dtype": "float16"})") << QStringLiteral("'dtype'");
+        QTest::newRow("negative seed") << QByteArray(R"({"seed": -1})") << QStringLiteral("'seed'");
+        QTest::newRow("seed text") << QByteArray(R"({"seed": "12x"})") << QStringLiteral("'seed'");
+        QTest::newRow("tokens not strings")
+            << QByteArray(R"({"tokens": [1, 2]})") << QStringLiteral("'tokens'");
+        QTest::newRow("invalid combination")
+            << QByteArray(R"({"d_model": 10, "heads": 4})") << QStringLiteral("does not divide");
+    }
+    void jsonErrors()
+    {
+        QFETCH(QByteArray, json);
+        QFETCH(QString, mentions);
+        QString error;
+        const auto p = SessionParameters::fromJson(QJsonDocument::fromJson(json).object(), &error);
+        QVERIFY(!p.has_value());
+        QVERIFY2(error.contains(mentions), qPrintable(error));
+    }
+
+    void jsonMissingKeysTakeDefaults()
+    {
+        QString error;
+        const auto p = SessionParameters::fromJson(QJsonObject {{QStringLiteral("n"), 12}}, &error);
+        QVERIFY2(p.has_value(), qPrintable(error));
+        SessionParameters expected;
+        expected.n = 12;
+        QVERIFY(*p == expected);
+    }
+
+    void caption_data()
+    {
+        QTest::addColumn<SessionParameters>("params");
+        QTest::addColumn<QString>("caption");
+        SessionParameters p;
+        p.mask = MaskChoice::Causal;
+        QTest::newRow("header example")
+            << p
+            << QStringLiteral("n=8, d_model=64, h=4, d_k=16, scale=1/\u221ad_k, mask=causal, "
+                              "PE=off, float64, seed=0");
+        p = SessionParameters();
+        p.kind = AttentionKind::EncoderDecoder;
+        p.mask = MaskChoice::KeyPadding;
+        p.scaleExponent = 0.0;
+        p.positional = true;
+        p.dtype = DType::Float32;
+        p.seed = 7;
+        QTest::newRow("cross, padding, unscaled")
+            << p
+            << QStringLiteral("encoder\u2013decoder, n_q=8, n_k=10, d_model=64, h=4, d_k=16, "
+                              "scale=1 (unscaled), mask=padding(2), PE=on, float32, seed=7");
+        p = SessionParameters();
+        p.kind = AttentionKind::DecoderCausal;
+        p.mask = MaskChoice::KeyPadding;
+        p.scaleExponent = 0.25;
+        p.temperature = 2;
+        QTest::newRow("decoder, alpha, tau")
+            << p
+            << QStringLiteral("decoder, n=8, d_model=64, h=4, d_k=16, scale=d_k^\u22120.25 / "
+                              "\u03c4 (\u03c4=2), mask=causal+padding(2), PE=off, float64, seed=0");
+    }
+    void caption()
+    {
+        QFETCH(SessionParameters, params);
+        QFETCH(QString, caption);
+        QCOMPARE(params.caption(), caption);
+    }
+
+    // ---- RoPE, ALiBi, grouped-query heads, sliding window and sinks ----
+
+    void modernSchemesMatchCore_data()
+    {
+        QTest::addColumn<QString>("scheme"); // none, rope-half, rope-interleaved, alibi
+        QTest::addColumn<int>("kvHeads");
+        QTest::addColumn<int>("window");
+        QTest::addColumn<int>("sinks");
+        QTest::addColumn<bool>("causal");
+        QTest::newRow("rope half") << "rope-half" << 0 << 0 << 0 << false;
+        QTest::newRow("rope interleaved causal") << "rope-interleaved" << 0 << 0 << 0 << true;
+        QTest::newRow("alibi causal") << "alibi" << 0 << 0 << 0 << true;
+        QTest::newRow("alibi bidirectional g=2") << "alibi" << 2 << 0 << 0 << false;
+        QTest::newRow("g=1") << "none" << 1 << 0 << 0 << false;
+        QTest::newRow("window 3 + 1 sink") << "none" << 0 << 3 << 1 << false;
+        QTest::newRow("rope g=2 window 4 + 2 sinks") << "rope-half" << 2 << 4 << 2 << false;
+    }
+    void modernSchemesMatchCore()
+    {
+        // The session's fused computation against core's groupedQueryAttention on the same
+        // seeded projections: q = X W_Qᵀ + b_Q, the h heads' k mean-pooled into g heads.
+        QFETCH(QString, scheme);
+        QFETCH(int, kvHeads);
+        QFETCH(int, window);
+        QFETCH(int, sinks);
+        QFETCH(bool, causal);
+        SessionParameters p;
+        p.n = 11;
+        p.dModel = 32;
+        p.heads = 4;
+        p.seed = 7;
+        p.rope = scheme.startsWith(QLatin1String("rope"));
+        p.ropeConvention = scheme == QLatin1String("rope-interleaved") ? RopeConvention::Interleaved
+                                                                       : RopeConvention::Half;
+        p.alibi = scheme == QLatin1String("alibi");
+        p.kvHeads = kvHeads;
+        p.window = window;
+        p.sinks = sinks;
+        p.mask = causal ? MaskChoice::Causal : MaskChoice::None;
+        QVERIFY2(p.validate().isEmpty(), qPrintable(p.validate()));
+        const SessionResult r = computeSession(p);
+        QVERIFY2(r.ok(), qPrintable(r.error));
+
+        Generator rng(p.seed);
+        MultiheadAttention<double> layer(p.dModel, p.heads);
+        layer.initXavier(rng);
+        const MatrixD x = rng.standardNormal(p.n, p.dModel);
+        const Index d = p.dModel, h = p.heads, g = p.keyValueHeads(), dK = p.dK();
+        const MatrixD &w = layer.inProjWeight();
+        const MatrixD q = (x * w.topRows(d).transpose()).rowwise()
+            + layer.inProjBias().segment(0, d).transpose();
+        const MatrixD k = (x * w.middleRows(d, d).transpose()).rowwise()
+            + layer.inProjBias().segment(d, d).transpose();
+        MatrixD kg = MatrixD::Zero(p.n, g * dK);
+        for (Index i = 0; i < h; ++i)
+            kg.middleCols((i / (h / g)) * dK, dK) += k.middleCols(i * dK, dK);
+        kg /= double(h / g);
+        AttentionMask mask;
+        if (window > 0)
+            mask = AttentionMask::slidingWindow(p.n, p.n, window, sinks);
+        else if (causal)
+            mask = AttentionMask::causal(p.n, p.n);
+        PositionOptions pos;
+        pos.scheme = p.positionalScheme();
+        pos.ropeConvention = p.ropeConvention;
+        const GroupedAttentionResult<double> ref
+            = groupedQueryAttention<double>(q, kg, kg, h, g, mask, {}, pos);
+        QCOMPARE(r.weights.size(), std::size_t(h));
+        for (std::size_t i = 0; i < std::size_t(h); ++i) {
+            ATTN_COMPARE_CLOSE(r.scores[i], ref.scores[i], 1e-12, 0.0);
+            ATTN_COMPARE_CLOSE(r.weights[i], ref.weights[i], 1e-12, 0.0);
+        }
+        if (p.alibi)
+            QCOMPARE(r.alibiSlopes, ref.alibiSlopes);
+        // Window cells are MaskWindow (own state), sinks stay visible.
+        if (window > 0) {
+            const Index last = p.n - 1;
+            QCOMPARE(r.maskState(last, last - window), std::uint8_t(MaskWindow));
+            for (Index j = 0; j < sinks; ++j)
+                QCOMPARE(r.maskState(last, j), std::uint8_t(MaskAllowed));
+        }
+    }
+
+    void modernParametersRoundTrip()
+    {
+        SessionParameters p;
+        p.rope = true;
+        p.ropeConvention = RopeConvention::Interleaved;
+        p.ropeBase = 500;
+        p.kvHeads = 2;
+        p.window = 5;
+        p.sinks = 1;
+        QVERIFY(p.validate().isEmpty());
+        QString error;
+        const auto back = SessionParameters::fromJson(p.toJson(), &error);
+        QVERIFY2(back, qPrintable(error));
+        QCOMPARE(*back, p);
+        QVERIFY(p.caption().contains(QLatin1String("RoPE interleaved base 500")));
+        QVERIFY(p.caption().contains(QLatin1String("g=2")));
+        QVERIFY(p.caption().contains(QLatin1String("window=5+1 sinks")));
+        // Defaults are not written: files without the new keys stay as they were.
+        const QJsonObject plain = SessionParameters().toJson();
+        for (const char *key :
+             {"rope", "rope_convention", "rope_base", "alibi", "kv_heads", "window", "sinks"})
+            QVERIFY2(!plain.contains(QLatin1String(key)), key);
+        // Refused combinations name the problem.
+        SessionParameters bad;
+        bad.rope = bad.alibi = true;
+        QVERIFY(bad.validate().contains(QLatin1String("one position scheme")));
+        bad = SessionParameters();
+        bad.kvHeads = 3;
+        QVERIFY(bad.validate().contains(QLatin1String("must divide h=4")));
+        bad = SessionParameters();
+        bad.sinks = 2;
+        QVERIFY(bad.validate().contains(QLatin1String("sliding window")));
+        bad = SessionParameters();
+        bad.rope = true;
+        bad.dModel = 12;
+        bad.heads = 4; // d_k = 3
+        QVERIFY(bad.validate().contains(QLatin1String("must be even")));
+    }
+
+    // ---- computeSession ----
+
+    // The NumPy reference follows the documented draw order independently of the C++ code.
+    void matchesNumpy_data()
+    {
+        QTest::addColumn<int>("index");
+        QTest::addColumn<bool>("float32");
+        for (int k = 0; k < m_cases.size(); ++k) {
+            const QString name = m_cases.at(k).toObject().value(QStringLiteral("name")).toString();
+            QTest::addRow("%s float64", qPrintable(name)) << k << false;
+            QTest::addRow("%s float32", qPrintable(name)) << k << true;
+        }
+    }
+    void matchesNumpy()
+    {
+        QFETCH(int, index);
+        QFETCH(bool, float32);
+        const QJsonObject c = m_cases.at(index).toObject();
+        QString error;
+        auto params
+            = SessionParameters::fromJson(c.value(QStringLiteral("params")).toObject(), &error);
+        QVERIFY2(params.has_value(), qPrintable(error));
+        if (float32)
+            params->dtype = DType::Float32;
+        const SessionResult r = computeSession(*params);
+        QVERIFY2(r.ok(), qPrintable(r.error));
+        const QJsonArray weights = c.value(QStringLiteral("weights")).toArray();
+        const QJsonArray scores = c.value(QStringLiteral("scores")).toArray();
+        QCOMPARE(r.headCount(), int(weights.size()));
+        const double tol = float32 ? 1e-5 : 1e-12;
+        MatrixD mean = MatrixD::Zero(r.queryCount(), r.keyCount());
+        for (int h = 0; h < r.headCount(); ++h) {
+            const MatrixD w = matrixFromJson(weights.at(h).toArray());
+            const MatrixD s = matrixFromJson(scores.at(h).toArray());
+            ATTN_COMPARE_CLOSE(r.weights[std::size_t(h)], w, tol, tol);
+            ATTN_COMPARE_CLOSE(r.scores[std::size_t(h)], s, tol, tol);
+            mean += w / r.headCount();
+        }
+        ATTN_COMPARE_CLOSE(r.weightsMean, mean, tol, tol);
+    }
+
+    void invariants_data()
+    {
+        QTest::addColumn<SessionParameters>("params");
+        for (DType t : {DType::Float64, DType::Float32})
+            for (AttentionKind k : {AttentionKind::EncoderSelf, AttentionKind::DecoderCausal,
+                                    AttentionKind::EncoderDecoder})
+                for (MaskChoice m : {MaskChoice::None, MaskChoice::Causal, MaskChoice::KeyPadding})
+                    QTest::addRow("%s, mask %s, %s", qPrintable(attentionKindId(k)),
+                                  qPrintable(maskChoiceId(m)), qPrintable(dtypeId(t)))
+                        << makeParams(k, m, t);
+    }
+    // Rows sum to 1, causal upper triangle exactly 0, padding keys exactly 0, metrics per head.
+    void invariants()
+    {
+        QFETCH(SessionParameters, params);
+        const SessionResult r = computeSession(params);
+        QVERIFY2(r.ok(), qPrintable(r.error));
+        const double tol = params.dtype == DType::Float32 ? 1e-5 : 1e-12;
+        const Index nQ = params.queryCount(), nK = params.keyCount();
+        QCOMPARE(r.queryCount(), nQ);
+        QCOMPARE(r.keyCount(), nK);
+        QCOMPARE(r.headCount(), params.heads);
+        QCOMPARE(int(r.metrics.size()), params.heads);
+        QCOMPARE(r.maskState.rows(), nQ);
+        QCOMPARE(r.maskState.cols(), nK);
+        QVERIFY(r.worstRowSumError <= tol);
+        QVERIFY(!r.nonFinite.found);
+        QCOMPARE(r.scale,
+                 std::pow(double(params.dK()), -params.scaleExponent) / params.temperature);
+        for (int h = 0; h < params.heads; ++h) {
+            const MatrixD &w = r.weights[std::size_t(h)];
+            for (Index i = 0; i < nQ; ++i) {
+                QVERIFY(!r.fullyMasked[std::size_t(h)][std::size_t(i)]);
+                QVERIFY2(std::abs(w.row(i).sum() - 1.0) <= tol,
+                         qPrintable(QStringLiteral("head %1 row %2 sums to %3")
+                                        .arg(h)
+                                        .arg(i)
+                                        .arg(w.row(i).sum(), 0, 'g', 17)));
+                for (Index j = 0; j < nK; ++j) {
+                    const bool causal = params.causalMasked() && j > i;
+                    const bool padding
+                        = params.mask == MaskChoice::KeyPadding && j >= nK - params.paddingCount;
+                    QCOMPARE(bool(r.maskState(i, j) & MaskCausal), causal);
+                    QCOMPARE(bool(r.maskState(i, j) & MaskPadding), padding);
+                    if (causal || padding) {
+                        QCOMPARE(w(i, j), 0.0); // exactly
+                        QVERIFY(std::isinf(r.scaledScores[std::size_t(h)](i, j)));
+                    } else {
+                        QVERIFY(w(i, j) > 0.0);
+                    }
+                }
+            }
+            QCOMPARE(r.metrics[std::size_t(h)].maxWeight.size(), nQ);
+        }
+    }
+
+    void fullyMaskedRows()
+    {
+        // Decoder with every key padded: every row fully masked → zeros and flags, never NaN.
+        SessionParameters p
+            = makeParams(AttentionKind::DecoderCausal, MaskChoice::KeyPadding, DType::Float64, 4);
+        p.paddingCount = 4;
+        const SessionResult r = computeSession(p);
+        QVERIFY2(r.ok(), qPrintable(r.error));
+        QVERIFY(!r.nonFinite.found);
+        for (int h = 0; h < p.heads; ++h) {
+            QCOMPARE(r.weights[std::size_t(h)], MatrixD(MatrixD::Zero(4, 4)));
+            for (Index i = 0; i < 4; ++i)
+                QCOMPARE(r.fullyMasked[std::size_t(h)][std::size_t(i)], std::uint8_t(1));
+        }
+        QCOMPARE(r.worstRowSumError, 0.0);
+    }
+
+    void deterministic_data() { invariants_data(); }
+    // The window's numbers against an independent computation: MultiheadAttention<T>::forward
+    // (its own projections, per-head scaledDotProductAttention, softmaxRowsInPlace) on the same
+    // seeded inputs gives the same weights, raw and scaled scores bit for bit, and the mean over
+    // heads within rounding (forward sums in T, head order, then divides). Another seed changes
+    // the weights.
+    void deterministic()
+    {
+        QFETCH(SessionParameters, params);
+        const SessionResult a = computeSession(params);
+        QVERIFY2(a.ok(), qPrintable(a.error));
+        const EngineParameters e = engineParameters(params);
+        AttentionOptions options;
+        options.scaleExponent = params.scaleExponent;
+        options.temperature = params.temperature;
+        auto check = [&](auto zero) {
+            using T = decltype(zero);
+            const SessionInputs<T> in = sessionInputs<T>(e);
+            const Matrix<T> x = in.query.template cast<T>();
+            const Matrix<T> enc
+                = in.encoder.size() > 0 ? Matrix<T>(in.encoder.template cast<T>()) : x;
+            const MultiheadResult<T> m = in.layer.forward(x, enc, enc, e.attentionMask(), options);
+            QCOMPARE(a.headCount(), int(m.weights.size()));
+            for (std::size_t h = 0; h < m.weights.size(); ++h) {
+                QCOMPARE(a.weights[h], MatrixD(m.weights[h].template cast<double>()));
+                QCOMPARE(a.scores[h], MatrixD(m.scores[h].template cast<double>()));
+                QCOMPARE(a.scaledScores[h], MatrixD(m.scaledScores[h].template cast<double>()));
+            }
+            ATTN_COMPARE_CLOSE(a.weightsMean, m.weightsMean.template cast<double>().eval(),
+                               (std::is_same_v<T, float> ? 1e-6 : 1e-15), 0.0);
+        };
+        if (params.dtype == DType::Float32)
+            check(0.0f);
+        else
+            check(0.0);
+        SessionParameters other = params;
+        other.seed = 4;
+        QVERIFY(computeSession(other).weights[1] != a.weights[1]);
+    }
+
+    void cancelled()
+    {
+        const SessionResult r = computeSession(
+            makeParams(AttentionKind::EncoderSelf, MaskChoice::None, DType::Float64),
+            CancelToken([] { return true; }));
+        QCOMPARE(r.error, QStringLiteral("cancelled"));
+        QVERIFY(r.weights.empty());
+    }
+
+    void memoryBudget()
+    {
+        SessionParameters p
+            = makeParams(AttentionKind::EncoderSelf, MaskChoice::None, DType::Float64);
+        // ((3·h + 1)·8 + 1) bytes per cell.
+        const std::size_t cells = std::size_t(p.queryCount()) * std::size_t(p.keyCount());
+        QCOMPARE(sessionResultBytes(p), ((3 * std::size_t(p.heads) + 1) * 8 + 1) * cells);
+        SessionParameters big = p;
+        big.n = 4096;
+        big.heads = 8;
+        big.dModel = 512;
+        QCOMPARE(sessionResultBytes(big), std::size_t(25 * 8 + 1) * 4096 * 4096);
+        QVERIFY(sessionMemoryBudget() >= (std::size_t(256) << 20));
+
+        setSessionMemoryBudget(sessionResultBytes(p) - 1);
+        const SessionResult refused = computeSession(p);
+        setSessionMemoryBudget(0);
+        QVERIFY(!refused.ok());
+        QVERIFY2(refused.error.contains(QLatin1String("budget"))
+                     && refused.error.contains(QStringLiteral("h = %1").arg(p.heads)),
+                 qPrintable(refused.error));
+        QVERIFY(refused.weights.empty());
+        setSessionMemoryBudget(sessionResultBytes(p));
+        const SessionResult fits = computeSession(p);
+        setSessionMemoryBudget(0);
+        QVERIFY2(fits.ok(), qPrintable(fits.error));
+    }
+
+    // ---- AttentionSession ----
+    // ---- AttentionSession ----
+
+    void oneChangeOneResult()
+    {
+        AttentionSession session;
+        QSignalSpy results(&session, &AttentionSession::resultChanged);
+        QSignalSpy params(&session, &AttentionSession::parametersChanged);
+        QSignalSpy busy(&session, &AttentionSession::busyChanged);
+        QVERIFY(!session.result());
+        SessionParameters p = session.parameters();
+        p.n = 12;
+        p.mask = MaskChoice::Causal;
+        session.setParameters(p);
+        QCOMPARE(params.count(), 1);
+        QVERIFY(session.isBusy());
+        QTRY_COMPARE_WITH_TIMEOUT(results.count(), 1, 10000);
+        QTest::qWait(100);
+        QCOMPARE(results.count(), 1); // exactly one
+        const auto result = results.at(0).at(0).value<std::shared_ptr<const SessionResult>>();
+        QVERIFY(result);
+        QVERIFY(result->params == p);
+        QVERIFY(session.result() == result);
+        QVERIFY(!session.isBusy());
+        QCOMPARE(busy.count(), 2);
+        QCOMPARE(busy.at(0).at(0).toBool(), true);
+        QCOMPARE(busy.at(1).at(0).toBool(), false);
+
+        // The same parameters again: no computation.
+        session.setParameters(p);
+        QTest::qWait(100);
+        QCOMPARE(results.count(), 1);
+        QCOMPARE(params.count(), 1);
+
+        // recompute() gives one more result with the same numbers.
+        session.recompute();
+        QTRY_COMPARE_WITH_TIMEOUT(results.count(), 2, 10000);
+        QCOMPARE(session.result()->weights[0], result->weights[0]);
+        QVERIFY(session.result()->requestId > result->requestId);
+    }
+
+    // A window that pushes its (default) parameters first must still get a first result.
+    void firstSetParametersComputes()
+    {
+        AttentionSession session;
+        QSignalSpy results(&session, &AttentionSession::resultChanged);
+        QSignalSpy params(&session, &AttentionSession::parametersChanged);
+        session.setParameters(session.parameters());
+        QTRY_COMPARE_WITH_TIMEOUT(results.count(), 1, 10000);
+        QCOMPARE(params.count(), 0); // they did not change
+        session.setParameters(session.parameters());
+        QTest::qWait(100);
+        QCOMPARE(results.count(), 1);
+    }
+
+    void rapidChangesNewestWins_data()
+    {
+        QTest::addColumn<bool>("processEventsBetween");
+        QTest::newRow("burst") << false;
+        QTest::newRow("interleaved with the event loop") << true;
+    }
+    void rapidChangesNewestWins()
+    {
+        QFETCH(bool, processEventsBetween);
+        AttentionSession session;
+        QList<std::shared_ptr<const SessionResult>> delivered;
+        connect(&session, &AttentionSession::resultChanged, this,
+                [&](std::shared_ptr<const SessionResult> r) { delivered.append(r); });
+        QSignalSpy failed(&session, &AttentionSession::computeFailed);
+        SessionParameters p = session.parameters();
+        p.n = 192; // a few milliseconds per computation, so requests overlap
+        p.dModel = 64;
+        p.heads = 8;
+        for (int k = 0; k < 50; ++k) {
+            p.seed = quint64(k + 1);
+            p.mask = k % 2 ? MaskChoice::Causal : MaskChoice::None;
+            session.setParameters(p);
+            if (processEventsBetween) {
+                QTest::qWait(k % 5 == 0 ? 15 : 0);
+            }
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(!session.isBusy(), 30000);
+        QTest::qWait(200); // nothing else may arrive
+        QCOMPARE(failed.count(), 0);
+        QVERIFY(!delivered.isEmpty());
+        QVERIFY(delivered.size() <= 50);
+        // Results arrive in request order, and the last one is the last request.
+        for (int k = 1; k < delivered.size(); ++k)
+            QVERIFY(delivered[k]->requestId > delivered[k - 1]->requestId);
+        QVERIFY(delivered.last()->params == p);
+        QVERIFY(session.result()->params == p);
+        // The delivered numbers are those of its parameters.
+        const SessionResult direct = computeSession(p);
+        QCOMPARE(session.result()->weights[3], direct.weights[3]);
+        if (!processEventsBetween)
+            QCOMPARE(delivered.size(), 1); // a burst without the event loop: only the newest
+    }
+
+    void invalidParametersKeepResult()
+    {
+        AttentionSession session;
+        QSignalSpy results(&session, &AttentionSession::resultChanged);
+        QSignalSpy failed(&session, &AttentionSession::computeFailed);
+        session.recompute();
+        QTRY_COMPARE_WITH_TIMEOUT(results.count(), 1, 10000);
+        const SessionParameters good = session.parameters();
+        SessionParameters bad = good;
+        bad.heads = 5; // does not divide d_model = 64
+        session.setParameters(bad);
+        QCOMPARE(failed.count(), 1);
+        QVERIFY(failed.at(0).at(0).toString().contains(QStringLiteral("d_model=64")));
+        QVERIFY(session.parameters() == good);
+        QTest::qWait(100);
+        QCOMPARE(results.count(), 1);
+        QVERIFY(!session.isBusy());
+    }
+
+    void destroyWhileBusy()
+    {
+        int delivered = 0;
+        auto *session = new AttentionSession;
+        connect(session, &AttentionSession::resultChanged, this, [&delivered] { ++delivered; });
+        SessionParameters p = session->parameters();
+        p.n = 1024;
+        p.dModel = 256;
+        p.heads = 8;
+        session->setParameters(p);
+        QVERIFY(session->isBusy());
+        delete session; // aborts between heads and joins the worker (a hang fails by timeout)
+        QTest::qWait(100);
+        QCOMPARE(delivered, 0); // the abandoned computation is never delivered
+    }
+};
+
+QTEST_MAIN(TestSession)
+#include "tst_session.moc"

@@ -1,0 +1,951 @@
+// Session files (.attnlab.json): save → open gives identical parameters, view state and rendered
+// heatmaps (through SessionFile, through the window, and through `attnlab heatmap --session`);
+// saving is atomic (a failed write leaves the old file byte for byte); newer-version, corrupted
+// and invalid files are refused with a message naming the file and the problem while the
+// window's state stays as it was; unknown keys survive a load/save; the title marks unsaved
+// changes and quitting asks only when there are some; QSettings restores the last session.
+
+#include "ui/document/sessionfile.h"
+#include "ui/panels/controlpanel.h"
+#include "ui/render/heatmaprenderer.h"
+#include "ui/session/attentionsession.h"
+#include "ui/session/sessioncompute.h"
+#include "ui/session/tensorsource.h"
+#include "ui/views/attentionviews.h"
+#include "ui/views/compareview.h"
+#include "ui/views/heatmapwidget.h"
+#include "ui/window/mainwindow.h"
+#include "ui/window/recentfiles.h"
+#include "ui/window/sessioncontroller.h"
+#include "ui/window/tensorcontroller.h"
+
+#include "core/npy.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QMenu>
+#include <QMessageBox>
+#include <QProcess>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+#include <QUndoStack>
+
+#include <memory>
+
+using namespace attn;
+
+namespace {
+
+using ResultPtr = std::shared_ptr<const SessionResult>;
+
+SessionParameters makeParameters(int variant)
+{
+    SessionParameters p;
+    switch (variant) {
+    case 0: // defaults
+        break;
+    case 1: // decoder, float32, positional encoding, tokens
+        p.kind = AttentionKind::DecoderCausal;
+        p.n = 6;
+        p.dModel = 48;
+        p.heads = 3;
+        p.dtype = DType::Float32;
+        p.positional = true;
+        p.tokens = {QStringLiteral("the"), QStringLiteral("cat"), QStringLiteral("sat"),
+                    QStringLiteral("on"),  QStringLiteral("the"), QStringLiteral("mat")};
+        p.seed = 7;
+        break;
+    case 2: // cross-attention with key padding, unusual scale and temperature
+        p.kind = AttentionKind::EncoderDecoder;
+        p.n = 5;
+        p.nK = 9;
+        p.mask = MaskChoice::KeyPadding;
+        p.paddingCount = 3;
+        p.scaleExponent = 0.3;
+        p.temperature = 2.5;
+        p.dModel = 32;
+        p.heads = 2;
+        p.seed = 123456789;
+        break;
+    case 3: // a seed above 2^53 (JSON numbers would round it), unscaled, causal
+        p.seed = 18446744073709551557ull;
+        p.scaleExponent = 0.0;
+        p.mask = MaskChoice::Causal;
+        p.n = 11;
+        p.dModel = 16;
+        p.heads = 1;
+        break;
+    }
+    return p;
+}
+
+HeatmapOptions makeOptions(int variant)
+{
+    HeatmapOptions o;
+    if (variant == 1) {
+        o.view = HeatmapView::SingleHead;
+        o.head = 2;
+        o.colormap = ColormapId::Magma;
+        o.scale = ColorScale::Log;
+        o.window = QRect(1, 2, 4, 3); // zoomed: keys 1 … 4, queries 2 … 4
+    } else if (variant == 2) {
+        o.colormap = ColormapId::Cividis;
+        o.autoRange = true;
+        o.showMean = false;
+    } else if (variant == 3) {
+        o.view = HeatmapView::SingleHead;
+        o.head = 0;
+        o.colormap = ColormapId::Grayscale;
+        o.pooling = HeatmapPooling::Mean;
+    }
+    return o;
+}
+
+ViewTransform makeTransform(int variant)
+{
+    ViewTransform t;
+    if (variant == 1)
+        t.hiddenKeys = {0}; // a BOS-like first token, rows renormalised
+    else if (variant == 2)
+        t.trimPadding = true;
+    else if (variant == 3) {
+        t.hiddenKeys = {0, 3};
+        t.renormalize = false;
+    }
+    return t;
+}
+
+/// The view state of a variant: heatmap options and the trim/hide-keys transform.
+QJsonObject makeView(int variant)
+{
+    return QJsonObject {{QStringLiteral("heatmap"), heatmapViewToJson(makeOptions(variant))},
+                        {QStringLiteral("transform"), viewTransformToJson(makeTransform(variant))},
+                        {QStringLiteral("row_strip"), variant != 2}};
+}
+
+QImage renderDocument(const SessionParameters &p, const HeatmapOptions &options,
+                      const ViewTransform &transform)
+{
+    auto result = std::make_shared<SessionResult>(computeSession(p));
+    if (!result->ok())
+        return {};
+    const auto shown = applyViewTransform(result, transform);
+    if (!shown || !shown->ok())
+        return {};
+    HeatmapRenderer renderer;
+    renderer.setOptions(options);
+    renderer.setResult(shown);
+    return renderer.render(QSize(900, 560), 1.0);
+}
+
+QByteArray readAll(const QString &path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+bool writeAll(const QString &path, const QByteArray &data)
+{
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(data) == data.size();
+}
+
+/// Waits until the window's session shows a result for exactly `p`.
+bool waitForResult(MainWindow *w, const SessionParameters &p)
+{
+    return QTest::qWaitFor(
+        [&] {
+            const auto r = w->session()->result();
+            return r && r->params == p && !w->session()->isBusy()
+                && w->heatmapWidget()->sessionResult() == r
+                && !w->heatmapWidget()->isTransforming();
+        },
+        20000);
+}
+
+/// Answers the next modal message box with `button`, recording its texts.
+struct MessageBoxAnswer
+{
+    QString text;
+    bool seen = false;
+};
+std::shared_ptr<MessageBoxAnswer> answerNextMessageBox(QMessageBox::StandardButton button)
+{
+    auto answer = std::make_shared<MessageBoxAnswer>();
+    auto poll = std::make_shared<std::function<void()>>();
+    *poll = [answer, button, poll] {
+        auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget());
+        if (!box) {
+            QTimer::singleShot(20, *poll);
+            return;
+        }
+        answer->seen = true;
+        answer->text = box->text() + QLatin1Char('\n') + box->informativeText();
+        box->done(button);
+        *poll = nullptr; // break the cycle
+    };
+    QTimer::singleShot(20, *poll);
+    return answer;
+}
+
+} // namespace
+
+class TestSessionFile : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void init();
+    void cleanup();
+
+    void documentRoundTrip_data();
+    void documentRoundTrip();
+    void fileFormat();
+    void unknownKeysKept();
+    void windowRoundTrip_data();
+    void windowRoundTrip();
+    void atomicSaveKeepsOldFile_data();
+    void atomicSaveKeepsOldFile();
+    void failedSaveKeepsWindowState();
+    void badFileKeepsState_data();
+    void badFileKeepsState();
+    void openErrorNamesFileAndProblem();
+    void tensorsRoundTrip_data();
+    void tensorsRoundTrip();
+    void tensorPathRelativeToSession();
+    void missingTensorFileOpensTheRest();
+    void titleMarksUnsavedChanges();
+    void quitPromptsOnlyWhenModified();
+    void settingsRestoreLastSession();
+    void recentFiles();
+    void cliRendersSession_data();
+    void cliRendersSession();
+
+private:
+    std::unique_ptr<MainWindow> newWindow();
+
+    QTemporaryDir m_dir;
+    std::unique_ptr<MainWindow> m_window;
+};
+
+void TestSessionFile::initTestCase()
+{
+    QVERIFY(m_dir.isValid());
+    QStandardPaths::setTestModeEnabled(true); // never touch the user's QSettings
+}
+
+std::unique_ptr<MainWindow> TestSessionFile::newWindow()
+{
+    auto w = std::make_unique<MainWindow>();
+    w->show();
+    if (!QTest::qWaitForWindowExposed(w.get()))
+        return nullptr;
+    waitForResult(w.get(), w->session()->parameters());
+    return w;
+}
+
+void TestSessionFile::init()
+{
+    m_window = newWindow();
+    QVERIFY(m_window);
+}
+
+void TestSessionFile::cleanup()
+{
+    if (m_window)
+        m_window->sessionController()->undoStack()->setClean(); // no quit prompt
+    m_window.reset();
+}
+
+void TestSessionFile::documentRoundTrip_data()
+{
+    QTest::addColumn<int>("variant");
+    QTest::newRow("defaults, grid") << 0;
+    QTest::newRow("decoder, float32, PE, tokens; head 2, magma, log") << 1;
+    QTest::newRow("cross, padding, alpha 0.3, tau 2.5; cividis auto, no mean") << 2;
+    QTest::newRow("seed above 2^53, unscaled, causal; gray head 0") << 3;
+}
+
+void TestSessionFile::documentRoundTrip()
+{
+    QFETCH(int, variant);
+    SessionDocument saved;
+    saved.parameters = makeParameters(variant);
+    QVERIFY2(saved.parameters.validate().isEmpty(), qPrintable(saved.parameters.validate()));
+    const HeatmapOptions options = makeOptions(variant);
+    const ViewTransform transform = makeTransform(variant);
+    saved.view = makeView(variant);
+
+    const QString path = m_dir.filePath(QStringLiteral("round%1.attnlab.json").arg(variant));
+    QString error;
+    QVERIFY2(SessionFile::save(path, saved, &error), qPrintable(error));
+    const auto loaded = SessionFile::load(path, &error);
+    QVERIFY2(loaded, qPrintable(error));
+
+    QCOMPARE(loaded->parameters, saved.parameters);
+    QCOMPARE(loaded->parameters.seed, saved.parameters.seed);
+    QCOMPARE(loaded->parameters.tokens, saved.parameters.tokens);
+    QCOMPARE(loaded->view, saved.view);
+    const HeatmapOptions loadedOptions
+        = heatmapViewFromJson(loaded->view.value(QLatin1String("heatmap")).toObject(), {});
+    QVERIFY(loadedOptions == options);
+    const ViewTransform loadedTransform
+        = viewTransformFromJson(loaded->view.value(QLatin1String("transform")).toObject(), {});
+    QVERIFY(loadedTransform == transform);
+
+    // The same picture from the loaded session as from the saved one, pixel for pixel.
+    const QImage before = renderDocument(saved.parameters, options, transform);
+    const QImage after = renderDocument(loaded->parameters, loadedOptions, loadedTransform);
+    QVERIFY(!before.isNull());
+    QCOMPARE(after, before);
+}
+
+void TestSessionFile::fileFormat()
+{
+    SessionDocument d;
+    d.parameters = makeParameters(3);
+    const QJsonObject o = QJsonDocument::fromJson(SessionFile::toJson(d)).object();
+    QCOMPARE(o.value(QLatin1String("format")).toString(), QStringLiteral("attnlab-session"));
+    QCOMPARE(o.value(QLatin1String("version")).toInt(), SessionFile::formatVersion);
+    const QJsonObject p = o.value(QLatin1String("parameters")).toObject();
+    for (const char *key : {"n", "n_k", "d_model", "heads", "seed", "kind", "mask", "padding",
+                            "scale_exponent", "temperature", "positional", "dtype", "tokens"})
+        QVERIFY2(p.contains(QLatin1String(key)), key);
+    // The seed as a decimal string: exact beyond 2^53.
+    QCOMPARE(p.value(QLatin1String("seed")).toString(), QStringLiteral("18446744073709551557"));
+    QCOMPARE(p.value(QLatin1String("mask")).toString(), QStringLiteral("causal"));
+    QVERIFY(o.value(QLatin1String("view")).isObject());
+    QVERIFY(o.value(QLatin1String("tensors")).isObject());
+    // The Compare A/B view's B (view "compare"): every mask by its id, read back as written.
+    const QList<std::pair<CompareVariant::Mask, QString>> masks
+        = {{CompareVariant::Mask::None, QStringLiteral("none")},
+           {CompareVariant::Mask::Causal, QStringLiteral("causal")},
+           {CompareVariant::Mask::Padding, QStringLiteral("padding")},
+           {CompareVariant::Mask::CausalPadding, QStringLiteral("causal_padding")}};
+    for (const auto &[mask, id] : masks) {
+        const CompareVariant v {0.125, 0.5, mask, 64};
+        const QJsonObject c = compareViewToJson(v, 2);
+        QCOMPARE(c.value(QLatin1String("alpha")).toDouble(), 0.125);
+        QCOMPARE(c.value(QLatin1String("temperature")).toDouble(), 0.5);
+        QCOMPARE(c.value(QLatin1String("mask")).toString(), id);
+        QCOMPARE(c.value(QLatin1String("d_k")).toInt(), 64);
+        QCOMPARE(c.value(QLatin1String("head")).toInt(), 2);
+        int head = -1;
+        QCOMPARE(compareViewFromJson(c, CompareVariant {}, &head), v);
+        QCOMPARE(head, 2);
+    }
+    QCOMPARE(SessionFile::withSuffix(QStringLiteral("/a/b")), QStringLiteral("/a/b.attnlab.json"));
+    QCOMPARE(SessionFile::withSuffix(QStringLiteral("/a/b.json")), QStringLiteral("/a/b.json"));
+}
+
+void TestSessionFile::unknownKeysKept()
+{
+    // A file from a future version (same format version, more keys): nothing is lost when the
+    // window opens and saves it again.
+    QJsonObject file;
+    file.insert(QStringLiteral("format"), QStringLiteral("attnlab-session"));
+    file.insert(QStringLiteral("version"), 1);
+    QJsonObject params = makeParameters(1).toJson();
+    params.insert(QStringLiteral("future_knob"), 42);
+    file.insert(QStringLiteral("parameters"), params);
+    QJsonObject heatmap = heatmapViewToJson(makeOptions(1));
+    heatmap.insert(QStringLiteral("zoom"), 3.5);
+    file.insert(QStringLiteral("view"),
+                QJsonObject {{QStringLiteral("heatmap"), heatmap},
+                             {QStringLiteral("steps_view"), QJsonObject {{"row", 4}}}});
+    file.insert(QStringLiteral("notes"), QStringLiteral("kept"));
+    const QString in = m_dir.filePath(QStringLiteral("future.attnlab.json"));
+    QVERIFY(writeAll(in, QJsonDocument(file).toJson()));
+
+    SessionController *c = m_window->sessionController();
+    QString error;
+    QVERIFY2(c->openFile(in, &error), qPrintable(error));
+    QCOMPARE(m_window->session()->parameters(), makeParameters(1));
+    QVERIFY(m_window->heatmapWidget()->isSingleHead());
+    QCOMPARE(m_window->heatmapWidget()->options().colormap, ColormapId::Magma);
+
+    const QString out = m_dir.filePath(QStringLiteral("future-again.attnlab.json"));
+    QVERIFY2(c->saveFile(out, &error), qPrintable(error));
+    const QJsonObject again = QJsonDocument::fromJson(readAll(out)).object();
+    QCOMPARE(again.value(QLatin1String("notes")).toString(), QStringLiteral("kept"));
+    QCOMPARE(
+        again.value(QLatin1String("parameters")).toObject().value(QLatin1String("future_knob")),
+        QJsonValue(42));
+    const QJsonObject view = again.value(QLatin1String("view")).toObject();
+    QCOMPARE(view.value(QLatin1String("steps_view")).toObject().value(QLatin1String("row")),
+             QJsonValue(4));
+    QCOMPARE(view.value(QLatin1String("heatmap")).toObject().value(QLatin1String("zoom")),
+             QJsonValue(3.5));
+}
+
+void TestSessionFile::windowRoundTrip_data()
+{
+    documentRoundTrip_data();
+}
+
+void TestSessionFile::windowRoundTrip()
+{
+    // Save from one window, open in a fresh one: same parameters, same view, same pixels.
+    QFETCH(int, variant);
+    const SessionParameters p = makeParameters(variant);
+    SessionController *c = m_window->sessionController();
+    c->editParameters(p);
+    QCOMPARE(m_window->session()->parameters(), p);
+    m_window->setViewState(makeView(variant));
+    QVERIFY(waitForResult(m_window.get(), p));
+    QVERIFY(m_window->heatmapWidget()->viewTransform() == makeTransform(variant));
+    QCOMPARE(m_window->heatmapWidget()->isRowStripVisible(), variant != 2);
+    // The A/B view's B: α = 0 (unscaled), τ = 2, causal; it must come back from the file.
+    const QJsonObject compareB {{QStringLiteral("alpha"), 0.0},
+                                {QStringLiteral("temperature"), 2.0},
+                                {QStringLiteral("mask"), QStringLiteral("causal")}};
+    m_window->attentionViews()->compareView()->setState(compareB);
+    const QJsonObject compareSaved
+        = m_window->viewState().value(QLatin1String("compare")).toObject();
+    QCOMPARE(compareSaved.value(QLatin1String("alpha")).toDouble(-1), 0.0);
+    QCOMPARE(compareSaved.value(QLatin1String("temperature")).toDouble(-1), 2.0);
+    QCOMPARE(compareSaved.value(QLatin1String("mask")).toString(), QStringLiteral("causal"));
+    const QImage before = m_window->heatmapWidget()->renderer().render(QSize(900, 560));
+
+    const QString path = m_dir.filePath(QStringLiteral("window%1.attnlab.json").arg(variant));
+    QString error;
+    QVERIFY2(c->saveFile(path, &error), qPrintable(error));
+    QVERIFY(!c->isModified());
+    QCOMPARE(QFileInfo(c->filePath()), QFileInfo(path));
+
+    auto other = newWindow();
+    QVERIFY(other);
+    QVERIFY2(other->sessionController()->openFile(path, &error), qPrintable(error));
+    QCOMPARE(other->session()->parameters(), p);
+    QCOMPARE(other->controlPanel()->parameters(), p);
+    QCOMPARE(other->viewState(), m_window->viewState());
+    QCOMPARE(other->viewState().value(QLatin1String("compare")).toObject(), compareSaved);
+    QVERIFY(other->heatmapWidget()->options() == m_window->heatmapWidget()->options());
+    QVERIFY(waitForResult(other.get(), p));
+    const QImage after = other->heatmapWidget()->renderer().render(QSize(900, 560));
+    QVERIFY(!before.isNull());
+    QCOMPARE(after, before);
+    QVERIFY(!other->sessionController()->isModified());
+    QCOMPARE(other->sessionController()->undoStack()->count(), 0);
+}
+
+void TestSessionFile::atomicSaveKeepsOldFile_data()
+{
+    QTest::addColumn<QString>("target"); // relative to a fresh folder; "" = the old file
+    QTest::addColumn<qint64>("failAfter"); // simulated failure after this many bytes; −1 none
+    QTest::addColumn<bool>("readOnlyFolder");
+    QTest::addColumn<QString>("expectedError");
+
+    QTest::newRow("simulated failure after 40 bytes")
+        << QString() << qint64(40) << false << QStringLiteral("write failed");
+    QTest::newRow("simulated failure before any byte")
+        << QString() << qint64(0) << false << QStringLiteral("write failed");
+    QTest::newRow("folder does not exist") << QStringLiteral("missing/s.attnlab.json") << qint64(-1)
+                                           << false << QStringLiteral("does not exist");
+    QTest::newRow("target is a folder")
+        << QStringLiteral("afolder") << qint64(-1) << false << QStringLiteral("is a folder");
+    QTest::newRow("read-only folder")
+        << QString() << qint64(-1) << true << QStringLiteral("cannot be written");
+}
+
+void TestSessionFile::atomicSaveKeepsOldFile()
+{
+    QFETCH(QString, target);
+    QFETCH(qint64, failAfter);
+    QFETCH(bool, readOnlyFolder);
+    QFETCH(QString, expectedError);
+
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QVERIFY(QDir(dir.path()).mkdir(QStringLiteral("afolder")));
+    const QString oldPath = dir.filePath(QStringLiteral("s.attnlab.json"));
+    SessionDocument old;
+    old.parameters = makeParameters(1);
+    QString error;
+    QVERIFY2(SessionFile::save(oldPath, old, &error), qPrintable(error));
+    const QByteArray oldBytes = readAll(oldPath);
+    QVERIFY(oldBytes.size() > 100);
+    const QStringList entriesBefore
+        = QDir(dir.path()).entryList(QDir::NoDotAndDotDot | QDir::AllEntries);
+
+    const QString path = target.isEmpty() ? oldPath : dir.filePath(target);
+    SessionDocument next;
+    next.parameters = makeParameters(2);
+    const QByteArray data = SessionFile::toJson(next);
+    if (readOnlyFolder) {
+        QFile::setPermissions(dir.path(), QFile::ReadOwner | QFile::ExeOwner);
+        // Root ignores permissions: the test would not fail a write, so it proves nothing.
+        if (QFileInfo(dir.path()).isWritable()
+            || QFile(dir.filePath("probe")).open(QIODevice::WriteOnly)) {
+            QFile::remove(dir.filePath(QStringLiteral("probe")));
+            QFile::setPermissions(dir.path(),
+                                  QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+            QSKIP("running as a user who may write into read-only folders (root)");
+        }
+    }
+    const bool ok = SessionFile::writeAtomically(path, data, &error, failAfter);
+    QFile::setPermissions(dir.path(), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    QVERIFY(!ok);
+    QVERIFY2(error.contains(expectedError), qPrintable(error));
+    QVERIFY2(error.contains(QFileInfo(path).fileName()), qPrintable(error)); // names the file
+    // The old file byte for byte, and no temporary file left behind.
+    QCOMPARE(readAll(oldPath), oldBytes);
+    QCOMPARE(QDir(dir.path()).entryList(QDir::NoDotAndDotDot | QDir::AllEntries), entriesBefore);
+    QVERIFY(SessionFile::load(oldPath, &error));
+}
+
+void TestSessionFile::failedSaveKeepsWindowState()
+{
+    SessionController *c = m_window->sessionController();
+    const QString good = m_dir.filePath(QStringLiteral("kept.attnlab.json"));
+    QString error;
+    QVERIFY2(c->saveFile(good, &error), qPrintable(error));
+    c->editParameters(makeParameters(2));
+    QVERIFY(c->isModified());
+    QVERIFY(!c->saveFile(m_dir.filePath(QStringLiteral("nowhere/x.attnlab.json")), &error));
+    QVERIFY(c->isModified()); // still unsaved
+    QCOMPARE(c->filePath(), QFileInfo(good).absoluteFilePath()); // still the old file
+    QVERIFY(m_window->isWindowModified());
+}
+
+void TestSessionFile::badFileKeepsState_data()
+{
+    QTest::addColumn<QByteArray>("content"); // empty with missing = true: no file at all
+    QTest::addColumn<bool>("missing");
+    QTest::addColumn<QString>("expectedError");
+
+    QJsonObject valid;
+    valid.insert(QStringLiteral("format"), QStringLiteral("attnlab-session"));
+    valid.insert(QStringLiteral("version"), 1);
+    valid.insert(QStringLiteral("parameters"), makeParameters(2).toJson());
+    const QByteArray validBytes = QJsonDocument(valid).toJson();
+
+    QJsonObject newer = valid;
+    newer.insert(QStringLiteral("version"), 2);
+    QJsonObject wrongFormat = valid;
+    wrongFormat.insert(QStringLiteral("format"), QStringLiteral("something-else"));
+    QJsonObject noParameters = valid;
+    noParameters.remove(QStringLiteral("parameters"));
+    QJsonObject badHeads = valid;
+    QJsonObject p = makeParameters(2).toJson();
+    p.insert(QStringLiteral("heads"), 3); // does not divide d_model = 32
+    badHeads.insert(QStringLiteral("parameters"), p);
+    QJsonObject newerParameters = valid;
+    p = makeParameters(2).toJson();
+    p.insert(QStringLiteral("version"), 9);
+    newerParameters.insert(QStringLiteral("parameters"), p);
+    QJsonObject badTensors = valid;
+    badTensors.insert(QStringLiteral("tensors"), QJsonObject {{QStringLiteral("file"), 5}});
+
+    QTest::newRow("newer format version")
+        << QJsonDocument(newer).toJson() << false << QStringLiteral("newer Attention Lab");
+    QTest::newRow("newer parameters version") << QJsonDocument(newerParameters).toJson() << false
+                                              << QStringLiteral("newer Attention Lab");
+    QTest::newRow("half-written (truncated) file")
+        << validBytes.left(validBytes.size() / 2) << false << QStringLiteral("not valid JSON");
+    QTest::newRow("binary garbage")
+        << QByteArray("\x89PNG\r\n\x1a\n\0\0", 10) << false << QStringLiteral("not valid JSON");
+    QTest::newRow("empty file") << QByteArray() << false << QStringLiteral("not valid JSON");
+    QTest::newRow("JSON array") << QByteArray("[1, 2, 3]") << false
+                                << QStringLiteral("not an Attention Lab session");
+    QTest::newRow("another format") << QJsonDocument(wrongFormat).toJson() << false
+                                    << QStringLiteral("not an Attention Lab session");
+    QTest::newRow("no parameters") << QJsonDocument(noParameters).toJson() << false
+                                   << QStringLiteral("\"parameters\" is missing");
+    QTest::newRow("h does not divide d_model")
+        << QJsonDocument(badHeads).toJson() << false << QStringLiteral("does not divide d_model");
+    QTest::newRow("tensor path not a string")
+        << QJsonDocument(badTensors).toJson() << false << QStringLiteral("must be a file path");
+    QTest::newRow("no such file") << QByteArray() << true << QStringLiteral("no such file");
+}
+
+void TestSessionFile::badFileKeepsState()
+{
+    QFETCH(QByteArray, content);
+    QFETCH(bool, missing);
+    QFETCH(QString, expectedError);
+
+    SessionController *c = m_window->sessionController();
+    // A state worth keeping: a saved file, then an unsaved edit and a non-default view.
+    const QString current = m_dir.filePath(QStringLiteral("current.attnlab.json"));
+    QString error;
+    c->editParameters(makeParameters(1));
+    QVERIFY2(c->saveFile(current, &error), qPrintable(error));
+    c->editParameters(makeParameters(3));
+    m_window->heatmapWidget()->showSingleHead(0);
+    const SessionParameters params = m_window->session()->parameters();
+    const QJsonObject view = m_window->viewState();
+    const int undoCount = c->undoStack()->count();
+    QVERIFY(c->isModified());
+
+    const QString bad = m_dir.filePath(QStringLiteral("bad-%1.attnlab.json")
+                                           .arg(QString::fromLatin1(QTest::currentDataTag())
+                                                    .replace(QLatin1Char(' '), QLatin1Char('-'))));
+    QFile::remove(bad);
+    if (!missing)
+        QVERIFY(writeAll(bad, content));
+    QSignalSpy changed(m_window->session(), &AttentionSession::parametersChanged);
+    error.clear();
+    QVERIFY(!c->openFile(bad, &error));
+    QVERIFY2(error.contains(expectedError), qPrintable(error));
+    QVERIFY2(error.contains(QFileInfo(bad).fileName()), qPrintable(error));
+
+    QCOMPARE(changed.count(), 0);
+    QCOMPARE(m_window->session()->parameters(), params);
+    QCOMPARE(m_window->controlPanel()->parameters(), params);
+    QCOMPARE(m_window->viewState(), view);
+    QCOMPARE(c->filePath(), QFileInfo(current).absoluteFilePath());
+    QVERIFY(c->isModified());
+    QCOMPARE(c->undoStack()->count(), undoCount);
+    QVERIFY(!c->recentFiles()->files().contains(QFileInfo(bad).absoluteFilePath()));
+}
+
+void TestSessionFile::openErrorNamesFileAndProblem()
+{
+    // File → Open on a file from a newer version: a message box names the file and the problem;
+    // the window keeps its parameters.
+    SessionController *c = m_window->sessionController();
+    c->editParameters(makeParameters(2));
+    c->undoStack()->setClean();
+    const SessionParameters params = m_window->session()->parameters();
+    QJsonObject newer;
+    newer.insert(QStringLiteral("format"), QStringLiteral("attnlab-session"));
+    newer.insert(QStringLiteral("version"), 7);
+    newer.insert(QStringLiteral("parameters"), makeParameters(0).toJson());
+    const QString path = m_dir.filePath(QStringLiteral("from-the-future.attnlab.json"));
+    QVERIFY(writeAll(path, QJsonDocument(newer).toJson()));
+
+    const auto answer = answerNextMessageBox(QMessageBox::Ok);
+    QVERIFY(!m_window->openSession(path));
+    QVERIFY(answer->seen);
+    QVERIFY2(answer->text.contains(QStringLiteral("from-the-future.attnlab.json")),
+             qPrintable(answer->text));
+    QVERIFY2(answer->text.contains(QStringLiteral("version 7")), qPrintable(answer->text));
+    QVERIFY2(answer->text.contains(QStringLiteral("newer")), qPrintable(answer->text));
+    QCOMPARE(m_window->session()->parameters(), params);
+}
+
+void TestSessionFile::tensorsRoundTrip_data()
+{
+    QTest::addColumn<QString>("file"); // empty: write a 3-layer weights file
+    QTest::addColumn<int>("layer");
+    QTest::addColumn<double>("alpha"); // < 0: keep
+    QTest::newRow("inputs (PyTorch causal fixture), alpha 0.3")
+        << QStringLiteral(ATTN_FIXTURE_DIR "/torch/causal.npz") << 0 << 0.3;
+    QTest::newRow("inputs (cross, causal, padding)")
+        << QStringLiteral(ATTN_FIXTURE_DIR "/torch/cross_causal_padding.npz") << 0 << -1.0;
+    QTest::newRow("stored weights, layer 2 of 3") << QString() << 2 << -1.0;
+}
+
+void TestSessionFile::tensorsRoundTrip()
+{
+    // Loaded tensors are saved as their file and loaded again when the session is opened: the
+    // same parameters (apart from the TensorSource's identity) and the same picture.
+    QFETCH(QString, file);
+    QFETCH(int, layer);
+    QFETCH(double, alpha);
+    if (file.isEmpty()) {
+        file = m_dir.filePath(QStringLiteral("weights-3x2x5x5.npz"));
+        NpyArray w;
+        w.shape = {3, 2, 5, 5};
+        w.type = NpyType::Float64;
+        w.values.resize(std::size_t(w.size()));
+        for (std::size_t row = 0; row < w.values.size() / 5; ++row) {
+            double sum = 0;
+            for (std::size_t j = 0; j < 5; ++j)
+                sum += w.values[row * 5 + j] = 1.0 + double((row * 31 + j * 7) % 11);
+            for (std::size_t j = 0; j < 5; ++j)
+                w.values[row * 5 + j] /= sum;
+        }
+        writeNpz(file.toStdString(), {{"attention", w}});
+    }
+    QString error;
+    QVERIFY2(m_window->tensorController()->openFile(file, &error), qPrintable(error));
+    if (layer > 0)
+        m_window->tensorController()->setLayer(layer);
+    if (alpha >= 0) {
+        SessionParameters p = m_window->session()->parameters();
+        p.scaleExponent = alpha;
+        m_window->sessionController()->editParameters(p);
+    }
+    m_window->heatmapWidget()->showSingleHead(1);
+    const SessionParameters saved = m_window->session()->parameters();
+    QVERIFY(saved.tensors);
+    QCOMPARE(saved.tensors->layer(), layer);
+    QVERIFY(waitForResult(m_window.get(), saved));
+    const QImage before = m_window->heatmapWidget()->renderer().render(QSize(900, 560));
+
+    const QString session = m_dir.filePath(
+        QStringLiteral("tensors-%1.attnlab.json").arg(QFileInfo(file).completeBaseName()));
+    QVERIFY2(m_window->sessionController()->saveFile(session, &error), qPrintable(error));
+    const QJsonObject tensors = QJsonDocument::fromJson(readAll(session))
+                                    .object()
+                                    .value(QLatin1String("tensors"))
+                                    .toObject();
+    QCOMPARE(tensors.value(QLatin1String("file")).toString(), QFileInfo(file).absoluteFilePath());
+    QCOMPARE(tensors.value(QLatin1String("layer")).toInt(), layer);
+
+    auto other = newWindow();
+    QVERIFY(other);
+    QVERIFY2(other->sessionController()->openFile(session, &error), qPrintable(error));
+    QVERIFY2(other->sessionController()->openWarning().isEmpty(),
+             qPrintable(other->sessionController()->openWarning()));
+    SessionParameters opened = other->session()->parameters();
+    QVERIFY(opened.tensors);
+    QCOMPARE(opened.tensors->path(), saved.tensors->path());
+    QCOMPARE(opened.tensors->layer(), layer);
+    QCOMPARE(opened.tensors->arrayName(), saved.tensors->arrayName());
+    QVERIFY(waitForResult(other.get(), opened));
+    SessionParameters a = saved, b = opened;
+    a.tensors = b.tensors = nullptr;
+    QCOMPARE(b, a);
+    QVERIFY(other->heatmapWidget()->isSingleHead());
+    QCOMPARE(other->heatmapWidget()->renderer().render(QSize(900, 560)), before);
+    QVERIFY(!other->sessionController()->isModified());
+    QCOMPARE(other->sessionController()->undoStack()->count(), 0);
+}
+
+void TestSessionFile::tensorPathRelativeToSession()
+{
+    // A session next to its tensors names them relative to itself and still finds them after
+    // the folder moved.
+    QTemporaryDir moved;
+    QVERIFY(moved.isValid());
+    QVERIFY(QFile::copy(QStringLiteral(ATTN_FIXTURE_DIR "/torch/h8.npz"),
+                        moved.filePath(QStringLiteral("case.npz"))));
+    QJsonObject file;
+    file.insert(QStringLiteral("format"), QStringLiteral("attnlab-session"));
+    file.insert(QStringLiteral("version"), 1);
+    file.insert(QStringLiteral("parameters"), SessionParameters().toJson());
+    file.insert(QStringLiteral("tensors"),
+                QJsonObject {{QStringLiteral("file"), QStringLiteral("case.npz")}});
+    const QString session = moved.filePath(QStringLiteral("relative.attnlab.json"));
+    QVERIFY(writeAll(session, QJsonDocument(file).toJson()));
+    QString error;
+    QVERIFY2(m_window->sessionController()->openFile(session, &error), qPrintable(error));
+    QVERIFY2(m_window->sessionController()->openWarning().isEmpty(),
+             qPrintable(m_window->sessionController()->openWarning()));
+    const auto tensors = m_window->session()->parameters().tensors;
+    QVERIFY(tensors);
+    QCOMPARE(tensors->path(),
+             QFileInfo(moved.filePath(QStringLiteral("case.npz"))).absoluteFilePath());
+    QCOMPARE(tensors->headCount(), 8);
+}
+
+void TestSessionFile::missingTensorFileOpensTheRest()
+{
+    // The session opens with seeded random inputs and says which file it could not load.
+    QJsonObject file;
+    file.insert(QStringLiteral("format"), QStringLiteral("attnlab-session"));
+    file.insert(QStringLiteral("version"), 1);
+    file.insert(QStringLiteral("parameters"), makeParameters(2).toJson());
+    file.insert(QStringLiteral("tensors"),
+                QJsonObject {{QStringLiteral("file"), QStringLiteral("gone-away.npz")}});
+    const QString session = m_dir.filePath(QStringLiteral("lost-tensors.attnlab.json"));
+    QVERIFY(writeAll(session, QJsonDocument(file).toJson()));
+    QString error;
+    QVERIFY2(m_window->sessionController()->openFile(session, &error), qPrintable(error));
+    const QString warning = m_window->sessionController()->openWarning();
+    QVERIFY2(warning.contains(QStringLiteral("gone-away.npz")), qPrintable(warning));
+    QCOMPARE(m_window->session()->parameters(), makeParameters(2));
+    QVERIFY(!m_window->session()->parameters().tensors);
+    QVERIFY(!m_window->sessionController()->isModified());
+}
+
+void TestSessionFile::titleMarksUnsavedChanges()
+{
+    SessionController *c = m_window->sessionController();
+    QVERIFY(m_window->windowTitle().contains(QStringLiteral("[*]")));
+    QVERIFY(!m_window->isWindowModified());
+    QSignalSpy modified(c, &SessionController::modifiedChanged);
+    m_window->controlPanel()->findChild<QSpinBox *>(QStringLiteral("seedSpin"))->setValue(17);
+    QVERIFY(m_window->isWindowModified());
+    QCOMPARE(modified.count(), 1);
+    c->undoAction()->trigger(); // back to the saved state: clean again
+    QVERIFY(!m_window->isWindowModified());
+    c->redoAction()->trigger();
+    QVERIFY(m_window->isWindowModified());
+
+    const QString path = m_dir.filePath(QStringLiteral("titled.attnlab.json"));
+    QString error;
+    QVERIFY2(c->saveFile(path, &error), qPrintable(error));
+    QVERIFY(!m_window->isWindowModified());
+    QCOMPARE(m_window->windowTitle(), QStringLiteral("titled.attnlab.json[*]"));
+}
+
+void TestSessionFile::quitPromptsOnlyWhenModified()
+{
+    // Unmodified: closes without asking.
+    {
+        auto w = newWindow();
+        QVERIFY(w);
+        QVERIFY(w->close());
+        QVERIFY(!w->isVisible());
+        QVERIFY(!QApplication::activeModalWidget());
+    }
+    // Modified: asks; Cancel keeps the window open, Discard closes it.
+    auto w = newWindow();
+    QVERIFY(w);
+    w->sessionController()->editParameters(makeParameters(2));
+    QVERIFY(w->sessionController()->isModified());
+    auto answer = answerNextMessageBox(QMessageBox::Cancel);
+    QVERIFY(!w->close());
+    QVERIFY(answer->seen);
+    QVERIFY2(answer->text.contains(QStringLiteral("Untitled")), qPrintable(answer->text));
+    QVERIFY(w->isVisible());
+    answer = answerNextMessageBox(QMessageBox::Discard);
+    QVERIFY(w->close());
+    QVERIFY(answer->seen);
+    QVERIFY(!w->isVisible());
+}
+
+void TestSessionFile::settingsRestoreLastSession()
+{
+    const QString ini = m_dir.filePath(QStringLiteral("settings.ini"));
+    QFile::remove(ini);
+    const SessionParameters p = makeParameters(1);
+    m_window->sessionController()->editParameters(p);
+    QJsonObject view;
+    view.insert(QStringLiteral("heatmap"), heatmapViewToJson(makeOptions(1)));
+    m_window->setViewState(view);
+    m_window->resize(m_window->size() + QSize(37, 23)); // not the default size
+    const QSize size = m_window->size();
+    QVERIFY(size != m_window->sizeHint());
+    const QString saved = m_dir.filePath(QStringLiteral("recent.attnlab.json"));
+    QString error;
+    QVERIFY2(m_window->sessionController()->saveFile(saved, &error), qPrintable(error));
+    {
+        QSettings settings(ini, QSettings::IniFormat);
+        m_window->saveSettings(settings);
+    }
+
+    auto other = std::make_unique<MainWindow>();
+    {
+        QSettings settings(ini, QSettings::IniFormat);
+        other->restoreSettings(settings);
+    }
+    other->show();
+    QVERIFY(QTest::qWaitForWindowExposed(other.get()));
+    QCOMPARE(other->session()->parameters(), p);
+    QCOMPARE(other->controlPanel()->parameters(), p);
+    QCOMPARE(other->viewState(), m_window->viewState());
+    QCOMPARE(other->size(), size);
+    QVERIFY(!other->sessionController()->isModified());
+    QVERIFY(other->sessionController()->filePath().isEmpty());
+    QCOMPARE(other->sessionController()->recentFiles()->files(),
+             QStringList {QFileInfo(saved).absoluteFilePath()});
+    QVERIFY(waitForResult(other.get(), p));
+}
+
+void TestSessionFile::recentFiles()
+{
+    RecentFiles recent;
+    QSignalSpy requests(&recent, &RecentFiles::openRequested);
+    QStringList paths;
+    for (int i = 0; i < RecentFiles::maxCount + 2; ++i) {
+        paths.append(m_dir.filePath(QStringLiteral("r%1.attnlab.json").arg(i)));
+        QVERIFY(writeAll(paths.last(), "{}"));
+        recent.add(paths.last());
+    }
+    QCOMPARE(recent.files().size(), RecentFiles::maxCount);
+    QCOMPARE(recent.files().first(), paths.last()); // newest first
+    recent.add(paths.at(5)); // again: moves to the top, no duplicate
+    QCOMPARE(recent.files().first(), paths.at(5));
+    QCOMPARE(recent.files().count(paths.at(5)), 1);
+
+    // The menu: one action per file (numbered), then Clear.
+    QList<QAction *> fileActions;
+    for (QAction *a : recent.menu()->actions()) {
+        if (!a->data().toString().isEmpty())
+            fileActions.append(a);
+    }
+    QCOMPARE(fileActions.size(), RecentFiles::maxCount);
+    QVERIFY(fileActions.first()->text().startsWith(QStringLiteral("&1 ")));
+    fileActions.at(1)->trigger();
+    QCOMPARE(requests.count(), 1);
+    QCOMPARE(requests.at(0).at(0).toString(), recent.files().at(1));
+
+    // Settings: entries whose file is gone are dropped when read back.
+    const QString ini = m_dir.filePath(QStringLiteral("recent.ini"));
+    QFile::remove(ini);
+    {
+        QSettings settings(ini, QSettings::IniFormat);
+        recent.save(settings);
+    }
+    QVERIFY(QFile::remove(paths.at(5)));
+    RecentFiles back;
+    QSettings settings(ini, QSettings::IniFormat);
+    back.load(settings);
+    QStringList expected = recent.files();
+    expected.removeAll(paths.at(5));
+    QCOMPARE(back.files(), expected);
+}
+
+void TestSessionFile::cliRendersSession_data()
+{
+    QTest::addColumn<int>("variant");
+    QTest::addColumn<QStringList>("extraArgs");
+    QTest::addColumn<int>("overrideN"); // 0: none
+
+    QTest::newRow("decoder, tokens, zoomed head 2, magma log, key 0 hidden")
+        << 1 << QStringList() << 0;
+    QTest::newRow("cross, padding trimmed, cividis auto") << 2 << QStringList() << 0;
+    QTest::newRow("seed above 2^53, raw weights without keys 0 and 3") << 3 << QStringList() << 0;
+    QTest::newRow("explicit --n overrides the session")
+        << 1 << QStringList {QStringLiteral("--n"), QStringLiteral("4")} << 4;
+}
+
+void TestSessionFile::cliRendersSession()
+{
+    // `attnlab heatmap --session FILE --out x.png` draws what the session holds, pixel for pixel.
+    QFETCH(int, variant);
+    QFETCH(QStringList, extraArgs);
+    QFETCH(int, overrideN);
+
+    SessionDocument d;
+    d.parameters = makeParameters(variant);
+    const HeatmapOptions options = makeOptions(variant);
+    d.view = makeView(variant);
+    const QString session = m_dir.filePath(QStringLiteral("cli%1.attnlab.json").arg(variant));
+    QString error;
+    QVERIFY2(SessionFile::save(session, d, &error), qPrintable(error));
+    const QString out = m_dir.filePath(QStringLiteral("cli%1-%2.png").arg(variant).arg(overrideN));
+    QFile::remove(out);
+
+    QProcess process;
+    process.setProgram(QStringLiteral(ATTNLAB_EXE));
+    process.setArguments(QStringList {QStringLiteral("heatmap"), QStringLiteral("--session"),
+                                      session, QStringLiteral("--width"), QStringLiteral("900"),
+                                      QStringLiteral("--height"), QStringLiteral("560"),
+                                      QStringLiteral("--out"), out}
+                         + extraArgs);
+    process.start();
+    QVERIFY(process.waitForFinished(120000));
+    QVERIFY2(process.exitCode() == 0, process.readAllStandardError().constData());
+
+    SessionParameters expected = d.parameters;
+    if (overrideN > 0) {
+        expected.n = overrideN;
+        expected.tokens.clear(); // an explicit --n drops the session's tokens
+    }
+    QImage want = renderDocument(expected, options, makeTransform(variant));
+    QVERIFY(!want.isNull());
+    QImage got(out);
+    QVERIFY(!got.isNull());
+    QCOMPARE(got.size(), want.size());
+    QCOMPARE(got.convertToFormat(QImage::Format_RGB32), want.convertToFormat(QImage::Format_RGB32));
+}
+
+QTEST_MAIN(TestSessionFile)
+#include "tst_sessionfile.moc"

@@ -1,0 +1,266 @@
+// TimingChart (ui/charts/timingchart.h), the n² chart of the main window (E8): runs the
+// real kernels in the background, plots time and extra memory per kernel with fitted exponents,
+// refuses the materialized kernel beyond the memory budget with an explanation (never runs it),
+// stops the per-row loop at loopMaxN, and cancels. No timing assertions: times are only checked
+// to be positive. With ATTN_FIGURE_DIR set, the measured chart is saved there as a PNG.
+
+#include "testutil.h"
+
+#include "ui/charts/timingchart.h"
+
+#include "core/kernels/kernels.h"
+
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTest>
+
+#include <cmath>
+
+using namespace attn;
+
+namespace {
+
+void choose(TimingChart &chart, int maxN, int d, int repeats, const QStringList &kernels,
+            int budgetMib)
+{
+    auto *maxCombo = chart.findChild<QComboBox *>(QStringLiteral("timingMaxNCombo"));
+    auto *dSpin = chart.findChild<QSpinBox *>(QStringLiteral("timingDSpin"));
+    auto *repeatsSpin = chart.findChild<QSpinBox *>(QStringLiteral("timingRepeatsSpin"));
+    auto *budget = chart.findChild<QComboBox *>(QStringLiteral("timingBudgetCombo"));
+    QVERIFY(maxCombo && dSpin && repeatsSpin && budget);
+    const int maxIndex = maxCombo->findData(maxN);
+    QVERIFY(maxIndex >= 0);
+    maxCombo->setCurrentIndex(maxIndex);
+    dSpin->setValue(d);
+    repeatsSpin->setValue(repeats);
+    const int budgetIndex = budget->findData(budgetMib);
+    QVERIFY(budgetIndex >= 0);
+    budget->setCurrentIndex(budgetIndex);
+    for (const char *name : {"materialized", "streaming", "loop"}) {
+        auto *check = chart.findChild<QCheckBox *>(QStringLiteral("timingKernel_%1").arg(name));
+        QVERIFY(check);
+        check->setChecked(kernels.contains(QLatin1String(name)));
+    }
+}
+
+std::shared_ptr<const TimingData> runAndWait(TimingChart &chart)
+{
+    QSignalSpy finished(&chart, &TimingChart::finished);
+    chart.run();
+    if (!chart.isRunning())
+        return nullptr;
+    if (!finished.wait(120000))
+        return nullptr;
+    return chart.data();
+}
+
+} // namespace
+
+class TestTimingChart : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void defaults()
+    {
+        TimingChart chart;
+        // n doubles from 128 up to 16384 by default; 1 GiB budget.
+        QCOMPARE(chart.sequenceLengths().front(), 128);
+        QCOMPARE(chart.sequenceLengths().back(), 16384);
+        QCOMPARE(chart.memoryBudget(), std::size_t(1) << 30);
+        // At n = 16384, d = 64, float32 the materialized run needs the 1 GiB score matrix plus
+        // Q, K, V and the output: over the default budget. Streaming needs a few MiB.
+        const std::size_t materialized
+            = TimingChart::runBytes(QStringLiteral("materialized"), 16384, 64, true);
+        QCOMPARE(materialized,
+                 kernelExtraBytes(KernelKind::Materialized, 16384, 16384, 64, 4)
+                     + 4 * std::size_t(16384) * 64 * 4);
+        QVERIFY(materialized > chart.memoryBudget());
+        QVERIFY(TimingChart::runBytes(QStringLiteral("streaming"), 16384, 64, true)
+                < (std::size_t(32) << 20));
+    }
+
+    // Every kernel measured for every n; memory per kernel as it allocates it.
+    void threeKernels()
+    {
+        TimingChart chart;
+        choose(chart, 512, 8, 1, {"materialized", "streaming", "loop"}, 1024);
+        const auto data = runAndWait(chart);
+        QVERIFY(data);
+        QCOMPARE(int(data->kernels.size()), 3);
+        const std::vector<double> ns {128, 256, 512};
+        for (const char *name : {"materialized", "streaming", "loop"}) {
+            const TimingSeries *s = data->series(QLatin1String(name));
+            QVERIFY2(s, name);
+            QCOMPARE(s->n, ns);
+            QVERIFY(s->refusedN.empty());
+            QVERIFY(s->note.isEmpty());
+            QVERIFY(std::isfinite(s->exponent));
+            // n_max / 8 = 64: the large-n fit uses every point, as core timingSweep's fit does.
+            QCOMPARE(s->fitFromN, 128.0);
+            QCOMPARE(s->exponent, s->exponentAll);
+            const KernelKind kind = kernelFromName(name);
+            for (std::size_t i = 0; i < ns.size(); ++i) {
+                QVERIFY(s->seconds[i] > 0);
+                const Index n = Index(ns[i]);
+                QCOMPARE(s->extraMib[i],
+                         double(kernelExtraBytes(kind, n, n, 8, sizeof(float))) / 1048576.0);
+            }
+        }
+        // The materialized kernel's memory grows as n², the streaming kernel's does not grow.
+        const TimingSeries *m = data->series(QStringLiteral("materialized"));
+        QCOMPARE(m->extraMib[2] / m->extraMib[0], 16.0);
+        const TimingSeries *st = data->series(QStringLiteral("streaming"));
+        QCOMPARE(st->extraMib.front(), st->extraMib.back());
+        // The compatibility fields describe the first kernel (materialized).
+        QCOMPARE(data->n, ns);
+        QCOMPARE(data->mib[2], 512.0 * 512.0 * 4.0 / 1048576.0);
+        QCOMPARE(data->exponent, m->exponent);
+        QVERIFY(chart.statusText().contains(QStringLiteral("streaming ∝ n^")));
+    }
+
+    // Beyond the budget the materialized kernel is not run (no allocation, no crash): the
+    // status line says why, the series keeps what it would need.
+    void materializedRefusedBeyondBudget()
+    {
+        TimingChart chart;
+        // d = 1: n = 8192 needs 256 MiB of float32 scores plus the inputs, over 256 MiB.
+        choose(chart, 8192, 1, 1, {"materialized"}, 256);
+        const auto data = runAndWait(chart);
+        QVERIFY(data);
+        const TimingSeries *s = data->series(QStringLiteral("materialized"));
+        QVERIFY(s);
+        QCOMPARE(s->n, (std::vector<double> {128, 256, 512, 1024, 2048, 4096}));
+        QCOMPARE(s->refusedN, (std::vector<double> {8192}));
+        QCOMPARE(s->fitFromN, 512.0); // the fit covers the largest measured n: 512 … 4096
+        QVERIFY(std::isfinite(s->exponent));
+        QCOMPARE(s->refusedMib.front(),
+                 double(TimingChart::runBytes(QStringLiteral("materialized"), 8192, 1, true))
+                     / 1048576.0);
+        QVERIFY(s->refusedMib.front() > 256.0);
+        QVERIFY(s->note.contains(QStringLiteral("n = 8192")));
+        QVERIFY(s->note.contains(QStringLiteral("score matrix")));
+        QVERIFY(s->note.contains(QStringLiteral("streaming")));
+        QVERIFY(chart.statusText().contains(s->note));
+        QCOMPARE(data->budgetBytes, std::size_t(256) << 20);
+        saveFigure(chart, QStringLiteral("timing-refused.png"));
+    }
+
+    void loopStopsAtItsLimit()
+    {
+        TimingChart chart;
+        choose(chart, 8192, 1, 1, {"loop"}, 1024);
+        const auto data = runAndWait(chart);
+        QVERIFY(data);
+        const TimingSeries *s = data->series(QStringLiteral("loop"));
+        QVERIFY(s);
+        QCOMPARE(s->n.back(), double(TimingChart::loopMaxN));
+        QCOMPARE(s->refusedN, (std::vector<double> {8192}));
+        QVERIFY(s->note.contains(QString::number(TimingChart::loopMaxN)));
+    }
+
+    void noKernelChecked()
+    {
+        TimingChart chart;
+        choose(chart, 512, 8, 1, {}, 1024);
+        chart.run();
+        QVERIFY(!chart.isRunning());
+        QVERIFY(chart.statusText().contains(QStringLiteral("at least one kernel")));
+    }
+
+    void cancelStops()
+    {
+        TimingChart chart;
+        choose(chart, 16384, 64, 3, {"streaming"}, 1024);
+        QSignalSpy running(&chart, &TimingChart::runningChanged);
+        chart.run();
+        QVERIFY(chart.isRunning());
+        chart.cancel();
+        QTRY_VERIFY_WITH_TIMEOUT(!chart.isRunning(), 120000);
+        QCOMPARE(running.count(), 2);
+        QVERIFY(chart.statusText().contains(QStringLiteral("Cancelled"))
+                || chart.data() != nullptr);
+    }
+
+    // A cancel keeps the points measured before it (they used to be thrown away with the run):
+    // cancelled during n = 16384 (the last 75 % of the work), the smaller n are shown.
+    void cancelKeepsMeasuredPoints()
+    {
+        TimingChart chart;
+        choose(chart, 16384, 64, 3, {"streaming"}, 1024);
+        auto *progress = chart.findChild<QProgressBar *>();
+        QVERIFY(progress);
+        chart.run();
+        QVERIFY(chart.isRunning());
+        // n = 128 … 8192 are 25 % of the n²-weighted work: past 30 %, n = 16384 is running.
+        QTRY_VERIFY_WITH_TIMEOUT(progress->value() >= progress->maximum() * 3 / 10, 120000);
+        chart.cancel();
+        QTRY_VERIFY_WITH_TIMEOUT(!chart.isRunning(), 120000);
+        const auto data = chart.data();
+        QVERIFY(data);
+        const TimingSeries *s = data->series(QStringLiteral("streaming"));
+        QVERIFY(s);
+        const std::vector<double> measured {128, 256, 512, 1024, 2048, 4096, 8192};
+        QCOMPARE(s->n, measured);
+        QCOMPARE(s->seconds.size(), measured.size());
+        QVERIFY(std::isfinite(s->exponent));
+        QVERIFY(chart.statusText().startsWith(QStringLiteral("Cancelled")));
+        QVERIFY(chart.statusText().contains(QStringLiteral("streaming ∝ n^")));
+    }
+
+    // Run disables itself: the focus must not pass to a widget further down (the plots), which
+    // the dock's scroll area would scroll into view, taking Run, Cancel and the progress away.
+    void runKeepsControlsInView()
+    {
+        QScrollArea scroll;
+        scroll.setWidgetResizable(true);
+        auto *chart = new TimingChart;
+        scroll.setWidget(chart);
+        scroll.resize(420, 260); // much shorter than the chart: it scrolls
+        scroll.show();
+        QVERIFY(QTest::qWaitForWindowActive(&scroll));
+        choose(*chart, 16384, 64, 3, {"streaming"}, 1024);
+        QScrollBar *bar = scroll.verticalScrollBar();
+        QVERIFY(bar->maximum() > 0);
+        bar->setValue(0);
+        auto *runButton = chart->findChild<QPushButton *>(QStringLiteral("timingRunButton"));
+        auto *cancelButton = chart->findChild<QPushButton *>(QStringLiteral("timingCancelButton"));
+        QVERIFY(runButton && cancelButton);
+
+        runButton->setFocus(Qt::MouseFocusReason);
+        QTest::mouseClick(runButton, Qt::LeftButton);
+        QVERIFY(chart->isRunning());
+        QCOMPARE(QApplication::focusWidget(), cancelButton);
+        QCOMPARE(bar->value(), 0);
+
+        QTest::mouseClick(cancelButton, Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!chart->isRunning(), 120000);
+        QCOMPARE(QApplication::focusWidget(), runButton);
+        QCOMPARE(bar->value(), 0);
+    }
+
+private:
+    static void saveFigure(TimingChart &chart, const QString &name)
+    {
+        const QString dir = qEnvironmentVariable("ATTN_FIGURE_DIR");
+        if (dir.isEmpty())
+            return;
+        chart.resize(560, 620);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        QTest::qWait(50);
+        QVERIFY(chart.grab().save(QDir(dir).filePath(name)));
+    }
+};
+
+QTEST_MAIN(TestTimingChart)
+#include "tst_timingchart.moc"

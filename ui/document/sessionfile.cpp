@@ -1,0 +1,399 @@
+#include "ui/document/sessionfile.h"
+
+#include "ui/session/tensorsource.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonParseError>
+#include <QSaveFile>
+
+#include <cmath>
+
+namespace attn {
+
+namespace {
+
+QString quotedPath(const QString &path)
+{
+    return QStringLiteral("\u201c%1\u201d").arg(QDir::toNativeSeparators(path));
+}
+
+QString quantityId(HeatmapQuantity q)
+{
+    switch (q) {
+    case HeatmapQuantity::Weights:
+        return QStringLiteral("weights");
+    case HeatmapQuantity::Scores:
+        return QStringLiteral("scores");
+    case HeatmapQuantity::ScaledScores:
+        return QStringLiteral("scaled_scores");
+    }
+    return {};
+}
+
+} // namespace
+
+std::shared_ptr<const TensorSource> loadSessionTensors(const QJsonObject &tensors, QString *error)
+{
+    if (error)
+        error->clear();
+    const QString path = tensors.value(QLatin1String("file")).toString();
+    if (path.isEmpty())
+        return nullptr;
+    const MaskConvention convention
+        = tensors.value(QLatin1String("mask_convention")).toString() == QLatin1String("allowed")
+        ? MaskConvention::Allowed
+        : MaskConvention::Masked;
+    std::shared_ptr<const TensorSource> source;
+    try {
+        const TensorFile file = readTensorFile(path);
+        source = makeTensorSource(file, tensors.value(QLatin1String("array")).toString(),
+                                  convention, error);
+    } catch (const NpyError &e) {
+        if (error)
+            *error = QString::fromUtf8(e.what());
+        return nullptr;
+    }
+    const int layer = tensors.value(QLatin1String("layer")).toInt(0);
+    if (source && layer > 0)
+        source = source->withLayer(layer);
+    return source;
+}
+
+QJsonObject heatmapViewToJson(const HeatmapOptions &options)
+{
+    QJsonObject o;
+    o.insert(QStringLiteral("view"),
+             options.view == HeatmapView::SingleHead ? QStringLiteral("head")
+                                                     : QStringLiteral("grid"));
+    o.insert(QStringLiteral("head"), options.head);
+    o.insert(QStringLiteral("quantity"), quantityId(options.quantity));
+    o.insert(QStringLiteral("colormap"), Colormap(options.colormap).name());
+    o.insert(QStringLiteral("scale"),
+             options.scale == ColorScale::Log ? QStringLiteral("log") : QStringLiteral("linear"));
+    o.insert(QStringLiteral("range"),
+             options.autoRange ? QStringLiteral("auto") : QStringLiteral("fixed"));
+    o.insert(QStringLiteral("pooling"),
+             options.pooling == HeatmapPooling::Mean ? QStringLiteral("mean")
+                                                     : QStringLiteral("max"));
+    o.insert(QStringLiteral("show_mean"), options.showMean);
+    if (!options.window.isNull()) {
+        const QRect w = options.window;
+        o.insert(QStringLiteral("window"), QJsonArray {w.x(), w.y(), w.width(), w.height()});
+    }
+    return o;
+}
+
+HeatmapOptions heatmapViewFromJson(const QJsonObject &o, HeatmapOptions base)
+{
+    const QString view = o.value(QLatin1String("view")).toString();
+    if (view == QLatin1String("grid"))
+        base.view = HeatmapView::Grid;
+    else if (view == QLatin1String("head"))
+        base.view = HeatmapView::SingleHead;
+    const QJsonValue head = o.value(QLatin1String("head"));
+    if (head.isDouble() && head.toDouble() >= 0 && head.toDouble() <= SessionParameters::maxDModel
+        && head.toDouble() == std::floor(head.toDouble()))
+        base.head = head.toInt();
+    const QString quantity = o.value(QLatin1String("quantity")).toString();
+    for (HeatmapQuantity q :
+         {HeatmapQuantity::Weights, HeatmapQuantity::Scores, HeatmapQuantity::ScaledScores}) {
+        if (quantity == quantityId(q))
+            base.quantity = q;
+    }
+    if (const auto map = Colormap::fromName(o.value(QLatin1String("colormap")).toString()))
+        base.colormap = *map;
+    const QString scale = o.value(QLatin1String("scale")).toString();
+    if (scale == QLatin1String("log"))
+        base.scale = ColorScale::Log;
+    else if (scale == QLatin1String("linear"))
+        base.scale = ColorScale::Linear;
+    const QString range = o.value(QLatin1String("range")).toString();
+    if (range == QLatin1String("auto"))
+        base.autoRange = true;
+    else if (range == QLatin1String("fixed"))
+        base.autoRange = false;
+    const QString pooling = o.value(QLatin1String("pooling")).toString();
+    if (pooling == QLatin1String("mean"))
+        base.pooling = HeatmapPooling::Mean;
+    else if (pooling == QLatin1String("max"))
+        base.pooling = HeatmapPooling::Max;
+    const QJsonValue mean = o.value(QLatin1String("show_mean"));
+    if (mean.isBool())
+        base.showMean = mean.toBool();
+    const QJsonArray window = o.value(QLatin1String("window")).toArray();
+    if (window.size() == 4) {
+        int v[4];
+        bool ok = true;
+        for (int i = 0; i < 4; ++i) {
+            const double d = window.at(i).toDouble(-1);
+            ok = ok && d >= 0 && d <= SessionParameters::maxSequence && d == std::floor(d);
+            v[i] = int(d);
+        }
+        if (ok && v[2] > 0 && v[3] > 0)
+            base.window = QRect(v[0], v[1], v[2], v[3]);
+    }
+    return base;
+}
+
+QJsonObject viewTransformToJson(const ViewTransform &transform)
+{
+    QJsonArray keys;
+    for (int k : transform.hiddenKeys)
+        keys.append(k);
+    return QJsonObject {{QStringLiteral("trim_padding"), transform.trimPadding},
+                        {QStringLiteral("hidden_keys"), keys},
+                        {QStringLiteral("renormalize"), transform.renormalize}};
+}
+
+ViewTransform viewTransformFromJson(const QJsonObject &o, ViewTransform base)
+{
+    const QJsonValue trim = o.value(QLatin1String("trim_padding"));
+    if (trim.isBool())
+        base.trimPadding = trim.toBool();
+    const QJsonValue renormalize = o.value(QLatin1String("renormalize"));
+    if (renormalize.isBool())
+        base.renormalize = renormalize.toBool();
+    const QJsonValue keys = o.value(QLatin1String("hidden_keys"));
+    if (keys.isArray()) {
+        QList<int> hidden;
+        for (const QJsonValue &k : keys.toArray()) {
+            const double d = k.toDouble(-1);
+            if (d >= 0 && d < SessionParameters::maxSequence && d == std::floor(d))
+                hidden.append(int(d));
+        }
+        base.hiddenKeys = hidden;
+    }
+    return base;
+}
+
+namespace {
+
+struct CompareMaskId
+{
+    CompareVariant::Mask mask;
+    const char *id;
+};
+constexpr CompareMaskId compareMaskIds[] = {
+    {CompareVariant::Mask::None, "none"},
+    {CompareVariant::Mask::Causal, "causal"},
+    {CompareVariant::Mask::Padding, "padding"},
+    {CompareVariant::Mask::CausalPadding, "causal_padding"},
+};
+
+} // namespace
+
+QJsonObject compareViewToJson(const CompareVariant &variant, int head)
+{
+    QJsonObject o;
+    o.insert(QStringLiteral("alpha"), variant.scaleExponent);
+    o.insert(QStringLiteral("temperature"), variant.temperature);
+    for (const CompareMaskId &m : compareMaskIds)
+        if (m.mask == variant.mask)
+            o.insert(QStringLiteral("mask"), QLatin1String(m.id));
+    o.insert(QStringLiteral("d_k"), variant.dK);
+    o.insert(QStringLiteral("head"), head);
+    return o;
+}
+
+CompareVariant compareViewFromJson(const QJsonObject &o, CompareVariant base, int *head)
+{
+    const QJsonValue alpha = o.value(QLatin1String("alpha"));
+    if (alpha.isDouble() && alpha.toDouble() >= 0.0 && alpha.toDouble() <= 1.0)
+        base.scaleExponent = alpha.toDouble();
+    const QJsonValue tau = o.value(QLatin1String("temperature"));
+    if (tau.isDouble() && tau.toDouble() >= CompareVariant::minTemperature
+        && tau.toDouble() <= CompareVariant::maxTemperature)
+        base.temperature = tau.toDouble();
+    const QString mask = o.value(QLatin1String("mask")).toString();
+    for (const CompareMaskId &m : compareMaskIds)
+        if (mask == QLatin1String(m.id))
+            base.mask = m.mask;
+    auto wholeIn = [](const QJsonValue &v, int low, int high) {
+        return v.isDouble() && v.toDouble() >= low && v.toDouble() <= high
+            && v.toDouble() == std::floor(v.toDouble());
+    };
+    const QJsonValue dK = o.value(QLatin1String("d_k"));
+    if (wholeIn(dK, 1, SessionParameters::maxDModel))
+        base.dK = dK.toInt();
+    const QJsonValue h = o.value(QLatin1String("head"));
+    if (head && wholeIn(h, 0, SessionParameters::maxDModel))
+        *head = h.toInt();
+    return base;
+}
+
+QByteArray SessionFile::toJson(const SessionDocument &document)
+{
+    QJsonObject o = document.extra;
+    o.insert(QStringLiteral("format"), QLatin1String(formatName));
+    o.insert(QStringLiteral("version"), formatVersion);
+    QJsonObject parameters = document.parametersExtra;
+    const QJsonObject known = document.parameters.toJson();
+    for (auto it = known.begin(); it != known.end(); ++it)
+        parameters.insert(it.key(), it.value());
+    o.insert(QStringLiteral("parameters"), parameters);
+    o.insert(QStringLiteral("view"), document.view);
+    o.insert(QStringLiteral("tensors"), document.tensors);
+    return QJsonDocument(o).toJson(QJsonDocument::Indented);
+}
+
+std::optional<SessionDocument> SessionFile::fromJson(const QByteArray &data, QString *error)
+{
+    auto fail = [error](const QString &message) -> std::optional<SessionDocument> {
+        if (error)
+            *error = message;
+        return std::nullopt;
+    };
+    QJsonParseError parseError;
+    const QJsonDocument json = QJsonDocument::fromJson(data, &parseError);
+    if (parseError.error != QJsonParseError::NoError)
+        return fail(QStringLiteral("not valid JSON (%1 at byte %2)")
+                        .arg(parseError.errorString())
+                        .arg(parseError.offset));
+    if (!json.isObject())
+        return fail(QStringLiteral("not an Attention Lab session (the JSON is not an object)"));
+    const QJsonObject o = json.object();
+    if (o.value(QLatin1String("format")).toString() != QLatin1String(formatName))
+        return fail(QStringLiteral("not an Attention Lab session (\"format\" must be \"%1\")")
+                        .arg(QLatin1String(formatName)));
+    const QJsonValue versionValue = o.value(QLatin1String("version"));
+    const double version = versionValue.toDouble(std::nan(""));
+    if (!versionValue.isDouble() || version != std::floor(version) || version < 1)
+        return fail(QStringLiteral("\"version\" must be a positive integer"));
+    if (version > formatVersion)
+        return fail(QStringLiteral("written by a newer Attention Lab (session format version %1; "
+                                   "this version reads up to %2)")
+                        .arg(version, 0, 'f', 0)
+                        .arg(formatVersion));
+
+    SessionDocument document;
+    const QJsonValue parameters = o.value(QLatin1String("parameters"));
+    if (!parameters.isObject())
+        return fail(QStringLiteral("\"parameters\" is missing or not an object"));
+    QString message;
+    const auto p = SessionParameters::fromJson(parameters.toObject(), &message);
+    if (!p)
+        return fail(QStringLiteral("invalid parameters: %1").arg(message));
+    document.parameters = *p;
+    const QJsonObject knownParameters = p->toJson();
+    const QJsonObject allParameters = parameters.toObject();
+    for (auto it = allParameters.begin(); it != allParameters.end(); ++it) {
+        if (!knownParameters.contains(it.key()))
+            document.parametersExtra.insert(it.key(), it.value());
+    }
+
+    const QJsonValue view = o.value(QLatin1String("view"));
+    if (view.isObject())
+        document.view = view.toObject();
+    else if (!view.isUndefined() && !view.isNull())
+        return fail(QStringLiteral("\"view\" must be an object"));
+
+    const QJsonValue tensors = o.value(QLatin1String("tensors"));
+    if (tensors.isObject()) {
+        document.tensors = tensors.toObject();
+        const QJsonValue file = document.tensors.value(QLatin1String("file"));
+        if (!file.isUndefined() && (!file.isString() || file.toString().isEmpty()))
+            return fail(QStringLiteral("\"tensors\": \"file\" must be a file path"));
+    } else if (!tensors.isUndefined() && !tensors.isNull()) {
+        return fail(QStringLiteral("\"tensors\" must be an object"));
+    }
+
+    for (auto it = o.begin(); it != o.end(); ++it) {
+        static const QStringList known
+            = {QStringLiteral("format"), QStringLiteral("version"), QStringLiteral("parameters"),
+               QStringLiteral("view"), QStringLiteral("tensors")};
+        if (!known.contains(it.key()))
+            document.extra.insert(it.key(), it.value());
+    }
+    return document;
+}
+
+std::optional<SessionDocument> SessionFile::load(const QString &path, QString *error)
+{
+    auto fail = [&](const QString &message) -> std::optional<SessionDocument> {
+        if (error)
+            *error = QStringLiteral("%1: %2").arg(quotedPath(path), message);
+        return std::nullopt;
+    };
+    const QFileInfo info(path);
+    if (!info.exists())
+        return fail(QStringLiteral("no such file"));
+    if (info.isDir())
+        return fail(QStringLiteral("is a folder, not a session file"));
+    if (info.size() > maxFileBytes)
+        return fail(QStringLiteral("too large for a session file (%1 bytes; at most %2)")
+                        .arg(info.size())
+                        .arg(maxFileBytes));
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return fail(QStringLiteral("cannot be read (%1)").arg(file.errorString()));
+    const QByteArray data = file.read(maxFileBytes + 1);
+    if (file.error() != QFileDevice::NoError)
+        return fail(QStringLiteral("cannot be read (%1)").arg(file.errorString()));
+    QString message;
+    auto document = fromJson(data, &message);
+    if (!document)
+        return fail(message);
+    const QString tensorFile = document->tensors.value(QLatin1String("file")).toString();
+    if (!tensorFile.isEmpty() && QFileInfo(tensorFile).isRelative())
+        document->tensors.insert(QStringLiteral("file"),
+                                 QDir::cleanPath(info.absoluteDir().filePath(tensorFile)));
+    return document;
+}
+
+bool SessionFile::save(const QString &path, const SessionDocument &document, QString *error)
+{
+    return writeAtomically(path, toJson(document), error);
+}
+
+bool SessionFile::writeAtomically(const QString &path, const QByteArray &data, QString *error,
+                                  qint64 failAfterBytes)
+{
+    auto fail = [&](const QString &message) {
+        if (error)
+            *error = QStringLiteral("%1: %2").arg(quotedPath(path), message);
+        return false;
+    };
+    if (path.isEmpty())
+        return fail(QStringLiteral("no file name"));
+    const QFileInfo info(path);
+    if (!info.absoluteDir().exists())
+        return fail(
+            QStringLiteral("the folder %1 does not exist").arg(quotedPath(info.absolutePath())));
+    if (info.isDir())
+        return fail(QStringLiteral("is a folder"));
+    QSaveFile file(path);
+    // Never fall back to writing the target in place: that is what leaves half-written files.
+    file.setDirectWriteFallback(false);
+    if (!file.open(QIODevice::WriteOnly))
+        return fail(QStringLiteral("cannot be written (%1)").arg(file.errorString()));
+    if (failAfterBytes >= 0 && failAfterBytes < data.size()) {
+        file.write(data.constData(), failAfterBytes);
+        file.cancelWriting(); // what a crash or a full disk amounts to: commit() is refused
+        file.commit();
+        return fail(QStringLiteral("write failed after %1 of %2 bytes (simulated)")
+                        .arg(failAfterBytes)
+                        .arg(data.size()));
+    }
+    if (file.write(data) != data.size()) {
+        const QString reason = file.errorString();
+        file.cancelWriting();
+        file.commit();
+        return fail(QStringLiteral("write failed (%1)").arg(reason));
+    }
+    if (!file.commit())
+        return fail(QStringLiteral("cannot be saved (%1)").arg(file.errorString()));
+    return true;
+}
+
+QString SessionFile::withSuffix(const QString &path)
+{
+    if (path.isEmpty() || path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive))
+        return path;
+    return path + QLatin1String(suffix);
+}
+
+} // namespace attn

@@ -1,0 +1,1203 @@
+#include "ui/render/heatmaprenderer.h"
+
+#include "ui/render/figurefile.h"
+
+#include "core/threads.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QFont>
+#include <QFontMetricsF>
+#include <QPageSize>
+#include <QPainter>
+#include <QPainterPath>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QSvgGenerator>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace attn {
+
+namespace {
+
+/// Work per cell of a tile's range scan or pooling (compare, log, accumulate: ~20 flops), for
+/// the core's thread policy threadsForFlops (core/threads.h).
+constexpr double kFlopsPerCell = 20;
+
+using figure::formatTick;
+using figure::hatchColor;
+using figure::linearTicks;
+using figure::logTicks;
+using figure::makeFont;
+using figure::niceStep;
+
+constexpr qreal hatchMinCellPixels = 6.0; // hatch masked cells when a cell is at least this big
+
+QString formatValue(double v)
+{
+    if (std::isnan(v))
+        return QStringLiteral("NaN");
+    if (std::isinf(v))
+        return v < 0 ? QStringLiteral("\u2212\u221e") : QStringLiteral("+\u221e");
+    QString s = QString::number(v, 'g', 6);
+    if (s.startsWith(QLatin1Char('-')))
+        s.replace(0, 1, QChar(0x2212));
+    return s;
+}
+
+/// The first of `choices` (longest first) whose width fits `width`; else the last one.
+QString fittedText(const QFontMetricsF &fm, qreal width, std::initializer_list<QString> choices)
+{
+    for (const QString &c : choices)
+        if (!c.isEmpty() && fm.horizontalAdvance(c) <= width) // empty: no such variant
+            return c;
+    return *(choices.end() - 1);
+}
+
+/// The window's legend entry: "window: 6 keys + 2 sinks" (the count, since libraries disagree
+/// on w vs w + 1).
+QString windowLegendText(const SessionParameters &p)
+{
+    return QStringLiteral("window: %1 keys").arg(p.window)
+        + (p.sinks > 0 ? QStringLiteral(" + %1 sinks").arg(p.sinks) : QString());
+}
+
+QString maskStateName(std::uint8_t state)
+{
+    const bool causal = state & MaskCausal;
+    const bool padding = state & MaskPadding;
+    const bool custom = state & MaskCustom;
+    if (!state)
+        return QStringLiteral("allowed");
+    QStringList parts;
+    if (causal)
+        parts << QStringLiteral("causal");
+    if (padding)
+        parts << QStringLiteral("padding");
+    if (custom)
+        parts << QStringLiteral("custom");
+    if (state & MaskWindow)
+        parts << QStringLiteral("outside the window");
+    return parts.join(QStringLiteral(" + ")) + QStringLiteral("-masked");
+}
+
+} // namespace
+
+HeatmapRenderer::HeatmapRenderer() = default;
+
+void HeatmapRenderer::setResult(std::shared_ptr<const SessionResult> result)
+{
+    m_result = std::move(result);
+    m_anyMasked = -1;
+    invalidate();
+}
+
+void HeatmapRenderer::setOptions(const HeatmapOptions &options)
+{
+    if (options == m_options)
+        return;
+    m_options = options;
+    invalidate();
+}
+
+void HeatmapRenderer::invalidate()
+{
+    m_images.clear();
+    m_normValid = false;
+}
+
+QVector<HeatmapRenderer::TileSpec> HeatmapRenderer::tileSpecs() const
+{
+    QVector<TileSpec> specs;
+    if (!m_result || !m_result->ok() || m_result->headCount() == 0)
+        return specs;
+    const int h = m_result->headCount();
+    const bool weights = m_options.quantity == HeatmapQuantity::Weights;
+    if (m_options.view == HeatmapView::SingleHead) {
+        int head = std::clamp(m_options.head, 0, h);
+        if (head == h && !weights)
+            head = h - 1; // scores have no mean tile
+        specs.append({head, head == h});
+        return specs;
+    }
+    for (int head = 0; head < h; ++head)
+        specs.append({head, false});
+    if (m_options.showMean && weights && h > 1) // with one head the mean is that head
+        specs.append({h, true});
+    return specs;
+}
+
+bool HeatmapRenderer::masksShown() const
+{
+    // Raw scores come before masking; a result without mask states has nothing to show.
+    return m_result && m_options.quantity != HeatmapQuantity::Scores
+        && m_result->maskState.rows() == m_result->queryCount()
+        && m_result->maskState.cols() == m_result->keyCount();
+}
+
+bool HeatmapRenderer::cellMasksToApply() const
+{
+    if (!masksShown())
+        return false;
+    if (m_anyMasked < 0) { // one pass over n_q × n_k bytes per result, shared by every tile
+        const MatrixB &state = m_result->maskState;
+        const std::uint8_t *p = state.data();
+        const Index size = state.size();
+        m_anyMasked = 0;
+        // OR-reduced in chunks (vectorised), stopping at the first chunk with a masked cell.
+        for (Index begin = 0; begin < size && !m_anyMasked; begin += 4096) {
+            std::uint8_t any = 0;
+            for (Index k = begin, end = std::min(size, begin + 4096); k < end; ++k)
+                any |= p[k];
+            m_anyMasked = any != 0;
+        }
+    }
+    return m_anyMasked > 0;
+}
+
+int HeatmapRenderer::tileCount() const
+{
+    return int(tileSpecs().size());
+}
+
+const MatrixD *HeatmapRenderer::tileMatrix(const TileSpec &spec) const
+{
+    if (!m_result)
+        return nullptr;
+    switch (m_options.quantity) {
+    case HeatmapQuantity::Weights:
+        return spec.mean ? &m_result->weightsMean : &m_result->weights[std::size_t(spec.head)];
+    case HeatmapQuantity::Scores:
+        return &m_result->scores[std::size_t(spec.head)];
+    case HeatmapQuantity::ScaledScores:
+        return &m_result->scaledScores[std::size_t(spec.head)];
+    }
+    return nullptr;
+}
+
+ColorNorm HeatmapRenderer::norm() const
+{
+    if (m_normValid)
+        return m_norm;
+    const bool weights = m_options.quantity == HeatmapQuantity::Weights;
+    const bool log = m_options.scale == ColorScale::Log && weights;
+    const bool useMask = cellMasksToApply();
+    ColorNorm n = log ? ColorNorm::log(std::max(m_options.logFloor, 1e-300), 1.0)
+                      : ColorNorm::linear(0.0, 1.0);
+    if (m_result && m_result->ok() && (m_options.autoRange || !weights)) {
+        double lo = std::numeric_limits<double>::infinity();
+        double hi = -lo;
+        const MatrixB &state = m_result->maskState;
+        for (const TileSpec &spec : tileSpecs()) {
+            const MatrixD *m = tileMatrix(spec);
+            // One pass over the tile's cells (row-major, like the mask states); both cores for
+            // long sequences.
+            const double *values = m->data();
+            const std::uint8_t *states = useMask ? state.data() : nullptr;
+            const Index count = m->size();
+            double tileLo = lo, tileHi = hi;
+            [[maybe_unused]] const bool parallel
+                = threadsForFlops(double(count) * kFlopsPerCell) > 1;
+#pragma omp parallel for reduction(min : tileLo) reduction(max : tileHi) if (parallel)
+            for (Index k = 0; k < count; ++k) {
+                const double v = values[k];
+                if (!std::isfinite(v) || (states && states[k]) || (log && v <= 0.0))
+                    continue;
+                tileLo = std::min(tileLo, v);
+                tileHi = std::max(tileHi, v);
+            }
+            lo = tileLo;
+            hi = tileHi;
+        }
+        if (lo <= hi) {
+            if (!(hi > lo)) { // a constant matrix: widen so the colour is the middle of the map
+                const double pad = std::max(std::abs(lo) * 1e-3, 1e-12);
+                lo = log ? lo / (1.0 + 1e-3) : lo - pad;
+                hi = log ? hi * (1.0 + 1e-3) : hi + pad;
+            }
+            if (!weights && colormap().isDiverging())
+                n = ColorNorm::symmetric(std::max(std::abs(lo), std::abs(hi)));
+            else
+                n = log ? ColorNorm::log(lo, hi) : ColorNorm::linear(lo, hi);
+        }
+    }
+    m_norm = n;
+    m_normValid = true;
+    return n;
+}
+
+QRgb HeatmapRenderer::maskedColor(std::uint8_t state) const
+{
+    // Per colormap, three colours at least 40 (Euclidean, 8-bit RGB) from every entry of the
+    // map, so a masked cell never reads as a value: greys for viridis and magma (no greys in
+    // them), darker greys for RdBu_r (its middle is near-white), tints for cividis (its middle
+    // is grey) and for gray (every grey is a value).
+    struct Palette
+    {
+        QRgb causal, padding, both;
+    };
+    Palette palette;
+    switch (m_options.colormap) {
+    case ColormapId::Cividis:
+        palette = {qRgb(240, 214, 222), qRgb(210, 180, 200), qRgb(222, 196, 214)};
+        break;
+    case ColormapId::Grayscale:
+        palette = {qRgb(244, 196, 140), qRgb(160, 176, 244), qRgb(214, 160, 214)};
+        break;
+    case ColormapId::RdBu:
+        palette = {qRgb(175, 175, 175), qRgb(128, 128, 128), qRgb(150, 150, 150)};
+        break;
+    default:
+        palette = {qRgb(216, 216, 216), qRgb(168, 168, 168), qRgb(190, 190, 190)};
+        break;
+    }
+    const bool causal = state & MaskCausal;
+    const bool padding = state & (MaskPadding | MaskCustom);
+    if (causal && padding)
+        return palette.both;
+    return padding ? palette.padding : palette.causal;
+}
+
+QRect HeatmapRenderer::visibleCells() const
+{
+    if (!m_result || !m_result->ok())
+        return {};
+    const int nQ = int(m_result->queryCount()), nK = int(m_result->keyCount());
+    if (nQ <= 0 || nK <= 0)
+        return {};
+    const QRect &w = m_options.window;
+    if (w.isEmpty())
+        return QRect(0, 0, nK, nQ);
+    const int cols = std::clamp(w.width(), 1, nK), rows = std::clamp(w.height(), 1, nQ);
+    return QRect(std::clamp(w.x(), 0, nK - cols), std::clamp(w.y(), 0, nQ - rows), cols, rows);
+}
+
+QImage HeatmapRenderer::tileImage(int tile) const
+{
+    return tileImage(tile, QSize(m_options.maxImageSide, m_options.maxImageSide));
+}
+
+QImage HeatmapRenderer::tileImage(int tile, QSize maxPixels) const
+{
+    const QVector<TileSpec> specs = tileSpecs();
+    if (tile < 0 || tile >= specs.size())
+        return {};
+    const int side = std::max(1, m_options.maxImageSide);
+    maxPixels
+        = QSize(std::clamp(maxPixels.width(), 1, side), std::clamp(maxPixels.height(), 1, side));
+    if (m_images.size() != specs.size())
+        m_images = QVector<CachedImage>(specs.size());
+    CachedImage &cached = m_images[tile];
+    if (!cached.image.isNull() && cached.maxPixels == maxPixels)
+        return cached.image;
+
+    const MatrixD &m = *tileMatrix(specs[tile]);
+    const MatrixB &state = m_result->maskState;
+    const bool useMask = cellMasksToApply(); // (all states 0: nothing to check per cell)
+    const Colormap cmap = colormap();
+    const ColorNorm cn = norm();
+    const QRect win = visibleCells();
+    const Index nK = m.cols();
+    const Index r0 = win.y(), c0 = win.x(), rows = win.height(), cols = win.width();
+    // Pooling blocks of bq rows × bk columns, so the image fits maxPixels.
+    const Index bq = (rows + maxPixels.height() - 1) / maxPixels.height();
+    const Index bk = (cols + maxPixels.width() - 1) / maxPixels.width();
+    const int height = int((rows + bq - 1) / bq);
+    const int width = int((cols + bk - 1) / bk);
+    QImage image(width, height, QImage::Format_RGB32);
+    if (bq == 1 && bk == 1) { // one pixel per cell (the common case): a plain row loop
+        for (int y = 0; y < height; ++y) {
+            QRgb *line = reinterpret_cast<QRgb *>(image.scanLine(y));
+            const double *row = m.data() + (r0 + y) * nK + c0;
+            const std::uint8_t *states = useMask ? state.data() + (r0 + y) * nK + c0 : nullptr;
+            for (int x = 0; x < width; ++x) {
+                if (useMask && states[x])
+                    line[x] = maskedColor(states[x]);
+                else
+                    line[x] = cmap.map(cn(row[x]));
+            }
+        }
+        cached = {maxPixels, image};
+        return image;
+    }
+    // Pooled: accumulate each image row's blocks over its bq source rows (rows in parallel for
+    // long sequences: n = 4096 has 16 M cells per tile).
+    const bool max = m_options.pooling == HeatmapPooling::Max;
+    [[maybe_unused]] const bool parallel
+        = threadsForFlops(double(rows) * double(cols) * kFlopsPerCell) > 1;
+    uchar *bits = image.bits(); // detached once here, written row by row below
+    const qsizetype bytesPerLine = image.bytesPerLine();
+#pragma omp parallel for schedule(dynamic, 8) if (parallel)
+    for (int y = 0; y < height; ++y) {
+        std::vector<double> acc(static_cast<std::size_t>(width));
+        std::vector<Index> count(static_cast<std::size_t>(width));
+        std::vector<std::uint8_t> maskedState(static_cast<std::size_t>(width));
+        std::vector<std::uint8_t> bad(static_cast<std::size_t>(width));
+        std::fill(acc.begin(), acc.end(), max ? -std::numeric_limits<double>::infinity() : 0.0);
+        std::fill(count.begin(), count.end(), 0);
+        std::fill(maskedState.begin(), maskedState.end(), 0);
+        std::fill(bad.begin(), bad.end(), 0);
+        const Index iEnd = std::min(r0 + rows, r0 + (y + 1) * bq);
+        for (Index i = r0 + y * bq; i < iEnd; ++i) {
+            const double *row = m.data() + i * nK;
+            const std::uint8_t *states = useMask ? state.data() + i * nK : nullptr;
+            for (int x = 0; x < width; ++x) {
+                const Index jBegin = c0 + x * bk, jEnd = std::min(c0 + cols, jBegin + bk);
+                double a = acc[std::size_t(x)];
+                Index c = 0;
+                for (Index j = jBegin; j < jEnd; ++j) {
+                    if (states && states[j]) {
+                        maskedState[std::size_t(x)] |= states[j];
+                        continue;
+                    }
+                    const double v = row[j];
+                    if (std::isnan(v)) {
+                        bad[std::size_t(x)] = 1;
+                        continue;
+                    }
+                    a = max ? std::max(a, v) : a + v;
+                    ++c;
+                }
+                acc[std::size_t(x)] = a;
+                count[std::size_t(x)] += c;
+            }
+        }
+        QRgb *line = reinterpret_cast<QRgb *>(bits + y * bytesPerLine);
+        for (int x = 0; x < width; ++x) {
+            const std::size_t k = std::size_t(x);
+            if (bad[k])
+                line[x] = Colormap::badColor();
+            else if (count[k] == 0)
+                line[x] = maskedColor(maskedState[k]);
+            else
+                line[x] = cmap.map(cn(max ? acc[k] : acc[k] / double(count[k])));
+        }
+    }
+    cached = {maxPixels, image};
+    return image;
+}
+
+HeatmapLayout HeatmapRenderer::layout(const QRectF &bounds) const
+{
+    HeatmapLayout lay;
+    const qreal f = m_options.fontPixelSize > 0
+        ? m_options.fontPixelSize
+        : std::clamp(std::min(bounds.width() / 70.0, bounds.height() / 45.0), 10.0, 16.0);
+    lay.fontPixelSize = f;
+    const QFontMetricsF fm(makeFont(f));
+    const qreal lineH = fm.height();
+    const qreal pad = 0.6 * f;
+    QRectF r = bounds.adjusted(pad, pad, -pad, -pad);
+    if (m_options.showCaption) {
+        // The caption wraps onto at most three lines.
+        const qreal textH = fm.boundingRect(QRectF(0, 0, std::max<qreal>(r.width(), 1.0), 1e6),
+                                            Qt::AlignLeft | Qt::TextWordWrap, captionText())
+                                .height();
+        const qreal captionH = std::clamp(textH, lineH, 3 * lineH) + 0.2 * lineH;
+        lay.caption = QRectF(r.left(), r.top(), r.width(), captionH);
+        r.setTop(r.top() + captionH + 0.4 * f);
+    }
+    const QVector<TileSpec> specs = tileSpecs();
+    const QRect win = visibleCells();
+    if (specs.isEmpty() || win.isEmpty() || r.width() <= 0 || r.height() <= 0)
+        return lay;
+    lay.cells = win;
+
+    const SessionResult &res = *m_result;
+    const SessionParameters &p = res.params;
+    // The tiles show the window: nQ × nK cells from query win.y(), key win.x().
+    const int nQ = win.height();
+    const int nK = win.width();
+
+    // Legend column on the right: colourbar, its labels, the colormap name and the mask legend.
+    QStringList legendTexts = {QStringLiteral("padding-masked"), QStringLiteral("fully masked row"),
+                               QStringLiteral("RdBu_r, linear"), QStringLiteral("\u22120.0001")};
+    if (res.params.window > 0)
+        legendTexts << windowLegendText(res.params);
+    qreal legendW = 0;
+    for (const QString &t : legendTexts)
+        legendW = std::max(legendW, fm.horizontalAdvance(t));
+    legendW = std::min(legendW + 1.8 * f, r.width() * 0.3);
+    lay.legend = QRectF(r.right() - legendW, r.top(), legendW, r.height());
+    const QRectF grid(r.left(), r.top(), r.width() - legendW - f, r.height());
+
+    // Label sizes shared by every tile.
+    const qreal elideW = 7.0 * f;
+    const int lastQuery = res.originalQuery(win.bottom()), lastKey = res.originalKey(win.right());
+    qreal yLabelW = fm.horizontalAdvance(QString::number(std::max(lastQuery, 0)));
+    const bool queryTokens = !p.tokens.isEmpty();
+    const bool keyTokens
+        = p.kind == AttentionKind::EncoderDecoder ? p.tokens.size() > p.n : !p.tokens.isEmpty();
+    // Measure at most a few hundred labels (enough to find the widest; layout() runs on every
+    // mouse move).
+    const int measureStepQ = std::max(1, nQ / 256), measureStepK = std::max(1, nK / 256);
+    if (queryTokens) {
+        for (int i = win.top(); i <= win.bottom(); i += measureStepQ)
+            yLabelW = std::max(yLabelW, std::min(elideW, fm.horizontalAdvance(res.queryLabel(i))));
+    }
+    qreal xLabelW = fm.horizontalAdvance(QString::number(std::max(lastKey, 0)));
+    lay.rotateKeyLabels = keyTokens;
+    if (keyTokens) {
+        for (int j = win.left(); j <= win.right(); j += measureStepK)
+            xLabelW = std::max(xLabelW, std::min(elideW, fm.horizontalAdvance(res.keyLabel(j))));
+    }
+    const qreal tick = 0.3 * f;
+    const qreal marker = 0.55 * f; // fully-masked-row marker strip
+    const qreal left = lineH + 0.3 * f + yLabelW + tick + marker;
+    const qreal top = lineH * 1.3;
+    const qreal bottom = tick + (lay.rotateKeyLabels ? xLabelW : lineH) + 0.1 * f + lineH + 0.7 * f;
+    const qreal right = 1.0 * f;
+
+    // Choose the column count that gives the biggest (square) cells.
+    const int count = int(specs.size());
+    int bestCols = 1;
+    qreal bestCell = -1;
+    for (int cols = 1; cols <= count; ++cols) {
+        const int rows = (count + cols - 1) / cols;
+        const qreal fw = grid.width() / cols, fh = grid.height() / rows;
+        const qreal cell = std::min((fw - left - right) / nK, (fh - top - bottom) / nQ);
+        if (cell > bestCell * 1.0001) {
+            bestCell = cell;
+            bestCols = cols;
+        }
+    }
+    qreal cell = std::max(bestCell, 0.0);
+    if (cell >= 4.0)
+        cell = std::floor(cell); // whole pixels: every cell the same size
+    lay.cellSize = cell;
+    const int cols = bestCols;
+    const int rows = (count + cols - 1) / cols;
+    const qreal tileW = left + nK * cell + right;
+    const qreal tileH = top + nQ * cell + bottom;
+    // Centre the tiles and the legend column together; the legend follows the last column.
+    const qreal x0 = grid.left() + std::max(0.0, (r.width() - cols * tileW - f - legendW) / 2);
+    lay.legend.moveLeft(x0 + cols * tileW + f);
+    const qreal y0 = grid.top() + std::max(0.0, (grid.height() - rows * tileH) / 2);
+    for (int t = 0; t < count; ++t) {
+        HeatmapLayout::Tile tile;
+        tile.head = specs[t].head;
+        tile.mean = specs[t].mean;
+        tile.title = tile.mean ? QStringLiteral("mean over heads")
+                               : QStringLiteral("head %1").arg(tile.head);
+        // ALiBi: the head's slope m_h next to its number.
+        if (!tile.mean && m_result && tile.head >= 0
+            && std::size_t(tile.head) < m_result->alibiSlopes.size()) {
+            const QString m
+                = QString::number(m_result->alibiSlopes[std::size_t(tile.head)], 'g', 3);
+            tile.title += QStringLiteral(" (m = %1)").arg(m);
+            tile.shortTitle = QStringLiteral("h%1 m=%2").arg(tile.head).arg(m);
+        }
+        tile.frame = QRectF(x0 + (t % cols) * tileW, y0 + (t / cols) * tileH, tileW, tileH);
+        tile.map = QRectF(tile.frame.left() + left, tile.frame.top() + top, nK * cell, nQ * cell);
+        lay.tiles.append(tile);
+    }
+
+    // Tick steps: labels must not overlap.
+    const qreal rowNeed = lineH * 1.05;
+    const qreal colNeed = lay.rotateKeyLabels ? lineH * 1.05 : xLabelW + 0.6 * f;
+    lay.tickStepRows = cell > 0 ? niceStep(rowNeed / cell) : 1;
+    lay.tickStepCols = cell > 0 ? niceStep(colNeed / cell) : 1;
+
+    // Colourbar: from the first map's top, at least 8 lines tall, leaving room for the legend.
+    const QRectF firstMap = lay.tiles.first().map;
+    const qreal barTop = firstMap.top();
+    const qreal legendLines = 7.5 * lineH;
+    qreal barH = std::max(firstMap.height(), std::min(rows * tileH * 0.5, 18.0 * f));
+    barH = std::min(barH, r.bottom() - barTop - legendLines);
+    barH = std::max(barH, 4.0 * f);
+    lay.colorbar = QRectF(lay.legend.left() + 0.2 * f, barTop, 1.1 * f, barH);
+    return lay;
+}
+
+void HeatmapRenderer::paint(QPainter *painter, const QRectF &bounds) const
+{
+    paintImpl(painter, bounds, false);
+}
+
+void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool vectorOutput) const
+{
+    painter->save();
+    painter->fillRect(bounds, m_options.background);
+    const HeatmapLayout lay = layout(bounds);
+    const qreal f = lay.fontPixelSize;
+    const QFont font = makeFont(f);
+    const QFont bold = makeFont(f, true);
+    const QFontMetricsF fm(font);
+    const QColor fg = m_options.foreground;
+    QColor muted = fg;
+    muted.setAlphaF(0.75);
+
+    painter->setFont(font);
+    painter->setPen(fg);
+    if (!m_result || !m_result->ok() || lay.tiles.isEmpty() || lay.cellSize <= 0) {
+        const QString text = !m_result ? QStringLiteral("No result yet")
+            : !m_result->ok()          ? QStringLiteral("Cannot compute: ") + m_result->error
+            : lay.tiles.isEmpty()      ? QStringLiteral("Nothing to show")
+                                       : QStringLiteral("Too small to draw the heatmaps");
+        painter->drawText(bounds, Qt::AlignCenter | Qt::TextWordWrap, text);
+        painter->restore();
+        return;
+    }
+
+    const SessionResult &res = *m_result;
+    const QRect win = lay.cells; // the visible cells: nQ × nK from query r0, key c0
+    const int r0 = win.y(), c0 = win.x();
+    const int nQ = win.height();
+    const int nK = win.width();
+    const bool useMask = masksShown();
+
+    if (m_options.showCaption) {
+        painter->setPen(fg);
+        painter->drawText(lay.caption, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+                          captionText());
+    }
+
+    // Device pixels per logical pixel, to build hatched images at the resolution they show at.
+    qreal devScale = painter->device()->devicePixelRatioF() * std::abs(painter->transform().m11());
+    if (vectorOutput)
+        devScale = std::max<qreal>(devScale, 2.0);
+    devScale = std::max<qreal>(devScale, 1.0);
+
+    // Which mask states exist (for hatching and the legend).
+    bool anyCausalOnly = false, anyPaddingOnly = false, anyBoth = false, anyWindow = false;
+    if (useMask) {
+        for (Index i = 0; i < res.maskState.rows(); ++i) {
+            for (Index j = 0; j < res.maskState.cols(); ++j) {
+                anyWindow |= (res.maskState(i, j) & MaskWindow) != 0;
+                const bool c = res.maskState(i, j) & MaskCausal;
+                const bool pd = res.maskState(i, j) & (MaskPadding | MaskCustom);
+                anyCausalOnly |= c && !pd;
+                anyPaddingOnly |= pd && !c;
+                anyBoth |= c && pd;
+            }
+        }
+    }
+    const bool anyMasked = anyCausalOnly || anyPaddingOnly || anyBoth || anyWindow;
+    const std::vector<std::uint8_t> noFlags;
+    const std::vector<std::uint8_t> &fullyMasked
+        = res.fullyMasked.empty() ? noFlags : res.fullyMasked.front();
+    const bool anyFullyMasked
+        = useMask && std::any_of(fullyMasked.begin(), fullyMasked.end(), [](auto v) { return v; });
+
+    for (int t = 0; t < lay.tiles.size(); ++t) {
+        const HeatmapLayout::Tile &tile = lay.tiles[t];
+        const QRectF &map = tile.map;
+
+        // Title.
+        painter->setFont(bold);
+        painter->setPen(fg);
+        painter->drawText(
+            QRectF(map.left(), tile.frame.top(), map.width(),
+                   lay.cellSize > 0 ? map.top() - tile.frame.top() - 0.15 * f : fm.height()),
+            Qt::AlignHCenter | Qt::AlignBottom | Qt::TextDontClip,
+            fittedText(
+                QFontMetricsF(bold), tile.frame.width(),
+                {tile.title, tile.shortTitle,
+                 tile.mean ? QStringLiteral("mean") : QStringLiteral("h%1").arg(tile.head)}));
+        painter->setFont(font);
+
+        // Heatmap image: one pixel per cell (pooled to the device pixels when cells are smaller),
+        // scaled with no smoothing. When cells are big, the image is enlarged to the device size
+        // first and masked cells hatched on it.
+        const QSizeF devSize = map.size() * devScale;
+        QImage image = tileImage(
+            t, QSize(int(std::ceil(devSize.width())), int(std::ceil(devSize.height()))));
+        const qreal devCell = lay.cellSize * devScale;
+        const bool enlarge = image.width() < devSize.width() && devSize.width() <= 8192
+            && devSize.height() <= 8192 && (vectorOutput || devCell >= hatchMinCellPixels);
+        if (enlarge) {
+            image = image.scaled(std::max(1, qRound(devSize.width())),
+                                 std::max(1, qRound(devSize.height())), Qt::IgnoreAspectRatio,
+                                 Qt::FastTransformation);
+            if (anyMasked && devCell >= hatchMinCellPixels) {
+                const qreal sx = qreal(image.width()) / nK, sy = qreal(image.height()) / nQ;
+                const qreal spacing
+                    = std::clamp(devCell / 3.0, 5.0, std::max(5.0, 0.6 * f * devScale));
+                QPainter ip(&image);
+                ip.setRenderHint(QPainter::Antialiasing);
+                // Causal "/", padding "\", outside the sliding window "—".
+                const auto hasBit = [&res](std::uint8_t bit, int i, int j) {
+                    const std::uint8_t state = res.maskState(i, j);
+                    if (bit == MaskPadding)
+                        return (state & (MaskPadding | MaskCustom)) != 0;
+                    return (state & bit) != 0;
+                };
+                for (std::uint8_t bit : {std::uint8_t(MaskCausal), std::uint8_t(MaskPadding),
+                                         std::uint8_t(MaskWindow)}) {
+                    QPainterPath region;
+                    for (int i = r0; i < r0 + nQ; ++i) {
+                        int j = c0;
+                        while (j < c0 + nK) {
+                            if (!hasBit(bit, i, j)) {
+                                ++j;
+                                continue;
+                            }
+                            int end = j;
+                            while (end < c0 + nK && hasBit(bit, i, end))
+                                ++end;
+                            region.addRect(
+                                QRectF((j - c0) * sx, (i - r0) * sy, (end - j) * sx, sy));
+                            j = end;
+                        }
+                    }
+                    if (region.isEmpty())
+                        continue;
+                    ip.save();
+                    ip.setClipPath(region);
+                    ip.setPen(QPen(hatchColor(maskedColor(bit)), std::max(1.0, spacing / 5.0)));
+                    const qreal w = image.width(), h = image.height();
+                    if (bit == MaskWindow) {
+                        for (qreal c = spacing / 2; c < h; c += spacing)
+                            ip.drawLine(QPointF(0, c), QPointF(w, c));
+                    }
+                    for (qreal c = -h; bit != MaskWindow && c < w + h; c += spacing) {
+                        if (bit == MaskCausal) // "/" lines
+                            ip.drawLine(QPointF(c, h), QPointF(c + h, 0));
+                        else // "\" lines
+                            ip.drawLine(QPointF(c, 0), QPointF(c + h, h));
+                    }
+                    ip.restore();
+                }
+            }
+        }
+        painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
+        painter->drawImage(map, image);
+        painter->setPen(QPen(muted, 0));
+        painter->setBrush(Qt::NoBrush);
+        painter->drawRect(map);
+
+        // Fully masked rows: a red strip at the row's left edge (runs of rows merged).
+        if (anyFullyMasked) {
+            const std::vector<std::uint8_t> &flags
+                = tile.mean || std::size_t(tile.head) >= res.fullyMasked.size()
+                ? fullyMasked
+                : res.fullyMasked[std::size_t(tile.head)];
+            const qreal cell = lay.cellSize;
+            const int rowEnd = std::min(r0 + nQ, int(flags.size()));
+            for (int i = r0; i < rowEnd;) {
+                if (!flags[std::size_t(i)]) {
+                    ++i;
+                    continue;
+                }
+                int end = i;
+                while (end < rowEnd && flags[std::size_t(end)])
+                    ++end;
+                painter->fillRect(QRectF(map.left() - 0.5 * f, map.top() + (i - r0) * cell, 0.4 * f,
+                                         std::max((end - i) * cell, 1.0)),
+                                  fullyMaskedMarkerColor());
+                i = end;
+            }
+        }
+
+        // Ticks and labels: query i on the left (rows), key j at the bottom (columns).
+        painter->setPen(QPen(fg, 0));
+        const qreal tick = 0.3 * f;
+        const qreal cell = lay.cellSize;
+        const qreal labelRight = map.left() - 0.55 * f - tick;
+        // Ticks at multiples of the step (in shown rows/columns) inside the window.
+        const int firstRow = (r0 + lay.tickStepRows - 1) / lay.tickStepRows * lay.tickStepRows;
+        const int firstCol = (c0 + lay.tickStepCols - 1) / lay.tickStepCols * lay.tickStepCols;
+        for (int i = firstRow; i < r0 + nQ; i += lay.tickStepRows) {
+            const qreal y = map.top() + (i - r0 + 0.5) * cell;
+            painter->drawLine(QPointF(map.left() - 0.55 * f - tick, y),
+                              QPointF(map.left() - 0.55 * f, y));
+            const QString label = fm.elidedText(res.queryLabel(i), Qt::ElideRight, 7.0 * f);
+            painter->drawText(
+                QRectF(labelRight - 8.0 * f - 0.15 * f, y - fm.height() / 2, 8.0 * f, fm.height()),
+                Qt::AlignRight | Qt::AlignVCenter, label);
+        }
+        qreal labelsBottom = map.bottom() + tick;
+        for (int j = firstCol; j < c0 + nK; j += lay.tickStepCols) {
+            const qreal x = map.left() + (j - c0 + 0.5) * cell;
+            painter->drawLine(QPointF(x, map.bottom()), QPointF(x, map.bottom() + tick));
+            const QString label = fm.elidedText(res.keyLabel(j), Qt::ElideRight, 7.0 * f);
+            if (lay.rotateKeyLabels) {
+                painter->save();
+                painter->translate(x, map.bottom() + tick + 0.1 * f);
+                painter->rotate(-90);
+                const qreal w = fm.horizontalAdvance(label);
+                painter->drawText(QRectF(-w, -fm.height() / 2, w, fm.height()),
+                                  Qt::AlignRight | Qt::AlignVCenter, label);
+                painter->restore();
+                labelsBottom = std::max(labelsBottom, map.bottom() + tick + 0.1 * f + w);
+            } else {
+                painter->drawText(QRectF(x - 4.0 * f, map.bottom() + tick, 8.0 * f, fm.height()),
+                                  Qt::AlignHCenter | Qt::AlignTop, label);
+                labelsBottom = std::max(labelsBottom, map.bottom() + tick + fm.height());
+            }
+        }
+        // Axis titles.
+        painter->setPen(muted);
+        painter->drawText(
+            QRectF(map.left() - 2 * f, labelsBottom + 0.1 * f, map.width() + 4 * f, fm.height()),
+            Qt::AlignHCenter | Qt::AlignTop | Qt::TextDontClip,
+            fittedText(
+                fm, map.width() + 4 * f,
+                {QStringLiteral("key j (column)"), QStringLiteral("key j"), QStringLiteral("j")}));
+        painter->save();
+        painter->translate(tile.frame.left() + fm.height() / 2, map.center().y());
+        painter->rotate(-90);
+        painter->drawText(
+            QRectF(-map.height() / 2 - 2 * f, -fm.height() / 2, map.height() + 4 * f, fm.height()),
+            Qt::AlignCenter | Qt::TextDontClip,
+            fittedText(
+                fm, map.height() + 4 * f,
+                {QStringLiteral("query i (row)"), QStringLiteral("query i"), QStringLiteral("i")}));
+        painter->restore();
+        painter->setPen(fg);
+    }
+
+    // Colourbar with ticks, the quantity, colormap name, scale and range, and the mask legend.
+    const Colormap cmap = colormap();
+    const ColorNorm cn = norm();
+    const QRectF bar = lay.colorbar;
+    const QString quantity = m_options.quantity == HeatmapQuantity::Weights
+        ? QStringLiteral("weight")
+        : m_options.quantity == HeatmapQuantity::Scores ? QStringLiteral("raw score")
+                                                        : QStringLiteral("scaled score");
+    painter->setFont(bold);
+    painter->drawText(
+        QRectF(bar.left(), bar.top() - fm.height() * 1.8, lay.legend.width(), fm.height() * 1.2),
+        Qt::AlignLeft | Qt::AlignBottom, quantity);
+    painter->setFont(font);
+    QImage strip = cmap.strip(Colormap::size, Qt::Vertical);
+    if (vectorOutput || bar.height() * devScale > strip.height())
+        strip = strip.scaled(std::max(1, qRound(bar.width() * devScale)),
+                             std::max(1, qRound(bar.height() * devScale)), Qt::IgnoreAspectRatio,
+                             Qt::FastTransformation);
+    painter->drawImage(bar, strip);
+    painter->setPen(QPen(muted, 0));
+    painter->drawRect(bar);
+    painter->setPen(QPen(fg, 0));
+    const QVector<double> ticks = cn.scale == ColorScale::Log ? logTicks(cn.vmin, cn.vmax)
+                                                              : linearTicks(cn.vmin, cn.vmax, 4);
+    for (double v : ticks) {
+        const double t = cn(v);
+        if (!(t >= -1e-9 && t <= 1 + 1e-9))
+            continue;
+        const qreal y = bar.bottom() - t * bar.height();
+        painter->drawLine(QPointF(bar.right(), y), QPointF(bar.right() + 0.3 * f, y));
+        painter->drawText(QRectF(bar.right() + 0.45 * f, y - fm.height() / 2,
+                                 lay.legend.right() - bar.right(), fm.height()),
+                          Qt::AlignLeft | Qt::AlignVCenter, formatTick(v));
+    }
+    qreal y = bar.bottom() + 0.6 * f;
+    auto legendLine = [&](const QString &text) {
+        painter->drawText(QRectF(lay.legend.left(), y, lay.legend.width(), fm.height()),
+                          Qt::AlignLeft | Qt::AlignVCenter,
+                          fm.elidedText(text, Qt::ElideRight, lay.legend.width()));
+        y += fm.height() * 1.15;
+    };
+    for (const QString &line : colorbarLines())
+        legendLine(line);
+    y += 0.3 * f;
+    auto swatch = [&](QRgb base, int hatch, const QString &text) {
+        const QRectF box(lay.legend.left(), y + 0.1 * fm.height(), 1.1 * f, 0.8 * fm.height());
+        // Drawn as an image so the hatch stays inside the box in SVG too (QSvgGenerator
+        // ignores clipping).
+        QImage sample(std::max(1, qRound(box.width() * devScale)),
+                      std::max(1, qRound(box.height() * devScale)), QImage::Format_RGB32);
+        sample.fill(QColor(base));
+        if (hatch) {
+            QPainter sp(&sample);
+            sp.setRenderHint(QPainter::Antialiasing);
+            sp.setPen(QPen(hatchColor(base), std::max(1.0, 0.08 * f * devScale)));
+            const qreal w = sample.width(), h = sample.height();
+            const qreal step = 0.3 * f * devScale;
+            for (qreal c = -h; c < w + h; c += step) {
+                if (hatch & 1)
+                    sp.drawLine(QPointF(c, h), QPointF(c + h, 0));
+                if (hatch & 2)
+                    sp.drawLine(QPointF(c, 0), QPointF(c + h, h));
+            }
+            for (qreal c = step / 2; (hatch & 4) && c < h; c += step)
+                sp.drawLine(QPointF(0, c), QPointF(w, c));
+        }
+        painter->drawImage(box, sample);
+        painter->setPen(QPen(muted, 0));
+        painter->drawRect(box);
+        painter->setPen(fg);
+        painter->drawText(
+            QRectF(box.right() + 0.4 * f, y, lay.legend.right() - box.right(), fm.height()),
+            Qt::AlignLeft | Qt::AlignVCenter, text);
+        y += fm.height() * 1.15;
+    };
+    if (anyCausalOnly)
+        swatch(maskedColor(MaskCausal), 1, QStringLiteral("causal-masked"));
+    if (anyPaddingOnly)
+        swatch(maskedColor(MaskPadding), 2, QStringLiteral("padding-masked"));
+    if (anyBoth)
+        swatch(maskedColor(MaskCausal | MaskPadding), 3, QStringLiteral("causal + padding"));
+    if (anyWindow)
+        swatch(maskedColor(MaskWindow), 4, windowLegendText(res.params));
+    if (anyFullyMasked) {
+        const QRectF box(lay.legend.left() + 0.35 * f, y + 0.1 * fm.height(), 0.4 * f,
+                         0.8 * fm.height());
+        painter->fillRect(box, fullyMaskedMarkerColor());
+        painter->drawText(QRectF(lay.legend.left() + 1.5 * f, y, lay.legend.width(), fm.height()),
+                          Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("fully masked row"));
+        y += fm.height() * 1.15;
+    }
+    if (res.nonFinite.found)
+        swatch(Colormap::badColor(), 0, QStringLiteral("NaN/Inf"));
+    painter->restore();
+}
+
+HeatmapHit HeatmapRenderer::cellAt(const QRectF &bounds, const QPointF &pos) const
+{
+    HeatmapHit hit;
+    const HeatmapLayout lay = layout(bounds);
+    if (!m_result || lay.cellSize <= 0)
+        return hit;
+    // Exact cells, also when the tile image is pooled: the window's cell under the point.
+    const QRect win = lay.cells;
+    for (int t = 0; t < lay.tiles.size(); ++t) {
+        const HeatmapLayout::Tile &tile = lay.tiles[t];
+        if (!tile.map.contains(pos))
+            continue;
+        hit.tile = t;
+        hit.head = tile.head;
+        hit.mean = tile.mean;
+        hit.row = win.y()
+            + std::clamp(int(std::floor((pos.y() - tile.map.top()) / lay.cellSize)), 0,
+                         win.height() - 1);
+        hit.col = win.x()
+            + std::clamp(int(std::floor((pos.x() - tile.map.left()) / lay.cellSize)), 0,
+                         win.width() - 1);
+        return hit;
+    }
+    return hit;
+}
+
+QRectF HeatmapRenderer::cellRect(const QRectF &bounds, const HeatmapHit &hit) const
+{
+    if (!hit.valid())
+        return {};
+    const HeatmapLayout lay = layout(bounds);
+    if (hit.tile >= lay.tiles.size())
+        return {};
+    if (!lay.cells.contains(hit.col, hit.row))
+        return {};
+    const QRectF &map = lay.tiles[hit.tile].map;
+    return QRectF(map.left() + (hit.col - lay.cells.x()) * lay.cellSize,
+                  map.top() + (hit.row - lay.cells.y()) * lay.cellSize, lay.cellSize, lay.cellSize);
+}
+
+QString HeatmapRenderer::describeCell(const HeatmapHit &hit) const
+{
+    if (!hit.valid() || !m_result || !m_result->ok())
+        return {};
+    const SessionResult &res = *m_result;
+    const SessionParameters &p = res.params;
+    const Index i = hit.row, j = hit.col;
+    if (i >= res.queryCount() || j >= res.keyCount())
+        return {};
+    QStringList lines;
+    lines << (hit.mean ? QStringLiteral("mean over %1 heads").arg(res.headCount())
+                       : QStringLiteral("head %1").arg(hit.head));
+    // Positions of the computation (a trimmed or key-hiding view shows a subset).
+    QString where = QStringLiteral("query i = %1 (row), key j = %2 (column)")
+                        .arg(res.originalQuery(int(i)))
+                        .arg(res.originalKey(int(j)));
+    if (!p.tokens.isEmpty())
+        where += QStringLiteral(": \u201c%1\u201d \u2192 \u201c%2\u201d")
+                     .arg(res.queryLabel(int(i)), res.keyLabel(int(j)));
+    lines << where;
+    const QString weightName = res.renormalized          ? QStringLiteral("weight (renormalised)")
+        : res.viewNote.contains(QLatin1String("hidden")) ? QStringLiteral("weight (raw)")
+                                                         : QStringLiteral("weight");
+    const std::uint8_t state
+        = res.maskState.rows() == res.queryCount() && res.maskState.cols() == res.keyCount()
+        ? res.maskState(i, j)
+        : std::uint8_t(0);
+    if (hit.mean) {
+        lines << QStringLiteral("%1 %2").arg(weightName, formatValue(res.weightsMean(i, j)));
+    } else {
+        const std::size_t h = std::size_t(hit.head);
+        lines << QStringLiteral("%1 %2").arg(weightName, formatValue(res.weights[h](i, j)));
+        lines << QStringLiteral("raw score %1").arg(formatValue(res.scores[h](i, j)));
+        lines << QStringLiteral("scaled score %1").arg(formatValue(res.scaledScores[h](i, j)));
+    }
+    lines << QStringLiteral("mask: %1").arg(maskStateName(state));
+    const std::size_t h = hit.mean ? 0 : std::size_t(hit.head);
+    const bool rowFullyMasked = h < res.fullyMasked.size()
+        && std::size_t(i) < res.fullyMasked[h].size() && res.fullyMasked[h][std::size_t(i)];
+    if (rowFullyMasked)
+        lines << QStringLiteral("fully masked row: all weights 0");
+    else if (!hit.mean && h < res.metrics.size())
+        lines << QStringLiteral("row entropy %1 nats, effective terms %2")
+                     .arg(QString::number(res.metrics[h].entropy(i), 'g', 4),
+                          QString::number(res.metrics[h].effectiveTerms(i), 'g', 4));
+    return lines.join(QLatin1Char('\n'));
+}
+
+QString HeatmapRenderer::captionText() const
+{
+    if (!m_result)
+        return {};
+    QStringList lines;
+    lines << m_result->params.caption();
+    if (m_result->ok()) {
+        // The colormap, scale and range (the view note below says what was renormalised).
+        const QStringList bar = colorbarLines().mid(0, 2);
+        const QString colour = QStringLiteral("colour: ") + bar.join(QStringLiteral(", "));
+        lines << colour;
+        if (!m_result->viewNote.isEmpty())
+            lines << m_result->viewNote;
+    }
+    return lines.join(QStringLiteral("; "));
+}
+
+QStringList HeatmapRenderer::colorbarLines() const
+{
+    const ColorNorm cn = norm();
+    const bool weights = m_options.quantity == HeatmapQuantity::Weights;
+    QStringList lines;
+    lines << QStringLiteral("%1, %2").arg(colormap().name(), cn.scaleName());
+    lines << QStringLiteral("%1 [%2, %3]")
+                 .arg(m_options.autoRange || !weights ? QStringLiteral("auto")
+                                                      : QStringLiteral("fixed"),
+                      formatTick(cn.vmin), formatTick(cn.vmax));
+    if (weights && m_result && m_result->ok()) {
+        if (m_result->renormalized)
+            lines << QStringLiteral("renormalised");
+        else if (m_result->viewNote.contains(QLatin1String("hidden")))
+            lines << QStringLiteral("raw weights");
+    }
+    return lines;
+}
+
+HeatmapRenderer::RowStrip HeatmapRenderer::rowStrip(const QRectF &bounds,
+                                                    const HeatmapHit &hit) const
+{
+    RowStrip strip;
+    if (!hit.valid() || !m_result || !m_result->ok())
+        return strip;
+    const QVector<TileSpec> specs = tileSpecs();
+    if (hit.tile < 0 || hit.tile >= specs.size())
+        return strip;
+    const SessionResult &res = *m_result;
+    const MatrixD &m = *tileMatrix(specs[hit.tile]);
+    const int nK = int(m.cols());
+    if (hit.row < 0 || hit.row >= m.rows() || hit.col < 0 || hit.col >= nK)
+        return strip;
+    const qreal f = m_options.fontPixelSize > 0 ? m_options.fontPixelSize : 12.0;
+    const QFontMetricsF fm(makeFont(f));
+    const qreal lineH = fm.height();
+    const QString row = res.queryLabel(hit.row);
+    const QString who
+        = hit.mean ? QStringLiteral("mean over heads") : QStringLiteral("head %1").arg(hit.head);
+    const qreal titleW = std::min(bounds.width() * 0.28, 16.0 * f);
+    strip.titleBox = QRectF(bounds.left(), bounds.top(), titleW, bounds.height());
+
+    // Boxes wide enough for "0.000" and a short token, as many as fit, centred on the hovered key.
+    const qreal boxW
+        = std::max(fm.horizontalAdvance(QStringLiteral("\u22120.000")) + 0.6 * f, 3.2 * f);
+    const qreal gap = 0.15 * f;
+    const qreal area = bounds.width() - titleW - 0.5 * f;
+    const int fit = std::max(1, int((area + gap) / (boxW + gap)));
+    const int shown = std::min(fit, nK);
+    const int first = std::clamp(hit.col - shown / 2, 0, nK - shown);
+    const qreal boxH = std::max(lineH * 1.25, bounds.height() - lineH - 0.3 * f);
+    const qreal x0 = strip.titleBox.right() + 0.5 * f;
+    const qreal labelTop = bounds.top();
+    const qreal boxTop = bounds.top() + lineH + 0.1 * f;
+    const bool useMask = masksShown();
+    const Colormap cmap = colormap();
+    const ColorNorm cn = norm();
+    const bool weights = m_options.quantity == HeatmapQuantity::Weights;
+    for (int k = 0; k < shown; ++k) {
+        const int j = first + k;
+        StripCell c;
+        c.key = j;
+        c.box = QRectF(x0 + k * (boxW + gap), boxTop, boxW, std::min(boxH, 2.0 * lineH));
+        c.labelBox = QRectF(c.box.left(), labelTop, boxW, lineH);
+        c.label = res.keyLabel(j);
+        const std::uint8_t state = useMask ? res.maskState(hit.row, j) : std::uint8_t(0);
+        const double v = m(hit.row, j);
+        if (state) {
+            c.color = maskedColor(state);
+            c.value = QStringLiteral("masked");
+        } else {
+            c.color = cmap.map(cn(v));
+            // Weights: 3 decimals, below 0.01 short scientific form ("6.1e-04", 2 digits).
+            c.value = !weights || !std::isfinite(v) ? formatTick(v)
+                : (v == 0.0 || std::abs(v) >= 0.01) ? QString::number(v, 'f', 3)
+                                                    : QString::number(v, 'e', 1);
+        }
+        c.hovered = j == hit.col;
+        strip.cells.append(c);
+    }
+    strip.title = QStringLiteral("%1 \u00b7 query %2%3 \u00b7 keys %4\u2013%5 of %6")
+                      .arg(who)
+                      .arg(res.originalQuery(hit.row))
+                      .arg(res.params.tokens.isEmpty() ? QString()
+                                                       : QStringLiteral(" \u201c%1\u201d").arg(row))
+                      .arg(res.originalKey(first))
+                      .arg(res.originalKey(first + shown - 1))
+                      .arg(res.params.keyCount());
+    return strip;
+}
+
+void HeatmapRenderer::paintRowStrip(QPainter *painter, const QRectF &bounds,
+                                    const HeatmapHit &hit) const
+{
+    painter->save();
+    const qreal f = m_options.fontPixelSize > 0 ? m_options.fontPixelSize : 12.0;
+    const QFont font = makeFont(f);
+    const QFontMetricsF fm(font);
+    painter->setFont(font);
+    QColor muted = m_options.foreground;
+    muted.setAlphaF(0.7);
+    const RowStrip strip = rowStrip(bounds, hit);
+    if (strip.cells.isEmpty()) {
+        painter->setPen(muted);
+        painter->drawText(bounds, Qt::AlignLeft | Qt::AlignVCenter,
+                          QStringLiteral("Hover a cell to see its row here: every key's token and "
+                                         "value, coloured like the heatmap."));
+        painter->restore();
+        return;
+    }
+    painter->setPen(m_options.foreground);
+    painter->drawText(strip.titleBox, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
+                      strip.title);
+    for (const StripCell &c : strip.cells) {
+        painter->fillRect(c.box, QColor(c.color));
+        // Text in black or white, whichever reads better on the box.
+        const QColor bg(c.color);
+        const double luminance = 0.2126 * bg.redF() + 0.7152 * bg.greenF() + 0.0722 * bg.blueF();
+        painter->setPen(luminance > 0.45 ? Qt::black : Qt::white);
+        painter->drawText(c.box, Qt::AlignCenter,
+                          fm.elidedText(c.value, Qt::ElideRight, c.box.width() - 0.2 * f));
+        painter->setPen(c.hovered ? m_options.foreground : muted);
+        painter->drawText(c.labelBox, Qt::AlignHCenter | Qt::AlignBottom,
+                          fm.elidedText(c.label, Qt::ElideRight, c.labelBox.width()));
+        if (c.hovered) {
+            painter->setPen(QPen(m_options.foreground, 2));
+            painter->setBrush(Qt::NoBrush);
+            painter->drawRect(c.box.adjusted(-1, -1, 1, 1));
+        }
+    }
+    painter->restore();
+}
+
+QImage HeatmapRenderer::render(QSize size, qreal dpr) const
+{
+    return renderFigure(size, dpr, m_options.background, painter());
+}
+
+FigurePainter HeatmapRenderer::painter() const
+{
+    return [this](QPainter *p, const QRectF &bounds, bool vector) { paintImpl(p, bounds, vector); };
+}
+
+bool HeatmapRenderer::savePng(const QString &path, QSize size, qreal dpr, QString *error) const
+{
+    return writeFigurePng(path, size, dpr, m_options.background, painter(), error);
+}
+
+bool HeatmapRenderer::savePngAtDpi(const QString &path, QSize pixels, double dpi,
+                                   QString *error) const
+{
+    if (!(dpi >= 24.0 && dpi <= 2400.0) || pixels.width() < 1 || pixels.height() < 1
+        || pixels.width() > 32768 || pixels.height() > 32768) {
+        if (error)
+            *error = QStringLiteral("cannot write '%1': %2\u00d7%3 pixels at %4 dpi is out of "
+                                    "range (1\u201332768 pixels, 24\u20132400 dpi)")
+                         .arg(path)
+                         .arg(pixels.width())
+                         .arg(pixels.height())
+                         .arg(dpi);
+        return false;
+    }
+    const qreal dpr = dpi / 96.0;
+    const QSizeF logical = QSizeF(pixels) / dpr;
+    QImage image(pixels, QImage::Format_ARGB32_Premultiplied);
+    image.setDevicePixelRatio(dpr);
+    image.fill(m_options.background);
+    {
+        QPainter painter(&image);
+        painter.setRenderHint(QPainter::TextAntialiasing);
+        paintImpl(&painter, QRectF(QPointF(0, 0), logical), false);
+    }
+    const int dotsPerMeter = qRound(dpi / 0.0254);
+    image.setDotsPerMeterX(dotsPerMeter);
+    image.setDotsPerMeterY(dotsPerMeter);
+    return writeImagePng(path, image, error);
+}
+
+QString HeatmapRenderer::documentDescription() const
+{
+    return m_result ? m_result->params.caption() : QString();
+}
+
+bool HeatmapRenderer::saveSvg(const QString &path, QSize size, QString *error) const
+{
+    return writeFigureSvg(path, size, QStringLiteral("Attention Lab heatmap"),
+                          documentDescription(), painter(), error);
+}
+
+bool HeatmapRenderer::savePdf(const QString &path, QSize size, QString *error) const
+{
+    return writeFigurePdf(path, size, QStringLiteral("Attention Lab heatmap"), painter(), error);
+}
+
+bool HeatmapRenderer::save(const QString &path, QSize size, qreal dpr, QString *error) const
+{
+    return writeFigure(path, size, dpr, m_options.background,
+                       QStringLiteral("Attention Lab heatmap"), documentDescription(), painter(),
+                       error);
+}
+
+bool exportEachHead(const HeatmapRenderer &renderer, const QString &directory,
+                    const QString &prefix, const QString &format, QSize size, double dpi,
+                    QStringList *written, QString *error)
+{
+    const auto result = renderer.result();
+    if (!result || !result->ok() || result->headCount() == 0) {
+        if (error)
+            *error = QStringLiteral("there is no computed heatmap to export");
+        return false;
+    }
+    const QString fmt = format.toLower();
+    if (fmt != QLatin1String("png") && fmt != QLatin1String("svg") && fmt != QLatin1String("pdf")) {
+        if (error)
+            *error = QStringLiteral("unknown format '%1' (expected png, svg or pdf)").arg(format);
+        return false;
+    }
+    if (!QDir().mkpath(directory)) {
+        if (error)
+            *error = QStringLiteral("cannot create the folder '%1'").arg(directory);
+        return false;
+    }
+    const int h = result->headCount();
+    const bool mean = h > 1 && renderer.options().quantity == HeatmapQuantity::Weights;
+    HeatmapRenderer one;
+    one.setResult(result);
+    for (int head = 0; head < h + (mean ? 1 : 0); ++head) {
+        HeatmapOptions options = renderer.options();
+        options.view = HeatmapView::SingleHead;
+        options.head = head;
+        one.setOptions(options);
+        const QString name = head == h ? QStringLiteral("%1-mean.%2").arg(prefix, fmt)
+                                       : QStringLiteral("%1-%2.%3").arg(prefix).arg(head).arg(fmt);
+        const QString path = QDir(directory).filePath(name);
+        bool ok = false;
+        if (fmt == QLatin1String("png"))
+            ok = one.savePngAtDpi(path, size, dpi, error);
+        else if (fmt == QLatin1String("svg"))
+            ok = one.saveSvg(path, size, error);
+        else
+            ok = one.savePdf(path, size, error);
+        if (!ok)
+            return false;
+        if (written)
+            written->append(path);
+    }
+    return true;
+}
+
+} // namespace attn

@@ -1,0 +1,245 @@
+#pragma once
+// HeatmapRenderer: the one painter of attention heatmaps, for the window, File → Export and
+// `attnlab heatmap` alike (after Tiled's MiniMapRenderer): a grid of tiles (one per head plus
+// the mean over heads) or a single tile, each with its title, query/key ticks and axis titles,
+// a colourbar naming the colormap and scale, masked cells drawn distinctly (causal and padding
+// differ from each other and from a weight near 0), fully masked rows marked in red, and a
+// caption with the parameters, the colour scale and what the view changed. Each tile's heatmap
+// is a QImage of the visible cell window (HeatmapOptions::window: zoom and pan) with one pixel
+// per cell, pooled by max or mean to the device pixels it is drawn on, drawn scaled without
+// smoothing, so n = 4096 paints about as fast as n = 8; hit-testing always works in exact
+// cells. PNG, SVG and PDF come from the same paint code.
+
+#include "ui/render/colormap.h"
+#include "ui/render/figurefile.h"
+#include "ui/session/sessioncompute.h"
+
+#include <QColor>
+#include <QImage>
+#include <QRect>
+#include <QRectF>
+#include <QSize>
+#include <QString>
+#include <QStringList>
+#include <QVector>
+
+#include <memory>
+
+class QPainter;
+
+namespace attn {
+
+/// What the renderer lays out. (Issue 6 adds Steps and Compare.)
+enum class HeatmapView {
+    Grid, ///< one tile per head, plus the mean over heads (HeatmapOptions::showMean)
+    SingleHead ///< one large tile: HeatmapOptions::head (h = the mean)
+};
+
+/// Which matrix the tiles show (weights by default; scores suit a diverging colormap).
+enum class HeatmapQuantity {
+    Weights, ///< softmax weights W
+    Scores, ///< raw scores q kᵀ (per head; no mean tile)
+    ScaledScores ///< scaled and masked scores (masked cells drawn as masked)
+};
+
+/// How cells are combined when a tile has more cells than maxImageSide per side.
+enum class HeatmapPooling { Max, Mean };
+
+struct HeatmapOptions
+{
+    HeatmapView view = HeatmapView::Grid;
+    int head = 0; ///< SingleHead: head 0 … h−1, or h for the mean over heads
+    bool showMean = true; ///< Grid: add the "mean over heads" tile (weights only, h > 1)
+    HeatmapQuantity quantity = HeatmapQuantity::Weights;
+    ColormapId colormap = ColormapId::Viridis;
+    ColorScale scale = ColorScale::Linear;
+    /// false: weights use the fixed range [0, 1] (log: [logFloor, 1]) so 1.0 is the top of the
+    /// scale; true: the data's min … max over the shown tiles (masked cells excluded).
+    /// Scores always use their data range (symmetric about 0 with a diverging colormap).
+    bool autoRange = false;
+    double logFloor = 1e-4; ///< lower end of a fixed log range
+    /// Upper bound of a tile image's side in pixels: more cells than this are pooled (painting
+    /// pools further, to the device pixels of the tile on screen or in a PNG).
+    int maxImageSide = 1024;
+    HeatmapPooling pooling = HeatmapPooling::Max;
+    /// The cells shown in every tile: x = first key column, y = first query row, width = key
+    /// count, height = query count. Empty (the default) shows every cell; otherwise clamped to
+    /// the matrix. HeatmapWidget's zoom and pan set it.
+    QRect window;
+    bool showCaption = true; ///< the parameter caption line at the top
+    qreal fontPixelSize = 0; ///< text size in logical pixels; 0 derives it from the paint size
+    QColor background = Qt::white;
+    QColor foreground = Qt::black;
+
+    bool operator==(const HeatmapOptions &) const = default;
+};
+
+/// A cell under a point: tile index in the layout, head (h for the mean), query i, key j.
+struct HeatmapHit
+{
+    int tile = -1;
+    int head = -1; ///< 0 … h−1, or h for the mean over heads
+    bool mean = false;
+    int row = -1; ///< query i
+    int col = -1; ///< key j
+    bool valid() const { return tile >= 0 && row >= 0 && col >= 0; }
+    bool operator==(const HeatmapHit &) const = default;
+};
+
+/// Where everything goes for given bounds (logical coordinates).
+struct HeatmapLayout
+{
+    QRect cells; ///< the visible cell window (x = key, y = query), the same for every tile
+    struct Tile
+    {
+        int head = 0; ///< 0 … h−1, or h for the mean
+        bool mean = false;
+        QString title; ///< "head i" or "mean over heads" (ALiBi: "head i (m = slope)")
+        QString shortTitle; ///< a shorter title for narrow tiles ("h3 m=0.0625"), or empty
+        QRectF frame; ///< the tile with its labels
+        QRectF map; ///< the heatmap itself (n_k cells wide, n_q cells high)
+    };
+    QVector<Tile> tiles;
+    QRectF caption;
+    QRectF colorbar; ///< the colour strip
+    QRectF legend; ///< colourbar labels and mask legend column
+    qreal fontPixelSize = 12;
+    qreal cellSize = 0; ///< side of one cell in logical pixels (may be below one pixel)
+    /// Label every k-th query / key (1, 2, 5, 10, 20, …: thinned to what fits the cell size).
+    int tickStepRows = 1, tickStepCols = 1;
+    bool rotateKeyLabels = false; ///< key tokens written vertically
+};
+
+class HeatmapRenderer
+{
+public:
+    HeatmapRenderer();
+
+    void setResult(std::shared_ptr<const SessionResult> result);
+    std::shared_ptr<const SessionResult> result() const { return m_result; }
+    void setOptions(const HeatmapOptions &options);
+    const HeatmapOptions &options() const { return m_options; }
+
+    Colormap colormap() const { return Colormap(m_options.colormap); }
+    /// The value → colour normalisation in effect for the current result and options.
+    ColorNorm norm() const;
+    /// Base colour of a masked cell with MaskStateBits `state` (≠ 0). Causal and padding differ;
+    /// neither occurs in the active colormap.
+    QRgb maskedColor(std::uint8_t state) const;
+    /// Colour of the red marker left of a fully masked row.
+    static QColor fullyMaskedMarkerColor() { return QColor(214, 39, 40); }
+
+    /// Number of tiles for the current view and result (0 without a result).
+    int tileCount() const;
+    /// The visible cell window for the current result: options().window clamped to the matrix,
+    /// or every cell when it is empty (x = first key, y = first query). Empty without a result.
+    QRect visibleCells() const;
+    /// Tile image of the visible window: one pixel per cell, or, when the window has more cells
+    /// than `maxPixels` (capped at maxImageSide) allows, one pixel per block of ⌈rows/height⌉ ×
+    /// ⌈cols/width⌉ cells pooled by options().pooling: the max or the mean of the block's
+    /// unmasked cells (a block with only masked cells takes their mask colour; NaN makes the
+    /// pixel badColor()). Cached until the result, options or maxPixels change.
+    QImage tileImage(int tile, QSize maxPixels) const;
+    /// tileImage(tile, maxImageSide × maxImageSide).
+    QImage tileImage(int tile) const;
+
+    HeatmapLayout layout(const QRectF &bounds) const;
+    /// Paints everything into `bounds` (logical coordinates of `painter`).
+    void paint(QPainter *painter, const QRectF &bounds) const;
+    /// The cell under `pos` for a paint into `bounds`; invalid when none.
+    HeatmapHit cellAt(const QRectF &bounds, const QPointF &pos) const;
+    /// Rectangle of a hit's cell (for hover highlights); empty when invalid.
+    QRectF cellRect(const QRectF &bounds, const HeatmapHit &hit) const;
+    /// Multi-line tooltip text for a cell: head, query i (row), key j (column), tokens, weight,
+    /// raw score, scaled score, mask state, the row's entropy (nats) and effective terms.
+    QString describeCell(const HeatmapHit &hit) const;
+
+    /// The caption: SessionParameters::caption(), then the colour scale ("colour: viridis,
+    /// linear, fixed [0, 1]") and what the view changed (SessionResult::viewNote).
+    QString captionText() const;
+    /// The colour scale as written under the colourbar: "viridis, linear" and "fixed [0, 1]" or
+    /// "auto [lo, hi]", then "raw weights" / "renormalised" when keys are hidden.
+    QStringList colorbarLines() const;
+
+    /// The row strip under the heatmap (HeatmapWidget shows it while a cell is hovered): the
+    /// hovered row's keys as boxes coloured like the heatmap, each with its token and value,
+    /// centred on the hovered key as far as `bounds` allows.
+    struct StripCell
+    {
+        int key = 0; ///< shown key column
+        QRectF box; ///< coloured box (the value is written inside)
+        QRectF labelBox; ///< the key's token above the box
+        QRgb color = 0;
+        QString label; ///< key token (or position)
+        QString value; ///< weights: 3 decimals ("6.1e-04" below 0.01); scores: 3 digits; "masked"
+        bool hovered = false;
+    };
+    struct RowStrip
+    {
+        QString title; ///< "head 1 · query 3 “cat” · keys 0–15 of 64"
+        QRectF titleBox;
+        QVector<StripCell> cells;
+    };
+    RowStrip rowStrip(const QRectF &bounds, const HeatmapHit &hit) const;
+    /// Paints rowStrip(bounds, hit); with an invalid hit a one-line hint.
+    void paintRowStrip(QPainter *painter, const QRectF &bounds, const HeatmapHit &hit) const;
+
+    /// Renders to an image of size·dpr device pixels (devicePixelRatio dpr).
+    QImage render(QSize size, qreal dpr = 1.0) const;
+    /// paintImpl as a FigurePainter (ui/render/figurefile.h), for the shared PNG/SVG/PDF writers.
+    FigurePainter painter() const;
+    /// The SVG description: the parameter caption of the result (empty without one).
+    QString documentDescription() const;
+    /// Exports (written atomically through QSaveFile). Sizes in logical pixels (PDF: points).
+    /// Return false with `error` naming the path on failure.
+    bool savePng(const QString &path, QSize size, qreal dpr, QString *error) const;
+    bool saveSvg(const QString &path, QSize size, QString *error) const;
+    bool savePdf(const QString &path, QSize size, QString *error) const;
+    /// PNG of exactly `pixels` pixels for a print resolution of `dpi` dots per inch (written in
+    /// the file's pHYs chunk): laid out at pixels · 96/dpi logical pixels and drawn at dpi/96
+    /// device pixels each, so text keeps its physical size (a 96-dpi image and a 300-dpi image of
+    /// the same inches look alike). dpi in [24, 2400].
+    bool savePngAtDpi(const QString &path, QSize pixels, double dpi, QString *error) const;
+    /// Chooses PNG, SVG or PDF by the suffix of `path` (case-insensitive).
+    bool save(const QString &path, QSize size, qreal dpr, QString *error) const;
+
+private:
+    struct TileSpec
+    {
+        int head = 0;
+        bool mean = false;
+    };
+    QVector<TileSpec> tileSpecs() const;
+    const MatrixD *tileMatrix(const TileSpec &spec) const;
+    bool masksShown() const;
+    /// masksShown() and some cell of the result is masked: the per-cell mask checks of the
+    /// image and range loops are skipped otherwise (an unmasked result's states are all 0).
+    bool cellMasksToApply() const;
+    void paintImpl(QPainter *painter, const QRectF &bounds, bool vectorOutput) const;
+    void invalidate();
+
+    std::shared_ptr<const SessionResult> m_result;
+    HeatmapOptions m_options;
+    struct CachedImage
+    {
+        QSize maxPixels;
+        QImage image;
+    };
+    mutable QVector<CachedImage> m_images; // per tile, lazily built
+    mutable bool m_normValid = false;
+    mutable ColorNorm m_norm;
+    mutable int m_anyMasked = -1; ///< some mask state ≠ 0 in m_result (−1: not scanned yet)
+};
+
+/// Batch export: one file per head of `renderer`'s result, each the single-head view with the
+/// renderer's other options (colormap, scale, range, window, ...):
+/// <directory>/<prefix>-<k>.<format> for k = 0 … h−1, plus <prefix>-mean.<format> for the mean over
+/// heads when h > 1 and the quantity is weights (the same tiles as the grid view). `format` is png,
+/// svg or pdf; `size` is a PNG's pixel size (drawn for `dpi`, see savePngAtDpi) or the SVG/PDF size
+/// in logical pixels / points. The directory is created if missing. Returns false at the first
+/// failure with `error` naming the file; `written` lists the files written.
+bool exportEachHead(const HeatmapRenderer &renderer, const QString &directory,
+                    const QString &prefix, const QString &format, QSize size, double dpi,
+                    QStringList *written, QString *error);
+
+} // namespace attn

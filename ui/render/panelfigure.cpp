@@ -1,0 +1,1012 @@
+#include "ui/render/panelfigure.h"
+
+#include "ui/render/figurefile.h"
+#include "ui/render/heatmaprenderer.h"
+
+#include "core/mask.h"
+
+#include <QFileInfo>
+#include <QFont>
+#include <QFontMetricsF>
+#include <QPageSize>
+#include <QPainter>
+#include <QPainterPath>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QSvgGenerator>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+namespace attn {
+
+namespace {
+
+using figure::formatTick;
+using figure::hatchColor;
+using figure::linearTicks;
+using figure::logTicks;
+using figure::makeFont;
+using figure::minusSign;
+using figure::niceStep;
+
+constexpr qreal hatchMinCellPixels = 6.0; // hatch masked cells at least this big (device px)
+
+// Which mask kinds and special values a panel holds (for its legend).
+enum PanelFlags : int {
+    HasCausalOnly = 1,
+    HasPaddingOnly = 2,
+    HasBoth = 4,
+    HasFullyMasked = 8,
+    HasNaN = 16,
+};
+
+// Lines `text` takes word-wrapped at `width` (at least 1).
+int wrappedLines(const QFontMetricsF &fm, const QString &text, qreal width)
+{
+    if (fm.horizontalAdvance(text) <= width)
+        return 1;
+    const qreal h
+        = fm.boundingRect(QRectF(0, 0, std::max(width, 1.0), 1e6), Qt::TextWordWrap, text).height();
+    return std::max(1, int(std::lround(h / fm.lineSpacing())));
+}
+
+// Height of caption line `text` word-wrapped at `width`.
+qreal captionLineHeight(const QFontMetricsF &fm, const QString &text, qreal width)
+{
+    const qreal wrapped
+        = fm.boundingRect(QRectF(0, 0, std::max(width, 1.0), 1e6), Qt::TextWordWrap, text).height();
+    return std::max(fm.height(), wrapped) + 0.15 * fm.height();
+}
+
+bool isCausal(std::uint8_t s)
+{
+    return s & MaskCausal;
+}
+
+bool isPadding(std::uint8_t s)
+{
+    return s & (MaskPadding | MaskCustom);
+}
+
+// Whether any of the n values is NaN. Chunks of 2048 are OR-reduced without branches (the
+// compiler vectorises them; Eigen's isNaN().any() runs a scalar loop, ~7× slower at 1024²),
+// stopping after the first chunk holding a NaN.
+bool anyNaN(const double *values, Index n)
+{
+    constexpr Index chunk = 2048;
+    for (Index begin = 0; begin < n; begin += chunk) {
+        bool any = false;
+        for (Index k = begin, end = std::min(n, begin + chunk); k < end; ++k)
+            any |= std::isnan(values[k]);
+        if (any)
+            return true;
+    }
+    return false;
+}
+
+int panelFlags(const FigurePanel &p)
+{
+    int flags = 0;
+    if (p.maskState) {
+        const MatrixB &m = *p.maskState;
+        const std::uint8_t *states = m.data();
+        constexpr Index chunk = 4096;
+        for (Index begin = 0; begin < m.size(); begin += chunk) {
+            const Index end = std::min(m.size(), begin + chunk);
+            std::uint8_t any = 0; // a chunk of unmasked cells is passed over in one OR-reduction
+            for (Index k = begin; k < end; ++k)
+                any |= states[k];
+            if (!any)
+                continue;
+            for (Index k = begin; k < end; ++k) {
+                const std::uint8_t s = states[k];
+                if (!s)
+                    continue;
+                const bool c = isCausal(s), pd = isPadding(s);
+                flags |= (c && pd) ? HasBoth : c ? HasCausalOnly : HasPaddingOnly;
+            }
+        }
+    }
+    if (p.fullyMasked
+        && std::any_of(p.fullyMasked->begin(), p.fullyMasked->end(), [](auto v) { return v; }))
+        flags |= HasFullyMasked;
+    if (p.values && anyNaN(p.values->data(), p.values->size()))
+        flags |= HasNaN;
+    return flags;
+}
+
+// Hatches the masked cells of an image enlarged to device size: causal "/", padding "\".
+void hatchImage(QImage &image, const MatrixB &state, ColormapId colormap, qreal devCell,
+                qreal fontDev)
+{
+    const Index nQ = state.rows(), nK = state.cols();
+    const qreal sx = qreal(image.width()) / nK, sy = qreal(image.height()) / nQ;
+    const qreal spacing = std::clamp(devCell / 3.0, 5.0, std::max(5.0, 0.6 * fontDev));
+    QPainter ip(&image);
+    ip.setRenderHint(QPainter::Antialiasing);
+    for (std::uint8_t bit : {std::uint8_t(MaskCausal), std::uint8_t(MaskPadding)}) {
+        auto masked = [&](Index i, Index j) {
+            return bit == MaskCausal ? isCausal(state(i, j)) : isPadding(state(i, j));
+        };
+        QPainterPath region;
+        for (Index i = 0; i < nQ; ++i) {
+            Index j = 0;
+            while (j < nK) {
+                if (!masked(i, j)) {
+                    ++j;
+                    continue;
+                }
+                Index end = j;
+                while (end < nK && masked(i, end))
+                    ++end;
+                region.addRect(QRectF(j * sx, i * sy, (end - j) * sx, sy));
+                j = end;
+            }
+        }
+        if (region.isEmpty())
+            continue;
+        ip.save();
+        ip.setClipPath(region);
+        ip.setPen(QPen(hatchColor(PanelFigure::maskedColor(colormap, bit)),
+                       std::max(1.0, spacing / 5.0)));
+        const qreal w = image.width(), h = image.height();
+        for (qreal c = -h; c < w + h; c += spacing) {
+            if (bit == MaskCausal)
+                ip.drawLine(QPointF(c, h), QPointF(c + h, 0));
+            else
+                ip.drawLine(QPointF(c, 0), QPointF(c + h, h));
+        }
+        ip.restore();
+    }
+}
+
+} // namespace
+
+FigureAxes FigureAxes::of(const SessionResult &result)
+{
+    FigureAxes axes;
+    const SessionParameters &p = result.params;
+    for (int i = 0; i < int(result.queryCount()); ++i)
+        axes.queries << result.queryLabel(i);
+    for (int j = 0; j < int(result.keyCount()); ++j)
+        axes.keys << result.keyLabel(j);
+    axes.queryTokens = !p.tokens.isEmpty();
+    axes.keyTokens
+        = p.kind == AttentionKind::EncoderDecoder ? p.tokens.size() > p.n : !p.tokens.isEmpty();
+    return axes;
+}
+
+PanelFigure::PanelFigure() = default;
+PanelFigure::~PanelFigure() = default;
+
+void PanelFigure::setStyle(const FigureStyle &style)
+{
+    if (style == m_style)
+        return;
+    const bool imagesChange = style.maxImageSide != m_style.maxImageSide;
+    m_style = style;
+    m_layoutValid = false;
+    if (imagesChange)
+        m_images.clear();
+}
+
+void PanelFigure::setContent(const QStringList &caption, const QVector<FigurePanel> &panels,
+                             const FigureAxes &axes, const FigureTable &table,
+                             const QStringList &notes)
+{
+    m_caption = caption;
+    m_panels = panels;
+    m_axes = axes;
+    m_table = table;
+    m_notes = notes;
+    m_message = panels.isEmpty() ? QStringLiteral("Nothing to show") : QString();
+    m_flags.clear();
+    for (const FigurePanel &panel : m_panels)
+        m_flags.append(panelFlags(panel));
+    m_images.clear();
+    m_layoutValid = false;
+}
+
+void PanelFigure::setMessage(const QStringList &caption, const QString &message)
+{
+    m_caption = caption;
+    m_panels.clear();
+    m_table = {};
+    m_notes.clear();
+    m_message = message;
+    m_flags.clear();
+    m_images.clear();
+    m_layoutValid = false;
+}
+
+QString PanelFigure::documentTitle() const
+{
+    return QStringLiteral("Attention Lab figure");
+}
+
+int PanelFigure::queryCount() const
+{
+    return m_panels.isEmpty() || !m_panels.front().values ? 0
+                                                          : int(m_panels.front().values->rows());
+}
+
+int PanelFigure::keyCount() const
+{
+    return m_panels.isEmpty() || !m_panels.front().values ? 0
+                                                          : int(m_panels.front().values->cols());
+}
+
+QRgb PanelFigure::maskedColor(ColormapId id, std::uint8_t state)
+{
+    HeatmapRenderer renderer;
+    HeatmapOptions options;
+    options.colormap = id;
+    renderer.setOptions(options);
+    return renderer.maskedColor(state);
+}
+
+QString PanelFigure::maskStateText(std::uint8_t state)
+{
+    if (!state)
+        return QStringLiteral("allowed");
+    QStringList parts;
+    if (state & MaskCausal)
+        parts << QStringLiteral("causal");
+    if (state & MaskPadding)
+        parts << QStringLiteral("padding");
+    if (state & MaskCustom)
+        parts << QStringLiteral("custom");
+    return parts.join(QStringLiteral(" + ")) + QStringLiteral("-masked");
+}
+
+QString PanelFigure::formatValue(double v)
+{
+    if (std::isnan(v))
+        return QStringLiteral("NaN");
+    if (std::isinf(v))
+        return v < 0 ? QStringLiteral("\u2212\u221e") : QStringLiteral("+\u221e");
+    return minusSign(QString::number(v, 'g', 6));
+}
+
+void PanelFigure::makeDiverging(FigurePanel &panel)
+{
+    double lo = std::numeric_limits<double>::infinity();
+    double hi = -lo;
+    if (panel.values) {
+        const MatrixD &m = *panel.values;
+        const MatrixB *mask = panel.maskState && panel.maskState->rows() == m.rows()
+                && panel.maskState->cols() == m.cols()
+            ? panel.maskState
+            : nullptr;
+        for (Index k = 0; k < m.size(); ++k) {
+            const double v = m.data()[k];
+            if (!std::isfinite(v) || (mask && mask->data()[k]))
+                continue;
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+    }
+    panel.colormap = ColormapId::RdBu;
+    if (!(lo <= hi)) {
+        lo = hi = 0.0;
+    }
+    // All-zero (or empty) data: a default range of ±1 with readable ticks, never a degenerate
+    // ±1e-300 scale whose ticks read "1e-300".
+    const double largest = std::max(std::abs(lo), std::abs(hi));
+    const bool allZero = !(largest > 0.0);
+    const double m = allZero ? 1.0 : largest;
+    panel.norm = ColorNorm::symmetric(m);
+    panel.rangeNote = allZero ? QStringLiteral("all 0 (scale \u00b11)")
+                              : QStringLiteral("centred on 0: \u00b1%1").arg(formatTick(m));
+    panel.markDataRange = true;
+    panel.dataMin = lo;
+    panel.dataMax = hi;
+    panel.poolMax = false;
+}
+
+QString PanelFigure::describeCell(const FigureHit &) const
+{
+    return {};
+}
+
+QImage PanelFigure::panelImage(int index) const
+{
+    const int nQ = queryCount(), nK = keyCount();
+    const int side = std::max(1, m_style.maxImageSide);
+    return panelImage(index, (nQ + side - 1) / side, (nK + side - 1) / side);
+}
+
+QImage PanelFigure::panelImage(int index, int rowBlock, int colBlock) const
+{
+    if (index < 0 || index >= m_panels.size() || !m_panels[index].values)
+        return {};
+    rowBlock = std::max(rowBlock, 1);
+    colBlock = std::max(colBlock, 1);
+    if (m_images.size() != m_panels.size()) {
+        m_images = QVector<QImage>(m_panels.size());
+        m_imageBlocks = QVector<QPoint>(m_panels.size());
+    }
+    if (!m_images[index].isNull() && m_imageBlocks[index] == QPoint(colBlock, rowBlock))
+        return m_images[index];
+
+    const FigurePanel &p = m_panels[index];
+    const MatrixD &m = *p.values;
+    const MatrixB *state
+        = p.maskState && p.maskState->rows() == m.rows() && p.maskState->cols() == m.cols()
+        ? p.maskState
+        : nullptr;
+    std::array<QRgb, 8> palette {};
+    for (int s = 1; s < 8; ++s)
+        palette[std::size_t(s)] = maskedColor(p.colormap, std::uint8_t(s));
+    const Colormap cmap(p.colormap);
+    const ColorNorm &cn = p.norm;
+    const Index nQ = m.rows(), nK = m.cols();
+    const Index bq = rowBlock; // pooling block: bq rows × bk columns
+    const Index bk = colBlock;
+    const int height = int((nQ + bq - 1) / bq);
+    const int width = int((nK + bk - 1) / bk);
+    QImage image(width, height, QImage::Format_RGB32);
+    for (int y = 0; y < height; ++y) {
+        QRgb *line = reinterpret_cast<QRgb *>(image.scanLine(y));
+        for (int x = 0; x < width; ++x) {
+            double acc = p.poolMax ? -std::numeric_limits<double>::infinity() : 0.0;
+            Index count = 0;
+            std::uint8_t maskedState = 0;
+            bool bad = false;
+            for (Index i = y * bq; i < std::min(nQ, (y + 1) * bq); ++i) {
+                for (Index j = x * bk; j < std::min(nK, (x + 1) * bk); ++j) {
+                    const std::uint8_t s = state ? (*state)(i, j) : 0;
+                    if (s) {
+                        maskedState |= s;
+                        continue;
+                    }
+                    const double v = m(i, j);
+                    if (std::isnan(v)) {
+                        bad = true;
+                        continue;
+                    }
+                    acc = p.poolMax ? std::max(acc, v) : acc + v;
+                    ++count;
+                }
+            }
+            if (bad)
+                line[x] = Colormap::badColor();
+            else if (count == 0)
+                line[x] = palette[std::size_t(maskedState & 7)];
+            else
+                line[x] = cmap.map(cn(p.poolMax ? acc : acc / double(count)));
+        }
+    }
+    m_images[index] = image;
+    m_imageBlocks[index] = QPoint(colBlock, rowBlock);
+    return image;
+}
+
+QStringList PanelFigure::legendLines(const FigurePanel &panel) const
+{
+    QStringList lines;
+    lines << QStringLiteral("%1, %2").arg(Colormap(panel.colormap).name(), panel.norm.scaleName());
+    if (!panel.rangeNote.isEmpty())
+        lines << panel.rangeNote;
+    if (panel.markDataRange)
+        lines << QStringLiteral("\u25b8 data min %1").arg(formatTick(panel.dataMin))
+              << QStringLiteral("\u25b8 data max %1").arg(formatTick(panel.dataMax));
+    return lines;
+}
+
+PanelFigureLayout PanelFigure::layout(const QRectF &bounds) const
+{
+    if (!m_layoutValid || bounds != m_layoutBounds) {
+        m_layout = computeLayout(bounds);
+        m_layoutBounds = bounds;
+        m_layoutValid = true;
+    }
+    return m_layout;
+}
+
+PanelFigureLayout PanelFigure::computeLayout(const QRectF &bounds) const
+{
+    PanelFigureLayout lay;
+    const int count = panelCount();
+    const qreal f = m_style.fontPixelSize > 0
+        ? m_style.fontPixelSize
+        : std::clamp(
+            std::min(bounds.width() / (30.0 * std::max(count, 1) + 10.0), bounds.height() / 45.0),
+            9.0, 16.0);
+    lay.fontPixelSize = f;
+    const QFontMetricsF fm(makeFont(f));
+    const QFontMetricsF fmBold(makeFont(f, true));
+    const qreal lineH = fm.height();
+    const qreal pad = 0.6 * f;
+    QRectF r = bounds.adjusted(pad, pad, -pad, -pad);
+    if (!m_caption.isEmpty()) {
+        // Caption lines wrap at the width (a narrow view shows every parameter, never "…").
+        qreal h = 0;
+        for (int l = 0; l < m_caption.size(); ++l)
+            h += captionLineHeight(l == 0 ? fmBold : fm, m_caption[l], r.width());
+        lay.caption = QRectF(r.left(), r.top(), r.width(), h);
+        r.setTop(r.top() + h + 0.4 * f);
+    }
+    qreal footerH = 0;
+    if (!m_table.isEmpty())
+        footerH += (m_table.rows.size() + 1) * lineH * 1.25 + 0.3 * f;
+    for (const QString &note : m_notes)
+        footerH
+            += fm.boundingRect(QRectF(0, 0, std::max(r.width(), 1.0), 1e6), Qt::TextWordWrap, note)
+                   .height()
+            + 0.2 * f;
+    if (footerH > 0) {
+        lay.footer = QRectF(r.left(), r.bottom() - footerH, r.width(), footerH);
+        r.setBottom(r.bottom() - footerH - 0.6 * f);
+    }
+    const int nQ = queryCount(), nK = keyCount();
+    if (count == 0 || nQ == 0 || nK == 0 || r.width() <= 0 || r.height() <= 0)
+        return lay;
+
+    // Legend column of each panel: the widest legend text of any panel.
+    qreal textW = 0;
+    int legendRows = 0;
+    for (int k = 0; k < count; ++k) {
+        const FigurePanel &p = m_panels[k];
+        const QStringList lines = legendLines(p);
+        for (const QString &t : lines)
+            textW = std::max(textW, fm.horizontalAdvance(t));
+        textW = std::max(textW, fmBold.horizontalAdvance(p.quantity));
+        const int flags = m_flags.value(k);
+        int swatches = 0;
+        for (int bit : {HasCausalOnly, HasPaddingOnly, HasBoth, HasFullyMasked, HasNaN})
+            swatches += (flags & bit) ? 1 : 0;
+        legendRows = std::max(legendRows, int(lines.size()) + swatches);
+    }
+    for (const char *t : {"causal + padding", "padding-masked", "fully masked row"})
+        textW = std::max(textW, fm.horizontalAdvance(QLatin1String(t)) + 1.5 * f);
+    textW = std::max(textW, 1.8 * f + fm.horizontalAdvance(QStringLiteral("\u22120.0001")));
+
+    // Label sizes.
+    const qreal elideW = 7.0 * f;
+    qreal yLabelW = fm.horizontalAdvance(QString::number(std::max(nQ - 1, 0)));
+    const bool keyTokens = m_axes.keyTokens;
+    for (int i = 0; i < nQ && i < m_axes.queries.size(); ++i)
+        yLabelW = std::max(yLabelW, std::min(elideW, fm.horizontalAdvance(m_axes.queries[i])));
+    qreal xLabelW = fm.horizontalAdvance(QString::number(std::max(nK - 1, 0)));
+    lay.rotateKeyLabels = keyTokens;
+    for (int j = 0; j < nK && j < m_axes.keys.size(); ++j)
+        xLabelW = std::max(xLabelW, std::min(elideW, fm.horizontalAdvance(m_axes.keys[j])));
+    const qreal tick = 0.3 * f;
+    const qreal marker = 0.55 * f; // fully-masked-row marker strip
+    const qreal left = lineH + 0.3 * f + yLabelW + tick + marker;
+    // Above the map: the panel title and the colourbar's quantity on one line, or, when a title
+    // is wider than its map, the title on a line of its own across the panel and the quantity
+    // under it (decided below, once the cell size is known).
+    qreal top = lineH * 1.5;
+    qreal titleW = 0;
+    for (const FigurePanel &p : m_panels)
+        titleW = std::max(titleW, fmBold.horizontalAdvance(p.title));
+    const qreal bottom = tick + (lay.rotateKeyLabels ? xLabelW : lineH) + 0.1 * f + lineH + 0.5 * f;
+    const qreal gap = 0.9 * f; // map → legend
+    const qreal between = 1.0 * f; // least space between panels
+
+    qreal legendLinesH = (legendRows + 0.8) * lineH * 1.15;
+    const qreal rowGap = 0.8 * f; // between rows of panels
+
+    // Arrangement: the columns × rows of panels that give the biggest cells (side by side in a
+    // wide area, stacked in a tall one). Ties go to more columns (the pipeline reads left to
+    // right).
+    // Under the map: its labels, or the legend lines under the colourbar when they reach lower.
+    qreal below = std::max(bottom, 0.6 * f + legendLinesH);
+    int cols = count;
+    qreal cell = -1, legendW = 0;
+    auto arrange = [&] {
+        cols = count;
+        cell = -1;
+        legendW = 0;
+        for (int c = count; c >= 1; --c) {
+            const int rows = (count + c - 1) / c;
+            const qreal colW = r.width() / c;
+            const qreal lw = std::min(textW + 0.4 * f, colW * 0.42);
+            const qreal rowH = (r.height() - (rows - 1) * rowGap) / rows;
+            const qreal size
+                = std::min((colW - between - left - gap - lw) / nK, (rowH - top - below) / nQ);
+            if (size > cell * 1.05) {
+                cell = size;
+                cols = c;
+                legendW = lw;
+            }
+        }
+    };
+    arrange();
+    // Legend lines wider than the chosen legend column wrap (never elided: "±0…" hid the
+    // range); with more lines the legend reaches lower, so arrange again for their height.
+    {
+        int wrappedRows = 0;
+        for (int k = 0; k < count; ++k) {
+            int rowsK = 0;
+            for (const QString &t : legendLines(m_panels[k]))
+                rowsK += wrappedLines(fm, t, legendW);
+            const int flags = m_flags.value(k);
+            for (int bit : {HasCausalOnly, HasPaddingOnly, HasBoth, HasFullyMasked, HasNaN})
+                rowsK += (flags & bit) ? 1 : 0;
+            wrappedRows = std::max(wrappedRows, rowsK);
+        }
+        if (wrappedRows > legendRows) {
+            legendRows = wrappedRows;
+            legendLinesH = (legendRows + 0.8) * lineH * 1.15;
+            below = std::max(bottom, 0.6 * f + legendLinesH);
+            arrange();
+        }
+    }
+    lay.legendWidth = legendW;
+    lay.titleOwnLine = false;
+    {
+        const qreal c = cell >= 4.0 ? std::floor(cell) : std::max(cell, 0.0);
+        if (titleW > nK * c + 0.8 * f) {
+            top = lineH * 2.6;
+            lay.titleOwnLine = true;
+            arrange();
+        }
+    }
+    const int rows = (count + cols - 1) / cols;
+    cell = std::max(cell, 0.0);
+    if (cell >= 4.0)
+        cell = std::floor(cell); // whole pixels: every cell the same size
+    lay.cellSize = cell;
+
+    const qreal mapW = nK * cell, mapH = nQ * cell;
+    const qreal panelW = left + mapW + gap + legendW;
+    const qreal rowH = (r.height() - (rows - 1) * rowGap) / rows;
+    qreal barH = mapH;
+    if (barH < 8.0 * f)
+        barH = std::min(8.0 * f, std::max(4.0 * f, rowH - top - legendLinesH));
+    const qreal blockH = top + std::max(mapH + bottom, barH + 0.6 * f + legendLinesH);
+    const qreal spacing = std::max(0.0, (r.width() - cols * panelW) / cols);
+    const qreal x0 = r.left() + spacing / 2;
+    const qreal totalH = rows * blockH + (rows - 1) * rowGap;
+    // Panels start under the caption and the table follows them: spare height (the panels
+    // are limited by the width) goes below everything instead of into two empty bands.
+    const qreal y0 = r.top();
+    if (!lay.footer.isNull() && totalH < r.height())
+        lay.footer.moveTop(y0 + totalH + 0.6 * f);
+    for (int k = 0; k < count; ++k) {
+        const qreal top0 = y0 + (k / cols) * (blockH + rowGap);
+        const QRectF frame(x0 + (k % cols) * (panelW + spacing), top0, panelW, blockH);
+        const QRectF map(frame.left() + left, top0 + top, mapW, mapH);
+        const QRectF legend(map.right() + gap, top0, legendW, blockH);
+        lay.frames.append(frame);
+        lay.maps.append(map);
+        lay.legends.append(legend);
+        lay.colorbars.append(QRectF(legend.left() + 0.2 * f, map.top(), 1.1 * f, barH));
+    }
+
+    // Tick steps: labels must not overlap.
+    const qreal rowNeed = lineH * 1.05;
+    const qreal colNeed = lay.rotateKeyLabels ? lineH * 1.05 : xLabelW + 0.6 * f;
+    lay.tickStepRows = cell > 0 ? niceStep(rowNeed / cell) : 1;
+    lay.tickStepCols = cell > 0 ? niceStep(colNeed / cell) : 1;
+    return lay;
+}
+
+void PanelFigure::paint(QPainter *painter, const QRectF &bounds) const
+{
+    paintImpl(painter, bounds, false);
+}
+
+void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vectorOutput) const
+{
+    painter->save();
+    painter->fillRect(bounds, m_style.background);
+    const PanelFigureLayout lay = layout(bounds);
+    const qreal f = lay.fontPixelSize;
+    const QFont font = makeFont(f);
+    const QFont bold = makeFont(f, true);
+    const QFontMetricsF fm(font);
+    const QColor fg = m_style.foreground;
+    QColor muted = fg;
+    muted.setAlphaF(0.75);
+    painter->setFont(font);
+    painter->setPen(fg);
+
+    // Caption: the first line in bold.
+    {
+        qreal y = lay.caption.top();
+        for (int l = 0; l < m_caption.size(); ++l) {
+            painter->setFont(l == 0 ? bold : font);
+            const QFontMetricsF lfm(l == 0 ? bold : font);
+            const qreal h = captionLineHeight(lfm, m_caption[l], lay.caption.width());
+            painter->drawText(QRectF(lay.caption.left(), y, lay.caption.width(), h),
+                              Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, m_caption[l]);
+            y += h;
+        }
+    }
+    painter->setFont(font);
+
+    if (m_panels.isEmpty() || lay.maps.isEmpty() || lay.cellSize <= 0) {
+        const QString text = !m_message.isEmpty() ? m_message
+            : m_panels.isEmpty()                  ? QStringLiteral("Nothing to show")
+                                                  : QStringLiteral("Too small to draw the panels");
+        painter->drawText(bounds, Qt::AlignCenter | Qt::TextWordWrap, text);
+        painter->restore();
+        return;
+    }
+
+    const int nQ = queryCount();
+    const int nK = keyCount();
+    const qreal cell = lay.cellSize;
+    const qreal tick = 0.3 * f;
+
+    // Device pixels per logical pixel, to build hatched images at the resolution they show at.
+    qreal devScale = painter->device()->devicePixelRatioF() * std::abs(painter->transform().m11());
+    if (vectorOutput)
+        devScale = std::max<qreal>(devScale, 2.0);
+    devScale = std::max<qreal>(devScale, 1.0);
+
+    for (int k = 0; k < m_panels.size(); ++k) {
+        const FigurePanel &panel = m_panels[k];
+        const QRectF &map = lay.maps[k];
+        const QRectF &frame = lay.frames[k];
+        const QRectF &legend = lay.legends[k];
+        const int flags = m_flags.value(k);
+
+        // Title centred over the map when it fits (else from the panel's left edge, elided),
+        // the quantity over the colourbar.
+        painter->setFont(bold);
+        painter->setPen(fg);
+        {
+            const QFontMetricsF fmBold(bold);
+            const qreal titleH = map.top() - frame.top() - 0.2 * f;
+            const qreal centredW = map.width() + 0.8 * f;
+            const qreal titleW = fmBold.horizontalAdvance(panel.title);
+            if (lay.titleOwnLine) {
+                // A line of its own across the whole panel (map and legend), above the
+                // quantity line.
+                const qreal room = frame.width();
+                painter->drawText(QRectF(frame.left(), frame.top(), room, fmBold.height()),
+                                  Qt::AlignLeft | Qt::AlignVCenter,
+                                  fmBold.elidedText(panel.title, Qt::ElideRight, room));
+            } else if (titleW <= centredW) {
+                painter->drawText(
+                    QRectF(map.center().x() - centredW / 2, frame.top(), centredW, titleH),
+                    Qt::AlignHCenter | Qt::AlignBottom, panel.title);
+            } else {
+                const qreal room = map.right() + 0.4 * f - frame.left();
+                painter->drawText(QRectF(frame.left(), frame.top(), room, titleH),
+                                  Qt::AlignLeft | Qt::AlignBottom,
+                                  fmBold.elidedText(panel.title, Qt::ElideRight, room));
+            }
+        }
+        painter->drawText(
+            QRectF(legend.left(), frame.top(), legend.width(), map.top() - frame.top() - 0.2 * f),
+            Qt::AlignLeft | Qt::AlignBottom,
+            QFontMetricsF(bold).elidedText(panel.quantity, Qt::ElideRight, legend.width()));
+        painter->setFont(font);
+
+        // Heatmap: one pixel per cell scaled without smoothing; enlarged to the device size and
+        // hatched when cells are big.
+        // More cells than device pixels: pool blocks of cells to about one pixel each (max for
+        // weights, mean for scores), so no cell is skipped by the scaling.
+        const QSizeF devSize = map.size() * devScale;
+        const int side = std::max(1, m_style.maxImageSide);
+        const int rowBlock = std::max((nQ + side - 1) / side,
+                                      int(std::ceil(nQ / std::max(devSize.height(), 1.0) - 1e-9)));
+        const int colBlock = std::max((nK + side - 1) / side,
+                                      int(std::ceil(nK / std::max(devSize.width(), 1.0) - 1e-9)));
+        QImage image = panelImage(k, rowBlock, colBlock);
+        const qreal devCell = cell * devScale;
+        const bool anyMasked = flags & (HasCausalOnly | HasPaddingOnly | HasBoth);
+        const bool enlarge = image.width() < devSize.width() && devSize.width() <= 8192
+            && devSize.height() <= 8192 && (vectorOutput || devCell >= hatchMinCellPixels);
+        if (enlarge) {
+            image = image.scaled(std::max(1, qRound(devSize.width())),
+                                 std::max(1, qRound(devSize.height())), Qt::IgnoreAspectRatio,
+                                 Qt::FastTransformation);
+            if (anyMasked && devCell >= hatchMinCellPixels && panel.maskState)
+                hatchImage(image, *panel.maskState, panel.colormap, devCell, f * devScale);
+        }
+        painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
+        painter->drawImage(map, image);
+        painter->setPen(QPen(muted, 0));
+        painter->setBrush(Qt::NoBrush);
+        painter->drawRect(map);
+
+        // Fully masked rows: a red strip left of the row (runs merged).
+        if ((flags & HasFullyMasked) && panel.fullyMasked) {
+            const std::vector<std::uint8_t> &rows = *panel.fullyMasked;
+            for (int i = 0; i < nQ && i < int(rows.size());) {
+                if (!rows[std::size_t(i)]) {
+                    ++i;
+                    continue;
+                }
+                int end = i;
+                while (end < nQ && end < int(rows.size()) && rows[std::size_t(end)])
+                    ++end;
+                painter->fillRect(QRectF(map.left() - 0.5 * f, map.top() + i * cell, 0.4 * f,
+                                         std::max((end - i) * cell, 1.0)),
+                                  HeatmapRenderer::fullyMaskedMarkerColor());
+                i = end;
+            }
+        }
+
+        // Ticks and labels: query i on the left (rows), key j at the bottom (columns).
+        painter->setPen(QPen(fg, 0));
+        const qreal labelRight = map.left() - 0.55 * f - tick;
+        for (int i = 0; i < nQ; i += lay.tickStepRows) {
+            const qreal y = map.top() + (i + 0.5) * cell;
+            painter->drawLine(QPointF(labelRight, y), QPointF(map.left() - 0.55 * f, y));
+            const QString label = fm.elidedText(m_axes.queries.value(i, QString::number(i)),
+                                                Qt::ElideRight, 7.0 * f);
+            painter->drawText(
+                QRectF(labelRight - 8.0 * f - 0.15 * f, y - fm.height() / 2, 8.0 * f, fm.height()),
+                Qt::AlignRight | Qt::AlignVCenter, label);
+        }
+        qreal labelsBottom = map.bottom() + tick;
+        for (int j = 0; j < nK; j += lay.tickStepCols) {
+            const qreal x = map.left() + (j + 0.5) * cell;
+            painter->drawLine(QPointF(x, map.bottom()), QPointF(x, map.bottom() + tick));
+            const QString label
+                = fm.elidedText(m_axes.keys.value(j, QString::number(j)), Qt::ElideRight, 7.0 * f);
+            if (lay.rotateKeyLabels) {
+                painter->save();
+                painter->translate(x, map.bottom() + tick + 0.1 * f);
+                painter->rotate(-90);
+                const qreal w = fm.horizontalAdvance(label);
+                painter->drawText(QRectF(-w, -fm.height() / 2, w, fm.height()),
+                                  Qt::AlignRight | Qt::AlignVCenter, label);
+                painter->restore();
+                labelsBottom = std::max(labelsBottom, map.bottom() + tick + 0.1 * f + w);
+            } else {
+                painter->drawText(QRectF(x - 4.0 * f, map.bottom() + tick, 8.0 * f, fm.height()),
+                                  Qt::AlignHCenter | Qt::AlignTop, label);
+                labelsBottom = std::max(labelsBottom, map.bottom() + tick + fm.height());
+            }
+        }
+        // Axis titles.
+        painter->setPen(muted);
+        painter->drawText(
+            QRectF(map.left() - 2 * f, labelsBottom + 0.1 * f, map.width() + 4 * f, fm.height()),
+            Qt::AlignHCenter | Qt::AlignTop | Qt::TextDontClip, QStringLiteral("key j (column)"));
+        painter->save();
+        painter->translate(frame.left() + fm.height() / 2, map.center().y());
+        painter->rotate(-90);
+        painter->drawText(
+            QRectF(-map.height() / 2 - 2 * f, -fm.height() / 2, map.height() + 4 * f, fm.height()),
+            Qt::AlignCenter | Qt::TextDontClip, QStringLiteral("query i (row)"));
+        painter->restore();
+
+        // Colourbar with ticks, the data's true min and max marked, and the legend lines.
+        const Colormap cmap(panel.colormap);
+        const ColorNorm &cn = panel.norm;
+        const QRectF bar = lay.colorbars[k];
+        QImage strip = cmap.strip(Colormap::size, Qt::Vertical);
+        if (vectorOutput || bar.height() * devScale > strip.height())
+            strip = strip.scaled(std::max(1, qRound(bar.width() * devScale)),
+                                 std::max(1, qRound(bar.height() * devScale)),
+                                 Qt::IgnoreAspectRatio, Qt::FastTransformation);
+        painter->drawImage(bar, strip);
+        painter->setPen(QPen(muted, 0));
+        painter->drawRect(bar);
+        painter->setPen(QPen(fg, 0));
+        const QVector<double> ticks = cn.scale == ColorScale::Log
+            ? logTicks(cn.vmin, cn.vmax)
+            : linearTicks(cn.vmin, cn.vmax, 4);
+        for (double v : ticks) {
+            const double t = cn(v);
+            if (!(t >= -1e-9 && t <= 1 + 1e-9))
+                continue;
+            const qreal y = bar.bottom() - t * bar.height();
+            painter->drawLine(QPointF(bar.right(), y), QPointF(bar.right() + 0.3 * f, y));
+            painter->drawText(QRectF(bar.right() + 0.45 * f, y - fm.height() / 2,
+                                     legend.right() - bar.right(), fm.height()),
+                              Qt::AlignLeft | Qt::AlignVCenter, formatTick(v));
+        }
+        if (panel.markDataRange) {
+            // A small triangle left of the bar pointing at the true min and at the true max.
+            painter->setRenderHint(QPainter::Antialiasing);
+            for (double v : {panel.dataMin, panel.dataMax}) {
+                const double t = std::clamp(cn(v), 0.0, 1.0);
+                if (std::isnan(t))
+                    continue;
+                const qreal y = bar.bottom() - t * bar.height();
+                QPolygonF tri;
+                tri << QPointF(bar.left() - 0.05 * f, y)
+                    << QPointF(bar.left() - 0.5 * f, y - 0.3 * f)
+                    << QPointF(bar.left() - 0.5 * f, y + 0.3 * f);
+                painter->setBrush(fg);
+                painter->setPen(Qt::NoPen);
+                painter->drawPolygon(tri);
+                painter->setPen(QPen(fg, 0));
+                painter->drawLine(QPointF(bar.left(), y), QPointF(bar.right(), y));
+            }
+            painter->setBrush(Qt::NoBrush);
+            painter->setRenderHint(QPainter::Antialiasing, false);
+        }
+        qreal y = bar.bottom() + 0.6 * f;
+        painter->setPen(fg);
+        for (const QString &text : legendLines(panel)) {
+            const int lines = wrappedLines(fm, text, legend.width());
+            const qreal h = lines * fm.height() * 1.15;
+            painter->drawText(QRectF(legend.left(), y, legend.width(), h),
+                              Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, text);
+            y += h;
+        }
+        y += 0.3 * f;
+        auto swatch = [&](QRgb base, int hatch, const QString &text) {
+            const QRectF box(legend.left(), y + 0.1 * fm.height(), 1.1 * f, 0.8 * fm.height());
+            // An image, so the hatch stays inside the box in SVG (which ignores clipping).
+            QImage sample(std::max(1, qRound(box.width() * devScale)),
+                          std::max(1, qRound(box.height() * devScale)), QImage::Format_RGB32);
+            sample.fill(QColor(base));
+            if (hatch) {
+                QPainter sp(&sample);
+                sp.setRenderHint(QPainter::Antialiasing);
+                sp.setPen(QPen(hatchColor(base), std::max(1.0, 0.08 * f * devScale)));
+                const qreal w = sample.width(), h = sample.height();
+                const qreal step = 0.3 * f * devScale;
+                for (qreal c = -h; c < w + h; c += step) {
+                    if (hatch & 1)
+                        sp.drawLine(QPointF(c, h), QPointF(c + h, 0));
+                    if (hatch & 2)
+                        sp.drawLine(QPointF(c, 0), QPointF(c + h, h));
+                }
+            }
+            painter->drawImage(box, sample);
+            painter->setPen(QPen(muted, 0));
+            painter->drawRect(box);
+            painter->setPen(fg);
+            painter->drawText(
+                QRectF(box.right() + 0.4 * f, y, legend.right() - box.right() - 0.4 * f,
+                       fm.height()),
+                Qt::AlignLeft | Qt::AlignVCenter,
+                fm.elidedText(text, Qt::ElideRight, legend.right() - box.right() - 0.4 * f));
+            y += fm.height() * 1.15;
+        };
+        if (flags & HasCausalOnly)
+            swatch(maskedColor(panel.colormap, MaskCausal), 1, QStringLiteral("causal-masked"));
+        if (flags & HasPaddingOnly)
+            swatch(maskedColor(panel.colormap, MaskPadding), 2, QStringLiteral("padding-masked"));
+        if (flags & HasBoth)
+            swatch(maskedColor(panel.colormap, MaskCausal | MaskPadding), 3,
+                   QStringLiteral("causal + padding"));
+        if (flags & HasFullyMasked) {
+            const QRectF box(legend.left() + 0.35 * f, y + 0.1 * fm.height(), 0.4 * f,
+                             0.8 * fm.height());
+            painter->fillRect(box, HeatmapRenderer::fullyMaskedMarkerColor());
+            painter->drawText(
+                QRectF(legend.left() + 1.5 * f, y, legend.width() - 1.5 * f, fm.height()),
+                Qt::AlignLeft | Qt::AlignVCenter,
+                fm.elidedText(QStringLiteral("fully masked row"), Qt::ElideRight,
+                              legend.width() - 1.5 * f));
+            y += fm.height() * 1.15;
+        }
+        if (flags & HasNaN)
+            swatch(Colormap::badColor(), 0, QStringLiteral("NaN"));
+    }
+
+    // Footer: the table (first column left-aligned, numbers right-aligned), then the notes.
+    if (!lay.footer.isEmpty()) {
+        qreal y = lay.footer.top();
+        if (!m_table.isEmpty()) {
+            const int columns = int(m_table.header.size());
+            QVector<qreal> widths(columns, 0.0);
+            const QFontMetricsF fmBold(bold);
+            for (int c = 0; c < columns; ++c) {
+                widths[c] = fmBold.horizontalAdvance(m_table.header[c]);
+                for (const QStringList &row : m_table.rows)
+                    if (c < row.size())
+                        widths[c] = std::max(widths[c], fm.horizontalAdvance(row[c]));
+            }
+            // Narrower than the table: the first column (the row names) gives way, elided.
+            {
+                qreal total = 0;
+                for (qreal w : widths)
+                    total += w + 2.0 * f;
+                total -= 2.0 * f;
+                if (total > lay.footer.width() && columns > 1)
+                    widths[0] = std::max(4.0 * f, widths[0] - (total - lay.footer.width()));
+            }
+            qreal x = lay.footer.left();
+            const qreal rowH = fm.height() * 1.25;
+            auto drawRow = [&](const QStringList &cells, bool header) {
+                painter->setFont(header ? bold : font);
+                qreal cx = x;
+                for (int c = 0; c < columns && c < cells.size(); ++c) {
+                    const Qt::Alignment align
+                        = (c == 0 ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter;
+                    const QFontMetricsF cellFm(header ? bold : font);
+                    painter->drawText(
+                        QRectF(cx, y, widths[c], rowH), align,
+                        c == 0 ? cellFm.elidedText(cells[c], Qt::ElideRight, widths[c]) : cells[c]);
+                    cx += widths[c] + 2.0 * f;
+                }
+                y += rowH;
+            };
+            painter->setPen(fg);
+            drawRow(m_table.header, true);
+            qreal total = 0;
+            for (qreal w : widths)
+                total += w + 2.0 * f;
+            painter->setPen(QPen(muted, 0));
+            painter->drawLine(QPointF(x, y - 0.1 * f), QPointF(x + total - 2.0 * f, y - 0.1 * f));
+            painter->setPen(fg);
+            for (const QStringList &row : m_table.rows)
+                drawRow(row, false);
+            painter->setFont(font);
+            y += 0.3 * f;
+        }
+        painter->setPen(muted);
+        for (const QString &note : m_notes) {
+            const QRectF box = fm.boundingRect(
+                QRectF(lay.footer.left(), y, lay.footer.width(), 1e6), Qt::TextWordWrap, note);
+            painter->drawText(QRectF(lay.footer.left(), y, lay.footer.width(), box.height()),
+                              Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, note);
+            y += box.height() + 0.2 * f;
+        }
+    }
+    painter->restore();
+}
+
+FigureHit PanelFigure::cellAt(const QRectF &bounds, const QPointF &pos) const
+{
+    FigureHit hit;
+    const PanelFigureLayout lay = layout(bounds);
+    const int nQ = queryCount(), nK = keyCount();
+    if (lay.cellSize <= 0)
+        return hit;
+    for (int k = 0; k < lay.maps.size(); ++k) {
+        const QRectF &map = lay.maps[k];
+        if (!map.contains(pos))
+            continue;
+        hit.panel = k;
+        hit.row = std::clamp(int(std::floor((pos.y() - map.top()) / lay.cellSize)), 0, nQ - 1);
+        hit.col = std::clamp(int(std::floor((pos.x() - map.left()) / lay.cellSize)), 0, nK - 1);
+        return hit;
+    }
+    return hit;
+}
+
+QVector<QRectF> PanelFigure::cellRects(const QRectF &bounds, int row, int col) const
+{
+    QVector<QRectF> rects;
+    if (row < 0 || col < 0 || row >= queryCount() || col >= keyCount())
+        return rects;
+    const PanelFigureLayout lay = layout(bounds);
+    for (const QRectF &map : lay.maps)
+        rects.append(QRectF(map.left() + col * lay.cellSize, map.top() + row * lay.cellSize,
+                            lay.cellSize, lay.cellSize));
+    return rects;
+}
+
+QImage PanelFigure::render(QSize size, qreal dpr) const
+{
+    return renderFigure(size, dpr, m_style.background, painter());
+}
+
+FigurePainter PanelFigure::painter() const
+{
+    return [this](QPainter *p, const QRectF &bounds, bool vector) { paintImpl(p, bounds, vector); };
+}
+
+bool PanelFigure::savePng(const QString &path, QSize size, qreal dpr, QString *error) const
+{
+    return writeFigurePng(path, size, dpr, m_style.background, painter(), error);
+}
+
+bool PanelFigure::saveSvg(const QString &path, QSize size, QString *error) const
+{
+    return writeFigureSvg(path, size, documentTitle(), m_caption.join(QLatin1Char('\n')), painter(),
+                          error);
+}
+
+bool PanelFigure::savePdf(const QString &path, QSize size, QString *error) const
+{
+    return writeFigurePdf(path, size, documentTitle(), painter(), error);
+}
+
+bool PanelFigure::save(const QString &path, QSize size, qreal dpr, QString *error) const
+{
+    return writeFigure(path, size, dpr, m_style.background, documentTitle(),
+                       m_caption.join(QLatin1Char('\n')), painter(), error);
+}
+
+} // namespace attn

@@ -1,0 +1,191 @@
+#include "ui/render/stepsrenderer.h"
+
+#include "ui/render/figurefile.h"
+#include "ui/session/tensorsource.h"
+
+#include "core/mask.h"
+
+#include <algorithm>
+
+namespace attn {
+
+StepsRenderer::StepsRenderer()
+{
+    rebuild();
+}
+
+void StepsRenderer::setResult(std::shared_ptr<const SessionResult> result)
+{
+    m_result = std::move(result);
+    rebuild();
+}
+
+void StepsRenderer::setHead(int head)
+{
+    if (head == m_head)
+        return;
+    m_head = head;
+    rebuild();
+}
+
+int StepsRenderer::head() const
+{
+    if (!m_result || !m_result->ok() || m_result->headCount() == 0)
+        return -1;
+    return std::clamp(m_head, 0, m_result->headCount() - 1);
+}
+
+void StepsRenderer::setSharedScoreRange(bool shared)
+{
+    if (shared == m_sharedScoreRange)
+        return;
+    m_sharedScoreRange = shared;
+    rebuild();
+}
+
+void StepsRenderer::setWeightsColormap(ColormapId id)
+{
+    if (id == ColormapId::RdBu)
+        id = ColormapId::Viridis; // weights are a sequential quantity in [0, 1]
+    if (id == m_weightsColormap)
+        return;
+    m_weightsColormap = id;
+    rebuild();
+}
+
+QString StepsRenderer::weightsOnlyMessage()
+{
+    return QStringLiteral("Steps need query and key tensors; the loaded file has weights only.\n"
+                          "Open a file with query and key (and value) tensors to see the raw and "
+                          "scaled scores; the Heads tab shows the stored weights.");
+}
+
+QString StepsRenderer::documentTitle() const
+{
+    return QStringLiteral("Attention Lab: attention steps");
+}
+
+void StepsRenderer::rebuild()
+{
+    const QString pipeline = QStringLiteral(
+        "raw scores Q K\u1d40 \u2192 scaled + masked Q K\u1d40\u00b7scale + M \u2192 weights "
+        "softmax");
+    if (!m_result) {
+        setMessage({QStringLiteral("Attention steps: ") + pipeline},
+                   QStringLiteral("No result yet"));
+        return;
+    }
+    const SessionResult &r = *m_result;
+    if (!r.ok()) {
+        setMessage({QStringLiteral("Attention steps: ") + pipeline, r.params.caption()},
+                   QStringLiteral("Cannot compute: ") + r.error);
+        return;
+    }
+    if (r.params.tensors && r.params.tensors->isWeights()) {
+        // Stored weights carry no scores (they would be NaN panels): say what is missing.
+        setMessage({QStringLiteral("Attention steps: ") + pipeline, r.params.caption()},
+                   weightsOnlyMessage());
+        return;
+    }
+    const int h = head();
+    if (h < 0 || std::size_t(h) >= r.scores.size() || std::size_t(h) >= r.scaledScores.size()) {
+        setMessage({QStringLiteral("Attention steps: ") + pipeline, r.params.caption()},
+                   QStringLiteral("This result has no scores to show"));
+        return;
+    }
+    const std::size_t hh = std::size_t(h);
+    const bool hasMask = r.maskState.rows() == r.queryCount() && r.maskState.cols() == r.keyCount();
+    const MatrixB *mask = hasMask ? &r.maskState : nullptr;
+    const std::vector<std::uint8_t> *fully
+        = hh < r.fullyMasked.size() ? &r.fullyMasked[hh] : nullptr;
+
+    FigurePanel raw;
+    raw.title = QStringLiteral("1 \u00b7 raw scores Q K\u1d40");
+    raw.quantity = QStringLiteral("raw score");
+    raw.values = &r.scores[hh];
+    makeDiverging(raw); // raw scores come before masking: every cell is a value
+
+    FigurePanel scaled;
+    scaled.title = QStringLiteral("2 \u00b7 scaled + masked Q K\u1d40\u00b7scale + M");
+    scaled.quantity = QStringLiteral("scaled score");
+    scaled.values = &r.scaledScores[hh];
+    scaled.maskState = mask;
+    scaled.fullyMasked = fully;
+    makeDiverging(scaled);
+    if (m_sharedScoreRange) {
+        // One range for both: the larger of the two panels' ±max|·|.
+        const double m = std::max(raw.norm.vmax, scaled.norm.vmax);
+        for (FigurePanel *p : {&raw, &scaled}) {
+            p->norm = ColorNorm::symmetric(m);
+            p->rangeNote
+                = QStringLiteral("shared by panels 1 and 2: \u00b1%1").arg(figure::formatTick(m));
+        }
+    }
+
+    FigurePanel weights;
+    weights.title = QStringLiteral("3 \u00b7 weights W = softmax(row)");
+    weights.quantity = QStringLiteral("weight");
+    weights.values = &r.weights[hh];
+    weights.maskState = mask;
+    weights.fullyMasked = fully;
+    weights.colormap = m_weightsColormap;
+    weights.norm = ColorNorm::linear(0.0, 1.0);
+    weights.rangeNote = QStringLiteral("fixed [0, 1]");
+    weights.poolMax = true;
+
+    const QStringList caption = {
+        QStringLiteral("Attention steps of head %1 of %2: ").arg(h).arg(r.headCount()) + pipeline,
+        r.params.caption() + QStringLiteral(", scale = %1").arg(formatValue(r.scale))};
+    setContent(caption, {raw, scaled, weights}, FigureAxes::of(r));
+}
+
+QString StepsRenderer::describeCell(const FigureHit &hit) const
+{
+    if (!hit.valid() || !m_result || !m_result->ok())
+        return {};
+    const SessionResult &r = *m_result;
+    const int h = head();
+    const Index i = hit.row, j = hit.col;
+    if (h < 0 || i >= r.queryCount() || j >= r.keyCount())
+        return {};
+    const std::size_t hh = std::size_t(h);
+    const SessionParameters &p = r.params;
+    const std::uint8_t state
+        = r.maskState.rows() == r.queryCount() && r.maskState.cols() == r.keyCount()
+        ? r.maskState(i, j)
+        : std::uint8_t(0);
+
+    QStringList lines;
+    lines << QStringLiteral("head %1 of %2").arg(h).arg(r.headCount());
+    QString query = QStringLiteral("query i = %1 (row)").arg(r.originalQuery(int(i)));
+    QString key = QStringLiteral("key j = %1 (column)").arg(r.originalKey(int(j)));
+    if (!p.tokens.isEmpty()) {
+        query += QStringLiteral(": \u201c%1\u201d").arg(r.queryLabel(int(i)));
+        key += QStringLiteral(": \u201c%1\u201d").arg(r.keyLabel(int(j)));
+    }
+    lines << query << key;
+    const double raw = r.scores[hh](i, j);
+    const double scaled = r.scaledScores[hh](i, j);
+    lines << QStringLiteral("raw score Q K\u1d40 = %1").arg(formatValue(raw));
+    if (state)
+        lines << QStringLiteral("scaled score = %1 (masked; raw \u00d7 scale would be %2)")
+                     .arg(formatValue(scaled), formatValue(raw * r.scale));
+    else
+        lines << QStringLiteral("scaled score = %1 (raw \u00d7 scale %2)")
+                     .arg(formatValue(scaled), formatValue(r.scale));
+    lines << QStringLiteral("mask: %1").arg(maskStateText(state));
+    lines << QStringLiteral("weight = %1").arg(formatValue(r.weights[hh](i, j)));
+    const bool fully = hh < r.fullyMasked.size() && std::size_t(i) < r.fullyMasked[hh].size()
+        && r.fullyMasked[hh][std::size_t(i)];
+    if (fully)
+        lines
+            << QStringLiteral("row %1: fully masked (all weights 0)").arg(r.originalQuery(int(i)));
+    else if (hh < r.metrics.size() && i < r.metrics[hh].entropy.size())
+        lines << QStringLiteral("row %1: entropy %2 nats, effective terms %3")
+                     .arg(r.originalQuery(int(i)))
+                     .arg(QString::number(r.metrics[hh].entropy(i), 'g', 4),
+                          QString::number(r.metrics[hh].effectiveTerms(i), 'g', 4));
+    return lines.join(QLatin1Char('\n'));
+}
+
+} // namespace attn

@@ -1,0 +1,413 @@
+#include "ui/session/sessionparameters.h"
+
+#include "ui/session/tensorsource.h"
+
+#include <QJsonArray>
+#include <QJsonValue>
+
+#include <cmath>
+#include <utility>
+
+namespace attn {
+
+namespace {
+
+constexpr int jsonVersion = 1;
+
+QString numberText(double v)
+{
+    return QString::number(v, 'g', 6);
+}
+
+} // namespace
+
+QString attentionKindName(AttentionKind k)
+{
+    switch (k) {
+    case AttentionKind::EncoderSelf:
+        return QStringLiteral("encoder self-attention");
+    case AttentionKind::DecoderCausal:
+        return QStringLiteral("decoder causal self-attention");
+    case AttentionKind::EncoderDecoder:
+        return QStringLiteral("encoder\u2013decoder cross-attention");
+    }
+    return {};
+}
+
+QString maskChoiceName(MaskChoice m)
+{
+    switch (m) {
+    case MaskChoice::None:
+        return QStringLiteral("none");
+    case MaskChoice::Causal:
+        return QStringLiteral("causal");
+    case MaskChoice::KeyPadding:
+        return QStringLiteral("key padding");
+    }
+    return {};
+}
+
+QString attentionKindId(AttentionKind k)
+{
+    switch (k) {
+    case AttentionKind::EncoderSelf:
+        return QStringLiteral("encoder");
+    case AttentionKind::DecoderCausal:
+        return QStringLiteral("decoder");
+    case AttentionKind::EncoderDecoder:
+        return QStringLiteral("cross");
+    }
+    return {};
+}
+
+QString maskChoiceId(MaskChoice m)
+{
+    switch (m) {
+    case MaskChoice::None:
+        return QStringLiteral("none");
+    case MaskChoice::Causal:
+        return QStringLiteral("causal");
+    case MaskChoice::KeyPadding:
+        return QStringLiteral("padding");
+    }
+    return {};
+}
+
+QString dtypeId(DType t)
+{
+    return t == DType::Float32 ? QStringLiteral("float32") : QStringLiteral("float64");
+}
+
+std::optional<AttentionKind> parseAttentionKind(const QString &id)
+{
+    for (AttentionKind k : {AttentionKind::EncoderSelf, AttentionKind::DecoderCausal,
+                            AttentionKind::EncoderDecoder}) {
+        if (id == attentionKindId(k))
+            return k;
+    }
+    return std::nullopt;
+}
+
+std::optional<MaskChoice> parseMaskChoice(const QString &id)
+{
+    for (MaskChoice m : {MaskChoice::None, MaskChoice::Causal, MaskChoice::KeyPadding}) {
+        if (id == maskChoiceId(m))
+            return m;
+    }
+    return std::nullopt;
+}
+
+std::optional<DType> parseDType(const QString &id)
+{
+    for (DType t : {DType::Float32, DType::Float64}) {
+        if (id == dtypeId(t))
+            return t;
+    }
+    return std::nullopt;
+}
+
+QString SessionParameters::queryLabel(int i) const
+{
+    if (i >= 0 && i < tokens.size() && i < n)
+        return tokens.at(i);
+    return QString::number(i);
+}
+
+QString SessionParameters::keyLabel(int j) const
+{
+    if (kind == AttentionKind::EncoderDecoder) {
+        if (j >= 0 && n + j < tokens.size())
+            return tokens.at(n + j);
+        return QString::number(j);
+    }
+    return queryLabel(j);
+}
+
+QString SessionParameters::validate() const
+{
+    if (n < 1 || n > maxSequence)
+        return QStringLiteral("n must be in [1, %1], got %2").arg(maxSequence).arg(n);
+    if (kind == AttentionKind::EncoderDecoder && (nK < 1 || nK > maxSequence))
+        return QStringLiteral("n_k must be in [1, %1], got %2").arg(maxSequence).arg(nK);
+    if (dModel < 1 || dModel > maxDModel)
+        return QStringLiteral("d_model must be in [1, %1], got %2").arg(maxDModel).arg(dModel);
+    if (heads < 1 || heads > dModel)
+        return QStringLiteral("h (heads) must be in [1, d_model=%1], got %2")
+            .arg(dModel)
+            .arg(heads);
+    if (dModel % heads != 0)
+        return QStringLiteral("h=%1 does not divide d_model=%2 (d_k = d_model / h must be an "
+                              "integer)")
+            .arg(heads)
+            .arg(dModel);
+    if (mask == MaskChoice::KeyPadding && (paddingCount < 0 || paddingCount > keyCount()))
+        return QStringLiteral("padding count must be in [0, n_k=%1], got %2")
+            .arg(keyCount())
+            .arg(paddingCount);
+    if (!std::isfinite(scaleExponent) || scaleExponent < 0.0 || scaleExponent > 1.0)
+        return QStringLiteral("scale exponent \u03b1 must be in [0, 1], got %1")
+            .arg(numberText(scaleExponent));
+    if (!std::isfinite(temperature) || temperature <= 0.0)
+        return QStringLiteral("temperature \u03c4 must be a finite number > 0, got %1")
+            .arg(numberText(temperature));
+    if (int(rope) + int(alibi) + int(positional) > 1)
+        return QStringLiteral("choose one position scheme: sinusoidal, RoPE or ALiBi");
+    if (rope && dK() % 2 != 0)
+        return QStringLiteral("RoPE rotates pairs of dimensions: d_k=%1 must be even").arg(dK());
+    if (!std::isfinite(ropeBase) || ropeBase < 1.0 || ropeBase > 1e12)
+        return QStringLiteral("RoPE base must be in [1, 1e12], got %1").arg(numberText(ropeBase));
+    if (kvHeads < 0 || (kvHeads > 0 && (kvHeads > heads || heads % kvHeads != 0)))
+        return QStringLiteral("g=%1 key/value heads must divide h=%2").arg(kvHeads).arg(heads);
+    if (window < 0 || window > maxSequence)
+        return QStringLiteral("window w must be in [0, %1], got %2").arg(maxSequence).arg(window);
+    if (sinks < 0 || sinks > maxSequence)
+        return QStringLiteral("sinks must be in [0, %1], got %2").arg(maxSequence).arg(sinks);
+    if (sinks > 0 && window == 0)
+        return QStringLiteral("attention sinks need a sliding window (w > 0)");
+    if (tensors && (rope || alibi || kvHeads != 0))
+        return QStringLiteral("RoPE, ALiBi and key/value heads apply to the seeded inputs; "
+                              "opened tensors are computed as they are");
+    if (tensors)
+        return tensors->checkParameters(*this);
+    return {};
+}
+
+QJsonObject SessionParameters::toJson() const
+{
+    QJsonObject o;
+    o.insert(QStringLiteral("version"), jsonVersion);
+    o.insert(QStringLiteral("n"), n);
+    o.insert(QStringLiteral("n_k"), nK);
+    o.insert(QStringLiteral("d_model"), dModel);
+    o.insert(QStringLiteral("heads"), heads);
+    o.insert(QStringLiteral("seed"), QString::number(seed));
+    o.insert(QStringLiteral("kind"), attentionKindId(kind));
+    o.insert(QStringLiteral("mask"), maskChoiceId(mask));
+    o.insert(QStringLiteral("padding"), paddingCount);
+    o.insert(QStringLiteral("scale_exponent"), scaleExponent);
+    o.insert(QStringLiteral("temperature"), temperature);
+    o.insert(QStringLiteral("positional"), positional);
+    o.insert(QStringLiteral("dtype"), dtypeId(dtype));
+    o.insert(QStringLiteral("tokens"), QJsonArray::fromStringList(tokens));
+    // Written only when set, so files without them read and write back unchanged.
+    const SessionParameters defaults;
+    if (rope)
+        o.insert(QStringLiteral("rope"), true);
+    if (rope || ropeConvention != defaults.ropeConvention)
+        o.insert(QStringLiteral("rope_convention"),
+                 QString::fromStdString(ropeConventionName(ropeConvention)));
+    if (ropeBase != defaults.ropeBase)
+        o.insert(QStringLiteral("rope_base"), ropeBase);
+    if (alibi)
+        o.insert(QStringLiteral("alibi"), true);
+    if (kvHeads != 0)
+        o.insert(QStringLiteral("kv_heads"), kvHeads);
+    if (window != 0)
+        o.insert(QStringLiteral("window"), window);
+    if (sinks != 0)
+        o.insert(QStringLiteral("sinks"), sinks);
+    return o;
+}
+
+std::optional<SessionParameters> SessionParameters::fromJson(const QJsonObject &o, QString *error)
+{
+    SessionParameters p;
+    QString message;
+    auto fail = [&](const QString &m) {
+        if (error)
+            *error = m;
+        return std::nullopt;
+    };
+    auto readInt = [&](const char *key, int &out) -> bool {
+        const QJsonValue v = o.value(QLatin1String(key));
+        if (v.isUndefined())
+            return true;
+        const double d = v.toDouble(std::nan(""));
+        if (!v.isDouble() || d != std::floor(d) || std::abs(d) > 1e9) {
+            message = QStringLiteral("'%1' must be an integer").arg(QLatin1String(key));
+            return false;
+        }
+        out = int(d);
+        return true;
+    };
+    auto readDouble = [&](const char *key, double &out) -> bool {
+        const QJsonValue v = o.value(QLatin1String(key));
+        if (v.isUndefined())
+            return true;
+        if (!v.isDouble()) {
+            message = QStringLiteral("'%1' must be a number").arg(QLatin1String(key));
+            return false;
+        }
+        out = v.toDouble();
+        return true;
+    };
+    auto readText = [&](const char *key, QString &out) -> bool {
+        const QJsonValue v = o.value(QLatin1String(key));
+        if (v.isUndefined())
+            return true;
+        if (!v.isString()) {
+            message = QStringLiteral("'%1' must be a string").arg(QLatin1String(key));
+            return false;
+        }
+        out = v.toString();
+        return true;
+    };
+
+    int version = jsonVersion;
+    if (!readInt("version", version))
+        return fail(message);
+    if (version > jsonVersion)
+        return fail(QStringLiteral("parameters were written by a newer Attention Lab (version %1; "
+                                   "this one reads up to %2)")
+                        .arg(version)
+                        .arg(jsonVersion));
+    if (!readInt("n", p.n) || !readInt("n_k", p.nK) || !readInt("d_model", p.dModel)
+        || !readInt("heads", p.heads) || !readInt("padding", p.paddingCount)
+        || !readDouble("scale_exponent", p.scaleExponent)
+        || !readDouble("temperature", p.temperature) || !readInt("kv_heads", p.kvHeads)
+        || !readInt("window", p.window) || !readInt("sinks", p.sinks)
+        || !readDouble("rope_base", p.ropeBase))
+        return fail(message);
+
+    const QJsonValue seed = o.value(QLatin1String("seed"));
+    if (seed.isString()) {
+        bool ok = false;
+        p.seed = seed.toString().toULongLong(&ok);
+        if (!ok)
+            return fail(QStringLiteral("'seed' must be a non-negative integer below 2^64, got '%1'")
+                            .arg(seed.toString()));
+    } else if (seed.isDouble()) {
+        const double d = seed.toDouble();
+        if (d < 0 || d != std::floor(d) || d > 9007199254740992.0)
+            return fail(QStringLiteral("'seed' must be a non-negative integer"));
+        p.seed = quint64(d);
+    } else if (!seed.isUndefined()) {
+        return fail(QStringLiteral("'seed' must be an integer or a decimal string"));
+    }
+
+    QString text;
+    if (!readText("kind", text))
+        return fail(message);
+    if (!text.isEmpty()) {
+        const auto k = parseAttentionKind(text);
+        if (!k)
+            return fail(
+                QStringLiteral("'kind' must be encoder, decoder or cross, got '%1'").arg(text));
+        p.kind = *k;
+    }
+    text.clear();
+    if (!readText("mask", text))
+        return fail(message);
+    if (!text.isEmpty()) {
+        const auto m = parseMaskChoice(text);
+        if (!m)
+            return fail(
+                QStringLiteral("'mask' must be none, causal or padding, got '%1'").arg(text));
+        p.mask = *m;
+    }
+    text.clear();
+    if (!readText("dtype", text))
+        return fail(message);
+    if (!text.isEmpty()) {
+        const auto t = parseDType(text);
+        if (!t)
+            return fail(QStringLiteral("'dtype' must be float32 or float64, got '%1'").arg(text));
+        p.dtype = *t;
+    }
+
+    const QJsonValue positional = o.value(QLatin1String("positional"));
+    if (positional.isBool())
+        p.positional = positional.toBool();
+    else if (!positional.isUndefined())
+        return fail(QStringLiteral("'positional' must be true or false"));
+
+    for (const auto &[key, flag] : {std::pair<const char *, bool *> {"rope", &p.rope},
+                                    std::pair<const char *, bool *> {"alibi", &p.alibi}}) {
+        const QJsonValue v = o.value(QLatin1String(key));
+        if (v.isBool())
+            *flag = v.toBool();
+        else if (!v.isUndefined())
+            return fail(QStringLiteral("'%1' must be true or false").arg(QLatin1String(key)));
+    }
+    text.clear();
+    if (!readText("rope_convention", text))
+        return fail(message);
+    if (!text.isEmpty()) {
+        if (text == QLatin1String("interleaved"))
+            p.ropeConvention = RopeConvention::Interleaved;
+        else if (text == QLatin1String("half"))
+            p.ropeConvention = RopeConvention::Half;
+        else
+            return fail(QStringLiteral("'rope_convention' must be interleaved or half, got '%1'")
+                            .arg(text));
+    }
+
+    const QJsonValue tokens = o.value(QLatin1String("tokens"));
+    if (tokens.isArray()) {
+        for (const QJsonValue &t : tokens.toArray()) {
+            if (!t.isString())
+                return fail(QStringLiteral("'tokens' must be an array of strings"));
+            p.tokens.append(t.toString());
+        }
+    } else if (!tokens.isUndefined()) {
+        return fail(QStringLiteral("'tokens' must be an array of strings"));
+    }
+
+    const QString invalid = p.validate();
+    if (!invalid.isEmpty())
+        return fail(invalid);
+    return p;
+}
+
+QString SessionParameters::caption() const
+{
+    if (tensors)
+        return tensors->caption(*this); // "loaded: case.npz, …"
+    QStringList parts;
+    if (kind == AttentionKind::DecoderCausal)
+        parts << QStringLiteral("decoder");
+    if (kind == AttentionKind::EncoderDecoder)
+        parts << QStringLiteral("encoder\u2013decoder") << QStringLiteral("n_q=%1").arg(n)
+              << QStringLiteral("n_k=%1").arg(nK);
+    else
+        parts << QStringLiteral("n=%1").arg(n);
+    parts << QStringLiteral("d_model=%1").arg(dModel) << QStringLiteral("h=%1").arg(heads)
+          << QStringLiteral("d_k=%1").arg(dK());
+
+    QString scale;
+    if (scaleExponent == 0.5)
+        scale = QStringLiteral("1/\u221ad_k");
+    else if (scaleExponent == 0.0)
+        scale = QStringLiteral("1 (unscaled)");
+    else
+        scale = QStringLiteral("d_k^\u2212%1").arg(numberText(scaleExponent));
+    if (temperature != 1.0)
+        scale += QStringLiteral(" / \u03c4 (\u03c4=%1)").arg(numberText(temperature));
+    parts << QStringLiteral("scale=") + scale;
+
+    QStringList masks;
+    if (causalMasked())
+        masks << QStringLiteral("causal");
+    if (mask == MaskChoice::KeyPadding)
+        masks << QStringLiteral("padding(%1)").arg(paddingCount);
+    parts << QStringLiteral("mask=")
+            + (masks.isEmpty() ? QStringLiteral("none") : masks.join(QLatin1Char('+')));
+    if (rope)
+        parts << QStringLiteral("RoPE %1 base %2")
+                     .arg(QString::fromStdString(ropeConventionName(ropeConvention)),
+                          numberText(ropeBase));
+    else if (alibi)
+        parts << QStringLiteral("ALiBi");
+    else
+        parts << (positional ? QStringLiteral("PE=on") : QStringLiteral("PE=off"));
+    if (keyValueHeads() != heads)
+        parts << QStringLiteral("g=%1 kv heads").arg(keyValueHeads());
+    if (window > 0)
+        parts << QStringLiteral("window=%1").arg(window)
+                + (sinks > 0 ? QStringLiteral("+%1 sinks").arg(sinks) : QString());
+    parts << dtypeId(dtype);
+    parts << QStringLiteral("seed=%1").arg(seed);
+    return parts.join(QStringLiteral(", "));
+}
+
+} // namespace attn

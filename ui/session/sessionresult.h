@@ -1,0 +1,46 @@
+#pragma once
+// What the main view shows: the core engine's numbers (core/engine/sessionengine.h,
+// EngineResult) with the parameters that made them, the error text and, for results derived
+// for display, which rows and columns are shown.
+
+#include "ui/session/sessionparameters.h"
+
+#include "core/engine/sessionengine.h"
+#include "core/types.h"
+
+#include <QString>
+
+#include <cstddef>
+#include <vector>
+
+namespace attn {
+
+/// EngineResult's fields (weights, weightsMean, scores, scaledScores, maskState, fullyMasked,
+/// metrics, scale, worstRowSumError, nonFinite; every matrix n_q × n_k, float64) plus these.
+struct SessionResult : EngineResult
+{
+    quint64 requestId = 0;
+    SessionParameters params;
+    double computeSeconds = 0; ///< wall time of the computation (seconds)
+    QString error; ///< non-empty when the computation failed
+
+    // Set only on a result derived for display by applyViewTransform (ui/resultview.h): which
+    // rows/columns of the computation are shown, and how. Empty maps mean "all, in order".
+    std::vector<int> queryIndex; ///< shown row r is query queryIndex[r] of the computation
+    std::vector<int> keyIndex; ///< shown column c is key keyIndex[c] of the computation
+    bool renormalized = false; ///< weights renormalised over the shown keys (keys were hidden)
+    QString viewNote; ///< what the view changed, e.g. "padding trimmed: metrics over 6 real tokens"
+
+    bool ok() const { return error.isEmpty(); }
+    /// Query / key of the computation behind shown row r / column c.
+    int originalQuery(int r) const { return queryIndex.empty() ? r : queryIndex[std::size_t(r)]; }
+    int originalKey(int c) const { return keyIndex.empty() ? c : keyIndex[std::size_t(c)]; }
+    /// Axis labels of shown row r / column c (the token, else the original position).
+    QString queryLabel(int r) const { return params.queryLabel(originalQuery(r)); }
+    QString keyLabel(int c) const { return params.keyLabel(originalKey(c)); }
+    int headCount() const { return int(weights.size()); }
+    Index queryCount() const { return weightsMean.rows(); }
+    Index keyCount() const { return weightsMean.cols(); }
+};
+
+} // namespace attn

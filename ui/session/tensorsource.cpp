@@ -1,0 +1,678 @@
+#include "ui/session/tensorsource.h"
+
+#include "core/attention.h"
+#include "core/engine/engineparameters.h"
+#include "core/groupedattention.h"
+#include "core/mask.h"
+#include "core/metrics.h"
+#include "core/multihead.h"
+#include "core/threads.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QStringDecoder>
+
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <new>
+#include <type_traits>
+
+namespace attn {
+
+struct TensorSource::Data
+{
+    Kind kind = Kind::Inputs;
+    QString path;
+    QString arrayName;
+    MaskConvention convention = MaskConvention::Masked;
+    std::optional<TensorCase<double>> tensors; // Kind::Inputs
+    std::optional<WeightStack> weights; // Kind::Weights
+    bool selfAttention = true; // inputs: keys are the queries (same shape and values)
+    QString description;
+    QStringList notes;
+};
+
+namespace {
+
+QString q(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
+
+QString numberText(double v)
+{
+    return QString::number(v, 'g', 6);
+}
+
+QString scaleFormula(const SessionParameters &p)
+{
+    QString scale;
+    if (p.scaleExponent == 0.5)
+        scale = QStringLiteral("1/\u221ad_k");
+    else if (p.scaleExponent == 0.0)
+        scale = QStringLiteral("1 (unscaled)");
+    else
+        scale = QStringLiteral("d_k^\u2212%1").arg(numberText(p.scaleExponent));
+    if (p.temperature != 1.0)
+        scale += QStringLiteral(" / \u03c4 (\u03c4=%1)").arg(numberText(p.temperature));
+    return scale;
+}
+
+/// Adds one head's report to the result's running NaN/Inf report.
+void mergeNonFinite(NonFiniteReport &into, const NonFiniteReport &nf)
+{
+    if (!nf.found)
+        return;
+    if (!into.found) {
+        into = nf;
+    } else {
+        into.nanCount += nf.nanCount;
+        into.infCount += nf.infCount;
+    }
+}
+
+/// Inputs: the forward pass of MultiheadAttention<T> (or plain attention) with the session's
+/// scale, temperature, extra mask and dtype.
+template<typename T>
+void computeInputs(const SessionParameters &p, const TensorCase<double> &c, SessionResult &r,
+                   const CancelToken &cancel)
+{
+    const Index nQ = c.queryCount(), nK = c.keyCount();
+    AttentionMask mask = c.mask | maskFromParameters(p.kind, p.mask, p.paddingCount, nQ, nK);
+    if (p.window > 0)
+        mask = AttentionMask::slidingWindow(nQ, nK, p.window, p.sinks) | mask;
+    // Projections 2·(n_q + 2·n_k)·d_model², scores and W V 4·n_q·n_k·d_model.
+    const double d = double(c.dModel());
+    const ScopedKernelThreads team(threadsForFlops(2.0 * (double(nQ) + 2.0 * double(nK)) * d * d
+                                                   + 4.0 * double(nQ) * double(nK) * d));
+    AttentionOptions options;
+    options.scaleExponent = p.scaleExponent;
+    options.temperature = p.temperature;
+
+    // query n_q × d_model, key n_k × d_model, value n_k × d_v, in T
+    const Matrix<T> query = c.query.cast<T>();
+    const Matrix<T> key = c.key.cast<T>();
+    const Matrix<T> value = c.value.cast<T>();
+    std::vector<Matrix<T>> weights, scores, scaled;
+    std::vector<std::vector<std::uint8_t>> fully;
+    Matrix<T> mean;
+    if (c.multihead) {
+        MultiheadAttention<T> layer(c.dModel(), c.heads, c.bias);
+        layer.setParameters(c.inProjWeight.cast<T>(), c.inProjBias.cast<T>(),
+                            c.outProjWeight.cast<T>(), c.outProjBias.cast<T>());
+        MultiheadResult<T> m = layer.forward(query, key, value, mask, options);
+        weights = std::move(m.weights);
+        scores = std::move(m.scores);
+        scaled = std::move(m.scaledScores);
+        fully = std::move(m.fullyMasked);
+        mean = std::move(m.weightsMean);
+        r.scale = m.scale;
+    } else if (c.projectedHeads) {
+        // Already-projected heads: query n_q × h·d_k, key n_k × g·d_k, value n_k × g·d_v.
+        GroupedAttentionResult<T> g
+            = groupedQueryAttention<T>(query, key, value, c.heads, c.kvHeads, mask, options);
+        mean = Matrix<T>::Zero(nQ, nK);
+        for (const Matrix<T> &w : g.weights)
+            mean += w;
+        mean /= T(c.heads);
+        weights = std::move(g.weights);
+        scores = std::move(g.scores);
+        scaled = std::move(g.scaledScores);
+        fully = std::move(g.fullyMasked);
+        r.scale = g.scale;
+    } else {
+        AttentionResult<T> a = scaledDotProductAttention<T>(query, key, value, mask, options);
+        mean = a.weights;
+        weights.push_back(std::move(a.weights));
+        scores.push_back(std::move(a.scores));
+        scaled.push_back(std::move(a.scaledScores));
+        fully.push_back(std::move(a.fullyMasked));
+        r.scale = a.scale;
+    }
+    cancel.throwIfCancelled();
+
+    r.maskState = mask.stateMatrix(nQ, nK);
+    r.fullyMasked = fully;
+    for (std::size_t h = 0; h < weights.size(); ++h) {
+        r.metrics.push_back(rowMetrics(weights[h], fully[h]));
+        mergeNonFinite(r.nonFinite, findNonFinite(weights[h]));
+        r.worstRowSumError
+            = std::max(r.worstRowSumError, summarize(r.metrics.back()).worstRowSumError);
+        r.weights.push_back(weights[h].template cast<double>());
+        r.scores.push_back(scores[h].template cast<double>());
+        r.scaledScores.push_back(scaled[h].template cast<double>());
+    }
+    r.weightsMean = mean.template cast<double>();
+}
+
+/// Weights: layer `layer` of the stack as stored; scores unknown (NaN), no mask states.
+void showWeights(const WeightStack &s, int layer, SessionResult &r, const CancelToken &cancel)
+{
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    r.scale = nan;
+    r.maskState = MatrixB::Zero(s.queries, s.keys);
+    r.weightsMean = MatrixD::Zero(s.queries, s.keys);
+    for (Index h = 0; h < s.heads; ++h) {
+        cancel.throwIfCancelled();
+        const MatrixD &w = s.at(layer, h);
+        r.weights.push_back(w);
+        r.scores.push_back(MatrixD::Constant(s.queries, s.keys, nan));
+        r.scaledScores.push_back(r.scores.back());
+        r.fullyMasked.emplace_back(std::size_t(s.queries), std::uint8_t(0));
+        r.metrics.push_back(rowMetrics(w));
+        mergeNonFinite(r.nonFinite, findNonFinite(w));
+        const VectorD &e = r.metrics.back().rowSumError;
+        for (Index i = 0; i < e.size(); ++i) {
+            if (std::isfinite(e(i)))
+                r.worstRowSumError = std::max(r.worstRowSumError, e(i));
+        }
+        r.weightsMean += w;
+    }
+    r.weightsMean /= double(s.heads);
+}
+
+bool isZipFile(const QString &path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return false;
+    const QByteArray head = f.read(4);
+    return head == QByteArray("PK\x03\x04", 4) || head == QByteArray("PK\x05\x06", 4);
+}
+
+} // namespace
+
+TensorSource::TensorSource(std::shared_ptr<const Data> data, int layer)
+    : m_data(std::move(data))
+    , m_layer(layer)
+{ }
+
+TensorSource::Kind TensorSource::kind() const
+{
+    return m_data->kind;
+}
+
+QString TensorSource::path() const
+{
+    return m_data->path;
+}
+
+QString TensorSource::fileName() const
+{
+    return QFileInfo(m_data->path).fileName();
+}
+
+QString TensorSource::arrayName() const
+{
+    return m_data->arrayName;
+}
+
+MaskConvention TensorSource::maskConvention() const
+{
+    return m_data->convention;
+}
+
+int TensorSource::layerCount() const
+{
+    return m_data->weights ? int(m_data->weights->layers) : 1;
+}
+
+int TensorSource::headCount() const
+{
+    return m_data->weights ? int(m_data->weights->heads) : int(m_data->tensors->heads);
+}
+
+int TensorSource::queryCount() const
+{
+    return m_data->weights ? int(m_data->weights->queries) : int(m_data->tensors->queryCount());
+}
+
+int TensorSource::keyCount() const
+{
+    return m_data->weights ? int(m_data->weights->keys) : int(m_data->tensors->keyCount());
+}
+
+int TensorSource::dModel() const
+{
+    return m_data->weights ? int(m_data->weights->heads) : int(m_data->tensors->dModel());
+}
+
+const TensorCase<double> *TensorSource::tensorCase() const
+{
+    return m_data->tensors ? &*m_data->tensors : nullptr;
+}
+
+const WeightStack *TensorSource::weightStack() const
+{
+    return m_data->weights ? &*m_data->weights : nullptr;
+}
+
+QString TensorSource::description() const
+{
+    return m_data->description;
+}
+
+QStringList TensorSource::notes() const
+{
+    return m_data->notes;
+}
+
+std::shared_ptr<const TensorSource> TensorSource::withLayer(int layer) const
+{
+    return std::make_shared<const TensorSource>(m_data, std::clamp(layer, 0, layerCount() - 1));
+}
+
+SessionParameters TensorSource::parametersFor(const SessionParameters &base,
+                                              const std::shared_ptr<const TensorSource> &self) const
+{
+    SessionParameters p = base;
+    p.tensors = self;
+    p.n = queryCount();
+    p.nK = keyCount();
+    p.dModel = dModel();
+    p.heads = headCount();
+    const bool cross = queryCount() != keyCount() || !m_data->selfAttention;
+    p.kind = cross ? AttentionKind::EncoderDecoder : AttentionKind::EncoderSelf;
+    p.mask = MaskChoice::None;
+    p.paddingCount = std::min(p.paddingCount, p.keyCount());
+    p.scaleExponent = 0.5;
+    p.temperature = 1.0;
+    p.positional = false;
+    p.tokens.clear();
+    return p;
+}
+
+QString TensorSource::checkParameters(const SessionParameters &p) const
+{
+    const QString file = fileName();
+    auto fixed = [&](const QString &what, int wanted, int got) {
+        return QStringLiteral("%1 is fixed at %2 by the loaded tensors %3 (got %4); use \u201cBack "
+                              "to random inputs\u201d to change it")
+            .arg(what, QString::number(wanted), file, QString::number(got));
+    };
+    if (p.n != queryCount())
+        return fixed(QStringLiteral("n (queries)"), queryCount(), p.n);
+    if (p.keyCount() != keyCount())
+        return fixed(QStringLiteral("n_k (keys)"), keyCount(), p.keyCount());
+    if (p.dModel != dModel())
+        return fixed(QStringLiteral("d_model"), dModel(), p.dModel);
+    if (p.heads != headCount())
+        return fixed(QStringLiteral("h (heads)"), headCount(), p.heads);
+    if (p.positional)
+        return QStringLiteral("positional encoding applies to random inputs only, not to the "
+                              "loaded tensors %1")
+            .arg(file);
+    if (isWeights()
+        && (p.scaleExponent != 0.5 || p.temperature != 1.0 || p.causalMasked()
+            || p.mask != MaskChoice::None))
+        return QStringLiteral("the weights loaded from %1 are shown as stored: scale, "
+                              "temperature and masks do not apply")
+            .arg(file);
+    return {};
+}
+
+QString TensorSource::caption(const SessionParameters &p) const
+{
+    QStringList parts;
+    parts << QStringLiteral("loaded: %1").arg(fileName());
+    if (isWeights()) {
+        const WeightStack &s = *m_data->weights;
+        parts.back() += QStringLiteral(" [%1 %2]").arg(arrayName(), description());
+        if (s.layers > 1)
+            parts << QStringLiteral("layer %1 of %2").arg(m_layer).arg(s.layers);
+        parts << QStringLiteral("h=%1").arg(s.heads);
+        if (s.queries == s.keys)
+            parts << QStringLiteral("n=%1").arg(s.queries);
+        else
+            parts << QStringLiteral("n_q=%1").arg(s.queries)
+                  << QStringLiteral("n_k=%1").arg(s.keys);
+        parts << QStringLiteral("stored weights (not recomputed)");
+        return parts.join(QStringLiteral(", "));
+    }
+    const TensorCase<double> &c = *m_data->tensors;
+    parts << (c.multihead ? QStringLiteral("PyTorch multi-head attention")
+                  : c.projectedHeads
+                  ? QStringLiteral("projected heads, g=%1 kv heads").arg(c.kvHeads)
+                  : QStringLiteral("plain attention"));
+    if (c.queryCount() == c.keyCount() && m_data->selfAttention)
+        parts << QStringLiteral("n=%1").arg(c.queryCount());
+    else
+        parts << QStringLiteral("n_q=%1").arg(c.queryCount())
+              << QStringLiteral("n_k=%1").arg(c.keyCount());
+    parts << QStringLiteral("d_model=%1").arg(c.dModel()) << QStringLiteral("h=%1").arg(c.heads)
+          << QStringLiteral("d_k=%1").arg(c.headDim());
+    parts << QStringLiteral("scale=") + scaleFormula(p);
+    QStringList masks;
+    for (const std::string &d : c.maskDescription)
+        masks << q(d.substr(0, d.find(' ')));
+    if (p.causalMasked())
+        masks << QStringLiteral("causal");
+    if (p.mask == MaskChoice::KeyPadding)
+        masks << QStringLiteral("padding(%1)").arg(p.paddingCount);
+    parts << QStringLiteral("mask=")
+            + (masks.isEmpty() ? QStringLiteral("none") : masks.join(QLatin1Char('+')));
+    parts << dtypeId(p.dtype);
+    return parts.join(QStringLiteral(", "));
+}
+
+TensorFile readTensorFile(const QString &path)
+{
+    const QFileInfo info(path);
+    if (!info.exists())
+        throw NpyError(path.toStdString() + ": no such file");
+    if (!info.isFile())
+        throw NpyError(path.toStdString() + ": not a file");
+    TensorFile file;
+    file.path = info.absoluteFilePath();
+    const std::string local = QFile::encodeName(file.path).toStdString();
+    if (isZipFile(file.path)) {
+        file.npz = true;
+        file.arrays = readNpz(local);
+    } else {
+        file.arrays.emplace_back(info.completeBaseName().toStdString(), readNpy(local));
+    }
+    return file;
+}
+
+bool holdsInputs(const TensorFile &file)
+{
+    for (const auto &[name, array] : file.arrays) {
+        if (name == "query" || name == "key" || name == "value")
+            return true;
+    }
+    return false;
+}
+
+QStringList describeArrays(const TensorFile &file)
+{
+    QStringList lines;
+    for (const auto &[name, array] : file.arrays)
+        lines << QStringLiteral("%1 %2").arg(q(name), q(describeArray(array)));
+    return lines;
+}
+
+std::shared_ptr<const TensorSource> makeTensorSource(const TensorFile &file,
+                                                     const QString &weightsArray,
+                                                     MaskConvention convention, QString *error)
+{
+    const QString fileName = QFileInfo(file.path).fileName();
+    auto fail = [&](const QString &message) -> std::shared_ptr<const TensorSource> {
+        if (error)
+            *error = message;
+        return nullptr;
+    };
+    auto tooLarge = [&](const QString &what, Index value, int limit) {
+        return fail(QStringLiteral("%1: %2 = %3 is more than the window shows (at most %4)")
+                        .arg(file.path, what, QString::number(value), QString::number(limit)));
+    };
+    auto data = std::make_shared<TensorSource::Data>();
+    data->path = file.path;
+    data->convention = convention;
+    try {
+        if (holdsInputs(file)) {
+            data->kind = TensorSource::Kind::Inputs;
+            data->tensors
+                = tensorCaseFromArrays<double>(file.arrays, fileName.toStdString(), convention);
+            const TensorCase<double> &c = *data->tensors;
+            if (c.queryCount() > SessionParameters::maxSequence)
+                return tooLarge(QStringLiteral("n_q"), c.queryCount(),
+                                SessionParameters::maxSequence);
+            if (c.keyCount() > SessionParameters::maxSequence)
+                return tooLarge(QStringLiteral("n_k"), c.keyCount(),
+                                SessionParameters::maxSequence);
+            if (c.dModel() > SessionParameters::maxDModel)
+                return tooLarge(QStringLiteral("d_model"), c.dModel(),
+                                SessionParameters::maxDModel);
+            data->selfAttention = c.query.rows() == c.key.rows() && c.query == c.key;
+            QStringList masks;
+            for (const std::string &d : c.maskDescription)
+                masks << q(d);
+            data->description
+                = (c.multihead
+                       ? QStringLiteral("PyTorch multi-head attention, h = %1, %2")
+                             .arg(c.heads)
+                             .arg(c.bias ? QStringLiteral("with bias") : QStringLiteral("no bias"))
+                       : QStringLiteral("plain scaled dot-product attention"))
+                + QStringLiteral("; %1").arg(q(c.shapeSummary()))
+                + (masks.isEmpty()
+                       ? QString()
+                       : QStringLiteral("; masks: %1").arg(masks.join(QStringLiteral(", "))));
+            if (!c.unusedArrays.empty()) {
+                QStringList unused;
+                for (const std::string &n : c.unusedArrays)
+                    unused << q(n);
+                data->notes
+                    << QStringLiteral("not used: %1").arg(unused.join(QStringLiteral(", ")));
+            }
+        } else {
+            data->kind = TensorSource::Kind::Weights;
+            std::string name = weightsArray.toStdString();
+            if (name.empty())
+                name = defaultWeightArray(file.arrays);
+            if (name.empty()) {
+                return fail(
+                    QStringLiteral("%1 holds %2 arrays (%3), none named query/key/value or %4; "
+                                   "choose the array of weights")
+                        .arg(file.path, QString::number(file.arrays.size()),
+                             describeArrays(file).join(QStringLiteral(", ")),
+                             QStringLiteral("weights, attn_weights or attention")));
+            }
+            const NpyArray *array = nullptr;
+            for (const auto &[n, a] : file.arrays) {
+                if (n == name)
+                    array = &a;
+            }
+            if (!array)
+                return fail(
+                    QStringLiteral("%1 has no array '%2' (it holds: %3)")
+                        .arg(file.path, q(name), describeArrays(file).join(QStringLiteral(", "))));
+            data->arrayName = q(name);
+            data->weights = weightStackFromArray(*array, name);
+            const WeightStack &s = *data->weights;
+            if (s.queries > SessionParameters::maxSequence)
+                return tooLarge(QStringLiteral("n_q"), s.queries, SessionParameters::maxSequence);
+            if (s.keys > SessionParameters::maxSequence)
+                return tooLarge(QStringLiteral("n_k"), s.keys, SessionParameters::maxSequence);
+            if (s.heads > SessionParameters::maxDModel)
+                return tooLarge(QStringLiteral("h"), s.heads, SessionParameters::maxDModel);
+            data->description = q(describeArray(*array));
+            QStringList others;
+            for (const auto &[n, a] : file.arrays) {
+                if (n != name)
+                    others << QStringLiteral("%1 %2").arg(q(n), q(describeArray(a)));
+            }
+            if (!others.isEmpty())
+                data->notes
+                    << QStringLiteral("not shown: %1").arg(others.join(QStringLiteral(", ")));
+        }
+    } catch (const InvalidArgument &e) {
+        return fail(QStringLiteral("%1: %2").arg(file.path, QString::fromUtf8(e.what())));
+    } catch (const NpyError &e) {
+        return fail(QString::fromUtf8(e.what()));
+    } catch (const std::bad_alloc &) {
+        return fail(QStringLiteral("%1: out of memory").arg(file.path));
+    }
+    return std::make_shared<const TensorSource>(std::move(data));
+}
+
+QString loadedTensorPath(const SessionParameters &p)
+{
+    return p.tensors ? p.tensors->path() : QString();
+}
+
+SessionResult computeTensorSession(const SessionParameters &params, const CancelToken &cancel)
+{
+    SessionResult r;
+    r.params = params;
+    const auto start = std::chrono::steady_clock::now();
+    if (!params.tensors) {
+        r.error = QStringLiteral("no tensors loaded");
+        return r;
+    }
+    r.error = params.validate();
+    if (r.error.isEmpty())
+        r.error = params.tensors->checkParameters(params);
+    if (!r.ok())
+        return r;
+    const TensorSource &source = *params.tensors;
+    auto failWith = [&](const QString &message) {
+        r = SessionResult {};
+        r.params = params;
+        r.error = message;
+    };
+    try {
+        if (const WeightStack *s = source.weightStack())
+            showWeights(*s, source.layer(), r, cancel);
+        else if (params.dtype == DType::Float32)
+            computeInputs<float>(params, *source.tensorCase(), r, cancel);
+        else
+            computeInputs<double>(params, *source.tensorCase(), r, cancel);
+    } catch (const Cancelled &) {
+        failWith(QStringLiteral("cancelled"));
+    } catch (const std::bad_alloc &) {
+        failWith(QStringLiteral("out of memory for the tensors of %1").arg(source.fileName()));
+    } catch (const std::exception &e) {
+        failWith(QStringLiteral("%1: %2").arg(source.fileName(), QString::fromUtf8(e.what())));
+    }
+    r.computeSeconds
+        = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+}
+
+QString WeightCheck::text() const
+{
+    if (rows == 0)
+        return QStringLiteral("no rows to check");
+    if (ok())
+        return QStringLiteral("all %1 rows sum to 1 (worst |\u03a3w \u2212 1| = %2)")
+            .arg(rows)
+            .arg(worstRowSumError, 0, 'g', 2);
+    QStringList problems;
+    if (badSumRows > 0)
+        problems << QStringLiteral("%1 of %2 rows do not sum to 1 (worst |\u03a3w \u2212 1| = %3 "
+                                   "at head %4, row %5; tolerance %6)")
+                        .arg(badSumRows)
+                        .arg(rows)
+                        .arg(worstRowSumError, 0, 'g', 3)
+                        .arg(worstHead)
+                        .arg(worstRow)
+                        .arg(tolerance, 0, 'g', 2);
+    if (nonFiniteRows > 0)
+        problems << QStringLiteral("%1 rows hold NaN/Inf (first at head %2, row %3)")
+                        .arg(nonFiniteRows)
+                        .arg(firstNonFiniteHead)
+                        .arg(firstNonFiniteRow);
+    if (negativeRows > 0)
+        problems << QStringLiteral("%1 rows have negative weights").arg(negativeRows);
+    return problems.join(QStringLiteral("; "));
+}
+
+WeightCheck checkWeights(const SessionResult &result, NpyType storedType)
+{
+    WeightCheck c;
+    const Index nK = result.keyCount();
+    c.tolerance = 1e-6;
+    if (storedType == NpyType::Float32)
+        c.tolerance += 4.0 * double(nK) * std::ldexp(1.0, -24);
+    for (int h = 0; h < result.headCount(); ++h) {
+        const MatrixD &w = result.weights[std::size_t(h)];
+        for (Index i = 0; i < w.rows(); ++i) {
+            ++c.rows;
+            const auto row = w.row(i);
+            if (!row.allFinite()) {
+                if (c.nonFiniteRows++ == 0) {
+                    c.firstNonFiniteHead = h;
+                    c.firstNonFiniteRow = int(i);
+                }
+                continue;
+            }
+            if ((row.array() < 0.0).any())
+                ++c.negativeRows;
+            const double error = std::abs(row.sum() - 1.0);
+            if (error > c.worstRowSumError || c.worstHead < 0) {
+                c.worstRowSumError = error;
+                c.worstHead = h;
+                c.worstRow = int(i);
+            }
+            if (error > c.tolerance)
+                ++c.badSumRows;
+        }
+    }
+    return c;
+}
+
+std::optional<QStringList> readTokenFile(const QString &path, QString *error)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        if (error)
+            *error
+                = QStringLiteral("%1: cannot read the token file (%2)").arg(path, f.errorString());
+        return std::nullopt;
+    }
+    constexpr qint64 maxBytes = 64 << 20;
+    if (f.size() > maxBytes) {
+        if (error)
+            *error = QStringLiteral("%1: a token file of %2 bytes is too large (at most %3)")
+                         .arg(path, QString::number(f.size()), QString::number(maxBytes));
+        return std::nullopt;
+    }
+    const QByteArray bytes = f.readAll();
+    QStringDecoder decoder(QStringDecoder::Utf8);
+    QString text = decoder.decode(bytes);
+    if (decoder.hasError()) {
+        if (error)
+            *error = QStringLiteral("%1: the token file is not UTF-8 text").arg(path);
+        return std::nullopt;
+    }
+    if (text.startsWith(QChar(0xfeff)))
+        text.remove(0, 1); // byte order mark
+    QStringList tokens = text.split(QLatin1Char('\n'));
+    if (!tokens.isEmpty() && tokens.last().isEmpty())
+        tokens.removeLast(); // the final line break
+    for (QString &t : tokens) {
+        if (t.endsWith(QLatin1Char('\r')))
+            t.chop(1);
+    }
+    return tokens;
+}
+
+QString tokenSidecarPath(const QString &tensorPath)
+{
+    const QFileInfo info(tensorPath);
+    const QDir dir = info.absoluteDir();
+    for (const QString &name : {info.completeBaseName(), info.fileName()}) {
+        const QString candidate = dir.filePath(name + QStringLiteral(".tokens.txt"));
+        if (QFileInfo(candidate).isFile())
+            return candidate;
+    }
+    return {};
+}
+
+int expectedTokenCount(const SessionParameters &p)
+{
+    return p.kind == AttentionKind::EncoderDecoder ? p.n + p.nK : p.n;
+}
+
+QString checkTokenCount(const SessionParameters &p, int count)
+{
+    const int expected = expectedTokenCount(p);
+    if (count == expected)
+        return {};
+    const QString need = p.kind == AttentionKind::EncoderDecoder
+        ? QStringLiteral("%1 tokens (n_q = %2 query tokens, then n_k = %3 key tokens)")
+              .arg(expected)
+              .arg(p.n)
+              .arg(p.nK)
+        : QStringLiteral("%1 tokens (one per position; the keys are the same positions)")
+              .arg(expected);
+    return QStringLiteral("%1 token labels given but the tensors need %2; positions 0, 1, 2, … "
+                          "are shown instead")
+        .arg(count)
+        .arg(need);
+}
+
+} // namespace attn

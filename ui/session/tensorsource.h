@@ -1,0 +1,164 @@
+#pragma once
+// File → Open tensors…: a user's .npy/.npz shown in the main view instead of the
+// seeded random inputs. Two kinds of file:
+//   Inputs  — query/key/value (+ PyTorch-named parameters and masks), read by the same
+//             tensorCaseFromArrays as `attnlab compute` and recomputed with the session's scale
+//             exponent α, temperature τ, extra mask and dtype (the defaults reproduce
+//             torch.nn.MultiheadAttention(batch_first=True) exactly);
+//   Weights — attention weights computed elsewhere (e.g. dumped from a real model), shaped
+//             (n_q × n_k), (h × n_q × n_k) or (layers × h × n_q × n_k); one layer is shown at a
+//             time, as stored: nothing is recomputed, metrics come from the weights, and rows
+//             that do not sum to 1 or hold NaN/Inf are reported (WeightCheck), never hidden.
+//
+// A TensorSource is immutable and shared: SessionParameters::tensors points at it, so loading,
+// changing the layer and going back to random inputs are ordinary (undoable) parameter changes,
+// and computeSession() dispatches to computeTensorSession() while one is set.
+
+#include "ui/session/sessionparameters.h"
+#include "ui/session/sessionresult.h"
+
+#include "core/cancel.h"
+#include "core/npy.h"
+#include "core/tensorcase.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+#include <optional>
+
+namespace attn {
+
+class TensorSource
+{
+public:
+    enum class Kind {
+        Inputs, ///< query/key/value (+ parameters, masks): recomputed
+        Weights, ///< attention weights computed elsewhere: shown as stored
+    };
+
+    Kind kind() const;
+    bool isWeights() const { return kind() == Kind::Weights; }
+    /// Absolute path of the file the tensors came from.
+    QString path() const;
+    QString fileName() const;
+    /// Weights: the array shown (the .npz member, or the .npy file's stem). Inputs: empty.
+    QString arrayName() const;
+    /// Meaning of True in the file's boolean masks (inputs).
+    MaskConvention maskConvention() const;
+
+    /// Layer shown (weights), 0 … layerCount() − 1; 0 for inputs.
+    int layer() const { return m_layer; }
+    int layerCount() const;
+    int headCount() const;
+    int queryCount() const;
+    int keyCount() const;
+    /// d_model of the inputs; for weights h (d_k = 1: the session's parameters need one).
+    int dModel() const;
+
+    /// The inputs (nullptr for weights).
+    const TensorCase<double> *tensorCase() const;
+    /// The weights (nullptr for inputs).
+    const WeightStack *weightStack() const;
+
+    /// One line about the content: "PyTorch multi-head attention, h = 4, with bias, masks:
+    /// attn_mask bool (True = masked out)" or "weights float32 (12, 8, 16, 16)".
+    QString description() const;
+    /// Remarks made while loading (arrays not used, …).
+    QStringList notes() const;
+
+    /// The same tensors showing another layer (clamped to the layers there are).
+    std::shared_ptr<const TensorSource> withLayer(int layer) const;
+
+    /// The parameters that show this source, starting from `base`: n, n_k, d_model, h and the
+    /// kind follow the file (cross-attention when n_q ≠ n_k or the keys differ from the
+    /// queries); α = 0.5, τ = 1, no extra mask, no positional encoding; seed and dtype kept;
+    /// tokens cleared; tensors = `self` (which must point at this source).
+    SessionParameters parametersFor(const SessionParameters &base,
+                                    const std::shared_ptr<const TensorSource> &self) const;
+    /// Empty when `p` fits this source, else a message naming the parameter fixed by the file
+    /// (n, n_k, d_model, h; for weights also α, τ, masks and positional encoding).
+    QString checkParameters(const SessionParameters &p) const;
+    /// The heatmap caption for `p`, starting "loaded: <file>".
+    QString caption(const SessionParameters &p) const;
+
+    struct Data; ///< private to tensorsource.cpp
+    explicit TensorSource(std::shared_ptr<const Data> data, int layer = 0);
+
+private:
+    std::shared_ptr<const Data> m_data;
+    int m_layer = 0;
+};
+
+/// Every array of a tensor file.
+struct TensorFile
+{
+    QString path; ///< absolute
+    bool npz = false;
+    NamedArrays arrays; ///< .npz: every member in archive order; .npy: one, named by the stem
+};
+
+/// Reads `path` (.npz by its zip signature, else .npy). Throws NpyError naming the file and the
+/// problem (missing, truncated, object/structured dtype, …).
+TensorFile readTensorFile(const QString &path);
+
+/// True when the file is an attention problem rather than weights: it holds an array named
+/// query, key or value (a missing one of the three is then reported as missing).
+bool holdsInputs(const TensorFile &file);
+
+/// "name dtype (shape)" for each array, in file order (for the array chooser).
+QStringList describeArrays(const TensorFile &file);
+
+/// Builds the source of `file`: inputs when holdsInputs(file) (masks read with
+/// `convention`), else the weights in `weightsArray` (empty: defaultWeightArray's choice).
+/// Returns nullptr with `error` set (naming the file, the array and the problem) on bad arrays,
+/// an ambiguous choice (several arrays and none named weights/attn_weights/attention) or a
+/// size beyond SessionParameters::maxSequence.
+std::shared_ptr<const TensorSource> makeTensorSource(const TensorFile &file,
+                                                     const QString &weightsArray,
+                                                     MaskConvention convention, QString *error);
+
+/// The file of the tensors `p` shows (absolute path; empty for random inputs) — e.g. for
+/// session files, which store the paths of loaded tensors.
+QString loadedTensorPath(const SessionParameters &p);
+
+/// computeSession for parameters with tensors set (see the top of this file). Never throws:
+/// errors land in SessionResult::error. Inputs give exactly MultiheadAttention<T>::forward's
+/// (or scaledDotProductAttention's) weights, raw and scaled scores; weights give the stored
+/// layer, NaN for the (unknown) scores, all mask states 0 (nothing known to be masked).
+SessionResult computeTensorSession(const SessionParameters &params, const CancelToken &cancel = {});
+
+/// Rows of loaded weights that are not probability rows.
+struct WeightCheck
+{
+    int rows = 0; ///< h · n_q rows checked
+    int badSumRows = 0; ///< finite rows with |Σ_j w_ij − 1| > tolerance
+    int nonFiniteRows = 0; ///< rows holding NaN or ±Inf
+    int negativeRows = 0; ///< finite rows with a negative weight
+    double worstRowSumError = 0; ///< over finite rows
+    int worstHead = -1, worstRow = -1; ///< where worstRowSumError is
+    int firstNonFiniteHead = -1, firstNonFiniteRow = -1;
+    double tolerance = 0;
+    bool ok() const { return badSumRows == 0 && nonFiniteRows == 0 && negativeRows == 0; }
+    /// "all 96 rows sum to 1 (worst |Σw − 1| = 2e-16)" or what is wrong, with positions.
+    QString text() const;
+};
+/// Checks every row of `result`'s weights. Tolerance: 1e-6, plus 4·n_k·2⁻²⁴ for weights stored
+/// as float32 (rounding of each weight and of the softmax's sum).
+WeightCheck checkWeights(const SessionResult &result, NpyType storedType = NpyType::Float64);
+
+/// Token labels from a text file: UTF-8, one token per line (a final line break does not make
+/// an extra token; "\r\n" works). Returns nullopt with `error` naming the file on read errors.
+std::optional<QStringList> readTokenFile(const QString &path, QString *error);
+/// The sidecar of a tensor file if it exists: <dir>/<name>.tokens.txt for the file name
+/// without its last suffix (attn.npz → attn.tokens.txt), then with it (attn.npz.tokens.txt);
+/// empty when there is none.
+QString tokenSidecarPath(const QString &tensorPath);
+/// Labels `p` takes: n_q for self-attention (the keys share them), n_q + n_k for
+/// cross-attention (queries first, then keys).
+int expectedTokenCount(const SessionParameters &p);
+/// Empty when `count` labels fit `p`, else a message saying how many are needed and that the
+/// positions 0, 1, … are shown instead.
+QString checkTokenCount(const SessionParameters &p, int count);
+
+} // namespace attn

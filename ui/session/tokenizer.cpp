@@ -1,0 +1,82 @@
+#include "ui/session/tokenizer.h"
+
+#include <QChar>
+
+namespace attn {
+
+namespace {
+
+bool isWordCodePoint(char32_t c)
+{
+    switch (QChar::category(c)) {
+    case QChar::Letter_Uppercase:
+    case QChar::Letter_Lowercase:
+    case QChar::Letter_Titlecase:
+    case QChar::Letter_Modifier:
+    case QChar::Letter_Other:
+    case QChar::Number_DecimalDigit:
+    case QChar::Number_Letter:
+    case QChar::Number_Other:
+    case QChar::Mark_NonSpacing:
+    case QChar::Mark_SpacingCombining:
+    case QChar::Mark_Enclosing:
+        return true;
+    default:
+        return false;
+    }
+}
+
+constexpr qsizetype maxSpecialLength = 24; // code points between the brackets
+
+// Inside <…> / […] of a special token: letters, digits, and / _ | -
+bool isSpecialInner(char32_t c)
+{
+    return isWordCodePoint(c) || c == U'/' || c == U'_' || c == U'|' || c == U'-';
+}
+
+} // namespace
+
+QStringList splitTokens(const QString &text)
+{
+    QStringList tokens;
+    QString word;
+    auto flush = [&] {
+        if (!word.isEmpty()) {
+            tokens.append(word);
+            word.clear();
+        }
+    };
+    const QList<uint> points = text.toUcs4();
+    for (qsizetype k = 0; k < points.size(); ++k) {
+        const char32_t c = points[k];
+        // Special tokens: <s>, </s>, <|endoftext|>, [CLS], [SEP] stay whole.
+        if (c == U'<' || c == U'[') {
+            const char32_t close = c == U'<' ? U'>' : U']';
+            qsizetype end = k + 1;
+            while (end < points.size() && end - k <= maxSpecialLength
+                   && isSpecialInner(char32_t(points[end])))
+                ++end;
+            if (end < points.size() && end > k + 1 && points[end] == close) {
+                flush();
+                tokens.append(
+                    QString::fromUcs4(reinterpret_cast<const char32_t *>(&points[k]), end - k + 1));
+                k = end;
+                continue;
+            }
+        }
+        const QChar::Category category = QChar::category(c);
+        if (QChar::isSpace(c) || category == QChar::Other_Control
+            || category == QChar::Other_Format) {
+            flush(); // separators; invisible format characters (U+200B, U+200D, U+FEFF) too
+        } else if (isWordCodePoint(c)) {
+            word.append(QString::fromUcs4(&c, 1));
+        } else {
+            flush();
+            tokens.append(QString::fromUcs4(&c, 1));
+        }
+    }
+    flush();
+    return tokens;
+}
+
+} // namespace attn

@@ -1,0 +1,165 @@
+#pragma once
+// HeatmapWidget: shows HeatmapRenderer's picture of a SessionResult. The picture is cached as a
+// pixmap (rebuilt only when the result, options or size change); hovering a cell shows a
+// tooltip (head, query i, key j, weight, raw and scaled score, mask state), outlines the cell
+// and fills the row strip under the heatmaps with that row's keys, tokens and values; clicking
+// a tile emits tileActivated(head) so the window can enlarge it.
+//
+// Long sequences: the wheel zooms around the cell under the pointer, dragging pans, and the
+// keyboard does both (+/− zoom, arrows pan, 0 or Home shows every cell again). The renderer
+// pools the visible cells to the widget's pixels (HeatmapOptions::pooling); hovering still
+// reports the exact cell. A ViewTransform (trim padding, hide keys) is applied to every result
+// before it is shown.
+
+#include "ui/render/heatmaprenderer.h"
+#include "ui/session/resultview.h"
+
+#include <QPixmap>
+#include <QWidget>
+
+#include <memory>
+
+class QTimer;
+
+namespace attn {
+
+class HeatmapWidget : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit HeatmapWidget(QWidget *parent = nullptr);
+
+    /// The session's result; the widget shows applyViewTransform(result, viewTransform()).
+    void setResult(std::shared_ptr<const SessionResult> result);
+    /// The result as shown (after the view transform; the session's result when none).
+    std::shared_ptr<const SessionResult> result() const { return m_renderer.result(); }
+    /// The result as the session computed it.
+    std::shared_ptr<const SessionResult> sessionResult() const { return m_sessionResult; }
+
+    /// Trim padding / hide keys (with or without renormalisation); re-derives the shown result:
+    /// at once for small results, on a worker thread (newest wins) from asyncTransformCells
+    /// cells h·n_q·n_k on, so the window stays responsive at n = 4096 (the previous picture
+    /// stays until the new one is ready; isTransforming() meanwhile).
+    void setViewTransform(const ViewTransform &transform);
+    ViewTransform viewTransform() const { return m_transform; }
+    bool isTransforming() const { return m_transforming; }
+    static constexpr qint64 asyncTransformCells = qint64(1) << 22;
+
+    /// Options other than the text size (the widget uses its own font's size unless the
+    /// options set one) and colours (the palette's, unless set explicitly). The window (zoom)
+    /// is part of the options.
+    void setOptions(const HeatmapOptions &options);
+    HeatmapOptions options() const { return m_renderer.options(); }
+    const HeatmapRenderer &renderer() const { return m_renderer; }
+
+    /// One large tile of `head` (h = the mean over heads).
+    void showSingleHead(int head);
+    /// All heads plus the mean.
+    void showGrid();
+    bool isSingleHead() const { return m_renderer.options().view == HeatmapView::SingleHead; }
+
+    /// The visible cells (x = first key, y = first query); every cell when not zoomed.
+    QRect visibleCells() const { return m_renderer.visibleCells(); }
+    bool isZoomed() const;
+    /// Shows the cells `window` (clamped; an empty rect shows every cell).
+    void setVisibleCells(const QRect &window);
+    /// Zooms by `factor` (> 1 magnifies) keeping the cell under `anchor` (widget coordinates)
+    /// where it is; a null anchor keeps the window's centre. At least min(4, n) cells stay
+    /// visible per side.
+    void zoomBy(double factor, const QPointF &anchor = QPointF());
+    void zoomIn() { zoomBy(zoomStep); }
+    void zoomOut() { zoomBy(1.0 / zoomStep); }
+    void resetZoom() { setVisibleCells(QRect()); }
+    /// Moves the window by whole cells (clamped to the matrix).
+    void panBy(int rows, int cols);
+    static constexpr double zoomStep = 1.25; ///< per wheel notch / key press
+
+    /// The row strip under the heatmaps (on by default).
+    void setRowStripVisible(bool visible);
+    bool isRowStripVisible() const { return m_rowStrip; }
+    /// Where the renderer paints (the widget minus the row strip) and where the strip goes.
+    QRectF heatmapBounds() const;
+    QRectF rowStripBounds() const;
+    HeatmapHit hoveredCell() const { return m_hover; }
+
+    /// The cell under a widget position (invalid when none).
+    HeatmapHit cellAt(const QPointF &pos) const;
+    /// The tooltip text for the cell under `pos` (empty when none).
+    QString toolTipAt(const QPointF &pos) const;
+
+    /// A computation for newer parameters is running (AttentionSession::busyChanged): after
+    /// half a second a banner over the heatmaps says so, because until the result arrives they
+    /// show the previous parameters. False removes it.
+    void setComputing(bool computing);
+    /// The banner is shown (computing for longer than the delay).
+    bool isComputingBannerShown() const { return m_computingBanner; }
+
+    /// A notice banner over the heatmaps (under the computing one), shown at once and kept
+    /// until replaced or cleared with an empty `text`: e.g. a refused parameter change while the
+    /// heatmaps still show the previous parameters. `text` may hold several lines ('\n'): the
+    /// first is word-wrapped, the others elided to the width; `toolTip` (e.g. the full message)
+    /// shows when hovering the banner.
+    void setNotice(const QString &text, const QString &toolTip = QString());
+    QString noticeText() const { return m_notice; }
+    QString noticeToolTip() const { return m_noticeToolTip; }
+
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+
+signals:
+    /// A tile was clicked: head 0 … h−1, or h for the mean over heads.
+    void tileActivated(int head);
+    /// The hovered cell changed (invalid hit when the pointer left the heatmaps).
+    void cellHovered(const attn::HeatmapHit &hit);
+    /// Emitted at the end of every paint that showed a result: its SessionResult::requestId.
+    /// (The GUI latency benchmark, bench/bench_gui.cpp, times control change → this signal.)
+    void painted(quint64 requestId);
+    /// The shown result changed (new session result or view transform): for the metric charts.
+    void shownResultChanged(std::shared_ptr<const attn::SessionResult> shown);
+    /// A view transform started (true) or finished (false) on the worker thread.
+    void transformingChanged(bool busy);
+    /// Zoom or pan changed the visible cells.
+    void visibleCellsChanged(const QRect &cells);
+    /// setOptions() changed the options (e.g. an opened session): panels showing them resync.
+    void optionsChanged();
+
+protected:
+    void paintEvent(QPaintEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+    void mouseMoveEvent(QMouseEvent *event) override;
+    void mousePressEvent(QMouseEvent *event) override;
+    void mouseReleaseEvent(QMouseEvent *event) override;
+    void wheelEvent(QWheelEvent *event) override;
+    void keyPressEvent(QKeyEvent *event) override;
+    void leaveEvent(QEvent *event) override;
+    bool event(QEvent *event) override;
+    void changeEvent(QEvent *event) override;
+
+private:
+    void invalidate();
+    void setHover(const HeatmapHit &hit);
+    void showResult();
+    void showShown(std::shared_ptr<const SessionResult> shown);
+    HeatmapOptions effectiveOptions(HeatmapOptions options) const;
+
+    HeatmapRenderer m_renderer;
+    HeatmapOptions m_requested; // as set by the caller (before palette/font defaults)
+    std::shared_ptr<const SessionResult> m_sessionResult;
+    ViewTransform m_transform;
+    QPixmap m_cache;
+    QTimer *m_computingTimer = nullptr; // the banner's delay
+    bool m_computingBanner = false;
+    QString m_notice; // the notice banner's lines (empty: none)
+    QString m_noticeToolTip;
+    QRectF m_noticeRect; // where the notice banner was painted (for its tooltip)
+    HeatmapHit m_hover;
+    QPointF m_pressPos;
+    QRect m_pressWindow; // visible cells when the drag began
+    bool m_pressed = false;
+    bool m_dragging = false;
+    bool m_rowStrip = true;
+    bool m_transforming = false;
+    quint64 m_transformGeneration = 0; ///< newest showResult() call (async transforms)
+};
+
+} // namespace attn

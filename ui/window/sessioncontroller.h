@@ -1,0 +1,126 @@
+#pragma once
+// SessionController: the window's document side — File → Open/Save/Save As/Open Recent for
+// .attnlab.json session files, Edit → Undo/Redo of parameter changes (QUndoStack), the
+// unsaved-changes mark in the title (windowModified, from the undo stack's clean state), the
+// quit prompt, and the last session in QSettings. MainWindow owns one and puts its actions in
+// the menus; the control panel's edits reach the AttentionSession through editParameters().
+
+#include "ui/document/sessionfile.h"
+
+#include <QObject>
+#include <QString>
+
+#include <functional>
+
+class QAction;
+class QSettings;
+class QUndoStack;
+class QWidget;
+
+namespace attn {
+
+class AttentionSession;
+class RecentFiles;
+class TensorController;
+
+class SessionController : public QObject
+{
+    Q_OBJECT
+public:
+    /// `window` parents the dialogs and gets the title ("name.attnlab.json[*]") and the
+    /// windowModified flag.
+    SessionController(AttentionSession *session, QWidget *window);
+    ~SessionController() override;
+
+    /// How the window's view state (SessionDocument::view) is read and applied.
+    void setViewStateHandlers(std::function<QJsonObject()> get,
+                              std::function<void(const QJsonObject &)> set);
+    /// Loaded tensors are saved as their file (SessionDocument::tensors) and loaded again, through
+    /// `tensors`, when a session is opened. Without it a session's tensors are not loaded.
+    void setTensorController(TensorController *tensors) { m_tensors = tensors; }
+    /// Every slider drag under `controls` becomes one undo command (drags merge through
+    /// SetParametersCommand's merge key; a new press starts a new command).
+    void trackSliderDrags(QWidget *controls);
+
+    QUndoStack *undoStack() const { return m_undoStack; }
+    RecentFiles *recentFiles() const { return m_recent; }
+    QAction *openAction() const { return m_openAction; }
+    QAction *saveAction() const { return m_saveAction; }
+    QAction *saveAsAction() const { return m_saveAsAction; }
+    QAction *undoAction() const { return m_undoAction; }
+    QAction *redoAction() const { return m_redoAction; }
+
+    /// The open session file (empty while untitled).
+    QString filePath() const { return m_filePath; }
+    /// True when the parameters differ from the last save/open (the undo stack is not clean).
+    bool isModified() const;
+    /// The current state as a document: parameters, view state, tensors, kept unknown keys.
+    SessionDocument document() const;
+
+    /// Opens `path` without any dialog. On failure returns false with `error` naming the file
+    /// and the problem, and changes nothing (parameters, view, undo history, file name).
+    /// When the session's tensor file cannot be loaded the rest is opened, with seeded random
+    /// inputs, and openWarning() says why.
+    bool openFile(const QString &path, QString *error);
+    /// What the last open could not restore (empty when everything was).
+    QString openWarning() const { return m_openWarning; }
+    /// Saves to `path` atomically without any dialog; on success it becomes the current file
+    /// and the state is clean. On failure the old file is untouched and `error` names it.
+    bool saveFile(const QString &path, QString *error);
+
+    /// Last parameters and view ("session/last") and the recent files from `settings`. The
+    /// restored state is untitled and unmodified. Invalid or newer entries are ignored.
+    void restoreSettings(const QSettings &settings);
+    void saveSettings(QSettings &settings) const;
+    /// When on, the recent-files list is written to QSettings() as soon as it changes.
+    void setPersistRecentFiles(bool on) { m_persistRecent = on; }
+
+public slots:
+    /// Applies an edit of the controls as an undoable command.
+    void editParameters(const attn::SessionParameters &params);
+    /// openFile with a message box naming the file and the problem on failure (asks to save
+    /// unsaved changes first). Returns true when the file was opened.
+    bool open(const QString &path);
+    /// Asks for a file, then open().
+    void openInteractive();
+    /// Saves to the current file (asks for one while untitled). Returns true when saved.
+    bool save();
+    /// Asks for a file name, then saves. Returns true when saved.
+    bool saveAs();
+    /// With unsaved changes asks Save / Discard / Cancel; true when it is fine to go on.
+    bool maybeSave();
+
+signals:
+    void filePathChanged(const QString &path);
+    void modifiedChanged(bool modified);
+    /// A short note for the status bar (opened, saved, tensors not loaded …).
+    void statusMessage(const QString &text);
+
+private:
+    void apply(const SessionDocument &document);
+    void setFilePath(const QString &path);
+    void updateTitle();
+    QString dialogFolder() const;
+
+    AttentionSession *m_session;
+    QWidget *m_window;
+    QUndoStack *m_undoStack;
+    RecentFiles *m_recent;
+    TensorController *m_tensors = nullptr;
+    QString m_openWarning;
+    std::function<QJsonObject()> m_getView;
+    std::function<void(const QJsonObject &)> m_setView;
+    SessionDocument m_kept; ///< last opened/saved document: unknown keys, view keys, tensors
+    QString m_filePath;
+    QString m_dragKey; ///< merge key of the slider drag in progress (empty: none)
+    int m_dragSerial = 0;
+    bool m_persistRecent = false;
+
+    QAction *m_openAction = nullptr;
+    QAction *m_saveAction = nullptr;
+    QAction *m_saveAsAction = nullptr;
+    QAction *m_undoAction = nullptr;
+    QAction *m_redoAction = nullptr;
+};
+
+} // namespace attn
