@@ -18,11 +18,13 @@ namespace {
 const char *const knownArrays[] = {
     "query",           "key",           "value",         "in_proj_weight", "in_proj_bias",
     "out_proj_weight", "out_proj_bias", "num_heads",     "attn_mask",      "key_padding_mask",
-    "q_proj_weight",   "k_proj_weight", "v_proj_weight",
+    "q_proj_weight",   "k_proj_weight", "v_proj_weight", "num_kv_heads",
 };
-const char *const parameterArrays[]
+/// Parameter arrays of torch.nn.MultiheadAttention: any of them makes the case multi-head (without
+/// them, num_heads marks already-projected heads).
+const char *const projectionArrays[]
     = {"in_proj_weight", "in_proj_bias",  "out_proj_weight", "out_proj_bias",
-       "num_heads",      "q_proj_weight", "k_proj_weight",   "v_proj_weight"};
+       "q_proj_weight",  "k_proj_weight", "v_proj_weight"};
 /// torch.nn.MultiheadAttention's parameters when kdim or vdim differ from embed_dim.
 const char *const separateArrays[] = {"q_proj_weight", "k_proj_weight", "v_proj_weight"};
 
@@ -149,6 +151,18 @@ void checkShape(const NpyArray &a, const char *name, std::int64_t rows, std::int
                               + ") (" + meaning + "); " + context);
 }
 
+/// A 0-d (or one-element) integer array's value.
+double scalarCount(const NpyArray &a, const char *name)
+{
+    const bool scalar = a.ndim() == 0 || (a.ndim() == 1 && a.shape[0] == 1);
+    if (!scalar || !isInteger(a.type))
+        throw InvalidArgument("array " + quoted(name)
+                              + " must be a 0-d integer array "
+                                "(np.array(4)), got "
+                              + describeArray(a));
+    return a.values.at(0);
+}
+
 /// Bool (or 0/1 uint8) values.
 std::vector<std::uint8_t> boolValues(const NpyArray &a, const char *name)
 {
@@ -262,8 +276,13 @@ TensorCase<T> tensorCaseFromArrays(const NamedArrays &arrays, const std::string 
 {
     const Inputs in(arrays, source);
     TensorCase<T> c;
-    for (const char *p : parameterArrays)
+    for (const char *p : projectionArrays)
         c.multihead = c.multihead || in.has(p);
+    c.projectedHeads = !c.multihead && (in.has("num_heads") || in.has("num_kv_heads"));
+    if (c.multihead && in.has("num_kv_heads"))
+        throw InvalidArgument("array 'num_kv_heads' is for already-projected heads (query "
+                              "n_q × h·d_k, key n_k × g·d_k) without "
+                              "in_proj_weight; torch.nn.MultiheadAttention's layout has g = h");
 
     const NpyArray &qa = in.require("query");
     const NpyArray &ka = in.require("key");
@@ -288,6 +307,39 @@ TensorCase<T> tensorCaseFromArrays(const NamedArrays &arrays, const std::string 
     for (const char *p : separateArrays)
         c.separateProjections = c.separateProjections || in.has(p);
     // With separate projections key and value have their own widths (kdim, vdim).
+    if (c.projectedHeads) {
+        const double heads
+            = scalarCount(in.require("num_heads", " (num_kv_heads was given)"), "num_heads");
+        if (heads < 1 || dModel == 0 || std::fmod(double(dModel), heads) != 0)
+            throw InvalidArgument("num_heads = " + num(heads)
+                                  + " must be at least 1 and divide the query's h·d_k = "
+                                  + num(dModel) + " columns: " + dims);
+        c.heads = Index(heads);
+        c.kvHeads = c.heads;
+        if (const NpyArray *g = in.find("num_kv_heads")) {
+            const double kv = scalarCount(*g, "num_kv_heads");
+            if (kv < 1 || std::fmod(heads, kv) != 0)
+                throw InvalidArgument("num_kv_heads = " + num(kv)
+                                      + " must be at least 1 and divide num_heads = " + num(heads));
+            c.kvHeads = Index(kv);
+        }
+        const Index dK = dModel / c.heads;
+        if (c.key.cols() != c.kvHeads * dK)
+            throw InvalidArgument("array 'key' has " + num(c.key.cols())
+                                  + " columns but must have g·d_k = " + num(c.kvHeads) + "·"
+                                  + num(dK) + " = " + num(c.kvHeads * dK)
+                                  + " (num_kv_heads × the query's d_k): " + dims);
+        if (c.value.rows() != nK)
+            throw InvalidArgument("array 'value' has " + num(c.value.rows()) + " rows but key has "
+                                  + num(nK) + " (both must be n_k): " + dims);
+        if (c.value.cols() % c.kvHeads != 0)
+            throw InvalidArgument("array 'value' has " + num(c.value.cols())
+                                  + " columns, not g·d_v for num_kv_heads = " + num(c.kvHeads)
+                                  + ": " + dims);
+        buildMask(in, nQ, nK, convention, dims, c.mask, c.maskDescription);
+        c.unusedArrays = in.unknownNames();
+        return c;
+    }
     if (!c.separateProjections && c.key.cols() != dModel)
         throw InvalidArgument("array 'key' has " + num(c.key.cols()) + " columns but query has "
                               + num(dModel) + " (both must be d_model): " + dims);

@@ -14,6 +14,10 @@
 //      d_model × vdim instead of in_proj_weight → the same with separate projections, as
 //        torch.nn.MultiheadAttention(kdim=…, vdim=…) holds them: key n_k × kdim,
 //        value n_k × vdim (in_proj_bias still 3·d_model).
+//      num_heads (and optionally num_kv_heads) without any of the four parameter arrays
+//        → already-projected heads (grouped-query attention, core/groupedattention.h):
+//          query n_q × h·d_k, key n_k × g·d_k, value n_k × g·d_v, g = num_kv_heads (default h);
+//          head i is columns i·d_k … (i+1)·d_k − 1.
 //      none of them → plain scaled dot-product attention (§3.2.1), one head, d_k = d_model.
 //      attn_mask n_q × n_k: bool (meaning by MaskConvention) or additive float (finite or −inf)
 //      key_padding_mask n_k (or 1 × n_k) bool (True = padding under MaskConvention::Masked)
@@ -52,7 +56,10 @@ template<typename T> struct TensorCase
     bool multihead = false; ///< PyTorch-named parameters were given
     /// q/k/v_proj_weight instead of in_proj_weight (torch's kdim/vdim layout); multihead too.
     bool separateProjections = false;
+    /// num_heads without projection parameters: query, key, value are projected heads.
+    bool projectedHeads = false;
     Index heads = 1; ///< num_heads (1 for plain attention)
+    Index kvHeads = 1; ///< num_kv_heads g for projected heads (default h); else = heads
     bool bias = false; ///< in_proj_bias or out_proj_bias present
     Matrix<T> inProjWeight; ///< 3·d_model × d_model (multihead, not separate)
     Matrix<T> qProjWeight; ///< d_model × d_model (separate projections only)
@@ -89,8 +96,10 @@ bool hasTensorCase(const NamedArrays &arrays);
 /// present, shapes (3·d_model, d_model) and (d_model, d_model) (or q/k/v_proj_weight (d_model,
 /// d_model), (d_model, kdim), (d_model, vdim), all three, without in_proj_weight, kdim and vdim the
 /// widths of key and value), biases of length 3·d_model and d_model, num_heads a 0-d integer in [1,
-/// d_model] dividing d_model (checked on the value before it is cast). Throws InvalidArgument
-/// naming the array and the shapes.
+/// d_model] dividing d_model (checked on the value before it is cast); for projected heads
+/// num_heads dividing the query's columns, num_kv_heads a 0-d integer dividing num_heads, key g·d_k
+/// columns and value columns divisible by g. Throws InvalidArgument naming the array and the
+/// shapes.
 template<typename T>
 TensorCase<T> tensorCaseFromArrays(const NamedArrays &arrays, const std::string &source,
                                    MaskConvention convention = MaskConvention::Masked);

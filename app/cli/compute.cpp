@@ -10,17 +10,24 @@
 //   q_proj_weight d_model × d_model, k_proj_weight d_model × kdim, v_proj_weight d_model × vdim
 //     instead of in_proj_weight → separate projections (torch.nn.MultiheadAttention(kdim=…,
 //     vdim=…)): key n_k × kdim, value n_k × vdim.
+//   num_heads (optionally num_kv_heads) without those parameters → already-projected heads of
+//     grouped-query attention: query n_q × h·d_k, key n_k × g·d_k, value n_k × g·d_v.
 //   none of them → plain scaled dot-product attention (§3.2.1), one head, d_k = d_model.
 //   attn_mask n_q × n_k (bool: convention below; float: added to the scaled scores)
 //   key_padding_mask n_k bool (True = padding under the default convention)
 // Output arrays: output (n_q × d_model or d_v), weights, scores (raw q kᵀ) (h × n_q × n_k),
 // weights_mean (n_q × n_k), max_weight, entropy (nats), effective_terms, jacobian_norm
-// (h × n_q, float64), fully_masked (h × n_q bool). Reading and validating the input is
-// core/tensorcase.h (shared with the window's File → Open tensors…).
+// (h × n_q, float64), fully_masked (h × n_q bool); alibi_slopes (h) with --positional alibi,
+// sink_mass (h × n_q) with --sinks.
+// --positional, --rope-convention, --rope-base, --kv-heads, --window, --sinks (positionoptions.h)
+// run every case as grouped-query attention (core/groupedattention.h). Reading and validating the
+// input is core/tensorcase.h (shared with the window's File → Open tensors…).
 
 #include "common.h"
+#include "positionoptions.h"
 
 #include "core/attention.h"
+#include "core/groupedattention.h"
 #include "core/mask.h"
 #include "core/metrics.h"
 #include "core/multihead.h"
@@ -54,6 +61,7 @@ template<typename T> struct Computed
     Matrix<T> weightsMean;
     std::vector<Matrix<T>> scores;
     std::vector<std::vector<std::uint8_t>> fullyMasked;
+    std::vector<double> alibiSlopes;
     Index heads = 1;
     Index dK = 0;
     double scale = 1;
@@ -87,9 +95,84 @@ double computeBytes(Index heads, Index nQ, Index nK, Index dModel, Index dV,
         + 6.0 * double(heads) * double(nQ) * 8.0 + inputBytes;
 }
 
+/// Positions as text for the summary line ("RoPE (half, base 10000)").
+QString positionText(const PositionSettings &ps)
+{
+    switch (ps.scheme) {
+    case PositionalScheme::Rope:
+        return QStringLiteral("RoPE (%1, base %2)")
+            .arg(q(ropeConventionName(ps.ropeConvention)))
+            .arg(ps.ropeBase, 0, 'g', 10);
+    case PositionalScheme::Alibi:
+        return QStringLiteral("ALiBi");
+    case PositionalScheme::Sinusoidal:
+        return QStringLiteral("sinusoidal added to the inputs");
+    case PositionalScheme::None:
+        break;
+    }
+    return QStringLiteral("no positions");
+}
+
+/// Grouped-query attention for every kind of case (projected heads; PyTorch layout projected
+/// here, then out_proj; plain attention as one head) with RoPE/ALiBi and the window.
+template<typename T>
+void computeGrouped(const TensorCase<T> &tc, const Matrix<T> &query, const Matrix<T> &key,
+                    const Matrix<T> &value, const PositionSettings &ps, Computed<T> &c)
+{
+    const Index nQ = tc.queryCount(), nK = tc.keyCount(), d = tc.dModel();
+    AttentionMask mask = tc.mask;
+    if (ps.window > 0)
+        mask = AttentionMask::slidingWindow(nQ, nK, ps.window, ps.sinks) | mask;
+    PositionOptions po;
+    po.scheme = ps.scheme;
+    po.ropeConvention = ps.ropeConvention;
+    po.ropeBase = ps.ropeBase;
+    GroupedAttentionResult<T> r;
+    if (tc.multihead) {
+        // q = query · W_Qᵀ + b_Q (n_q × d_model); k, v: n_k × d_model, as nn.MultiheadAttention.
+        const Matrix<T> &w = tc.inProjWeight;
+        const Matrix<T> qp = (query * w.topRows(d).transpose()).rowwise()
+            + tc.inProjBias.segment(0, d).transpose();
+        const Matrix<T> kp = (key * w.middleRows(d, d).transpose()).rowwise()
+            + tc.inProjBias.segment(d, d).transpose();
+        const Matrix<T> vp = (value * w.bottomRows(d).transpose()).rowwise()
+            + tc.inProjBias.segment(2 * d, d).transpose();
+        r = groupedQueryAttention<T>(qp, kp, vp, tc.heads, tc.heads, mask, {}, po);
+        c.output = (r.output * tc.outProjWeight.transpose()).rowwise() + tc.outProjBias.transpose();
+        c.mode = QStringLiteral("multi-head attention (PyTorch layout, %1)")
+                     .arg(tc.bias ? QStringLiteral("with bias") : QStringLiteral("no bias"));
+        c.dK = tc.headDim();
+    } else {
+        const Index h = tc.projectedHeads ? tc.heads : 1, g = tc.projectedHeads ? tc.kvHeads : 1;
+        r = groupedQueryAttention<T>(query, key, value, h, g, mask, {}, po);
+        c.output = r.output;
+        c.mode = tc.projectedHeads ? QStringLiteral("grouped-query attention on projected "
+                                                    "heads (g = %1 key/value heads)")
+                                         .arg(g)
+                                   : QStringLiteral("plain scaled dot-product attention");
+        c.dK = query.cols() / h;
+    }
+    c.mode += QStringLiteral(", ") + positionText(ps);
+    if (ps.window > 0)
+        c.mode += QStringLiteral(", sliding window w = %1 with %2 sink(s)")
+                      .arg(ps.window)
+                      .arg(ps.sinks);
+    c.heads = Index(r.weights.size());
+    c.weightsMean = Matrix<T>::Zero(nQ, nK);
+    for (const Matrix<T> &w : r.weights)
+        c.weightsMean += w;
+    c.weightsMean /= T(c.heads);
+    c.weights = std::move(r.weights);
+    c.scores = std::move(r.scores);
+    c.fullyMasked = std::move(r.fullyMasked);
+    c.alibiSlopes = std::move(r.alibiSlopes);
+    c.scale = r.scale;
+}
+
 template<typename T>
 int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &outPath,
-              MaskConvention convention, const QString &dtypeName, double budgetBytes)
+              MaskConvention convention, const QString &dtypeName, double budgetBytes,
+              const PositionSettings &ps)
 {
     constexpr NpyType outType = std::is_same_v<T, float> ? NpyType::Float32 : NpyType::Float64;
 
@@ -102,10 +185,27 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
         QTextStream(stderr) << "attnlab compute: note: ignoring arrays not used by compute: "
                             << names.join(QStringLiteral(", ")) << "\n";
     }
-    const Matrix<T> &query = tc.query;
-    const Matrix<T> &key = tc.key;
-    const Matrix<T> &value = tc.value;
     const Index nQ = tc.queryCount(), nK = tc.keyCount(), dModel = tc.dModel();
+    if (ps.scheme == PositionalScheme::Sinusoidal && tc.projectedHeads)
+        throw InvalidArgument("--positional sinusoidal adds the encoding to the inputs before the "
+                              "projections; these are already-projected heads (use rope or "
+                              "alibi)");
+    // Copies only when the encoding is added (the inputs may be large).
+    Matrix<T> queryPe, keyPe, valuePe;
+    const bool addPe = ps.scheme == PositionalScheme::Sinusoidal;
+    if (addPe) {
+        // PE (Vaswani et al. 2017, §3.5) at positions 0…n−1, added to every d_model-wide input.
+        queryPe = tc.query + sinusoidalEncoding(nQ, dModel).cast<T>();
+        keyPe = tc.key + sinusoidalEncoding(nK, dModel).cast<T>();
+        valuePe = tc.value.cols() == dModel
+            ? Matrix<T>(tc.value + sinusoidalEncoding(nK, dModel).cast<T>())
+            : tc.value;
+    }
+    const Matrix<T> &query = addPe ? queryPe : tc.query;
+    const Matrix<T> &key = addPe ? keyPe : tc.key;
+    const Matrix<T> &value = addPe ? valuePe : tc.value;
+    const bool grouped = tc.projectedHeads || ps.scheme == PositionalScheme::Rope
+        || ps.scheme == PositionalScheme::Alibi || ps.window > 0;
     QStringList maskDescription;
     for (const std::string &d : tc.maskDescription)
         maskDescription << q(d);
@@ -133,7 +233,9 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
     }
 
     Computed<T> c;
-    if (tc.multihead) {
+    if (grouped) {
+        computeGrouped<T>(tc, query, key, value, ps, c);
+    } else if (tc.multihead) {
         const MultiheadAttention<T> layer = tc.layer();
         MultiheadResult<T> r = layer.forward(query, key, value, tc.mask);
         c.output = std::move(r.output);
@@ -192,7 +294,7 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
         a.type = outType;
         return a;
     };
-    const std::vector<std::pair<std::string, NpyArray>> members = {
+    std::vector<std::pair<std::string, NpyArray>> members = {
         {"output", typed(NpyArray::fromMatrix<T>(c.output))},
         {"weights", typed(NpyArray::fromMatrices<T>(c.weights))},
         {"weights_mean", typed(NpyArray::fromMatrix<T>(c.weightsMean))},
@@ -203,6 +305,18 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
         {"jacobian_norm", perHeadRows(jacobian)},
         {"fully_masked", fully},
     };
+    if (!c.alibiSlopes.empty()) {
+        NpyArray slopes;
+        slopes.shape = {std::int64_t(c.alibiSlopes.size())};
+        slopes.values = c.alibiSlopes;
+        members.emplace_back("alibi_slopes", slopes);
+    }
+    if (ps.sinks > 0) {
+        std::vector<VectorD> mass;
+        for (const Matrix<T> &w : c.weights)
+            mass.push_back(sinkWeightMass<T>(w, ps.sinks));
+        members.emplace_back("sink_mass", perHeadRows(mass));
+    }
     try {
         writeNpz(outPath.toStdString(), members);
     } catch (const NpyError &e) {
@@ -255,9 +369,11 @@ int runCompute(const QStringList &arguments)
         "in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, num_heads for "
         "multi-head attention, or q_proj_weight, k_proj_weight, v_proj_weight instead of "
         "in_proj_weight when key and value have their own widths kdim, vdim; attn_mask n_q×n_k "
-        "bool or additive float; key_padding_mask n_k "
-        "bool) from an .npz and writes output, weights, weights_mean, scores, max_weight, "
-        "entropy, effective_terms, jacobian_norm and fully_masked to another .npz. "
+        "bool or additive float; key_padding_mask n_k bool; or already-projected heads: query "
+        "n_q×h·d_k, key n_k×g·d_k, value n_k×g·d_v with num_heads and optional num_kv_heads, no "
+        "in_proj_weight) from an .npz and writes output, weights (h×n_q×n_k), weights_mean, "
+        "scores, max_weight, entropy, effective_terms, jacobian_norm and fully_masked (plus "
+        "alibi_slopes, sink_mass) to another .npz. "
         "Bad input exits with status 2 and writes nothing."));
     const QCommandLineOption inOption(QStringLiteral("in"), QStringLiteral("Input .npz file."),
                                       QStringLiteral("file"));
@@ -275,9 +391,11 @@ int runCompute(const QStringList &arguments)
         QStringLiteral("float32|float64"), QStringLiteral("float64"));
     addOptionsWithDefaults(
         parser,
-        {inOption, outOption, conventionOption, dtypeOption,
-         memoryBudgetOption(QStringLiteral("inputs whose weights and scores (h x n_q x n_k, twice, "
-                                           "plus the output .npz built in memory) need"))});
+        QList<QCommandLineOption> {inOption, outOption, conventionOption, dtypeOption,
+                                   memoryBudgetOption(QStringLiteral(
+                                       "inputs whose weights and scores (h x n_q x n_k, twice, "
+                                       "plus the output .npz built in memory) need"))}
+            + positionOptions());
     if (const auto done = parseArguments(parser, kCommand, arguments))
         return *done;
     if (!parser.positionalArguments().isEmpty())
@@ -320,6 +438,9 @@ int runCompute(const QStringList &arguments)
     const auto budget = memoryBudgetBytes(parser, &error);
     if (!budget)
         return usageError(kCommand, error);
+    const auto position = positionSettings(parser, &error);
+    if (!position)
+        return usageError(kCommand, error);
 
     try {
         if (!QFileInfo(inPath).isFile()) {
@@ -356,10 +477,40 @@ int runCompute(const QStringList &arguments)
                                "smaller inputs")
                     .arg(inPath, mibText(declared), largest)
                     .arg(*budget / (1024.0 * 1024.0), 0, 'f', 0));
-        const NamedArrays arrays = readNpz(inPath.toStdString(), std::uint64_t(*budget));
+        NamedArrays arrays = readNpz(inPath.toStdString(), std::uint64_t(*budget));
+        if (position->kvHeads) {
+            // --kv-heads states g for already-projected heads (num_kv_heads when the file
+            // has none; it must agree when it has).
+            const auto has = [&](const char *name) {
+                for (const auto &[n, a] : arrays)
+                    if (n == name)
+                        return &a;
+                return static_cast<const NpyArray *>(nullptr);
+            };
+            if (has("in_proj_weight") || has("out_proj_weight"))
+                return usageError(kCommand,
+                                  QStringLiteral("--kv-heads needs already-projected heads "
+                                                 "(num_heads without in_proj_weight); "
+                                                 "nn.MultiheadAttention's layout has g = h"));
+            if (!has("num_heads"))
+                return usageError(kCommand,
+                                  QStringLiteral("--kv-heads needs num_heads in '%1' (query "
+                                                 "n_q x h*d_k, key n_k x g*d_k)")
+                                      .arg(inPath));
+            if (const NpyArray *g = has("num_kv_heads")) {
+                if (g->values.size() != 1 || g->values[0] != double(*position->kvHeads))
+                    return usageError(kCommand,
+                                      QStringLiteral("--kv-heads %1 disagrees with "
+                                                     "num_kv_heads in '%2'")
+                                          .arg(*position->kvHeads)
+                                          .arg(inPath));
+            } else {
+                arrays.emplace_back("num_kv_heads", NpyArray::scalarInt(*position->kvHeads));
+            }
+        }
         return dtype == QLatin1String("float32")
-            ? computeAs<float>(arrays, inPath, outPath, maskConvention, dtype, *budget)
-            : computeAs<double>(arrays, inPath, outPath, maskConvention, dtype, *budget);
+            ? computeAs<float>(arrays, inPath, outPath, maskConvention, dtype, *budget, *position)
+            : computeAs<double>(arrays, inPath, outPath, maskConvention, dtype, *budget, *position);
     } catch (const NpyError &e) {
         return inputError(QString::fromUtf8(e.what()));
     } catch (const InvalidArgument &e) {

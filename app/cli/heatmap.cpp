@@ -4,6 +4,7 @@
 // or PDF.
 
 #include "common.h"
+#include "positionoptions.h"
 
 #include "ui/document/sessionfile.h"
 #include "ui/export/dataexport.h"
@@ -161,8 +162,19 @@ QStringList sessionArguments(const SessionDocument &session)
                    QStringLiteral("--temperature"), QString::number(p.temperature, 'g', 17),
                    QStringLiteral("--dtype"),       dtypeId(p.dtype)};
     a << QStringLiteral("--generator") << QString::fromLatin1(randomSourceName(p.generator));
-    if (p.positional)
-        a << QStringLiteral("--positional");
+    if (p.positionalScheme() != PositionalScheme::None)
+        a << QStringLiteral("--positional")
+          << QString::fromStdString(positionalSchemeName(p.positionalScheme()));
+    if (p.rope)
+        a << QStringLiteral("--rope-convention")
+          << QString::fromStdString(ropeConventionName(p.ropeConvention))
+          << QStringLiteral("--rope-base") << QString::number(p.ropeBase, 'g', 17);
+    if (p.kvHeads > 0)
+        a << QStringLiteral("--kv-heads") << QString::number(p.kvHeads);
+    if (p.window > 0)
+        a << QStringLiteral("--window") << QString::number(p.window);
+    if (p.sinks > 0)
+        a << QStringLiteral("--sinks") << QString::number(p.sinks);
     const HeatmapOptions o
         = heatmapViewFromJson(session.view.value(QLatin1String("heatmap")).toObject(), {});
     if (o.view == HeatmapView::SingleHead) {
@@ -314,8 +326,6 @@ int runHeatmap(const QStringList &arguments)
          QStringLiteral("alpha"), QStringLiteral("0.5")},
         {QStringLiteral("temperature"), QStringLiteral("Softmax temperature (> 0)."),
          QStringLiteral("tau"), QStringLiteral("1")},
-        {QStringLiteral("positional"),
-         QStringLiteral("Add sinusoidal positional encoding to the inputs.")},
         {QStringLiteral("dtype"), QStringLiteral("float32 or float64."), QStringLiteral("dtype"),
          QStringLiteral("float64")},
         {QStringLiteral("view"),
@@ -402,6 +412,7 @@ int runHeatmap(const QStringList &arguments)
                                           "engine its inputs, queries, keys, row blocks and "
                                           "pooled images) and PNG image need")),
     };
+    optionList += positionOptions();
     addOptionsWithDefaults(parser, optionList);
     if (const auto done = parseArguments(parser, command, arguments))
         return *done;
@@ -509,7 +520,25 @@ int runHeatmap(const QStringList &arguments)
     p.kind = *parseAttentionKind(parser.value(QStringLiteral("kind")));
     p.mask = *parseMaskChoice(parser.value(QStringLiteral("mask")));
     p.dtype = *parseDType(parser.value(QStringLiteral("dtype")));
-    p.positional = parser.isSet(QStringLiteral("positional"));
+    const auto position = positionSettings(parser, &error);
+    if (!position)
+        return usageError(command, error);
+    p.positional = position->scheme == PositionalScheme::Sinusoidal;
+    p.rope = position->scheme == PositionalScheme::Rope;
+    p.alibi = position->scheme == PositionalScheme::Alibi;
+    p.ropeConvention = position->ropeConvention;
+    p.ropeBase = position->ropeBase;
+    p.kvHeads = position->kvHeads ? int(*position->kvHeads) : 0;
+    if (position->window > SessionParameters::maxSequence)
+        return usageError(
+            command,
+            QStringLiteral("--window must be at most %1").arg(SessionParameters::maxSequence));
+    if (position->sinks > SessionParameters::maxSequence)
+        return usageError(
+            command,
+            QStringLiteral("--sinks must be at most %1").arg(SessionParameters::maxSequence));
+    p.window = int(position->window);
+    p.sinks = int(position->sinks);
     // Padding's range is [0, n_k] (the window's and the session's too), checked when the count
     // is used: an explicit --padding with --mask padding. Otherwise (the default 2, or a count
     // without the padding mask) it is kept within [0, n_k] as the window keeps it, so --n 1

@@ -38,6 +38,18 @@ void EngineParameters::check() const
         fail("scale exponent alpha must be in [0, 1], got " + std::to_string(scaleExponent));
     if (!std::isfinite(temperature) || temperature <= 0.0)
         fail("temperature tau must be a finite number > 0, got " + std::to_string(temperature));
+    if (int(rope) + int(alibi) + int(positional) > 1)
+        fail("choose one position scheme: sinusoidal, RoPE or ALiBi");
+    if (rope && dK() % 2 != 0)
+        fail("RoPE rotates pairs of dimensions: d_k=" + std::to_string(dK()) + " must be even");
+    if (rope && (!std::isfinite(ropeBase) || ropeBase <= 0.0))
+        fail("RoPE base must be finite and > 0, got " + std::to_string(ropeBase));
+    if (kvHeads < 0 || (kvHeads > 0 && (kvHeads > heads || heads % kvHeads != 0)))
+        fail("g=" + std::to_string(kvHeads)
+             + " key/value heads must divide h=" + std::to_string(heads));
+    if (window < 0 || sinks < 0 || (sinks > 0 && window == 0))
+        fail("window w >= 0 and sinks >= 0 (sinks only with a window), got w="
+             + std::to_string(window) + ", sinks=" + std::to_string(sinks));
 }
 
 } // namespace attn

@@ -4,6 +4,7 @@
 // the one function that builds the attention mask such parameters ask for.
 
 #include "core/mask.h"
+#include "core/positional.h"
 #include "core/torchrandom.h"
 #include "core/types.h"
 
@@ -47,23 +48,42 @@ struct EngineParameters
     double scaleExponent = 0.5; ///< α: scale = d_k^(−α)/τ (0.5 = 1/√d_k, 0 = unscaled)
     double temperature = 1.0; ///< τ > 0
     bool positional = false; ///< add sinusoidal positional encoding (§3.5) to the inputs
+    /// RoPE on every head's q (positions 0…n_q−1) and k (0…n_k−1), Su et al. 2021.
+    bool rope = false;
+    RopeConvention ropeConvention = RopeConvention::Half;
+    double ropeBase = kRopeDefaultBase; ///< θ_i = ropeBase^(−2i/d_k)
+    /// ALiBi (Press et al. 2021): −m_h·(i − j) (−m_h·|i − j| without a causal mask) added to
+    /// head h's scaled scores, slopes alibiSlopes(h).
+    bool alibi = false;
+    /// Key/value heads g (divides h; 0 means h): the h heads' keys mean-pooled into g groups
+    /// (GQA §2.1), query head i reads key head ⌊i·g/h⌋.
+    Index kvHeads = 0;
+    Index window = 0; ///< sliding-window causal mask width (query i sees i − w < j ≤ i); 0 = off
+    Index sinks = 0; ///< attention sinks: the first keys the window never masks
     DType dtype = DType::Float64;
     /// Typed tokens, UTF-8: token i < n gives query row i its embedding (sessioninputs.h); for
     /// encoder–decoder attention token n + j gives encoder row j its embedding.
     std::vector<std::string> tokens;
 
     Index dK() const { return heads > 0 ? dModel / heads : 0; }
+    /// g: kvHeads, or h when 0.
+    Index keyValueHeads() const { return kvHeads > 0 ? kvHeads : heads; }
     Index queryCount() const { return n; }
     Index keyCount() const { return kind == AttentionKind::EncoderDecoder ? nK : n; }
-    /// True when the causal mask is applied (decoder kind, or MaskChoice::Causal).
+    /// True when the causal mask is applied (decoder kind, MaskChoice::Causal, or a window).
     bool causalMasked() const
     {
-        return kind == AttentionKind::DecoderCausal || mask == MaskChoice::Causal;
+        return kind == AttentionKind::DecoderCausal || mask == MaskChoice::Causal || window > 0;
     }
-    /// maskFromParameters for these parameters (n_q × n_k).
+    /// maskFromParameters for these parameters (n_q × n_k), the sliding window (with its sinks)
+    /// OR-ed in when window > 0.
     AttentionMask attentionMask() const
     {
-        return maskFromParameters(kind, mask, paddingCount, queryCount(), keyCount());
+        const AttentionMask m
+            = maskFromParameters(kind, mask, paddingCount, queryCount(), keyCount());
+        if (window <= 0)
+            return m;
+        return AttentionMask::slidingWindow(queryCount(), keyCount(), window, sinks) | m;
     }
     /// Throws InvalidArgument naming the first bad parameter: n, n_k or d_model < 1, h < 1 or
     /// not dividing d_model, n_q·n_k·h over 2^40, padding count outside [0, n_k], α outside

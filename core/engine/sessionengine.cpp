@@ -1,5 +1,7 @@
 #include "core/engine/sessionengine.h"
 
+#include "core/positional.h"
+
 #include "core/engine/sessioninputs.h"
 #include "core/kernels/detail.h"
 #include "core/kernels/kernels.h"
@@ -84,8 +86,19 @@ bool sameScores(const EngineParameters &a, const EngineParameters &b)
         && a.keyCount() == b.keyCount() && a.dModel == b.dModel && a.heads == b.heads
         && a.positional == b.positional
         && (a.kind == AttentionKind::EncoderDecoder) == (b.kind == AttentionKind::EncoderDecoder)
-        && a.dtype == b.dtype && a.tokens == b.tokens;
+        && a.dtype == b.dtype && a.tokens == b.tokens && a.rope == b.rope
+        && (!a.rope || (a.ropeConvention == b.ropeConvention && a.ropeBase == b.ropeBase))
+        && a.keyValueHeads() == b.keyValueHeads();
 }
+
+/// What stage 1 does beyond multi-head attention: g < h key heads, RoPE.
+struct ScoreOptions
+{
+    Index kvHeads = 0; ///< 0: g = h
+    bool rope = false;
+    RopeConvention ropeConvention = RopeConvention::Half;
+    double ropeBase = kRopeDefaultBase;
+};
 
 /// Runs body(firstRow, rowCount) over [0, rows) in blocks of `block` rows on `threads` OpenMP
 /// threads (dynamic schedule: causal rows differ in cost). A cancel, polled before each block,
@@ -129,7 +142,8 @@ template<> std::vector<MatrixD> &typedScores<double>(Scores &d)
 /// scaledDotProductAttention compute them (q = query W_Qᵀ + b_Q, S_i = q_i k_iᵀ).
 template<typename T>
 void computeScores(const MultiheadAttention<T> &layer, const Eigen::Ref<const Matrix<T>> &query,
-                   const Eigen::Ref<const Matrix<T>> &key, Scores &out, const CancelToken &cancel)
+                   const Eigen::Ref<const Matrix<T>> &key, Scores &out, const CancelToken &cancel,
+                   const ScoreOptions &extra = {})
 {
     const Index nQ = query.rows(), nK = key.rows();
     const Index d = layer.dModel();
@@ -154,6 +168,21 @@ void computeScores(const MultiheadAttention<T> &layer, const Eigen::Ref<const Ma
     k.noalias() = key * w.middleRows(d, d).transpose();
     q.rowwise() += b.segment(0, d).transpose();
     k.rowwise() += b.segment(d, d).transpose();
+    // Grouped-query attention: g < h key heads, each the mean of its group's h/g heads (W_K and
+    // b_K rows mean-pooled, GQA §2.1; the projection is linear, so pooling k is the same).
+    const Index g = extra.kvHeads > 0 ? extra.kvHeads : h;
+    if (g != h) {
+        const Index group = h / g;
+        Matrix<T> pooled = Matrix<T>::Zero(nK, g * dK); // n_k × g·d_k
+        for (Index i = 0; i < h; ++i)
+            pooled.middleCols((i / group) * dK, dK) += k.middleCols(i * dK, dK);
+        k = pooled / T(group);
+    }
+    // RoPE: every head's queries (positions 0…n_q−1) and keys (0…n_k−1) rotated.
+    if (extra.rope) {
+        applyRopeHeads<T>(q, h, extra.ropeConvention, extra.ropeBase);
+        applyRopeHeads<T>(k, g, extra.ropeConvention, extra.ropeBase);
+    }
     cancel.throwIfCancelled();
 
     std::vector<Matrix<T>> &scores = typedScores<T>(out);
@@ -165,7 +194,8 @@ void computeScores(const MultiheadAttention<T> &layer, const Eigen::Ref<const Ma
         Matrix<T> &s = scores[std::size_t(head)];
         s.resize(nQ, nK);
         const Eigen::Ref<const Matrix<T>> qi = q.middleCols(head * dK, dK);
-        const Eigen::Ref<const Matrix<T>> ki = k.middleCols(head * dK, dK);
+        // query head i reads key head ⌊i·g/h⌋ (torch.repeat_interleave's order)
+        const Eigen::Ref<const Matrix<T>> ki = k.middleCols((head * g / h) * dK, dK);
         s.noalias() = qi * ki.transpose();
         if constexpr (!std::is_same_v<T, double>)
             out.scoresD[std::size_t(head)] = s.template cast<double>();
@@ -191,6 +221,9 @@ template<typename T> struct RowPassInput
     Index nQ = 0, nK = 0;
     T scale = T(1);
     const AttentionMask *mask = nullptr;
+    /// ALiBi: head u adds −m_u·(i − j) (−m_u·|i − j| without a causal mask) to its scaled
+    /// scores, as alibiBias; empty for none.
+    std::vector<double> alibiSlopes;
 };
 
 /// Stage 2: scale, mask, softmax, mean and metrics of every head from the raw scores, with
@@ -309,6 +342,14 @@ void rowPass(const RowPassInput<T> &in, EngineResult &r, EngineBufferPool *pool,
                 RowMap(scaled, nK) = ConstRowMap(in.scores[u] + i * nK, nK) * scale;
                 if (additive)
                     RowMap(scaled, nK) += additive->row(i).array().template cast<T>();
+                if (!in.alibiSlopes.empty()) {
+                    const double m = in.alibiSlopes[u];
+                    const bool causalBias = in.mask->hasCausal();
+                    for (Index c = 0; c < nK; ++c) {
+                        const double offset = double(i) - double(c);
+                        scaled[c] = T(scaled[c] + T(-m * (causalBias ? offset : std::abs(offset))));
+                    }
+                }
                 if (masked) {
                     for (Index c = 0; c < nK; ++c)
                         if (state[c])
@@ -369,6 +410,8 @@ void rowPass(const RowPassInput<T> &in, EngineResult &r, EngineBufferPool *pool,
         Matrix<T> w = Eigen::Map<const Matrix<T>>(in.scores[u], nQ, nK) * scale;
         if (additive)
             w += additive->template cast<T>();
+        if (!in.alibiSlopes.empty())
+            w += alibiBias(nQ, nK, in.alibiSlopes[u], in.mask->hasCausal()).template cast<T>();
         if (masked) {
             for (Index c = 0, cells = w.size(); c < cells; ++c)
                 if (r.maskState.data()[c])
@@ -414,10 +457,12 @@ void rowPass(const RowPassInput<T> &in, EngineResult &r, EngineBufferPool *pool,
 template<typename T>
 void rowPassFromScores(Scores &cache, Index nQ, Index nK, const AttentionMask &mask, double scale,
                        EngineResult &r, EngineBufferPool *pool, bool takeScores,
-                       const CancelToken &cancel)
+                       const CancelToken &cancel, const std::vector<double> &alibiSlopes = {})
 {
     const std::size_t hs = cache.scoresD.size();
     RowPassInput<T> in;
+    in.alibiSlopes = alibiSlopes;
+    r.alibiSlopes = alibiSlopes;
     in.nQ = nQ;
     in.nK = nK;
     in.scale = T(scale);
@@ -450,7 +495,13 @@ void computeSeeded(const EngineParameters &p, Scores &data, bool fresh, bool kee
         const Matrix<T> query = in.query.template cast<T>();
         const Matrix<T> encoder
             = in.encoder.size() > 0 ? Matrix<T>(in.encoder.template cast<T>()) : Matrix<T>();
-        computeScores<T>(in.layer, query, encoder.size() > 0 ? encoder : query, data, cancel);
+        ScoreOptions extra;
+        extra.kvHeads = p.kvHeads;
+        extra.rope = p.rope;
+        extra.ropeConvention = p.ropeConvention;
+        extra.ropeBase = p.ropeBase;
+        computeScores<T>(in.layer, query, encoder.size() > 0 ? encoder : query, data, cancel,
+                         extra);
         data.key = p;
     }
     AttentionOptions options;
@@ -458,7 +509,8 @@ void computeSeeded(const EngineParameters &p, Scores &data, bool fresh, bool kee
     options.temperature = p.temperature;
     const AttentionMask mask = p.attentionMask();
     rowPassFromScores<T>(data, p.queryCount(), p.keyCount(), mask, effectiveScale(p.dK(), options),
-                         r, pool, !keep, cancel);
+                         r, pool, !keep, cancel,
+                         p.alibi ? alibiSlopes(p.heads) : std::vector<double>());
 }
 
 } // namespace

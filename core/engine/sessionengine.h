@@ -38,6 +38,7 @@ struct EngineResult
     std::vector<MatrixD> scores; ///< h heads, raw q_i k_iᵀ
     std::vector<MatrixD> scaledScores; ///< h heads, scaled + masked (masked = −inf)
     MatrixB maskState; ///< MaskStateBits per cell
+    std::vector<double> alibiSlopes; ///< h ALiBi slopes m_h when ALiBi is on, else empty
     std::vector<std::vector<std::uint8_t>> fullyMasked; ///< h × n_q
     std::vector<RowMetrics> metrics; ///< per head
     double scale = 1.0; ///< d_k^(−α)/τ applied in every head

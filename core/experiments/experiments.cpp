@@ -410,7 +410,8 @@ const std::vector<Entry> &entries()
         headsSplitEntry(),     permutationEntry(),   shiftRotationEntry(),
         causalMaskEntry(),     quadraticCostEntry(), loopVersusMatrixEntry(),
         maskConventionEntry(), fillValueEntry(),     softmaxPitfallsEntry(),
-        scaleLearningEntry(),
+        scaleLearningEntry(),  ropeOffsetsEntry(),   headReachEntry(),
+        sharedKeysEntry(),
     };
     return list;
 }

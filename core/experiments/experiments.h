@@ -1,5 +1,5 @@
 #pragma once
-// The experiments of docs/experiments.md (E1–E13): a registry of parameter specs and a runner that
+// The experiments of docs/experiments.md (E1–E16): a registry of parameter specs and a runner that
 // turns parameters into a result Table plus named matrices (heatmaps) for figures.
 // Every experiment is deterministic for a given seed (NumPy-compatible Generator; E2, E4, E5 and
 // E7 take "generator" = torch for PyTorch's streams, core/torchrandom.h) except the timings of

@@ -63,6 +63,9 @@ Entry maskConventionEntry(); // E10
 Entry fillValueEntry(); // E11
 Entry softmaxPitfallsEntry(); // E12
 Entry scaleLearningEntry(); // E13 (e13_scale_learning.cpp)
+Entry ropeOffsetsEntry(); // E14
+Entry headReachEntry(); // E15
+Entry sharedKeysEntry(); // E16
 
 // ---- ParamSpec builders ----
 ParamSpec seedParam(std::uint64_t defaultSeed, std::string help = {});

@@ -109,6 +109,10 @@ private Q_SLOTS:
     void matchesTorch_data();
     void matchesTorch();
     void fullyMaskedRow();
+    void projectedHeadsMatchTorch_data();
+    void projectedHeadsMatchTorch();
+    void positionOptionErrors_data();
+    void positionOptionErrors();
     void wrongConventionDiffers();
     void errors_data();
     void errors();
@@ -129,6 +133,9 @@ void TestCliCompute::help()
     QVERIFY(r.out.contains(QLatin1String("--mask-convention")));
     QVERIFY(r.out.contains(QLatin1String("--dtype")));
     QVERIFY(r.out.contains(QLatin1String("--memory-budget-mib")));
+    for (const char *option :
+         {"--positional", "--rope-convention", "--rope-base", "--kv-heads", "--window", "--sinks"})
+        QVERIFY2(r.out.contains(QLatin1String(option)), option);
     QVERIFY(r.out.simplified().contains(QLatin1String("[default: 2048]")));
 }
 
@@ -224,6 +231,136 @@ void TestCliCompute::matchesTorch()
                        10 * tolerance, 0.0);
     for (double flag : res.at("fully_masked").values)
         QCOMPARE(flag, 0.0);
+}
+
+// Already-projected heads (query n_q × h·d_k, key n_k × g·d_k, num_heads, num_kv_heads) with
+// the position and window options, against tests/reference/make_modern_fixtures.py (PyTorch:
+// repeat_interleave, RoPE/ALiBi written out, window and sinks), 1e-12 in float64.
+void TestCliCompute::projectedHeadsMatchTorch_data()
+{
+    QTest::addColumn<QString>("fixture");
+    QTest::addColumn<QStringList>("options");
+    QTest::addColumn<bool>("kvHeadsOption"); // g by --kv-heads instead of num_kv_heads
+    QTest::newRow("gqa h8 g2") << "gqa_h8_g2_float64" << QStringList {} << false;
+    QTest::newRow("gqa h8 g2 by --kv-heads")
+        << "gqa_h8_g2_float64" << QStringList {"--kv-heads", "2"} << true;
+    QTest::newRow("gqa h6 g3 cross, padding")
+        << "gqa_h6_g3_cross_float64" << QStringList {} << false;
+    QTest::newRow("rope interleaved, causal")
+        << "rope_interleaved_float64"
+        << QStringList {"--positional", "rope", "--rope-convention", "interleaved"} << false;
+    QTest::newRow("rope half base 500 gqa")
+        << "rope_half_gqa_base500_float64"
+        << QStringList {"--positional", "rope", "--rope-convention", "half", "--rope-base", "500"}
+        << false;
+    QTest::newRow("alibi h12 g4 bidirectional")
+        << "alibi_h12_bidirectional_float64" << QStringList {"--positional", "alibi"} << false;
+    QTest::newRow("window 4 sinks 2")
+        << "window4_sinks2_float64" << QStringList {"--window", "4", "--sinks", "2"} << false;
+    QTest::newRow("window 3 sinks 1 padding alibi")
+        << "window3_sinks1_padding_alibi_float64"
+        << QStringList {"--positional", "alibi", "--window", "3", "--sinks", "1"} << false;
+}
+
+void TestCliCompute::projectedHeadsMatchTorch()
+{
+    QFETCH(QString, fixture);
+    QFETCH(QStringList, options);
+    QFETCH(bool, kvHeadsOption);
+    const Arrays c = load(QStringLiteral(ATTN_FIXTURE_DIR "/modern/%1.npz").arg(fixture));
+    Arrays in;
+    for (const char *name : {"query", "key", "value", "num_heads", "num_kv_heads"})
+        in[name] = c.at(name);
+    if (kvHeadsOption)
+        in.erase("num_kv_heads");
+    const Index nQ = Index(c.at("query").shape[0]), nK = Index(c.at("key").shape[0]);
+    // A causal mask without a window travels as a boolean attn_mask (True = masked out).
+    if (c.at("causal").toScalarInt("causal") != 0 && c.at("window").toScalarInt("window") == 0) {
+        NpyArray m;
+        m.shape = {nQ, nK};
+        m.type = NpyType::Bool;
+        for (Index i = 0; i < nQ; ++i)
+            for (Index j = 0; j < nK; ++j)
+                m.values.push_back(j > i ? 1.0 : 0.0);
+        in["attn_mask"] = m;
+    }
+    if (const Index padding = c.at("padding").toScalarInt("padding"); padding > 0) {
+        NpyArray m;
+        m.shape = {nK};
+        m.type = NpyType::Bool;
+        for (Index j = 0; j < nK; ++j)
+            m.values.push_back(j >= nK - padding ? 1.0 : 0.0);
+        in["key_padding_mask"] = m;
+    }
+    const QString inPath = tempPath(fixture + QStringLiteral("_in.npz"));
+    const QString outPath = tempPath(fixture + QStringLiteral("_out.npz"));
+    save(inPath, in);
+    const Run r = runCompute(QStringList {"--in", inPath, "--out", outPath} + options);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    const Arrays res = load(outPath);
+    const NpyArray &expectedW = c.at("expected_weights");
+    QCOMPARE(res.at("weights").shape, expectedW.shape);
+    for (std::int64_t h = 0; h < expectedW.shape[0]; ++h)
+        ATTN_COMPARE_CLOSE(res.at("weights").slice<double>(h, "weights"),
+                           expectedW.slice<double>(h, "expected_weights"), 1e-12, 0.0);
+    ATTN_COMPARE_CLOSE(res.at("output").toMatrix<double>("output"),
+                       c.at("expected_output").toMatrix<double>("expected_output"), 1e-12, 0.0);
+    if (options.contains(QLatin1String("alibi")))
+        ATTN_COMPARE_CLOSE(res.at("alibi_slopes").toVector<double>("alibi_slopes"),
+                           c.at("alibi_slopes").toVector<double>("alibi_slopes"), 1e-15, 0.0);
+    if (options.contains(QLatin1String("--sinks"))) {
+        // Mass on the sink keys: Σ_{j < s} w_ij from PyTorch's weights.
+        const Index sinks = c.at("sinks").toScalarInt("sinks");
+        const NpyArray &mass = res.at("sink_mass");
+        QCOMPARE(mass.shape, (std::vector<std::int64_t> {expectedW.shape[0], nQ}));
+        for (std::int64_t h = 0; h < expectedW.shape[0]; ++h) {
+            const MatrixD w = expectedW.slice<double>(h, "expected_weights");
+            for (Index i = 0; i < nQ; ++i)
+                QVERIFY(std::abs(mass.values[std::size_t(h * nQ + i)] - w.row(i).head(sinks).sum())
+                        <= 1e-12);
+        }
+    }
+    QVERIFY2(r.out.contains(QLatin1String("projected heads")), qPrintable(r.out));
+}
+
+void TestCliCompute::positionOptionErrors_data()
+{
+    QTest::addColumn<QString>("fixture"); // modern fixture or torch fixture ("torch:")
+    QTest::addColumn<QStringList>("options");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("sinks without window")
+        << "gqa_h8_g2_float64" << QStringList {"--sinks", "2"} << "--sinks needs --window";
+    QTest::newRow("rope base without rope")
+        << "gqa_h8_g2_float64" << QStringList {"--rope-base", "500"} << "--rope-base needs";
+    QTest::newRow("unknown scheme") << "gqa_h8_g2_float64" << QStringList {"--positional", "xpos"}
+                                    << "--positional must be none, sinusoidal, rope or alibi";
+    QTest::newRow("bad convention")
+        << "gqa_h8_g2_float64" << QStringList {"--positional", "rope", "--rope-convention", "neox"}
+        << "--rope-convention must be interleaved or half";
+    QTest::newRow("window 0") << "gqa_h8_g2_float64" << QStringList {"--window", "0"} << "--window";
+    QTest::newRow("kv heads disagree") << "gqa_h8_g2_float64" << QStringList {"--kv-heads", "4"}
+                                       << "--kv-heads 4 disagrees with num_kv_heads";
+    QTest::newRow("sinusoidal on projected heads")
+        << "gqa_h8_g2_float64" << QStringList {"--positional", "sinusoidal"}
+        << "already-projected heads";
+    QTest::newRow("kv heads with PyTorch layout") << "torch:h8" << QStringList {"--kv-heads", "2"}
+                                                  << "--kv-heads needs already-projected heads";
+}
+
+void TestCliCompute::positionOptionErrors()
+{
+    QFETCH(QString, fixture);
+    QFETCH(QStringList, options);
+    QFETCH(QString, message);
+    const QString in = fixture.startsWith(QLatin1String("torch:"))
+        ? fixturePath(fixture.mid(6))
+        : QStringLiteral(ATTN_FIXTURE_DIR "/modern/%1.npz").arg(fixture);
+    QVERIFY(QFile::exists(in));
+    const QString out = tempPath(QStringLiteral("position_error.npz"));
+    const Run r = runCompute(QStringList {"--in", in, "--out", out} + options);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains(message), qPrintable(r.err));
+    QVERIFY(!QFile::exists(out));
 }
 
 // PyTorch gives NaN on the fully masked query 2; compute writes zeros there, flags the row in

@@ -73,9 +73,9 @@ private slots:
                             QStringLiteral("--head"),       QStringLiteral("mean"),
                             QStringLiteral("--colormap"),   QStringLiteral("magma"),
                             QStringLiteral("--scale"),      QStringLiteral("log"),
-                            QStringLiteral("--positional"), QStringLiteral("--width"),
-                            QStringLiteral("500"),          QStringLiteral("--height"),
-                            QStringLiteral("500")}
+                            QStringLiteral("--positional"), QStringLiteral("sinusoidal"),
+                            QStringLiteral("--width"),      QStringLiteral("500"),
+                            QStringLiteral("--height"),     QStringLiteral("500")}
             << QSize(500, 500);
         QTest::newRow("compare view, default B (scale toggled)")
             << QStringList {QStringLiteral("--view"),   QStringLiteral("compare"),

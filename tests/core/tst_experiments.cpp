@@ -1,4 +1,4 @@
-// The experiments E1–E13: registry and parameter checking, the headline property of each one
+// The experiments E1–E16: registry and parameter checking, the headline property of each one
 // (what docs/experiments.md says it shows), E1–E3 equal to the NumPy scripts' output digit for
 // digit, cancellation and progress.
 
@@ -113,19 +113,28 @@ private slots:
     void e11FillValues();
     void e12Pitfalls();
     void e13ScaleLearning();
+    void e14RopeOffsets();
+    void e15HeadReach();
+    void e16SharedKeys();
     void fitPowerLaw();
 };
 
 void TestExperiments::registryListsAll()
 {
+    // E1–E12 follow Vaswani et al. 2017; E14–E16 the later schemes (RoPE, ALiBi, GQA).
     const std::vector<ExperimentInfo> &list = experimentList();
-    QCOMPARE(list.size(), std::size_t(13));
+    const QStringList expectedIds {"E1", "E2",  "E3",  "E4",  "E5",  "E6",  "E7",  "E8",
+                                   "E9", "E10", "E11", "E12", "E13", "E14", "E15", "E16"};
+    QCOMPARE(list.size(), std::size_t(expectedIds.size()));
     for (std::size_t i = 0; i < list.size(); ++i) {
         const ExperimentInfo &info = list[i];
-        QCOMPARE(QString::fromStdString(info.id), QStringLiteral("E%1").arg(i + 1));
+        QCOMPARE(QString::fromStdString(info.id), expectedIds[int(i)]);
         QVERIFY(!info.title.empty());
         QVERIFY(!info.note.empty());
-        QVERIFY(info.paperSection.find("Vaswani") != std::string::npos);
+        if (i < 12)
+            QVERIFY(info.paperSection.find("Vaswani") != std::string::npos);
+        else
+            QVERIFY(info.paperSection.find(" 20") != std::string::npos); // "Author et al. 20xx"
         QVERIFY(!info.columns.empty());
         std::set<std::string> names;
         for (const ParamSpec &p : info.params) {
@@ -693,6 +702,72 @@ void TestExperiments::e13ScaleLearning()
     }
     // Deterministic: the same seed gives the same table.
     QCOMPARE(run("E13", params).table.toCsv(), r.table.toCsv());
+}
+
+void TestExperiments::e14RopeOffsets()
+{
+    // RoPE: score(m, n) = score(m + t, n + t) to rounding for every shift; sinusoidal encodings
+    // added to q and k move the score by order one. A larger base decays more slowly.
+    const ExperimentResult r = run("E14");
+    QCOMPARE(r.table.rowCount(), std::size_t(4));
+    for (std::size_t i = 0; i < r.table.rowCount(); ++i) {
+        QVERIFY2(column(r, i, "rope_worst_diff") <= 1e-11,
+                 qPrintable(QString::number(column(r, i, "rope_worst_diff"))));
+        QVERIFY(column(r, i, "sinusoidal_worst_diff") > 1.0);
+    }
+    const NamedMatrix *decay = nullptr;
+    for (const NamedMatrix &m : r.matrices)
+        if (m.name == "score_decay")
+            decay = &m;
+    QVERIFY(decay);
+    QCOMPARE(decay->values.rows(), Index(3)); // bases 100, 10000, 1000000
+    QCOMPARE(decay->values.cols(), Index(257));
+    for (Index b = 0; b < 3; ++b) {
+        QCOMPARE(decay->values(b, 0), 1.0);
+        // q = k = 1: score(0, Δ)/score(0, 0) = (2/d_k) Σ_i cos(Δ θ_i), θ_i = base^(−2i/d_k).
+        const double base = b == 0 ? 100.0 : b == 1 ? 10000.0 : 1e6;
+        double expected = 0;
+        for (int i = 0; i < 32; ++i)
+            expected += std::cos(16.0 * std::pow(base, -2.0 * i / 64.0));
+        QVERIFY(std::abs(decay->values(b, 16) - expected / 32.0) <= 1e-12);
+    }
+    QVERIFY(decay->values(0, 64) < decay->values(1, 64));
+    QVERIFY(decay->values(1, 64) < decay->values(2, 64));
+}
+
+void TestExperiments::e15HeadReach()
+{
+    // ALiBi's first head (slope 1/2) reaches fewer keys than its last (1/256); a window alone
+    // leaves no weight on the first keys of far rows, sinks take more than the causal share.
+    const ExperimentResult r = run("E15");
+    QCOMPARE(r.table.rowCount(), std::size_t(8));
+    QCOMPARE(column(r, 0, "alibi_slope"), 0.5);
+    QCOMPARE(column(r, 7, "alibi_slope"), 1.0 / 256);
+    QVERIFY(column(r, 0, "reach_alibi") < column(r, 7, "reach_alibi"));
+    QVERIFY(column(r, 0, "reach_alibi") < column(r, 0, "reach_no_positions"));
+    for (std::size_t i = 0; i < 8; ++i) {
+        QCOMPARE(column(r, i, "sink_mass_window"), 0.0);
+        QVERIFY(column(r, i, "sink_mass_window_sinks") > column(r, i, "sink_mass_causal"));
+        QVERIFY(column(r, i, "sink_mass_window_sinks") < 1.0);
+    }
+}
+
+void TestExperiments::e16SharedKeys()
+{
+    // d_model = 64, h = 8, d_k = 8: parameters 2·64² + 2·g·8·64 (no biases), KV cache
+    // 4096 · 2 · g · 8 · 2 bytes; g = h reproduces itself (ΔW = 0), fewer kv heads move W.
+    const ExperimentResult r = run("E16");
+    QCOMPARE(r.table.rowCount(), std::size_t(3));
+    const int gs[] = {8, 2, 1};
+    for (std::size_t i = 0; i < 3; ++i) {
+        const double g = gs[i];
+        QCOMPARE(column(r, i, "kv_heads"), g);
+        QCOMPARE(column(r, i, "parameters"), 2.0 * 64 * 64 + 2.0 * g * 8 * 64);
+        QCOMPARE(column(r, i, "kv_cache_bytes"), 4096.0 * 2 * g * 8 * 2);
+    }
+    QCOMPARE(column(r, 0, "mean_abs_dw"), 0.0);
+    QVERIFY(column(r, 1, "mean_abs_dw") > 1e-4);
+    QVERIFY(column(r, 2, "mean_abs_dw") > 1e-4);
 }
 
 void TestExperiments::fitPowerLaw()

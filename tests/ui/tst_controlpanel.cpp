@@ -15,6 +15,7 @@
 #include <QDoubleSpinBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSignalSpy>
@@ -78,8 +79,8 @@ private slots:
     void spinBoxesWaitForTheFinishedNumber_data()
     {
         QTest::addColumn<QString>("name");
-        for (const char *name :
-             {"nSpin", "nKSpin", "seedSpin", "dModelSpin", "temperatureSpin", "paddingSpin"})
+        for (const char *name : {"nSpin", "nKSpin", "seedSpin", "dModelSpin", "temperatureSpin",
+                                 "paddingSpin", "ropeBaseSpin", "windowSpin", "sinksSpin"})
             QTest::newRow(name) << QString::fromLatin1(name);
     }
 
@@ -90,6 +91,47 @@ private slots:
         auto *spin = panel.findChild<QAbstractSpinBox *>(name);
         QVERIFY2(spin, qPrintable(name));
         QVERIFY(!spin->keyboardTracking());
+    }
+
+    // The position scheme, key/value heads, window and sinks: each control sets its field, the
+    // scheme names RoPE's convention, and the heads box shows the parameters and KV cache.
+    void modernControls()
+    {
+        ControlPanel panel;
+        SessionParameters p;
+        p.dModel = 64;
+        p.heads = 8;
+        panel.setParameters(p);
+        auto *scheme = panel.findChild<QComboBox *>(QStringLiteral("positionSchemeCombo"));
+        auto *kv = panel.findChild<QComboBox *>(QStringLiteral("kvHeadsCombo"));
+        auto *window = panel.findChild<QSpinBox *>(QStringLiteral("windowSpin"));
+        auto *sinks = panel.findChild<QSpinBox *>(QStringLiteral("sinksSpin"));
+        auto *info = panel.findChild<QLabel *>(QStringLiteral("headsInfoLabel"));
+        QVERIFY(scheme && kv && window && sinks && info);
+        QVERIFY(scheme->itemText(1).contains(QLatin1String("interleaved")));
+        QVERIFY(scheme->itemText(2).contains(QLatin1String("rotate_half")));
+        scheme->setCurrentIndex(2);
+        QVERIFY(panel.parameters().rope);
+        QCOMPARE(panel.parameters().ropeConvention, RopeConvention::Half);
+        scheme->setCurrentIndex(1);
+        QCOMPARE(panel.parameters().ropeConvention, RopeConvention::Interleaved);
+        scheme->setCurrentIndex(3);
+        QVERIFY(panel.parameters().alibi);
+        QVERIFY(!panel.parameters().rope);
+        // g = 8, 4, 2, 1 listed; 2 kv heads: 2·64² + 2·2·8·64 + biases (64 + 2·16 + 64).
+        QCOMPARE(kv->count(), 4);
+        kv->setCurrentIndex(kv->findData(2));
+        QCOMPARE(panel.parameters().kvHeads, 2);
+        QVERIFY2(info->text().contains(QLocale().toString(8192 + 2048 + 160)),
+                 qPrintable(info->text()));
+        QVERIFY2(info->text().contains(QLatin1String("256 B/token")), qPrintable(info->text()));
+        QVERIFY(!sinks->isEnabled());
+        window->setValue(6);
+        QCOMPARE(panel.parameters().window, 6);
+        QVERIFY(sinks->isEnabled());
+        sinks->setValue(2);
+        QCOMPARE(panel.parameters().sinks, 2);
+        QVERIFY(panel.parameters().validate().isEmpty());
     }
 
     // Typing "1024" into n: one recompute, for n = 1024 (not n = 1, 10, 102, 1024).

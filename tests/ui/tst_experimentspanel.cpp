@@ -49,6 +49,15 @@ using namespace attn;
 
 namespace {
 
+/// Ids of every registered experiment, in list order (E1 … E12, E14 … E16).
+QStringList registeredIds()
+{
+    QStringList ids;
+    for (const ExperimentInfo &info : experimentList())
+        ids << QString::fromStdString(info.id);
+    return ids;
+}
+
 QString q(const std::string &s)
 {
     return QString::fromStdString(s);
@@ -230,20 +239,20 @@ void TestExperimentsPanel::listModel()
 {
     ExperimentListModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-    QCOMPARE(model.rowCount(), 13);
-    for (int row = 0; row < 13; ++row) {
+    const QStringList ids = registeredIds();
+    QCOMPARE(model.rowCount(), ids.size());
+    for (int row = 0; row < ids.size(); ++row) {
         const QModelIndex index = model.index(row);
-        const QString id = QStringLiteral("E%1").arg(row + 1);
+        const QString id = ids[row];
         QCOMPARE(model.data(index, ExperimentListModel::IdRole).toString(), id);
         QCOMPARE(model.rowOf(id.toLower()), row);
         QVERIFY(model.data(index).toString().startsWith(id + QLatin1Char(' ')));
         QVERIFY(!model.data(index, ExperimentListModel::TitleRole).toString().isEmpty());
-        QVERIFY(model.data(index, ExperimentListModel::PaperSectionRole)
-                    .toString()
-                    .contains(QLatin1String("Vaswani")));
+        QCOMPARE(model.data(index, ExperimentListModel::PaperSectionRole).toString(),
+                 q(experimentInfo(id.toStdString()).paperSection));
     }
     QCOMPARE(model.rowOf(QStringLiteral("E99")), -1);
-    QVERIFY_THROWS_EXCEPTION(std::out_of_range, model.info(13));
+    QVERIFY_THROWS_EXCEPTION(std::out_of_range, model.info(ids.size()));
 }
 
 void TestExperimentsPanel::tableModel()
@@ -292,11 +301,10 @@ void TestExperimentsPanel::tableModelTsv()
 void TestExperimentsPanel::panelListsAll()
 {
     ExperimentsPanel panel;
-    QCOMPARE(panel.experimentModel()->rowCount(), 13);
-    QStringList expected;
-    for (int i = 1; i <= 13; ++i)
-        expected << QStringLiteral("E%1").arg(i);
-    QCOMPARE(panel.experimentIds(), expected);
+    QCOMPARE(panel.experimentModel()->rowCount(), registeredIds().size());
+    QCOMPARE(panel.experimentIds(), registeredIds());
+    QVERIFY(registeredIds().contains(QStringLiteral("E12")));
+    QVERIFY(registeredIds().contains(QStringLiteral("E16")));
     QCOMPARE(panel.currentExperiment(), QStringLiteral("E1"));
     QSignalSpy changed(&panel, &ExperimentsPanel::currentExperimentChanged);
     QVERIFY(panel.setCurrentExperiment(QStringLiteral("e6")));
@@ -676,8 +684,11 @@ void TestExperimentsPanel::exportFigure_data()
 {
     QTest::addColumn<QString>("id");
     QTest::addColumn<QSize>("size");
-    for (int i = 1; i <= 12; ++i)
-        QTest::addRow("E%d", i) << QStringLiteral("E%1").arg(i) << QSize(900 + 10 * i, 520 + i);
+    int i = 0;
+    for (const QString &id : registeredIds()) {
+        ++i;
+        QTest::newRow(qPrintable(id)) << id << QSize(900 + 10 * i, 520 + i);
+    }
 }
 
 void TestExperimentsPanel::exportFigure()

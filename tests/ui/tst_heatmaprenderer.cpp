@@ -5,7 +5,10 @@
 
 #include "handmaderesult.h"
 #include "ui/render/heatmaprenderer.h"
+#include "ui/session/sessioncompute.h"
 #include "ui/views/heatmapwidget.h"
+
+#include "core/positional.h"
 
 #include <QBuffer>
 #include <QFile>
@@ -106,6 +109,37 @@ private slots:
 
     // A weight w shows matplotlib's colour cmap(w) (index ⌊w·256⌋, fixed range [0, 1]) at the
     // centre of its cell, in every tile, for every sequential colormap.
+    // ALiBi slopes in the tile titles (the short form on narrow tiles); the sliding window's
+    // cells have their own legend entry stating the key count.
+    void alibiTitlesAndWindowLegend()
+    {
+        SessionParameters p;
+        p.n = 12;
+        p.dModel = 32;
+        p.heads = 4;
+        p.alibi = true;
+        p.window = 4;
+        p.sinks = 1;
+        auto result = std::make_shared<SessionResult>(computeSession(p));
+        QVERIFY2(result->ok(), qPrintable(result->error));
+        QCOMPARE(result->alibiSlopes, alibiSlopes(4));
+        HeatmapRenderer renderer;
+        renderer.setResult(result);
+        const HeatmapLayout lay = renderer.layout(QRectF(0, 0, 1200, 800));
+        QCOMPARE(lay.tiles.first().title, QStringLiteral("head 0 (m = 0.25)"));
+        QCOMPARE(lay.tiles.at(3).shortTitle, QStringLiteral("h3 m=0.00391"));
+        QVERIFY(lay.tiles.last().mean);
+        QCOMPARE(result->maskState(11, 5), std::uint8_t(MaskWindow));
+        // The legend names the window: rendered to SVG, its text is there.
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("window.svg"));
+        QString error;
+        QVERIFY2(renderer.saveSvg(path, QSize(1200, 800), &error), qPrintable(error));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QVERIFY2(file.readAll().contains("window: 4 keys + 1 sinks"), "legend");
+    }
+
     void knownColours_data()
     {
         QTest::addColumn<int>("colormap");

@@ -10,7 +10,9 @@
 #include "ui/session/sessionparameters.h"
 
 #include "core/engine/sessioninputs.h"
+#include "core/groupedattention.h"
 #include "core/multihead.h"
+#include "core/random.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -288,6 +290,128 @@ private slots:
         QFETCH(int, dK);
         QFETCH(QString, text);
         QCOMPARE(attn::scaleFormula(alpha, tau, dK), text);
+    }
+
+    // ---- RoPE, ALiBi, grouped-query heads, sliding window and sinks ----
+
+    void modernSchemesMatchCore_data()
+    {
+        QTest::addColumn<QString>("scheme"); // none, rope-half, rope-interleaved, alibi
+        QTest::addColumn<int>("kvHeads");
+        QTest::addColumn<int>("window");
+        QTest::addColumn<int>("sinks");
+        QTest::addColumn<bool>("causal");
+        QTest::newRow("rope half") << "rope-half" << 0 << 0 << 0 << false;
+        QTest::newRow("rope interleaved causal") << "rope-interleaved" << 0 << 0 << 0 << true;
+        QTest::newRow("alibi causal") << "alibi" << 0 << 0 << 0 << true;
+        QTest::newRow("alibi bidirectional g=2") << "alibi" << 2 << 0 << 0 << false;
+        QTest::newRow("g=1") << "none" << 1 << 0 << 0 << false;
+        QTest::newRow("window 3 + 1 sink") << "none" << 0 << 3 << 1 << false;
+        QTest::newRow("rope g=2 window 4 + 2 sinks") << "rope-half" << 2 << 4 << 2 << false;
+    }
+    void modernSchemesMatchCore()
+    {
+        // The session's fused computation against core's groupedQueryAttention on the same
+        // seeded projections: q = X W_Qᵀ + b_Q, the h heads' k mean-pooled into g heads.
+        QFETCH(QString, scheme);
+        QFETCH(int, kvHeads);
+        QFETCH(int, window);
+        QFETCH(int, sinks);
+        QFETCH(bool, causal);
+        SessionParameters p;
+        p.n = 11;
+        p.dModel = 32;
+        p.heads = 4;
+        p.seed = 7;
+        p.rope = scheme.startsWith(QLatin1String("rope"));
+        p.ropeConvention = scheme == QLatin1String("rope-interleaved") ? RopeConvention::Interleaved
+                                                                       : RopeConvention::Half;
+        p.alibi = scheme == QLatin1String("alibi");
+        p.kvHeads = kvHeads;
+        p.window = window;
+        p.sinks = sinks;
+        p.mask = causal ? MaskChoice::Causal : MaskChoice::None;
+        QVERIFY2(p.validate().isEmpty(), qPrintable(p.validate()));
+        const SessionResult r = computeSession(p);
+        QVERIFY2(r.ok(), qPrintable(r.error));
+
+        Generator rng(p.seed);
+        MultiheadAttention<double> layer(p.dModel, p.heads);
+        layer.initXavier(rng);
+        const MatrixD x = rng.standardNormal(p.n, p.dModel);
+        const Index d = p.dModel, h = p.heads, g = p.keyValueHeads(), dK = p.dK();
+        const MatrixD &w = layer.inProjWeight();
+        const MatrixD q = (x * w.topRows(d).transpose()).rowwise()
+            + layer.inProjBias().segment(0, d).transpose();
+        const MatrixD k = (x * w.middleRows(d, d).transpose()).rowwise()
+            + layer.inProjBias().segment(d, d).transpose();
+        MatrixD kg = MatrixD::Zero(p.n, g * dK);
+        for (Index i = 0; i < h; ++i)
+            kg.middleCols((i / (h / g)) * dK, dK) += k.middleCols(i * dK, dK);
+        kg /= double(h / g);
+        AttentionMask mask;
+        if (window > 0)
+            mask = AttentionMask::slidingWindow(p.n, p.n, window, sinks);
+        else if (causal)
+            mask = AttentionMask::causal(p.n, p.n);
+        PositionOptions pos;
+        pos.scheme = p.positionalScheme();
+        pos.ropeConvention = p.ropeConvention;
+        const GroupedAttentionResult<double> ref
+            = groupedQueryAttention<double>(q, kg, kg, h, g, mask, {}, pos);
+        QCOMPARE(r.weights.size(), std::size_t(h));
+        for (std::size_t i = 0; i < std::size_t(h); ++i) {
+            ATTN_COMPARE_CLOSE(r.scores[i], ref.scores[i], 1e-12, 0.0);
+            ATTN_COMPARE_CLOSE(r.weights[i], ref.weights[i], 1e-12, 0.0);
+        }
+        if (p.alibi)
+            QCOMPARE(r.alibiSlopes, ref.alibiSlopes);
+        // Window cells are MaskWindow (own state), sinks stay visible.
+        if (window > 0) {
+            const Index last = p.n - 1;
+            QCOMPARE(r.maskState(last, last - window), std::uint8_t(MaskWindow));
+            for (Index j = 0; j < sinks; ++j)
+                QCOMPARE(r.maskState(last, j), std::uint8_t(MaskAllowed));
+        }
+    }
+
+    void modernParametersRoundTrip()
+    {
+        SessionParameters p;
+        p.rope = true;
+        p.ropeConvention = RopeConvention::Interleaved;
+        p.ropeBase = 500;
+        p.kvHeads = 2;
+        p.window = 5;
+        p.sinks = 1;
+        QVERIFY(p.validate().isEmpty());
+        QString error;
+        const auto back = SessionParameters::fromJson(p.toJson(), &error);
+        QVERIFY2(back, qPrintable(error));
+        QCOMPARE(*back, p);
+        QVERIFY(p.caption().contains(QLatin1String("RoPE interleaved base 500")));
+        QVERIFY(p.caption().contains(QLatin1String("g=2")));
+        QVERIFY(p.caption().contains(QLatin1String("window=5+1 sinks")));
+        // Defaults are not written: files without the new keys stay as they were.
+        const QJsonObject plain = SessionParameters().toJson();
+        for (const char *key :
+             {"rope", "rope_convention", "rope_base", "alibi", "kv_heads", "window", "sinks"})
+            QVERIFY2(!plain.contains(QLatin1String(key)), key);
+        // Refused combinations name the problem.
+        SessionParameters bad;
+        bad.rope = bad.alibi = true;
+        QVERIFY(bad.validate().contains(QLatin1String("one position scheme")));
+        bad = SessionParameters();
+        bad.kvHeads = 3;
+        QVERIFY(bad.validate().contains(QLatin1String("must divide h=4")));
+        bad = SessionParameters();
+        bad.sinks = 2;
+        QVERIFY(bad.validate().contains(QLatin1String("sliding window")));
+        bad = SessionParameters();
+        bad.rope = true;
+        bad.dModel = 12;
+        bad.heads = 4; // d_k = 3
+        QVERIFY(bad.validate().contains(QLatin1String("must be even")));
     }
 
     // ---- computeSession ----

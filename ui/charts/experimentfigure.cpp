@@ -1271,6 +1271,107 @@ void buildE13(const ExperimentResult &r, FigureFrame &f)
     addScalarsFooter(f, r);
 }
 
+void buildE14(const ExperimentResult &r, FigureFrame &f)
+{
+    const Table &t = r.table;
+    const QStringList shifts = columnTexts(t, requireColumn(t, {"shift"}));
+    f.add(barChart(QStringLiteral("RoPE: worst |score(m, n) \u2212 score(m+t, n+t)|"), shifts,
+                   QStringLiteral("shift t"), QStringLiteral("worst |difference|"),
+                   {{QStringLiteral("RoPE"), values(t, requireColumn(t, {"rope_worst_diff"})),
+                     kScaledColor}}),
+          0, 0);
+    f.add(barChart(QStringLiteral("Sinusoidal added to q, k: the score moves"), shifts,
+                   QStringLiteral("shift t"), QStringLiteral("worst |difference|"),
+                   {{QStringLiteral("sinusoidal"),
+                     values(t, requireColumn(t, {"sinusoidal_worst_diff"})), kUnscaledColor}}),
+          0, 1);
+    const NamedMatrix *decay = findMatrix(r, {"score_decay"});
+    if (!decay)
+        throw FigureUnavailable("the result has no score_decay matrix");
+    QStringList bases
+        = q(r.params.count("bases") ? r.params.at("bases") : std::string()).split(QLatin1Char(','));
+    std::vector<Curve> curves;
+    for (Index b = 0; b < decay->values.rows(); ++b) {
+        Curve c;
+        c.name = QStringLiteral("base %1").arg(b < bases.size() ? bases[int(b)] : QString());
+        for (Index d = 0; d < decay->values.cols(); ++d) {
+            c.x.push_back(double(d));
+            c.y.push_back(decay->values(b, d));
+        }
+        c.color = seriesColor(int(b));
+        c.markers = false;
+        curves.push_back(std::move(c));
+    }
+    f.add(lineChart(QStringLiteral("Score of q = k = 1 against distance"),
+                    QStringLiteral("distance n \u2212 m"), Scale::Linear,
+                    QStringLiteral("score(0, \u0394) / score(0, 0)"), Scale::Linear, curves),
+          0, 2);
+    addScalarsFooter(f, r);
+}
+
+void buildE15(const ExperimentResult &r, FigureFrame &f)
+{
+    const Table &t = r.table;
+    QStringList heads, slopeTexts;
+    const auto slopes = values(t, requireColumn(t, {"alibi_slope"}));
+    for (std::size_t i = 0; i < t.rowCount(); ++i) {
+        heads << QString::number(i);
+        slopeTexts << QStringLiteral("m<sub>%1</sub> = %2").arg(i).arg(formatValue(slopes[i], 3));
+    }
+    f.addFooterLine(QStringLiteral("ALiBi slopes: ") + slopeTexts.join(QStringLiteral(", ")));
+    f.add(
+        barChart(
+            QStringLiteral("Reach: distance holding %1 of the weight")
+                .arg(r.params.count("fraction") ? q(r.params.at("fraction")) + QStringLiteral(" ")
+                                                : QString()),
+            heads, QStringLiteral("head (ALiBi slope)"), QStringLiteral("distance"),
+            {{QStringLiteral("ALiBi"), values(t, requireColumn(t, {"reach_alibi"})), kScaledColor},
+             {QStringLiteral("no positions"), values(t, requireColumn(t, {"reach_no_positions"})),
+              kReferenceColor}}),
+        0, 0, 1, 2);
+    f.add(barChart(QStringLiteral("Weight on the sink keys, rows past the window"), heads,
+                   QStringLiteral("head"), QStringLiteral("weight mass"),
+                   {{QStringLiteral("causal"), values(t, requireColumn(t, {"sink_mass_causal"})),
+                     kReferenceColor},
+                    {QStringLiteral("window"), values(t, requireColumn(t, {"sink_mass_window"})),
+                     kUnscaledColor},
+                    {QStringLiteral("window + sinks"),
+                     values(t, requireColumn(t, {"sink_mass_window_sinks"})), kScaledColor}}),
+          0, 2, 1, 2);
+    addHeatmaps(f, allMatrices(r), 1);
+    addScalarsFooter(f, r);
+}
+
+void buildE16(const ExperimentResult &r, FigureFrame &f)
+{
+    const Table &t = r.table;
+    QStringList g;
+    for (const QString &v : columnTexts(t, requireColumn(t, {"kv_heads"})))
+        g << QStringLiteral("g = %1").arg(v);
+    f.add(barChart(QStringLiteral("Parameters (no biases)"), g, QStringLiteral("kv heads"),
+                   QStringLiteral("parameters"),
+                   {{QStringLiteral("parameters"), values(t, requireColumn(t, {"parameters"})),
+                     kScaledColor}},
+                   true),
+          0, 0);
+    f.add(barChart(
+              QStringLiteral("KV cache at %1 tokens")
+                  .arg(r.params.count("cache_tokens") ? q(r.params.at("cache_tokens")) : QString()),
+              g, QStringLiteral("kv heads"), QStringLiteral("MiB"),
+              {{QStringLiteral("KV cache"), values(t, requireColumn(t, {"kv_cache_mib"})),
+                kThirdColor}},
+              true),
+          0, 1);
+    f.add(barChart(QStringLiteral("How far the weights move: mean |\u0394W|"), g,
+                   QStringLiteral("kv heads"), QStringLiteral("mean |\u0394W| vs g = h"),
+                   {{QStringLiteral("mean |\u0394W|"), values(t, requireColumn(t, {"mean_abs_dw"})),
+                     kUnscaledColor}},
+                   true),
+          0, 2);
+    addHeatmaps(f, allMatrices(r), 1);
+    addScalarsFooter(f, r);
+}
+
 /// Builds the figure into a new frame; throws FigureUnavailable.
 std::unique_ptr<FigureFrame> buildFigure(const ExperimentResult &r)
 {
@@ -1281,7 +1382,8 @@ std::unique_ptr<FigureFrame> buildFigure(const ExperimentResult &r)
         {QStringLiteral("E7"), buildE7},   {QStringLiteral("E8"), buildE8},
         {QStringLiteral("E9"), buildE9},   {QStringLiteral("E10"), buildE10},
         {QStringLiteral("E11"), buildE11}, {QStringLiteral("E12"), buildE12},
-        {QStringLiteral("E13"), buildE13},
+        {QStringLiteral("E13"), buildE13}, {QStringLiteral("E14"), buildE14},
+        {QStringLiteral("E15"), buildE15}, {QStringLiteral("E16"), buildE16},
     };
     auto frame = std::make_unique<FigureFrame>(r);
     const auto it = builders.find(q(r.id).toUpper());
@@ -1336,6 +1438,10 @@ QSize defaultExperimentFigureSize(const ExperimentResult &result)
         return {1000, 760};
     if (id == QLatin1String("E13"))
         return {1800, 1500};
+    if (id == QLatin1String("E14"))
+        return {1500, 520};
+    if (id == QLatin1String("E15") || id == QLatin1String("E16"))
+        return {1300, 900};
     return {1000, 600};
 }
 

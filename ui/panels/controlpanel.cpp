@@ -5,6 +5,8 @@
 #include "ui/panels/wheelguard.h"
 #include "ui/session/tensorsource.h"
 
+#include "core/groupedattention.h"
+
 #include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
@@ -14,6 +16,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QSpinBox>
@@ -193,6 +196,27 @@ void ControlPanel::buildUi()
            "(§3.5). Without it attention ignores the order of the positions."));
     sequenceForm->addRow(m_positionalCheck);
 
+    // Position schemes that act inside attention (instead of the sinusoidal encoding).
+    m_schemeCombo = new QComboBox(sequenceBox);
+    m_schemeCombo->setObjectName(QStringLiteral("positionSchemeCombo"));
+    m_schemeCombo->addItem(tr("none"), 0);
+    m_schemeCombo->addItem(tr("RoPE, interleaved pairs (RoFormer, GPT-J)"), 1);
+    m_schemeCombo->addItem(tr("RoPE, rotate_half (GPT-NeoX, Llama)"), 2);
+    m_schemeCombo->addItem(tr("ALiBi, linear bias per head"), 3);
+    m_schemeCombo->setToolTip(
+        tr("RoPE (Su et al. 2021) rotates each head's q and k at positions 0…n−1 by pos·θ_i, "
+           "θ_i = base^(−2i/d_k): interleaved pairs (x[2i], x[2i+1]) or halves (x[i], "
+           "x[i+d_k/2]) — weights trained with one convention are wrong with the other. ALiBi "
+           "(Press et al. 2021) adds −m_h·(i − j) to head h's scaled scores."));
+    sequenceForm->addRow(tr("In attention:"), m_schemeCombo);
+    m_ropeBaseSpin = new QDoubleSpinBox(sequenceBox);
+    m_ropeBaseSpin->setObjectName(QStringLiteral("ropeBaseSpin"));
+    m_ropeBaseSpin->setDecimals(0);
+    m_ropeBaseSpin->setRange(1, 1e9);
+    m_ropeBaseSpin->setToolTip(tr("RoPE's base θ: plane i turns by pos·θ^(−2i/d_k) (10 000 in "
+                                  "the paper; larger bases turn slower)."));
+    sequenceForm->addRow(tr("RoPE base:"), m_ropeBaseSpin);
+
     m_dtypeCombo = new QComboBox(sequenceBox);
     m_dtypeCombo->setObjectName(QStringLiteral("dtypeCombo"));
     m_dtypeCombo->addItem(tr("float64 (double)"), int(DType::Float64));
@@ -220,6 +244,19 @@ void ControlPanel::buildUi()
     m_headsCombo->setToolTip(tr("Number of heads h. Only divisors of d_model are listed: "
                                 "d_model must split evenly into h heads of d_k columns."));
     headsForm->addRow(tr("h (heads):"), m_headsCombo);
+    m_kvHeadsCombo = new QComboBox(headsBox);
+    m_kvHeadsCombo->setObjectName(QStringLiteral("kvHeadsCombo"));
+    m_kvHeadsCombo->setToolTip(
+        tr("Key/value heads g (grouped-query attention, Ainslie et al. 2023): query head i reads "
+           "key head ⌊i·g/h⌋; the h heads' keys are mean-pooled into g groups. g = h is "
+           "multi-head, g = 1 multi-query attention."));
+    headsForm->addRow(tr("g (kv heads):"), m_kvHeadsCombo);
+    m_headsInfoLabel = new QLabel(headsBox);
+    m_headsInfoLabel->setObjectName(QStringLiteral("headsInfoLabel"));
+    m_headsInfoLabel->setWordWrap(true);
+    m_headsInfoLabel->setToolTip(tr("Parameters of W_Q, W_K, W_V, W_O with biases; KV cache per "
+                                    "token and layer: 2 · g · d_k · bytes per element."));
+    headsForm->addRow(m_headsInfoLabel);
 
     auto *dkRow = new QWidget(headsBox);
     auto *dkLayout = new QHBoxLayout(dkRow);
@@ -315,6 +352,19 @@ void ControlPanel::buildUi()
                                  "Padding every key leaves fully masked rows: all-zero weights, "
                                  "flagged, never NaN."));
     maskForm->addRow(tr("Padding ke&ys:"), m_paddingSpin);
+    m_windowSpin = new QSpinBox(maskBox);
+    m_windowSpin->setObjectName(QStringLiteral("windowSpin"));
+    m_windowSpin->setRange(0, SessionParameters::maxSequence);
+    m_windowSpin->setSpecialValueText(tr("off"));
+    m_windowSpin->setToolTip(tr("Sliding-window causal mask of width w: query i sees the w keys "
+                                "i − w < j ≤ i (exactly w keys; some libraries count w + 1)."));
+    maskForm->addRow(tr("Window w:"), m_windowSpin);
+    m_sinksSpin = new QSpinBox(maskBox);
+    m_sinksSpin->setObjectName(QStringLiteral("sinksSpin"));
+    m_sinksSpin->setRange(0, SessionParameters::maxSequence);
+    m_sinksSpin->setToolTip(tr("Attention sinks (StreamingLLM): the first s keys stay visible to "
+                               "every later query whatever the window."));
+    maskForm->addRow(tr("Sinks s:"), m_sinksSpin);
     m_maskNote = new QLabel(maskBox);
     m_maskNote->setWordWrap(true);
     m_maskNote->setForegroundRole(QPalette::PlaceholderText);
@@ -335,7 +385,8 @@ void ControlPanel::buildUi()
     // Typing into a spin box recomputes once, when the number is complete (Enter, focus out
     // or the arrows), not on every keystroke: typing "1024" must not compute n = 1, 10, 102.
     for (QAbstractSpinBox *spin : std::initializer_list<QAbstractSpinBox *> {
-             m_nSpin, m_nKSpin, m_seedSpin, m_dModelSpin, m_temperatureSpin, m_paddingSpin})
+             m_nSpin, m_nKSpin, m_seedSpin, m_dModelSpin, m_temperatureSpin, m_paddingSpin,
+             m_ropeBaseSpin, m_windowSpin, m_sinksSpin})
         spin->setKeyboardTracking(false);
 
     // ---- Wiring: each control edits one field ----
@@ -361,8 +412,39 @@ void ControlPanel::buildUi()
         const auto source = RandomSource(m_generatorCombo->itemData(index).toInt());
         edit([source](SessionParameters &p) { p.generator = source; });
     });
-    connect(m_positionalCheck, &QCheckBox::toggled, this,
-            [this](bool on) { edit([on](SessionParameters &p) { p.positional = on; }); });
+    connect(m_positionalCheck, &QCheckBox::toggled, this, [this](bool on) {
+        edit([on](SessionParameters &p) {
+            p.positional = on;
+            if (on)
+                p.rope = p.alibi = false; // one position scheme at a time
+        });
+    });
+    connect(m_schemeCombo, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const int scheme = m_schemeCombo->itemData(index).toInt();
+        edit([scheme](SessionParameters &p) {
+            p.rope = scheme == 1 || scheme == 2;
+            p.alibi = scheme == 3;
+            if (p.rope)
+                p.ropeConvention = scheme == 1 ? RopeConvention::Interleaved : RopeConvention::Half;
+            if (scheme != 0)
+                p.positional = false; // one position scheme at a time
+        });
+    });
+    connect(m_ropeBaseSpin, &QDoubleSpinBox::valueChanged, this,
+            [this](double base) { edit([base](SessionParameters &p) { p.ropeBase = base; }); });
+    connect(m_kvHeadsCombo, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const int g = m_kvHeadsCombo->itemData(index).toInt();
+        edit([g](SessionParameters &p) { p.kvHeads = g == p.heads ? 0 : g; });
+    });
+    connect(m_windowSpin, &QSpinBox::valueChanged, this, [this](int w) {
+        edit([w](SessionParameters &p) {
+            p.window = w;
+            if (w == 0)
+                p.sinks = 0;
+        });
+    });
+    connect(m_sinksSpin, &QSpinBox::valueChanged, this,
+            [this](int s) { edit([s](SessionParameters &p) { p.sinks = s; }); });
     connect(m_dtypeCombo, &QComboBox::currentIndexChanged, this, [this](int index) {
         const auto dtype = DType(m_dtypeCombo->itemData(index).toInt());
         edit([dtype](SessionParameters &p) { p.dtype = dtype; });
@@ -457,10 +539,11 @@ void ControlPanel::syncWidgets()
     const SessionParameters &p = m_params;
     // Widgets are updated with their signals blocked: one edit, one parametersEdited.
     const QList<QWidget *> all
-        = {m_kindCombo,       m_nSlider,         m_nSpin,       m_nKSpin,
-           m_seedSpin,        m_positionalCheck, m_dtypeCombo,  m_dModelSpin,
-           m_headsCombo,      m_dkSlider,        m_alphaSlider, m_sqrtCheck,
-           m_temperatureSpin, m_maskCombo,       m_paddingSpin, m_tokensEdit};
+        = {m_kindCombo,       m_nSlider,     m_nSpin,           m_nKSpin,       m_seedSpin,
+           m_positionalCheck, m_dtypeCombo,  m_dModelSpin,      m_headsCombo,   m_dkSlider,
+           m_alphaSlider,     m_sqrtCheck,   m_temperatureSpin, m_maskCombo,    m_paddingSpin,
+           m_tokensEdit,      m_schemeCombo, m_ropeBaseSpin,    m_kvHeadsCombo, m_windowSpin,
+           m_sinksSpin};
     std::vector<std::unique_ptr<QSignalBlocker>> blockers;
     for (QWidget *w : all)
         blockers.push_back(std::make_unique<QSignalBlocker>(w));
@@ -484,6 +567,12 @@ void ControlPanel::syncWidgets()
     m_seedSpin->setValue(int(std::min<quint64>(p.seed, quint64(m_seedSpin->maximum()))));
     m_generatorCombo->setCurrentIndex(m_generatorCombo->findData(int(p.generator)));
     m_positionalCheck->setChecked(p.positional);
+    const int scheme = p.rope ? (p.ropeConvention == RopeConvention::Interleaved ? 1 : 2)
+        : p.alibi             ? 3
+                              : 0;
+    m_schemeCombo->setCurrentIndex(m_schemeCombo->findData(scheme));
+    m_ropeBaseSpin->setValue(p.ropeBase);
+    m_ropeBaseSpin->setEnabled(p.rope);
     m_dtypeCombo->setCurrentIndex(m_dtypeCombo->findData(int(p.dtype)));
 
     m_dModelSpin->setValue(p.dModel);
@@ -497,6 +586,23 @@ void ControlPanel::syncWidgets()
             m_headsCombo->addItem(QString::number(d), d);
     }
     m_headsCombo->setCurrentIndex(m_headsCombo->findData(p.heads));
+    const QList<int> gs = p.heads > 0 ? divisors(p.heads) : QList<int>();
+    m_kvHeadsCombo->clear();
+    for (int g : gs)
+        m_kvHeadsCombo->addItem(g == p.heads ? tr("%1 (multi-head)").arg(g)
+                                    : g == 1 ? tr("1 (multi-query)")
+                                             : QString::number(g),
+                                g);
+    m_kvHeadsCombo->setCurrentIndex(m_kvHeadsCombo->findData(p.keyValueHeads()));
+    if (p.validate().isEmpty()) {
+        const int bytes = p.dtype == DType::Float32 ? 4 : 8;
+        m_headsInfoLabel->setText(
+            tr("%1 parameters · KV cache %2 B/token (2·g·d_k·%3 B)")
+                .arg(QLocale().toString(
+                    qlonglong(groupedQueryParameterCount(p.dModel, p.heads, p.keyValueHeads()))))
+                .arg(kvCacheBytesPerToken(p.keyValueHeads(), std::max(1, p.dK()), bytes))
+                .arg(bytes));
+    }
 
     const int dK = p.dK();
     m_dkSlider->setRange(
@@ -521,6 +627,9 @@ void ControlPanel::syncWidgets()
     m_paddingSpin->setRange(0, p.keyCount());
     m_paddingSpin->setValue(p.paddingCount);
     m_paddingSpin->setEnabled(p.mask == MaskChoice::KeyPadding);
+    m_windowSpin->setValue(p.window);
+    m_sinksSpin->setValue(p.sinks);
+    m_sinksSpin->setEnabled(p.window > 0);
     QStringList notes;
     if (p.mask == MaskChoice::KeyPadding && m_paddingWanted > p.paddingCount)
         notes << tr("Padding %1 keys asked, only %2 keys: %2 used until there are more keys.")
@@ -538,8 +647,8 @@ void ControlPanel::syncWidgets()
     const bool loaded = p.tensors != nullptr;
     const bool weightsOnly = loaded && p.tensors->isWeights();
     const QList<QWidget *> shapeControls
-        = {m_kindCombo,  m_nSlider,    m_nSpin,           m_seedSpin,
-           m_dModelSpin, m_headsCombo, m_positionalCheck, m_dkSlider};
+        = {m_kindCombo,  m_nSlider,         m_nSpin,    m_seedSpin,    m_dModelSpin,
+           m_headsCombo, m_positionalCheck, m_dkSlider, m_schemeCombo, m_kvHeadsCombo};
     for (QWidget *w : shapeControls)
         w->setEnabled(!loaded);
     m_generatorCombo->setEnabled(!loaded);

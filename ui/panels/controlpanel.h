@@ -69,6 +69,8 @@ private:
     QSpinBox *m_seedSpin = nullptr;
     QComboBox *m_generatorCombo = nullptr;
     QCheckBox *m_positionalCheck = nullptr;
+    QComboBox *m_schemeCombo = nullptr; ///< none / RoPE interleaved / RoPE half / ALiBi
+    QDoubleSpinBox *m_ropeBaseSpin = nullptr;
     QLineEdit *m_tokensEdit = nullptr; ///< typed sentence: tokens label the axes, n follows
     QComboBox *m_dtypeCombo = nullptr;
 
@@ -78,6 +80,8 @@ private:
     QSlider *m_dkSlider = nullptr;
     QLabel *m_headsNoteLabel = nullptr;
     QString m_headsNote; ///< why h changed in the last edit (empty: it did not)
+    QComboBox *m_kvHeadsCombo = nullptr; ///< g, divisors of h
+    QLabel *m_headsInfoLabel = nullptr; ///< parameter count and KV cache per token
 
     QSlider *m_alphaSlider = nullptr;
     QLabel *m_alphaLabel = nullptr;
@@ -87,6 +91,8 @@ private:
 
     QComboBox *m_maskCombo = nullptr;
     QSpinBox *m_paddingSpin = nullptr;
+    QSpinBox *m_windowSpin = nullptr; ///< sliding window w, 0 = off
+    QSpinBox *m_sinksSpin = nullptr;
     QLabel *m_maskNote = nullptr;
     QString m_tokensToolTip; ///< the tokens field's tooltip while no tensors are loaded
     /// The padding count the user chose (−1: none yet). The parameters carry it clamped to the

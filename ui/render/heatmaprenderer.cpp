@@ -52,9 +52,17 @@ QString formatValue(double v)
 QString fittedText(const QFontMetricsF &fm, qreal width, std::initializer_list<QString> choices)
 {
     for (const QString &c : choices)
-        if (fm.horizontalAdvance(c) <= width)
+        if (!c.isEmpty() && fm.horizontalAdvance(c) <= width) // empty: no such variant
             return c;
     return *(choices.end() - 1);
+}
+
+/// The window's legend entry: "window: 6 keys + 2 sinks" (the count, since libraries disagree
+/// on w vs w + 1).
+QString windowLegendText(const SessionParameters &p)
+{
+    return QStringLiteral("window: %1 keys").arg(p.window)
+        + (p.sinks > 0 ? QStringLiteral(" + %1 sinks").arg(p.sinks) : QString());
 }
 
 QString maskStateName(std::uint8_t state)
@@ -71,6 +79,8 @@ QString maskStateName(std::uint8_t state)
         parts << QStringLiteral("padding");
     if (custom)
         parts << QStringLiteral("custom");
+    if (state & MaskWindow)
+        parts << QStringLiteral("outside the window");
     return parts.join(QStringLiteral(" + ")) + QStringLiteral("-masked");
 }
 
@@ -403,9 +413,10 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &bounds) const
     const int nK = win.width();
 
     // Legend column on the right: colourbar, its labels, the colormap name and the mask legend.
-    const QStringList legendTexts
-        = {QStringLiteral("padding-masked"), QStringLiteral("fully masked row"),
-           QStringLiteral("RdBu_r, linear"), QStringLiteral("\u22120.0001")};
+    QStringList legendTexts = {QStringLiteral("padding-masked"), QStringLiteral("fully masked row"),
+                               QStringLiteral("RdBu_r, linear"), QStringLiteral("\u22120.0001")};
+    if (res.params.window > 0)
+        legendTexts << windowLegendText(res.params);
     qreal legendW = 0;
     for (const QString &t : legendTexts)
         legendW = std::max(legendW, fm.horizontalAdvance(t));
@@ -471,6 +482,14 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &bounds) const
         tile.mean = specs[t].mean;
         tile.title = tile.mean ? QStringLiteral("mean over heads")
                                : QStringLiteral("head %1").arg(tile.head);
+        // ALiBi: the head's slope m_h next to its number.
+        if (!tile.mean && m_result && tile.head >= 0
+            && std::size_t(tile.head) < m_result->alibiSlopes.size()) {
+            const QString m
+                = QString::number(m_result->alibiSlopes[std::size_t(tile.head)], 'g', 3);
+            tile.title += QStringLiteral(" (m = %1)").arg(m);
+            tile.shortTitle = QStringLiteral("h%1 m=%2").arg(tile.head).arg(m);
+        }
         tile.frame = QRectF(x0 + (t % cols) * tileW, y0 + (t / cols) * tileH, tileW, tileH);
         tile.map = QRectF(tile.frame.left() + left, tile.frame.top() + top, nK * cell, nQ * cell);
         lay.tiles.append(tile);
@@ -543,10 +562,11 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
     devScale = std::max<qreal>(devScale, 1.0);
 
     // Which mask states exist (for hatching and the legend).
-    bool anyCausalOnly = false, anyPaddingOnly = false, anyBoth = false;
+    bool anyCausalOnly = false, anyPaddingOnly = false, anyBoth = false, anyWindow = false;
     if (useMask) {
         for (Index i = 0; i < res.maskState.rows(); ++i) {
             for (Index j = 0; j < res.maskState.cols(); ++j) {
+                anyWindow |= (res.maskState(i, j) & MaskWindow) != 0;
                 const bool c = res.maskState(i, j) & MaskCausal;
                 const bool pd = res.maskState(i, j) & (MaskPadding | MaskCustom);
                 anyCausalOnly |= c && !pd;
@@ -555,7 +575,7 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
             }
         }
     }
-    const bool anyMasked = anyCausalOnly || anyPaddingOnly || anyBoth;
+    const bool anyMasked = anyCausalOnly || anyPaddingOnly || anyBoth || anyWindow;
     const std::vector<std::uint8_t> noFlags;
     const std::vector<std::uint8_t> &fullyMasked
         = res.fullyMasked.empty() ? noFlags : res.fullyMasked.front();
@@ -575,7 +595,7 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
             Qt::AlignHCenter | Qt::AlignBottom | Qt::TextDontClip,
             fittedText(
                 QFontMetricsF(bold), tile.frame.width(),
-                {tile.title,
+                {tile.title, tile.shortTitle,
                  tile.mean ? QStringLiteral("mean") : QStringLiteral("h%1").arg(tile.head)}));
         painter->setFont(font);
 
@@ -598,23 +618,25 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
                     = std::clamp(devCell / 3.0, 5.0, std::max(5.0, 0.6 * f * devScale));
                 QPainter ip(&image);
                 ip.setRenderHint(QPainter::Antialiasing);
-                for (std::uint8_t bit : {std::uint8_t(MaskCausal), std::uint8_t(MaskPadding)}) {
+                // Causal "/", padding "\", outside the sliding window "—".
+                const auto hasBit = [&res](std::uint8_t bit, int i, int j) {
+                    const std::uint8_t state = res.maskState(i, j);
+                    if (bit == MaskPadding)
+                        return (state & (MaskPadding | MaskCustom)) != 0;
+                    return (state & bit) != 0;
+                };
+                for (std::uint8_t bit : {std::uint8_t(MaskCausal), std::uint8_t(MaskPadding),
+                                         std::uint8_t(MaskWindow)}) {
                     QPainterPath region;
                     for (int i = r0; i < r0 + nQ; ++i) {
                         int j = c0;
                         while (j < c0 + nK) {
-                            const bool masked = bit == MaskCausal
-                                ? (res.maskState(i, j) & MaskCausal)
-                                : (res.maskState(i, j) & (MaskPadding | MaskCustom));
-                            if (!masked) {
+                            if (!hasBit(bit, i, j)) {
                                 ++j;
                                 continue;
                             }
                             int end = j;
-                            while (end < c0 + nK
-                                   && (bit == MaskCausal
-                                           ? (res.maskState(i, end) & MaskCausal)
-                                           : (res.maskState(i, end) & (MaskPadding | MaskCustom))))
+                            while (end < c0 + nK && hasBit(bit, i, end))
                                 ++end;
                             region.addRect(
                                 QRectF((j - c0) * sx, (i - r0) * sy, (end - j) * sx, sy));
@@ -627,7 +649,11 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
                     ip.setClipPath(region);
                     ip.setPen(QPen(hatchColor(maskedColor(bit)), std::max(1.0, spacing / 5.0)));
                     const qreal w = image.width(), h = image.height();
-                    for (qreal c = -h; c < w + h; c += spacing) {
+                    if (bit == MaskWindow) {
+                        for (qreal c = spacing / 2; c < h; c += spacing)
+                            ip.drawLine(QPointF(0, c), QPointF(w, c));
+                    }
+                    for (qreal c = -h; bit != MaskWindow && c < w + h; c += spacing) {
                         if (bit == MaskCausal) // "/" lines
                             ip.drawLine(QPointF(c, h), QPointF(c + h, 0));
                         else // "\" lines
@@ -787,6 +813,8 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
                 if (hatch & 2)
                     sp.drawLine(QPointF(c, 0), QPointF(c + h, h));
             }
+            for (qreal c = step / 2; (hatch & 4) && c < h; c += step)
+                sp.drawLine(QPointF(0, c), QPointF(w, c));
         }
         painter->drawImage(box, sample);
         painter->setPen(QPen(muted, 0));
@@ -803,6 +831,8 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
         swatch(maskedColor(MaskPadding), 2, QStringLiteral("padding-masked"));
     if (anyBoth)
         swatch(maskedColor(MaskCausal | MaskPadding), 3, QStringLiteral("causal + padding"));
+    if (anyWindow)
+        swatch(maskedColor(MaskWindow), 4, windowLegendText(res.params));
     if (anyFullyMasked) {
         const QRectF box(lay.legend.left() + 0.35 * f, y + 0.1 * fm.height(), 0.4 * f,
                          0.8 * fm.height());

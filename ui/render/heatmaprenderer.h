@@ -94,7 +94,8 @@ struct HeatmapLayout
     {
         int head = 0; ///< 0 … h−1, or h for the mean
         bool mean = false;
-        QString title; ///< "head i" or "mean over heads"
+        QString title; ///< "head i" or "mean over heads" (ALiBi: "head i (m = slope)")
+        QString shortTitle; ///< a shorter title for narrow tiles ("h3 m=0.0625"), or empty
         QRectF frame; ///< the tile with its labels
         QRectF map; ///< the heatmap itself (n_k cells wide, n_q cells high)
     };

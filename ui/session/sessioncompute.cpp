@@ -27,6 +27,13 @@ EngineParameters engineParameters(const SessionParameters &params)
     e.scaleExponent = params.scaleExponent;
     e.temperature = params.temperature;
     e.positional = params.positional;
+    e.rope = params.rope;
+    e.ropeConvention = params.ropeConvention;
+    e.ropeBase = params.ropeBase;
+    e.alibi = params.alibi;
+    e.kvHeads = params.kvHeads;
+    e.window = params.window;
+    e.sinks = params.sinks;
     e.dtype = params.dtype;
     e.tokens.reserve(std::size_t(params.tokens.size()));
     for (const QString &token : params.tokens)

@@ -6,6 +6,7 @@
 #include <QJsonValue>
 
 #include <cmath>
+#include <utility>
 
 namespace attn {
 
@@ -164,6 +165,23 @@ QString SessionParameters::validate(int maxN) const
     if (!std::isfinite(temperature) || temperature <= 0.0)
         return QStringLiteral("temperature \u03c4 must be a finite number > 0, got %1")
             .arg(numberText(temperature));
+    if (int(rope) + int(alibi) + int(positional) > 1)
+        return QStringLiteral("choose one position scheme: sinusoidal, RoPE or ALiBi");
+    if (rope && dK() % 2 != 0)
+        return QStringLiteral("RoPE rotates pairs of dimensions: d_k=%1 must be even").arg(dK());
+    if (!std::isfinite(ropeBase) || ropeBase < 1.0 || ropeBase > 1e12)
+        return QStringLiteral("RoPE base must be in [1, 1e12], got %1").arg(numberText(ropeBase));
+    if (kvHeads < 0 || (kvHeads > 0 && (kvHeads > heads || heads % kvHeads != 0)))
+        return QStringLiteral("g=%1 key/value heads must divide h=%2").arg(kvHeads).arg(heads);
+    if (window < 0 || window > maxSequence)
+        return QStringLiteral("window w must be in [0, %1], got %2").arg(maxSequence).arg(window);
+    if (sinks < 0 || sinks > maxSequence)
+        return QStringLiteral("sinks must be in [0, %1], got %2").arg(maxSequence).arg(sinks);
+    if (sinks > 0 && window == 0)
+        return QStringLiteral("attention sinks need a sliding window (w > 0)");
+    if (tensors && (rope || alibi || kvHeads != 0))
+        return QStringLiteral("RoPE, ALiBi and key/value heads apply to the seeded inputs; "
+                              "opened tensors are computed as they are");
     if (tensors)
         return tensors->checkParameters(*this);
     return {};
@@ -187,6 +205,23 @@ QJsonObject SessionParameters::toJson() const
     o.insert(QStringLiteral("positional"), positional);
     o.insert(QStringLiteral("dtype"), dtypeId(dtype));
     o.insert(QStringLiteral("tokens"), QJsonArray::fromStringList(tokens));
+    // Written only when set, so files without them read and write back unchanged.
+    const SessionParameters defaults;
+    if (rope)
+        o.insert(QStringLiteral("rope"), true);
+    if (rope || ropeConvention != defaults.ropeConvention)
+        o.insert(QStringLiteral("rope_convention"),
+                 QString::fromStdString(ropeConventionName(ropeConvention)));
+    if (ropeBase != defaults.ropeBase)
+        o.insert(QStringLiteral("rope_base"), ropeBase);
+    if (alibi)
+        o.insert(QStringLiteral("alibi"), true);
+    if (kvHeads != 0)
+        o.insert(QStringLiteral("kv_heads"), kvHeads);
+    if (window != 0)
+        o.insert(QStringLiteral("window"), window);
+    if (sinks != 0)
+        o.insert(QStringLiteral("sinks"), sinks);
     return o;
 }
 
@@ -245,7 +280,9 @@ std::optional<SessionParameters> SessionParameters::fromJson(const QJsonObject &
     if (!readInt("n", p.n) || !readInt("n_k", p.nK) || !readInt("d_model", p.dModel)
         || !readInt("heads", p.heads) || !readInt("padding", p.paddingCount)
         || !readDouble("scale_exponent", p.scaleExponent)
-        || !readDouble("temperature", p.temperature))
+        || !readDouble("temperature", p.temperature) || !readInt("kv_heads", p.kvHeads)
+        || !readInt("window", p.window) || !readInt("sinks", p.sinks)
+        || !readDouble("rope_base", p.ropeBase))
         return fail(message);
 
     const QJsonValue seed = o.value(QLatin1String("seed"));
@@ -308,6 +345,27 @@ std::optional<SessionParameters> SessionParameters::fromJson(const QJsonObject &
     else if (!positional.isUndefined())
         return fail(QStringLiteral("'positional' must be true or false"));
 
+    for (const auto &[key, flag] : {std::pair<const char *, bool *> {"rope", &p.rope},
+                                    std::pair<const char *, bool *> {"alibi", &p.alibi}}) {
+        const QJsonValue v = o.value(QLatin1String(key));
+        if (v.isBool())
+            *flag = v.toBool();
+        else if (!v.isUndefined())
+            return fail(QStringLiteral("'%1' must be true or false").arg(QLatin1String(key)));
+    }
+    text.clear();
+    if (!readText("rope_convention", text))
+        return fail(message);
+    if (!text.isEmpty()) {
+        if (text == QLatin1String("interleaved"))
+            p.ropeConvention = RopeConvention::Interleaved;
+        else if (text == QLatin1String("half"))
+            p.ropeConvention = RopeConvention::Half;
+        else
+            return fail(QStringLiteral("'rope_convention' must be interleaved or half, got '%1'")
+                            .arg(text));
+    }
+
     const QJsonValue tokens = o.value(QLatin1String("tokens"));
     if (tokens.isArray()) {
         for (const QJsonValue &t : tokens.toArray()) {
@@ -368,7 +426,19 @@ QString SessionParameters::caption() const
         masks << QStringLiteral("padding(%1)").arg(paddingCount);
     parts << QStringLiteral("mask=")
             + (masks.isEmpty() ? QStringLiteral("none") : masks.join(QLatin1Char('+')));
-    parts << (positional ? QStringLiteral("PE=on") : QStringLiteral("PE=off"));
+    if (rope)
+        parts << QStringLiteral("RoPE %1 base %2")
+                     .arg(QString::fromStdString(ropeConventionName(ropeConvention)),
+                          numberText(ropeBase));
+    else if (alibi)
+        parts << QStringLiteral("ALiBi");
+    else
+        parts << (positional ? QStringLiteral("PE=on") : QStringLiteral("PE=off"));
+    if (keyValueHeads() != heads)
+        parts << QStringLiteral("g=%1 kv heads").arg(keyValueHeads());
+    if (window > 0)
+        parts << QStringLiteral("window=%1").arg(window)
+                + (sinks > 0 ? QStringLiteral("+%1 sinks").arg(sinks) : QString());
     parts << dtypeId(dtype);
     parts << QStringLiteral("seed=%1").arg(seed);
     if (generator == RandomSource::Torch)

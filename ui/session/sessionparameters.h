@@ -2,6 +2,7 @@
 // Everything the main view's controls set, as one value type (saved in .attnlab.json).
 
 #include "core/engine/engineparameters.h"
+#include "core/positional.h"
 #include "core/torchrandom.h"
 
 #include <QJsonObject>
@@ -40,6 +41,17 @@ struct SessionParameters
     double scaleExponent = 0.5; ///< α: scale = d_k^(−α)/τ (0.5 = 1/√d_k, 0 = unscaled)
     double temperature = 1.0; ///< τ > 0
     bool positional = false; ///< add sinusoidal positional encoding (§3.5) to the inputs
+    /// RoPE on every head's q and k (Su et al. 2021); excludes positional and alibi.
+    bool rope = false;
+    RopeConvention ropeConvention = RopeConvention::Half;
+    double ropeBase = kRopeDefaultBase; ///< θ_i = ropeBase^(−2i/d_k)
+    /// ALiBi: −m_h·(i − j) (−m_h·|i − j| without a causal mask) added to head h's scaled scores.
+    bool alibi = false;
+    /// Key/value heads g of grouped-query attention (divides h); 0 means g = h (multi-head).
+    /// For g < h the h heads' W_K and W_V rows are mean-pooled into g heads (GQA §2.1).
+    int kvHeads = 0;
+    int window = 0; ///< sliding-window causal mask width w (query i sees i − w < j ≤ i); 0 = off
+    int sinks = 0; ///< attention sinks: the first keys the window never masks
     DType dtype = DType::Float64;
     /// Optional axis labels. The first n label the queries; keys reuse them for self-attention,
     /// for encoder–decoder attention entries n … n+n_k−1 (when present) label the keys.
@@ -51,12 +63,22 @@ struct SessionParameters
     std::shared_ptr<const TensorSource> tensors;
 
     int dK() const { return heads > 0 ? dModel / heads : 0; }
+    /// g: kvHeads, or h when 0.
+    int keyValueHeads() const { return kvHeads > 0 ? kvHeads : heads; }
+    /// The position scheme in effect (sinusoidal, RoPE, ALiBi or none).
+    PositionalScheme positionalScheme() const
+    {
+        return rope      ? PositionalScheme::Rope
+            : alibi      ? PositionalScheme::Alibi
+            : positional ? PositionalScheme::Sinusoidal
+                         : PositionalScheme::None;
+    }
     int queryCount() const { return n; }
     int keyCount() const { return kind == AttentionKind::EncoderDecoder ? nK : n; }
-    /// True when the causal mask is applied (decoder kind, or MaskChoice::Causal).
+    /// True when the causal mask is applied (decoder kind, MaskChoice::Causal, or a window).
     bool causalMasked() const
     {
-        return kind == AttentionKind::DecoderCausal || mask == MaskChoice::Causal;
+        return kind == AttentionKind::DecoderCausal || mask == MaskChoice::Causal || window > 0;
     }
     /// Label of query i / key j: the token when there is one, else the position as text.
     QString queryLabel(int i) const;
@@ -70,8 +92,9 @@ struct SessionParameters
 
     /// Keys: version, n, n_k, d_model, heads, seed, generator (numpy|torch; numpy when missing,
     /// as in older files), kind, mask, padding, scale_exponent, temperature, positional, dtype,
-    /// tokens. The seed is written as a decimal string (JSON
-    /// numbers lose integers above 2^53); fromJson accepts a number too.
+    /// tokens; rope, rope_convention, rope_base, alibi, kv_heads, window, sinks only when they
+    /// differ from the defaults. The seed is written as a decimal string (JSON numbers lose
+    /// integers above 2^53); fromJson accepts a number too.
     QJsonObject toJson() const;
     /// Parses what toJson wrote; missing keys take defaults; invalid values → nullopt + error.
     static std::optional<SessionParameters> fromJson(const QJsonObject &o, QString *error);

@@ -2,6 +2,7 @@
 
 #include "core/attention.h"
 #include "core/engine/engineparameters.h"
+#include "core/groupedattention.h"
 #include "core/mask.h"
 #include "core/metrics.h"
 #include "core/multihead.h"
@@ -61,7 +62,9 @@ void computeInputs(const SessionParameters &p, const TensorCase<double> &c, Sess
                    const CancelToken &cancel)
 {
     const Index nQ = c.queryCount(), nK = c.keyCount();
-    const AttentionMask mask = c.mask | maskFromParameters(p.kind, p.mask, p.paddingCount, nQ, nK);
+    AttentionMask mask = c.mask | maskFromParameters(p.kind, p.mask, p.paddingCount, nQ, nK);
+    if (p.window > 0)
+        mask = AttentionMask::slidingWindow(nQ, nK, p.window, p.sinks) | mask;
     // Projections 2·(n_q + 2·n_k)·d_model², scores and W V 4·n_q·n_k·d_model.
     const double d = double(c.dModel());
     const ScopedKernelThreads team(threadsForFlops(2.0 * (double(nQ) + 2.0 * double(nK)) * d * d
@@ -93,6 +96,19 @@ void computeInputs(const SessionParameters &p, const TensorCase<double> &c, Sess
         fully = std::move(m.fullyMasked);
         mean = std::move(m.weightsMean);
         r.scale = m.scale;
+    } else if (c.projectedHeads) {
+        // Already-projected heads: query n_q × h·d_k, key n_k × g·d_k, value n_k × g·d_v.
+        GroupedAttentionResult<T> g
+            = groupedQueryAttention<T>(query, key, value, c.heads, c.kvHeads, mask, options);
+        mean = Matrix<T>::Zero(nQ, nK);
+        for (const Matrix<T> &w : g.weights)
+            mean += w;
+        mean /= T(c.heads);
+        weights = std::move(g.weights);
+        scores = std::move(g.scores);
+        scaled = std::move(g.scaledScores);
+        fully = std::move(g.fullyMasked);
+        r.scale = g.scale;
     } else {
         AttentionResult<T> a = scaledDotProductAttention<T>(query, key, value, mask, options);
         mean = a.weights;
@@ -304,7 +320,9 @@ QString TensorSource::caption(const SessionParameters &p) const
     }
     const TensorCase<double> &c = *m_data->tensors;
     parts << (c.multihead ? QStringLiteral("PyTorch multi-head attention")
-                          : QStringLiteral("plain attention"));
+                  : c.projectedHeads
+                  ? QStringLiteral("projected heads, g=%1 kv heads").arg(c.kvHeads)
+                  : QStringLiteral("plain attention"));
     if (c.queryCount() == c.keyCount() && m_data->selfAttention)
         parts << QStringLiteral("n=%1").arg(c.queryCount());
     else

@@ -59,7 +59,7 @@ MainWindow::MainWindow(QWidget *parent)
     m_sweepRunner->setObjectName(QStringLiteral("scalingSweepRunner"));
 
     // Two modes in the centre: the attention view (heatmaps, with the control and chart docks
-    // around it) and the experiments E1–E13, which get the whole window.
+    // around it) and the experiments E1–E16, which get the whole window.
     m_heatmap = new HeatmapWidget;
     m_heatmap->setObjectName(QStringLiteral("heatmapWidget"));
     m_experiments = new ExperimentsPanel;
@@ -70,12 +70,12 @@ MainWindow::MainWindow(QWidget *parent)
     // The attention mode's centre: tabs "Heads" (m_heatmap), "Steps" and "Compare A/B".
     m_views = new AttentionViews(m_heatmap, m_session);
     m_modes->addTab(m_views, tr("Attention"));
-    m_modes->addTab(m_experiments, tr("Experiments E1–E13"));
+    m_modes->addTab(m_experiments, tr("Experiments E1–E16"));
     m_modes->setTabToolTip(0,
                            tr("Heatmaps of the current parameters, with the controls and live "
                               "charts (Ctrl+1)"));
     m_modes->setTabToolTip(1,
-                           tr("The thirteen experiments of Attention Lab, each with its "
+                           tr("The sixteen experiments of Attention Lab, each with its "
                               "parameters, table, figure and note (Ctrl+2)"));
     // The pages' own minimum sizes (the A/B strip, an experiment's figure) must not make the
     // window wider than the screen: the centre's minimum is fixed, the docks scroll.

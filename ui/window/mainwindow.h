@@ -55,7 +55,7 @@ public:
     QTabWidget *modeTabs() const { return m_modes; }
     /// The attention mode's tabs: Heads, Steps, Compare A/B (their actions are in the View menu).
     AttentionViews *attentionViews() const { return m_views; }
-    /// The experiments panel (E1–E13), the second mode.
+    /// The experiments panel (E1–E16), the second mode.
     ExperimentsPanel *experimentsPanel() const { return m_experiments; }
     /// Sessions, undo/redo of parameter changes and recent files (File and Edit menus).
     SessionController *sessionController() const { return m_sessionController; }
