@@ -121,7 +121,8 @@ private slots:
 
 void TestExperiments::registryListsAll()
 {
-    // E1–E12 follow Vaswani et al. 2017; E14–E16 the later schemes (RoPE, ALiBi, GQA).
+    // E1–E12 follow Vaswani et al. 2017, E13 trains a layer; E14–E16 the later schemes (RoPE,
+    // ALiBi, GQA).
     const std::vector<ExperimentInfo> &list = experimentList();
     const QStringList expectedIds {"E1", "E2",  "E3",  "E4",  "E5",  "E6",  "E7",  "E8",
                                    "E9", "E10", "E11", "E12", "E13", "E14", "E15", "E16"};

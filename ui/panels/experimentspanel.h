@@ -1,5 +1,5 @@
 #pragma once
-// ExperimentsPanel: the twelve experiments of docs/experiments.md in the app — a list of
+// ExperimentsPanel: the experiments of docs/experiments.md in the app — a list of
 // experiments (ExperimentListModel) beside one guided page per experiment (ExperimentPage:
 // parameters, Run / Cancel with progress, the result table and figure, the note, export).
 
