@@ -7,7 +7,7 @@
 #include "core/npy.h"
 #include "testutil.h"
 
-#include <sessionfile.h>
+#include "ui/document/sessionfile.h"
 
 #include <QDir>
 #include <QFile>

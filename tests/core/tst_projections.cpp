@@ -11,8 +11,8 @@
 #include "core/npy.h"
 #include "core/tensorcase.h"
 
-#include <sessioncompute.h>
-#include <tensorsource.h>
+#include "ui/session/sessioncompute.h"
+#include "ui/session/tensorsource.h"
 
 #include <QProcess>
 #include <QTemporaryDir>
