@@ -17,6 +17,7 @@
 #include "core/kernels/detail.h"
 #include "core/kernels/kernels.h"
 #include "core/kernels/rowops.h"
+#include "core/threads.h"
 
 #include <algorithm>
 #include <cmath>
@@ -444,11 +445,14 @@ TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window,
     std::atomic<Index> badRow {std::numeric_limits<Index>::max()};
     std::atomic<bool> stopped {false};
 
-    const double work = double(window.rows()) * double(nK) * double(m_dK) * double(computed.size());
-    const bool parallel = tasks > 1 && work >= detail::kParallelMultiplyAdds;
-    // Small windows run on this thread alone, Eigen's GEMM included.
+    // Q Kᵀ of the computed heads: 2 flops per multiply-add. Small windows run on this thread
+    // alone, its products included (threadsForFlops, core/threads.h).
+    const double flops
+        = 2.0 * double(window.rows()) * double(nK) * double(m_dK) * double(computed.size());
+    const Index threads = threadsForFlops(flops);
+    const bool parallel = tasks > 1 && threads > 1;
     std::optional<ScopedKernelThreads> oneThread;
-    if (work < detail::kParallelMultiplyAdds)
+    if (threads == 1)
         oneThread.emplace(1);
 #pragma omp parallel if (parallel)
     {
