@@ -26,8 +26,8 @@ void computePooled(const SessionParameters &p, int side, TilePooling pooling, Se
     const Index d = ep.dModel;
     const Matrix<T> x = in.query.template cast<T>();
     in.query = MatrixD();
-    const Matrix<T> e = in.encoder.size() > 0 ? Matrix<T>(in.encoder.template cast<T>())
-                                              : Matrix<T>();
+    const Matrix<T> e
+        = in.encoder.size() > 0 ? Matrix<T>(in.encoder.template cast<T>()) : Matrix<T>();
     in.encoder = MatrixD();
     const Matrix<T> &keyInput = e.size() > 0 ? e : x;
     const Matrix<T> &w = in.layer.inProjWeight();
