@@ -1,5 +1,6 @@
 #include "core/engine/sessionengine.h"
 
+#include "core/blas.h"
 #include "core/engine/sessioninputs.h"
 #include "core/kernels/detail.h"
 #include "core/kernels/kernels.h"
@@ -149,8 +150,8 @@ void computeScores(const MultiheadAttention<T> &layer, const Eigen::Ref<const Ma
     const Matrix<T> &w = layer.inProjWeight();
     const Vector<T> &b = layer.inProjBias();
     Matrix<T> q(nQ, d), k(nK, d);
-    q.noalias() = query * w.topRows(d).transpose();
-    k.noalias() = key * w.middleRows(d, d).transpose();
+    gemmTransposed<T>(query, w.topRows(d), q); // as MultiheadAttention::forward (core/blas.h)
+    gemmTransposed<T>(key, w.middleRows(d, d), k);
     q.rowwise() += b.segment(0, d).transpose();
     k.rowwise() += b.segment(d, d).transpose();
     cancel.throwIfCancelled();
@@ -165,7 +166,7 @@ void computeScores(const MultiheadAttention<T> &layer, const Eigen::Ref<const Ma
         s.resize(nQ, nK);
         const Eigen::Ref<const Matrix<T>> qi = q.middleCols(head * dK, dK);
         const Eigen::Ref<const Matrix<T>> ki = k.middleCols(head * dK, dK);
-        s.noalias() = qi * ki.transpose();
+        gemmTransposed<T>(qi, ki, s);
         if constexpr (!std::is_same_v<T, double>)
             out.scoresD[std::size_t(head)] = s.template cast<double>();
     });
