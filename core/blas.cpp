@@ -1,6 +1,6 @@
 #include "core/blas.h"
 
-#include "core/kernels/kernels.h"
+#include "core/threads.h"
 
 #include <atomic>
 #include <optional>

@@ -5,7 +5,7 @@
 // Eigen's GEMM. Eigen's GEMM in the portable (SSE2) build reaches about a quarter of OpenBLAS's
 // rate on AVX-512 machines (OpenBLAS picks its kernels at run time); bench_kernels shows both.
 // A different summation order changes results in the last bits only. Products under
-// kSingleThreadFlops (core/kernels/kernels.h) run on the calling thread, so that they give the
+// kSingleThreadFlops (core/threads.h) run on the calling thread, so that they give the
 // same bits whatever the caller's OpenMP thread count; larger ones use omp_get_max_threads().
 
 #include "core/types.h"

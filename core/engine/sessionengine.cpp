@@ -1,5 +1,6 @@
 #include "core/engine/sessionengine.h"
 
+#include "core/blas.h"
 #include "core/positional.h"
 
 #include "core/engine/sessioninputs.h"
@@ -164,8 +165,8 @@ void computeScores(const MultiheadAttention<T> &layer, const Eigen::Ref<const Ma
     const Matrix<T> &w = layer.inProjWeight();
     const Vector<T> &b = layer.inProjBias();
     Matrix<T> q(nQ, d), k(nK, d);
-    q.noalias() = query * w.topRows(d).transpose();
-    k.noalias() = key * w.middleRows(d, d).transpose();
+    gemmTransposed<T>(query, w.topRows(d), q); // as MultiheadAttention::forward (core/blas.h)
+    gemmTransposed<T>(key, w.middleRows(d, d), k);
     q.rowwise() += b.segment(0, d).transpose();
     k.rowwise() += b.segment(d, d).transpose();
     // Grouped-query attention: g < h key heads, each the mean of its group's h/g heads (W_K and
@@ -196,7 +197,7 @@ void computeScores(const MultiheadAttention<T> &layer, const Eigen::Ref<const Ma
         const Eigen::Ref<const Matrix<T>> qi = q.middleCols(head * dK, dK);
         // query head i reads key head ⌊i·g/h⌋ (torch.repeat_interleave's order)
         const Eigen::Ref<const Matrix<T>> ki = k.middleCols((head * g / h) * dK, dK);
-        s.noalias() = qi * ki.transpose();
+        gemmTransposed<T>(qi, ki, s);
         if constexpr (!std::is_same_v<T, double>)
             out.scoresD[std::size_t(head)] = s.template cast<double>();
     });

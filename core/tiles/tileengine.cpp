@@ -447,9 +447,11 @@ TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window,
     std::atomic<Index> badRow {std::numeric_limits<Index>::max()};
     std::atomic<bool> stopped {false};
 
-    const double work = double(window.rows()) * double(nK) * double(m_dK) * double(computed.size());
-    // Two flops per multiply-add; small windows run on this thread alone, Eigen's GEMM included.
-    const Index threads = threadsForFlops(2.0 * work);
+    // Q Kᵀ of the computed heads: 2 flops per multiply-add. Small windows run on this thread
+    // alone, its products included (threadsForFlops, core/threads.h).
+    const double flops
+        = 2.0 * double(window.rows()) * double(nK) * double(m_dK) * double(computed.size());
+    const Index threads = threadsForFlops(flops);
     const bool parallel = tasks > 1 && threads > 1;
     std::optional<ScopedKernelThreads> oneThread;
     if (threads == 1)
