@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds (Release) and runs the whole test suite with CTest, checks
-# formatting, then builds the `fuzz` preset (clang, ASan + UBSan, the libFuzzer targets of
-# fuzz/) and runs the whole suite again under the sanitizers and each fuzz target for
-# ATTN_FUZZ_SECONDS (default 20) on its seed corpus. ATTN_SANITIZE_TESTS=0 skips that second part.
+# formatting. With ATTN_SANITIZE_TESTS=1 it then builds the `fuzz` preset (clang, ASan + UBSan,
+# the libFuzzer targets of fuzz/) and runs the whole suite again under the sanitizers and each
+# fuzz target for ATTN_FUZZ_SECONDS (default 20) on its seed corpus.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh" release
 cd "$ATTN_ROOT"
 ctest --preset release --parallel "$(nproc)"
 bash "$ATTN_ROOT/scripts/check-format.sh"
-if [[ "${ATTN_SANITIZE_TESTS:-1}" == 1 ]]; then
+if [[ "${ATTN_SANITIZE_TESTS:-0}" == 1 ]]; then
     attn_install_packages "${ATTN_FUZZ_PACKAGES[@]}"
     ATTN_PRESET=fuzz attn_build
     # Any sanitizer report fails the test it happens in (and every command the test runs: the
