@@ -1555,7 +1555,8 @@ void TestMainWindow::firstScreenShowsTheLesson()
     QTRY_COMPARE(m_window->size(), small);
     auto *controlsDock = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
     QVERIFY(controlsDock && controlsDock->isVisible());
-    m_window->resizeDocks({controlsDock}, {m_window->defaultControlsWidth(small.width())},
+    m_window->resizeDocks({controlsDock},
+                          {m_window->windowLayout()->defaultControlsWidth(small.width())},
                           Qt::Horizontal);
     QTest::qWait(50);
     ControlPanel *panel = m_window->controlPanel();
