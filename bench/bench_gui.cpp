@@ -400,8 +400,9 @@ int main(int argc, char **argv)
             return fail(QStringLiteral("n = %1 was never painted").arg(c.n));
         // The E2 sweep for the new n_k starts after a debounce and runs in the thread pool: let
         // it finish, so the α steps are timed in the steady state of a slider drag.
-        idle(window.scalingSweepRunner()->startDelay() + 100);
-        spinUntil([&window] { return !window.scalingSweepRunner()->isBusy(); }, 120000);
+        const ScalingSweepRunner *sweep = window.findChild<ScalingSweepRunner *>();
+        idle(sweep->startDelay() + 100);
+        spinUntil([sweep] { return !sweep->isBusy(); }, 120000);
         idle(50);
         latencies.push_back(bench.latency(c, changes, warmup, gapMs));
         if (dragSteps > 0) {
