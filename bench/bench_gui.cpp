@@ -400,7 +400,7 @@ int main(int argc, char **argv)
             return fail(QStringLiteral("n = %1 was never painted").arg(c.n));
         // The E2 sweep for the new n_k starts after a debounce and runs in the thread pool: let
         // it finish, so the α steps are timed in the steady state of a slider drag.
-        const ScalingSweepRunner *sweep = window.findChild<ScalingSweepRunner *>();
+        const auto *sweep = window.findChild<attn::ScalingSweepRunner *>();
         idle(sweep->startDelay() + 100);
         spinUntil([sweep] { return !sweep->isBusy(); }, 120000);
         idle(50);
