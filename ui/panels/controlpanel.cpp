@@ -370,6 +370,30 @@ void ControlPanel::buildUi()
     m_maskNote->setForegroundRole(QPalette::PlaceholderText);
     maskForm->addRow(m_maskNote);
     outer->addWidget(maskBox);
+
+    // ---- Modern attention: the position scheme inside attention, shared key/value heads and
+    // the sliding window, below Scale and Mask so that those stay on the first screen ----
+    auto *modernBox = new QGroupBox(tr("Modern attention"), this);
+    auto *modernForm = new QFormLayout(modernBox);
+    modernForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    const auto moveRow = [modernForm](QFormLayout *from, QWidget *field) {
+        const QFormLayout::TakeRowResult row = from->takeRow(field);
+        QWidget *label = row.labelItem ? row.labelItem->widget() : nullptr;
+        QWidget *widget = row.fieldItem ? row.fieldItem->widget() : nullptr;
+        delete row.labelItem;
+        delete row.fieldItem;
+        if (label)
+            modernForm->addRow(label, widget);
+        else if (widget)
+            modernForm->addRow(widget);
+    };
+    moveRow(sequenceForm, m_schemeCombo);
+    moveRow(sequenceForm, m_ropeBaseSpin);
+    moveRow(headsForm, m_kvHeadsCombo);
+    moveRow(headsForm, m_headsInfoLabel);
+    moveRow(maskForm, m_windowSpin);
+    moveRow(maskForm, m_sinksSpin);
+    outer->addWidget(modernBox);
     outer->addStretch(1);
 
     // A narrow dock (1280 × 800 screens): the combo boxes shrink (eliding their text) and a
