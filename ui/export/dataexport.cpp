@@ -110,6 +110,8 @@ QString maskText(std::uint8_t state)
         parts << QStringLiteral("padding");
     if (state & MaskCustom)
         parts << QStringLiteral("custom");
+    if (state & MaskWindow)
+        parts << QStringLiteral("window");
     return parts.join(QLatin1Char('+'));
 }
 

@@ -259,6 +259,8 @@ QString PanelFigure::maskStateText(std::uint8_t state)
         parts << QStringLiteral("padding");
     if (state & MaskCustom)
         parts << QStringLiteral("custom");
+    if (state & MaskWindow)
+        parts << QStringLiteral("outside the window");
     return parts.join(QStringLiteral(" + ")) + QStringLiteral("-masked");
 }
 
