@@ -173,6 +173,7 @@ ExperimentParams smallParams(const ExperimentInfo &info)
         {"E3", {{"keys", "200"}}},
         {"E8", {{"n", "32,64,128"}, {"repeats", "1"}}},
         {"E9", {{"t", "32"}, {"n", "32"}, {"repeats", "1"}}},
+        {"E13", {{"d_k", "8,16"}, {"steps", "12"}}},
     };
     ExperimentParams params;
     const auto it = small.find(info.id);
