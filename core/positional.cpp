@@ -110,7 +110,7 @@ double ropeFrequency(Index planeIndex, Index dK, double base)
 }
 
 template<typename T>
-void applyRope(Eigen::Ref<Matrix<T>> x, RopeConvention convention, double base, Index firstPosition)
+void applyRope(RopeRef<T> x, RopeConvention convention, double base, Index firstPosition)
 {
     const Index dK = x.cols();
     checkRopeWidth(dK);
@@ -136,7 +136,7 @@ void applyRope(Eigen::Ref<Matrix<T>> x, RopeConvention convention, double base, 
 }
 
 template<typename T>
-void applyRopeHeads(Eigen::Ref<Matrix<T>> x, Index heads, RopeConvention convention, double base,
+void applyRopeHeads(RopeRef<T> x, Index heads, RopeConvention convention, double base,
                     Index firstPosition)
 {
     if (heads < 1 || x.cols() % heads != 0)
@@ -189,9 +189,9 @@ MatrixD alibiBias(Index nQ, Index nK, double slope, bool causal, Index queryFirs
     return bias;
 }
 
-template void applyRope<float>(Eigen::Ref<MatrixF>, RopeConvention, double, Index);
-template void applyRope<double>(Eigen::Ref<MatrixD>, RopeConvention, double, Index);
-template void applyRopeHeads<float>(Eigen::Ref<MatrixF>, Index, RopeConvention, double, Index);
-template void applyRopeHeads<double>(Eigen::Ref<MatrixD>, Index, RopeConvention, double, Index);
+template void applyRope<float>(RopeRef<float>, RopeConvention, double, Index);
+template void applyRope<double>(RopeRef<double>, RopeConvention, double, Index);
+template void applyRopeHeads<float>(RopeRef<float>, Index, RopeConvention, double, Index);
+template void applyRopeHeads<double>(RopeRef<double>, Index, RopeConvention, double, Index);
 
 } // namespace attn
