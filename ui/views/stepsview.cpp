@@ -139,11 +139,29 @@ void StepsView::syncHeads()
     const auto r = result(); // the newest, also while the panels wait
     const int h = r && r->ok() ? r->headCount() : 0;
     const QSignalBlocker blocker(m_headCombo);
-    if (m_headCombo->count() != h) {
+    // With ALiBi each head names its slope (the bias step differs by it).
+    QStringList names;
+    for (int k = 0; k < h; ++k)
+        names << (std::size_t(k) < r->alibiSlopes.size()
+                      ? tr("head %1 (m = %2)").arg(k).arg(r->alibiSlopes[std::size_t(k)], 0, 'g', 4)
+                      : tr("head %1").arg(k));
+    bool same = m_headCombo->count() == h;
+    for (int k = 0; same && k < h; ++k)
+        same = m_headCombo->itemText(k) == names[k];
+    if (!same) {
         m_headCombo->clear();
-        for (int k = 0; k < h; ++k)
-            m_headCombo->addItem(tr("head %1").arg(k));
+        m_headCombo->addItems(names);
     }
+    // The hint names the steps shown: a position scheme inside attention adds one.
+    const bool rope = r && r->ok() && !r->unrotatedScores.empty();
+    const bool alibi = r && r->ok() && !rope && !r->positionBias.empty();
+    m_hint->setText(rope ? tr("Raw scores Q Kᵀ → RoPE rotates q and k → scaled + masked → softmax "
+                              "weights. Hover a cell: it is outlined in all four panels.")
+                        : alibi ? tr("Raw scores Q Kᵀ → ALiBi bias −m·distance → scaled + bias + "
+                                     "masked → softmax weights. Hover a cell: it is outlined in "
+                                     "all four panels.")
+                                : tr("Raw scores Q Kᵀ → scaled + masked Q Kᵀ·scale + M → softmax "
+                                     "weights. Hover a cell: it is outlined in all three panels."));
     m_headCombo->setEnabled(h > 0);
     if (h > 0)
         m_headCombo->setCurrentIndex(std::clamp(m_requestedHead, 0, h - 1));
