@@ -168,7 +168,7 @@ private slots:
                 = chart == &jacobian ? own->jacobianCustom : own->maxWeightCustom;
             QTRY_COMPARE(chart->customPoints(),
                          (QList<QPointF> {QPointF(2, expected[0]), QPointF(4, expected[1])}));
-            QCOMPARE(chart->customName(), QStringLiteral("your α = 0.3, τ = 2"));
+            QCOMPARE(chart->customName(), QStringLiteral("α = 0.3, τ = 2"));
             QVERIFY2(chart->chart()->title().contains(
                          QStringLiteral("your α = 0.3, τ = 2: the dashed green curve")),
                      qPrintable(chart->chart()->title()));

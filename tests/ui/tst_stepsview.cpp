@@ -1065,8 +1065,9 @@ private slots:
                 }
             QVERIFY2(renderer.panel(1).title.contains(QString::number(slopes[head], 'g', 4)),
                      qPrintable(renderer.panel(1).title));
-            QVERIFY(renderer.panel(1).title.contains(causal ? QStringLiteral("(i \u2212 j)")
-                                                            : QStringLiteral("|i \u2212 j|")));
+            QVERIFY(renderer.captionLines().front().contains(
+                causal ? QStringLiteral("\u2212m\u00b7(i \u2212 j)")
+                       : QStringLiteral("\u2212m\u00b7|i \u2212 j|")));
         }
         // Hidden keys: the bias panel shows the kept columns.
         ViewTransform t;

@@ -4,6 +4,7 @@
 
 #include <QCursor>
 #include <QEvent>
+#include <QGraphicsLayout>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
@@ -65,7 +66,7 @@ ScalingChart::ScalingChart(const QString &title, const QString &yTitle, QWidget 
     m_scaled->setName(tr("scaled 1/√d_k"));
     m_scaled->setPointsVisible(true);
     m_custom = new QLineSeries(chart);
-    m_custom->setName(tr("your α, τ"));
+    m_custom->setName(tr("α, τ"));
     m_custom->setPointsVisible(true);
     m_marker = new QLineSeries(chart);
     m_markerPoints = new QScatterSeries(chart);
@@ -244,10 +245,20 @@ void ScalingChart::redraw()
     m_unscaled->replace(unscaled);
     m_scaled->replace(scaled);
     m_custom->replace(custom);
-    m_custom->setName(
-        tr("your α = %1, τ = %2").arg(m_alpha, 0, 'g', 3).arg(m_temperature, 0, 'g', 3));
-    for (QLegendMarker *marker : chart()->legend()->markers(m_custom))
+    m_custom->setName(tr("α = %1, τ = %2").arg(m_alpha, 0, 'g', 3).arg(m_temperature, 0, 'g', 3));
+    // Three legend entries fit a narrow dock: with the third curve the current d_k is told by
+    // its dashed line alone.
+    bool changed = false;
+    for (QLegendMarker *marker : chart()->legend()->markers(m_custom)) {
+        changed = changed || marker->isVisible() != !custom.isEmpty();
         marker->setVisible(!custom.isEmpty());
+    }
+    for (QLegendMarker *marker : chart()->legend()->markers(m_markerPoints)) {
+        changed = changed || marker->isVisible() != custom.isEmpty();
+        marker->setVisible(custom.isEmpty());
+    }
+    if (changed && chart()->legend()->layout()) // lay the entries out again (else they overlap)
+        chart()->legend()->layout()->invalidate();
 
     double maxValue = 0;
     for (const QList<QPointF> *list : {&unscaled, &scaled, &custom})

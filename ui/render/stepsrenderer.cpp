@@ -133,7 +133,7 @@ void StepsRenderer::rebuild()
     const bool causalBias = r.positionBiasCausal;
 
     FigurePanel raw;
-    raw.title = rope ? QStringLiteral("1 \u00b7 raw scores Q K\u1d40 (before RoPE)")
+    raw.title = rope ? QStringLiteral("1 \u00b7 Q K\u1d40 before RoPE")
                      : QStringLiteral("1 \u00b7 raw scores Q K\u1d40");
     raw.quantity = QStringLiteral("raw score");
     raw.values = rope ? &r.unrotatedScores[hh] : &r.scores[hh];
@@ -141,16 +141,12 @@ void StepsRenderer::rebuild()
 
     FigurePanel position;
     if (rope) {
-        position.title = QStringLiteral("2 \u00b7 RoPE-rotated scores (%1, base %2)")
-                             .arg(convention, QString::number(r.params.ropeBase, 'g', 6));
+        position.title = QStringLiteral("2 \u00b7 RoPE (%1)").arg(convention);
         position.quantity = QStringLiteral("rotated score");
         position.values = &r.scores[hh];
         makeDiverging(position);
     } else if (alibi) {
-        position.title = causalBias
-            ? QStringLiteral("2 \u00b7 ALiBi bias B = \u2212m\u00b7(i \u2212 j), m = %1").arg(slope)
-            : QStringLiteral("2 \u00b7 ALiBi bias B = \u2212m\u00b7|i \u2212 j|, m = %1")
-                  .arg(slope);
+        position.title = QStringLiteral("2 \u00b7 ALiBi bias, m = %1").arg(slope);
         position.quantity = QStringLiteral("bias");
         position.values = &r.positionBias[hh];
         makeDiverging(position);
@@ -159,7 +155,7 @@ void StepsRenderer::rebuild()
 
     FigurePanel scaled;
     scaled.title = alibi
-        ? QStringLiteral("3 \u00b7 scaled + bias + masked Q K\u1d40\u00b7scale + B + M")
+        ? QStringLiteral("3 \u00b7 Q K\u1d40\u00b7scale + B + M")
         : QStringLiteral("%1 \u00b7 scaled + masked Q K\u1d40\u00b7scale + M").arg(step);
     scaled.quantity = QStringLiteral("scaled score");
     scaled.values = &r.scaledScores[hh];
@@ -197,13 +193,16 @@ void StepsRenderer::rebuild()
 
     QString shownPipeline = pipeline;
     if (rope)
-        shownPipeline = QStringLiteral(
-            "raw scores Q K\u1d40 \u2192 RoPE rotates q and k \u2192 scaled + masked \u2192 "
-            "weights softmax");
+        shownPipeline = QStringLiteral("raw scores Q K\u1d40 \u2192 RoPE (%1, base %2) rotates "
+                                       "q and k by position \u2192 scaled + masked \u2192 weights "
+                                       "softmax")
+                            .arg(convention, QString::number(r.params.ropeBase, 'g', 6));
     else if (alibi)
-        shownPipeline = QStringLiteral(
-            "raw scores Q K\u1d40 \u2192 ALiBi bias \u2192 scaled + bias + masked \u2192 weights "
-            "softmax");
+        shownPipeline = (causalBias ? QStringLiteral("raw scores Q K\u1d40 \u2192 ALiBi bias B = "
+                                                     "\u2212m\u00b7(i \u2212 j)")
+                                    : QStringLiteral("raw scores Q K\u1d40 \u2192 ALiBi bias B = "
+                                                     "\u2212m\u00b7|i \u2212 j|"))
+            + QStringLiteral(" \u2192 scaled + bias + masked \u2192 weights softmax");
     const QStringList caption
         = {QStringLiteral("Attention steps of head %1 of %2: ").arg(h).arg(r.headCount())
                + shownPipeline,

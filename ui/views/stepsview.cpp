@@ -43,8 +43,7 @@ StepsView::StepsView(QWidget *parent)
                                   "caption as PNG, SVG or PDF"));
     strip->addWidget(headLabel);
     strip->addWidget(m_headCombo);
-    strip->addSpacing(12);
-    strip->addWidget(m_hint, 1);
+    strip->addStretch(1);
     m_sharedRange = new QCheckBox(tr("&Same score range"));
     m_sharedRange->setObjectName(QStringLiteral("stepsSharedRange"));
     m_sharedRange->setToolTip(tr("Raw and scaled scores on one colour range: the scaled panel "
@@ -53,6 +52,9 @@ StepsView::StepsView(QWidget *parent)
     strip->addWidget(m_sharedRange);
     strip->addWidget(m_exportButton);
     layout->addLayout(strip);
+    // The hint on a line of its own under the controls: squeezed between them it wrapped into a
+    // tall column that took the panels' height in a narrow window.
+    layout->addWidget(m_hint);
 
     m_canvas = new FigureCanvas(&m_renderer);
     m_canvas->setObjectName(QStringLiteral("stepsCanvas"));
@@ -139,27 +141,19 @@ void StepsView::syncHeads()
     const auto r = result(); // the newest, also while the panels wait
     const int h = r && r->ok() ? r->headCount() : 0;
     const QSignalBlocker blocker(m_headCombo);
-    // With ALiBi each head names its slope (the bias step differs by it).
-    QStringList names;
-    for (int k = 0; k < h; ++k)
-        names << (std::size_t(k) < r->alibiSlopes.size()
-                      ? tr("head %1 (m = %2)").arg(k).arg(r->alibiSlopes[std::size_t(k)], 0, 'g', 4)
-                      : tr("head %1").arg(k));
-    bool same = m_headCombo->count() == h;
-    for (int k = 0; same && k < h; ++k)
-        same = m_headCombo->itemText(k) == names[k];
-    if (!same) {
+    if (m_headCombo->count() != h) {
         m_headCombo->clear();
-        m_headCombo->addItems(names);
+        for (int k = 0; k < h; ++k)
+            m_headCombo->addItem(tr("head %1").arg(k));
     }
     // The hint names the steps shown: a position scheme inside attention adds one.
     const bool rope = r && r->ok() && !r->unrotatedScores.empty();
     const bool alibi = r && r->ok() && !rope && !r->positionBias.empty();
-    m_hint->setText(rope ? tr("Raw scores Q Kᵀ → RoPE rotates q and k → scaled + masked → softmax "
+    m_hint->setText(rope ? tr("Raw scores Q Kᵀ → RoPE rotates q, k → scaled + masked → softmax "
                               "weights. Hover a cell: it is outlined in all four panels.")
-                        : alibi ? tr("Raw scores Q Kᵀ → ALiBi bias −m·distance → scaled + bias + "
-                                     "masked → softmax weights. Hover a cell: it is outlined in "
-                                     "all four panels.")
+                        : alibi ? tr("Raw scores Q Kᵀ → ALiBi bias → scaled + bias + masked → "
+                                     "softmax weights. Hover a cell: it is outlined in all four "
+                                     "panels.")
                                 : tr("Raw scores Q Kᵀ → scaled + masked Q Kᵀ·scale + M → softmax "
                                      "weights. Hover a cell: it is outlined in all three panels."));
     m_headCombo->setEnabled(h > 0);
