@@ -184,7 +184,7 @@ private slots:
                                     "above it")),
                  qPrintable(jacobian.chart()->title()));
         QVERIFY(jacobian.chart()->title().contains(
-            QStringLiteral("‖J‖ depends on the number of keys: this sweep uses 1024 keys")));
+            QStringLiteral("‖J‖ depends on the number of keys: 1024 here (the session's n_k")));
         QVERIFY2(maxWeight.chart()->title().contains(
                      QStringLiteral("1024 keys: uniform max weight 1/1024 = 0.00098")),
                  qPrintable(maxWeight.chart()->title()));
@@ -194,7 +194,7 @@ private slots:
         jacobian.setSweep(e2);
         jacobian.setCurrentScale(0.5, 1.0);
         QTRY_VERIFY(!jacobian.chart()->title().contains(QStringLiteral("near uniform")));
-        QVERIFY(jacobian.chart()->title().contains(QStringLiteral("this sweep uses 16 keys")));
+        QVERIFY(jacobian.chart()->title().contains(QStringLiteral("number of keys: 16 here")));
     }
 
     // The per-row metrics chart behind another tab: a page of a tab widget (hidden), or in a

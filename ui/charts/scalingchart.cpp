@@ -358,9 +358,8 @@ QString MaxWeightChart::keysNote(const ScalingSweepData &d) const
 QString JacobianNormChart::keysNote(const ScalingSweepData &d) const
 {
     // ‖J‖ depends on the number of keys K as well as on d_k: say which K this sweep uses.
-    QString note = tr("‖J‖ depends on the number of keys: this sweep uses %1 keys per query (the "
-                      "session's n_k; E2's table uses 16)")
-                       .arg(d.keys);
+    QString note
+        = tr("‖J‖ depends on the number of keys: %1 here (the session's n_k; E2: 16)").arg(d.keys);
     // Many keys: the scaled softmax is nearly uniform, whose ‖diag(p) − ppᵀ‖_F is
     // √(1/K − 1/K²) ≈ 1/√K, so the unscaled curve can lie above the scaled one.
     if (d.keys > 64) {
