@@ -271,6 +271,11 @@ TimingChart::TimingChart(QWidget *parent)
                               tr("Extra memory per kernel vs n, log–log; dashed: the memory "
                                  "budget; hollow circles: runs refused over the budget (the "
                                  "memory they would need)"));
+    // The plots take the height the dock has, never their size hint: the word-wrapped headline
+    // makes the dock's scroll area size this widget by its preferred height for the width,
+    // which with the charts' hints pushed the plot out of the dock.
+    m_plotTabs->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Ignored);
+    m_plotTabs->setMinimumHeight(130);
     layout->addWidget(m_plotTabs, 1);
 
     auto *timeChart = new QChart;
