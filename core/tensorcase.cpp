@@ -236,6 +236,84 @@ void buildMask(const Inputs &in, Index nQ, Index nK, MaskConvention convention,
 
 } // namespace
 
+namespace {
+
+const NpyArray *findArray(const NamedArrays &arrays, const char *name)
+{
+    for (const auto &[n, a] : arrays)
+        if (n == name)
+            return &a;
+    return nullptr;
+}
+
+// Slice k of the first axis of `a` (any rank ≥ 1): shape without its first axis.
+NpyArray firstAxisSlice(const NpyArray &a, std::int64_t k)
+{
+    NpyArray out;
+    out.type = a.type;
+    out.shape.assign(a.shape.begin() + 1, a.shape.end());
+    const std::int64_t step = out.size();
+    out.values.assign(a.values.begin() + std::ptrdiff_t(k * step),
+                      a.values.begin() + std::ptrdiff_t((k + 1) * step));
+    return out;
+}
+
+} // namespace
+
+Index tensorBatchSize(const NamedArrays &arrays)
+{
+    const NpyArray *q = findArray(arrays, "query");
+    const NpyArray *k = findArray(arrays, "key");
+    const NpyArray *v = findArray(arrays, "value");
+    if (!q || !k || !v)
+        return 0;
+    const int batched = int(q->ndim() == 3) + int(k->ndim() == 3) + int(v->ndim() == 3);
+    if (batched == 0)
+        return 0;
+    const std::string dims
+        = "query " + q->shapeString() + ", key " + k->shapeString() + ", value " + v->shapeString();
+    if (batched != 3 || q->ndim() != 3 || k->ndim() != 3 || v->ndim() != 3)
+        throw InvalidArgument("query, key and value must all be 2-d (n, E) or all 3-d with a "
+                              "leading batch axis (B, n, E): "
+                              + dims);
+    if (q->shape[0] != k->shape[0] || q->shape[0] != v->shape[0])
+        throw InvalidArgument("query, key and value have different batch sizes B: " + dims);
+    if (q->shape[0] < 1)
+        throw InvalidArgument("the batch axis is empty (B = 0): " + dims);
+    return Index(q->shape[0]);
+}
+
+NamedArrays tensorBatchItem(const NamedArrays &arrays, Index batch)
+{
+    const Index b = tensorBatchSize(arrays);
+    if (b == 0) {
+        if (batch != 0)
+            throw InvalidArgument("batch index " + std::to_string(batch)
+                                  + " given, but query, key and value have no batch axis (2-d)");
+        return arrays;
+    }
+    if (batch < 0 || batch >= b)
+        throw InvalidArgument("batch index " + std::to_string(batch)
+                              + " is out of range: the tensors have a batch axis of B = "
+                              + std::to_string(b) + " (valid 0 … " + std::to_string(b - 1) + ")");
+    NamedArrays out;
+    out.reserve(arrays.size());
+    for (const auto &[name, a] : arrays) {
+        const bool input = name == "query" || name == "key" || name == "value";
+        const bool padding = name == "key_padding_mask" && a.ndim() == 2;
+        const bool attnMask = name == "attn_mask" && a.ndim() == 3;
+        if ((padding || attnMask) && a.shape[0] != b)
+            throw InvalidArgument("array '" + name + "' " + a.shapeString()
+                                  + " must have the batch size B = " + std::to_string(b)
+                                  + " as its first axis");
+        if (input || padding || attnMask)
+            out.emplace_back(name, firstAxisSlice(a, std::int64_t(batch)));
+        else
+            out.emplace_back(name, a);
+    }
+    return out;
+}
+
 std::string describeArray(const NpyArray &array)
 {
     return std::string(npyTypeName(array.type)) + " " + array.shapeString();

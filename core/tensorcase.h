@@ -88,6 +88,21 @@ template<typename T> struct TensorCase
 /// True when `arrays` hold query, key and value (a tensor case rather than weights).
 bool hasTensorCase(const NamedArrays &arrays);
 
+/// B when query, key and value carry a leading batch axis, as PyTorch saves the inputs of
+/// torch.nn.MultiheadAttention(batch_first=True): query (B, n_q, d_model), key (B, n_k, …),
+/// value (B, n_k, d_v), all 3-d with the same B ≥ 1; 0 when they are 2-d (or absent). Throws
+/// InvalidArgument naming the shapes when some are 3-d and the others not, or the B differ.
+Index tensorBatchSize(const NamedArrays &arrays);
+
+/// Item `batch` (0 … B − 1) of batched inputs (tensorBatchSize > 0): query, key and value become
+/// their slices [batch] (2-d), key_padding_mask (B, n_k) its row [batch], attn_mask (B, n_q, n_k)
+/// its slice [batch] (a 2-d attn_mask is shared by every item); the other arrays are kept. Without
+/// a batch axis the arrays come back unchanged when batch = 0. Throws InvalidArgument naming B
+/// and the valid range when batch is outside [0, B − 1] (or ≠ 0 without a batch axis), and for a
+/// mask whose leading axis is not B (attn_mask of PyTorch's (B·num_heads, n_q, n_k) form
+/// included: save one head's mask per item).
+NamedArrays tensorBatchItem(const NamedArrays &arrays, Index batch);
+
 /// Builds and validates a case from named arrays; `source` (the file name) appears in "missing
 /// array" messages. Checks, in this order: query, key, value present, 2-d, numeric (not bool)
 /// and finite in T, no axis of them 0 (n_q, n_k, d_model, d_v ≥ 1); key has d_model columns; value

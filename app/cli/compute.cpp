@@ -389,9 +389,14 @@ int runCompute(const QStringList &arguments)
         QStringLiteral("dtype"),
         QStringLiteral("Compute type: float64 or float32. Metrics are float64."),
         QStringLiteral("float32|float64"), QStringLiteral("float64"));
+    const QCommandLineOption batchOption(
+        QStringLiteral("batch"),
+        QStringLiteral("Batch item to compute when query, key and value have a leading batch "
+                       "axis (B, n, E), as PyTorch saves batch_first inputs; 0 ... B-1."),
+        QStringLiteral("I"), QStringLiteral("0"));
     addOptionsWithDefaults(
         parser,
-        QList<QCommandLineOption> {inOption, outOption, conventionOption, dtypeOption,
+        QList<QCommandLineOption> {inOption, outOption, conventionOption, dtypeOption, batchOption,
                                    memoryBudgetOption(QStringLiteral(
                                        "inputs whose weights and scores (h x n_q x n_k, twice, "
                                        "plus the output .npz built in memory) need"))}
@@ -417,6 +422,12 @@ int runCompute(const QStringList &arguments)
         return usageError(
             kCommand,
             QStringLiteral("--dtype must be 'float32' or 'float64', got '%1'").arg(dtype));
+    bool batchOk = false;
+    const int batch = parser.value(batchOption).toInt(&batchOk);
+    if (!batchOk || batch < 0)
+        return usageError(kCommand,
+                          QStringLiteral("--batch must be an integer >= 0, got '%1'")
+                              .arg(parser.value(batchOption)));
     const QString inPath = parser.value(inOption);
     const QString outPath = parser.value(outOption);
     if (outPath.isEmpty() || outPath == QLatin1String("-"))
@@ -478,6 +489,8 @@ int runCompute(const QStringList &arguments)
                     .arg(inPath, mibText(declared), largest)
                     .arg(*budget / (1024.0 * 1024.0), 0, 'f', 0));
         NamedArrays arrays = readNpz(inPath.toStdString(), std::uint64_t(*budget));
+        // A leading batch axis (B, n, E): item --batch (an error naming B when out of range).
+        arrays = tensorBatchItem(arrays, batch);
         if (position->kvHeads) {
             // --kv-heads states g for already-projected heads (num_kv_heads when the file
             // has none; it must agree when it has).

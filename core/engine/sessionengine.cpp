@@ -20,6 +20,9 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 namespace attn {
 
@@ -38,32 +41,83 @@ MatrixD EngineBufferPool::take(Index rows, Index cols)
     return MatrixD(rows, cols);
 }
 
-void EngineBufferPool::give(MatrixD &&m)
+bool EngineBufferPool::give(MatrixD &&m)
 {
     std::lock_guard<std::mutex> lock(m_mutex);
     const std::size_t bytes = std::size_t(m.size()) * sizeof(double);
     if (m.rows() == m_rows && m.cols() == m_cols && m_spare.size() < m_maxCount
-        && (m_spare.size() + 1) * bytes <= maxBytes)
+        && (m_spare.size() + 1) * bytes <= maxBytes) {
         m_spare.push_back(std::move(m));
+        return true;
+    }
+    return false;
 }
 
 void EngineBufferPool::expect(Index rows, Index cols, std::size_t count)
 {
-    std::lock_guard<std::mutex> lock(m_mutex);
-    if (rows != m_rows || cols != m_cols) {
-        m_spare.clear();
-        m_rows = rows;
-        m_cols = cols;
+    bool dropped = false;
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        if (rows != m_rows || cols != m_cols) {
+            dropped = !m_spare.empty();
+            m_spare.clear();
+            m_rows = rows;
+            m_cols = cols;
+        }
+        m_maxCount = count;
+        // Fewer matrices per result than before: drop the surplus.
+        while (m_spare.size() > m_maxCount) {
+            m_spare.pop_back();
+            dropped = true;
+        }
     }
-    m_maxCount = count;
+    if (dropped)
+        releaseFreeMemory();
 }
 
 void EngineBufferPool::recycle(EngineResult &&r)
 {
-    for (auto *list : {&r.weights, &r.scores, &r.scaledScores})
+    std::size_t dropped = 0; // bytes freed rather than kept
+    auto keep = [&](MatrixD &&m) {
+        const std::size_t bytes = std::size_t(m.size()) * sizeof(double);
+        if (!give(std::move(m)))
+            dropped += bytes;
+        m = MatrixD(); // freed here when not kept
+    };
+    for (auto *list : {&r.weights, &r.scores, &r.scaledScores, &r.unrotatedScores, &r.positionBias})
         for (MatrixD &m : *list)
-            give(std::move(m));
-    give(std::move(r.weightsMean));
+            keep(std::move(m));
+    keep(std::move(r.weightsMean));
+    // A large result of another shape (a large problem replaced by a small one): hand its
+    // pages back rather than keep the process at its peak.
+    if (dropped >= kReleaseBytes)
+        releaseFreeMemory();
+}
+
+std::size_t EngineBufferPool::heldBytes() const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    std::size_t bytes = 0;
+    for (const MatrixD &m : m_spare)
+        bytes += std::size_t(m.size()) * sizeof(double);
+    return bytes;
+}
+
+void EngineBufferPool::release()
+{
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_spare.clear();
+        m_spare.shrink_to_fit();
+    }
+    releaseFreeMemory();
+}
+
+void releaseFreeMemory()
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
 }
 
 // The cached part of a computation: per-head raw scores (n_q × n_k, row-major) and what they
@@ -74,6 +128,7 @@ struct SessionEngine::Scores
     EngineParameters key; ///< only the fields compared by sameScores matter
     std::vector<MatrixF> scoresF; ///< h heads (float32 runs)
     std::vector<MatrixD> scoresD; ///< h heads, as shown
+    std::vector<MatrixD> unrotatedD; ///< h heads before RoPE's rotation (RoPE only)
     std::size_t bytes = 0;
 };
 
@@ -179,8 +234,20 @@ void computeScores(const MultiheadAttention<T> &layer, const Eigen::Ref<const Ma
             pooled.middleCols((i / group) * dK, dK) += k.middleCols(i * dK, dK);
         k = pooled / T(group);
     }
-    // RoPE: every head's queries (positions 0…n_q−1) and keys (0…n_k−1) rotated.
+    // RoPE: every head's queries (positions 0…n_q−1) and keys (0…n_k−1) rotated; the scores of
+    // the unrotated q_i, k_i are kept for display (the steps view's rotation step).
+    out.unrotatedD.clear();
     if (extra.rope) {
+        out.unrotatedD.assign(std::size_t(h), MatrixD());
+        for (Index head = 0; head < h; ++head) {
+            Matrix<T> s(nQ, nK);
+            gemmTransposed<T>(q.middleCols(head * dK, dK), k.middleCols((head * g / h) * dK, dK),
+                              s);
+            if constexpr (std::is_same_v<T, double>)
+                out.unrotatedD[std::size_t(head)] = std::move(s);
+            else
+                out.unrotatedD[std::size_t(head)] = s.template cast<double>();
+        }
         applyRopeHeads<T>(q, h, extra.ropeConvention, extra.ropeBase);
         applyRopeHeads<T>(k, g, extra.ropeConvention, extra.ropeBase);
     }
@@ -202,7 +269,8 @@ void computeScores(const MultiheadAttention<T> &layer, const Eigen::Ref<const Ma
             out.scoresD[std::size_t(head)] = s.template cast<double>();
     });
     out.bytes = std::size_t(nQ) * std::size_t(nK) * std::size_t(h)
-        * (sizeof(double) + (std::is_same_v<T, double> ? 0 : sizeof(T)));
+        * (sizeof(double) + (std::is_same_v<T, double> ? 0 : sizeof(T))
+           + (extra.rope ? sizeof(double) : 0));
 }
 
 /// A rows × cols double matrix with unspecified contents: a spare one from the pool when there
@@ -484,6 +552,16 @@ void rowPassFromScores(Scores &cache, Index nQ, Index nK, const AttentionMask &m
             in.scores[u] = cache.scoresF[u].data();
     }
     rowPass<T>(in, r, pool, cancel);
+    // The position scheme's own step, for display.
+    r.unrotatedScores.clear();
+    if (takeScores)
+        r.unrotatedScores = std::move(cache.unrotatedD);
+    else
+        r.unrotatedScores = cache.unrotatedD;
+    r.positionBias.clear();
+    r.positionBiasCausal = mask.hasCausal();
+    for (const double m : alibiSlopes)
+        r.positionBias.push_back(alibiBias(nQ, nK, m, mask.hasCausal()));
 }
 
 template<typename T>

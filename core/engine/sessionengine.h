@@ -39,6 +39,14 @@ struct EngineResult
     std::vector<MatrixD> scaledScores; ///< h heads, scaled + masked (masked = −inf)
     MatrixB maskState; ///< MaskStateBits per cell
     std::vector<double> alibiSlopes; ///< h ALiBi slopes m_h when ALiBi is on, else empty
+    /// With RoPE: h heads of q_i k_iᵀ from the projected queries and keys before the rotation
+    /// (then `scores` are those of the rotated q_i, k_i). Empty without RoPE.
+    std::vector<MatrixD> unrotatedScores;
+    /// With ALiBi: h heads of the bias added to the scaled scores, −m_h·(i − j) with a causal
+    /// mask, else −m_h·|i − j| (alibiBias, core/positional.h; the same values the row pass
+    /// adds). Empty without ALiBi.
+    std::vector<MatrixD> positionBias;
+    bool positionBiasCausal = false; ///< positionBias is −m_h·(i − j) (else −m_h·|i − j|)
     std::vector<std::vector<std::uint8_t>> fullyMasked; ///< h × n_q
     std::vector<RowMetrics> metrics; ///< per head
     double scale = 1.0; ///< d_k^(−α)/τ applied in every head
@@ -54,22 +62,37 @@ class EngineBufferPool
 {
 public:
     static constexpr std::size_t maxBytes = std::size_t(512) << 20;
+    /// recycle() frees at least this much without keeping it: the pages go back to the system.
+    static constexpr std::size_t kReleaseBytes = std::size_t(16) << 20;
 
     /// A rows × cols matrix with unspecified contents (a spare one when there is one).
     MatrixD take(Index rows, Index cols);
-    /// Keeps `m` for a later take() when it has the announced shape and there is room.
-    void give(MatrixD &&m);
+    /// Keeps `m` for a later take() when it has the announced shape and there is room (true);
+    /// otherwise leaves it with the caller (false).
+    bool give(MatrixD &&m);
     /// Announces the shape and count of one result's matrices (drops spares of another shape).
     void expect(Index rows, Index cols, std::size_t count);
-    /// Gives back every matrix of `r` (weights, scores, scaled scores, mean).
+    /// Gives back every matrix of `r` (weights, scores, scaled scores, unrotated scores,
+    /// position bias, mean); when those not kept (another shape) add up to kReleaseBytes or
+    /// more, releaseFreeMemory() returns their pages to the system.
     void recycle(EngineResult &&r);
+    /// Bytes of the spare matrices held now.
+    std::size_t heldBytes() const;
+    /// Drops every spare matrix and hands the freed pages back to the system (malloc_trim on
+    /// glibc: freed n_q × n_k buffers otherwise stay in the allocator's arenas, so the process
+    /// keeps the peak of a large problem after a small one replaced it).
+    void release();
 
 private:
-    std::mutex m_mutex;
+    mutable std::mutex m_mutex;
     std::vector<MatrixD> m_spare;
     Index m_rows = 0, m_cols = 0;
     std::size_t m_maxCount = 0;
 };
+
+/// Returns the memory the allocator holds free to the system (glibc's malloc_trim(0); a no-op
+/// elsewhere). Call after dropping large matrices.
+void releaseFreeMemory();
 
 /// Floating-point operations per cell and head of the fused row pass (scale, mask, copy,
 /// softmax with its exp, metrics with a log, mean), for threadsForFlops (core/threads.h).

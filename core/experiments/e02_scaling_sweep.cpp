@@ -1,11 +1,13 @@
 // E2 — why divide by √d_k (docs/experiments.md; Vaswani et al. 2017, §3.2.1 and footnote 4).
 
 #include "core/experiments/experiments_p.h"
+#include "core/experiments/livecharts.h"
 
 #include "core/metrics.h"
 #include "core/random.h"
 
 #include <cmath>
+#include <optional>
 
 namespace attn {
 
@@ -34,7 +36,22 @@ Table scalingSweep(std::uint64_t seed, Index trials, Index keys, const std::vect
 Table scalingSweep(std::uint64_t seed, Index trials, Index keys, const std::vector<Index> &dks,
                    RandomSource source, const RunContext &context)
 {
+    return scalingSweep(seed, trials, keys, dks, source, std::nullopt, context);
+}
+
+Table scalingSweep(std::uint64_t seed, Index trials, Index keys, const std::vector<Index> &dks,
+                   RandomSource source, std::optional<AttentionOptions> custom,
+                   const RunContext &context)
+{
     using namespace experiments;
+    if (custom) {
+        if (!(custom->scaleExponent >= 0.0 && custom->scaleExponent <= 1.0))
+            throw InvalidArgument("scaling sweep: scale exponent alpha must be in [0, 1], got "
+                                  + std::to_string(custom->scaleExponent));
+        if (!(custom->temperature > 0.0) || !std::isfinite(custom->temperature))
+            throw InvalidArgument("scaling sweep: temperature tau must be finite and > 0, got "
+                                  + std::to_string(custom->temperature));
+    }
     if (trials < 1)
         throw InvalidArgument("scaling sweep: trials must be >= 1, got " + std::to_string(trials));
     if (keys < 1)
@@ -60,7 +77,12 @@ Table scalingSweep(std::uint64_t seed, Index trials, Index keys, const std::vect
     Generator rng(seed);
     TorchGenerator torchRng(seed);
     const bool torch = source == RandomSource::Torch;
-    Table table(kColumns);
+    std::vector<std::string> columns = kColumns;
+    if (custom) {
+        columns.emplace_back("max_weight_custom");
+        columns.emplace_back("jacobian_norm_custom");
+    }
+    Table table(columns);
     const auto keyCount = static_cast<std::size_t>(keys);
     const auto trialCount = static_cast<std::size_t>(trials);
     std::vector<double> scratch, scores(trialCount * keyCount), x(keyCount), p(keyCount);
@@ -93,11 +115,15 @@ Table scalingSweep(std::uint64_t seed, Index trials, Index keys, const std::vect
         std::vector<Table::Cell> row
             = {std::int64_t(dK), numpyStd(scores.data(), trials * keys), std::sqrt(double(dK))};
         const double root = std::sqrt(double(dK));
-        for (const bool scaled : {false, true}) {
+        // 0: unscaled, 1: divided by √d_k, 2: the custom d_k^(−α)/τ
+        const double customScale = custom ? effectiveScale(dK, *custom) : 1.0;
+        for (const int kind : {0, 1, 2}) {
+            if (kind == 2 && !custom)
+                break;
             for (Index t = 0; t < trials; ++t) {
                 for (Index j = 0; j < keys; ++j) {
                     const double s = scores[std::size_t(t * keys + j)];
-                    x[std::size_t(j)] = scaled ? s / root : s;
+                    x[std::size_t(j)] = kind == 0 ? s : kind == 1 ? s / root : s * customScale;
                 }
                 numpySoftmaxRow(x.data(), p.data(), keys);
                 maxW[std::size_t(t)] = maxWeight(p.data(), keys);

@@ -1,6 +1,7 @@
 #include "core/experiments/experiments.h"
 
 #include "core/experiments/experiments_p.h"
+#include "core/experiments/livecharts.h"
 
 #include "core/kernels/kernels.h"
 
@@ -502,6 +503,48 @@ double fitPowerLawExponent(const std::vector<double> &x, const std::vector<doubl
         throw InvalidArgument("fitPowerLawExponent: every x is the same ("
                               + Table::formatNumber(x[0]) + "), no slope to fit");
     return sxy / sxx;
+}
+
+LargeNFit fitLargeNExponent(const std::vector<double> &n, const std::vector<double> &seconds)
+{
+    LargeNFit fit;
+    fit.exponent = fit.rSquared = std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> x, y;
+    const std::size_t count = std::min(n.size(), seconds.size());
+    double nMax = 0;
+    for (std::size_t i = 0; i < count; ++i)
+        if (std::isfinite(n[i]))
+            nMax = std::max(nMax, n[i]);
+    for (std::size_t i = 0; i < count; ++i)
+        if (n[i] >= nMax / 8 && n[i] > 0 && std::isfinite(n[i]) && seconds[i] > 0
+            && std::isfinite(seconds[i])) {
+            x.push_back(n[i]);
+            y.push_back(seconds[i]);
+        }
+    fit.points = int(x.size());
+    fit.fromN = x.empty() ? 0.0 : *std::min_element(x.begin(), x.end());
+    if (x.size() >= 2 && *std::max_element(x.begin(), x.end()) > fit.fromN)
+        fit.exponent = fitPowerLawExponent(x, y);
+    if (std::isfinite(fit.exponent)) {
+        // R² on log–log axes: the line through the points' mean with the fitted slope.
+        double lx = 0, ly = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            lx += std::log(x[i]);
+            ly += std::log(y[i]);
+        }
+        lx /= double(x.size());
+        ly /= double(x.size());
+        double residual = 0, total = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            const double predicted = ly + fit.exponent * (std::log(x[i]) - lx);
+            residual += (std::log(y[i]) - predicted) * (std::log(y[i]) - predicted);
+            total += (std::log(y[i]) - ly) * (std::log(y[i]) - ly);
+        }
+        fit.rSquared = total > 0 ? 1.0 - residual / total : 1.0;
+    }
+    fit.noisy = fit.points >= 2
+        && (fit.points < 3 || !(fit.rSquared >= 0.98) || !(std::abs(fit.exponent - 2.0) <= 0.4));
+    return fit;
 }
 
 } // namespace attn

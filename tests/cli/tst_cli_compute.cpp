@@ -10,6 +10,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QObject>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -117,6 +118,7 @@ private Q_SLOTS:
     void errors_data();
     void errors();
     void outOfMemoryIsAMessage();
+    void batchAxis();
     void cleanupTestCase();
 };
 
@@ -606,6 +608,46 @@ void TestCliCompute::outOfMemoryIsAMessage()
 void TestCliCompute::cleanupTestCase()
 {
     qInfo("largest |attnlab compute - PyTorch| (float64 output and weights): %.3g", m_worst);
+}
+
+// Inputs saved with their batch axis (tests/reference/make_batch_fixtures.py, the README's
+// snippet: B = 3): --batch I computes item I, whose weights and output equal PyTorch's for it;
+// the default is item 0; an item out of range exits 2 naming B and writes nothing.
+void TestCliCompute::batchAxis()
+{
+    const QString in = QStringLiteral(ATTN_FIXTURE_DIR "/batch/mha_batch.npz");
+    const Arrays c = load(in);
+    const NpyArray &expectedWeights = c.at("expected_weights"); // B × h × n × n
+    const NpyArray &expectedOutput = c.at("expected_output"); // B × n × E
+    for (int b : {-1, 0, 2}) { // -1: no --batch (item 0)
+        const QString out = tempPath(QStringLiteral("batch_%1.npz").arg(b));
+        const QStringList options
+            = b < 0 ? QStringList {} : QStringList {"--batch", QString::number(b)};
+        const Run r = runCompute(QStringList {"--in", in, "--out", out} + options);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const Arrays o = load(out);
+        const int item = std::max(b, 0);
+        const NpyArray &w = o.at("weights"); // h × n × n
+        QCOMPARE(w.shape, (std::vector<std::int64_t> {4, 6, 6}));
+        double worst = 0;
+        for (std::size_t k = 0; k < w.values.size(); ++k)
+            worst = std::max(
+                worst, std::abs(w.values[k] - expectedWeights.values[std::size_t(item) * 144 + k]));
+        const NpyArray &output = o.at("output"); // n × E
+        for (std::size_t k = 0; k < output.values.size(); ++k)
+            worst = std::max(
+                worst,
+                std::abs(output.values[k] - expectedOutput.values[std::size_t(item) * 96 + k]));
+        QVERIFY2(worst <= 1e-12, qPrintable(QString::number(worst)));
+    }
+    const QString out = tempPath(QStringLiteral("batch_out_of_range.npz"));
+    const Run r = runCompute(QStringList {"--in", in, "--out", out, "--batch", "3"});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains(QStringLiteral("B = 3")), qPrintable(r.err));
+    QVERIFY(!QFileInfo::exists(out));
+    const Run bad = runCompute(QStringList {"--in", in, "--out", out, "--batch", "one"});
+    QCOMPARE(bad.exitCode, 2);
+    QVERIFY2(bad.err.contains(QStringLiteral("--batch")), qPrintable(bad.err));
 }
 
 QTEST_GUILESS_MAIN(TestCliCompute)

@@ -5,10 +5,13 @@
 #include "testutil.h"
 
 #include "core/experiments/experiments.h"
+#include "core/experiments/livecharts.h"
 #include "core/metrics.h"
 
 #include <QFile>
 #include <QTest>
+
+#include <tuple>
 
 #include <atomic>
 #include <cmath>
@@ -117,6 +120,8 @@ private slots:
     void e15HeadReach();
     void e16SharedKeys();
     void fitPowerLaw();
+    void fitLargeN();
+    void scalingSweepCustomScale();
 };
 
 void TestExperiments::registryListsAll()
@@ -782,6 +787,84 @@ void TestExperiments::fitPowerLaw()
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, fitPowerLawExponent({1, 2}, {1}));
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, fitPowerLawExponent({1, 2}, {1, 0}));
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, fitPowerLawExponent({2, 2}, {1, 3}));
+}
+
+// The timing headline's fit on synthetic timings: a fixed cost of 5 ms that flattens small n,
+// then exactly c·n² (c = 1e-10 s) from n = 2048. The fit over n ≥ n_max/8 = 2048 recovers 2 with
+// R² = 1; over every n the slope is far lower (the "∝ n^1.2" of a loaded machine); a time that
+// jumps (another program busy) is flagged noisy; two points are never trusted, one gives none.
+void TestExperiments::fitLargeN()
+{
+    std::vector<double> n, t;
+    for (int i = 0; i < 8; ++i) { // n = 128 … 16384
+        const double size = 128.0 * std::exp2(i);
+        n.push_back(size);
+        t.push_back(size < 2048 ? 5e-3 : 1e-10 * size * size);
+    }
+    const LargeNFit fit = fitLargeNExponent(n, t);
+    QCOMPARE(fit.fromN, 2048.0);
+    QCOMPARE(fit.points, 4);
+    QVERIFY2(std::abs(fit.exponent - 2.0) <= 1e-12, qPrintable(QString::number(fit.exponent)));
+    QVERIFY(std::abs(fit.rSquared - 1.0) <= 1e-12);
+    QVERIFY(!fit.noisy);
+    QVERIFY(fitPowerLawExponent(n, t) < 1.6); // every n: the fixed cost flattens the slope
+
+    std::vector<double> loaded = t;
+    loaded[5] *= 3.0; // n = 4096 measured while another program ran
+    const LargeNFit noisy = fitLargeNExponent(n, loaded);
+    QCOMPARE(noisy.points, 4);
+    QVERIFY(noisy.rSquared < 0.98);
+    QVERIFY(noisy.noisy);
+
+    const LargeNFit two = fitLargeNExponent({1024, 2048}, {1e-3, 4e-3});
+    QCOMPARE(two.exponent, 2.0);
+    QVERIFY(two.noisy);
+    const LargeNFit one = fitLargeNExponent({1024}, {1e-3});
+    QVERIFY(std::isnan(one.exponent));
+    QVERIFY(!one.noisy);
+    // A zero or infinite time is left out, never thrown on.
+    const LargeNFit gaps = fitLargeNExponent({2048, 4096, 8192}, {0.0, 4e-3, qInf()});
+    QCOMPARE(gaps.points, 1);
+    QVERIFY(std::isnan(gaps.exponent));
+}
+
+// The live d_k charts' third curve: scalingSweep with the user's d_k^(−α)/τ adds two columns
+// on the same scores. α = ½, τ = 1 is the scaled column and α = 0, τ = 1 the unscaled one
+// (within rounding: s·d_k^(−½) vs s/√d_k); the other columns do not change; τ = 2 at α = 0 with
+// one key gives weight 1 and ‖J‖ = 0 (a one-key softmax), and α, τ out of range are refused.
+void TestExperiments::scalingSweepCustomScale()
+{
+    const std::vector<Index> dks = {4, 64, 512};
+    const Table plain = scalingSweep(3, 50, 12, dks, RandomSource::NumPy);
+    for (auto [alpha, tau, column] : {std::tuple {0.5, 1.0, std::string("scaled")},
+                                      std::tuple {0.0, 1.0, std::string("unscaled")}}) {
+        AttentionOptions custom;
+        custom.scaleExponent = alpha;
+        custom.temperature = tau;
+        const Table t = scalingSweep(3, 50, 12, dks, RandomSource::NumPy, custom);
+        QCOMPARE(t.rowCount(), plain.rowCount());
+        for (std::size_t row = 0; row < t.rowCount(); ++row) {
+            for (const char *same : {"score_std", "max_weight_scaled", "jacobian_norm_unscaled"})
+                QCOMPARE(t.number(row, same), plain.number(row, same));
+            QVERIFY(std::abs(t.number(row, "max_weight_custom")
+                             - plain.number(row, "max_weight_" + column))
+                    <= 1e-12);
+            QVERIFY(std::abs(t.number(row, "jacobian_norm_custom")
+                             - plain.number(row, "jacobian_norm_" + column))
+                    <= 1e-12);
+        }
+    }
+    AttentionOptions hot;
+    hot.scaleExponent = 0.25;
+    hot.temperature = 2.0;
+    const Table one = scalingSweep(3, 5, 1, dks, RandomSource::NumPy, hot);
+    for (std::size_t row = 0; row < one.rowCount(); ++row) {
+        QCOMPARE(one.number(row, "max_weight_custom"), 1.0);
+        QCOMPARE(one.number(row, "jacobian_norm_custom"), 0.0);
+    }
+    AttentionOptions bad;
+    bad.scaleExponent = 1.5;
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, scalingSweep(3, 5, 2, dks, RandomSource::NumPy, bad));
 }
 
 QTEST_APPLESS_MAIN(TestExperiments)

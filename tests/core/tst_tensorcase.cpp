@@ -101,6 +101,7 @@ private slots:
     void errors_data();
     void errors();
     void loadFromFile();
+    void batchAxis();
     void weightStack_data();
     void weightStack();
     void weightStackRefusals_data();
@@ -462,6 +463,89 @@ void TestTensorCase::defaultWeightArray()
     for (const QString &n : names)
         arrays.emplace_back(n.toStdString(), counting({2, 2}));
     QCOMPARE(QString::fromStdString(attn::defaultWeightArray(arrays)), expected);
+}
+
+// Inputs saved with their batch axis by the README's PyTorch snippet
+// (tests/reference/make_batch_fixtures.py): B = 3 items of n = 6, E = 16, h = 4, item 1 padding
+// its last 2 keys. Item b's weights and output equal what nn.MultiheadAttention returned for it
+// (expected_weights[b], expected_output[b]); an index out of range names B; a mixed or
+// mismatched batch axis is refused naming the shapes.
+void TestTensorCase::batchAxis()
+{
+    const NamedArrays arrays = readNpz(ATTN_FIXTURE_DIR "/batch/mha_batch.npz");
+    QCOMPARE(tensorBatchSize(arrays), Index(3));
+    const NpyArray *expectedWeights = nullptr, *expectedOutput = nullptr;
+    for (const auto &[name, a] : arrays) {
+        if (name == "expected_weights")
+            expectedWeights = &a;
+        if (name == "expected_output")
+            expectedOutput = &a;
+    }
+    QVERIFY(expectedWeights && expectedOutput);
+    for (Index b = 0; b < 3; ++b) {
+        const TensorCase<double> c
+            = tensorCaseFromArrays<double>(tensorBatchItem(arrays, b), "mha_batch.npz");
+        QCOMPARE(c.queryCount(), Index(6));
+        QCOMPARE(c.dModel(), Index(16));
+        QCOMPARE(c.heads, Index(4));
+        const MultiheadResult<double> r = c.layer().forward(c.query, c.key, c.value, c.mask);
+        double worst = 0;
+        for (Index head = 0; head < 4; ++head)
+            for (Index i = 0; i < 6; ++i)
+                for (Index j = 0; j < 6; ++j) {
+                    const double expected
+                        = expectedWeights->values[std::size_t(((b * 4 + head) * 6 + i) * 6 + j)];
+                    worst
+                        = std::max(worst, std::abs(r.weights[std::size_t(head)](i, j) - expected));
+                }
+        for (Index i = 0; i < 6; ++i)
+            for (Index e = 0; e < 16; ++e)
+                worst = std::max(
+                    worst,
+                    std::abs(r.output(i, e)
+                             - expectedOutput->values[std::size_t((b * 6 + i) * 16 + e)]));
+        QVERIFY2(worst <= 1e-12, qPrintable(QString::number(worst)));
+        // Item 1 pads its last two keys: their weights are 0 in every row.
+        if (b == 1)
+            QCOMPARE(r.weights[0](0, 5), 0.0);
+        else
+            QVERIFY(r.weights[0](0, 5) > 0.0);
+    }
+    const auto outOfRange = invalidArgumentOf([&] { tensorBatchItem(arrays, 3); });
+    QVERIFY(outOfRange);
+    QVERIFY2(outOfRange->contains(QStringLiteral("B = 3")), qPrintable(*outOfRange));
+    QVERIFY(outOfRange->contains(QStringLiteral("batch index 3")));
+    QVERIFY(invalidArgumentOf([&] { tensorBatchItem(arrays, -1); }));
+
+    // Without a batch axis: unchanged for item 0, an error for another.
+    NamedArrays flat
+        = {{"query", counting({2, 4})}, {"key", counting({3, 4})}, {"value", counting({3, 4})}};
+    QCOMPARE(tensorBatchSize(flat), Index(0));
+    QCOMPARE(tensorBatchItem(flat, 0).size(), flat.size());
+    const auto noAxis = invalidArgumentOf([&] { tensorBatchItem(flat, 1); });
+    QVERIFY(noAxis && noAxis->contains(QStringLiteral("no batch axis")));
+    // Slices keep C order: item 1 of (2, 2, 3) is values 6 … 11.
+    NamedArrays batched = {{"query", counting({2, 2, 3})},
+                           {"key", counting({2, 2, 3})},
+                           {"value", counting({2, 2, 3})},
+                           {"key_padding_mask", counting({2, 2})}};
+    const NamedArrays item = tensorBatchItem(batched, 1);
+    QCOMPARE(item[0].second.shape, (std::vector<std::int64_t> {2, 3}));
+    QCOMPARE(item[0].second.values.front(), 6.0);
+    QCOMPARE(item[0].second.values.back(), 11.0);
+    QCOMPARE(item[3].second.values, (std::vector<double> {2.0, 3.0}));
+    // Mixed ranks and different B are refused naming the shapes.
+    NamedArrays mixed = batched;
+    mixed[1].second = counting({2, 3});
+    const auto mixedMessage = invalidArgumentOf([&] { tensorBatchSize(mixed); });
+    QVERIFY(mixedMessage && mixedMessage->contains(QStringLiteral("key (2, 3)")));
+    NamedArrays different = batched;
+    different[2].second = counting({3, 2, 3});
+    const auto differentMessage = invalidArgumentOf([&] { tensorBatchSize(different); });
+    QVERIFY(differentMessage && differentMessage->contains(QStringLiteral("batch sizes")));
+    NamedArrays badMask = batched;
+    badMask[3].second = counting({3, 2});
+    QVERIFY(invalidArgumentOf([&] { tensorBatchItem(badMask, 0); }));
 }
 
 QTEST_GUILESS_MAIN(TestTensorCase)

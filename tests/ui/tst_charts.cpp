@@ -124,9 +124,10 @@ private slots:
             QVERIFY(chart.xAxisLabelsWidth(chart.xAxisBase() / 2) > plotW);
     }
 
-    // The live d_k charts explain what E2's table does not show: with many keys (the session's
-    // n_k) the scaled softmax is nearly uniform, so ‖J‖ unscaled can lie above ‖J‖ scaled; and a
-    // user's α, τ other than the two drawn curves is named as not drawn.
+    // The live d_k charts explain what E2's table does not show: ‖J‖ depends on the number of
+    // keys (the sweep's key count is stated; with many keys the scaled softmax is nearly
+    // uniform, so ‖J‖ unscaled can lie above ‖J‖ scaled); and a user's α, τ other than the two
+    // drawn curves is drawn as a third, labelled curve once a sweep with that setting arrived.
     void scalingChartsExplainKeysAndScale()
     {
         auto sweep = std::make_shared<ScalingSweepData>();
@@ -139,34 +140,61 @@ private slots:
         sweep->maxWeightScaled = {0.005, 0.006};
         sweep->jacobianUnscaled = {0.1, 0.2};
         sweep->jacobianScaled = {0.03, 0.031};
+        sweep->maxWeightCustom = {0.007, 0.008};
+        sweep->jacobianCustom = {0.05, 0.06};
         JacobianNormChart jacobian;
         MaxWeightChart maxWeight;
         for (ScalingChart *chart :
              {static_cast<ScalingChart *>(&jacobian), static_cast<ScalingChart *>(&maxWeight)}) {
             chart->setSweep(sweep);
             chart->setCurrentScale(0.5, 1.0);
-            QVERIFY(!chart->chart()->title().contains(QStringLiteral("not drawn")));
+            QVERIFY2(chart->chart()->title().contains(
+                         QStringLiteral("your setting α = ½, τ = 1: the scaled curve")),
+                     qPrintable(chart->chart()->title()));
+            QTRY_VERIFY(chart->customPoints().isEmpty());
+            // A setting the sweep was not made with: named as on its way, not drawn.
             chart->setCurrentScale(0.3, 2.0);
             QVERIFY2(chart->chart()->title().contains(
-                         QStringLiteral("your α = 0.3, τ = 2 is not drawn")),
+                         QStringLiteral("your α = 0.3, τ = 2: its curve is being swept")),
+                     qPrintable(chart->chart()->title()));
+            QTest::qWait(40);
+            QVERIFY(chart->customPoints().isEmpty());
+            // The sweep with that setting: the third curve, labelled.
+            auto own = std::make_shared<ScalingSweepData>(*sweep);
+            own->alpha = 0.3;
+            own->temperature = 2.0;
+            chart->setSweep(own);
+            const std::vector<double> &expected
+                = chart == &jacobian ? own->jacobianCustom : own->maxWeightCustom;
+            QTRY_COMPARE(chart->customPoints(),
+                         (QList<QPointF> {QPointF(2, expected[0]), QPointF(4, expected[1])}));
+            QCOMPARE(chart->customName(), QStringLiteral("α = 0.3, τ = 2"));
+            QVERIFY2(chart->chart()->title().contains(
+                         QStringLiteral("your α = 0.3, τ = 2: the dashed green curve")),
                      qPrintable(chart->chart()->title()));
             chart->setCurrentScale(0.0, 1.0); // the unscaled curve
-            QVERIFY(!chart->chart()->title().contains(QStringLiteral("not drawn")));
+            QVERIFY(chart->chart()->title().contains(
+                QStringLiteral("your setting α = 0, τ = 1: the unscaled curve")));
+            QTRY_VERIFY(chart->customPoints().isEmpty());
+            chart->setSweep(sweep);
         }
         // ‖J‖ of a uniform row over 1024 keys: √(1/1024 − 1/1024²) = 0.031.
         QVERIFY2(jacobian.chart()->title().contains(
                      QStringLiteral("1024 keys: scaled is near uniform (‖J‖ ≈ 0.031), unscaled "
                                     "above it")),
                  qPrintable(jacobian.chart()->title()));
+        QVERIFY(jacobian.chart()->title().contains(
+            QStringLiteral("‖J‖ depends on the number of keys: 1024 here (the session's n_k")));
         QVERIFY2(maxWeight.chart()->title().contains(
                      QStringLiteral("1024 keys: uniform max weight 1/1024 = 0.00098")),
                  qPrintable(maxWeight.chart()->title()));
-        // E2's own 16 keys: nothing to explain.
+        // E2's own 16 keys: the key count is still stated, the many-keys note is not there.
         auto e2 = std::make_shared<ScalingSweepData>(*sweep);
         e2->keys = 16;
         jacobian.setSweep(e2);
         jacobian.setCurrentScale(0.5, 1.0);
-        QTRY_VERIFY(!jacobian.chart()->title().contains(QStringLiteral("keys:")));
+        QTRY_VERIFY(!jacobian.chart()->title().contains(QStringLiteral("near uniform")));
+        QVERIFY(jacobian.chart()->title().contains(QStringLiteral("number of keys: 16 here")));
     }
 
     // The per-row metrics chart behind another tab: a page of a tab widget (hidden), or in a

@@ -151,6 +151,7 @@ private slots:
     void pytorchFixtureShowsExpectedWeights_data();
     void pytorchFixtureShowsExpectedWeights();
     void float32ComputesWithinTolerance();
+    void batchAxisPicksAnItem();
     void sessionScaleAppliesToLoadedInputs();
     void weightArrays_data();
     void weightArrays();
@@ -237,6 +238,47 @@ void TestOpenTensors::pytorchFixtureShowsExpectedWeights()
         }
         ATTN_COMPARE_CLOSE(r->weights[std::size_t(h)], reference, 1e-12, 0.0);
     }
+}
+
+// Inputs with PyTorch's batch axis (tests/reference/make_batch_fixtures.py, B = 3): the batch
+// picker is asked with B, the chosen item is shown (its weights are PyTorch's for that item,
+// padding included), the caption names it, and cancelling the picker keeps the view.
+void TestOpenTensors::batchAxisPicksAnItem()
+{
+    Bench b;
+    QVERIFY(b.start());
+    const QString file = QStringLiteral(ATTN_FIXTURE_DIR "/batch/mha_batch.npz");
+    int askedWith = 0;
+    b.controller.setBatchChooser([&](const TensorFile &, int batchCount) {
+        askedWith = batchCount;
+        return 1;
+    });
+    QString error;
+    QVERIFY2(b.controller.openFile(file, &error), qPrintable(error));
+    QCOMPARE(askedWith, 3);
+    const ResultPtr r = b.settle();
+    QVERIFY(r && r->ok());
+    const SessionParameters &p = b.session.parameters();
+    QVERIFY(p.tensors);
+    QCOMPARE(p.tensors->batch(), 1);
+    QCOMPARE(p.tensors->batchCount(), 3);
+    QVERIFY2(p.caption().contains(QStringLiteral("batch item 1 of B=3")), qPrintable(p.caption()));
+    const NpyArray expected = member(file, "expected_weights"); // B × h × n × n
+    QCOMPARE(r->headCount(), 4);
+    for (int h = 0; h < 4; ++h) {
+        MatrixD reference(6, 6);
+        for (Index i = 0; i < 6; ++i)
+            for (Index j = 0; j < 6; ++j)
+                reference(i, j) = expected.values[std::size_t(((4 + h) * 6 + i) * 6 + j)];
+        ATTN_COMPARE_CLOSE(r->weights[std::size_t(h)], reference, 1e-12, 0.0);
+    }
+    QCOMPARE(r->weights[0](0, 5), 0.0); // item 1 pads its last two keys
+
+    // Cancelling the picker keeps what is shown.
+    b.controller.setBatchChooser([](const TensorFile &, int) { return -1; });
+    QVERIFY(!b.controller.openFile(file, &error));
+    QVERIFY2(error.contains(QStringLiteral("no batch item")), qPrintable(error));
+    QCOMPARE(b.session.parameters().tensors->batch(), 1);
 }
 
 void TestOpenTensors::float32ComputesWithinTolerance()

@@ -295,6 +295,35 @@ private slots:
         third.reset();
     }
 
+    // A large problem replaced by a small one: the pool's spare matrices of the large shape
+    // are released (held bytes drop to what the small results give back), and the large
+    // result dropped afterwards is not kept either.
+    void largeThenSmallReleasesPool()
+    {
+        SessionComputeCache cache;
+        const std::shared_ptr<EngineBufferPool> pool = cache.engine().pool();
+        SessionParameters p = base(256, 32, 4, DType::Float64);
+        auto large = cache.share(computeSession(p, {}, &cache));
+        QVERIFY(large->ok());
+        QCOMPARE(pool->heldBytes(), std::size_t(0));
+        p.scaleExponent = 0.3;
+        auto larger = cache.share(computeSession(p, {}, &cache));
+        large.reset(); // 3·h + 1 matrices of 256 × 256 float64 become spares
+        const std::size_t bigShape = std::size_t(256) * 256 * sizeof(double);
+        QCOMPARE(pool->heldBytes(), (3 * 4 + 1) * bigShape);
+
+        p.n = 8;
+        auto small = cache.share(computeSession(p, {}, &cache));
+        QVERIFY(small->ok());
+        QCOMPARE(pool->heldBytes(), std::size_t(0)); // the large spares are gone
+        larger.reset(); // the large result shown until now: not kept
+        QCOMPARE(pool->heldBytes(), std::size_t(0));
+        small.reset();
+        QCOMPARE(pool->heldBytes(), (3 * 4 + 1) * std::size_t(8) * 8 * sizeof(double));
+        pool->release();
+        QCOMPARE(pool->heldBytes(), std::size_t(0));
+    }
+
     // A cancel during the computation leaves no half-filled cache behind.
     void cancelClearsCache()
     {

@@ -228,6 +228,7 @@ private slots:
     void tensorsRoundTrip_data();
     void tensorsRoundTrip();
     void tensorPathRelativeToSession();
+    void tensorBatchItemRestored();
     void missingTensorFileOpensTheRest();
     void titleMarksUnsavedChanges();
     void quitPromptsOnlyWhenModified();
@@ -923,6 +924,24 @@ void TestSessionFile::settingsRestoreLastSession()
     QCOMPARE(other->sessionController()->recentFiles()->files(),
              QStringList {QFileInfo(saved).absoluteFilePath()});
     QVERIFY(waitForResult(other.get(), p));
+}
+
+// A session of batched inputs stores the batch item shown ("batch") and restores it; an item
+// the file does not have is an error naming B.
+void TestSessionFile::tensorBatchItemRestored()
+{
+    const QString file = QStringLiteral(ATTN_FIXTURE_DIR "/batch/mha_batch.npz");
+    QJsonObject tensors;
+    tensors.insert(QStringLiteral("file"), file);
+    tensors.insert(QStringLiteral("batch"), 2);
+    QString error;
+    const auto source = loadSessionTensors(tensors, &error);
+    QVERIFY2(source, qPrintable(error));
+    QCOMPARE(source->batch(), 2);
+    QCOMPARE(source->batchCount(), 3);
+    tensors.insert(QStringLiteral("batch"), 5);
+    QVERIFY(!loadSessionTensors(tensors, &error));
+    QVERIFY2(error.contains(QStringLiteral("B = 3")), qPrintable(error));
 }
 
 void TestSessionFile::recentFiles()

@@ -16,6 +16,9 @@
 #include "ui/views/heatmapwidget.h"
 #include "ui/views/stepsview.h"
 
+#include "core/engine/sessioninputs.h"
+#include "core/positional.h"
+
 #include "testutil.h"
 
 #include <QAction>
@@ -940,6 +943,142 @@ private slots:
         QCOMPARE(steps->canvas()->figure()->panel(StepsRenderer::RawScores).values, &a->scores[1]);
         QCOMPARE(steps->renderer().result(), a);
         QCOMPARE(steps->headSelector()->count(), 2);
+    }
+
+    // RoPE as its own step: panel 1 is Q Kᵀ of the projected, unrotated queries and keys,
+    // panel 2 the scores of q and k rotated here from the formulas (interleaved pairs
+    // (x[2i], x[2i+1]) or halves (x[i], x[i + d_k/2]) by pos·θ_i, θ_i = base^(−2i/d_k)).
+    void ropeStepEqualsExplicitRotation_data()
+    {
+        QTest::addColumn<int>("convention");
+        QTest::newRow("half") << int(RopeConvention::Half);
+        QTest::newRow("interleaved") << int(RopeConvention::Interleaved);
+    }
+    void ropeStepEqualsExplicitRotation()
+    {
+        QFETCH(int, convention);
+        SessionParameters p;
+        p.n = 7;
+        p.dModel = 16;
+        p.heads = 2;
+        p.seed = 11;
+        p.rope = true;
+        p.ropeConvention = RopeConvention(convention);
+        p.ropeBase = 100.0;
+        const ResultPtr r = compute(p);
+        QVERIFY2(r->ok(), qPrintable(r->error));
+        const SessionInputs<double> in = sessionInputs<double>(engineParameters(p));
+        const Index d = p.dModel, dK = p.dK();
+        const MatrixD &w = in.layer.inProjWeight();
+        const VectorD &b = in.layer.inProjBias();
+        MatrixD q = in.query * w.topRows(d).transpose();
+        MatrixD k = in.query * w.middleRows(d, d).transpose();
+        q.rowwise() += b.segment(0, d).transpose();
+        k.rowwise() += b.segment(d, d).transpose();
+        auto rotate = [&](const MatrixD &x) {
+            MatrixD y = x;
+            for (Index pos = 0; pos < x.rows(); ++pos)
+                for (Index head = 0; head < p.heads; ++head)
+                    for (Index i = 0; i < dK / 2; ++i) {
+                        const double angle
+                            = double(pos) * std::pow(p.ropeBase, -2.0 * double(i) / double(dK));
+                        const Index a
+                            = head * dK + (convention == int(RopeConvention::Half) ? i : 2 * i);
+                        const Index c = head * dK
+                            + (convention == int(RopeConvention::Half) ? i + dK / 2 : 2 * i + 1);
+                        y(pos, a) = x(pos, a) * std::cos(angle) - x(pos, c) * std::sin(angle);
+                        y(pos, c) = x(pos, c) * std::cos(angle) + x(pos, a) * std::sin(angle);
+                    }
+            return y;
+        };
+        const MatrixD qr = rotate(q), kr = rotate(k);
+        for (int head = 0; head < p.heads; ++head) {
+            StepsRenderer renderer;
+            renderer.setResult(r);
+            renderer.setHead(head);
+            QCOMPARE(renderer.panelCount(), 4);
+            QCOMPARE(renderer.positionKind(), StepsRenderer::PositionKind::Rope);
+            QCOMPARE(renderer.panelIndex(StepsRenderer::PositionStep), 1);
+            QCOMPARE(renderer.panelIndex(StepsRenderer::Weights), 3);
+            const MatrixD unrotated
+                = q.middleCols(head * dK, dK) * k.middleCols(head * dK, dK).transpose();
+            const MatrixD rotated
+                = qr.middleCols(head * dK, dK) * kr.middleCols(head * dK, dK).transpose();
+            ATTN_COMPARE_CLOSE(
+                *renderer.panel(renderer.panelIndex(StepsRenderer::RawScores)).values, unrotated,
+                1e-12, 1e-12);
+            ATTN_COMPARE_CLOSE(
+                *renderer.panel(renderer.panelIndex(StepsRenderer::PositionStep)).values, rotated,
+                1e-12, 1e-12);
+            // The rotation changes the scores (position 0 is not rotated: row 0 with key 0 is).
+            QVERIFY(std::abs(unrotated(6, 2) - rotated(6, 2)) > 1e-6);
+            QCOMPARE(unrotated(0, 0), rotated(0, 0));
+            QVERIFY(renderer.panel(1).title.contains(convention == int(RopeConvention::Half)
+                                                         ? QStringLiteral("half")
+                                                         : QStringLiteral("interleaved")));
+            const QString tip = renderer.describeCell({1, 6, 2});
+            QVERIFY2(tip.contains(QStringLiteral("rotated score (RoPE) = ") + shown(rotated(6, 2))),
+                     qPrintable(tip));
+        }
+    }
+
+    // ALiBi as its own step: the bias panel is −m_h·|i − j| (−m_h·(i − j) causal) with
+    // m_h = 2^(−8(h+1)/H) worked out here for H = 4 (m = 1/4, 1/16, 1/64, 1/256), and the
+    // scaled panel is raw · scale + bias on the allowed cells.
+    void alibiStepIsTheBias_data()
+    {
+        QTest::addColumn<bool>("causal");
+        QTest::newRow("no mask: -m|i-j|") << false;
+        QTest::newRow("causal: -m(i-j)") << true;
+    }
+    void alibiStepIsTheBias()
+    {
+        QFETCH(bool, causal);
+        SessionParameters p;
+        p.n = 5;
+        p.dModel = 16;
+        p.heads = 4;
+        p.seed = 3;
+        p.alibi = true;
+        if (causal)
+            p.kind = AttentionKind::DecoderCausal;
+        const ResultPtr r = compute(p);
+        QVERIFY2(r->ok(), qPrintable(r->error));
+        const double slopes[4] = {0.25, 0.0625, 0.015625, 0.00390625};
+        const double scale = 1.0 / std::sqrt(double(p.dK()));
+        for (int head = 0; head < 4; ++head) {
+            StepsRenderer renderer;
+            renderer.setResult(r);
+            renderer.setHead(head);
+            QCOMPARE(renderer.panelCount(), 4);
+            QCOMPARE(renderer.positionKind(), StepsRenderer::PositionKind::Alibi);
+            const MatrixD &bias = *renderer.panel(1).values;
+            const MatrixD &raw = *renderer.panel(0).values;
+            const MatrixD &scaled = *renderer.panel(2).values;
+            QCOMPARE(bias.rows(), 5);
+            for (Index i = 0; i < 5; ++i)
+                for (Index j = 0; j < 5; ++j) {
+                    const double distance = causal ? double(i - j) : std::abs(double(i - j));
+                    QCOMPARE(bias(i, j), -slopes[head] * distance);
+                    if (!r->maskState(i, j))
+                        QVERIFY(std::abs(scaled(i, j) - (raw(i, j) * scale + bias(i, j))) < 1e-12);
+                }
+            QVERIFY2(renderer.panel(1).title.contains(QString::number(slopes[head], 'g', 4)),
+                     qPrintable(renderer.panel(1).title));
+            QVERIFY(renderer.captionLines().front().contains(
+                causal ? QStringLiteral("\u2212m\u00b7(i \u2212 j)")
+                       : QStringLiteral("\u2212m\u00b7|i \u2212 j|")));
+        }
+        // Hidden keys: the bias panel shows the kept columns.
+        ViewTransform t;
+        t.hiddenKeys = {1};
+        const ResultPtr v = applyViewTransform(r, t);
+        StepsRenderer renderer;
+        renderer.setResult(v);
+        renderer.setHead(0);
+        QCOMPARE(renderer.panelCount(), 4);
+        QCOMPARE(renderer.panel(1).values->cols(), 4);
+        QCOMPARE((*renderer.panel(1).values)(4, 1), -0.25 * 2.0); // query 4, key 2
     }
 };
 

@@ -282,7 +282,8 @@ private slots:
         scroll.setWidgetResizable(true);
         auto *chart = new TimingChart;
         scroll.setWidget(chart);
-        scroll.resize(420, 260); // much shorter than the chart: it scrolls
+        scroll.resize(420,
+                      160); // much shorter than the chart (its plots at their 130 px): it scrolls
         scroll.show();
         QVERIFY(QTest::qWaitForWindowActive(&scroll));
         choose(*chart, 16384, 64, 3, {"streaming"}, 1024);

@@ -4,6 +4,7 @@
 
 #include <QCursor>
 #include <QEvent>
+#include <QGraphicsLayout>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
@@ -64,14 +65,17 @@ ScalingChart::ScalingChart(const QString &title, const QString &yTitle, QWidget 
     m_scaled = new QLineSeries(chart);
     m_scaled->setName(tr("scaled 1/√d_k"));
     m_scaled->setPointsVisible(true);
+    m_custom = new QLineSeries(chart);
+    m_custom->setName(tr("α, τ"));
+    m_custom->setPointsVisible(true);
     m_marker = new QLineSeries(chart);
     m_markerPoints = new QScatterSeries(chart);
     m_markerPoints->setMarkerSize(9);
     m_markerPoints->setName(tr("current d_k"));
 
-    for (QXYSeries *s :
-         {static_cast<QXYSeries *>(m_unscaled), static_cast<QXYSeries *>(m_scaled),
-          static_cast<QXYSeries *>(m_marker), static_cast<QXYSeries *>(m_markerPoints)})
+    for (QXYSeries *s : {static_cast<QXYSeries *>(m_unscaled), static_cast<QXYSeries *>(m_scaled),
+                         static_cast<QXYSeries *>(m_custom), static_cast<QXYSeries *>(m_marker),
+                         static_cast<QXYSeries *>(m_markerPoints)})
         chart->addSeries(s);
 
     m_xAxis = new QLogValueAxis(chart);
@@ -92,8 +96,8 @@ ScalingChart::ScalingChart(const QString &title, const QString &yTitle, QWidget 
     // The vertical marker line needs no legend entry of its own (the points carry the name).
     chart->legend()->markers(m_marker).constFirst()->setVisible(false);
 
-    for (QXYSeries *s :
-         {static_cast<QXYSeries *>(m_unscaled), static_cast<QXYSeries *>(m_scaled)}) {
+    for (QXYSeries *s : {static_cast<QXYSeries *>(m_unscaled), static_cast<QXYSeries *>(m_scaled),
+                         static_cast<QXYSeries *>(m_custom)}) {
         connect(s, &QXYSeries::hovered, this, [this, s](const QPointF &p, bool state) {
             if (state)
                 QToolTip::showText(
@@ -121,6 +125,9 @@ void ScalingChart::applyTheme()
     m_unscaled->setColor(chartstyle::unscaledColor());
     m_scaled->setPen(chartstyle::seriesPen(chartstyle::scaledColor()));
     m_scaled->setColor(chartstyle::scaledColor());
+    const QColor custom(0x2c, 0xa0, 0x2c); // green, apart from the two curves and the marker
+    m_custom->setPen(chartstyle::seriesPen(custom, 2.0, Qt::DashLine));
+    m_custom->setColor(custom);
     const QColor marker = chartstyle::markerColor(this);
     m_marker->setPen(chartstyle::seriesPen(marker, 1.5, Qt::DashLine));
     m_markerPoints->setColor(marker);
@@ -194,6 +201,24 @@ QList<QPointF> ScalingChart::scaledPoints() const
     return m_scaled->points();
 }
 
+QList<QPointF> ScalingChart::customPoints() const
+{
+    return m_custom->points();
+}
+
+QString ScalingChart::customName() const
+{
+    return m_custom->name();
+}
+
+namespace {
+// The user's setting is one of the two drawn curves: α = 0 (unscaled) or α = ½ at τ = 1.
+bool isDrawnCurve(double alpha, double temperature)
+{
+    return temperature == 1.0 && (alpha == 0.0 || alpha == 0.5);
+}
+} // namespace
+
 std::pair<double, double> ScalingChart::yRange(double maxValue) const
 {
     return {0.0, maxValue > 0 ? maxValue * 1.08 : 1.0};
@@ -207,16 +232,36 @@ void ScalingChart::scheduleRedraw()
 
 void ScalingChart::redraw()
 {
-    QList<QPointF> unscaled, scaled;
+    QList<QPointF> unscaled, scaled, custom;
     if (m_data) {
         unscaled = toPoints(m_data->dk, unscaledValues(*m_data));
         scaled = toPoints(m_data->dk, scaledValues(*m_data));
+        // The third curve only for the setting it was swept with (a new sweep is on its way
+        // otherwise) and only when it is not one of the two curves.
+        if (!isDrawnCurve(m_alpha, m_temperature) && m_data->alpha == m_alpha
+            && m_data->temperature == m_temperature)
+            custom = toPoints(m_data->dk, customValues(*m_data));
     }
     m_unscaled->replace(unscaled);
     m_scaled->replace(scaled);
+    m_custom->replace(custom);
+    m_custom->setName(tr("α = %1, τ = %2").arg(m_alpha, 0, 'g', 3).arg(m_temperature, 0, 'g', 3));
+    // Three legend entries fit a narrow dock: with the third curve the current d_k is told by
+    // its dashed line alone.
+    bool changed = false;
+    for (QLegendMarker *marker : chart()->legend()->markers(m_custom)) {
+        changed = changed || marker->isVisible() != !custom.isEmpty();
+        marker->setVisible(!custom.isEmpty());
+    }
+    for (QLegendMarker *marker : chart()->legend()->markers(m_markerPoints)) {
+        changed = changed || marker->isVisible() != custom.isEmpty();
+        marker->setVisible(custom.isEmpty());
+    }
+    if (changed && chart()->legend()->layout()) // lay the entries out again (else they overlap)
+        chart()->legend()->layout()->invalidate();
 
     double maxValue = 0;
-    for (const QList<QPointF> *list : {&unscaled, &scaled})
+    for (const QList<QPointF> *list : {&unscaled, &scaled, &custom})
         for (const QPointF &p : *list)
             maxValue = std::max(maxValue, p.y());
     const auto [y0, y1] = yRange(maxValue);
@@ -231,7 +276,7 @@ void ScalingChart::redraw()
     QList<QPointF> marker, markerPoints;
     if (m_dk > 0) {
         marker = {QPointF(m_dk, m_yAxis->min()), QPointF(m_dk, m_yAxis->max())};
-        for (const QList<QPointF> *list : {&unscaled, &scaled}) {
+        for (const QList<QPointF> *list : {&unscaled, &scaled, &custom}) {
             if (const auto y = interpolateLog2(*list, m_dk))
                 markerPoints.append(QPointF(m_dk, *y));
         }
@@ -248,6 +293,7 @@ void ScalingChart::setCurrentScale(double alpha, double temperature)
         return;
     m_alpha = alpha;
     m_temperature = temperature;
+    scheduleRedraw(); // the third curve follows the setting
     updateTitle();
 }
 
@@ -270,9 +316,19 @@ void ScalingChart::updateTitle()
         if (!note.isEmpty())
             sub += QStringLiteral("<br>") + note;
     }
-    if (!(m_temperature == 1.0 && (m_alpha == 0.0 || m_alpha == 0.5)))
+    // Which curve is the user's own setting.
+    if (m_temperature == 1.0 && m_alpha == 0.0)
+        sub += QStringLiteral("<br>") + tr("your setting α = 0, τ = 1: the unscaled curve");
+    else if (m_temperature == 1.0 && m_alpha == 0.5)
+        sub += QStringLiteral("<br>") + tr("your setting α = ½, τ = 1: the scaled curve");
+    else if (m_data && m_data->alpha == m_alpha && m_data->temperature == m_temperature)
         sub += QStringLiteral("<br>")
-            + tr("your α = %1, τ = %2 is not drawn (curves: α = 0, ½; τ = 1)")
+            + tr("your α = %1, τ = %2: the dashed green curve (scale d_k<sup>−α</sup>/τ)")
+                  .arg(m_alpha, 0, 'g', 3)
+                  .arg(m_temperature, 0, 'g', 3);
+    else
+        sub += QStringLiteral("<br>")
+            + tr("your α = %1, τ = %2: its curve is being swept")
                   .arg(m_alpha, 0, 'g', 3)
                   .arg(m_temperature, 0, 'g', 3);
     chart()->setTitle(
@@ -301,14 +357,19 @@ QString MaxWeightChart::keysNote(const ScalingSweepData &d) const
 
 QString JacobianNormChart::keysNote(const ScalingSweepData &d) const
 {
+    // ‖J‖ depends on the number of keys K as well as on d_k: say which K this sweep uses.
+    QString note
+        = tr("‖J‖ depends on the number of keys: %1 here (the session's n_k; E2: 16)").arg(d.keys);
     // Many keys: the scaled softmax is nearly uniform, whose ‖diag(p) − ppᵀ‖_F is
     // √(1/K − 1/K²) ≈ 1/√K, so the unscaled curve can lie above the scaled one.
-    if (d.keys <= 64)
-        return {};
-    const double k = d.keys;
-    return tr("%1 keys: scaled is near uniform (‖J‖ ≈ %2), unscaled above it; E2: 16 keys")
-        .arg(d.keys)
-        .arg(std::sqrt(1.0 / k - 1.0 / (k * k)), 0, 'g', 2);
+    if (d.keys > 64) {
+        const double k = d.keys;
+        note += QStringLiteral("<br>")
+            + tr("%1 keys: scaled is near uniform (‖J‖ ≈ %2), unscaled above it")
+                  .arg(d.keys)
+                  .arg(std::sqrt(1.0 / k - 1.0 / (k * k)), 0, 'g', 2);
+    }
+    return note;
 }
 
 JacobianNormChart::JacobianNormChart(QWidget *parent)

@@ -28,7 +28,9 @@ public:
     /// The session's d_k, drawn as a vertical line with its interpolated values.
     void setCurrentDk(int dk);
     /// The session's scale exponent α and temperature τ. The curves are α = 0 and α = ½ at
-    /// τ = 1; another setting is named under the title as not drawn.
+    /// τ = 1; another setting is drawn as a third curve "your α = …, τ = …" once a sweep with
+    /// that setting has arrived (ScalingSweepData::alpha, temperature), and the title says which
+    /// curve is the user's.
     void setCurrentScale(double alpha, double temperature);
     /// Shows "computing…" in the title while a new sweep runs.
     void setBusy(bool busy);
@@ -38,6 +40,9 @@ public:
     /// Plotted points (after the coalesced redraw): for tests.
     QList<QPointF> unscaledPoints() const;
     QList<QPointF> scaledPoints() const;
+    /// The third curve (the user's α, τ; empty when it is one of the other two or not swept).
+    QList<QPointF> customPoints() const;
+    QString customName() const;
 
     QSize sizeHint() const override { return {420, 260}; }
     /// Base of the log x axis's labelled ticks: 2 when every power of two fits under the plot,
@@ -54,6 +59,7 @@ protected:
     /// The plotted metric of a sweep (one value per d_k).
     virtual const std::vector<double> &unscaledValues(const ScalingSweepData &d) const = 0;
     virtual const std::vector<double> &scaledValues(const ScalingSweepData &d) const = 0;
+    virtual const std::vector<double> &customValues(const ScalingSweepData &d) const = 0;
     /// y range for the data; the default is [0, nice(max)].
     virtual std::pair<double, double> yRange(double maxValue) const;
     /// A line under the title explaining how the sweep's key count shapes the curves (HTML;
@@ -78,6 +84,7 @@ private:
 
     QLineSeries *m_unscaled = nullptr;
     QLineSeries *m_scaled = nullptr;
+    QLineSeries *m_custom = nullptr;
     QLineSeries *m_marker = nullptr;
     QScatterSeries *m_markerPoints = nullptr;
     QLogValueAxis *m_xAxis = nullptr;
@@ -100,6 +107,10 @@ protected:
     {
         return d.maxWeightScaled;
     }
+    const std::vector<double> &customValues(const ScalingSweepData &d) const override
+    {
+        return d.maxWeightCustom;
+    }
     std::pair<double, double> yRange(double) const override { return {0.0, 1.0}; }
     QString keysNote(const ScalingSweepData &d) const override;
 };
@@ -119,6 +130,10 @@ protected:
     const std::vector<double> &scaledValues(const ScalingSweepData &d) const override
     {
         return d.jacobianScaled;
+    }
+    const std::vector<double> &customValues(const ScalingSweepData &d) const override
+    {
+        return d.jacobianCustom;
     }
     QString keysNote(const ScalingSweepData &d) const override;
 };

@@ -1,6 +1,6 @@
 #include "ui/charts/scalingsweeprunner.h"
 
-#include "core/experiments/experiments.h"
+#include "core/experiments/livecharts.h"
 
 #include <QElapsedTimer>
 #include <QtConcurrent/QtConcurrentRun>
@@ -48,9 +48,9 @@ int ScalingSweepRunner::trialsFor(int keys)
     return int(std::clamp(trials, 16.0, 300.0));
 }
 
-void ScalingSweepRunner::request(quint64 seed, int keys)
+void ScalingSweepRunner::request(quint64 seed, int keys, double alpha, double temperature)
 {
-    const Request r {seed, std::max(1, keys)};
+    const Request r {seed, std::max(1, keys), alpha, temperature};
     if (m_newest && *m_newest == r)
         return;
     m_newest = r;
@@ -88,11 +88,17 @@ void ScalingSweepRunner::start(const Request &r)
             const std::vector<int> dks = sweepDks();
             const std::vector<Index> dkIndex(dks.begin(), dks.end());
             const int trials = trialsFor(r.keys);
-            const Table table = scalingSweep(r.seed, trials, r.keys, dkIndex, context);
+            AttentionOptions custom;
+            custom.scaleExponent = r.alpha;
+            custom.temperature = r.temperature;
+            const Table table = scalingSweep(r.seed, trials, r.keys, dkIndex, RandomSource::NumPy,
+                                             custom, context);
             auto data = std::make_shared<ScalingSweepData>();
             data->seed = r.seed;
             data->keys = r.keys;
             data->trials = trials;
+            data->alpha = r.alpha;
+            data->temperature = r.temperature;
             for (std::size_t row = 0; row < table.rowCount(); ++row) {
                 data->dk.push_back(table.number(row, "d_k"));
                 data->scoreStd.push_back(table.number(row, "score_std"));
@@ -100,6 +106,8 @@ void ScalingSweepRunner::start(const Request &r)
                 data->maxWeightScaled.push_back(table.number(row, "max_weight_scaled"));
                 data->jacobianUnscaled.push_back(table.number(row, "jacobian_norm_unscaled"));
                 data->jacobianScaled.push_back(table.number(row, "jacobian_norm_scaled"));
+                data->maxWeightCustom.push_back(table.number(row, "max_weight_custom"));
+                data->jacobianCustom.push_back(table.number(row, "jacobian_norm_custom"));
             }
             data->seconds = timer.nsecsElapsed() * 1e-9;
             out.data = std::move(data);

@@ -28,6 +28,8 @@ struct ScalingSweepData
     std::vector<double> scoreStd; ///< std of raw scores q·k (tracks √d_k)
     std::vector<double> maxWeightUnscaled, maxWeightScaled; ///< mean over trials of max_j w_j
     std::vector<double> jacobianUnscaled, jacobianScaled; ///< mean ‖diag(p) − ppᵀ‖_F
+    double alpha = 0.5, temperature = 1.0; ///< the user's scale d_k^(−α)/τ of the third curve
+    std::vector<double> maxWeightCustom, jacobianCustom; ///< with the user's scale
     double seconds = 0; ///< wall time of the sweep
 };
 
@@ -44,9 +46,9 @@ public:
     /// sweep costs at most ~2·10⁷ random draws (a fraction of a second).
     static int trialsFor(int keys);
 
-    /// Schedules a sweep for (seed, keys) after startDelay(); no-op if it equals the newest
-    /// request.
-    void request(quint64 seed, int keys);
+    /// Schedules a sweep for (seed, keys) and the user's scale exponent α and temperature τ
+    /// (the third curve) after startDelay(); no-op if it equals the newest request.
+    void request(quint64 seed, int keys, double alpha = 0.5, double temperature = 1.0);
     /// True from a request until its result (or failure) is delivered.
     bool isBusy() const { return m_busy; }
     /// Debounce delay before a sweep starts (milliseconds, default 120).
@@ -65,6 +67,7 @@ private:
     {
         quint64 seed = 0;
         int keys = 0;
+        double alpha = 0.5, temperature = 1.0;
         bool operator==(const Request &) const = default;
     };
     struct Outcome

@@ -109,51 +109,6 @@ void hideFromLegend(QChart *chart, QAbstractSeries *series)
 
 } // namespace
 
-TimingChart::LargeNFit TimingChart::fitLargeN(const std::vector<double> &n,
-                                              const std::vector<double> &seconds)
-{
-    LargeNFit fit;
-    fit.exponent = fit.rSquared = std::numeric_limits<double>::quiet_NaN();
-    std::vector<double> x, y;
-    const std::size_t count = std::min(n.size(), seconds.size());
-    double nMax = 0;
-    for (std::size_t i = 0; i < count; ++i)
-        nMax = std::max(nMax, n[i]);
-    for (std::size_t i = 0; i < count; ++i)
-        if (n[i] >= nMax / 8 && n[i] > 0 && seconds[i] > 0 && std::isfinite(seconds[i])) {
-            x.push_back(n[i]);
-            y.push_back(seconds[i]);
-        }
-    fit.points = int(x.size());
-    fit.fromN = x.empty() ? 0.0 : *std::min_element(x.begin(), x.end());
-    if (x.size() >= 2) {
-        try {
-            fit.exponent = fitPowerLawExponent(x, y);
-        } catch (const std::exception &) { // every n equal
-        }
-    }
-    if (std::isfinite(fit.exponent)) {
-        // R² on log–log axes: the line through the points' mean with the fitted slope.
-        double lx = 0, ly = 0;
-        for (std::size_t i = 0; i < x.size(); ++i) {
-            lx += std::log(x[i]);
-            ly += std::log(y[i]);
-        }
-        lx /= double(x.size());
-        ly /= double(x.size());
-        double residual = 0, total = 0;
-        for (std::size_t i = 0; i < x.size(); ++i) {
-            const double predicted = ly + fit.exponent * (std::log(x[i]) - lx);
-            residual += (std::log(y[i]) - predicted) * (std::log(y[i]) - predicted);
-            total += (std::log(y[i]) - ly) * (std::log(y[i]) - ly);
-        }
-        fit.rSquared = total > 0 ? 1.0 - residual / total : 1.0;
-    }
-    fit.noisy = fit.points >= 2
-        && (fit.points < 3 || !(fit.rSquared >= 0.98) || !(std::abs(fit.exponent - 2.0) <= 0.4));
-    return fit;
-}
-
 const TimingSeries *TimingData::series(const QString &kernel) const
 {
     for (const TimingSeries &s : kernels)
@@ -294,7 +249,7 @@ TimingChart::TimingChart(QWidget *parent)
     m_timeView = new QChartView(m_plotTabs);
     m_timeView->setObjectName(QStringLiteral("timingTimeView"));
     m_timeView->setRenderHint(QPainter::Antialiasing);
-    m_timeView->setMinimumSize(260, 160);
+    m_timeView->setMinimumSize(260, 100); // fits the dock under a headline of four lines
     m_timeView->setWhatsThis(
         tr("Time of each attention kernel against n on log–log axes. The slope is the "
            "exponent: ≈ 2 because every kernel does 4·n²·d flops (Vaswani et al. 2017, Table 1; "
@@ -303,7 +258,7 @@ TimingChart::TimingChart(QWidget *parent)
     m_memoryView = new QChartView(m_plotTabs);
     m_memoryView->setObjectName(QStringLiteral("timingMemoryView"));
     m_memoryView->setRenderHint(QPainter::Antialiasing);
-    m_memoryView->setMinimumSize(260, 160);
+    m_memoryView->setMinimumSize(260, 100); // fits the dock under a headline of four lines
     m_memoryView->setWhatsThis(
         tr("Memory each kernel allocates beyond Q, K, V and the output, against n on log–log "
            "axes: the materialized kernel's n × n matrix grows as n², the streaming kernel's "
@@ -316,6 +271,11 @@ TimingChart::TimingChart(QWidget *parent)
                               tr("Extra memory per kernel vs n, log–log; dashed: the memory "
                                  "budget; hollow circles: runs refused over the budget (the "
                                  "memory they would need)"));
+    // The plots take the height the dock has, never their size hint: the word-wrapped headline
+    // makes the dock's scroll area size this widget by its preferred height for the width,
+    // which with the charts' hints pushed the plot out of the dock.
+    m_plotTabs->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Ignored);
+    m_plotTabs->setMinimumHeight(130);
     layout->addWidget(m_plotTabs, 1);
 
     auto *timeChart = new QChart;

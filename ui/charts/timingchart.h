@@ -9,6 +9,8 @@
 // memory it would need is drawn as a refused point above the budget line), so a large n never ends
 // in an out-of-memory crash.
 
+#include "core/experiments/livecharts.h"
+
 #include <QFutureWatcher>
 #include <QString>
 #include <QStringList>
@@ -94,18 +96,12 @@ public:
     /// The status line as plain text (what was measured, what was refused and why).
     QString statusText() const;
 
-    /// The large-n fit of `seconds` (wall time per run) against `n` (equal sizes): the
-    /// least-squares slope of log seconds vs log n over n ≥ n_max / 8 and positive times,
-    /// where the n² work dominates the fixed costs once n ≥ nSquaredFromN.
-    struct LargeNFit
+    /// The large-n fit (core/experiments/experiments.h, fitLargeNExponent).
+    using LargeNFit = attn::LargeNFit;
+    static LargeNFit fitLargeN(const std::vector<double> &n, const std::vector<double> &seconds)
     {
-        double exponent = 0; ///< NaN with fewer than two points
-        double fromN = 0; ///< the smallest n fitted
-        double rSquared = 0; ///< of the log–log fit (NaN with fewer than two points)
-        int points = 0;
-        bool noisy = false; ///< as TimingSeries::noisyFit
-    };
-    static LargeNFit fitLargeN(const std::vector<double> &n, const std::vector<double> &seconds);
+        return fitLargeNExponent(n, seconds);
+    }
     /// From this n on the 4·n²·d flops dominate a run's fixed costs (allocation, threads).
     static constexpr double nSquaredFromN = 1024;
 

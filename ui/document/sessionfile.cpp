@@ -51,8 +51,9 @@ std::shared_ptr<const TensorSource> loadSessionTensors(const QJsonObject &tensor
     std::shared_ptr<const TensorSource> source;
     try {
         const TensorFile file = readTensorFile(path);
-        source = makeTensorSource(file, tensors.value(QLatin1String("array")).toString(),
-                                  convention, error);
+        source
+            = makeTensorSource(file, tensors.value(QLatin1String("array")).toString(), convention,
+                               error, tensors.value(QLatin1String("batch")).toInt(0));
     } catch (const NpyError &e) {
         if (error)
             *error = QString::fromUtf8(e.what());
@@ -391,6 +392,10 @@ std::optional<SessionDocument> SessionFile::fromJson(const QByteArray &data, QSt
         QString invalid;
         if (!checkWhole(document.tensors.value(QLatin1String("layer")),
                         QStringLiteral("\"tensors\": \"layer\""), 0,
+                        std::numeric_limits<int>::max(), &invalid))
+            return fail(invalid);
+        if (!checkWhole(document.tensors.value(QLatin1String("batch")),
+                        QStringLiteral("\"tensors\": \"batch\""), 0,
                         std::numeric_limits<int>::max(), &invalid))
             return fail(invalid);
     } else if (!tensors.isUndefined() && !tensors.isNull()) {

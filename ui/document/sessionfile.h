@@ -33,7 +33,8 @@
 //       "file": "<path>",                 // .npz/.npy; relative paths: to the session's folder
 //       "array": "<name>",                // weights: the array shown (empty for inputs)
 //       "mask_convention": "masked" | "allowed",
-//       "layer": 0                        // weights: the layer shown
+//       "layer": 0,                       // weights: the layer shown
+//       "batch": 0                        // inputs with a batch axis (B, n, E): the item shown
 //     }
 //   }
 

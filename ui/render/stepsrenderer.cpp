@@ -4,6 +4,7 @@
 #include "ui/session/tensorsource.h"
 
 #include "core/mask.h"
+#include "core/positional.h"
 
 #include <algorithm>
 
@@ -26,6 +27,25 @@ void StepsRenderer::setHead(int head)
         return;
     m_head = head;
     rebuild();
+}
+
+int StepsRenderer::panelIndex(Panel step) const
+{
+    if (panelCount() == 0)
+        return -1;
+    if (m_positionKind == PositionKind::None)
+        return step == PositionStep ? -1 : int(step);
+    switch (step) {
+    case RawScores:
+        return 0;
+    case PositionStep:
+        return 1;
+    case ScaledScores:
+        return 2;
+    case Weights:
+        return 3;
+    }
+    return -1;
 }
 
 int StepsRenderer::head() const
@@ -67,6 +87,7 @@ QString StepsRenderer::documentTitle() const
 
 void StepsRenderer::rebuild()
 {
+    m_positionKind = PositionKind::None;
     const QString pipeline = QStringLiteral(
         "raw scores Q K\u1d40 \u2192 scaled + masked Q K\u1d40\u00b7scale + M \u2192 weights "
         "softmax");
@@ -99,31 +120,68 @@ void StepsRenderer::rebuild()
     const std::vector<std::uint8_t> *fully
         = hh < r.fullyMasked.size() ? &r.fullyMasked[hh] : nullptr;
 
+    // The position scheme's step, when the result carries it for this head.
+    const bool rope = hh < r.unrotatedScores.size()
+        && r.unrotatedScores[hh].rows() == r.queryCount()
+        && r.unrotatedScores[hh].cols() == r.keyCount();
+    const bool alibi = !rope && hh < r.positionBias.size()
+        && r.positionBias[hh].rows() == r.queryCount() && r.positionBias[hh].cols() == r.keyCount();
+    m_positionKind = rope ? PositionKind::Rope : alibi ? PositionKind::Alibi : PositionKind::None;
+    const QString convention = QString::fromStdString(ropeConventionName(r.params.ropeConvention));
+    const QString slope = hh < r.alibiSlopes.size() ? QString::number(r.alibiSlopes[hh], 'g', 4)
+                                                    : QStringLiteral("m");
+    const bool causalBias = r.positionBiasCausal;
+
     FigurePanel raw;
-    raw.title = QStringLiteral("1 \u00b7 raw scores Q K\u1d40");
+    raw.title = rope ? QStringLiteral("1 \u00b7 Q K\u1d40 before RoPE")
+                     : QStringLiteral("1 \u00b7 raw scores Q K\u1d40");
     raw.quantity = QStringLiteral("raw score");
-    raw.values = &r.scores[hh];
+    raw.values = rope ? &r.unrotatedScores[hh] : &r.scores[hh];
     makeDiverging(raw); // raw scores come before masking: every cell is a value
 
+    FigurePanel position;
+    if (rope) {
+        position.title = QStringLiteral("2 \u00b7 RoPE (%1)").arg(convention);
+        position.quantity = QStringLiteral("rotated score");
+        position.values = &r.scores[hh];
+        makeDiverging(position);
+    } else if (alibi) {
+        position.title = QStringLiteral("2 \u00b7 ALiBi bias, m = %1").arg(slope);
+        position.quantity = QStringLiteral("bias");
+        position.values = &r.positionBias[hh];
+        makeDiverging(position);
+    }
+    const int step = m_positionKind == PositionKind::None ? 2 : 3;
+
     FigurePanel scaled;
-    scaled.title = QStringLiteral("2 \u00b7 scaled + masked Q K\u1d40\u00b7scale + M");
+    scaled.title = alibi
+        ? QStringLiteral("3 \u00b7 Q K\u1d40\u00b7scale + B + M")
+        : QStringLiteral("%1 \u00b7 scaled + masked Q K\u1d40\u00b7scale + M").arg(step);
     scaled.quantity = QStringLiteral("scaled score");
     scaled.values = &r.scaledScores[hh];
     scaled.maskState = mask;
     scaled.fullyMasked = fully;
     makeDiverging(scaled);
     if (m_sharedScoreRange) {
-        // One range for both: the larger of the two panels' ±max|·|.
-        const double m = std::max(raw.norm.vmax, scaled.norm.vmax);
-        for (FigurePanel *p : {&raw, &scaled}) {
+        // One range for the score panels: the largest of their ±max|·| (ALiBi's bias keeps
+        // its own).
+        QVector<FigurePanel *> shared = {&raw, &scaled};
+        if (rope)
+            shared.insert(1, &position);
+        double m = 0;
+        for (const FigurePanel *p : shared)
+            m = std::max(m, p->norm.vmax);
+        const QString which = rope ? QStringLiteral("panels 1, 2 and 3")
+                                   : QStringLiteral("panels 1 and %1").arg(step);
+        for (FigurePanel *p : shared) {
             p->norm = ColorNorm::symmetric(m);
             p->rangeNote
-                = QStringLiteral("shared by panels 1 and 2: \u00b1%1").arg(figure::formatTick(m));
+                = QStringLiteral("shared by %1: \u00b1%2").arg(which, figure::formatTick(m));
         }
     }
 
     FigurePanel weights;
-    weights.title = QStringLiteral("3 \u00b7 weights W = softmax(row)");
+    weights.title = QStringLiteral("%1 \u00b7 weights W = softmax(row)").arg(step + 1);
     weights.quantity = QStringLiteral("weight");
     weights.values = &r.weights[hh];
     weights.maskState = mask;
@@ -133,10 +191,26 @@ void StepsRenderer::rebuild()
     weights.rangeNote = QStringLiteral("fixed [0, 1]");
     weights.poolMax = true;
 
-    const QStringList caption = {
-        QStringLiteral("Attention steps of head %1 of %2: ").arg(h).arg(r.headCount()) + pipeline,
-        r.params.caption() + QStringLiteral(", scale = %1").arg(formatValue(r.scale))};
-    setContent(caption, {raw, scaled, weights}, FigureAxes::of(r));
+    QString shownPipeline = pipeline;
+    if (rope)
+        shownPipeline = QStringLiteral("raw scores Q K\u1d40 \u2192 RoPE (%1, base %2) rotates "
+                                       "q and k by position \u2192 scaled + masked \u2192 weights "
+                                       "softmax")
+                            .arg(convention, QString::number(r.params.ropeBase, 'g', 6));
+    else if (alibi)
+        shownPipeline = (causalBias ? QStringLiteral("raw scores Q K\u1d40 \u2192 ALiBi bias B = "
+                                                     "\u2212m\u00b7(i \u2212 j)")
+                                    : QStringLiteral("raw scores Q K\u1d40 \u2192 ALiBi bias B = "
+                                                     "\u2212m\u00b7|i \u2212 j|"))
+            + QStringLiteral(" \u2192 scaled + bias + masked \u2192 weights softmax");
+    const QStringList caption
+        = {QStringLiteral("Attention steps of head %1 of %2: ").arg(h).arg(r.headCount())
+               + shownPipeline,
+           r.params.caption() + QStringLiteral(", scale = %1").arg(formatValue(r.scale))};
+    if (m_positionKind == PositionKind::None)
+        setContent(caption, {raw, scaled, weights}, FigureAxes::of(r));
+    else
+        setContent(caption, {raw, position, scaled, weights}, FigureAxes::of(r));
 }
 
 QString StepsRenderer::describeCell(const FigureHit &hit) const
@@ -166,7 +240,15 @@ QString StepsRenderer::describeCell(const FigureHit &hit) const
     lines << query << key;
     const double raw = r.scores[hh](i, j);
     const double scaled = r.scaledScores[hh](i, j);
-    lines << QStringLiteral("raw score Q K\u1d40 = %1").arg(formatValue(raw));
+    if (m_positionKind == PositionKind::Rope) {
+        lines << QStringLiteral("raw score Q K\u1d40 before RoPE = %1")
+                     .arg(formatValue(r.unrotatedScores[hh](i, j)));
+        lines << QStringLiteral("rotated score (RoPE) = %1").arg(formatValue(raw));
+    } else {
+        lines << QStringLiteral("raw score Q K\u1d40 = %1").arg(formatValue(raw));
+    }
+    if (m_positionKind == PositionKind::Alibi)
+        lines << QStringLiteral("ALiBi bias = %1").arg(formatValue(r.positionBias[hh](i, j)));
     if (state)
         lines << QStringLiteral("scaled score = %1 (masked; raw \u00d7 scale would be %2)")
                      .arg(formatValue(scaled), formatValue(raw * r.scale));

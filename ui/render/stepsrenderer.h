@@ -5,6 +5,12 @@
 //   2. scaled and masked scores S·scale + M  (diverging RdBu_r, centred on 0; masked cells = −∞
 //                                              drawn in the mask styles)
 //   3. weights W = softmax(row)              (sequential, fixed [0, 1]; masked cells styled)
+// With a position scheme applied inside attention the scheme is a step of its own, between 1
+// and 2 (four panels):
+//   RoPE (Su et al. 2021): 1 is Q Kᵀ of the unrotated projections, 2 the scores of the rotated
+//     queries and keys (R_i q_i)·(R_j k_j) (EngineResult::unrotatedScores and scores);
+//   ALiBi (Press et al. 2021): 2 is the bias B = −m_h·(i − j) (−m_h·|i − j| without a causal
+//     mask, EngineResult::positionBias), 3 the scaled scores S·scale + B + M.
 // Each score panel's scale is symmetric about 0 over [−m, m], m = max(|min|, |max|) of its
 // finite, unmasked cells, so equal magnitudes get equal colour intensity; the true min and max
 // are marked on its colourbar and written under it. Used by the steps view, its export and
@@ -20,12 +26,20 @@ namespace attn {
 class StepsRenderer : public PanelFigure
 {
 public:
-    enum Panel { RawScores = 0, ScaledScores = 1, Weights = 2 };
+    /// The steps. Without a position step (no RoPE, no ALiBi) the value is the panel index.
+    enum Panel { RawScores = 0, ScaledScores = 1, Weights = 2, PositionStep = 3 };
+    /// What the position step shows.
+    enum class PositionKind { None, Rope, Alibi };
 
     StepsRenderer();
 
     void setResult(std::shared_ptr<const SessionResult> result);
     std::shared_ptr<const SessionResult> result() const { return m_result; }
+    /// The panel index of `step` in the figure shown (−1 when it has no such panel: no
+    /// result, or PositionStep without RoPE or ALiBi).
+    int panelIndex(Panel step) const;
+    /// The position step shown (None without one).
+    PositionKind positionKind() const { return m_positionKind; }
     /// Head 0 … h−1 (clamped to the result's heads when shown).
     void setHead(int head);
     /// The head shown (−1 without a result).
@@ -64,6 +78,7 @@ private:
     int m_head = 0;
     ColormapId m_weightsColormap = ColormapId::Viridis;
     bool m_sharedScoreRange = false;
+    PositionKind m_positionKind = PositionKind::None;
 };
 
 } // namespace attn

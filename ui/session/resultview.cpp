@@ -157,6 +157,8 @@ std::shared_ptr<const SessionResult> applyViewTransform(std::shared_ptr<const Se
     out->requestId = in.requestId;
     out->params = in.params;
     out->scale = in.scale;
+    out->alibiSlopes = in.alibiSlopes;
+    out->positionBiasCausal = in.positionBiasCausal;
     out->computeSeconds = in.computeSeconds;
     if (sel.queries.empty() || sel.keys.empty()) {
         out->error = sel.queries.empty() ? QStringLiteral("every query is padding: nothing left "
@@ -190,6 +192,14 @@ std::shared_ptr<const SessionResult> applyViewTransform(std::shared_ptr<const Se
     if (haveScores) {
         out->scores.resize(std::size_t(h));
         out->scaledScores.resize(std::size_t(h));
+    }
+    // The position scheme's step (RoPE's unrotated scores, ALiBi's bias): the shown cells.
+    for (auto [from, to] : {std::pair {&in.unrotatedScores, &out->unrotatedScores},
+                            std::pair {&in.positionBias, &out->positionBias}}) {
+        to->clear();
+        for (const MatrixD &m : *from)
+            to->push_back(m.rows() == nQ && m.cols() == nK ? pick(m, sel.queries, sel.keys)
+                                                           : MatrixD());
     }
     std::vector<NonFiniteReport> nonFinite(static_cast<std::size_t>(h));
     // Heads are independent: both cores for long sequences (n = 4096 takes seconds otherwise),

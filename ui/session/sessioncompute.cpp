@@ -50,7 +50,8 @@ std::shared_ptr<const SessionResult> SessionComputeCache::share(SessionResult &&
 {
     std::shared_ptr<EngineBufferPool> pool = m_engine.pool();
     pool->expect(result.weightsMean.rows(), result.weightsMean.cols(),
-                 3 * result.weights.size() + 1);
+                 3 * result.weights.size() + 1 + result.unrotatedScores.size()
+                     + result.positionBias.size());
     return std::shared_ptr<const SessionResult>(
         new SessionResult(std::move(result)), [pool](const SessionResult *shared) {
             auto *r = const_cast<SessionResult *>(shared); // ours: the last owner is done

@@ -31,6 +31,8 @@ struct TensorSource::Data
     std::optional<TensorCase<double>> tensors; // Kind::Inputs
     std::optional<WeightStack> weights; // Kind::Weights
     bool selfAttention = true; // inputs: keys are the queries (same shape and values)
+    int batch = 0; // inputs: the batch item shown
+    int batchCount = 0; // inputs: B of a leading batch axis, 0 without one
     QString description;
     QStringList notes;
 };
@@ -201,6 +203,16 @@ MaskConvention TensorSource::maskConvention() const
     return m_data->convention;
 }
 
+int TensorSource::batch() const
+{
+    return m_data->batch;
+}
+
+int TensorSource::batchCount() const
+{
+    return m_data->batchCount;
+}
+
 int TensorSource::layerCount() const
 {
     return m_data->weights ? int(m_data->weights->layers) : 1;
@@ -319,6 +331,10 @@ QString TensorSource::caption(const SessionParameters &p) const
         return parts.join(QStringLiteral(", "));
     }
     const TensorCase<double> &c = *m_data->tensors;
+    if (m_data->batchCount > 0)
+        parts.back() += QStringLiteral(" [batch item %1 of B=%2]")
+                            .arg(m_data->batch)
+                            .arg(m_data->batchCount);
     parts << (c.multihead ? QStringLiteral("PyTorch multi-head attention")
                   : c.projectedHeads
                   ? QStringLiteral("projected heads, g=%1 kv heads").arg(c.kvHeads)
@@ -382,7 +398,8 @@ QStringList describeArrays(const TensorFile &file)
 
 std::shared_ptr<const TensorSource> makeTensorSource(const TensorFile &file,
                                                      const QString &weightsArray,
-                                                     MaskConvention convention, QString *error)
+                                                     MaskConvention convention, QString *error,
+                                                     int batch)
 {
     const QString fileName = QFileInfo(file.path).fileName();
     auto fail = [&](const QString &message) -> std::shared_ptr<const TensorSource> {
@@ -400,8 +417,11 @@ std::shared_ptr<const TensorSource> makeTensorSource(const TensorFile &file,
     try {
         if (holdsInputs(file)) {
             data->kind = TensorSource::Kind::Inputs;
-            data->tensors
-                = tensorCaseFromArrays<double>(file.arrays, fileName.toStdString(), convention);
+            // A leading batch axis (B, n, E), as PyTorch saves batch_first inputs: one item.
+            data->batchCount = int(tensorBatchSize(file.arrays));
+            data->batch = batch;
+            data->tensors = tensorCaseFromArrays<double>(tensorBatchItem(file.arrays, batch),
+                                                         fileName.toStdString(), convention);
             const TensorCase<double> &c = *data->tensors;
             if (c.queryCount() > SessionParameters::maxSequence)
                 return tooLarge(QStringLiteral("n_q"), c.queryCount(),

@@ -47,6 +47,10 @@ public:
     /// Meaning of True in the file's boolean masks (inputs).
     MaskConvention maskConvention() const;
 
+    /// Inputs with a leading batch axis: the item shown (0 … batchCount() − 1); else 0.
+    int batch() const;
+    /// B of the inputs' leading batch axis; 0 without one (and for weights).
+    int batchCount() const;
     /// Layer shown (weights), 0 … layerCount() − 1; 0 for inputs.
     int layer() const { return m_layer; }
     int layerCount() const;
@@ -114,9 +118,13 @@ QStringList describeArrays(const TensorFile &file);
 /// Returns nullptr with `error` set (naming the file, the array and the problem) on bad arrays,
 /// an ambiguous choice (several arrays and none named weights/attn_weights/attention) or a
 /// size beyond SessionParameters::maxSequence.
+/// Inputs with a leading batch axis (query (B, n_q, d_model), …; core tensorBatchSize) show item
+/// `batch` (0 … B − 1, core tensorBatchItem); a batch outside that range, or ≠ 0 without a
+/// batch axis, is an error naming B.
 std::shared_ptr<const TensorSource> makeTensorSource(const TensorFile &file,
                                                      const QString &weightsArray,
-                                                     MaskConvention convention, QString *error);
+                                                     MaskConvention convention, QString *error,
+                                                     int batch = 0);
 
 /// The file of the tensors `p` shows (absolute path; empty for random inputs) — e.g. for
 /// session files, which store the paths of loaded tensors.

@@ -43,8 +43,7 @@ StepsView::StepsView(QWidget *parent)
                                   "caption as PNG, SVG or PDF"));
     strip->addWidget(headLabel);
     strip->addWidget(m_headCombo);
-    strip->addSpacing(12);
-    strip->addWidget(m_hint, 1);
+    strip->addStretch(1);
     m_sharedRange = new QCheckBox(tr("&Same score range"));
     m_sharedRange->setObjectName(QStringLiteral("stepsSharedRange"));
     m_sharedRange->setToolTip(tr("Raw and scaled scores on one colour range: the scaled panel "
@@ -53,6 +52,9 @@ StepsView::StepsView(QWidget *parent)
     strip->addWidget(m_sharedRange);
     strip->addWidget(m_exportButton);
     layout->addLayout(strip);
+    // The hint on a line of its own under the controls: squeezed between them it wrapped into a
+    // tall column that took the panels' height in a narrow window.
+    layout->addWidget(m_hint);
 
     m_canvas = new FigureCanvas(&m_renderer);
     m_canvas->setObjectName(QStringLiteral("stepsCanvas"));
@@ -144,6 +146,16 @@ void StepsView::syncHeads()
         for (int k = 0; k < h; ++k)
             m_headCombo->addItem(tr("head %1").arg(k));
     }
+    // The hint names the steps shown: a position scheme inside attention adds one.
+    const bool rope = r && r->ok() && !r->unrotatedScores.empty();
+    const bool alibi = r && r->ok() && !rope && !r->positionBias.empty();
+    m_hint->setText(rope ? tr("Raw scores Q Kᵀ → RoPE rotates q, k → scaled + masked → softmax "
+                              "weights. Hover a cell: it is outlined in all four panels.")
+                        : alibi ? tr("Raw scores Q Kᵀ → ALiBi bias → scaled + bias + masked → "
+                                     "softmax weights. Hover a cell: it is outlined in all four "
+                                     "panels.")
+                                : tr("Raw scores Q Kᵀ → scaled + masked Q Kᵀ·scale + M → softmax "
+                                     "weights. Hover a cell: it is outlined in all three panels."));
     m_headCombo->setEnabled(h > 0);
     if (h > 0)
         m_headCombo->setCurrentIndex(std::clamp(m_requestedHead, 0, h - 1));

@@ -260,8 +260,10 @@ void MainWindow::onParametersChanged(const SessionParameters &params)
     m_jacobianChart->setCurrentDk(params.dK());
     m_maxWeightChart->setCurrentScale(params.scaleExponent, params.temperature);
     m_jacobianChart->setCurrentScale(params.scaleExponent, params.temperature);
-    // The sweep depends on the key count and the seed only (d_k is its x axis).
-    m_sweepRunner->request(params.seed, params.keyCount());
+    // The sweep depends on the key count, the seed and (its third curve) α and τ; d_k is its x
+    // axis.
+    m_sweepRunner->request(params.seed, params.keyCount(), params.scaleExponent,
+                           params.temperature);
 }
 
 void MainWindow::onResult(std::shared_ptr<const SessionResult> result)

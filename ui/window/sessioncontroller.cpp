@@ -54,6 +54,8 @@ QJsonObject tensorsToJson(const SessionParameters &p)
                                                                     : QStringLiteral("masked"));
     if (p.tensors->isWeights())
         o.insert(QStringLiteral("layer"), p.tensors->layer());
+    if (p.tensors->batchCount() > 0)
+        o.insert(QStringLiteral("batch"), p.tensors->batch());
     return o;
 }
 

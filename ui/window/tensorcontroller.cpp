@@ -38,6 +38,18 @@ TensorController::TensorController(AttentionSession *session, HeatmapWidget *hea
 {
     m_edit = [this](const SessionParameters &p) { m_session->setParameters(p); };
     m_chooseArray = [this](const TensorFile &file) { return chooseArrayDialog(file); };
+    m_chooseBatch = [this](const TensorFile &file, int batchCount) {
+        bool ok = false;
+        const int item = QInputDialog::getInt(
+            m_window, tr("Open Tensors"),
+            tr("%1 holds a batch of B = %2 problems (query, key and value shaped (B, n, E)).\n"
+               "Batch item to show (0 … %3):")
+                .arg(QFileInfo(file.path).fileName())
+                .arg(batchCount)
+                .arg(batchCount - 1),
+            0, 0, batchCount - 1, 1, &ok);
+        return ok ? item : -1;
+    };
     m_lastFolder = QDir::currentPath();
 
     m_panel = new TensorPanel;
@@ -104,6 +116,11 @@ void TensorController::setParameterEditor(std::function<void(const SessionParame
     m_edit = std::move(edit);
 }
 
+void TensorController::setBatchChooser(std::function<int(const TensorFile &, int)> choose)
+{
+    m_chooseBatch = std::move(choose);
+}
+
 void TensorController::setArrayChooser(std::function<QString(const TensorFile &)> choose)
 {
     m_chooseArray = std::move(choose);
@@ -164,9 +181,24 @@ bool TensorController::openFile(const QString &path, QString *error, const QStri
         if (array.isEmpty())
             return fail(tr("%1: no array of weights was chosen").arg(file.path));
     }
+    // A leading batch axis (B, n, E): which item to show (the picker, or item 0).
+    int batch = 0;
+    if (holdsInputs(file)) {
+        Index batchCount = 0;
+        try {
+            batchCount = tensorBatchSize(file.arrays);
+        } catch (const InvalidArgument &e) {
+            return fail(tr("%1: %2").arg(file.path, QString::fromUtf8(e.what())));
+        }
+        if (batchCount > 1 && m_chooseBatch) {
+            batch = m_chooseBatch(file, int(batchCount));
+            if (batch < 0)
+                return fail(tr("%1: no batch item was chosen").arg(file.path));
+        }
+    }
     QString message;
     const std::shared_ptr<const TensorSource> loaded
-        = makeTensorSource(file, array, convention, &message);
+        = makeTensorSource(file, array, convention, &message, batch);
     if (!loaded)
         return fail(message);
 
@@ -272,7 +304,8 @@ void TensorController::setMaskConvention(MaskConvention convention)
     QString error;
     std::shared_ptr<const TensorSource> reloaded;
     try {
-        reloaded = makeTensorSource(readTensorFile(s->path()), s->arrayName(), convention, &error);
+        reloaded = makeTensorSource(readTensorFile(s->path()), s->arrayName(), convention, &error,
+                                    s->batch());
     } catch (const NpyError &e) {
         error = QString::fromUtf8(e.what());
     }

@@ -42,6 +42,10 @@ public:
     /// attn_weights or attention; returns the name, or an empty string to cancel. Default: a
     /// dialog listing the names with dtypes and shapes.
     void setArrayChooser(std::function<QString(const TensorFile &)> choose);
+    /// Replaces the batch-item picker asked when inputs have a leading batch axis of B > 1
+    /// items (default: an input dialog over 0 … B − 1). It returns the item, or −1 to cancel;
+    /// B = 1 shows item 0 without asking.
+    void setBatchChooser(std::function<int(const TensorFile &, int)> choose);
     /// The dock holding panel(): shown while tensors are loaded, hidden otherwise.
     void setDock(QDockWidget *dock);
 
@@ -125,6 +129,7 @@ private:
     QAction *m_exportAction = nullptr;
     std::function<void(const SessionParameters &)> m_edit;
     std::function<QString(const TensorFile &)> m_chooseArray;
+    std::function<int(const TensorFile &, int)> m_chooseBatch;
     std::optional<SessionParameters> m_randomParameters; ///< before the first load
     QString m_tokenMessage;
     QString m_lastFolder;
