@@ -31,11 +31,10 @@ double effectiveScale(Index dK, const AttentionOptions &options)
 }
 
 template<typename T>
-AttentionResult<T> scaledDotProductAttention(const Eigen::Ref<const Matrix<T>> &query,
-                                             const Eigen::Ref<const Matrix<T>> &key,
-                                             const Eigen::Ref<const Matrix<T>> &value,
-                                             const AttentionMask &mask,
-                                             const AttentionOptions &options)
+AttentionResult<T>
+scaledDotProductAttention(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                          const ConstMatrixRef<T> &value, const AttentionMask &mask,
+                          const AttentionOptions &options)
 {
     static constexpr const char *who = "scaledDotProductAttention";
     // query: n_q × d_k, key: n_k × d_k, value: n_k × d_v (row-major)

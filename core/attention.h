@@ -51,10 +51,9 @@ template<typename T> struct AttentionResult
 /// shapes when they disagree (or the mask does not fit n_q × n_k), NonFiniteInput on NaN/Inf.
 /// Matches torch.nn.functional.scaled_dot_product_attention (with our fully-masked-row zeros).
 template<typename T>
-AttentionResult<T> scaledDotProductAttention(const Eigen::Ref<const Matrix<T>> &query,
-                                             const Eigen::Ref<const Matrix<T>> &key,
-                                             const Eigen::Ref<const Matrix<T>> &value,
-                                             const AttentionMask &mask = {},
-                                             const AttentionOptions &options = {});
+AttentionResult<T>
+scaledDotProductAttention(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                          const ConstMatrixRef<T> &value, const AttentionMask &mask = {},
+                          const AttentionOptions &options = {});
 
 } // namespace attn

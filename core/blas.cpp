@@ -50,8 +50,8 @@ void blasGemm(bool transB, Index m, Index n, Index k, const double *a, Index lda
 #endif
 
 template<typename T>
-void product(const Eigen::Ref<const Matrix<T>> &a, const Eigen::Ref<const Matrix<T>> &b,
-             Eigen::Ref<Matrix<T>> c, bool transposed, const char *who)
+void product(const ConstMatrixRef<T> &a, const ConstMatrixRef<T> &b, MatrixRef<T> c,
+             bool transposed, const char *who)
 {
     checkShapes(a.rows(), a.cols(), b.rows(), b.cols(), c.rows(), c.cols(), transposed, who);
     if (c.size() == 0)
@@ -85,15 +85,13 @@ void product(const Eigen::Ref<const Matrix<T>> &a, const Eigen::Ref<const Matrix
 } // namespace
 
 template<typename T>
-void gemmTransposed(const Eigen::Ref<const Matrix<T>> &a, const Eigen::Ref<const Matrix<T>> &b,
-                    Eigen::Ref<Matrix<T>> c)
+void gemmTransposed(const ConstMatrixRef<T> &a, const ConstMatrixRef<T> &b, MatrixRef<T> c)
 {
     product<T>(a, b, c, true, "gemmTransposed");
 }
 
 template<typename T>
-void gemm(const Eigen::Ref<const Matrix<T>> &a, const Eigen::Ref<const Matrix<T>> &b,
-          Eigen::Ref<Matrix<T>> c)
+void gemm(const ConstMatrixRef<T> &a, const ConstMatrixRef<T> &b, MatrixRef<T> c)
 {
     product<T>(a, b, c, false, "gemm");
 }

@@ -17,14 +17,12 @@ namespace attn {
 /// C (m × n) = A (m × k) · Bᵀ, B: n × k (the shape of Q Kᵀ and of X Wᵀ). C must already be
 /// m × n. Throws InvalidArgument naming the shapes when they disagree.
 template<typename T>
-void gemmTransposed(const Eigen::Ref<const Matrix<T>> &a, const Eigen::Ref<const Matrix<T>> &b,
-                    Eigen::Ref<Matrix<T>> c);
+void gemmTransposed(const ConstMatrixRef<T> &a, const ConstMatrixRef<T> &b, MatrixRef<T> c);
 
 /// C (m × n) = A (m × k) · B, B: k × n (the shape of W V). C must already be m × n. Throws
 /// InvalidArgument naming the shapes when they disagree.
 template<typename T>
-void gemm(const Eigen::Ref<const Matrix<T>> &a, const Eigen::Ref<const Matrix<T>> &b,
-          Eigen::Ref<Matrix<T>> c);
+void gemm(const ConstMatrixRef<T> &a, const ConstMatrixRef<T> &b, MatrixRef<T> c);
 
 /// "openblas" when the products above go through OpenBLAS, else "eigen".
 std::string_view blasName();

@@ -57,10 +57,11 @@ Index kvCacheBytesPerToken(Index kvHeads, Index dK, Index bytesPerElement)
 }
 
 template<typename T>
-GroupedAttentionResult<T> groupedQueryAttention(
-    const Eigen::Ref<const Matrix<T>> &query, const Eigen::Ref<const Matrix<T>> &key,
-    const Eigen::Ref<const Matrix<T>> &value, Index heads, Index kvHeads, const AttentionMask &mask,
-    const AttentionOptions &options, const PositionOptions &positions)
+GroupedAttentionResult<T>
+groupedQueryAttention(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                      const ConstMatrixRef<T> &value, Index heads, Index kvHeads,
+                      const AttentionMask &mask, const AttentionOptions &options,
+                      const PositionOptions &positions)
 {
     static constexpr const char *who = "groupedQueryAttention";
     const auto fail

@@ -73,9 +73,8 @@ Index kvCacheBytesPerToken(Index kvHeads, Index dK, Index bytesPerElement);
 /// does not fit n_q × n_k; NonFiniteInput on NaN/Inf inputs.
 template<typename T>
 GroupedAttentionResult<T>
-groupedQueryAttention(const Eigen::Ref<const Matrix<T>> &query,
-                      const Eigen::Ref<const Matrix<T>> &key,
-                      const Eigen::Ref<const Matrix<T>> &value, Index heads, Index kvHeads,
+groupedQueryAttention(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                      const ConstMatrixRef<T> &value, Index heads, Index kvHeads,
                       const AttentionMask &mask = {}, const AttentionOptions &options = {},
                       const PositionOptions &positions = {});
 

@@ -171,11 +171,10 @@ void MultiheadAttention<T>::setParameters(const Matrix<T> &inProjWeight,
 }
 
 template<typename T>
-MultiheadResult<T> MultiheadAttention<T>::forward(const Eigen::Ref<const Matrix<T>> &query,
-                                                  const Eigen::Ref<const Matrix<T>> &key,
-                                                  const Eigen::Ref<const Matrix<T>> &value,
-                                                  const AttentionMask &mask,
-                                                  const AttentionOptions &options) const
+MultiheadResult<T>
+MultiheadAttention<T>::forward(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                               const ConstMatrixRef<T> &value, const AttentionMask &mask,
+                               const AttentionOptions &options) const
 {
     static constexpr const char *who = "MultiheadAttention::forward";
     const Index d = m_dModel;

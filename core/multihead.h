@@ -102,10 +102,8 @@ public:
     /// weights and a flag (PyTorch 1.13 gives NaN there); so does every row when n_k = 0 (the
     /// output is then out_proj_bias), and n_q = 0 gives empty results.
     /// Throws InvalidArgument naming the shapes, NonFiniteInput on NaN/Inf.
-    MultiheadResult<T> forward(const Eigen::Ref<const Matrix<T>> &query,
-                               const Eigen::Ref<const Matrix<T>> &key,
-                               const Eigen::Ref<const Matrix<T>> &value,
-                               const AttentionMask &mask = {},
+    MultiheadResult<T> forward(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                               const ConstMatrixRef<T> &value, const AttentionMask &mask = {},
                                const AttentionOptions &options = {}) const;
 
 private:

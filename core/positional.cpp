@@ -110,7 +110,7 @@ double ropeFrequency(Index planeIndex, Index dK, double base)
 }
 
 template<typename T>
-void applyRope(RopeRef<T> x, RopeConvention convention, double base, Index firstPosition)
+void applyRope(MatrixRef<T> x, RopeConvention convention, double base, Index firstPosition)
 {
     const Index dK = x.cols();
     checkRopeWidth(dK);
@@ -136,7 +136,7 @@ void applyRope(RopeRef<T> x, RopeConvention convention, double base, Index first
 }
 
 template<typename T>
-void applyRopeHeads(RopeRef<T> x, Index heads, RopeConvention convention, double base,
+void applyRopeHeads(MatrixRef<T> x, Index heads, RopeConvention convention, double base,
                     Index firstPosition)
 {
     if (heads < 1 || x.cols() % heads != 0)
@@ -189,9 +189,9 @@ MatrixD alibiBias(Index nQ, Index nK, double slope, bool causal, Index queryFirs
     return bias;
 }
 
-template void applyRope<float>(RopeRef<float>, RopeConvention, double, Index);
-template void applyRope<double>(RopeRef<double>, RopeConvention, double, Index);
-template void applyRopeHeads<float>(RopeRef<float>, Index, RopeConvention, double, Index);
-template void applyRopeHeads<double>(RopeRef<double>, Index, RopeConvention, double, Index);
+template void applyRope<float>(MatrixRef<float>, RopeConvention, double, Index);
+template void applyRope<double>(MatrixRef<double>, RopeConvention, double, Index);
+template void applyRopeHeads<float>(MatrixRef<float>, Index, RopeConvention, double, Index);
+template void applyRopeHeads<double>(MatrixRef<double>, Index, RopeConvention, double, Index);
 
 } // namespace attn

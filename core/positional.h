@@ -64,24 +64,17 @@ inline constexpr double kRopeDefaultBase = 10000.0;
 /// is not finite and > 0 (base 1 gives no rotation).
 double ropeFrequency(Index planeIndex, Index dK, double base = kRopeDefaultBase);
 
-/// A writable view of a row-major matrix (rows × cols) with any row stride: the type of
-/// Eigen::Ref<Matrix<T>> written out, stride included. Naming the stride keeps the functions
-/// below free of Eigen's dependent default argument, which clang may mangle as the const
-/// variant's in a translation unit that also declares Eigen::Ref<const Matrix<T>> templates
-/// (an undefined reference at link time).
-template<typename T> using RopeRef = Eigen::Ref<Matrix<T>, 0, Eigen::OuterStride<>>;
-
 /// Rotates the n rows of x (n × d_k, one head's queries or keys) in place: row r is position
 /// firstPosition + r. Throws InvalidArgument for an odd d_k (RoPE rotates pairs) or a base that
 /// is not finite and > 0.
 template<typename T>
-void applyRope(RopeRef<T> x, RopeConvention convention, double base = kRopeDefaultBase,
+void applyRope(MatrixRef<T> x, RopeConvention convention, double base = kRopeDefaultBase,
                Index firstPosition = 0);
 
 /// The same rotation applied to every head of x (n × heads·d_k): head i is columns
 /// i·d_k … (i+1)·d_k − 1. Throws InvalidArgument when heads < 1 or does not divide the columns.
 template<typename T>
-void applyRopeHeads(RopeRef<T> x, Index heads, RopeConvention convention,
+void applyRopeHeads(MatrixRef<T> x, Index heads, RopeConvention convention,
                     double base = kRopeDefaultBase, Index firstPosition = 0);
 
 /// ALiBi slopes m_0 … m_{H−1} for H heads, by the rule of the paper's reference code

@@ -15,6 +15,14 @@ using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>
 template<typename T> using Vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
 template<typename T> using RowVector = Eigen::Matrix<T, 1, Eigen::Dynamic>;
 
+/// Views of a row-major matrix (rows × cols) with any row stride: Eigen::Ref<const Matrix<T>>
+/// and Eigen::Ref<Matrix<T>> with their stride written out. Function templates take these
+/// rather than Eigen::Ref<…> with the default stride: that default is a dependent expression
+/// which clang 14 mangles after whichever of the const and writable forms a translation unit
+/// declares first, so a caller and the definition could disagree on the symbol's name.
+template<typename T> using ConstMatrixRef = Eigen::Ref<const Matrix<T>, 0, Eigen::OuterStride<>>;
+template<typename T> using MatrixRef = Eigen::Ref<Matrix<T>, 0, Eigen::OuterStride<>>;
+
 using MatrixD = Matrix<double>;
 using MatrixF = Matrix<float>;
 using VectorD = Vector<double>;

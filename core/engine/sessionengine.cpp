@@ -197,8 +197,8 @@ template<> std::vector<MatrixD> &typedScores<double>(Scores &d)
 /// Stage 1: projections and per-head raw scores, exactly as MultiheadAttention<T>::forward and
 /// scaledDotProductAttention compute them (q = query W_Qᵀ + b_Q, S_i = q_i k_iᵀ).
 template<typename T>
-void computeScores(const MultiheadAttention<T> &layer, const Eigen::Ref<const Matrix<T>> &query,
-                   const Eigen::Ref<const Matrix<T>> &key, Scores &out, const CancelToken &cancel,
+void computeScores(const MultiheadAttention<T> &layer, const ConstMatrixRef<T> &query,
+                   const ConstMatrixRef<T> &key, Scores &out, const CancelToken &cancel,
                    const ScoreOptions &extra = {})
 {
     const Index nQ = query.rows(), nK = key.rows();
@@ -261,9 +261,9 @@ void computeScores(const MultiheadAttention<T> &layer, const Eigen::Ref<const Ma
         // scores: n_q × n_k = q_i k_iᵀ, head i = columns i·d_k … (i+1)·d_k − 1
         Matrix<T> &s = scores[std::size_t(head)];
         s.resize(nQ, nK);
-        const Eigen::Ref<const Matrix<T>> qi = q.middleCols(head * dK, dK);
+        const ConstMatrixRef<T> qi = q.middleCols(head * dK, dK);
         // query head i reads key head ⌊i·g/h⌋ (torch.repeat_interleave's order)
-        const Eigen::Ref<const Matrix<T>> ki = k.middleCols((head * g / h) * dK, dK);
+        const ConstMatrixRef<T> ki = k.middleCols((head * g / h) * dK, dK);
         gemmTransposed<T>(qi, ki, s);
         if constexpr (!std::is_same_v<T, double>)
             out.scoresD[std::size_t(head)] = s.template cast<double>();
@@ -597,8 +597,8 @@ void computeSeeded(const EngineParameters &p, Scores &data, bool fresh, bool kee
 // ---- fusedMultihead ----
 
 template<typename T>
-void fusedMultihead(const MultiheadAttention<T> &layer, const Eigen::Ref<const Matrix<T>> &query,
-                    const Eigen::Ref<const Matrix<T>> &key, const AttentionMask &mask,
+void fusedMultihead(const MultiheadAttention<T> &layer, const ConstMatrixRef<T> &query,
+                    const ConstMatrixRef<T> &key, const AttentionMask &mask,
                     const AttentionOptions &options, EngineResult &out, const CancelToken &cancel)
 {
     mask.checkShape(query.rows(), key.rows());
@@ -620,10 +620,9 @@ template void fusedMultihead<double>(const MultiheadAttention<double> &,
 // ---- the fused kernel (core/kernels/kernels.h) ----
 
 template<typename T>
-Matrix<T> attentionFused(const Eigen::Ref<const Matrix<T>> &query,
-                         const Eigen::Ref<const Matrix<T>> &key,
-                         const Eigen::Ref<const Matrix<T>> &value, T scale,
-                         const AttentionMask &mask, Matrix<T> *weights)
+Matrix<T> attentionFused(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                         const ConstMatrixRef<T> &value, T scale, const AttentionMask &mask,
+                         Matrix<T> *weights)
 {
     const Index nQ = query.rows(), nK = key.rows();
     detail::checkAttentionShapes(nQ, query.cols(), nK, key.cols(), value.rows(), value.cols(), mask,

@@ -107,8 +107,8 @@ inline constexpr double kRowPassFlopsPerCell = 30;
 /// rounding. Throws InvalidArgument naming the shapes, NonFiniteInput on NaN/Inf in the inputs
 /// or overflowing scaled scores (naming row and column), Cancelled when `cancel` says so.
 template<typename T>
-void fusedMultihead(const MultiheadAttention<T> &layer, const Eigen::Ref<const Matrix<T>> &query,
-                    const Eigen::Ref<const Matrix<T>> &key, const AttentionMask &mask,
+void fusedMultihead(const MultiheadAttention<T> &layer, const ConstMatrixRef<T> &query,
+                    const ConstMatrixRef<T> &key, const AttentionMask &mask,
                     const AttentionOptions &options, EngineResult &out,
                     const CancelToken &cancel = {});
 

@@ -17,7 +17,7 @@ void checkAttentionShapes(Index qRows, Index qCols, Index kRows, Index kCols, In
 
 /// Throws NonFiniteInput naming `name`, the row, the column and the value of the first NaN/Inf.
 template<typename T>
-void checkFiniteInput(const Eigen::Ref<const Matrix<T>> &m, const char *name, const char *who);
+void checkFiniteInput(const ConstMatrixRef<T> &m, const char *name, const char *who);
 
 /// Applies `mask` to the tile of scaled scores for queries [i0, i0 + rows) and keys
 /// [j0, j0 + cols) of an n_q × n_k attention: adds the additive term, then writes `fill` into

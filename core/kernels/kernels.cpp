@@ -137,9 +137,8 @@ std::size_t kernelExtraBytes(KernelKind kind, Index nQ, Index nK, Index dV,
 }
 
 template<typename T>
-Matrix<T> attentionKernel(KernelKind kind, const Eigen::Ref<const Matrix<T>> &query,
-                          const Eigen::Ref<const Matrix<T>> &key,
-                          const Eigen::Ref<const Matrix<T>> &value, T scale,
+Matrix<T> attentionKernel(KernelKind kind, const ConstMatrixRef<T> &query,
+                          const ConstMatrixRef<T> &key, const ConstMatrixRef<T> &value, T scale,
                           const AttentionMask &mask)
 {
     switch (kind) {
@@ -245,7 +244,7 @@ void checkAttentionShapes(Index qRows, Index qCols, Index kRows, Index kCols, In
 }
 
 template<typename T>
-void checkFiniteInput(const Eigen::Ref<const Matrix<T>> &m, const char *name, const char *who)
+void checkFiniteInput(const ConstMatrixRef<T> &m, const char *name, const char *who)
 {
     // Fast vectorised test first; the exact position only on failure.
     if (m.size() == 0 || m.allFinite())

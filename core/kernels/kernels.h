@@ -77,35 +77,31 @@ std::size_t kernelExtraBytes(KernelKind kind, Index nQ, Index nK, Index dV,
 /// while in cache; the blocks are spread over the OpenMP threads. With a pure causal mask only
 /// keys below each block's causal limit are computed.
 template<typename T>
-Matrix<T> attentionMaterialized(const Eigen::Ref<const Matrix<T>> &query,
-                                const Eigen::Ref<const Matrix<T>> &key,
-                                const Eigen::Ref<const Matrix<T>> &value, T scale,
+Matrix<T> attentionMaterialized(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                                const ConstMatrixRef<T> &value, T scale,
                                 const AttentionMask &mask = {}, Matrix<T> *weights = nullptr);
 
 /// Streaming (online softmax) kernel with square tiles of `tile` rows/keys; query tiles are
 /// spread over the OpenMP threads.
 template<typename T>
-Matrix<T> attentionStreaming(const Eigen::Ref<const Matrix<T>> &query,
-                             const Eigen::Ref<const Matrix<T>> &key,
-                             const Eigen::Ref<const Matrix<T>> &value, T scale,
+Matrix<T> attentionStreaming(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                             const ConstMatrixRef<T> &value, T scale,
                              const AttentionMask &mask = {}, Index tile = kDefaultStreamingTile);
 
 /// Per-row loop kernel; when `weights` is non-null it receives the n_q × n_k weights.
 template<typename T>
-Matrix<T> attentionLoop(const Eigen::Ref<const Matrix<T>> &query,
-                        const Eigen::Ref<const Matrix<T>> &key,
-                        const Eigen::Ref<const Matrix<T>> &value, T scale,
-                        const AttentionMask &mask = {}, Matrix<T> *weights = nullptr);
+Matrix<T> attentionLoop(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                        const ConstMatrixRef<T> &value, T scale, const AttentionMask &mask = {},
+                        Matrix<T> *weights = nullptr);
 
 /// Fused kernel, the session engine's row pass for one head (core/engine/sessionengine.cpp):
 /// S = Q Kᵀ, then per row S·scale + additive mask, masked cells −inf, softmaxRowInPlace and
 /// the row metrics the window shows (computed, then dropped here), then O = W V. When `weights`
 /// is non-null it receives the n_q × n_k weights. Uses threadsForFlops of its work.
 template<typename T>
-Matrix<T> attentionFused(const Eigen::Ref<const Matrix<T>> &query,
-                         const Eigen::Ref<const Matrix<T>> &key,
-                         const Eigen::Ref<const Matrix<T>> &value, T scale,
-                         const AttentionMask &mask = {}, Matrix<T> *weights = nullptr);
+Matrix<T> attentionFused(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                         const ConstMatrixRef<T> &value, T scale, const AttentionMask &mask = {},
+                         Matrix<T> *weights = nullptr);
 
 /// Frees the scratch buffer the materialized kernel keeps between calls (it keeps at most one,
 /// of at most kMaxCachedWorkspaceBytes; larger buffers are freed after each call).
@@ -114,9 +110,8 @@ inline constexpr std::size_t kMaxCachedWorkspaceBytes = std::size_t(256) << 20;
 
 /// Dispatch by kind.
 template<typename T>
-Matrix<T> attentionKernel(KernelKind kind, const Eigen::Ref<const Matrix<T>> &query,
-                          const Eigen::Ref<const Matrix<T>> &key,
-                          const Eigen::Ref<const Matrix<T>> &value, T scale,
+Matrix<T> attentionKernel(KernelKind kind, const ConstMatrixRef<T> &query,
+                          const ConstMatrixRef<T> &key, const ConstMatrixRef<T> &value, T scale,
                           const AttentionMask &mask = {});
 
 } // namespace attn

@@ -14,10 +14,9 @@
 namespace attn {
 
 template<typename T>
-Matrix<T> attentionLoop(const Eigen::Ref<const Matrix<T>> &query,
-                        const Eigen::Ref<const Matrix<T>> &key,
-                        const Eigen::Ref<const Matrix<T>> &value, T scale,
-                        const AttentionMask &mask, Matrix<T> *weights)
+Matrix<T> attentionLoop(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                        const ConstMatrixRef<T> &value, T scale, const AttentionMask &mask,
+                        Matrix<T> *weights)
 {
     static constexpr const char *who = "attentionLoop";
     detail::checkAttentionShapes(query.rows(), query.cols(), key.rows(), key.cols(), value.rows(),

@@ -39,10 +39,9 @@ Index blockRows(Index nK, std::size_t elementBytes, Index multiple)
 } // namespace
 
 template<typename T>
-Matrix<T> attentionMaterialized(const Eigen::Ref<const Matrix<T>> &query,
-                                const Eigen::Ref<const Matrix<T>> &key,
-                                const Eigen::Ref<const Matrix<T>> &value, T scale,
-                                const AttentionMask &mask, Matrix<T> *weights)
+Matrix<T> attentionMaterialized(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                                const ConstMatrixRef<T> &value, T scale, const AttentionMask &mask,
+                                Matrix<T> *weights)
 {
     static constexpr const char *who = "attentionMaterialized";
     detail::checkAttentionShapes(query.rows(), query.cols(), key.rows(), key.cols(), value.rows(),

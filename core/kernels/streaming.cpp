@@ -32,7 +32,7 @@ namespace {
 /// The two products and the row passes of one tile pair, by Eigen or by the AVX-512 code.
 template<typename T> struct TileProducts
 {
-    const Eigen::Ref<const Matrix<T>> &query, &key, &value;
+    const ConstMatrixRef<T> &query, &key, &value;
     bool avx512 = false;
     std::vector<float> packedKeys {}; // Kᵀ in panels of 32 keys (AVX-512 path only)
 
@@ -96,10 +96,9 @@ template<typename T> struct TileProducts
 } // namespace
 
 template<typename T>
-Matrix<T> attentionStreaming(const Eigen::Ref<const Matrix<T>> &query,
-                             const Eigen::Ref<const Matrix<T>> &key,
-                             const Eigen::Ref<const Matrix<T>> &value, T scale,
-                             const AttentionMask &mask, Index tile)
+Matrix<T> attentionStreaming(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                             const ConstMatrixRef<T> &value, T scale, const AttentionMask &mask,
+                             Index tile)
 {
     static constexpr const char *who = "attentionStreaming";
     detail::checkAttentionShapes(query.rows(), query.cols(), key.rows(), key.cols(), value.rows(),
