@@ -20,8 +20,10 @@
 
 #include "core/experiments/experiments.h"
 
+#include <QImage>
 #include <QSize>
 #include <QString>
+#include <QVector>
 
 class QWidget;
 
@@ -41,6 +43,20 @@ bool exportExperimentFigure(const ExperimentResult &result, const QString &path,
 
 /// True when the result has a figure; otherwise sets `reason` (e.g. a missing column).
 bool experimentHasFigure(const ExperimentResult &result, QString *reason = nullptr);
+
+/// What one heatmap of a figure plots, as createExperimentFigure laid it out.
+struct ExperimentHeatmap
+{
+    QString title; ///< above the cells (the matrix's caption without the experiment id)
+    MatrixD values; ///< the matrix shown, n_q × n_k (row i = query i), row-major
+    double lo = 0, hi = 1; ///< the colour range: lo → the colormap's first entry, hi → its last
+    bool divergent = false; ///< RdBu_r around 0 (signed differences) instead of viridis
+    QString rowTitle, columnTitle; ///< the axis titles (rows, columns)
+    QImage cells; ///< one pixel per cell (buildTileImage), NaN / ±Inf cells red
+};
+
+/// The heatmaps of a figure made by createExperimentFigure, in layout order (row by row).
+QVector<ExperimentHeatmap> experimentHeatmaps(const QWidget *figure);
 
 /// A size in pixels that suits the experiment's figure layout (e.g. 1500×520 for E2's three
 /// charts in a row).
