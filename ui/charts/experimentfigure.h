@@ -14,9 +14,9 @@
 // (bars) over the textbook weights per dtype and fill (the fully masked row); E12 naive vs
 // stable float32 softmax heatmaps and the wrong-axis row sums (bars). Columns and matrices are
 // picked by name from the result; when they are missing the figure is unavailable (the panel
-// still shows the table). Heatmaps use viridis (signed differences RdBu_r) from colormap.h;
-// NaN/Inf cells are red and labelled. Values at rounding level (< 1e-5) are drawn in units of
-// 10^e, named in the axis title.
+// still shows the table). Heatmaps use viridis (signed differences RdBu_r) from colormap.h, their
+// cells built by buildTileImage (ui/render/tileimage.h); NaN/Inf cells are red and labelled.
+// Values at rounding level (< 1e-5) are drawn in units of 10^e, named in the axis title.
 
 #include "core/experiments/experiments.h"
 
