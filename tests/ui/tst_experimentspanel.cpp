@@ -8,6 +8,7 @@
 #include "ui/panels/experimentpage.h"
 #include "ui/panels/experimentspanel.h"
 #include "ui/panels/tablemodel.h"
+#include "ui/render/colormap.h"
 
 #include <QAbstractAxis>
 #include <QAbstractBarSeries>
@@ -79,6 +80,149 @@ std::vector<double> columnValues(const Table &t, std::size_t c)
             v.push_back(std::numeric_limits<double>::quiet_NaN());
     }
     return v;
+}
+
+/// The matrix of `result` named `name` (nullptr when none).
+const MatrixD *namedMatrix(const ExperimentResult &result, const std::string &name)
+{
+    for (const NamedMatrix &m : result.matrices)
+        if (m.name == name)
+            return &m.values;
+    return nullptr;
+}
+
+/// The colour matplotlib gives v on [lo, hi]: entry ⌊t·256⌋ of the 256-entry map, clipped to
+/// [0, 255], t = (v − lo)/(hi − lo); non-finite values are the figures' red (214, 0, 0).
+QRgb expectedCellColor(double v, double lo, double hi, bool divergent)
+{
+    if (!std::isfinite(v))
+        return qRgb(214, 0, 0);
+    const double t = (v - lo) / (hi - lo);
+    const int index = std::clamp(int(std::floor(t * 256.0)), 0, 255);
+    return Colormap(divergent ? ColormapId::RdBu : ColormapId::Viridis).entry(index);
+}
+
+/// Checks what the heatmaps of E1, E4 and E10 plot against the experiment's matrices and table:
+/// the values, the colour range, each cell's colour, the titles.
+void checkHeatmapFigure(const QString &id, const ExperimentResult &result, const QWidget *figure)
+{
+    const QVector<ExperimentHeatmap> maps = experimentHeatmaps(figure);
+    QVERIFY2(!maps.isEmpty(), qPrintable(id));
+    for (const ExperimentHeatmap &m : maps) {
+        QVERIFY2(!m.title.trimmed().isEmpty(), qPrintable(id));
+        QVERIFY2(!m.title.startsWith(id), qPrintable(m.title)); // the header names the experiment
+        QCOMPARE(m.rowTitle, QStringLiteral("query i"));
+        QCOMPARE(m.columnTitle, QStringLiteral("key j"));
+        QVERIFY2(std::isfinite(m.lo) && std::isfinite(m.hi) && m.lo < m.hi, qPrintable(m.title));
+        QCOMPARE(m.cells.size(), QSize(int(m.values.cols()), int(m.values.rows())));
+        for (Index i = 0; i < m.values.rows(); ++i)
+            for (Index j = 0; j < m.values.cols(); ++j)
+                QCOMPARE(m.cells.pixel(int(j), int(i)) & 0xffffff,
+                         expectedCellColor(m.values(i, j), m.lo, m.hi, m.divergent) & 0xffffff);
+    }
+    const Table &t = result.table;
+    const auto column
+        = [&t](const std::string &name) { return columnValues(t, t.columnIndex(name)); };
+    if (id == QLatin1String("E1")) {
+        // The weights W, one heatmap on [0, max W]; row i of the table holds row i of W.
+        QCOMPARE(maps.size(), 1);
+        const ExperimentHeatmap &w = maps.front();
+        const MatrixD *weights = namedMatrix(result, "weights");
+        QVERIFY(weights);
+        QVERIFY(w.values == *weights);
+        QCOMPARE(w.title, QStringLiteral("Weights W = softmax(QK\u1d40/\u221ad_k)"));
+        QVERIFY(!w.divergent);
+        QCOMPARE(w.lo, 0.0);
+        QCOMPARE(w.hi, weights->maxCoeff());
+        QCOMPARE(std::size_t(w.values.rows()), t.rowCount());
+        for (Index j = 0; j < w.values.cols(); ++j) {
+            const std::vector<double> key = column("key_" + std::to_string(j));
+            for (Index i = 0; i < w.values.rows(); ++i)
+                QCOMPARE(w.values(i, j), key[std::size_t(i)]);
+        }
+        const std::vector<double> rowSum = column("row_sum");
+        for (Index i = 0; i < w.values.rows(); ++i) {
+            double sum = 0;
+            for (Index j = 0; j < w.values.cols(); ++j)
+                sum += w.values(i, j);
+            QVERIFY(std::abs(sum - rowSum[std::size_t(i)]) <= 1e-12);
+            QVERIFY(std::abs(sum - 1.0) <= 1e-12); // softmax rows
+        }
+    } else if (id == QLatin1String("E4")) {
+        // One heatmap per head of the shown layer (h = heads, not the mean), on one shared
+        // scale [0, max over heads]; their mean row maximum is the table's row for that h.
+        const Index h = 4; // the default heads
+        QCOMPARE(maps.size(), int(h));
+        double top = 0, meanMax = 0;
+        for (Index k = 0; k < h; ++k) {
+            const MatrixD *head = namedMatrix(result, "head_" + std::to_string(k));
+            QVERIFY(head);
+            QVERIFY(maps[int(k)].values == *head);
+            QVERIFY2(maps[int(k)].title.startsWith(QStringLiteral("Head %1 (columns ").arg(k)),
+                     qPrintable(maps[int(k)].title));
+            top = std::max(top, head->maxCoeff());
+            double rowMax = 0;
+            for (Index i = 0; i < head->rows(); ++i)
+                rowMax += head->row(i).maxCoeff() / double(head->rows());
+            meanMax += rowMax / double(h);
+        }
+        for (const ExperimentHeatmap &m : maps) {
+            QVERIFY(!m.divergent);
+            QCOMPARE(m.lo, 0.0);
+            QCOMPARE(m.hi, top);
+        }
+        const std::vector<double> hs = column("h"), mm = column("mean_max_weight");
+        const auto row = std::find(hs.begin(), hs.end(), double(h));
+        QVERIFY(row != hs.end());
+        QVERIFY(std::abs(mm[std::size_t(row - hs.begin())] - meanMax) <= 1e-12);
+    } else if (id == QLatin1String("E10")) {
+        // Right and reversed convention on one scale [0, max], their difference on ±max|diff|
+        // (RdBu_r); per query the table's future weights and the reversed row's distance from
+        // the causal reference (which the right convention equals to rounding).
+        QCOMPARE(maps.size(), 3);
+        const MatrixD *right = namedMatrix(result, "right_convention");
+        const MatrixD *reversed = namedMatrix(result, "reversed_convention");
+        const MatrixD *difference = namedMatrix(result, "difference");
+        QVERIFY(right && reversed && difference);
+        QVERIFY(maps[0].values == *right);
+        QVERIFY(maps[1].values == *reversed);
+        QVERIFY(maps[2].values == *difference);
+        QCOMPARE(maps[0].title, QStringLiteral("Right convention (True = may attend)"));
+        QCOMPARE(maps[1].title, QStringLiteral("Reversed convention (True = masked out)"));
+        QCOMPARE(maps[2].title, QStringLiteral("Reversed \u2212 right"));
+        const double top = std::max(right->maxCoeff(), reversed->maxCoeff());
+        for (int k = 0; k < 2; ++k) {
+            QVERIFY(!maps[k].divergent);
+            QCOMPARE(maps[k].lo, 0.0);
+            QCOMPARE(maps[k].hi, top);
+        }
+        const double a = difference->cwiseAbs().maxCoeff();
+        QVERIFY(maps[2].divergent);
+        QCOMPARE(maps[2].lo, -a);
+        QCOMPARE(maps[2].hi, a);
+        const std::vector<double> fr = column("future_weight_right"),
+                                  fv = column("future_weight_reversed"), dr = column("diff_right"),
+                                  dv = column("diff_reversed"),
+                                  full = column("fully_masked_reversed");
+        const Index n = right->rows();
+        QCOMPARE(std::size_t(n), t.rowCount());
+        for (Index i = 0; i < n; ++i) {
+            double futureRight = 0, futureReversed = 0, rowDiff = 0, reversedSum = 0;
+            for (Index j = 0; j < n; ++j) {
+                if (j > i) {
+                    futureRight += (*right)(i, j);
+                    futureReversed += (*reversed)(i, j);
+                }
+                rowDiff = std::max(rowDiff, std::abs((*difference)(i, j)));
+                reversedSum += (*reversed)(i, j);
+            }
+            const std::size_t r = std::size_t(i);
+            QVERIFY(std::abs(futureRight - fr[r]) <= 1e-12);
+            QVERIFY(std::abs(futureReversed - fv[r]) <= 1e-12);
+            QVERIFY(std::abs(rowDiff - dv[r]) <= dr[r] + 1e-12);
+            QCOMPARE(full[r] != 0, reversedSum == 0.0);
+        }
+    }
 }
 
 bool sameValue(double plotted, double table)
@@ -585,7 +729,8 @@ void TestExperimentsPanel::figurePlotsTable_data()
 
 // What each figure plots, read back from its charts: every line point and bar is a cell of the
 // experiment's table (x and y columns of one row), every point lies inside its axes' ranges,
-// and every chart and value axis has a title.
+// and every chart and value axis has a title. The heatmap figures (E1, E4, E10): each heatmap's
+// values, colour range, cell colours and title against the experiment's matrices and table.
 void TestExperimentsPanel::figurePlotsTable()
 {
     QFETCH(QString, id);
@@ -679,6 +824,8 @@ void TestExperimentsPanel::figurePlotsTable()
         }
     }
     QVERIFY2(heatmapsOnly || lines + bars > 0, qPrintable(id));
+    if (heatmapsOnly)
+        checkHeatmapFigure(id, result, figure);
 }
 
 void TestExperimentsPanel::exportFigure_data()

@@ -2,6 +2,7 @@
 
 #include "ui/render/colormap.h"
 #include "ui/render/figurefile.h"
+#include "ui/render/tileimage.h"
 
 #include <QApplication>
 #include <QBarCategoryAxis>
@@ -246,6 +247,13 @@ public:
     {
         if (!(m_style.hi > m_style.lo))
             m_style.hi = m_style.lo + 1;
+        // The cells, one pixel each, from the one tile-image builder (drawn scaled, unsmoothed).
+        TileImageRequest request;
+        request.values = &m_values;
+        request.colormap = m_style.divergent ? ColormapId::RdBu : ColormapId::Viridis;
+        request.norm = ColorNorm::linear(m_style.lo, m_style.hi);
+        request.nonFiniteColor = kNanColor.rgb();
+        m_cells = buildTileImage(request);
         setMinimumSize(160, 140);
         setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
     }
@@ -320,17 +328,19 @@ protected:
 
         const bool annotate = cell >= std::max(26, fm.horizontalAdvance(QStringLiteral("0.00")) + 4)
             && rows * cols <= 400;
-        for (Index i = 0; i < rows; ++i)
+        p.setRenderHint(QPainter::SmoothPixmapTransform, false);
+        p.drawImage(QRectF(x0, y0, gridW, gridH), m_cells);
+        const bool nanLabels = cell >= fm.horizontalAdvance(QStringLiteral("NaN"));
+        for (Index i = 0; (annotate || nanLabels) && i < rows; ++i)
             for (Index j = 0; j < cols; ++j) {
                 const double v = m_values(i, j);
-                const QRectF c(x0 + double(j) * cell, y0 + double(i) * cell, cell, cell);
                 const bool bad = !std::isfinite(v);
-                const QColor color = bad ? kNanColor : colorOf(v);
-                p.fillRect(c.adjusted(0, 0, 0.5, 0.5), color);
-                if (annotate || (bad && cell >= fm.horizontalAdvance(QStringLiteral("NaN")))) {
-                    p.setPen(bad || color.lightnessF() < 0.55 ? Qt::white : Qt::black);
-                    p.drawText(c, Qt::AlignCenter, bad ? formatValue(v) : cellLabel(v));
-                }
+                if (!annotate && !bad)
+                    continue;
+                const QRectF c(x0 + double(j) * cell, y0 + double(i) * cell, cell, cell);
+                const QColor color = QColor(m_cells.pixel(int(j), int(i)));
+                p.setPen(bad || color.lightnessF() < 0.55 ? Qt::white : Qt::black);
+                p.drawText(c, Qt::AlignCenter, bad ? formatValue(v) : cellLabel(v));
             }
         p.setPen(QPen(QColor(60, 60, 60), 0));
         p.drawRect(QRectF(x0, y0, gridW, gridH));
@@ -370,12 +380,15 @@ protected:
                    Qt::AlignLeft, loText);
     }
 
-private:
-    QColor colorOf(double v) const
+public:
+    /// What the heatmap plots (experimentHeatmaps()).
+    ExperimentHeatmap content() const
     {
-        const double t = (v - m_style.lo) / (m_style.hi - m_style.lo);
-        return m_style.divergent ? diverging(t) : viridis(t);
+        return {m_title,           m_values,         m_style.lo,          m_style.hi,
+                m_style.divergent, m_style.rowTitle, m_style.columnTitle, m_cells};
     }
+
+private:
     QString cellLabel(double v) const
     {
         if (std::max(std::abs(m_style.lo), std::abs(m_style.hi)) <= 1)
@@ -386,6 +399,7 @@ private:
     MatrixD m_values;
     QString m_title;
     Style m_style;
+    QImage m_cells; ///< one pixel per cell
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1443,6 +1457,17 @@ QSize defaultExperimentFigureSize(const ExperimentResult &result)
     if (id == QLatin1String("E15") || id == QLatin1String("E16"))
         return {1300, 900};
     return {1000, 600};
+}
+
+QVector<ExperimentHeatmap> experimentHeatmaps(const QWidget *figure)
+{
+    QVector<ExperimentHeatmap> out;
+    if (!figure)
+        return out;
+    for (const QWidget *w : figure->findChildren<const QWidget *>())
+        if (const auto *view = dynamic_cast<const HeatmapView *>(w))
+            out.append(view->content());
+    return out;
 }
 
 QWidget *createExperimentFigure(const ExperimentResult &result, QWidget *parent)

@@ -14,14 +14,16 @@
 // (bars) over the textbook weights per dtype and fill (the fully masked row); E12 naive vs
 // stable float32 softmax heatmaps and the wrong-axis row sums (bars). Columns and matrices are
 // picked by name from the result; when they are missing the figure is unavailable (the panel
-// still shows the table). Heatmaps use viridis (signed differences RdBu_r) from colormap.h;
-// NaN/Inf cells are red and labelled. Values at rounding level (< 1e-5) are drawn in units of
-// 10^e, named in the axis title.
+// still shows the table). Heatmaps use viridis (signed differences RdBu_r) from colormap.h, their
+// cells built by buildTileImage (ui/render/tileimage.h); NaN/Inf cells are red and labelled.
+// Values at rounding level (< 1e-5) are drawn in units of 10^e, named in the axis title.
 
 #include "core/experiments/experiments.h"
 
+#include <QImage>
 #include <QSize>
 #include <QString>
+#include <QVector>
 
 class QWidget;
 
@@ -41,6 +43,20 @@ bool exportExperimentFigure(const ExperimentResult &result, const QString &path,
 
 /// True when the result has a figure; otherwise sets `reason` (e.g. a missing column).
 bool experimentHasFigure(const ExperimentResult &result, QString *reason = nullptr);
+
+/// What one heatmap of a figure plots, as createExperimentFigure laid it out.
+struct ExperimentHeatmap
+{
+    QString title; ///< above the cells (the matrix's caption without the experiment id)
+    MatrixD values; ///< the matrix shown, n_q × n_k (row i = query i), row-major
+    double lo = 0, hi = 1; ///< the colour range: lo → the colormap's first entry, hi → its last
+    bool divergent = false; ///< RdBu_r around 0 (signed differences) instead of viridis
+    QString rowTitle, columnTitle; ///< the axis titles (rows, columns)
+    QImage cells; ///< one pixel per cell (buildTileImage), NaN / ±Inf cells red
+};
+
+/// The heatmaps of a figure made by createExperimentFigure, in layout order (row by row).
+QVector<ExperimentHeatmap> experimentHeatmaps(const QWidget *figure);
 
 /// A size in pixels that suits the experiment's figure layout (e.g. 1500×520 for E2's three
 /// charts in a row).

@@ -3,7 +3,6 @@
 #include "core/experiments/livecharts.h"
 
 #include <QElapsedTimer>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <exception>
@@ -13,22 +12,19 @@ namespace attn {
 ScalingSweepRunner::ScalingSweepRunner(QObject *parent)
     : QObject(parent)
 {
-    connect(&m_watcher, &QFutureWatcher<Outcome>::finished, this, &ScalingSweepRunner::onFinished);
     m_startTimer.setSingleShot(true);
     m_startTimer.setInterval(120);
     connect(&m_startTimer, &QTimer::timeout, this, [this] {
-        if (m_newest && !m_running)
+        if (m_newest)
             start(*m_newest);
+    });
+    connect(&m_jobs, &JobRunner::failed, this, [this](const QString &message) {
+        setBusy(false);
+        emit failed(message);
     });
 }
 
-ScalingSweepRunner::~ScalingSweepRunner()
-{
-    if (m_cancel)
-        m_cancel->store(true);
-    m_watcher.disconnect(this);
-    m_watcher.waitForFinished();
-}
+ScalingSweepRunner::~ScalingSweepRunner() = default; // m_jobs cancels and waits
 
 std::vector<int> ScalingSweepRunner::sweepDks()
 {
@@ -55,10 +51,10 @@ void ScalingSweepRunner::request(quint64 seed, int keys, double alpha, double te
         return;
     m_newest = r;
     setBusy(true);
-    if (m_running) {
-        // Supersede the running sweep: stop it; onFinished starts the newest request.
-        if (m_cancel)
-            m_cancel->store(true);
+    if (m_jobs.isBusy()) {
+        // Supersede the running sweep: it stops, then the newest request runs.
+        m_startTimer.stop();
+        start(r);
         return;
     }
     m_startTimer.start(); // (re)starts the debounce
@@ -74,17 +70,12 @@ void ScalingSweepRunner::setBusy(bool busy)
 
 void ScalingSweepRunner::start(const Request &r)
 {
-    m_cancel = std::make_shared<std::atomic<bool>>(false);
-    m_running = true;
-    m_started = r;
-    auto cancel = m_cancel;
-    m_watcher.setFuture(QtConcurrent::run([r, cancel]() -> Outcome {
-        Outcome out;
-        try {
+    m_jobs.run(
+        [r](const JobContext &job) {
             QElapsedTimer timer;
             timer.start();
             RunContext context;
-            context.cancel = cancel.get();
+            context.cancel = job.cancel;
             const std::vector<int> dks = sweepDks();
             const std::vector<Index> dkIndex(dks.begin(), dks.end());
             const int trials = trialsFor(r.keys);
@@ -110,35 +101,13 @@ void ScalingSweepRunner::start(const Request &r)
                 data->jacobianCustom.push_back(table.number(row, "jacobian_norm_custom"));
             }
             data->seconds = timer.nsecsElapsed() * 1e-9;
-            out.data = std::move(data);
-        } catch (const Cancelled &) {
-            out.cancelled = true;
-        } catch (const std::exception &e) {
-            out.error = QString::fromUtf8(e.what());
-        }
-        return out;
-    }));
-}
-
-void ScalingSweepRunner::onFinished()
-{
-    const Outcome out = m_watcher.result();
-    m_running = false;
-    if (m_newest && (out.cancelled || !(*m_newest == m_started))) {
-        // Superseded (stale result dropped) or cancelled for a request that came back to the
-        // same values: run the newest request.
-        start(*m_newest);
-        return;
-    }
-    setBusy(false);
-    if (out.cancelled)
-        return;
-    if (!out.error.isEmpty()) {
-        emit failed(out.error);
-        return;
-    }
-    m_data = out.data;
-    emit finished(m_data);
+            return std::shared_ptr<const ScalingSweepData>(std::move(data));
+        },
+        [this](std::shared_ptr<const ScalingSweepData> data) {
+            setBusy(false);
+            m_data = std::move(data);
+            emit finished(m_data);
+        });
 }
 
 } // namespace attn

@@ -1,17 +1,17 @@
 #pragma once
 // ScalingSweepRunner: runs the E2 scaling sweep (core scalingSweep) for the live charts "mean max
 // weight vs d_k" and "mean softmax-Jacobian norm vs d_k", off the GUI thread.
-// Newest request wins (after Qt's Mandelbrot example): a request made while a sweep runs cancels
-// it (RunContext::cancel) and is started when the old one has stopped; only the result of the
-// newest request is ever delivered. Requests are debounced (startDelay) so dragging the n slider
-// does not start a sweep per step while the heatmaps need the CPU.
+// Newest request wins (JobRunner, ui/session/jobrunner.h): a request made while a sweep runs
+// cancels it (RunContext::cancel) and is started when the old one has stopped; only the result
+// of the newest request is ever delivered. Requests are debounced (startDelay) so dragging the n
+// slider does not start a sweep per step while the heatmaps need the CPU.
 
-#include <QFutureWatcher>
+#include "ui/session/jobrunner.h"
+
 #include <QObject>
 #include <QString>
 #include <QTimer>
 
-#include <atomic>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -70,21 +70,11 @@ private:
         double alpha = 0.5, temperature = 1.0;
         bool operator==(const Request &) const = default;
     };
-    struct Outcome
-    {
-        std::shared_ptr<const ScalingSweepData> data;
-        QString error;
-        bool cancelled = false;
-    };
     void start(const Request &r);
-    void onFinished();
     void setBusy(bool busy);
 
-    QFutureWatcher<Outcome> m_watcher;
-    std::shared_ptr<std::atomic<bool>> m_cancel;
+    JobRunner m_jobs {nullptr, 1}; ///< one sweep at a time: the newest waits for the old to stop
     std::optional<Request> m_newest; ///< the request whose result is wanted
-    Request m_started; ///< the request of the running (or last) sweep
-    bool m_running = false; ///< a sweep runs in the thread pool
     bool m_busy = false;
     QTimer m_startTimer;
     std::shared_ptr<const ScalingSweepData> m_data;

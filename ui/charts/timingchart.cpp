@@ -24,7 +24,6 @@
 #include <QTabWidget>
 #include <QToolTip>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cmath>
@@ -108,14 +107,6 @@ void hideFromLegend(QChart *chart, QAbstractSeries *series)
 }
 
 } // namespace
-
-const TimingSeries *TimingData::series(const QString &kernel) const
-{
-    for (const TimingSeries &s : kernels)
-        if (s.kernel == kernel)
-            return &s;
-    return nullptr;
-}
 
 TimingChart::TimingChart(QWidget *parent)
     : QWidget(parent)
@@ -384,16 +375,12 @@ TimingChart::TimingChart(QWidget *parent)
 
     connect(m_runButton, &QPushButton::clicked, this, &TimingChart::run);
     connect(m_cancelButton, &QPushButton::clicked, this, &TimingChart::cancel);
-    connect(&m_watcher, &QFutureWatcher<Outcome>::finished, this, &TimingChart::onFinished);
+    // Progress is reported from the worker and reaches the bar through the runner.
+    connect(&m_jobs, &JobRunner::progressChanged, this,
+            [this](double overall) { m_progress->setValue(int(std::lround(overall * 1000))); });
 }
 
-TimingChart::~TimingChart()
-{
-    if (m_cancel)
-        m_cancel->store(true);
-    m_watcher.disconnect(this);
-    m_watcher.waitForFinished();
-}
+TimingChart::~TimingChart() = default; // m_jobs cancels and waits
 
 std::vector<int> TimingChart::sequenceLengths() const
 {
@@ -443,16 +430,10 @@ void TimingChart::run()
     const double elementBytes = float32 ? 4.0 : 8.0;
 
     // Plan in the GUI thread: which n each kernel runs, which it refuses and why.
-    struct Plan
-    {
-        TimingSeries series; ///< kernel, refused n and note filled in
-        std::vector<Index> ns; ///< n to run
-        double weight = 0; ///< share of the total work (progress)
-    };
-    std::vector<Plan> plans;
+    std::vector<TimingPlan> plans;
     double totalWeight = 0;
     for (const QString &kernel : kernels) {
-        Plan plan;
+        TimingPlan plan;
         plan.series.kernel = kernel;
         QStringList reasons;
         double factor = 1.0;
@@ -494,10 +475,6 @@ void TimingChart::run()
         plans.push_back(std::move(plan));
     }
 
-    m_cancel = std::make_shared<std::atomic<bool>>(false);
-    auto cancelFlag = m_cancel;
-    // Progress is reported from the worker and reaches the bar by a queued call. The destructor
-    // waits for the worker, and calls queued to a deleted object are dropped.
     m_progress->setValue(0);
     setRunning(true);
     setStatus(tr("Measuring %1 for n = %2 … %3 (d = %4, %5, %6 runs each)…")
@@ -507,95 +484,14 @@ void TimingChart::run()
                   .arg(d)
                   .arg(dtype)
                   .arg(repeats));
-    m_watcher.setFuture(QtConcurrent::run([this, plans, d, float32, repeats, budget, totalWeight,
-                                           cancelFlag]() -> Outcome {
-        Outcome out;
-        try {
-            auto data = std::make_shared<TimingData>();
-            data->d = d;
-            data->float32 = float32;
-            data->repeats = repeats;
-            data->budgetBytes = budget;
-            double done = 0;
-            // One n at a time, so that a cancel keeps the points measured before it.
-            for (const Plan &plan : plans) {
-                TimingSeries series = plan.series;
-                series.exponent = std::numeric_limits<double>::quiet_NaN();
-                series.exponentAll = std::numeric_limits<double>::quiet_NaN();
-                double planCells = 0; // the plan's weight is spread over its n like n²
-                for (const Index n : plan.ns)
-                    planCells += double(n) * double(n);
-                std::vector<double> mib;
-                try {
-                    for (const Index n : plan.ns) {
-                        RunContext context;
-                        context.cancel = cancelFlag.get();
-                        const double before = done;
-                        const double weight = plan.weight * double(n) * double(n) / planCells;
-                        context.progress = [this, before, weight, totalWeight](double fraction) {
-                            const double overall = totalWeight > 0
-                                ? (before + fraction * weight) / totalWeight
-                                : 1.0;
-                            QMetaObject::invokeMethod(
-                                this,
-                                [this, overall] {
-                                    m_progress->setValue(int(std::lround(overall * 1000)));
-                                },
-                                Qt::QueuedConnection);
-                        };
-                        const Table table
-                            = timingSweep({n}, d, float32, series.kernel.toStdString(), repeats, 0,
-                                          budget, nullptr, context);
-                        done += weight;
-                        series.n.push_back(table.number(0, "n"));
-                        // The fastest run: what other programs on the machine disturb least
-                        // (as E8).
-                        series.seconds.push_back(table.number(0, "seconds_min"));
-                        series.extraMib.push_back(table.number(0, "kernel_extra_mib"));
-                        mib.push_back(table.number(0, "mib"));
-                    }
-                } catch (const Cancelled &) {
-                    out.cancelled = true;
-                }
-                if (series.n.size() >= 2 && series.n.front() != series.n.back()) {
-                    try {
-                        series.exponentAll = fitPowerLawExponent(series.n, series.seconds);
-                    } catch (const InvalidArgument &) { // a 0 s run: no exponent
-                    }
-                }
-                const LargeNFit fit = fitLargeN(series.n, series.seconds);
-                series.exponent = fit.exponent;
-                series.fitFromN = fit.fromN;
-                series.rSquared = fit.rSquared;
-                series.noisyFit = fit.noisy;
-                if (data->n.empty() && !series.n.empty()) {
-                    data->exponent = series.exponent;
-                    data->seconds = series.seconds;
-                    data->n = series.n;
-                    data->mib = mib;
-                }
-                data->kernels.push_back(std::move(series));
-                if (out.cancelled)
-                    break;
-            }
-            // After a cancel: the points measured before it (none: nothing to show).
-            const bool anyPoint = std::any_of(data->kernels.begin(), data->kernels.end(),
-                                              [](const TimingSeries &k) { return !k.n.empty(); });
-            if (!out.cancelled || anyPoint)
-                out.data = std::move(data);
-        } catch (const Cancelled &) {
-            out.cancelled = true;
-        } catch (const std::exception &e) {
-            out.error = QString::fromUtf8(e.what());
-        }
-        return out;
-    }));
+    TimingRequest request {std::move(plans), d, float32, repeats, budget, totalWeight};
+    m_jobs.run([request](const JobContext &job) { return measureTiming(request, job); },
+               [this](TimingOutcome out) { onFinished(out); });
 }
 
 void TimingChart::cancel()
 {
-    if (m_cancel)
-        m_cancel->store(true);
+    m_jobs.requestStop(); // the points measured so far still arrive
     if (m_running)
         setStatus(tr("Cancelling… (the run in progress finishes first)"));
 }
@@ -630,9 +526,8 @@ void TimingChart::setRunning(bool running)
     emit runningChanged(running);
 }
 
-void TimingChart::onFinished()
+void TimingChart::onFinished(const TimingOutcome &out)
 {
-    const Outcome out = m_watcher.result();
     setRunning(false);
     if (out.cancelled && !out.data) {
         m_progress->setValue(0);

@@ -1,22 +1,23 @@
 #pragma once
 // TimingChart: chart (4), what n² costs (docs/experiments.md, E8). On demand (Run), core
 // timingSweep measures the real kernels — materialized, streaming (online softmax) and the
-// per-row loop, each optional — for n = 128 … n_max in a worker thread (QtConcurrent), with a
-// progress bar and Cancel (std::atomic<bool> through RunContext). Plots time vs n on log–log
-// axes with each kernel's fitted exponent and, on a second tab, the extra memory each kernel
-// allocates (kernelExtraBytes) on log–log axes with the memory budget. A kernel whose run would
-// need more than the budget at some n is not run there: the UI says why (status line, and the
-// memory it would need is drawn as a refused point above the budget line), so a large n never ends
-// in an out-of-memory crash.
+// per-row loop, each optional — for n = 128 … n_max on a worker thread (measureTiming in
+// ui/charts/timingrun.h, run by a JobRunner), with a progress bar and Cancel (its CancelToken).
+// Plots time vs n on log–log axes with each kernel's fitted exponent and, on a second tab, the
+// extra memory each kernel allocates (kernelExtraBytes) on log–log axes with the memory budget. A
+// kernel whose run would need more than the budget at some n is not run there: the UI says why
+// (status line, and the memory it would need is drawn as a refused point above the budget line), so
+// a large n never ends in an out-of-memory crash.
+
+#include "ui/charts/timingrun.h"
+#include "ui/session/jobrunner.h"
 
 #include "core/experiments/livecharts.h"
 
-#include <QFutureWatcher>
 #include <QString>
 #include <QStringList>
 #include <QWidget>
 
-#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -34,45 +35,6 @@ class QSpinBox;
 class QTabWidget;
 
 namespace attn {
-
-/// One kernel's measurements.
-struct TimingSeries
-{
-    QString kernel; ///< "materialized", "streaming" or "loop" (kernelName)
-    std::vector<double> n; ///< sequence lengths measured
-    std::vector<double> seconds; ///< mean wall time per run (seconds)
-    std::vector<double> extraMib; ///< memory the kernel allocates beyond Q, K, V, output (MiB)
-    /// Least-squares slope of log time vs log n over the largest n (n ≥ fitFromN = n_max / 8),
-    /// where the n² work dominates fixed costs (NaN with < 2 such points).
-    double exponent = 0;
-    double fitFromN = 0;
-    double exponentAll = 0; ///< the same over every n (core timingSweep's fit)
-    double rSquared = 0; ///< R² of the large-n fit on log–log axes (NaN without a fit)
-    /// The large-n fit does not describe the points: fewer than 3 of them, R² < 0.98, or an
-    /// exponent more than 0.4 from the 2 every kernel's 4·n²·d flops give — what a loaded
-    /// machine does to short runs. The headline flags it.
-    bool noisyFit = false;
-    std::vector<double> refusedN; ///< n not run: over the memory budget (or the loop's limit)
-    std::vector<double> refusedMib; ///< what those runs would need (MiB, inputs included)
-    QString note; ///< why n were skipped (empty when none were)
-};
-
-/// One timing run, as plotted.
-struct TimingData
-{
-    // The first kernel measured (materialized unless it was unchecked), for simple readers:
-    std::vector<double> n; ///< sequence lengths
-    std::vector<double> seconds; ///< mean time per run (seconds)
-    std::vector<double> mib; ///< size of one n × n score matrix in the chosen type (MiB)
-    double exponent = 0; ///< its TimingSeries::exponent
-    int d = 64;
-    bool float32 = true;
-    int repeats = 3;
-    std::size_t budgetBytes = 0; ///< memory budget of the run
-    std::vector<TimingSeries> kernels; ///< every kernel measured, in the order of the checkboxes
-    /// The series of `kernel`, or nullptr.
-    const TimingSeries *series(const QString &kernel) const;
-};
 
 class TimingChart : public QWidget
 {
@@ -96,7 +58,7 @@ public:
     /// The status line as plain text (what was measured, what was refused and why).
     QString statusText() const;
 
-    /// The large-n fit (core/experiments/experiments.h, fitLargeNExponent).
+    /// The large-n fit (core/experiments/livecharts.h, fitLargeNExponent).
     using LargeNFit = attn::LargeNFit;
     static LargeNFit fitLargeN(const std::vector<double> &n, const std::vector<double> &seconds)
     {
@@ -116,13 +78,7 @@ signals:
     void finished(std::shared_ptr<const attn::TimingData> data);
 
 private:
-    struct Outcome
-    {
-        std::shared_ptr<const TimingData> data;
-        QString error;
-        bool cancelled = false;
-    };
-    void onFinished();
+    void onFinished(const TimingOutcome &out);
     void setRunning(bool running);
     void plot();
     QStringList checkedKernels() const;
@@ -153,8 +109,7 @@ private:
     QLogValueAxis *m_memoryX = nullptr;
     QLogValueAxis *m_memoryY = nullptr;
 
-    QFutureWatcher<Outcome> m_watcher;
-    std::shared_ptr<std::atomic<bool>> m_cancel;
+    JobRunner m_jobs {nullptr, 1}; ///< runs measureTiming (ui/charts/timingrun.h)
     bool m_running = false;
     std::shared_ptr<const TimingData> m_data;
 };

@@ -3,6 +3,7 @@
 #include "ui/charts/experimentfigure.h"
 #include "ui/panels/tablemodel.h"
 #include "ui/render/figurefile.h"
+#include "ui/session/experimentrunner.h"
 
 #include <QAction>
 #include <QApplication>
@@ -21,7 +22,6 @@
 #include <QLineEdit>
 #include <QPainter>
 #include <QProgressBar>
-#include <QPromise>
 #include <QPushButton>
 #include <QRegularExpressionValidator>
 #include <QSpinBox>
@@ -29,21 +29,14 @@
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
-#include <atomic>
 #include <climits>
 #include <cmath>
 
 namespace attn {
 
 /// One run: its cancellation flag outlives the page (the worker holds a reference).
-struct ExperimentPage::Job
-{
-    std::atomic<bool> cancel {false};
-};
-
 namespace {
 
 QString q(const std::string &s)
@@ -194,6 +187,22 @@ ExperimentPage::ExperimentPage(const ExperimentInfo &info, QWidget *parent)
     , m_info(info)
 {
     setObjectName(QStringLiteral("experimentPage_%1").arg(q(info.id)));
+    m_runner = new ExperimentRunner(this);
+    connect(m_runner, &ExperimentRunner::progressChanged, this, [this](double fraction) {
+        m_progress->setValue(int(std::lround(fraction * 1000)));
+        emit progressChanged(fraction);
+    });
+    connect(m_runner, &ExperimentRunner::finished, this, &ExperimentPage::onFinished);
+    connect(m_runner, &ExperimentRunner::failed, this, [this](const QString &message) {
+        setRunning(false);
+        setMessage(tr("Error: %1").arg(message), true);
+        emit failed(message);
+    });
+    connect(m_runner, &ExperimentRunner::cancelled, this, [this] {
+        setRunning(false);
+        setMessage(tr("Cancelled after %1 s.").arg(m_clock.elapsed() / 1000.0, 0, 'f', 2), false);
+        emit cancelled();
+    });
     auto *layout = new QVBoxLayout(this);
 
     // Title and the note: what to look at and why, with the paper section.
@@ -367,10 +376,11 @@ ExperimentPage::ExperimentPage(const ExperimentInfo &info, QWidget *parent)
     layout->addLayout(exportRow);
 }
 
-ExperimentPage::~ExperimentPage()
+ExperimentPage::~ExperimentPage() = default; // m_runner cancels and waits for a run
+
+bool ExperimentPage::isRunning() const
 {
-    if (m_job)
-        m_job->cancel = true;
+    return m_runner->isRunning();
 }
 
 QWidget *ExperimentPage::createEditor(const ParamSpec &spec)
@@ -557,92 +567,31 @@ void ExperimentPage::setRunning(bool running)
 void ExperimentPage::run()
 {
     const bool wasRunning = isRunning();
-    if (m_job)
-        m_job->cancel = true; // newest run wins: the old worker stops, its result is dropped
-    if (m_watcher) {
-        // Keep the old watcher until its worker ends, but stop listening to it.
-        m_watcher->disconnect(this);
-        connect(m_watcher, &QFutureWatcherBase::finished, m_watcher, &QObject::deleteLater);
-        m_watcher = nullptr;
-    }
-
-    auto job = std::make_shared<Job>();
-    m_job = job;
     const std::string id = m_info.id;
-    const ExperimentParams params = parameters();
-    auto *watcher = new QFutureWatcher<Outcome>(this);
-    m_watcher = watcher;
-    connect(watcher, &QFutureWatcherBase::progressValueChanged, this, [this](int value) {
-        m_progress->setValue(value);
-        emit progressChanged(value / 1000.0);
-    });
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] { finish(watcher); });
     m_clock.start();
     setMessage(tr("Running %1\u2026").arg(q(id)), false);
+    m_runner->run(id, parameters()); // newest run wins: a running one is cancelled and dropped
     if (!wasRunning)
         setRunning(true);
     else
         m_progress->setValue(0);
     emit started();
-
-    watcher->setFuture(QtConcurrent::run([job, id, params](QPromise<Outcome> &promise) {
-        promise.setProgressRange(0, 1000);
-        RunContext context;
-        context.cancel = &job->cancel;
-        context.progress = [&promise](double fraction) {
-            if (!(fraction >= 0))
-                fraction = 0;
-            promise.setProgressValue(int(std::lround(std::min(fraction, 1.0) * 1000)));
-        };
-        Outcome outcome;
-        try {
-            outcome.result
-                = std::make_shared<const ExperimentResult>(runExperiment(id, params, context));
-        } catch (const Cancelled &) {
-            outcome.cancelled = true;
-        } catch (const std::exception &e) {
-            outcome.error = QString::fromUtf8(e.what());
-        } catch (...) {
-            outcome.error = QStringLiteral("unknown error");
-        }
-        if (job->cancel)
-            outcome.cancelled = true;
-        promise.addResult(outcome);
-    }));
 }
 
 void ExperimentPage::cancel()
 {
-    if (!m_job)
+    if (!isRunning())
         return;
-    m_job->cancel = true;
+    m_runner->cancel();
     m_cancelButton->setEnabled(false);
     setMessage(tr("Cancelling\u2026"), false);
 }
 
-void ExperimentPage::finish(QFutureWatcher<Outcome> *watcher)
+void ExperimentPage::onFinished(std::shared_ptr<const ExperimentResult> result)
 {
-    watcher->deleteLater();
-    if (watcher != m_watcher)
-        return; // superseded: never delivered
-    m_watcher = nullptr;
-    m_job.reset();
     const double seconds = m_clock.elapsed() / 1000.0;
-    const Outcome outcome = watcher->future().resultCount() > 0
-        ? watcher->future().result()
-        : Outcome {nullptr, QStringLiteral("the run ended without a result"), false};
     setRunning(false);
-    if (outcome.cancelled) {
-        setMessage(tr("Cancelled after %1 s.").arg(seconds, 0, 'f', 2), false);
-        emit cancelled();
-        return;
-    }
-    if (!outcome.result) {
-        setMessage(tr("Error: %1").arg(outcome.error), true);
-        emit failed(outcome.error);
-        return;
-    }
-    showResult(outcome.result);
+    showResult(std::move(result));
     setMessage(tr("Done in %1 s.").arg(seconds, 0, 'f', 2), false);
     emit resultReady();
 }

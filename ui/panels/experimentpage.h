@@ -4,14 +4,14 @@
 // Run / Cancel with a progress bar, the result table (copyable) beside its figure, the note on
 // what to look at (with the paper section) and export of the table (CSV) and figure (PNG, SVG).
 //
-// Runs happen off the GUI thread (QtConcurrent); progress arrives by queued signal, cancellation
-// goes through RunContext's atomic flag, and the newest run wins: starting a run cancels the
-// running one, whose result is never delivered. Errors appear in the message line.
+// Runs happen off the GUI thread (ExperimentRunner, ui/session/experimentrunner.h); progress
+// arrives by signal, Cancel stops the run at its next cancellation check, and the newest run
+// wins: starting a run cancels the running one, whose result is never delivered. Errors appear
+// in the message line.
 
 #include "core/experiments/experiments.h"
 
 #include <QElapsedTimer>
-#include <QFutureWatcher>
 #include <QSize>
 #include <QWidget>
 
@@ -27,6 +27,8 @@ class QTimer;
 class QVBoxLayout;
 
 namespace attn {
+
+class ExperimentRunner;
 
 class TableModel;
 
@@ -54,7 +56,7 @@ public:
     std::shared_ptr<const ExperimentResult> result() const { return m_result; }
     TableModel *tableModel() const { return m_tableModel; }
     QTableView *tableView() const { return m_tableView; }
-    bool isRunning() const { return m_job != nullptr; }
+    bool isRunning() const;
     /// Text of the message line (status or error).
     QString message() const;
 
@@ -80,17 +82,9 @@ signals:
     void progressChanged(double fraction);
 
 private:
-    struct Job;
-    struct Outcome
-    {
-        std::shared_ptr<const ExperimentResult> result;
-        QString error;
-        bool cancelled = false;
-    };
-
     QWidget *createEditor(const ParamSpec &spec);
     QString editorText(const ParamSpec &spec) const;
-    void finish(QFutureWatcher<Outcome> *watcher);
+    void onFinished(std::shared_ptr<const ExperimentResult> result);
     void showResult(std::shared_ptr<const ExperimentResult> result);
     void setMessage(const QString &text, bool error);
     void setRunning(bool running);
@@ -100,8 +94,7 @@ private:
     ExperimentInfo m_info;
     std::map<QString, QWidget *> m_editors;
     std::shared_ptr<const ExperimentResult> m_result;
-    std::shared_ptr<Job> m_job; ///< the run in progress (nullptr when idle)
-    QFutureWatcher<Outcome> *m_watcher = nullptr; ///< watcher of m_job
+    ExperimentRunner *m_runner = nullptr; ///< runs the experiment off the GUI thread
     QElapsedTimer m_clock;
 
     QPushButton *m_runButton = nullptr;

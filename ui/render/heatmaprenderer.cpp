@@ -231,34 +231,7 @@ ColorNorm HeatmapRenderer::norm() const
 
 QRgb HeatmapRenderer::maskedColor(std::uint8_t state) const
 {
-    // Per colormap, three colours at least 40 (Euclidean, 8-bit RGB) from every entry of the
-    // map, so a masked cell never reads as a value: greys for viridis and magma (no greys in
-    // them), darker greys for RdBu_r (its middle is near-white), tints for cividis (its middle
-    // is grey) and for gray (every grey is a value).
-    struct Palette
-    {
-        QRgb causal, padding, both;
-    };
-    Palette palette;
-    switch (m_options.colormap) {
-    case ColormapId::Cividis:
-        palette = {qRgb(240, 214, 222), qRgb(210, 180, 200), qRgb(222, 196, 214)};
-        break;
-    case ColormapId::Grayscale:
-        palette = {qRgb(244, 196, 140), qRgb(160, 176, 244), qRgb(214, 160, 214)};
-        break;
-    case ColormapId::RdBu:
-        palette = {qRgb(175, 175, 175), qRgb(128, 128, 128), qRgb(150, 150, 150)};
-        break;
-    default:
-        palette = {qRgb(216, 216, 216), qRgb(168, 168, 168), qRgb(190, 190, 190)};
-        break;
-    }
-    const bool causal = state & MaskCausal;
-    const bool padding = state & (MaskPadding | MaskCustom);
-    if (causal && padding)
-        return palette.both;
-    return padding ? palette.padding : palette.causal;
+    return maskColor(m_options.colormap, state);
 }
 
 QRect HeatmapRenderer::visibleCells() const
@@ -294,90 +267,19 @@ QImage HeatmapRenderer::tileImage(int tile, QSize maxPixels) const
     if (!cached.image.isNull() && cached.maxPixels == maxPixels)
         return cached.image;
 
-    const MatrixD &m = *tileMatrix(specs[tile]);
-    const MatrixB &state = m_result->maskState;
-    const bool useMask = cellMasksToApply(); // (all states 0: nothing to check per cell)
-    const Colormap cmap = colormap();
-    const ColorNorm cn = norm();
-    const QRect win = visibleCells();
-    const Index nK = m.cols();
-    const Index r0 = win.y(), c0 = win.x(), rows = win.height(), cols = win.width();
-    // Pooling blocks of bq rows × bk columns, so the image fits maxPixels.
-    const Index bq = (rows + maxPixels.height() - 1) / maxPixels.height();
-    const Index bk = (cols + maxPixels.width() - 1) / maxPixels.width();
-    const int height = int((rows + bq - 1) / bq);
-    const int width = int((cols + bk - 1) / bk);
-    QImage image(width, height, QImage::Format_RGB32);
-    if (bq == 1 && bk == 1) { // one pixel per cell (the common case): a plain row loop
-        for (int y = 0; y < height; ++y) {
-            QRgb *line = reinterpret_cast<QRgb *>(image.scanLine(y));
-            const double *row = m.data() + (r0 + y) * nK + c0;
-            const std::uint8_t *states = useMask ? state.data() + (r0 + y) * nK + c0 : nullptr;
-            for (int x = 0; x < width; ++x) {
-                if (useMask && states[x])
-                    line[x] = maskedColor(states[x]);
-                else
-                    line[x] = cmap.map(cn(row[x]));
-            }
-        }
-        cached = {maxPixels, image};
-        return image;
-    }
-    // Pooled: accumulate each image row's blocks over its bq source rows (rows in parallel for
-    // long sequences: n = 4096 has 16 M cells per tile).
-    const bool max = m_options.pooling == HeatmapPooling::Max;
-    [[maybe_unused]] const bool parallel
-        = threadsForFlops(double(rows) * double(cols) * kFlopsPerCell) > 1;
-    uchar *bits = image.bits(); // detached once here, written row by row below
-    const qsizetype bytesPerLine = image.bytesPerLine();
-#pragma omp parallel for schedule(dynamic, 8) if (parallel)
-    for (int y = 0; y < height; ++y) {
-        std::vector<double> acc(static_cast<std::size_t>(width));
-        std::vector<Index> count(static_cast<std::size_t>(width));
-        std::vector<std::uint8_t> maskedState(static_cast<std::size_t>(width));
-        std::vector<std::uint8_t> bad(static_cast<std::size_t>(width));
-        std::fill(acc.begin(), acc.end(), max ? -std::numeric_limits<double>::infinity() : 0.0);
-        std::fill(count.begin(), count.end(), 0);
-        std::fill(maskedState.begin(), maskedState.end(), 0);
-        std::fill(bad.begin(), bad.end(), 0);
-        const Index iEnd = std::min(r0 + rows, r0 + (y + 1) * bq);
-        for (Index i = r0 + y * bq; i < iEnd; ++i) {
-            const double *row = m.data() + i * nK;
-            const std::uint8_t *states = useMask ? state.data() + i * nK : nullptr;
-            for (int x = 0; x < width; ++x) {
-                const Index jBegin = c0 + x * bk, jEnd = std::min(c0 + cols, jBegin + bk);
-                double a = acc[std::size_t(x)];
-                Index c = 0;
-                for (Index j = jBegin; j < jEnd; ++j) {
-                    if (states && states[j]) {
-                        maskedState[std::size_t(x)] |= states[j];
-                        continue;
-                    }
-                    const double v = row[j];
-                    if (std::isnan(v)) {
-                        bad[std::size_t(x)] = 1;
-                        continue;
-                    }
-                    a = max ? std::max(a, v) : a + v;
-                    ++c;
-                }
-                acc[std::size_t(x)] = a;
-                count[std::size_t(x)] += c;
-            }
-        }
-        QRgb *line = reinterpret_cast<QRgb *>(bits + y * bytesPerLine);
-        for (int x = 0; x < width; ++x) {
-            const std::size_t k = std::size_t(x);
-            if (bad[k])
-                line[x] = Colormap::badColor();
-            else if (count[k] == 0)
-                line[x] = maskedColor(maskedState[k]);
-            else
-                line[x] = cmap.map(cn(max ? acc[k] : acc[k] / double(count[k])));
-        }
-    }
-    cached = {maxPixels, image};
-    return image;
+    TileImageRequest request;
+    request.values = tileMatrix(specs[tile]);
+    // (all states 0: nothing to check per cell)
+    request.maskState = cellMasksToApply() ? &m_result->maskState : nullptr;
+    request.colormap = m_options.colormap;
+    request.norm = norm();
+    request.pooling = m_options.pooling;
+    request.window = visibleCells();
+    const QSize blocks = tilePoolingBlocks(request.window.size(), maxPixels);
+    request.rowBlock = blocks.height();
+    request.colBlock = blocks.width();
+    cached = {maxPixels, buildTileImage(request)};
+    return cached.image;
 }
 
 HeatmapLayout HeatmapRenderer::layout(const QRectF &bounds) const
@@ -612,56 +514,10 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
             image = image.scaled(std::max(1, qRound(devSize.width())),
                                  std::max(1, qRound(devSize.height())), Qt::IgnoreAspectRatio,
                                  Qt::FastTransformation);
-            if (anyMasked && devCell >= hatchMinCellPixels) {
-                const qreal sx = qreal(image.width()) / nK, sy = qreal(image.height()) / nQ;
-                const qreal spacing
-                    = std::clamp(devCell / 3.0, 5.0, std::max(5.0, 0.6 * f * devScale));
-                QPainter ip(&image);
-                ip.setRenderHint(QPainter::Antialiasing);
-                // Causal "/", padding "\", outside the sliding window "—".
-                const auto hasBit = [&res](std::uint8_t bit, int i, int j) {
-                    const std::uint8_t state = res.maskState(i, j);
-                    if (bit == MaskPadding)
-                        return (state & (MaskPadding | MaskCustom)) != 0;
-                    return (state & bit) != 0;
-                };
-                for (std::uint8_t bit : {std::uint8_t(MaskCausal), std::uint8_t(MaskPadding),
-                                         std::uint8_t(MaskWindow)}) {
-                    QPainterPath region;
-                    for (int i = r0; i < r0 + nQ; ++i) {
-                        int j = c0;
-                        while (j < c0 + nK) {
-                            if (!hasBit(bit, i, j)) {
-                                ++j;
-                                continue;
-                            }
-                            int end = j;
-                            while (end < c0 + nK && hasBit(bit, i, end))
-                                ++end;
-                            region.addRect(
-                                QRectF((j - c0) * sx, (i - r0) * sy, (end - j) * sx, sy));
-                            j = end;
-                        }
-                    }
-                    if (region.isEmpty())
-                        continue;
-                    ip.save();
-                    ip.setClipPath(region);
-                    ip.setPen(QPen(hatchColor(maskedColor(bit)), std::max(1.0, spacing / 5.0)));
-                    const qreal w = image.width(), h = image.height();
-                    if (bit == MaskWindow) {
-                        for (qreal c = spacing / 2; c < h; c += spacing)
-                            ip.drawLine(QPointF(0, c), QPointF(w, c));
-                    }
-                    for (qreal c = -h; bit != MaskWindow && c < w + h; c += spacing) {
-                        if (bit == MaskCausal) // "/" lines
-                            ip.drawLine(QPointF(c, h), QPointF(c + h, 0));
-                        else // "\" lines
-                            ip.drawLine(QPointF(c, 0), QPointF(c + h, h));
-                    }
-                    ip.restore();
-                }
-            }
+            if (anyMasked && devCell >= hatchMinCellPixels)
+                hatchMaskedCells(image, res.maskState, win, m_options.colormap,
+                                 std::clamp(devCell / 3.0, 5.0, std::max(5.0, 0.6 * f * devScale)),
+                                 true);
         }
         painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
         painter->drawImage(map, image);

@@ -12,6 +12,7 @@
 
 #include "ui/render/colormap.h"
 #include "ui/render/figurefile.h"
+#include "ui/render/tileimage.h"
 #include "ui/session/sessioncompute.h"
 
 #include <QColor>
@@ -41,9 +42,6 @@ enum class HeatmapQuantity {
     Scores, ///< raw scores q kᵀ (per head; no mean tile)
     ScaledScores ///< scaled and masked scores (masked cells drawn as masked)
 };
-
-/// How cells are combined when a tile has more cells than maxImageSide per side.
-enum class HeatmapPooling { Max, Mean };
 
 struct HeatmapOptions
 {
@@ -123,8 +121,8 @@ public:
     Colormap colormap() const { return Colormap(m_options.colormap); }
     /// The value → colour normalisation in effect for the current result and options.
     ColorNorm norm() const;
-    /// Base colour of a masked cell with MaskStateBits `state` (≠ 0). Causal and padding differ;
-    /// neither occurs in the active colormap.
+    /// Base colour of a masked cell with MaskStateBits `state` (≠ 0): maskColor() of the active
+    /// colormap (ui/render/tileimage.h). Causal and padding differ; neither occurs in the map.
     QRgb maskedColor(std::uint8_t state) const;
     /// Colour of the red marker left of a fully masked row.
     static QColor fullyMaskedMarkerColor() { return QColor(214, 39, 40); }
@@ -138,7 +136,8 @@ public:
     /// than `maxPixels` (capped at maxImageSide) allows, one pixel per block of ⌈rows/height⌉ ×
     /// ⌈cols/width⌉ cells pooled by options().pooling: the max or the mean of the block's
     /// unmasked cells (a block with only masked cells takes their mask colour; NaN makes the
-    /// pixel badColor()). Cached until the result, options or maxPixels change.
+    /// pixel badColor()), built by buildTileImage (ui/render/tileimage.h). Cached until the
+    /// result, options or maxPixels change.
     QImage tileImage(int tile, QSize maxPixels) const;
     /// tileImage(tile, maxImageSide × maxImageSide).
     QImage tileImage(int tile) const;

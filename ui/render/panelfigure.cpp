@@ -2,6 +2,7 @@
 
 #include "ui/render/figurefile.h"
 #include "ui/render/heatmaprenderer.h"
+#include "ui/render/tileimage.h"
 
 #include "core/mask.h"
 
@@ -118,51 +119,6 @@ int panelFlags(const FigurePanel &p)
     return flags;
 }
 
-// Hatches the masked cells of an image enlarged to device size: causal "/", padding "\".
-void hatchImage(QImage &image, const MatrixB &state, ColormapId colormap, qreal devCell,
-                qreal fontDev)
-{
-    const Index nQ = state.rows(), nK = state.cols();
-    const qreal sx = qreal(image.width()) / nK, sy = qreal(image.height()) / nQ;
-    const qreal spacing = std::clamp(devCell / 3.0, 5.0, std::max(5.0, 0.6 * fontDev));
-    QPainter ip(&image);
-    ip.setRenderHint(QPainter::Antialiasing);
-    for (std::uint8_t bit : {std::uint8_t(MaskCausal), std::uint8_t(MaskPadding)}) {
-        auto masked = [&](Index i, Index j) {
-            return bit == MaskCausal ? isCausal(state(i, j)) : isPadding(state(i, j));
-        };
-        QPainterPath region;
-        for (Index i = 0; i < nQ; ++i) {
-            Index j = 0;
-            while (j < nK) {
-                if (!masked(i, j)) {
-                    ++j;
-                    continue;
-                }
-                Index end = j;
-                while (end < nK && masked(i, end))
-                    ++end;
-                region.addRect(QRectF(j * sx, i * sy, (end - j) * sx, sy));
-                j = end;
-            }
-        }
-        if (region.isEmpty())
-            continue;
-        ip.save();
-        ip.setClipPath(region);
-        ip.setPen(QPen(hatchColor(PanelFigure::maskedColor(colormap, bit)),
-                       std::max(1.0, spacing / 5.0)));
-        const qreal w = image.width(), h = image.height();
-        for (qreal c = -h; c < w + h; c += spacing) {
-            if (bit == MaskCausal)
-                ip.drawLine(QPointF(c, h), QPointF(c + h, 0));
-            else
-                ip.drawLine(QPointF(c, 0), QPointF(c + h, h));
-        }
-        ip.restore();
-    }
-}
-
 } // namespace
 
 FigureAxes FigureAxes::of(const SessionResult &result)
@@ -241,11 +197,7 @@ int PanelFigure::keyCount() const
 
 QRgb PanelFigure::maskedColor(ColormapId id, std::uint8_t state)
 {
-    HeatmapRenderer renderer;
-    HeatmapOptions options;
-    options.colormap = id;
-    renderer.setOptions(options);
-    return renderer.maskedColor(state);
+    return maskColor(id, state);
 }
 
 QString PanelFigure::maskStateText(std::uint8_t state)
@@ -335,53 +287,15 @@ QImage PanelFigure::panelImage(int index, int rowBlock, int colBlock) const
         return m_images[index];
 
     const FigurePanel &p = m_panels[index];
-    const MatrixD &m = *p.values;
-    const MatrixB *state
-        = p.maskState && p.maskState->rows() == m.rows() && p.maskState->cols() == m.cols()
-        ? p.maskState
-        : nullptr;
-    std::array<QRgb, 8> palette {};
-    for (int s = 1; s < 8; ++s)
-        palette[std::size_t(s)] = maskedColor(p.colormap, std::uint8_t(s));
-    const Colormap cmap(p.colormap);
-    const ColorNorm &cn = p.norm;
-    const Index nQ = m.rows(), nK = m.cols();
-    const Index bq = rowBlock; // pooling block: bq rows × bk columns
-    const Index bk = colBlock;
-    const int height = int((nQ + bq - 1) / bq);
-    const int width = int((nK + bk - 1) / bk);
-    QImage image(width, height, QImage::Format_RGB32);
-    for (int y = 0; y < height; ++y) {
-        QRgb *line = reinterpret_cast<QRgb *>(image.scanLine(y));
-        for (int x = 0; x < width; ++x) {
-            double acc = p.poolMax ? -std::numeric_limits<double>::infinity() : 0.0;
-            Index count = 0;
-            std::uint8_t maskedState = 0;
-            bool bad = false;
-            for (Index i = y * bq; i < std::min(nQ, (y + 1) * bq); ++i) {
-                for (Index j = x * bk; j < std::min(nK, (x + 1) * bk); ++j) {
-                    const std::uint8_t s = state ? (*state)(i, j) : 0;
-                    if (s) {
-                        maskedState |= s;
-                        continue;
-                    }
-                    const double v = m(i, j);
-                    if (std::isnan(v)) {
-                        bad = true;
-                        continue;
-                    }
-                    acc = p.poolMax ? std::max(acc, v) : acc + v;
-                    ++count;
-                }
-            }
-            if (bad)
-                line[x] = Colormap::badColor();
-            else if (count == 0)
-                line[x] = palette[std::size_t(maskedState & 7)];
-            else
-                line[x] = cmap.map(cn(p.poolMax ? acc : acc / double(count)));
-        }
-    }
+    TileImageRequest request;
+    request.values = p.values;
+    request.maskState = p.maskState;
+    request.colormap = p.colormap;
+    request.norm = p.norm;
+    request.pooling = p.poolMax ? HeatmapPooling::Max : HeatmapPooling::Mean;
+    request.rowBlock = rowBlock;
+    request.colBlock = colBlock;
+    const QImage image = buildTileImage(request);
     m_images[index] = image;
     m_imageBlocks[index] = QPoint(colBlock, rowBlock);
     return image;
@@ -704,7 +618,9 @@ void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vector
                                  std::max(1, qRound(devSize.height())), Qt::IgnoreAspectRatio,
                                  Qt::FastTransformation);
             if (anyMasked && devCell >= hatchMinCellPixels && panel.maskState)
-                hatchImage(image, *panel.maskState, panel.colormap, devCell, f * devScale);
+                hatchMaskedCells(image, *panel.maskState, QRect(), panel.colormap,
+                                 std::clamp(devCell / 3.0, 5.0, std::max(5.0, 0.6 * f * devScale)),
+                                 false);
         }
         painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
         painter->drawImage(map, image);

@@ -2,7 +2,6 @@
 
 #include <QEvent>
 #include <QFontMetricsF>
-#include <QFutureWatcher>
 #include <QHelpEvent>
 #include <QKeyEvent>
 #include <QMouseEvent>
@@ -10,12 +9,32 @@
 #include <QTimer>
 #include <QToolTip>
 #include <QWheelEvent>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cmath>
 
 namespace attn {
+
+namespace {
+
+/// The widget's picture: the background, then `renderer`'s heatmaps in `bounds` (widget
+/// coordinates), `devSize` device pixels at `dpr`. Reentrant: the GUI thread paints small
+/// results with it, a worker thread large ones.
+QImage paintPicture(const HeatmapRenderer &renderer, QSize devSize, qreal dpr, const QRectF &bounds)
+{
+    const QColor background = renderer.options().background;
+    QImage image(devSize,
+                 background.alpha() == 255 ? QImage::Format_RGB32
+                                           : QImage::Format_ARGB32_Premultiplied);
+    image.setDevicePixelRatio(dpr);
+    image.fill(background);
+    QPainter painter(&image);
+    painter.setRenderHint(QPainter::TextAntialiasing);
+    renderer.paint(&painter, bounds);
+    return image;
+}
+
+} // namespace
 
 HeatmapWidget::HeatmapWidget(QWidget *parent)
     : QWidget(parent)
@@ -64,6 +83,7 @@ void HeatmapWidget::showResult()
         && qint64(source->headCount()) * source->queryCount() * source->keyCount()
             >= asyncTransformCells;
     if (!heavy) {
+        m_transformJobs.cancel(); // a heavier transform still running is superseded
         if (m_transforming) {
             m_transforming = false;
             emit transformingChanged(false);
@@ -72,18 +92,15 @@ void HeatmapWidget::showResult()
         return;
     }
     // Long sequences: copy and renormalise on a worker thread; only the newest result is shown.
-    using Shown = std::shared_ptr<const SessionResult>;
-    auto *watcher = new QFutureWatcher<Shown>(this);
-    connect(watcher, &QFutureWatcher<Shown>::finished, this, [this, watcher, generation] {
-        watcher->deleteLater();
-        if (generation != m_transformGeneration)
-            return; // superseded
-        m_transforming = false;
-        emit transformingChanged(false);
-        showShown(watcher->result());
-    });
-    watcher->setFuture(QtConcurrent::run(
-        [source, transform = m_transform] { return applyViewTransform(source, transform); }));
+    m_transformJobs.run([source, transform = m_transform](
+                            const JobContext &) { return applyViewTransform(source, transform); },
+                        [this, generation](std::shared_ptr<const SessionResult> shown) {
+                            if (generation != m_transformGeneration)
+                                return; // superseded (the runner drops these too)
+                            m_transforming = false;
+                            emit transformingChanged(false);
+                            showShown(std::move(shown));
+                        });
     if (!m_transforming) {
         m_transforming = true;
         emit transformingChanged(true);
@@ -209,7 +226,7 @@ void HeatmapWidget::setRowStripVisible(bool visible)
     if (visible == m_rowStrip)
         return;
     m_rowStrip = visible;
-    m_cache = QPixmap();
+    m_pictureCurrent = false;
     update();
 }
 
@@ -256,25 +273,71 @@ QSize HeatmapWidget::minimumSizeHint() const
 
 void HeatmapWidget::invalidate()
 {
-    m_cache = QPixmap();
+    m_pictureCurrent = false;
     m_hover = HeatmapHit();
     update();
 }
 
-void HeatmapWidget::paintEvent(QPaintEvent *)
+qint64 HeatmapWidget::pictureCells() const
+{
+    const QRect cells = m_renderer.visibleCells();
+    return qint64(m_renderer.tileCount()) * cells.width() * cells.height();
+}
+
+bool HeatmapWidget::updatePicture()
 {
     const qreal dpr = devicePixelRatioF();
+    const QSize devSize = size() * dpr;
     const QRectF bounds = heatmapBounds();
-    if (m_cache.isNull() || m_cache.size() != size() * dpr) {
-        m_cache = QPixmap(size() * dpr);
-        m_cache.setDevicePixelRatio(dpr);
-        m_cache.fill(m_renderer.options().background);
-        QPainter cachePainter(&m_cache);
-        cachePainter.setRenderHint(QPainter::TextAntialiasing);
-        m_renderer.paint(&cachePainter, bounds);
+    if (m_pictureCurrent && m_picture.size() == devSize)
+        return true;
+    m_pictureCurrent = false;
+    if (pictureCells() < asyncPictureCells) {
+        m_pictureJobs.cancel(); // a large picture still being painted is superseded
+        m_picture = paintPicture(m_renderer, devSize, dpr, bounds);
+        m_pictureCurrent = true;
+        return true;
     }
+    // Large results: the tile images and the rest of the picture are painted on a worker from
+    // a copy of the renderer (its result is shared and immutable); the widget draws the last
+    // picture meanwhile. Newest wins: a later change cancels this one.
+    const PictureRequest request {m_renderer.result(), m_renderer.options(), devSize, bounds};
+    if (m_pictureJobs.isBusy() && request == m_pictureRequest)
+        return false; // already being painted
+    m_pictureRequest = request;
+    m_pictureJobs.run(
+        [renderer = m_renderer, devSize, dpr, bounds](const JobContext &) {
+            return std::make_pair(paintPicture(renderer, devSize, dpr, bounds), renderer);
+        },
+        [this, request](std::pair<QImage, HeatmapRenderer> done) {
+            m_picture = std::move(done.first);
+            const PictureRequest now {m_renderer.result(), m_renderer.options(),
+                                      size() * devicePixelRatioF(), heatmapBounds()};
+            if (now.result == request.result && now.options == request.options) {
+                // The renderer as the worker left it, with its tile images and colour range,
+                // so hovering and the row strip need not rebuild them.
+                m_renderer = std::move(done.second);
+            }
+            // Otherwise the state changed since the request (the next paint asks again); the
+            // picture is shown, scaled, until then.
+            m_pictureCurrent = now == request;
+            update();
+        });
+    return false;
+}
+
+void HeatmapWidget::paintEvent(QPaintEvent *)
+{
+    const QRectF bounds = heatmapBounds();
+    const bool current = updatePicture();
     QPainter painter(this);
-    painter.drawPixmap(0, 0, m_cache);
+    if (m_picture.size() == size() * devicePixelRatioF()) {
+        painter.drawImage(0, 0, m_picture);
+    } else { // an older picture of another size, scaled until the new one arrives
+        painter.fillRect(rect(), m_renderer.options().background);
+        if (!m_picture.isNull())
+            painter.drawImage(QRectF(rect()), m_picture);
+    }
     const QRectF strip = rowStripBounds();
     if (!strip.isEmpty() && m_renderer.result() && m_renderer.result()->ok()) {
         painter.setRenderHint(QPainter::TextAntialiasing);
@@ -320,7 +383,7 @@ void HeatmapWidget::paintEvent(QPaintEvent *)
             y += h;
         }
     }
-    if (const auto &shown = m_renderer.result())
+    if (const auto &shown = m_renderer.result(); shown && current)
         emit painted(shown->requestId);
 }
 
@@ -392,14 +455,14 @@ QRectF HeatmapWidget::bannerRect() const
 void HeatmapWidget::bannerChanged()
 {
     // The heatmaps move below the banner (or back up): the cached picture is out of date.
-    m_cache = QPixmap();
+    m_pictureCurrent = false;
     m_hover = HeatmapHit();
     update();
 }
 
 void HeatmapWidget::resizeEvent(QResizeEvent *event)
 {
-    m_cache = QPixmap();
+    m_pictureCurrent = false;
     QWidget::resizeEvent(event);
 }
 

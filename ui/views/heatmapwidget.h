@@ -1,6 +1,9 @@
 #pragma once
-// HeatmapWidget: shows HeatmapRenderer's picture of a SessionResult. The picture is cached as a
-// pixmap (rebuilt only when the result, options or size change); hovering a cell shows a
+// HeatmapWidget: shows HeatmapRenderer's picture of a SessionResult. The picture is cached as an
+// image (repainted only when the result, options or size change): on the GUI thread for small
+// results, on a worker thread (JobRunner) from asyncPictureCells cells on, while the widget
+// draws the previous picture (scaled to the new size) until the new one arrives — Qt's
+// Mandelbrot example. Hovering a cell shows a
 // tooltip (head, query i, key j, weight, raw and scaled score, mask state), outlines the cell
 // and fills the row strip under the heatmaps with that row's keys, tokens and values; clicking
 // a tile emits tileActivated(head) so the window can enlarge it.
@@ -12,9 +15,10 @@
 // before it is shown.
 
 #include "ui/render/heatmaprenderer.h"
+#include "ui/session/jobrunner.h"
 #include "ui/session/resultview.h"
 
-#include <QPixmap>
+#include <QImage>
 #include <QWidget>
 
 #include <memory>
@@ -37,13 +41,20 @@ public:
     std::shared_ptr<const SessionResult> sessionResult() const { return m_sessionResult; }
 
     /// Trim padding / hide keys (with or without renormalisation); re-derives the shown result:
-    /// at once for small results, on a worker thread (newest wins) from asyncTransformCells
-    /// cells h·n_q·n_k on, so the window stays responsive at n = 4096 (the previous picture
-    /// stays until the new one is ready; isTransforming() meanwhile).
+    /// at once for small results (under a millisecond), on a worker thread (newest wins) from
+    /// asyncTransformCells cells h·n_q·n_k on, so the GUI thread never waits for a copy of a
+    /// long sequence (the previous picture stays until the new one is ready; isTransforming()
+    /// meanwhile).
     void setViewTransform(const ViewTransform &transform);
     ViewTransform viewTransform() const { return m_transform; }
     bool isTransforming() const { return m_transforming; }
-    static constexpr qint64 asyncTransformCells = qint64(1) << 22;
+    static constexpr qint64 asyncTransformCells = qint64(1) << 18;
+    /// From this many shown cells (tiles × visible cells) on, the picture is painted on a
+    /// worker thread; painted() then follows when the new picture is drawn.
+    static constexpr qint64 asyncPictureCells = qint64(1) << 20;
+    /// The picture being shown is of the current result, options and size (false while a
+    /// worker paints the new one).
+    bool isPictureCurrent() const { return m_pictureCurrent; }
 
     /// Options other than the text size (the widget uses its own font's size unless the
     /// options set one) and colours (the palette's, unless set explicitly). The window (zoom)
@@ -116,7 +127,8 @@ signals:
     void tileActivated(int head);
     /// The hovered cell changed (invalid hit when the pointer left the heatmaps).
     void cellHovered(const attn::HeatmapHit &hit);
-    /// Emitted at the end of every paint that showed a result: its SessionResult::requestId.
+    /// Emitted at the end of every paint that showed the current picture of a result: its
+    /// SessionResult::requestId.
     /// (The GUI latency benchmark, bench/bench_gui.cpp, times control change → this signal.)
     void painted(quint64 requestId);
     /// The shown result changed (new session result or view transform): for the metric charts.
@@ -142,6 +154,11 @@ protected:
 
 private:
     void invalidate();
+    /// Makes m_picture current, painting it now (small results) or asking the worker (large
+    /// ones). True when m_picture is current.
+    bool updatePicture();
+    /// Shown cells of the picture: tiles × visible cells.
+    qint64 pictureCells() const;
     void setHover(const HeatmapHit &hit);
     /// The lines of the one banner shown (computing or notice; empty: none).
     QStringList bannerLines() const;
@@ -154,7 +171,19 @@ private:
     HeatmapOptions m_requested; // as set by the caller (before palette/font defaults)
     std::shared_ptr<const SessionResult> m_sessionResult;
     ViewTransform m_transform;
-    QPixmap m_cache;
+    QImage m_picture; ///< the last picture painted (possibly of an older state or size)
+    bool m_pictureCurrent = false;
+    struct PictureRequest
+    {
+        std::shared_ptr<const SessionResult> result;
+        HeatmapOptions options;
+        QSize devSize;
+        QRectF bounds;
+        bool operator==(const PictureRequest &) const = default;
+    };
+    PictureRequest m_pictureRequest; ///< what the worker paints
+    JobRunner m_pictureJobs {nullptr, 1};
+    JobRunner m_transformJobs;
     QTimer *m_computingTimer = nullptr; // the banner's delay
     bool m_computingBanner = false;
     QString m_notice; // the notice banner's lines (empty: none)

@@ -1,9 +1,6 @@
 #include "ui/window/mainwindow.h"
 
 #include "ui/charts/rowmetricschart.h"
-#include "ui/charts/scalingchart.h"
-#include "ui/charts/scalingsweeprunner.h"
-#include "ui/charts/timingchart.h"
 #include "ui/panels/controlpanel.h"
 #include "ui/panels/experimentspanel.h"
 #include "ui/panels/heatmapviewpanel.h"
@@ -11,6 +8,7 @@
 #include "ui/views/attentionviews.h"
 #include "ui/views/heatmapactions.h"
 #include "ui/views/heatmapwidget.h"
+#include "ui/window/chartdocks.h"
 #include "ui/window/exportrouter.h"
 #include "ui/window/sessioncontroller.h"
 #include "ui/window/shortcuts.h"
@@ -30,22 +28,6 @@
 
 namespace attn {
 
-namespace {
-
-/// `content` in a frameless scroll area that resizes it: the dock can be made narrower or
-/// shorter than the content's minimum (scroll bars appear) instead of widening the window.
-QScrollArea *scrollable(QWidget *content)
-{
-    auto *scroll = new QScrollArea;
-    scroll->setObjectName(content->objectName() + QStringLiteral("Scroll"));
-    scroll->setWidget(content);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    return scroll;
-}
-
-} // namespace
-
 MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent)
 {
@@ -55,8 +37,6 @@ MainWindow::MainWindow(QWidget *parent)
                    | QMainWindow::AllowNestedDocks);
     m_layout = new WindowLayout(this);
     m_session = new AttentionSession(this);
-    m_sweepRunner = new ScalingSweepRunner(this);
-    m_sweepRunner->setObjectName(QStringLiteral("scalingSweepRunner"));
 
     // Two modes in the centre: the attention view (heatmaps, with the control and chart docks
     // around it) and the experiments E1–E16, which get the whole window.
@@ -92,7 +72,7 @@ MainWindow::MainWindow(QWidget *parent)
             m_layout->restoreDocks();
     });
     createControllers();
-    m_menus = new WindowMenus(this, m_timingChart);
+    m_menus = new WindowMenus(this, m_charts->timing());
     m_shortcuts = new WindowShortcuts(this); // a focused editor must not swallow Ctrl+E, F5 …
     m_status = new StatusBarText(statusBar(), m_tensors->statusLabel());
     statusBar()->showMessage(tr("Computing…"));
@@ -154,7 +134,7 @@ void MainWindow::createDocks()
     m_viewPanel = new HeatmapViewPanel(m_heatmap);
     m_viewPanel->setObjectName(QStringLiteral("heatmapViewPanel"));
     QDockWidget *viewDock
-        = m_layout->addDock(scrollable(m_viewPanel), tr("Heatmap view"),
+        = m_layout->addDock(WindowLayout::scrollable(m_viewPanel), tr("Heatmap view"),
                             QStringLiteral("heatmapViewDock"), Qt::LeftDockWidgetArea);
     // A tab behind the Controls: the controls get the whole height of the left column, so the
     // Scale and Mask sections are on the first screen (1280 × 800 included) without scrolling.
@@ -166,24 +146,8 @@ void MainWindow::createDocks()
     m_tensors->setDock(m_layout->addDock(m_tensors->panel(), tr("Tensors"),
                                          QStringLiteral("tensorsDock"), Qt::LeftDockWidgetArea));
 
-    // Right column: the live charts stacked (E2 sweep, then per-row metrics), with the
-    // on-demand timing panel as a tab behind the per-row metrics. The heatmaps keep the whole
-    // height of the centre. Each chart scrolls inside its dock when the dock is smaller.
-    m_maxWeightChart = new MaxWeightChart;
-    m_jacobianChart = new JacobianNormChart;
-    m_rowMetricsChart = new RowMetricsChart;
-    m_timingChart = new TimingChart;
-    m_charts = {{m_maxWeightChart, tr("Max weight vs d_k"), QStringLiteral("maxWeightDock")},
-                {m_jacobianChart, tr("Jacobian norm vs d_k"), QStringLiteral("jacobianDock")},
-                {m_rowMetricsChart, tr("Per-row metrics"), QStringLiteral("rowMetricsDock")},
-                {m_timingChart, tr("Timing: what n² costs"), QStringLiteral("timingDock")}};
-    QList<QDockWidget *> right;
-    for (ChartDock &c : m_charts) {
-        c.dock = m_layout->addDock(scrollable(c.chart), c.title, c.objectName,
-                                   Qt::RightDockWidgetArea);
-        right.append(c.dock);
-    }
-    m_layout->stackRightColumn(right[0], right[1], right[2], right[3]);
+    // Right column: the live charts stacked (ui/window/chartdocks.h).
+    m_charts = new ChartDocks(m_layout, this);
 }
 
 void MainWindow::createControllers()
@@ -202,8 +166,7 @@ void MainWindow::createControllers()
     // File → Export: the current view (heads, steps, A/B, the focused chart, the experiment's
     // figure); its text names what it exports.
     m_export = new ExportRouter(m_session, m_heatmapActions, m_views, m_modes, m_experiments, this);
-    for (const ChartDock &c : std::as_const(m_charts))
-        m_export->addChart(c.dock, c.chart);
+    m_charts->addTo(m_export);
     auto showMessage = [this](const QString &text) { statusBar()->showMessage(text, 10000); };
     connect(m_tensors, &TensorController::statusMessage, this, showMessage);
     connect(m_sessionController, &SessionController::statusMessage, this, showMessage);
@@ -218,7 +181,7 @@ void MainWindow::connectSession()
             &MainWindow::onParametersChanged);
     connect(m_session, &AttentionSession::resultChanged, this, &MainWindow::onResult);
     // The per-row metrics follow what the heatmaps show (trimmed padding: real tokens only).
-    connect(m_heatmap, &HeatmapWidget::shownResultChanged, m_rowMetricsChart,
+    connect(m_heatmap, &HeatmapWidget::shownResultChanged, m_charts->rowMetrics(),
             &RowMetricsChart::setResult);
     connect(m_session, &AttentionSession::computeFailed, this, &MainWindow::onComputeFailed);
     connect(m_session, &AttentionSession::busyChanged, this, [this](bool busy) {
@@ -231,39 +194,18 @@ void MainWindow::connectSession()
     connect(m_heatmap, &HeatmapWidget::tileActivated, this, [this](int head) {
         const auto r = m_session->result();
         if (r && head >= 0 && head < int(r->metrics.size()))
-            m_rowMetricsChart->setHead(head);
+            m_charts->rowMetrics()->setHead(head);
         if (m_heatmap->isSingleHead())
             m_heatmap->showGrid();
         else
             m_heatmap->showSingleHead(head);
-    });
-
-    connect(m_sweepRunner, &ScalingSweepRunner::finished, this,
-            [this](std::shared_ptr<const ScalingSweepData> data) {
-                m_maxWeightChart->setSweep(data);
-                m_jacobianChart->setSweep(data);
-            });
-    connect(m_sweepRunner, &ScalingSweepRunner::failed, this, [this](const QString &message) {
-        m_maxWeightChart->setErrorText(message);
-        m_jacobianChart->setErrorText(message);
-    });
-    connect(m_sweepRunner, &ScalingSweepRunner::busyChanged, this, [this](bool busy) {
-        m_maxWeightChart->setBusy(busy);
-        m_jacobianChart->setBusy(busy);
     });
 }
 
 void MainWindow::onParametersChanged(const SessionParameters &params)
 {
     m_controls->setParameters(params);
-    m_maxWeightChart->setCurrentDk(params.dK());
-    m_jacobianChart->setCurrentDk(params.dK());
-    m_maxWeightChart->setCurrentScale(params.scaleExponent, params.temperature);
-    m_jacobianChart->setCurrentScale(params.scaleExponent, params.temperature);
-    // The sweep depends on the key count, the seed and (its third curve) α and τ; d_k is its x
-    // axis.
-    m_sweepRunner->request(params.seed, params.keyCount(), params.scaleExponent,
-                           params.temperature);
+    m_charts->setParameters(params);
 }
 
 void MainWindow::onResult(std::shared_ptr<const SessionResult> result)
@@ -353,7 +295,7 @@ void MainWindow::setViewState(const QJsonObject &state)
     const HeatmapOptions options = m_heatmap->options();
     if (state.value(QLatin1String("heatmap")).isObject() && options.view == HeatmapView::SingleHead
         && options.head < m_session->parameters().heads)
-        m_rowMetricsChart->setHead(options.head);
+        m_charts->rowMetrics()->setHead(options.head);
     m_viewPanel->syncFromWidget();
     AttentionViews::setTabPath(m_modes, state.value(QLatin1String("tabs")).toArray());
 }
@@ -374,7 +316,7 @@ void MainWindow::stepHead(int step)
     }
     m_heatmap->showSingleHead(position);
     if (position < h)
-        m_rowMetricsChart->setHead(position);
+        m_charts->rowMetrics()->setHead(position);
 }
 
 void MainWindow::restoreSettings(QSettings &settings)

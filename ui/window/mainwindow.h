@@ -2,8 +2,8 @@
 // MainWindow: builds the centre (attention views | experiments), the docks and the
 // controllers, and wires them to the session — nothing else. Its parts are their own classes:
 // WindowLayout (geometry, docks), WindowMenus (actions, menus), ExportRouter (File → Export),
-// StatusBarText, WindowShortcuts. Data flow: ControlPanel → AttentionSession (worker) →
-// resultChanged → heatmaps, charts, status bar.
+// StatusBarText, WindowShortcuts, ChartDocks (the right column). Data flow: ControlPanel →
+// AttentionSession (worker) → resultChanged → heatmaps, charts, status bar.
 
 #include "ui/session/sessioncompute.h"
 
@@ -13,7 +13,6 @@
 
 #include <memory>
 
-class QDockWidget;
 class QSettings;
 class QTabWidget;
 
@@ -21,20 +20,16 @@ namespace attn {
 
 class AttentionSession;
 class AttentionViews;
+class ChartDocks;
 class ControlPanel;
 class ExperimentsPanel;
 class ExportRouter;
 class HeatmapActions;
 class HeatmapViewPanel;
 class HeatmapWidget;
-class JacobianNormChart;
-class MaxWeightChart;
-class RowMetricsChart;
-class ScalingSweepRunner;
 class SessionController;
 class StatusBarText;
 class TensorController;
-class TimingChart;
 class WindowLayout;
 class WindowMenus;
 class WindowShortcuts;
@@ -46,27 +41,19 @@ public:
     explicit MainWindow(QWidget *parent = nullptr);
     ~MainWindow() override;
 
+    // The window's parts (for the app, the benchmark and the tests).
     AttentionSession *session() const { return m_session; }
     ControlPanel *controlPanel() const { return m_controls; }
     HeatmapWidget *heatmapWidget() const { return m_heatmap; }
-    /// File → Export Heatmaps at Size/DPI / Each Head / Data and View → Zoom of the heatmaps.
-    HeatmapActions *heatmapActions() const { return m_heatmapActions; }
-    /// The centre's modes: 0 = attention view (heatmaps), 1 = experiments (whole window).
-    QTabWidget *modeTabs() const { return m_modes; }
-    /// The attention mode's tabs: Heads, Steps, Compare A/B (their actions are in the View menu).
-    AttentionViews *attentionViews() const { return m_views; }
-    /// The experiments panel (E1–E16), the second mode.
-    ExperimentsPanel *experimentsPanel() const { return m_experiments; }
-    /// Sessions, undo/redo of parameter changes and recent files (File and Edit menus).
-    SessionController *sessionController() const { return m_sessionController; }
-    /// File → Open Tensors…, Back to Random Inputs, Export Weights… and the Tensors dock.
-    TensorController *tensorController() const { return m_tensors; }
-    /// File → Export (Ctrl+E) of the view the user looks at.
-    ExportRouter *exportRouter() const { return m_export; }
-    /// The window's geometry and docks.
-    WindowLayout *windowLayout() const { return m_layout; }
-    /// Every action shortcut, Help → Keyboard Shortcuts, shortcuts over focused editors.
-    WindowShortcuts *shortcuts() const { return m_shortcuts; }
+    HeatmapActions *heatmapActions() const { return m_heatmapActions; } ///< export, zoom
+    QTabWidget *modeTabs() const { return m_modes; } ///< 0 = attention, 1 = experiments
+    AttentionViews *attentionViews() const { return m_views; } ///< Heads, Steps, Compare A/B
+    ExperimentsPanel *experimentsPanel() const { return m_experiments; } ///< E1–E16
+    SessionController *sessionController() const { return m_sessionController; } ///< files, undo
+    TensorController *tensorController() const { return m_tensors; } ///< File → Open Tensors…
+    ExportRouter *exportRouter() const { return m_export; } ///< File → Export (Ctrl+E)
+    WindowLayout *windowLayout() const { return m_layout; } ///< geometry and docks
+    WindowShortcuts *shortcuts() const { return m_shortcuts; } ///< Help → Keyboard Shortcuts
 
     /// Opens a saved session (.attnlab.json); on failure a message box names the file and the
     /// problem and the current state is kept. Returns true when opened.
@@ -81,12 +68,9 @@ public:
     void restoreSettings(QSettings &settings);
     void saveSettings(QSettings &settings) const;
 
-    /// The parameters of the first screen of a first start (no saved session): a typed
-    /// sentence of 10 tokens labels the axes of one large head, d_k = d_model = 256 and the
-    /// scores unscaled (α = 0), so the softmax saturates and most rows put nearly all their
-    /// weight on one key (mean max weight ≈ 0.83) — the problem of Vaswani et al. 2017, §3.2.1,
-    /// one click ("Scale by 1/√d_k") away from its cure. The two "the" rows are equal:
-    /// positional encoding is off.
+    /// The first screen of a first start: the 10 tokens of a sentence, one head, d_k = 256,
+    /// unscaled (α = 0), so most rows put nearly all their weight on one key (Vaswani et al.
+    /// 2017, §3.2.1) — one click ("Scale by 1/√d_k") away from its cure.
     static SessionParameters firstLessonParameters();
     /// Shows firstLessonParameters() (not an undoable edit, the session stays unmodified) and
     /// says in the status bar what to try.
@@ -110,14 +94,6 @@ protected:
     void closeEvent(QCloseEvent *event) override;
 
 private:
-    /// A live chart of the right column and its dock.
-    struct ChartDock
-    {
-        QWidget *chart;
-        QString title;
-        QString objectName;
-        QDockWidget *dock = nullptr;
-    };
     void createDocks();
     void createControllers();
     void connectSession();
@@ -126,17 +102,12 @@ private:
     void onComputeFailed(const QString &message);
 
     AttentionSession *m_session = nullptr;
-    ScalingSweepRunner *m_sweepRunner = nullptr;
     ControlPanel *m_controls = nullptr;
     QTabWidget *m_modes = nullptr;
     HeatmapWidget *m_heatmap = nullptr;
     HeatmapViewPanel *m_viewPanel = nullptr;
     HeatmapActions *m_heatmapActions = nullptr;
-    MaxWeightChart *m_maxWeightChart = nullptr;
-    JacobianNormChart *m_jacobianChart = nullptr;
-    RowMetricsChart *m_rowMetricsChart = nullptr;
-    TimingChart *m_timingChart = nullptr;
-    QList<ChartDock> m_charts; ///< the chart docks (exportable by File → Export)
+    ChartDocks *m_charts = nullptr; ///< the right column's live charts
     ExperimentsPanel *m_experiments = nullptr;
     AttentionViews *m_views = nullptr;
     SessionController *m_sessionController = nullptr;

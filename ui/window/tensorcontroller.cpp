@@ -3,6 +3,7 @@
 #include "ui/export/weightsexport.h"
 #include "ui/panels/tensorpanel.h"
 #include "ui/session/attentionsession.h"
+#include "ui/session/jobrunner.h"
 #include "ui/views/heatmapwidget.h"
 
 #include <QAction>
@@ -11,10 +12,8 @@
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QDockWidget>
-#include <QEventLoop>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QFutureWatcher>
 #include <QGuiApplication>
 #include <QInputDialog>
 #include <QKeySequence>
@@ -25,7 +24,6 @@
 #include <QMessageBox>
 #include <QRegularExpression>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 namespace attn {
 
@@ -243,17 +241,12 @@ QString TensorController::checkComputes(const SessionParameters &params) const
 {
     // On a worker thread, so the window keeps repainting; user input waits (as behind a modal
     // dialog) until the answer is in, so nothing changes the session meanwhile.
-    QFutureWatcher<QString> watcher;
-    QEventLoop loop;
-    connect(&watcher, &QFutureWatcher<QString>::finished, &loop, &QEventLoop::quit);
-    watcher.setFuture(
-        QtConcurrent::run([params] { return computeTensorSession(params).error; })); // never throws
-    if (!watcher.isFinished()) {
-        QGuiApplication::setOverrideCursor(Qt::WaitCursor);
-        loop.exec(QEventLoop::ExcludeUserInputEvents);
-        QGuiApplication::restoreOverrideCursor();
-    }
-    return watcher.result();
+    JobRunner runner(nullptr, 1);
+    QGuiApplication::setOverrideCursor(Qt::WaitCursor);
+    const std::optional<QString> error = runner.runAndWait(
+        [params](const JobContext &) { return computeTensorSession(params).error; });
+    QGuiApplication::restoreOverrideCursor();
+    return error.value_or(tr("the check was interrupted"));
 }
 
 bool TensorController::open(const QString &path)

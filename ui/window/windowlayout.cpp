@@ -5,6 +5,7 @@
 #include <QMainWindow>
 #include <QResizeEvent>
 #include <QScreen>
+#include <QScrollArea>
 #include <QSettings>
 #include <QStyle>
 #include <QTimer>
@@ -18,6 +19,16 @@ WindowLayout::WindowLayout(QMainWindow *window)
     , m_window(window)
 {
     setObjectName(QStringLiteral("windowLayout"));
+}
+
+QScrollArea *WindowLayout::scrollable(QWidget *content)
+{
+    auto *scroll = new QScrollArea;
+    scroll->setObjectName(content->objectName() + QStringLiteral("Scroll"));
+    scroll->setWidget(content);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    return scroll;
 }
 
 QDockWidget *WindowLayout::addDock(QWidget *widget, const QString &title, const QString &objectName,

@@ -15,6 +15,7 @@
 class QDockWidget;
 class QMainWindow;
 class QResizeEvent;
+class QScrollArea;
 class QSettings;
 class QString;
 class QWidget;
@@ -32,6 +33,9 @@ public:
     /// left column whose width defaultControlsWidth gives.
     QDockWidget *addDock(QWidget *widget, const QString &title, const QString &objectName,
                          Qt::DockWidgetArea area);
+    /// `content` in a frameless scroll area that resizes it: the dock can be made narrower or
+    /// shorter than the content's minimum (scroll bars appear) instead of widening the window.
+    static QScrollArea *scrollable(QWidget *content);
     /// Every dock, in the order added (View menu order).
     QList<QDockWidget *> docks() const { return m_docks; }
     /// The left column's widest content (its minimumSizeHint widths decide the default width).
