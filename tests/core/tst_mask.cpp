@@ -325,6 +325,77 @@ private slots:
             QVERIFY2(msg.contains(QStringLiteral("row 1, col 0")), qPrintable(msg));
         }
     }
+    void stateText_data()
+    {
+        QTest::addColumn<int>("state");
+        QTest::addColumn<QString>("label");
+        QTest::addColumn<QString>("field");
+        QTest::newRow("allowed") << 0 << "allowed"
+                                 << "allowed";
+        QTest::newRow("causal") << int(MaskCausal) << "causal-masked"
+                                << "causal";
+        QTest::newRow("padding") << int(MaskPadding) << "padding-masked"
+                                 << "padding";
+        QTest::newRow("custom") << int(MaskCustom) << "custom-masked"
+                                << "custom";
+        QTest::newRow("window") << int(MaskWindow) << "window-masked"
+                                << "window";
+        QTest::newRow("causal + padding")
+            << int(MaskCausal | MaskPadding) << "causal + padding-masked"
+            << "causal+padding";
+        QTest::newRow("causal + custom") << int(MaskCausal | MaskCustom) << "causal + custom-masked"
+                                         << "causal+custom";
+        QTest::newRow("padding + custom")
+            << int(MaskPadding | MaskCustom) << "padding + custom-masked"
+            << "padding+custom";
+        QTest::newRow("padding + window")
+            << int(MaskPadding | MaskWindow) << "padding + window-masked"
+            << "padding+window";
+        QTest::newRow("custom + window") << int(MaskCustom | MaskWindow) << "custom + window-masked"
+                                         << "custom+window";
+        QTest::newRow("causal + padding + custom")
+            << int(MaskCausal | MaskPadding | MaskCustom) << "causal + padding + custom-masked"
+            << "causal+padding+custom";
+        QTest::newRow("all four") << 15 << "causal + padding + custom + window-masked"
+                                  << "causal+padding+custom+window";
+        QTest::newRow("bits above the window ignored") << int(0x10 | MaskCausal) << "causal-masked"
+                                                       << "causal";
+    }
+    // The one wording of a cell's mask state (tooltips, legends, data export).
+    void stateText()
+    {
+        QFETCH(int, state);
+        QFETCH(QString, label);
+        QFETCH(QString, field);
+        QCOMPARE(QString::fromStdString(maskStateText(std::uint8_t(state))), label);
+        QCOMPARE(QString::fromStdString(maskStateText(std::uint8_t(state), MaskTextStyle::Label)),
+                 label);
+        QCOMPARE(QString::fromStdString(maskStateText(std::uint8_t(state), MaskTextStyle::Field)),
+                 field);
+        // Name: the kinds for a title, Label without "-masked" ("none" for no mask).
+        QString name = label;
+        name = state == 0 ? QStringLiteral("none") : name.remove(QStringLiteral("-masked"));
+        QCOMPARE(QString::fromStdString(maskStateText(std::uint8_t(state), MaskTextStyle::Name)),
+                 name);
+    }
+
+    // A sink that is visible (j < s) is allowed, not window-masked; the state of each cell of a
+    // window of 2 with 1 sink, n = 5, named as the data export names it.
+    void stateTextOfSlidingWindowWithSink()
+    {
+        const AttentionMask m = AttentionMask::slidingWindow(5, 5, 2, 1);
+        const char *expected[5][5] = {
+            {"allowed", "causal", "causal", "causal", "causal"},
+            {"allowed", "allowed", "causal", "causal", "causal"},
+            {"allowed", "allowed", "allowed", "causal", "causal"},
+            {"allowed", "window", "allowed", "allowed", "causal"},
+            {"allowed", "window", "window", "allowed", "allowed"},
+        };
+        for (Index i = 0; i < 5; ++i)
+            for (Index j = 0; j < 5; ++j)
+                QCOMPARE(QString::fromStdString(maskStateText(m.state(i, j), MaskTextStyle::Field)),
+                         QString::fromLatin1(expected[i][j]));
+    }
 };
 
 QTEST_APPLESS_MAIN(TestMask)
