@@ -1,6 +1,7 @@
 // AttentionMask (core/mask.h): causal alignments, key padding, the two boolean conventions,
 // additive masks, OR-combination and the per-cell state bits used for display.
 
+#include "core/engine/engineparameters.h"
 #include "core/mask.h"
 
 #include <QTest>
@@ -377,6 +378,48 @@ private slots:
         name = state == 0 ? QStringLiteral("none") : name.remove(QStringLiteral("-masked"));
         QCOMPARE(QString::fromStdString(maskStateText(std::uint8_t(state), MaskTextStyle::Name)),
                  name);
+    }
+
+    // The one function that turns parameters into a mask gives every cell its window bit (the
+    // data export lacked it): padding m = 1, window w = 2 with s = 1 sink, n = 5, checked cell
+    // by cell against the definitions (causal j > i, window j ≤ i − w and j ≥ s, padding
+    // j ≥ n − m).
+    void maskFromParametersCarriesTheWindow()
+    {
+        const Index n = 5, w = 2, sinks = 1, padding = 1;
+        for (const AttentionKind kind :
+             {AttentionKind::EncoderSelf, AttentionKind::DecoderCausal}) {
+            const AttentionMask m
+                = maskFromParameters(kind, MaskChoice::KeyPadding, padding, n, n, w, sinks);
+            for (Index i = 0; i < n; ++i) {
+                for (Index j = 0; j < n; ++j) {
+                    int expected = 0;
+                    if (j > i)
+                        expected |= MaskCausal;
+                    if (j >= n - padding)
+                        expected |= MaskPadding;
+                    if (j <= i - w && j >= sinks)
+                        expected |= MaskWindow;
+                    QCOMPARE(int(m.state(i, j)), expected);
+                }
+            }
+            EngineParameters p;
+            p.n = n;
+            p.kind = kind;
+            p.mask = MaskChoice::KeyPadding;
+            p.paddingCount = padding;
+            p.window = w;
+            p.sinks = sinks;
+            COMPARE_BYTES(p.attentionMask().stateMatrix(n, n), m.stateMatrix(n, n));
+        }
+        // No window: causal only where asked.
+        QVERIFY(maskFromParameters(AttentionKind::EncoderSelf, MaskChoice::None, 0, 3, 3).empty());
+        QCOMPARE(int(maskFromParameters(AttentionKind::EncoderSelf, MaskChoice::None, 0, 3, 3, 1)
+                         .state(2, 0)),
+                 int(MaskWindow));
+        QVERIFY_THROWS_EXCEPTION(
+            InvalidArgument,
+            maskFromParameters(AttentionKind::EncoderSelf, MaskChoice::None, 0, 3, 3, -1));
     }
 
     // A sink that is visible (j < s) is allowed, not window-masked; the state of each cell of a

@@ -62,9 +62,8 @@ void computeInputs(const SessionParameters &p, const TensorCase<double> &c, Sess
                    const CancelToken &cancel)
 {
     const Index nQ = c.queryCount(), nK = c.keyCount();
-    AttentionMask mask = c.mask | maskFromParameters(p.kind, p.mask, p.paddingCount, nQ, nK);
-    if (p.window > 0)
-        mask = AttentionMask::slidingWindow(nQ, nK, p.window, p.sinks) | mask;
+    const AttentionMask mask
+        = c.mask | maskFromParameters(p.kind, p.mask, p.paddingCount, nQ, nK, p.window, p.sinks);
     // Projections 2·(n_q + 2·n_k)·d_model², scores and W V 4·n_q·n_k·d_model.
     const double d = double(c.dModel());
     const ScopedKernelThreads team(threadsForFlops(2.0 * (double(nQ) + 2.0 * double(nK)) * d * d
