@@ -806,11 +806,19 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
         painter->setPen(QPen(muted, 0));
         painter->drawRect(box);
         painter->setPen(fg);
-        painter->drawText(
-            QRectF(box.right() + 0.4 * f, y, lay.legend.right() - box.right(), fm.height()),
-            Qt::AlignLeft | Qt::AlignVCenter,
-            fm.elidedText(text, Qt::ElideRight, lay.legend.right() - box.right() - 0.4 * f));
-        y += fm.height() * 1.15;
+        // A label wider than the legend column wraps onto more lines, never elided.
+        const qreal textW = std::max(lay.legend.right() - box.right() - 0.4 * f, 1.0);
+        if (fm.horizontalAdvance(text) > textW) {
+            const QRectF wrapped
+                = fm.boundingRect(QRectF(0, 0, textW, 1e6), Qt::TextWordWrap, text);
+            painter->drawText(QRectF(box.right() + 0.4 * f, y, textW, wrapped.height()),
+                              Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, text);
+            y += std::max(wrapped.height(), fm.height()) + fm.height() * 0.15;
+        } else {
+            painter->drawText(QRectF(box.right() + 0.4 * f, y, textW, fm.height()),
+                              Qt::AlignLeft | Qt::AlignVCenter, text);
+            y += fm.height() * 1.15;
+        }
     };
     // One entry per mask state present, hatched as its cells and named as their tooltips
     // (maskStateText); the window alone says its width.
