@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 namespace attn {
 
@@ -16,6 +17,28 @@ void checkNonNegative(Index value, const char *name)
 }
 
 } // namespace
+
+std::string maskStateText(std::uint8_t state, MaskTextStyle style)
+{
+    static constexpr std::pair<std::uint8_t, const char *> names[] = {
+        {MaskCausal, "causal"},
+        {MaskPadding, "padding"},
+        {MaskCustom, "custom"},
+        {MaskWindow, "window"},
+    };
+    const bool spaced = style != MaskTextStyle::Field;
+    std::string text;
+    for (const auto &[bit, name] : names) {
+        if (!(state & bit))
+            continue;
+        if (!text.empty())
+            text += spaced ? " + " : "+";
+        text += name;
+    }
+    if (text.empty())
+        return style == MaskTextStyle::Name ? "none" : "allowed";
+    return style == MaskTextStyle::Label ? text + "-masked" : text;
+}
 
 AttentionMask AttentionMask::causal(Index nQ, Index nK, CausalAlignment alignment)
 {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace attn {
@@ -24,6 +25,23 @@ enum MaskStateBits : std::uint8_t {
     MaskCustom = 4, ///< masked by a user-given boolean mask
     MaskWindow = 8, ///< key j lies before query i's sliding window and is not a sink
 };
+
+/// How maskStateText words a state.
+enum class MaskTextStyle {
+    /// For people (tooltips, legends, captions): "allowed", "causal-masked",
+    /// "causal + custom-masked", "padding + window-masked".
+    Label,
+    /// For data files (the mask column of a CSV export): "allowed", "causal", "causal+custom",
+    /// "padding+window".
+    Field,
+    /// The mask's kinds, for a title: "none", "causal", "causal + custom", "padding + window".
+    Name,
+};
+
+/// The name of a cell's MaskStateBits: "allowed" for 0 ("none" for Name), else the components in
+/// the order causal, padding, custom, window (outside the sliding window), joined as `style` says.
+/// Bits above MaskWindow are ignored. The one wording of mask states (window, figures, exports).
+std::string maskStateText(std::uint8_t state, MaskTextStyle style = MaskTextStyle::Label);
 
 /// Alignment of a causal mask when n_q != n_k.
 /// TopLeft: query i may attend keys j <= i (PyTorch's is_causal / torch.tril(ones(n_q, n_k))).

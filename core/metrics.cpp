@@ -296,6 +296,50 @@ MetricsSummary summarize(const RowMetrics &m)
     return s;
 }
 
+WeightStatistics weightStatistics(const MatrixD &weights, const MatrixB &maskState,
+                                  const std::vector<std::uint8_t> &fullyMasked)
+{
+    const Index nQ = weights.rows(), nK = weights.cols();
+    const auto shape
+        = [](Index r, Index c) { return std::to_string(r) + " x " + std::to_string(c); };
+    if (maskState.size() != 0 && (maskState.rows() != nQ || maskState.cols() != nK))
+        throw InvalidArgument("weightStatistics: mask states "
+                              + shape(maskState.rows(), maskState.cols())
+                              + " do not match the weights " + shape(nQ, nK));
+    if (!fullyMasked.empty() && Index(fullyMasked.size()) != nQ)
+        throw InvalidArgument("weightStatistics: " + std::to_string(fullyMasked.size())
+                              + " fully-masked flags for " + std::to_string(nQ) + " rows");
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    WeightStatistics s;
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0.0;
+    bool nanRow = false;
+    for (Index i = 0; i < nQ; ++i) {
+        double rowSum = 0.0;
+        for (Index j = 0; j < nK; ++j) {
+            const double w = weights(i, j);
+            rowSum += w;
+            if (std::isnan(w) || (maskState.size() != 0 && maskState(i, j) != 0))
+                continue;
+            lo = std::min(lo, w);
+            hi = std::max(hi, w);
+            sum += w;
+            ++s.cells;
+        }
+        if (!fullyMasked.empty() && fullyMasked[std::size_t(i)])
+            continue;
+        if (std::isnan(rowSum))
+            nanRow = true;
+        else
+            s.worstRowSumError = std::max(s.worstRowSumError, std::abs(rowSum - 1.0));
+    }
+    s.min = s.cells > 0 ? lo : nan;
+    s.max = s.cells > 0 ? hi : nan;
+    s.mean = s.cells > 0 ? sum / double(s.cells) : nan;
+    if (nanRow)
+        s.worstRowSumError = nan;
+    return s;
+}
+
 template<typename T> double standardDeviation(const Matrix<T> &values)
 {
     const Index n = values.size();

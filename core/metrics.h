@@ -95,6 +95,26 @@ struct MetricsSummary
 };
 MetricsSummary summarize(const RowMetrics &m);
 
+/// Statistics of one n_q × n_k weight matrix as a figure states them beside its colourbar.
+struct WeightStatistics
+{
+    Index cells = 0; ///< cells counted: not masked and not NaN
+    double min = 0; ///< min_ij w_ij over the counted cells (NaN when none)
+    double max = 0; ///< max_ij w_ij over the counted cells (NaN when none)
+    double mean = 0; ///< Σ w_ij / cells over the counted cells (NaN when none)
+    /// max_i |Σ_j w_ij − 1| over the rows not flagged fully masked (their weights are 0 by
+    /// design); the sum runs over every key (masked weights are 0). NaN when a counted row holds
+    /// a NaN; 0 when every row is fully masked.
+    double worstRowSumError = 0;
+};
+
+/// WeightStatistics of `weights` (n_q × n_k, row-major). `maskState`: MaskStateBits per cell
+/// (n_q × n_k; cells ≠ 0 are left out of min, max and mean), or an empty matrix for none.
+/// `fullyMasked`: n_q flags, or empty for none. Throws InvalidArgument naming both shapes when
+/// maskState or fullyMasked is not empty and does not match.
+WeightStatistics weightStatistics(const MatrixD &weights, const MatrixB &maskState = MatrixB(),
+                                  const std::vector<std::uint8_t> &fullyMasked = {});
+
 /// Population standard deviation (NumPy's std, ddof=0) of all entries, two-pass, accumulated in
 /// double. Throws InvalidArgument on an empty matrix (NumPy would return NaN).
 template<typename T> double standardDeviation(const Matrix<T> &values);

@@ -3,10 +3,12 @@
 //
 // Input: records of [name index (1 byte)][length (2 bytes, little-endian)][.npy image], the
 // name taken from the arrays a tensor file may hold. Each image goes through parseNpy; the
-// arrays read become the case. Every input must end in a result or in InvalidArgument,
+// arrays read become the case (PyTorch's layout, plain attention or already-projected heads
+// with num_heads and num_kv_heads). Every input must end in a result or in InvalidArgument,
 // NpyError or NonFiniteInput.
 
 #include "core/attention.h"
+#include "core/groupedattention.h"
 #include "core/multihead.h"
 #include "core/npy.h"
 #include "core/tensorcase.h"
@@ -20,7 +22,7 @@ namespace {
 const char *const kNames[] = {
     "query",           "key",           "value",         "in_proj_weight", "in_proj_bias",
     "out_proj_weight", "out_proj_bias", "num_heads",     "attn_mask",      "key_padding_mask",
-    "weights",         "q_proj_weight", "k_proj_weight", "v_proj_weight",
+    "weights",         "q_proj_weight", "k_proj_weight", "v_proj_weight",  "num_kv_heads",
 };
 constexpr std::size_t kNameCount = sizeof kNames / sizeof kNames[0];
 
@@ -35,6 +37,11 @@ template<typename T> void run(const attn::NamedArrays &arrays, attn::MaskConvent
     if (c.multihead) {
         const attn::MultiheadResult<T> r = c.layer().forward(c.query, c.key, c.value, c.mask);
         if (r.output.rows() != c.queryCount() || r.weights.size() != std::size_t(c.heads))
+            std::abort();
+    } else if (c.projectedHeads) { // query n_q × h·d_k, key n_k × g·d_k, value n_k × g·d_v
+        const attn::GroupedAttentionResult<T> r
+            = attn::groupedQueryAttention<T>(c.query, c.key, c.value, c.heads, c.kvHeads, c.mask);
+        if (r.weights.size() != std::size_t(c.heads))
             std::abort();
     } else {
         const attn::AttentionResult<T> r

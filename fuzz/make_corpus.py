@@ -4,9 +4,13 @@ fixtures (tests/reference/fixtures). Run from anywhere: python3 fuzz/make_corpus
 are small (a few KiB each); libFuzzer mutates them, so each target starts from valid inputs:
 
   npy         every .npy fixture (valid, malformed, the inputs the fuzzer found)
-  npz         small .npz fixtures and the fuzz findings' archives
-  tensorcase  tensor files in fuzz_tensorcase's record format: [name index][length LE16][.npy]
-  sessionfile session files (the demo session, the session fixture, the fuzz findings)
+  npz         small .npz fixtures, training cases (`attnlab train --in`) and the fuzz findings'
+              archives
+  tensorcase  tensor files in fuzz_tensorcase's record format: [name index][length LE16][.npy],
+              PyTorch layouts and already-projected heads (query, key, value, num_heads,
+              num_kv_heads)
+  sessionfile session files (the demo session, the session fixture, the fuzz findings, and the
+              demo with each newer key: generator, rope, alibi, kv_heads, window, sinks)
   tokenizer   sentences with punctuation, special tokens, several scripts, and the token
               fixture's tokens
 """
@@ -23,7 +27,7 @@ CORPUS = ROOT / "fuzz" / "corpus"
 # The order of kNames in fuzz_tensorcase.cpp; index len(NAMES) toggles the mask convention.
 NAMES = ["query", "key", "value", "in_proj_weight", "in_proj_bias", "out_proj_weight",
          "out_proj_bias", "num_heads", "attn_mask", "key_padding_mask", "weights",
-         "q_proj_weight", "k_proj_weight", "v_proj_weight"]
+         "q_proj_weight", "k_proj_weight", "v_proj_weight", "num_kv_heads"]
 
 
 def fresh(name):
@@ -66,6 +70,9 @@ def main():
     copy([FIXTURES / "torch" / f for f in ("hand_d2.npz", "plain.npz", "h1.npz")], npz)
     copy([FIXTURES / "fuzz" / f for f in ("cli-fortran-stride-overflow.npz",
                                           "cli-mh-dmodel0-hugeheads.npz")], npz)
+    # Training cases (inputs, targets and a layer in PyTorch's layout).
+    copy([FIXTURES / "training" / f for f in ("cli_sgd_torch_module.npz", "grad_causal_float32.npz",
+                                              "grad_cross_entropy.npz")], npz)
 
     tc = fresh("tensorcase")
     for f in ("hand_d2", "plain", "plain_allowed", "key_padding", "no_bias", "additive_mask",
@@ -74,10 +81,26 @@ def main():
         (tc / (f + ".bin")).write_bytes(seed)
     for f in ("cli-mh-zero-keys", "cli-mh-zero-queries", "cli-mh-dmodel0-hugeheads"):
         (tc / (f + ".bin")).write_bytes(tensorcase_seed(FIXTURES / "fuzz" / (f + ".npz")))
+    # Already-projected heads: grouped-query (g = 2, 3), multi-query (g = 1), cross-attention.
+    for f in ("gqa_h4_g2_float32", "gqa_h6_g3_cross_float64", "mqa_h4_g1_causal_float64"):
+        (tc / (f + ".bin")).write_bytes(tensorcase_seed(FIXTURES / "modern" / (f + ".npz")))
 
     sessions = fresh("sessionfile")
     copy([ROOT / "docs" / "demo.attnlab.json", FIXTURES / "session" / "session.json"], sessions)
     copy(sorted((FIXTURES / "fuzz").glob("*.json")), sessions)
+    demo = json.loads((ROOT / "docs" / "demo.attnlab.json").read_text())
+    variants = {
+        "torch-generator": {"generator": "torch"},
+        "rope-interleaved": {"rope": True, "positional": False, "rope_convention": "interleaved",
+                             "rope_base": 500.0},
+        "alibi-kv-heads": {"alibi": True, "positional": False, "kv_heads": 2},
+        "window-sinks": {"window": 4, "sinks": 2},
+        "window-no-sinks-cross": {"window": 3, "kind": "cross", "tokens": []},
+    }
+    for name, keys in variants.items():
+        session = json.loads(json.dumps(demo))
+        session["parameters"].update(keys)
+        (sessions / (name + ".attnlab.json")).write_text(json.dumps(session), encoding="utf-8")
 
     tokens = fresh("tokenizer")
     sentences = ["The cat, sat.", "don't U.S. a--b", "na\u00efve \u0395\u03bb\u03bb\u03ac\u03b4\u03b1 \u6771\u4eac",

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #endif
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -98,6 +99,35 @@ QString repeatedOption(const QCommandLineParser &parser)
     return {};
 }
 
+QString parseErrorText(const QCommandLineParser &parser, const QStringList &arguments)
+{
+    const QStringList unknown = parser.unknownOptionNames();
+    if (!unknown.isEmpty()) {
+        // QCommandLineParser names it without its dashes ("Unknown option 'bogus'."): give it
+        // as it was written.
+        const QString &name = unknown.front();
+        QString written = QStringLiteral("--") + name;
+        for (const QString &a : arguments.mid(1)) {
+            if (a == QLatin1String("--"))
+                break;
+            if (a == QStringLiteral("--") + name || a.startsWith(QStringLiteral("--%1=").arg(name)))
+                break;
+            if (a == QStringLiteral("-") + name || a.startsWith(QStringLiteral("-%1=").arg(name))) {
+                written = QStringLiteral("-") + name;
+                break;
+            }
+        }
+        return QStringLiteral("unknown option '%1'").arg(written);
+    }
+    // "Missing value after '--n'." → "missing value after '--n'", as the other messages read.
+    QString text = parser.errorText().trimmed();
+    if (text.endsWith(QLatin1Char('.')))
+        text.chop(1);
+    if (!text.isEmpty())
+        text[0] = text[0].toLower();
+    return text;
+}
+
 std::optional<int> parseArguments(QCommandLineParser &parser, const QString &command,
                                   const QStringList &arguments, bool addHelpOption,
                                   bool refuseRepeatedOptions)
@@ -106,7 +136,7 @@ std::optional<int> parseArguments(QCommandLineParser &parser, const QString &com
     if (addHelpOption)
         parser.addOption(help);
     if (!parser.parse(arguments))
-        return usageError(command, parser.errorText());
+        return usageError(command, parseErrorText(parser, arguments));
     if (parser.isSet(help)) {
         QTextStream(stdout) << commandHelpText(parser, command);
         return ExitOk;
@@ -486,6 +516,51 @@ std::optional<int> checkOutputPaths(const QString &command, const std::vector<Ou
             seen.push_back({output.option, file, resolvedPath(file)});
     }
     return std::nullopt;
+}
+
+std::vector<std::pair<std::string, NpyArray>> readInputNpz(const QString &path, double budgetBytes,
+                                                           const QString &budgetName)
+{
+    if (!QFileInfo(path).isFile()) {
+        const QString kind = fileKind(path);
+        throw InvalidArgument(
+            (kind == QLatin1String("nothing")
+                 ? QStringLiteral("input file '%1' does not exist").arg(path)
+                 : kind == QLatin1String("a symbolic link")
+                 ? QStringLiteral("input file '%1' is a broken symbolic link").arg(path)
+                 : QStringLiteral("input '%1' is %2, not a regular file (an .npz)").arg(path, kind))
+                .toStdString());
+    }
+    // The sizes the .npy headers declare decide before any member is decompressed: a small
+    // archive may expand to gigabytes.
+    double declared = 0;
+    QString largest;
+    double largestBytes = -1;
+    for (const auto &[name, header] : readNpzHeaders(path.toStdString())) {
+        const double bytes = double(header.dataBytes) + double(header.valueBytes());
+        declared += bytes;
+        if (bytes > largestBytes) {
+            largestBytes = bytes;
+            NpyArray shape;
+            shape.shape = header.shape;
+            largest
+                = QStringLiteral("'%1' %2 %3")
+                      .arg(QString::fromStdString(name), QLatin1String(npyTypeName(header.type)),
+                           QString::fromStdString(shape.shapeString()));
+        }
+    }
+    if (declared > budgetBytes) {
+        // "--memory-budget-mib 16" can be raised; a fixed budget cannot.
+        const QString raise = budgetName.startsWith(QLatin1String("--"))
+            ? QStringLiteral("raise %1 or ").arg(budgetName.section(QLatin1Char(' '), 0, 0))
+            : QString();
+        throw InvalidArgument(QStringLiteral("the arrays of '%1' declare %2 once read (as stored "
+                                             "plus as float64; the largest is %3), over %4: "
+                                             "nothing was decompressed; %5use smaller inputs")
+                                  .arg(path, mibText(declared), largest, budgetName, raise)
+                                  .toStdString());
+    }
+    return readNpz(path.toStdString(), std::uint64_t(std::min(budgetBytes, 1.8e19)));
 }
 
 bool writeText(const QString &path, const QByteArray &text, QString *error)

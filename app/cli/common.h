@@ -7,8 +7,12 @@
 #include <QString>
 #include <QStringList>
 
+#include "core/npy.h"
+
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace attn::cli {
@@ -41,6 +45,11 @@ int failure(const QString &command, const QString &message);
 std::optional<int> parseArguments(QCommandLineParser &parser, const QString &command,
                                   const QStringList &arguments, bool addHelpOption = true,
                                   bool refuseRepeatedOptions = true);
+/// The message for a command line parser.parse(arguments) refused, in the commands' style:
+/// "unknown option '--bogus'" (the option as written, with its dashes), "missing value after
+/// '--n'", "unexpected value after '--raw=1'" (QCommandLineParser's text, lower case first,
+/// no final full stop).
+QString parseErrorText(const QCommandLineParser &parser, const QStringList &arguments);
 /// parser.helpText() with its first line naming the command ("Usage: attnlab <command>
 /// [options] …") instead of the executable's path.
 QString commandHelpText(const QCommandLineParser &parser, const QString &command);
@@ -114,6 +123,16 @@ std::optional<QString> outputFormat(const QString &format, const QString &outPat
                                     const QStringList &formats, const QString &fallback,
                                     const QString &formatOption, const QString &outOption,
                                     QString *error);
+
+/// Reads the .npz a command takes as its input (`compute --in`, `train --in`): every member in
+/// archive order. Refuses, throwing InvalidArgument with a message naming `path`: nothing at
+/// the path, a broken symbolic link, or something that is not a regular file (a folder, a
+/// FIFO …); and an archive whose members declare more than `budgetBytes` once read (their data
+/// as stored plus 8 bytes a value as float64, from the .npy headers, before anything is
+/// decompressed), naming the largest member and `budgetName` (e.g. "--memory-budget-mib
+/// 2048"). Throws NpyError for a file that is not a readable .npz.
+std::vector<std::pair<std::string, NpyArray>> readInputNpz(const QString &path, double budgetBytes,
+                                                           const QString &budgetName);
 
 /// Writes text to `path` atomically (QSaveFile) or to stdout when path is empty or "-".
 bool writeText(const QString &path, const QByteArray &text, QString *error);

@@ -34,6 +34,7 @@
 #include "core/npy.h"
 #include "core/tensorcase.h"
 
+#include <QDir>
 #include <QFileInfo>
 #include <QTextStream>
 
@@ -186,6 +187,9 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
                             << names.join(QStringLiteral(", ")) << "\n";
     }
     const Index nQ = tc.queryCount(), nK = tc.keyCount(), dModel = tc.dModel();
+    const QString note = windowNote(ps, nQ, nK);
+    if (!note.isEmpty())
+        QTextStream(stderr) << "attnlab compute: " << note << "\n";
     if (ps.scheme == PositionalScheme::Sinusoidal && tc.projectedHeads)
         throw InvalidArgument("--positional sinusoidal adds the encoding to the inputs before the "
                               "projections; these are already-projected heads (use rope or "
@@ -327,7 +331,8 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
     out << QStringLiteral("%1 → %2: %3 on query %4, key %5, value %6; h = %7, d_k = %8, "
                           "scale %9, %10; masks: %11. Output %12; worst row-sum error %13; "
                           "fully masked rows: %14.\n")
-               .arg(QFileInfo(inPath).fileName(), QFileInfo(outPath).fileName(), c.mode,
+               .arg(QFileInfo(inPath).fileName(),
+                    QDir::toNativeSeparators(QFileInfo(outPath).absoluteFilePath()), c.mode,
                     q(shapeString(nQ, dModel)), q(shapeString(nK, key.cols())),
                     q(shapeString(nK, value.cols())))
                .arg(c.heads)
@@ -343,14 +348,6 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
                         : QStringLiteral("%1 (weights 0, output row = out_proj_bias)")
                               .arg(maskedRows.join(QStringLiteral(", "))));
     return ExitOk;
-}
-
-/// NumPy's repr of a shape: "(3, 4)", "(3,)", "()".
-std::string shapeText(const std::vector<std::int64_t> &shape)
-{
-    NpyArray a;
-    a.shape = shape;
-    return a.shapeString();
 }
 
 int inputError(const QString &message)
@@ -454,41 +451,9 @@ int runCompute(const QStringList &arguments)
         return usageError(kCommand, error);
 
     try {
-        if (!QFileInfo(inPath).isFile()) {
-            const QString kind = fileKind(inPath);
-            throw InvalidArgument(
-                (kind == QLatin1String("nothing")
-                     ? QStringLiteral("input file '%1' does not exist").arg(inPath)
-                     : kind == QLatin1String("a symbolic link")
-                     ? QStringLiteral("input file '%1' is a broken symbolic link").arg(inPath)
-                     : QStringLiteral("input '%1' is %2, not a regular file (an .npz)")
-                           .arg(inPath, kind))
-                    .toStdString());
-        }
-        // The sizes the .npy headers declare decide before any member is decompressed: a small
-        // archive may expand to gigabytes.
-        double declared = 0;
-        QString largest;
-        double largestBytes = -1;
-        for (const auto &[name, header] : readNpzHeaders(inPath.toStdString())) {
-            const double bytes = double(header.dataBytes) + double(header.valueBytes());
-            declared += bytes;
-            if (bytes > largestBytes) {
-                largestBytes = bytes;
-                largest = QStringLiteral("'%1' %2 %3")
-                              .arg(q(name), QLatin1String(npyTypeName(header.type)),
-                                   q(shapeText(header.shape)));
-            }
-        }
-        if (declared > *budget)
-            return inputError(
-                QStringLiteral("the arrays of '%1' declare %2 once read (as stored plus as "
-                               "float64; the largest is %3), over --memory-budget-mib %4: "
-                               "nothing was decompressed; raise --memory-budget-mib or use "
-                               "smaller inputs")
-                    .arg(inPath, mibText(declared), largest)
-                    .arg(*budget / (1024.0 * 1024.0), 0, 'f', 0));
-        NamedArrays arrays = readNpz(inPath.toStdString(), std::uint64_t(*budget));
+        NamedArrays arrays = readInputNpz(
+            inPath, *budget,
+            QStringLiteral("--memory-budget-mib %1").arg(*budget / (1024.0 * 1024.0), 0, 'f', 0));
         // A leading batch axis (B, n, E): item --batch (an error naming B when out of range).
         arrays = tensorBatchItem(arrays, batch);
         if (position->kvHeads) {

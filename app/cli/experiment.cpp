@@ -208,7 +208,7 @@ int runExperiment(const QStringList &arguments)
     }
 
     if (!parser.parse(arguments))
-        return usageError(command, parser.errorText());
+        return usageError(command, parseErrorText(parser, arguments));
     const QStringList positional = parser.positionalArguments();
     if (parser.isSet(help)) {
         QTextStream stdoutStream(stdout);

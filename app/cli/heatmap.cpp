@@ -271,6 +271,36 @@ std::optional<CompareVariant> parseCompare(const QString &text, const SessionPar
     return v;
 }
 
+/// The usage error for --hide-keys / --trim-padding that leave nothing valid to show for
+/// n_q × n_k: a hidden key index outside [0, n_k), or every key hidden or padding. Empty when the
+/// transform is fine.
+QString hiddenKeysError(const SessionParameters &p, Index nQ, Index nK,
+                        const ViewTransform &transform)
+{
+    for (int k : transform.hiddenKeys) {
+        if (k >= nK)
+            return QStringLiteral("--hide-keys: key %1 does not exist: the keys are 0 to %2 "
+                                  "(n_k = %3)")
+                .arg(k)
+                .arg(nK - 1)
+                .arg(nK);
+    }
+    if (transform.isIdentity())
+        return {};
+    const ViewSelection sel = viewSelection(p, nQ, nK, transform);
+    if (sel.keys.empty())
+        return transform.hiddenKeys.isEmpty()
+            ? QStringLiteral("--trim-padding: every key is padding, nothing is left to show")
+            : QStringLiteral("--hide-keys %1%2 hides every one of the n_k = %3 keys: nothing is "
+                             "left to show")
+                  .arg(rangesText(transform.hiddenKeys),
+                       transform.trimPadding ? QStringLiteral(" with --trim-padding") : QString())
+                  .arg(nK);
+    if (sel.queries.empty())
+        return QStringLiteral("--trim-padding: every query is padding, nothing is left to show");
+    return {};
+}
+
 } // namespace
 
 int runHeatmap(const QStringList &arguments)
@@ -529,14 +559,6 @@ int runHeatmap(const QStringList &arguments)
     p.ropeConvention = position->ropeConvention;
     p.ropeBase = position->ropeBase;
     p.kvHeads = position->kvHeads ? int(*position->kvHeads) : 0;
-    if (position->window > SessionParameters::maxSequence)
-        return usageError(
-            command,
-            QStringLiteral("--window must be at most %1").arg(SessionParameters::maxSequence));
-    if (position->sinks > SessionParameters::maxSequence)
-        return usageError(
-            command,
-            QStringLiteral("--sinks must be at most %1").arg(SessionParameters::maxSequence));
     p.window = int(position->window);
     p.sinks = int(position->sinks);
     // Padding's range is [0, n_k] (the window's and the session's too), checked when the count
@@ -705,6 +727,12 @@ int runHeatmap(const QStringList &arguments)
             {{QStringLiteral("--session"), parser.value(QStringLiteral("session"))}}))
         return *refused;
 
+    if (!p.tensors) {
+        const QString hidden = hiddenKeysError(p, p.queryCount(), p.keyCount(), transform);
+        if (!hidden.isEmpty())
+            return usageError(command, hidden);
+    }
+
     // The tile engine (ui/pooledsession.h) for long sequences: what it cannot show (scores,
     // steps, compare, hidden keys, data export, loaded tensors) needs the full matrices.
     const bool transformed = transform.trimPadding || !transform.hiddenKeys.isEmpty();
@@ -805,6 +833,15 @@ int runHeatmap(const QStringList &arguments)
               : computeSession(p));
     if (!result->ok())
         return failure(command, result->error);
+    const QString note = windowNote(*position, result->queryCount(), result->keyCount());
+    if (!note.isEmpty())
+        QTextStream(stderr) << "attnlab " << command << ": " << note << "\n";
+    if (p.tensors) { // the loaded tensors' n_q × n_k are known now
+        const QString hidden
+            = hiddenKeysError(p, result->queryCount(), result->keyCount(), transform);
+        if (!hidden.isEmpty())
+            return usageError(command, hidden);
+    }
 
     const QSize size {int(*width), int(*height)};
     bool ok = false;

@@ -2,6 +2,10 @@
 
 #include "common.h"
 
+#include "ui/session/sessionparameters.h"
+
+#include <algorithm>
+
 namespace attn::cli {
 
 QList<QCommandLineOption> positionOptions()
@@ -84,7 +88,9 @@ std::optional<PositionSettings> positionSettings(const QCommandLineParser &parse
         s.kvHeads = Index(*g);
     }
     if (parser.isSet(QStringLiteral("window"))) {
-        const auto w = intOption(parser, QStringLiteral("window"), 1, std::int64_t(1) << 40, error);
+        // The window's and the session file's range.
+        const auto w
+            = intOption(parser, QStringLiteral("window"), 1, SessionParameters::maxSequence, error);
         if (!w)
             return std::nullopt;
         s.window = Index(*w);
@@ -95,12 +101,37 @@ std::optional<PositionSettings> positionSettings(const QCommandLineParser &parse
                                     "window never masks)");
             return std::nullopt;
         }
-        const auto n = intOption(parser, QStringLiteral("sinks"), 0, std::int64_t(1) << 40, error);
+        const auto n
+            = intOption(parser, QStringLiteral("sinks"), 0, SessionParameters::maxSequence, error);
         if (!n)
             return std::nullopt;
         s.sinks = Index(*n);
     }
     return s;
+}
+
+QString windowNote(const PositionSettings &settings, Index nQ, Index nK)
+{
+    if (settings.window <= 0)
+        return {};
+    // Query i's window starts at key max(min(i + 1, n_k) - w, 0) (top-left causal limit); the
+    // last query's start is the largest, min(n_q, n_k) - w. Keys before it other than the
+    // sinks are masked, so the window masks a cell only when that start exceeds the sinks.
+    const Index reach = std::min(nQ, nK) - settings.window;
+    if (reach > settings.sinks)
+        return {};
+    const QString shape = nQ == nK ? QStringLiteral("n = %1").arg(nQ)
+                                   : QStringLiteral("n_q = %1, n_k = %2").arg(nQ).arg(nK);
+    if (reach <= 0)
+        return QStringLiteral("note: --window %1 is not shorter than the sequence (%2): the "
+                              "sliding window masks no key, only the causal mask applies")
+            .arg(settings.window)
+            .arg(shape);
+    return QStringLiteral("note: --window %1 with --sinks %2 masks no key (%3): every key "
+                          "before a window is a sink, only the causal mask applies")
+        .arg(settings.window)
+        .arg(settings.sinks)
+        .arg(shape);
 }
 
 } // namespace attn::cli

@@ -29,8 +29,17 @@ struct PositionSettings
 /// The six options with their defaults and help texts.
 QList<QCommandLineOption> positionOptions();
 
-/// Parses and checks them (--rope-convention / --rope-base only with rope, --sinks only with
-/// --window). Returns nullopt and sets *error naming the option otherwise.
+/// Parses and checks them: --positional one of the four schemes; --rope-convention interleaved
+/// or half and --rope-base in [1, 1e12], both only with rope; --kv-heads in [1, 4096];
+/// --window in [1, 4096] and --sinks in [0, 4096] (the window's and the session file's ranges,
+/// SessionParameters::maxSequence), --sinks only with --window. Returns nullopt and sets *error
+/// to a message naming the option and the value otherwise.
 std::optional<PositionSettings> positionSettings(const QCommandLineParser &parser, QString *error);
+
+/// A "note: …" line for stderr when the sliding window of `settings` masks no cell of an
+/// n_q × n_k problem (w ≥ min(n_q, n_k), or every key before a window is a sink): the result is
+/// then the causal mask alone, as in the window and with a session. Empty otherwise (and
+/// without a window).
+QString windowNote(const PositionSettings &settings, Index nQ, Index nK);
 
 } // namespace attn::cli

@@ -6,10 +6,15 @@
 namespace attn {
 
 AttentionMask maskFromParameters(AttentionKind kind, MaskChoice mask, Index paddingCount, Index nQ,
-                                 Index nK)
+                                 Index nK, Index window, Index sinks)
 {
+    if (window < 0)
+        throw InvalidArgument("sliding window width w must be >= 0 (0 = none), got "
+                              + std::to_string(window));
     AttentionMask m;
-    if (kind == AttentionKind::DecoderCausal || mask == MaskChoice::Causal)
+    if (window > 0)
+        m = AttentionMask::slidingWindow(nQ, nK, window, sinks);
+    else if (kind == AttentionKind::DecoderCausal || mask == MaskChoice::Causal)
         m = AttentionMask::causal(nQ, nK, CausalAlignment::TopLeft);
     if (mask == MaskChoice::KeyPadding)
         m = m | AttentionMask::keyPaddingLast(nQ, nK, paddingCount);

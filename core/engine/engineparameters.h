@@ -27,11 +27,14 @@ enum class DType { Float32, Float64 };
 
 /// The causal mask (top-left aligned, as PyTorch's is_causal) when the kind is DecoderCausal or
 /// `mask` is Causal, OR-ed with a key padding mask of the last `paddingCount` of nK keys when
-/// `mask` is KeyPadding; an empty mask otherwise. The one place parameters become a mask (the
-/// session engine, loaded tensors, the command line). Throws InvalidArgument (from
-/// AttentionMask::keyPaddingLast) when paddingCount is outside [0, nK] with KeyPadding.
+/// `mask` is KeyPadding, and with the sliding window of width `window` and its `sinks`
+/// (AttentionMask::slidingWindow, which brings the causal mask) when window > 0; an empty mask
+/// otherwise. The one place parameters become a mask (the session engine, loaded tensors, the
+/// command line), so every cell's state carries the window bit wherever the window applies.
+/// Throws InvalidArgument (from AttentionMask) when paddingCount is outside [0, nK] with
+/// KeyPadding, window < 0, or sinks < 0.
 AttentionMask maskFromParameters(AttentionKind kind, MaskChoice mask, Index paddingCount, Index nQ,
-                                 Index nK);
+                                 Index nK, Index window = 0, Index sinks = 0);
 
 struct EngineParameters
 {
@@ -75,15 +78,12 @@ struct EngineParameters
     {
         return kind == AttentionKind::DecoderCausal || mask == MaskChoice::Causal || window > 0;
     }
-    /// maskFromParameters for these parameters (n_q × n_k), the sliding window (with its sinks)
-    /// OR-ed in when window > 0.
+    /// maskFromParameters for these parameters (n_q × n_k), with the sliding window and its
+    /// sinks when window > 0.
     AttentionMask attentionMask() const
     {
-        const AttentionMask m
-            = maskFromParameters(kind, mask, paddingCount, queryCount(), keyCount());
-        if (window <= 0)
-            return m;
-        return AttentionMask::slidingWindow(queryCount(), keyCount(), window, sinks) | m;
+        return maskFromParameters(kind, mask, paddingCount, queryCount(), keyCount(), window,
+                                  sinks);
     }
     /// Throws InvalidArgument naming the first bad parameter: n, n_k or d_model < 1, h < 1 or
     /// not dividing d_model, n_q·n_k·h over 2^40, padding count outside [0, n_k], α outside

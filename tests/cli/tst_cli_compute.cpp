@@ -110,6 +110,8 @@ private Q_SLOTS:
     void matchesTorch_data();
     void matchesTorch();
     void fullyMaskedRow();
+    void successLineNamesTheOutputFolder();
+    void windowThatMasksNothingSaysSo();
     void projectedHeadsMatchTorch_data();
     void projectedHeadsMatchTorch();
     void positionOptionErrors_data();
@@ -340,6 +342,12 @@ void TestCliCompute::positionOptionErrors_data()
         << "gqa_h8_g2_float64" << QStringList {"--positional", "rope", "--rope-convention", "neox"}
         << "--rope-convention must be interleaved or half";
     QTest::newRow("window 0") << "gqa_h8_g2_float64" << QStringList {"--window", "0"} << "--window";
+    // 2^40 was taken; the range is the window's and the session file's.
+    QTest::newRow("window 2^40") << "gqa_h8_g2_float64" << QStringList {"--window", "1099511627776"}
+                                 << "--window must be an integer in [1, 4096], got '1099511627776'";
+    QTest::newRow("sinks 2^40") << "gqa_h8_g2_float64"
+                                << QStringList {"--window", "2", "--sinks", "1099511627776"}
+                                << "--sinks must be an integer in [0, 4096], got '1099511627776'";
     QTest::newRow("kv heads disagree") << "gqa_h8_g2_float64" << QStringList {"--kv-heads", "4"}
                                        << "--kv-heads 4 disagrees with num_kv_heads";
     QTest::newRow("sinusoidal on projected heads")
@@ -363,6 +371,38 @@ void TestCliCompute::positionOptionErrors()
     QCOMPARE(r.exitCode, 2);
     QVERIFY2(r.err.contains(message), qPrintable(r.err));
     QVERIFY(!QFile::exists(out));
+}
+
+// The success line named only the output file's name: it gives the path written, folder and all.
+void TestCliCompute::successLineNamesTheOutputFolder()
+{
+    QDir(m_dir.path()).mkpath(QStringLiteral("sub folder"));
+    const QString out = tempPath(QStringLiteral("sub folder/plain_result.npz"));
+    const Run r = runCompute({"--in", fixturePath(QStringLiteral("plain")), "--out", out});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    const QString written = QFileInfo(out).absoluteFilePath();
+    QVERIFY2(r.out.startsWith(QStringLiteral("plain.npz \u2192 %1: ").arg(written)),
+             qPrintable(r.out));
+}
+
+// A window at least as long as the sequence masks nothing beyond the causal mask: compute runs
+// and says so on stderr; a shorter one says nothing.
+void TestCliCompute::windowThatMasksNothingSaysSo()
+{
+    const QString in = QStringLiteral(ATTN_FIXTURE_DIR "/modern/window4_float64.npz");
+    const Arrays c = load(in);
+    const Index n = Index(c.at("query").shape.at(0));
+    const QString out = tempPath(QStringLiteral("window_note.npz"));
+    Run r = runCompute({"--in", in, "--out", out, "--window", QString::number(n + 5)});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY2(r.err.contains(QStringLiteral("attnlab compute: note: --window %1 is not shorter "
+                                           "than the sequence (n = %2)")
+                                .arg(n + 5)
+                                .arg(n)),
+             qPrintable(r.err));
+    r = runCompute({"--in", in, "--out", out, "--window", "2"});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY2(!r.err.contains(QLatin1String("note: --window")), qPrintable(r.err));
 }
 
 // PyTorch gives NaN on the fully masked query 2; compute writes zeros there, flags the row in

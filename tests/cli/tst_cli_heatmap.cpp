@@ -562,6 +562,210 @@ private slots:
         QCOMPARE(QJsonDocument::fromJson(out2.readAll()).object().value("heads").toArray(), heads);
     }
 
+    void dataExportNamesWindowMaskedCells_data()
+    {
+        QTest::addColumn<int>("window");
+        QTest::addColumn<int>("sinks");
+        QTest::addColumn<int>("padding"); // last keys padding (0: no padding mask)
+        QTest::newRow("w 3") << 3 << 0 << 0;
+        QTest::newRow("w 2, 1 sink") << 2 << 1 << 0;
+        QTest::newRow("w 3, padding 2") << 3 << 0 << 2;
+    }
+
+    // A cell outside the sliding window was exported "allowed" while the heatmap hatched it:
+    // the CSV's mask column and the JSON's mask_state give every cell's state, by the window's
+    // definition (query i sees the w keys i - w < j <= i, plus the sinks j < s; keys j > i are
+    // causal-masked; the last m keys padding).
+    void dataExportNamesWindowMaskedCells()
+    {
+        QFETCH(int, window);
+        QFETCH(int, sinks);
+        QFETCH(int, padding);
+        const int n = 7;
+        const QString stem
+            = m_dir.filePath(QStringLiteral("window_%1_%2_%3").arg(window).arg(sinks).arg(padding));
+        QStringList args {QStringLiteral("--n"),       QString::number(n),
+                          QStringLiteral("--d-model"), QStringLiteral("8"),
+                          QStringLiteral("--heads"),   QStringLiteral("1"),
+                          QStringLiteral("--window"),  QString::number(window)};
+        if (sinks > 0)
+            args << QStringLiteral("--sinks") << QString::number(sinks);
+        if (padding > 0)
+            args << QStringLiteral("--mask") << QStringLiteral("padding")
+                 << QStringLiteral("--padding") << QString::number(padding);
+        for (const QString &suffix : {QStringLiteral(".csv"), QStringLiteral(".json")}) {
+            const Run r = run(args + QStringList {QStringLiteral("--data"), stem + suffix});
+            QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        }
+        auto expected = [&](int i, int j, QString *field) {
+            int bits = 0;
+            QStringList parts;
+            if (j > i) {
+                bits |= 1;
+                parts << QStringLiteral("causal");
+            }
+            if (j >= n - padding) {
+                bits |= 2;
+                parts << QStringLiteral("padding");
+            }
+            if (j <= i - window && j >= sinks) {
+                bits |= 8;
+                parts << QStringLiteral("window");
+            }
+            *field = parts.isEmpty() ? QStringLiteral("allowed") : parts.join(QLatin1Char('+'));
+            return bits;
+        };
+        QFile csv(stem + QStringLiteral(".csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
+        const QStringList lines
+            = QString::fromUtf8(csv.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 1 + n * n);
+        QVERIFY(lines.front().endsWith(QLatin1String(",mask")));
+        int windowCells = 0;
+        for (int i = 0; i < n; ++i) {
+            for (int j = 0; j < n; ++j) {
+                const QStringList fields = lines[1 + i * n + j].split(QLatin1Char(','));
+                QCOMPARE(fields[1].toInt(), i);
+                QCOMPARE(fields[2].toInt(), j);
+                QString field;
+                windowCells += (expected(i, j, &field) & 8) ? 1 : 0;
+                QCOMPARE(fields.back(), field);
+            }
+        }
+        QVERIFY(windowCells > 0);
+        QFile json(stem + QStringLiteral(".json"));
+        QVERIFY(json.open(QIODevice::ReadOnly));
+        const QJsonArray state = QJsonDocument::fromJson(json.readAll())
+                                     .object()
+                                     .value(QStringLiteral("mask_state"))
+                                     .toArray();
+        QCOMPARE(state.size(), n);
+        for (int i = 0; i < n; ++i) {
+            for (int j = 0; j < n; ++j) {
+                QString field;
+                QCOMPARE(state[i].toArray()[j].toInt(), expected(i, j, &field));
+            }
+        }
+    }
+
+    void hiddenKeysOutOfRange_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("key 9 of n = 8")
+            << QStringList {QStringLiteral("--hide-keys"), QStringLiteral("9")}
+            << QStringLiteral("--hide-keys: key 9 does not exist: the keys are 0 to 7 (n_k = 8)");
+        QTest::newRow("key 8 of n = 8")
+            << QStringList {QStringLiteral("--hide-keys"), QStringLiteral("2,8")}
+            << QStringLiteral("--hide-keys: key 8 does not exist: the keys are 0 to 7 (n_k = 8)");
+        QTest::newRow("cross, key 10 of n_k = 10")
+            << QStringList {QStringLiteral("--kind"),      QStringLiteral("cross"),
+                            QStringLiteral("--n-k"),       QStringLiteral("10"),
+                            QStringLiteral("--hide-keys"), QStringLiteral("10")}
+            << QStringLiteral("--hide-keys: key 10 does not exist: the keys are 0 to 9 (n_k = 10)");
+        QTest::newRow("every key")
+            << QStringList {QStringLiteral("--hide-keys"), QStringLiteral("0-7")}
+            << QStringLiteral("--hide-keys 0\u20137 hides every one of the n_k = 8 keys: nothing "
+                              "is left to show");
+        QTest::newRow("every key with the padding trimmed")
+            << QStringList {QStringLiteral("--mask"),
+                            QStringLiteral("padding"),
+                            QStringLiteral("--padding"),
+                            QStringLiteral("2"),
+                            QStringLiteral("--trim-padding"),
+                            QStringLiteral("--hide-keys"),
+                            QStringLiteral("0-5")}
+            << QStringLiteral("--hide-keys 0\u20135 with --trim-padding hides every one of the "
+                              "n_k = 8 keys: nothing is left to show");
+    }
+
+    // --hide-keys 9 with n = 8 was silently ignored, and hiding every key exited 1 after
+    // computing: both are usage errors (exit 2) naming the index, n_k, or the keys hidden.
+    void hiddenKeysOutOfRange()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        const QString out = m_dir.filePath(QStringLiteral("hidden.png"));
+        QFile::remove(out); // the previous row's valid run wrote it
+        const Run r = run(args
+                          + QStringList {QStringLiteral("--n"), QStringLiteral("8"),
+                                         QStringLiteral("--out"), out});
+        QCOMPARE(r.exitCode, 2);
+        QCOMPARE(r.err.section(QLatin1Char('\n'), 0, 0),
+                 QStringLiteral("attnlab heatmap: ") + message);
+        QVERIFY(!QFile::exists(out));
+        // The last valid key still works.
+        const Run ok
+            = run({QStringLiteral("--n"), QStringLiteral("8"), QStringLiteral("--hide-keys"),
+                   QStringLiteral("7"), QStringLiteral("--out"), out});
+        QVERIFY2(ok.exitCode == 0, qPrintable(ok.err));
+    }
+
+    void windowRange_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QString>("message"); // first line of stderr ("" for none)
+        QTest::newRow("w 0")
+            << QStringList {QStringLiteral("--window"), QStringLiteral("0")} << 2
+            << QStringLiteral("attnlab heatmap: --window must be an integer in [1, 4096], got '0'");
+        QTest::newRow("w 2^40") << QStringList {QStringLiteral("--window"),
+                                                QStringLiteral("1099511627776")}
+                                << 2
+                                << QStringLiteral("attnlab heatmap: --window must be an integer in "
+                                                  "[1, 4096], got '1099511627776'");
+        QTest::newRow("sinks 2^40")
+            << QStringList {QStringLiteral("--window"), QStringLiteral("3"),
+                            QStringLiteral("--sinks"), QStringLiteral("1099511627776")}
+            << 2
+            << QStringLiteral(
+                   "attnlab heatmap: --sinks must be an integer in [0, 4096], got '1099511627776'");
+        QTest::newRow("sinks -1")
+            << QStringList {QStringLiteral("--window"), QStringLiteral("3"),
+                            QStringLiteral("--sinks"), QStringLiteral("-1")}
+            << 2
+            << QStringLiteral("attnlab heatmap: --sinks must be an integer in [0, 4096], got '-1'");
+        QTest::newRow("w 20 > n 8: a note")
+            << QStringList {QStringLiteral("--window"), QStringLiteral("20")} << 0
+            << QStringLiteral(
+                   "attnlab heatmap: note: --window 20 is not shorter than the sequence "
+                   "(n = 8): the sliding window masks no key, only the causal mask applies");
+        QTest::newRow("w 8 = n 8: a note")
+            << QStringList {QStringLiteral("--window"), QStringLiteral("8")} << 0
+            << QStringLiteral(
+                   "attnlab heatmap: note: --window 8 is not shorter than the sequence "
+                   "(n = 8): the sliding window masks no key, only the causal mask applies");
+        QTest::newRow("w 6, 2 sinks, n 8: a note")
+            << QStringList {QStringLiteral("--window"), QStringLiteral("6"),
+                            QStringLiteral("--sinks"), QStringLiteral("2")}
+            << 0
+            << QStringLiteral(
+                   "attnlab heatmap: note: --window 6 with --sinks 2 masks no key (n = 8): "
+                   "every key before a window is a sink, only the causal mask applies");
+        // Query 7 sees keys 2..7 with w = 6; key 1 is masked unless it is a sink.
+        QTest::newRow("w 6, 1 sink, n 8: masks key 1 of query 7")
+            << QStringList {QStringLiteral("--window"), QStringLiteral("6"),
+                            QStringLiteral("--sinks"), QStringLiteral("1")}
+            << 0 << QString();
+        QTest::newRow("w 7, n 8: masks key 0 of query 7")
+            << QStringList {QStringLiteral("--window"), QStringLiteral("7")} << 0 << QString();
+    }
+
+    // --window took 2^40 and w > n silently: the range is the window's and the session's
+    // [1, 4096] (sinks [0, 4096]); a window that masks nothing says so on stderr.
+    void windowRange()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(int, exitCode);
+        QFETCH(QString, message);
+        const QString out = m_dir.filePath(QStringLiteral("window.png"));
+        const Run r = run(args
+                          + QStringList {QStringLiteral("--n"), QStringLiteral("8"),
+                                         QStringLiteral("--out"), out});
+        QCOMPARE(r.exitCode, exitCode);
+        QCOMPARE(r.err.section(QLatin1Char('\n'), 0, 0), message);
+    }
+
     void help()
     {
         const Run r = run({QStringLiteral("--help")});

@@ -17,6 +17,7 @@
 #include <QTest>
 
 #include <memory>
+#include <string>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -67,6 +68,8 @@ private slots:
     void sessionOptionsMayBeOverridden();
     void helpNamesTheCommand_data();
     void helpNamesTheCommand();
+    void parseErrorsReadAlike_data();
+    void parseErrorsReadAlike();
 
 private:
     std::unique_ptr<QTemporaryDir> m_dir;
@@ -321,6 +324,39 @@ void TestCliOutputs::helpNamesTheCommand()
     const Run r = attnlab(arguments);
     QCOMPARE(r.exitCode, 0);
     QVERIFY2(r.out.startsWith(usage), qPrintable(r.out.left(200)));
+}
+
+void TestCliOutputs::parseErrorsReadAlike_data()
+{
+    // QCommandLineParser says "Unknown option 'bogus'." (no dashes, capital, full stop); every
+    // command says it as its other usage errors read, naming the option as written.
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QString>("firstLine");
+    for (const char *command : {"heatmap", "sweep", "compute", "bench", "train"})
+        QTest::newRow((std::string(command) + " --bogus").c_str())
+            << QStringList {QLatin1String(command), QStringLiteral("--bogus")}
+            << QStringLiteral("attnlab %1: unknown option '--bogus'").arg(QLatin1String(command));
+    QTest::newRow("experiment E1 --bogus")
+        << QStringList {"experiment", "E1", "--bogus"}
+        << QStringLiteral("attnlab experiment: unknown option '--bogus'");
+    QTest::newRow("heatmap -z") << QStringList {"heatmap", "-z"}
+                                << QStringLiteral("attnlab heatmap: unknown option '-z'");
+    QTest::newRow("heatmap --bogus=3")
+        << QStringList {"heatmap", "--bogus=3"}
+        << QStringLiteral("attnlab heatmap: unknown option '--bogus'");
+    QTest::newRow("heatmap --n without its value")
+        << QStringList {"heatmap", "--n"}
+        << QStringLiteral("attnlab heatmap: missing value after '--n'");
+}
+
+void TestCliOutputs::parseErrorsReadAlike()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QString, firstLine);
+    const Run r = attnlab(arguments);
+    QCOMPARE(r.exitCode, 2);
+    QCOMPARE(r.err.section(QLatin1Char('\n'), 0, 0), firstLine);
+    QVERIFY2(r.err.contains(QStringLiteral("--help")), qPrintable(r.err));
 }
 
 QTEST_GUILESS_MAIN(TestCliOutputs)

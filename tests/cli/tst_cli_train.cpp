@@ -172,6 +172,40 @@ private slots:
         QVERIFY(r.at("loss").values.back() < r.at("loss").values.front());
     }
 
+    void defaultRunsLearn_data()
+    {
+        QTest::addColumn<QString>("task");
+        for (const char *task : {"recall", "copy", "average"})
+            QTest::newRow(task) << QString::fromLatin1(task);
+    }
+    // `--task recall --steps 20` showed a flat loss (plain SGD at lr 0.01 barely moves it): the
+    // default run of each task (Adam, lr 0.01, 100 steps) at least halves its loss and says
+    // nothing; a 20-step run, or one with SGD, has not halved it and says so on stderr.
+    void defaultRunsLearn()
+    {
+        QFETCH(QString, task);
+        const QString out = path(QStringLiteral("default_%1.npz").arg(task));
+        auto run = runAttnlab({QStringLiteral("train"), QStringLiteral("--task"), task,
+                               QStringLiteral("--out"), out});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        const std::vector<double> loss = load(out).at("loss").values;
+        QCOMPARE(loss.size(), std::size_t(101));
+        QVERIFY2(loss.back() < 0.5 * loss.front(),
+                 qPrintable(QStringLiteral("%1 -> %2").arg(loss.front()).arg(loss.back())));
+        QVERIFY2(!run.err.contains("note:"), run.err.constData());
+
+        for (const QStringList &extra :
+             {QStringList {QStringLiteral("--steps"), QStringLiteral("3")},
+              QStringList {QStringLiteral("--optimizer"), QStringLiteral("sgd")}}) {
+            run = runAttnlab(QStringList {QStringLiteral("train"), QStringLiteral("--task"), task}
+                             + extra);
+            QVERIFY2(run.exitCode == 0, run.err.constData());
+            QVERIFY2(run.err.contains("attnlab train: note: the loss went from "),
+                     run.err.constData());
+            QVERIFY(run.err.contains("not yet half"));
+        }
+    }
+
     void refusals_data()
     {
         QTest::addColumn<QString>("edit"); // what is wrong with the case file ("" = nothing)

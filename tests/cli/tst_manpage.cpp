@@ -26,7 +26,10 @@ QStringList helpOptions(const QString &help)
 {
     QStringList options;
     bool inOptions = false;
-    static const QRegularExpression lead(QStringLiteral("^\\s+(-[^\\s<]+(?:,\\s*-[^\\s<]+)*)"));
+    // An option starts its line after QCommandLineParser's indent of two spaces; a description
+    // wrapped onto the next line (deeper indent) may begin with an option it mentions
+    // ("--window.") and is not one.
+    static const QRegularExpression lead(QStringLiteral("^ {1,4}(-[^\\s<]+(?:,\\s*-[^\\s<]+)*)"));
     for (const QString &line : help.split(QLatin1Char('\n'))) {
         if (line.startsWith(QLatin1String("Options:"))) {
             inOptions = true;

@@ -1,6 +1,7 @@
 // AttentionMask (core/mask.h): causal alignments, key padding, the two boolean conventions,
 // additive masks, OR-combination and the per-cell state bits used for display.
 
+#include "core/engine/engineparameters.h"
 #include "core/mask.h"
 
 #include <QTest>
@@ -324,6 +325,119 @@ private slots:
             const QString msg = QString::fromUtf8(e.what());
             QVERIFY2(msg.contains(QStringLiteral("row 1, col 0")), qPrintable(msg));
         }
+    }
+    void stateText_data()
+    {
+        QTest::addColumn<int>("state");
+        QTest::addColumn<QString>("label");
+        QTest::addColumn<QString>("field");
+        QTest::newRow("allowed") << 0 << "allowed"
+                                 << "allowed";
+        QTest::newRow("causal") << int(MaskCausal) << "causal-masked"
+                                << "causal";
+        QTest::newRow("padding") << int(MaskPadding) << "padding-masked"
+                                 << "padding";
+        QTest::newRow("custom") << int(MaskCustom) << "custom-masked"
+                                << "custom";
+        QTest::newRow("window") << int(MaskWindow) << "window-masked"
+                                << "window";
+        QTest::newRow("causal + padding")
+            << int(MaskCausal | MaskPadding) << "causal + padding-masked"
+            << "causal+padding";
+        QTest::newRow("causal + custom") << int(MaskCausal | MaskCustom) << "causal + custom-masked"
+                                         << "causal+custom";
+        QTest::newRow("padding + custom")
+            << int(MaskPadding | MaskCustom) << "padding + custom-masked"
+            << "padding+custom";
+        QTest::newRow("padding + window")
+            << int(MaskPadding | MaskWindow) << "padding + window-masked"
+            << "padding+window";
+        QTest::newRow("custom + window") << int(MaskCustom | MaskWindow) << "custom + window-masked"
+                                         << "custom+window";
+        QTest::newRow("causal + padding + custom")
+            << int(MaskCausal | MaskPadding | MaskCustom) << "causal + padding + custom-masked"
+            << "causal+padding+custom";
+        QTest::newRow("all four") << 15 << "causal + padding + custom + window-masked"
+                                  << "causal+padding+custom+window";
+        QTest::newRow("bits above the window ignored") << int(0x10 | MaskCausal) << "causal-masked"
+                                                       << "causal";
+    }
+    // The one wording of a cell's mask state (tooltips, legends, data export).
+    void stateText()
+    {
+        QFETCH(int, state);
+        QFETCH(QString, label);
+        QFETCH(QString, field);
+        QCOMPARE(QString::fromStdString(maskStateText(std::uint8_t(state))), label);
+        QCOMPARE(QString::fromStdString(maskStateText(std::uint8_t(state), MaskTextStyle::Label)),
+                 label);
+        QCOMPARE(QString::fromStdString(maskStateText(std::uint8_t(state), MaskTextStyle::Field)),
+                 field);
+        // Name: the kinds for a title, Label without "-masked" ("none" for no mask).
+        QString name = label;
+        name = state == 0 ? QStringLiteral("none") : name.remove(QStringLiteral("-masked"));
+        QCOMPARE(QString::fromStdString(maskStateText(std::uint8_t(state), MaskTextStyle::Name)),
+                 name);
+    }
+
+    // The one function that turns parameters into a mask gives every cell its window bit (the
+    // data export lacked it): padding m = 1, window w = 2 with s = 1 sink, n = 5, checked cell
+    // by cell against the definitions (causal j > i, window j ≤ i − w and j ≥ s, padding
+    // j ≥ n − m).
+    void maskFromParametersCarriesTheWindow()
+    {
+        const Index n = 5, w = 2, sinks = 1, padding = 1;
+        for (const AttentionKind kind :
+             {AttentionKind::EncoderSelf, AttentionKind::DecoderCausal}) {
+            const AttentionMask m
+                = maskFromParameters(kind, MaskChoice::KeyPadding, padding, n, n, w, sinks);
+            for (Index i = 0; i < n; ++i) {
+                for (Index j = 0; j < n; ++j) {
+                    int expected = 0;
+                    if (j > i)
+                        expected |= MaskCausal;
+                    if (j >= n - padding)
+                        expected |= MaskPadding;
+                    if (j <= i - w && j >= sinks)
+                        expected |= MaskWindow;
+                    QCOMPARE(int(m.state(i, j)), expected);
+                }
+            }
+            EngineParameters p;
+            p.n = n;
+            p.kind = kind;
+            p.mask = MaskChoice::KeyPadding;
+            p.paddingCount = padding;
+            p.window = w;
+            p.sinks = sinks;
+            COMPARE_BYTES(p.attentionMask().stateMatrix(n, n), m.stateMatrix(n, n));
+        }
+        // No window: causal only where asked.
+        QVERIFY(maskFromParameters(AttentionKind::EncoderSelf, MaskChoice::None, 0, 3, 3).empty());
+        QCOMPARE(int(maskFromParameters(AttentionKind::EncoderSelf, MaskChoice::None, 0, 3, 3, 1)
+                         .state(2, 0)),
+                 int(MaskWindow));
+        QVERIFY_THROWS_EXCEPTION(
+            InvalidArgument,
+            maskFromParameters(AttentionKind::EncoderSelf, MaskChoice::None, 0, 3, 3, -1));
+    }
+
+    // A sink that is visible (j < s) is allowed, not window-masked; the state of each cell of a
+    // window of 2 with 1 sink, n = 5, named as the data export names it.
+    void stateTextOfSlidingWindowWithSink()
+    {
+        const AttentionMask m = AttentionMask::slidingWindow(5, 5, 2, 1);
+        const char *expected[5][5] = {
+            {"allowed", "causal", "causal", "causal", "causal"},
+            {"allowed", "allowed", "causal", "causal", "causal"},
+            {"allowed", "allowed", "allowed", "causal", "causal"},
+            {"allowed", "window", "allowed", "allowed", "causal"},
+            {"allowed", "window", "window", "allowed", "allowed"},
+        };
+        for (Index i = 0; i < 5; ++i)
+            for (Index j = 0; j < 5; ++j)
+                QCOMPARE(QString::fromStdString(maskStateText(m.state(i, j), MaskTextStyle::Field)),
+                         QString::fromLatin1(expected[i][j]));
     }
 };
 

@@ -262,6 +262,77 @@ private slots:
         QVERIFY(std::abs(summarize(m).worstRowSumError - 0.5) <= 1e-15);
     }
 
+    // A weight panel's statistics, against values worked out by hand (dyadic weights, so
+    // every sum is exact).
+    void weightStatisticsByHand()
+    {
+        // Causal 3 × 3: the masked cells (j > i) hold 0 and are left out of min, max and mean.
+        MatrixD w(3, 3);
+        w << 1.0, 0.0, 0.0, //
+            0.25, 0.75, 0.0, //
+            0.5, 0.125, 0.375;
+        MatrixB causal(3, 3);
+        causal << 0, 1, 1, 0, 0, 1, 0, 0, 0;
+        WeightStatistics s = weightStatistics(w, causal);
+        QCOMPARE(s.cells, Index(6));
+        QCOMPARE(s.min, 0.125);
+        QCOMPARE(s.max, 1.0);
+        QCOMPARE(s.mean, 3.0 / 6.0); // (1 + 0.25 + 0.75 + 0.5 + 0.125 + 0.375) / 6
+        QCOMPARE(s.worstRowSumError, 0.0);
+        // Without the mask the zeros count: min 0, mean 3/9.
+        s = weightStatistics(w);
+        QCOMPARE(s.cells, Index(9));
+        QCOMPARE(s.min, 0.0);
+        QCOMPARE(s.mean, 3.0 / 9.0);
+
+        // Raw weights after hiding a key: rows sum to 0.75 and 0.5, errors 0.25 and 0.5.
+        MatrixD raw(2, 2);
+        raw << 0.5, 0.25, 0.25, 0.25;
+        s = weightStatistics(raw);
+        QCOMPARE(s.min, 0.25);
+        QCOMPARE(s.max, 0.5);
+        QCOMPARE(s.mean, 1.25 / 4.0);
+        QCOMPARE(s.worstRowSumError, 0.5);
+
+        // A fully masked row (weights 0, sum 0) is not a row-sum error of 1.
+        MatrixD fully(2, 2);
+        fully << 0.0, 0.0, 0.5, 0.5;
+        MatrixB firstRow(2, 2);
+        firstRow << 1, 1, 0, 0;
+        s = weightStatistics(fully, firstRow, {1, 0});
+        QCOMPARE(s.cells, Index(2));
+        QCOMPARE(s.min, 0.5);
+        QCOMPARE(s.max, 0.5);
+        QCOMPARE(s.mean, 0.5);
+        QCOMPARE(s.worstRowSumError, 0.0);
+        // Every cell masked: nothing to count.
+        s = weightStatistics(MatrixD::Zero(1, 2), MatrixB::Ones(1, 2), {1});
+        QCOMPARE(s.cells, Index(0));
+        QVERIFY(std::isnan(s.min) && std::isnan(s.max) && std::isnan(s.mean));
+        QCOMPARE(s.worstRowSumError, 0.0);
+
+        // A NaN is left out of min/max/mean and makes its row's error NaN.
+        MatrixD bad(1, 3);
+        bad << 0.25, std::numeric_limits<double>::quiet_NaN(), 0.5;
+        s = weightStatistics(bad);
+        QCOMPARE(s.cells, Index(2));
+        QCOMPARE(s.min, 0.25);
+        QCOMPARE(s.max, 0.5);
+        QCOMPARE(s.mean, 0.375);
+        QVERIFY(std::isnan(s.worstRowSumError));
+
+        // Shapes that disagree are refused, naming both.
+        try {
+            weightStatistics(w, MatrixB::Zero(2, 3));
+            QFAIL("no exception");
+        } catch (const InvalidArgument &e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("2 x 3"))
+                         && QString::fromUtf8(e.what()).contains(QLatin1String("3 x 3")),
+                     e.what());
+        }
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, weightStatistics(w, MatrixB(), {0, 1}));
+    }
+
     void standardDeviationTwoPass()
     {
         MatrixD a(2, 2);

@@ -1,5 +1,6 @@
 #include "ui/export/dataexport.h"
 
+#include "core/mask.h"
 #include "core/npy.h"
 
 #include <QDir>
@@ -98,22 +99,6 @@ private:
     std::string m_buffer;
     bool m_ok = false;
 };
-
-QString maskText(std::uint8_t state)
-{
-    if (!state)
-        return QStringLiteral("allowed");
-    QStringList parts;
-    if (state & MaskCausal)
-        parts << QStringLiteral("causal");
-    if (state & MaskPadding)
-        parts << QStringLiteral("padding");
-    if (state & MaskCustom)
-        parts << QStringLiteral("custom");
-    if (state & MaskWindow)
-        parts << QStringLiteral("window");
-    return parts.join(QLatin1Char('+'));
-}
 
 // RFC 4180 field: quoted when it holds a comma, quote, CR or LF (quotes doubled).
 QString csvField(const QString &text)
@@ -358,9 +343,9 @@ bool writeCsvFiles(const SessionResult &r, const QString &path, QStringList *wri
         qText.push_back(csvField(r.queryLabel(int(i))).toStdString());
     for (Index j = 0; j < nK; ++j)
         kText.push_back(csvField(r.keyLabel(int(j))).toStdString());
-    std::vector<std::string> masks;
-    for (int s = 0; s < 8; ++s)
-        masks.push_back(maskText(std::uint8_t(s)).toStdString());
+    std::vector<std::string> masks; // every combination of the four MaskStateBits
+    for (int s = 0; s < 16; ++s)
+        masks.push_back(maskStateText(std::uint8_t(s), MaskTextStyle::Field));
 
     {
         TextOut out(path);
@@ -386,7 +371,7 @@ bool writeCsvFiles(const SessionResult &r, const QString &path, QStringList *wri
                     out << ',';
                     if (!mean && k < r.scaledScores.size())
                         out.number(r.scaledScores[k](i, j), false);
-                    out << ',' << masks[maskAt(r, i, j) & 7] << '\n';
+                    out << ',' << masks[maskAt(r, i, j) & 15] << '\n';
                 }
             }
         }

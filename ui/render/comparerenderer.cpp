@@ -329,6 +329,7 @@ void CompareRenderer::rebuild()
         p.norm = ColorNorm::linear(0.0, 1.0);
         p.rangeNote = QStringLiteral("fixed [0, 1]");
         p.poolMax = true;
+        setWeightStatistics(p);
         return p;
     };
     const QString which
@@ -406,10 +407,10 @@ QString CompareRenderer::describeCell(const FigureHit &hit) const
         key += QStringLiteral(": \u201c%1\u201d").arg(a.keyLabel(int(j)));
     }
     lines << query << key;
-    lines
-        << QStringLiteral("A: weight %1 (%2)").arg(number(wa(i, j)), maskStateText(state(a, i, j)));
-    lines
-        << QStringLiteral("B: weight %1 (%2)").arg(number(wb(i, j)), maskStateText(state(b, i, j)));
+    lines << QStringLiteral("A: weight %1 (%2)")
+                 .arg(number(wa(i, j)), QString::fromStdString(maskStateText(state(a, i, j))));
+    lines << QStringLiteral("B: weight %1 (%2)")
+                 .arg(number(wb(i, j)), QString::fromStdString(maskStateText(state(b, i, j))));
     lines << QStringLiteral("B \u2212 A = %1").arg(number(m_diff(i, j)));
     if (!mean && std::size_t(h) < a.metrics.size() && std::size_t(h) < b.metrics.size())
         lines << QStringLiteral("row %1 entropy: A %2 nats, B %3 nats")

@@ -2,6 +2,7 @@
 
 #include "ui/render/figurefile.h"
 
+#include "core/mask.h"
 #include "core/threads.h"
 
 #include <QDir>
@@ -16,6 +17,7 @@
 #include <QSvgGenerator>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -63,25 +65,6 @@ QString windowLegendText(const SessionParameters &p)
 {
     return QStringLiteral("window: %1 keys").arg(p.window)
         + (p.sinks > 0 ? QStringLiteral(" + %1 sinks").arg(p.sinks) : QString());
-}
-
-QString maskStateName(std::uint8_t state)
-{
-    const bool causal = state & MaskCausal;
-    const bool padding = state & MaskPadding;
-    const bool custom = state & MaskCustom;
-    if (!state)
-        return QStringLiteral("allowed");
-    QStringList parts;
-    if (causal)
-        parts << QStringLiteral("causal");
-    if (padding)
-        parts << QStringLiteral("padding");
-    if (custom)
-        parts << QStringLiteral("custom");
-    if (state & MaskWindow)
-        parts << QStringLiteral("outside the window");
-    return parts.join(QStringLiteral(" + ")) + QStringLiteral("-masked");
 }
 
 } // namespace
@@ -146,14 +129,16 @@ bool HeatmapRenderer::cellMasksToApply() const
         const MatrixB &state = m_result->maskState;
         const std::uint8_t *p = state.data();
         const Index size = state.size();
-        m_anyMasked = 0;
-        // OR-reduced in chunks (vectorised), stopping at the first chunk with a masked cell.
-        for (Index begin = 0; begin < size && !m_anyMasked; begin += 4096) {
+        // OR-reduced in chunks (vectorised): every mask kind present (the legend's widest text
+        // names them all), until all four bits are seen.
+        std::uint8_t all = 0;
+        for (Index begin = 0; begin < size && (all & 15) != 15; begin += 4096) {
             std::uint8_t any = 0;
             for (Index k = begin, end = std::min(size, begin + 4096); k < end; ++k)
                 any |= p[k];
-            m_anyMasked = any != 0;
+            all |= any;
         }
+        m_anyMasked = all & 15;
     }
     return m_anyMasked > 0;
 }
@@ -319,6 +304,8 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &bounds) const
                                QStringLiteral("RdBu_r, linear"), QStringLiteral("\u22120.0001")};
     if (res.params.window > 0)
         legendTexts << windowLegendText(res.params);
+    if (cellMasksToApply()) // the longest mask entry names every kind present
+        legendTexts << QString::fromStdString(maskStateText(std::uint8_t(m_anyMasked)));
     qreal legendW = 0;
     for (const QString &t : legendTexts)
         legendW = std::max(legendW, fm.horizontalAdvance(t));
@@ -463,21 +450,15 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
         devScale = std::max<qreal>(devScale, 2.0);
     devScale = std::max<qreal>(devScale, 1.0);
 
-    // Which mask states exist (for hatching and the legend).
-    bool anyCausalOnly = false, anyPaddingOnly = false, anyBoth = false, anyWindow = false;
+    // Which mask states exist (for hatching and the legend): present[s] for each combination s
+    // of the four MaskStateBits.
+    std::array<bool, 16> present {};
     if (useMask) {
-        for (Index i = 0; i < res.maskState.rows(); ++i) {
-            for (Index j = 0; j < res.maskState.cols(); ++j) {
-                anyWindow |= (res.maskState(i, j) & MaskWindow) != 0;
-                const bool c = res.maskState(i, j) & MaskCausal;
-                const bool pd = res.maskState(i, j) & (MaskPadding | MaskCustom);
-                anyCausalOnly |= c && !pd;
-                anyPaddingOnly |= pd && !c;
-                anyBoth |= c && pd;
-            }
-        }
+        for (Index i = 0; i < res.maskState.rows(); ++i)
+            for (Index j = 0; j < res.maskState.cols(); ++j)
+                present[res.maskState(i, j) & 15] = true;
     }
-    const bool anyMasked = anyCausalOnly || anyPaddingOnly || anyBoth || anyWindow;
+    const bool anyMasked = std::find(present.begin() + 1, present.end(), true) != present.end();
     const std::vector<std::uint8_t> noFlags;
     const std::vector<std::uint8_t> &fullyMasked
         = res.fullyMasked.empty() ? noFlags : res.fullyMasked.front();
@@ -664,31 +645,42 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
             const qreal w = sample.width(), h = sample.height();
             const qreal step = 0.3 * f * devScale;
             for (qreal c = -h; c < w + h; c += step) {
-                if (hatch & 1)
+                if (hatch & MaskCausal)
                     sp.drawLine(QPointF(c, h), QPointF(c + h, 0));
-                if (hatch & 2)
+                if (hatch & MaskPadding)
                     sp.drawLine(QPointF(c, 0), QPointF(c + h, h));
             }
-            for (qreal c = step / 2; (hatch & 4) && c < h; c += step)
+            for (qreal c = step / 2; (hatch & MaskWindow) && c < h; c += step)
                 sp.drawLine(QPointF(0, c), QPointF(w, c));
+            for (qreal c = step / 2; (hatch & MaskCustom) && c < w; c += step)
+                sp.drawLine(QPointF(c, 0), QPointF(c, h));
         }
         painter->drawImage(box, sample);
         painter->setPen(QPen(muted, 0));
         painter->drawRect(box);
         painter->setPen(fg);
-        painter->drawText(
-            QRectF(box.right() + 0.4 * f, y, lay.legend.right() - box.right(), fm.height()),
-            Qt::AlignLeft | Qt::AlignVCenter, text);
-        y += fm.height() * 1.15;
+        // A label wider than the legend column wraps onto more lines, never elided.
+        const qreal textW = std::max(lay.legend.right() - box.right() - 0.4 * f, 1.0);
+        if (fm.horizontalAdvance(text) > textW) {
+            const QRectF wrapped
+                = fm.boundingRect(QRectF(0, 0, textW, 1e6), Qt::TextWordWrap, text);
+            painter->drawText(QRectF(box.right() + 0.4 * f, y, textW, wrapped.height()),
+                              Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, text);
+            y += std::max(wrapped.height(), fm.height()) + fm.height() * 0.15;
+        } else {
+            painter->drawText(QRectF(box.right() + 0.4 * f, y, textW, fm.height()),
+                              Qt::AlignLeft | Qt::AlignVCenter, text);
+            y += fm.height() * 1.15;
+        }
     };
-    if (anyCausalOnly)
-        swatch(maskedColor(MaskCausal), 1, QStringLiteral("causal-masked"));
-    if (anyPaddingOnly)
-        swatch(maskedColor(MaskPadding), 2, QStringLiteral("padding-masked"));
-    if (anyBoth)
-        swatch(maskedColor(MaskCausal | MaskPadding), 3, QStringLiteral("causal + padding"));
-    if (anyWindow)
-        swatch(maskedColor(MaskWindow), 4, windowLegendText(res.params));
+    // One entry per mask state present, hatched as its cells and named as their tooltips
+    // (maskStateText); the window alone says its width.
+    for (std::uint8_t state = 1; state < 16; ++state) {
+        if (present[state])
+            swatch(maskedColor(state), state,
+                   state == MaskWindow ? windowLegendText(res.params)
+                                       : QString::fromStdString(maskStateText(state)));
+    }
     if (anyFullyMasked) {
         const QRectF box(lay.legend.left() + 0.35 * f, y + 0.1 * fm.height(), 0.4 * f,
                          0.8 * fm.height());
@@ -779,7 +771,7 @@ QString HeatmapRenderer::describeCell(const HeatmapHit &hit) const
             lines << QStringLiteral("scaled score %1").arg(formatValue(res.scaledScores[h](i, j)));
         }
     }
-    lines << QStringLiteral("mask: %1").arg(maskStateName(state));
+    lines << QStringLiteral("mask: %1").arg(QString::fromStdString(maskStateText(state)));
     const std::size_t h = hit.mean ? 0 : std::size_t(hit.head);
     const bool rowFullyMasked = h < res.fullyMasked.size()
         && std::size_t(i) < res.fullyMasked[h].size() && res.fullyMasked[h][std::size_t(i)];

@@ -227,7 +227,8 @@ private:
     mutable QVector<CachedImage> m_images; // per tile, lazily built
     mutable bool m_normValid = false;
     mutable ColorNorm m_norm;
-    mutable int m_anyMasked = -1; ///< some mask state ≠ 0 in m_result (−1: not scanned yet)
+    /// The OR of m_result's mask states (MaskStateBits; 0: nothing masked; −1: not scanned yet).
+    mutable int m_anyMasked = -1;
 };
 
 /// Batch export: one file per head of `renderer`'s result, each the single-head view with the

@@ -5,6 +5,7 @@
 #include "ui/render/tileimage.h"
 
 #include "core/mask.h"
+#include "core/metrics.h"
 
 #include <QFileInfo>
 #include <QFont>
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -35,14 +37,19 @@ using figure::niceStep;
 
 constexpr qreal hatchMinCellPixels = 6.0; // hatch masked cells at least this big (device px)
 
-// Which mask kinds and special values a panel holds (for its legend).
+// Which mask states and special values a panel holds (for its legend): bit s (1 ≤ s ≤ 15) for
+// cells whose MaskStateBits are s.
 enum PanelFlags : int {
-    HasCausalOnly = 1,
-    HasPaddingOnly = 2,
-    HasBoth = 4,
-    HasFullyMasked = 8,
-    HasNaN = 16,
+    HasMaskStates = 0xfffe,
+    HasFullyMasked = 1 << 16,
+    HasNaN = 1 << 17,
 };
+
+// Legend rows the flags ask for: one per mask state, fully masked rows and NaN.
+int legendSwatches(int flags)
+{
+    return std::popcount(unsigned(flags & (HasMaskStates | HasFullyMasked | HasNaN)));
+}
 
 // Lines `text` takes word-wrapped at `width` (at least 1).
 int wrappedLines(const QFontMetricsF &fm, const QString &text, qreal width)
@@ -60,16 +67,6 @@ qreal captionLineHeight(const QFontMetricsF &fm, const QString &text, qreal widt
     const qreal wrapped
         = fm.boundingRect(QRectF(0, 0, std::max(width, 1.0), 1e6), Qt::TextWordWrap, text).height();
     return std::max(fm.height(), wrapped) + 0.15 * fm.height();
-}
-
-bool isCausal(std::uint8_t s)
-{
-    return s & MaskCausal;
-}
-
-bool isPadding(std::uint8_t s)
-{
-    return s & (MaskPadding | MaskCustom);
 }
 
 // Whether any of the n values is NaN. Chunks of 2048 are OR-reduced without branches (the
@@ -102,13 +99,8 @@ int panelFlags(const FigurePanel &p)
                 any |= states[k];
             if (!any)
                 continue;
-            for (Index k = begin; k < end; ++k) {
-                const std::uint8_t s = states[k];
-                if (!s)
-                    continue;
-                const bool c = isCausal(s), pd = isPadding(s);
-                flags |= (c && pd) ? HasBoth : c ? HasCausalOnly : HasPaddingOnly;
-            }
+            for (Index k = begin; k < end; ++k)
+                flags |= (1 << (states[k] & 15)) & HasMaskStates;
         }
     }
     if (p.fullyMasked
@@ -200,22 +192,6 @@ QRgb PanelFigure::maskedColor(ColormapId id, std::uint8_t state)
     return maskColor(id, state);
 }
 
-QString PanelFigure::maskStateText(std::uint8_t state)
-{
-    if (!state)
-        return QStringLiteral("allowed");
-    QStringList parts;
-    if (state & MaskCausal)
-        parts << QStringLiteral("causal");
-    if (state & MaskPadding)
-        parts << QStringLiteral("padding");
-    if (state & MaskCustom)
-        parts << QStringLiteral("custom");
-    if (state & MaskWindow)
-        parts << QStringLiteral("outside the window");
-    return parts.join(QStringLiteral(" + ")) + QStringLiteral("-masked");
-}
-
 QString PanelFigure::formatValue(double v)
 {
     if (std::isnan(v))
@@ -259,6 +235,28 @@ void PanelFigure::makeDiverging(FigurePanel &panel)
     panel.dataMin = lo;
     panel.dataMax = hi;
     panel.poolMax = false;
+}
+
+void PanelFigure::setWeightStatistics(FigurePanel &panel)
+{
+    panel.statistics.clear();
+    if (!panel.values)
+        return;
+    const MatrixD &w = *panel.values;
+    const bool hasMask = panel.maskState && panel.maskState->rows() == w.rows()
+        && panel.maskState->cols() == w.cols();
+    const bool hasFlags = panel.fullyMasked && Index(panel.fullyMasked->size()) == w.rows();
+    const WeightStatistics s
+        = weightStatistics(w, hasMask ? *panel.maskState : MatrixB(),
+                           hasFlags ? *panel.fullyMasked : std::vector<std::uint8_t>());
+    auto number = [](double v) {
+        return std::isnan(v) ? QStringLiteral("\u2013") : minusSign(QString::number(v, 'g', 4));
+    };
+    panel.statistics
+        << QStringLiteral("min %1").arg(number(s.min))
+        << QStringLiteral("max %1").arg(number(s.max))
+        << QStringLiteral("mean %1").arg(number(s.mean))
+        << QStringLiteral("worst |row sum \u2212 1| %1").arg(number(s.worstRowSumError));
 }
 
 QString PanelFigure::describeCell(const FigureHit &) const
@@ -310,6 +308,7 @@ QStringList PanelFigure::legendLines(const FigurePanel &panel) const
     if (panel.markDataRange)
         lines << QStringLiteral("\u25b8 data min %1").arg(formatTick(panel.dataMin))
               << QStringLiteral("\u25b8 data max %1").arg(formatTick(panel.dataMax));
+    lines << panel.statistics;
     return lines;
 }
 
@@ -372,12 +371,16 @@ PanelFigureLayout PanelFigure::computeLayout(const QRectF &bounds) const
             textW = std::max(textW, fm.horizontalAdvance(t));
         textW = std::max(textW, fmBold.horizontalAdvance(p.quantity));
         const int flags = m_flags.value(k);
-        int swatches = 0;
-        for (int bit : {HasCausalOnly, HasPaddingOnly, HasBoth, HasFullyMasked, HasNaN})
-            swatches += (flags & bit) ? 1 : 0;
+        const int swatches = legendSwatches(flags);
         legendRows = std::max(legendRows, int(lines.size()) + swatches);
+        for (int state = 1; state < 16; ++state) // the mask entries, after their swatch
+            if (flags & (1 << state))
+                textW = std::max(
+                    textW,
+                    fm.horizontalAdvance(QString::fromStdString(maskStateText(std::uint8_t(state))))
+                        + 1.5 * f);
     }
-    for (const char *t : {"causal + padding", "padding-masked", "fully masked row"})
+    for (const char *t : {"causal + padding-masked", "padding-masked", "fully masked row"})
         textW = std::max(textW, fm.horizontalAdvance(QLatin1String(t)) + 1.5 * f);
     textW = std::max(textW, 1.8 * f + fm.horizontalAdvance(QStringLiteral("\u22120.0001")));
 
@@ -443,8 +446,12 @@ PanelFigureLayout PanelFigure::computeLayout(const QRectF &bounds) const
             for (const QString &t : legendLines(m_panels[k]))
                 rowsK += wrappedLines(fm, t, legendW);
             const int flags = m_flags.value(k);
-            for (int bit : {HasCausalOnly, HasPaddingOnly, HasBoth, HasFullyMasked, HasNaN})
-                rowsK += (flags & bit) ? 1 : 0;
+            rowsK += legendSwatches(flags & ~HasMaskStates);
+            for (int state = 1; state < 16; ++state) // mask labels wrap beside their swatch
+                if (flags & (1 << state))
+                    rowsK += wrappedLines(
+                        fm, QString::fromStdString(maskStateText(std::uint8_t(state))),
+                        legendW - 1.5 * f);
             wrappedRows = std::max(wrappedRows, rowsK);
         }
         if (wrappedRows > legendRows) {
@@ -610,7 +617,7 @@ void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vector
                                       int(std::ceil(nK / std::max(devSize.width(), 1.0) - 1e-9)));
         QImage image = panelImage(k, rowBlock, colBlock);
         const qreal devCell = cell * devScale;
-        const bool anyMasked = flags & (HasCausalOnly | HasPaddingOnly | HasBoth);
+        const bool anyMasked = flags & HasMaskStates;
         const bool enlarge = image.width() < devSize.width() && devSize.width() <= 8192
             && devSize.height() <= 8192 && (vectorOutput || devCell >= hatchMinCellPixels);
         if (enlarge) {
@@ -620,7 +627,7 @@ void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vector
             if (anyMasked && devCell >= hatchMinCellPixels && panel.maskState)
                 hatchMaskedCells(image, *panel.maskState, QRect(), panel.colormap,
                                  std::clamp(devCell / 3.0, 5.0, std::max(5.0, 0.6 * f * devScale)),
-                                 false);
+                                 true);
         }
         painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
         painter->drawImage(map, image);
@@ -762,30 +769,39 @@ void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vector
                 const qreal w = sample.width(), h = sample.height();
                 const qreal step = 0.3 * f * devScale;
                 for (qreal c = -h; c < w + h; c += step) {
-                    if (hatch & 1)
+                    if (hatch & MaskCausal)
                         sp.drawLine(QPointF(c, h), QPointF(c + h, 0));
-                    if (hatch & 2)
+                    if (hatch & MaskPadding)
                         sp.drawLine(QPointF(c, 0), QPointF(c + h, h));
                 }
+                for (qreal c = step / 2; (hatch & MaskWindow) && c < h; c += step)
+                    sp.drawLine(QPointF(0, c), QPointF(w, c));
+                for (qreal c = step / 2; (hatch & MaskCustom) && c < w; c += step)
+                    sp.drawLine(QPointF(c, 0), QPointF(c, h));
             }
             painter->drawImage(box, sample);
             painter->setPen(QPen(muted, 0));
             painter->drawRect(box);
             painter->setPen(fg);
-            painter->drawText(
-                QRectF(box.right() + 0.4 * f, y, legend.right() - box.right() - 0.4 * f,
-                       fm.height()),
-                Qt::AlignLeft | Qt::AlignVCenter,
-                fm.elidedText(text, Qt::ElideRight, legend.right() - box.right() - 0.4 * f));
-            y += fm.height() * 1.15;
+            // A label wider than the column wraps (as the legend lines do), never elided.
+            const qreal textW = legend.right() - box.right() - 0.4 * f;
+            const int lines = wrappedLines(fm, text, textW);
+            if (lines > 1) {
+                painter->drawText(
+                    QRectF(box.right() + 0.4 * f, y, textW, lines * fm.height() * 1.15),
+                    Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, text);
+            } else {
+                painter->drawText(QRectF(box.right() + 0.4 * f, y, textW, fm.height()),
+                                  Qt::AlignLeft | Qt::AlignVCenter, text);
+            }
+            y += lines * fm.height() * 1.15;
         };
-        if (flags & HasCausalOnly)
-            swatch(maskedColor(panel.colormap, MaskCausal), 1, QStringLiteral("causal-masked"));
-        if (flags & HasPaddingOnly)
-            swatch(maskedColor(panel.colormap, MaskPadding), 2, QStringLiteral("padding-masked"));
-        if (flags & HasBoth)
-            swatch(maskedColor(panel.colormap, MaskCausal | MaskPadding), 3,
-                   QStringLiteral("causal + padding"));
+        // One entry per mask state present, hatched as its cells and named as their tooltips.
+        for (int state = 1; state < 16; ++state) {
+            if (flags & (1 << state))
+                swatch(maskedColor(panel.colormap, std::uint8_t(state)), state,
+                       QString::fromStdString(maskStateText(std::uint8_t(state))));
+        }
         if (flags & HasFullyMasked) {
             const QRectF box(legend.left() + 0.35 * f, y + 0.1 * fm.height(), 0.4 * f,
                              0.8 * fm.height());

@@ -48,6 +48,8 @@ struct FigurePanel
     double dataMin = 0, dataMax = 0;
     /// Pooling beyond FigureStyle::maxImageSide cells per side: max (weights) or mean (scores).
     bool poolMax = false;
+    /// Legend lines under the range: the panel's statistics (setWeightStatistics).
+    QStringList statistics;
 };
 
 /// Axis labels of a figure: one per row (query i) and per column (key j). Token labels are
@@ -139,14 +141,16 @@ public:
     /// Base colour of a masked cell with MaskStateBits `state` (≠ 0) under colormap `id`: the
     /// grid renderer's colours (HeatmapRenderer::maskedColor), so both views read alike.
     static QRgb maskedColor(ColormapId id, std::uint8_t state);
-    /// "allowed", "causal-masked", "padding-masked", "causal + padding-masked", ...
-    static QString maskStateText(std::uint8_t state);
     /// Sets `panel` up as a diverging RdBu_r panel centred on 0 for its values and mask:
     /// norm symmetric over [−m, m] with m = max(|min|, |max|) of the finite, unmasked cells (so
     /// 0 is the white middle and equal magnitudes get equal intensity), the true min and max
     /// marked. All-zero or empty data get m = 1 (0 stays the middle; the range note says
     /// "all 0").
     static void makeDiverging(FigurePanel &panel);
+    /// Sets a weight panel's statistics lines from core's weightStatistics of its values, mask
+    /// states and fully masked rows: "min …", "max …", "mean …" (cells not masked) and
+    /// "worst |row sum − 1| …" (rows not fully masked), 4 significant digits. No values: no lines.
+    static void setWeightStatistics(FigurePanel &panel);
     /// A value as shown in tooltips and tables: 6 significant digits, "−" for minus, ±∞, NaN.
     static QString formatValue(double v);
 

@@ -88,7 +88,7 @@ QString StepsRenderer::documentTitle() const
 void StepsRenderer::rebuild()
 {
     m_positionKind = PositionKind::None;
-    const QString pipeline = QStringLiteral(
+    QString pipeline = QStringLiteral(
         "raw scores Q K\u1d40 \u2192 scaled + masked Q K\u1d40\u00b7scale + M \u2192 weights "
         "softmax");
     if (!m_result) {
@@ -119,6 +119,26 @@ void StepsRenderer::rebuild()
     const MatrixB *mask = hasMask ? &r.maskState : nullptr;
     const std::vector<std::uint8_t> *fully
         = hh < r.fullyMasked.size() ? &r.fullyMasked[hh] : nullptr;
+    // The titles name the mask only when one is on: the kinds of the masked cells ("causal +
+    // window"), or an additive float mask from a file, which may mask no cell.
+    std::uint8_t maskKinds = 0;
+    if (mask)
+        for (Index k = 0; k < mask->size(); ++k)
+            maskKinds |= mask->data()[k];
+    const TensorCase<double> *tc = r.params.tensors ? r.params.tensors->tensorCase() : nullptr;
+    const bool additive = tc && tc->mask.additiveTerm();
+    const bool masked = maskKinds != 0 || additive;
+    QString maskName;
+    if (maskKinds)
+        maskName = QString::fromStdString(maskStateText(maskKinds, MaskTextStyle::Name));
+    if (additive)
+        maskName += (maskName.isEmpty() ? QString() : QStringLiteral(" + "))
+            + QStringLiteral("additive");
+    if (!masked)
+        pipeline = QStringLiteral(
+            "raw scores Q K\u1d40 \u2192 scaled Q K\u1d40\u00b7scale \u2192 weights softmax");
+    else
+        pipeline += QStringLiteral("; mask M: %1").arg(maskName);
 
     // The position scheme's step, when the result carries it for this head.
     const bool rope = hh < r.unrotatedScores.size()
@@ -154,9 +174,13 @@ void StepsRenderer::rebuild()
     const int step = m_positionKind == PositionKind::None ? 2 : 3;
 
     FigurePanel scaled;
-    scaled.title = alibi
-        ? QStringLiteral("3 \u00b7 Q K\u1d40\u00b7scale + B + M")
-        : QStringLiteral("%1 \u00b7 scaled + masked Q K\u1d40\u00b7scale + M").arg(step);
+    if (alibi)
+        scaled.title = masked ? QStringLiteral("3 \u00b7 Q K\u1d40\u00b7scale + B + M")
+                              : QStringLiteral("3 \u00b7 Q K\u1d40\u00b7scale + B");
+    else
+        scaled.title = masked
+            ? QStringLiteral("%1 \u00b7 scaled + masked Q K\u1d40\u00b7scale + M").arg(step)
+            : QStringLiteral("%1 \u00b7 scaled Q K\u1d40\u00b7scale").arg(step);
     scaled.quantity = QStringLiteral("scaled score");
     scaled.values = &r.scaledScores[hh];
     scaled.maskState = mask;
@@ -190,6 +214,7 @@ void StepsRenderer::rebuild()
     weights.norm = ColorNorm::linear(0.0, 1.0);
     weights.rangeNote = QStringLiteral("fixed [0, 1]");
     weights.poolMax = true;
+    setWeightStatistics(weights);
 
     QString shownPipeline = pipeline;
     if (rope)
@@ -255,7 +280,7 @@ QString StepsRenderer::describeCell(const FigureHit &hit) const
     else
         lines << QStringLiteral("scaled score = %1 (raw \u00d7 scale %2)")
                      .arg(formatValue(scaled), formatValue(r.scale));
-    lines << QStringLiteral("mask: %1").arg(maskStateText(state));
+    lines << QStringLiteral("mask: %1").arg(QString::fromStdString(maskStateText(state)));
     lines << QStringLiteral("weight = %1").arg(formatValue(r.weights[hh](i, j)));
     const bool fully = hh < r.fullyMasked.size() && std::size_t(i) < r.fullyMasked[hh].size()
         && r.fullyMasked[hh][std::size_t(i)];

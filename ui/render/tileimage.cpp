@@ -168,16 +168,12 @@ void hatchMaskedCells(QImage &image, const MatrixB &maskState, QRect window, Col
         window = QRect(0, 0, int(maskState.cols()), int(maskState.rows()));
     const int r0 = window.y(), c0 = window.x(), nQ = window.height(), nK = window.width();
     const qreal sx = qreal(image.width()) / nK, sy = qreal(image.height()) / nQ;
-    const auto hasBit = [&maskState](std::uint8_t bit, int i, int j) {
-        const std::uint8_t state = maskState(i, j);
-        if (bit == MaskPadding)
-            return (state & (MaskPadding | MaskCustom)) != 0;
-        return (state & bit) != 0;
-    };
+    const auto hasBit
+        = [&maskState](std::uint8_t bit, int i, int j) { return (maskState(i, j) & bit) != 0; };
     QPainter ip(&image);
     ip.setRenderHint(QPainter::Antialiasing);
-    for (std::uint8_t bit :
-         {std::uint8_t(MaskCausal), std::uint8_t(MaskPadding), std::uint8_t(MaskWindow)}) {
+    for (std::uint8_t bit : {std::uint8_t(MaskCausal), std::uint8_t(MaskPadding),
+                             std::uint8_t(MaskCustom), std::uint8_t(MaskWindow)}) {
         if (bit == MaskWindow && !windowLines)
             continue;
         QPainterPath region;
@@ -205,7 +201,12 @@ void hatchMaskedCells(QImage &image, const MatrixB &maskState, QRect window, Col
             for (qreal c = spacing / 2; c < h; c += spacing)
                 ip.drawLine(QPointF(0, c), QPointF(w, c));
         }
-        for (qreal c = -h; bit != MaskWindow && c < w + h; c += spacing) {
+        if (bit == MaskCustom) {
+            for (qreal c = spacing / 2; c < w; c += spacing)
+                ip.drawLine(QPointF(c, 0), QPointF(c, h));
+        }
+        const bool diagonal = bit == MaskCausal || bit == MaskPadding;
+        for (qreal c = -h; diagonal && c < w + h; c += spacing) {
             if (bit == MaskCausal) // "/" lines
                 ip.drawLine(QPointF(c, h), QPointF(c + h, 0));
             else // "\" lines

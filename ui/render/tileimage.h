@@ -69,7 +69,8 @@ QRgb maskColor(ColormapId colormap, std::uint8_t state);
 
 /// Hatches the masked cells of `image`, an image of the cells `window` of `maskState` enlarged
 /// to whole device pixels (image.width() / window.width() pixels per cell): causal "/", padding
-/// or custom "\" (both crossed) and, when `windowLines`, outside the sliding window "—", drawn
+/// "\", custom "|" (a cell masked for two reasons is crossed) and, when `windowLines`, outside
+/// the sliding window "—", drawn
 /// every `spacing` device pixels in figure::hatchColor of the mask colour, lines max(1,
 /// spacing / 5) wide.
 void hatchMaskedCells(QImage &image, const MatrixB &maskState, QRect window, ColormapId colormap,

@@ -19,6 +19,22 @@ QString numberText(double v)
     return QString::number(v, 'g', 6);
 }
 
+/// The one range check of the parameters: "<name> must be in [lo, hi], got v" when v (a finite
+/// number) lies outside [lo, hi] or is not finite; empty otherwise. `hiText` replaces hi in the
+/// message ("n_k=8"), for a bound that is another parameter.
+QString outOfRange(const QString &name, double v, double lo, double hi, const QString &hiText = {})
+{
+    if (std::isfinite(v) && v >= lo && v <= hi)
+        return {};
+    const auto text = [](double x) { // integers in full ("1048576"), other numbers to 6 digits
+        return std::isfinite(x) && x == std::floor(x) && std::abs(x) < 1e15
+            ? QString::number(qint64(x))
+            : numberText(x);
+    };
+    return QStringLiteral("%1 must be in [%2, %3], got %4")
+        .arg(name, text(lo), hiText.isEmpty() ? text(hi) : hiText, text(v));
+}
+
 } // namespace
 
 QString scaleFormula(double scaleExponent, double temperature, int dK)
@@ -140,28 +156,30 @@ QString SessionParameters::keyLabel(int j) const
 
 QString SessionParameters::validate(int maxN) const
 {
-    if (n < 1 || n > maxN)
-        return QStringLiteral("n must be in [1, %1], got %2").arg(maxN).arg(n);
-    if (kind == AttentionKind::EncoderDecoder && (nK < 1 || nK > maxN))
-        return QStringLiteral("n_k must be in [1, %1], got %2").arg(maxN).arg(nK);
-    if (dModel < 1 || dModel > maxDModel)
-        return QStringLiteral("d_model must be in [1, %1], got %2").arg(maxDModel).arg(dModel);
-    if (heads < 1 || heads > dModel)
-        return QStringLiteral("h (heads) must be in [1, d_model=%1], got %2")
-            .arg(dModel)
-            .arg(heads);
+    if (QString e = outOfRange(QStringLiteral("n"), n, 1, maxN); !e.isEmpty())
+        return e;
+    if (kind == AttentionKind::EncoderDecoder)
+        if (QString e = outOfRange(QStringLiteral("n_k"), nK, 1, maxN); !e.isEmpty())
+            return e;
+    if (QString e = outOfRange(QStringLiteral("d_model"), dModel, 1, maxDModel); !e.isEmpty())
+        return e;
+    if (QString e = outOfRange(QStringLiteral("h (heads)"), heads, 1, dModel,
+                               QStringLiteral("d_model=%1").arg(dModel));
+        !e.isEmpty())
+        return e;
     if (dModel % heads != 0)
         return QStringLiteral("h=%1 does not divide d_model=%2 (d_k = d_model / h must be an "
                               "integer)")
             .arg(heads)
             .arg(dModel);
-    if (mask == MaskChoice::KeyPadding && (paddingCount < 0 || paddingCount > keyCount()))
-        return QStringLiteral("padding count must be in [0, n_k=%1], got %2")
-            .arg(keyCount())
-            .arg(paddingCount);
-    if (!std::isfinite(scaleExponent) || scaleExponent < 0.0 || scaleExponent > 1.0)
-        return QStringLiteral("scale exponent \u03b1 must be in [0, 1], got %1")
-            .arg(numberText(scaleExponent));
+    if (mask == MaskChoice::KeyPadding)
+        if (QString e = outOfRange(QStringLiteral("padding count"), paddingCount, 0, keyCount(),
+                                   QStringLiteral("n_k=%1").arg(keyCount()));
+            !e.isEmpty())
+            return e;
+    if (QString e = outOfRange(QStringLiteral("scale exponent \u03b1"), scaleExponent, 0, 1);
+        !e.isEmpty())
+        return e;
     if (!std::isfinite(temperature) || temperature <= 0.0)
         return QStringLiteral("temperature \u03c4 must be a finite number > 0, got %1")
             .arg(numberText(temperature));
@@ -169,14 +187,16 @@ QString SessionParameters::validate(int maxN) const
         return QStringLiteral("choose one position scheme: sinusoidal, RoPE or ALiBi");
     if (rope && dK() % 2 != 0)
         return QStringLiteral("RoPE rotates pairs of dimensions: d_k=%1 must be even").arg(dK());
-    if (!std::isfinite(ropeBase) || ropeBase < 1.0 || ropeBase > 1e12)
-        return QStringLiteral("RoPE base must be in [1, 1e12], got %1").arg(numberText(ropeBase));
+    if (QString e
+        = outOfRange(QStringLiteral("RoPE base"), ropeBase, 1, 1e12, QStringLiteral("1e12"));
+        !e.isEmpty())
+        return e;
     if (kvHeads < 0 || (kvHeads > 0 && (kvHeads > heads || heads % kvHeads != 0)))
         return QStringLiteral("g=%1 key/value heads must divide h=%2").arg(kvHeads).arg(heads);
-    if (window < 0 || window > maxSequence)
-        return QStringLiteral("window w must be in [0, %1], got %2").arg(maxSequence).arg(window);
-    if (sinks < 0 || sinks > maxSequence)
-        return QStringLiteral("sinks must be in [0, %1], got %2").arg(maxSequence).arg(sinks);
+    if (QString e = outOfRange(QStringLiteral("window w"), window, 0, maxSequence); !e.isEmpty())
+        return e;
+    if (QString e = outOfRange(QStringLiteral("sinks"), sinks, 0, maxSequence); !e.isEmpty())
+        return e;
     if (sinks > 0 && window == 0)
         return QStringLiteral("attention sinks need a sliding window (w > 0)");
     if (tensors && (rope || alibi || kvHeads != 0))

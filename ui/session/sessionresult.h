@@ -17,12 +17,20 @@ namespace attn {
 
 /// EngineResult's fields (weights, weightsMean, scores, scaledScores, maskState, fullyMasked,
 /// metrics, scale, worstRowSumError, nonFinite; every matrix n_q × n_k, float64) plus these.
+///
+/// Errors: a computation that fails (bad parameters, a bad tensor file, too little memory,
+/// NaN/Inf input) throws nothing to its caller; it returns a result with `error` set to a
+/// message naming the problem and empty matrices (headCount() 0, queryCount() and keyCount()
+/// 0), `params` kept. Check ok() before reading the numbers. A cancelled computation's error
+/// is "cancelled". The accessors below never throw; the index ones take shown rows/columns in
+/// [0, queryCount()) and [0, keyCount()) (out-of-range indices are undefined behaviour, as
+/// std::vector's operator[]).
 struct SessionResult : EngineResult
 {
     quint64 requestId = 0;
     SessionParameters params;
     double computeSeconds = 0; ///< wall time of the computation (seconds)
-    QString error; ///< non-empty when the computation failed
+    QString error; ///< non-empty when the computation failed (the message names the problem)
 
     // Set only on a result derived for display by applyViewTransform (ui/resultview.h): which
     // rows/columns of the computation are shown, and how. Empty maps mean "all, in order".

@@ -64,9 +64,8 @@ void computeInputs(const SessionParameters &p, const TensorCase<double> &c, Sess
                    const CancelToken &cancel)
 {
     const Index nQ = c.queryCount(), nK = c.keyCount();
-    AttentionMask mask = c.mask | maskFromParameters(p.kind, p.mask, p.paddingCount, nQ, nK);
-    if (p.window > 0)
-        mask = AttentionMask::slidingWindow(nQ, nK, p.window, p.sinks) | mask;
+    const AttentionMask mask
+        = c.mask | maskFromParameters(p.kind, p.mask, p.paddingCount, nQ, nK, p.window, p.sinks);
     // Projections 2·(n_q + 2·n_k)·d_model², scores and W V 4·n_q·n_k·d_model.
     const double d = double(c.dModel());
     const ScopedKernelThreads team(threadsForFlops(2.0 * (double(nQ) + 2.0 * double(nK)) * d * d
@@ -347,9 +346,15 @@ QString TensorSource::caption(const SessionParameters &p) const
     parts << QStringLiteral("d_model=%1").arg(c.dModel()) << QStringLiteral("h=%1").arg(c.heads)
           << QStringLiteral("d_k=%1").arg(c.headDim());
     parts << QStringLiteral("scale=") + scaleFormula(p.scaleExponent, p.temperature);
+    // The file's masks named as the legend and the tooltips name their cells (maskStateText):
+    // a boolean attn_mask and the -inf cells of an additive one are custom, key_padding_mask is
+    // padding.
     QStringList masks;
-    for (const std::string &d : c.maskDescription)
-        masks << q(d.substr(0, d.find(' ')));
+    for (const std::string &d : c.maskDescription) {
+        const std::string array = d.substr(0, d.find(' '));
+        masks << (array == "key_padding_mask" ? QStringLiteral("padding(key_padding_mask)")
+                                              : QStringLiteral("custom(%1)").arg(q(array)));
+    }
     if (p.causalMasked())
         masks << QStringLiteral("causal");
     if (p.mask == MaskChoice::KeyPadding)

@@ -36,7 +36,10 @@ StepsView::StepsView(QWidget *parent)
     m_hint->setWordWrap(true); // never widens the window
     m_hint->setToolTip(tr("Scores use a diverging scale centred on 0 (the triangles mark their "
                           "true min and max); weights use the fixed range [0, 1]. Masked cells "
-                          "are grey and hatched (causal /, padding \\), unlike a weight near 0."));
+                          "are grey and hatched (causal /, padding \\, custom |, outside the "
+                          "window \u2014; crossed when masked twice), unlike a weight near 0. "
+                          "The weights panel lists its min, max, mean and worst row-sum "
+                          "error."));
     m_exportButton = new QPushButton(tr("Export…"));
     m_exportButton->setObjectName(QStringLiteral("stepsExportButton"));
     m_exportButton->setToolTip(tr("Save the three panels with their legends and the parameter "
