@@ -563,10 +563,12 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
 
     // Which mask states exist (for hatching and the legend).
     bool anyCausalOnly = false, anyPaddingOnly = false, anyBoth = false, anyWindow = false;
+    bool anyPaddingKey = false; // a padding key, not only a user's (custom) mask
     if (useMask) {
         for (Index i = 0; i < res.maskState.rows(); ++i) {
             for (Index j = 0; j < res.maskState.cols(); ++j) {
                 anyWindow |= (res.maskState(i, j) & MaskWindow) != 0;
+                anyPaddingKey |= (res.maskState(i, j) & MaskPadding) != 0;
                 const bool c = res.maskState(i, j) & MaskCausal;
                 const bool pd = res.maskState(i, j) & (MaskPadding | MaskCustom);
                 anyCausalOnly |= c && !pd;
@@ -828,7 +830,8 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
     if (anyCausalOnly)
         swatch(maskedColor(MaskCausal), 1, QStringLiteral("causal-masked"));
     if (anyPaddingOnly)
-        swatch(maskedColor(MaskPadding), 2, QStringLiteral("padding-masked"));
+        swatch(maskedColor(MaskPadding), 2,
+               anyPaddingKey ? QStringLiteral("padding-masked") : QStringLiteral("masked"));
     if (anyBoth)
         swatch(maskedColor(MaskCausal | MaskPadding), 3, QStringLiteral("causal + padding"));
     if (anyWindow)

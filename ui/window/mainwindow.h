@@ -34,6 +34,7 @@ class ScalingSweepRunner;
 class SessionController;
 class StatusBarText;
 class TensorController;
+class TrainingPanel;
 class TimingChart;
 class WindowLayout;
 class WindowMenus;
@@ -51,12 +52,15 @@ public:
     HeatmapWidget *heatmapWidget() const { return m_heatmap; }
     /// File → Export Heatmaps at Size/DPI / Each Head / Data and View → Zoom of the heatmaps.
     HeatmapActions *heatmapActions() const { return m_heatmapActions; }
-    /// The centre's modes: 0 = attention view (heatmaps), 1 = experiments (whole window).
+    /// The centre's modes: 0 = attention view (heatmaps), 1 = experiments, 2 = training (both
+    /// the whole window).
     QTabWidget *modeTabs() const { return m_modes; }
     /// The attention mode's tabs: Heads, Steps, Compare A/B (their actions are in the View menu).
     AttentionViews *attentionViews() const { return m_views; }
     /// The experiments panel (E1–E16), the second mode.
     ExperimentsPanel *experimentsPanel() const { return m_experiments; }
+    /// The Training tab (two runs A/B trained live), the third mode.
+    TrainingPanel *trainingPanel() const { return m_training; }
     /// Sessions, undo/redo of parameter changes and recent files (File and Edit menus).
     SessionController *sessionController() const { return m_sessionController; }
     /// File → Open Tensors…, Back to Random Inputs, Export Weights… and the Tensors dock.
@@ -72,7 +76,8 @@ public:
     /// problem and the current state is kept. Returns true when opened.
     bool openSession(const QString &path);
     /// What the window shows, for session files (keys in ui/document/sessionfile.h): "tabs"
-    /// (AttentionViews::tabPath of the modes) and the views' own state (AttentionViews::state).
+    /// (AttentionViews::tabPath of the modes), the views' own state (AttentionViews::state) and
+    /// "training" (TrainingSettings::toJson).
     QJsonObject viewState() const;
     /// Applies the keys present in `state`; unknown keys and values are ignored.
     void setViewState(const QJsonObject &state);
@@ -138,6 +143,7 @@ private:
     TimingChart *m_timingChart = nullptr;
     QList<ChartDock> m_charts; ///< the chart docks (exportable by File → Export)
     ExperimentsPanel *m_experiments = nullptr;
+    TrainingPanel *m_training = nullptr;
     AttentionViews *m_views = nullptr;
     SessionController *m_sessionController = nullptr;
     TensorController *m_tensors = nullptr;
