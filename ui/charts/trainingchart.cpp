@@ -1,19 +1,24 @@
 #include "ui/charts/trainingchart.h"
 
 #include "ui/charts/chartstyle.h"
+#include "ui/render/figurefile.h"
 
 #include <QChart>
 #include <QChartView>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLegendMarker>
 #include <QLineSeries>
+#include <QLogValueAxis>
 #include <QVBoxLayout>
 #include <QValueAxis>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace attn {
 
@@ -28,7 +33,9 @@ TrainingChart::TrainingChart(QWidget *parent)
     , m_b(new QLineSeries)
     , m_markerSeries(new QLineSeries)
     , m_x(new QValueAxis)
-    , m_y(new QValueAxis)
+    , m_y(new QValueAxis(this)) // the axis not shown belongs to the widget
+    , m_logY(new QLogValueAxis(this))
+    , m_logBox(new QCheckBox(tr("Log scale")))
 {
     m_metricBox->setObjectName(QStringLiteral("trainingMetric"));
     for (Metric m : {Metric::Loss, Metric::MeanMaxWeight, Metric::JacobianNorm, Metric::GradNormQk})
@@ -54,17 +61,25 @@ TrainingChart::TrainingChart(QWidget *parent)
     m_y->setLabelFormat(QStringLiteral("%.3g"));
     m_view->setMinimumHeight(200);
     m_chart->addAxis(m_x, Qt::AlignBottom);
-    m_chart->addAxis(m_y, Qt::AlignLeft);
+    m_logY->setLabelFormat(QStringLiteral("%.2g"));
+    m_logY->setBase(10);
+    m_logY->setMinorTickCount(0); // decade lines only: cheap to redraw 30 times a second
+    m_chart->addAxis(m_logY, Qt::AlignLeft);
     for (QLineSeries *s : {m_a, m_b, m_markerSeries}) {
         s->attachAxis(m_x);
-        s->attachAxis(m_y);
+        s->attachAxis(m_logY);
     }
+    m_chart->legend()->markers(m_markerSeries).constFirst()->setVisible(false);
+    m_logBox->setObjectName(QStringLiteral("trainingLogScale"));
+    m_logBox->setChecked(true);
+    connect(m_logBox, &QCheckBox::toggled, this, &TrainingChart::setLogScale);
     applyStyle();
 
     auto *top = new QHBoxLayout;
     top->setContentsMargins(0, 0, 0, 0);
     top->addWidget(new QLabel(tr("Curve:")));
     top->addWidget(m_metricBox);
+    top->addWidget(m_logBox);
     top->addStretch(1);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -109,6 +124,24 @@ void TrainingChart::setMetric(Metric metric)
     refresh();
 }
 
+void TrainingChart::setLogScale(bool on)
+{
+    if (on == m_log)
+        return;
+    m_log = on;
+    m_logBox->setChecked(on);
+    QAbstractAxis *from = on ? static_cast<QAbstractAxis *>(m_y) : m_logY;
+    QAbstractAxis *to = on ? static_cast<QAbstractAxis *>(m_logY) : m_y;
+    for (QLineSeries *s : {m_a, m_b, m_markerSeries})
+        s->detachAxis(from);
+    m_chart->removeAxis(from);
+    from->setParent(this);
+    m_chart->addAxis(to, Qt::AlignLeft);
+    for (QLineSeries *s : {m_a, m_b, m_markerSeries})
+        s->attachAxis(to);
+    refresh();
+}
+
 void TrainingChart::setMarker(std::int64_t step)
 {
     m_marker = step;
@@ -134,7 +167,8 @@ void TrainingChart::refresh()
 {
     const std::int64_t steps = m_history ? m_history->steps() : 0;
     const std::int64_t stride = std::max<std::int64_t>(1, (steps + maxPoints - 1) / maxPoints);
-    double top = 0;
+    double top = 0, bottom = std::numeric_limits<double>::infinity();
+    const auto drawn = [this](double v) { return std::isfinite(v) && (!m_log || v > 0); };
     for (const auto &[series, points] : {std::pair {m_a, m_history ? &m_history->a() : nullptr},
                                          std::pair {m_b, m_history ? &m_history->b() : nullptr}}) {
         QList<QPointF> list;
@@ -142,16 +176,18 @@ void TrainingChart::refresh()
             list.reserve(qsizetype(steps / stride + 2));
             for (std::int64_t i = 0; i < steps; i += stride) {
                 const double v = value((*points)[std::size_t(i)]);
-                if (std::isfinite(v)) {
+                if (drawn(v)) {
                     list.append(QPointF(double(i + 1), v));
                     top = std::max(top, v);
+                    bottom = std::min(bottom, v);
                 }
             }
             if (steps > 0 && (steps - 1) % stride != 0) {
                 const double v = value(points->back());
-                if (std::isfinite(v)) {
+                if (drawn(v)) {
                     list.append(QPointF(double(steps), v));
                     top = std::max(top, v);
+                    bottom = std::min(bottom, v);
                 }
             }
         }
@@ -159,12 +195,25 @@ void TrainingChart::refresh()
     }
     if (top <= 0)
         top = 1;
-    m_x->setRange(0, double(std::max<std::int64_t>(steps, 10)));
-    m_y->setRange(0, top * 1.05);
+    if (!std::isfinite(bottom) || bottom >= top)
+        bottom = top / 10;
+    const double xMax = double(std::max<std::int64_t>(steps, 10));
+    m_x->setRange(0, xMax);
+    m_x->setTickType(QValueAxis::TicksDynamic);
+    m_x->setTickAnchor(0);
+    m_x->setTickInterval(figure::niceStep(xMax / 6));
+    // Log: whole decades around the data; linear: from 0.
+    const double lo = m_log ? std::pow(10.0, std::floor(std::log10(bottom))) : 0.0;
+    const double hi = m_log ? std::pow(10.0, std::ceil(std::log10(top * 1.0001))) : top * 1.05;
+    if (m_log)
+        m_logY->setRange(lo, hi);
+    else
+        m_y->setRange(lo, hi);
     m_y->setTitleText(metricName(m_metric));
+    m_logY->setTitleText(metricName(m_metric));
     if (m_marker >= 0 && steps > 0)
         m_markerSeries->replace(
-            {QPointF(double(m_marker), 0), QPointF(double(m_marker), top * 1.05)});
+            {QPointF(double(m_marker), m_log ? lo : 0.0), QPointF(double(m_marker), hi)});
     else
         m_markerSeries->clear();
 }

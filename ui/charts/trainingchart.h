@@ -12,7 +12,9 @@
 
 class QChart;
 class QChartView;
+class QCheckBox;
 class QComboBox;
+class QLogValueAxis;
 class QLineSeries;
 class QValueAxis;
 
@@ -39,6 +41,10 @@ public:
     void setRunNames(const QString &a, const QString &b);
     Metric metric() const { return m_metric; }
     void setMetric(Metric metric);
+    /// Log-scaled y axis (on by default: the losses span decades; non-positive values are not
+    /// drawn on it).
+    bool logScale() const { return m_log; }
+    void setLogScale(bool on);
     /// The metric's name as on the axis ("loss (MSE)", "mean max weight", …).
     static QString metricName(Metric metric);
 
@@ -68,6 +74,9 @@ private:
     QLineSeries *m_markerSeries;
     QValueAxis *m_x;
     QValueAxis *m_y;
+    QLogValueAxis *m_logY;
+    QCheckBox *m_logBox;
+    bool m_log = true;
 };
 
 } // namespace attn

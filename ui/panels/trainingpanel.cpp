@@ -16,6 +16,7 @@
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -31,6 +32,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <tuple>
 
 namespace attn {
 
@@ -128,6 +130,7 @@ TrainingPanel::TrainingPanel(QWidget *parent)
             scrubTo(m_runner->stepCount());
     });
 
+    QWidget *controls = buildControls(); // also the transport buttons and the status line
     // Right: A | B heatmaps over the chart, the scrubber below.
     auto *pair = new QWidget;
     auto *pairLayout = new QHBoxLayout(pair);
@@ -151,13 +154,20 @@ TrainingPanel::TrainingPanel(QWidget *parent)
     scrubRow->addWidget(m_scrubber, 1);
     scrubRow->addWidget(m_scrubLabel);
     scrubRow->addWidget(m_follow);
+    // Above them: Play/Pause, Step, Reset and how far the runs are.
+    auto *transport = new QHBoxLayout;
+    transport->addWidget(m_play);
+    transport->addWidget(m_step);
+    transport->addWidget(m_reset);
+    transport->addWidget(m_status, 1);
     auto *right = new QVBoxLayout;
+    right->addLayout(transport);
     right->addWidget(split, 1);
     right->addLayout(scrubRow);
 
     auto *scroll = new QScrollArea;
     scroll->setObjectName(QStringLiteral("trainingControlsScroll"));
-    scroll->setWidget(buildControls());
+    scroll->setWidget(controls);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
@@ -235,22 +245,37 @@ QWidget *TrainingPanel::buildControls()
     modelForm->addRow(tr("Step limit"), m_steps);
     column->addWidget(model);
 
-    const auto runBox = [this, column](const QString &title, QDoubleSpinBox **alpha,
-                                       QDoubleSpinBox **lr, QLabel **scale) {
-        auto *group = new QGroupBox(title);
-        auto *form = new QFormLayout(group);
+    // Runs A and B side by side: α, the scale it gives, the learning rate.
+    auto *runs = new QGroupBox(tr("Runs (same weights, same batches)"));
+    auto *grid = new QGridLayout(runs);
+    const auto header = [](const QString &text) {
+        auto *l = new QLabel(text);
+        QFont f = l->font();
+        f.setBold(true);
+        l->setFont(f);
+        return l;
+    };
+    grid->addWidget(header(tr("A")), 0, 1);
+    grid->addWidget(header(tr("B")), 0, 2);
+    grid->addWidget(new QLabel(tr("α")), 1, 0);
+    grid->addWidget(new QLabel(tr("Scale")), 2, 0);
+    grid->addWidget(new QLabel(tr("lr")), 3, 0);
+    int col = 1;
+    for (auto [alpha, lr, scale] :
+         {std::tuple {&m_alphaA, &m_lrA, &m_scaleA}, std::tuple {&m_alphaB, &m_lrB, &m_scaleB}}) {
         *alpha = realBox(0, 2, 0.25, 3,
                          tr("Scale exponent α: scores × d_k^−α (0.5 = 1/√d_k, 0 = unscaled, "
                             "1 = 1/d_k); changes apply mid-run"));
         *lr = realBox(0.00001, 10, 0.001, 5, tr("Learning rate; changes apply mid-run"));
         *scale = new QLabel;
-        form->addRow(tr("α"), *alpha);
-        form->addRow(tr("Scale"), *scale);
-        form->addRow(tr("Learning rate"), *lr);
-        column->addWidget(group);
-    };
-    runBox(tr("Run A"), &m_alphaA, &m_lrA, &m_scaleA);
-    runBox(tr("Run B"), &m_alphaB, &m_lrB, &m_scaleB);
+        grid->addWidget(*alpha, 1, col);
+        grid->addWidget(*scale, 2, col);
+        grid->addWidget(*lr, 3, col);
+        ++col;
+    }
+    grid->setColumnStretch(1, 1);
+    grid->setColumnStretch(2, 1);
+    column->addWidget(runs);
     m_alphaA->setObjectName(QStringLiteral("trainingAlphaA"));
     m_alphaB->setObjectName(QStringLiteral("trainingAlphaB"));
 
@@ -271,11 +296,6 @@ QWidget *TrainingPanel::buildControls()
     });
     connect(m_step, &QPushButton::clicked, m_runner, &TrainingRunner::step);
     connect(m_reset, &QPushButton::clicked, m_runner, &TrainingRunner::reset);
-    auto *buttons = new QHBoxLayout;
-    buttons->addWidget(m_play);
-    buttons->addWidget(m_step);
-    buttons->addWidget(m_reset);
-    column->addLayout(buttons);
 
     auto *save = new QHBoxLayout;
     const auto saveButton
@@ -323,7 +343,6 @@ QWidget *TrainingPanel::buildControls()
     m_error->setWordWrap(true);
     m_error->setStyleSheet(QStringLiteral("color: #c0392b"));
     m_error->setVisible(false);
-    column->addWidget(m_status);
     column->addWidget(m_error);
     column->addStretch(1);
 
@@ -444,13 +463,19 @@ void TrainingPanel::scheduleRefresh()
         m_frameTimer->start(int(std::max<qint64>(1, frameInterval - since)));
 }
 
+const ProbeSnapshot &TrainingPanel::shownSnapshot() const
+{
+    if (m_scrubStep >= 0) {
+        const int i = m_runner->history().snapshotIndexAt(m_scrubStep);
+        if (i >= 0)
+            return m_runner->history().snapshots()[std::size_t(i)];
+    }
+    return m_runner->latest();
+}
+
 std::int64_t TrainingPanel::shownStep() const
 {
-    if (m_scrubStep < 0)
-        return m_runner->latest().step;
-    const auto &snaps = m_runner->history().snapshots();
-    const int i = m_runner->history().snapshotIndexAt(m_scrubStep);
-    return i >= 0 ? snaps[std::size_t(i)].step : 0;
+    return shownSnapshot().step;
 }
 
 void TrainingPanel::scrubTo(std::int64_t step)
@@ -503,7 +528,7 @@ void TrainingPanel::refresh()
                  .arg(double(history.snapshotBytes()) / 1024.0, 0, 'f', 0);
     if (!m_runner->stopReason().isEmpty())
         lines << m_runner->stopReason();
-    m_status->setText(lines.join(QLatin1Char('\n')));
+    m_status->setText(lines.join(QStringLiteral("  ·  ")));
     m_chart->setMarker(m_scrubStep >= 0 ? shown->step : -1); // and redraws the curves
 }
 
@@ -521,8 +546,11 @@ QSize TrainingPanel::heatmapsExportSize() const
 
 bool TrainingPanel::exportHeatmaps(const QString &path, QSize size, qreal dpr, QString *error) const
 {
-    const auto a = m_heatmapA->result(), b = m_heatmapB->result();
-    if (!a || !b || !a->ok() || !b->ok()) {
+    // The shown snapshot (also when a redraw is still pending).
+    const ProbeSnapshot &snapshot = shownSnapshot();
+    const auto a = m_runner->probeResult(snapshot, false),
+               b = m_runner->probeResult(snapshot, true);
+    if (!a->ok() || !b->ok()) {
         if (error)
             *error = tr("There are no training heatmaps to export yet.");
         return false;

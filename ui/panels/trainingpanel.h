@@ -76,6 +76,8 @@ signals:
 
 private:
     QWidget *buildControls();
+    /// The scrubbed snapshot, or the latest weights while following.
+    const training::ProbeSnapshot &shownSnapshot() const;
     void settingsEdited();
     void showSettings(const TrainingSettings &settings);
     void updateEnabled();

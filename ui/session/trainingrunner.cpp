@@ -7,16 +7,21 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
+#include <mutex>
+#include <utility>
 
 namespace attn {
 
 using namespace training;
 
-/// A chunk's outcome, or the message of what the worker threw.
-struct TrainingRunner::Chunk
+/// Between the worker and the GUI thread: the chunks done, and the A/B choices to use next.
+struct TrainingRunner::Mailbox
 {
-    ChunkResult result;
-    QString error;
+    std::mutex mutex;
+    std::vector<ChunkResult> chunks; ///< done, not yet drained
+    QString error; ///< what the worker threw
+    bool posted = false; ///< a drain is queued
+    RunChoice a, b; ///< α and lr for the worker's next chunk (mid-run changes)
 };
 
 TrainingRunner::TrainingRunner(QObject *parent)
@@ -30,13 +35,13 @@ TrainingRunner::~TrainingRunner()
     if (m_watcher) {
         *m_cancel = true;
         m_watcher->disconnect(this);
-        m_watcher->waitForFinished(); // at most the step in progress
+        m_watcher->waitForFinished(); // at most the step in progress; posts to `this` are dropped
     }
 }
 
 void TrainingRunner::rebuild()
 {
-    abandonChunk();
+    abandonWork();
     m_run = std::make_shared<PairedRun>(m_settings.toConfig());
     m_latest = m_run->probe();
     m_probeMask = m_run->probeMask();
@@ -95,16 +100,17 @@ std::shared_ptr<const SessionResult> TrainingRunner::probeResult(const ProbeSnap
     return r;
 }
 
-void TrainingRunner::abandonChunk()
+void TrainingRunner::abandonWork()
 {
     if (!m_watcher)
         return;
-    // The worker holds its own reference to the PairedRun: it finishes the step in progress and
-    // its result is never delivered.
+    // The worker holds its own references to the PairedRun and the mailbox: it finishes the
+    // step in progress and what it posts is never used (drain ignores an old mailbox).
     *m_cancel = true;
     m_watcher->disconnect(this);
     connect(m_watcher, &QFutureWatcherBase::finished, m_watcher, &QObject::deleteLater);
     m_watcher = nullptr;
+    m_mailbox.reset();
 }
 
 bool TrainingRunner::setSettings(const TrainingSettings &settings, QString *error)
@@ -121,6 +127,11 @@ bool TrainingRunner::setSettings(const TrainingSettings &settings, QString *erro
         return true;
     const bool restart = !settings.sameRunSetup(m_settings);
     m_settings = settings;
+    if (!restart && m_mailbox) {
+        const std::lock_guard lock(m_mailbox->mutex);
+        m_mailbox->a = settings.a;
+        m_mailbox->b = settings.b;
+    }
     if (restart) {
         setPlaying(false);
         m_stopReason.clear();
@@ -153,7 +164,7 @@ void TrainingRunner::play()
     m_stopReason.clear();
     setPlaying(true);
     if (!m_watcher)
-        startChunk(m_settings.steps - stepCount());
+        startWork(m_settings.steps - stepCount());
 }
 
 void TrainingRunner::pause()
@@ -167,7 +178,7 @@ void TrainingRunner::step()
 {
     if (m_playing || m_watcher || stepCount() >= m_settings.steps)
         return;
-    startChunk(1);
+    startWork(1);
 }
 
 void TrainingRunner::reset()
@@ -187,62 +198,104 @@ void TrainingRunner::waitForIdle()
     }
 }
 
-void TrainingRunner::startChunk(std::int64_t maxSteps)
+void TrainingRunner::startWork(std::int64_t maxSteps)
 {
-    ChunkRequest request;
-    request.maxSteps = maxSteps;
-    request.maxSeconds = chunkSeconds;
-    request.snapshotEvery = m_history->interval();
-    request.a = m_settings.a;
-    request.b = m_settings.b;
     m_cancel = std::make_shared<std::atomic<bool>>(false);
-    m_watcher = new QFutureWatcher<std::shared_ptr<Chunk>>(this);
-    connect(m_watcher, &QFutureWatcherBase::finished, this, &TrainingRunner::finishChunk);
-    m_watcher->setFuture(QtConcurrent::run([run = m_run, cancel = m_cancel, request] {
-        auto chunk = std::make_shared<Chunk>();
-        try {
-            chunk->result = run->advance(request, CancelToken(cancel.get()));
-        } catch (const std::exception &e) {
-            chunk->error = QString::fromUtf8(e.what());
-        }
-        return chunk;
-    }));
+    m_mailbox = std::make_shared<Mailbox>();
+    m_mailbox->a = m_settings.a;
+    m_mailbox->b = m_settings.b;
+    m_watcher = new QFutureWatcher<void>(this);
+    connect(m_watcher, &QFutureWatcherBase::finished, this, &TrainingRunner::workFinished);
+    const std::int64_t snapshotEvery = m_history->interval(); // thinning keeps multiples of it
+    m_watcher->setFuture(QtConcurrent::run(
+        [this, run = m_run, cancel = m_cancel, box = m_mailbox, maxSteps, snapshotEvery] {
+            std::int64_t left = maxSteps;
+            while (left > 0 && !*cancel) {
+                ChunkRequest request;
+                request.maxSteps = left;
+                request.maxSeconds = chunkSeconds;
+                request.snapshotEvery = snapshotEvery;
+                {
+                    const std::lock_guard lock(box->mutex);
+                    request.a = box->a;
+                    request.b = box->b;
+                }
+                bool stop = false, post = false;
+                try {
+                    ChunkResult chunk = run->advance(request, CancelToken(cancel.get()));
+                    left -= std::int64_t(chunk.a.size());
+                    stop = chunk.nonFiniteStep > 0 || chunk.cancelled;
+                    const std::lock_guard lock(box->mutex);
+                    box->chunks.push_back(std::move(chunk));
+                    post = !std::exchange(box->posted, true);
+                } catch (const std::exception &e) {
+                    stop = true;
+                    const std::lock_guard lock(box->mutex);
+                    box->error = QString::fromUtf8(e.what());
+                    post = !std::exchange(box->posted, true);
+                }
+                // Queued to the GUI thread; dropped if the runner is gone (its destructor waits
+                // for this worker, so it is alive while the worker posts).
+                if (post)
+                    QMetaObject::invokeMethod(
+                        this, [this, box] { drain(box); }, Qt::QueuedConnection);
+                if (stop)
+                    break;
+            }
+        }));
 }
 
-void TrainingRunner::finishChunk()
+void TrainingRunner::drain(const std::shared_ptr<Mailbox> &box)
 {
-    auto *watcher = m_watcher;
-    m_watcher = nullptr;
-    watcher->deleteLater();
-    const std::shared_ptr<Chunk> chunk = watcher->future().resultCount() > 0
-        ? watcher->future().result()
-        : std::make_shared<Chunk>(Chunk {{}, QStringLiteral("the worker ended without a result")});
+    if (box != m_mailbox)
+        return; // an abandoned worker's
+    std::vector<ChunkResult> chunks;
+    QString error;
+    {
+        const std::lock_guard lock(box->mutex);
+        chunks.swap(box->chunks);
+        error = box->error;
+        box->posted = false;
+    }
+    if (chunks.empty() && error.isEmpty())
+        return;
     QString reason;
-    if (!chunk->error.isEmpty()) {
-        reason = tr("training stopped: %1").arg(chunk->error);
-    } else {
-        m_history->append(chunk->result);
-        m_latest = chunk->result.latest;
-        if (chunk->result.nonFiniteStep > 0)
+    for (const ChunkResult &chunk : chunks) {
+        m_history->append(chunk);
+        m_latest = chunk.latest;
+        if (chunk.nonFiniteStep > 0)
             reason = tr("non-finite loss or gradient at step %1 (that update was skipped): try "
                         "a smaller learning rate")
-                         .arg(chunk->result.nonFiniteStep);
-        else if (stepCount() >= m_settings.steps)
-            reason = tr("step limit (%1) reached").arg(m_settings.steps);
+                         .arg(chunk.nonFiniteStep);
     }
+    if (!error.isEmpty())
+        reason = tr("training stopped: %1").arg(error);
+    else if (reason.isEmpty() && stepCount() >= m_settings.steps)
+        reason = tr("step limit (%1) reached").arg(m_settings.steps);
     if (m_playing && m_rateClock.elapsed() >= 1000) {
         m_rate = double(stepCount() - m_rateSteps) * 1000.0 / double(m_rateClock.elapsed());
         m_rateSteps = stepCount();
         m_rateClock.start();
     }
-    if (m_playing && reason.isEmpty())
-        startChunk(m_settings.steps - stepCount()); // before the GUI redraws: no idle worker
     emit progressed();
     if (!reason.isEmpty()) {
         m_stopReason = reason;
         setPlaying(false);
         emit stopped(reason);
     }
+}
+
+void TrainingRunner::workFinished()
+{
+    auto *watcher = m_watcher;
+    m_watcher = nullptr;
+    watcher->deleteLater();
+    const std::shared_ptr<Mailbox> box = m_mailbox;
+    drain(box); // anything posted after the last queued drain
+    m_mailbox.reset();
+    // Paused and played again while the worker was finishing its step: go on.
+    if (m_playing && stepCount() < m_settings.steps)
+        startWork(m_settings.steps - stepCount());
 }
 
 } // namespace attn

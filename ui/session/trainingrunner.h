@@ -1,11 +1,12 @@
 #pragma once
 // TrainingRunner: trains the Training tab's two runs (core/training/pairedrun.h) off the GUI
-// thread and keeps their history on it. Every thread of the Training tab is in this class:
-// the worker advances the pair in chunks (QtConcurrent::run, watched by a QFutureWatcher) of at
-// most chunkSeconds of work, and while playing the next chunk starts as soon as the previous
-// one is back, so the GUI gets a chunk's steps, snapshots and current probe weights about 30
-// times a second whatever the model's size. Only the worker touches the PairedRun while a chunk
-// is out; the history (TrainingHistory) is appended on the GUI thread.
+// thread and keeps their history on it. Every thread of the Training tab is in this class: one
+// worker (QtConcurrent::run, watched by a QFutureWatcher) advances the pair in chunks of at
+// most chunkSeconds of work and posts each chunk (steps, snapshots, the current probe weights)
+// to a mailbox the GUI thread drains, so the GUI hears about 30 times a second whatever the
+// model's size, and the worker never waits for the GUI (a long paint does not stall training).
+// Only the worker touches the PairedRun while it runs; the history (TrainingHistory) is
+// appended on the GUI thread.
 //
 // pause() sets the worker's cancel flag: the step in progress is the last one. reset(),
 // setSettings() with a new task or model and the destructor never wait for more than that step:
@@ -59,7 +60,7 @@ public:
     void reset();
 
     bool playing() const { return m_playing; }
-    /// True while a chunk is out on the worker.
+    /// True while the worker runs.
     bool busy() const { return m_watcher != nullptr; }
     /// Runs the event loop until no chunk is out (tests, benchmarks).
     void waitForIdle();
@@ -91,20 +92,24 @@ signals:
     void stopped(const QString &reason);
 
 private:
-    struct Chunk;
+    struct Mailbox;
     void rebuild();
-    void startChunk(std::int64_t maxSteps);
-    void finishChunk();
+    /// Starts the worker for at most `maxSteps` steps.
+    void startWork(std::int64_t maxSteps);
+    /// Takes what the worker has posted to `box` (ignored unless it is the current one).
+    void drain(const std::shared_ptr<Mailbox> &box);
+    void workFinished();
     void setPlaying(bool playing);
-    void abandonChunk();
+    void abandonWork();
 
     TrainingSettings m_settings;
     std::shared_ptr<training::PairedRun> m_run;
     MatrixB m_probeMask;
     std::unique_ptr<training::TrainingHistory> m_history;
     training::ProbeSnapshot m_latest;
-    QFutureWatcher<std::shared_ptr<Chunk>> *m_watcher = nullptr;
+    QFutureWatcher<void> *m_watcher = nullptr;
     std::shared_ptr<std::atomic<bool>> m_cancel;
+    std::shared_ptr<Mailbox> m_mailbox;
     bool m_playing = false;
     QString m_stopReason;
     QElapsedTimer m_rateClock;
