@@ -10,7 +10,8 @@
 //
 //   attn_bench_training_gui --seconds 5 --task recall --n 8 --d-model 64 --heads 1 --batch 32
 //
-// --hold S keeps the window open S seconds after the run (for a screenshot under Xvfb).
+// --hold S keeps the window open S seconds after the run (for a screenshot under Xvfb), after
+// half of it showing the snapshot of step --scrub.
 // Prints a text table (or --format json). Nothing here asserts a time.
 
 #include "ui/panels/trainingpanel.h"
@@ -110,6 +111,8 @@ int main(int argc, char **argv)
     const auto height = option("height", "window height (0: the window's own size)", "0");
     const auto hold = option("hold", "seconds to keep the window open afterwards", "0");
     const auto format = option("format", "table or json", "table");
+    const auto scrub = option("scrub", "during --hold, show the snapshot of this step (-1: none)",
+                              "-1");
     parser.process(app);
 
     TrainingSettings s;
@@ -152,8 +155,13 @@ int main(int argc, char **argv)
     const std::vector<double> paints = app.paintMs;
     const int shownFrames = frames;
     waitMs(100);
-    if (parser.value(hold).toDouble() > 0)
+    if (parser.value(hold).toDouble() > 0) {
+        if (parser.value(scrub).toLongLong() >= 0) {
+            waitMs(int(parser.value(hold).toDouble() * 500));
+            panel->scrubTo(parser.value(scrub).toLongLong());
+        }
         waitMs(int(parser.value(hold).toDouble() * 1000));
+    }
 
     // Phase 2: the worker alone (a runner with nothing connected).
     attn::TrainingRunner bare;

@@ -9,6 +9,7 @@
 #include "ui/views/heatmapwidget.h"
 #include "ui/window/mainwindow.h"
 
+#include "core/experiments/experiments.h"
 #include "core/multihead.h"
 #include "core/random.h"
 #include "core/training/tasks.h"
@@ -125,6 +126,7 @@ class TestTrainingTab : public QObject
 private slots:
     void runnerLossesEqualTrainer_data();
     void runnerLossesEqualTrainer();
+    void sameCurvesAsExperimentE13();
     void pauseResumeEqualsUninterrupted();
     void pauseStopsTheWorker();
     void midRunLearningRateApplies();
@@ -161,6 +163,43 @@ void TestTrainingTab::runnerLossesEqualTrainer()
     // A and B really differ (another α and lr), and both learn.
     QVERIFY(d.lossA != d.lossB);
     QVERIFY(d.lossA.back() < d.lossA.front());
+}
+
+void TestTrainingTab::sameCurvesAsExperimentE13()
+{
+    // E13's xavier runs at d_k = 128 (one head, recall with 6 pairs, B = 8, V = 4, Adam at
+    // lr 0.005·√(32/128), float32): the tab set up alike trains on the same weights and batches.
+    ExperimentParams params {{"d_k", "128"}, {"steps", "40"}};
+    const ExperimentResult e13 = runExperiment("E13", params);
+    const MatrixD *relative = nullptr;
+    for (const auto &m : e13.matrices)
+        if (m.name == "relative_loss")
+            relative = &m.values;
+    QVERIFY(relative && relative->cols() == 40);
+    TrainingSettings s;
+    s.n = 6;
+    s.dModel = 128;
+    s.heads = 1;
+    s.batch = 8;
+    s.classes = 4;
+    s.noise = 0.1;
+    s.seed = 0;
+    s.steps = 40;
+    s.a = {0.5, 0.0025};
+    s.b = {0.0, 0.0025};
+    TrainingRunner runner;
+    QVERIFY(runner.setSettings(s));
+    playToEnd(runner);
+    const double constantLoss = (1.0 - 1.0 / 4.0) / 128.0; // E13's best constant prediction
+    for (int step = 0; step < 40; ++step) {
+        // Rows in E13's table order: xavier 1/√d_k, none, 1/d_k, then unit q, k.
+        QVERIFY(qAbs(runner.history().a()[std::size_t(step)].loss
+                     - (*relative)(0, step) * constantLoss)
+                <= 1e-14);
+        QVERIFY(qAbs(runner.history().b()[std::size_t(step)].loss
+                     - (*relative)(1, step) * constantLoss)
+                <= 1e-14);
+    }
 }
 
 void TestTrainingTab::pauseResumeEqualsUninterrupted()
