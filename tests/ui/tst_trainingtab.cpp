@@ -193,12 +193,12 @@ void TestTrainingTab::sameCurvesAsExperimentE13()
     const double constantLoss = (1.0 - 1.0 / 4.0) / 128.0; // E13's best constant prediction
     for (int step = 0; step < 40; ++step) {
         // Rows in E13's table order: xavier 1/√d_k, none, 1/d_k, then unit q, k.
-        QVERIFY(qAbs(runner.history().a()[std::size_t(step)].loss
-                     - (*relative)(0, step) * constantLoss)
-                <= 1e-14);
-        QVERIFY(qAbs(runner.history().b()[std::size_t(step)].loss
-                     - (*relative)(1, step) * constantLoss)
-                <= 1e-14);
+        QVERIFY(
+            qAbs(runner.history().a()[std::size_t(step)].loss - (*relative)(0, step) * constantLoss)
+            <= 1e-14);
+        QVERIFY(
+            qAbs(runner.history().b()[std::size_t(step)].loss - (*relative)(1, step) * constantLoss)
+            <= 1e-14);
     }
 }
 
