@@ -11,7 +11,7 @@
 //   attn_bench_training_gui --seconds 5 --task recall --n 8 --d-model 64 --heads 1 --batch 32
 //
 // --hold S keeps the window open S seconds after the run (for a screenshot under Xvfb), after
-// half of it showing the snapshot of step --scrub.
+// half of it showing the snapshot of step --scrub; --export DIR writes the tab's exports.
 // Prints a text table (or --format json). Nothing here asserts a time.
 
 #include "ui/panels/trainingpanel.h"
@@ -111,8 +111,10 @@ int main(int argc, char **argv)
     const auto height = option("height", "window height (0: the window's own size)", "0");
     const auto hold = option("hold", "seconds to keep the window open afterwards", "0");
     const auto format = option("format", "table or json", "table");
-    const auto scrub = option("scrub", "during --hold, show the snapshot of this step (-1: none)",
-                              "-1");
+    const auto exportDir
+        = option("export", "write the tab's exports into this folder at the end", "");
+    const auto scrub
+        = option("scrub", "during --hold, show the snapshot of this step (-1: none)", "-1");
     parser.process(app);
 
     TrainingSettings s;
@@ -161,6 +163,19 @@ int main(int argc, char **argv)
             panel->scrubTo(parser.value(scrub).toLongLong());
         }
         waitMs(int(parser.value(hold).toDouble() * 1000));
+    }
+
+    if (!parser.value(exportDir).isEmpty()) {
+        const QString dir = parser.value(exportDir);
+        QString error;
+        const bool ok = panel->exportHeatmaps(dir + QStringLiteral("/training-heatmaps.png"),
+                                              panel->heatmapsExportSize(), 1.0, &error)
+            && panel->exportHeatmaps(dir + QStringLiteral("/training-heatmaps.svg"),
+                                     panel->heatmapsExportSize(), 1.0, &error)
+            && panel->exportChart(dir + QStringLiteral("/training-chart.png"), QSize(), 1.0, &error)
+            && panel->exportCurvesCsv(dir + QStringLiteral("/training-curves.csv"), &error);
+        if (!ok)
+            QTextStream(stderr) << "attn_bench_training_gui: export: " << error << "\n";
     }
 
     // Phase 2: the worker alone (a runner with nothing connected).

@@ -36,8 +36,8 @@ class TrainingPanel : public QWidget
 {
     Q_OBJECT
 public:
-    /// Redraws are at least this far apart (milliseconds): at most 30 frames per second.
-    static constexpr int frameInterval = 33;
+    /// Redraws are at least this far apart (milliseconds): at most 33 frames per second.
+    static constexpr int frameInterval = 30;
 
     explicit TrainingPanel(QWidget *parent = nullptr);
     ~TrainingPanel() override;

@@ -3,9 +3,9 @@
 // thread and keeps their history on it. Every thread of the Training tab is in this class: one
 // worker (QtConcurrent::run, watched by a QFutureWatcher) advances the pair in chunks of at
 // most chunkSeconds of work and posts each chunk (steps, snapshots, the current probe weights)
-// to a mailbox the GUI thread drains, so the GUI hears about 30 times a second whatever the
-// model's size, and the worker never waits for the GUI (a long paint does not stall training).
-// Only the worker touches the PairedRun while it runs; the history (TrainingHistory) is
+// to a mailbox the GUI thread drains, so the GUI hears about 60 times a second (once a step when
+// a step takes longer), and the worker never waits for the GUI (a long paint does not stall
+// training). Only the worker touches the PairedRun while it runs; the history (TrainingHistory) is
 // appended on the GUI thread.
 //
 // pause() sets the worker's cancel flag: the step in progress is the last one. reset(),
@@ -31,8 +31,8 @@ class TrainingRunner : public QObject
 {
     Q_OBJECT
 public:
-    /// Wall time of one chunk of steps on the worker (seconds).
-    static constexpr double chunkSeconds = 1.0 / 30.0;
+    /// Wall time of one chunk of steps on the worker (seconds): the GUI hears twice per frame.
+    static constexpr double chunkSeconds = 1.0 / 60.0;
     /// Snapshots of the probe's weights: one every snapshotInterval steps at first, at most
     /// snapshotBudgetBytes (and maxSnapshots) of them (TrainingHistory thins them out).
     static constexpr std::int64_t snapshotInterval = 10;
