@@ -1,6 +1,7 @@
 #include "ui/session/trainingrunner.h"
 
 #include "core/mask.h"
+#include "core/threads.h"
 
 #include <QCoreApplication>
 #include <QEventLoop>
@@ -209,6 +210,10 @@ void TrainingRunner::startWork(std::int64_t maxSteps)
     const std::int64_t snapshotEvery = m_history->interval(); // thinning keeps multiples of it
     m_watcher->setFuture(QtConcurrent::run(
         [this, run = m_run, cancel = m_cancel, box = m_mailbox, maxSteps, snapshotEvery] {
+            // One kernel thread: the GUI thread keeps a core to animate on, and a team of
+            // OpenMP threads that spin while waiting for each other loses badly on a busy
+            // machine (6× slower than one thread at load 9 on 2 cores, d_model 64, n 32, B 32).
+            const ScopedKernelThreads oneThread(1);
             std::int64_t left = maxSteps;
             while (left > 0 && !*cancel) {
                 ChunkRequest request;

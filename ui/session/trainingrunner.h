@@ -6,7 +6,8 @@
 // to a mailbox the GUI thread drains, so the GUI hears about 60 times a second (once a step when
 // a step takes longer), and the worker never waits for the GUI (a long paint does not stall
 // training). Only the worker touches the PairedRun while it runs; the history (TrainingHistory) is
-// appended on the GUI thread.
+// appended on the GUI thread. The worker computes on one thread (its OpenMP team is 1), leaving
+// the other cores to the GUI.
 //
 // pause() sets the worker's cancel flag: the step in progress is the last one. reset(),
 // setSettings() with a new task or model and the destructor never wait for more than that step:
