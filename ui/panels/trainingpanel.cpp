@@ -184,6 +184,9 @@ TrainingPanel::TrainingPanel(QWidget *parent)
         emit message(tr("Training: %1").arg(reason));
         scheduleRefresh();
     });
+    // Its minimum must not widen the window or squeeze the attention mode's docks (the page is
+    // one of the centre's tabs): below it, the page is cut rather than the window grown.
+    setMinimumSize(360, 300);
     showSettings(m_runner->settings());
     onRestarted();
     m_sinceFrame.start();
