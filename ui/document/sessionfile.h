@@ -26,6 +26,13 @@
 //       "compare": { "alpha": 0 … 1, "temperature": 0.01 … 100,   // B of the Compare A/B view
 //                    "mask": "none" | "causal" | "padding" | "causal_padding",
 //                    "d_k": 1 … 4096, "head": 0 … h (h = mean) },
+//       "training": { "task": "recall" | "copy" | "average", "n", "d_model", "heads",
+//                     "batch", "noise", "offset", "classes", "seed": "<decimal>", "steps",
+//                     "optimizer": "adam" | "sgd", "dtype": "float32" | "float64",
+//                     "a": { "alpha", "lr" }, "b": { "alpha", "lr" } },
+//                                         // the Training tab (ui/session/trainingsettings.h);
+//                                         // absent in older files: the defaults; settings the
+//                                         // core refuses are ignored
 //       …                                 // further keys of newer views are kept
 //     },
 //     "tensors": {                        // optional; File → Open Tensors…

@@ -1,8 +1,10 @@
 #include "ui/window/exportrouter.h"
 
 #include "ui/charts/experimentfigure.h"
+#include "ui/charts/trainingchart.h"
 #include "ui/panels/experimentpage.h"
 #include "ui/panels/experimentspanel.h"
+#include "ui/panels/trainingpanel.h"
 #include "ui/render/heatmaprenderer.h"
 #include "ui/session/attentionsession.h"
 #include "ui/views/attentionviews.h"
@@ -14,6 +16,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QChartView>
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QIcon>
@@ -58,6 +61,17 @@ ExportRouter::ExportRouter(AttentionSession *session, HeatmapActions *heatmapAct
     updateExportAction();
 }
 
+void ExportRouter::setTrainingPanel(TrainingPanel *training)
+{
+    m_training = training;
+    updateExportAction();
+}
+
+bool ExportRouter::trainingChart() const
+{
+    return m_frozen ? m_frozenTrainingChart : m_training && m_training->chartFocused();
+}
+
 void ExportRouter::addChart(QDockWidget *dock, QWidget *chart)
 {
     m_chartDocks.append(dock);
@@ -92,6 +106,8 @@ ExportRouter::Target ExportRouter::currentTarget() const
         return Target::Chart;
     if (m_modes->currentWidget() == m_experiments)
         return Target::Experiment;
+    if (m_training && m_modes->currentWidget() == m_training)
+        return Target::Training;
     switch (m_views->currentIndex()) {
     case AttentionViews::StepsTab:
         return Target::Steps;
@@ -125,6 +141,8 @@ QString ExportRouter::currentName() const
         return m_experiments->currentExperiment().isEmpty()
             ? tr("Experiment Figure")
             : tr("%1 Figure").arg(m_experiments->currentExperiment());
+    case Target::Training:
+        return trainingChart() ? tr("Training Chart") : tr("Training Heatmaps");
     }
     return {};
 }
@@ -160,6 +178,9 @@ QString ExportRouter::currentFileName() const
     }
     case Target::Experiment:
         return QStringLiteral("%1.png").arg(m_experiments->currentExperiment().toLower());
+    case Target::Training:
+        return trainingChart() ? QStringLiteral("training-chart.png")
+                               : QStringLiteral("training-heatmaps.png");
     }
     return QStringLiteral("attention.png");
 }
@@ -185,6 +206,9 @@ QSize ExportRouter::currentSize() const
         const ExperimentPage *page = m_experiments->currentPage();
         return page && page->result() ? defaultExperimentFigureSize(*page->result()) : QSize();
     }
+    case Target::Training:
+        return trainingChart() ? m_training->chart()->view()->size()
+                               : m_training->heatmapsExportSize();
     }
     return {};
 }
@@ -217,6 +241,9 @@ bool ExportRouter::exportCurrentView(const QString &path, QString *error, QSize 
         }
         return page->exportFigure(path, size, error);
     }
+    case Target::Training:
+        return trainingChart() ? m_training->exportChart(path, size, dpr, error)
+                               : m_training->exportHeatmaps(path, size, dpr, error);
     }
     return false;
 }
@@ -269,6 +296,7 @@ void ExportRouter::exportCurrentViewInteractive()
     // The file dialog takes the focus (from a focused chart): keep the target until it is written.
     m_frozenTarget = currentTarget();
     m_frozenChart = focusedChart();
+    m_frozenTrainingChart = trainingChart();
     m_frozen = true;
     const auto unfreeze = qScopeGuard([this] {
         m_frozen = false;

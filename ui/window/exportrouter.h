@@ -1,9 +1,10 @@
 #pragma once
 // ExportRouter: File → Export (Ctrl+E) of the main window. It decides what the user looks at
-// (a focused chart dock, else the experiments mode, else the attention view's tab: Heads,
-// Steps or Compare A/B), names it in the action's text, suggests a file name and size, and
-// hands the writing to that view's own export code (HeatmapActions::exportView,
-// StepsView/CompareView::exportFigure, exportWidget, ExperimentPage::exportFigure).
+// (a focused chart dock, else the experiments mode, else the training mode — its chart when
+// clicked, else its heatmaps —, else the attention view's tab: Heads, Steps or Compare A/B), names
+// it in the action's text, suggests a file name and size, and hands the writing to that view's own
+// export code (HeatmapActions::exportView, StepsView/CompareView::exportFigure, exportWidget,
+// ExperimentPage::exportFigure).
 
 #include <QList>
 #include <QObject>
@@ -21,6 +22,7 @@ class AttentionSession;
 class AttentionViews;
 class ExperimentsPanel;
 class HeatmapActions;
+class TrainingPanel;
 
 class ExportRouter : public QObject
 {
@@ -33,11 +35,16 @@ public:
         Compare, ///< the A/B view (CompareView::exportFigure)
         Chart, ///< the live chart that has the keyboard focus (a chart dock), as shown
         Experiment, ///< the current experiment's figure (ExperimentPage::exportFigure)
+        /// The Training tab: its loss chart when that has the focus, else the A and B heatmaps
+        /// (TrainingPanel::exportChart / exportHeatmaps)
+        Training,
     };
     /// The views it exports (none owned); `dialogParent` (the window) parents its dialogs.
     ExportRouter(AttentionSession *session, HeatmapActions *heatmapActions, AttentionViews *views,
                  QTabWidget *modes, ExperimentsPanel *experiments, QWidget *dialogParent);
 
+    /// The Training tab (the third mode; not owned).
+    void setTrainingPanel(TrainingPanel *training);
     /// A live chart in `dock`: exported when it (or a child) has the keyboard focus.
     void addChart(QDockWidget *dock, QWidget *chart);
     /// File → Export (Ctrl+E); its text names the current target ("&Export Head 2…").
@@ -88,6 +95,7 @@ private:
     QTabWidget *m_modes;
     ExperimentsPanel *m_experiments;
     QWidget *m_dialogParent;
+    TrainingPanel *m_training = nullptr;
     QAction *m_exportAction;
     QList<QDockWidget *> m_chartDocks;
     QList<QWidget *> m_charts; ///< m_charts[i] lives in m_chartDocks[i]
@@ -96,6 +104,9 @@ private:
     bool m_frozen = false;
     Target m_frozenTarget = Target::Heads;
     QPointer<QWidget> m_frozenChart;
+    bool m_frozenTrainingChart = false;
+    /// Training target: the chart (else the heatmaps).
+    bool trainingChart() const;
 };
 
 } // namespace attn

@@ -4,6 +4,7 @@
 #include "ui/panels/controlpanel.h"
 #include "ui/panels/experimentspanel.h"
 #include "ui/panels/heatmapviewpanel.h"
+#include "ui/panels/trainingpanel.h"
 #include "ui/session/attentionsession.h"
 #include "ui/views/attentionviews.h"
 #include "ui/views/heatmapactions.h"
@@ -51,12 +52,18 @@ MainWindow::MainWindow(QWidget *parent)
     m_views = new AttentionViews(m_heatmap, m_session);
     m_modes->addTab(m_views, tr("Attention"));
     m_modes->addTab(m_experiments, tr("Experiments E1–E16"));
+    m_training = new TrainingPanel;
+    m_training->setObjectName(QStringLiteral("trainingPanel"));
+    m_modes->addTab(m_training, tr("Training"));
     m_modes->setTabToolTip(0,
                            tr("Heatmaps of the current parameters, with the controls and live "
                               "charts (Ctrl+1)"));
     m_modes->setTabToolTip(1,
                            tr("The sixteen experiments of Attention Lab, each with its "
                               "parameters, table, figure and note (Ctrl+2)"));
+    m_modes->setTabToolTip(2,
+                           tr("Train an attention layer twice, A beside B (e.g. scaled and "
+                              "unscaled), live (Ctrl+3)"));
     // The pages' own minimum sizes (the A/B strip, an experiment's figure) must not make the
     // window wider than the screen: the centre's minimum is fixed, the docks scroll.
     m_modes->setMinimumSize(360, 300);
@@ -64,9 +71,9 @@ MainWindow::MainWindow(QWidget *parent)
 
     createDocks();
     connect(m_modes, &QTabWidget::currentChanged, this, [this](int index) {
-        // The experiments get the whole window; the attention view's docks come back as they
-        // were when switching back.
-        if (index == 1)
+        // The experiments and the training get the whole window; the attention view's docks
+        // come back as they were when switching back.
+        if (index != 0)
             m_layout->hideDocks();
         else
             m_layout->restoreDocks();
@@ -171,6 +178,8 @@ void MainWindow::createControllers()
     connect(m_tensors, &TensorController::statusMessage, this, showMessage);
     connect(m_sessionController, &SessionController::statusMessage, this, showMessage);
     connect(m_heatmapActions, &HeatmapActions::message, this, showMessage);
+    connect(m_training, &TrainingPanel::message, this, showMessage);
+    m_export->setTrainingPanel(m_training);
 }
 
 void MainWindow::connectSession()
@@ -286,6 +295,7 @@ QJsonObject MainWindow::viewState() const
 {
     QJsonObject state = m_views->state();
     state.insert(QStringLiteral("tabs"), AttentionViews::tabPath(m_modes));
+    state.insert(QStringLiteral("training"), m_training->settings().toJson());
     return state;
 }
 
@@ -298,6 +308,11 @@ void MainWindow::setViewState(const QJsonObject &state)
         m_charts->rowMetrics()->setHead(options.head);
     m_viewPanel->syncFromWidget();
     AttentionViews::setTabPath(m_modes, state.value(QLatin1String("tabs")).toArray());
+    // Older files have no "training": the tab keeps its settings. Invalid ones are ignored.
+    const QJsonValue training = state.value(QLatin1String("training"));
+    if (training.isObject())
+        m_training->setSettings(
+            TrainingSettings::fromJson(training.toObject(), m_training->settings()));
 }
 
 void MainWindow::stepHead(int step)

@@ -30,6 +30,7 @@ class HeatmapWidget;
 class SessionController;
 class StatusBarText;
 class TensorController;
+class TrainingPanel;
 class WindowLayout;
 class WindowMenus;
 class WindowShortcuts;
@@ -46,9 +47,13 @@ public:
     ControlPanel *controlPanel() const { return m_controls; }
     HeatmapWidget *heatmapWidget() const { return m_heatmap; }
     HeatmapActions *heatmapActions() const { return m_heatmapActions; } ///< export, zoom
-    QTabWidget *modeTabs() const { return m_modes; } ///< 0 = attention, 1 = experiments
+    QTabWidget *modeTabs() const
+    {
+        return m_modes;
+    } ///< 0 = attention, 1 = experiments, 2 = training
     AttentionViews *attentionViews() const { return m_views; } ///< Heads, Steps, Compare A/B
     ExperimentsPanel *experimentsPanel() const { return m_experiments; } ///< E1–E16
+    TrainingPanel *trainingPanel() const { return m_training; } ///< runs A/B trained live
     SessionController *sessionController() const { return m_sessionController; } ///< files, undo
     TensorController *tensorController() const { return m_tensors; } ///< File → Open Tensors…
     ExportRouter *exportRouter() const { return m_export; } ///< File → Export (Ctrl+E)
@@ -59,7 +64,8 @@ public:
     /// problem and the current state is kept. Returns true when opened.
     bool openSession(const QString &path);
     /// What the window shows, for session files (keys in ui/document/sessionfile.h): "tabs"
-    /// (AttentionViews::tabPath of the modes) and the views' own state (AttentionViews::state).
+    /// (AttentionViews::tabPath of the modes), the views' own state (AttentionViews::state) and
+    /// "training" (TrainingSettings::toJson).
     QJsonObject viewState() const;
     /// Applies the keys present in `state`; unknown keys and values are ignored.
     void setViewState(const QJsonObject &state);
@@ -109,6 +115,7 @@ private:
     HeatmapActions *m_heatmapActions = nullptr;
     ChartDocks *m_charts = nullptr; ///< the right column's live charts
     ExperimentsPanel *m_experiments = nullptr;
+    TrainingPanel *m_training = nullptr;
     AttentionViews *m_views = nullptr;
     SessionController *m_sessionController = nullptr;
     TensorController *m_tensors = nullptr;

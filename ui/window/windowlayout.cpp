@@ -192,6 +192,8 @@ void WindowLayout::reset()
 
 void WindowLayout::hideDocks()
 {
+    if (!m_attentionLayout.isEmpty())
+        return; // already hidden (from one whole-window mode to another)
     m_attentionLayout = m_window->saveState();
     for (QDockWidget *dock : std::as_const(m_docks))
         dock->hide();

@@ -70,7 +70,8 @@ public:
     /// its first-start size (out of maximized). Full screen and the mode are the caller's.
     void reset();
 
-    /// The experiments fill the window: saves the docks' state, hides them.
+    /// The experiments or the training fill the window: saves the docks' state (unless hidden
+    /// already), hides them.
     void hideDocks();
     /// Back in the attention mode: the docks as hideDocks found them.
     void restoreDocks();

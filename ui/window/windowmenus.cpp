@@ -98,16 +98,23 @@ WindowMenus::WindowMenus(MainWindow *window, TimingChart *timing)
                                  tr("Heatmaps, controls and live charts"));
     m_experimentsMode = makeAction(tr("E&xperiments E1–E16"), QKeySequence(tr("Ctrl+2")),
                                    tr("The sixteen experiments, using the whole window"));
+    m_trainingMode = makeAction(tr("&Training"), QKeySequence(tr("Ctrl+3")),
+                                tr("Train two attention layers side by side (A/B) and watch them "
+                                   "learn"));
     auto *modeGroup = new QActionGroup(this);
-    for (QAction *a : {m_attentionMode, m_experimentsMode}) {
+    for (QAction *a : {m_attentionMode, m_experimentsMode, m_trainingMode}) {
         a->setCheckable(true);
         modeGroup->addAction(a);
     }
     m_attentionMode->setChecked(true);
     connect(m_attentionMode, &QAction::triggered, modes, [modes] { modes->setCurrentIndex(0); });
     connect(m_experimentsMode, &QAction::triggered, modes, [modes] { modes->setCurrentIndex(1); });
+    connect(m_trainingMode, &QAction::triggered, modes, [modes] { modes->setCurrentIndex(2); });
     connect(modes, &QTabWidget::currentChanged, this, [this](int index) {
-        (index == 1 ? m_experimentsMode : m_attentionMode)->setChecked(true);
+        (index == 1       ? m_experimentsMode
+             : index == 2 ? m_trainingMode
+                          : m_attentionMode)
+            ->setChecked(true);
     });
 
     m_resetLayout = makeAction(tr("&Reset Layout"), QKeySequence(),
@@ -180,7 +187,7 @@ void WindowMenus::createMenus()
     addAll(edit, m_editActions);
 
     QMenu *view = bar->addMenu(tr("&View"));
-    addAll(view, {m_attentionMode, m_experimentsMode, nullptr});
+    addAll(view, {m_attentionMode, m_experimentsMode, m_trainingMode, nullptr});
     // The attention mode's tabs (Ctrl+Alt+1 … 3); from the experiments they also switch back.
     QTabWidget *modes = m_window->modeTabs();
     for (QAction *a : m_window->attentionViews()->tabActions()) {

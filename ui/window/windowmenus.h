@@ -44,6 +44,7 @@ private:
     QList<QAction *> m_viewActions; ///< View menu, the heads part
     QAction *m_attentionMode = nullptr;
     QAction *m_experimentsMode = nullptr;
+    QAction *m_trainingMode = nullptr;
     QAction *m_resetLayout = nullptr;
     QList<QAction *> m_helpActions; ///< Help menu; nullptr = separator
 };

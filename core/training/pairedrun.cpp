@@ -1,0 +1,293 @@
+#include "core/training/pairedrun.h"
+
+#include "core/multihead.h"
+#include "core/random.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+
+namespace attn::training {
+
+namespace {
+
+template<typename T> Batch<T> castBatch(const Batch<double> &b)
+{
+    return {b.batch, b.length, b.inputs.cast<T>(), b.targets.cast<T>(), b.rowWeights.cast<T>(),
+            b.mask};
+}
+
+StepPoint pointOf(const StepReport &r)
+{
+    return {r.loss, r.meanMaxWeight, r.meanJacobianNorm, std::hypot(r.gradNormQuery, r.gradNormKey),
+            r.finite};
+}
+
+void checkChoice(const RunChoice &run, const char *name)
+{
+    if (!std::isfinite(run.scaleExponent))
+        throw InvalidArgument(std::string("run ") + name + ": the scale exponent must be finite");
+    if (!(run.learningRate > 0) || !std::isfinite(run.learningRate))
+        throw InvalidArgument(std::string("run ") + name
+                              + ": the learning rate must be > 0 and finite");
+}
+
+} // namespace
+
+void PairedRunConfig::validate() const
+{
+    batchTask().validate();
+    checkChoice(a, "A");
+    checkChoice(b, "B");
+    layerConfig(a).validate();
+    OptimizerConfig oc;
+    oc.kind = optimizer;
+    oc.momentum = momentum;
+    oc.learningRate = a.learningRate;
+    oc.validate();
+}
+
+LayerConfig PairedRunConfig::layerConfig(const RunChoice &run) const
+{
+    return task.layerConfig(heads, run.scaleExponent);
+}
+
+TaskConfig PairedRunConfig::batchTask() const
+{
+    TaskConfig t = task;
+    t.seed = seed + 1; // wraps at 2^64, as attnlab train --task
+    return t;
+}
+
+TaskConfig PairedRunConfig::probeTask() const
+{
+    TaskConfig t = task;
+    t.batch = 1;
+    t.seed = seed + 2;
+    return t;
+}
+
+std::size_t ProbeSnapshot::bytes() const
+{
+    std::size_t n = 0;
+    for (const auto *list : {&weightsA, &weightsB})
+        for (const MatrixD &m : *list)
+            n += std::size_t(m.size()) * sizeof(double);
+    return n + std::size_t(meanA.size() + meanB.size()) * sizeof(double);
+}
+
+struct PairedRun::Impl
+{
+    virtual ~Impl() = default;
+    virtual std::int64_t steps() const = 0;
+    virtual ProbeSnapshot probe() const = 0;
+    virtual MatrixB probeMask() const = 0;
+    virtual ChunkResult advance(const ChunkRequest &request, const CancelToken &cancel) = 0;
+};
+
+template<typename T> struct PairedRun::ImplT final : PairedRun::Impl
+{
+    ImplT(const PairedRunConfig &c, const Parameters<double> &initial, OptimizerConfig oa,
+          OptimizerConfig ob)
+        : config(c)
+        , generator(c.batchTask())
+        , runA(c.layerConfig(c.a), initial.cast<T>(), oa, c.loss)
+        , runB(c.layerConfig(c.b), initial.cast<T>(), ob, c.loss)
+    {
+        TaskGenerator probeGenerator(c.probeTask());
+        probeBatch = castBatch<T>(probeGenerator.next());
+    }
+
+    std::int64_t steps() const override { return taken; }
+
+    static std::vector<MatrixD> weightsOf(const Trainer<T> &run, const Batch<T> &batch)
+    {
+        const ForwardCache<T> cache = forward(run.layerConfig(), run.parameters(), batch);
+        std::vector<MatrixD> out;
+        out.reserve(cache.weights.size());
+        for (const Matrix<T> &w : cache.weights)
+            out.push_back(w.template cast<double>());
+        return out;
+    }
+
+    static MatrixD meanOf(const std::vector<MatrixD> &heads)
+    {
+        MatrixD mean = MatrixD::Zero(heads.front().rows(), heads.front().cols());
+        for (const MatrixD &w : heads)
+            mean += w;
+        return mean / double(heads.size());
+    }
+
+    ProbeSnapshot probe() const override
+    {
+        ProbeSnapshot s {steps(), weightsOf(runA, probeBatch), weightsOf(runB, probeBatch), {}, {}};
+        s.meanA = meanOf(s.weightsA);
+        s.meanB = meanOf(s.weightsB);
+        return s;
+    }
+
+    MatrixB probeMask() const override
+    {
+        return combinedMask(runA.layerConfig(), probeBatch.mask, probeBatch.length);
+    }
+
+    ChunkResult advance(const ChunkRequest &request, const CancelToken &cancel) override
+    {
+        if (request.maxSteps < 0 || request.snapshotEvery < 1)
+            throw InvalidArgument("a chunk needs maxSteps >= 0 and snapshotEvery >= 1");
+        checkChoice(request.a, "A");
+        checkChoice(request.b, "B");
+        runA.setScaleExponent(request.a.scaleExponent);
+        runB.setScaleExponent(request.b.scaleExponent);
+        runA.optimizer().setLearningRate(request.a.learningRate);
+        runB.optimizer().setLearningRate(request.b.learningRate);
+        ChunkResult out;
+        out.firstStep = steps() + 1;
+        const auto start = std::chrono::steady_clock::now();
+        for (std::int64_t s = 0; s < request.maxSteps; ++s) {
+            if (cancel.isCancelled()) {
+                out.cancelled = true;
+                break;
+            }
+            const Batch<T> batch = castBatch<T>(generator.next());
+            const StepReport ra = runA.step(batch);
+            const StepReport rb = runB.step(batch);
+            // Steps are counted by the batches drawn (a skipped update still counts).
+            out.a.push_back(pointOf(ra));
+            out.b.push_back(pointOf(rb));
+            ++taken;
+            if (taken % request.snapshotEvery == 0)
+                out.snapshots.push_back(probe());
+            if (!ra.finite || !rb.finite) {
+                out.nonFiniteStep = taken;
+                break;
+            }
+            if (request.maxSeconds > 0
+                && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
+                    >= request.maxSeconds)
+                break;
+        }
+        out.latest = probe();
+        return out;
+    }
+
+    PairedRunConfig config;
+    TaskGenerator generator;
+    Trainer<T> runA, runB;
+    Batch<T> probeBatch;
+    std::int64_t taken = 0;
+};
+
+PairedRun::PairedRun(const PairedRunConfig &config)
+    : m_config(config)
+{
+    m_config.validate();
+    Generator rng(config.seed);
+    MultiheadAttention<double> init(config.task.dModel, config.heads);
+    init.initXavier(rng);
+    const Parameters<double> initial = Parameters<double>::fromLayer(init);
+    OptimizerConfig oa;
+    oa.kind = config.optimizer;
+    oa.momentum = config.momentum;
+    oa.learningRate = config.a.learningRate;
+    OptimizerConfig ob = oa;
+    ob.learningRate = config.b.learningRate;
+    if (config.float32)
+        m_impl = std::make_unique<ImplT<float>>(m_config, initial, oa, ob);
+    else
+        m_impl = std::make_unique<ImplT<double>>(m_config, initial, oa, ob);
+}
+
+PairedRun::~PairedRun() = default;
+
+std::int64_t PairedRun::steps() const
+{
+    return m_impl->steps();
+}
+
+ProbeSnapshot PairedRun::probe() const
+{
+    return m_impl->probe();
+}
+
+MatrixB PairedRun::probeMask() const
+{
+    return m_impl->probeMask();
+}
+
+ChunkResult PairedRun::advance(const ChunkRequest &request, const CancelToken &cancel)
+{
+    return m_impl->advance(request, cancel);
+}
+
+TrainingHistory::TrainingHistory(std::int64_t interval, std::size_t capacity)
+    : m_interval(std::max<std::int64_t>(1, interval))
+    , m_capacity(std::max<std::size_t>(2, capacity))
+{ }
+
+void TrainingHistory::setInitial(ProbeSnapshot snapshot)
+{
+    snapshot.step = 0;
+    if (!m_snapshots.empty() && m_snapshots.front().step == 0)
+        m_snapshots.front() = std::move(snapshot);
+    else
+        m_snapshots.push_front(std::move(snapshot));
+}
+
+void TrainingHistory::append(const ChunkResult &chunk)
+{
+    if (chunk.firstStep != steps() + 1 || chunk.a.size() != chunk.b.size())
+        throw InvalidArgument("a training chunk starting at step " + std::to_string(chunk.firstStep)
+                              + " does not follow the " + std::to_string(steps())
+                              + " steps recorded");
+    m_a.insert(m_a.end(), chunk.a.begin(), chunk.a.end());
+    m_b.insert(m_b.end(), chunk.b.begin(), chunk.b.end());
+    for (const ProbeSnapshot &s : chunk.snapshots) {
+        if (s.step % m_interval != 0)
+            continue;
+        m_snapshots.push_back(s);
+        while (m_snapshots.size() >= m_capacity)
+            thin();
+    }
+}
+
+void TrainingHistory::thin()
+{
+    m_interval *= 2;
+    std::deque<ProbeSnapshot> kept;
+    for (ProbeSnapshot &s : m_snapshots)
+        if (s.step % m_interval == 0)
+            kept.push_back(std::move(s));
+    m_snapshots = std::move(kept);
+}
+
+int TrainingHistory::snapshotIndexAt(std::int64_t step) const
+{
+    int found = -1;
+    for (std::size_t i = 0; i < m_snapshots.size() && m_snapshots[i].step <= step; ++i)
+        found = int(i);
+    return found;
+}
+
+std::size_t TrainingHistory::snapshotBytes() const
+{
+    std::size_t n = 0;
+    for (const ProbeSnapshot &s : m_snapshots)
+        n += s.bytes();
+    return n;
+}
+
+Table historyTable(const TrainingHistory &history)
+{
+    Table t({"step", "loss_a", "mean_max_weight_a", "mean_jacobian_norm_a", "grad_norm_qk_a",
+             "loss_b", "mean_max_weight_b", "mean_jacobian_norm_b", "grad_norm_qk_b"});
+    for (std::size_t i = 0; i < history.a().size(); ++i) {
+        const StepPoint &a = history.a()[i], &b = history.b()[i];
+        t.addRow({std::int64_t(i + 1), a.loss, a.meanMaxWeight, a.meanJacobianNorm, a.gradNormQk,
+                  b.loss, b.meanMaxWeight, b.meanJacobianNorm, b.gradNormQk});
+    }
+    return t;
+}
+
+} // namespace attn::training

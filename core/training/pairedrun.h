@@ -1,0 +1,174 @@
+#pragma once
+// Two training runs side by side, for the window's Training tab: runs A and B of one task
+// (core/training/tasks.h) start from the same initial weights and train on the same batches,
+// and differ in their scale exponent α (s = d_k^(−α)) and learning rate — e.g. 1/√d_k against
+// unscaled scores. No threads here: the caller advances the pair in chunks of steps (on a
+// worker) and keeps what they report in a TrainingHistory (bounded snapshots of a probe
+// sequence's attention weights, the per-step curves).
+//
+// Seeds, from the one seed of the config (as `attnlab train --task`):
+//   initial weights  Generator(seed), MultiheadAttention(d_model, h).initXavier
+//   training batches TaskGenerator with seed + 1 (one fresh batch per step, shared by A and B)
+//   probe sequence   the first sequence of a TaskGenerator batch with seed + 2 (B = 1)
+
+#include "core/cancel.h"
+#include "core/table.h"
+#include "core/training/tasks.h"
+#include "core/training/trainer.h"
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+namespace attn::training {
+
+/// What differs between A and B.
+struct RunChoice
+{
+    double scaleExponent = 0.5; ///< α in d_k^(−α) (0.5 = 1/√d_k, 0 = unscaled, 1 = 1/d_k)
+    double learningRate = 0.005; ///< lr > 0
+
+    bool operator==(const RunChoice &) const = default;
+};
+
+struct PairedRunConfig
+{
+    /// Kind, n, d_model, batch size, noise, offset, classes; its seed is ignored (seed + 1).
+    TaskConfig task;
+    Index heads = 1; ///< h, must divide d_model
+    OptimizerKind optimizer = OptimizerKind::Adam;
+    double momentum = 0.0; ///< SGD's μ
+    Loss loss = Loss::MeanSquaredError;
+    bool float32 = true; ///< train in float32 (else float64)
+    std::uint64_t seed = 0;
+    RunChoice a {0.5, 0.005};
+    RunChoice b {0.0, 0.005};
+
+    /// Throws InvalidArgument naming the field (TaskConfig, LayerConfig and OptimizerConfig
+    /// checks for both runs).
+    void validate() const;
+    /// The task's layer (causal and positions for copy) with h heads and α of `run`.
+    LayerConfig layerConfig(const RunChoice &run) const;
+    /// The task with the batch seed (seed + 1).
+    TaskConfig batchTask() const;
+    /// The probe's task: batch size 1, seed + 2.
+    TaskConfig probeTask() const;
+};
+
+/// One step of one run, as the curves keep it.
+struct StepPoint
+{
+    double loss = 0; ///< before the update
+    double meanMaxWeight = 0;
+    double meanJacobianNorm = 0; ///< mean ‖diag(p) − ppᵀ‖_F over the batch's rows
+    double gradNormQk = 0; ///< √(‖∂L/∂W_Q‖² + ‖∂L/∂W_K‖²)
+    bool finite = true;
+};
+
+/// The probe sequence's attention weights of both runs after `step` updates.
+struct ProbeSnapshot
+{
+    std::int64_t step = 0; ///< updates taken (0 = the initial weights)
+    std::vector<MatrixD> weightsA; ///< h matrices L × L (L = the task's sequence length)
+    std::vector<MatrixD> weightsB;
+    MatrixD meanA, meanB; ///< the mean over heads of weightsA, weightsB (L × L)
+    /// Bytes of the matrices.
+    std::size_t bytes() const;
+};
+
+/// What to do in one chunk of training.
+struct ChunkRequest
+{
+    std::int64_t maxSteps = 1; ///< at most this many steps (≥ 0)
+    double maxSeconds = 0; ///< stop after the step that passes this wall time; 0 = no limit
+    /// Record a snapshot after each step whose number is a multiple of this (≥ 1).
+    std::int64_t snapshotEvery = 10;
+    /// A and B's α and learning rate from the chunk's first step on (state kept, as editing
+    /// PyTorch's param_groups).
+    RunChoice a, b;
+};
+
+struct ChunkResult
+{
+    std::int64_t firstStep = 1; ///< number of the first step taken (1 = the first update)
+    std::vector<StepPoint> a, b; ///< one entry per step taken
+    std::vector<ProbeSnapshot> snapshots; ///< at the multiples of snapshotEvery
+    ProbeSnapshot latest; ///< after the chunk's last step (the current weights)
+    /// A loss or gradient of A or B was NaN/Inf at step nonFiniteStep (that run's update was
+    /// skipped; the chunk stopped there). 0 when all were finite.
+    std::int64_t nonFiniteStep = 0;
+    bool cancelled = false; ///< stopped early by the cancel token
+};
+
+class PairedRun
+{
+public:
+    /// Throws InvalidArgument (PairedRunConfig::validate).
+    explicit PairedRun(const PairedRunConfig &config);
+    ~PairedRun();
+    PairedRun(const PairedRun &) = delete;
+    PairedRun &operator=(const PairedRun &) = delete;
+
+    const PairedRunConfig &config() const { return m_config; }
+    /// Steps taken (both runs take the same).
+    std::int64_t steps() const;
+    /// The probe's weights with the current parameters.
+    ProbeSnapshot probe() const;
+    /// The probe's mask, L × L (1 = masked: the diagonal for recall, causal for copy; empty
+    /// when nothing is masked).
+    MatrixB probeMask() const;
+    /// Runs up to request.maxSteps steps: each draws the next batch and steps A, then B on it.
+    /// Polls `cancel` before every step (a step in progress is finished). Stops after the first
+    /// step with a non-finite loss or gradient. Throws InvalidArgument for a bad α or lr.
+    ChunkResult advance(const ChunkRequest &request, const CancelToken &cancel = {});
+
+private:
+    struct Impl;
+    template<typename T> struct ImplT;
+    PairedRunConfig m_config;
+    std::unique_ptr<Impl> m_impl;
+};
+
+/// The curves of both runs and bounded snapshots of the probe's weights. Snapshots are kept
+/// every `interval()` steps; when there are `capacity` of them, every second one is dropped
+/// (step 0 stays) and the interval doubles, so any length of run keeps at most `capacity`
+/// snapshots spread over the whole run.
+class TrainingHistory
+{
+public:
+    /// interval ≥ 1; capacity ≥ 2 (smaller values are raised).
+    explicit TrainingHistory(std::int64_t interval = 10, std::size_t capacity = 256);
+
+    /// Appends a chunk's steps and snapshots (chunks must follow each other: firstStep = one
+    /// past the steps recorded; InvalidArgument otherwise). Snapshots off the current interval
+    /// (recorded before it doubled) are dropped.
+    void append(const ChunkResult &chunk);
+    /// The snapshot of the initial weights (step 0).
+    void setInitial(ProbeSnapshot snapshot);
+
+    std::int64_t steps() const { return std::int64_t(m_a.size()); }
+    const std::vector<StepPoint> &a() const { return m_a; }
+    const std::vector<StepPoint> &b() const { return m_b; }
+    const std::deque<ProbeSnapshot> &snapshots() const { return m_snapshots; }
+    /// Index of the last snapshot at or before `step` (−1 when none).
+    int snapshotIndexAt(std::int64_t step) const;
+    std::int64_t interval() const { return m_interval; }
+    std::size_t capacity() const { return m_capacity; }
+    /// Bytes held by the snapshots' matrices.
+    std::size_t snapshotBytes() const;
+
+private:
+    void thin();
+    std::vector<StepPoint> m_a, m_b;
+    std::deque<ProbeSnapshot> m_snapshots;
+    std::int64_t m_interval;
+    std::size_t m_capacity;
+};
+
+/// The curves as a table, one row per step: step, then loss_a, mean_max_weight_a,
+/// mean_jacobian_norm_a, grad_norm_qk_a and the same four for b (the loss before that step's
+/// update).
+Table historyTable(const TrainingHistory &history);
+
+} // namespace attn::training
