@@ -217,21 +217,26 @@ void TestTileImage::nonFiniteColor()
     COMPARE_RGB(image.pixel(2, 0), Colormap(ColormapId::RdBu).entry(128));
 }
 
-// The mask palette per colormap: causal, padding (custom alike), both; outside the sliding
-// window alone takes the causal colour; each at least 40 from every entry of its colormap.
+// The mask palette per colormap: causal, padding (custom alike), both, and outside the sliding
+// window alone (a colour of its own, told from the causal cells where cells are too small to
+// hatch); each at least 40 from every entry of its colormap.
 void TestTileImage::maskColors()
 {
     COMPARE_RGB(maskColor(ColormapId::Viridis, MaskCausal), causalGrey);
     COMPARE_RGB(maskColor(ColormapId::Viridis, MaskPadding), paddingGrey);
     COMPARE_RGB(maskColor(ColormapId::Viridis, MaskCustom), paddingGrey);
     COMPARE_RGB(maskColor(ColormapId::Viridis, MaskCausal | MaskPadding), bothGrey);
-    COMPARE_RGB(maskColor(ColormapId::Viridis, MaskWindow), causalGrey);
+    COMPARE_RGB(maskColor(ColormapId::Viridis, MaskWindow), qRgb(180, 205, 235));
+    COMPARE_RGB(maskColor(ColormapId::Viridis, MaskWindow | MaskCausal), causalGrey);
+    COMPARE_RGB(maskColor(ColormapId::Viridis, MaskWindow | MaskPadding), paddingGrey);
+    QVERIFY(maskColor(ColormapId::RdBu, MaskWindow) != maskColor(ColormapId::RdBu, MaskCausal));
     COMPARE_RGB(maskColor(ColormapId::RdBu, MaskPadding), qRgb(128, 128, 128));
     COMPARE_RGB(maskColor(ColormapId::Grayscale, MaskCausal), qRgb(244, 196, 140));
     for (ColormapId id : Colormap::all()) {
         const Colormap map(id);
-        for (std::uint8_t state : {std::uint8_t(MaskCausal), std::uint8_t(MaskPadding),
-                                   std::uint8_t(MaskCausal | MaskPadding)}) {
+        for (std::uint8_t state :
+             {std::uint8_t(MaskCausal), std::uint8_t(MaskPadding),
+              std::uint8_t(MaskCausal | MaskPadding), std::uint8_t(MaskWindow)}) {
             const QRgb c = maskColor(id, state);
             for (int k = 0; k < Colormap::size; ++k) {
                 const QRgb e = map.entry(k);
@@ -261,6 +266,7 @@ void TestTileImage::hatching()
         QImage image = cells.scaled(20, 20, Qt::IgnoreAspectRatio, Qt::FastTransformation);
         hatchMaskedCells(image, state, QRect(), ColormapId::Viridis, 5.0, windowLines);
         const QRgb hatch = figure::hatchColor(causalGrey).rgb();
+        const QRgb windowColor = maskColor(ColormapId::Viridis, MaskWindow);
         int windowHatch = 0;
         for (int y = 0; y < 20; ++y)
             for (int x = 0; x < 20; ++x) {
@@ -270,7 +276,7 @@ void TestTileImage::hatching()
                 if (x < 10 && y < 10)
                     COMPARE_RGB(p, viridis(128));
                 if (x < 10 && y >= 10)
-                    windowHatch += (p & 0xffffff) != (causalGrey & 0xffffff);
+                    windowHatch += (p & 0xffffff) != (windowColor & 0xffffff);
             }
         // "/" lines every 5 px: x + y = 5k; the centre (14.5, 0.5) of pixel (14, 0) is on
         // x + y = 15 (painted in the hatch colour, antialiased).

@@ -34,33 +34,41 @@ QSize tilePoolingBlocks(QSize cells, QSize maxPixels)
 
 QRgb maskColor(ColormapId colormap, std::uint8_t state)
 {
-    // Per colormap, three colours at least 40 from every entry of the map, so a masked cell
-    // never reads as a value: greys for viridis and magma (no greys in them), darker greys for
-    // RdBu_r (its middle is near-white), tints for cividis (its middle is grey) and for gray
-    // (every grey is a value).
+    // Per colormap, four colours at least 40 from every entry of the map, so a masked cell
+    // never reads as a value: greys for viridis and magma (no greys in them) with a light blue
+    // for cells outside the sliding window, darker greys and a light green for RdBu_r (its
+    // middle is near-white, its ends red and blue), tints for cividis (its middle is grey) and
+    // for gray (every grey is a value). Cells too small to hatch still tell the window's cells
+    // from the causal ones by colour.
     struct Palette
     {
-        QRgb causal, padding, both;
+        QRgb causal, padding, both, window;
     };
     Palette palette;
     switch (colormap) {
     case ColormapId::Cividis:
-        palette = {qRgb(240, 214, 222), qRgb(210, 180, 200), qRgb(222, 196, 214)};
+        palette
+            = {qRgb(240, 214, 222), qRgb(210, 180, 200), qRgb(222, 196, 214), qRgb(170, 215, 180)};
         break;
     case ColormapId::Grayscale:
-        palette = {qRgb(244, 196, 140), qRgb(160, 176, 244), qRgb(214, 160, 214)};
+        palette
+            = {qRgb(244, 196, 140), qRgb(160, 176, 244), qRgb(214, 160, 214), qRgb(150, 220, 170)};
         break;
     case ColormapId::RdBu:
-        palette = {qRgb(175, 175, 175), qRgb(128, 128, 128), qRgb(150, 150, 150)};
+        palette
+            = {qRgb(175, 175, 175), qRgb(128, 128, 128), qRgb(150, 150, 150), qRgb(170, 210, 170)};
         break;
     default:
-        palette = {qRgb(216, 216, 216), qRgb(168, 168, 168), qRgb(190, 190, 190)};
+        palette
+            = {qRgb(216, 216, 216), qRgb(168, 168, 168), qRgb(190, 190, 190), qRgb(180, 205, 235)};
         break;
     }
     const bool causal = state & MaskCausal;
     const bool padding = state & (MaskPadding | MaskCustom);
     if (causal && padding)
         return palette.both;
+    if (!causal && !padding && (state & MaskWindow))
+        return palette.window;
     return padding ? palette.padding : palette.causal;
 }
 
