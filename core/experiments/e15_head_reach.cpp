@@ -34,6 +34,8 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
     const Index window = pv.integer("window");
     const Index sinks = pv.integer("sinks");
     const double fraction = pv.real("fraction");
+    // Four results held at once (ALiBi, plain, window, window + sinks) and the scores of one.
+    checkMatrixMemory("E15", 5, h, n, n);
     Generator rng(pv.seed());
     // Already-projected heads: q, k, v n × h·d_k, drawn in that order.
     const MatrixD q = rng.standardNormal(n, h * dK);

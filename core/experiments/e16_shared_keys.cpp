@@ -39,6 +39,8 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
             throw InvalidArgument("E16: kv heads g = " + std::to_string(g)
                                   + " must divide heads = " + std::to_string(h));
     const Index dK = d / h;
+    // The reference's weights, one g's and the scores being computed.
+    checkMatrixMemory("E16", 3, h, n, n);
     Generator rng(pv.seed());
     // x: n × d_model; W_Q, W_K, W_V: d_model × d_model each (uniform ±1/√d_model), in that order.
     const MatrixD x = rng.standardNormal(n, d);

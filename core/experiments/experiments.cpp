@@ -355,6 +355,21 @@ void numpySoftmaxRow(const double *x, double *out, Index n)
         out[i] = out[i] / s;
 }
 
+void checkMatrixMemory(const std::string &id, double matrices, Index heads, Index nQ, Index nK)
+{
+    const double bytes
+        = matrices * double(heads) * double(nQ) * double(nK) * double(sizeof(double));
+    if (bytes <= kExperimentMatrixBudgetBytes)
+        return;
+    const auto mib = [](double b) { return std::to_string(static_cast<long long>(b / 1048576.0)); };
+    throw InvalidArgument(id + " would hold about " + mib(bytes) + " MiB of attention matrices ("
+                          + std::to_string(static_cast<long long>(matrices))
+                          + " x h = " + std::to_string(heads) + " x " + std::to_string(nQ) + " x "
+                          + std::to_string(nK) + " float64), over the "
+                          + mib(kExperimentMatrixBudgetBytes)
+                          + " MiB an experiment may use: use a smaller n or fewer heads");
+}
+
 double maxAbsDiff(const MatrixD &a, const MatrixD &b)
 {
     if (a.rows() != b.rows() || a.cols() != b.cols())

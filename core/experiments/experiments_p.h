@@ -128,6 +128,14 @@ void numpySoftmaxRow(const double *x, double *out, Index n);
 
 // ---- small helpers ----
 
+/// Memory an experiment may hold in attention matrices at once: 2 GiB (as E8's default budget).
+inline constexpr double kExperimentMatrixBudgetBytes = 2.0 * 1024 * 1024 * 1024;
+/// Refuses, before anything is allocated, a run that would hold `matrices` float64 matrices of
+/// h × n_q × n_k cells at once (bytes = matrices · h · n_q · n_k · 8) beyond
+/// kExperimentMatrixBudgetBytes. Throws InvalidArgument naming the experiment `id`, the MiB
+/// needed and the budget (exit status 2 on the command line, a message in the window).
+void checkMatrixMemory(const std::string &id, double matrices, Index heads, Index nQ, Index nK);
+
 /// Element-wise max |a − b| (NaN when either holds NaN at the same place as a number).
 double maxAbsDiff(const MatrixD &a, const MatrixD &b);
 /// Seconds elapsed on the steady clock since `start` (from secondsNow()).

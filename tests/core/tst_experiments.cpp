@@ -94,6 +94,7 @@ private slots:
     void matchesNumpyDigits();
     void badParameters_data();
     void badParameters();
+    void matrixMemoryRefusedBeforeRunning();
     void cancellation_data();
     void cancellation();
 
@@ -209,6 +210,29 @@ void TestExperiments::matchesNumpyDigits()
     const std::string actual = run(id.toLatin1().constData()).table.toCsv();
     if (actual != expected)
         QFAIL(qPrintable(firstCsvDifference(actual, expected)));
+}
+
+// E15 and E16 hold several h × n × n float64 matrices: beyond 2 GiB they are refused before any
+// allocation, naming the MiB (E16: 3 · 256 · 2048² · 8 bytes = 24 576 MiB; E15: 5 · 64 · 2048² · 8
+// = 10 240 MiB), while the largest runs under the budget still run.
+void TestExperiments::matrixMemoryRefusedBeforeRunning()
+{
+    try {
+        run("E16",
+            {{"heads", "256"}, {"d_model", "4096"}, {"n", "2048"}, {"kv_heads_list", "256"}});
+        QFAIL("E16 at 24 GiB ran");
+    } catch (const InvalidArgument &e) {
+        QVERIFY2(std::string(e.what()).find("24576 MiB") != std::string::npos, e.what());
+        QVERIFY2(std::string(e.what()).find("2048 MiB") != std::string::npos, e.what());
+    }
+    try {
+        run("E15", {{"heads", "64"}, {"d_k", "1"}, {"n", "2048"}});
+        QFAIL("E15 at 10 GiB ran");
+    } catch (const InvalidArgument &e) {
+        QVERIFY2(std::string(e.what()).find("10240 MiB") != std::string::npos, e.what());
+    }
+    // 3 · 8 · 300² · 8 bytes is far under the budget: it runs.
+    QCOMPARE(run("E16", {{"n", "300"}}).table.rowCount(), std::size_t(3));
 }
 
 void TestExperiments::badParameters_data()
