@@ -3,6 +3,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QRegularExpression>
 #include <QSaveFile>
 #include <QTextStream>
 
@@ -514,6 +515,33 @@ std::optional<int> checkOutputPaths(const QString &command, const std::vector<Ou
         }
         for (const QString &file : std::as_const(files))
             seen.push_back({output.option, file, resolvedPath(file)});
+    }
+    // The files an output writes besides its path (the metrics CSV beside the data, the heads
+    // in a batch folder) need not exist yet: no other output may be one of them.
+    for (const OutputPath &owner : outputs) {
+        if (owner.path.isEmpty() || owner.path == QLatin1String("-") || owner.alsoWritten.isEmpty())
+            continue;
+        const QString dir = QDir::cleanPath(owner.folder ? QFileInfo(owner.path).absoluteFilePath()
+                                                         : QFileInfo(owner.path).absolutePath());
+        for (const OutputPath &other : outputs) {
+            if (&other == &owner || other.folder || other.path.isEmpty()
+                || other.path == QLatin1String("-"))
+                continue;
+            const QFileInfo info(other.path);
+            if (QDir::cleanPath(info.absolutePath()) != dir)
+                continue;
+            for (const QString &pattern : owner.alsoWritten) {
+                const QRegularExpression re(QRegularExpression::anchoredPattern(
+                    QRegularExpression::wildcardToRegularExpression(pattern)));
+                if (re.match(info.fileName()).hasMatch())
+                    return usageError(
+                        command,
+                        QStringLiteral("%1 '%2' is one of the files %3 '%4' "
+                                       "writes (%5): give each output its own "
+                                       "name")
+                            .arg(other.option, other.path, owner.option, owner.path, pattern));
+            }
+        }
     }
     return std::nullopt;
 }

@@ -167,6 +167,13 @@ void TestCliOutputs::refusedTargets_data()
     QTest::newRow("heatmap --out and --data one file")
         << heatmap + QStringList {"--out", "@x.json", "--format", "png", "--data", "@x.json"}
         << "are the same file";
+    QTest::newRow("heatmap --out is the metrics file --data writes")
+        << heatmap + QStringList {"--data", "@s.csv", "--out", "@s_metrics.csv", "--format", "png"}
+        << "--out '@s_metrics.csv' is one of the files --data '@s.csv' writes (s_metrics.csv)";
+    QTest::newRow("heatmap --out is a head file of --batch-dir")
+        << heatmap + QStringList {"--batch-dir", "@folder", "--out", "@folder/head-0.png"}
+        << "--out '@folder/head-0.png' is one of the files --batch-dir '@folder' writes "
+           "(head-*.png)";
     QTest::newRow("heatmap --batch-dir holding a FIFO head file")
         << heatmap + QStringList {"--batch-dir", "@batch", "--format", "svg"}
         << "--batch-dir '@batch/head-0.svg' is a FIFO";
