@@ -220,7 +220,15 @@ int trainAs(const LayerConfig &layer, const Parameters<double> &initial, const R
     table.notes.push_back("loss after the last step: " + Table::formatNumber(last));
     // A built-in task run too short (or too slow) to show learning says so: with the defaults
     // (Adam, lr 0.01) each task's loss halves within the default 100 steps.
-    if (params.count("task") && !losses.empty() && !(last < 0.5 * losses.front()))
+    // A loss that doubled (or became non-finite) points at too large a step instead.
+    const bool diverged = !std::isfinite(last) || last > 2.0 * losses.front();
+    if (params.count("task") && o.steps > 0 && !losses.empty() && diverged)
+        QTextStream(stderr) << "attnlab " << kCommand << ": note: the loss grew from "
+                            << QString::fromStdString(Table::formatNumber(losses.front())) << " to "
+                            << QString::fromStdString(Table::formatNumber(last)) << " in "
+                            << o.steps << " steps: try a smaller --lr (the default is 0.01)\n";
+    else if (params.count("task") && o.steps > 0 && !losses.empty()
+             && !(last < 0.5 * losses.front()))
         QTextStream(stderr) << "attnlab " << kCommand << ": note: the loss went from "
                             << QString::fromStdString(Table::formatNumber(losses.front())) << " to "
                             << QString::fromStdString(Table::formatNumber(last)) << " in "

@@ -204,6 +204,14 @@ private slots:
                      run.err.constData());
             QVERIFY(run.err.contains("not yet half"));
         }
+        // A step far too large blows the loss up: the note asks for a smaller rate, not more.
+        run = runAttnlab({QStringLiteral("train"), QStringLiteral("--task"), task,
+                          QStringLiteral("--steps"), QStringLiteral("5"), QStringLiteral("--lr"),
+                          QStringLiteral("1000")});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        QVERIFY2(run.err.contains("attnlab train: note: the loss grew from "), run.err.constData());
+        QVERIFY(run.err.contains("try a smaller --lr"));
+        QVERIFY(!run.err.contains("larger --lr"));
     }
 
     void refusals_data()
