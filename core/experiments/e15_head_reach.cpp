@@ -96,6 +96,10 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
                           + " whose window (w = " + std::to_string(window)
                           + ", query i sees i - w < j <= i) has moved past them: 0 with the "
                             "window alone, kept with sinks");
+    if (farRows == 0)
+        table.notes.push_back("no row has i >= w + s = " + std::to_string(window + sinks)
+                              + " with n = " + std::to_string(n)
+                              + ": the sink_mass columns are NaN; use n > w + s");
 
     ExperimentResult result;
     result.table = std::move(table);

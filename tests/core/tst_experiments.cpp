@@ -95,6 +95,7 @@ private slots:
     void badParameters_data();
     void badParameters();
     void matrixMemoryRefusedBeforeRunning();
+    void e15SaysWhySinkMassIsNaN();
     void cancellation_data();
     void cancellation();
 
@@ -233,6 +234,21 @@ void TestExperiments::matrixMemoryRefusedBeforeRunning()
     }
     // 3 · 8 · 300² · 8 bytes is far under the budget: it runs.
     QCOMPARE(run("E16", {{"n", "300"}}).table.rowCount(), std::size_t(3));
+}
+
+// With n ≤ w + s no row has its window past the sinks: the sink-mass columns are NaN and a
+// note says why (n = 2 against the default w = 8, s = 4).
+void TestExperiments::e15SaysWhySinkMassIsNaN()
+{
+    const ExperimentResult r = run("E15", {{"n", "2"}});
+    QVERIFY(std::isnan(std::get<double>(r.table.rows().front().back())));
+    bool said = false;
+    for (const std::string &note : r.table.notes)
+        said |= note.find("no row has i >= w + s = 12 with n = 2") != std::string::npos;
+    QVERIFY(said);
+    const ExperimentResult normal = run("E15", {});
+    for (const std::string &note : normal.table.notes)
+        QVERIFY(note.find("no row has") == std::string::npos);
 }
 
 void TestExperiments::badParameters_data()
