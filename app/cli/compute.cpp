@@ -269,6 +269,11 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
         c.scale = r.scale;
         c.mode = QStringLiteral("plain scaled dot-product attention");
     }
+    if (!grouped && addPe)
+        c.mode += QStringLiteral(", ") + positionText(ps);
+    // The sliding window is causal: name it with the file's masks.
+    if (ps.window > 0)
+        maskDescription << QStringLiteral("causal sliding window");
 
     // Per-row metrics (h × n_q).
     std::vector<VectorD> maxW, entropy, effective, jacobian;

@@ -400,9 +400,16 @@ void TestCliCompute::windowThatMasksNothingSaysSo()
                                 .arg(n + 5)
                                 .arg(n)),
              qPrintable(r.err));
+    // The summary names the window's causal mask among the masks.
+    QVERIFY2(r.out.contains(QLatin1String("masks: causal sliding window")), qPrintable(r.out));
     r = runCompute({"--in", in, "--out", out, "--window", "2"});
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     QVERIFY2(!r.err.contains(QLatin1String("note: --window")), qPrintable(r.err));
+    // Sinusoidal positions on a PyTorch-layout case are named in the summary.
+    r = runCompute(
+        {"--in", fixturePath(QStringLiteral("plain")), "--out", out, "--positional", "sinusoidal"});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains(QLatin1String("sinusoidal added to the inputs")), qPrintable(r.out));
 }
 
 // PyTorch gives NaN on the fully masked query 2; compute writes zeros there, flags the row in
