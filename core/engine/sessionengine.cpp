@@ -1,5 +1,7 @@
 #include "core/engine/sessionengine.h"
 
+#include "core/groupedattention.h"
+
 #include "core/blas.h"
 #include "core/positional.h"
 
@@ -590,6 +592,11 @@ void computeSeeded(const EngineParameters &p, Scores &data, bool fresh, bool kee
     rowPassFromScores<T>(data, p.queryCount(), p.keyCount(), mask, effectiveScale(p.dK(), options),
                          r, pool, !keep, cancel,
                          p.alibi ? alibiSlopes(p.heads) : std::vector<double>());
+    // With attention sinks under a sliding window: each head's mean weight mass on them.
+    r.sinkMass.clear();
+    if (p.window > 0 && p.sinks > 0)
+        for (const MatrixD &w : r.weights)
+            r.sinkMass.push_back(sinkWeightMass<double>(w, p.sinks).mean());
 }
 
 } // namespace

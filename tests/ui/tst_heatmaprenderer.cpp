@@ -126,7 +126,12 @@ private slots:
         HeatmapRenderer renderer;
         renderer.setResult(result);
         const HeatmapLayout lay = renderer.layout(QRectF(0, 0, 1200, 800));
-        QCOMPARE(lay.tiles.first().title, QStringLiteral("head 0 (m = 0.25)"));
+        // … and, with sinks, the head's mean weight mass on them (sinkMass, checked against the
+        // weights in tst_session), to two decimals.
+        QCOMPARE(result->sinkMass.size(), std::size_t(4));
+        QCOMPARE(lay.tiles.first().title,
+                 QStringLiteral("head 0 (m = 0.25) \u00b7 sinks %1")
+                     .arg(result->sinkMass.front(), 0, 'f', 2));
         QCOMPARE(lay.tiles.at(3).shortTitle, QStringLiteral("h3 m=0.00391"));
         QVERIFY(lay.tiles.last().mean);
         QCOMPARE(result->maskState(11, 5), std::uint8_t(MaskWindow));

@@ -373,6 +373,18 @@ private slots:
             for (Index j = 0; j < sinks; ++j)
                 QCOMPARE(r.maskState(last, j), std::uint8_t(MaskAllowed));
         }
+        // The weight mass on the sinks per head: (1/n) Σ_i Σ_{j<s} w_ij of the reference.
+        if (window > 0 && sinks > 0) {
+            QCOMPARE(r.sinkMass.size(), std::size_t(h));
+            for (std::size_t i = 0; i < std::size_t(h); ++i) {
+                const double expected
+                    = ref.weights[i].leftCols(sinks).sum() / double(ref.weights[i].rows());
+                QVERIFY2(std::abs(r.sinkMass[i] - expected) <= 1e-12,
+                         qPrintable(QString::number(r.sinkMass[i] - expected)));
+            }
+        } else {
+            QVERIFY(r.sinkMass.empty());
+        }
     }
 
     void modernParametersRoundTrip()

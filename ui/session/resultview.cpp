@@ -158,6 +158,7 @@ std::shared_ptr<const SessionResult> applyViewTransform(std::shared_ptr<const Se
     out->params = in.params;
     out->scale = in.scale;
     out->alibiSlopes = in.alibiSlopes;
+    out->sinkMass = in.sinkMass; // of the whole rows, before keys are hidden
     out->positionBiasCausal = in.positionBiasCausal;
     out->computeSeconds = in.computeSeconds;
     if (sel.queries.empty() || sel.keys.empty()) {
