@@ -185,6 +185,8 @@ private slots:
             << QByteArray(R"({"version": 99})") << QStringLiteral("newer");
         QTest::newRow("n not a number") << QByteArray(R"({"n": "eight"})") << QStringLiteral("'n'");
         QTest::newRow("n fractional") << QByteArray(R"({"n": 2.5})") << QStringLiteral("'n'");
+        QTest::newRow("n 2^40") << QByteArray(R"({"n": 1099511627776})")
+                                << QStringLiteral("'n' = 1099511627776 is out of range");
         QTest::newRow("bad kind") << QByteArray(R"({"kind": "sideways"})")
                                   << QStringLiteral("'kind'");
         QTest::newRow("bad mask") << QByteArray(R"({"mask": "all"})") << QStringLiteral("'mask'");

@@ -259,8 +259,14 @@ std::optional<SessionParameters> SessionParameters::fromJson(const QJsonObject &
         if (v.isUndefined())
             return true;
         const double d = v.toDouble(std::nan(""));
-        if (!v.isDouble() || d != std::floor(d) || std::abs(d) > 1e9) {
+        if (!v.isDouble() || d != std::floor(d)) {
             message = QStringLiteral("'%1' must be an integer").arg(QLatin1String(key));
+            return false;
+        }
+        if (std::abs(d) > 1e9) { // validate() names each key's own range; this keeps the cast safe
+            message = QStringLiteral("'%1' = %2 is out of range")
+                          .arg(QLatin1String(key))
+                          .arg(d, 0, 'g', 17);
             return false;
         }
         out = int(d);
