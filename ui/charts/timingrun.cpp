@@ -44,9 +44,10 @@ TimingOutcome measureTiming(const TimingRequest &request, const JobContext &job)
                     context.cancel = job.cancel;
                     const double before = done;
                     const double weight = plan.weight * double(n) * double(n) / planCells;
-                    context.progress = [&job, before, weight, totalWeight](double fraction) {
-                        job.report(totalWeight > 0 ? (before + fraction * weight) / totalWeight
-                                                   : 1.0);
+                    // A copy: clang 14 cannot capture a structured binding.
+                    const double total = totalWeight;
+                    context.progress = [&job, before, weight, total](double fraction) {
+                        job.report(total > 0 ? (before + fraction * weight) / total : 1.0);
                     };
                     const Table table = timingSweep({n}, d, float32, series.kernel.toStdString(),
                                                     repeats, 0, budget, nullptr, context);
