@@ -4,8 +4,8 @@
 // Input: records of [name index (1 byte)][length (2 bytes, little-endian)][.npy image], the
 // name taken from the arrays a tensor file may hold. Each image goes through parseNpy; the
 // arrays read become the case (PyTorch's layout, plain attention or already-projected heads
-// with num_heads and num_kv_heads). Every input must end in a result or in InvalidArgument,
-// NpyError or NonFiniteInput.
+// with num_heads and num_kv_heads), after taking the last item of a leading batch axis. Every input
+// must end in a result or in InvalidArgument, NpyError or NonFiniteInput.
 
 #include "core/attention.h"
 #include "core/groupedattention.h"
@@ -73,6 +73,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         pos += n;
     }
     const auto convention = allowed ? attn::MaskConvention::Allowed : attn::MaskConvention::Masked;
+    // A leading batch axis (B, n, E): the last item is the case; item B must be refused.
+    try {
+        const attn::Index batch = attn::tensorBatchSize(arrays);
+        if (batch > 0) {
+            bool refused = false;
+            try {
+                attn::tensorBatchItem(arrays, batch);
+            } catch (const attn::InvalidArgument &) {
+                refused = true;
+            }
+            if (!refused)
+                std::abort(); // an item past the end was sliced
+            arrays = attn::tensorBatchItem(arrays, batch - 1);
+        }
+    } catch (const attn::InvalidArgument &) {
+        return 0;
+    }
     for (const auto &[name, array] : arrays) {
         try {
             attn::weightStackFromArray(array, name);

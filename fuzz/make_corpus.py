@@ -8,9 +8,10 @@ are small (a few KiB each); libFuzzer mutates them, so each target starts from v
               archives
   tensorcase  tensor files in fuzz_tensorcase's record format: [name index][length LE16][.npy],
               PyTorch layouts and already-projected heads (query, key, value, num_heads,
-              num_kv_heads)
+              num_kv_heads), and a batched (B, n, E) case
   sessionfile session files (the demo session, the session fixture, the fuzz findings, and the
-              demo with each newer key: generator, rope, alibi, kv_heads, window, sinks)
+              demo with each newer key: generator, rope, alibi, kv_heads, window, sinks, and the
+              Training tab's settings)
   tokenizer   sentences with punctuation, special tokens, several scripts, and the token
               fixture's tokens
 """
@@ -84,6 +85,8 @@ def main():
     # Already-projected heads: grouped-query (g = 2, 3), multi-query (g = 1), cross-attention.
     for f in ("gqa_h4_g2_float32", "gqa_h6_g3_cross_float64", "mqa_h4_g1_causal_float64"):
         (tc / (f + ".bin")).write_bytes(tensorcase_seed(FIXTURES / "modern" / (f + ".npz")))
+    # PyTorch's batch axis (B, n, E) with a per-item key padding mask.
+    (tc / "mha_batch.bin").write_bytes(tensorcase_seed(FIXTURES / "batch" / "mha_batch.npz"))
 
     sessions = fresh("sessionfile")
     copy([ROOT / "docs" / "demo.attnlab.json", FIXTURES / "session" / "session.json"], sessions)
@@ -101,6 +104,13 @@ def main():
         session = json.loads(json.dumps(demo))
         session["parameters"].update(keys)
         (sessions / (name + ".attnlab.json")).write_text(json.dumps(session), encoding="utf-8")
+    # The Training tab's settings in the view state.
+    session = json.loads(json.dumps(demo))
+    session.setdefault("view", {})["training"] = {
+        "task": "copy", "n": 8, "d_model": 16, "heads": 2, "batch": 4, "noise": 0.1, "offset": 1,
+        "classes": 4, "seed": "7", "steps": 50, "optimizer": "sgd", "dtype": "float64",
+        "a": {"alpha": 0.5, "lr": 0.01}, "b": {"alpha": 0.0, "lr": 0.02}}
+    (sessions / "training.attnlab.json").write_text(json.dumps(session), encoding="utf-8")
 
     tokens = fresh("tokenizer")
     sentences = ["The cat, sat.", "don't U.S. a--b", "na\u00efve \u0395\u03bb\u03bb\u03ac\u03b4\u03b1 \u6771\u4eac",

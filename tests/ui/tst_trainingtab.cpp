@@ -60,7 +60,9 @@ struct Direct
     std::vector<MatrixD> probeA; ///< probe weights of A after `probeStep` steps (seed + 2)
 };
 
-template<typename T> Direct trainDirectly(const TrainingSettings &s, int steps, int probeStep = -1)
+/// The training batches the tab's settings describe, written out from the settings' fields
+/// (seed + 1, as the tab and `attnlab train --task` draw them).
+TaskConfig taskConfigOf(const TrainingSettings &s)
 {
     TaskConfig tc;
     tc.kind = s.task;
@@ -71,6 +73,12 @@ template<typename T> Direct trainDirectly(const TrainingSettings &s, int steps, 
     tc.offset = s.offset;
     tc.classes = s.classes;
     tc.seed = s.seed + 1;
+    return tc;
+}
+
+template<typename T> Direct trainDirectly(const TrainingSettings &s, int steps, int probeStep = -1)
+{
+    const TaskConfig tc = taskConfigOf(s);
     TaskGenerator batches(tc);
     TaskConfig probeConfig = tc;
     probeConfig.batch = 1;
@@ -266,14 +274,7 @@ void TestTrainingTab::midRunLearningRateApplies()
     QCOMPARE(runner.stepCount(), 10); // not restarted
     playToEnd(runner);
 
-    TaskConfig tc;
-    tc.kind = s.task;
-    tc.n = s.n;
-    tc.dModel = s.dModel;
-    tc.batch = s.batch;
-    tc.noise = s.noise;
-    tc.classes = s.classes;
-    tc.seed = s.seed + 1;
+    const TaskConfig tc = taskConfigOf(s);
     TaskGenerator batches(tc);
     Generator rng(s.seed);
     MultiheadAttention<double> init(s.dModel, s.heads);
