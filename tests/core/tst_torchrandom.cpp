@@ -60,7 +60,8 @@ std::vector<std::int64_t> readWords(const QString &name, qsizetype count)
         qFatal("fixture %s: %lld bytes, expected %lld", qPrintable(f.fileName()),
                static_cast<long long>(bytes.size()), static_cast<long long>(count * 8));
     std::vector<std::int64_t> out(static_cast<std::size_t>(count));
-    std::memcpy(out.data(), bytes.constData(), static_cast<std::size_t>(bytes.size()));
+    if (!bytes.isEmpty()) // an empty vector's data() may be null, which memcpy must not get
+        std::memcpy(out.data(), bytes.constData(), static_cast<std::size_t>(bytes.size()));
     return out;
 }
 
