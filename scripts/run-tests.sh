@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds (Release) and runs the whole test suite with CTest, checks
-# formatting. With ATTN_SANITIZE_TESTS=1 it then builds the `fuzz` preset (clang, ASan + UBSan,
-# the libFuzzer targets of fuzz/) and runs the whole suite again under the sanitizers and each
-# fuzz target for ATTN_FUZZ_SECONDS (default 20) on its seed corpus.
+# formatting, then builds the `fuzz` preset (clang, ASan + UBSan, the libFuzzer targets of fuzz/)
+# and runs the whole suite again under the sanitizers and each fuzz target for
+# ATTN_FUZZ_SECONDS (default 10) on its seed corpus. ATTN_SANITIZE_TESTS=0 stops after the
+# Release suite and the format check.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh" release
 cd "$ATTN_ROOT"
 ctest --preset release --parallel "$(nproc)"
 bash "$ATTN_ROOT/scripts/check-format.sh"
-if [[ "${ATTN_SANITIZE_TESTS:-0}" == 1 ]]; then
+if [[ "${ATTN_SANITIZE_TESTS:-1}" != 0 ]]; then
     attn_install_packages "${ATTN_FUZZ_PACKAGES[@]}"
     ATTN_PRESET=fuzz attn_build
     # Any sanitizer report fails the test it happens in (and every command the test runs: the
@@ -18,5 +19,5 @@ if [[ "${ATTN_SANITIZE_TESTS:-0}" == 1 ]]; then
     export LSAN_OPTIONS="suppressions=$ATTN_ROOT/scripts/lsan-suppressions.txt:print_suppressions=0"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
     ctest --preset fuzz --parallel "$(nproc)"
-    bash "$ATTN_ROOT/scripts/run-fuzzers.sh" "${ATTN_FUZZ_SECONDS:-20}"
+    bash "$ATTN_ROOT/scripts/run-fuzzers.sh" "${ATTN_FUZZ_SECONDS:-10}"
 fi
