@@ -70,7 +70,9 @@ public:
     /// beyond i are MaskCausal, keys before the window MaskWindow. The first `sinks` keys are
     /// attention sinks (Xiao et al. 2023, StreamingLLM §3.2): never masked by the window (the
     /// causal and padding masks still apply to them). Libraries disagree on w vs w + 1 visible
-    /// keys; here a query sees exactly w keys of its window (plus the sinks before it).
+    /// keys; here a query sees exactly w keys of its window (plus the sinks before it). The
+    /// window's end is the causal limit clamped to the keys: with n_q > n_k (top-left), every
+    /// query i ≥ n_k sees the last w keys n_k − w ≤ j < n_k, as the causal mask lets it see all.
     /// Throws InvalidArgument for n_q or n_k < 0, w < 1 or sinks < 0.
     static AttentionMask slidingWindow(Index nQ, Index nK, Index window, Index sinks = 0,
                                        CausalAlignment alignment = CausalAlignment::TopLeft);

@@ -134,6 +134,32 @@ private slots:
         QVERIFY(panel.parameters().validate().isEmpty());
     }
 
+    // The Mask list names the mask that is applied: under decoder self-attention or a sliding
+    // window the causal mask is on whatever is chosen, so no item reads "None" then.
+    void maskListNamesTheAppliedMask()
+    {
+        ControlPanel panel;
+        auto *mask = panel.findChild<QComboBox *>(QStringLiteral("maskCombo"));
+        QVERIFY(mask);
+        SessionParameters p;
+        p.mask = MaskChoice::None;
+        panel.setParameters(p);
+        QCOMPARE(mask->currentText(), QStringLiteral("None"));
+        p.kind = AttentionKind::DecoderCausal;
+        panel.setParameters(p);
+        QCOMPARE(mask->currentText(), QStringLiteral("Causal (decoder)"));
+        QCOMPARE(mask->itemText(2), QStringLiteral("Causal (decoder) + key padding"));
+        QCOMPARE(panel.parameters().mask, MaskChoice::None); // relabelled, not changed
+        p.kind = AttentionKind::EncoderSelf;
+        p.window = 4;
+        panel.setParameters(p);
+        QCOMPARE(mask->currentText(), QStringLiteral("Causal (sliding window)"));
+        p.window = 0;
+        panel.setParameters(p);
+        QCOMPARE(mask->currentText(), QStringLiteral("None"));
+        QCOMPARE(mask->itemText(1), QStringLiteral("Causal (no look-ahead)"));
+    }
+
     // Typing "1024" into n: one recompute, for n = 1024 (not n = 1, 10, 102, 1024).
     void typingNEmitsOnce()
     {

@@ -1,4 +1,4 @@
-// Issue 6 heatmap features: colour scales (known value → matplotlib's RGB per colormap, linear
+// Heatmap features: colour scales (known value → matplotlib's RGB per colormap, linear
 // and log, fixed and auto range) and their labels, typed tokens (splitting, per-token input
 // vectors and sessions vs NumPy fixtures of tests/reference/make_token_fixtures.py, the
 // permutation lesson), trimmed padding and hidden keys with renormalisation, pooled images and
@@ -1156,6 +1156,9 @@ private slots:
         QCOMPARE(o.value(QLatin1String("renormalized")).toBool(), transformed);
         QCOMPARE(o.value(QLatin1String("view")).toString(), r->viewNote);
         QCOMPARE(o.value(QLatin1String("parameters")).toObject(), r->params.toJson());
+        // The last two keys are padding; trimmed away, no exported cell is masked.
+        QCOMPARE(o.value(QLatin1String("masked_by")).toString(),
+                 transformed ? QStringLiteral("none") : QStringLiteral("padding"));
         const QJsonArray heads = o.value(QLatin1String("heads")).toArray();
         QCOMPARE(heads.size(), h);
         for (int k = 0; k < h; ++k) {
@@ -1449,6 +1452,19 @@ private slots:
         QTest::newRow("steps view with batch")
             << QStringList {"--view", "steps", "--out", "x.png", "--batch-dir", "d"}
             << "--batch-dir and --data go with --view grid or head";
+        // Options that would be ignored are refused, naming what they need.
+        QTest::newRow("padding without the padding mask")
+            << QStringList {"--mask", "causal", "--padding", "3", "--out", "x.png"}
+            << "--padding 3 has no effect without --mask padding";
+        QTest::newRow("raw without hide-keys")
+            << QStringList {"--raw", "--out", "x.png"} << "--raw has no effect without --hide-keys";
+        QTest::newRow("compare key twice")
+            << QStringList {"--view", "compare", "--compare", "alpha=0,scale=on", "--out", "x.png"}
+            << "--compare: the scale (alpha) is given twice";
+        QTest::newRow("compare tau twice")
+            << QStringList {"--view", "compare", "--compare", "tau=2,temperature=3",
+                            "--out",  "x.png"}
+            << "--compare: tau is given twice";
     }
     void cliBadArguments()
     {

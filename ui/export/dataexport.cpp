@@ -279,8 +279,16 @@ bool writeJsonFile(const SessionResult &r, const QString &path, QStringList *wri
         keyLabels.append(r.keyLabel(int(j)));
         keyIndex.append(r.originalKey(int(j)));
     }
+    // The masks that hide exported cells (the parameters hold the user's choice: "mask": "none"
+    // under decoder self-attention or a sliding window, whose causal mask is always on).
+    std::uint8_t maskedBy = 0;
+    for (Index i = 0; i < nQ; ++i)
+        for (Index j = 0; j < nK; ++j)
+            maskedBy |= maskAt(r, i, j);
     out << "{\"format\": \"attnlab-data\", \"version\": 1,\n\"parameters\": "
-        << compact(r.params.toJson()) << ",\n\"caption\": " << compact(r.params.caption())
+        << compact(r.params.toJson()) << ",\n\"masked_by\": "
+        << compact(QString::fromStdString(maskStateText(maskedBy, MaskTextStyle::Name)))
+        << ",\n\"caption\": " << compact(r.params.caption())
         << ",\n\"view\": " << compact(r.viewNote)
         << ",\n\"renormalized\": " << (r.renormalized ? "true" : "false") << ",\n\"scale\": ";
     out.number(r.scale, true);

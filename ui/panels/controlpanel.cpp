@@ -356,8 +356,10 @@ void ControlPanel::buildUi()
     m_windowSpin->setObjectName(QStringLiteral("windowSpin"));
     m_windowSpin->setRange(0, SessionParameters::maxSequence);
     m_windowSpin->setSpecialValueText(tr("off"));
-    m_windowSpin->setToolTip(tr("Sliding-window causal mask of width w: query i sees the w keys "
-                                "i − w < j ≤ i (exactly w keys; some libraries count w + 1)."));
+    m_windowSpin->setToolTip(
+        tr("Sliding-window causal mask of width w: query i sees the w keys i − w < j ≤ i (exactly "
+           "w keys; some libraries count w + 1).\nWith more queries than keys (encoder–decoder), "
+           "every query i ≥ n_k sees the last w keys."));
     maskForm->addRow(tr("Window w:"), m_windowSpin);
     m_sinksSpin = new QSpinBox(maskBox);
     m_sinksSpin->setObjectName(QStringLiteral("sinksSpin"));
@@ -647,6 +649,16 @@ void ControlPanel::syncWidgets()
                               .arg(scaleFormula(p.scaleExponent, p.temperature, std::max(1, dK)))
                               .arg(scale, 0, 'g', 4));
 
+    // The items name the mask that is applied: under decoder self-attention or a sliding window
+    // the causal mask is on whatever the choice, so "None" would misstate it.
+    const bool alwaysCausal = p.kind == AttentionKind::DecoderCausal || p.window > 0;
+    const QString causalBy = p.window > 0 ? tr("sliding window") : tr("decoder");
+    m_maskCombo->setItemText(0, alwaysCausal ? tr("Causal (%1)").arg(causalBy) : tr("None"));
+    m_maskCombo->setItemText(
+        1, alwaysCausal ? tr("Causal (%1)").arg(causalBy) : tr("Causal (no look-ahead)"));
+    m_maskCombo->setItemText(2,
+                             alwaysCausal ? tr("Causal (%1) + key padding").arg(causalBy)
+                                          : tr("Key padding (last keys)"));
     m_maskCombo->setCurrentIndex(m_maskCombo->findData(int(p.mask)));
     m_paddingSpin->setRange(0, p.keyCount());
     m_paddingSpin->setValue(p.paddingCount);
@@ -661,6 +673,8 @@ void ControlPanel::syncWidgets()
                      .arg(p.keyCount());
     if (p.kind == AttentionKind::DecoderCausal)
         notes << tr("Decoder self-attention: the causal mask is always on.");
+    else if (p.window > 0)
+        notes << tr("The sliding window is causal: query i sees keys i − w < j ≤ i.");
     else if (p.kind == AttentionKind::EncoderDecoder && p.mask == MaskChoice::Causal)
         notes << tr("n ≠ n_k: causal is aligned top-left (query i sees keys j ≤ i).");
     m_maskNote->setText(notes.join(QLatin1Char('\n')));
