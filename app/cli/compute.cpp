@@ -1,4 +1,4 @@
-// attnlab compute: a user's tensors in (.npz), attention results out (.npz). Issue 3, §4.
+// attnlab compute: a user's tensors in (.npz), attention results out (.npz).
 //
 // Input arrays (names as in torch.nn.MultiheadAttention's state_dict):
 //   query n_q × d_model, key n_k × d_model, value n_k × d_v       (required)
@@ -67,6 +67,8 @@ template<typename T> struct Computed
     Index dK = 0;
     double scale = 1;
     QString mode;
+    /// What a fully masked row's output is: out_proj_bias through the output projection, or 0.
+    bool outputProjection = false;
 };
 
 NpyArray perHeadRows(const std::vector<VectorD> &rows)
@@ -140,6 +142,7 @@ void computeGrouped(const TensorCase<T> &tc, const Matrix<T> &query, const Matri
             + tc.inProjBias.segment(2 * d, d).transpose();
         r = groupedQueryAttention<T>(qp, kp, vp, tc.heads, tc.heads, mask, {}, po);
         c.output = (r.output * tc.outProjWeight.transpose()).rowwise() + tc.outProjBias.transpose();
+        c.outputProjection = true;
         c.mode = QStringLiteral("multi-head attention (PyTorch layout, %1)")
                      .arg(tc.bias ? QStringLiteral("with bias") : QStringLiteral("no bias"));
         c.dK = tc.headDim();
@@ -250,6 +253,7 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
         c.heads = layer.heads();
         c.dK = layer.headDim();
         c.scale = r.scale;
+        c.outputProjection = true;
         c.mode = QStringLiteral("multi-head attention (PyTorch layout, %1%2)")
                      .arg(layer.hasBias() ? QStringLiteral("with bias") : QStringLiteral("no bias"),
                           layer.hasSeparateProjections()
@@ -350,8 +354,10 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
                .arg(worstRowSum, 0, 'g', 3)
                .arg(maskedRows.isEmpty()
                         ? QStringLiteral("none")
-                        : QStringLiteral("%1 (weights 0, output row = out_proj_bias)")
-                              .arg(maskedRows.join(QStringLiteral(", "))));
+                        : QStringLiteral("%1 (weights 0, output row = %2)")
+                              .arg(maskedRows.join(QStringLiteral(", ")),
+                                   c.outputProjection ? QStringLiteral("out_proj_bias")
+                                                      : QStringLiteral("0")));
     return ExitOk;
 }
 
@@ -445,6 +451,13 @@ int runCompute(const QStringList &arguments)
     if (const auto refused = checkOutputPaths(kCommand, {{QStringLiteral("--out"), outPath}},
                                               {{QStringLiteral("--in"), inPath}}))
         return *refused;
+    // np.load opens an archive by its contents, but a user who typed "r.csv" expects text: an
+    // .npz under another name is refused rather than written.
+    if (!outPath.endsWith(QLatin1String(".npz"), Qt::CaseInsensitive))
+        return usageError(kCommand,
+                          QStringLiteral("--out '%1' must end in .npz: compute writes an .npz "
+                                         "archive (NumPy's np.load reads it)")
+                              .arg(outPath));
     const MaskConvention maskConvention
         = convention == QLatin1String("allowed") ? MaskConvention::Allowed : MaskConvention::Masked;
     QString error;

@@ -19,6 +19,7 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QSet>
 #include <QTemporaryDir>
 
 #include <cerrno>
@@ -157,10 +158,11 @@ QStringList sessionArguments(const SessionDocument &session)
                    QStringLiteral("--seed"),        QString::number(p.seed),
                    QStringLiteral("--kind"),        attentionKindId(p.kind),
                    QStringLiteral("--mask"),        maskChoiceId(p.mask),
-                   QStringLiteral("--padding"),     QString::number(p.paddingCount),
                    QStringLiteral("--alpha"),       QString::number(p.scaleExponent, 'g', 17),
                    QStringLiteral("--temperature"), QString::number(p.temperature, 'g', 17),
                    QStringLiteral("--dtype"),       dtypeId(p.dtype)};
+    if (p.mask == MaskChoice::KeyPadding) // --padding without the padding mask is refused
+        a << QStringLiteral("--padding") << QString::number(p.paddingCount);
     a << QStringLiteral("--generator") << QString::fromLatin1(randomSourceName(p.generator));
     if (p.positionalScheme() != PositionalScheme::None)
         a << QStringLiteral("--positional")
@@ -211,6 +213,7 @@ std::optional<CompareVariant> parseCompare(const QString &text, const SessionPar
     CompareVariant v = CompareVariant::from(a);
     v.scaleExponent = a.scaleExponent == 0.5 ? 0.0 : 0.5;
     const QString keys = QStringLiteral("alpha, scale, tau, mask, dk");
+    QSet<QString> seen;
     for (const QString &item : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
         const qsizetype eq = item.indexOf(QLatin1Char('='));
         const QString key = item.left(eq).trimmed().toLower();
@@ -221,6 +224,18 @@ std::optional<CompareVariant> parseCompare(const QString &text, const SessionPar
         };
         if (eq < 0 || value.isEmpty())
             return bad(QStringLiteral("expected key=value with key one of %1").arg(keys));
+        // One value per quantity: alpha and scale both set the exponent, tau and temperature
+        // the temperature, dk / d_k / d-k the head width.
+        const QString quantity = key == QLatin1String("scale")           ? QStringLiteral("alpha")
+            : key == QLatin1String("temperature")                        ? QStringLiteral("tau")
+            : key == QLatin1String("d_k") || key == QLatin1String("d-k") ? QStringLiteral("dk")
+                                                                         : key;
+        if (seen.contains(quantity))
+            return bad(QStringLiteral("%1 is given twice (B takes one value of each)")
+                           .arg(quantity == QLatin1String("alpha") ? QStringLiteral("the scale "
+                                                                                    "(alpha)")
+                                                                   : quantity));
+        seen.insert(quantity);
         bool ok = false;
         if (key == QLatin1String("alpha")) {
             const double alpha = value.toDouble(&ok);
@@ -573,6 +588,11 @@ int runHeatmap(const QStringList &arguments)
     if (!padding)
         return usageError(command, error);
     p.paddingCount = std::min(int(*padding), p.keyCount());
+    if (parser.isSet(QStringLiteral("padding")) && p.mask != MaskChoice::KeyPadding)
+        return usageError(command,
+                          QStringLiteral("--padding %1 has no effect without --mask "
+                                         "padding (the last keys are padding only then)")
+                              .arg(*padding));
     const auto alpha = doubleOption(parser, QStringLiteral("alpha"), 0.0, 1.0, &error);
     if (!alpha)
         return usageError(command, error);
@@ -643,6 +663,10 @@ int runHeatmap(const QStringList &arguments)
     ViewTransform transform;
     transform.trimPadding = parser.isSet(QStringLiteral("trim-padding"));
     transform.renormalize = !parser.isSet(QStringLiteral("raw"));
+    if (parser.isSet(QStringLiteral("raw")) && !parser.isSet(QStringLiteral("hide-keys")))
+        return usageError(command,
+                          QStringLiteral("--raw has no effect without --hide-keys (it keeps the "
+                                         "weights of the shown keys as computed)"));
     if (!parseKeyList(parser.value(QStringLiteral("hide-keys")), &transform.hiddenKeys, &error))
         return usageError(command, QStringLiteral("--hide-keys: ") + error);
     std::optional<double> dpi;

@@ -19,6 +19,7 @@
 #include "core/training/trainer.h"
 
 #include <QFileInfo>
+#include <QStringList>
 #include <QTextStream>
 
 #include <cmath>
@@ -409,11 +410,10 @@ int runTrain(const QStringList &arguments)
         return usageError(kCommand, error);
     o.steps = Index(*steps);
     const auto lr = doubleOption(parser, QStringLiteral("lr"), 0, 1e6, &error);
-    if (!lr)
-        return usageError(kCommand, error);
-    if (!(*lr > 0))
+    if (!lr || !(*lr > 0))
         return usageError(kCommand,
-                          QStringLiteral("--lr must be > 0, got '%1'").arg(parser.value(lrOption)));
+                          QStringLiteral("--lr must be a number in (0, 1e+06], got '%1'")
+                              .arg(parser.value(lrOption)));
     o.optimizer.learningRate = *lr;
     const QString optimizer = parser.value(optimizerOption);
     if (optimizer != QLatin1String("sgd") && optimizer != QLatin1String("adam"))
@@ -498,6 +498,19 @@ int runTrain(const QStringList &arguments)
                 = readCase(inPath,
                            convention == QLatin1String("allowed") ? MaskConvention::Allowed
                                                                   : MaskConvention::Masked);
+            // A query whose every key is masked gets all-zero weights here (its output row is
+            // out_proj_bias); nn.MultiheadAttention gives NaN there, and a NaN loss.
+            QStringList blindQueries;
+            for (Index i = 0; i < c.batch.mask.rows(); ++i)
+                if ((c.batch.mask.row(i).array() != 0).all())
+                    blindQueries << QString::number(i);
+            if (!blindQueries.isEmpty())
+                QTextStream(stderr)
+                    << "attnlab " << kCommand << ": note: attn_mask masks every key for quer"
+                    << (blindQueries.size() == 1 ? "y " : "ies ")
+                    << blindQueries.join(QStringLiteral(", "))
+                    << ": their weights are 0 and their output is out_proj_bias, so they learn "
+                       "only that bias (PyTorch gives NaN there, and a NaN loss)\n";
             LayerConfig layer;
             layer.dModel = c.params.dModel();
             layer.heads = c.heads;

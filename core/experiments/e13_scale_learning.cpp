@@ -137,6 +137,7 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
     for (const Index dk : dks)
         work += 6.0 * double(dk) * double(dk);
     Index runIndex = 0;
+    Index divergedRuns = 0; // final loss above twice the initial one, or not finite
     for (const char *init : {"xavier", "unit_qk"}) {
         for (const Index dk : dks) {
             TaskConfig tc;
@@ -199,6 +200,8 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
                     }
                     const Evaluation after
                         = evaluate(lc, trainer.parameters(), evalT, evalAnswers, pairs, classes);
+                    if (!std::isfinite(after.loss) || after.loss > 2.0 * before.loss)
+                        ++divergedRuns;
                     const double denom = double(std::max<Index>(steps, 1));
                     table.addRow({std::string(init), std::int64_t(dk), std::string(sc.name),
                                   lc.scale(), before.loss, after.loss, after.loss / constantLoss,
@@ -228,6 +231,14 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
                           "= loss / (1 - 1/V)/d_k, the best constant prediction's loss; chance "
                           "accuracy = 1/"
                           + std::to_string(classes));
+    if (divergedRuns > 0) {
+        const std::string defaultLr = Table::formatNumber(0.005);
+        table.notes.push_back(
+            std::to_string(divergedRuns) + " of " + std::to_string(runIndex)
+            + " runs diverged (final loss above twice the initial one, or not finite): lr "
+            + Table::formatNumber(lr) + " is too large for them; try a smaller lr (the default is "
+            + defaultLr + ")");
+    }
     table.notes.push_back("steps_to_threshold: first step where the 10-step running mean of the "
                           "training loss is <= "
                           + Table::formatNumber(threshold) + " x the constant prediction's loss");

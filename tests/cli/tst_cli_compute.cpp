@@ -110,6 +110,7 @@ private Q_SLOTS:
     void matchesTorch_data();
     void matchesTorch();
     void fullyMaskedRow();
+    void fullyMaskedRowWithoutProjection();
     void successLineNamesTheOutputFolder();
     void windowThatMasksNothingSaysSo();
     void projectedHeadsMatchTorch_data();
@@ -422,6 +423,7 @@ void TestCliCompute::fullyMaskedRow()
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     QVERIFY2(r.out.contains(QLatin1String("head 0 row 2")), qPrintable(r.out));
     QVERIFY2(r.out.contains(QLatin1String("head 1 row 2")), qPrintable(r.out));
+    QVERIFY2(r.out.contains(QLatin1String("output row = out_proj_bias")), qPrintable(r.out));
 
     const Arrays c = load(fixturePath(QStringLiteral("fully_masked_row")));
     const Arrays res = load(out);
@@ -448,6 +450,33 @@ void TestCliCompute::fullyMaskedRow()
         if (i != 2)
             ATTN_COMPARE_CLOSE(output.row(i), expectedOut.row(i), 1e-12, 0.0);
     }
+}
+
+// Plain attention has no output projection: a fully masked row's output is 0, and the summary
+// says so (not out_proj_bias).
+void TestCliCompute::fullyMaskedRowWithoutProjection()
+{
+    Arrays a = load(fixturePath(QStringLiteral("plain")));
+    a.erase("attn_mask");
+    const std::int64_t nQ = a.at("query").shape.at(0), nK = a.at("key").shape.at(0);
+    NpyArray mask;
+    mask.shape = {nQ, nK};
+    mask.type = NpyType::Bool;
+    mask.values.assign(std::size_t(nQ * nK), 0.0);
+    for (std::int64_t j = 0; j < nK; ++j)
+        mask.values[std::size_t(j)] = 1; // query 0 sees no key
+    a["attn_mask"] = mask;
+    const QString in = tempPath(QStringLiteral("plain_row0_masked.npz"));
+    save(in, a);
+    const QString out = tempPath(QStringLiteral("plain_row0_masked_result.npz"));
+    const Run r = runCompute({"--in", in, "--out", out});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains(QLatin1String("plain scaled dot-product attention")),
+             qPrintable(r.out));
+    QVERIFY2(r.out.contains(QLatin1String("(weights 0, output row = 0)")), qPrintable(r.out));
+    const MatrixD output = load(out).at("output").toMatrix<double>("output");
+    QVERIFY((output.row(0).array() == 0.0).all());
+    QVERIFY((output.row(1).array() != 0.0).any());
 }
 
 // E10's trap through the command line: plain_allowed's mask means "may attend"; read with the
@@ -515,6 +544,9 @@ void TestCliCompute::errors_data()
         << QString() << inOut + QStringList {"--frobnicate"} << QStringLiteral("frobnicate");
     QTest::newRow("no --in") << QString() << QStringList {"--out", "OUT"}
                              << QStringLiteral("--in <file> is required");
+    QTest::newRow("--out not .npz")
+        << QString() << QStringList {"--in", "IN", "--out", "OUT.csv"}
+        << QStringLiteral("must end in .npz: compute writes an .npz archive");
     QTest::newRow("no --out") << QString() << QStringList {"--in", "IN"}
                               << QStringLiteral("--out <file> is required");
     // compute_huge_n_bad_alloc (new-user trial): a large n gave std::bad_alloc and exit 1. Now the
@@ -599,7 +631,9 @@ void TestCliCompute::errors()
     const QString out = tempPath(tag + QStringLiteral("_out.npz"));
     QStringList arguments;
     for (const QString &o : options)
-        arguments << (o == QLatin1String("IN") ? in : o == QLatin1String("OUT") ? out : o);
+        arguments << (o == QLatin1String("IN")                 ? in
+                          : o.startsWith(QLatin1String("OUT")) ? out + o.mid(3)
+                                                               : o);
     message.replace(QLatin1String("IN"), in);
 
     const Run r = runCompute(arguments);

@@ -15,6 +15,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -214,6 +215,31 @@ private slots:
         QVERIFY(!run.err.contains("larger --lr"));
     }
 
+    // A row of attn_mask that masks every key: training runs (zero weights, finite loss) and a
+    // note names the query, since PyTorch would give NaN there.
+    void fullyMaskedQueryIsNoted()
+    {
+        Arrays a = inputsOnly(load(fixture(QStringLiteral("cli_sgd_causal_mask"))));
+        NpyArray &mask = a["attn_mask"];
+        QCOMPARE(mask.shape.size(), std::size_t(2));
+        for (std::int64_t j = 0; j < mask.shape[1]; ++j)
+            mask.values[std::size_t(j)] = 1; // query 0: every key masked
+        const QString in = path(QStringLiteral("blind_query.npz"));
+        save(in, a);
+        const QString out = path(QStringLiteral("blind_query_out.npz"));
+        const auto run = runAttnlab({QStringLiteral("train"), QStringLiteral("--in"), in,
+                                     QStringLiteral("--steps"), QStringLiteral("2"),
+                                     QStringLiteral("--out"), out});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        QVERIFY2(run.err.contains("note: attn_mask masks every key for query 0: their weights are "
+                                  "0"),
+                 run.err.constData());
+        const NpyArray loss = load(out).at("loss");
+        QCOMPARE(loss.values.size(), std::size_t(3));
+        for (double l : loss.values)
+            QVERIFY(std::isfinite(l));
+    }
+
     void refusals_data()
     {
         QTest::addColumn<QString>("edit"); // what is wrong with the case file ("" = nothing)
@@ -238,7 +264,10 @@ private slots:
             << QStringLiteral("--optimizer");
         QTest::newRow("lr") << QString()
                             << (ok + QStringList {QStringLiteral("--lr"), QStringLiteral("-1")})
-                            << QStringLiteral("--lr");
+                            << QStringLiteral("--lr must be a number in (0, 1e+06], got '-1'");
+        QTest::newRow("lr 0") << QString()
+                              << (ok + QStringList {QStringLiteral("--lr"), QStringLiteral("0")})
+                              << QStringLiteral("--lr must be a number in (0, 1e+06], got '0'");
         QTest::newRow("loss") << QString()
                               << (ok + QStringList {QStringLiteral("--loss"), QStringLiteral("l1")})
                               << QStringLiteral("--loss");

@@ -748,6 +748,27 @@ void TestExperiments::e13ScaleLearning()
     }
     // Deterministic: the same seed gives the same table.
     QCOMPARE(run("E13", params).table.toCsv(), r.table.toCsv());
+    const auto divergedNote = [](const ExperimentResult &e) {
+        for (const std::string &note : e.table.notes)
+            if (note.find("diverged") != std::string::npos)
+                return note;
+        return std::string();
+    };
+    QVERIFY(divergedNote(r).empty());
+
+    // A learning rate far too large: the runs whose final loss is above twice the initial one
+    // (or not finite) are counted in a note that asks for a smaller rate.
+    const ExperimentResult big
+        = run("E13", {{"d_k", "8"}, {"dtype", "float64"}, {"steps", "20"}, {"lr", "100"}});
+    std::size_t diverged = 0;
+    for (std::size_t i = 0; i < big.table.rowCount(); ++i) {
+        const double before = column(big, i, "loss_initial"), after = column(big, i, "loss_final");
+        diverged += (!std::isfinite(after) || after > 2.0 * before) ? 1 : 0;
+    }
+    QVERIFY(diverged > 0);
+    const std::string note = divergedNote(big);
+    QVERIFY2(note.rfind(std::to_string(diverged) + " of 6 runs diverged", 0) == 0, note.c_str());
+    QVERIFY(note.find("try a smaller lr (the default is 0.005)") != std::string::npos);
 }
 
 void TestExperiments::e14RopeOffsets()

@@ -253,7 +253,7 @@ void TestMultiheadTorch::fullyMaskedRow()
     }
 }
 
-// Issue 3, §3: 1 head, d_model = 2, in_proj_weight rows [[1,2],[0,1],[1,0],[1,1],[2,1],[2,0]],
+// A worked example: 1 head, d_model = 2, in_proj_weight rows [[1,2],[0,1],[1,0],[1,1],[2,1],[2,0]],
 // no bias, out_proj identity, input [[1,1],[2,0]]. By hand: q = [[3,1],[2,0]],
 // k = [[1,2],[2,2]], scores/√2 = [[5,8],[2,4]]/√2, so w = [[0.1070, 0.8930], [0.1956, 0.8044]].
 void TestMultiheadTorch::handPinnedD2()
@@ -288,7 +288,7 @@ void TestMultiheadTorch::maskConvention_data()
     QTest::newRow("fromMasked (MultiheadAttention)") << false << 10.0;
 }
 
-// Issue 3, §3 / E10: the same boolean mask read under the two conventions. Q = 0 makes every
+// E10: the same boolean mask read under the two conventions. Q = 0 makes every
 // score 0, so only the mask decides which value comes through.
 void TestMultiheadTorch::maskConvention()
 {

@@ -30,7 +30,7 @@ class QPainter;
 
 namespace attn {
 
-/// What the renderer lays out. (Issue 6 adds Steps and Compare.)
+/// What the renderer lays out (Steps and Compare have their own renderers).
 enum class HeatmapView {
     Grid, ///< one tile per head, plus the mean over heads (HeatmapOptions::showMean)
     SingleHead ///< one large tile: HeatmapOptions::head (h = the mean)
