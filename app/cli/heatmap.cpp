@@ -855,6 +855,18 @@ int runHeatmap(const QStringList &arguments)
                                      options.pooling == HeatmapPooling::Mean ? TilePooling::Mean
                                                                              : TilePooling::Max)
               : computeSession(p));
+    if (!result->ok() && result->inputError) {
+        // The arguments' fault (exit 2, as compute's for a file): scores scaled past the dtype's
+        // range name the options that set the scale.
+        QString message = result->error;
+        if (message.contains(QLatin1String("overflowed")))
+            message += p.dtype == DType::Float32
+                ? QStringLiteral(" (float32 holds |x| <= 3.4e38: use a larger --temperature, a "
+                                 "larger --alpha or --dtype float64)")
+                : QStringLiteral(" (use a larger --temperature or --alpha)");
+        QTextStream(stderr) << "attnlab " << command << ": error: " << message << "\n";
+        return ExitUsage;
+    }
     if (!result->ok())
         return failure(command, result->error);
     const QString note = windowNote(*position, result->queryCount(), result->keyCount());

@@ -225,6 +225,26 @@ private slots:
         QTest::addColumn<QString>("named");
         const QString out = QStringLiteral("--out");
         const QString png = QStringLiteral("/tmp/never-written.png");
+        // Scores scaled past float32's range are the options' fault (exit 2), named with what
+        // to change; in the full matrices and in the tile engine alike.
+        QTest::newRow("float32 scores overflow")
+            << QStringList {QStringLiteral("--dtype"),
+                            QStringLiteral("float32"),
+                            QStringLiteral("--temperature"),
+                            QStringLiteral("1e-40"),
+                            out,
+                            png}
+            << QStringLiteral("(float32 holds |x| <= 3.4e38: use a larger --temperature");
+        QTest::newRow("float32 scores overflow, tile engine")
+            << QStringList {QStringLiteral("--dtype"),
+                            QStringLiteral("float32"),
+                            QStringLiteral("--temperature"),
+                            QStringLiteral("1e-40"),
+                            QStringLiteral("--compute"),
+                            QStringLiteral("tiles"),
+                            out,
+                            png}
+            << QStringLiteral("use a larger --temperature");
         QTest::newRow("heads do not divide d_model")
             << QStringList {QStringLiteral("--heads"), QStringLiteral("3"), out, png}
             << QStringLiteral("--heads");

@@ -2,6 +2,7 @@
 
 #include "core/blas.h"
 #include "core/engine/sessioninputs.h"
+#include "core/types.h"
 
 #include <QString>
 
@@ -129,6 +130,16 @@ SessionResult computePooledSession(const SessionParameters &params, int side, Ti
         r = SessionResult {};
         r.params = params;
         r.error = QStringLiteral("cancelled");
+    } catch (const NonFiniteInput &e) {
+        r = SessionResult {};
+        r.params = params;
+        r.error = QString::fromStdString(e.what());
+        r.inputError = true;
+    } catch (const InvalidArgument &e) {
+        r = SessionResult {};
+        r.params = params;
+        r.error = QString::fromStdString(e.what());
+        r.inputError = true;
     } catch (const std::bad_alloc &) {
         r = SessionResult {};
         r.params = params;

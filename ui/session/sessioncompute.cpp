@@ -2,6 +2,8 @@
 
 #include "ui/session/tensorsource.h"
 
+#include "core/types.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -130,6 +132,12 @@ SessionResult computeSession(const SessionParameters &params, const CancelToken 
             static_cast<EngineResult &>(r) = computeEngine(p, cancel);
     } catch (const Cancelled &) {
         fail(QStringLiteral("cancelled"));
+    } catch (const NonFiniteInput &e) {
+        fail(QString::fromStdString(e.what()));
+        r.inputError = true;
+    } catch (const InvalidArgument &e) {
+        fail(QString::fromStdString(e.what()));
+        r.inputError = true;
     } catch (const std::bad_alloc &) {
         fail(QStringLiteral("out of memory for n_q=%1, n_k=%2, h=%3")
                  .arg(params.queryCount())

@@ -31,6 +31,9 @@ struct SessionResult : EngineResult
     SessionParameters params;
     double computeSeconds = 0; ///< wall time of the computation (seconds)
     QString error; ///< non-empty when the computation failed (the message names the problem)
+    /// The failure is the input's (NaN/Inf, scaled scores that overflow the dtype, invalid
+    /// parameters: core's NonFiniteInput / InvalidArgument), not the machine's.
+    bool inputError = false;
 
     // Set only on a result derived for display by applyViewTransform (ui/resultview.h): which
     // rows/columns of the computation are shown, and how. Empty maps mean "all, in order".
