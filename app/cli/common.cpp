@@ -142,6 +142,15 @@ std::optional<int> parseArguments(QCommandLineParser &parser, const QString &com
         QTextStream(stdout) << commandHelpText(parser, command);
         return ExitOk;
     }
+    // "--n --out x.png" gives --n the value "--out" and leaves x.png over: name the missing
+    // value, not the stray argument.
+    for (const QString &name : parser.optionNames())
+        for (const QString &value : parser.values(name))
+            if (value.startsWith(QLatin1String("--")) && value.size() > 2)
+                return usageError(command,
+                                  QStringLiteral("--%1 needs a value: '%2' is the next "
+                                                 "option")
+                                      .arg(name, value));
     if (refuseRepeatedOptions) {
         const QString repeated = repeatedOption(parser);
         if (!repeated.isEmpty())

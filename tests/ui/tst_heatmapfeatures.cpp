@@ -1453,6 +1453,9 @@ private slots:
             << QStringList {"--view", "steps", "--out", "x.png", "--batch-dir", "d"}
             << "--batch-dir and --data go with --view grid or head";
         // Options that would be ignored are refused, naming what they need.
+        QTest::newRow("option without its value") << QStringList {"--n", "--out", "x.png"}
+                                                  << "--n needs a value: '--out' is the next "
+                                                     "option";
         QTest::newRow("padding without the padding mask")
             << QStringList {"--mask", "causal", "--padding", "3", "--out", "x.png"}
             << "--padding 3 has no effect without --mask padding";
