@@ -142,7 +142,7 @@ private slots:
         QVERIFY2(renderer.saveSvg(path, QSize(1200, 800), &error), qPrintable(error));
         QFile file(path);
         QVERIFY(file.open(QIODevice::ReadOnly));
-        QVERIFY2(file.readAll().contains("window: 4 keys + 1 sinks"), "legend");
+        QVERIFY2(file.readAll().contains("window: 4 keys + 1 sink<"), "legend");
     }
 
     void knownColours_data()

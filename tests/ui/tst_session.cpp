@@ -405,7 +405,7 @@ private slots:
         QCOMPARE(*back, p);
         QVERIFY(p.caption().contains(QLatin1String("RoPE interleaved base 500")));
         QVERIFY(p.caption().contains(QLatin1String("g=2")));
-        QVERIFY(p.caption().contains(QLatin1String("window=5+1 sinks")));
+        QVERIFY(p.caption().contains(QLatin1String("window=5+1 sink,")));
         // Defaults are not written: files without the new keys stay as they were.
         const QJsonObject plain = SessionParameters().toJson();
         for (const char *key :

@@ -63,8 +63,11 @@ QString fittedText(const QFontMetricsF &fm, qreal width, std::initializer_list<Q
 /// on w vs w + 1).
 QString windowLegendText(const SessionParameters &p)
 {
-    return QStringLiteral("window: %1 keys").arg(p.window)
-        + (p.sinks > 0 ? QStringLiteral(" + %1 sinks").arg(p.sinks) : QString());
+    return (p.window == 1 ? QStringLiteral("window: 1 key")
+                          : QStringLiteral("window: %1 keys").arg(p.window))
+        + (p.sinks == 1      ? QStringLiteral(" + 1 sink")
+               : p.sinks > 1 ? QStringLiteral(" + %1 sinks").arg(p.sinks)
+                             : QString());
 }
 
 } // namespace

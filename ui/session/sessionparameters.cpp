@@ -464,7 +464,9 @@ QString SessionParameters::caption() const
         parts << QStringLiteral("g=%1 kv heads").arg(keyValueHeads());
     if (window > 0)
         parts << QStringLiteral("window=%1").arg(window)
-                + (sinks > 0 ? QStringLiteral("+%1 sinks").arg(sinks) : QString());
+                + (sinks == 1      ? QStringLiteral("+1 sink")
+                       : sinks > 1 ? QStringLiteral("+%1 sinks").arg(sinks)
+                                   : QString());
     parts << dtypeId(dtype);
     parts << QStringLiteral("seed=%1").arg(seed);
     if (generator == RandomSource::Torch)
