@@ -41,6 +41,8 @@
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -51,6 +53,7 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
+#include <QMimeData>
 #include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -68,6 +71,7 @@
 #include <QTest>
 #include <QTimer>
 #include <QUndoStack>
+#include <QUrl>
 #include <QXmlStreamReader>
 
 #include <cmath>
@@ -176,6 +180,7 @@ private slots:
     void hideKeysSaysWhy_data();
     void hideKeysSaysWhy();
     void firstScreenShowsTheLesson();
+    void droppedFilesOpen();
 
 private:
     /// Waits for the window's first result (the defaults).
@@ -1541,8 +1546,6 @@ void TestMainWindow::hideKeysSaysWhy()
     QVERIFY(edit->styleSheet().isEmpty());
 }
 
-QTEST_MAIN(TestMainWindow)
-
 // The first screen at 1280 × 800 (a 1152 × 720 window, 90 % of the screen): the Scale and Mask
 // sections are in the Controls dock without scrolling, the controls are not cut by a horizontal
 // scroll bar, and a first start shows a striking result: one labelled head whose unscaled rows
@@ -1565,11 +1568,20 @@ void TestMainWindow::firstScreenShowsTheLesson()
     QWidget *viewport = scroll->viewport();
     QCOMPARE(scroll->horizontalScrollBar()->maximum(), 0);
     QCOMPARE(scroll->verticalScrollBar()->value(), 0);
-    for (const QString &title : {QStringLiteral("Scale"), QStringLiteral("Mask")}) {
+    const auto boxTitled = [panel](const QString &title) {
         QGroupBox *box = nullptr;
         for (QGroupBox *b : panel->findChildren<QGroupBox *>())
             if (b->title() == title)
                 box = b;
+        return box;
+    };
+    // The dock's layout settles after the resize (later on a loaded machine): wait for it.
+    QTRY_VERIFY_WITH_TIMEOUT(
+        viewport->rect().contains(QRect(boxTitled(QStringLiteral("Mask"))->mapTo(viewport, {}),
+                                        boxTitled(QStringLiteral("Mask"))->size())),
+        5000);
+    for (const QString &title : {QStringLiteral("Scale"), QStringLiteral("Mask")}) {
+        QGroupBox *box = boxTitled(title);
         QVERIFY2(box, qPrintable(title));
         const QRect inViewport(box->mapTo(viewport, QPoint(0, 0)), box->size());
         QVERIFY2(viewport->rect().contains(inViewport),
@@ -1611,4 +1623,47 @@ void TestMainWindow::firstScreenShowsTheLesson()
     QVERIFY2(scaled.meanMaxWeight < 0.5, qPrintable(QString::number(scaled.meanMaxWeight)));
 }
 
+// A session file dropped on the window opens as File → Open Session does; a text drag or a file
+// of another kind is not taken (the widgets keep their own drops).
+void TestMainWindow::droppedFilesOpen()
+{
+    QVERIFY(waitForFirstResult());
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("dropped.attnlab.json"));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(R"({"format":"attnlab-session","version":1,
+ "parameters":{"version":1,"n":9,"n_k":9,"d_model":24,"heads":3,"seed":"5","kind":"encoder",
+ "mask":"causal","padding":2,"scale_exponent":0.5,"temperature":1,"positional":false,
+ "dtype":"float64"}})");
+    file.close();
+    const QPoint centre = m_window->rect().center();
+    const auto dragAccepted = [&](QMimeData &mime) {
+        QDragEnterEvent enter(centre, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(m_window.get(), &enter);
+        return enter.isAccepted();
+    };
+    QMimeData text;
+    text.setText(QStringLiteral("the cat sat"));
+    QVERIFY(!dragAccepted(text));
+    QMimeData other;
+    other.setUrls({QUrl::fromLocalFile(dir.filePath(QStringLiteral("notes.txt")))});
+    QVERIFY(!dragAccepted(other));
+
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(dir.filePath(QStringLiteral("notes.txt"))),
+                  QUrl::fromLocalFile(path)});
+    QVERIFY(dragAccepted(mime));
+    QDropEvent drop(QPointF(centre), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(m_window.get(), &drop);
+    QVERIFY(drop.isAccepted());
+    QTRY_COMPARE_WITH_TIMEOUT(m_window->session()->parameters().n, 9, 10000);
+    const SessionParameters p = m_window->session()->parameters();
+    QCOMPARE(p.dModel, 24);
+    QCOMPARE(p.heads, 3);
+    QCOMPARE(p.mask, MaskChoice::Causal);
+    QCOMPARE(m_window->sessionController()->filePath(), path);
+}
+
+QTEST_MAIN(TestMainWindow)
 #include "tst_mainwindow.moc"

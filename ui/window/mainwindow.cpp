@@ -11,6 +11,7 @@
 #include "ui/views/heatmapwidget.h"
 #include "ui/window/chartdocks.h"
 #include "ui/window/exportrouter.h"
+#include "ui/window/filedrop.h"
 #include "ui/window/sessioncontroller.h"
 #include "ui/window/shortcuts.h"
 #include "ui/window/statusbartext.h"
@@ -180,6 +181,10 @@ void MainWindow::createControllers()
     connect(m_heatmapActions, &HeatmapActions::message, this, showMessage);
     connect(m_training, &TrainingPanel::message, this, showMessage);
     m_export->setTrainingPanel(m_training);
+    // Session and tensor files dropped anywhere on the window open as File → Open does.
+    new FileDrop(
+        this, [this](const QString &path) { return m_sessionController->open(path); },
+        [this](const QString &path) { return m_tensors->open(path); });
 }
 
 void MainWindow::connectSession()
