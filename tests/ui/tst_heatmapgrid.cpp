@@ -164,6 +164,11 @@ private slots:
             mw += weight(h, i, j) / heads;
         const QImage shown = widget.grab().toImage();
         QCOMPARE(pixelAt(shown, at), Colormap(ColormapId::Viridis).map(mw));
+        // The colourbar stays where it was at the top of the view: its middle shows viridis at
+        // 0.5 (entry 127 or 128 of 256, depending on the pixel row).
+        const QRgb middle = pixelAt(shown, lay.colorbar.center());
+        const Colormap viridis(ColormapId::Viridis);
+        QVERIFY(middle == viridis.map(127.5 / 256) || middle == viridis.map(128.5 / 256));
         // Head 0's tile scrolled out above the view: nothing is hit there.
         const QPointF head0 = end.tiles.first().map.center();
         QVERIFY(head0.y() < view.top());

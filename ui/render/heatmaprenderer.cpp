@@ -495,7 +495,13 @@ void HeatmapRenderer::paint(QPainter *painter, const QRectF &bounds) const
     paintImpl(painter, bounds, false);
 }
 
-void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool vectorOutput) const
+void HeatmapRenderer::paintLegend(QPainter *painter, const QRectF &bounds) const
+{
+    paintImpl(painter, bounds, false, true);
+}
+
+void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool vectorOutput,
+                                bool legendOnly) const
 {
     painter->save();
     painter->fillRect(bounds, m_options.background);
@@ -515,7 +521,8 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
             : !m_result->ok()          ? QStringLiteral("Cannot compute: ") + m_result->error
             : lay.tiles.isEmpty()      ? QStringLiteral("Nothing to show")
                                        : QStringLiteral("Too small to draw the heatmaps");
-        painter->drawText(bounds, Qt::AlignCenter | Qt::TextWordWrap, text);
+        if (!legendOnly)
+            painter->drawText(bounds, Qt::AlignCenter | Qt::TextWordWrap, text);
         painter->restore();
         return;
     }
@@ -526,7 +533,7 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
     const int nQ = win.height();
     const bool useMask = masksShown();
 
-    if (m_options.showCaption) {
+    if (m_options.showCaption && !legendOnly) {
         painter->setPen(fg);
         painter->drawText(lay.caption, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
                           captionText());
@@ -555,7 +562,7 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
 
     // A scrolling view paints a band of its tiles: the others are skipped.
     const QRectF clip = painter->hasClipping() ? painter->clipBoundingRect() : QRectF();
-    for (int t = 0; t < lay.tiles.size(); ++t) {
+    for (int t = 0; !legendOnly && t < lay.tiles.size(); ++t) {
         const HeatmapLayout::Tile &tile = lay.tiles[t];
         const QRectF &map = tile.map;
         if (!clip.isNull() && !clip.intersects(tile.frame))

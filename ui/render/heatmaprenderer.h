@@ -184,6 +184,10 @@ public:
     HeatmapLayout layout(const QRectF &bounds) const;
     /// Paints everything into `bounds` (logical coordinates of `painter`).
     void paint(QPainter *painter, const QRectF &bounds) const;
+    /// Paints only the legend column of paint(painter, bounds) — the colourbar, its labels and
+    /// the mask legend, at HeatmapLayout::legend — on the background of `bounds`: a scrolling
+    /// view draws it over the grid so the colour scale stays in sight.
+    void paintLegend(QPainter *painter, const QRectF &bounds) const;
     /// The cell under `pos` for a paint into `bounds`; invalid when none.
     HeatmapHit cellAt(const QRectF &bounds, const QPointF &pos) const;
     /// Rectangle of a hit's cell (for hover highlights); empty when invalid.
@@ -257,7 +261,8 @@ private:
     /// masksShown() and some cell of the result is masked: the per-cell mask checks of the
     /// image and range loops are skipped otherwise (an unmasked result's states are all 0).
     bool cellMasksToApply() const;
-    void paintImpl(QPainter *painter, const QRectF &bounds, bool vectorOutput) const;
+    void paintImpl(QPainter *painter, const QRectF &bounds, bool vectorOutput,
+                   bool legendOnly = false) const;
     void invalidate();
 
     std::shared_ptr<const SessionResult> m_result;

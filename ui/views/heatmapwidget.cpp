@@ -13,6 +13,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 namespace attn {
 
@@ -21,7 +23,8 @@ namespace {
 /// The widget's picture: the background, then `renderer`'s heatmaps laid out in `bounds`
 /// (picture coordinates; tiles outside the picture are skipped), `devSize` device pixels at
 /// `dpr`. Reentrant: the GUI thread paints small results with it, a worker thread large ones.
-QImage paintPicture(const HeatmapRenderer &renderer, QSize devSize, qreal dpr, const QRectF &bounds)
+QImage paintPicture(const HeatmapRenderer &renderer, QSize devSize, qreal dpr, const QRectF &bounds,
+                    bool legendOnly = false)
 {
     const QColor background = renderer.options().background;
     QImage image(devSize,
@@ -32,8 +35,24 @@ QImage paintPicture(const HeatmapRenderer &renderer, QSize devSize, qreal dpr, c
     QPainter painter(&image);
     painter.setRenderHint(QPainter::TextAntialiasing);
     painter.setClipRect(QRectF(QPointF(0, 0), QSizeF(devSize) / dpr));
-    renderer.paint(&painter, bounds);
+    if (legendOnly)
+        renderer.paintLegend(&painter, bounds);
+    else
+        renderer.paint(&painter, bounds);
     return image;
+}
+
+/// The band and, when the request has one, the legend column painted apart.
+std::pair<QImage, QImage> paintPictures(const HeatmapRenderer &renderer, QSize devSize, qreal dpr,
+                                        const QRectF &bounds, qreal legendLeft)
+{
+    QImage legend;
+    if (legendLeft > 0) {
+        const QSizeF view = bounds.size();
+        legend = paintPicture(renderer, (view * dpr).toSize().expandedTo(QSize(1, 1)), dpr,
+                              QRectF(QPointF(0, 0), view), true);
+    }
+    return {paintPicture(renderer, devSize, dpr, bounds), legend};
 }
 
 } // namespace
@@ -367,6 +386,8 @@ HeatmapWidget::PictureRequest HeatmapWidget::pictureRequest() const
         r.bandHeight = std::max(band, 1.0);
         r.bandTop = std::clamp(std::floor(scrollOffset() - view.height()), 0.0,
                                std::max(0.0, m_contentHeight - band));
+        const HeatmapLayout lay = m_renderer.layout(QRectF(QPointF(0, 0), view.size()));
+        r.legendLeft = std::max(1.0, lay.legend.left() - 0.5 * lay.fontPixelSize);
     }
     return r;
 }
@@ -388,7 +409,8 @@ bool HeatmapWidget::updatePicture()
     const PictureRequest request = pictureRequest();
     if (pictureCells() < asyncPictureCells) {
         m_pictureJobs.cancel(); // a large picture still being painted is superseded
-        m_picture = paintPicture(m_renderer, request.devSize(), request.dpr, request.bounds());
+        std::tie(m_picture, m_legendPicture) = paintPictures(
+            m_renderer, request.devSize(), request.dpr, request.bounds(), request.legendLeft);
         m_shownPicture = request;
         m_pictureCurrent = true;
         return true;
@@ -401,11 +423,12 @@ bool HeatmapWidget::updatePicture()
     m_pictureRequest = request;
     m_pictureJobs.run(
         [renderer = m_renderer, request](const JobContext &) {
-            return std::make_pair(
-                paintPicture(renderer, request.devSize(), request.dpr, request.bounds()), renderer);
+            return std::make_pair(paintPictures(renderer, request.devSize(), request.dpr,
+                                                request.bounds(), request.legendLeft),
+                                  renderer);
         },
-        [this, request](std::pair<QImage, HeatmapRenderer> done) {
-            m_picture = std::move(done.first);
+        [this, request](std::pair<std::pair<QImage, QImage>, HeatmapRenderer> done) {
+            std::tie(m_picture, m_legendPicture) = std::move(done.first);
             m_shownPicture = request;
             if (request.result == m_renderer.result() && request.options == m_renderer.options()) {
                 // The renderer as the worker left it, with its tile images and colour range,
@@ -434,6 +457,15 @@ void HeatmapWidget::paintEvent(QPaintEvent *)
         if (shown.viewSize == view.size()) {
             // The band at its place in the grid (parts it does not cover stay background).
             painter.drawImage(QPointF(view.left(), view.top() - scroll + shown.bandTop), m_picture);
+            // The legend column stays at the top of the view.
+            if (shown.legendLeft > 0 && !m_legendPicture.isNull()) {
+                const qreal dpr = m_legendPicture.devicePixelRatio();
+                const QRectF target(view.left() + shown.legendLeft, view.top(),
+                                    view.width() - shown.legendLeft, view.height());
+                painter.drawImage(
+                    target, m_legendPicture,
+                    QRectF(shown.legendLeft * dpr, 0, target.width() * dpr, target.height() * dpr));
+            }
         } else { // an older picture of another size, scaled until the new one arrives
             const qreal dpr = m_picture.devicePixelRatio();
             const qreal top = std::clamp(scroll - shown.bandTop, 0.0,

@@ -194,6 +194,7 @@ private:
     std::shared_ptr<const SessionResult> m_sessionResult;
     ViewTransform m_transform;
     QImage m_picture; ///< the last picture painted (possibly of an older state or size)
+    QImage m_legendPicture; ///< its legend column at the top of the view, when scrolling
     bool m_pictureCurrent = false;
     /// A picture: the layout for a viewport of `viewSize` (at the top of the content), painted
     /// from content height `bandTop` on for `bandHeight` logical pixels.
@@ -205,6 +206,9 @@ private:
         QSizeF viewSize;
         qreal bandTop = 0;
         qreal bandHeight = 0;
+        /// Scrolling: the legend column's left edge (view coordinates), painted apart so it
+        /// stays in sight; 0: no separate legend.
+        qreal legendLeft = 0;
         bool operator==(const PictureRequest &) const = default;
         QRectF bounds() const { return {QPointF(0, -bandTop), viewSize}; }
         QSize devSize() const;
