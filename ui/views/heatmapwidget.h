@@ -11,7 +11,8 @@
 // Many heads: tiles keep a minimum map size (HeatmapOptions::minMapSide, 96 pixels) and, when
 // the grid at that size is taller than the widget, a vertical scroll bar appears (the wheel
 // scrolls, Ctrl+wheel zooms, Page Up/Down page). The picture then covers a band of about three
-// viewport heights around the visible part, so scrolling inside it only moves the picture.
+// viewport heights around the visible part, so scrolling inside it only moves the picture; the
+// legend column (colourbar, mask legend) is painted apart and stays at the top of the view.
 //
 // Long sequences: the wheel zooms around the cell under the pointer, dragging pans, and the
 // keyboard does both (+/− zoom, arrows pan, 0 or Home shows every cell again). The renderer
