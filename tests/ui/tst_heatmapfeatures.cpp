@@ -956,7 +956,7 @@ private slots:
         QVERIFY(texts.contains(QStringLiteral("magma, linear")));
         QCOMPARE(texts.count(QStringLiteral("query i (row)")), tiles);
         QCOMPARE(texts.count(QStringLiteral("key j (column)")), tiles);
-        QVERIFY(texts.contains(QStringLiteral("mat"))); // token labels
+        QVERIFY(texts.contains(QStringLiteral("5:mat"))); // token labels, with their positions
         const QString all = texts.join(QLatin1Char(' '));
         QVERIFY(all.contains(QLatin1String("n=6, d_model=")));
         QVERIFY(all.contains(QLatin1String("seed=0")));
@@ -1403,7 +1403,7 @@ private slots:
         QString error;
         const QStringList texts = svgTexts(f.readAll(), &error);
         QVERIFY(texts.contains(QStringLiteral("magma, log")));
-        QVERIFY(texts.contains(QStringLiteral(",")));
+        QVERIFY(texts.contains(QStringLiteral("3:,"))); // the comma token at position 3
         QVERIFY(texts.first().startsWith(QLatin1String("n=7,"))); // the caption: n follows
         QCOMPARE(QDir(batch).entryList(QDir::Files, QDir::Name),
                  (QStringList {"head-0.svg", "head-1.svg", "head-mean.svg"}));

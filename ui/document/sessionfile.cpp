@@ -82,6 +82,7 @@ QJsonObject heatmapViewToJson(const HeatmapOptions &options)
              options.pooling == HeatmapPooling::Mean ? QStringLiteral("mean")
                                                      : QStringLiteral("max"));
     o.insert(QStringLiteral("show_mean"), options.showMean);
+    o.insert(QStringLiteral("stretch"), options.stretch);
     if (!options.window.isNull()) {
         const QRect w = options.window;
         o.insert(QStringLiteral("window"), QJsonArray {w.x(), w.y(), w.width(), w.height()});
@@ -126,6 +127,9 @@ HeatmapOptions heatmapViewFromJson(const QJsonObject &o, HeatmapOptions base)
     const QJsonValue mean = o.value(QLatin1String("show_mean"));
     if (mean.isBool())
         base.showMean = mean.toBool();
+    const QJsonValue stretch = o.value(QLatin1String("stretch"));
+    if (stretch.isBool())
+        base.stretch = stretch.toBool();
     const QJsonArray window = o.value(QLatin1String("window")).toArray();
     if (window.size() == 4) {
         int v[4];

@@ -20,6 +20,7 @@
 //                    "colormap": "viridis" | "magma" | "cividis" | "gray" | "RdBu_r",
 //                    "scale": "linear" | "log", "range": "fixed" | "auto",
 //                    "pooling": "max" | "mean", "show_mean": true | false,
+//                    "stretch": false | true,      // maps fill their tiles (non-square cells)
 //                    "window": [key0, query0, keys, queries] },   // zoom; absent = all cells
 //       "transform": { "trim_padding": false, "hidden_keys": [0, …], "renormalize": true },
 //       "row_strip": true,

@@ -87,9 +87,12 @@ HeatmapViewPanel::HeatmapViewPanel(HeatmapWidget *heatmap, QWidget *parent)
         b->setAutoRaise(false);
         return b;
     };
-    m_zoomOut = makeButton(QStringLiteral("−"), tr("Zoom out (−, or the mouse wheel)"),
+    m_zoomOut = makeButton(QStringLiteral("−"),
+                           tr("Zoom out (−, or the mouse wheel; Ctrl+wheel when the grid scrolls)"),
                            QStringLiteral("zoomOutButton"));
-    m_zoomIn = makeButton(QStringLiteral("+"), tr("Zoom in (+, or the mouse wheel over a cell)"),
+    m_zoomIn = makeButton(QStringLiteral("+"),
+                          tr("Zoom in (+, or the mouse wheel over a cell; Ctrl+wheel when the grid "
+                             "scrolls)"),
                           QStringLiteral("zoomInButton"));
     m_zoomReset = makeButton(tr("All"), tr("Show every cell again (0 or Home)"),
                              QStringLiteral("zoomResetButton"));
@@ -109,6 +112,13 @@ HeatmapViewPanel::HeatmapViewPanel(HeatmapWidget *heatmap, QWidget *parent)
     m_rowStrip->setToolTip(tr("While a cell is hovered, show its row's keys with their tokens "
                               "and values, coloured like the heatmap."));
     form->addRow(m_rowStrip);
+
+    m_stretch = new QCheckBox(tr("&Stretch maps to fit their tiles"), this);
+    m_stretch->setObjectName(QStringLiteral("stretchCheck"));
+    m_stretch->setToolTip(tr("Off: square cells (a map with few keys and many queries is kept "
+                             "at least 96 pixels wide). On: each map fills its tile, cells as "
+                             "wide and as tall as that gives (View → Stretch Maps to Fit)."));
+    form->addRow(m_stretch);
 
     m_trimPadding = new QCheckBox(tr("&Trim padding"), this);
     m_trimPadding->setObjectName(QStringLiteral("trimPaddingCheck"));
@@ -146,6 +156,7 @@ HeatmapViewPanel::HeatmapViewPanel(HeatmapWidget *heatmap, QWidget *parent)
     for (QComboBox *combo : {m_quantity, m_colormap, m_scale, m_range, m_pooling})
         connect(combo, &QComboBox::currentIndexChanged, this, &HeatmapViewPanel::applyOptions);
     connect(m_rowStrip, &QCheckBox::toggled, m_heatmap, &HeatmapWidget::setRowStripVisible);
+    connect(m_stretch, &QCheckBox::toggled, m_heatmap, &HeatmapWidget::setStretch);
     connect(m_zoomIn, &QToolButton::clicked, m_heatmap, &HeatmapWidget::zoomIn);
     connect(m_zoomOut, &QToolButton::clicked, m_heatmap, &HeatmapWidget::zoomOut);
     connect(m_zoomReset, &QToolButton::clicked, m_heatmap, &HeatmapWidget::resetZoom);
@@ -170,13 +181,14 @@ void HeatmapViewPanel::syncFromWidget()
     const HeatmapOptions o = m_heatmap->options();
     const ViewTransform t = m_heatmap->viewTransform();
     const QSignalBlocker b1(m_quantity), b2(m_colormap), b3(m_scale), b4(m_range), b5(m_pooling),
-        b6(m_rowStrip), b7(m_trimPadding), b8(m_hideKeys), b9(m_renormalize);
+        b6(m_rowStrip), b7(m_trimPadding), b8(m_hideKeys), b9(m_renormalize), b10(m_stretch);
     m_quantity->setCurrentIndex(m_quantity->findData(int(o.quantity)));
     m_colormap->setCurrentIndex(m_colormap->findData(int(o.colormap)));
     m_scale->setCurrentIndex(m_scale->findData(int(o.scale)));
     m_range->setCurrentIndex(o.autoRange ? 1 : 0);
     m_pooling->setCurrentIndex(m_pooling->findData(int(o.pooling)));
     m_rowStrip->setChecked(m_heatmap->isRowStripVisible());
+    m_stretch->setChecked(m_heatmap->isStretched());
     m_trimPadding->setChecked(t.trimPadding);
     QStringList keys;
     for (int k : t.hiddenKeys)

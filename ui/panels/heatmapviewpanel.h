@@ -52,6 +52,7 @@ private:
     QComboBox *m_range = nullptr;
     QComboBox *m_pooling = nullptr;
     QCheckBox *m_rowStrip = nullptr;
+    QCheckBox *m_stretch = nullptr;
     QToolButton *m_zoomIn = nullptr;
     QToolButton *m_zoomOut = nullptr;
     QToolButton *m_zoomReset = nullptr;

@@ -72,6 +72,27 @@ QString windowLegendText(const SessionParameters &p)
 
 } // namespace
 
+QVector<int> axisTicks(int first, int count, qreal cell, qreal need, int *step)
+{
+    QVector<int> ticks;
+    const int k = cell > 0 ? niceStep(need / cell) : std::max(count, 1);
+    if (step)
+        *step = k;
+    if (count <= 0)
+        return ticks;
+    const int last = first + count - 1;
+    // Two labels a and b > a do not overlap when their centres are `need` pixels apart.
+    const auto apart = [&](int a, int b) { return (b - a) * cell >= need * (1.0 - 1e-9); };
+    ticks.append(first);
+    for (int i = (first / k + 1) * k; i < last; i += k) {
+        if (apart(first, i) && apart(i, last))
+            ticks.append(i);
+    }
+    if (last > first && apart(ticks.last(), last))
+        ticks.append(last);
+    return ticks;
+}
+
 HeatmapRenderer::HeatmapRenderer() = default;
 
 void HeatmapRenderer::setResult(std::shared_ptr<const SessionResult> result)
@@ -328,13 +349,17 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &bounds) const
     const int measureStepQ = std::max(1, nQ / 256), measureStepK = std::max(1, nK / 256);
     if (queryTokens) {
         for (int i = win.top(); i <= win.bottom(); i += measureStepQ)
-            yLabelW = std::max(yLabelW, std::min(elideW, fm.horizontalAdvance(res.queryLabel(i))));
+            yLabelW = std::max(yLabelW, std::min(elideW, fm.horizontalAdvance(queryAxisLabel(i))));
+        yLabelW = std::max(yLabelW,
+                           std::min(elideW, fm.horizontalAdvance(queryAxisLabel(win.bottom()))));
     }
     qreal xLabelW = fm.horizontalAdvance(QString::number(std::max(lastKey, 0)));
     lay.rotateKeyLabels = keyTokens;
     if (keyTokens) {
         for (int j = win.left(); j <= win.right(); j += measureStepK)
-            xLabelW = std::max(xLabelW, std::min(elideW, fm.horizontalAdvance(res.keyLabel(j))));
+            xLabelW = std::max(xLabelW, std::min(elideW, fm.horizontalAdvance(keyAxisLabel(j))));
+        xLabelW
+            = std::max(xLabelW, std::min(elideW, fm.horizontalAdvance(keyAxisLabel(win.right()))));
     }
     const qreal tick = 0.3 * f;
     const qreal marker = 0.55 * f; // fully-masked-row marker strip
@@ -343,31 +368,88 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &bounds) const
     const qreal bottom = tick + (lay.rotateKeyLabels ? xLabelW : lineH) + 0.1 * f + lineH + 0.7 * f;
     const qreal right = 1.0 * f;
 
-    // Choose the column count that gives the biggest (square) cells.
+    // The map inside a box of aw × ah pixels: square cells (the short side widened to
+    // minMapSide, or the room there is, so a very non-square map is no sliver), or the whole
+    // box when stretched. Cells of 4 pixels or more are whole pixels, every cell the same size.
+    const qreal minSide = std::max<qreal>(m_options.minMapSide, 0);
+    // Whole pixels: down, unless that takes a widened side below its target `atLeast`.
+    const auto whole = [](qreal c, int cells, qreal atLeast, qreal room) {
+        if (c < 4.0)
+            return c;
+        const qreal down = std::floor(c), up = std::ceil(c);
+        return down * cells >= atLeast - 1e-9 || up * cells > room + 1e-9 ? down : up;
+    };
+    const auto mapIn = [&](qreal aw, qreal ah) -> QSizeF {
+        if (!(aw > 0) || !(ah > 0))
+            return {0, 0};
+        if (m_options.stretch)
+            return {whole(aw / nK, nK, 0, aw), whole(ah / nQ, nQ, 0, ah)};
+        const qreal c = std::min(aw / nK, ah / nQ);
+        qreal cw = c, ch = c, wantW = 0, wantH = 0;
+        if (nK < nQ) { // tall: widen
+            wantW = std::min({minSide, nQ * c, aw});
+            cw = std::max(nK * c, wantW) / nK;
+        } else if (nQ < nK) { // wide: heighten
+            wantH = std::min({minSide, nK * c, ah});
+            ch = std::max(nQ * c, wantH) / nQ;
+        }
+        return {whole(cw, nK, wantW, aw), whole(ch, nQ, wantH, ah)};
+    };
+    const auto shortSide
+        = [&](QSizeF cellWH) { return std::min(cellWH.width() * nK, cellWH.height() * nQ); };
+
+    // Choose the column count that gives the biggest maps (square cells: the biggest cells;
+    // stretched: the longest short side); in a scrolling view, of those at the minimum size
+    // if there are any.
     const int count = int(specs.size());
-    int bestCols = 1;
-    qreal bestCell = -1;
-    for (int cols = 1; cols <= count; ++cols) {
-        const int rows = (count + cols - 1) / cols;
-        const qreal fw = grid.width() / cols, fh = grid.height() / rows;
-        const qreal cell = std::min((fw - left - right) / nK, (fh - top - bottom) / nQ);
-        if (cell > bestCell * 1.0001) {
-            bestCell = cell;
-            bestCols = cols;
+    int cols = 1;
+    QSizeF cellWH(0, 0);
+    qreal bestScore = -1;
+    bool bestAtMinimum = false;
+    for (int c = 1; c <= count; ++c) {
+        const int rows = (count + c - 1) / c;
+        const qreal fw = grid.width() / c, fh = grid.height() / rows;
+        const QSizeF s = mapIn(fw - left - right, fh - top - bottom);
+        const qreal score = m_options.stretch ? shortSide(s) : s.width() * nK * s.height() * nQ;
+        const bool atMinimum = m_options.scrollable && shortSide(s) >= minSide - 0.5;
+        if ((atMinimum && !bestAtMinimum)
+            || (atMinimum == bestAtMinimum && score > bestScore * 1.0001 + 1e-12)) {
+            bestScore = score;
+            bestAtMinimum = atMinimum;
+            cols = c;
+            cellWH = s;
         }
     }
-    qreal cell = std::max(bestCell, 0.0);
-    if (cell >= 4.0)
-        cell = std::floor(cell); // whole pixels: every cell the same size
-    lay.cellSize = cell;
-    const int cols = bestCols;
+    // A scrolling view: tiles below the minimum keep it, in as many columns as the width
+    // allows, each map's box square (no taller than the visible height) and the rows running
+    // below the bounds.
+    const bool scroll = m_options.scrollable && shortSide(cellWH) < minSide - 0.5;
+    if (scroll) {
+        const qreal boxMaxH = std::max(minSide, grid.height() - top - bottom);
+        for (int c = count; c >= 1; --c) {
+            const qreal aw = grid.width() / c - left - right;
+            const QSizeF s = mapIn(aw, std::clamp(aw, minSide, boxMaxH));
+            if (shortSide(s) >= minSide - 0.5 || c == 1) {
+                cols = c;
+                cellWH = s;
+                break;
+            }
+        }
+    }
+    lay.cellWidth = std::max(cellWH.width(), 0.0);
+    lay.cellHeight = std::max(cellWH.height(), 0.0);
+    lay.cellSize = std::min(lay.cellWidth, lay.cellHeight);
+    const qreal cellW = lay.cellWidth, cellH = lay.cellHeight;
     const int rows = (count + cols - 1) / cols;
-    const qreal tileW = left + nK * cell + right;
-    const qreal tileH = top + nQ * cell + bottom;
+    const qreal tileW = left + nK * cellW + right;
+    const qreal tileH = top + nQ * cellH + bottom;
     // Centre the tiles and the legend column together; the legend follows the last column.
     const qreal x0 = grid.left() + std::max(0.0, (r.width() - cols * tileW - f - legendW) / 2);
     lay.legend.moveLeft(x0 + cols * tileW + f);
-    const qreal y0 = grid.top() + std::max(0.0, (grid.height() - rows * tileH) / 2);
+    const qreal y0
+        = grid.top() + (scroll ? 0.0 : std::max(0.0, (grid.height() - rows * tileH) / 2));
+    lay.contentHeight = scroll ? std::max(bounds.height(), y0 + rows * tileH + pad - bounds.top())
+                               : bounds.height();
     for (int t = 0; t < count; ++t) {
         HeatmapLayout::Tile tile;
         tile.head = specs[t].head;
@@ -388,15 +470,17 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &bounds) const
             tile.title += QStringLiteral(" \u00b7 sinks %1")
                               .arg(m_result->sinkMass[std::size_t(tile.head)], 0, 'f', 2);
         tile.frame = QRectF(x0 + (t % cols) * tileW, y0 + (t / cols) * tileH, tileW, tileH);
-        tile.map = QRectF(tile.frame.left() + left, tile.frame.top() + top, nK * cell, nQ * cell);
+        tile.map = QRectF(tile.frame.left() + left, tile.frame.top() + top, nK * cellW, nQ * cellH);
         lay.tiles.append(tile);
     }
 
-    // Tick steps: labels must not overlap.
+    // Axis labels: the first and last position and regular steps between, none overlapping.
     const qreal rowNeed = lineH * 1.05;
     const qreal colNeed = lay.rotateKeyLabels ? lineH * 1.05 : xLabelW + 0.6 * f;
-    lay.tickStepRows = cell > 0 ? niceStep(rowNeed / cell) : 1;
-    lay.tickStepCols = cell > 0 ? niceStep(colNeed / cell) : 1;
+    for (int i : axisTicks(win.y(), nQ, cellH, rowNeed, &lay.tickStepRows))
+        lay.rowLabels.append({i, fm.elidedText(queryAxisLabel(i), Qt::ElideRight, elideW)});
+    for (int j : axisTicks(win.x(), nK, cellW, colNeed, &lay.tickStepCols))
+        lay.colLabels.append({j, fm.elidedText(keyAxisLabel(j), Qt::ElideRight, elideW)});
 
     // Colourbar: from the first map's top, at least 8 lines tall, leaving room for the legend.
     const QRectF firstMap = lay.tiles.first().map;
@@ -414,7 +498,13 @@ void HeatmapRenderer::paint(QPainter *painter, const QRectF &bounds) const
     paintImpl(painter, bounds, false);
 }
 
-void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool vectorOutput) const
+void HeatmapRenderer::paintLegend(QPainter *painter, const QRectF &bounds) const
+{
+    paintImpl(painter, bounds, false, true);
+}
+
+void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool vectorOutput,
+                                bool legendOnly) const
 {
     painter->save();
     painter->fillRect(bounds, m_options.background);
@@ -434,7 +524,8 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
             : !m_result->ok()          ? QStringLiteral("Cannot compute: ") + m_result->error
             : lay.tiles.isEmpty()      ? QStringLiteral("Nothing to show")
                                        : QStringLiteral("Too small to draw the heatmaps");
-        painter->drawText(bounds, Qt::AlignCenter | Qt::TextWordWrap, text);
+        if (!legendOnly)
+            painter->drawText(bounds, Qt::AlignCenter | Qt::TextWordWrap, text);
         painter->restore();
         return;
     }
@@ -443,10 +534,9 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
     const QRect win = lay.cells; // the visible cells: nQ × nK from query r0, key c0
     const int r0 = win.y(), c0 = win.x();
     const int nQ = win.height();
-    const int nK = win.width();
     const bool useMask = masksShown();
 
-    if (m_options.showCaption) {
+    if (m_options.showCaption && !legendOnly) {
         painter->setPen(fg);
         painter->drawText(lay.caption, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
                           captionText());
@@ -473,9 +563,13 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
     const bool anyFullyMasked
         = useMask && std::any_of(fullyMasked.begin(), fullyMasked.end(), [](auto v) { return v; });
 
-    for (int t = 0; t < lay.tiles.size(); ++t) {
+    // A scrolling view paints a band of its tiles: the others are skipped.
+    const QRectF clip = painter->hasClipping() ? painter->clipBoundingRect() : QRectF();
+    for (int t = 0; !legendOnly && t < lay.tiles.size(); ++t) {
         const HeatmapLayout::Tile &tile = lay.tiles[t];
         const QRectF &map = tile.map;
+        if (!clip.isNull() && !clip.intersects(tile.frame))
+            continue;
 
         // Title.
         painter->setFont(bold);
@@ -520,7 +614,7 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
                 = tile.mean || std::size_t(tile.head) >= res.fullyMasked.size()
                 ? fullyMasked
                 : res.fullyMasked[std::size_t(tile.head)];
-            const qreal cell = lay.cellSize;
+            const qreal cell = lay.cellHeight;
             const int rowEnd = std::min(r0 + nQ, int(flags.size()));
             for (int i = r0; i < rowEnd;) {
                 if (!flags[std::size_t(i)]) {
@@ -540,37 +634,31 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
         // Ticks and labels: query i on the left (rows), key j at the bottom (columns).
         painter->setPen(QPen(fg, 0));
         const qreal tick = 0.3 * f;
-        const qreal cell = lay.cellSize;
         const qreal labelRight = map.left() - 0.55 * f - tick;
-        // Ticks at multiples of the step (in shown rows/columns) inside the window.
-        const int firstRow = (r0 + lay.tickStepRows - 1) / lay.tickStepRows * lay.tickStepRows;
-        const int firstCol = (c0 + lay.tickStepCols - 1) / lay.tickStepCols * lay.tickStepCols;
-        for (int i = firstRow; i < r0 + nQ; i += lay.tickStepRows) {
-            const qreal y = map.top() + (i - r0 + 0.5) * cell;
+        for (const HeatmapLayout::AxisLabel &label : lay.rowLabels) {
+            const qreal y = map.top() + (label.index - r0 + 0.5) * lay.cellHeight;
             painter->drawLine(QPointF(map.left() - 0.55 * f - tick, y),
                               QPointF(map.left() - 0.55 * f, y));
-            const QString label = fm.elidedText(res.queryLabel(i), Qt::ElideRight, 7.0 * f);
             painter->drawText(
                 QRectF(labelRight - 8.0 * f - 0.15 * f, y - fm.height() / 2, 8.0 * f, fm.height()),
-                Qt::AlignRight | Qt::AlignVCenter, label);
+                Qt::AlignRight | Qt::AlignVCenter, label.text);
         }
         qreal labelsBottom = map.bottom() + tick;
-        for (int j = firstCol; j < c0 + nK; j += lay.tickStepCols) {
-            const qreal x = map.left() + (j - c0 + 0.5) * cell;
+        for (const HeatmapLayout::AxisLabel &label : lay.colLabels) {
+            const qreal x = map.left() + (label.index - c0 + 0.5) * lay.cellWidth;
             painter->drawLine(QPointF(x, map.bottom()), QPointF(x, map.bottom() + tick));
-            const QString label = fm.elidedText(res.keyLabel(j), Qt::ElideRight, 7.0 * f);
             if (lay.rotateKeyLabels) {
                 painter->save();
                 painter->translate(x, map.bottom() + tick + 0.1 * f);
                 painter->rotate(-90);
-                const qreal w = fm.horizontalAdvance(label);
+                const qreal w = fm.horizontalAdvance(label.text);
                 painter->drawText(QRectF(-w, -fm.height() / 2, w, fm.height()),
-                                  Qt::AlignRight | Qt::AlignVCenter, label);
+                                  Qt::AlignRight | Qt::AlignVCenter, label.text);
                 painter->restore();
                 labelsBottom = std::max(labelsBottom, map.bottom() + tick + 0.1 * f + w);
             } else {
                 painter->drawText(QRectF(x - 4.0 * f, map.bottom() + tick, 8.0 * f, fm.height()),
-                                  Qt::AlignHCenter | Qt::AlignTop, label);
+                                  Qt::AlignHCenter | Qt::AlignTop, label.text);
                 labelsBottom = std::max(labelsBottom, map.bottom() + tick + fm.height());
             }
         }
@@ -718,10 +806,10 @@ HeatmapHit HeatmapRenderer::cellAt(const QRectF &bounds, const QPointF &pos) con
         hit.head = tile.head;
         hit.mean = tile.mean;
         hit.row = win.y()
-            + std::clamp(int(std::floor((pos.y() - tile.map.top()) / lay.cellSize)), 0,
+            + std::clamp(int(std::floor((pos.y() - tile.map.top()) / lay.cellHeight)), 0,
                          win.height() - 1);
         hit.col = win.x()
-            + std::clamp(int(std::floor((pos.x() - tile.map.left()) / lay.cellSize)), 0,
+            + std::clamp(int(std::floor((pos.x() - tile.map.left()) / lay.cellWidth)), 0,
                          win.width() - 1);
         return hit;
     }
@@ -738,8 +826,33 @@ QRectF HeatmapRenderer::cellRect(const QRectF &bounds, const HeatmapHit &hit) co
     if (!lay.cells.contains(hit.col, hit.row))
         return {};
     const QRectF &map = lay.tiles[hit.tile].map;
-    return QRectF(map.left() + (hit.col - lay.cells.x()) * lay.cellSize,
-                  map.top() + (hit.row - lay.cells.y()) * lay.cellSize, lay.cellSize, lay.cellSize);
+    return QRectF(map.left() + (hit.col - lay.cells.x()) * lay.cellWidth,
+                  map.top() + (hit.row - lay.cells.y()) * lay.cellHeight, lay.cellWidth,
+                  lay.cellHeight);
+}
+
+QString HeatmapRenderer::queryAxisLabel(int r) const
+{
+    if (!m_result)
+        return {};
+    const int i = m_result->originalQuery(r);
+    const SessionParameters &p = m_result->params;
+    return i >= 0 && i < p.tokens.size() && i < p.n
+        ? QStringLiteral("%1:%2").arg(i).arg(p.tokens.at(i))
+        : QString::number(i);
+}
+
+QString HeatmapRenderer::keyAxisLabel(int c) const
+{
+    if (!m_result)
+        return {};
+    const int j = m_result->originalKey(c);
+    const SessionParameters &p = m_result->params;
+    const int token = p.kind == AttentionKind::EncoderDecoder ? p.n + j : j;
+    const bool typed = p.kind == AttentionKind::EncoderDecoder ? token < p.tokens.size()
+                                                               : j < p.tokens.size() && j < p.n;
+    return j >= 0 && typed ? QStringLiteral("%1:%2").arg(j).arg(p.tokens.at(token))
+                           : QString::number(j);
 }
 
 QString HeatmapRenderer::describeCell(const HeatmapHit &hit) const

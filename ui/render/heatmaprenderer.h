@@ -64,6 +64,19 @@ struct HeatmapOptions
     /// count, height = query count. Empty (the default) shows every cell; otherwise clamped to
     /// the matrix. HeatmapWidget's zoom and pan set it.
     QRect window;
+    /// The smallest side of a tile's map, in logical pixels. A map whose cells, kept square,
+    /// would give a sliver (e.g. n_q = 1024 queries × n_k = 10 keys) is widened so its short
+    /// side is at least this (or the room there is); with `scrollable`, also the size below
+    /// which the grid stops shrinking its tiles.
+    qreal minMapSide = 96;
+    /// false: everything fits `bounds` (exports, the command line). true (the window's heads
+    /// view): when the tiles would be smaller than minMapSide, they keep that size in as many
+    /// columns as the width allows and the layout runs below the bounds
+    /// (HeatmapLayout::contentHeight), for a view that scrolls.
+    bool scrollable = false;
+    /// false: square cells (a map's aspect is n_k : n_q, clamped by minMapSide). true: each map
+    /// fills its tile's room, cells as wide and as tall as that gives.
+    bool stretch = false;
     bool showCaption = true; ///< the parameter caption line at the top
     qreal fontPixelSize = 0; ///< text size in logical pixels; 0 derives it from the paint size
     QColor background = Qt::white;
@@ -102,11 +115,37 @@ struct HeatmapLayout
     QRectF colorbar; ///< the colour strip
     QRectF legend; ///< colourbar labels and mask legend column
     qreal fontPixelSize = 12;
-    qreal cellSize = 0; ///< side of one cell in logical pixels (may be below one pixel)
-    /// Label every k-th query / key (1, 2, 5, 10, 20, …: thinned to what fits the cell size).
+    /// Width and height of one cell in logical pixels (may be below one pixel); equal unless
+    /// the map is stretched or widened (HeatmapOptions::stretch, minMapSide).
+    qreal cellWidth = 0, cellHeight = 0;
+    qreal cellSize = 0; ///< min(cellWidth, cellHeight): the side of a square cell
+    /// Height from bounds.top() to below the last row of tiles: bounds.height() when everything
+    /// fits, more when HeatmapOptions::scrollable keeps tiles at their minimum size.
+    qreal contentHeight = 0;
+    /// Labels every k-th query / key (1, 2, 5, 10, 20, …: thinned to what fits the cell size);
+    /// rowLabels / colLabels hold them.
     int tickStepRows = 1, tickStepCols = 1;
     bool rotateKeyLabels = false; ///< key tokens written vertically
+    /// One axis label: shown row or column `index` and its text.
+    struct AxisLabel
+    {
+        int index = 0; ///< shown row (query) or column (key) of the result
+        QString text; ///< the position, or "position:token" when tokens are typed ("3:the")
+        bool operator==(const AxisLabel &) const = default;
+    };
+    /// The labels of every tile's query axis (left) and key axis (bottom), in order: the first
+    /// and last visible position, and every tickStep-th position between them whose label does
+    /// not overlap either end's (axisTicks).
+    QVector<AxisLabel> rowLabels, colLabels;
 };
+
+/// Positions to label on an axis of `count` cells from `first`, each `cell` logical pixels
+/// long, where a label needs `need` pixels along the axis: `first`, `first + count − 1`, and the
+/// multiples of step = niceStep(need / cell) (1, 2, 5, 10, 20, …) between them, leaving out those
+/// less than `need` pixels from the first or the last (they would overlap). Ascending, no two
+/// closer than `need`; only the first when the last would overlap it; empty when count ≤ 0.
+/// `step` receives the step.
+QVector<int> axisTicks(int first, int count, qreal cell, qreal need, int *step = nullptr);
 
 class HeatmapRenderer
 {
@@ -145,10 +184,18 @@ public:
     HeatmapLayout layout(const QRectF &bounds) const;
     /// Paints everything into `bounds` (logical coordinates of `painter`).
     void paint(QPainter *painter, const QRectF &bounds) const;
+    /// Paints only the legend column of paint(painter, bounds) — the colourbar, its labels and
+    /// the mask legend, at HeatmapLayout::legend — on the background of `bounds`: a scrolling
+    /// view draws it over the grid so the colour scale stays in sight.
+    void paintLegend(QPainter *painter, const QRectF &bounds) const;
     /// The cell under `pos` for a paint into `bounds`; invalid when none.
     HeatmapHit cellAt(const QRectF &bounds, const QPointF &pos) const;
     /// Rectangle of a hit's cell (for hover highlights); empty when invalid.
     QRectF cellRect(const QRectF &bounds, const HeatmapHit &hit) const;
+    /// The text of shown row `r`'s / column `c`'s axis label: the original position, with its
+    /// token after a colon when tokens are typed ("3:the").
+    QString queryAxisLabel(int r) const;
+    QString keyAxisLabel(int c) const;
     /// Multi-line tooltip text for a cell: head, query i (row), key j (column), tokens, weight,
     /// raw score, scaled score, mask state, the row's entropy (nats) and effective terms.
     QString describeCell(const HeatmapHit &hit) const;
@@ -214,7 +261,8 @@ private:
     /// masksShown() and some cell of the result is masked: the per-cell mask checks of the
     /// image and range loops are skipped otherwise (an unmasked result's states are all 0).
     bool cellMasksToApply() const;
-    void paintImpl(QPainter *painter, const QRectF &bounds, bool vectorOutput) const;
+    void paintImpl(QPainter *painter, const QRectF &bounds, bool vectorOutput,
+                   bool legendOnly = false) const;
     void invalidate();
 
     std::shared_ptr<const SessionResult> m_result;

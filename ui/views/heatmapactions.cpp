@@ -15,6 +15,8 @@
 #include <QSpinBox>
 #include <QStandardPaths>
 
+#include <cmath>
+
 namespace attn {
 
 namespace {
@@ -178,13 +180,15 @@ HeatmapActions::HeatmapActions(HeatmapWidget *heatmap, QWidget *dialogParent)
     m_zoomIn = new QAction(tr("Zoom &In"), this);
     m_zoomIn->setObjectName(QStringLiteral("zoomInAction"));
     m_zoomIn->setShortcut(QKeySequence(tr("Ctrl++")));
-    m_zoomIn->setStatusTip(tr("Magnify the heatmaps (also the mouse wheel, or + over them)"));
+    m_zoomIn->setStatusTip(tr("Magnify the heatmaps (also the mouse wheel, Ctrl+wheel when the "
+                              "grid scrolls, or + over them)"));
     connect(m_zoomIn, &QAction::triggered, m_heatmap, &HeatmapWidget::zoomIn);
 
     m_zoomOut = new QAction(tr("Zoom &Out"), this);
     m_zoomOut->setObjectName(QStringLiteral("zoomOutAction"));
     m_zoomOut->setShortcut(QKeySequence(tr("Ctrl+-")));
-    m_zoomOut->setStatusTip(tr("Show more cells (also the mouse wheel, or − over the heatmaps)"));
+    m_zoomOut->setStatusTip(tr("Show more cells (also the mouse wheel, Ctrl+wheel when the grid "
+                               "scrolls, or − over the heatmaps)"));
     connect(m_zoomOut, &QAction::triggered, m_heatmap, &HeatmapWidget::zoomOut);
 
     m_zoomReset = new QAction(tr("Show &All Cells"), this);
@@ -193,6 +197,17 @@ HeatmapActions::HeatmapActions(HeatmapWidget *heatmap, QWidget *dialogParent)
     m_zoomReset->setStatusTip(tr("Undo the zoom: every query and key again (also 0 or Home over "
                                  "the heatmaps)"));
     connect(m_zoomReset, &QAction::triggered, m_heatmap, &HeatmapWidget::resetZoom);
+
+    m_stretch = new QAction(tr("&Stretch Maps to Fit"), this);
+    m_stretch->setObjectName(QStringLiteral("stretchAction"));
+    m_stretch->setCheckable(true);
+    m_stretch->setChecked(m_heatmap->options().stretch);
+    m_stretch->setStatusTip(tr("Let each map fill its tile (cells as wide and as tall as that "
+                               "gives) instead of keeping square cells: for non-square maps "
+                               "such as cross attention with few keys"));
+    connect(m_stretch, &QAction::toggled, m_heatmap, &HeatmapWidget::setStretch);
+    connect(m_heatmap, &HeatmapWidget::optionsChanged, m_stretch,
+            [this] { m_stretch->setChecked(m_heatmap->isStretched()); });
 }
 
 HeatmapOptions HeatmapActions::exportOptions() const
@@ -202,12 +217,14 @@ HeatmapOptions HeatmapActions::exportOptions() const
     o.background = defaults.background;
     o.foreground = defaults.foreground;
     o.showCaption = true;
+    o.scrollable = false;
     return o;
 }
 
 QSize HeatmapActions::screenSize() const
 {
-    const QSize s = m_heatmap->heatmapBounds().size().toSize();
+    const QSize s(int(m_heatmap->heatmapBounds().width()),
+                  int(std::ceil(m_heatmap->contentHeight())));
     return QSize(std::max(800, s.width()), std::max(500, s.height()));
 }
 

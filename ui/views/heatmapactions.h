@@ -9,7 +9,9 @@
 //   File → Export Each Head…  (Ctrl+Shift+B) one file per head (+ the mean) into a folder;
 //   File → Export Data…       (Ctrl+Shift+D) weights, scores and per-row metric series as
 //                             .npz, .npy, .json or .csv (ui/export/dataexport.h);
-//   View → Zoom In / Zoom Out / Show All Cells (Ctrl++, Ctrl+−, Ctrl+0).
+//   View → Zoom In / Zoom Out / Show All Cells (Ctrl++, Ctrl+−, Ctrl+0);
+//   View → Stretch Maps to Fit (checkable): non-square maps fill their tiles
+//                             (HeatmapOptions::stretch, saved with the view state).
 // Exports are drawn on a white page with black text whatever the desktop palette, with the
 // on-screen text size, so a PNG at 96 dpi of the widget's size looks like the screen.
 
@@ -73,12 +75,15 @@ public:
     QAction *zoomInAction() const { return m_zoomIn; }
     QAction *zoomOutAction() const { return m_zoomOut; }
     QAction *zoomResetAction() const { return m_zoomReset; }
+    QAction *stretchAction() const { return m_stretch; }
     QList<QAction *> fileActions() const { return {m_exportView, m_exportHeads, m_exportData}; }
-    QList<QAction *> viewActions() const { return {m_zoomIn, m_zoomOut, m_zoomReset}; }
+    QList<QAction *> viewActions() const { return {m_zoomIn, m_zoomOut, m_zoomReset, m_stretch}; }
 
-    /// The widget's options for a file: white page, black text, the on-screen text size.
+    /// The widget's options for a file: white page, black text, the on-screen text size, every
+    /// tile within the page (no scrolling).
     HeatmapOptions exportOptions() const;
-    /// Default export size: the heatmaps' on-screen size (at least 800 × 500).
+    /// Default export size: the heatmaps' on-screen size, the whole grid's height when it
+    /// scrolls (at least 800 × 500).
     QSize screenSize() const;
 
     /// Writes the view as shown to `path` (PNG/SVG/PDF by suffix). PNG: `size` in pixels for
@@ -110,6 +115,7 @@ private:
     QAction *m_zoomIn = nullptr;
     QAction *m_zoomOut = nullptr;
     QAction *m_zoomReset = nullptr;
+    QAction *m_stretch = nullptr;
 };
 
 } // namespace attn

@@ -6,21 +6,25 @@
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QScrollBar>
 #include <QTimer>
 #include <QToolTip>
 #include <QWheelEvent>
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 namespace attn {
 
 namespace {
 
-/// The widget's picture: the background, then `renderer`'s heatmaps in `bounds` (widget
-/// coordinates), `devSize` device pixels at `dpr`. Reentrant: the GUI thread paints small
-/// results with it, a worker thread large ones.
-QImage paintPicture(const HeatmapRenderer &renderer, QSize devSize, qreal dpr, const QRectF &bounds)
+/// The widget's picture: the background, then `renderer`'s heatmaps laid out in `bounds`
+/// (picture coordinates; tiles outside the picture are skipped), `devSize` device pixels at
+/// `dpr`. Reentrant: the GUI thread paints small results with it, a worker thread large ones.
+QImage paintPicture(const HeatmapRenderer &renderer, QSize devSize, qreal dpr, const QRectF &bounds,
+                    bool legendOnly = false)
 {
     const QColor background = renderer.options().background;
     QImage image(devSize,
@@ -30,8 +34,25 @@ QImage paintPicture(const HeatmapRenderer &renderer, QSize devSize, qreal dpr, c
     image.fill(background);
     QPainter painter(&image);
     painter.setRenderHint(QPainter::TextAntialiasing);
-    renderer.paint(&painter, bounds);
+    painter.setClipRect(QRectF(QPointF(0, 0), QSizeF(devSize) / dpr));
+    if (legendOnly)
+        renderer.paintLegend(&painter, bounds);
+    else
+        renderer.paint(&painter, bounds);
     return image;
+}
+
+/// The band and, when the request has one, the legend column painted apart.
+std::pair<QImage, QImage> paintPictures(const HeatmapRenderer &renderer, QSize devSize, qreal dpr,
+                                        const QRectF &bounds, qreal legendLeft)
+{
+    QImage legend;
+    if (legendLeft > 0) {
+        const QSizeF view = bounds.size();
+        legend = paintPicture(renderer, (view * dpr).toSize().expandedTo(QSize(1, 1)), dpr,
+                              QRectF(QPointF(0, 0), view), true);
+    }
+    return {paintPicture(renderer, devSize, dpr, bounds), legend};
 }
 
 } // namespace
@@ -44,6 +65,13 @@ HeatmapWidget::HeatmapWidget(QWidget *parent)
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
     setFocusPolicy(Qt::StrongFocus);
     setToolTip(QString()); // tooltips come from the cells (event())
+    m_scrollBar = new QScrollBar(Qt::Vertical, this);
+    m_scrollBar->setObjectName(QStringLiteral("heatmapScrollBar"));
+    m_scrollBar->hide();
+    connect(m_scrollBar, &QScrollBar::valueChanged, this, [this] {
+        setHover(HeatmapHit());
+        update();
+    });
     m_renderer.setOptions(effectiveOptions(m_requested));
 }
 
@@ -58,6 +86,7 @@ HeatmapOptions HeatmapWidget::effectiveOptions(HeatmapOptions options) const
         options.background = palette().color(QPalette::Base);
     if (options.foreground == defaults.foreground)
         options.foreground = palette().color(QPalette::Text);
+    options.scrollable = true; // tiles keep their minimum size; the widget scrolls
     return options;
 }
 
@@ -143,6 +172,15 @@ void HeatmapWidget::showSingleHead(int head)
     setOptions(o);
 }
 
+void HeatmapWidget::setStretch(bool stretch)
+{
+    if (stretch == m_requested.stretch)
+        return;
+    HeatmapOptions o = m_requested;
+    o.stretch = stretch;
+    setOptions(o);
+}
+
 void HeatmapWidget::showGrid()
 {
     HeatmapOptions o = m_requested;
@@ -187,7 +225,7 @@ void HeatmapWidget::zoomBy(double factor, const QPointF &anchor)
     // The anchor's position inside the window, as fractions (the centre without an anchor).
     double fx = 0.5, fy = 0.5;
     if (!anchor.isNull()) {
-        const HeatmapLayout lay = m_renderer.layout(heatmapBounds());
+        const HeatmapLayout lay = m_renderer.layout(contentBounds());
         for (const HeatmapLayout::Tile &tile : lay.tiles) {
             if (tile.map.contains(anchor)) {
                 fx = (anchor.x() - tile.map.left()) / tile.map.width();
@@ -207,7 +245,7 @@ void HeatmapWidget::zoomBy(double factor, const QPointF &anchor)
         HeatmapOptions o = probe.options();
         o.window = next;
         probe.setOptions(o);
-        const HeatmapHit now = probe.cellAt(heatmapBounds(), anchor);
+        const HeatmapHit now = probe.cellAt(contentBounds(), anchor);
         if (now.valid())
             next.translate(target.col - now.col, target.row - now.row);
     }
@@ -227,6 +265,7 @@ void HeatmapWidget::setRowStripVisible(bool visible)
         return;
     m_rowStrip = visible;
     m_pictureCurrent = false;
+    updateScrollBar();
     update();
 }
 
@@ -244,16 +283,60 @@ QRectF HeatmapWidget::rowStripBounds() const
 
 QRectF HeatmapWidget::heatmapBounds() const
 {
-    // Between the banner (if any) and the row strip (if any).
+    // Between the banner (if any) and the row strip (if any), left of the scroll bar.
     const qreal top = std::min(bannerRect().bottom(), qreal(height()));
     const QRectF strip = rowStripBounds();
     const qreal bottom = strip.isEmpty() ? qreal(height()) : strip.top();
-    return QRectF(0, top, width(), std::max(qreal(0), bottom - top));
+    const qreal bar = m_scrolls ? m_scrollBar->sizeHint().width() : 0;
+    return QRectF(0, top, std::max(qreal(0), width() - bar), std::max(qreal(0), bottom - top));
+}
+
+QRectF HeatmapWidget::contentBounds() const
+{
+    return heatmapBounds().translated(0, -scrollOffset());
+}
+
+qreal HeatmapWidget::scrollOffset() const
+{
+    return m_scrolls ? qreal(m_scrollBar->value()) : 0.0;
+}
+
+qreal HeatmapWidget::contentHeight() const
+{
+    return m_scrolls ? m_contentHeight : heatmapBounds().height();
+}
+
+void HeatmapWidget::updateScrollBar()
+{
+    // Without the bar first; when the grid is taller, again with the narrower width it leaves.
+    const bool was = m_scrolls;
+    m_scrolls = false;
+    QRectF view = heatmapBounds();
+    qreal content = m_renderer.layout(view).contentHeight;
+    if (content > view.height() + 0.5) {
+        m_scrolls = true;
+        view = heatmapBounds();
+        content = m_renderer.layout(view).contentHeight;
+    }
+    m_contentHeight = content;
+    if (m_scrolls) {
+        const int bar = m_scrollBar->sizeHint().width();
+        m_scrollBar->setGeometry(width() - bar, int(view.top()), bar, int(view.height()));
+        const QSignalBlocker block(m_scrollBar);
+        m_scrollBar->setRange(0, std::max(0, int(std::ceil(content - view.height()))));
+        m_scrollBar->setPageStep(std::max(1, int(view.height())));
+        m_scrollBar->setSingleStep(std::max(1, int(std::lround(view.height() / 10))));
+    }
+    m_scrollBar->setVisible(m_scrolls);
+    if (was != m_scrolls)
+        m_pictureCurrent = false;
 }
 
 HeatmapHit HeatmapWidget::cellAt(const QPointF &pos) const
 {
-    return m_renderer.cellAt(heatmapBounds(), pos);
+    if (!heatmapBounds().contains(pos))
+        return {};
+    return m_renderer.cellAt(contentBounds(), pos);
 }
 
 QString HeatmapWidget::toolTipAt(const QPointF &pos) const
@@ -275,6 +358,7 @@ void HeatmapWidget::invalidate()
 {
     m_pictureCurrent = false;
     m_hover = HeatmapHit();
+    updateScrollBar();
     update();
 }
 
@@ -284,43 +368,76 @@ qint64 HeatmapWidget::pictureCells() const
     return qint64(m_renderer.tileCount()) * cells.width() * cells.height();
 }
 
+QSize HeatmapWidget::PictureRequest::devSize() const
+{
+    return QSize(std::max(1, int(std::ceil(viewSize.width() * dpr))),
+                 std::max(1, int(std::ceil(bandHeight * dpr))));
+}
+
+HeatmapWidget::PictureRequest HeatmapWidget::pictureRequest() const
+{
+    const QRectF view = heatmapBounds();
+    PictureRequest r {
+        m_renderer.result(),         m_renderer.options(), devicePixelRatioF(), view.size(), 0,
+        std::max(view.height(), 1.0)};
+    if (m_scrolls) {
+        // A band of three viewports around the visible part (the whole grid when shorter).
+        const qreal band = std::min(m_contentHeight, 3 * view.height());
+        r.bandHeight = std::max(band, 1.0);
+        r.bandTop = std::clamp(std::floor(scrollOffset() - view.height()), 0.0,
+                               std::max(0.0, m_contentHeight - band));
+        const HeatmapLayout lay = m_renderer.layout(QRectF(QPointF(0, 0), view.size()));
+        r.legendLeft = std::max(1.0, lay.legend.left() - 0.5 * lay.fontPixelSize);
+    }
+    return r;
+}
+
+bool HeatmapWidget::pictureCovers(const PictureRequest &r) const
+{
+    const qreal scroll = scrollOffset();
+    const QRectF view = heatmapBounds();
+    return r.result == m_renderer.result() && r.options == m_renderer.options()
+        && r.dpr == devicePixelRatioF() && r.viewSize == view.size() && r.bandTop <= scroll + 0.5
+        && scroll + view.height() <= r.bandTop + r.bandHeight + 0.5;
+}
+
 bool HeatmapWidget::updatePicture()
 {
-    const qreal dpr = devicePixelRatioF();
-    const QSize devSize = size() * dpr;
-    const QRectF bounds = heatmapBounds();
-    if (m_pictureCurrent && m_picture.size() == devSize)
+    if (m_pictureCurrent && !m_picture.isNull() && pictureCovers(m_shownPicture))
         return true;
     m_pictureCurrent = false;
+    const PictureRequest request = pictureRequest();
     if (pictureCells() < asyncPictureCells) {
         m_pictureJobs.cancel(); // a large picture still being painted is superseded
-        m_picture = paintPicture(m_renderer, devSize, dpr, bounds);
+        std::tie(m_picture, m_legendPicture) = paintPictures(
+            m_renderer, request.devSize(), request.dpr, request.bounds(), request.legendLeft);
+        m_shownPicture = request;
         m_pictureCurrent = true;
         return true;
     }
     // Large results: the tile images and the rest of the picture are painted on a worker from
     // a copy of the renderer (its result is shared and immutable); the widget draws the last
     // picture meanwhile. Newest wins: a later change cancels this one.
-    const PictureRequest request {m_renderer.result(), m_renderer.options(), devSize, bounds};
     if (m_pictureJobs.isBusy() && request == m_pictureRequest)
         return false; // already being painted
     m_pictureRequest = request;
     m_pictureJobs.run(
-        [renderer = m_renderer, devSize, dpr, bounds](const JobContext &) {
-            return std::make_pair(paintPicture(renderer, devSize, dpr, bounds), renderer);
+        [renderer = m_renderer, request](const JobContext &) {
+            return std::make_pair(paintPictures(renderer, request.devSize(), request.dpr,
+                                                request.bounds(), request.legendLeft),
+                                  renderer);
         },
-        [this, request](std::pair<QImage, HeatmapRenderer> done) {
-            m_picture = std::move(done.first);
-            const PictureRequest now {m_renderer.result(), m_renderer.options(),
-                                      size() * devicePixelRatioF(), heatmapBounds()};
-            if (now.result == request.result && now.options == request.options) {
+        [this, request](std::pair<std::pair<QImage, QImage>, HeatmapRenderer> done) {
+            std::tie(m_picture, m_legendPicture) = std::move(done.first);
+            m_shownPicture = request;
+            if (request.result == m_renderer.result() && request.options == m_renderer.options()) {
                 // The renderer as the worker left it, with its tile images and colour range,
                 // so hovering and the row strip need not rebuild them.
                 m_renderer = std::move(done.second);
             }
             // Otherwise the state changed since the request (the next paint asks again); the
             // picture is shown, scaled, until then.
-            m_pictureCurrent = now == request;
+            m_pictureCurrent = pictureCovers(request);
             update();
         });
     return false;
@@ -328,15 +445,36 @@ bool HeatmapWidget::updatePicture()
 
 void HeatmapWidget::paintEvent(QPaintEvent *)
 {
-    const QRectF bounds = heatmapBounds();
+    const QRectF view = heatmapBounds();
     const bool current = updatePicture();
     QPainter painter(this);
-    if (m_picture.size() == size() * devicePixelRatioF()) {
-        painter.drawImage(0, 0, m_picture);
-    } else { // an older picture of another size, scaled until the new one arrives
-        painter.fillRect(rect(), m_renderer.options().background);
-        if (!m_picture.isNull())
-            painter.drawImage(QRectF(rect()), m_picture);
+    painter.fillRect(rect(), m_renderer.options().background);
+    if (!m_picture.isNull()) {
+        const PictureRequest &shown = m_shownPicture;
+        const qreal scroll = scrollOffset();
+        painter.save();
+        painter.setClipRect(view);
+        if (shown.viewSize == view.size()) {
+            // The band at its place in the grid (parts it does not cover stay background).
+            painter.drawImage(QPointF(view.left(), view.top() - scroll + shown.bandTop), m_picture);
+            // The legend column stays at the top of the view.
+            if (shown.legendLeft > 0 && !m_legendPicture.isNull()) {
+                const qreal dpr = m_legendPicture.devicePixelRatio();
+                const QRectF target(view.left() + shown.legendLeft, view.top(),
+                                    view.width() - shown.legendLeft, view.height());
+                painter.drawImage(
+                    target, m_legendPicture,
+                    QRectF(shown.legendLeft * dpr, 0, target.width() * dpr, target.height() * dpr));
+            }
+        } else { // an older picture of another size, scaled until the new one arrives
+            const qreal dpr = m_picture.devicePixelRatio();
+            const qreal top = std::clamp(scroll - shown.bandTop, 0.0,
+                                         std::max(0.0, shown.bandHeight - shown.viewSize.height()));
+            const QRectF source(0, top * dpr, m_picture.width(),
+                                std::min(shown.viewSize.height(), shown.bandHeight) * dpr);
+            painter.drawImage(view, m_picture, source);
+        }
+        painter.restore();
     }
     const QRectF strip = rowStripBounds();
     if (!strip.isEmpty() && m_renderer.result() && m_renderer.result()->ok()) {
@@ -344,14 +482,17 @@ void HeatmapWidget::paintEvent(QPaintEvent *)
         m_renderer.paintRowStrip(&painter, strip, m_hover);
     }
     if (m_hover.valid()) {
-        const QRectF cell = m_renderer.cellRect(bounds, m_hover);
+        const QRectF cell = m_renderer.cellRect(contentBounds(), m_hover);
         if (!cell.isEmpty()) {
             const qreal grow = cell.width() < 6 ? 2.0 : 0.0;
+            painter.save();
+            painter.setClipRect(view);
             painter.setRenderHint(QPainter::Antialiasing);
             painter.setPen(QPen(Qt::white, 3));
             painter.drawRect(cell.adjusted(-grow, -grow, grow, grow));
             painter.setPen(QPen(Qt::black, 1.2));
             painter.drawRect(cell.adjusted(-grow, -grow, grow, grow));
+            painter.restore();
         }
     }
     // The banner across the top, in its own band above the heatmaps (heatmapBounds).
@@ -457,12 +598,14 @@ void HeatmapWidget::bannerChanged()
     // The heatmaps move below the banner (or back up): the cached picture is out of date.
     m_pictureCurrent = false;
     m_hover = HeatmapHit();
+    updateScrollBar();
     update();
 }
 
 void HeatmapWidget::resizeEvent(QResizeEvent *event)
 {
     m_pictureCurrent = false;
+    updateScrollBar();
     QWidget::resizeEvent(event);
 }
 
@@ -485,10 +628,10 @@ void HeatmapWidget::mouseMoveEvent(QMouseEvent *event)
             QToolTip::hideText();
         }
         if (m_dragging) {
-            const qreal cell = m_renderer.layout(heatmapBounds()).cellSize;
-            if (cell > 0) {
-                const int dc = int(std::lround(-delta.x() / cell));
-                const int dr = int(std::lround(-delta.y() / cell));
+            const HeatmapLayout lay = m_renderer.layout(contentBounds());
+            if (lay.cellWidth > 0 && lay.cellHeight > 0) {
+                const int dc = int(std::lround(-delta.x() / lay.cellWidth));
+                const int dr = int(std::lround(-delta.y() / lay.cellHeight));
                 setVisibleCells(m_pressWindow.translated(dc, dr));
             }
             QWidget::mouseMoveEvent(event);
@@ -546,6 +689,13 @@ void HeatmapWidget::wheelEvent(QWheelEvent *event)
         QWidget::wheelEvent(event);
         return;
     }
+    if (m_scrolls && !(event->modifiers() & Qt::ControlModifier)) {
+        // A grid taller than the widget: the wheel scrolls it, Ctrl+wheel zooms.
+        m_scrollBar->setValue(m_scrollBar->value() - notches * m_scrollBar->singleStep() / 40);
+        setHover(cellAt(event->position()));
+        event->accept();
+        return;
+    }
     zoomBy(std::pow(zoomStep, notches / 120.0), event->position());
     // The same cell stays under the pointer: show its (possibly new) tooltip and strip.
     setHover(cellAt(event->position()));
@@ -580,6 +730,12 @@ void HeatmapWidget::keyPressEvent(QKeyEvent *event)
         break;
     case Qt::Key_Down:
         panBy(stepRows, 0);
+        break;
+    case Qt::Key_PageUp:
+        m_scrollBar->triggerAction(QAbstractSlider::SliderPageStepSub);
+        break;
+    case Qt::Key_PageDown:
+        m_scrollBar->triggerAction(QAbstractSlider::SliderPageStepAdd);
         break;
     default:
         QWidget::keyPressEvent(event);

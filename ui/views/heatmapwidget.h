@@ -8,6 +8,12 @@
 // and fills the row strip under the heatmaps with that row's keys, tokens and values; clicking
 // a tile emits tileActivated(head) so the window can enlarge it.
 //
+// Many heads: tiles keep a minimum map size (HeatmapOptions::minMapSide, 96 pixels) and, when
+// the grid at that size is taller than the widget, a vertical scroll bar appears (the wheel
+// scrolls, Ctrl+wheel zooms, Page Up/Down page). The picture then covers a band of about three
+// viewport heights around the visible part, so scrolling inside it only moves the picture; the
+// legend column (colourbar, mask legend) is painted apart and stays at the top of the view.
+//
 // Long sequences: the wheel zooms around the cell under the pointer, dragging pans, and the
 // keyboard does both (+/− zoom, arrows pan, 0 or Home shows every cell again). The renderer
 // pools the visible cells to the widget's pixels (HeatmapOptions::pooling); hovering still
@@ -23,6 +29,7 @@
 
 #include <memory>
 
+class QScrollBar;
 class QTimer;
 
 namespace attn {
@@ -63,6 +70,10 @@ public:
     HeatmapOptions options() const { return m_renderer.options(); }
     const HeatmapRenderer &renderer() const { return m_renderer; }
 
+    /// HeatmapOptions::stretch: maps fill their tiles instead of keeping square cells.
+    void setStretch(bool stretch);
+    bool isStretched() const { return m_requested.stretch; }
+
     /// One large tile of `head` (h = the mean over heads).
     void showSingleHead(int head);
     /// All heads plus the mean.
@@ -88,10 +99,19 @@ public:
     /// The row strip under the heatmaps (on by default).
     void setRowStripVisible(bool visible);
     bool isRowStripVisible() const { return m_rowStrip; }
-    /// Where the renderer paints (the widget minus the banner and the row strip) and where the
-    /// strip goes.
+    /// The visible heatmap area (the widget minus the banner, the row strip and the scroll bar)
+    /// and where the strip goes.
     QRectF heatmapBounds() const;
     QRectF rowStripBounds() const;
+    /// The bounds the renderer lays out in, in widget coordinates: heatmapBounds() moved up by
+    /// the scroll offset (the layout's tiles below heatmapBounds() are scrolled out of view).
+    QRectF contentBounds() const;
+    /// The grid is taller than heatmapBounds() and the vertical scroll bar shows.
+    bool isScrollable() const { return m_scrolls; }
+    /// Height of the laid-out grid (HeatmapLayout::contentHeight); heatmapBounds().height()
+    /// when it fits.
+    qreal contentHeight() const;
+    QScrollBar *verticalScrollBar() const { return m_scrollBar; }
     HeatmapHit hoveredCell() const { return m_hover; }
 
     /// The cell under a widget position (invalid when none).
@@ -154,6 +174,9 @@ protected:
 
 private:
     void invalidate();
+    /// Shows or hides the scroll bar and sets its range for the current layout.
+    void updateScrollBar();
+    qreal scrollOffset() const;
     /// Makes m_picture current, painting it now (small results) or asking the worker (large
     /// ones). True when m_picture is current.
     bool updatePicture();
@@ -172,16 +195,31 @@ private:
     std::shared_ptr<const SessionResult> m_sessionResult;
     ViewTransform m_transform;
     QImage m_picture; ///< the last picture painted (possibly of an older state or size)
+    QImage m_legendPicture; ///< its legend column at the top of the view, when scrolling
     bool m_pictureCurrent = false;
+    /// A picture: the layout for a viewport of `viewSize` (at the top of the content), painted
+    /// from content height `bandTop` on for `bandHeight` logical pixels.
     struct PictureRequest
     {
         std::shared_ptr<const SessionResult> result;
         HeatmapOptions options;
-        QSize devSize;
-        QRectF bounds;
+        qreal dpr = 1;
+        QSizeF viewSize;
+        qreal bandTop = 0;
+        qreal bandHeight = 0;
+        /// Scrolling: the legend column's left edge (view coordinates), painted apart so it
+        /// stays in sight; 0: no separate legend.
+        qreal legendLeft = 0;
         bool operator==(const PictureRequest &) const = default;
+        QRectF bounds() const { return {QPointF(0, -bandTop), viewSize}; }
+        QSize devSize() const;
     };
+    /// The picture wanted for the current state and scroll offset.
+    PictureRequest pictureRequest() const;
+    /// `r` shows the current state and covers the visible part of the grid.
+    bool pictureCovers(const PictureRequest &r) const;
     PictureRequest m_pictureRequest; ///< what the worker paints
+    PictureRequest m_shownPicture; ///< what m_picture shows
     JobRunner m_pictureJobs {nullptr, 1};
     JobRunner m_transformJobs;
     QTimer *m_computingTimer = nullptr; // the banner's delay
@@ -194,6 +232,9 @@ private:
     bool m_pressed = false;
     bool m_dragging = false;
     bool m_rowStrip = true;
+    QScrollBar *m_scrollBar = nullptr;
+    bool m_scrolls = false;
+    qreal m_contentHeight = 0;
     bool m_transforming = false;
     quint64 m_transformGeneration = 0; ///< newest showResult() call (async transforms)
 };

@@ -1,0 +1,366 @@
+// The heads grid with many heads, many tokens and non-square maps: tiles keep a minimum map
+// size and the widget scrolls (h = 16, h = 32 at a window-like size), "Stretch to fit" fills a
+// tile whatever the cell ratio while the default keeps square cells and widens a sliver, and the
+// axis labels carry their positions ("3:the"), first and last included, at a regular step,
+// never overlapping.
+
+#include "handmaderesult.h"
+#include "ui/document/sessionfile.h"
+#include "ui/render/figurefile.h"
+#include "ui/render/heatmaprenderer.h"
+#include "ui/views/heatmapactions.h"
+#include "ui/views/heatmapwidget.h"
+
+#include <QAction>
+#include <QFontMetricsF>
+#include <QScrollBar>
+#include <QTest>
+#include <QWheelEvent>
+
+using namespace attn;
+
+namespace {
+
+using attn::test::makeResult;
+
+// A weight that differs between heads, rows and columns and stays in [0, 1].
+double weight(int h, int i, int j)
+{
+    return 0.05 + 0.9 * ((h * 7 + i * 3 + j) % 11) / 10.0;
+}
+
+QRgb pixelAt(const QImage &image, QPointF logical)
+{
+    const qreal dpr = image.devicePixelRatio();
+    return image.pixel(int(logical.x() * dpr), int(logical.y() * dpr)) | 0xff000000u;
+}
+
+} // namespace
+
+class TestHeatmapGrid : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    // Hand-worked cases of the label thinning.
+    void axisTicksByHand_data()
+    {
+        QTest::addColumn<int>("first");
+        QTest::addColumn<int>("count");
+        QTest::addColumn<double>("cell");
+        QTest::addColumn<double>("need");
+        QTest::addColumn<int>("step");
+        QTest::addColumn<QVector<int>>("ticks");
+        // need / cell = 16 / 3 = 5.3 → step 10; 190 is 9 · 3 = 27 ≥ 16 px from 199: kept.
+        QVector<int> every10;
+        for (int i = 0; i <= 190; i += 10)
+            every10 << i;
+        QTest::newRow("200 cells of 3 px")
+            << 0 << 200 << 3.0 << 16.0 << 10 << (QVector<int>(every10) << 199);
+        // need 30 px: still step 10, but 190 is only 27 px from 199: left out.
+        QVector<int> without190 = every10;
+        without190.removeLast();
+        QTest::newRow("last wins") << 0 << 200 << 3.0 << 30.0 << 10 << (without190 << 199);
+        // A window from 3 to 22: step 5; 5 is 4 px from 3 and 20 is 4 px from 22 (need 10).
+        QTest::newRow("window 3–22") << 3 << 20 << 2.0 << 10.0 << 5 << QVector<int> {3, 10, 15, 22};
+        QTest::newRow("room for all")
+            << 0 << 5 << 20.0 << 15.0 << 1 << QVector<int> {0, 1, 2, 3, 4};
+        QTest::newRow("one cell") << 7 << 1 << 20.0 << 15.0 << 1 << QVector<int> {7};
+        // Two cells of 1 px cannot hold two labels of 10 px: the first only.
+        QTest::newRow("two overlap") << 0 << 2 << 1.0 << 10.0 << 10 << QVector<int> {0};
+    }
+    void axisTicksByHand()
+    {
+        QFETCH(int, first);
+        QFETCH(int, count);
+        QFETCH(double, cell);
+        QFETCH(double, need);
+        QFETCH(int, step);
+        QFETCH(QVector<int>, ticks);
+        int gotStep = 0;
+        QCOMPARE(axisTicks(first, count, cell, need, &gotStep), ticks);
+        QCOMPARE(gotStep, step);
+    }
+
+    // h = 16 (d_model 64) and h = 32 in a heads view of a 1280 × 800 window (about 1000 × 640
+    // pixels): every map keeps at least 96 pixels, the grid is taller than the view and
+    // scrolls, and scrolled to the end the last tile (the mean) is hit-tested and painted with
+    // its weights.
+    void minimumTilesScroll_data()
+    {
+        QTest::addColumn<int>("heads");
+        QTest::addColumn<QSize>("size");
+        QTest::newRow("h = 16, 1000 × 640") << 16 << QSize(1000, 640);
+        QTest::newRow("h = 32, 1000 × 640") << 32 << QSize(1000, 640);
+        QTest::newRow("h = 32, 1280 × 800") << 32 << QSize(1280, 800);
+    }
+    void minimumTilesScroll()
+    {
+        QFETCH(int, heads);
+        QFETCH(QSize, size);
+        const int n = 8;
+        HeatmapWidget widget;
+        widget.resize(size);
+        widget.setResult(makeResult(heads, n, n, weight));
+        widget.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&widget));
+        QCOMPARE(widget.renderer().tileCount(), heads + 1);
+
+        QVERIFY(widget.isScrollable());
+        QScrollBar *bar = widget.verticalScrollBar();
+        QVERIFY(bar->isVisible());
+        const QRectF view = widget.heatmapBounds();
+        // The bar takes its own strip at the right; the heatmaps end left of it.
+        QCOMPARE(view.right(), qreal(bar->geometry().left()));
+        const HeatmapLayout lay = widget.renderer().layout(widget.contentBounds());
+        QCOMPARE(lay.tiles.size(), heads + 1);
+        const qreal minSide = 96;
+        QCOMPARE(widget.options().minMapSide, minSide);
+        qreal lastBottom = 0;
+        for (const HeatmapLayout::Tile &tile : lay.tiles) {
+            QVERIFY2(
+                tile.map.width() >= minSide && tile.map.height() >= minSide,
+                qPrintable(QStringLiteral("%1 × %2").arg(tile.map.width()).arg(tile.map.height())));
+            // Square maps keep square cells: n × cell on both sides.
+            QCOMPARE(tile.map.width(), tile.map.height());
+            QVERIFY(tile.frame.right() <= view.right() + 0.5);
+            lastBottom = std::max(lastBottom, tile.frame.bottom());
+        }
+        // As many columns as the width holds at the minimum: one more would not fit.
+        int columns = 0;
+        for (const HeatmapLayout::Tile &tile : lay.tiles)
+            columns += qFuzzyCompare(tile.frame.top(), lay.tiles.first().frame.top());
+        QVERIFY(columns >= 2);
+        const qreal margins = lay.tiles.first().frame.width() - lay.tiles.first().map.width();
+        QVERIFY((columns + 1) * (minSide + margins) > lay.legend.left() - view.left());
+        const int rows = (heads + 1 + columns - 1) / columns;
+        QCOMPARE(int(std::round((lastBottom - lay.tiles.first().frame.top())
+                                / lay.tiles.first().frame.height())),
+                 rows);
+        // The content runs below the view; the bar scrolls exactly the difference.
+        QVERIFY(lay.contentHeight > view.height());
+        QVERIFY(lastBottom - view.top() <= lay.contentHeight);
+        QCOMPARE(widget.contentHeight(), lay.contentHeight);
+        QCOMPARE(bar->maximum(), int(std::ceil(lay.contentHeight - view.height())));
+
+        // Scrolled to the end: the mean tile is in view, at the same place in the content.
+        bar->setValue(bar->maximum());
+        const HeatmapLayout end = widget.renderer().layout(widget.contentBounds());
+        const QRectF mean = end.tiles.last().map;
+        QVERIFY(end.tiles.last().mean);
+        QVERIFY(view.contains(mean));
+        QCOMPARE(mean.top(), lay.tiles.last().map.top() - bar->maximum());
+        const int i = 5, j = 2;
+        const qreal cell = mean.width() / n;
+        const QPointF at(mean.left() + (j + 0.5) * cell, mean.top() + (i + 0.5) * cell);
+        const HeatmapHit hit = widget.cellAt(at);
+        QCOMPARE(hit.head, heads);
+        QVERIFY(hit.mean);
+        QCOMPARE(hit.row, i);
+        QCOMPARE(hit.col, j);
+        // What is painted there is the mean's colour (fixed range [0, 1], viridis).
+        double mw = 0;
+        for (int h = 0; h < heads; ++h)
+            mw += weight(h, i, j) / heads;
+        const QImage shown = widget.grab().toImage();
+        QCOMPARE(pixelAt(shown, at), Colormap(ColormapId::Viridis).map(mw));
+        // The colourbar stays where it was at the top of the view: its middle shows viridis at
+        // 0.5 (entry 127 or 128 of 256, depending on the pixel row).
+        const QRgb middle = pixelAt(shown, lay.colorbar.center());
+        const Colormap viridis(ColormapId::Viridis);
+        QVERIFY(middle == viridis.map(127.5 / 256) || middle == viridis.map(128.5 / 256));
+        // Head 0's tile scrolled out above the view: nothing is hit there.
+        const QPointF head0 = end.tiles.first().map.center();
+        QVERIFY(head0.y() < view.top());
+        QVERIFY(!widget.cellAt(head0).valid());
+
+        // The wheel scrolls (Ctrl+wheel would zoom): one notch up moves the view up.
+        const int before = bar->value();
+        QWheelEvent wheel(QPointF(view.center()), widget.mapToGlobal(view.center()), QPoint(),
+                          QPoint(0, 120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+        QCoreApplication::sendEvent(&widget, &wheel);
+        QVERIFY(bar->value() < before);
+        QVERIFY(!widget.isZoomed());
+
+        // An export is not scrolled: its default size holds the whole grid.
+        HeatmapActions actions(&widget, &widget);
+        QCOMPARE(actions.screenSize().height(), int(std::ceil(lay.contentHeight)));
+        QVERIFY(!actions.exportOptions().scrollable);
+    }
+
+    // A few heads that fit: no scroll bar, the layout is the bounds.
+    void fewHeadsDoNotScroll()
+    {
+        HeatmapWidget widget;
+        widget.resize(1000, 640);
+        widget.setResult(makeResult(4, 8, 8, weight));
+        widget.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&widget));
+        QVERIFY(!widget.isScrollable());
+        QVERIFY(!widget.verticalScrollBar()->isVisible());
+        QCOMPARE(widget.heatmapBounds().width(), qreal(widget.width()));
+        const HeatmapLayout lay = widget.renderer().layout(widget.contentBounds());
+        QCOMPARE(lay.contentHeight, widget.heatmapBounds().height());
+        for (const HeatmapLayout::Tile &tile : lay.tiles)
+            QVERIFY(tile.map.width() > 96);
+    }
+
+    // Cross attention n_q = 1024, n_k = 10: square cells would make a 10-cell-wide sliver; the
+    // default widens it to the minimum, stretched it fills the tile.
+    void nonSquareMaps()
+    {
+        const int nQ = 1024, nK = 10;
+        HeatmapRenderer renderer;
+        renderer.setResult(
+            makeResult(1, nQ, nK, [](int, int i, int j) { return (i + j) % 2 ? 0.2 : 0.8; }));
+        HeatmapOptions o;
+        o.fontPixelSize = 12;
+        renderer.setOptions(o);
+        const QRectF bounds(0, 0, 1000, 640);
+        const HeatmapLayout square = renderer.layout(bounds);
+        QCOMPARE(square.tiles.size(), 1);
+        const QRectF map = square.tiles.first().map;
+        // The height gives cells of under one pixel: 10 of them would be a sliver. The short side
+        // takes the minimum instead, 96 pixels = 10 cells of 9.6 pixels, whole pixels: 10 × 10.
+        QVERIFY(map.height() > 400 && map.height() <= 640);
+        QCOMPARE(square.cellWidth, 10.0);
+        QCOMPARE(map.width(), 100.0);
+        QCOMPARE(square.cellHeight, map.height() / nQ);
+        QVERIFY(square.cellHeight < 1.0);
+
+        o.stretch = true;
+        renderer.setOptions(o);
+        const HeatmapLayout stretched = renderer.layout(bounds);
+        const QRectF fill = stretched.tiles.first().map;
+        // The map fills the room left of the legend and below the caption: its aspect is the
+        // viewport's (1000 : 640 less the margins), not the cells' 10 : 1024.
+        QVERIFY(fill.width() > 0.6 * bounds.width());
+        QVERIFY(fill.height() > 0.6 * bounds.height());
+        const qreal aspect = fill.width() / fill.height();
+        QVERIFY2(aspect > 1.0 && aspect < 2.0, qPrintable(QString::number(aspect)));
+        QCOMPARE(fill.width(), stretched.cellWidth * nK);
+        QCOMPARE(fill.height(), stretched.cellHeight * nQ);
+        // Hit-testing follows the stretched cells: key 7, query 1000.
+        const HeatmapHit hit = renderer.cellAt(bounds,
+                                               QPointF(fill.left() + 7.5 * stretched.cellWidth,
+                                                       fill.top() + 1000.5 * stretched.cellHeight));
+        QCOMPARE(hit.col, 7);
+        QCOMPARE(hit.row, 1000);
+        QCOMPARE(renderer.cellRect(bounds, hit).width(), stretched.cellWidth);
+
+        // Square maps keep square cells by default; stretched, they take the tile's shape.
+        HeatmapRenderer squareMaps;
+        squareMaps.setResult(makeResult(1, 8, 8, weight));
+        HeatmapOptions so;
+        so.fontPixelSize = 12;
+        squareMaps.setOptions(so);
+        const HeatmapLayout s0 = squareMaps.layout(bounds);
+        QCOMPARE(s0.cellWidth, s0.cellHeight);
+        so.stretch = true;
+        squareMaps.setOptions(so);
+        const HeatmapLayout s1 = squareMaps.layout(bounds);
+        QVERIFY(s1.cellWidth > s1.cellHeight * 1.2);
+    }
+
+    // Stretched maps of four heads and their mean fill a heads view of 640 × 640 without a
+    // scroll bar: 2 columns × 3 rows of maps above the minimum.
+    void stretchedFitsWithoutScrolling()
+    {
+        HeatmapWidget widget;
+        widget.resize(640, 640);
+        widget.setResult(makeResult(4, 1024, 10, weight));
+        widget.setStretch(true);
+        widget.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&widget));
+        QVERIFY(!widget.isScrollable());
+        const HeatmapLayout lay = widget.renderer().layout(widget.contentBounds());
+        QCOMPARE(lay.contentHeight, widget.heatmapBounds().height());
+        QCOMPARE(lay.tiles.size(), 5);
+        int columns = 0;
+        for (const HeatmapLayout::Tile &tile : lay.tiles) {
+            QVERIFY(tile.map.width() >= 96 && tile.map.height() >= 96);
+            QVERIFY(widget.heatmapBounds().contains(tile.frame));
+            columns += qFuzzyCompare(tile.frame.top(), lay.tiles.first().frame.top());
+        }
+        QCOMPARE(columns, 2);
+    }
+
+    // The stretch option is a checkable View action and a view option saved with the session.
+    void stretchActionAndSession()
+    {
+        HeatmapWidget widget;
+        HeatmapActions actions(&widget, &widget);
+        QAction *stretch = actions.stretchAction();
+        QVERIFY(stretch->isCheckable());
+        QVERIFY(actions.viewActions().contains(stretch));
+        QVERIFY(!stretch->isChecked());
+        QVERIFY(!widget.options().stretch);
+        stretch->setChecked(true);
+        QVERIFY(widget.options().stretch);
+        QVERIFY(widget.isStretched());
+        const QJsonObject saved = heatmapViewToJson(widget.options());
+        QCOMPARE(saved.value(QLatin1String("stretch")).toBool(), true);
+        // An opened session's view options reach the widget and the action.
+        widget.setOptions(heatmapViewFromJson(QJsonObject {{"stretch", false}}, widget.options()));
+        QVERIFY(!stretch->isChecked());
+        QVERIFY(heatmapViewFromJson(saved, HeatmapOptions()).stretch);
+    }
+
+    // 200 typed words (a six-word sentence repeated): every label has its position, the first
+    // (0) and the last (199) are there, labels lie a regular step apart and never overlap.
+    void labelsForManyTokens()
+    {
+        const QStringList sentence = {"the", "cat", "sat", "on", "the", "mat"};
+        const int n = 200;
+        auto result = makeResult(2, n, n, weight);
+        result->params.kind = AttentionKind::EncoderSelf;
+        for (int k = 0; k < n; ++k)
+            result->params.tokens << sentence.at(k % 6);
+        HeatmapRenderer renderer;
+        renderer.setResult(result);
+        HeatmapOptions o;
+        o.fontPixelSize = 12;
+        o.view = HeatmapView::SingleHead;
+        renderer.setOptions(o);
+        const HeatmapLayout lay = renderer.layout(QRectF(0, 0, 1000, 700));
+        const qreal lineH = QFontMetricsF(figure::makeFont(12)).height();
+        for (const auto *labels : {&lay.rowLabels, &lay.colLabels}) {
+            const bool rows = labels == &lay.rowLabels;
+            const qreal cell = rows ? lay.cellHeight : lay.cellWidth;
+            QVERIFY(labels->size() >= 3);
+            QCOMPARE(labels->first().index, 0);
+            QCOMPARE(labels->first().text, QStringLiteral("0:the"));
+            QCOMPARE(labels->last().index, 199);
+            QCOMPARE(labels->last().text, QStringLiteral("199:cat")); // 199 = 6 · 33 + 1
+            // The repeated "the" at 0, 4, 6, 10, … is told apart by its position.
+            for (const HeatmapLayout::AxisLabel &label : *labels)
+                QCOMPARE(
+                    label.text,
+                    QStringLiteral("%1:%2").arg(label.index).arg(sentence.at(label.index % 6)));
+            // Interior labels: multiples of one step from 1, 2, 5, 10, 20, 50 …, consecutive.
+            const int step = (*labels)[2].index - (*labels)[1].index;
+            QVERIFY(QVector<int>({1, 2, 5, 10, 20, 50, 100}).contains(step));
+            for (int k = 1; k + 1 < labels->size(); ++k) {
+                QCOMPARE((*labels)[k].index % step, 0);
+                if (k + 2 < labels->size())
+                    QCOMPARE((*labels)[k + 1].index - (*labels)[k].index, step);
+            }
+            // No two labels overlap: rows are one text line tall; key tokens are written
+            // vertically, so they too need one line along the axis.
+            for (int k = 0; k + 1 < labels->size(); ++k)
+                QVERIFY2(((*labels)[k + 1].index - (*labels)[k].index) * cell >= lineH,
+                         qPrintable(QStringLiteral("%1 → %2 at %3 px per cell")
+                                        .arg((*labels)[k].index)
+                                        .arg((*labels)[k + 1].index)
+                                        .arg(cell)));
+            // And the step is the densest of those that do not overlap: half as many cells
+            // (the next smaller nice step) would.
+            const QVector<int> nice = {1, 2, 5, 10, 20, 50, 100};
+            if (const int k = int(nice.indexOf(step)); k > 0)
+                QVERIFY(nice[k - 1] * cell < 1.05 * lineH);
+        }
+    }
+};
+
+QTEST_MAIN(TestHeatmapGrid)
+#include "tst_heatmapgrid.moc"
