@@ -1576,10 +1576,10 @@ void TestMainWindow::firstScreenShowsTheLesson()
         return box;
     };
     // The dock's layout settles after the resize (later on a loaded machine): wait for it.
-    QTRY_VERIFY_WITH_TIMEOUT(
-        viewport->rect().contains(QRect(boxTitled(QStringLiteral("Mask"))->mapTo(viewport, {}),
-                                        boxTitled(QStringLiteral("Mask"))->size())),
-        5000);
+    QTRY_VERIFY_WITH_TIMEOUT(viewport->rect().contains(QRect(
+                                 boxTitled(QStringLiteral("Mask"))->mapTo(viewport, QPoint(0, 0)),
+                                 boxTitled(QStringLiteral("Mask"))->size())),
+                             5000);
     for (const QString &title : {QStringLiteral("Scale"), QStringLiteral("Mask")}) {
         QGroupBox *box = boxTitled(title);
         QVERIFY2(box, qPrintable(title));
