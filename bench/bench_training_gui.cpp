@@ -11,7 +11,8 @@
 //   attn_bench_training_gui --seconds 5 --task recall --n 8 --d-model 64 --heads 1 --batch 32
 //
 // --hold S keeps the window open S seconds after the run (for a screenshot under Xvfb), after
-// half of it showing the snapshot of step --scrub; --export DIR writes the tab's exports.
+// half of it showing the snapshot of step --scrub; --export DIR writes the tab's exports;
+// --loss-threshold T pauses when both runs' loss is below T; --init xavier|unit_qk.
 // Prints a text table (or --format json). Nothing here asserts a time.
 
 #include "ui/panels/trainingpanel.h"
@@ -115,6 +116,9 @@ int main(int argc, char **argv)
         = option("export", "write the tab's exports into this folder at the end", "");
     const auto scrub
         = option("scrub", "during --hold, show the snapshot of this step (-1: none)", "-1");
+    const auto threshold = option(
+        "loss-threshold", "pause when both runs' loss is below this (0: no threshold)", "0");
+    const auto init = option("init", "initial weights: xavier or unit_qk", "xavier");
     parser.process(app);
 
     TrainingSettings s;
@@ -125,6 +129,11 @@ int main(int argc, char **argv)
     s.batch = parser.value(batch).toInt();
     s.float32 = parser.value(dtype) != QLatin1String("float64");
     s.steps = TrainingSettings::maxSteps;
+    s.init = attn::training::initializationFromName(parser.value(init).toStdString());
+    if (parser.value(threshold).toDouble() > 0) {
+        s.stopAtLoss = true;
+        s.lossThreshold = parser.value(threshold).toDouble();
+    }
     const QString problem = s.validate();
     if (!problem.isEmpty()) {
         QTextStream(stderr) << "attn_bench_training_gui: " << problem << "\n";
@@ -173,7 +182,8 @@ int main(int argc, char **argv)
             && panel->exportHeatmaps(dir + QStringLiteral("/training-heatmaps.svg"),
                                      panel->heatmapsExportSize(), 1.0, &error)
             && panel->exportChart(dir + QStringLiteral("/training-chart.png"), QSize(), 1.0, &error)
-            && panel->exportCurvesCsv(dir + QStringLiteral("/training-curves.csv"), &error);
+            && panel->exportCurvesCsv(dir + QStringLiteral("/training-curves.csv"), &error)
+            && panel->exportDataNpz(dir + QStringLiteral("/training-run.npz"), &error);
         if (!ok)
             QTextStream(stderr) << "attn_bench_training_gui: export: " << error << "\n";
     }

@@ -577,8 +577,10 @@ void TrainingPanel::refresh()
         lines << tr("loss A %1 · B %2")
                      .arg(history.a().back().loss, 0, 'g', 4)
                      .arg(history.b().back().loss, 0, 'g', 4);
-    if (s.stopAtLoss)
-        lines << m_runner->thresholdStatus();
+    // The threshold's progress, unless the stop reason already says it.
+    const QString threshold = m_runner->thresholdStatus();
+    if (!threshold.isEmpty() && !m_runner->stopReason().contains(threshold))
+        lines << threshold;
     lines << tr("%1 snapshots, every %2 steps, %3 KiB")
                  .arg(snaps.size())
                  .arg(history.interval())

@@ -287,7 +287,7 @@ void TrainingRunner::drain(const std::shared_ptr<Mailbox> &box)
                         "a smaller learning rate")
                          .arg(chunk.nonFiniteStep);
         else if (chunk.thresholdReached)
-            reason = thresholdStatus();
+            reason = tr("paused at the loss threshold, %1").arg(thresholdStatus());
     }
     if (!error.isEmpty())
         reason = tr("training stopped: %1").arg(error);
