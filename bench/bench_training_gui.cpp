@@ -20,6 +20,8 @@
 #include "ui/views/heatmapwidget.h"
 #include "ui/window/mainwindow.h"
 
+#include "core/blas.h"
+
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
@@ -34,7 +36,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -89,6 +96,14 @@ void waitMs(int ms)
 
 int main(int argc, char **argv)
 {
+    // As the window does (app/main.cpp): OpenBLAS's better kernels where it fell back to SSE3,
+    // unless --keep-blas-core measures its own choice.
+    bool keepCore = false;
+    for (int i = 1; i < argc; ++i)
+        keepCore = keepCore || !std::strcmp(argv[i], "--keep-blas-core");
+    if (const std::string core = attn::betterBlasCore();
+        !keepCore && !core.empty() && setenv("OPENBLAS_CORETYPE", core.c_str(), 1) == 0)
+        execv("/proc/self/exe", argv);
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
     TimingApplication app(argc, argv);
@@ -119,6 +134,10 @@ int main(int argc, char **argv)
     const auto threshold = option(
         "loss-threshold", "pause when both runs' loss is below this (0: no threshold)", "0");
     const auto init = option("init", "initial weights: xavier or unit_qk", "xavier");
+    parser.addOption(QCommandLineOption(
+        QStringLiteral("keep-blas-core"),
+        QStringLiteral("keep OpenBLAS's own kernel choice (the window replaces SSE3 by AVX-512 "
+                       "or AVX2 where the CPU has them)")));
     parser.process(app);
 
     TrainingSettings s;
@@ -210,6 +229,7 @@ int main(int argc, char **argv)
     if (parser.value(format) == QLatin1String("json")) {
         QJsonObject o;
         o.insert(QStringLiteral("config"), config);
+        o.insert(QStringLiteral("blas_core"), QString::fromStdString(attn::blasCoreName()));
         o.insert(QStringLiteral("steps_per_second_view"), shownRate);
         o.insert(QStringLiteral("steps_per_second_no_view"), bareRate);
         o.insert(QStringLiteral("frames_per_second"), double(shownFrames) / shownSeconds);
@@ -222,6 +242,8 @@ int main(int argc, char **argv)
     }
     QTextStream out(stdout);
     out << "Training tab: " << config << "\n";
+    out << "products: " << QString::fromStdString(std::string(attn::blasName())) << " "
+        << QString::fromStdString(attn::blasCoreName()) << "\n";
     out << QStringLiteral("steps/s with the view updating: %1 (%2 steps in %3 s; each step = "
                           "one optimizer step of A and one of B)\n")
                .arg(shownRate, 0, 'f', 1)
