@@ -7,8 +7,14 @@
 #include <QIcon>
 #include <QTextStream>
 
+#include "core/blas.h"
+
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -64,6 +70,16 @@ int main(int argc, char **argv)
     const bool infoMode = argc > 1
         && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")
             || !std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "-v"));
+    // The window (the Training tab's worker, the heatmaps): OpenBLAS's AVX-512 or AVX2 kernels
+    // where it fell back to SSE3 on a CPU it does not know (core/blas.h betterBlasCore). It
+    // reads the choice when loaded, so the process starts again with it; when that fails it
+    // goes on as it is. Commands keep OpenBLAS's own choice (their numbers do not depend on
+    // the machine's identification).
+    if (!commandMode && !infoMode) {
+        const std::string core = attn::betterBlasCore();
+        if (!core.empty() && setenv("OPENBLAS_CORETYPE", core.c_str(), 1) == 0)
+            execv("/proc/self/exe", argv);
+    }
     // Commands never show a window: render offscreen unless the caller chose a platform.
     if ((commandMode || infoMode) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");

@@ -11,13 +11,16 @@
 //   attn_bench_training_gui --seconds 5 --task recall --n 8 --d-model 64 --heads 1 --batch 32
 //
 // --hold S keeps the window open S seconds after the run (for a screenshot under Xvfb), after
-// half of it showing the snapshot of step --scrub; --export DIR writes the tab's exports.
+// half of it showing the snapshot of step --scrub; --export DIR writes the tab's exports;
+// --loss-threshold T pauses when both runs' loss is below T; --init xavier|unit_qk.
 // Prints a text table (or --format json). Nothing here asserts a time.
 
 #include "ui/panels/trainingpanel.h"
 #include "ui/session/trainingrunner.h"
 #include "ui/views/heatmapwidget.h"
 #include "ui/window/mainwindow.h"
+
+#include "core/blas.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -33,7 +36,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -88,6 +96,14 @@ void waitMs(int ms)
 
 int main(int argc, char **argv)
 {
+    // As the window does (app/main.cpp): OpenBLAS's better kernels where it fell back to SSE3,
+    // unless --keep-blas-core measures its own choice.
+    bool keepCore = false;
+    for (int i = 1; i < argc; ++i)
+        keepCore = keepCore || !std::strcmp(argv[i], "--keep-blas-core");
+    if (const std::string core = attn::betterBlasCore();
+        !keepCore && !core.empty() && setenv("OPENBLAS_CORETYPE", core.c_str(), 1) == 0)
+        execv("/proc/self/exe", argv);
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
     TimingApplication app(argc, argv);
@@ -115,6 +131,13 @@ int main(int argc, char **argv)
         = option("export", "write the tab's exports into this folder at the end", "");
     const auto scrub
         = option("scrub", "during --hold, show the snapshot of this step (-1: none)", "-1");
+    const auto threshold = option(
+        "loss-threshold", "pause when both runs' loss is below this (0: no threshold)", "0");
+    const auto init = option("init", "initial weights: xavier or unit_qk", "xavier");
+    parser.addOption(QCommandLineOption(
+        QStringLiteral("keep-blas-core"),
+        QStringLiteral("keep OpenBLAS's own kernel choice (the window replaces SSE3 by AVX-512 "
+                       "or AVX2 where the CPU has them)")));
     parser.process(app);
 
     TrainingSettings s;
@@ -125,6 +148,11 @@ int main(int argc, char **argv)
     s.batch = parser.value(batch).toInt();
     s.float32 = parser.value(dtype) != QLatin1String("float64");
     s.steps = TrainingSettings::maxSteps;
+    s.init = attn::training::initializationFromName(parser.value(init).toStdString());
+    if (parser.value(threshold).toDouble() > 0) {
+        s.stopAtLoss = true;
+        s.lossThreshold = parser.value(threshold).toDouble();
+    }
     const QString problem = s.validate();
     if (!problem.isEmpty()) {
         QTextStream(stderr) << "attn_bench_training_gui: " << problem << "\n";
@@ -173,7 +201,8 @@ int main(int argc, char **argv)
             && panel->exportHeatmaps(dir + QStringLiteral("/training-heatmaps.svg"),
                                      panel->heatmapsExportSize(), 1.0, &error)
             && panel->exportChart(dir + QStringLiteral("/training-chart.png"), QSize(), 1.0, &error)
-            && panel->exportCurvesCsv(dir + QStringLiteral("/training-curves.csv"), &error);
+            && panel->exportCurvesCsv(dir + QStringLiteral("/training-curves.csv"), &error)
+            && panel->exportDataNpz(dir + QStringLiteral("/training-run.npz"), &error);
         if (!ok)
             QTextStream(stderr) << "attn_bench_training_gui: export: " << error << "\n";
     }
@@ -200,6 +229,7 @@ int main(int argc, char **argv)
     if (parser.value(format) == QLatin1String("json")) {
         QJsonObject o;
         o.insert(QStringLiteral("config"), config);
+        o.insert(QStringLiteral("blas_core"), QString::fromStdString(attn::blasCoreName()));
         o.insert(QStringLiteral("steps_per_second_view"), shownRate);
         o.insert(QStringLiteral("steps_per_second_no_view"), bareRate);
         o.insert(QStringLiteral("frames_per_second"), double(shownFrames) / shownSeconds);
@@ -212,6 +242,8 @@ int main(int argc, char **argv)
     }
     QTextStream out(stdout);
     out << "Training tab: " << config << "\n";
+    out << "products: " << QString::fromStdString(std::string(attn::blasName())) << " "
+        << QString::fromStdString(attn::blasCoreName()) << "\n";
     out << QStringLiteral("steps/s with the view updating: %1 (%2 steps in %3 s; each step = "
                           "one optimizer step of A and one of B)\n")
                .arg(shownRate, 0, 'f', 1)

@@ -3,6 +3,7 @@
 #include "core/threads.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -20,43 +21,49 @@ std::atomic<bool> g_blasOn {true};
 std::atomic<bool> g_blasOn {false};
 #endif
 
+/// Which operand a product transposes.
+enum class Transposed { None, B, A };
+
 void checkShapes(Index aRows, Index aCols, Index bRows, Index bCols, Index cRows, Index cCols,
-                 bool transposed, const char *who)
+                 Transposed t, const char *who)
 {
-    const Index k = aCols;
-    const Index bk = transposed ? bCols : bRows;
-    const Index n = transposed ? bRows : bCols;
-    if (bk != k || cRows != aRows || cCols != n)
-        throw InvalidArgument(std::string(who) + ": A " + shapeString(aRows, aCols) + ", B "
-                              + shapeString(bRows, bCols) + (transposed ? " (Bᵀ)" : "") + " and C "
-                              + shapeString(cRows, cCols) + " do not fit");
+    const Index m = t == Transposed::A ? aCols : aRows;
+    const Index k = t == Transposed::A ? aRows : aCols;
+    const Index bk = t == Transposed::B ? bCols : bRows;
+    const Index n = t == Transposed::B ? bRows : bCols;
+    if (bk != k || cRows != m || cCols != n)
+        throw InvalidArgument(std::string(who) + ": A " + shapeString(aRows, aCols)
+                              + (t == Transposed::A ? " (Aᵀ)" : "") + ", B "
+                              + shapeString(bRows, bCols) + (t == Transposed::B ? " (Bᵀ)" : "")
+                              + " and C " + shapeString(cRows, cCols) + " do not fit");
 }
 
 #ifdef ATTN_HAVE_OPENBLAS
-void blasGemm(bool transB, Index m, Index n, Index k, const float *a, Index lda, const float *b,
+void blasGemm(Transposed t, Index m, Index n, Index k, const float *a, Index lda, const float *b,
               Index ldb, float *c, Index ldc)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, transB ? CblasTrans : CblasNoTrans, blasint(m),
-                blasint(n), blasint(k), 1.0f, a, blasint(lda), b, blasint(ldb), 0.0f, c,
-                blasint(ldc));
+    cblas_sgemm(CblasRowMajor, t == Transposed::A ? CblasTrans : CblasNoTrans,
+                t == Transposed::B ? CblasTrans : CblasNoTrans, blasint(m), blasint(n), blasint(k),
+                1.0f, a, blasint(lda), b, blasint(ldb), 0.0f, c, blasint(ldc));
 }
-void blasGemm(bool transB, Index m, Index n, Index k, const double *a, Index lda, const double *b,
+void blasGemm(Transposed t, Index m, Index n, Index k, const double *a, Index lda, const double *b,
               Index ldb, double *c, Index ldc)
 {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, transB ? CblasTrans : CblasNoTrans, blasint(m),
-                blasint(n), blasint(k), 1.0, a, blasint(lda), b, blasint(ldb), 0.0, c,
-                blasint(ldc));
+    cblas_dgemm(CblasRowMajor, t == Transposed::A ? CblasTrans : CblasNoTrans,
+                t == Transposed::B ? CblasTrans : CblasNoTrans, blasint(m), blasint(n), blasint(k),
+                1.0, a, blasint(lda), b, blasint(ldb), 0.0, c, blasint(ldc));
 }
 #endif
 
 template<typename T>
 void product(const ConstMatrixRef<T> &a, const ConstMatrixRef<T> &b, MatrixRef<T> c,
-             bool transposed, const char *who)
+             Transposed transposed, const char *who)
 {
     checkShapes(a.rows(), a.cols(), b.rows(), b.cols(), c.rows(), c.cols(), transposed, who);
+    const Index k = transposed == Transposed::A ? a.rows() : a.cols();
     if (c.size() == 0)
         return;
-    if (a.cols() == 0) { // no terms: BLAS would leave C as it was
+    if (k == 0) { // no terms: BLAS would leave C as it was
         c.setZero();
         return;
     }
@@ -69,15 +76,17 @@ void product(const ConstMatrixRef<T> &a, const ConstMatrixRef<T> &b, MatrixRef<T
         // wake, and the same bits whatever the caller's thread count (OpenBLAS splits C
         // between its threads, and the rows at a split take its edge kernels).
         std::optional<ScopedKernelThreads> oneThread;
-        if (2.0 * double(c.rows()) * double(c.cols()) * double(a.cols()) < kSingleThreadFlops)
+        if (2.0 * double(c.rows()) * double(c.cols()) * double(k) < kSingleThreadFlops)
             oneThread.emplace(1);
-        blasGemm(transposed, c.rows(), c.cols(), a.cols(), a.data(), ld(a.outerStride(), a.cols()),
+        blasGemm(transposed, c.rows(), c.cols(), k, a.data(), ld(a.outerStride(), a.cols()),
                  b.data(), ld(b.outerStride(), b.cols()), c.data(), ld(c.outerStride(), c.cols()));
         return;
     }
 #endif
-    if (transposed)
+    if (transposed == Transposed::B)
         c.noalias() = a * b.transpose(); // GEMM
+    else if (transposed == Transposed::A)
+        c.noalias() = a.transpose() * b; // GEMM
     else
         c.noalias() = a * b; // GEMM
 }
@@ -87,18 +96,50 @@ void product(const ConstMatrixRef<T> &a, const ConstMatrixRef<T> &b, MatrixRef<T
 template<typename T>
 void gemmTransposed(const ConstMatrixRef<T> &a, const ConstMatrixRef<T> &b, MatrixRef<T> c)
 {
-    product<T>(a, b, c, true, "gemmTransposed");
+    product<T>(a, b, c, Transposed::B, "gemmTransposed");
 }
 
 template<typename T>
 void gemm(const ConstMatrixRef<T> &a, const ConstMatrixRef<T> &b, MatrixRef<T> c)
 {
-    product<T>(a, b, c, false, "gemm");
+    product<T>(a, b, c, Transposed::None, "gemm");
+}
+
+template<typename T>
+void gemmTransposedA(const ConstMatrixRef<T> &a, const ConstMatrixRef<T> &b, MatrixRef<T> c)
+{
+    product<T>(a, b, c, Transposed::A, "gemmTransposedA");
 }
 
 std::string_view blasName()
 {
     return g_blasOn.load() ? "openblas" : "eigen";
+}
+
+std::string blasCoreName()
+{
+#ifdef ATTN_HAVE_OPENBLAS
+    const char *name = openblas_get_corename();
+    return name ? std::string(name) : std::string();
+#else
+    return {};
+#endif
+}
+
+std::string betterBlasCore()
+{
+#if defined(ATTN_HAVE_OPENBLAS) && defined(__x86_64__)
+    if (std::getenv("OPENBLAS_CORETYPE") || blasCoreName() != "Prescott")
+        return {};
+    // GCC's checks include the OS's support (XCR0) for the AVX and AVX-512 state.
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd")
+        && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq")
+        && __builtin_cpu_supports("avx512vl"))
+        return "SkylakeX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return "Haswell";
+#endif
+    return {};
 }
 
 bool setBlasEnabled(bool on)
@@ -119,5 +160,9 @@ template void gemm<float>(const Eigen::Ref<const MatrixF> &, const Eigen::Ref<co
                           Eigen::Ref<MatrixF>);
 template void gemm<double>(const Eigen::Ref<const MatrixD> &, const Eigen::Ref<const MatrixD> &,
                            Eigen::Ref<MatrixD>);
+template void gemmTransposedA<float>(const Eigen::Ref<const MatrixF> &,
+                                     const Eigen::Ref<const MatrixF> &, Eigen::Ref<MatrixF>);
+template void gemmTransposedA<double>(const Eigen::Ref<const MatrixD> &,
+                                      const Eigen::Ref<const MatrixD> &, Eigen::Ref<MatrixD>);
 
 } // namespace attn

@@ -10,6 +10,7 @@
 
 #include "core/types.h"
 
+#include <string>
 #include <string_view>
 
 namespace attn {
@@ -24,8 +25,26 @@ void gemmTransposed(const ConstMatrixRef<T> &a, const ConstMatrixRef<T> &b, Matr
 template<typename T>
 void gemm(const ConstMatrixRef<T> &a, const ConstMatrixRef<T> &b, MatrixRef<T> c);
 
+/// C (m × n) = Aᵀ · B, A: k × m, B: k × n (the shape of a weight gradient dYᵀ X). C must already
+/// be m × n. Throws InvalidArgument naming the shapes when they disagree.
+template<typename T>
+void gemmTransposedA(const ConstMatrixRef<T> &a, const ConstMatrixRef<T> &b, MatrixRef<T> c);
+
 /// "openblas" when the products above go through OpenBLAS, else "eigen".
 std::string_view blasName();
+
+/// The OpenBLAS kernel family in use (openblas_get_corename(): "SkylakeX", "Haswell",
+/// "Prescott", …); empty in a build without OpenBLAS.
+std::string blasCoreName();
+
+/// The OPENBLAS_CORETYPE this CPU supports when OpenBLAS chose a weaker kernel family: OpenBLAS
+/// (0.3.21) falls back to "Prescott" (SSE3) on CPU models it does not know, as on virtual
+/// machines reporting a generic "Intel Xeon Processor", and its SSE3 GEMM is 4–5× slower than
+/// its AVX-512 one there. "SkylakeX" when the CPU and the OS support AVX-512 F, CD, BW, DQ and
+/// VL, else "Haswell" with AVX2 and FMA; empty when OPENBLAS_CORETYPE is set, OpenBLAS chose
+/// anything but Prescott, or the CPU has neither. OpenBLAS reads OPENBLAS_CORETYPE once, when
+/// it is loaded: a caller that wants the better kernels sets it and executes itself again.
+std::string betterBlasCore();
 
 /// Turns the OpenBLAS products on or off for later calls (benchmarks compare both in one
 /// process); returns whether they are on afterwards (false in a build without OpenBLAS). Not

@@ -109,6 +109,7 @@ def main():
     session.setdefault("view", {})["training"] = {
         "task": "copy", "n": 8, "d_model": 16, "heads": 2, "batch": 4, "noise": 0.1, "offset": 1,
         "classes": 4, "seed": "7", "steps": 50, "optimizer": "sgd", "dtype": "float64",
+        "init": "unit_qk", "loss_threshold": {"on": True, "value": 0.002, "runs": "either"},
         "a": {"alpha": 0.5, "lr": 0.01}, "b": {"alpha": 0.0, "lr": 0.02}}
     (sessions / "training.attnlab.json").write_text(json.dumps(session), encoding="utf-8")
 

@@ -16,8 +16,7 @@
 
 #include "core/experiments/experiments_p.h"
 
-#include "core/multihead.h"
-#include "core/random.h"
+#include "core/training/initialization.h"
 #include "core/training/tasks.h"
 #include "core/training/trainer.h"
 
@@ -51,23 +50,6 @@ struct ScaleChoice
     double alpha;
 };
 const ScaleChoice kScales[] = {{"1/sqrt(d_k)", 0.5}, {"none", 0.0}, {"1/d_k", 1.0}};
-
-/// W_Q and W_K (and their biases) divided by the standard deviation of q and k over every row
-/// of `batch`, so that both have unit-variance components there.
-void unitVarianceQk(Parameters<double> &p, const Batch<double> &batch)
-{
-    const Index E = p.dModel();
-    for (Index part = 0; part < 2; ++part) {
-        MatrixD proj = batch.inputs * p.inProjWeight.middleRows(part * E, E).transpose();
-        proj.rowwise() += p.inProjBias.segment(part * E, E).transpose();
-        const double mean = proj.mean();
-        const double sd = std::sqrt((proj.array() - mean).square().mean());
-        if (sd > 0) {
-            p.inProjWeight.middleRows(part * E, E) /= sd;
-            p.inProjBias.segment(part * E, E) /= sd;
-        }
-    }
-}
 
 struct Evaluation
 {
@@ -160,14 +142,10 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
             // d_k = 32).
             oc.learningRate = perWidth ? lr * std::sqrt(32.0 / double(dk)) : lr;
 
-            Generator rng(seed);
-            MultiheadAttention<double> layer0(dk, 1);
-            layer0.initXavier(rng);
-            Parameters<double> initial = Parameters<double>::fromLayer(layer0);
-            if (std::string(init) == "unit_qk") {
-                TaskGenerator first(tc);
-                unitVarianceQk(initial, first.next());
-            }
+            // unit_qk: q and k of unit variance on the first training batch.
+            TaskGenerator first(tc);
+            const Parameters<double> initial = initialParameters(
+                initializationFromName(init), tc.layerConfig(1), seed, first.next());
             const auto trainAll = [&](auto zero) {
                 using T = decltype(zero);
                 const Batch<T> evalT = castBatch<T>(evalBatch);

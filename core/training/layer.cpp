@@ -1,5 +1,6 @@
 #include "core/training/layer.h"
 
+#include "core/blas.h"
 #include "core/metrics.h"
 #include "core/positional.h"
 #include "core/threads.h"
@@ -176,8 +177,10 @@ ForwardCache<T> forward(const LayerConfig &config, const Parameters<T> &params,
         for (Index b = 0; b < B; ++b)
             c.x.block(b * n, E - config.positionWidth, n, config.positionWidth) += pe;
     }
+    // Every product through core/blas.h: OpenBLAS's kernels (chosen at run time) where the
+    // build has it, Eigen's GEMM otherwise.
     c.qkv.resize(B * n, 3 * E);
-    c.qkv.noalias() = c.x * params.inProjWeight.transpose(); // (B·n) × 3E
+    gemmTransposed<T>(c.x, params.inProjWeight, c.qkv); // (B·n) × 3E
     c.qkv.rowwise() += params.inProjBias.transpose();
     c.concat.resize(B * n, E);
     c.weights.resize(std::size_t(B * h));
@@ -190,7 +193,7 @@ ForwardCache<T> forward(const LayerConfig &config, const Parameters<T> &params,
             const auto vh = c.qkv.block(b * n, 2 * E + head * dk, n, dk); // n × d_k
             Matrix<T> &p = c.weights[std::size_t(b * h + head)]; // n × n
             p.resize(n, n);
-            p.noalias() = qh * kh.transpose();
+            gemmTransposed<T>(qh, kh, p);
             p *= scale;
             if (mask.size())
                 for (Index i = 0; i < n; ++i)
@@ -207,11 +210,12 @@ ForwardCache<T> forward(const LayerConfig &config, const Parameters<T> &params,
                 p.row(i) = (p.row(i).array() - m).exp();
                 p.row(i) /= p.row(i).sum();
             }
-            c.concat.block(b * n, head * dk, n, dk).noalias() = p * vh;
+            auto ch = c.concat.block(b * n, head * dk, n, dk);
+            gemm<T>(p, vh, ch);
         }
     }
     c.output.resize(B * n, E);
-    c.output.noalias() = c.concat * params.outProjWeight.transpose(); // (B·n) × E
+    gemmTransposed<T>(c.concat, params.outProjWeight, c.output); // (B·n) × E
     c.output.rowwise() += params.outProjBias.transpose();
     return c;
 }
@@ -315,10 +319,10 @@ Parameters<T> backward(const LayerConfig &config, const Parameters<T> &params,
 
     Parameters<T> g;
     g.outProjWeight.resize(E, E);
-    g.outProjWeight.noalias() = dOutput.transpose() * cache.concat; // E × E
+    gemmTransposedA<T>(dOutput, cache.concat, g.outProjWeight); // E × E
     g.outProjBias = dOutput.colwise().sum().transpose(); // E
     Matrix<T> dConcat(rows, E);
-    dConcat.noalias() = dOutput * params.outProjWeight; // (B·n) × E
+    gemm<T>(dOutput, params.outProjWeight, dConcat); // (B·n) × E
     Matrix<T> dQkv(rows, 3 * E); // (B·n) × 3E
     Matrix<T> dP(n, n), dS(n, n);
     for (Index b = 0; b < B; ++b) {
@@ -328,18 +332,21 @@ Parameters<T> backward(const LayerConfig &config, const Parameters<T> &params,
             const auto kh = cache.qkv.block(b * n, E + head * dk, n, dk);
             const auto vh = cache.qkv.block(b * n, 2 * E + head * dk, n, dk);
             const auto dO = dConcat.block(b * n, head * dk, n, dk); // n × d_k
-            dP.noalias() = dO * vh.transpose(); // n × n
-            dQkv.block(b * n, 2 * E + head * dk, n, dk).noalias() = p.transpose() * dO;
+            gemmTransposed<T>(dO, vh, dP); // n × n
+            auto dV = dQkv.block(b * n, 2 * E + head * dk, n, dk);
+            gemmTransposedA<T>(p, dO, dV);
             // dS = P ⊙ (dP − rowsum(dP ⊙ P)); masked cells have p = 0 and get 0.
             const Vector<T> rowDot = (dP.array() * p.array()).rowwise().sum();
             dS = (p.array() * (dP.array().colwise() - rowDot.array())).matrix();
             dS *= scale;
-            dQkv.block(b * n, head * dk, n, dk).noalias() = dS * kh;
-            dQkv.block(b * n, E + head * dk, n, dk).noalias() = dS.transpose() * qh;
+            auto dQ = dQkv.block(b * n, head * dk, n, dk);
+            gemm<T>(dS, kh, dQ);
+            auto dK = dQkv.block(b * n, E + head * dk, n, dk);
+            gemmTransposedA<T>(dS, qh, dK);
         }
     }
     g.inProjWeight.resize(3 * E, E);
-    g.inProjWeight.noalias() = dQkv.transpose() * cache.x; // 3E × E
+    gemmTransposedA<T>(dQkv, cache.x, g.inProjWeight); // 3E × E
     g.inProjBias = dQkv.colwise().sum().transpose(); // 3E
     return g;
 }

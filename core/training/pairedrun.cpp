@@ -1,11 +1,9 @@
 #include "core/training/pairedrun.h"
 
-#include "core/multihead.h"
-#include "core/random.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace attn::training {
@@ -83,6 +81,7 @@ struct PairedRun::Impl
     virtual std::int64_t steps() const = 0;
     virtual ProbeSnapshot probe() const = 0;
     virtual MatrixB probeMask() const = 0;
+    virtual Parameters<double> parameters(bool runB) const = 0;
     virtual ChunkResult advance(const ChunkRequest &request, const CancelToken &cancel) = 0;
 };
 
@@ -132,10 +131,17 @@ template<typename T> struct PairedRun::ImplT final : PairedRun::Impl
         return combinedMask(runA.layerConfig(), probeBatch.mask, probeBatch.length);
     }
 
+    Parameters<double> parameters(bool b) const override
+    {
+        return (b ? runB : runA).parameters().template cast<double>();
+    }
+
     ChunkResult advance(const ChunkRequest &request, const CancelToken &cancel) override
     {
         if (request.maxSteps < 0 || request.snapshotEvery < 1)
             throw InvalidArgument("a chunk needs maxSteps >= 0 and snapshotEvery >= 1");
+        if (!(request.lossThreshold >= 0) || !std::isfinite(request.lossThreshold))
+            throw InvalidArgument("the loss threshold must be >= 0 and finite");
         checkChoice(request.a, "A");
         checkChoice(request.b, "B");
         runA.setScaleExponent(request.a.scaleExponent);
@@ -157,11 +163,21 @@ template<typename T> struct PairedRun::ImplT final : PairedRun::Impl
             out.a.push_back(pointOf(ra));
             out.b.push_back(pointOf(rb));
             ++taken;
+            // NaN compares false: a non-finite loss never counts as below.
+            lowestA = std::min(lowestA, std::isnan(ra.loss) ? lowestA : ra.loss);
+            lowestB = std::min(lowestB, std::isnan(rb.loss) ? lowestB : rb.loss);
             if (taken % request.snapshotEvery == 0)
                 out.snapshots.push_back(probe());
             if (!ra.finite || !rb.finite) {
                 out.nonFiniteStep = taken;
                 break;
+            }
+            if (request.lossThreshold > 0) {
+                const bool a = lowestA < request.lossThreshold, b = lowestB < request.lossThreshold;
+                if (request.thresholdEither ? a || b : a && b) {
+                    out.thresholdReached = true;
+                    break;
+                }
             }
             if (request.maxSeconds > 0
                 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
@@ -177,16 +193,19 @@ template<typename T> struct PairedRun::ImplT final : PairedRun::Impl
     Trainer<T> runA, runB;
     Batch<T> probeBatch;
     std::int64_t taken = 0;
+    /// The lowest finite loss of each run so far (a threshold was reached when below it).
+    double lowestA = std::numeric_limits<double>::infinity();
+    double lowestB = std::numeric_limits<double>::infinity();
 };
 
 PairedRun::PairedRun(const PairedRunConfig &config)
     : m_config(config)
 {
     m_config.validate();
-    Generator rng(config.seed);
-    MultiheadAttention<double> init(config.task.dModel, config.heads);
-    init.initXavier(rng);
-    const Parameters<double> initial = Parameters<double>::fromLayer(init);
+    TaskGenerator first(m_config.batchTask()); // unit_qk: the first training batch
+    m_initial = training::initialParameters(m_config.init, m_config.layerConfig(m_config.a),
+                                            m_config.seed, first.next());
+    const Parameters<double> &initial = m_initial;
     OptimizerConfig oa;
     oa.kind = config.optimizer;
     oa.momentum = config.momentum;
@@ -214,6 +233,11 @@ ProbeSnapshot PairedRun::probe() const
 MatrixB PairedRun::probeMask() const
 {
     return m_impl->probeMask();
+}
+
+Parameters<double> PairedRun::parameters(bool runB) const
+{
+    return m_impl->parameters(runB);
 }
 
 ChunkResult PairedRun::advance(const ChunkRequest &request, const CancelToken &cancel)
@@ -288,6 +312,74 @@ Table historyTable(const TrainingHistory &history)
                   b.loss, b.meanMaxWeight, b.meanJacobianNorm, b.gradNormQk});
     }
     return t;
+}
+
+std::int64_t firstStepBelow(const std::vector<StepPoint> &points, double threshold)
+{
+    for (std::size_t i = 0; i < points.size(); ++i)
+        if (points[i].loss < threshold)
+            return std::int64_t(i + 1);
+    return 0;
+}
+
+std::vector<std::pair<std::string, NpyArray>> trainingArrays(const PairedRun &run,
+                                                             const TrainingHistory &history)
+{
+    if (history.steps() != run.steps())
+        throw InvalidArgument("the history holds " + std::to_string(history.steps())
+                              + " steps, the runs took " + std::to_string(run.steps()));
+    const NpyType type = run.config().float32 ? NpyType::Float32 : NpyType::Float64;
+    const auto vector = [](std::vector<double> v, NpyType t) {
+        NpyArray a;
+        a.shape = {std::int64_t(v.size())};
+        a.type = t;
+        a.values = std::move(v);
+        return a;
+    };
+    const auto curve = [&](const std::vector<StepPoint> &points, double StepPoint::*field) {
+        std::vector<double> v;
+        v.reserve(points.size());
+        for (const StepPoint &p : points)
+            v.push_back(p.*field);
+        return vector(std::move(v), NpyType::Float64);
+    };
+    const auto typed = [type](NpyArray a) {
+        a.type = type;
+        return a;
+    };
+    const auto columnVector = [&](const VectorD &v) {
+        return vector(std::vector<double>(v.data(), v.data() + v.size()), type);
+    };
+    std::vector<std::pair<std::string, NpyArray>> out;
+    std::vector<double> steps(std::size_t(history.steps()));
+    for (std::size_t i = 0; i < steps.size(); ++i)
+        steps[i] = double(i + 1);
+    out.emplace_back("step", vector(std::move(steps), NpyType::Int64));
+    for (const auto &[suffix, points] :
+         {std::pair {"_a", &history.a()}, std::pair {"_b", &history.b()}}) {
+        out.emplace_back(std::string("loss") + suffix, curve(*points, &StepPoint::loss));
+        out.emplace_back(std::string("max_weight") + suffix,
+                         curve(*points, &StepPoint::meanMaxWeight));
+        out.emplace_back(std::string("jacobian_norm") + suffix,
+                         curve(*points, &StepPoint::meanJacobianNorm));
+        out.emplace_back(std::string("grad_norm_qk") + suffix,
+                         curve(*points, &StepPoint::gradNormQk));
+    }
+    const ProbeSnapshot probe = run.probe();
+    out.emplace_back("probe_step", NpyArray::scalarInt(probe.step));
+    out.emplace_back("probe_weights_a", typed(NpyArray::fromMatrices(probe.weightsA)));
+    out.emplace_back("probe_weights_b", typed(NpyArray::fromMatrices(probe.weightsB)));
+    const auto addParameters = [&](const std::string &prefix, const Parameters<double> &p) {
+        out.emplace_back(prefix + "in_proj_weight", typed(NpyArray::fromMatrix(p.inProjWeight)));
+        out.emplace_back(prefix + "in_proj_bias", columnVector(p.inProjBias));
+        out.emplace_back(prefix + "out_proj_weight", typed(NpyArray::fromMatrix(p.outProjWeight)));
+        out.emplace_back(prefix + "out_proj_bias", columnVector(p.outProjBias));
+    };
+    addParameters("a_", run.parameters(false));
+    addParameters("b_", run.parameters(true));
+    addParameters("init_", run.initialParameters());
+    out.emplace_back("num_heads", NpyArray::scalarInt(run.config().heads));
+    return out;
 }
 
 } // namespace attn::training

@@ -7,18 +7,23 @@
 // sequence's attention weights, the per-step curves).
 //
 // Seeds, from the one seed of the config (as `attnlab train --task`):
-//   initial weights  Generator(seed), MultiheadAttention(d_model, h).initXavier
+//   initial weights  Generator(seed), MultiheadAttention(d_model, h).initXavier; for unit_qk
+//                    then W_Q, W_K rescaled on the first training batch (initialization.h)
 //   training batches TaskGenerator with seed + 1 (one fresh batch per step, shared by A and B)
 //   probe sequence   the first sequence of a TaskGenerator batch with seed + 2 (B = 1)
 
 #include "core/cancel.h"
+#include "core/npy.h"
 #include "core/table.h"
+#include "core/training/initialization.h"
 #include "core/training/tasks.h"
 #include "core/training/trainer.h"
 
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace attn::training {
@@ -42,6 +47,7 @@ struct PairedRunConfig
     Loss loss = Loss::MeanSquaredError;
     bool float32 = true; ///< train in float32 (else float64)
     std::uint64_t seed = 0;
+    Initialization init = Initialization::Xavier; ///< the initial weights A and B share
     RunChoice a {0.5, 0.005};
     RunChoice b {0.0, 0.005};
 
@@ -87,6 +93,11 @@ struct ChunkRequest
     /// A and B's α and learning rate from the chunk's first step on (state kept, as editing
     /// PyTorch's param_groups).
     RunChoice a, b;
+    /// Stop after the step at which the loss (before that step's update) of both runs — or of
+    /// either run when thresholdEither — has been below this value at some step so far; 0 = no
+    /// threshold. Must be ≥ 0 and finite.
+    double lossThreshold = 0;
+    bool thresholdEither = false;
 };
 
 struct ChunkResult
@@ -99,6 +110,8 @@ struct ChunkResult
     /// skipped; the chunk stopped there). 0 when all were finite.
     std::int64_t nonFiniteStep = 0;
     bool cancelled = false; ///< stopped early by the cancel token
+    /// Stopped at the step at which the loss threshold was reached (ChunkRequest::lossThreshold).
+    bool thresholdReached = false;
 };
 
 class PairedRun
@@ -115,6 +128,11 @@ public:
     std::int64_t steps() const;
     /// The probe's weights with the current parameters.
     ProbeSnapshot probe() const;
+    /// The initial parameters A and B started from (float64; in float32 runs they were rounded
+    /// to float32 before training).
+    const Parameters<double> &initialParameters() const { return m_initial; }
+    /// The current parameters of run A (or B), converted to double (exact from float32).
+    Parameters<double> parameters(bool runB) const;
     /// The probe's mask, L × L (1 = masked: the diagonal for recall, causal for copy; empty
     /// when nothing is masked).
     MatrixB probeMask() const;
@@ -127,6 +145,7 @@ private:
     struct Impl;
     template<typename T> struct ImplT;
     PairedRunConfig m_config;
+    Parameters<double> m_initial;
     std::unique_ptr<Impl> m_impl;
 };
 
@@ -166,9 +185,28 @@ private:
     std::size_t m_capacity;
 };
 
+/// The first step (1-based) whose loss (before its update) is below `threshold`, 0 when none.
+std::int64_t firstStepBelow(const std::vector<StepPoint> &points, double threshold);
+
 /// The curves as a table, one row per step: step, then loss_a, mean_max_weight_a,
 /// mean_jacobian_norm_a, grad_norm_qk_a and the same four for b (the loss before that step's
 /// update).
 Table historyTable(const TrainingHistory &history);
+
+/// A training run as .npz members (writeNpz), for steps S = history.steps(), h heads, probe
+/// length L:
+///   step (S, int64: 1 … S), loss_a, loss_b (before each step's update), max_weight_a/_b (mean
+///   largest weight), jacobian_norm_a/_b (mean ‖diag(p) − ppᵀ‖_F), grad_norm_qk_a/_b
+///   (√(‖∂L/∂W_Q‖² + ‖∂L/∂W_K‖²)): S float64 values each, the history's curves;
+///   probe_step (0-d int64) and probe_weights_a/_b (h × L × L): the probe sequence's attention
+///   weights with the current parameters;
+///   a_in_proj_weight (3E × E), a_in_proj_bias (3E), a_out_proj_weight (E × E), a_out_proj_bias
+///   (E) and the same with b_: the current parameters under torch.nn.MultiheadAttention's names;
+///   init_in_proj_weight … init_out_proj_bias: the initial parameters both started from;
+///   num_heads (0-d int64).
+/// Parameters and probe weights are float32 for a float32 run, else float64. Throws
+/// InvalidArgument unless the history holds exactly the run's steps.
+std::vector<std::pair<std::string, NpyArray>> trainingArrays(const PairedRun &run,
+                                                             const TrainingHistory &history);
 
 } // namespace attn::training

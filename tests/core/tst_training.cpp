@@ -8,7 +8,9 @@
 
 #include "testutil.h"
 
+#include "core/blas.h"
 #include "core/npy.h"
+#include "core/random.h"
 #include "core/training/layer.h"
 #include "core/training/optimizer.h"
 #include "core/training/tasks.h"
@@ -424,6 +426,37 @@ private slots:
         qInfo("copy task, MSE after 400 Adam steps: with positions %g, without %g", with, without);
         QVERIFY2(with < 0.5 * without,
                  qPrintable(QStringLiteral("with %1, without %2").arg(with).arg(without)));
+    }
+
+    void transposedAProduct()
+    {
+        // The weight gradients' product C = Aᵀ B (core/blas.h) against the sum written out, in
+        // both precisions, through OpenBLAS (when built with it) and through Eigen; on a block
+        // of a wider matrix (a leading dimension larger than the row).
+        Generator rng(3);
+        const MatrixD wide = rng.standardNormal(70, 40);
+        const MatrixD a = wide.block(0, 0, 70, 23), b = rng.standardNormal(70, 31);
+        MatrixD expected(23, 31);
+        for (Index i = 0; i < 23; ++i)
+            for (Index j = 0; j < 31; ++j) {
+                double sum = 0;
+                for (Index k = 0; k < 70; ++k)
+                    sum += a(k, i) * b(k, j);
+                expected(i, j) = sum;
+            }
+        for (const bool blas : {true, false}) {
+            setBlasEnabled(blas);
+            MatrixD c(23, 31);
+            gemmTransposedA<double>(wide.block(0, 0, 70, 23), b, c);
+            QVERIFY((c - expected).cwiseAbs().maxCoeff() < 1e-12);
+            const MatrixF wideF = wide.cast<float>(), bF = b.cast<float>();
+            MatrixF cF(23, 31);
+            gemmTransposedA<float>(wideF.block(0, 0, 70, 23), bF, cF);
+            QVERIFY((cF.cast<double>() - expected).cwiseAbs().maxCoeff() < 1e-4);
+            MatrixD wrong(31, 23);
+            QVERIFY_THROWS_EXCEPTION(InvalidArgument, gemmTransposedA<double>(a, b, wrong));
+        }
+        setBlasEnabled(true);
     }
 };
 

@@ -11,6 +11,8 @@
 
 #include "core/experiments/experiments.h"
 #include "core/multihead.h"
+#include "core/npy.h"
+#include "core/positional.h"
 #include "core/random.h"
 #include "core/training/tasks.h"
 #include "core/training/trainer.h"
@@ -22,6 +24,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
+#include <cmath>
+#include <tuple>
 #include <vector>
 
 using namespace attn;
@@ -58,6 +63,7 @@ struct Direct
 {
     std::vector<double> lossA, lossB;
     std::vector<MatrixD> probeA; ///< probe weights of A after `probeStep` steps (seed + 2)
+    Parameters<double> finalA, finalB; ///< the parameters after the last step
 };
 
 /// The training batches the tab's settings describe, written out from the settings' fields
@@ -108,6 +114,8 @@ template<typename T> Direct trainDirectly(const TrainingSettings &s, int steps, 
         d.lossA.push_back(a.step(batch).loss);
         d.lossB.push_back(b.step(batch).loss);
     }
+    d.finalA = a.parameters().template cast<double>();
+    d.finalB = b.parameters().template cast<double>();
     return d;
 }
 
@@ -117,6 +125,47 @@ std::vector<double> losses(const std::vector<StepPoint> &points)
     for (const StepPoint &p : points)
         out.push_back(p.loss);
     return out;
+}
+
+/// The first step (1-based) whose loss is below `threshold`, 0 when none.
+std::int64_t firstBelow(const std::vector<double> &loss, double threshold)
+{
+    for (std::size_t i = 0; i < loss.size(); ++i)
+        if (loss[i] < threshold)
+            return std::int64_t(i) + 1;
+    return 0;
+}
+
+/// Population standard deviation of every component of `x`.
+double populationStd(const MatrixD &x)
+{
+    const double mean = x.mean();
+    return std::sqrt((x.array() - mean).square().mean());
+}
+
+/// A member of an .npz as a list of doubles (C order).
+std::vector<double> member(const std::vector<std::pair<std::string, NpyArray>> &npz,
+                           const std::string &name)
+{
+    for (const auto &[key, array] : npz)
+        if (key == name)
+            return array.values;
+    qWarning("no member %s", name.c_str());
+    return {};
+}
+
+std::vector<double> flat(const MatrixD &m)
+{
+    std::vector<double> out;
+    for (Index r = 0; r < m.rows(); ++r)
+        for (Index c = 0; c < m.cols(); ++c)
+            out.push_back(m(r, c));
+    return out;
+}
+
+std::vector<double> flat(const VectorD &v)
+{
+    return std::vector<double>(v.data(), v.data() + v.size());
 }
 
 void playToEnd(TrainingRunner &runner)
@@ -142,6 +191,13 @@ private slots:
     void historyStaysBounded();
     void invalidSettingsRefused();
     void exportsWriteFiles();
+    void stopsAtLossThreshold_data();
+    void stopsAtLossThreshold();
+    void thresholdChangesNoRestart();
+    void npzExportEqualsRunnerState();
+    void initialisationReachesRuns_data();
+    void initialisationReachesRuns();
+    void unitQkEqualsExperimentE13();
     void settingsJsonRoundTrip();
     void sessionFileRoundTrip();
     void olderSessionKeepsDefaults();
@@ -410,6 +466,270 @@ void TestTrainingTab::exportsWriteFiles()
         !panel.exportHeatmaps(dir.filePath(QStringLiteral("x.bmp")), QSize(100, 100), 1.0, &error));
 }
 
+void TestTrainingTab::stopsAtLossThreshold_data()
+{
+    QTest::addColumn<bool>("either");
+    QTest::newRow("both") << false;
+    QTest::newRow("either") << true;
+}
+
+void TestTrainingTab::stopsAtLossThreshold()
+{
+    QFETCH(bool, either);
+    QVERIFY(!TrainingSettings().stopAtLoss); // off by default
+    TrainingSettings s = smallSettings(true);
+    s.steps = 200;
+    // The losses of 200 steps from core's Trainer; a threshold both runs pass within 80 steps.
+    const Direct d = trainDirectly<float>(s, 200);
+    const std::vector<double> a80(d.lossA.begin(), d.lossA.begin() + 80),
+        b80(d.lossB.begin(), d.lossB.begin() + 80);
+    const double threshold = std::max(*std::min_element(a80.begin(), a80.end()),
+                                      *std::min_element(b80.begin(), b80.end()))
+        * (1 + 1e-9);
+    const std::int64_t stepA = firstBelow(d.lossA, threshold),
+                       stepB = firstBelow(d.lossB, threshold);
+    QVERIFY(stepA > 1 && stepA <= 80 && stepB > 1 && stepB <= 80);
+    QVERIFY(stepA != stepB); // so both and either stop at different steps
+    const std::int64_t expected = either ? std::min(stepA, stepB) : std::max(stepA, stepB);
+
+    s.stopAtLoss = true;
+    s.lossThreshold = threshold;
+    s.thresholdEither = either;
+    TrainingRunner runner;
+    QVERIFY(runner.setSettings(s));
+    playToEnd(runner);
+    QCOMPARE(runner.stepCount(), expected);
+    QCOMPARE(losses(runner.history().a()),
+             std::vector<double>(d.lossA.begin(), d.lossA.begin() + expected));
+    QCOMPARE(runner.thresholdStep(false), either && stepA > expected ? 0 : stepA);
+    QCOMPARE(runner.thresholdStep(true), either && stepB > expected ? 0 : stepB);
+    const QString reason = runner.stopReason();
+    QVERIFY2(reason.contains(QStringLiteral("A at step %1").arg(stepA))
+                 || (either && stepA > expected && reason.contains(QLatin1String("A not yet"))),
+             qPrintable(reason));
+    QVERIFY2(reason.contains(QStringLiteral("B at step %1").arg(stepB))
+                 || (either && stepB > expected && reason.contains(QLatin1String("B not yet"))),
+             qPrintable(reason));
+    // Reached: Play is refused until the threshold is off or lower.
+    runner.play();
+    QVERIFY(!runner.playing());
+    QCOMPARE(runner.stepCount(), expected);
+    QVERIFY(runner.stopReason().contains(QLatin1String("switch the threshold off")));
+    // Off: the runs go on (same runs, not restarted) to the step limit.
+    s.stopAtLoss = false;
+    QVERIFY(runner.setSettings(s));
+    QCOMPARE(runner.stepCount(), expected);
+    playToEnd(runner);
+    QCOMPARE(runner.stepCount(), 200);
+    QCOMPARE(losses(runner.history().b()), d.lossB);
+}
+
+void TestTrainingTab::thresholdChangesNoRestart()
+{
+    TrainingSettings s = smallSettings(false);
+    s.steps = 40;
+    TrainingRunner runner;
+    QVERIFY(runner.setSettings(s));
+    for (int i = 0; i < 5; ++i) {
+        runner.step();
+        runner.waitForIdle();
+    }
+    s.stopAtLoss = true;
+    s.lossThreshold = 1e-9; // not reached in 40 steps
+    s.thresholdEither = true;
+    QVERIFY(runner.setSettings(s));
+    QCOMPARE(runner.stepCount(), 5);
+    playToEnd(runner);
+    QCOMPARE(runner.stepCount(), 40);
+    QCOMPARE(runner.thresholdStatus(), QStringLiteral("loss < 1e-09: A not yet, B not yet"));
+    s.lossThreshold = 0;
+    QString error;
+    QVERIFY(!runner.setSettings(s, &error));
+    QVERIFY2(error.contains(QLatin1String("loss threshold")), qPrintable(error));
+}
+
+void TestTrainingTab::npzExportEqualsRunnerState()
+{
+    for (const bool float32 : {true, false}) {
+        TrainingSettings s = smallSettings(float32);
+        s.steps = 15;
+        TrainingPanel panel;
+        QVERIFY(panel.setSettings(s));
+        playToEnd(*panel.runner());
+        const TrainingRunner &runner = *panel.runner();
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("run.npz"));
+        QString error;
+        QVERIFY2(panel.exportDataNpz(path, &error), qPrintable(error));
+        const auto npz = readNpz(QFile::encodeName(path).toStdString());
+        std::vector<std::string> names;
+        for (const auto &[key, array] : npz)
+            names.push_back(key);
+        for (const char *name :
+             {"loss_a", "loss_b", "max_weight_a", "jacobian_norm_b", "grad_norm_qk_a",
+              "probe_weights_a", "probe_weights_b", "a_in_proj_weight", "a_in_proj_bias",
+              "a_out_proj_weight", "a_out_proj_bias", "b_in_proj_weight", "b_out_proj_bias"})
+            QVERIFY2(std::find(names.begin(), names.end(), name) != names.end(), name);
+        // The curves: the runner's history, and core's Trainer driven directly.
+        const Direct d
+            = float32 ? trainDirectly<float>(s, 15, 15) : trainDirectly<double>(s, 15, 15);
+        QCOMPARE(member(npz, "loss_a"), losses(runner.history().a()));
+        QCOMPARE(member(npz, "loss_a"), d.lossA);
+        QCOMPARE(member(npz, "loss_b"), d.lossB);
+        std::vector<double> maxB, jacobianA, gradA, steps;
+        for (const StepPoint &p : runner.history().b())
+            maxB.push_back(p.meanMaxWeight);
+        for (const StepPoint &p : runner.history().a()) {
+            jacobianA.push_back(p.meanJacobianNorm);
+            gradA.push_back(p.gradNormQk);
+            steps.push_back(double(steps.size() + 1));
+        }
+        QCOMPARE(member(npz, "max_weight_b"), maxB);
+        QCOMPARE(member(npz, "jacobian_norm_a"), jacobianA);
+        QCOMPARE(member(npz, "grad_norm_qk_a"), gradA);
+        QCOMPARE(member(npz, "step"), steps);
+        // The probe's weights per head (h × L × L): the runner's latest, and the direct run's.
+        const auto probe = std::find_if(npz.begin(), npz.end(),
+                                        [](const auto &m) { return m.first == "probe_weights_a"; });
+        QCOMPARE(probe->second.shape,
+                 (std::vector<std::int64_t> {s.heads, s.n + 1, s.n + 1})); // recall: n + 1 tokens
+        QCOMPARE(probe->second.type, float32 ? NpyType::Float32 : NpyType::Float64);
+        std::vector<double> latestA, directA, latestB;
+        for (int h = 0; h < s.heads; ++h) {
+            for (double v : flat(runner.latest().weightsA[std::size_t(h)]))
+                latestA.push_back(v);
+            for (double v : flat(d.probeA[std::size_t(h)]))
+                directA.push_back(v);
+            for (double v : flat(runner.latest().weightsB[std::size_t(h)]))
+                latestB.push_back(v);
+        }
+        QCOMPARE(member(npz, "probe_weights_a"), latestA);
+        QCOMPARE(member(npz, "probe_weights_a"), directA);
+        QCOMPARE(member(npz, "probe_weights_b"), latestB);
+        // The final parameters under PyTorch's names.
+        for (const auto &[prefix, params] :
+             {std::pair {std::string("a_"), &d.finalA}, std::pair {std::string("b_"), &d.finalB}}) {
+            QCOMPARE(member(npz, prefix + "in_proj_weight"), flat(params->inProjWeight));
+            QCOMPARE(member(npz, prefix + "in_proj_bias"), flat(params->inProjBias));
+            QCOMPARE(member(npz, prefix + "out_proj_weight"), flat(params->outProjWeight));
+            QCOMPARE(member(npz, prefix + "out_proj_bias"), flat(params->outProjBias));
+        }
+        QCOMPARE(member(npz, "a_in_proj_weight"),
+                 flat(runner.run().parameters(false).inProjWeight));
+        QVERIFY(member(npz, "a_in_proj_weight") != member(npz, "b_in_proj_weight"));
+        QCOMPARE(member(npz, "num_heads"), std::vector<double> {double(s.heads)});
+    }
+}
+
+void TestTrainingTab::initialisationReachesRuns_data()
+{
+    QTest::addColumn<int>("task");
+    QTest::newRow("recall") << int(TaskKind::Recall);
+    QTest::newRow("copy (positions added)") << int(TaskKind::Copy);
+}
+
+void TestTrainingTab::initialisationReachesRuns()
+{
+    QFETCH(int, task);
+    TrainingSettings s = smallSettings(false);
+    s.task = TaskKind(task);
+    s.n = 6;
+    s.offset = 2;
+    const TaskConfig tc = taskConfigOf(s);
+    const LayerConfig layer = tc.layerConfig(s.heads);
+    // The first training batch's inputs as the layer sees them (positions added for copy).
+    const Batch<double> first = TaskGenerator(tc).next();
+    MatrixD x = first.inputs;
+    if (layer.positionWidth > 0)
+        for (Index b = 0; b < first.batch; ++b)
+            x.block(b * first.length, s.dModel - layer.positionWidth, first.length,
+                    layer.positionWidth)
+                += sinusoidalEncoding(first.length, layer.positionWidth);
+    const Index E = s.dModel;
+    const auto projection = [&](const Parameters<double> &p, Index part) {
+        MatrixD proj = x * p.inProjWeight.middleRows(part * E, E).transpose();
+        proj.rowwise() += p.inProjBias.segment(part * E, E).transpose();
+        return proj;
+    };
+    Generator rng(s.seed);
+    MultiheadAttention<double> xavierLayer(s.dModel, s.heads);
+    xavierLayer.initXavier(rng);
+    const Parameters<double> xavier = Parameters<double>::fromLayer(xavierLayer);
+
+    TrainingRunner runner;
+    QVERIFY(runner.setSettings(s));
+    QCOMPARE(runner.run().parameters(false).inProjWeight, xavier.inProjWeight);
+    QCOMPARE(runner.run().parameters(true).outProjWeight, xavier.outProjWeight);
+    const double sdQ = populationStd(projection(xavier, 0)),
+                 sdK = populationStd(projection(xavier, 1));
+    QVERIFY(qAbs(sdQ - 1) > 0.05 && qAbs(sdK - 1) > 0.05); // xavier's q, k are not unit-variance
+
+    s.init = Initialization::UnitVarianceQk;
+    QVERIFY(runner.setSettings(s)); // restarts from the new initial weights
+    QCOMPARE(runner.stepCount(), 0);
+    for (const bool b : {false, true}) {
+        const Parameters<double> p = runner.run().parameters(b);
+        // q and k have unit-variance components on the first batch ...
+        QVERIFY(qAbs(populationStd(projection(p, 0)) - 1) < 1e-12);
+        QVERIFY(qAbs(populationStd(projection(p, 1)) - 1) < 1e-12);
+        // ... W_Q and W_K are xavier's divided by their projections' standard deviation, and
+        // W_V and the output projection are xavier's.
+        QVERIFY((p.inProjWeight.topRows(E) - xavier.inProjWeight.topRows(E) / sdQ).norm() < 1e-13);
+        QVERIFY(
+            (p.inProjWeight.middleRows(E, E) - xavier.inProjWeight.middleRows(E, E) / sdK).norm()
+            < 1e-13);
+        QCOMPARE(MatrixD(p.inProjWeight.bottomRows(E)), MatrixD(xavier.inProjWeight.bottomRows(E)));
+        QCOMPARE(p.outProjWeight, xavier.outProjWeight);
+    }
+    // The first step's loss is that of these weights on the first batch.
+    runner.step();
+    runner.waitForIdle();
+    const Parameters<double> start = runner.run().initialParameters();
+    const ForwardCache<double> c
+        = forward(tc.layerConfig(s.heads, s.a.scaleExponent), start, first);
+    QCOMPARE(runner.history().a().front().loss, lossValue(Loss::MeanSquaredError, c.output, first));
+}
+
+void TestTrainingTab::unitQkEqualsExperimentE13()
+{
+    // E13's unit_qk runs at d_k = 32 (rows 3 and 4 of its curves: 1/√d_k and none): the tab
+    // with "unit-variance q and k" set up alike trains on the same weights and batches.
+    ExperimentParams params {{"d_k", "32"}, {"steps", "30"}};
+    const ExperimentResult e13 = runExperiment("E13", params);
+    const MatrixD *relative = nullptr;
+    for (const auto &m : e13.matrices)
+        if (m.name == "relative_loss")
+            relative = &m.values;
+    QVERIFY(relative && relative->rows() == 6 && relative->cols() == 30);
+    TrainingSettings s;
+    s.n = 6;
+    s.dModel = 32;
+    s.heads = 1;
+    s.batch = 8;
+    s.classes = 4;
+    s.noise = 0.1;
+    s.seed = 0;
+    s.steps = 30;
+    s.init = Initialization::UnitVarianceQk;
+    s.a = {0.5, 0.005};
+    s.b = {0.0, 0.005};
+    TrainingRunner runner;
+    QVERIFY(runner.setSettings(s));
+    playToEnd(runner);
+    const double constantLoss = (1.0 - 1.0 / 4.0) / 32.0;
+    for (int step = 0; step < 30; ++step) {
+        QVERIFY(
+            qAbs(runner.history().a()[std::size_t(step)].loss - (*relative)(3, step) * constantLoss)
+            <= 1e-14);
+        QVERIFY(
+            qAbs(runner.history().b()[std::size_t(step)].loss - (*relative)(4, step) * constantLoss)
+            <= 1e-14);
+        // ... and differs from xavier's run (row 0).
+        if (step == 29)
+            QVERIFY(qAbs((*relative)(3, step) - (*relative)(0, step)) > 1e-6);
+    }
+}
+
 void TestTrainingTab::settingsJsonRoundTrip()
 {
     TrainingSettings s;
@@ -424,11 +744,35 @@ void TestTrainingTab::settingsJsonRoundTrip()
     s.steps = 1234;
     s.optimizer = OptimizerKind::Sgd;
     s.float32 = false;
+    s.init = Initialization::UnitVarianceQk;
+    s.stopAtLoss = true;
+    s.lossThreshold = 0.0125;
+    s.thresholdEither = true;
     s.a = {1.0, 0.125};
     s.b = {0.25, 0.5};
     QString error;
     QCOMPARE(TrainingSettings::fromJson(s.toJson(), TrainingSettings(), &error), s);
     QVERIFY(error.isEmpty());
+    QCOMPARE(s.toJson().value(QStringLiteral("init")).toString(), QStringLiteral("unit_qk"));
+    QCOMPARE(s.toJson()
+                 .value(QStringLiteral("loss_threshold"))
+                 .toObject()
+                 .value(QStringLiteral("runs"))
+                 .toString(),
+             QStringLiteral("either"));
+    // The threshold and the initialisation are validated like the other keys.
+    for (const auto &[key, value, message] :
+         {std::tuple {"init", QJsonValue(QStringLiteral("orthogonal")), "unknown initialisation"},
+          std::tuple {"loss_threshold", QJsonValue(0.5), "must be an object"},
+          std::tuple {"loss_threshold", QJsonValue(QJsonObject {{"value", -1.0}}), "> 0"},
+          std::tuple {"loss_threshold", QJsonValue(QJsonObject {{"on", 1}}), "true or false"},
+          std::tuple {"loss_threshold", QJsonValue(QJsonObject {{"runs", "all"}}),
+                      "both or either"}}) {
+        QJsonObject bad = s.toJson();
+        bad.insert(QLatin1String(key), value);
+        QCOMPARE(TrainingSettings::fromJson(bad, s, &error), s);
+        QVERIFY2(error.contains(QLatin1String(message)), qPrintable(error));
+    }
     // Invalid values keep the base, with a message.
     QJsonObject bad = s.toJson();
     bad.insert(QStringLiteral("heads"), 5);
@@ -450,6 +794,9 @@ void TestTrainingTab::sessionFileRoundTrip()
 {
     TrainingSettings s = smallSettings(true);
     s.a = {0.75, 0.003};
+    s.init = Initialization::UnitVarianceQk;
+    s.stopAtLoss = true;
+    s.lossThreshold = 0.004;
     MainWindow window;
     QVERIFY(window.trainingPanel()->setSettings(s));
     window.modeTabs()->setCurrentWidget(window.trainingPanel());

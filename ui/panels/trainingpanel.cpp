@@ -238,14 +238,39 @@ QWidget *TrainingPanel::buildControls()
     m_dtype = new QComboBox;
     m_dtype->addItem(QStringLiteral("float32"), true);
     m_dtype->addItem(QStringLiteral("float64"), false);
+    m_init = new QComboBox;
+    m_init->setObjectName(QStringLiteral("trainingInit"));
+    m_init->addItem(tr("PyTorch default (xavier)"), int(Initialization::Xavier));
+    m_init->addItem(tr("unit-variance q and k"), int(Initialization::UnitVarianceQk));
+    m_init->setToolTip(tr("The initial weights A and B share: torch.nn.MultiheadAttention's "
+                          "xavier_uniform_, or the same with W_Q and W_K rescaled so that q and "
+                          "k have unit-variance components on the first batch (the paper's "
+                          "footnote 4 assumption)"));
     m_steps = intBox(1, TrainingSettings::maxSteps, tr("Training stops after this many steps"));
     m_steps->setSingleStep(500);
+    m_stopAtLoss = new QCheckBox;
+    m_stopAtLoss->setObjectName(QStringLiteral("trainingStopAtLoss"));
+    m_stopAtLoss->setToolTip(tr("Pause when the loss falls below the threshold"));
+    m_threshold = realBox(0.000001, 10, 0.001, 6,
+                          tr("Loss threshold (mean squared error before a step's update)"));
+    m_threshold->setObjectName(QStringLiteral("trainingThreshold"));
+    auto *thresholdRow = new QHBoxLayout;
+    thresholdRow->addWidget(m_stopAtLoss);
+    thresholdRow->addWidget(m_threshold, 1);
+    m_thresholdRuns = new QComboBox;
+    m_thresholdRuns->addItem(tr("both runs below"), false);
+    m_thresholdRuns->addItem(tr("either run below"), true);
+    m_thresholdRuns->setToolTip(tr("Pause when both A and B have gone below the threshold, or "
+                                   "at the first of them"));
     modelForm->addRow(tr("d_model"), m_dModel);
     modelForm->addRow(tr("Heads h"), m_heads);
     modelForm->addRow(tr("d_k"), m_dK);
+    modelForm->addRow(tr("Initial weights"), m_init);
     modelForm->addRow(tr("Optimizer"), m_optimizer);
     modelForm->addRow(tr("Precision"), m_dtype);
     modelForm->addRow(tr("Step limit"), m_steps);
+    modelForm->addRow(tr("Stop at loss"), thresholdRow);
+    modelForm->addRow(tr("Stop when"), m_thresholdRuns);
     column->addWidget(model);
 
     // Runs A and B side by side: α, the scale it gives, the learning rate.
@@ -336,6 +361,22 @@ QWidget *TrainingPanel::buildControls()
         else
             emit message(tr("Saved %1").arg(path));
     });
+    auto *npz = new QPushButton(tr("NPZ…"));
+    npz->setToolTip(tr("Save the run as NumPy .npz: the curves of both runs, the probe's "
+                       "weights per head and the parameters under PyTorch's names"));
+    save->addWidget(npz);
+    connect(npz, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Save Training Data"),
+                                                          QStringLiteral("training-run.npz"),
+                                                          tr("NumPy archive (*.npz)"));
+        if (path.isEmpty())
+            return;
+        QString error;
+        if (!exportDataNpz(path, &error))
+            QMessageBox::warning(this, tr("Save Training Data"), error);
+        else
+            emit message(tr("Saved %1").arg(path));
+    });
     column->addLayout(save);
 
     m_status = new QLabel;
@@ -351,9 +392,10 @@ QWidget *TrainingPanel::buildControls()
 
     for (QSpinBox *b : {m_n, m_batch, m_offset, m_classes, m_seed, m_dModel, m_heads, m_steps})
         connect(b, &QSpinBox::valueChanged, this, &TrainingPanel::settingsEdited);
-    for (QDoubleSpinBox *b : {m_noise, m_alphaA, m_lrA, m_alphaB, m_lrB})
+    for (QDoubleSpinBox *b : {m_noise, m_alphaA, m_lrA, m_alphaB, m_lrB, m_threshold})
         connect(b, &QDoubleSpinBox::valueChanged, this, &TrainingPanel::settingsEdited);
-    for (QComboBox *b : {m_task, m_optimizer, m_dtype})
+    connect(m_stopAtLoss, &QCheckBox::toggled, this, &TrainingPanel::settingsEdited);
+    for (QComboBox *b : {m_task, m_optimizer, m_dtype, m_init, m_thresholdRuns})
         connect(b, &QComboBox::currentIndexChanged, this, &TrainingPanel::settingsEdited);
     WheelGuard::install(box);
     return box;
@@ -373,7 +415,11 @@ TrainingSettings TrainingPanel::settings() const
     s.heads = m_heads->value();
     s.optimizer = OptimizerKind(m_optimizer->currentData().toInt());
     s.float32 = m_dtype->currentData().toBool();
+    s.init = Initialization(m_init->currentData().toInt());
     s.steps = m_steps->value();
+    s.stopAtLoss = m_stopAtLoss->isChecked();
+    s.lossThreshold = m_threshold->value();
+    s.thresholdEither = m_thresholdRuns->currentData().toBool();
     s.a = {m_alphaA->value(), m_lrA->value()};
     s.b = {m_alphaB->value(), m_lrB->value()};
     return s;
@@ -403,7 +449,11 @@ void TrainingPanel::showSettings(const TrainingSettings &s)
     m_heads->setValue(s.heads);
     m_optimizer->setCurrentIndex(m_optimizer->findData(int(s.optimizer)));
     m_dtype->setCurrentIndex(s.float32 ? 0 : 1);
+    m_init->setCurrentIndex(m_init->findData(int(s.init)));
     m_steps->setValue(s.steps);
+    m_stopAtLoss->setChecked(s.stopAtLoss);
+    m_threshold->setValue(s.lossThreshold);
+    m_thresholdRuns->setCurrentIndex(s.thresholdEither ? 1 : 0);
     m_alphaA->setValue(s.a.scaleExponent);
     m_lrA->setValue(s.a.learningRate);
     m_alphaB->setValue(s.b.scaleExponent);
@@ -433,6 +483,8 @@ void TrainingPanel::updateEnabled()
     const TrainingSettings s = m_runner->settings();
     m_offset->setEnabled(s.task == TaskKind::Copy);
     m_classes->setEnabled(s.task == TaskKind::Recall);
+    m_threshold->setEnabled(s.stopAtLoss);
+    m_thresholdRuns->setEnabled(s.stopAtLoss);
     m_dK->setText(s.dModel % s.heads == 0 ? QString::number(s.dK()) : tr("h must divide d_model"));
     m_scaleA->setText(scaleFormula(s.a.scaleExponent, 1.0, s.dK()));
     m_scaleB->setText(scaleFormula(s.b.scaleExponent, 1.0, s.dK()));
@@ -525,6 +577,10 @@ void TrainingPanel::refresh()
         lines << tr("loss A %1 · B %2")
                      .arg(history.a().back().loss, 0, 'g', 4)
                      .arg(history.b().back().loss, 0, 'g', 4);
+    // The threshold's progress, unless the stop reason already says it.
+    const QString threshold = m_runner->thresholdStatus();
+    if (!threshold.isEmpty() && !m_runner->stopReason().contains(threshold))
+        lines << threshold;
     lines << tr("%1 snapshots, every %2 steps, %3 KiB")
                  .arg(snaps.size())
                  .arg(history.interval())
@@ -582,6 +638,11 @@ bool TrainingPanel::exportHeatmaps(const QString &path, QSize size, qreal dpr, Q
 bool TrainingPanel::exportChart(const QString &path, QSize size, qreal dpr, QString *error) const
 {
     return exportWidget(m_chart->view(), path, size, dpr, error);
+}
+
+bool TrainingPanel::exportDataNpz(const QString &path, QString *error)
+{
+    return m_runner->writeNpz(path, error);
 }
 
 bool TrainingPanel::exportCurvesCsv(const QString &path, QString *error) const

@@ -1,14 +1,15 @@
 #pragma once
 // TrainingPanel: the window's Training tab. Left, the settings: task (core/training/tasks.h),
-// model (d_model, h, hence d_k), optimizer, precision, step limit and runs A and B (α and
+// model (d_model, h, hence d_k), initial weights (PyTorch's xavier or unit-variance q and k),
+// optimizer, precision, step limit, an optional loss threshold and runs A and B (α and
 // learning rate each; by default 1/√d_k against unscaled), with Play/Pause, Step and Reset.
 // Right, the probe sequence's attention weights of A and B side by side (HeatmapWidget: one
 // tile per head and their mean), the curves of both runs (TrainingChart) and a scrubber over
 // the recorded snapshots. The TrainingRunner trains on its worker; this panel only shows, at
 // most every frameInterval milliseconds however often the runner reports.
 //
-// A change of α or a learning rate applies from the next chunk of steps (mid-run); any other
-// change starts both runs again from step 0.
+// A change of α, a learning rate or a stop criterion applies from the next chunk of steps
+// (mid-run); any other change starts both runs again from step 0.
 
 #include "ui/session/trainingsettings.h"
 
@@ -67,6 +68,8 @@ public:
     bool exportChart(const QString &path, QSize size, qreal dpr, QString *error) const;
     /// The curves of both runs, one row per step (core's historyTable).
     bool exportCurvesCsv(const QString &path, QString *error) const;
+    /// The run's data as .npz (TrainingRunner::writeNpz: curves, probe weights, parameters).
+    bool exportDataNpz(const QString &path, QString *error);
     /// Default export size of the heatmaps: their on-screen size, at least 1000 × 450.
     QSize heatmapsExportSize() const;
 
@@ -98,7 +101,11 @@ private:
     QLabel *m_dK;
     QComboBox *m_optimizer;
     QComboBox *m_dtype;
+    QComboBox *m_init;
     QSpinBox *m_steps;
+    QCheckBox *m_stopAtLoss;
+    QDoubleSpinBox *m_threshold;
+    QComboBox *m_thresholdRuns;
     QDoubleSpinBox *m_alphaA;
     QDoubleSpinBox *m_lrA;
     QLabel *m_scaleA;

@@ -1,10 +1,12 @@
 #include "ui/session/trainingrunner.h"
 
 #include "core/mask.h"
+#include "core/npy.h"
 #include "core/threads.h"
 
 #include <QCoreApplication>
 #include <QEventLoop>
+#include <QFile>
 
 #include <algorithm>
 #include <mutex>
@@ -22,6 +24,8 @@ struct TrainingRunner::Mailbox
     QString error; ///< what the worker threw
     bool posted = false; ///< a drain is queued
     RunChoice a, b; ///< α and lr for the worker's next chunk (mid-run changes)
+    double threshold = 0; ///< the loss threshold for the next chunk (0 = none)
+    bool thresholdEither = false;
 };
 
 TrainingRunner::TrainingRunner(QObject *parent)
@@ -132,6 +136,8 @@ bool TrainingRunner::setSettings(const TrainingSettings &settings, QString *erro
         const std::lock_guard lock(m_mailbox->mutex);
         m_mailbox->a = settings.a;
         m_mailbox->b = settings.b;
+        m_mailbox->threshold = settings.activeThreshold();
+        m_mailbox->thresholdEither = settings.thresholdEither;
     }
     if (restart) {
         setPlaying(false);
@@ -159,6 +165,12 @@ void TrainingRunner::play()
         return;
     if (stepCount() >= m_settings.steps) {
         m_stopReason = tr("step limit (%1) reached").arg(m_settings.steps);
+        emit stopped(m_stopReason);
+        return;
+    }
+    if (thresholdReached()) {
+        m_stopReason
+            = tr("%1 (switch the threshold off or lower it to go on)").arg(thresholdStatus());
         emit stopped(m_stopReason);
         return;
     }
@@ -201,6 +213,8 @@ void TrainingRunner::startWork(std::int64_t maxSteps)
     m_mailbox = std::make_shared<Mailbox>();
     m_mailbox->a = m_settings.a;
     m_mailbox->b = m_settings.b;
+    m_mailbox->threshold = m_settings.activeThreshold();
+    m_mailbox->thresholdEither = m_settings.thresholdEither;
     m_working = true;
     const std::int64_t snapshotEvery = m_history->interval(); // thinning keeps multiples of it
     m_jobs->run(
@@ -220,12 +234,14 @@ void TrainingRunner::startWork(std::int64_t maxSteps)
                     const std::lock_guard lock(box->mutex);
                     request.a = box->a;
                     request.b = box->b;
+                    request.lossThreshold = box->threshold;
+                    request.thresholdEither = box->thresholdEither;
                 }
                 bool stop = false, post = false;
                 try {
                     ChunkResult chunk = run->advance(request, CancelToken(cancel.get()));
                     left -= std::int64_t(chunk.a.size());
-                    stop = chunk.nonFiniteStep > 0 || chunk.cancelled;
+                    stop = chunk.nonFiniteStep > 0 || chunk.cancelled || chunk.thresholdReached;
                     const std::lock_guard lock(box->mutex);
                     box->chunks.push_back(std::move(chunk));
                     post = !std::exchange(box->posted, true);
@@ -270,6 +286,8 @@ void TrainingRunner::drain(const std::shared_ptr<Mailbox> &box)
             reason = tr("non-finite loss or gradient at step %1 (that update was skipped): try "
                         "a smaller learning rate")
                          .arg(chunk.nonFiniteStep);
+        else if (chunk.thresholdReached)
+            reason = tr("paused at the loss threshold, %1").arg(thresholdStatus());
     }
     if (!error.isEmpty())
         reason = tr("training stopped: %1").arg(error);
@@ -297,6 +315,54 @@ void TrainingRunner::workFinished()
     // Paused and played again while the worker was finishing its step: go on.
     if (m_playing && stepCount() < m_settings.steps)
         startWork(m_settings.steps - stepCount());
+}
+
+std::int64_t TrainingRunner::thresholdStep(bool runB) const
+{
+    return firstStepBelow(runB ? m_history->b() : m_history->a(), m_settings.lossThreshold);
+}
+
+bool TrainingRunner::thresholdReached() const
+{
+    if (!m_settings.stopAtLoss)
+        return false;
+    const bool a = thresholdStep(false) > 0, b = thresholdStep(true) > 0;
+    return m_settings.thresholdEither ? a || b : a && b;
+}
+
+QString TrainingRunner::thresholdStatus() const
+{
+    if (!m_settings.stopAtLoss)
+        return {};
+    const auto at = [this](bool runB) {
+        const std::int64_t step = thresholdStep(runB);
+        return step > 0 ? tr("at step %1").arg(step) : tr("not yet");
+    };
+    return tr("loss < %1: A %2, B %3")
+        .arg(m_settings.lossThreshold, 0, 'g', 4)
+        .arg(at(false), at(true));
+}
+
+bool TrainingRunner::writeNpz(const QString &path, QString *error)
+{
+    const bool resume = m_playing;
+    if (m_working) {
+        pause();
+        waitForIdle();
+    }
+    bool ok = true;
+    try {
+        attn::writeNpz(QFile::encodeName(path).toStdString(), trainingArrays(*m_run, *m_history));
+        if (error)
+            error->clear();
+    } catch (const std::exception &e) {
+        ok = false;
+        if (error)
+            *error = QString::fromUtf8(e.what());
+    }
+    if (resume)
+        play();
+    return ok;
 }
 
 } // namespace attn

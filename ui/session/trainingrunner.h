@@ -51,7 +51,9 @@ public:
     /// are refused: false with `error` set, nothing changed.
     bool setSettings(const TrainingSettings &settings, QString *error = nullptr);
 
-    /// Trains until pause(), the step limit, or a non-finite loss or gradient.
+    /// Trains until pause(), the step limit, the loss threshold (when on: the step at which both
+    /// runs, or either run, have gone below it), or a non-finite loss or gradient. Refused (with
+    /// stopped()) when the step limit or the loss threshold is already reached.
     void play();
     /// Stops after the step in progress (playing() is false at once; busy() until it is back).
     void pause();
@@ -67,6 +69,8 @@ public:
     void waitForIdle();
 
     const training::TrainingHistory &history() const { return *m_history; }
+    /// The two runs. The worker advances them while busy(): read them only when idle.
+    const training::PairedRun &run() const { return *m_run; }
     std::int64_t stepCount() const { return m_history->steps(); }
     /// The probe's weights after the last step delivered (step 0: the initial weights).
     const training::ProbeSnapshot &latest() const { return m_latest; }
@@ -76,6 +80,21 @@ public:
     /// run and the step.
     std::shared_ptr<const SessionResult> probeResult(const training::ProbeSnapshot &snapshot,
                                                      bool runB) const;
+
+    /// The first step (1-based) at which run A's (or B's) loss was below the loss threshold, 0
+    /// when it has not been yet (whether or not stopping at it is on).
+    std::int64_t thresholdStep(bool runB) const;
+    /// Whether the runs have reached the loss threshold as the settings ask (both or either);
+    /// false when stopping at it is off.
+    bool thresholdReached() const;
+    /// "loss < 0.002: A at step 120, B not yet" (empty when stopping at a loss is off).
+    QString thresholdStatus() const;
+
+    /// Writes trainingArrays (core/training/pairedrun.h: the curves, the probe's weights, the
+    /// current and initial parameters under PyTorch's names) to an .npz at `path`. While the
+    /// worker runs it is paused first (the step in progress finishes) and played again after,
+    /// so the arrays are those of one step. False with `error` set when writing fails.
+    bool writeNpz(const QString &path, QString *error = nullptr);
 
     /// Steps of both runs per second of wall time over the last second of playing (0 before).
     double stepsPerSecond() const { return m_rate; }

@@ -23,6 +23,7 @@ PairedRunConfig TrainingSettings::toConfig() const
     c.loss = Loss::MeanSquaredError;
     c.float32 = float32;
     c.seed = seed;
+    c.init = init;
     c.a = a;
     c.b = b;
     return c;
@@ -32,6 +33,9 @@ QString TrainingSettings::validate() const
 {
     if (steps < 1 || steps > maxSteps)
         return QStringLiteral("the step limit must be in [1, %1], got %2").arg(maxSteps).arg(steps);
+    if (!(lossThreshold > 0) || !std::isfinite(lossThreshold))
+        return QStringLiteral("the loss threshold must be > 0 and finite, got %1")
+            .arg(lossThreshold);
     try {
         toConfig().validate();
     } catch (const std::exception &e) {
@@ -45,7 +49,10 @@ bool TrainingSettings::sameRunSetup(const TrainingSettings &other) const
     TrainingSettings x = other;
     x.a = a;
     x.b = b;
-    x.steps = steps; // the limit only says when to stop
+    x.steps = steps; // the stop criteria only say when to stop
+    x.stopAtLoss = stopAtLoss;
+    x.lossThreshold = lossThreshold;
+    x.thresholdEither = thresholdEither;
     return x == *this;
 }
 
@@ -65,6 +72,13 @@ QJsonObject TrainingSettings::toJson() const
     o.insert(QStringLiteral("optimizer"), QString::fromLatin1(optimizerKindName(optimizer)));
     o.insert(QStringLiteral("dtype"),
              float32 ? QStringLiteral("float32") : QStringLiteral("float64"));
+    o.insert(QStringLiteral("init"), QString::fromLatin1(initializationName(init)));
+    QJsonObject threshold;
+    threshold.insert(QStringLiteral("on"), stopAtLoss);
+    threshold.insert(QStringLiteral("value"), lossThreshold);
+    threshold.insert(QStringLiteral("runs"),
+                     thresholdEither ? QStringLiteral("either") : QStringLiteral("both"));
+    o.insert(QStringLiteral("loss_threshold"), threshold);
     for (const auto &[key, run] : {std::pair {"a", &a}, std::pair {"b", &b}}) {
         QJsonObject r;
         r.insert(QStringLiteral("alpha"), run->scaleExponent);
@@ -148,6 +162,34 @@ TrainingSettings TrainingSettings::fromJson(const QJsonObject &o, const Training
         s.float32 = false;
     else if (!dtype.isUndefined() && problem.isEmpty())
         problem = QStringLiteral("'dtype' must be float32 or float64");
+    const QJsonValue init = o.value(QLatin1String("init"));
+    if (!init.isUndefined()) {
+        try {
+            s.init = initializationFromName(init.toString().toStdString());
+        } catch (const std::exception &e) {
+            if (problem.isEmpty())
+                problem = QString::fromUtf8(e.what());
+        }
+    }
+    const QJsonValue threshold = o.value(QLatin1String("loss_threshold"));
+    if (threshold.isObject()) {
+        const QJsonObject t = threshold.toObject();
+        const QJsonValue on = t.value(QLatin1String("on"));
+        if (on.isBool())
+            s.stopAtLoss = on.toBool();
+        else if (!on.isUndefined() && problem.isEmpty())
+            problem = QStringLiteral("'loss_threshold.on' must be true or false");
+        real(t, "value", &s.lossThreshold);
+        const QJsonValue runs = t.value(QLatin1String("runs"));
+        if (runs == QJsonValue(QStringLiteral("both")))
+            s.thresholdEither = false;
+        else if (runs == QJsonValue(QStringLiteral("either")))
+            s.thresholdEither = true;
+        else if (!runs.isUndefined() && problem.isEmpty())
+            problem = QStringLiteral("'loss_threshold.runs' must be both or either");
+    } else if (!threshold.isUndefined() && problem.isEmpty()) {
+        problem = QStringLiteral("'loss_threshold' must be an object");
+    }
     for (const auto &[key, run] : {std::pair {"a", &s.a}, std::pair {"b", &s.b}}) {
         const QJsonValue v = o.value(QLatin1String(key));
         if (v.isUndefined())

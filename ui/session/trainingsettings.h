@@ -1,8 +1,8 @@
 #pragma once
 // What the Training tab sets, as one value type (saved in session files under
-// "view" → "training"): the task, the model, the optimizer, the step limit and the two runs A
-// and B (α and learning rate each). toConfig() turns it into core's PairedRunConfig
-// (core/training/pairedrun.h), which does every number.
+// "view" → "training"): the task, the model, the initial weights, the optimizer, the step limit,
+// the loss threshold and the two runs A and B (α and learning rate each). toConfig() turns it into
+// core's PairedRunConfig (core/training/pairedrun.h), which does every number.
 
 #include "core/training/pairedrun.h"
 
@@ -27,21 +27,31 @@ struct TrainingSettings
     int steps = 3000; ///< stop after this many steps
     training::OptimizerKind optimizer = training::OptimizerKind::Adam;
     bool float32 = true;
+    /// The initial weights A and B share (core/training/initialization.h).
+    training::Initialization init = training::Initialization::Xavier;
+    bool stopAtLoss = false; ///< pause when the loss threshold is reached
+    double lossThreshold = 0.002; ///< > 0 (mean squared error, before a step's update)
+    bool thresholdEither = false; ///< stop when either run is below (else when both are)
     training::RunChoice a {0.5, 0.005}; ///< run A: α, learning rate
     training::RunChoice b {0.0, 0.005}; ///< run B
 
     int dK() const { return heads > 0 ? dModel / heads : 0; }
     /// The core config (loss: mean squared error; momentum 0).
     training::PairedRunConfig toConfig() const;
-    /// Empty when valid, else the first problem (core's message, or the step limit's).
+    /// Empty when valid, else the first problem (core's message, the step limit's or the loss
+    /// threshold's).
     QString validate() const;
-    /// Equal apart from A's and B's α and learning rate (which may change mid-run).
+    /// The loss threshold of a chunk request: lossThreshold when stopAtLoss, else 0 (none).
+    double activeThreshold() const { return stopAtLoss ? lossThreshold : 0.0; }
+    /// Equal apart from A's and B's α and learning rate (which may change mid-run) and the stop
+    /// criteria (step limit, loss threshold).
     bool sameRunSetup(const TrainingSettings &other) const;
     bool operator==(const TrainingSettings &) const = default;
 
     /// Keys: task (recall|copy|average), n, d_model, heads, batch, noise, offset, classes, seed
-    /// (decimal string), steps, optimizer (adam|sgd), dtype (float32|float64), a and b
-    /// ({"alpha", "lr"}).
+    /// (decimal string), steps, optimizer (adam|sgd), dtype (float32|float64), init
+    /// (xavier|unit_qk), loss_threshold ({"on": bool, "value": > 0, "runs": "both"|"either"}),
+    /// a and b ({"alpha", "lr"}).
     QJsonObject toJson() const;
     /// Applies the keys present in `o` to `base`; a missing key keeps base's value. Invalid
     /// values (wrong type, unknown name, out of range, settings core refuses) → `base` unchanged
