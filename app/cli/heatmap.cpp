@@ -773,6 +773,8 @@ int runHeatmap(const QStringList &arguments)
         tilesUnavailable = QStringLiteral("a session's loaded tensors");
     else if (options.quantity != HeatmapQuantity::Weights)
         tilesUnavailable = QStringLiteral("a session showing scores");
+    else if (p.rope || p.alibi || p.keyValueHeads() != p.heads)
+        tilesUnavailable = pooledSessionUnsupported(p);
     const bool longSequence = p.queryCount() > SessionParameters::maxSequence
         || p.keyCount() > SessionParameters::maxSequence;
     const bool tiles = computeMode == QLatin1String("tiles")

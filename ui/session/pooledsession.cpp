@@ -5,6 +5,7 @@
 #include "core/types.h"
 
 #include <QString>
+#include <QStringList>
 
 #include <atomic>
 #include <chrono>
@@ -88,6 +89,18 @@ void computePooled(const SessionParameters &p, int side, TilePooling pooling, Se
 
 } // namespace
 
+QString pooledSessionUnsupported(const SessionParameters &p)
+{
+    QStringList what;
+    if (p.rope)
+        what << QStringLiteral("RoPE");
+    if (p.alibi)
+        what << QStringLiteral("ALiBi");
+    if (p.keyValueHeads() != p.heads)
+        what << QStringLiteral("shared key/value heads (g = %1)").arg(p.keyValueHeads());
+    return what.join(QStringLiteral(", "));
+}
+
 PooledSessionBytes pooledSessionBytes(const SessionParameters &p, int side)
 {
     const double elem = p.dtype == DType::Float32 ? 4.0 : 8.0;
@@ -116,6 +129,13 @@ SessionResult computePooledSession(const SessionParameters &params, int side, Ti
     r.error = params.validate(SessionParameters::maxLongSequence);
     if (r.ok() && params.tensors)
         r.error = QStringLiteral("the tile engine's view takes seeded inputs, not loaded tensors");
+    if (const QString unsupported = pooledSessionUnsupported(params);
+        r.ok() && !unsupported.isEmpty()) {
+        r.error = unsupported
+            + QStringLiteral(" needs the full matrices: the tile engine's pooled view applies "
+                             "masks and the scale only");
+        r.inputError = true;
+    }
     if (r.ok() && side < 1)
         r.error
             = QStringLiteral("the pooled images need at least 1 pixel a side, got %1").arg(side);

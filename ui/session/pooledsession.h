@@ -30,6 +30,11 @@ struct PooledSessionBytes
     double total() const { return std::max(inputs, engine + images); }
 };
 
+/// What of `params` the tile engine's pooled view does not apply ("RoPE", "ALiBi", "shared
+/// key/value heads (g = 2)", joined by ", "), or an empty string: it applies the masks, the
+/// scale and sinusoidal positions only, and computePooledSession refuses the others.
+QString pooledSessionUnsupported(const SessionParameters &params);
+
 /// The bytes of computePooledSession(params, side) (params valid, seeded inputs).
 PooledSessionBytes pooledSessionBytes(const SessionParameters &params, int side);
 
@@ -41,7 +46,8 @@ PooledSessionBytes pooledSessionBytes(const SessionParameters &params, int side)
 /// queryIndex / keyIndex the first query / key of each pixel row / column (so the axes show
 /// positions), viewNote "tile engine: max of 16 × 16 cells per pixel". Scores, scaled scores and
 /// per-row metrics are not filled (the view shows weights). Never throws: errors (invalid
-/// parameters up to maxLongSequence, cancellation, out of memory) land in SessionResult::error.
+/// parameters up to maxLongSequence, what pooledSessionUnsupported names, cancellation, out of
+/// memory) land in SessionResult::error.
 SessionResult computePooledSession(const SessionParameters &params, int side, TilePooling pooling,
                                    const std::function<bool()> &cancelled = {});
 
