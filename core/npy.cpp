@@ -557,8 +557,9 @@ HeaderInfo parseHeader(const Preamble &p, std::string_view text, std::uint64_t t
     if (info.count > kMaxNpyBytes / sizeof(double))
         fail(name,
              "shape " + shapeText + " holds " + std::to_string(info.count)
-                 + " elements, more than the limit of " + std::to_string(kMaxNpyBytes)
-                 + " bytes (kMaxNpyBytes) allows");
+                 + " elements: held as float64 that is "
+                 + std::to_string(info.count * sizeof(double)) + " bytes, over the "
+                 + std::to_string(kMaxNpyBytes) + " bytes an array may take");
     info.dataBytes = info.count * std::uint64_t(info.itemSize);
     info.dataOffset = p.prefixBytes + p.headerBytes;
     if (info.dataBytes > totalSize - info.dataOffset)

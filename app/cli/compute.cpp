@@ -150,17 +150,21 @@ void computeGrouped(const TensorCase<T> &tc, const Matrix<T> &query, const Matri
         const Index h = tc.projectedHeads ? tc.heads : 1, g = tc.projectedHeads ? tc.kvHeads : 1;
         r = groupedQueryAttention<T>(query, key, value, h, g, mask, {}, po);
         c.output = r.output;
-        c.mode = tc.projectedHeads ? QStringLiteral("grouped-query attention on projected "
-                                                    "heads (g = %1 key/value heads)")
-                                         .arg(g)
-                                   : QStringLiteral("plain scaled dot-product attention");
+        c.mode = !tc.projectedHeads ? QStringLiteral("plain scaled dot-product attention")
+            : g == h ? QStringLiteral("multi-head attention on projected heads (h = g = %1)").arg(h)
+            : g == 1 ? QStringLiteral("multi-query attention on projected heads (g = 1 key/value "
+                                      "head)")
+                     : QStringLiteral("grouped-query attention on projected heads (g = %1 "
+                                      "key/value heads)")
+                           .arg(g);
         c.dK = query.cols() / h;
     }
     c.mode += QStringLiteral(", ") + positionText(ps);
     if (ps.window > 0)
-        c.mode += QStringLiteral(", sliding window w = %1 with %2 sink(s)")
+        c.mode += QStringLiteral(", sliding window w = %1 with %2")
                       .arg(ps.window)
-                      .arg(ps.sinks);
+                      .arg(ps.sinks == 1 ? QStringLiteral("1 sink")
+                                         : QStringLiteral("%1 sinks").arg(ps.sinks));
     c.heads = Index(r.weights.size());
     c.weightsMean = Matrix<T>::Zero(nQ, nK);
     for (const Matrix<T> &w : r.weights)

@@ -874,6 +874,10 @@ int runHeatmap(const QStringList &arguments)
     const QString note = windowNote(*position, result->queryCount(), result->keyCount());
     if (!note.isEmpty())
         QTextStream(stderr) << "attnlab " << command << ": " << note << "\n";
+    if (p.window > 0 && p.mask == MaskChoice::None && parser.isSet(QStringLiteral("mask")))
+        QTextStream(stderr) << "attnlab " << command
+                            << ": note: the sliding window is causal (query i sees the keys i - w "
+                               "< j <= i): with --window, --mask none still masks the future\n";
     if (p.tensors) { // the loaded tensors' n_q × n_k are known now
         const QString hidden
             = hiddenKeysError(p, result->queryCount(), result->keyCount(), transform);

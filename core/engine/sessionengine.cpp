@@ -491,11 +491,9 @@ void rowPass(const RowPassInput<T> &in, EngineResult &r, EngineBufferPool *pool,
         try {
             softmaxRowsInPlace(w);
         } catch (const NonFiniteInput &e) {
-            throw NonFiniteInput(std::string("scaledDotProductAttention: scaled scores "
-                                             "overflowed: ")
-                                 + e.what());
+            throw NonFiniteInput(std::string("the scaled scores overflowed: ") + e.what());
         }
-        throw NonFiniteInput("scaledDotProductAttention: scaled scores overflowed");
+        throw NonFiniteInput("the scaled scores overflowed");
     }
 
     for (std::size_t u = 0; u < hs; ++u) {
@@ -592,11 +590,17 @@ void computeSeeded(const EngineParameters &p, Scores &data, bool fresh, bool kee
     rowPassFromScores<T>(data, p.queryCount(), p.keyCount(), mask, effectiveScale(p.dK(), options),
                          r, pool, !keep, cancel,
                          p.alibi ? alibiSlopes(p.heads) : std::vector<double>());
-    // With attention sinks under a sliding window: each head's mean weight mass on them.
+    // With attention sinks under a sliding window: each head's mean weight mass on them over the
+    // rows whose window has moved past them (i >= w + s), as E15 measures it.
     r.sinkMass.clear();
-    if (p.window > 0 && p.sinks > 0)
+    if (p.window > 0 && p.sinks > 0) {
+        const Index firstFar = std::min<Index>(Index(p.window) + p.sinks, p.queryCount());
+        const Index farRows = p.queryCount() - firstFar;
         for (const MatrixD &w : r.weights)
-            r.sinkMass.push_back(sinkWeightMass<double>(w, p.sinks).mean());
+            r.sinkMass.push_back(farRows > 0
+                                     ? sinkWeightMass<double>(w, p.sinks).tail(farRows).mean()
+                                     : std::numeric_limits<double>::quiet_NaN());
+    }
 }
 
 } // namespace

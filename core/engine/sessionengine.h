@@ -39,9 +39,10 @@ struct EngineResult
     std::vector<MatrixD> scaledScores; ///< h heads, scaled + masked (masked = −inf)
     MatrixB maskState; ///< MaskStateBits per cell
     std::vector<double> alibiSlopes; ///< h ALiBi slopes m_h when ALiBi is on, else empty
-    /// With s > 0 attention sinks under a sliding window: h means over the queries of the weight
-    /// mass on the sinks, (1/n_q) Σ_i Σ_{j<s} w_ij (sinkWeightMass, StreamingLLM §3.1); else
-    /// empty.
+    /// With s > 0 attention sinks under a sliding window of width w: per head, the mean weight
+    /// mass on the sinks over the queries whose window has moved past them, (1/(n_q − w − s))
+    /// Σ_{i ≥ w+s} Σ_{j<s} w_ij (sinkWeightMass, StreamingLLM §3.1; E15's sink_mass), NaN when
+    /// no query has i ≥ w + s; else empty.
     std::vector<double> sinkMass;
     /// With RoPE: h heads of q_i k_iᵀ from the projected queries and keys before the rotation
     /// (then `scores` are those of the rotated q_i, k_i). Empty without RoPE.

@@ -91,12 +91,13 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
                             "ones nearly the whole context (from "
                           + Table::formatNumber(bestReach) + " to "
                           + Table::formatNumber(worstReach) + ")");
-    table.notes.push_back("sink_mass = weight on the first " + std::to_string(sinks)
-                          + " keys, mean over the rows i >= w + s = " + std::to_string(firstFar)
-                          + " whose window (w = " + std::to_string(window)
-                          + ", query i sees i - w < j <= i) has moved past them: 0 with the "
-                            "window alone, kept with sinks");
-    if (farRows == 0)
+    if (farRows > 0)
+        table.notes.push_back("sink_mass = weight on the first " + std::to_string(sinks)
+                              + " keys, mean over the rows i >= w + s = " + std::to_string(firstFar)
+                              + " whose window (w = " + std::to_string(window)
+                              + ", query i sees i - w < j <= i) has moved past them: 0 with the "
+                                "window alone, kept with sinks");
+    else
         table.notes.push_back("no row has i >= w + s = " + std::to_string(window + sinks)
                               + " with n = " + std::to_string(n)
                               + ": the sink_mass columns are NaN; use n > w + s");

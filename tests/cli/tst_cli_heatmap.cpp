@@ -790,6 +790,13 @@ private slots:
             << 0 << QString();
         QTest::newRow("w 7, n 8: masks key 0 of query 7")
             << QStringList {QStringLiteral("--window"), QStringLiteral("7")} << 0 << QString();
+        QTest::newRow("w 4 with --mask none: the window stays causal")
+            << QStringList {QStringLiteral("--window"), QStringLiteral("4"),
+                            QStringLiteral("--mask"), QStringLiteral("none")}
+            << 0
+            << QStringLiteral("attnlab heatmap: note: the sliding window is causal (query i sees "
+                              "the keys i - w < j <= i): with --window, --mask none still masks "
+                              "the future");
     }
 
     // --window took 2^40 and w > n silently: the range is the window's and the session's

@@ -246,9 +246,16 @@ void TestExperiments::e15SaysWhySinkMassIsNaN()
     for (const std::string &note : r.table.notes)
         said |= note.find("no row has i >= w + s = 12 with n = 2") != std::string::npos;
     QVERIFY(said);
+    // … and no note claims a mean over rows that do not exist.
+    for (const std::string &note : r.table.notes)
+        QVERIFY2(note.find("mean over the rows i >= w + s") == std::string::npos, note.c_str());
     const ExperimentResult normal = run("E15", {});
-    for (const std::string &note : normal.table.notes)
+    bool defined = false;
+    for (const std::string &note : normal.table.notes) {
         QVERIFY(note.find("no row has") == std::string::npos);
+        defined |= note.find("mean over the rows i >= w + s = 12") != std::string::npos;
+    }
+    QVERIFY(defined);
 }
 
 void TestExperiments::badParameters_data()

@@ -581,11 +581,12 @@ private slots:
             << npyImage(f8Header("(4294967296, 4294967296)")) << "more elements than fit in int64";
         QTest::newRow("element count 2^63") << npyImage(f8Header("(2097152, 2097152, 2097152)"))
                                             << "more elements than fit in int64";
-        QTest::newRow("over the memory limit")
-            << npyImage(f8Header("(536870913,)")) << "more than the limit";
+        QTest::newRow("over the memory limit") << npyImage(f8Header("(536870913,)"))
+                                               << "held as float64 that is 4294967304 bytes, over "
+                                                  "the 4294967296 bytes an array may take";
         QTest::newRow("over the memory limit, uint8")
             << npyImage("{'descr': '|u1', 'fortran_order': False, 'shape': (65536, 65536), }")
-            << "more than the limit";
+            << "held as float64 that is 34359738368 bytes, over the 4294967296";
         QTest::newRow("dimension beyond 64 bits")
             << npyImage(f8Header("(99999999999999999999,)")) << "does not fit in 64 bits";
         QTest::newRow("negative dimension")

@@ -375,12 +375,15 @@ private slots:
             for (Index j = 0; j < sinks; ++j)
                 QCOMPARE(r.maskState(last, j), std::uint8_t(MaskAllowed));
         }
-        // The weight mass on the sinks per head: (1/n) Σ_i Σ_{j<s} w_ij of the reference.
+        // The weight mass on the sinks per head over the rows past the window, i >= w + s:
+        // Σ_{i ≥ w+s} Σ_{j<s} w_ij / (n − w − s) of the reference.
         if (window > 0 && sinks > 0) {
             QCOMPARE(r.sinkMass.size(), std::size_t(h));
+            const Index far = p.n - (window + sinks);
+            QVERIFY(far > 0);
             for (std::size_t i = 0; i < std::size_t(h); ++i) {
                 const double expected
-                    = ref.weights[i].leftCols(sinks).sum() / double(ref.weights[i].rows());
+                    = ref.weights[i].bottomRows(far).leftCols(sinks).sum() / double(far);
                 QVERIFY2(std::abs(r.sinkMass[i] - expected) <= 1e-12,
                          qPrintable(QString::number(r.sinkMass[i] - expected)));
             }

@@ -29,6 +29,8 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -278,6 +280,44 @@ private slots:
             = renderer.describeCell({StepsRenderer::Weights, 2, 0}).split(QLatin1Char('\n'));
         QCOMPARE(lines.at(1), QStringLiteral("query i = 2 (row)"));
         QCOMPARE(lines.at(2), QStringLiteral("key j = 1 (column)"));
+    }
+
+    // Four panels (RoPE adds the rotation step) in a 1280 × 800 window's centre column: the
+    // canvas grows taller than the view and scrolls, so its cells stay readable (they were
+    // "Too small to draw the panels"); in a large view nothing scrolls.
+    void smallViewScrolls()
+    {
+        SessionParameters p;
+        p.n = 16;
+        p.dModel = 64;
+        p.heads = 4;
+        p.rope = true;
+        p.window = 4;
+        p.sinks = 2;
+        StepsView view;
+        view.resize(460, 560);
+        view.setResult(compute(p));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QCOMPARE(view.renderer().panelCount(), 4);
+        FigureCanvas *canvas = view.canvas();
+        auto *scroll = qobject_cast<QScrollArea *>(canvas->parentWidget()->parentWidget());
+        QVERIFY(scroll);
+        const QSize viewport = scroll->viewport()->size();
+        // At the viewport's own size the cells would be under the minimum …
+        QVERIFY(view.renderer().layout(QRectF(QPointF(0, 0), QSizeF(viewport))).cellSize
+                < FigureScrollArea::kMinimumCell);
+        // … the canvas is taller, and there they are not.
+        QTRY_VERIFY(canvas->height() > viewport.height());
+        QVERIFY(scroll->verticalScrollBar()->maximum() > 0);
+        QVERIFY(view.renderer().layout(QRectF(canvas->rect())).cellSize
+                >= FigureScrollArea::kMinimumCell);
+        // A large view: the canvas fills it.
+        view.resize(1400, 900);
+        QTRY_COMPARE(canvas->height(), scroll->viewport()->height());
+        QCOMPARE(scroll->verticalScrollBar()->maximum(), 0);
+        QVERIFY(view.renderer().layout(QRectF(canvas->rect())).cellSize
+                >= FigureScrollArea::kMinimumCell);
     }
 
     void linkedHover()

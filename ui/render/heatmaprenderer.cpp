@@ -464,9 +464,11 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &bounds) const
             tile.title += QStringLiteral(" (m = %1)").arg(m);
             tile.shortTitle = QStringLiteral("h%1 m=%2").arg(tile.head).arg(m);
         }
-        // Attention sinks: the head's mean weight mass on them.
+        // Attention sinks: the head's mean weight mass on them (rows past the window; none when
+        // no row is).
         if (!tile.mean && m_result && tile.head >= 0
-            && std::size_t(tile.head) < m_result->sinkMass.size())
+            && std::size_t(tile.head) < m_result->sinkMass.size()
+            && std::isfinite(m_result->sinkMass[std::size_t(tile.head)]))
             tile.title += QStringLiteral(" \u00b7 sinks %1")
                               .arg(m_result->sinkMass[std::size_t(tile.head)], 0, 'f', 2);
         tile.frame = QRectF(x0 + (t % cols) * tileW, y0 + (t / cols) * tileH, tileW, tileH);

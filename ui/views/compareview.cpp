@@ -139,7 +139,9 @@ void CompareView::buildUi()
 
     m_canvas = new FigureCanvas(&m_renderer);
     m_canvas->setObjectName(QStringLiteral("compareCanvas"));
-    layout->addWidget(m_canvas, 1);
+    // Many panels in a small window scroll instead of shrinking below a readable cell.
+    m_scroll = new FigureScrollArea(m_canvas);
+    layout->addWidget(m_scroll, 1);
 
     // Typing a number computes B once, for the finished number (Enter, focus out, arrows).
     m_alphaSpin->setKeyboardTracking(false);

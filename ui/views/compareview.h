@@ -25,6 +25,7 @@ namespace attn {
 
 class AttentionSession;
 class FigureCanvas;
+class FigureScrollArea;
 
 class CompareView : public QWidget
 {
@@ -109,6 +110,7 @@ private:
     int m_requestedHead = 0;
 
     FigureCanvas *m_canvas = nullptr;
+    FigureScrollArea *m_scroll = nullptr;
     QDoubleSpinBox *m_alphaSpin = nullptr;
     QDoubleSpinBox *m_tauSpin = nullptr;
     QComboBox *m_maskCombo = nullptr;

@@ -4,6 +4,7 @@
 #include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QResizeEvent>
 #include <QToolTip>
 
 namespace attn {
@@ -34,6 +35,7 @@ void FigureCanvas::refresh()
     m_cache = QPixmap();
     m_hover = FigureHit();
     update();
+    emit refreshed();
 }
 
 QSize FigureCanvas::sizeHint() const
@@ -143,6 +145,51 @@ void FigureCanvas::changeEvent(QEvent *event)
     if (event->type() == QEvent::PaletteChange || event->type() == QEvent::FontChange)
         refresh();
     QWidget::changeEvent(event);
+}
+
+FigureScrollArea::FigureScrollArea(FigureCanvas *canvas, QWidget *parent)
+    : QScrollArea(parent)
+    , m_canvas(canvas)
+{
+    setFrameShape(QFrame::NoFrame);
+    setWidgetResizable(true);
+    setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    setWidget(m_canvas);
+    connect(m_canvas, &FigureCanvas::refreshed, this, &FigureScrollArea::fitCanvas);
+}
+
+int FigureScrollArea::canvasHeightFor(int width, int height) const
+{
+    PanelFigure *figure = m_canvas->figure();
+    if (width <= 0 || height <= 0 || figure->panelCount() == 0)
+        return height;
+    figure->setStyle(m_canvas->screenStyle());
+    const auto cellAt = [&](int h) { return figure->layout(QRectF(0, 0, width, h)).cellSize; };
+    constexpr int tallest = 8192;
+    // What the width allows at most, and the cell size to reach: kMinimumCell, or nearly the
+    // width's limit when that is smaller.
+    const qreal target = std::min(kMinimumCell, 0.95 * cellAt(tallest));
+    if (target <= 0 || cellAt(height) >= target)
+        return height;
+    int lo = height, hi = tallest;
+    while (hi - lo > 4) {
+        const int mid = lo + (hi - lo) / 2;
+        (cellAt(mid) >= target ? hi : lo) = mid;
+    }
+    return hi;
+}
+
+void FigureScrollArea::fitCanvas()
+{
+    const QSize v = viewport()->size();
+    const int h = canvasHeightFor(v.width(), v.height());
+    m_canvas->setMinimumHeight(h > v.height() ? h : 0);
+}
+
+void FigureScrollArea::resizeEvent(QResizeEvent *event)
+{
+    QScrollArea::resizeEvent(event);
+    fitCanvas();
 }
 
 } // namespace attn

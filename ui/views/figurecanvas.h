@@ -7,6 +7,7 @@
 #include "ui/render/panelfigure.h"
 
 #include <QPixmap>
+#include <QScrollArea>
 #include <QWidget>
 
 namespace attn {
@@ -40,6 +41,8 @@ public:
 
 signals:
     void cellHovered(const attn::FigureHit &hit);
+    /// refresh() was called: the figure's content changed.
+    void refreshed();
 
 protected:
     void paintEvent(QPaintEvent *event) override;
@@ -53,6 +56,32 @@ private:
     PanelFigure *m_figure;
     QPixmap m_cache;
     FigureHit m_hover;
+};
+
+/// A FigureCanvas in a vertical scroll area. The canvas fills the viewport while the panels'
+/// cells are at least kMinimumCell pixels there; in a smaller area (many panels in a small
+/// window) the canvas is made as tall as that needs (or, when the width alone keeps the cells
+/// smaller, as tall as still makes them bigger) and the area scrolls, instead of the figure
+/// giving up with "Too small to draw the panels".
+class FigureScrollArea : public QScrollArea
+{
+    Q_OBJECT
+public:
+    static constexpr qreal kMinimumCell = 6.0; ///< pixels
+    /// Takes ownership of `canvas`.
+    explicit FigureScrollArea(FigureCanvas *canvas, QWidget *parent = nullptr);
+    FigureCanvas *canvas() const { return m_canvas; }
+    /// The canvas height for a viewport of width × height pixels (height when no scrolling is
+    /// needed).
+    int canvasHeightFor(int width, int height) const;
+    /// Call after the figure's content changed: fits the canvas's height again.
+    void fitCanvas();
+
+protected:
+    void resizeEvent(QResizeEvent *event) override;
+
+private:
+    FigureCanvas *m_canvas;
 };
 
 } // namespace attn

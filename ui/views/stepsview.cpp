@@ -61,7 +61,9 @@ StepsView::StepsView(QWidget *parent)
 
     m_canvas = new FigureCanvas(&m_renderer);
     m_canvas->setObjectName(QStringLiteral("stepsCanvas"));
-    layout->addWidget(m_canvas, 1);
+    // Many panels in a small window scroll instead of shrinking below a readable cell.
+    m_scroll = new FigureScrollArea(m_canvas);
+    layout->addWidget(m_scroll, 1);
 
     connect(m_headCombo, &QComboBox::currentIndexChanged, this, [this](int index) {
         if (index >= 0)

@@ -24,6 +24,7 @@ class QPushButton;
 namespace attn {
 
 class FigureCanvas;
+class FigureScrollArea;
 
 class StepsView : public QWidget
 {
@@ -85,6 +86,7 @@ private:
     mutable bool m_stale = false;
     QCheckBox *m_sharedRange = nullptr;
     FigureCanvas *m_canvas = nullptr;
+    FigureScrollArea *m_scroll = nullptr;
     QComboBox *m_headCombo = nullptr;
     QLabel *m_hint = nullptr;
     QPushButton *m_exportButton = nullptr;
