@@ -345,16 +345,28 @@ protected:
         p.setPen(QPen(QColor(60, 60, 60), 0));
         p.drawRect(QRectF(x0, y0, gridW, gridH));
 
-        // Tick labels (every k-th index so that they do not overlap).
+        // Tick labels at a round step (1, 2, 5, 10, 20, …) wide enough that they do not overlap,
+        // each centred on its cell in a box of the label's own size (a cell can be narrower
+        // than its label).
         p.setPen(Qt::black);
-        const int rowStep = std::max<Index>(1, Index(std::ceil(fm.height() / cell)));
+        const auto roundStep = [](double need) {
+            constexpr Index largest = Index(1) << 40;
+            for (Index decade = 1; decade < largest; decade *= 10)
+                for (Index m : {Index(1), Index(2), Index(5)})
+                    if (double(m * decade) >= need)
+                        return m * decade;
+            return largest;
+        };
+        const Index rowStep = roundStep(1.1 * fm.height() / cell);
         for (Index i = 0; i < rows; i += rowStep)
-            p.drawText(QRectF(x0 - tickW - 2, y0 + double(i) * cell, tickW, cell),
+            p.drawText(QRectF(x0 - tickW - 2, y0 + (double(i) + 0.5) * cell - fm.height() / 2.0,
+                              tickW, fm.height()),
                        Qt::AlignRight | Qt::AlignVCenter, QString::number(i));
-        const int colStep = std::max<Index>(
-            1, Index(std::ceil((fm.horizontalAdvance(QString::number(cols - 1)) + 4) / cell)));
+        const double colLabelW = fm.horizontalAdvance(QString::number(cols - 1)) + 4;
+        const Index colStep = roundStep(colLabelW / cell);
         for (Index j = 0; j < cols; j += colStep)
-            p.drawText(QRectF(x0 + double(j) * cell, y0 + gridH + 1, cell, fm.height()),
+            p.drawText(QRectF(x0 + (double(j) + 0.5) * cell - colLabelW / 2.0, y0 + gridH + 1,
+                              colLabelW, fm.height()),
                        Qt::AlignHCenter | Qt::AlignTop, QString::number(j));
         p.drawText(QRectF(x0, y0 + gridH + fm.height() + 2, gridW, fm.height()),
                    Qt::AlignHCenter | Qt::AlignTop, m_style.columnTitle);
