@@ -492,6 +492,15 @@ int runHeatmap(const QStringList &arguments)
             return *done;
     }
 
+    // Whether the command line itself (not a --session's values in front of it) gives an option.
+    const auto givenOnCommandLine = [&arguments](const QString &name) {
+        const QString option = QStringLiteral("--") + name;
+        for (const QString &a : arguments.mid(1))
+            if (a == option || a.startsWith(option + QLatin1Char('=')))
+                return true;
+        return false;
+    };
+
     QString error;
     SessionParameters p;
     const auto n
@@ -588,7 +597,7 @@ int runHeatmap(const QStringList &arguments)
     if (!padding)
         return usageError(command, error);
     p.paddingCount = std::min(int(*padding), p.keyCount());
-    if (parser.isSet(QStringLiteral("padding")) && p.mask != MaskChoice::KeyPadding)
+    if (givenOnCommandLine(QStringLiteral("padding")) && p.mask != MaskChoice::KeyPadding)
         return usageError(command,
                           QStringLiteral("--padding %1 has no effect without --mask "
                                          "padding (the last keys are padding only then)")
@@ -874,7 +883,7 @@ int runHeatmap(const QStringList &arguments)
     const QString note = windowNote(*position, result->queryCount(), result->keyCount());
     if (!note.isEmpty())
         QTextStream(stderr) << "attnlab " << command << ": " << note << "\n";
-    if (p.window > 0 && p.mask == MaskChoice::None && parser.isSet(QStringLiteral("mask")))
+    if (p.window > 0 && p.mask == MaskChoice::None && givenOnCommandLine(QStringLiteral("mask")))
         QTextStream(stderr) << "attnlab " << command
                             << ": note: the sliding window is causal (query i sees the keys i - w "
                                "< j <= i): with --window, --mask none still masks the future\n";

@@ -132,7 +132,8 @@ private slots:
         QCOMPARE(lay.tiles.first().title,
                  QStringLiteral("head 0 (m = 0.25) \u00b7 sinks %1")
                      .arg(result->sinkMass.front(), 0, 'f', 2));
-        QCOMPARE(lay.tiles.at(3).shortTitle, QStringLiteral("h3 m=0.00391"));
+        QCOMPARE(lay.tiles.at(3).shortTitle,
+                 QStringLiteral("h3 m=0.00391 s=%1").arg(result->sinkMass.at(3), 0, 'f', 2));
         QVERIFY(lay.tiles.last().mean);
         QCOMPARE(result->maskState(11, 5), std::uint8_t(MaskWindow));
         // The legend names the window: rendered to SVG, its text is there.

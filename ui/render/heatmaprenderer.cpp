@@ -468,9 +468,14 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &bounds) const
         // no row is).
         if (!tile.mean && m_result && tile.head >= 0
             && std::size_t(tile.head) < m_result->sinkMass.size()
-            && std::isfinite(m_result->sinkMass[std::size_t(tile.head)]))
-            tile.title += QStringLiteral(" \u00b7 sinks %1")
-                              .arg(m_result->sinkMass[std::size_t(tile.head)], 0, 'f', 2);
+            && std::isfinite(m_result->sinkMass[std::size_t(tile.head)])) {
+            const QString mass
+                = QString::number(m_result->sinkMass[std::size_t(tile.head)], 'f', 2);
+            tile.title += QStringLiteral(" \u00b7 sinks %1").arg(mass);
+            tile.shortTitle = (tile.shortTitle.isEmpty() ? QStringLiteral("h%1").arg(tile.head)
+                                                         : tile.shortTitle)
+                + QStringLiteral(" s=%1").arg(mass);
+        }
         tile.frame = QRectF(x0 + (t % cols) * tileW, y0 + (t / cols) * tileH, tileW, tileH);
         tile.map = QRectF(tile.frame.left() + left, tile.frame.top() + top, nK * cellW, nQ * cellH);
         lay.tiles.append(tile);
@@ -567,6 +572,24 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
 
     // A scrolling view paints a band of its tiles: the others are skipped.
     const QRectF clip = painter->hasClipping() ? painter->clipBoundingRect() : QRectF();
+    // One wording for every tile's title (full, short, "h3"): the longest that fits in all.
+    const auto titleVariants = [](const HeatmapLayout::Tile &tile) {
+        return std::array<QString, 3> {tile.title, tile.shortTitle,
+                                       tile.mean ? QStringLiteral("mean")
+                                                 : QStringLiteral("h%1").arg(tile.head)};
+    };
+    int titleLevel = 0;
+    {
+        const QFontMetricsF bfm(bold);
+        for (const HeatmapLayout::Tile &tile : lay.tiles) {
+            const std::array<QString, 3> v = titleVariants(tile);
+            int level = 0;
+            while (level < 2
+                   && (v[level].isEmpty() || bfm.horizontalAdvance(v[level]) > tile.frame.width()))
+                ++level;
+            titleLevel = std::max(titleLevel, level);
+        }
+    }
     for (int t = 0; !legendOnly && t < lay.tiles.size(); ++t) {
         const HeatmapLayout::Tile &tile = lay.tiles[t];
         const QRectF &map = tile.map;
@@ -579,11 +602,13 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
         painter->drawText(
             QRectF(map.left(), tile.frame.top(), map.width(),
                    lay.cellSize > 0 ? map.top() - tile.frame.top() - 0.15 * f : fm.height()),
-            Qt::AlignHCenter | Qt::AlignBottom | Qt::TextDontClip,
-            fittedText(
-                QFontMetricsF(bold), tile.frame.width(),
-                {tile.title, tile.shortTitle,
-                 tile.mean ? QStringLiteral("mean") : QStringLiteral("h%1").arg(tile.head)}));
+            Qt::AlignHCenter | Qt::AlignBottom | Qt::TextDontClip, [&] {
+                const std::array<QString, 3> v = titleVariants(tile);
+                int level = titleLevel;
+                while (level < 2 && v[level].isEmpty()) // a tile without a short wording
+                    ++level;
+                return v[level];
+            }());
         painter->setFont(font);
 
         // Heatmap image: one pixel per cell (pooled to the device pixels when cells are smaller),

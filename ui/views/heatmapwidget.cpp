@@ -388,6 +388,7 @@ HeatmapWidget::PictureRequest HeatmapWidget::pictureRequest() const
                                std::max(0.0, m_contentHeight - band));
         const HeatmapLayout lay = m_renderer.layout(QRectF(QPointF(0, 0), view.size()));
         r.legendLeft = std::max(1.0, lay.legend.left() - 0.5 * lay.fontPixelSize);
+        r.legendTop = lay.caption.isNull() ? 0.0 : lay.caption.bottom();
     }
     return r;
 }
@@ -460,11 +461,14 @@ void HeatmapWidget::paintEvent(QPaintEvent *)
             // The legend column stays at the top of the view.
             if (shown.legendLeft > 0 && !m_legendPicture.isNull()) {
                 const qreal dpr = m_legendPicture.devicePixelRatio();
-                const QRectF target(view.left() + shown.legendLeft, view.top(),
-                                    view.width() - shown.legendLeft, view.height());
-                painter.drawImage(
-                    target, m_legendPicture,
-                    QRectF(shown.legendLeft * dpr, 0, target.width() * dpr, target.height() * dpr));
+                // Below the caption's place while it is in sight (the band's own caption runs
+                // across the legend column's width).
+                const qreal top = std::max(0.0, shown.legendTop - scroll);
+                const QRectF target(view.left() + shown.legendLeft, view.top() + top,
+                                    view.width() - shown.legendLeft, view.height() - top);
+                painter.drawImage(target, m_legendPicture,
+                                  QRectF(shown.legendLeft * dpr, top * dpr, target.width() * dpr,
+                                         target.height() * dpr));
             }
         } else { // an older picture of another size, scaled until the new one arrives
             const qreal dpr = m_picture.devicePixelRatio();

@@ -210,6 +210,9 @@ private:
         /// Scrolling: the legend column's left edge (view coordinates), painted apart so it
         /// stays in sight; 0: no separate legend.
         qreal legendLeft = 0;
+        /// Its top: below the caption, which runs across the whole width and scrolls with the
+        /// grid's top (view coordinates).
+        qreal legendTop = 0;
         bool operator==(const PictureRequest &) const = default;
         QRectF bounds() const { return {QPointF(0, -bandTop), viewSize}; }
         QSize devSize() const;
