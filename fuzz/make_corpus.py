@@ -112,6 +112,12 @@ def main():
         "init": "unit_qk", "loss_threshold": {"on": True, "value": 0.002, "runs": "either"},
         "a": {"alpha": 0.5, "lr": 0.01}, "b": {"alpha": 0.0, "lr": 0.02}}
     (sessions / "training.attnlab.json").write_text(json.dumps(session), encoding="utf-8")
+    # The heads view's state: a stretched single head, log colour scale.
+    session = json.loads(json.dumps(demo))
+    session.setdefault("view", {})["heatmap"] = {
+        "view": "head", "head": 1, "stretch": True, "colormap": "magma", "scale": "log",
+        "range": "auto", "pooling": "mean", "window": [1, 2, 5, 6]}
+    (sessions / "heatmap-stretch.attnlab.json").write_text(json.dumps(session), encoding="utf-8")
 
     tokens = fresh("tokenizer")
     sentences = ["The cat, sat.", "don't U.S. a--b", "na\u00efve \u0395\u03bb\u03bb\u03ac\u03b4\u03b1 \u6771\u4eac",

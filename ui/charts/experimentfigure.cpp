@@ -349,21 +349,13 @@ protected:
         // each centred on its cell in a box of the label's own size (a cell can be narrower
         // than its label).
         p.setPen(Qt::black);
-        const auto roundStep = [](double need) {
-            constexpr Index largest = Index(1) << 40;
-            for (Index decade = 1; decade < largest; decade *= 10)
-                for (Index m : {Index(1), Index(2), Index(5)})
-                    if (double(m * decade) >= need)
-                        return m * decade;
-            return largest;
-        };
-        const Index rowStep = roundStep(1.1 * fm.height() / cell);
+        const Index rowStep = figure::niceStep(1.1 * fm.height() / cell);
         for (Index i = 0; i < rows; i += rowStep)
             p.drawText(QRectF(x0 - tickW - 2, y0 + (double(i) + 0.5) * cell - fm.height() / 2.0,
                               tickW, fm.height()),
                        Qt::AlignRight | Qt::AlignVCenter, QString::number(i));
         const double colLabelW = fm.horizontalAdvance(QString::number(cols - 1)) + 4;
-        const Index colStep = roundStep(colLabelW / cell);
+        const Index colStep = figure::niceStep(colLabelW / cell);
         for (Index j = 0; j < cols; j += colStep)
             p.drawText(QRectF(x0 + (double(j) + 0.5) * cell - colLabelW / 2.0, y0 + gridH + 1,
                               colLabelW, fm.height()),

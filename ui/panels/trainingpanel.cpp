@@ -346,37 +346,34 @@ QWidget *TrainingPanel::buildControls()
                [this](const QString &path, QString *error) {
                    return exportHeatmaps(path, heatmapsExportSize(), 2.0, error);
                });
-    auto *csv = new QPushButton(tr("CSV…"));
-    csv->setToolTip(tr("Save the curves of both runs as CSV, one row per step"));
-    save->addWidget(csv);
-    connect(csv, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, tr("Save Training Curves"),
-                                                          QStringLiteral("training-curves.csv"),
-                                                          tr("CSV table (*.csv)"));
-        if (path.isEmpty())
-            return;
-        QString error;
-        if (!exportCurvesCsv(path, &error))
-            QMessageBox::warning(this, tr("Save Training Curves"), error);
-        else
-            emit message(tr("Saved %1").arg(path));
-    });
-    auto *npz = new QPushButton(tr("NPZ…"));
-    npz->setToolTip(tr("Save the run as NumPy .npz: the curves of both runs, the probe's "
-                       "weights per head and the parameters under PyTorch's names"));
-    save->addWidget(npz);
-    connect(npz, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, tr("Save Training Data"),
-                                                          QStringLiteral("training-run.npz"),
-                                                          tr("NumPy archive (*.npz)"));
-        if (path.isEmpty())
-            return;
-        QString error;
-        if (!exportDataNpz(path, &error))
-            QMessageBox::warning(this, tr("Save Training Data"), error);
-        else
-            emit message(tr("Saved %1").arg(path));
-    });
+    // The data files: a file dialog, then the writer; its error in a message box.
+    const auto dataButton
+        = [this, save](const QString &text, const QString &toolTip, const QString &title,
+                       const QString &name, const QString &filter, auto write) {
+              auto *b = new QPushButton(text);
+              b->setToolTip(toolTip);
+              save->addWidget(b);
+              connect(b, &QPushButton::clicked, this, [this, title, name, filter, write] {
+                  const QString path = QFileDialog::getSaveFileName(this, title, name, filter);
+                  if (path.isEmpty())
+                      return;
+                  QString error;
+                  if (!write(path, &error))
+                      QMessageBox::warning(this, title, error);
+                  else
+                      emit message(tr("Saved %1").arg(path));
+              });
+          };
+    dataButton(
+        tr("CSV…"), tr("Save the curves of both runs as CSV, one row per step"),
+        tr("Save Training Curves"), QStringLiteral("training-curves.csv"), tr("CSV table (*.csv)"),
+        [this](const QString &path, QString *error) { return exportCurvesCsv(path, error); });
+    dataButton(tr("NPZ…"),
+               tr("Save the run as NumPy .npz: the curves of both runs, the probe's weights per "
+                  "head and the parameters under PyTorch's names"),
+               tr("Save Training Data"), QStringLiteral("training-run.npz"),
+               tr("NumPy archive (*.npz)"),
+               [this](const QString &path, QString *error) { return exportDataNpz(path, error); });
     column->addLayout(save);
 
     m_status = new QLabel;
