@@ -254,6 +254,33 @@ private slots:
         QCOMPARE(canvas->toolTipAt(centre), expected.join(QLatin1Char('\n')));
     }
 
+    // Typed tokens label the axes with their positions, as the heads grid does, so a repeated
+    // word can be told apart; cross attention numbers its keys from 0 after the query tokens.
+    void tokenLabelsCarryPositions()
+    {
+        SessionParameters p;
+        p.n = 3;
+        p.dModel = 8;
+        p.heads = 1;
+        p.tokens = {QStringLiteral("the"), QStringLiteral("cat"), QStringLiteral("the")};
+        FigureAxes axes = FigureAxes::of(*compute(p));
+        const QStringList self {QStringLiteral("0:the"), QStringLiteral("1:cat"),
+                                QStringLiteral("2:the")};
+        QCOMPARE(axes.queries, self);
+        QCOMPARE(axes.keys, self);
+        SessionParameters cross = p;
+        cross.kind = AttentionKind::EncoderDecoder;
+        cross.n = 2;
+        cross.nK = 3;
+        cross.tokens
+            = {QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("x"), QStringLiteral("y")};
+        axes = FigureAxes::of(*compute(cross));
+        QCOMPARE(axes.queries, (QStringList {QStringLiteral("0:a"), QStringLiteral("1:b")}));
+        // Two key tokens for three keys: the third key has its position alone.
+        QCOMPARE(axes.keys,
+                 (QStringList {QStringLiteral("0:x"), QStringLiteral("1:y"), QStringLiteral("2")}));
+    }
+
     // A result the heatmap view trimmed (padding) and reduced (a hidden key): axis labels and
     // tooltips name the positions of the computation, not the shown row and column numbers.
     void transformedResultKeepsOriginalPositions()

@@ -860,26 +860,12 @@ QRectF HeatmapRenderer::cellRect(const QRectF &bounds, const HeatmapHit &hit) co
 
 QString HeatmapRenderer::queryAxisLabel(int r) const
 {
-    if (!m_result)
-        return {};
-    const int i = m_result->originalQuery(r);
-    const SessionParameters &p = m_result->params;
-    return i >= 0 && i < p.tokens.size() && i < p.n
-        ? QStringLiteral("%1:%2").arg(i).arg(p.tokens.at(i))
-        : QString::number(i);
+    return m_result ? m_result->indexedQueryLabel(r) : QString();
 }
 
 QString HeatmapRenderer::keyAxisLabel(int c) const
 {
-    if (!m_result)
-        return {};
-    const int j = m_result->originalKey(c);
-    const SessionParameters &p = m_result->params;
-    const int token = p.kind == AttentionKind::EncoderDecoder ? p.n + j : j;
-    const bool typed = p.kind == AttentionKind::EncoderDecoder ? token < p.tokens.size()
-                                                               : j < p.tokens.size() && j < p.n;
-    return j >= 0 && typed ? QStringLiteral("%1:%2").arg(j).arg(p.tokens.at(token))
-                           : QString::number(j);
+    return m_result ? m_result->indexedKeyLabel(c) : QString();
 }
 
 QString HeatmapRenderer::describeCell(const HeatmapHit &hit) const

@@ -118,9 +118,9 @@ FigureAxes FigureAxes::of(const SessionResult &result)
     FigureAxes axes;
     const SessionParameters &p = result.params;
     for (int i = 0; i < int(result.queryCount()); ++i)
-        axes.queries << result.queryLabel(i);
+        axes.queries << result.indexedQueryLabel(i);
     for (int j = 0; j < int(result.keyCount()); ++j)
-        axes.keys << result.keyLabel(j);
+        axes.keys << result.indexedKeyLabel(j);
     axes.queryTokens = !p.tokens.isEmpty();
     axes.keyTokens
         = p.kind == AttentionKind::EncoderDecoder ? p.tokens.size() > p.n : !p.tokens.isEmpty();

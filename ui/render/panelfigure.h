@@ -60,8 +60,9 @@ struct FigureAxes
     QStringList keys; ///< n_k labels
     bool queryTokens = false; ///< the query labels are words (else positions)
     bool keyTokens = false; ///< the key labels are words (else positions)
-    /// The labels a result's axes show: SessionResult::queryLabel / keyLabel (tokens when set,
-    /// else the position in the computation, also for trimmed or hidden rows and columns).
+    /// The labels a result's axes show: SessionResult::indexedQueryLabel / indexedKeyLabel
+    /// ("3:the" when tokens are set, else the position in the computation, also for trimmed or
+    /// hidden rows and columns), as the heads grid labels them.
     static FigureAxes of(const SessionResult &result);
 };
 
