@@ -347,6 +347,44 @@ private slots:
                 >= FigureScrollArea::kMinimumCell);
     }
 
+    // A large figure (three 600 × 600 panels, over FigureCanvas::asyncPictureCells cells) is
+    // painted on a worker: the paint event returns without the new picture, which arrives
+    // later and is the figure's own paint at the canvas's size; a small figure is painted at
+    // once. The figure changing while the worker paints never touches freed data (the copy
+    // holds the result: an ASan build checks).
+    void largeFigurePaintedOffTheGuiThread()
+    {
+        SessionParameters p;
+        p.n = 600;
+        p.dModel = 8;
+        p.heads = 1;
+        StepsView view;
+        view.resize(900, 500);
+        view.setResult(compute(p));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        FigureCanvas *canvas = view.canvas();
+        QVERIFY(view.renderer().cellCount() >= FigureCanvas::asyncPictureCells);
+        canvas->repaint();
+        QVERIFY(!canvas->pictureCurrent());
+        QTRY_VERIFY_WITH_TIMEOUT(canvas->pictureCurrent(), 60000);
+        const QImage shown = canvas->grab().toImage().convertToFormat(QImage::Format_RGB32);
+        const QImage expected = view.renderer()
+                                    .render(canvas->size(), canvas->devicePixelRatioF())
+                                    .convertToFormat(QImage::Format_RGB32);
+        QCOMPARE(shown.size(), expected.size());
+        QVERIFY(shown == expected);
+        // New content while a picture is being painted: the old result may be released.
+        canvas->update();
+        p.n = 601;
+        view.setResult(compute(p));
+        canvas->repaint();
+        p.n = 8;
+        view.setResult(compute(p));
+        canvas->repaint();
+        QVERIFY(canvas->pictureCurrent()); // small: painted at once
+    }
+
     void linkedHover()
     {
         SessionParameters p;

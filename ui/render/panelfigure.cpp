@@ -127,6 +127,15 @@ FigureAxes FigureAxes::of(const SessionResult &result)
     return axes;
 }
 
+qint64 PanelFigure::cellCount() const
+{
+    qint64 cells = 0;
+    for (const FigurePanel &panel : m_panels)
+        if (panel.values)
+            cells += qint64(panel.values->rows()) * qint64(panel.values->cols());
+    return cells;
+}
+
 PanelFigure::PanelFigure() = default;
 PanelFigure::~PanelFigure() = default;
 
