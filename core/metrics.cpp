@@ -296,8 +296,7 @@ MetricsSummary summarize(const RowMetrics &m)
     return s;
 }
 
-std::vector<int> headOrder(const std::vector<RowMetrics> &heads, HeadOrderKey key,
-                           bool descending)
+std::vector<int> headOrder(const std::vector<RowMetrics> &heads, HeadOrderKey key, bool descending)
 {
     std::vector<int> order(heads.size());
     for (std::size_t h = 0; h < heads.size(); ++h)

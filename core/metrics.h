@@ -105,8 +105,7 @@ enum class HeadOrderKey {
 /// The heads 0 … h−1 (h = heads.size(), one RowMetrics each) ordered by `key`, ascending or
 /// `descending`; equal means (and HeadOrderKey::Index) keep the lower head first, and a head
 /// whose mean is NaN goes last. A permutation of 0 … h−1; empty for no heads.
-std::vector<int> headOrder(const std::vector<RowMetrics> &heads, HeadOrderKey key,
-                           bool descending);
+std::vector<int> headOrder(const std::vector<RowMetrics> &heads, HeadOrderKey key, bool descending);
 
 /// Statistics of one n_q × n_k weight matrix as a figure states them beside its colourbar.
 struct WeightStatistics

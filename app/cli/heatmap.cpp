@@ -680,10 +680,10 @@ int runHeatmap(const QStringList &arguments)
     options.pooling = parser.value(QStringLiteral("pooling")) == QLatin1String("mean")
         ? HeatmapPooling::Mean
         : HeatmapPooling::Max;
-    if (!checkChoice(parser, QStringLiteral("sort-heads"),
-                     {QStringLiteral("index"), QStringLiteral("entropy"),
-                      QStringLiteral("max-weight")},
-                     &error))
+    if (!checkChoice(
+            parser, QStringLiteral("sort-heads"),
+            {QStringLiteral("index"), QStringLiteral("entropy"), QStringLiteral("max-weight")},
+            &error))
         return usageError(command, error);
     if (givenOnCommandLine(QStringLiteral("sort-heads"))
         || givenOnCommandLine(QStringLiteral("sort-descending"))) {
@@ -699,12 +699,13 @@ int runHeatmap(const QStringList &arguments)
     }
     if (parser.isSet(QStringLiteral("pin-query"))) {
         // n_q of the parameters; loaded tensors are checked again once their n_q is known.
-        const int maxQuery = p.tensors ? SessionParameters::maxLongSequence - 1 : p.queryCount() - 1;
+        const int maxQuery
+            = p.tensors ? SessionParameters::maxLongSequence - 1 : p.queryCount() - 1;
         const auto pin = intOption(parser, QStringLiteral("pin-query"), 0, maxQuery, &error);
         if (!pin)
-            return usageError(command,
-                              p.tensors ? error
-                                        : error + QStringLiteral(" (n_q = %1)").arg(p.queryCount()));
+            return usageError(
+                command,
+                p.tensors ? error : error + QStringLiteral(" (n_q = %1)").arg(p.queryCount()));
         options.pinnedQuery = int(*pin);
     }
     ViewTransform transform;

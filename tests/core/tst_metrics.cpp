@@ -204,8 +204,8 @@ private slots:
         oneHot << 0, 1, 0, 0;
         half << 0.5, 0, 0.5, 0;
         const std::vector<RowMetrics> heads {rowMetrics<double>(uniform, {0, 1}),
-                                             rowMetrics<double>(oneHot),
-                                             rowMetrics<double>(half), rowMetrics<double>(half)};
+                                             rowMetrics<double>(oneHot), rowMetrics<double>(half),
+                                             rowMetrics<double>(half)};
         using V = std::vector<int>;
         QCOMPARE(headOrder(heads, HeadOrderKey::Index, false), V({0, 1, 2, 3}));
         // Entropy: 0 (head 1) < ln 2 (heads 2, 3, lower first) < ln 4 (head 0).

@@ -310,8 +310,8 @@ QString checkView(const QJsonObject &view)
     if (!checkWhole(heatmap.value(QLatin1String("head")), h + QStringLiteral("\"head\""), 0, maxD,
                     &error))
         return error;
-    if (!checkWhole(heatmap.value(QLatin1String("pin_query")),
-                    h + QStringLiteral("\"pin_query\""), -1, maxN - 1, &error))
+    if (!checkWhole(heatmap.value(QLatin1String("pin_query")), h + QStringLiteral("\"pin_query\""),
+                    -1, maxN - 1, &error))
         return error;
     const QJsonValue sort = heatmap.value(QLatin1String("sort_heads"));
     if (!sort.isUndefined()

@@ -143,8 +143,7 @@ std::vector<int> HeatmapRenderer::headOrder() const
         return {};
     const int h = m_result->headCount();
     if (m_options.headSort != HeadOrderKey::Index && int(m_result->metrics.size()) == h)
-        return attn::headOrder(m_result->metrics, m_options.headSort,
-                               m_options.headSortDescending);
+        return attn::headOrder(m_result->metrics, m_options.headSort, m_options.headSortDescending);
     std::vector<int> order(std::size_t(std::max(h, 0)));
     for (int head = 0; head < h; ++head)
         order[std::size_t(head)] = head;
@@ -647,26 +646,26 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
         if (vectorOutput && vectorCells()) {
             paintVectorCells(painter, t, map, lay, anyMasked);
         } else {
-        // Heatmap image: one pixel per cell (pooled to the device pixels when cells are smaller),
-        // scaled with no smoothing. When cells are big, the image is enlarged to the device size
-        // first and masked cells hatched on it.
-        const QSizeF devSize = map.size() * devScale;
-        QImage image = tileImage(
-            t, QSize(int(std::ceil(devSize.width())), int(std::ceil(devSize.height()))));
-        const qreal devCell = lay.cellSize * devScale;
-        const bool enlarge = image.width() < devSize.width() && devSize.width() <= 8192
-            && devSize.height() <= 8192 && (vectorOutput || devCell >= hatchMinCellPixels);
-        if (enlarge) {
-            image = image.scaled(std::max(1, qRound(devSize.width())),
-                                 std::max(1, qRound(devSize.height())), Qt::IgnoreAspectRatio,
-                                 Qt::FastTransformation);
-            if (anyMasked && devCell >= hatchMinCellPixels)
-                hatchMaskedCells(image, res.maskState, win, m_options.colormap,
-                                 std::clamp(devCell / 3.0, 5.0, std::max(5.0, 0.6 * f * devScale)),
-                                 true);
-        }
-        painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
-        painter->drawImage(map, image);
+            // Heatmap image: one pixel per cell (pooled to the device pixels when cells are
+            // smaller), scaled with no smoothing. When cells are big, the image is enlarged to the
+            // device size first and masked cells hatched on it.
+            const QSizeF devSize = map.size() * devScale;
+            QImage image = tileImage(
+                t, QSize(int(std::ceil(devSize.width())), int(std::ceil(devSize.height()))));
+            const qreal devCell = lay.cellSize * devScale;
+            const bool enlarge = image.width() < devSize.width() && devSize.width() <= 8192
+                && devSize.height() <= 8192 && (vectorOutput || devCell >= hatchMinCellPixels);
+            if (enlarge) {
+                image = image.scaled(std::max(1, qRound(devSize.width())),
+                                     std::max(1, qRound(devSize.height())), Qt::IgnoreAspectRatio,
+                                     Qt::FastTransformation);
+                if (anyMasked && devCell >= hatchMinCellPixels)
+                    hatchMaskedCells(
+                        image, res.maskState, win, m_options.colormap,
+                        std::clamp(devCell / 3.0, 5.0, std::max(5.0, 0.6 * f * devScale)), true);
+            }
+            painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
+            painter->drawImage(map, image);
         }
         painter->setPen(QPen(muted, 0));
         painter->setBrush(Qt::NoBrush);
@@ -976,21 +975,20 @@ QString HeatmapRenderer::cellCopyText(const HeatmapHit &hit) const
         = res.maskState.rows() == res.queryCount() && res.maskState.cols() == res.keyCount()
         ? res.maskState(hit.row, hit.col)
         : std::uint8_t(0);
-    const QStringList header {QStringLiteral("head"),        QStringLiteral("query i"),
-                              QStringLiteral("key j"),       QStringLiteral("query token"),
-                              QStringLiteral("key token"),   QStringLiteral("raw score"),
-                              QStringLiteral("scaled score"), QStringLiteral("weight"),
-                              QStringLiteral("mask")};
-    const QStringList values {
-        hit.mean ? QStringLiteral("mean") : QString::number(hit.head),
-        QString::number(res.originalQuery(hit.row)),
-        QString::number(res.originalKey(hit.col)),
-        tokens ? res.queryLabel(hit.row) : QString(),
-        tokens ? res.keyLabel(hit.col) : QString(),
-        scores ? copyNumber(res.scores[h](hit.row, hit.col)) : QString(),
-        scores ? copyNumber(res.scaledScores[h](hit.row, hit.col)) : QString(),
-        copyNumber(weight),
-        QString::fromStdString(maskStateText(state))};
+    const QStringList header {
+        QStringLiteral("head"),         QStringLiteral("query i"),   QStringLiteral("key j"),
+        QStringLiteral("query token"),  QStringLiteral("key token"), QStringLiteral("raw score"),
+        QStringLiteral("scaled score"), QStringLiteral("weight"),    QStringLiteral("mask")};
+    const QStringList values {hit.mean ? QStringLiteral("mean") : QString::number(hit.head),
+                              QString::number(res.originalQuery(hit.row)),
+                              QString::number(res.originalKey(hit.col)),
+                              tokens ? res.queryLabel(hit.row) : QString(),
+                              tokens ? res.keyLabel(hit.col) : QString(),
+                              scores ? copyNumber(res.scores[h](hit.row, hit.col)) : QString(),
+                              scores ? copyNumber(res.scaledScores[h](hit.row, hit.col))
+                                     : QString(),
+                              copyNumber(weight),
+                              QString::fromStdString(maskStateText(state))};
     return header.join(QLatin1Char('\t')) + QLatin1Char('\n') + values.join(QLatin1Char('\t'))
         + QLatin1Char('\n');
 }

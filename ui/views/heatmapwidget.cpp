@@ -4,8 +4,8 @@
 #include <QContextMenuEvent>
 #include <QEvent>
 #include <QFontMetricsF>
-#include <QHelpEvent>
 #include <QGuiApplication>
+#include <QHelpEvent>
 #include <QKeyEvent>
 #include <QMenu>
 #include <QMouseEvent>
@@ -245,6 +245,8 @@ HeatmapHit HeatmapWidget::stripHit() const
         return {};
     const auto &r = m_renderer.result();
     const HeatmapLayout::Tile &tile = lay.tiles.first();
+    if (!tile.mean && std::size_t(tile.head) >= r->weights.size())
+        return {};
     const MatrixD &w = tile.mean ? r->weightsMean : r->weights[std::size_t(tile.head)];
     Index col = 0;
     w.row(pin).maxCoeff(&col);
@@ -741,8 +743,7 @@ void HeatmapWidget::mouseMoveEvent(QMouseEvent *event)
     const HeatmapHit hit = cellAt(event->position());
     const bool changed = !(hit == m_hover);
     setHover(hit);
-    const bool onLabel = !hit.valid()
-        && heatmapBounds().contains(event->position())
+    const bool onLabel = !hit.valid() && heatmapBounds().contains(event->position())
         && m_renderer.queryLabelAt(contentBounds(), event->position()) >= 0;
     if (onLabel)
         setCursor(Qt::PointingHandCursor);
