@@ -477,6 +477,31 @@ private slots:
         QCOMPARE(renderer.render(size), plain);
     }
 
+    // 200 queries labelled every few rows: the pinned one is labelled all the same, and no
+    // other label comes closer to it than a line.
+    void pinnedRowAlwaysLabelled()
+    {
+        HeatmapRenderer renderer;
+        renderer.setResult(makeResult(1, 200, 200, weight));
+        HeatmapOptions o;
+        o.fontPixelSize = 12;
+        o.pinnedQuery = 7;
+        renderer.setOptions(o);
+        const HeatmapLayout lay = renderer.layout(QRectF(0, 0, 900, 600));
+        QVERIFY(lay.tickStepRows >= 5); // 7 is no multiple of the step
+        const qreal lineH = QFontMetricsF(figure::makeFont(12)).height();
+        bool found = false;
+        for (int k = 0; k < lay.rowLabels.size(); ++k) {
+            found = found || lay.rowLabels[k].index == 7;
+            if (k + 1 < lay.rowLabels.size())
+                QVERIFY((lay.rowLabels[k + 1].index - lay.rowLabels[k].index) * lay.cellHeight
+                        >= lineH);
+        }
+        QVERIFY(found);
+        QCOMPARE(lay.rowLabels.first().index, 0);
+        QCOMPARE(lay.rowLabels.last().index, 199);
+    }
+
     // Pinning by clicking a query label or Shift+clicking a cell; the same again or Esc unpins;
     // a plain click still enlarges the tile.
     void pinGestures()

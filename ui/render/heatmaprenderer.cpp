@@ -517,6 +517,22 @@ HeatmapLayout HeatmapRenderer::layoutImpl(const QRectF &bounds, const QString &c
     const qreal colNeed = lay.rotateKeyLabels ? lineH * 1.05 : xLabelW + 0.6 * f;
     for (int i : axisTicks(win.y(), nQ, cellH, rowNeed, &lay.tickStepRows))
         lay.rowLabels.append({i, fm.elidedText(queryAxisLabel(i), Qt::ElideRight, elideW)});
+    // The pinned query is always labelled: labels too close to it give way.
+    if (const int pin = pinnedRow(); pin >= win.top() && pin <= win.bottom()) {
+        lay.rowLabels.erase(std::remove_if(lay.rowLabels.begin(), lay.rowLabels.end(),
+                                           [&](const HeatmapLayout::AxisLabel &l) {
+                                               return l.index != pin
+                                                   && std::abs(l.index - pin) * cellH
+                                                   < rowNeed * (1.0 - 1e-9);
+                                           }),
+                            lay.rowLabels.end());
+        const auto at = std::lower_bound(
+            lay.rowLabels.begin(), lay.rowLabels.end(), pin,
+            [](const HeatmapLayout::AxisLabel &l, int row) { return l.index < row; });
+        if (at == lay.rowLabels.end() || at->index != pin)
+            lay.rowLabels.insert(at,
+                                 {pin, fm.elidedText(queryAxisLabel(pin), Qt::ElideRight, elideW)});
+    }
     for (int j : axisTicks(win.x(), nK, cellW, colNeed, &lay.tickStepCols))
         lay.colLabels.append({j, fm.elidedText(keyAxisLabel(j), Qt::ElideRight, elideW)});
 

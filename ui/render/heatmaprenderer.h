@@ -146,7 +146,8 @@ struct HeatmapLayout
     };
     /// The labels of every tile's query axis (left) and key axis (bottom), in order: the first
     /// and last visible position, and every tickStep-th position between them whose label does
-    /// not overlap either end's (axisTicks).
+    /// not overlap either end's (axisTicks); a pinned query (HeatmapOptions::pinnedQuery) is
+    /// always among the row labels, its neighbours closer than a line left out.
     QVector<AxisLabel> rowLabels, colLabels;
 };
 
