@@ -46,9 +46,9 @@ private slots:
     void initTestCase() { QVERIFY(m_dir.isValid()); }
 
     // --view model: every layer and head of a stack as 64-pixel thumbnails. The natural size,
-    // by hand: 12 margin + 64 row labels + 4 maps × 64 + 3 gaps × 6 + 18 + 14 + 52 colourbar
-    // + 12 margin = 446 wide; 12 + 3 caption lines × 17 + 6 + 18 column labels + 2 rows × 64 +
-    // 1 gap × 6 + 12 = 233 high (one row, --layer: 163).
+    // by hand: 12 margin + 56 row labels + 4 maps × 64 + 3 gaps × 4 + 12 margin = 348 wide;
+    // 12 + 3 caption lines × 17 + 40 colourbar + 18 column labels + 2 rows × 64 + 1 gap × 4 +
+    // 12 = 265 high (one row, --layer: 197).
     void modelView_data()
     {
         QTest::addColumn<QStringList>("args");
@@ -56,12 +56,12 @@ private slots:
         const QString stack = QStringLiteral(ATTN_FIXTURE_DIR "/modelstack/stack.npz");
         const QString batch = QStringLiteral(ATTN_FIXTURE_DIR "/modelstack/stack_batch.npz");
         QTest::newRow("every layer")
-            << QStringList {QStringLiteral("--in"), stack} << QSize(446, 233);
+            << QStringList {QStringLiteral("--in"), stack} << QSize(348, 265);
         QTest::newRow("layer 1, batch item 1")
             << QStringList {QStringLiteral("--in"),    batch,
                             QStringLiteral("--batch"), QStringLiteral("1"),
                             QStringLiteral("--layer"), QStringLiteral("1")}
-            << QSize(446, 163);
+            << QSize(348, 197);
         QTest::newRow("given size, dpr 2")
             << QStringList {QStringLiteral("--in"),     stack,
                             QStringLiteral("--width"),  QStringLiteral("600"),

@@ -13,12 +13,15 @@ namespace attn {
 namespace {
 
 constexpr qreal kMargin = 12;
-constexpr qreal kGap = 6;
+constexpr qreal kGap = 4;
 constexpr qreal kFont = 12; ///< caption and labels, pixels
 constexpr qreal kLine = 17; ///< caption line height
-constexpr qreal kRowLabels = 64; ///< width of the "layer l" column
+constexpr qreal kRowLabels = 56; ///< width of the "layer l" column
 constexpr qreal kColumnLabels = 18; ///< height of the "head h" row
-constexpr qreal kBarGap = 18, kBarWidth = 14, kBarLabels = 52;
+/// The colourbar: a horizontal strip under the caption (always in view when the grid scrolls
+/// sideways), "weight" to its left, tick labels under it.
+constexpr qreal kBarTitle = 56, kBarLength = 240, kBarHeight = 12, kBarLabels = 16;
+constexpr qreal kBarBlock = 6 + kBarHeight + kBarLabels + 6;
 
 } // namespace
 
@@ -118,7 +121,7 @@ QStringList ModelRenderer::captionLines() const
         ? QStringLiteral("%1 layers \u00d7 %2 heads").arg(s.layers).arg(s.heads)
         : QStringLiteral("layer %1 of %2, %3 heads").arg(firstLayer()).arg(s.layers).arg(s.heads);
     const ColorNorm c = norm();
-    lines << QStringLiteral("%1, %2; one colour scale for every map: %3, linear [%4, %5]")
+    lines << QStringLiteral("%1, %2; one colour scale: %3, linear [%4, %5]")
                  .arg(rows, n, Colormap(m_options.colormap).name(), figure::formatTick(c.vmin),
                       figure::formatTick(c.vmax));
     lines += m_notes;
@@ -131,10 +134,10 @@ QSize ModelRenderer::naturalSize() const
         return {480, 200};
     const qreal t = std::max(8, m_options.thumbnail);
     const int columns = int(m_stack->heads), rows = layerCount();
-    const qreal width = 2 * kMargin + kRowLabels + columns * t + (columns - 1) * kGap + kBarGap
-        + kBarWidth + kBarLabels;
-    const qreal height = 2 * kMargin + kLine * captionLines().size() + 6 + kColumnLabels + rows * t
-        + (rows - 1) * kGap;
+    const qreal width = std::max(2 * kMargin + kRowLabels + columns * t + (columns - 1) * kGap,
+                                 2 * kMargin + kBarTitle + kBarLength + 24);
+    const qreal height = 2 * kMargin + kLine * captionLines().size() + kBarBlock + kColumnLabels
+        + rows * t + (rows - 1) * kGap;
     return QSizeF(width, height).toSize();
 }
 
@@ -150,9 +153,11 @@ ModelViewLayout ModelRenderer::layout(const QRectF &bounds) const
     const qreal captionHeight = kLine * captionLines().size();
     lay.caption = QRectF(bounds.left() + kMargin, bounds.top() + kMargin,
                          bounds.width() - 2 * kMargin, captionHeight);
-    const qreal top = lay.caption.bottom() + 6 + kColumnLabels;
+    lay.colorbar
+        = QRectF(lay.caption.left() + kBarTitle, lay.caption.bottom() + 6, kBarLength, kBarHeight);
+    const qreal top = lay.caption.bottom() + kBarBlock + kColumnLabels;
     const qreal left = bounds.left() + kMargin + kRowLabels;
-    const qreal width = bounds.right() - kMargin - kBarGap - kBarWidth - kBarLabels - left;
+    const qreal width = bounds.right() - kMargin - left;
     const qreal height = bounds.bottom() - kMargin - top;
     const qreal byWidth = (width - (lay.headCount - 1) * kGap) / lay.headCount;
     const qreal byHeight = (height - (lay.layerCount - 1) * kGap) / lay.layerCount;
@@ -161,8 +166,6 @@ ModelViewLayout ModelRenderer::layout(const QRectF &bounds) const
         = std::floor(std::min({byWidth, byHeight, qreal(std::max(8, m_options.thumbnail))}));
     lay.grid = QRectF(left, top, lay.headCount * lay.thumbnail + (lay.headCount - 1) * kGap,
                       lay.layerCount * lay.thumbnail + (lay.layerCount - 1) * kGap);
-    const qreal barHeight = std::clamp(lay.grid.height(), qreal(80), qreal(320));
-    lay.colorbar = QRectF(lay.grid.right() + kBarGap, top, kBarWidth, barHeight);
     return lay;
 }
 
@@ -252,19 +255,19 @@ void ModelRenderer::paint(QPainter *painter, const QRectF &bounds, bool /*vector
     // The colourbar: the whole map low (bottom) → high (top) with ticks of the shared scale.
     const Colormap map(m_options.colormap);
     const ColorNorm c = norm();
-    painter->drawImage(lay.colorbar, map.strip(256, Qt::Vertical));
+    painter->drawImage(lay.colorbar, map.strip(256, Qt::Horizontal));
     painter->setPen(QPen(text, 0));
     painter->drawRect(lay.colorbar);
     for (const double v : figure::linearTicks(c.vmin, c.vmax, 5)) {
         const qreal t = std::clamp(c(v), 0.0, 1.0);
-        const qreal y = lay.colorbar.bottom() - t * lay.colorbar.height();
-        painter->drawLine(QPointF(lay.colorbar.right(), y), QPointF(lay.colorbar.right() + 4, y));
-        painter->drawText(QRectF(lay.colorbar.right() + 6, y - kLine / 2, kBarLabels - 6, kLine),
-                          Qt::AlignLeft | Qt::AlignVCenter, figure::formatTick(v));
+        const qreal x = lay.colorbar.left() + t * lay.colorbar.width();
+        painter->drawLine(QPointF(x, lay.colorbar.bottom()), QPointF(x, lay.colorbar.bottom() + 3));
+        painter->drawText(QRectF(x - 30, lay.colorbar.bottom() + 2, 60, kBarLabels),
+                          Qt::AlignHCenter | Qt::AlignTop, figure::formatTick(v));
     }
-    painter->drawText(QRectF(lay.colorbar.left() - 4, lay.colorbar.top() - kColumnLabels,
-                             kBarWidth + kBarLabels, kColumnLabels - 2),
-                      Qt::AlignLeft | Qt::AlignBottom, QStringLiteral("weight"));
+    painter->drawText(
+        QRectF(lay.caption.left(), lay.colorbar.top() - 3, kBarTitle - 6, kBarHeight + 6),
+        Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("weight"));
     painter->restore();
 }
 

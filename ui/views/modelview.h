@@ -22,7 +22,7 @@ class ModelView : public QScrollArea
 {
     Q_OBJECT
 public:
-    static constexpr int kMinimumThumbnail = 40; ///< pixels; smaller grids scroll
+    static constexpr int kMinimumThumbnail = 28; ///< pixels; smaller grids scroll
     static constexpr int kMaximumThumbnail = 128; ///< pixels; a larger tab leaves room around
 
     explicit ModelView(QWidget *parent = nullptr);

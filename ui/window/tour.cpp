@@ -10,6 +10,7 @@
 #include <QFrame>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLayout>
 #include <QPainter>
 #include <QPushButton>
 #include <QSettings>
@@ -66,9 +67,10 @@ Tour::Tour(MainWindow *window)
          {},
          {}},
         {tr("Turn the scale off"),
-         tr("\u201cScale by 1/\u221ad_k\u201d divides the scores QK\u1d40 by \u221ad_k. Untick it "
-            "(\u03b1 = 0): unscaled scores grow with d_k and the softmax saturates, so most rows "
-            "put nearly all their weight on one key."),
+         tr("\u201cScale by 1/\u221ad_k\u201d divides the scores QK\u1d40 by \u221ad_k. With it "
+            "off (\u03b1 = 0, as on a first start) the scores grow with d_k and the softmax "
+            "saturates: most rows put nearly all their weight on one key. Tick it to compare, "
+            "then untick it again."),
          QStringLiteral("sqrtCheck"), tr("Untick it"),
          [find] {
              if (auto *c = qobject_cast<QCheckBox *>(find("sqrtCheck")))
@@ -124,9 +126,11 @@ Tour::Tour(MainWindow *window)
     m_callout->setObjectName(QStringLiteral("tourCallout"));
     m_callout->setFrameShape(QFrame::StyledPanel);
     m_callout->setAutoFillBackground(true);
+    // Opaque, light and bordered in the outline's orange, whatever the style.
     m_callout->setStyleSheet(QStringLiteral(
-        "QFrame#tourCallout { background: palette(tool-tip-base); border: 2px solid #ff8c00; "
-        "border-radius: 6px; } QFrame#tourCallout QLabel { color: palette(tool-tip-text); }"));
+        "QFrame#tourCallout { background: #fff8e7; border: 2px solid #ff8c00; "
+        "border-radius: 6px; } QFrame#tourCallout QLabel { color: #202020; background: "
+        "transparent; border: none; }"));
     m_callout->setFixedWidth(kCalloutWidth);
     auto *layout = new QVBoxLayout(m_callout);
     m_title = new QLabel(m_callout);
@@ -144,16 +148,19 @@ Tour::Tour(MainWindow *window)
     m_text->setObjectName(QStringLiteral("tourText"));
     m_text->setWordWrap(true);
     layout->addWidget(m_text);
-    auto *buttons = new QHBoxLayout;
     m_showMe = new QPushButton(m_callout);
     m_showMe->setObjectName(QStringLiteral("tourShowMe"));
+    auto *showMeRow = new QHBoxLayout;
+    showMeRow->addWidget(m_showMe);
+    showMeRow->addStretch(1);
+    layout->addLayout(showMeRow);
+    auto *buttons = new QHBoxLayout;
     m_skip = new QPushButton(tr("Skip"), m_callout);
     m_skip->setObjectName(QStringLiteral("tourSkip"));
     m_back = new QPushButton(tr("Back"), m_callout);
     m_back->setObjectName(QStringLiteral("tourBack"));
     m_next = new QPushButton(tr("Next"), m_callout);
     m_next->setObjectName(QStringLiteral("tourNext"));
-    buttons->addWidget(m_showMe);
     buttons->addStretch(1);
     buttons->addWidget(m_skip);
     buttons->addWidget(m_back);
@@ -256,7 +263,12 @@ void Tour::place()
     if (m_step < 0)
         return;
     const QRect area = m_window->rect();
-    const QSize size = m_callout->sizeHint().expandedTo(QSize(kCalloutWidth, 0));
+    // The wrapped text's height at the callout's width.
+    QLayout *layout = m_callout->layout();
+    layout->activate();
+    const int height = layout->hasHeightForWidth() ? layout->totalHeightForWidth(kCalloutWidth)
+                                                   : m_callout->sizeHint().height();
+    const QSize size(kCalloutWidth, height);
     QWidget *target = currentTarget();
     QPoint at;
     if (target && target->isVisible()) {
@@ -264,10 +276,10 @@ void Tour::place()
         m_highlight->setGeometry(r.adjusted(-4, -4, 4, 4));
         m_highlight->show();
         m_highlight->raise();
-        // Inside a large target (the heatmaps) at its top right; beside a small one where there
+        // Inside a large target (the heatmaps) at its bottom right; beside a small one where there
         // is room (right, then left), else below or above it.
-        if (r.width() > area.width() / 2)
-            at = QPoint(r.right() - size.width() - 16, r.top() + 16);
+        if (r.width() > area.width() / 3)
+            at = QPoint(r.right() - size.width() - 16, r.bottom() - size.height() - 40);
         else if (r.right() + 12 + size.width() <= area.right())
             at = QPoint(r.right() + 12, r.top());
         else if (r.left() - 12 - size.width() >= 0)
