@@ -3,6 +3,7 @@
 #include "ui/window/mainwindow.h"
 #include "ui/window/sessioncontroller.h"
 #include "ui/window/tensorcontroller.h"
+#include "ui/window/tour.h"
 
 #include <QApplication>
 #include <QSettings>
@@ -23,6 +24,15 @@ int runGui(const QString &sessionFile, const QString &tensorFile)
             window.showFirstLesson();
     }
     window.show();
+    {
+        // The guided tour, once: on a first start without a file given on the command line.
+        QSettings settings;
+        if (Tour::shouldStartAutomatically(settings,
+                                           !sessionFile.isEmpty() || !tensorFile.isEmpty())) {
+            settings.setValue(QLatin1String(Tour::shownKey), true);
+            QTimer::singleShot(500, &window, [&window] { window.tour()->start(); });
+        }
+    }
     if (!sessionFile.isEmpty()) {
         // After the window is up, so the message has a parent on screen.
         QTimer::singleShot(0, &window, [&window, sessionFile] { window.openSession(sessionFile); });

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -442,9 +443,14 @@ struct HeaderInfo
     std::uint64_t count = 1;
     std::uint64_t dataOffset = 0;
     std::uint64_t dataBytes = 0;
+    int unicodeChars = 0; ///< > 0: a unicode string dtype ('<U…') of that many UTF-32 units
 };
 
-void parseDescr(const std::string &descr, HeaderInfo &info, const std::string &name)
+/// Longest unicode item accepted (UTF-32 code units per item of a '<U…' dtype).
+constexpr int kMaxUnicodeChars = 4096;
+
+void parseDescr(const std::string &descr, HeaderInfo &info, const std::string &name,
+                bool allowUnicode = false)
 {
     std::string_view d = descr;
     char order = '=';
@@ -458,6 +464,25 @@ void parseDescr(const std::string &descr, HeaderInfo &info, const std::string &n
         fail(name,
              "object arrays (dtype " + shown
                  + ") are refused: they hold pickled Python objects, which are never interpreted");
+    if (kind == 'U' && allowUnicode) {
+        // NumPy's str arrays: '<U5' is 5 UTF-32 code units per item, little-endian ('>' big).
+        const std::string_view digits = d.substr(1);
+        int chars = 0;
+        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), chars);
+        if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || chars < 1
+            || chars > kMaxUnicodeChars)
+            fail(name,
+                 "string dtype " + shown + ": expected '<U' and 1 to "
+                     + std::to_string(kMaxUnicodeChars) + " characters per item");
+        if (order == '|')
+            fail(name, "dtype " + shown + " has no byte order ('|') but needs one");
+        const bool fileBig
+            = order == '>' || (order == '=' && std::endian::native == std::endian::big);
+        info.unicodeChars = chars;
+        info.itemSize = 4 * chars;
+        info.swap = fileBig != (std::endian::native == std::endian::big);
+        return;
+    }
     if (kind == 'U' || kind == 'S' || kind == 'a')
         fail(name, "string dtype " + shown + " is not supported (numeric arrays only)");
     if (kind == 'V')
@@ -495,7 +520,7 @@ void parseDescr(const std::string &descr, HeaderInfo &info, const std::string &n
 
 /// Parses the header text and checks every size against the file of `totalSize` bytes.
 HeaderInfo parseHeader(const Preamble &p, std::string_view text, std::uint64_t totalSize,
-                       const std::string &name)
+                       const std::string &name, bool allowUnicode = false)
 {
     LiteralParser parser(text, name, p.major <= 2);
     const PyValue dict = parser.parseAll();
@@ -532,7 +557,7 @@ HeaderInfo parseHeader(const Preamble &p, std::string_view text, std::uint64_t t
         fail(name, "structured dtypes (a list of fields as 'descr') are not supported");
     if (descr->kind != PyValue::Kind::Str)
         fail(name, "bad .npy header: 'descr' is not a dtype string");
-    parseDescr(descr->str, info, name);
+    parseDescr(descr->str, info, name, allowUnicode);
 
     if (fortran->kind != PyValue::Kind::Bool)
         fail(name, "bad .npy header: 'fortran_order' is not True or False");
@@ -653,6 +678,88 @@ NpyArray decode(const HeaderInfo &info, const std::uint8_t *data, const std::str
     return a;
 }
 
+/// Code points of UTF-8 `s`; nullopt for malformed UTF-8 (overlong forms, surrogates, > U+10FFFF).
+std::optional<std::vector<char32_t>> decodeUtf8(std::string_view s)
+{
+    std::vector<char32_t> out;
+    for (std::size_t i = 0; i < s.size();) {
+        const auto b0 = std::uint8_t(s[i]);
+        const int extra = b0 < 0x80 ? 0
+            : (b0 >> 5) == 0x6      ? 1
+            : (b0 >> 4) == 0xe      ? 2
+            : (b0 >> 3) == 0x1e     ? 3
+                                    : -1;
+        if (extra < 0 || i + std::size_t(extra) >= s.size())
+            return std::nullopt;
+        char32_t c = extra == 0 ? b0 : char32_t(b0 & (0x3f >> extra));
+        for (int k = 1; k <= extra; ++k) {
+            const auto b = std::uint8_t(s[i + std::size_t(k)]);
+            if ((b >> 6) != 0x2)
+                return std::nullopt;
+            c = (c << 6) | (b & 0x3f);
+        }
+        static constexpr char32_t minimum[] = {0, 0x80, 0x800, 0x10000};
+        if (c < minimum[extra] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+            return std::nullopt;
+        out.push_back(c);
+        i += std::size_t(extra) + 1;
+    }
+    return out;
+}
+
+/// Appends code point `c` (≤ U+10FFFF, no surrogate) to `out` as UTF-8.
+void appendUtf8(std::string &out, char32_t c)
+{
+    if (c < 0x80) {
+        out += char(c);
+    } else if (c < 0x800) {
+        out += char(0xc0 | (c >> 6));
+        out += char(0x80 | (c & 0x3f));
+    } else if (c < 0x10000) {
+        out += char(0xe0 | (c >> 12));
+        out += char(0x80 | ((c >> 6) & 0x3f));
+        out += char(0x80 | (c & 0x3f));
+    } else {
+        out += char(0xf0 | (c >> 18));
+        out += char(0x80 | ((c >> 12) & 0x3f));
+        out += char(0x80 | ((c >> 6) & 0x3f));
+        out += char(0x80 | (c & 0x3f));
+    }
+}
+
+/// The items of a unicode string array (info.unicodeChars > 0) as UTF-8, trailing NULs dropped
+/// (as NumPy drops them). Code points beyond U+10FFFF or surrogates are refused, naming the item.
+NpyStrings decodeStrings(const HeaderInfo &info, const std::uint8_t *data, const std::string &name)
+{
+    if (info.fortran && info.shape.size() > 1)
+        fail(name, "string arrays of more than one axis must be in C order");
+    NpyStrings a;
+    a.shape = info.shape;
+    a.values.reserve(std::size_t(info.count));
+    for (std::uint64_t i = 0; i < info.count; ++i) {
+        const std::uint8_t *item = data + i * std::uint64_t(info.itemSize);
+        int length = info.unicodeChars;
+        auto unit = [&](int k) {
+            std::uint32_t c;
+            std::memcpy(&c, item + 4 * k, 4);
+            return info.swap ? byteSwap32(c) : c;
+        };
+        while (length > 0 && unit(length - 1) == 0)
+            --length;
+        std::string text;
+        for (int k = 0; k < length; ++k) {
+            const std::uint32_t c = unit(k);
+            if (c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+                fail(name,
+                     "string " + std::to_string(i) + " holds " + std::to_string(c)
+                         + ", not a Unicode code point");
+            appendUtf8(text, char32_t(c));
+        }
+        a.values.push_back(std::move(text));
+    }
+    return a;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Writing
 
@@ -701,27 +808,16 @@ template<typename I> void storeLe(std::uint8_t *p, I v)
     }
 }
 
-std::vector<std::uint8_t> serialize(const NpyArray &a, const std::string &name)
+/// Magic, version, header (exactly as numpy.lib.format._write_array_header writes it in NumPy
+/// 1.24) and room for `dataBytes` of data after it.
+std::vector<std::uint8_t> npyPreamble(const std::string &descr,
+                                      const std::vector<std::int64_t> &shape, std::size_t dataBytes,
+                                      const std::string &name)
 {
-    for (std::int64_t dim : a.shape) {
-        if (dim < 0)
-            fail(name, "cannot write shape " + shapeToString(a.shape) + ": negative dimension");
-    }
-    // The reader's rule (checkedElementCount): what is written can be read back.
-    const auto checked = checkedElementCount(a.shape, itemSizeOf(a.type));
-    if (!checked)
-        fail(name, "cannot write: " + tooBigMessage(shapeToString(a.shape), itemSizeOf(a.type)));
-    const std::uint64_t count = *checked;
-    if (count != a.values.size())
-        fail(name,
-             "cannot write shape " + shapeToString(a.shape) + ": it has " + std::to_string(count)
-                 + " elements but " + std::to_string(a.values.size()) + " values are given");
-
-    // Header exactly as numpy.lib.format._write_array_header writes it (NumPy 1.24).
-    std::string header = std::string("{'descr': '") + descrOf(a.type)
-        + "', 'fortran_order': False, 'shape': " + shapeToString(a.shape) + ", }";
-    if (!a.shape.empty()) {
-        const std::size_t digits = std::to_string(a.shape.front()).size();
+    std::string header = "{'descr': '" + descr
+        + "', 'fortran_order': False, 'shape': " + shapeToString(shape) + ", }";
+    if (!shape.empty()) {
+        const std::size_t digits = std::to_string(shape.front()).size();
         header.append(digits < 21 ? 21 - digits : 0, ' '); // GROWTH_AXIS_MAX_DIGITS
     }
     const std::size_t hlen = header.size() + 1;
@@ -738,8 +834,7 @@ std::vector<std::uint8_t> serialize(const NpyArray &a, const std::string &name)
     header.append(padlen, ' ');
     header += '\n';
 
-    const int itemSize = itemSizeOf(a.type);
-    std::vector<std::uint8_t> out(prefix + header.size() + count * std::size_t(itemSize));
+    std::vector<std::uint8_t> out(prefix + header.size() + dataBytes);
     std::memcpy(out.data(), kMagic, 6);
     out[6] = std::uint8_t(major);
     out[7] = 0;
@@ -748,8 +843,70 @@ std::vector<std::uint8_t> serialize(const NpyArray &a, const std::string &name)
     else
         storeLe(out.data() + 8, std::uint32_t(header.size()));
     std::memcpy(out.data() + prefix, header.data(), header.size());
+    return out;
+}
 
-    std::uint8_t *p = out.data() + prefix + header.size();
+/// A unicode string array as .npy: '<U{k}' with k the longest item's code points (at least 1),
+/// each item UTF-32LE padded with NULs, as np.save writes np.array(list_of_str).
+std::vector<std::uint8_t> serializeStrings(const NpyStrings &a, const std::string &name)
+{
+    std::int64_t count = 1;
+    for (std::int64_t dim : a.shape) {
+        if (dim < 0 || (dim > 0 && count > (std::int64_t(1) << 40) / dim))
+            fail(name, "cannot write string array of shape " + shapeToString(a.shape));
+        count *= dim;
+    }
+    if (std::uint64_t(count) != a.values.size())
+        fail(name,
+             "cannot write string array of shape " + shapeToString(a.shape) + ": "
+                 + std::to_string(a.values.size()) + " strings are given");
+    std::vector<std::vector<char32_t>> items;
+    std::size_t chars = 1;
+    for (std::size_t i = 0; i < a.values.size(); ++i) {
+        auto points = decodeUtf8(a.values[i]);
+        if (!points)
+            fail(name, "cannot write string " + std::to_string(i) + ": not UTF-8");
+        while (!points->empty() && points->back() == 0)
+            points->pop_back(); // NumPy drops trailing NULs too
+        chars = std::max(chars, points->size());
+        items.push_back(std::move(*points));
+    }
+    if (chars > std::size_t(kMaxUnicodeChars))
+        fail(name,
+             "cannot write a string of more than " + std::to_string(kMaxUnicodeChars)
+                 + " characters");
+    const std::size_t itemSize = 4 * chars;
+    std::vector<std::uint8_t> out
+        = npyPreamble("<U" + std::to_string(chars), a.shape, items.size() * itemSize, name);
+    std::uint8_t *p = out.data() + (out.size() - items.size() * itemSize);
+    for (const auto &item : items) {
+        for (std::size_t k = 0; k < item.size(); ++k)
+            storeLe(p + 4 * k, std::uint32_t(item[k]));
+        p += itemSize;
+    }
+    return out;
+}
+
+std::vector<std::uint8_t> serialize(const NpyArray &a, const std::string &name)
+{
+    for (std::int64_t dim : a.shape) {
+        if (dim < 0)
+            fail(name, "cannot write shape " + shapeToString(a.shape) + ": negative dimension");
+    }
+    // The reader's rule (checkedElementCount): what is written can be read back.
+    const auto checked = checkedElementCount(a.shape, itemSizeOf(a.type));
+    if (!checked)
+        fail(name, "cannot write: " + tooBigMessage(shapeToString(a.shape), itemSizeOf(a.type)));
+    const std::uint64_t count = *checked;
+    if (count != a.values.size())
+        fail(name,
+             "cannot write shape " + shapeToString(a.shape) + ": it has " + std::to_string(count)
+                 + " elements but " + std::to_string(a.values.size()) + " values are given");
+
+    const int itemSize = itemSizeOf(a.type);
+    std::vector<std::uint8_t> out
+        = npyPreamble(descrOf(a.type), a.shape, count * std::size_t(itemSize), name);
+    std::uint8_t *p = out.data() + (out.size() - count * std::size_t(itemSize));
     auto integral = [&](std::size_t i, double lo, double hiExclusive) {
         const double v = a.values[i];
         if (!(v >= lo && v < hiExclusive) || v != std::trunc(v)) {
@@ -861,7 +1018,8 @@ constexpr std::uint64_t kMaxNpzSlack = std::uint64_t(1) << 20;
 
 /// Size (header + data) an .npy image declares, once `data` holds its whole header; nullopt
 /// while incomplete or malformed (parseNpy then reports the problem on the complete data).
-std::optional<std::uint64_t> declaredNpyBytes(const std::uint8_t *data, std::size_t size)
+std::optional<std::uint64_t> declaredNpyBytes(const std::uint8_t *data, std::size_t size,
+                                              bool allowUnicode)
 {
     const std::uint64_t unknown = std::numeric_limits<std::uint64_t>::max();
     try {
@@ -872,7 +1030,7 @@ std::optional<std::uint64_t> declaredNpyBytes(const std::uint8_t *data, std::siz
             return std::nullopt;
         const std::string_view text(reinterpret_cast<const char *>(data + p.prefixBytes),
                                     std::size_t(p.headerBytes));
-        const HeaderInfo info = parseHeader(p, text, unknown, std::string());
+        const HeaderInfo info = parseHeader(p, text, unknown, std::string(), allowUnicode);
         return info.dataOffset + info.dataBytes;
     } catch (const NpyError &) {
         return std::nullopt;
@@ -953,7 +1111,7 @@ public:
 
     /// The .npy header of a member, decompressing only as many bytes as the header needs (at
     /// most kMaxNpzSlack: longer headers are refused). Throws NpyError naming the member.
-    HeaderInfo readHeader(const Entry &e) const
+    HeaderInfo readHeader(const Entry &e, bool allowUnicode = false) const
     {
         const std::string name = m_path + ": member " + quoted(e.name);
         zip_stat_t st;
@@ -994,10 +1152,32 @@ public:
         }
         const std::string_view text(reinterpret_cast<const char *>(buf.data() + p.prefixBytes),
                                     std::size_t(p.headerBytes));
-        return parseHeader(p, text, total, name);
+        return parseHeader(p, text, total, name, allowUnicode);
     }
 
     NpyArray read(const Entry &e) const
+    {
+        const std::string name = m_path + ": member " + quoted(e.name);
+        const std::vector<std::uint8_t> buf = readBytes(e, false);
+        return parseNpy(buf.data(), buf.size(), name);
+    }
+
+    /// A member holding a unicode string array ('<U…').
+    NpyStrings readStrings(const Entry &e) const
+    {
+        const std::string name = m_path + ": member " + quoted(e.name);
+        const std::vector<std::uint8_t> buf = readBytes(e, true);
+        const Preamble p = parsePreamble(buf.data(), buf.size(), buf.size(), name);
+        const std::string_view text(reinterpret_cast<const char *>(buf.data() + p.prefixBytes),
+                                    std::size_t(p.headerBytes));
+        const HeaderInfo info = parseHeader(p, text, buf.size(), name, true);
+        if (info.unicodeChars == 0)
+            fail(name, "not a string array");
+        return decodeStrings(info, buf.data() + info.dataOffset, name);
+    }
+
+    /// The member's decompressed bytes.
+    std::vector<std::uint8_t> readBytes(const Entry &e, bool allowUnicode) const
     {
         const std::string name = m_path + ": member " + quoted(e.name);
         // The member's sizes are claims: the uncompressed size in the zip directory is checked
@@ -1029,7 +1209,7 @@ public:
             if (got == 0)
                 break;
             if (!limitFromHeader) {
-                if (const auto declared = declaredNpyBytes(buf.data(), buf.size())) {
+                if (const auto declared = declaredNpyBytes(buf.data(), buf.size(), allowUnicode)) {
                     limit = std::min(cap, *declared + kMaxNpzSlack);
                     limitFromHeader = true;
                 }
@@ -1041,7 +1221,7 @@ public:
                                      : "member is larger than the limit of " + std::to_string(limit)
                              + " bytes");
         }
-        return parseNpy(buf.data(), buf.size(), name);
+        return buf;
     }
 
     [[noreturn]] void missing(const std::string &wanted) const
@@ -1062,9 +1242,9 @@ private:
 
 std::vector<std::uint8_t> buildZip(const std::string &path,
                                    const std::vector<std::pair<std::string, NpyArray>> &members,
-                                   bool compress)
+                                   bool compress, const NpzStrings &strings)
 {
-    if (members.empty()) {
+    if (members.empty() && strings.empty()) {
         // libzip removes archives without entries; NumPy writes (and reads) the bare end of
         // central directory record for np.savez() without arrays.
         std::vector<std::uint8_t> eocd(22, 0);
@@ -1072,16 +1252,21 @@ std::vector<std::uint8_t> buildZip(const std::string &path,
         return eocd;
     }
     std::vector<std::vector<std::uint8_t>> payloads;
-    payloads.reserve(members.size());
+    std::vector<std::string> names;
+    payloads.reserve(members.size() + strings.size());
     std::unordered_set<std::string> keys;
-    for (std::size_t i = 0; i < members.size(); ++i) {
-        const std::string &key = members[i].first;
+    auto addKey = [&](const std::string &key) {
         if (key.empty())
             fail(path, "cannot write an array with an empty name");
         if (!keys.insert(key).second)
             fail(path, "cannot write: duplicate array name " + quoted(key));
-        payloads.push_back(serialize(members[i].second, path + ": member " + quoted(key)));
-    }
+        names.push_back(key);
+        return path + ": member " + quoted(key);
+    };
+    for (const auto &[key, array] : members)
+        payloads.push_back(serialize(array, addKey(key)));
+    for (const auto &[key, array] : strings)
+        payloads.push_back(serializeStrings(array, addKey(key)));
 
     zip_error_t err;
     zip_error_init(&err);
@@ -1106,8 +1291,8 @@ std::vector<std::uint8_t> buildZip(const std::string &path,
         zip_source_free(mem);
         fail(path, why);
     };
-    for (std::size_t i = 0; i < members.size(); ++i) {
-        const std::string entry = members[i].first + ".npy"; // like np.savez: key + ".npy"
+    for (std::size_t i = 0; i < payloads.size(); ++i) {
+        const std::string entry = names[i] + ".npy"; // like np.savez: key + ".npy"
         zip_source_t *src = zip_source_buffer(za, payloads[i].data(), payloads[i].size(), 0);
         if (!src)
             abort(std::string("cannot add ") + quoted(entry) + ": " + zip_strerror(za));
@@ -1358,31 +1543,33 @@ std::uint64_t NpyHeader::valueBytes() const
     return count * sizeof(double);
 }
 
-std::vector<std::pair<std::string, NpyHeader>> readNpzHeaders(const std::string &path)
+std::vector<std::pair<std::string, NpyHeader>> readNpzHeaders(const std::string &path,
+                                                              bool allowStrings)
 {
     ZipReader zip(path);
     std::vector<std::pair<std::string, NpyHeader>> out;
     out.reserve(zip.entries().size());
     for (const auto &e : zip.entries()) {
-        const HeaderInfo info = zip.readHeader(e);
-        out.emplace_back(
-            ZipReader::arrayName(e.name),
-            NpyHeader {info.type, info.shape, info.fortran, info.count, info.dataBytes});
+        const HeaderInfo info = zip.readHeader(e, allowStrings);
+        out.emplace_back(ZipReader::arrayName(e.name),
+                         NpyHeader {info.type, info.shape, info.fortran, info.count, info.dataBytes,
+                                    info.unicodeChars});
     }
     return out;
 }
 
-std::vector<std::pair<std::string, NpyArray>> readNpz(const std::string &path,
-                                                      std::uint64_t budgetBytes)
+std::vector<std::pair<std::string, NpyArray>>
+readNpz(const std::string &path, std::uint64_t budgetBytes, NpzStrings *strings)
 {
     ZipReader zip(path);
+    const bool allowStrings = strings != nullptr;
     if (budgetBytes != std::numeric_limits<std::uint64_t>::max()) {
         // Every header first: the declared sizes decide before anything is decompressed.
         std::uint64_t total = 0;
         std::string largest;
         std::uint64_t largestBytes = 0;
         for (const auto &e : zip.entries()) {
-            const HeaderInfo info = zip.readHeader(e);
+            const HeaderInfo info = zip.readHeader(e, allowStrings);
             const std::uint64_t bytes = info.count * sizeof(double) + info.dataBytes;
             total += bytes; // each ≤ 2·kMaxNpyBytes: no overflow below 2^31 members
             if (bytes >= largestBytes) {
@@ -1400,8 +1587,12 @@ std::vector<std::pair<std::string, NpyArray>> readNpz(const std::string &path,
     }
     std::vector<std::pair<std::string, NpyArray>> out;
     out.reserve(zip.entries().size());
-    for (const auto &e : zip.entries())
-        out.emplace_back(ZipReader::arrayName(e.name), zip.read(e));
+    for (const auto &e : zip.entries()) {
+        if (allowStrings && zip.readHeader(e, true).unicodeChars > 0)
+            strings->emplace_back(ZipReader::arrayName(e.name), zip.readStrings(e));
+        else
+            out.emplace_back(ZipReader::arrayName(e.name), zip.read(e));
+    }
     return out;
 }
 
@@ -1418,9 +1609,9 @@ NpyArray readNpzMember(const std::string &path, const std::string &name)
 }
 
 void writeNpz(const std::string &path, const std::vector<std::pair<std::string, NpyArray>> &members,
-              bool compress)
+              bool compress, const NpzStrings &strings)
 {
-    writeAtomically(path, buildZip(path, members, compress));
+    writeAtomically(path, buildZip(path, members, compress, strings));
 }
 
 const char *npyTypeName(NpyType t)

@@ -21,6 +21,12 @@
 // checked against the bytes present before anything is allocated; .npz members are decompressed in
 // chunks and abandoned once they exceed what their header describes (by 1 MiB) or their zip entry
 // claims more than the limit.
+//
+// Unicode string arrays ('<U{k}' / '>U{k}': k UTF-32 code units per item, what NumPy writes for
+// np.array(["the", "cat"]) or a list of str given to np.savez) are read only where a caller asks
+// for them (readNpz's `strings`, readNpzHeaders' `allowStrings`), as UTF-8 with trailing NULs
+// dropped (as NumPy drops them); 1 ≤ k ≤ 4096, code points beyond U+10FFFF or surrogates are
+// refused. Everywhere else they are refused like the other string dtypes.
 
 #include "core/types.h"
 
@@ -84,6 +90,15 @@ struct NpyArray
     static NpyArray scalarInt(std::int64_t v);
 };
 
+/// A unicode string array ('<U…'): its items as UTF-8, in C order.
+struct NpyStrings
+{
+    std::vector<std::int64_t> shape; ///< empty for 0-d
+    std::vector<std::string> values; ///< product(shape) strings
+};
+/// The string arrays of an .npz, by name (without ".npy"), in archive order.
+using NpzStrings = std::vector<std::pair<std::string, NpyStrings>>;
+
 /// Parses an in-memory .npy image of `size` bytes (never reads beyond); `name` starts every
 /// error message. Throws NpyError.
 NpyArray parseNpy(const std::uint8_t *data, std::size_t size, const std::string &name);
@@ -111,6 +126,8 @@ struct NpyHeader
     bool fortranOrder = false;
     std::uint64_t count = 0; ///< product of shape (checked as NumPy checks it)
     std::uint64_t dataBytes = 0; ///< count × item size, the bytes of data in the file
+    /// > 0 for a unicode string array: UTF-32 code units per item (`type` is then meaningless).
+    int stringChars = 0;
 
     /// Bytes of NpyArray::values once read: count × 8 (float64).
     std::uint64_t valueBytes() const;
@@ -118,24 +135,30 @@ struct NpyHeader
 
 /// The headers of every member of an .npz archive (names without ".npy"), in archive order,
 /// decompressing only the few bytes each header takes (at most 1 MiB each). Linear in the
-/// member count. Throws NpyError like readNpz (a malformed header, an ambiguous archive).
-std::vector<std::pair<std::string, NpyHeader>> readNpzHeaders(const std::string &path);
+/// member count. Throws NpyError like readNpz (a malformed header, an ambiguous archive); a
+/// unicode string member only without `allowStrings` (with it, its stringChars is set).
+std::vector<std::pair<std::string, NpyHeader>> readNpzHeaders(const std::string &path,
+                                                              bool allowStrings = false);
 /// Reads every member of an .npz archive (names without ".npy"), in archive order; opening is
 /// linear in the member count. Errors in a member start with "<path>: member '<name>.npy': ".
 /// When `budgetBytes` is given, the sizes the headers declare (data bytes as stored plus 8 bytes
 /// a value once read, summed over the members) must not exceed it; this is checked from the
-/// headers before any member's data is decompressed. Throws NpyError.
+/// headers before any member's data is decompressed. When `strings` is given, unicode string
+/// members go there (not into the result) instead of being refused. Throws NpyError.
 std::vector<std::pair<std::string, NpyArray>> readNpz(const std::string &path,
                                                       std::uint64_t budgetBytes
-                                                      = std::numeric_limits<std::uint64_t>::max());
+                                                      = std::numeric_limits<std::uint64_t>::max(),
+                                                      NpzStrings *strings = nullptr);
 /// Reads one member (name with or without ".npy"). A missing name throws NpyError listing the
 /// names that exist.
 NpyArray readNpzMember(const std::string &path, const std::string &name);
 /// Writes an .npz (deflate-compressed when `compress`, like np.savez_compressed; stored like
 /// np.savez otherwise) atomically: nothing is left at `path` when writing fails. Member names
 /// are the keys + ".npy" (as np.savez does); keys must be unique and non-empty. Entries carry
-/// the fixed timestamp 1980-01-01 00:00 so equal inputs give equal files. Throws NpyError.
+/// the fixed timestamp 1980-01-01 00:00 so equal inputs give equal files. `strings` are written
+/// after the numeric members as '<U{k}' arrays (k the longest item, at least 1; UTF-8 in, as
+/// np.savez writes a list of str). Throws NpyError (also for strings that are not UTF-8).
 void writeNpz(const std::string &path, const std::vector<std::pair<std::string, NpyArray>> &members,
-              bool compress = true);
+              bool compress = true, const NpzStrings &strings = {});
 
 } // namespace attn

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -555,6 +556,236 @@ std::string defaultWeightArray(const NamedArrays &arrays)
         }
     }
     return arrays.size() == 1 ? arrays.front().first : std::string();
+}
+
+std::string RowSumCheck::text() const
+{
+    auto g = [](double v) {
+        char buffer[32];
+        std::snprintf(buffer, sizeof buffer, "%.2g", v);
+        return std::string(buffer);
+    };
+    if (rows == 0)
+        return "no rows to check";
+    std::string where
+        = " at layer " + num(worstLayer) + ", head " + num(worstHead) + ", row " + num(worstRow);
+    if (ok())
+        return "all " + num(rows) + " rows sum to 1 within " + g(tolerance)
+            + " (worst |Σw − 1| = " + g(worstError) + ")";
+    std::string text;
+    if (badRows > 0)
+        text = num(badRows) + " of " + num(rows) + " rows do not sum to 1 within " + g(tolerance)
+            + " (worst |Σw − 1| = " + g(worstError) + where + ")";
+    if (negativeRows > 0)
+        text += (text.empty() ? "" : "; ") + num(negativeRows) + " rows hold negative weights";
+    return text;
+}
+
+double rowSumTolerance(NpyType type, Index keys)
+{
+    double t = 1e-6;
+    if (type == NpyType::Float32)
+        t += 4.0 * double(keys) * std::ldexp(1.0, -24);
+    return t;
+}
+
+RowSumCheck checkRowSums(const WeightStack &stack, double tolerance)
+{
+    RowSumCheck c;
+    c.tolerance = tolerance;
+    bool first = true;
+    for (Index l = 0; l < stack.layers; ++l) {
+        for (Index h = 0; h < stack.heads; ++h) {
+            const MatrixD &w = stack.at(l, h);
+            for (Index i = 0; i < w.rows(); ++i) {
+                ++c.rows;
+                const double error = std::abs(w.row(i).sum() - 1.0);
+                if (first || error > c.worstError) {
+                    c.worstError = error;
+                    c.worstLayer = l, c.worstHead = h, c.worstRow = i;
+                    first = false;
+                }
+                if (error > tolerance)
+                    ++c.badRows;
+                if ((w.row(i).array() < 0.0).any())
+                    ++c.negativeRows;
+            }
+        }
+    }
+    return c;
+}
+
+std::pair<double, double> finiteWeightRange(const WeightStack &stack)
+{
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (const MatrixD &w : stack.weights) {
+        for (Index k = 0; k < w.size(); ++k) {
+            const double v = w.data()[k];
+            if (std::isfinite(v)) {
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
+        }
+    }
+    return lo <= hi ? std::pair {lo, hi} : std::pair {0.0, 0.0};
+}
+
+namespace {
+
+/// Most matrices (layers · heads) a stack may hold.
+constexpr std::uint64_t kMaxStackMatrices = 4096;
+
+std::string shapeText(const std::vector<std::int64_t> &shape)
+{
+    NpyArray a;
+    a.shape = shape;
+    return a.shapeString();
+}
+
+} // namespace
+
+void checkAttentionStackHeaders(const std::vector<std::pair<std::string, NpyHeader>> &headers,
+                                std::uint64_t budgetBytes, const std::string &source)
+{
+    const NpyHeader *stack = nullptr;
+    for (const auto &[name, header] : headers) {
+        if (name == attentionStackArray)
+            stack = &header;
+        if (name == attentionTokensArray && (header.stringChars == 0 || header.shape.size() != 1))
+            throw InvalidArgument(std::string("array 'tokens' must be a 1-d array of strings "
+                                              "(numpy dtype '<U…'), got ")
+                                  + (header.stringChars > 0 ? "strings" : npyTypeName(header.type))
+                                  + " " + shapeText(header.shape));
+    }
+    if (!stack)
+        throw InvalidArgument(source + " has no array 'attentions'");
+    const std::string what = "array 'attentions' " + std::string(npyTypeName(stack->type)) + " "
+        + shapeText(stack->shape);
+    const std::size_t nd = stack->shape.size();
+    if (stack->stringChars > 0 || stack->type == NpyType::Bool)
+        throw InvalidArgument("array 'attentions' must hold numbers (attention weights)");
+    if (nd != 4 && nd != 5)
+        throw InvalidArgument(what
+                              + " is not a stack of attention weights: expected (layers, heads, "
+                                "n_q, n_k) or (layers, batch, heads, n_q, n_k)");
+    for (std::int64_t d : stack->shape) {
+        if (d <= 0)
+            throw InvalidArgument(what + " has an empty axis");
+    }
+    const std::uint64_t layers = std::uint64_t(stack->shape[0]);
+    const std::uint64_t heads = std::uint64_t(stack->shape[nd - 3]);
+    if (layers * heads > kMaxStackMatrices)
+        throw InvalidArgument(what + " holds " + std::to_string(layers * heads)
+                              + " matrices (layers × heads), more than the "
+                              + std::to_string(kMaxStackMatrices) + " the model view shows");
+    // Read: stored bytes + 8 per value; kept: one item's matrices as float64.
+    const std::uint64_t item = stack->count / (nd == 5 ? std::uint64_t(stack->shape[1]) : 1);
+    const std::uint64_t need = stack->dataBytes + stack->count * 8 + item * 8;
+    if (need > budgetBytes)
+        throw InvalidArgument(what + " needs " + std::to_string(need >> 20)
+                              + " MiB to read (as stored, as float64 and one item's matrices), "
+                                "over the budget of "
+                              + std::to_string(budgetBytes >> 20)
+                              + " MiB; nothing was decompressed");
+}
+
+Index attentionStackBatchSize(const NamedArrays &arrays)
+{
+    for (const auto &[name, a] : arrays) {
+        if (name == attentionStackArray && a.ndim() == 5)
+            return a.shape[1];
+    }
+    return 0;
+}
+
+AttentionStack attentionStackFromArrays(const NamedArrays &arrays, const NpzStrings &strings,
+                                        Index batch)
+{
+    const NpyArray *array = nullptr;
+    for (const auto &[name, a] : arrays) {
+        if (name == attentionStackArray)
+            array = &a;
+    }
+    if (!array)
+        throw InvalidArgument("no array 'attentions' (layers, heads, n_q, n_k)");
+    const int nd = array->ndim();
+    if (nd != 4 && nd != 5)
+        throw InvalidArgument("array 'attentions' " + describeArray(*array)
+                              + " is not a stack of attention weights: expected (layers, heads, "
+                                "n_q, n_k) or (layers, batch, heads, n_q, n_k)");
+    AttentionStack out;
+    out.batchCount = nd == 5 ? array->shape[1] : 0;
+    if (batch < 0 || batch >= std::max<Index>(out.batchCount, 1))
+        throw InvalidArgument("batch item " + num(batch) + " is out of range: "
+                              + (nd == 5
+                                     ? "the attentions hold B = " + num(out.batchCount)
+                                         + " items (0 … " + num(out.batchCount - 1) + ")"
+                                     : std::string("the attentions have no batch axis (item 0)")));
+    out.batch = batch;
+    NpyArray item;
+    if (nd == 5) {
+        // (L, B, H, n_q, n_k) → (L, H, n_q, n_k) of item `batch`.
+        const std::int64_t L = array->shape[0], B = array->shape[1];
+        const std::int64_t block = array->shape[2] * array->shape[3] * array->shape[4];
+        if (array->values.size() != std::size_t(array->size()))
+            throw InvalidArgument("array 'attentions': shape does not match its values");
+        item.type = array->type;
+        item.shape = {L, array->shape[2], array->shape[3], array->shape[4]};
+        item.values.resize(std::size_t(L * block));
+        for (std::int64_t l = 0; l < L; ++l)
+            std::copy_n(array->values.data() + std::size_t((l * B + batch) * block),
+                        std::size_t(block), item.values.data() + std::size_t(l * block));
+        array = &item;
+    }
+    out.weights = weightStackFromArray(*array, attentionStackArray);
+    const WeightStack &s = out.weights;
+    for (Index l = 0; l < s.layers; ++l) {
+        for (Index h = 0; h < s.heads; ++h) {
+            const MatrixD &w = s.at(l, h);
+            for (Index i = 0; i < w.rows(); ++i) {
+                for (Index j = 0; j < w.cols(); ++j) {
+                    const double v = w(i, j);
+                    if (!std::isfinite(v))
+                        throw InvalidArgument("array 'attentions' holds " + num(v) + " at layer "
+                                              + num(l) + ", head " + num(h) + ", query " + num(i)
+                                              + ", key " + num(j)
+                                              + ": attention weights must be finite");
+                }
+            }
+        }
+    }
+    out.rowSums = checkRowSums(s, rowSumTolerance(s.type, s.keys));
+    for (const auto &[name, t] : strings) {
+        if (name != attentionTokensArray)
+            continue;
+        if (t.shape.size() != 1)
+            throw InvalidArgument("array 'tokens' must be 1-d (one string per position), got "
+                                  "shape "
+                                  + shapeText(t.shape));
+        const Index expected = s.queries == s.keys ? s.queries : s.queries + s.keys;
+        if (Index(t.values.size()) != expected)
+            throw InvalidArgument(
+                "array 'tokens' holds " + num(Index(t.values.size())) + " strings but the "
+                + "attentions need " + num(expected)
+                + (s.queries == s.keys ? " (n = " + num(s.queries) + ", one per position)"
+                                       : " (n_q = " + num(s.queries)
+                           + " query tokens, then n_k = " + num(s.keys) + " key tokens)"));
+        out.tokens = t.values;
+    }
+    for (const auto &[name, a] : arrays) {
+        if (name == attentionTokensArray)
+            throw InvalidArgument("array 'tokens' must hold strings (numpy dtype '<U…'), got "
+                                  + describeArray(a));
+    }
+    return out;
+}
+
+AttentionStack loadAttentionStack(const std::string &path, Index batch, std::uint64_t budgetBytes)
+{
+    checkAttentionStackHeaders(readNpzHeaders(path, true), budgetBytes, path);
+    NpzStrings strings;
+    const NamedArrays arrays = readNpz(path, std::numeric_limits<std::uint64_t>::max(), &strings);
+    return attentionStackFromArrays(arrays, strings, batch);
 }
 
 template struct TensorCase<float>;

@@ -148,7 +148,80 @@ struct WeightStack
 WeightStack weightStackFromArray(const NpyArray &array, const std::string &what);
 
 /// Names tried, in order, for the weights of an .npz with several arrays.
-inline constexpr const char *weightArrayNames[] = {"weights", "attn_weights", "attention"};
+inline constexpr const char *weightArrayNames[]
+    = {"weights", "attn_weights", "attention", "attentions"};
+
+/// Rows of a weight stack checked against Σ_j w_ij = 1.
+struct RowSumCheck
+{
+    Index rows = 0; ///< layers · heads · n_q rows checked
+    Index badRows = 0; ///< rows with |Σ_j w_ij − 1| > tolerance
+    Index negativeRows = 0; ///< rows with a negative weight
+    double worstError = 0; ///< the largest |Σ_j w_ij − 1|
+    Index worstLayer = 0, worstHead = 0, worstRow = 0; ///< where worstError is
+    double tolerance = 0;
+    bool ok() const { return badRows == 0 && negativeRows == 0; }
+    /// "all 720 rows sum to 1 within 1e-06 (worst |Σw − 1| = 2.2e-16)" or how many do not,
+    /// with the worst one's layer, head and row.
+    std::string text() const;
+};
+
+/// The tolerance of a row sum for weights over `keys` keys stored as `type`: 1e-6, plus
+/// 4·n_k·2⁻²⁴ for float32 (the rounding of each weight and of the softmax's sum).
+double rowSumTolerance(NpyType type, Index keys);
+
+/// Every row of `stack` against Σ_j w_ij = 1 within `tolerance` (all values must be finite).
+RowSumCheck checkRowSums(const WeightStack &stack, double tolerance);
+
+/// The member of a model's attention stack (see attentionStackFromArrays).
+inline constexpr const char *attentionStackArray = "attentions";
+/// The member of its token strings.
+inline constexpr const char *attentionTokensArray = "tokens";
+
+/// A Hugging Face model's attention weights, as `outputs.attentions` (one (B, H, n_q, n_k) tensor
+/// per layer, `output_attentions=True`) stacked with numpy.stack, one batch item chosen.
+struct AttentionStack
+{
+    WeightStack weights; ///< layers × heads matrices n_q × n_k
+    std::vector<std::string> tokens; ///< n_q labels (n_q + n_k when n_q ≠ n_k), or none
+    Index batchCount = 0; ///< B of a 5-d array, 0 for a 4-d one
+    Index batch = 0; ///< the item taken (0 … B − 1)
+    RowSumCheck rowSums; ///< every row against Σ_j w_ij = 1
+};
+
+/// Smallest and largest finite weight of `stack` ({0, 0} when none is finite): the range of the
+/// model view's one colour scale.
+std::pair<double, double> finiteWeightRange(const WeightStack &stack);
+
+/// Largest stack read: 1 GiB of float64 weights (stored plus as read).
+inline constexpr std::uint64_t kDefaultStackBudgetBytes = std::uint64_t(1) << 30;
+
+/// Checks what the .npy headers of an attention stack's .npz declare, before any data is read:
+/// `attentions` present, 4-d (layers, heads, n_q, n_k) or 5-d (layers, B, heads, n_q, n_k),
+/// numeric, no empty axis, at most 4096 matrices (layers · heads); its weights (stored plus
+/// 8 bytes a value once read, and one item's layers · heads · n_q · n_k float64 matrices) within
+/// `budgetBytes`; `tokens`, when present, a 1-d unicode string array. Throws InvalidArgument
+/// naming `source`, the array, its declared shape and the limit.
+void checkAttentionStackHeaders(const std::vector<std::pair<std::string, NpyHeader>> &headers,
+                                std::uint64_t budgetBytes, const std::string &source);
+
+/// The attention stack in `arrays` (`attentions`) with its tokens (`tokens` in `strings`,
+/// optional), batch item `batch` of a 5-d array (0 without a batch axis). Refuses (InvalidArgument
+/// naming the array and the problem): another rank, bool weights, an empty axis, NaN/±Inf (the
+/// first one's layer, head, row and key named), `batch` outside [0, B − 1], tokens that are not a
+/// 1-d string array or whose count is not n_q (self-attention, n_q = n_k) or n_q + n_k (queries,
+/// then keys). Rows that do not sum to 1 are kept and counted in rowSums (tolerance
+/// rowSumTolerance), never hidden.
+AttentionStack attentionStackFromArrays(const NamedArrays &arrays, const NpzStrings &strings,
+                                        Index batch = 0);
+
+/// B of the `attentions` array: its axis 1 when 5-d, else 0 (also when absent).
+Index attentionStackBatchSize(const NamedArrays &arrays);
+
+/// Reads an attention stack .npz: headers first (checkAttentionStackHeaders with `budgetBytes`),
+/// then the arrays. Throws NpyError (file problems) or InvalidArgument.
+AttentionStack loadAttentionStack(const std::string &path, Index batch = 0,
+                                  std::uint64_t budgetBytes = kDefaultStackBudgetBytes);
 
 /// The member holding weights: the first of weightArrayNames present, else the only array of
 /// the file; empty when the choice is ambiguous (several arrays, none of those names) or the

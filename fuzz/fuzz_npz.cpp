@@ -1,6 +1,7 @@
 // libFuzzer target: the .npz reader (libzip underneath) on arbitrary bytes written to a file:
-// readNpzHeaders, readNpz with a 64 MiB budget, and readNpzMember of the first name. Inputs are
-// refused with NpyError or read; the members read must match the headers declared.
+// readNpzHeaders, readNpz with a 64 MiB budget, and readNpzMember of the first name; then both
+// again with unicode string members allowed. Inputs are refused with NpyError or read; the
+// members read must match the headers declared.
 
 #include "core/npy.h"
 
@@ -50,6 +51,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         }
         if (!arrays.empty())
             attn::readNpzMember(path, arrays.front().first);
+    } catch (const attn::NpyError &) { }
+    try {
+        // The unicode string members too (an attention stack's tokens), as File > Open Tensors
+        // reads an archive holding 'attentions'.
+        attn::readNpzHeaders(path, true);
+        attn::NpzStrings strings;
+        attn::readNpz(path, std::uint64_t(64) << 20, &strings);
     } catch (const attn::NpyError &) { }
     std::remove(path.c_str());
     return 0;

@@ -10,11 +10,13 @@
 #include "ui/export/dataexport.h"
 #include "ui/render/comparerenderer.h"
 #include "ui/render/heatmaprenderer.h"
+#include "ui/render/modelrenderer.h"
 #include "ui/render/stepsrenderer.h"
 #include "ui/session/pooledsession.h"
 #include "ui/session/resultview.h"
 #include "ui/session/sessioncompute.h"
 #include "ui/session/sessionparameters.h"
+#include "ui/session/tensorsource.h"
 #include "ui/session/tokenizer.h"
 
 #include <QDir>
@@ -374,7 +376,9 @@ int runHeatmap(const QStringList &arguments)
         {QStringLiteral("dtype"), QStringLiteral("float32 or float64."), QStringLiteral("dtype"),
          QStringLiteral("float64")},
         {QStringLiteral("view"),
-         QStringLiteral("grid (every head and the mean), head (one), steps (one head's raw "
+         QStringLiteral("grid (every head and the mean), head (one), model (with --in: every "
+                        "layer and head of a stack of weights as thumbnails on one colour scale), "
+                        "steps (one head's raw "
                         "scores, scaled and masked scores and weights side by side) or compare "
                         "(the window's A/B view: A, a configuration B set by --compare, B - A "
                         "and a table of metric deltas)."),
@@ -453,6 +457,20 @@ int runHeatmap(const QStringList &arguments)
                         "head-0.<format> ... head-<h-1>.<format>, and head-mean.<format> when "
                         "h > 1; the format is --format (default png)."),
          QStringLiteral("dir")},
+        {QStringLiteral("in"),
+         QStringLiteral("Show the tensors of this .npz or .npy, as File > Open Tensors reads them: "
+                        "query/key/value (+ PyTorch-named parameters) or attention weights, e.g. "
+                        "'attentions' (layers, heads, n_q, n_k) with 'tokens' (strings) as saved "
+                        "from a model's output_attentions. The file fixes n, n_k, d_model and h."),
+         QStringLiteral("file")},
+        {QStringLiteral("layer"),
+         QStringLiteral("With weights of several layers: the layer whose heads are drawn (0 = "
+                        "first); with --view model, only that layer's row."),
+         QStringLiteral("l")},
+        {QStringLiteral("batch"),
+         QStringLiteral("With --in: the batch item (0 ... B-1) of inputs shaped (B, n, E) or of "
+                        "attentions shaped (layers, B, heads, n_q, n_k)."),
+         QStringLiteral("i"), QStringLiteral("0")},
         {QStringLiteral("session"),
          QStringLiteral("Take the parameters, tokens, tensors and heatmap view (head, colormap, "
                         "scale, range, pooling) from a saved session (.attnlab.json); options "
@@ -544,7 +562,7 @@ int runHeatmap(const QStringList &arguments)
                         {QStringLiteral("numpy"), QStringLiteral("torch")}, &error)
         || !checkChoice(parser, QStringLiteral("view"),
                         {QStringLiteral("grid"), QStringLiteral("head"), QStringLiteral("steps"),
-                         QStringLiteral("compare")},
+                         QStringLiteral("compare"), QStringLiteral("model")},
                         &error)
         || !checkChoice(parser, QStringLiteral("scale"),
                         {QStringLiteral("linear"), QStringLiteral("log")}, &error)
@@ -624,7 +642,45 @@ int runHeatmap(const QStringList &arguments)
     p.temperature = *temperature;
     if (!sessionTokens.isEmpty())
         p.tokens = sessionTokens;
+    if (parser.isSet(QStringLiteral("in"))) {
+        // --in FILE: the tensors File > Open Tensors shows; they fix n, n_k, d_model and h.
+        if (parser.isSet(QStringLiteral("session")))
+            return usageError(command,
+                              QStringLiteral("--in and --session cannot be combined (a "
+                                             "session names its own tensors)"));
+        const auto batch = intOption(parser, QStringLiteral("batch"), 0, 1 << 30, &error);
+        if (!batch)
+            return usageError(command, error);
+        std::shared_ptr<const TensorSource> source;
+        try {
+            source = makeTensorSource(readTensorFile(parser.value(QStringLiteral("in"))), {},
+                                      MaskConvention::Masked, &error, int(*batch));
+        } catch (const NpyError &e) {
+            error = QString::fromUtf8(e.what());
+        }
+        if (!source)
+            return usageError(command, error);
+        sessionTensors = source;
+    } else if (parser.isSet(QStringLiteral("batch"))) {
+        return usageError(command, QStringLiteral("--batch goes with --in"));
+    }
+    if (parser.isSet(QStringLiteral("layer"))) {
+        if (!sessionTensors || !sessionTensors->isWeights())
+            return usageError(command,
+                              QStringLiteral("--layer goes with loaded weights (--in "
+                                             "FILE holding attention weights)"));
+        const auto layer = intOption(parser, QStringLiteral("layer"), 0,
+                                     sessionTensors->layerCount() - 1, &error);
+        if (!layer)
+            return usageError(command,
+                              error
+                                  + QStringLiteral(" (the weights have %1 layers)")
+                                        .arg(sessionTensors->layerCount()));
+        sessionTensors = sessionTensors->withLayer(int(*layer));
+    }
     p.tensors = sessionTensors;
+    if (parser.isSet(QStringLiteral("in")))
+        p = sessionTensors->parametersFor(p, sessionTensors);
     const QString invalid = p.validate(SessionParameters::maxLongSequence);
     if (!invalid.isEmpty())
         return usageError(command, invalid);
@@ -798,6 +854,37 @@ int runHeatmap(const QStringList &arguments)
             command, outputs,
             {{QStringLiteral("--session"), parser.value(QStringLiteral("session"))}}))
         return *refused;
+
+    if (viewName == QLatin1String("model")) {
+        // The model view: every layer (or --layer's) of the loaded weights, one colour scale.
+        if (!p.tensors || !p.tensors->isWeights())
+            return usageError(command,
+                              QStringLiteral("--view model needs attention weights: --in "
+                                             "FILE with 'attentions' (layers, heads, "
+                                             "n_q, n_k)"));
+        if (out.isEmpty() || !batchDir.isEmpty() || !dataPath.isEmpty())
+            return usageError(command, QStringLiteral("--view model writes --out only"));
+        const auto source = p.tensors;
+        ModelRenderer model;
+        model.setStack(std::shared_ptr<const WeightStack>(source, source->weightStack()),
+                       QStringLiteral("loaded: %1 [%2 %3]")
+                           .arg(source->fileName(), source->arrayName(), source->description()));
+        if (source->isAttentionStack())
+            model.setNotes({QString::fromStdString(source->rowSumCheck().text())});
+        ModelViewOptions modelOptions;
+        modelOptions.colormap = options.colormap;
+        modelOptions.layer = parser.isSet(QStringLiteral("layer")) ? source->layer() : -1;
+        model.setOptions(modelOptions);
+        // The natural size (64-pixel maps) unless --width or --height is given.
+        QSize modelSize = model.naturalSize();
+        if (givenOnCommandLine(QStringLiteral("width")))
+            modelSize.setWidth(int(*width));
+        if (givenOnCommandLine(QStringLiteral("height")))
+            modelSize.setHeight(int(*height));
+        if (!model.save(out, modelSize, format == QLatin1String("png") ? *dpr : 1.0, &error))
+            return failure(command, error);
+        return ExitOk;
+    }
 
     if (!p.tensors) {
         const QString hidden = hiddenKeysError(p, p.queryCount(), p.keyCount(), transform);

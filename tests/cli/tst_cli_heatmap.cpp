@@ -48,6 +48,78 @@ private:
 private slots:
     void initTestCase() { QVERIFY(m_dir.isValid()); }
 
+    // --view model: every layer and head of a stack as 64-pixel thumbnails. The natural size,
+    // by hand: 12 margin + 56 row labels + 4 maps × 64 + 3 gaps × 4 + 12 margin = 348 wide;
+    // 12 + 3 caption lines × 17 + 40 colourbar + 18 column labels + 2 rows × 64 + 1 gap × 4 +
+    // 12 = 265 high (one row, --layer: 197).
+    void modelView_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QSize>("size");
+        const QString stack = QStringLiteral(ATTN_FIXTURE_DIR "/modelstack/stack.npz");
+        const QString batch = QStringLiteral(ATTN_FIXTURE_DIR "/modelstack/stack_batch.npz");
+        QTest::newRow("every layer")
+            << QStringList {QStringLiteral("--in"), stack} << QSize(348, 265);
+        QTest::newRow("layer 1, batch item 1")
+            << QStringList {QStringLiteral("--in"),    batch,
+                            QStringLiteral("--batch"), QStringLiteral("1"),
+                            QStringLiteral("--layer"), QStringLiteral("1")}
+            << QSize(348, 197);
+        QTest::newRow("given size, dpr 2")
+            << QStringList {QStringLiteral("--in"),     stack,
+                            QStringLiteral("--width"),  QStringLiteral("600"),
+                            QStringLiteral("--height"), QStringLiteral("300"),
+                            QStringLiteral("--dpr"),    QStringLiteral("2")}
+            << QSize(1200, 600);
+    }
+    void modelView()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QSize, size);
+        const QString path
+            = m_dir.filePath(QStringLiteral("model-%1.png").arg(QTest::currentDataTag()));
+        const Run r = run(args
+                          + QStringList {QStringLiteral("--view"), QStringLiteral("model"),
+                                         QStringLiteral("--out"), path});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QCOMPARE(QImage(path).size(), size);
+    }
+    void modelViewRefusals_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("expected");
+        const QString stack = QStringLiteral(ATTN_FIXTURE_DIR "/modelstack/stack.npz");
+        QTest::newRow("no weights")
+            << QStringList {QStringLiteral("--view"), QStringLiteral("model")}
+            << "--view model needs attention weights";
+        QTest::newRow("layer out of range")
+            << QStringList {QStringLiteral("--in"),    stack,
+                            QStringLiteral("--layer"), QStringLiteral("2"),
+                            QStringLiteral("--view"),  QStringLiteral("model")}
+            << "the weights have 2 layers";
+        QTest::newRow("layer without weights")
+            << QStringList {QStringLiteral("--layer"), QStringLiteral("0")}
+            << "--layer goes with loaded weights";
+        QTest::newRow("batch item out of range")
+            << QStringList {QStringLiteral("--in"),
+                            QStringLiteral(ATTN_FIXTURE_DIR "/modelstack/stack_batch.npz"),
+                            QStringLiteral("--batch"),
+                            QStringLiteral("2"),
+                            QStringLiteral("--view"),
+                            QStringLiteral("model")}
+            << "B = 2 items (0 … 1)";
+    }
+    void modelViewRefusals()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, expected);
+        const QString path = m_dir.filePath(QStringLiteral("refused.png"));
+        const Run r = run(args + QStringList {QStringLiteral("--out"), path});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(expected), qPrintable(r.err));
+        QVERIFY(!QFile::exists(path));
+    }
+
     void writesPng_data()
     {
         QTest::addColumn<QStringList>("args");

@@ -93,6 +93,61 @@ class TestTensorCase : public QObject
     Q_OBJECT
 
 private slots:
+    // A model's attention stack: unicode tokens read back as written (UTF-32 items, NumPy's
+    // '<U…'), a 5-d stack sliced by batch item, sizes refused from the headers alone.
+    void attentionStack()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("s.npz")).toStdString();
+        // (L, B, H, n, n) = (2, 2, 1, 2, 2); value of (l, b, i, j) = rows (p, 1 − p).
+        NpyArray a;
+        a.shape = {2, 2, 1, 2, 2};
+        for (int l = 0; l < 2; ++l)
+            for (int b = 0; b < 2; ++b)
+                for (int i = 0; i < 2; ++i) {
+                    const double p = 0.1 * (1 + l + 2 * b + 4 * i) / 8.0;
+                    a.values.push_back(p);
+                    a.values.push_back(1.0 - p);
+                }
+        // "naïve" (U+00EF) and "𝑥" (U+1D465, outside the BMP: one UTF-32 unit, four UTF-8 bytes).
+        const std::vector<std::string> tokens = {"na\xc3\xafve", "\xf0\x9d\x91\xa5"};
+        writeNpz(path, {{"attentions", a}}, true, {{"tokens", {{2}, tokens}}});
+        const auto headers = readNpzHeaders(path, true);
+        QCOMPARE(headers.size(), std::size_t(2));
+        QCOMPARE(headers[1].second.stringChars, 5); // '<U5': the longest token
+        QVERIFY_THROWS_EXCEPTION(NpyError, readNpz(path)); // strings only where asked for
+
+        const AttentionStack s = loadAttentionStack(path, 1);
+        QCOMPARE(s.tokens, tokens);
+        QCOMPARE(s.batchCount, Index(2));
+        QCOMPARE(s.weights.layers, Index(2));
+        QCOMPARE(s.weights.heads, Index(1));
+        QCOMPARE(s.weights.at(1, 0)(1, 0), 0.1 * (1 + 1 + 2 + 4) / 8.0); // l = 1, b = 1, i = 1
+        QCOMPARE(s.weights.at(0, 0)(0, 1), 1.0 - 0.1 * 3 / 8.0);
+        QVERIFY(s.rowSums.ok());
+        QCOMPARE(s.rowSums.rows, Index(4));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, loadAttentionStack(path, 2));
+
+        // Rows that do not sum to 1 are reported, not refused.
+        a.values[0] = 0.5; // (0, 0, 0, 0): row sums 0.5 + 0.9875
+        writeNpz(path, {{"attentions", a}}, true);
+        const AttentionStack bad = loadAttentionStack(path, 0);
+        QCOMPARE(bad.rowSums.badRows, Index(1));
+        QCOMPARE(bad.rowSums.worstLayer, Index(0));
+        QCOMPARE(bad.rowSums.worstRow, Index(0));
+        QVERIFY(std::abs(bad.rowSums.worstError - (0.5 - 0.1 / 8.0)) < 1e-15);
+        QVERIFY(QString::fromStdString(bad.rowSums.text()).contains("1 of 4 rows do not sum to 1"));
+
+        // Declared sizes: 2·2·1·2·2 float64 = 128 bytes stored, + 8 a value read, + one item's
+        // 64 bytes: 320 bytes. A budget of 319 refuses it before reading any value.
+        try {
+            loadAttentionStack(path, 0, 319);
+            QFAIL("a stack over the budget was read");
+        } catch (const InvalidArgument &e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains("nothing was decompressed"), e.what());
+        }
+        QCOMPARE(loadAttentionStack(path, 0, 320).weights.layers, Index(2));
+    }
     void matchesPyTorch_data();
     void matchesPyTorch();
     void float32Fixture();

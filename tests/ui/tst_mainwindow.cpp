@@ -30,6 +30,7 @@
 #include "ui/window/mainwindow.h"
 #include "ui/window/sessioncontroller.h"
 #include "ui/window/shortcuts.h"
+#include "ui/window/tour.h"
 #include "ui/window/windowlayout.h"
 
 #include <QAbstractButton>
@@ -54,6 +55,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QMimeData>
+#include <QPushButton>
 #include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -171,6 +173,8 @@ private slots:
     void exportMatchesRendererImage();
     void exportActionWritesFocusedChart();
     void viewMenuListsTabActions();
+    void tourStepsPointAtTheirWidgets();
+    void tourStartsOnceOnFirstStart();
     void stepsWeightsFollowHeatmapColormap();
     void windowShortcutsWinOverEditors_data();
     void windowShortcutsWinOverEditors();
@@ -1284,7 +1288,7 @@ void TestMainWindow::viewMenuListsTabActions()
 {
     AttentionViews *views = m_window->attentionViews();
     const QList<QAction *> tabActions = views->tabActions();
-    QCOMPARE(tabActions.size(), 3);
+    QCOMPARE(tabActions.size(), 4);
     QMenu *viewMenu = nullptr;
     for (QAction *a : m_window->menuBar()->actions()) {
         if (a->menu() && a->text().remove(QLatin1Char('&')) == QLatin1String("View"))
@@ -1312,6 +1316,95 @@ void TestMainWindow::viewMenuListsTabActions()
     QCOMPARE(views->currentIndex(), int(AttentionViews::CompareTab));
     tabActions[AttentionViews::StepsTab]->trigger();
     QCOMPARE(views->currentIndex(), int(AttentionViews::StepsTab));
+}
+
+void TestMainWindow::tourStepsPointAtTheirWidgets()
+{
+    QVERIFY(waitForFirstResult());
+    Tour *tour = m_window->tour();
+    // A window made here never starts the tour by itself.
+    QVERIFY(!tour->isActive());
+    QVERIFY(!tour->callout()->isVisible());
+    // Help → Guided Tour opens it.
+    QMenu *help = nullptr;
+    for (QAction *a : m_window->menuBar()->actions()) {
+        if (a->menu() && a->text().remove(QLatin1Char('&')) == QLatin1String("Help"))
+            help = a->menu();
+    }
+    QVERIFY(help && help->actions().contains(tour->action()));
+    tour->action()->trigger();
+    QVERIFY(tour->isActive());
+    QVERIFY(tour->callout()->isVisible());
+
+    const QStringList targets = {QStringLiteral("heatmapWidget"),
+                                 QStringLiteral("sqrtCheck"),
+                                 QStringLiteral("dkSlider"),
+                                 QStringLiteral("maxWeightDock"),
+                                 QStringLiteral("maskCombo"),
+                                 QStringLiteral("positionalCheck"),
+                                 QString()};
+    QCOMPARE(int(tour->steps().size()), int(targets.size()));
+    auto *next = tour->callout()->findChild<QPushButton *>(QStringLiteral("tourNext"));
+    auto *back = tour->callout()->findChild<QPushButton *>(QStringLiteral("tourBack"));
+    auto *showMe = tour->callout()->findChild<QPushButton *>(QStringLiteral("tourShowMe"));
+    QVERIFY(next && back && showMe);
+    AttentionSession *session = m_window->session();
+    for (int step = 0; step < targets.size(); ++step) {
+        QCOMPARE(tour->currentStep(), step);
+        QWidget *target = tour->currentTarget();
+        QCOMPARE(target ? target->objectName() : QString(), targets[step]);
+        if (target) {
+            // The outline lies over the target; the callout stays inside the window.
+            const QRect r(target->mapTo(m_window.get(), QPoint(0, 0)), target->size());
+            QVERIFY(tour->highlight()->geometry().contains(r));
+        }
+        QVERIFY(m_window->rect().contains(tour->callout()->geometry()));
+        QCOMPARE(showMe->isVisibleTo(tour->callout()),
+                 bool(tour->steps()[std::size_t(step)].showMe));
+        const SessionParameters before = session->parameters();
+        if (step == 1) { // "Untick it": α = 0
+            QTest::mouseClick(showMe, Qt::LeftButton);
+            QCOMPARE(session->parameters().scaleExponent, 0.0);
+        } else if (step == 2) { // "Double d_k"
+            QTest::mouseClick(showMe, Qt::LeftButton);
+            QCOMPARE(session->parameters().dK(), 2 * before.dK());
+        } else if (step == 4) { // "Mask the future"
+            QTest::mouseClick(showMe, Qt::LeftButton);
+            QCOMPARE(session->parameters().mask, MaskChoice::Causal);
+        } else if (step == 5) { // "Add positions"
+            QTest::mouseClick(showMe, Qt::LeftButton);
+            QVERIFY(session->parameters().positional);
+        }
+        if (step == 3) { // Back, then forward again
+            QTest::mouseClick(back, Qt::LeftButton);
+            QCOMPARE(tour->currentStep(), 2);
+            QTest::mouseClick(next, Qt::LeftButton);
+        }
+        QTest::mouseClick(next, Qt::LeftButton);
+    }
+    QVERIFY(!tour->isActive()); // "Done" on the last step
+    QVERIFY(!tour->callout()->isVisible());
+    QVERIFY(!tour->highlight()->isVisible());
+    // Reopened, Skip ends it at once.
+    tour->action()->trigger();
+    QCOMPARE(tour->currentStep(), 0);
+    QTest::mouseClick(tour->callout()->findChild<QPushButton *>(QStringLiteral("tourSkip")),
+                      Qt::LeftButton);
+    QVERIFY(!tour->isActive());
+}
+
+void TestMainWindow::tourStartsOnceOnFirstStart()
+{
+    QTemporaryDir dir;
+    QSettings settings(dir.filePath(QStringLiteral("attnlab.ini")), QSettings::IniFormat);
+    qunsetenv("ATTNLAB_NO_TOUR");
+    QVERIFY(Tour::shouldStartAutomatically(settings, false));
+    QVERIFY(!Tour::shouldStartAutomatically(settings, true)); // a file on the command line
+    qputenv("ATTNLAB_NO_TOUR", "1");
+    QVERIFY(!Tour::shouldStartAutomatically(settings, false));
+    qunsetenv("ATTNLAB_NO_TOUR");
+    settings.setValue(QLatin1String(Tour::shownKey), true);
+    QVERIFY(!Tour::shouldStartAutomatically(settings, false)); // shown once already
 }
 
 void TestMainWindow::stepsWeightsFollowHeatmapColormap()

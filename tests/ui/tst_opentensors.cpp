@@ -13,9 +13,13 @@
 #include "ui/export/weightsexport.h"
 #include "ui/panels/controlpanel.h"
 #include "ui/panels/tensorpanel.h"
+#include "ui/render/modelrenderer.h"
 #include "ui/session/attentionsession.h"
+#include "ui/session/sessioncompute.h"
 #include "ui/session/tensorsource.h"
+#include "ui/views/attentionviews.h"
 #include "ui/views/heatmapwidget.h"
+#include "ui/views/modelview.h"
 #include "ui/window/mainwindow.h"
 #include "ui/window/sessioncontroller.h"
 #include "ui/window/tensorcontroller.h"
@@ -25,11 +29,13 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFile>
+#include <QImage>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPainter>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSignalSpy>
@@ -147,6 +153,11 @@ class TestOpenTensors : public QObject
 
 private slots:
     void initTestCase();
+    void modelStackShowsTorchWeights();
+    void modelStackRefusals_data();
+    void modelStackRefusals();
+    void modelViewSharedScale();
+    void modelTabClickOpensHead();
 
     void pytorchFixtureShowsExpectedWeights_data();
     void pytorchFixtureShowsExpectedWeights();
@@ -243,6 +254,191 @@ void TestOpenTensors::pytorchFixtureShowsExpectedWeights()
 // Inputs with PyTorch's batch axis (tests/reference/make_batch_fixtures.py, B = 3): the batch
 // picker is asked with B, the chosen item is shown (its weights are PyTorch's for that item,
 // padding included), the caption names it, and cancelling the picker keeps the view.
+namespace {
+
+QString stackPath(const char *name)
+{
+    return QStringLiteral(ATTN_FIXTURE_DIR "/modelstack/%1.npz").arg(QLatin1String(name));
+}
+
+/// PyTorch's weights of layer `layer`, batch item `item` (h × n × n) as h matrices.
+std::vector<MatrixD> torchWeights(int layer, int item)
+{
+    const NpyArray a
+        = member(stackPath("expected"),
+                 QStringLiteral("w_l%1_b%2").arg(layer).arg(item).toUtf8().constData());
+    std::vector<MatrixD> heads;
+    for (std::int64_t h = 0; h < a.shape[0]; ++h)
+        heads.push_back(a.slice<double>(h, "expected"));
+    return heads;
+}
+
+} // namespace
+
+void TestOpenTensors::modelStackShowsTorchWeights()
+{
+    const QStringList tokens
+        = {QStringLiteral("the"), QStringLiteral("caf\u00e9"), QStringLiteral("sat"),
+           QStringLiteral("on"),  QStringLiteral("a"),         QStringLiteral("mat")};
+    for (const bool batched : {false, true}) {
+        Bench b;
+        QVERIFY(b.start());
+        int askedWith = 0;
+        b.controller.setBatchChooser([&](const TensorFile &, int batchCount) {
+            askedWith = batchCount;
+            return 1;
+        });
+        QString error;
+        QVERIFY2(b.controller.openFile(stackPath(batched ? "stack_batch" : "stack"), &error),
+                 qPrintable(error));
+        QCOMPARE(askedWith, batched ? 2 : 0); // (L, B, H, n, n): the picker; (L, H, n, n): none
+        const int item = batched ? 1 : 0;
+        for (int layer : {0, 1}) {
+            b.controller.setLayer(layer);
+            const ResultPtr r = b.settle();
+            QVERIFY(r && r->ok());
+            const SessionParameters &p = b.session.parameters();
+            QVERIFY(p.tensors && p.tensors->isAttentionStack());
+            QCOMPARE(p.tensors->layer(), layer);
+            QCOMPARE(p.tensors->layerCount(), 2);
+            QCOMPARE(p.tensors->batch(), item);
+            QCOMPARE(p.tokens, tokens); // the file's '<U4' strings, the accent included
+            QVERIFY(p.tensors->rowSumCheck().ok());
+            const std::vector<MatrixD> expected = torchWeights(layer, item);
+            QCOMPARE(r->headCount(), 4);
+            for (int h = 0; h < 4; ++h)
+                ATTN_COMPARE_CLOSE(r->weights[std::size_t(h)], expected[std::size_t(h)], 1e-12,
+                                   0.0);
+        }
+    }
+}
+
+void TestOpenTensors::modelStackRefusals_data()
+{
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("rank 3") << "rank3"
+                            << "expected (layers, heads, n_q, n_k)";
+    QTest::newRow("NaN") << "nan"
+                         << "holds nan at layer 1, head 2, query 3, key 4";
+    QTest::newRow("tokens count") << "tokens5"
+                                  << "'tokens' holds 5 strings but the attentions need 6";
+    QTest::newRow("numeric tokens") << "tokensNumeric"
+                                    << "must be a 1-d array of strings";
+    QTest::newRow("over budget") << "budget"
+                                 << "over the budget of 1 MiB";
+}
+
+void TestOpenTensors::modelStackRefusals()
+{
+    QFETCH(QString, kind);
+    QFETCH(QString, expected);
+    QTemporaryDir dir;
+    const std::string path = dir.filePath(QStringLiteral("stack.npz")).toStdString();
+    NpyArray attentions = probabilityRows({2, 3, 6, 6});
+    NpzStrings strings = {{"tokens", {{6}, {"a", "b", "c", "d", "e", "f"}}}};
+    NamedArrays arrays;
+    if (kind == QLatin1String("rank3")) {
+        attentions = probabilityRows({3, 6, 6});
+    } else if (kind == QLatin1String("nan")) {
+        attentions.values[std::size_t((((1 * 3 + 2) * 6 + 3) * 6) + 4)]
+            = std::numeric_limits<double>::quiet_NaN();
+    } else if (kind == QLatin1String("tokens5")) {
+        strings[0].second = {{5}, {"a", "b", "c", "d", "e"}};
+    } else if (kind == QLatin1String("tokensNumeric")) {
+        strings.clear();
+        arrays.emplace_back("tokens", arrayOf({6}, [](std::size_t k) { return double(k); }));
+    } else {
+        // 512 KiB stored, NaN everywhere: refused for its declared size, before any value is read.
+        attentions = arrayOf({4, 4, 64, 64},
+                             [](std::size_t) { return std::numeric_limits<double>::quiet_NaN(); });
+    }
+    arrays.emplace(arrays.begin(), "attentions", attentions);
+    writeNpz(path, arrays, true, strings);
+
+    Bench b;
+    QVERIFY(b.start());
+    QString error;
+    if (kind == QLatin1String("budget"))
+        setSessionMemoryBudget(std::size_t(1) << 20);
+    const bool opened = b.controller.openFile(QString::fromStdString(path), &error);
+    setSessionMemoryBudget(0);
+    QVERIFY(!opened);
+    QVERIFY2(error.contains(expected), qPrintable(error));
+    QVERIFY2(!error.contains(QLatin1String("nan")) || kind == QLatin1String("nan"),
+             qPrintable(error));
+    QVERIFY(!b.session.parameters().tensors); // the view is kept
+}
+
+void TestOpenTensors::modelViewSharedScale()
+{
+    QString error;
+    const auto source
+        = makeTensorSource(readTensorFile(stackPath("stack")), {}, MaskConvention::Masked, &error);
+    QVERIFY2(source, qPrintable(error));
+    ModelRenderer renderer;
+    renderer.setStack(std::shared_ptr<const WeightStack>(source, source->weightStack()));
+    const QSize size = renderer.naturalSize();
+    const QImage image
+        = renderFigure(size, 1.0, Qt::white,
+                       [&](QPainter *p, const QRectF &r, bool v) { renderer.paint(p, r, v); });
+    // The one scale: [0, the largest weight of every layer and head], from PyTorch's weights.
+    double top = 0;
+    for (int l : {0, 1})
+        for (const MatrixD &w : torchWeights(l, 0))
+            top = std::max(top, w.maxCoeff());
+    QCOMPARE(renderer.norm().vmin, 0.0);
+    QCOMPARE(renderer.norm().vmax, top);
+    const Colormap viridis(ColormapId::Viridis);
+    const ModelViewLayout lay = renderer.layout(QRectF(QPointF(0, 0), QSizeF(size)));
+    struct Cell
+    {
+        int layer, head, i, j;
+    };
+    for (const Cell c : {Cell {1, 2, 3, 4}, Cell {0, 0, 0, 0}, Cell {0, 3, 5, 1}}) {
+        const QRectF r = lay.thumbnailRect(c.layer, c.head);
+        const QPoint centre((r.left() + (c.j + 0.5) * r.width() / 6),
+                            (r.top() + (c.i + 0.5) * r.height() / 6));
+        const double w = torchWeights(c.layer, 0)[std::size_t(c.head)](c.i, c.j);
+        QCOMPARE(QColor(image.pixel(centre)), QColor(viridis.map(w / top)));
+    }
+}
+
+void TestOpenTensors::modelTabClickOpensHead()
+{
+    MainWindow window;
+    window.resize(1280, 800);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    AttentionSession *session = window.session();
+    QVERIFY(QTest::qWaitFor([&] { return session->result() && !session->isBusy(); }, 20000));
+    QString error;
+    QVERIFY2(window.tensorController()->openFile(stackPath("stack"), &error), qPrintable(error));
+    AttentionViews *views = window.attentionViews();
+    views->setCurrentIndex(AttentionViews::ModelTab);
+    ModelView *model = views->modelView();
+    QCOMPARE(model->source(), session->parameters().tensors);
+    model->waitForThumbnails();
+    QVERIFY(model->thumbnailsReady());
+    const QRect thumb = model->thumbnailRect(1, 2);
+    QVERIFY(!thumb.isEmpty());
+    QTest::mouseClick(model->canvas(), Qt::LeftButton, {}, thumb.center());
+    QCOMPARE(views->currentIndex(), int(AttentionViews::HeadsTab));
+    HeatmapWidget *heads = window.heatmapWidget();
+    QVERIFY(heads->isSingleHead());
+    QCOMPARE(heads->options().head, 2);
+    QVERIFY(QTest::qWaitFor([&] { return !session->isBusy(); }, 20000));
+    QCOMPARE(session->parameters().tensors->layer(), 1);
+    QTRY_VERIFY(heads->result() && heads->result()->params.tensors->layer() == 1);
+    ATTN_COMPARE_CLOSE(heads->result()->weights[2], torchWeights(1, 0)[2], 1e-12, 0.0);
+    // File → Export names the Model view on its tab.
+    views->setCurrentIndex(AttentionViews::ModelTab);
+    QTemporaryDir dir;
+    const QString out = dir.filePath(QStringLiteral("model.png"));
+    QVERIFY2(model->exportFigure(out, {}, 1.0, &error), qPrintable(error));
+    QCOMPARE(QImage(out).size(), model->defaultExportSize());
+}
+
 void TestOpenTensors::batchAxisPicksAnItem()
 {
     Bench b;

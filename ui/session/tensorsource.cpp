@@ -1,5 +1,7 @@
 #include "ui/session/tensorsource.h"
 
+#include "ui/session/sessioncompute.h"
+
 #include "core/attention.h"
 #include "core/engine/engineparameters.h"
 #include "core/groupedattention.h"
@@ -13,6 +15,7 @@
 #include <QFileInfo>
 #include <QStringDecoder>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -33,6 +36,9 @@ struct TensorSource::Data
     bool selfAttention = true; // inputs: keys are the queries (same shape and values)
     int batch = 0; // inputs: the batch item shown
     int batchCount = 0; // inputs: B of a leading batch axis, 0 without one
+    bool attentionStack = false; // weights read from `attentions`
+    QStringList tokens; // the stack's `tokens`
+    RowSumCheck rowSums; // the stack's row sums
     QString description;
     QStringList notes;
 };
@@ -212,6 +218,21 @@ int TensorSource::batchCount() const
     return m_data->batchCount;
 }
 
+bool TensorSource::isAttentionStack() const
+{
+    return m_data->attentionStack;
+}
+
+QStringList TensorSource::fileTokens() const
+{
+    return m_data->tokens;
+}
+
+RowSumCheck TensorSource::rowSumCheck() const
+{
+    return m_data->rowSums;
+}
+
 int TensorSource::layerCount() const
 {
     return m_data->weights ? int(m_data->weights->layers) : 1;
@@ -278,7 +299,7 @@ SessionParameters TensorSource::parametersFor(const SessionParameters &base,
     p.scaleExponent = 0.5;
     p.temperature = 1.0;
     p.positional = false;
-    p.tokens.clear();
+    p.tokens = m_data->tokens; // core checked their count
     return p;
 }
 
@@ -318,6 +339,10 @@ QString TensorSource::caption(const SessionParameters &p) const
     if (isWeights()) {
         const WeightStack &s = *m_data->weights;
         parts.back() += QStringLiteral(" [%1 %2]").arg(arrayName(), description());
+        if (m_data->batchCount > 0)
+            parts << QStringLiteral("batch item %1 of B=%2")
+                         .arg(m_data->batch)
+                         .arg(m_data->batchCount);
         if (s.layers > 1)
             parts << QStringLiteral("layer %1 of %2").arg(m_layer).arg(s.layers);
         parts << QStringLiteral("h=%1").arg(s.heads);
@@ -377,7 +402,20 @@ TensorFile readTensorFile(const QString &path)
     const std::string local = QFile::encodeName(file.path).toStdString();
     if (isZipFile(file.path)) {
         file.npz = true;
-        file.arrays = readNpz(local);
+        const std::vector<std::string> names = listNpz(local);
+        if (std::find(names.begin(), names.end(), attentionStackArray) != names.end()) {
+            // A model's attention stack: what its headers declare decides before any data is
+            // decompressed.
+            try {
+                checkAttentionStackHeaders(readNpzHeaders(local, true), attentionStackBudget(),
+                                           local);
+            } catch (const InvalidArgument &e) {
+                throw NpyError(local + ": " + e.what());
+            }
+            file.arrays = readNpz(local, std::numeric_limits<std::uint64_t>::max(), &file.strings);
+        } else {
+            file.arrays = readNpz(local);
+        }
     } else {
         file.arrays.emplace_back(info.completeBaseName().toStdString(), readNpy(local));
     }
@@ -488,7 +526,19 @@ std::shared_ptr<const TensorSource> makeTensorSource(const TensorFile &file,
                     QStringLiteral("%1 has no array '%2' (it holds: %3)")
                         .arg(file.path, q(name), describeArrays(file).join(QStringLiteral(", "))));
             data->arrayName = q(name);
-            data->weights = weightStackFromArray(*array, name);
+            if (name == attentionStackArray) {
+                AttentionStack stack = attentionStackFromArrays(file.arrays, file.strings, batch);
+                data->attentionStack = true;
+                data->batch = int(stack.batch);
+                data->batchCount = int(stack.batchCount);
+                data->rowSums = stack.rowSums;
+                for (const std::string &t : stack.tokens)
+                    data->tokens << q(t);
+                data->weights = std::move(stack.weights);
+                data->notes << q(data->rowSums.text());
+            } else {
+                data->weights = weightStackFromArray(*array, name);
+            }
             const WeightStack &s = *data->weights;
             if (s.queries > SessionParameters::maxSequence)
                 return tooLarge(QStringLiteral("n_q"), s.queries, SessionParameters::maxSequence);
@@ -502,6 +552,11 @@ std::shared_ptr<const TensorSource> makeTensorSource(const TensorFile &file,
                 if (n != name)
                     others << QStringLiteral("%1 %2").arg(q(n), q(describeArray(a)));
             }
+            for (const auto &[n, strings] : file.strings) {
+                if (!(data->attentionStack && n == attentionTokensArray))
+                    others
+                        << QStringLiteral("%1 (%2 strings)").arg(q(n)).arg(strings.values.size());
+            }
             if (!others.isEmpty())
                 data->notes
                     << QStringLiteral("not shown: %1").arg(others.join(QStringLiteral(", ")));
@@ -514,6 +569,11 @@ std::shared_ptr<const TensorSource> makeTensorSource(const TensorFile &file,
         return fail(QStringLiteral("%1: out of memory").arg(file.path));
     }
     return std::make_shared<const TensorSource>(std::move(data));
+}
+
+std::uint64_t attentionStackBudget()
+{
+    return std::min<std::uint64_t>(kDefaultStackBudgetBytes, sessionMemoryBudget());
 }
 
 QString loadedTensorPath(const SessionParameters &p)

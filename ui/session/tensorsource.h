@@ -9,6 +9,11 @@
 //             (n_q × n_k), (h × n_q × n_k) or (layers × h × n_q × n_k); one layer is shown at a
 //             time, as stored: nothing is recomputed, metrics come from the weights, and rows
 //             that do not sum to 1 or hold NaN/Inf are reported (WeightCheck), never hidden.
+//             An .npz with `attentions` (a Hugging Face model's output_attentions stacked:
+//             (layers, heads, n_q, n_k), or (layers, B, heads, n_q, n_k) with a batch item
+//             chosen) and optional `tokens` (strings) is read by core's attentionStackFromArrays:
+//             finite values only, token count checked, row sums reported; the Model view shows
+//             all its layers at once.
 //
 // A TensorSource is immutable and shared: SessionParameters::tensors points at it, so loading,
 // changing the layer and going back to random inputs are ordinary (undoable) parameter changes,
@@ -47,10 +52,17 @@ public:
     /// Meaning of True in the file's boolean masks (inputs).
     MaskConvention maskConvention() const;
 
-    /// Inputs with a leading batch axis: the item shown (0 … batchCount() − 1); else 0.
+    /// Inputs with a leading batch axis (or a 5-d `attentions` stack): the item shown
+    /// (0 … batchCount() − 1); else 0.
     int batch() const;
-    /// B of the inputs' leading batch axis; 0 without one (and for weights).
+    /// B of the inputs' leading batch axis (or of a 5-d `attentions` stack); 0 without one.
     int batchCount() const;
+    /// Weights read as a model's attention stack (`attentions`, see the top of this file).
+    bool isAttentionStack() const;
+    /// The stack's `tokens` (empty when the file has none).
+    QStringList fileTokens() const;
+    /// The stack's row-sum check (attention stacks only; default otherwise).
+    RowSumCheck rowSumCheck() const;
     /// Layer shown (weights), 0 … layerCount() − 1; 0 for inputs.
     int layer() const { return m_layer; }
     int layerCount() const;
@@ -100,10 +112,17 @@ struct TensorFile
     QString path; ///< absolute
     bool npz = false;
     NamedArrays arrays; ///< .npz: every member in archive order; .npy: one, named by the stem
+    NpzStrings strings; ///< string members of an .npz holding `attentions` (e.g. tokens)
 };
 
-/// Reads `path` (.npz by its zip signature, else .npy). Throws NpyError naming the file and the
-/// problem (missing, truncated, object/structured dtype, …).
+/// Bytes an attention stack may take to read (checkAttentionStackHeaders): a quarter of
+/// sessionMemoryBudget(), at most core's kDefaultStackBudgetBytes.
+std::uint64_t attentionStackBudget();
+
+/// Reads `path` (.npz by its zip signature, else .npy). An .npz with `attentions` has its
+/// headers checked first (checkAttentionStackHeaders, attentionStackBudget()) and its string
+/// members read into `strings`. Throws NpyError naming the file and the problem (missing,
+/// truncated, object/structured dtype, a stack over the budget, …).
 TensorFile readTensorFile(const QString &path);
 
 /// True when the file is an attention problem rather than weights: it holds an array named

@@ -4,6 +4,7 @@
 #include "ui/session/attentionsession.h"
 #include "ui/views/compareview.h"
 #include "ui/views/heatmapwidget.h"
+#include "ui/views/modelview.h"
 #include "ui/views/stepsview.h"
 
 #include <QAction>
@@ -15,6 +16,7 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     , m_heads(heads)
     , m_steps(new StepsView)
     , m_compare(new CompareView)
+    , m_model(new ModelView)
 {
     setObjectName(QStringLiteral("attentionViews"));
     setDocumentMode(true);
@@ -24,6 +26,7 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     addTab(m_heads, tr("Heads"));
     addTab(m_steps, tr("Steps"));
     addTab(m_compare, tr("Compare A/B"));
+    addTab(m_model, tr("Model"));
     setTabToolTip(HeadsTab, tr("Attention weights of every head and their mean"));
     setTabToolTip(StepsTab,
                   tr("One head's pipeline: raw scores Q Kᵀ → scaled + masked scores → "
@@ -31,8 +34,12 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     setTabToolTip(CompareTab,
                   tr("Two configurations on the same seed side by side, their "
                      "difference B − A and the metric deltas"));
+    setTabToolTip(ModelTab,
+                  tr("Every layer and head of a loaded stack of attention weights on one colour "
+                     "scale; click a map to open it in the Heads view"));
 
-    const QStringList names = {tr("&Heads View"), tr("&Steps View"), tr("&Compare A/B View")};
+    const QStringList names
+        = {tr("&Heads View"), tr("&Steps View"), tr("&Compare A/B View"), tr("&Model View")};
     for (int tab = 0; tab < names.size(); ++tab) {
         auto *action = new QAction(names[tab], this);
         action->setObjectName(QStringLiteral("tabAction%1").arg(tab));
@@ -61,11 +68,17 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
         const ColormapId id = m_heads->options().colormap;
         m_steps->setWeightsColormap(id);
         m_compare->setWeightsColormap(id);
+        m_model->setColormap(id);
     };
     connect(m_heads, &HeatmapWidget::optionsChanged, this, followColormap);
     followColormap();
     // A head picked in the grid (not the mean tile) becomes the head of the steps view; the
     // A/B view follows, mean included.
+    // The Model tab shows the loaded stack of weights, whichever layer the Heads view shows.
+    connect(session, &AttentionSession::parametersChanged, this,
+            [this](const SessionParameters &p) { m_model->setSource(p.tensors); });
+    m_model->setSource(session->parameters().tensors);
+    connect(m_model, &ModelView::thumbnailActivated, this, &AttentionViews::thumbnailRequested);
     connect(m_heads, &HeatmapWidget::tileActivated, this, [this](int head) {
         const auto r = m_steps->result();
         if (r && head >= 0 && head < r->headCount())

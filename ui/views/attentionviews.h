@@ -1,8 +1,10 @@
 #pragma once
 // AttentionViews: the attention mode's centre as three tabs over one AttentionSession —
 // "Heads" (the heatmap grid, HeatmapWidget), "Steps" (StepsView: scores → scaled and masked
-// scores → weights of one head) and "Compare A/B" (CompareView). Results of the session go to
-// all three; clicking a head's tile in the grid selects that head in the other two.
+// scores → weights of one head), "Compare A/B" (CompareView) and "Model" (ModelView: every
+// layer and head of a loaded stack of weights). Results of the session go to the first three;
+// clicking a head's tile in the grid selects that head in the next two; clicking a thumbnail of
+// the Model tab asks for that layer and head (thumbnailRequested).
 
 #include <QJsonArray>
 #include <QJsonObject>
@@ -16,13 +18,14 @@ namespace attn {
 class AttentionSession;
 class CompareView;
 class HeatmapWidget;
+class ModelView;
 class StepsView;
 
 class AttentionViews : public QTabWidget
 {
     Q_OBJECT
 public:
-    enum Tab { HeadsTab = 0, StepsTab = 1, CompareTab = 2 };
+    enum Tab { HeadsTab = 0, StepsTab = 1, CompareTab = 2, ModelTab = 3 };
 
     /// `heads` becomes the first tab (reparented); `session` is not owned.
     AttentionViews(HeatmapWidget *heads, AttentionSession *session, QWidget *parent = nullptr);
@@ -30,7 +33,9 @@ public:
     HeatmapWidget *headsView() const { return m_heads; }
     StepsView *stepsView() const { return m_steps; }
     CompareView *compareView() const { return m_compare; }
-    /// "Heads View", "Steps View", "Compare A/B View" (Ctrl+Alt+1 … 3): switch tabs. They work
+    ModelView *modelView() const { return m_model; }
+    /// "Heads View", "Steps View", "Compare A/B View", "Model View" (Ctrl+Alt+1 … 4): switch
+    /// tabs. They work
     /// while the window is active; a View menu may list them too.
     QList<QAction *> tabActions() const { return m_tabActions; }
 
@@ -49,10 +54,15 @@ public:
     /// Selects the pages `path` names, outermost first; stops at the first unknown name.
     static void setTabPath(QTabWidget *tabs, const QJsonArray &path);
 
+signals:
+    /// A thumbnail of the Model tab was clicked: show (layer, head) in the Heads view.
+    void thumbnailRequested(int layer, int head);
+
 private:
     HeatmapWidget *m_heads;
     StepsView *m_steps;
     CompareView *m_compare;
+    ModelView *m_model;
     QList<QAction *> m_tabActions;
 };
 

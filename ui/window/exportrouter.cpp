@@ -12,6 +12,7 @@
 #include "ui/views/figureexport.h"
 #include "ui/views/heatmapactions.h"
 #include "ui/views/heatmapwidget.h"
+#include "ui/views/modelview.h"
 #include "ui/views/stepsview.h"
 
 #include <QAction>
@@ -113,6 +114,8 @@ ExportRouter::Target ExportRouter::currentTarget() const
         return Target::Steps;
     case AttentionViews::CompareTab:
         return Target::Compare;
+    case AttentionViews::ModelTab:
+        return Target::Model;
     default:
         return Target::Heads;
     }
@@ -133,6 +136,8 @@ QString ExportRouter::currentName() const
         return tr("Attention Steps");
     case Target::Compare:
         return tr("A/B Comparison");
+    case Target::Model:
+        return tr("Model View");
     case Target::Chart: {
         const QString title = chartTitle(focusedChart());
         return title.isEmpty() ? tr("Chart") : tr("Chart “%1”").arg(title);
@@ -162,6 +167,8 @@ QString ExportRouter::currentFileName() const
             .arg(std::max(m_views->stepsView()->head(), 0));
     case Target::Compare:
         return QStringLiteral("attention-compare.png");
+    case Target::Model:
+        return QStringLiteral("attention-model.png");
     case Target::Chart: {
         // "Max weight vs d_k" → chart-max-weight-vs-d-k.png
         QString slug;
@@ -200,6 +207,8 @@ QSize ExportRouter::currentSize() const
         return m_views->stepsView()->defaultExportSize();
     case Target::Compare:
         return m_views->compareView()->defaultExportSize();
+    case Target::Model:
+        return m_views->modelView()->defaultExportSize();
     case Target::Chart:
         return focusedChart()->size();
     case Target::Experiment: {
@@ -230,6 +239,8 @@ bool ExportRouter::exportCurrentView(const QString &path, QString *error, QSize 
         return m_views->stepsView()->exportFigure(path, size, dpr, error);
     case Target::Compare:
         return m_views->compareView()->exportFigure(path, size, dpr, error);
+    case Target::Model:
+        return m_views->modelView()->exportFigure(path, size, dpr, error);
     case Target::Chart:
         return exportWidget(focusedChart(), path, size, dpr, error);
     case Target::Experiment: {

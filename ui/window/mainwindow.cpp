@@ -18,6 +18,7 @@
 #include "ui/window/shortcuts.h"
 #include "ui/window/statusbartext.h"
 #include "ui/window/tensorcontroller.h"
+#include "ui/window/tour.h"
 #include "ui/window/windowlayout.h"
 #include "ui/window/windowmenus.h"
 
@@ -82,6 +83,7 @@ MainWindow::MainWindow(QWidget *parent)
             m_layout->restoreDocks();
     });
     createControllers();
+    m_tour = new Tour(this); // before the menus: Help → Guided Tour
     m_menus = new WindowMenus(this, m_charts->timing());
     m_shortcuts = new WindowShortcuts(this); // a focused editor must not swallow Ctrl+E, F5 …
     m_status = new StatusBarText(statusBar(), m_tensors->statusLabel());
@@ -222,6 +224,13 @@ void MainWindow::connectSession()
             m_heatmap->showGrid();
         else
             m_heatmap->showSingleHead(head);
+    });
+    // A thumbnail of the Model tab: that layer's heads in the Heads view, that head enlarged.
+    connect(m_views, &AttentionViews::thumbnailRequested, this, [this](int layer, int head) {
+        m_tensors->setLayer(layer);
+        m_heatmap->showSingleHead(head);
+        m_charts->rowMetrics()->setHead(head);
+        m_views->setCurrentIndex(AttentionViews::HeadsTab);
     });
 }
 

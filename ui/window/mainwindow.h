@@ -31,6 +31,7 @@ class SessionController;
 class StatusBarText;
 class TensorController;
 class TrainingPanel;
+class Tour;
 class WindowLayout;
 class WindowMenus;
 class WindowShortcuts;
@@ -59,6 +60,7 @@ public:
     ExportRouter *exportRouter() const { return m_export; } ///< File → Export (Ctrl+E)
     WindowLayout *windowLayout() const { return m_layout; } ///< geometry and docks
     WindowShortcuts *shortcuts() const { return m_shortcuts; } ///< Help → Keyboard Shortcuts
+    Tour *tour() const { return m_tour; } ///< Help → Guided Tour (never started by itself)
 
     /// Opens a saved session (.attnlab.json); on failure a message box names the file and the
     /// problem and the current state is kept. Returns true when opened.
@@ -124,6 +126,7 @@ private:
     ExportRouter *m_export = nullptr;
     StatusBarText *m_status = nullptr;
     WindowShortcuts *m_shortcuts = nullptr;
+    Tour *m_tour = nullptr;
     bool m_settingsRestored = false;
 };
 

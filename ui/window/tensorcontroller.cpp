@@ -38,14 +38,17 @@ TensorController::TensorController(AttentionSession *session, HeatmapWidget *hea
     m_chooseArray = [this](const TensorFile &file) { return chooseArrayDialog(file); };
     m_chooseBatch = [this](const TensorFile &file, int batchCount) {
         bool ok = false;
-        const int item = QInputDialog::getInt(
-            m_window, tr("Open Tensors"),
-            tr("%1 holds a batch of B = %2 problems (query, key and value shaped (B, n, E)).\n"
-               "Batch item to show (0 … %3):")
-                .arg(QFileInfo(file.path).fileName())
-                .arg(batchCount)
-                .arg(batchCount - 1),
-            0, 0, batchCount - 1, 1, &ok);
+        const QString what = holdsInputs(file)
+            ? tr("problems (query, key and value shaped (B, n, E))")
+            : tr("sequences (attentions shaped (layers, B, heads, n_q, n_k))");
+        const int item = QInputDialog::getInt(m_window, tr("Open Tensors"),
+                                              tr("%1 holds a batch of B = %2 %3.\n"
+                                                 "Batch item to show (0 … %4):")
+                                                  .arg(QFileInfo(file.path).fileName())
+                                                  .arg(batchCount)
+                                                  .arg(what)
+                                                  .arg(batchCount - 1),
+                                              0, 0, batchCount - 1, 1, &ok);
         return ok ? item : -1;
     };
     m_lastFolder = QDir::currentPath();
@@ -181,7 +184,15 @@ bool TensorController::openFile(const QString &path, QString *error, const QStri
     }
     // A leading batch axis (B, n, E): which item to show (the picker, or item 0).
     int batch = 0;
-    if (holdsInputs(file)) {
+    if (!holdsInputs(file) && (array.isEmpty() || array == QLatin1String(attentionStackArray))
+        && defaultWeightArray(file.arrays) == attentionStackArray) {
+        const Index batchCount = attentionStackBatchSize(file.arrays);
+        if (batchCount > 1 && m_chooseBatch) {
+            batch = m_chooseBatch(file, int(batchCount));
+            if (batch < 0)
+                return fail(tr("%1: no batch item was chosen").arg(file.path));
+        }
+    } else if (holdsInputs(file)) {
         Index batchCount = 0;
         try {
             batchCount = tensorBatchSize(file.arrays);

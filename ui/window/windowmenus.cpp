@@ -12,6 +12,7 @@
 #include "ui/window/sessioncontroller.h"
 #include "ui/window/shortcuts.h"
 #include "ui/window/tensorcontroller.h"
+#include "ui/window/tour.h"
 #include "ui/window/windowlayout.h"
 
 #include <QAction>
@@ -142,7 +143,7 @@ WindowMenus::WindowMenus(MainWindow *window, TimingChart *timing)
     connect(about, &QAction::triggered, this, &WindowMenus::showAbout);
     QAction *aboutQt = makeAction(tr("About &Qt"), QKeySequence(), QString());
     connect(aboutQt, &QAction::triggered, qApp, &QApplication::aboutQt);
-    m_helpActions = {shortcuts, whatsThis, nullptr, about, aboutQt};
+    m_helpActions = {window->tour()->action(), shortcuts, whatsThis, nullptr, about, aboutQt};
 
     createMenus();
 }
@@ -188,7 +189,7 @@ void WindowMenus::createMenus()
 
     QMenu *view = bar->addMenu(tr("&View"));
     addAll(view, {m_attentionMode, m_experimentsMode, m_trainingMode, nullptr});
-    // The attention mode's tabs (Ctrl+Alt+1 … 3); from the experiments they also switch back.
+    // The attention mode's tabs (Ctrl+Alt+1 … 4); from the experiments they also switch back.
     QTabWidget *modes = m_window->modeTabs();
     for (QAction *a : m_window->attentionViews()->tabActions()) {
         view->addAction(a);
