@@ -15,6 +15,7 @@
 #include "ui/panels/experimentpage.h"
 #include "ui/panels/experimentspanel.h"
 #include "ui/panels/heatmapviewpanel.h"
+#include "ui/panels/playpanel.h"
 #include "ui/render/comparerenderer.h"
 #include "ui/render/heatmaprenderer.h"
 #include "ui/render/stepsrenderer.h"
@@ -181,6 +182,8 @@ private slots:
     void hideKeysSaysWhy();
     void firstScreenShowsTheLesson();
     void droppedFilesOpen();
+    void playIsOneUndoStep();
+    void positionsTabExports();
 
 private:
     /// Waits for the window's first result (the defaults).
@@ -1284,7 +1287,7 @@ void TestMainWindow::viewMenuListsTabActions()
 {
     AttentionViews *views = m_window->attentionViews();
     const QList<QAction *> tabActions = views->tabActions();
-    QCOMPARE(tabActions.size(), 3);
+    QCOMPARE(tabActions.size(), 4);
     QMenu *viewMenu = nullptr;
     for (QAction *a : m_window->menuBar()->actions()) {
         if (a->menu() && a->text().remove(QLatin1Char('&')) == QLatin1String("View"))
@@ -1312,6 +1315,76 @@ void TestMainWindow::viewMenuListsTabActions()
     QCOMPARE(views->currentIndex(), int(AttentionViews::CompareTab));
     tabActions[AttentionViews::StepsTab]->trigger();
     QCOMPARE(views->currentIndex(), int(AttentionViews::StepsTab));
+}
+
+// Play drives the session's α through the controls' path: the heatmaps' result ends at the last
+// frame's value, the whole animation is one undo step (undo returns to α before Play), and an
+// edit of a control while playing pauses it and is a step of its own.
+void TestMainWindow::playIsOneUndoStep()
+{
+    QVERIFY(waitForFirstResult());
+    AttentionSession *session = m_window->session();
+    QUndoStack *undo = m_window->sessionController()->undoStack();
+    const int before = undo->count();
+    const double alphaBefore = session->parameters().scaleExponent;
+    PlayPanel *play = m_window->playPanel();
+    PlaySettings s;
+    s.parameter = PlayParameter::ScaleExponent;
+    s.from = 0;
+    s.to = 0.8;
+    s.frames = 5;
+    s.framesPerSecond = 20;
+    play->setSettings(s);
+    play->play();
+    QTRY_VERIFY_WITH_TIMEOUT(!play->isPlaying(), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(!session->isBusy(), 10000);
+    QCOMPARE(session->parameters().scaleExponent, 0.8);
+    QTRY_COMPARE(session->result()->params.scaleExponent, 0.8);
+    QCOMPARE(undo->count(), before + 1);
+    undo->undo();
+    QCOMPARE(session->parameters().scaleExponent, alphaBefore);
+
+    // A control edit while playing: Play pauses, the edit is its own step.
+    s.framesPerSecond = 1;
+    s.loop = true;
+    play->setSettings(s);
+    play->play();
+    QVERIFY(play->isPlaying());
+    QTRY_COMPARE(session->parameters().scaleExponent, 0.0); // the first frame, once not busy
+    const int during = undo->count();
+    control<QSlider>("alphaSlider")->setValue(30);
+    QVERIFY(!play->isPlaying());
+    QCOMPARE(session->parameters().scaleExponent, 0.3);
+    QCOMPARE(undo->count(), during + 1);
+    QTest::qWait(1200); // a paused Play sends nothing more
+    QCOMPARE(session->parameters().scaleExponent, 0.3);
+}
+
+// The Positions tab follows the session's n and d_model, and File → Export writes it.
+void TestMainWindow::positionsTabExports()
+{
+    QVERIFY(waitForFirstResult());
+    AttentionViews *views = m_window->attentionViews();
+    views->setCurrentIndex(AttentionViews::PositionsTab);
+    ExportRouter *router = m_window->exportRouter();
+    QCOMPARE(router->currentTarget(), ExportRouter::Target::Positions);
+    QCOMPARE(router->currentName(), QStringLiteral("Positional Encoding"));
+    QCOMPARE(router->currentFileName(), QStringLiteral("positional-encoding.png"));
+    const SessionParameters p = m_window->session()->parameters();
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString svg = dir.filePath(QStringLiteral("positions.svg"));
+    QString error;
+    QVERIFY2(router->exportCurrentView(svg, &error, QSize(1000, 600)), qPrintable(error));
+    QFile f(svg);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(f.readAll());
+    QVERIFY2(text.contains(
+                 QStringLiteral("n = %1 positions \u00d7 d_model = %2").arg(p.n).arg(p.dModel)),
+             qPrintable(text.left(2000)));
+    const QString png = dir.filePath(QStringLiteral("positions.png"));
+    QVERIFY2(router->exportCurrentView(png, &error, QSize(800, 500), 1.0), qPrintable(error));
+    QCOMPARE(QImage(png).size(), QSize(800, 500));
 }
 
 void TestMainWindow::stepsWeightsFollowHeatmapColormap()

@@ -78,6 +78,9 @@ struct HeatmapOptions
     /// fills its tile's room, cells as wide and as tall as that gives.
     bool stretch = false;
     bool showCaption = true; ///< the parameter caption line at the top
+    /// Written first in the caption, before the parameters (a Play frame: "frame 3/21:
+    /// α = 0.1"); empty for none.
+    QString captionPrefix;
     qreal fontPixelSize = 0; ///< text size in logical pixels; 0 derives it from the paint size
     QColor background = Qt::white;
     QColor foreground = Qt::black;

@@ -4,6 +4,7 @@
 #include "ui/session/attentionsession.h"
 #include "ui/views/compareview.h"
 #include "ui/views/heatmapwidget.h"
+#include "ui/views/positionsview.h"
 #include "ui/views/stepsview.h"
 
 #include <QAction>
@@ -15,15 +16,18 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     , m_heads(heads)
     , m_steps(new StepsView)
     , m_compare(new CompareView)
+    , m_positions(new PositionsView)
 {
     setObjectName(QStringLiteral("attentionViews"));
     setDocumentMode(true);
     setTabPosition(QTabWidget::North);
     m_steps->setObjectName(QStringLiteral("stepsView"));
     m_compare->setObjectName(QStringLiteral("compareView"));
+    m_positions->setObjectName(QStringLiteral("positionsView"));
     addTab(m_heads, tr("Heads"));
     addTab(m_steps, tr("Steps"));
     addTab(m_compare, tr("Compare A/B"));
+    addTab(m_positions, tr("Positions"));
     setTabToolTip(HeadsTab, tr("Attention weights of every head and their mean"));
     setTabToolTip(StepsTab,
                   tr("One head's pipeline: raw scores Q Kᵀ → scaled + masked scores → "
@@ -31,8 +35,13 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     setTabToolTip(CompareTab,
                   tr("Two configurations on the same seed side by side, their "
                      "difference B − A and the metric deltas"));
+    setTabToolTip(PositionsTab,
+                  tr("The sinusoidal positional encoding PE of this n and d_model and its "
+                     "similarity PE·PEᵀ: nearby positions are alike, and only the offset "
+                     "matters"));
 
-    const QStringList names = {tr("&Heads View"), tr("&Steps View"), tr("&Compare A/B View")};
+    const QStringList names
+        = {tr("&Heads View"), tr("&Steps View"), tr("&Compare A/B View"), tr("&Positions View")};
     for (int tab = 0; tab < names.size(); ++tab) {
         auto *action = new QAction(names[tab], this);
         action->setObjectName(QStringLiteral("tabAction%1").arg(tab));
@@ -51,6 +60,9 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
                 m_steps->setResult(result);
                 m_compare->setResultA(result);
             });
+    connect(session, &AttentionSession::parametersChanged, m_positions,
+            &PositionsView::setParameters);
+    m_positions->setParameters(session->parameters());
     if (const auto r = session->result(); r && r->ok()) {
         m_steps->setResult(r);
         m_compare->setResultA(r);

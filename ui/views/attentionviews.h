@@ -1,8 +1,10 @@
 #pragma once
-// AttentionViews: the attention mode's centre as three tabs over one AttentionSession —
+// AttentionViews: the attention mode's centre as four tabs over one AttentionSession —
 // "Heads" (the heatmap grid, HeatmapWidget), "Steps" (StepsView: scores → scaled and masked
-// scores → weights of one head) and "Compare A/B" (CompareView). Results of the session go to
-// all three; clicking a head's tile in the grid selects that head in the other two.
+// scores → weights of one head), "Compare A/B" (CompareView) and "Positions" (PositionsView: the
+// session's sinusoidal positional encoding and its similarity PE·PEᵀ). Results of the session
+// go to the first three, its parameters to the fourth; clicking a head's tile in the grid
+// selects that head in Steps and Compare.
 
 #include <QJsonArray>
 #include <QJsonObject>
@@ -16,13 +18,14 @@ namespace attn {
 class AttentionSession;
 class CompareView;
 class HeatmapWidget;
+class PositionsView;
 class StepsView;
 
 class AttentionViews : public QTabWidget
 {
     Q_OBJECT
 public:
-    enum Tab { HeadsTab = 0, StepsTab = 1, CompareTab = 2 };
+    enum Tab { HeadsTab = 0, StepsTab = 1, CompareTab = 2, PositionsTab = 3 };
 
     /// `heads` becomes the first tab (reparented); `session` is not owned.
     AttentionViews(HeatmapWidget *heads, AttentionSession *session, QWidget *parent = nullptr);
@@ -30,7 +33,9 @@ public:
     HeatmapWidget *headsView() const { return m_heads; }
     StepsView *stepsView() const { return m_steps; }
     CompareView *compareView() const { return m_compare; }
-    /// "Heads View", "Steps View", "Compare A/B View" (Ctrl+Alt+1 … 3): switch tabs. They work
+    PositionsView *positionsView() const { return m_positions; }
+    /// "Heads View", "Steps View", "Compare A/B View", "Positions View" (Ctrl+Alt+1 … 4): switch
+    /// tabs. They work
     /// while the window is active; a View menu may list them too.
     QList<QAction *> tabActions() const { return m_tabActions; }
 
@@ -53,6 +58,7 @@ private:
     HeatmapWidget *m_heads;
     StepsView *m_steps;
     CompareView *m_compare;
+    PositionsView *m_positions;
     QList<QAction *> m_tabActions;
 };
 

@@ -12,6 +12,7 @@
 #include "ui/views/figureexport.h"
 #include "ui/views/heatmapactions.h"
 #include "ui/views/heatmapwidget.h"
+#include "ui/views/positionsview.h"
 #include "ui/views/stepsview.h"
 
 #include <QAction>
@@ -113,6 +114,8 @@ ExportRouter::Target ExportRouter::currentTarget() const
         return Target::Steps;
     case AttentionViews::CompareTab:
         return Target::Compare;
+    case AttentionViews::PositionsTab:
+        return Target::Positions;
     default:
         return Target::Heads;
     }
@@ -133,6 +136,8 @@ QString ExportRouter::currentName() const
         return tr("Attention Steps");
     case Target::Compare:
         return tr("A/B Comparison");
+    case Target::Positions:
+        return tr("Positional Encoding");
     case Target::Chart: {
         const QString title = chartTitle(focusedChart());
         return title.isEmpty() ? tr("Chart") : tr("Chart “%1”").arg(title);
@@ -162,6 +167,8 @@ QString ExportRouter::currentFileName() const
             .arg(std::max(m_views->stepsView()->head(), 0));
     case Target::Compare:
         return QStringLiteral("attention-compare.png");
+    case Target::Positions:
+        return QStringLiteral("positional-encoding.png");
     case Target::Chart: {
         // "Max weight vs d_k" → chart-max-weight-vs-d-k.png
         QString slug;
@@ -200,6 +207,8 @@ QSize ExportRouter::currentSize() const
         return m_views->stepsView()->defaultExportSize();
     case Target::Compare:
         return m_views->compareView()->defaultExportSize();
+    case Target::Positions:
+        return m_views->positionsView()->defaultExportSize();
     case Target::Chart:
         return focusedChart()->size();
     case Target::Experiment: {
@@ -230,6 +239,8 @@ bool ExportRouter::exportCurrentView(const QString &path, QString *error, QSize 
         return m_views->stepsView()->exportFigure(path, size, dpr, error);
     case Target::Compare:
         return m_views->compareView()->exportFigure(path, size, dpr, error);
+    case Target::Positions:
+        return m_views->positionsView()->exportFigure(path, size, dpr, error);
     case Target::Chart:
         return exportWidget(focusedChart(), path, size, dpr, error);
     case Target::Experiment: {
