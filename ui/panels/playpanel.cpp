@@ -41,11 +41,16 @@ PlayPanel::PlayPanel(QWidget *parent)
     m_fromSpin->setObjectName(QStringLiteral("playFromSpin"));
     m_toSpin = new QDoubleSpinBox;
     m_toSpin->setObjectName(QStringLiteral("playToSpin"));
+    m_fromSpin->setToolTip(
+        tr("The first frame's value (d_k: 1 … 4096 / h; α: 0 … 1; τ: 0.01 … 100)"));
+    m_toSpin->setToolTip(tr("The last frame's value; smaller than the first plays backwards"));
     auto *range = new QHBoxLayout;
     range->addWidget(m_fromSpin, 1);
     range->addWidget(new QLabel(tr("to")));
     range->addWidget(m_toSpin, 1);
-    form->addRow(tr("&From:"), range);
+    auto *fromLabel = new QLabel(tr("&From:"));
+    fromLabel->setBuddy(m_fromSpin);
+    form->addRow(fromLabel, range);
     m_framesSpin = new QSpinBox;
     m_framesSpin->setObjectName(QStringLiteral("playFramesSpin"));
     m_framesSpin->setRange(1, int(kMaxPlayFrames));
@@ -88,11 +93,16 @@ PlayPanel::PlayPanel(QWidget *parent)
     m_heightSpin->setObjectName(QStringLiteral("playHeightSpin"));
     m_heightSpin->setRange(64, 8192);
     m_heightSpin->setValue(800);
+    m_widthSpin->setToolTip(tr("Width of each exported frame, in pixels"));
+    m_heightSpin->setToolTip(tr("Height of each exported frame, in pixels"));
     auto *size = new QHBoxLayout;
     size->addWidget(m_widthSpin, 1);
     size->addWidget(new QLabel(QStringLiteral("\u00d7")));
     size->addWidget(m_heightSpin, 1);
-    exportForm->addRow(tr("Frame si&ze:"), size);
+    auto *sizeLabel = new QLabel(tr("Frame si&ze:"));
+    sizeLabel->setBuddy(m_widthSpin);
+    sizeLabel->setToolTip(tr("Width × height of each exported frame, in pixels"));
+    exportForm->addRow(sizeLabel, size);
     m_exportButton = new QPushButton(tr("Export &Frames…"));
     m_exportButton->setObjectName(QStringLiteral("playExportButton"));
     m_exportButton->setToolTip(tr("Write frame_000.png … (the heads grid of every frame, its "

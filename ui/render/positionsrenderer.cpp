@@ -68,7 +68,7 @@ QString schemeNote(const SessionParameters &p)
                               "position \u00b7 \u03b8_i, \u03b8_i = base^(\u22122i/d_k) "
                               "(base %1, d_k = %2, %3 planes): %4. Like PE, the scores then "
                               "depend on the offset (E14).")
-            .arg(number(p.ropeBase))
+            .arg(QString::number(p.ropeBase, 'g', 6))
             .arg(dK)
             .arg(planes)
             .arg(thetas.join(QStringLiteral(", ")));
@@ -116,14 +116,15 @@ PositionsFigure computePositionsFigure(const SessionParameters &p, int maxImageS
                      .arg(p.n)
                      .arg(p.dModel);
     f.caption << QStringLiteral(
-        "Left: row p is the vector added at position p; columns 2i, 2i+1 are "
+        "PE: row p is the vector added at position p; columns 2i, 2i+1 are "
         "sin, cos of p\u00b7\u03c9_i, \u03c9_i = 10000^(\u22122i/d_model): the "
         "first columns change fast, the last slowly.")
-              << QStringLiteral("Right: PE_p\u00b7PE_q = \u03a3_i cos((p \u2212 q)\u00b7\u03c9_i)"
-                                "%1 is largest on the diagonal (%2) and falls off with distance: "
-                                "nearby positions are more similar, and every diagonal has one "
-                                "colour \u2014 the similarity depends only on the offset p \u2212 "
-                                "q (a shift is a rotation, E6).")
+              << QStringLiteral(
+                     "PE\u00b7PE\u1d40: PE_p\u00b7PE_q = \u03a3_i cos((p \u2212 q)\u00b7\u03c9_i)"
+                     "%1 is largest on the diagonal (%2) and falls off with distance: "
+                     "nearby positions are more similar, and every diagonal has one "
+                     "colour \u2014 the similarity depends only on the offset p \u2212 "
+                     "q (a shift is a rotation, E6).")
                      .arg(p.dModel % 2 ? QStringLiteral(" (+ the last sin column's product)")
                                        : QString())
                      .arg(number(f.similarityMax));
