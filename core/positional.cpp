@@ -1,5 +1,6 @@
 #include "core/positional.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -35,6 +36,37 @@ MatrixD sinusoidalEncoding(Index n, Index d, Index firstPosition)
         }
     }
     return pe;
+}
+
+MatrixD sinusoidalSimilarity(Index n, Index d)
+{
+    if (n < 0)
+        throw InvalidArgument("positional encoding length n must be >= 0, got "
+                              + std::to_string(n));
+    if (d < 1)
+        throw InvalidArgument("positional encoding width d must be >= 1, got " + std::to_string(d));
+    const Index pairs = d / 2; // complete sin/cos pairs
+    // byOffset[k] = Σ_i cos(k·ω_i) over the complete pairs, k = 0 … n−1 (cos is even).
+    std::vector<double> byOffset(std::size_t(std::max<Index>(n, 0)), 0.0);
+    for (Index i = 0; i < pairs; ++i) {
+        const double denominator = std::pow(10000.0, double(2 * i) / double(d));
+        for (Index k = 0; k < n; ++k)
+            byOffset[std::size_t(k)] += std::cos(double(k) / denominator);
+    }
+    MatrixD similarity(n, n);
+    for (Index p = 0; p < n; ++p)
+        for (Index q = 0; q < n; ++q)
+            similarity(p, q) = byOffset[std::size_t(p > q ? p - q : q - p)];
+    if (d % 2 == 1) { // the last column, sin of pair (d − 1)/2, has no cos partner
+        const double denominator = std::pow(10000.0, double(d - 1) / double(d));
+        std::vector<double> s(std::size_t(std::max<Index>(n, 0)));
+        for (Index p = 0; p < n; ++p)
+            s[std::size_t(p)] = std::sin(double(p) / denominator);
+        for (Index p = 0; p < n; ++p)
+            for (Index q = 0; q < n; ++q)
+                similarity(p, q) += s[std::size_t(p)] * s[std::size_t(q)];
+    }
+    return similarity;
 }
 
 } // namespace attn

@@ -33,6 +33,14 @@ MatrixD sinusoidalEncoding(Index n, Index d, Index firstPosition = 0);
 /// ω_i = 10000^(−2i/d), the angular frequency of column pair i (i = 0 … ⌈d/2⌉−1).
 double sinusoidFrequency(Index pairIndex, Index d);
 
+/// The dot-product similarity PE·PEᵀ of sinusoidalEncoding(n, d) (n × n, row p and column q
+/// positions 0 … n−1). Each sin/cos pair contributes sin(pω_i)sin(qω_i) + cos(pω_i)cos(qω_i) =
+/// cos((p − q)ω_i), so for even d entry (p, q) depends on the offset p − q alone (a Toeplitz
+/// matrix: diagonal d/2, largest near it); for odd d the last column (a sin without its cos)
+/// adds sin(pω)sin(qω). Computed from the 2n − 1 offsets in O(n·d + n²).
+/// Throws InvalidArgument for n < 0 or d < 1.
+MatrixD sinusoidalSimilarity(Index n, Index d);
+
 /// How positions enter attention.
 enum class PositionalScheme {
     None, ///< no positions: attention is permutation-equivariant

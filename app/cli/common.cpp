@@ -36,6 +36,10 @@ const std::vector<Command> &commands()
          "Render attention weights (grid of heads, one head, steps or A/B compare) to "
          "PNG/SVG/PDF",
          &guarded<&runHeatmap>},
+        {"animate",
+         "Animate d_k, alpha or tau over a range and write every frame as a PNG (the window's "
+         "Play)",
+         &guarded<&runAnimate>},
         {"sweep", "Print the E2 scaling sweep (why divide by sqrt(d_k))", &guarded<&runSweep>},
         {"experiment", "List or run the experiments E1-E16 of docs/experiments.md",
          &guarded<&runExperiment>},

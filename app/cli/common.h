@@ -144,6 +144,7 @@ int runGuarded(int (*run)(const QStringList &), const QStringList &arguments);
 
 // The commands (one file each in app/cli/).
 int runHeatmap(const QStringList &arguments);
+int runAnimate(const QStringList &arguments);
 int runSweep(const QStringList &arguments);
 int runExperiment(const QStringList &arguments);
 int runCompute(const QStringList &arguments);

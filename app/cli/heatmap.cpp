@@ -1,7 +1,9 @@
 // attnlab heatmap: computes the main view (the same computeSession as the window) and writes
 // the heatmap grid or one head with HeatmapRenderer (the window's painter), the steps view
-// (StepsRenderer) or the A/B comparison (CompareRenderer, the window's Compare view) to PNG, SVG
-// or PDF.
+// (StepsRenderer), the A/B comparison (CompareRenderer, the window's Compare view) or the
+// positional encoding (PositionsRenderer, the Positions tab) to PNG, SVG or PDF.
+// attnlab animate: the same options, and one of d_k, α, τ animated over a range: a PNG per frame
+// of the Play schedule (writePlayFrames, what the window's Play → Export Frames writes).
 
 #include "common.h"
 #include "positionoptions.h"
@@ -11,6 +13,8 @@
 #include "ui/render/comparerenderer.h"
 #include "ui/render/heatmaprenderer.h"
 #include "ui/render/modelrenderer.h"
+#include "ui/render/playframes.h"
+#include "ui/render/positionsrenderer.h"
 #include "ui/render/stepsrenderer.h"
 #include "ui/session/pooledsession.h"
 #include "ui/session/resultview.h"
@@ -25,6 +29,7 @@
 #include <QTemporaryDir>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -320,14 +325,24 @@ QString hiddenKeysError(const SessionParameters &p, Index nQ, Index nK,
 
 } // namespace
 
-int runHeatmap(const QStringList &arguments)
+namespace {
+
+/// heatmap, or (`animate`) animate: the same model and view options; animate adds --param,
+/// --from, --to, --frames and --out-dir and writes PNG frames instead of --out.
+int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
 {
-    const QString command = QStringLiteral("heatmap");
+    const QString command = animate ? QStringLiteral("animate") : QStringLiteral("heatmap");
     QCommandLineParser parser;
     parser.setApplicationDescription(
-        QStringLiteral("Render multi-head attention weights on seeded random input (the window's "
-                       "main view) to PNG, SVG or PDF: a tile per head plus the mean over heads, "
-                       "or one head, with a colourbar, axis ticks and a caption."));
+        animate ? QStringLiteral("Animate d_k, alpha or tau over a range (the window's Play) and "
+                                 "write the heatmap grid (or one head) of every frame as "
+                                 "frame_000.png ... into --out-dir, each caption naming the frame "
+                                 "and the value, plus frames.csv listing every frame's "
+                                 "parameters. The other options are those of attnlab heatmap.")
+                : QStringLiteral("Render multi-head attention weights on seeded random input (the "
+                                 "window's main view) to PNG, SVG or PDF: a tile per head plus "
+                                 "the mean over heads, or one head, with a colourbar, axis ticks "
+                                 "and a caption."));
     QList<QCommandLineOption> optionList = {
         {QStringLiteral("n"),
          QStringLiteral("Query count n (1-65536; beyond 4096 the view comes from the tile "
@@ -378,10 +393,12 @@ int runHeatmap(const QStringList &arguments)
         {QStringLiteral("view"),
          QStringLiteral("grid (every head and the mean), head (one), model (with --in: every "
                         "layer and head of a stack of weights as thumbnails on one colour scale), "
-                        "steps (one head's raw "
-                        "scores, scaled and masked scores and weights side by side) or compare "
+                        "steps (one head's raw scores, scaled and masked scores and weights side "
+                        "by side), compare "
                         "(the window's A/B view: A, a configuration B set by --compare, B - A "
-                        "and a table of metric deltas)."),
+                        "and a table of metric deltas) or positions (the sinusoidal positional "
+                        "encoding PE, n x d_model, and its similarity PE PE^T, n x n, as the "
+                        "Positions tab; n up to 4096). animate: grid or head."),
          QStringLiteral("view"), QStringLiteral("grid")},
         {QStringLiteral("head"),
          QStringLiteral("Head for --view head and compare: 0 ... h-1, or 'mean'; for --view "
@@ -487,6 +504,27 @@ int runHeatmap(const QStringList &arguments)
                                           "pooled images) and PNG image need")),
     };
     optionList += positionOptions();
+    if (animate)
+        optionList += QList<QCommandLineOption> {
+            {QStringLiteral("param"),
+             QStringLiteral("The parameter animated: dk (d_k; d_model = d_k x h, so leave "
+                            "--d-model out), alpha (the scale exponent, 0-1) or tau (the "
+                            "temperature, 0.01-100)."),
+             QStringLiteral("dk|alpha|tau")},
+            {QStringLiteral("from"), QStringLiteral("The first frame's value."),
+             QStringLiteral("A")},
+            {QStringLiteral("to"), QStringLiteral("The last frame's value."), QStringLiteral("B")},
+            {QStringLiteral("frames"),
+             QStringLiteral("Frame count (1-%1): equal steps from --from to --to (dk rounded to "
+                            "integers).")
+                 .arg(kMaxPlayFrames),
+             QStringLiteral("N"), QStringLiteral("21")},
+            {QStringLiteral("out-dir"),
+             QStringLiteral("Folder of the frames (created if missing): frame_000.png ... and "
+                            "frames.csv (frame, file, parameter, value, d_model, heads, d_k, "
+                            "alpha, tau)."),
+             QStringLiteral("dir")},
+        };
     addOptionsWithDefaults(parser, optionList);
     if (const auto done = parseArguments(parser, command, arguments))
         return *done;
@@ -531,6 +569,61 @@ int runHeatmap(const QStringList &arguments)
     };
 
     QString error;
+    // animate: what is animated, checked before anything else (exit 2 with the option's name).
+    PlaySettings play;
+    if (animate) {
+        for (const char *name : {"out", "batch-dir", "data", "format", "dpi", "compare"}) {
+            if (givenOnCommandLine(QLatin1String(name)))
+                return usageError(command,
+                                  QStringLiteral("--%1 does not go with animate (frames are PNG "
+                                                 "files in --out-dir)")
+                                      .arg(QLatin1String(name)));
+        }
+        for (const char *name : {"param", "from", "to", "out-dir"}) {
+            if (!parser.isSet(QLatin1String(name)))
+                return usageError(command,
+                                  QStringLiteral("--%1 is required").arg(QLatin1String(name)));
+        }
+        try {
+            play.parameter
+                = parsePlayParameter(parser.value(QStringLiteral("param")).toStdString());
+        } catch (const InvalidArgument &) {
+            return usageError(command,
+                              QStringLiteral("--param must be one of dk, alpha, tau, "
+                                             "got '%1'")
+                                  .arg(parser.value(QStringLiteral("param"))));
+        }
+        for (const auto &[name, out] : {std::pair {QStringLiteral("from"), &play.from},
+                                        std::pair {QStringLiteral("to"), &play.to}}) {
+            bool ok = false;
+            *out = parser.value(name).toDouble(&ok);
+            if (!ok || !std::isfinite(*out))
+                return usageError(command,
+                                  QStringLiteral("--%1 must be a number, got '%2'")
+                                      .arg(name, parser.value(name)));
+        }
+        const auto frames = intOption(parser, QStringLiteral("frames"), 1, kMaxPlayFrames, &error);
+        if (!frames)
+            return usageError(command, error);
+        play.frames = int(*frames);
+        // The animated parameter's own option would be overridden by every frame.
+        const QString own = play.parameter == PlayParameter::HeadWidth ? QStringLiteral("d-model")
+            : play.parameter == PlayParameter::ScaleExponent           ? QStringLiteral("alpha")
+                                                             : QStringLiteral("temperature");
+        if (givenOnCommandLine(own))
+            return usageError(command,
+                              QStringLiteral("--%1 is set by every frame of --param %2; leave it "
+                                             "out%3")
+                                  .arg(own, parser.value(QStringLiteral("param")),
+                                       play.parameter == PlayParameter::HeadWidth
+                                           ? QStringLiteral(" (d_model = d_k x h)")
+                                           : QString()));
+        const QString view = parser.value(QStringLiteral("view"));
+        if (view != QLatin1String("grid") && view != QLatin1String("head"))
+            return usageError(
+                command,
+                QStringLiteral("--view must be grid or head for animate, got '%1'").arg(view));
+    }
     SessionParameters p;
     const auto n
         = intOption(parser, QStringLiteral("n"), 1, SessionParameters::maxLongSequence, &error);
@@ -540,10 +633,23 @@ int runHeatmap(const QStringList &arguments)
         = intOption(parser, QStringLiteral("d-model"), 1, SessionParameters::maxDModel, &error);
     if (!dModel)
         return usageError(command, error);
-    const auto heads = intOption(parser, QStringLiteral("heads"), 1, *dModel, &error);
+    const bool animateHeadWidth = animate && play.parameter == PlayParameter::HeadWidth;
+    const auto heads = intOption(parser, QStringLiteral("heads"), 1,
+                                 animateHeadWidth ? SessionParameters::maxDModel : *dModel, &error);
     if (!heads)
         return usageError(command, error);
-    if (*dModel % *heads != 0)
+    std::vector<double> schedule;
+    if (animate) {
+        try {
+            schedule = play.schedule(int(*heads));
+        } catch (const InvalidArgument &e) {
+            return usageError(
+                command,
+                QStringLiteral("--param %1: %2")
+                    .arg(parser.value(QStringLiteral("param")), QString::fromStdString(e.what())));
+        }
+    }
+    if (!animateHeadWidth && *dModel % *heads != 0)
         return usageError(
             command,
             QStringLiteral("--heads %1 does not divide --d-model %2").arg(*heads).arg(*dModel));
@@ -562,7 +668,8 @@ int runHeatmap(const QStringList &arguments)
                         {QStringLiteral("numpy"), QStringLiteral("torch")}, &error)
         || !checkChoice(parser, QStringLiteral("view"),
                         {QStringLiteral("grid"), QStringLiteral("head"), QStringLiteral("steps"),
-                         QStringLiteral("compare"), QStringLiteral("model")},
+                         QStringLiteral("compare"), QStringLiteral("model"),
+                         QStringLiteral("positions")},
                         &error)
         || !checkChoice(parser, QStringLiteral("scale"),
                         {QStringLiteral("linear"), QStringLiteral("log")}, &error)
@@ -596,7 +703,7 @@ int runHeatmap(const QStringList &arguments)
         p.n = int(p.tokens.size());
     }
     p.nK = int(*nK);
-    p.dModel = int(*dModel);
+    p.dModel = animateHeadWidth ? int(schedule.front()) * int(*heads) : int(*dModel);
     p.heads = int(*heads);
     p.seed = quint64(*seed);
     p.generator = parseRandomSource(parser.value(QStringLiteral("generator")).toStdString());
@@ -800,6 +907,35 @@ int runHeatmap(const QStringList &arguments)
                               .arg(double(*width) * *dpr, 0, 'f', 0)
                               .arg(double(*height) * *dpr, 0, 'f', 0));
 
+    if (animate) {
+        const QString outDir = parser.value(QStringLiteral("out-dir"));
+        if (QFileInfo(outDir).exists() && !QFileInfo(outDir).isDir())
+            return usageError(command,
+                              QStringLiteral("--out-dir '%1' is not a folder").arg(outDir));
+        if (p.queryCount() > SessionParameters::maxSequence
+            || p.keyCount() > SessionParameters::maxSequence)
+            return usageError(command,
+                              QStringLiteral("animate takes n and n_k up to %1")
+                                  .arg(SessionParameters::maxSequence));
+        for (double v : {schedule.front(), schedule.back()}) {
+            const QString bad = applyPlayValue(p, play.parameter, v).validate();
+            if (!bad.isEmpty())
+                return usageError(command,
+                                  QStringLiteral("--param %1 = %2: %3")
+                                      .arg(parser.value(QStringLiteral("param")))
+                                      .arg(v)
+                                      .arg(bad));
+        }
+        std::vector<PlayFrame> frames;
+        if (!writePlayFrames(p, options, play, outDir, QSize(int(*width), int(*height)), *dpr,
+                             &error, &frames))
+            return failure(command, error);
+        QTextStream(stdout) << "attnlab animate: wrote " << frames.size() << " frames ("
+                            << frames.front().file << " ... " << frames.back().file << ") and "
+                            << "frames.csv to " << QDir(outDir).absolutePath() << "\n";
+        return ExitOk;
+    }
+
     const QString out = parser.value(QStringLiteral("out"));
     const QString batchDir = parser.value(QStringLiteral("batch-dir"));
     const QString dataPath = parser.value(QStringLiteral("data"));
@@ -823,6 +959,17 @@ int runHeatmap(const QStringList &arguments)
     const QString viewName = parser.value(QStringLiteral("view"));
     if ((steps || compare) && out.isEmpty())
         return usageError(command, QStringLiteral("--view %1 needs --out").arg(viewName));
+    const bool positions = viewName == QLatin1String("positions");
+    if (positions && (!batchDir.isEmpty() || !dataPath.isEmpty()))
+        return usageError(command,
+                          QStringLiteral("--batch-dir and --data go with --view grid or "
+                                         "head, not --view positions"));
+    if (positions && p.n > SessionParameters::maxSequence)
+        return usageError(command,
+                          QStringLiteral("--view positions takes n up to %1 (PE PE^T is n x n), "
+                                         "got %2")
+                              .arg(SessionParameters::maxSequence)
+                              .arg(p.n));
     if ((steps || compare) && (!batchDir.isEmpty() || !dataPath.isEmpty()))
         return usageError(command,
                           QStringLiteral("--batch-dir and --data go with --view grid or "
@@ -884,6 +1031,22 @@ int runHeatmap(const QStringList &arguments)
         if (!model.save(out, modelSize, format == QLatin1String("png") ? *dpr : 1.0, &error))
             return failure(command, error);
         return ExitOk;
+    }
+
+    if (positions) { // the Positions tab's painter (ui/render/positionsrenderer.h)
+        PositionsRenderer positionsRenderer;
+        positionsRenderer.setFigure(computePositionsFigure(p));
+        const FigurePainter paint = positionsRenderer.painter();
+        const QSize figureSize {int(*width), int(*height)};
+        const QString title = QStringLiteral("Attention Lab: positional encoding");
+        const bool ok = format == QLatin1String("png")
+            ? writeFigurePng(out, figureSize, *dpr, Qt::white, paint, &error)
+            : format == QLatin1String("svg")
+            ? writeFigureSvg(out, figureSize, title,
+                             positionsRenderer.figure().caption.join(QLatin1Char(' ')), paint,
+                             &error)
+            : writeFigurePdf(out, figureSize, title, paint, &error);
+        return ok ? ExitOk : failure(command, error);
     }
 
     if (!p.tensors) {
@@ -1104,6 +1267,18 @@ int runHeatmap(const QStringList &arguments)
     if (!staged.commit(&error))
         return failure(command, error);
     return ExitOk;
+}
+
+} // namespace
+
+int runHeatmap(const QStringList &arguments)
+{
+    return runHeatmapOrAnimate(arguments, false);
+}
+
+int runAnimate(const QStringList &arguments)
+{
+    return runHeatmapOrAnimate(arguments, true);
 }
 
 } // namespace attn::cli

@@ -79,7 +79,8 @@ private slots:
     {
         QTest::addColumn<QString>("command"); // empty: the window (top level)
         QTest::newRow("window") << QString();
-        for (const char *c : {"heatmap", "sweep", "experiment", "compute", "bench", "train"})
+        for (const char *c :
+             {"heatmap", "animate", "sweep", "experiment", "compute", "bench", "train"})
             QTest::newRow(c) << QString::fromLatin1(c);
     }
 

@@ -124,6 +124,66 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(InvalidArgument, sinusoidalEncoding(-1, 4));
         QVERIFY_THROWS_EXCEPTION(InvalidArgument, sinusoidalEncoding(4, 0));
         QCOMPARE(sinusoidalEncoding(0, 4).rows(), Index(0));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, sinusoidalSimilarity(-1, 4));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, sinusoidalSimilarity(4, 0));
+        QCOMPARE(sinusoidalSimilarity(0, 4).rows(), Index(0));
+    }
+
+    void similarityKnownValues()
+    {
+        // d = 2: PE[p] = [sin p, cos p], so PE·PEᵀ(p, q) = cos(p − q): cos 0 = 1, cos 1 =
+        // 0.5403023058681398, cos 3 = −0.9899924966004454 (digits of the cosine itself).
+        const MatrixD s2 = sinusoidalSimilarity(4, 2);
+        QCOMPARE(s2.rows(), Index(4));
+        QCOMPARE(s2.cols(), Index(4));
+        QVERIFY(std::abs(s2(2, 2) - 1.0) <= 1e-15);
+        QVERIFY(std::abs(s2(1, 0) - 0.5403023058681398) <= 1e-15);
+        QVERIFY(std::abs(s2(0, 3) - -0.9899924966004454) <= 1e-15);
+        // d = 4: ω = 1, 1/100: cos(p − q) + cos((p − q)/100); the diagonal is d/2 = 2.
+        const MatrixD s4 = sinusoidalSimilarity(5, 4);
+        for (Index p = 0; p < 5; ++p)
+            for (Index q = 0; q < 5; ++q) {
+                const double k = double(p - q);
+                QVERIFY(std::abs(s4(p, q) - (std::cos(k) + std::cos(k / 100.0))) <= 1e-14);
+            }
+        QVERIFY(std::abs(s4(3, 3) - 2.0) <= 1e-15);
+    }
+
+    void similarityIsTheProductOfTheRows_data()
+    {
+        QTest::addColumn<int>("n");
+        QTest::addColumn<int>("d");
+        QTest::newRow("n=12 d=16") << 12 << 16;
+        QTest::newRow("n=9 d=7 (odd)") << 9 << 7;
+        QTest::newRow("n=40 d=64") << 40 << 64;
+        QTest::newRow("n=3 d=1") << 3 << 1;
+    }
+    void similarityIsTheProductOfTheRows()
+    {
+        // Σ_c PE[p, c]·PE[q, c] with each PE entry written out by the paper's formula (sin for
+        // even c, cos for odd c, argument pos / 10000^(2⌊c/2⌋/d)); for even d it depends on
+        // p − q only.
+        QFETCH(int, n);
+        QFETCH(int, d);
+        const MatrixD s = sinusoidalSimilarity(n, d);
+        const auto pe = [d](int pos, int c) {
+            const double angle = pos / std::pow(10000.0, double(2 * (c / 2)) / d);
+            return c % 2 == 0 ? std::sin(angle) : std::cos(angle);
+        };
+        for (int p = 0; p < n; ++p)
+            for (int q = 0; q < n; ++q) {
+                double dot = 0;
+                for (int c = 0; c < d; ++c)
+                    dot += pe(p, c) * pe(q, c);
+                QVERIFY2(std::abs(s(p, q) - dot) <= 1e-12,
+                         qPrintable(QStringLiteral("(%1, %2): %3 vs %4")
+                                        .arg(p)
+                                        .arg(q)
+                                        .arg(s(p, q), 0, 'g', 17)
+                                        .arg(dot, 0, 'g', 17)));
+                if (d % 2 == 0 && p > 0 && q > 0)
+                    QVERIFY(std::abs(s(p, q) - s(p - 1, q - 1)) <= 1e-12);
+            }
     }
 };
 

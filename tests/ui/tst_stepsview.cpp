@@ -15,6 +15,7 @@
 #include "ui/views/figurecanvas.h"
 #include "ui/views/heatmapwidget.h"
 #include "ui/views/modelview.h"
+#include "ui/views/positionsview.h"
 #include "ui/views/stepsview.h"
 
 #include "core/engine/sessioninputs.h"
@@ -926,7 +927,9 @@ private slots:
         AttentionSession session;
         auto *heads = new HeatmapWidget;
         AttentionViews views(heads, &session);
-        QCOMPARE(views.count(), 4);
+        QCOMPARE(views.count(), 5);
+        QCOMPARE(views.tabText(AttentionViews::PositionsTab), QStringLiteral("Positions"));
+        QCOMPARE(views.widget(AttentionViews::PositionsTab), views.positionsView());
         QCOMPARE(views.tabText(AttentionViews::HeadsTab), QStringLiteral("Heads"));
         QCOMPARE(views.tabText(AttentionViews::StepsTab), QStringLiteral("Steps"));
         QCOMPARE(views.widget(AttentionViews::StepsTab), views.stepsView());
@@ -941,8 +944,10 @@ private slots:
         QTRY_COMPARE(results.count(), 1);
         QCOMPARE(views.stepsView()->result(), session.result());
         QCOMPARE(views.compareView()->resultA(), session.result());
-        QCOMPARE(views.tabActions().size(), 4);
+        QCOMPARE(views.tabActions().size(), 5);
         QCOMPARE(views.tabActions()[2]->shortcut(), QKeySequence(QStringLiteral("Ctrl+Alt+3")));
+        QCOMPARE(views.tabActions()[3]->shortcut(), QKeySequence(QStringLiteral("Ctrl+Alt+4")));
+        QCOMPARE(views.tabActions()[4]->shortcut(), QKeySequence(QStringLiteral("Ctrl+Alt+5")));
         views.tabActions()[2]->trigger();
         QCOMPARE(views.currentIndex(), int(AttentionViews::CompareTab));
         views.tabActions()[0]->trigger();

@@ -37,6 +37,9 @@
 //                                         // the Training tab (ui/session/trainingsettings.h);
 //                                         // absent in older files: the defaults; settings the
 //                                         // core refuses are ignored
+//       "play": { "parameter": "dk" | "alpha" | "tau", "from", "to", "frames": 1 … 1000,
+//                 "fps": 0.25 … 60, "loop": false },   // the Play dock (playsettings.h);
+//                                         // absent or invalid: the dock keeps its settings
 //       …                                 // further keys of newer views are kept
 //     },
 //     "tensors": {                        // optional; File → Open Tensors…

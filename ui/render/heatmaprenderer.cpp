@@ -1139,6 +1139,8 @@ QString HeatmapRenderer::captionText(bool vectorOutput) const
     if (!m_result)
         return {};
     QStringList lines;
+    if (!m_options.captionPrefix.isEmpty())
+        lines << m_options.captionPrefix;
     lines << m_result->params.caption();
     if (m_result->ok()) {
         // The colormap, scale and range (the view note below says what was renormalised).

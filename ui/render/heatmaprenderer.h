@@ -89,6 +89,9 @@ struct HeatmapOptions
     /// caption ("pinned query 3:the"); −1: none. A row outside the result draws nothing.
     int pinnedQuery = -1;
     bool showCaption = true; ///< the parameter caption line at the top
+    /// Written first in the caption, before the parameters (a Play frame: "frame 3/21:
+    /// α = 0.1"); empty for none.
+    QString captionPrefix;
     qreal fontPixelSize = 0; ///< text size in logical pixels; 0 derives it from the paint size
     QColor background = Qt::white;
     QColor foreground = Qt::black;

@@ -5,6 +5,7 @@
 #include "ui/views/compareview.h"
 #include "ui/views/heatmapwidget.h"
 #include "ui/views/modelview.h"
+#include "ui/views/positionsview.h"
 #include "ui/views/stepsview.h"
 
 #include <QAction>
@@ -17,15 +18,18 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     , m_steps(new StepsView)
     , m_compare(new CompareView)
     , m_model(new ModelView)
+    , m_positions(new PositionsView)
 {
     setObjectName(QStringLiteral("attentionViews"));
     setDocumentMode(true);
     setTabPosition(QTabWidget::North);
     m_steps->setObjectName(QStringLiteral("stepsView"));
     m_compare->setObjectName(QStringLiteral("compareView"));
+    m_positions->setObjectName(QStringLiteral("positionsView"));
     addTab(m_heads, tr("Heads"));
     addTab(m_steps, tr("Steps"));
     addTab(m_compare, tr("Compare A/B"));
+    addTab(m_positions, tr("Positions"));
     addTab(m_model, tr("Model"));
     setTabToolTip(HeadsTab, tr("Attention weights of every head and their mean"));
     setTabToolTip(StepsTab,
@@ -37,9 +41,13 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     setTabToolTip(ModelTab,
                   tr("Every layer and head of a loaded stack of attention weights on one colour "
                      "scale; click a map to open it in the Heads view"));
+    setTabToolTip(PositionsTab,
+                  tr("The sinusoidal positional encoding PE of this n and d_model and its "
+                     "similarity PE·PEᵀ: nearby positions are alike, and only the offset "
+                     "matters"));
 
-    const QStringList names
-        = {tr("&Heads View"), tr("&Steps View"), tr("&Compare A/B View"), tr("&Model View")};
+    const QStringList names = {tr("&Heads View"), tr("&Steps View"), tr("&Compare A/B View"),
+                               tr("&Positions View"), tr("&Model View")};
     for (int tab = 0; tab < names.size(); ++tab) {
         auto *action = new QAction(names[tab], this);
         action->setObjectName(QStringLiteral("tabAction%1").arg(tab));
@@ -58,6 +66,9 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
                 m_steps->setResult(result);
                 m_compare->setResultA(result);
             });
+    connect(session, &AttentionSession::parametersChanged, m_positions,
+            &PositionsView::setParameters);
+    m_positions->setParameters(session->parameters());
     if (const auto r = session->result(); r && r->ok()) {
         m_steps->setResult(r);
         m_compare->setResultA(r);

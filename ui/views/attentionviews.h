@@ -1,10 +1,12 @@
 #pragma once
-// AttentionViews: the attention mode's centre as three tabs over one AttentionSession —
+// AttentionViews: the attention mode's centre as five tabs over one AttentionSession —
 // "Heads" (the heatmap grid, HeatmapWidget), "Steps" (StepsView: scores → scaled and masked
-// scores → weights of one head), "Compare A/B" (CompareView) and "Model" (ModelView: every
-// layer and head of a loaded stack of weights). Results of the session go to the first three;
-// clicking a head's tile in the grid selects that head in the next two; clicking a thumbnail of
-// the Model tab asks for that layer and head (thumbnailRequested).
+// scores → weights of one head), "Compare A/B" (CompareView), "Positions" (PositionsView: the
+// session's sinusoidal positional encoding and its similarity PE·PEᵀ) and "Model" (ModelView:
+// every layer and head of a loaded stack of weights). Results of the session go to the first
+// three, its parameters to Positions; clicking a head's tile in the grid selects that head in
+// Steps and Compare; clicking a thumbnail of the Model tab asks for that layer and head
+// (thumbnailRequested).
 
 #include <QJsonArray>
 #include <QJsonObject>
@@ -19,13 +21,14 @@ class AttentionSession;
 class CompareView;
 class HeatmapWidget;
 class ModelView;
+class PositionsView;
 class StepsView;
 
 class AttentionViews : public QTabWidget
 {
     Q_OBJECT
 public:
-    enum Tab { HeadsTab = 0, StepsTab = 1, CompareTab = 2, ModelTab = 3 };
+    enum Tab { HeadsTab = 0, StepsTab = 1, CompareTab = 2, PositionsTab = 3, ModelTab = 4 };
 
     /// `heads` becomes the first tab (reparented); `session` is not owned.
     AttentionViews(HeatmapWidget *heads, AttentionSession *session, QWidget *parent = nullptr);
@@ -35,6 +38,9 @@ public:
     CompareView *compareView() const { return m_compare; }
     ModelView *modelView() const { return m_model; }
     /// "Heads View", "Steps View", "Compare A/B View", "Model View" (Ctrl+Alt+1 … 4): switch
+    PositionsView *positionsView() const { return m_positions; }
+    /// "Heads View", "Steps View", "Compare A/B View", "Positions View", "Model View"
+    /// (Ctrl+Alt+1 … 5): switch
     /// tabs. They work
     /// while the window is active; a View menu may list them too.
     QList<QAction *> tabActions() const { return m_tabActions; }
@@ -63,6 +69,7 @@ private:
     StepsView *m_steps;
     CompareView *m_compare;
     ModelView *m_model;
+    PositionsView *m_positions;
     QList<QAction *> m_tabActions;
 };
 

@@ -13,6 +13,7 @@
 #include "ui/views/heatmapactions.h"
 #include "ui/views/heatmapwidget.h"
 #include "ui/views/modelview.h"
+#include "ui/views/positionsview.h"
 #include "ui/views/stepsview.h"
 
 #include <QAction>
@@ -116,6 +117,8 @@ ExportRouter::Target ExportRouter::currentTarget() const
         return Target::Compare;
     case AttentionViews::ModelTab:
         return Target::Model;
+    case AttentionViews::PositionsTab:
+        return Target::Positions;
     default:
         return Target::Heads;
     }
@@ -138,6 +141,8 @@ QString ExportRouter::currentName() const
         return tr("A/B Comparison");
     case Target::Model:
         return tr("Model View");
+    case Target::Positions:
+        return tr("Positional Encoding");
     case Target::Chart: {
         const QString title = chartTitle(focusedChart());
         return title.isEmpty() ? tr("Chart") : tr("Chart “%1”").arg(title);
@@ -169,6 +174,8 @@ QString ExportRouter::currentFileName() const
         return QStringLiteral("attention-compare.png");
     case Target::Model:
         return QStringLiteral("attention-model.png");
+    case Target::Positions:
+        return QStringLiteral("positional-encoding.png");
     case Target::Chart: {
         // "Max weight vs d_k" → chart-max-weight-vs-d-k.png
         QString slug;
@@ -209,6 +216,8 @@ QSize ExportRouter::currentSize() const
         return m_views->compareView()->defaultExportSize();
     case Target::Model:
         return m_views->modelView()->defaultExportSize();
+    case Target::Positions:
+        return m_views->positionsView()->defaultExportSize();
     case Target::Chart:
         return focusedChart()->size();
     case Target::Experiment: {
@@ -241,6 +250,8 @@ bool ExportRouter::exportCurrentView(const QString &path, QString *error, QSize 
         return m_views->compareView()->exportFigure(path, size, dpr, error);
     case Target::Model:
         return m_views->modelView()->exportFigure(path, size, dpr, error);
+    case Target::Positions:
+        return m_views->positionsView()->exportFigure(path, size, dpr, error);
     case Target::Chart:
         return exportWidget(focusedChart(), path, size, dpr, error);
     case Target::Experiment: {

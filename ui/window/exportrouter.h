@@ -1,10 +1,11 @@
 #pragma once
 // ExportRouter: File → Export (Ctrl+E) of the main window. It decides what the user looks at
 // (a focused chart dock, else the experiments mode, else the training mode — its chart when
-// clicked, else its heatmaps —, else the attention view's tab: Heads, Steps, Compare A/B or Model),
-// names it in the action's text, suggests a file name and size, and hands the writing to that
-// view's own export code (HeatmapActions::exportView, StepsView/CompareView::exportFigure,
-// exportWidget, ExperimentPage::exportFigure).
+// clicked, else its heatmaps —, else the attention view's tab: Heads, Steps, Compare A/B,
+// Positions or Model), names it in the action's text, suggests a file name and size, and hands
+// the writing to that view's own export code (HeatmapActions::exportView,
+// StepsView/CompareView/PositionsView/ModelView::exportFigure, exportWidget,
+// ExperimentPage::exportFigure).
 
 #include <QList>
 #include <QObject>
@@ -34,6 +35,7 @@ public:
         Steps, ///< the steps view (StepsView::exportFigure)
         Compare, ///< the A/B view (CompareView::exportFigure)
         Model, ///< the Model tab: every layer and head of a loaded stack (ModelView::exportFigure)
+        Positions, ///< the Positions tab: PE and PE·PEᵀ (PositionsView::exportFigure)
         Chart, ///< the live chart that has the keyboard focus (a chart dock), as shown
         Experiment, ///< the current experiment's figure (ExperimentPage::exportFigure)
         /// The Training tab: its loss chart when that has the focus, else the A and B heatmaps

@@ -6,6 +6,7 @@
 #include "ui/panels/controlpanel.h"
 #include "ui/panels/experimentspanel.h"
 #include "ui/panels/heatmapviewpanel.h"
+#include "ui/panels/playpanel.h"
 #include "ui/panels/trainingpanel.h"
 #include "ui/session/attentionsession.h"
 #include "ui/views/attentionviews.h"
@@ -22,6 +23,7 @@
 #include "ui/window/windowlayout.h"
 #include "ui/window/windowmenus.h"
 
+#include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
@@ -151,8 +153,14 @@ void MainWindow::createDocks()
     // A tab behind the Controls: the controls get the whole height of the left column, so the
     // Scale and Mask sections are on the first screen (1280 × 800 included) without scrolling.
     tabifyDockWidget(controlsDock, viewDock);
+    // Play: animates d_k, α or τ through the same path as the controls (ui/panels/playpanel.h).
+    m_play = new PlayPanel;
+    m_play->setObjectName(QStringLiteral("playPanel"));
+    QDockWidget *playDock = m_layout->addDock(WindowLayout::scrollable(m_play), tr("Play"),
+                                              QStringLiteral("playDock"), Qt::LeftDockWidgetArea);
+    tabifyDockWidget(viewDock, playDock);
     controlsDock->raise();
-    m_layout->setLeftContents({m_controls, m_viewPanel});
+    m_layout->setLeftContents({m_controls, m_viewPanel, m_play});
     // File → Open Tensors…: layer/head selectors and token labels, shown while tensors are loaded.
     m_tensors = new TensorController(m_session, m_heatmap, this);
     m_tensors->setDock(m_layout->addDock(m_tensors->panel(), tr("Tensors"),
@@ -192,6 +200,22 @@ void MainWindow::createControllers()
                     [this](const TrainingSettings &s) { return m_training->setSettings(s); },
                     before, after));
             });
+    // Play drives the session as a control does: each frame is an edit, and the whole
+    // animation one undo step (an edit group, ended when it stops).
+    m_play->setDriver(
+        {[this] { return m_session->parameters(); },
+         [this](const SessionParameters &p) { m_sessionController->editParameters(p); },
+         [this] { return m_session->isBusy(); }});
+    m_play->setFrameOptions([this] { return m_heatmap->options(); });
+    connect(m_play, &PlayPanel::playingChanged, this, [this](bool playing) {
+        if (playing)
+            m_sessionController->beginEditGroup(QStringLiteral("play"));
+        else
+            m_sessionController->endEditGroup();
+    });
+    connect(m_play, &PlayPanel::message, this, showMessage);
+    for (QAction *history : {m_sessionController->undoAction(), m_sessionController->redoAction()})
+        connect(history, &QAction::triggered, m_play, &PlayPanel::pause);
     // Session and tensor files dropped anywhere on the window open as File → Open does.
     new FileDrop(
         this, [this](const QString &path) { return m_sessionController->open(path); },
@@ -200,6 +224,9 @@ void MainWindow::createControllers()
 
 void MainWindow::connectSession()
 {
+    // An edit of the controls while playing takes control back: Play pauses first, so the
+    // edit is an undo step of its own.
+    connect(m_controls, &ControlPanel::parametersEdited, m_play, &PlayPanel::pause);
     connect(m_controls, &ControlPanel::parametersEdited, m_sessionController,
             &SessionController::editParameters);
     connect(m_session, &AttentionSession::parametersChanged, this,
@@ -319,6 +346,7 @@ QJsonObject MainWindow::viewState() const
     QJsonObject state = m_views->state();
     state.insert(QStringLiteral("tabs"), AttentionViews::tabPath(m_modes));
     state.insert(QStringLiteral("training"), m_training->settings().toJson());
+    state.insert(QStringLiteral("play"), m_play->settings().toJson());
     return state;
 }
 
@@ -336,6 +364,10 @@ void MainWindow::setViewState(const QJsonObject &state)
     if (training.isObject())
         m_training->setSettings(
             TrainingSettings::fromJson(training.toObject(), m_training->settings()));
+    // Older files have no "play": the dock keeps its settings; a bad value keeps them too.
+    const QJsonValue play = state.value(QLatin1String("play"));
+    if (play.isObject())
+        m_play->setSettings(PlaySettings::fromJson(play.toObject(), m_play->settings()));
 }
 
 void MainWindow::stepHead(int step)

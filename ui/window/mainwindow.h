@@ -32,6 +32,7 @@ class StatusBarText;
 class TensorController;
 class TrainingPanel;
 class Tour;
+class PlayPanel;
 class WindowLayout;
 class WindowMenus;
 class WindowShortcuts;
@@ -55,6 +56,7 @@ public:
     AttentionViews *attentionViews() const { return m_views; } ///< Heads, Steps, Compare A/B
     ExperimentsPanel *experimentsPanel() const { return m_experiments; } ///< E1–E16
     TrainingPanel *trainingPanel() const { return m_training; } ///< runs A/B trained live
+    PlayPanel *playPanel() const { return m_play; } ///< animates d_k, α or τ
     SessionController *sessionController() const { return m_sessionController; } ///< files, undo
     TensorController *tensorController() const { return m_tensors; } ///< File → Open Tensors…
     ExportRouter *exportRouter() const { return m_export; } ///< File → Export (Ctrl+E)
@@ -118,6 +120,7 @@ private:
     ChartDocks *m_charts = nullptr; ///< the right column's live charts
     ExperimentsPanel *m_experiments = nullptr;
     TrainingPanel *m_training = nullptr;
+    PlayPanel *m_play = nullptr;
     AttentionViews *m_views = nullptr;
     SessionController *m_sessionController = nullptr;
     TensorController *m_tensors = nullptr;

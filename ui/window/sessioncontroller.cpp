@@ -155,6 +155,16 @@ void SessionController::trackSliderDrags(QWidget *controls)
     }
 }
 
+void SessionController::beginEditGroup(const QString &name)
+{
+    m_dragKey = QStringLiteral("%1#%2").arg(name).arg(++m_dragSerial);
+}
+
+void SessionController::endEditGroup()
+{
+    m_dragKey.clear();
+}
+
 bool SessionController::isModified() const
 {
     return !m_undoStack->isClean();

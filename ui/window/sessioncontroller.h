@@ -41,6 +41,10 @@ public:
     /// Every slider drag under `controls` becomes one undo command (drags merge through
     /// SetParametersCommand's merge key; a new press starts a new command).
     void trackSliderDrags(QWidget *controls);
+    /// Until endEditGroup(), every editParameters() merges into one undo command (as a slider
+    /// drag does): a Play animation is undone in one step. A new group starts a new command.
+    void beginEditGroup(const QString &name);
+    void endEditGroup();
 
     QUndoStack *undoStack() const { return m_undoStack; }
     RecentFiles *recentFiles() const { return m_recent; }

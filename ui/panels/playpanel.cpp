@@ -1,0 +1,408 @@
+#include "ui/panels/playpanel.h"
+
+#include "ui/render/playframes.h"
+#include "ui/session/jobrunner.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attn {
+
+PlayPanel::PlayPanel(QWidget *parent)
+    : QWidget(parent)
+    , m_timer(new QTimer(this))
+    , m_jobs(new JobRunner(this, 1))
+{
+    auto *layout = new QVBoxLayout(this);
+    auto *form = new QFormLayout;
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    m_parameterCombo = new QComboBox;
+    m_parameterCombo->setObjectName(QStringLiteral("playParameterCombo"));
+    m_parameterCombo->addItem(tr("d_k (head width)"), int(PlayParameter::HeadWidth));
+    m_parameterCombo->addItem(tr("α (scale exponent)"), int(PlayParameter::ScaleExponent));
+    m_parameterCombo->addItem(tr("τ (temperature)"), int(PlayParameter::Temperature));
+    m_parameterCombo->setToolTip(tr("The parameter Play animates; the others stay as the "
+                                    "Controls set them (d_k keeps h: d_model = d_k · h)"));
+    form->addRow(tr("&Animate:"), m_parameterCombo);
+    m_fromSpin = new QDoubleSpinBox;
+    m_fromSpin->setObjectName(QStringLiteral("playFromSpin"));
+    m_toSpin = new QDoubleSpinBox;
+    m_toSpin->setObjectName(QStringLiteral("playToSpin"));
+    m_fromSpin->setToolTip(
+        tr("The first frame's value (d_k: 1 … 4096 / h; α: 0 … 1; τ: 0.01 … 100)"));
+    m_toSpin->setToolTip(tr("The last frame's value; smaller than the first plays backwards"));
+    auto *range = new QHBoxLayout;
+    range->addWidget(m_fromSpin, 1);
+    range->addWidget(new QLabel(tr("to")));
+    range->addWidget(m_toSpin, 1);
+    auto *fromLabel = new QLabel(tr("&From:"));
+    fromLabel->setBuddy(m_fromSpin);
+    form->addRow(fromLabel, range);
+    m_framesSpin = new QSpinBox;
+    m_framesSpin->setObjectName(QStringLiteral("playFramesSpin"));
+    m_framesSpin->setRange(1, int(kMaxPlayFrames));
+    m_framesSpin->setToolTip(tr("Frames from the first value to the last, in equal steps (d_k "
+                                "rounded to whole numbers)"));
+    form->addRow(tr("F&rames:"), m_framesSpin);
+    m_fpsSpin = new QDoubleSpinBox;
+    m_fpsSpin->setObjectName(QStringLiteral("playFpsSpin"));
+    m_fpsSpin->setRange(0.25, 60.0);
+    m_fpsSpin->setDecimals(2);
+    m_fpsSpin->setSuffix(tr(" frames/s"));
+    m_fpsSpin->setToolTip(tr("Speed. When the computation is slower, frames are skipped (never "
+                             "queued): the animation keeps its time"));
+    form->addRow(tr("&Speed:"), m_fpsSpin);
+    m_loopCheck = new QCheckBox(tr("&Loop"));
+    m_loopCheck->setObjectName(QStringLiteral("playLoopCheck"));
+    m_loopCheck->setToolTip(tr("Start again from the first frame after the last"));
+    m_playButton = new QPushButton(tr("&Play"));
+    m_playButton->setObjectName(QStringLiteral("playButton"));
+    m_playButton->setCheckable(true);
+    m_playButton->setToolTip(tr("Play / Pause. The whole animation is one step of Edit → Undo; "
+                                "editing a control pauses it"));
+    auto *buttons = new QHBoxLayout;
+    buttons->addWidget(m_loopCheck);
+    buttons->addStretch(1);
+    buttons->addWidget(m_playButton);
+    form->addRow(buttons);
+    layout->addLayout(form);
+    m_status = new QLabel;
+    m_status->setObjectName(QStringLiteral("playStatus"));
+    m_status->setWordWrap(true);
+    layout->addWidget(m_status);
+
+    auto *exportForm = new QFormLayout;
+    m_widthSpin = new QSpinBox;
+    m_widthSpin->setObjectName(QStringLiteral("playWidthSpin"));
+    m_widthSpin->setRange(64, 8192);
+    m_widthSpin->setValue(1200);
+    m_heightSpin = new QSpinBox;
+    m_heightSpin->setObjectName(QStringLiteral("playHeightSpin"));
+    m_heightSpin->setRange(64, 8192);
+    m_heightSpin->setValue(800);
+    m_widthSpin->setToolTip(tr("Width of each exported frame, in pixels"));
+    m_heightSpin->setToolTip(tr("Height of each exported frame, in pixels"));
+    auto *size = new QHBoxLayout;
+    size->addWidget(m_widthSpin, 1);
+    size->addWidget(new QLabel(QStringLiteral("\u00d7")));
+    size->addWidget(m_heightSpin, 1);
+    auto *sizeLabel = new QLabel(tr("Frame si&ze:"));
+    sizeLabel->setBuddy(m_widthSpin);
+    sizeLabel->setToolTip(tr("Width × height of each exported frame, in pixels"));
+    exportForm->addRow(sizeLabel, size);
+    m_exportButton = new QPushButton(tr("Export &Frames…"));
+    m_exportButton->setObjectName(QStringLiteral("playExportButton"));
+    m_exportButton->setToolTip(tr("Write frame_000.png … (the heads grid of every frame, its "
+                                  "caption naming the value) and frames.csv into a folder"));
+    exportForm->addRow(m_exportButton);
+    layout->addLayout(exportForm);
+    m_exportStatus = new QLabel;
+    m_exportStatus->setObjectName(QStringLiteral("playExportStatus"));
+    m_exportStatus->setWordWrap(true);
+    layout->addWidget(m_exportStatus);
+    layout->addStretch(1);
+
+    m_timer->setTimerType(Qt::PreciseTimer);
+    connect(m_timer, &QTimer::timeout, this, &PlayPanel::tick);
+    connect(m_playButton, &QPushButton::clicked, this, &PlayPanel::togglePlay);
+    connect(m_exportButton, &QPushButton::clicked, this, &PlayPanel::exportFramesInteractive);
+    connect(m_parameterCombo, &QComboBox::currentIndexChanged, this, [this] {
+        pause();
+        updateRanges();
+        // Each parameter's own usual range.
+        switch (parameter()) {
+        case PlayParameter::HeadWidth:
+            m_fromSpin->setValue(4);
+            m_toSpin->setValue(256);
+            break;
+        case PlayParameter::ScaleExponent:
+            m_fromSpin->setValue(0);
+            m_toSpin->setValue(1);
+            break;
+        case PlayParameter::Temperature:
+            m_fromSpin->setValue(0.25);
+            m_toSpin->setValue(4);
+            break;
+        }
+        updateStatus();
+    });
+    for (QDoubleSpinBox *spin : {m_fromSpin, m_toSpin})
+        connect(spin, &QDoubleSpinBox::valueChanged, this, [this] { updateStatus(); });
+    connect(m_framesSpin, &QSpinBox::valueChanged, this, [this] { updateStatus(); });
+    connect(m_jobs, &JobRunner::progressChanged, this, [this](double fraction) {
+        m_exportStatus->setText(tr("Writing frames… %1 %").arg(int(std::lround(fraction * 100))));
+    });
+    connect(m_jobs, &JobRunner::failed, this, [this](const QString &why) {
+        m_exportStatus->setText(tr("Frames not written: %1").arg(why));
+        m_exportButton->setEnabled(true);
+    });
+    setSettings(PlaySettings());
+}
+
+PlayPanel::~PlayPanel() = default;
+
+PlayParameter PlayPanel::parameter() const
+{
+    return PlayParameter(m_parameterCombo->currentData().toInt());
+}
+
+void PlayPanel::updateRanges()
+{
+    for (QDoubleSpinBox *spin : {m_fromSpin, m_toSpin}) {
+        const QSignalBlocker block(spin);
+        switch (parameter()) {
+        case PlayParameter::HeadWidth:
+            spin->setDecimals(0);
+            spin->setRange(1, SessionParameters::maxDModel);
+            spin->setSingleStep(1);
+            break;
+        case PlayParameter::ScaleExponent:
+            spin->setDecimals(2);
+            spin->setRange(0, 1);
+            spin->setSingleStep(0.05);
+            break;
+        case PlayParameter::Temperature:
+            spin->setDecimals(2);
+            spin->setRange(0.01, 100);
+            spin->setSingleStep(0.1);
+            break;
+        }
+    }
+}
+
+PlaySettings PlayPanel::settings() const
+{
+    PlaySettings s;
+    s.parameter = parameter();
+    s.from = m_fromSpin->value();
+    s.to = m_toSpin->value();
+    s.frames = m_framesSpin->value();
+    s.framesPerSecond = m_fpsSpin->value();
+    s.loop = m_loopCheck->isChecked();
+    return s;
+}
+
+void PlayPanel::setSettings(const PlaySettings &s)
+{
+    pause();
+    {
+        const QSignalBlocker block(m_parameterCombo);
+        m_parameterCombo->setCurrentIndex(
+            std::max(0, m_parameterCombo->findData(int(s.parameter))));
+    }
+    updateRanges();
+    m_fromSpin->setValue(s.from);
+    m_toSpin->setValue(s.to);
+    m_framesSpin->setValue(s.frames);
+    m_fpsSpin->setValue(s.framesPerSecond);
+    m_loopCheck->setChecked(s.loop);
+    updateStatus();
+}
+
+QSize PlayPanel::frameSize() const
+{
+    return QSize(m_widthSpin->value(), m_heightSpin->value());
+}
+
+void PlayPanel::setFrameSize(QSize size)
+{
+    m_widthSpin->setValue(size.width());
+    m_heightSpin->setValue(size.height());
+}
+
+void PlayPanel::updateStatus()
+{
+    if (m_playing && m_frame >= 0) {
+        m_status->setText(
+            tr("Frame %1/%2: %3%4")
+                .arg(m_frame + 1)
+                .arg(m_schedule.size())
+                .arg(playValueText(m_playingSettings.parameter, m_schedule[std::size_t(m_frame)]))
+                .arg(m_skipped > 0 ? tr(" (%n frame(s) skipped: the computation is slower than "
+                                        "the speed)",
+                                        nullptr, m_skipped)
+                                   : QString()));
+        return;
+    }
+    try {
+        const PlaySettings s = settings();
+        const int heads = m_driver.parameters ? m_driver.parameters().heads : 1;
+        const std::vector<double> v = s.schedule(heads);
+        m_status->setText(
+            tr("%1 frames, %2 → %3, %4 s%5")
+                .arg(v.size())
+                .arg(playValueText(s.parameter, v.front()), playValueText(s.parameter, v.back()))
+                .arg(double(v.size()) / s.framesPerSecond, 0, 'g', 3)
+                .arg(m_frame >= 0 ? tr("; paused at frame %1").arg(m_frame + 1) : QString()));
+    } catch (const InvalidArgument &e) {
+        m_status->setText(QString::fromStdString(e.what()));
+    }
+}
+
+void PlayPanel::setPlaying(bool playing)
+{
+    if (playing == m_playing)
+        return;
+    m_playing = playing;
+    {
+        const QSignalBlocker block(m_playButton);
+        m_playButton->setChecked(playing);
+        m_playButton->setText(playing ? tr("&Pause") : tr("&Play"));
+    }
+    emit playingChanged(playing);
+}
+
+void PlayPanel::play()
+{
+    if (m_playing)
+        return;
+    if (!m_driver.apply || !m_driver.parameters) {
+        setPlaying(false);
+        return;
+    }
+    const PlaySettings s = settings();
+    std::vector<double> schedule;
+    try {
+        schedule = s.schedule(m_driver.parameters().heads);
+    } catch (const InvalidArgument &e) {
+        const QString why = tr("Play refused: %1").arg(QString::fromStdString(e.what()));
+        m_status->setText(why);
+        emit message(why);
+        const QSignalBlocker block(m_playButton);
+        m_playButton->setChecked(false);
+        return;
+    }
+    // Resume where a pause left the same schedule; otherwise start from the first frame.
+    const bool resume = s == m_playingSettings && schedule == m_schedule && m_frame >= 0
+        && m_frame + 1 < int(schedule.size());
+    m_schedule = std::move(schedule);
+    m_playingSettings = s;
+    if (!resume) {
+        m_frame = -1;
+        m_skipped = 0;
+        m_applied.clear();
+    }
+    m_startFrame = resume ? m_frame + 1 : 0;
+    setPlaying(true);
+    m_clock.start();
+    // Ticks at twice the speed (at most every 5 ms): a frame is due within half its time.
+    m_timer->start(std::max(5, int(500.0 / s.framesPerSecond)));
+    tick();
+}
+
+void PlayPanel::pause()
+{
+    m_timer->stop();
+    setPlaying(false);
+    updateStatus();
+}
+
+void PlayPanel::togglePlay()
+{
+    if (m_playing)
+        pause();
+    else
+        play();
+}
+
+void PlayPanel::showFrame(int frame)
+{
+    const double value = m_schedule[std::size_t(frame)];
+    const SessionParameters now = m_driver.parameters();
+    const SessionParameters next = applyPlayValue(now, m_playingSettings.parameter, value);
+    m_frame = frame;
+    m_applied.push_back(value);
+    if (!(next == now))
+        m_driver.apply(next);
+    updateStatus();
+}
+
+void PlayPanel::tick()
+{
+    if (!m_playing)
+        return;
+    const int frames = int(m_schedule.size());
+    const double fps = m_playingSettings.framesPerSecond;
+    const double elapsed = double(m_clock.nsecsElapsed()) * 1e-9 + m_startFrame / fps;
+    const std::optional<Index> due = playFrameAt(elapsed, fps, frames, m_playingSettings.loop);
+    // The session still computes the frame before: nothing is sent (the frames due meanwhile
+    // are skipped when a later one is shown), and the last frame waits for it.
+    const bool busy = m_driver.busy && m_driver.busy();
+    const int frame = due ? int(*due) : frames - 1;
+    if (frame != m_frame) {
+        if (busy)
+            return;
+        const int step = m_frame < 0 ? frame + 1 : (frame - m_frame + frames) % frames;
+        m_skipped += std::max(0, step - 1);
+        showFrame(frame);
+    }
+    if (!due) // the last frame's time is over
+        pause();
+}
+
+bool PlayPanel::isExporting() const
+{
+    return m_jobs->isBusy();
+}
+
+bool PlayPanel::exportFrames(const QString &folder, const std::function<void(bool, QString)> &done)
+{
+    if (m_jobs->isBusy() || !m_driver.parameters)
+        return false;
+    SessionParameters base = m_driver.parameters();
+    const PlaySettings s = settings();
+    HeatmapOptions options = m_frameOptions ? m_frameOptions() : HeatmapOptions();
+    options.background = Qt::white;
+    options.foreground = Qt::black;
+    options.fontPixelSize = 0;
+    const QSize size = frameSize();
+    m_exportButton->setEnabled(false);
+    m_exportStatus->setText(tr("Writing frames…"));
+    struct Outcome
+    {
+        bool ok = false;
+        QString message;
+    };
+    m_jobs->run(
+        [base, s, options, folder, size](const JobContext &context) {
+            Outcome o;
+            QString error;
+            o.ok = writePlayFrames(
+                base, options, s, folder, size, 1.0, &error, nullptr,
+                [&context](int k, int n) { context.report(double(k) / n); }, context.cancel);
+            o.message = o.ok
+                ? QStringLiteral("%1 frames and frames.csv written to %2").arg(s.frames).arg(folder)
+                : error;
+            return o;
+        },
+        [this, done](Outcome o) {
+            m_exportButton->setEnabled(true);
+            m_exportStatus->setText(o.ok ? o.message : tr("Frames not written: %1").arg(o.message));
+            emit message(m_exportStatus->text());
+            if (done)
+                done(o.ok, o.message);
+        });
+    return true;
+}
+
+void PlayPanel::exportFramesInteractive()
+{
+    const QString folder = QFileDialog::getExistingDirectory(this, tr("Export Play Frames to"));
+    if (!folder.isEmpty())
+        exportFrames(folder);
+}
+
+} // namespace attn
