@@ -1408,441 +1408,440 @@ void TestMainWindow::tourStartsOnceOnFirstStart()
     qunsetenv("ATTNLAB_NO_TOUR");
     settings.setValue(QLatin1String(Tour::shownKey), true);
     QVERIFY(!Tour::shouldStartAutomatically(settings, false)); // shown once already
-    // Play drives the session's α through the controls' path: the heatmaps' result ends at the last
-    // frame's value, the whole animation is one undo step (undo returns to α before Play), and an
-    // edit of a control while playing pauses it and is a step of its own.
-    void TestMainWindow::playIsOneUndoStep()
-    {
-        QVERIFY(waitForFirstResult());
-        AttentionSession *session = m_window->session();
-        QUndoStack *undo = m_window->sessionController()->undoStack();
-        const int before = undo->count();
-        const double alphaBefore = session->parameters().scaleExponent;
-        PlayPanel *play = m_window->playPanel();
-        PlaySettings s;
-        s.parameter = PlayParameter::ScaleExponent;
-        s.from = 0;
-        s.to = 0.8;
-        s.frames = 5;
-        s.framesPerSecond = 20;
-        play->setSettings(s);
-        play->play();
-        QTRY_VERIFY_WITH_TIMEOUT(!play->isPlaying(), 10000);
-        QTRY_VERIFY_WITH_TIMEOUT(!session->isBusy(), 10000);
-        QCOMPARE(session->parameters().scaleExponent, 0.8);
-        QTRY_COMPARE(session->result()->params.scaleExponent, 0.8);
-        QCOMPARE(undo->count(), before + 1);
-        undo->undo();
-        QCOMPARE(session->parameters().scaleExponent, alphaBefore);
+}
 
-        // A control edit while playing: Play pauses, the edit is its own step.
-        s.framesPerSecond = 1;
-        s.loop = true;
-        play->setSettings(s);
-        play->play();
-        QVERIFY(play->isPlaying());
-        QTRY_COMPARE(session->parameters().scaleExponent, 0.0); // the first frame, once not busy
-        const int during = undo->count();
-        control<QSlider>("alphaSlider")->setValue(30);
-        QVERIFY(!play->isPlaying());
-        QCOMPARE(session->parameters().scaleExponent, 0.3);
-        QCOMPARE(undo->count(), during + 1);
-        QTest::qWait(1200); // a paused Play sends nothing more
-        QCOMPARE(session->parameters().scaleExponent, 0.3);
+// Play drives the session's α through the controls' path: the heatmaps' result ends at the last
+// frame's value, the whole animation is one undo step (undo returns to α before Play), and an
+// edit of a control while playing pauses it and is a step of its own.
+void TestMainWindow::playIsOneUndoStep()
+{
+    QVERIFY(waitForFirstResult());
+    AttentionSession *session = m_window->session();
+    QUndoStack *undo = m_window->sessionController()->undoStack();
+    const int before = undo->count();
+    const double alphaBefore = session->parameters().scaleExponent;
+    PlayPanel *play = m_window->playPanel();
+    PlaySettings s;
+    s.parameter = PlayParameter::ScaleExponent;
+    s.from = 0;
+    s.to = 0.8;
+    s.frames = 5;
+    s.framesPerSecond = 20;
+    play->setSettings(s);
+    play->play();
+    QTRY_VERIFY_WITH_TIMEOUT(!play->isPlaying(), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(!session->isBusy(), 10000);
+    QCOMPARE(session->parameters().scaleExponent, 0.8);
+    QTRY_COMPARE(session->result()->params.scaleExponent, 0.8);
+    QCOMPARE(undo->count(), before + 1);
+    undo->undo();
+    QCOMPARE(session->parameters().scaleExponent, alphaBefore);
+
+    // A control edit while playing: Play pauses, the edit is its own step.
+    s.framesPerSecond = 1;
+    s.loop = true;
+    play->setSettings(s);
+    play->play();
+    QVERIFY(play->isPlaying());
+    QTRY_COMPARE(session->parameters().scaleExponent, 0.0); // the first frame, once not busy
+    const int during = undo->count();
+    control<QSlider>("alphaSlider")->setValue(30);
+    QVERIFY(!play->isPlaying());
+    QCOMPARE(session->parameters().scaleExponent, 0.3);
+    QCOMPARE(undo->count(), during + 1);
+    QTest::qWait(1200); // a paused Play sends nothing more
+    QCOMPARE(session->parameters().scaleExponent, 0.3);
+}
+
+// The Positions tab follows the session's n and d_model, and File → Export writes it.
+void TestMainWindow::positionsTabExports()
+{
+    QVERIFY(waitForFirstResult());
+    AttentionViews *views = m_window->attentionViews();
+    views->setCurrentIndex(AttentionViews::PositionsTab);
+    ExportRouter *router = m_window->exportRouter();
+    QCOMPARE(router->currentTarget(), ExportRouter::Target::Positions);
+    QCOMPARE(router->currentName(), QStringLiteral("Positional Encoding"));
+    QCOMPARE(router->currentFileName(), QStringLiteral("positional-encoding.png"));
+    const SessionParameters p = m_window->session()->parameters();
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString svg = dir.filePath(QStringLiteral("positions.svg"));
+    QString error;
+    QVERIFY2(router->exportCurrentView(svg, &error, QSize(1000, 600)), qPrintable(error));
+    QFile f(svg);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(f.readAll());
+    QVERIFY2(text.contains(
+                 QStringLiteral("n = %1 positions \u00d7 d_model = %2").arg(p.n).arg(p.dModel)),
+             qPrintable(text.left(2000)));
+    const QString png = dir.filePath(QStringLiteral("positions.png"));
+    QVERIFY2(router->exportCurrentView(png, &error, QSize(800, 500), 1.0), qPrintable(error));
+    QCOMPARE(QImage(png).size(), QSize(800, 500));
+}
+
+void TestMainWindow::stepsWeightsFollowHeatmapColormap()
+{
+    // The weights panels of the steps and A/B views use the colormap picked for the heatmaps.
+    QVERIFY(waitForFirstResult());
+    auto *combo = m_window->findChild<HeatmapViewPanel *>()->findChild<QComboBox *>(
+        QStringLiteral("colormapCombo"));
+    QVERIFY(combo);
+    for (ColormapId id : {ColormapId::Magma, ColormapId::Cividis, ColormapId::Viridis}) {
+        const int index = combo->findData(int(id));
+        QVERIFY(index >= 0);
+        combo->setCurrentIndex(index);
+        QCOMPARE(m_window->heatmapWidget()->options().colormap, id);
+        QCOMPARE(m_window->attentionViews()->stepsView()->renderer().weightsColormap(), id);
     }
+}
 
-    // The Positions tab follows the session's n and d_model, and File → Export writes it.
-    void TestMainWindow::positionsTabExports()
-    {
-        QVERIFY(waitForFirstResult());
-        AttentionViews *views = m_window->attentionViews();
-        views->setCurrentIndex(AttentionViews::PositionsTab);
-        ExportRouter *router = m_window->exportRouter();
-        QCOMPARE(router->currentTarget(), ExportRouter::Target::Positions);
-        QCOMPARE(router->currentName(), QStringLiteral("Positional Encoding"));
-        QCOMPARE(router->currentFileName(), QStringLiteral("positional-encoding.png"));
-        const SessionParameters p = m_window->session()->parameters();
-        QTemporaryDir dir;
-        QVERIFY(dir.isValid());
-        const QString svg = dir.filePath(QStringLiteral("positions.svg"));
-        QString error;
-        QVERIFY2(router->exportCurrentView(svg, &error, QSize(1000, 600)), qPrintable(error));
-        QFile f(svg);
-        QVERIFY(f.open(QIODevice::ReadOnly));
-        const QString text = QString::fromUtf8(f.readAll());
-        QVERIFY2(text.contains(
-                     QStringLiteral("n = %1 positions \u00d7 d_model = %2").arg(p.n).arg(p.dModel)),
-                 qPrintable(text.left(2000)));
-        const QString png = dir.filePath(QStringLiteral("positions.png"));
-        QVERIFY2(router->exportCurrentView(png, &error, QSize(800, 500), 1.0), qPrintable(error));
-        QCOMPARE(QImage(png).size(), QSize(800, 500));
+namespace {
+
+QAction *actionWithShortcut(const MainWindow &window, const QKeySequence &key)
+{
+    for (QAction *a : window.shortcuts()->actions())
+        if (a->shortcuts().contains(key))
+            return a;
+    return nullptr;
+}
+
+QWidget *editorNamed(const MainWindow &window, const QString &name)
+{
+    return window.findChild<QWidget *>(name);
+}
+
+} // namespace
+
+// Ctrl+E, F5, Ctrl+K … while a line edit or spin box has the focus: the window's action fires
+// (QLineEdit would take Ctrl+E as end of line, Ctrl+K as delete to end of line).
+void TestMainWindow::windowShortcutsWinOverEditors_data()
+{
+    QTest::addColumn<QString>("editor");
+    QTest::addColumn<QKeySequence>("key");
+    const QList<QKeySequence> keys = {
+        QKeySequence(Qt::CTRL | Qt::Key_E),
+        QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E),
+        QKeySequence(Qt::Key_F5),
+        QKeySequence(Qt::CTRL | Qt::Key_K),
+        QKeySequence(Qt::CTRL | Qt::Key_PageDown),
+        QKeySequence(Qt::CTRL | Qt::Key_PageUp),
+        QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_2),
+    };
+    for (const char *editor : {"nSpin", "tokensEdit", "temperatureSpin", "hideKeysEdit"}) {
+        for (const QKeySequence &key : keys)
+            QTest::addRow("%s %s", editor, qPrintable(key.toString()))
+                << QString::fromLatin1(editor) << key;
     }
+}
 
-    void TestMainWindow::stepsWeightsFollowHeatmapColormap()
-    {
-        // The weights panels of the steps and A/B views use the colormap picked for the heatmaps.
-        QVERIFY(waitForFirstResult());
-        auto *combo = m_window->findChild<HeatmapViewPanel *>()->findChild<QComboBox *>(
-            QStringLiteral("colormapCombo"));
-        QVERIFY(combo);
-        for (ColormapId id : {ColormapId::Magma, ColormapId::Cividis, ColormapId::Viridis}) {
-            const int index = combo->findData(int(id));
-            QVERIFY(index >= 0);
-            combo->setCurrentIndex(index);
-            QCOMPARE(m_window->heatmapWidget()->options().colormap, id);
-            QCOMPARE(m_window->attentionViews()->stepsView()->renderer().weightsColormap(), id);
-        }
+void TestMainWindow::windowShortcutsWinOverEditors()
+{
+    QFETCH(QString, editor);
+    QFETCH(QKeySequence, key);
+    QVERIFY(waitForFirstResult());
+    QAction *action = actionWithShortcut(*m_window, key);
+    QVERIFY2(action, qPrintable(key.toString()));
+    QVERIFY(m_window->shortcuts()->isWindowShortcut(key));
+    // Only whether it fires: no file dialog, no recompute.
+    QObject::disconnect(action, &QAction::triggered, nullptr, nullptr);
+    QSignalSpy triggered(action, &QAction::triggered);
+
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+    QWidget *w = editorNamed(*m_window, editor);
+    QVERIFY2(w, qPrintable(editor));
+    w->setFocus(Qt::OtherFocusReason);
+    QTRY_VERIFY(w->hasFocus());
+    const QString before = w->property("text").toString();
+    QTest::keyClick(w, key[0].key(), key[0].keyboardModifiers());
+    QCOMPARE(triggered.count(), 1);
+    QCOMPARE(w->property("text").toString(), before); // not edited by the key
+}
+
+// Ctrl+Z in a focused spin box is the box's own (standard); once the focus leaves it, Ctrl+Z
+// undoes the parameter change.
+void TestMainWindow::undoIsTheEditorsUntilFocusLeaves()
+{
+    QVERIFY(waitForFirstResult());
+    QVERIFY(!m_window->shortcuts()->isWindowShortcut(QKeySequence::Undo));
+    QVERIFY(!m_window->shortcuts()->isWindowShortcut(QKeySequence(Qt::CTRL | Qt::Key_C)));
+    QVERIFY(!m_window->shortcuts()->isWindowShortcut(QKeySequence(Qt::Key_E))); // typing
+    QAction *undo = actionWithShortcut(*m_window, QKeySequence(Qt::CTRL | Qt::Key_Z));
+    QVERIFY(undo);
+    QSignalSpy undone(undo, &QAction::triggered);
+
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+    auto *n = control<QSpinBox>("nSpin");
+    const int start = m_window->session()->parameters().n;
+    const int wanted = start == 12 ? 13 : 12;
+    n->setFocus(Qt::OtherFocusReason);
+    QTRY_VERIFY(n->hasFocus());
+    n->selectAll();
+    QTest::keyClicks(n, QString::number(wanted));
+    QTest::keyClick(n, Qt::Key_Return);
+    QCOMPARE(m_window->session()->parameters().n, wanted);
+    QTest::keyClick(n, Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(undone.count(), 0); // the spin box's own undo
+
+    m_window->heatmapWidget()->setFocus(Qt::OtherFocusReason);
+    QTRY_VERIFY(!n->hasFocus());
+    QTest::keyClick(m_window->heatmapWidget(), Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(undone.count(), 1);
+    QCOMPARE(m_window->session()->parameters().n, start);
+    QCOMPARE(n->value(), start);
+}
+
+// View → Reset Layout: after squeezing the window and the docks, the Controls dock is back at
+// its first-start width and every dock of a first start is shown again.
+void TestMainWindow::resetLayoutRestoresDocks()
+{
+    QAction *reset = m_window->findChild<QAction *>(QStringLiteral("resetLayoutAction"));
+    QVERIFY(reset);
+    QMenu *viewMenu = nullptr;
+    for (QAction *a : m_window->menuBar()->actions()) {
+        if (a->menu() && a->text().remove(QLatin1Char('&')) == QLatin1String("View"))
+            viewMenu = a->menu();
     }
+    QVERIFY(viewMenu);
+    QVERIFY(viewMenu->actions().contains(reset));
 
-    namespace {
+    auto *controlsDock = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
+    QVERIFY(controlsDock);
+    const QSize firstSize = m_window->size();
+    const int firstWidth = controlsDock->width();
+    // resizeDocks may be a pixel off (separators, the dock's frame).
+    QVERIFY2(
+        std::abs(firstWidth - m_window->windowLayout()->defaultControlsWidth(firstSize.width()))
+            <= 2,
+        qPrintable(QString::number(firstWidth)));
+    QList<bool> firstShown;
+    const QList<QDockWidget *> docks = m_window->findChildren<QDockWidget *>();
+    for (QDockWidget *d : docks)
+        firstShown << d->isVisible();
 
-    QAction *actionWithShortcut(const MainWindow &window, const QKeySequence &key)
-    {
-        for (QAction *a : window.shortcuts()->actions())
-            if (a->shortcuts().contains(key))
-                return a;
-        return nullptr;
-    }
+    // Small, then a dock made wider by hand, one closed, the window a bit larger again.
+    m_window->resize(500, 400);
+    QTest::qWait(20);
+    m_window->resize(firstSize.width() * 11 / 10, firstSize.height());
+    m_window->resizeDocks({controlsDock}, {firstWidth + 120}, Qt::Horizontal);
+    docks.last()->hide();
+    QTest::qWait(20);
+    QVERIFY2(std::abs(controlsDock->width() - firstWidth) > 50,
+             qPrintable(QString::number(controlsDock->width())));
 
-    QWidget *editorNamed(const MainWindow &window, const QString &name)
-    {
-        return window.findChild<QWidget *>(name);
-    }
-
-    } // namespace
-
-    // Ctrl+E, F5, Ctrl+K … while a line edit or spin box has the focus: the window's action fires
-    // (QLineEdit would take Ctrl+E as end of line, Ctrl+K as delete to end of line).
-    void TestMainWindow::windowShortcutsWinOverEditors_data()
-    {
-        QTest::addColumn<QString>("editor");
-        QTest::addColumn<QKeySequence>("key");
-        const QList<QKeySequence> keys = {
-            QKeySequence(Qt::CTRL | Qt::Key_E),
-            QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E),
-            QKeySequence(Qt::Key_F5),
-            QKeySequence(Qt::CTRL | Qt::Key_K),
-            QKeySequence(Qt::CTRL | Qt::Key_PageDown),
-            QKeySequence(Qt::CTRL | Qt::Key_PageUp),
-            QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_2),
-        };
-        for (const char *editor : {"nSpin", "tokensEdit", "temperatureSpin", "hideKeysEdit"}) {
-            for (const QKeySequence &key : keys)
-                QTest::addRow("%s %s", editor, qPrintable(key.toString()))
-                    << QString::fromLatin1(editor) << key;
-        }
-    }
-
-    void TestMainWindow::windowShortcutsWinOverEditors()
-    {
-        QFETCH(QString, editor);
-        QFETCH(QKeySequence, key);
-        QVERIFY(waitForFirstResult());
-        QAction *action = actionWithShortcut(*m_window, key);
-        QVERIFY2(action, qPrintable(key.toString()));
-        QVERIFY(m_window->shortcuts()->isWindowShortcut(key));
-        // Only whether it fires: no file dialog, no recompute.
-        QObject::disconnect(action, &QAction::triggered, nullptr, nullptr);
-        QSignalSpy triggered(action, &QAction::triggered);
-
-        m_window->activateWindow();
-        QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
-        QWidget *w = editorNamed(*m_window, editor);
-        QVERIFY2(w, qPrintable(editor));
-        w->setFocus(Qt::OtherFocusReason);
-        QTRY_VERIFY(w->hasFocus());
-        const QString before = w->property("text").toString();
-        QTest::keyClick(w, key[0].key(), key[0].keyboardModifiers());
-        QCOMPARE(triggered.count(), 1);
-        QCOMPARE(w->property("text").toString(), before); // not edited by the key
-    }
-
-    // Ctrl+Z in a focused spin box is the box's own (standard); once the focus leaves it, Ctrl+Z
-    // undoes the parameter change.
-    void TestMainWindow::undoIsTheEditorsUntilFocusLeaves()
-    {
-        QVERIFY(waitForFirstResult());
-        QVERIFY(!m_window->shortcuts()->isWindowShortcut(QKeySequence::Undo));
-        QVERIFY(!m_window->shortcuts()->isWindowShortcut(QKeySequence(Qt::CTRL | Qt::Key_C)));
-        QVERIFY(!m_window->shortcuts()->isWindowShortcut(QKeySequence(Qt::Key_E))); // typing
-        QAction *undo = actionWithShortcut(*m_window, QKeySequence(Qt::CTRL | Qt::Key_Z));
-        QVERIFY(undo);
-        QSignalSpy undone(undo, &QAction::triggered);
-
-        m_window->activateWindow();
-        QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
-        auto *n = control<QSpinBox>("nSpin");
-        const int start = m_window->session()->parameters().n;
-        const int wanted = start == 12 ? 13 : 12;
-        n->setFocus(Qt::OtherFocusReason);
-        QTRY_VERIFY(n->hasFocus());
-        n->selectAll();
-        QTest::keyClicks(n, QString::number(wanted));
-        QTest::keyClick(n, Qt::Key_Return);
-        QCOMPARE(m_window->session()->parameters().n, wanted);
-        QTest::keyClick(n, Qt::Key_Z, Qt::ControlModifier);
-        QCOMPARE(undone.count(), 0); // the spin box's own undo
-
-        m_window->heatmapWidget()->setFocus(Qt::OtherFocusReason);
-        QTRY_VERIFY(!n->hasFocus());
-        QTest::keyClick(m_window->heatmapWidget(), Qt::Key_Z, Qt::ControlModifier);
-        QCOMPARE(undone.count(), 1);
-        QCOMPARE(m_window->session()->parameters().n, start);
-        QCOMPARE(n->value(), start);
-    }
-
-    // View → Reset Layout: after squeezing the window and the docks, the Controls dock is back at
-    // its first-start width and every dock of a first start is shown again.
-    void TestMainWindow::resetLayoutRestoresDocks()
-    {
-        QAction *reset = m_window->findChild<QAction *>(QStringLiteral("resetLayoutAction"));
-        QVERIFY(reset);
-        QMenu *viewMenu = nullptr;
-        for (QAction *a : m_window->menuBar()->actions()) {
-            if (a->menu() && a->text().remove(QLatin1Char('&')) == QLatin1String("View"))
-                viewMenu = a->menu();
-        }
-        QVERIFY(viewMenu);
-        QVERIFY(viewMenu->actions().contains(reset));
-
-        auto *controlsDock = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
-        QVERIFY(controlsDock);
-        const QSize firstSize = m_window->size();
-        const int firstWidth = controlsDock->width();
-        // resizeDocks may be a pixel off (separators, the dock's frame).
-        QVERIFY2(
-            std::abs(firstWidth - m_window->windowLayout()->defaultControlsWidth(firstSize.width()))
-                <= 2,
-            qPrintable(QString::number(firstWidth)));
-        QList<bool> firstShown;
-        const QList<QDockWidget *> docks = m_window->findChildren<QDockWidget *>();
-        for (QDockWidget *d : docks)
-            firstShown << d->isVisible();
-
-        // Small, then a dock made wider by hand, one closed, the window a bit larger again.
-        m_window->resize(500, 400);
-        QTest::qWait(20);
-        m_window->resize(firstSize.width() * 11 / 10, firstSize.height());
-        m_window->resizeDocks({controlsDock}, {firstWidth + 120}, Qt::Horizontal);
-        docks.last()->hide();
-        QTest::qWait(20);
-        QVERIFY2(std::abs(controlsDock->width() - firstWidth) > 50,
+    reset->trigger();
+    QTRY_COMPARE(m_window->size(), firstSize);
+    QTRY_VERIFY2(std::abs(controlsDock->width() - firstWidth) <= 1,
                  qPrintable(QString::number(controlsDock->width())));
+    QList<bool> shown;
+    for (QDockWidget *d : docks)
+        shown << d->isVisible();
+    QCOMPARE(shown, firstShown);
+}
 
-        reset->trigger();
-        QTRY_COMPARE(m_window->size(), firstSize);
-        QTRY_VERIFY2(std::abs(controlsDock->width() - firstWidth) <= 1,
-                     qPrintable(QString::number(controlsDock->width())));
-        QList<bool> shown;
-        for (QDockWidget *d : docks)
-            shown << d->isVisible();
-        QCOMPARE(shown, firstShown);
-    }
-
-    // The window made very small, then large again (more than a quarter wider): the side docks get
-    // their default width back instead of the centre taking all the new room.
-    void TestMainWindow::enlargingGivesDocksTheirWidthBack()
-    {
-        auto *controlsDock = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
-        QVERIFY(controlsDock);
-        const QSize large(1400, 900);
-        m_window->resize(large);
-        QTRY_COMPARE(m_window->size(), large);
-        const int wanted = m_window->windowLayout()->defaultControlsWidth(large.width());
-        QVERIFY(wanted >= 300);
-        m_window->resizeDocks({controlsDock}, {wanted}, Qt::Horizontal);
-        QTRY_VERIFY(std::abs(controlsDock->width() - wanted) <= 2);
-        m_window->resize(500, 400);
-        QTest::qWait(20);
-        QVERIFY2(controlsDock->width() < wanted - 50, "the small window did not squeeze the dock");
-        m_window->resize(large);
-        QTRY_VERIFY2(controlsDock->width() >= wanted - 2,
-                     qPrintable(QString::number(controlsDock->width())));
-        // A user's wider choice stays on a later enlargement.
-        m_window->resizeDocks({controlsDock}, {wanted + 100}, Qt::Horizontal);
-        QTRY_VERIFY(controlsDock->width() >= wanted + 98);
-        m_window->resize(1000, 700);
-        QTest::qWait(20);
-        const int chosen = controlsDock->width();
-        m_window->resize(large);
-        QTest::qWait(20);
-        QVERIFY2(controlsDock->width() >= chosen,
+// The window made very small, then large again (more than a quarter wider): the side docks get
+// their default width back instead of the centre taking all the new room.
+void TestMainWindow::enlargingGivesDocksTheirWidthBack()
+{
+    auto *controlsDock = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
+    QVERIFY(controlsDock);
+    const QSize large(1400, 900);
+    m_window->resize(large);
+    QTRY_COMPARE(m_window->size(), large);
+    const int wanted = m_window->windowLayout()->defaultControlsWidth(large.width());
+    QVERIFY(wanted >= 300);
+    m_window->resizeDocks({controlsDock}, {wanted}, Qt::Horizontal);
+    QTRY_VERIFY(std::abs(controlsDock->width() - wanted) <= 2);
+    m_window->resize(500, 400);
+    QTest::qWait(20);
+    QVERIFY2(controlsDock->width() < wanted - 50, "the small window did not squeeze the dock");
+    m_window->resize(large);
+    QTRY_VERIFY2(controlsDock->width() >= wanted - 2,
                  qPrintable(QString::number(controlsDock->width())));
+    // A user's wider choice stays on a later enlargement.
+    m_window->resizeDocks({controlsDock}, {wanted + 100}, Qt::Horizontal);
+    QTRY_VERIFY(controlsDock->width() >= wanted + 98);
+    m_window->resize(1000, 700);
+    QTest::qWait(20);
+    const int chosen = controlsDock->width();
+    m_window->resize(large);
+    QTest::qWait(20);
+    QVERIFY2(controlsDock->width() >= chosen, qPrintable(QString::number(controlsDock->width())));
+}
+
+// "Hide keys" with input it cannot follow: the red border comes with the reasons, in the
+// field's tooltip and the note under it; fixed input clears them.
+void TestMainWindow::hideKeysSaysWhy_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QStringList>("reasons"); // n_k = 8 (the defaults)
+    QTest::newRow("three problems") << QStringLiteral("abc, 99, 5-2")
+                                    << QStringList {QStringLiteral("'abc' is not a key index"),
+                                                    QStringLiteral("99 is beyond n_k = 8"),
+                                                    QStringLiteral("5-2 is an empty range")};
+    QTest::newRow("key 8 of 0-7") << QStringLiteral("0, 8")
+                                  << QStringList {QStringLiteral("8 is beyond n_k = 8")};
+    QTest::newRow("range past the end")
+        << QStringLiteral("6 - 9") << QStringList {QStringLiteral("6-9 goes beyond n_k = 8")};
+    QTest::newRow("fine") << QStringLiteral("0, 3, 5-7") << QStringList {};
+}
+
+void TestMainWindow::hideKeysSaysWhy()
+{
+    QFETCH(QString, text);
+    QFETCH(QStringList, reasons);
+    const ResultPtr r = waitForFirstResult();
+    QVERIFY(r);
+    QCOMPARE(r->keyCount(), Index(8));
+    QLineEdit *edit = m_window->findChild<HeatmapViewPanel *>()->hideKeysEdit();
+    auto *note = m_window->findChild<HeatmapViewPanel *>()->findChild<QLabel *>(
+        QStringLiteral("transformNote"));
+    QVERIFY(note);
+    const QString usualTip = edit->toolTip();
+    edit->setText(text);
+    for (const QString &reason : reasons) {
+        QVERIFY2(edit->toolTip().contains(reason), qPrintable(edit->toolTip()));
+        QVERIFY2(note->text().contains(reason), qPrintable(note->text()));
+    }
+    QCOMPARE(!edit->styleSheet().isEmpty(), !reasons.isEmpty());
+    QCOMPARE(note->text().contains(QStringLiteral("Hide keys")), !reasons.isEmpty());
+    edit->clear();
+    QCOMPARE(edit->toolTip(), usualTip);
+    QVERIFY(edit->styleSheet().isEmpty());
+}
+
+// The first screen at 1280 × 800 (a 1152 × 720 window, 90 % of the screen): the Scale and Mask
+// sections are in the Controls dock without scrolling, the controls are not cut by a horizontal
+// scroll bar, and a first start shows a striking result: one labelled head whose unscaled rows
+// saturate (mean max weight above 0.8), not near-uniform tiles.
+void TestMainWindow::firstScreenShowsTheLesson()
+{
+    QVERIFY(waitForFirstResult());
+    const QSize small(1152, 720);
+    m_window->resize(small);
+    QTRY_COMPARE(m_window->size(), small);
+    auto *controlsDock = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
+    QVERIFY(controlsDock && controlsDock->isVisible());
+    m_window->resizeDocks({controlsDock},
+                          {m_window->windowLayout()->defaultControlsWidth(small.width())},
+                          Qt::Horizontal);
+    QTest::qWait(50);
+    ControlPanel *panel = m_window->controlPanel();
+    auto *scroll = qobject_cast<QScrollArea *>(controlsDock->widget());
+    QVERIFY(scroll);
+    QWidget *viewport = scroll->viewport();
+    QCOMPARE(scroll->horizontalScrollBar()->maximum(), 0);
+    QCOMPARE(scroll->verticalScrollBar()->value(), 0);
+    const auto boxTitled = [panel](const QString &title) {
+        QGroupBox *box = nullptr;
+        for (QGroupBox *b : panel->findChildren<QGroupBox *>())
+            if (b->title() == title)
+                box = b;
+        return box;
+    };
+    // The dock's layout settles after the resize (later on a loaded machine): wait for it.
+    QTRY_VERIFY_WITH_TIMEOUT(viewport->rect().contains(QRect(
+                                 boxTitled(QStringLiteral("Mask"))->mapTo(viewport, QPoint(0, 0)),
+                                 boxTitled(QStringLiteral("Mask"))->size())),
+                             5000);
+    for (const QString &title : {QStringLiteral("Scale"), QStringLiteral("Mask")}) {
+        QGroupBox *box = boxTitled(title);
+        QVERIFY2(box, qPrintable(title));
+        const QRect inViewport(box->mapTo(viewport, QPoint(0, 0)), box->size());
+        QVERIFY2(viewport->rect().contains(inViewport),
+                 qPrintable(QStringLiteral("%1 at %2,%3 %4×%5 outside the %6×%7 dock")
+                                .arg(title)
+                                .arg(inViewport.x())
+                                .arg(inViewport.y())
+                                .arg(inViewport.width())
+                                .arg(inViewport.height())
+                                .arg(viewport->width())
+                                .arg(viewport->height())));
     }
 
-    // "Hide keys" with input it cannot follow: the red border comes with the reasons, in the
-    // field's tooltip and the note under it; fixed input clears them.
-    void TestMainWindow::hideKeysSaysWhy_data()
-    {
-        QTest::addColumn<QString>("text");
-        QTest::addColumn<QStringList>("reasons"); // n_k = 8 (the defaults)
-        QTest::newRow("three problems") << QStringLiteral("abc, 99, 5-2")
-                                        << QStringList {QStringLiteral("'abc' is not a key index"),
-                                                        QStringLiteral("99 is beyond n_k = 8"),
-                                                        QStringLiteral("5-2 is an empty range")};
-        QTest::newRow("key 8 of 0-7")
-            << QStringLiteral("0, 8") << QStringList {QStringLiteral("8 is beyond n_k = 8")};
-        QTest::newRow("range past the end")
-            << QStringLiteral("6 - 9") << QStringList {QStringLiteral("6-9 goes beyond n_k = 8")};
-        QTest::newRow("fine") << QStringLiteral("0, 3, 5-7") << QStringList {};
+    // The right column's charts fit their docks' width: none scrolls sideways (the Timing
+    // dock's controls were wider than the column at this size).
+    for (const char *name : {"maxWeightDock", "rowMetricsDock", "timingDock"}) {
+        auto *dock = m_window->findChild<QDockWidget *>(QString::fromLatin1(name));
+        QVERIFY2(dock, name);
+        dock->raise();
+        auto *chartScroll = qobject_cast<QScrollArea *>(dock->widget());
+        QVERIFY2(chartScroll, name);
+        QTRY_VERIFY2(chartScroll->isVisible(), name);
+        QTRY_COMPARE(chartScroll->horizontalScrollBar()->maximum(), 0);
     }
 
-    void TestMainWindow::hideKeysSaysWhy()
-    {
-        QFETCH(QString, text);
-        QFETCH(QStringList, reasons);
-        const ResultPtr r = waitForFirstResult();
-        QVERIFY(r);
-        QCOMPARE(r->keyCount(), Index(8));
-        QLineEdit *edit = m_window->findChild<HeatmapViewPanel *>()->hideKeysEdit();
-        auto *note = m_window->findChild<HeatmapViewPanel *>()->findChild<QLabel *>(
-            QStringLiteral("transformNote"));
-        QVERIFY(note);
-        const QString usualTip = edit->toolTip();
-        edit->setText(text);
-        for (const QString &reason : reasons) {
-            QVERIFY2(edit->toolTip().contains(reason), qPrintable(edit->toolTip()));
-            QVERIFY2(note->text().contains(reason), qPrintable(note->text()));
-        }
-        QCOMPARE(!edit->styleSheet().isEmpty(), !reasons.isEmpty());
-        QCOMPARE(note->text().contains(QStringLiteral("Hide keys")), !reasons.isEmpty());
-        edit->clear();
-        QCOMPARE(edit->toolTip(), usualTip);
-        QVERIFY(edit->styleSheet().isEmpty());
-    }
+    // The first start's lesson: not an undoable edit, the session stays unmodified.
+    QSignalSpy results(m_window->session(), &AttentionSession::resultChanged);
+    m_window->showFirstLesson();
+    QVERIFY(results.wait(10000));
+    const ResultPtr r = m_window->session()->result();
+    QVERIFY(r && r->ok());
+    const SessionParameters &p = r->params;
+    QCOMPARE(p, MainWindow::firstLessonParameters());
+    QCOMPARE(p.heads, 1);
+    QCOMPARE(p.scaleExponent, 0.0);
+    QVERIFY(p.tokens.size() >= 8);
+    QCOMPARE(panel->parameters(), p);
+    QVERIFY(!m_window->sessionController()->isModified());
+    QCOMPARE(m_window->sessionController()->undoStack()->count(), 0);
+    const MetricsSummary unscaled = summarize(r->metrics.at(0));
+    QVERIFY2(unscaled.meanMaxWeight > 0.8, qPrintable(QString::number(unscaled.meanMaxWeight)));
+    QVERIFY2(m_window->statusBar()->currentMessage().contains(QStringLiteral("Scale by 1/√d_k")),
+             qPrintable(m_window->statusBar()->currentMessage()));
 
-    // The first screen at 1280 × 800 (a 1152 × 720 window, 90 % of the screen): the Scale and Mask
-    // sections are in the Controls dock without scrolling, the controls are not cut by a horizontal
-    // scroll bar, and a first start shows a striking result: one labelled head whose unscaled rows
-    // saturate (mean max weight above 0.8), not near-uniform tiles.
-    void TestMainWindow::firstScreenShowsTheLesson()
-    {
-        QVERIFY(waitForFirstResult());
-        const QSize small(1152, 720);
-        m_window->resize(small);
-        QTRY_COMPARE(m_window->size(), small);
-        auto *controlsDock = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
-        QVERIFY(controlsDock && controlsDock->isVisible());
-        m_window->resizeDocks({controlsDock},
-                              {m_window->windowLayout()->defaultControlsWidth(small.width())},
-                              Qt::Horizontal);
-        QTest::qWait(50);
-        ControlPanel *panel = m_window->controlPanel();
-        auto *scroll = qobject_cast<QScrollArea *>(controlsDock->widget());
-        QVERIFY(scroll);
-        QWidget *viewport = scroll->viewport();
-        QCOMPARE(scroll->horizontalScrollBar()->maximum(), 0);
-        QCOMPARE(scroll->verticalScrollBar()->value(), 0);
-        const auto boxTitled = [panel](const QString &title) {
-            QGroupBox *box = nullptr;
-            for (QGroupBox *b : panel->findChildren<QGroupBox *>())
-                if (b->title() == title)
-                    box = b;
-            return box;
-        };
-        // The dock's layout settles after the resize (later on a loaded machine): wait for it.
-        QTRY_VERIFY_WITH_TIMEOUT(
-            viewport->rect().contains(
-                QRect(boxTitled(QStringLiteral("Mask"))->mapTo(viewport, QPoint(0, 0)),
-                      boxTitled(QStringLiteral("Mask"))->size())),
-            5000);
-        for (const QString &title : {QStringLiteral("Scale"), QStringLiteral("Mask")}) {
-            QGroupBox *box = boxTitled(title);
-            QVERIFY2(box, qPrintable(title));
-            const QRect inViewport(box->mapTo(viewport, QPoint(0, 0)), box->size());
-            QVERIFY2(viewport->rect().contains(inViewport),
-                     qPrintable(QStringLiteral("%1 at %2,%3 %4×%5 outside the %6×%7 dock")
-                                    .arg(title)
-                                    .arg(inViewport.x())
-                                    .arg(inViewport.y())
-                                    .arg(inViewport.width())
-                                    .arg(inViewport.height())
-                                    .arg(viewport->width())
-                                    .arg(viewport->height())));
-        }
+    // One click on the cure: the rows even out.
+    auto *sqrt = control<QCheckBox>("sqrtCheck");
+    QVERIFY(sqrt && !sqrt->isChecked());
+    sqrt->click();
+    QVERIFY(results.wait(10000));
+    const MetricsSummary scaled = summarize(m_window->session()->result()->metrics.at(0));
+    QVERIFY2(scaled.meanMaxWeight < 0.5, qPrintable(QString::number(scaled.meanMaxWeight)));
+}
 
-        // The right column's charts fit their docks' width: none scrolls sideways (the Timing
-        // dock's controls were wider than the column at this size).
-        for (const char *name : {"maxWeightDock", "rowMetricsDock", "timingDock"}) {
-            auto *dock = m_window->findChild<QDockWidget *>(QString::fromLatin1(name));
-            QVERIFY2(dock, name);
-            dock->raise();
-            auto *chartScroll = qobject_cast<QScrollArea *>(dock->widget());
-            QVERIFY2(chartScroll, name);
-            QTRY_VERIFY2(chartScroll->isVisible(), name);
-            QTRY_COMPARE(chartScroll->horizontalScrollBar()->maximum(), 0);
-        }
-
-        // The first start's lesson: not an undoable edit, the session stays unmodified.
-        QSignalSpy results(m_window->session(), &AttentionSession::resultChanged);
-        m_window->showFirstLesson();
-        QVERIFY(results.wait(10000));
-        const ResultPtr r = m_window->session()->result();
-        QVERIFY(r && r->ok());
-        const SessionParameters &p = r->params;
-        QCOMPARE(p, MainWindow::firstLessonParameters());
-        QCOMPARE(p.heads, 1);
-        QCOMPARE(p.scaleExponent, 0.0);
-        QVERIFY(p.tokens.size() >= 8);
-        QCOMPARE(panel->parameters(), p);
-        QVERIFY(!m_window->sessionController()->isModified());
-        QCOMPARE(m_window->sessionController()->undoStack()->count(), 0);
-        const MetricsSummary unscaled = summarize(r->metrics.at(0));
-        QVERIFY2(unscaled.meanMaxWeight > 0.8, qPrintable(QString::number(unscaled.meanMaxWeight)));
-        QVERIFY2(
-            m_window->statusBar()->currentMessage().contains(QStringLiteral("Scale by 1/√d_k")),
-            qPrintable(m_window->statusBar()->currentMessage()));
-
-        // One click on the cure: the rows even out.
-        auto *sqrt = control<QCheckBox>("sqrtCheck");
-        QVERIFY(sqrt && !sqrt->isChecked());
-        sqrt->click();
-        QVERIFY(results.wait(10000));
-        const MetricsSummary scaled = summarize(m_window->session()->result()->metrics.at(0));
-        QVERIFY2(scaled.meanMaxWeight < 0.5, qPrintable(QString::number(scaled.meanMaxWeight)));
-    }
-
-    // A session file dropped on the window opens as File → Open Session does; a text drag or a file
-    // of another kind is not taken (the widgets keep their own drops).
-    void TestMainWindow::droppedFilesOpen()
-    {
-        QVERIFY(waitForFirstResult());
-        QTemporaryDir dir;
-        const QString path = dir.filePath(QStringLiteral("dropped.attnlab.json"));
-        QFile file(path);
-        QVERIFY(file.open(QIODevice::WriteOnly));
-        file.write(R"({"format":"attnlab-session","version":1,
+// A session file dropped on the window opens as File → Open Session does; a text drag or a file
+// of another kind is not taken (the widgets keep their own drops).
+void TestMainWindow::droppedFilesOpen()
+{
+    QVERIFY(waitForFirstResult());
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("dropped.attnlab.json"));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(R"({"format":"attnlab-session","version":1,
  "parameters":{"version":1,"n":9,"n_k":9,"d_model":24,"heads":3,"seed":"5","kind":"encoder",
  "mask":"causal","padding":2,"scale_exponent":0.5,"temperature":1,"positional":false,
  "dtype":"float64"}})");
-        file.close();
-        const QPoint centre = m_window->rect().center();
-        const auto dragAccepted = [&](QMimeData &mime) {
-            QDragEnterEvent enter(centre, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
-            QApplication::sendEvent(m_window.get(), &enter);
-            return enter.isAccepted();
-        };
-        QMimeData text;
-        text.setText(QStringLiteral("the cat sat"));
-        QVERIFY(!dragAccepted(text));
-        QMimeData other;
-        other.setUrls({QUrl::fromLocalFile(dir.filePath(QStringLiteral("notes.txt")))});
-        QVERIFY(!dragAccepted(other));
+    file.close();
+    const QPoint centre = m_window->rect().center();
+    const auto dragAccepted = [&](QMimeData &mime) {
+        QDragEnterEvent enter(centre, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(m_window.get(), &enter);
+        return enter.isAccepted();
+    };
+    QMimeData text;
+    text.setText(QStringLiteral("the cat sat"));
+    QVERIFY(!dragAccepted(text));
+    QMimeData other;
+    other.setUrls({QUrl::fromLocalFile(dir.filePath(QStringLiteral("notes.txt")))});
+    QVERIFY(!dragAccepted(other));
 
-        QMimeData mime;
-        mime.setUrls({QUrl::fromLocalFile(dir.filePath(QStringLiteral("notes.txt"))),
-                      QUrl::fromLocalFile(path)});
-        QVERIFY(dragAccepted(mime));
-        QDropEvent drop(QPointF(centre), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
-        QApplication::sendEvent(m_window.get(), &drop);
-        QVERIFY(drop.isAccepted());
-        QTRY_COMPARE_WITH_TIMEOUT(m_window->session()->parameters().n, 9, 10000);
-        const SessionParameters p = m_window->session()->parameters();
-        QCOMPARE(p.dModel, 24);
-        QCOMPARE(p.heads, 3);
-        QCOMPARE(p.mask, MaskChoice::Causal);
-        QCOMPARE(m_window->sessionController()->filePath(), path);
-    }
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(dir.filePath(QStringLiteral("notes.txt"))),
+                  QUrl::fromLocalFile(path)});
+    QVERIFY(dragAccepted(mime));
+    QDropEvent drop(QPointF(centre), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(m_window.get(), &drop);
+    QVERIFY(drop.isAccepted());
+    QTRY_COMPARE_WITH_TIMEOUT(m_window->session()->parameters().n, 9, 10000);
+    const SessionParameters p = m_window->session()->parameters();
+    QCOMPARE(p.dModel, 24);
+    QCOMPARE(p.heads, 3);
+    QCOMPARE(p.mask, MaskChoice::Causal);
+    QCOMPARE(m_window->sessionController()->filePath(), path);
+}
 
-    QTEST_MAIN(TestMainWindow)
+QTEST_MAIN(TestMainWindow)
 #include "tst_mainwindow.moc"
