@@ -15,6 +15,7 @@
 #include "ui/views/figurecanvas.h"
 #include "ui/views/heatmapwidget.h"
 #include "ui/views/stepsview.h"
+#include "ui/views/tokensview.h"
 
 #include "core/engine/sessioninputs.h"
 #include "core/positional.h"
@@ -860,11 +861,13 @@ private slots:
         AttentionSession session;
         auto *heads = new HeatmapWidget;
         AttentionViews views(heads, &session);
-        QCOMPARE(views.count(), 3);
+        QCOMPARE(views.count(), 4);
         QCOMPARE(views.tabText(AttentionViews::HeadsTab), QStringLiteral("Heads"));
         QCOMPARE(views.tabText(AttentionViews::StepsTab), QStringLiteral("Steps"));
         QCOMPARE(views.widget(AttentionViews::StepsTab), views.stepsView());
         QCOMPARE(views.widget(AttentionViews::CompareTab), views.compareView());
+        QCOMPARE(views.widget(AttentionViews::TokensTab), views.tokensView());
+        QCOMPARE(views.tabText(AttentionViews::TokensTab), QStringLiteral("Tokens"));
         QSignalSpy results(&session, &AttentionSession::resultChanged);
         SessionParameters p;
         p.n = 5;
@@ -874,8 +877,9 @@ private slots:
         QTRY_COMPARE(results.count(), 1);
         QCOMPARE(views.stepsView()->result(), session.result());
         QCOMPARE(views.compareView()->resultA(), session.result());
-        QCOMPARE(views.tabActions().size(), 3);
+        QCOMPARE(views.tabActions().size(), 4);
         QCOMPARE(views.tabActions()[2]->shortcut(), QKeySequence(QStringLiteral("Ctrl+Alt+3")));
+        QCOMPARE(views.tabActions()[3]->shortcut(), QKeySequence(QStringLiteral("Ctrl+Alt+4")));
         views.tabActions()[2]->trigger();
         QCOMPARE(views.currentIndex(), int(AttentionViews::CompareTab));
         views.tabActions()[0]->trigger();

@@ -5,6 +5,7 @@
 #include "ui/views/compareview.h"
 #include "ui/views/heatmapwidget.h"
 #include "ui/views/stepsview.h"
+#include "ui/views/tokensview.h"
 
 #include <QAction>
 
@@ -15,15 +16,18 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     , m_heads(heads)
     , m_steps(new StepsView)
     , m_compare(new CompareView)
+    , m_tokens(new TokensView)
 {
     setObjectName(QStringLiteral("attentionViews"));
     setDocumentMode(true);
     setTabPosition(QTabWidget::North);
     m_steps->setObjectName(QStringLiteral("stepsView"));
     m_compare->setObjectName(QStringLiteral("compareView"));
+    m_tokens->setObjectName(QStringLiteral("tokensView"));
     addTab(m_heads, tr("Heads"));
     addTab(m_steps, tr("Steps"));
     addTab(m_compare, tr("Compare A/B"));
+    addTab(m_tokens, tr("Tokens"));
     setTabToolTip(HeadsTab, tr("Attention weights of every head and their mean"));
     setTabToolTip(StepsTab,
                   tr("One head's pipeline: raw scores Q Kᵀ → scaled + masked scores → "
@@ -31,8 +35,13 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     setTabToolTip(CompareTab,
                   tr("Two configurations on the same seed side by side, their "
                      "difference B − A and the metric deltas"));
+    setTabToolTip(TokensTab,
+                  tr("The weights over the tokens: a line per head from each query to each key "
+                     "(head view), or the keys coloured by one query's attention (coloured "
+                     "text)"));
 
-    const QStringList names = {tr("&Heads View"), tr("&Steps View"), tr("&Compare A/B View")};
+    const QStringList names
+        = {tr("&Heads View"), tr("&Steps View"), tr("&Compare A/B View"), tr("&Tokens View")};
     for (int tab = 0; tab < names.size(); ++tab) {
         auto *action = new QAction(names[tab], this);
         action->setObjectName(QStringLiteral("tabAction%1").arg(tab));
@@ -55,12 +64,16 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
         m_steps->setResult(r);
         m_compare->setResultA(r);
     }
+    // The Tokens tab draws what the Heads tab shows (padding trimmed, keys hidden as chosen).
+    connect(m_heads, &HeatmapWidget::shownResultChanged, m_tokens, &TokensView::setResult);
+    m_tokens->setResult(m_heads->result());
     // The weights panels of the steps and A/B views use the colormap chosen for the heatmaps
     // (Heatmap view dock → Colormap); the score panels stay diverging.
     auto followColormap = [this] {
         const ColormapId id = m_heads->options().colormap;
         m_steps->setWeightsColormap(id);
         m_compare->setWeightsColormap(id);
+        m_tokens->setColormap(id);
     };
     connect(m_heads, &HeatmapWidget::optionsChanged, this, followColormap);
     followColormap();
@@ -83,6 +96,7 @@ QJsonObject AttentionViews::state() const
     const QJsonObject compare = m_compare->state();
     if (!compare.isEmpty()) // B's settings once there are any
         state.insert(QStringLiteral("compare"), compare);
+    state.insert(QStringLiteral("tokens"), m_tokens->state());
     return state;
 }
 
@@ -105,6 +119,9 @@ void AttentionViews::setState(const QJsonObject &state)
     if (rowStrip.isBool())
         m_heads->setRowStripVisible(rowStrip.toBool());
     m_compare->setState(state.value(QLatin1String("compare")).toObject());
+    const QJsonValue tokens = state.value(QLatin1String("tokens"));
+    if (tokens.isObject())
+        m_tokens->setState(tokens.toObject());
 }
 
 QJsonArray AttentionViews::tabPath(const QTabWidget *tabs)

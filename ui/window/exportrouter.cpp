@@ -13,6 +13,7 @@
 #include "ui/views/heatmapactions.h"
 #include "ui/views/heatmapwidget.h"
 #include "ui/views/stepsview.h"
+#include "ui/views/tokensview.h"
 
 #include <QAction>
 #include <QApplication>
@@ -57,6 +58,8 @@ ExportRouter::ExportRouter(AttentionSession *session, HeatmapActions *heatmapAct
             &ExportRouter::updateExportAction);
     connect(m_experiments, &ExperimentsPanel::currentExperimentChanged, this,
             &ExportRouter::updateExportAction);
+    connect(m_views->tokensView(), &TokensView::stateChanged, this,
+            &ExportRouter::updateExportAction); // head view or coloured text
     connect(qApp, &QApplication::focusChanged, this, &ExportRouter::updateExportAction);
     updateExportAction();
 }
@@ -113,6 +116,8 @@ ExportRouter::Target ExportRouter::currentTarget() const
         return Target::Steps;
     case AttentionViews::CompareTab:
         return Target::Compare;
+    case AttentionViews::TokensTab:
+        return Target::Tokens;
     default:
         return Target::Heads;
     }
@@ -133,6 +138,8 @@ QString ExportRouter::currentName() const
         return tr("Attention Steps");
     case Target::Compare:
         return tr("A/B Comparison");
+    case Target::Tokens:
+        return m_views->tokensView()->exportName();
     case Target::Chart: {
         const QString title = chartTitle(focusedChart());
         return title.isEmpty() ? tr("Chart") : tr("Chart “%1”").arg(title);
@@ -162,6 +169,8 @@ QString ExportRouter::currentFileName() const
             .arg(std::max(m_views->stepsView()->head(), 0));
     case Target::Compare:
         return QStringLiteral("attention-compare.png");
+    case Target::Tokens:
+        return m_views->tokensView()->exportFileName();
     case Target::Chart: {
         // "Max weight vs d_k" → chart-max-weight-vs-d-k.png
         QString slug;
@@ -200,6 +209,8 @@ QSize ExportRouter::currentSize() const
         return m_views->stepsView()->defaultExportSize();
     case Target::Compare:
         return m_views->compareView()->defaultExportSize();
+    case Target::Tokens:
+        return m_views->tokensView()->defaultExportSize();
     case Target::Chart:
         return focusedChart()->size();
     case Target::Experiment: {
@@ -230,6 +241,8 @@ bool ExportRouter::exportCurrentView(const QString &path, QString *error, QSize 
         return m_views->stepsView()->exportFigure(path, size, dpr, error);
     case Target::Compare:
         return m_views->compareView()->exportFigure(path, size, dpr, error);
+    case Target::Tokens:
+        return m_views->tokensView()->exportFigure(path, size, dpr, error);
     case Target::Chart:
         return exportWidget(focusedChart(), path, size, dpr, error);
     case Target::Experiment: {

@@ -1,10 +1,10 @@
 #pragma once
 // ExportRouter: File → Export (Ctrl+E) of the main window. It decides what the user looks at
 // (a focused chart dock, else the experiments mode, else the training mode — its chart when
-// clicked, else its heatmaps —, else the attention view's tab: Heads, Steps or Compare A/B), names
-// it in the action's text, suggests a file name and size, and hands the writing to that view's own
-// export code (HeatmapActions::exportView, StepsView/CompareView::exportFigure, exportWidget,
-// ExperimentPage::exportFigure).
+// clicked, else its heatmaps —, else the attention view's tab: Heads, Steps, Compare A/B or
+// Tokens), names it in the action's text, suggests a file name and size, and hands the writing to
+// that view's own export code (HeatmapActions::exportView,
+// StepsView/CompareView/TokensView::exportFigure, exportWidget, ExperimentPage::exportFigure).
 
 #include <QList>
 #include <QObject>
@@ -33,6 +33,7 @@ public:
         Heads, ///< the heads heatmaps as shown: grid of every head + mean, or one head
         Steps, ///< the steps view (StepsView::exportFigure)
         Compare, ///< the A/B view (CompareView::exportFigure)
+        Tokens, ///< the Tokens tab's head view or coloured text (TokensView::exportFigure)
         Chart, ///< the live chart that has the keyboard focus (a chart dock), as shown
         Experiment, ///< the current experiment's figure (ExperimentPage::exportFigure)
         /// The Training tab: its loss chart when that has the focus, else the A and B heatmaps
@@ -53,7 +54,8 @@ public:
     /// A focused chart wins, else the experiments mode, else the attention view's tab.
     Target currentTarget() const;
     /// Name of what Ctrl+E exports now, e.g. "Heatmap Grid", "Head 2", "Attention Steps",
-    /// "A/B Comparison", "Chart “Max weight vs d_k”", "E2 Figure".
+    /// "A/B Comparison", "Token Head View", "Coloured Tokens", "Chart “Max weight vs d_k”",
+    /// "E2 Figure".
     QString currentName() const;
     /// File name suggested for it, e.g. "attention-heads.png", "attention-steps-head0.png".
     QString currentFileName() const;
