@@ -380,7 +380,8 @@ int runHeatmap(const QStringList &arguments)
                         "(the window's A/B view: A, a configuration B set by --compare, B - A "
                         "and a table of metric deltas), tokens (the Tokens tab's head view: "
                         "queries left, keys right, a line per head from query i to key j with "
-                        "opacity w_ij) or text (the keys coloured by the weights of one query, "
+                        "opacity in proportion to w_ij, the largest opaque) or text (the keys "
+                        "coloured by the weights of one query, "
                         "--query)."),
          QStringLiteral("view"), QStringLiteral("grid")},
         {QStringLiteral("head"),

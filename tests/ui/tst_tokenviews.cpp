@@ -98,18 +98,27 @@ private slots:
         for (const TokenLine &l : lines) {
             const double w = l.series == 0 ? kHead0[l.query][l.key] : kHead1[l.query][l.key];
             QCOMPARE(l.weight, w);
-            QCOMPARE(l.opacity, w); // opacity = weight
-            // From the right edge of the query's box to the left edge of the key's, mid-height.
+            QCOMPARE(l.opacity, w); // opacity = weight / 1, the largest shown
+            // From the right edge of the query's box to the left edge of the key's, the two
+            // heads d/2 above and below mid-height (d = min(0.6 × row / 2, 0.3 × font)).
+            const qreal row = layout.queryBoxes[0].height();
+            const qreal d = std::min(row * 0.6 / 2, layout.fontPixelSize * 0.3);
+            QVERIFY(d > 0);
+            const qreal dy = l.series == 0 ? -d / 2 : d / 2;
             QCOMPARE(l.line.p1(),
                      QPointF(layout.queryBoxes[l.query].right(),
-                             layout.queryBoxes[l.query].center().y()));
-            QCOMPARE(l.line.p2(),
-                     QPointF(layout.keyBoxes[l.key].left(), layout.keyBoxes[l.key].center().y()));
+                             layout.queryBoxes[l.query].center().y() + dy));
+            QCOMPARE(
+                l.line.p2(),
+                QPointF(layout.keyBoxes[l.key].left(), layout.keyBoxes[l.key].center().y() + dy));
             QVERIFY(l.line.p1().x() < l.line.p2().x()); // queries left, keys right
         }
+        QCOMPARE(tokenLargestShownWeight(*r, o), 1.0);
         QCOMPARE(tokenLineOpacity(1.7), 1.0);
         QCOMPARE(tokenLineOpacity(-0.1), 0.0);
         QCOMPARE(tokenLineOpacity(std::nan("")), 0.0);
+        QCOMPARE(tokenLineOpacity(0.1, 0.4), 0.25);
+        QCOMPARE(tokenLineOpacity(0.1, 0.0), 0.0);
 
         // Threshold 0: head 1's 0.005 draws too (masked cells and zeros still do not).
         o.threshold = 0;
@@ -279,8 +288,17 @@ private slots:
         QCOMPARE(layout.keyBoxes.size(), 3);
         const std::vector<TokenLine> lines = tokenHeadLines(*r, o, layout);
         QCOMPARE(cellsOf(lines), (std::set<Cell> {{0, 0, 0}, {0, 0, 1}, {0, 0, 2}, {0, 1, 2}}));
+        // The largest weight shown is 0.99: opacity = w / 0.99, whatever the hover.
+        QCOMPARE(tokenLargestShownWeight(*r, o), 0.99);
         for (const TokenLine &l : lines)
-            QCOMPARE(l.line.p2(), layout.keyAnchor(l.key));
+            QCOMPARE(l.opacity, w[l.query][l.key] / 0.99);
+        o.hoverQuery = 0;
+        for (const TokenLine &l : tokenHeadLines(*r, o, layout))
+            QCOMPARE(l.opacity, w[l.query][l.key] / 0.99);
+        o.hoverQuery = -1;
+        for (const TokenLine &l : lines) // one series: mid-height
+            QCOMPARE(l.line.p2(),
+                     QPointF(layout.keyBoxes[l.key].left(), layout.keyBoxes[l.key].center().y()));
         // Positions label the tokens when none are typed.
         QCOMPARE(r->queryLabel(1), QStringLiteral("1"));
         // The text view gives the queries a flow of their own.

@@ -162,7 +162,9 @@ QVector<LegendItem> headLegend(const SessionResult &result, const TokenViewOptio
     QVector<LegendItem> items;
     for (const int s : tokenShownSeries(result, o))
         items.append({seriesColor(result, o, s), seriesName(result, s)});
-    QString rule = QStringLiteral("line opacity = weight");
+    const double largest = tokenLargestShownWeight(result, o);
+    QString rule = QStringLiteral("line opacity = weight / %1 (the largest shown)")
+                       .arg(figure::formatTick(largest));
     if (o.threshold > 0)
         rule += QStringLiteral(", w < %1 not drawn").arg(figure::formatTick(o.threshold));
     rule += QStringLiteral(", masked: no line");
@@ -188,11 +190,28 @@ QColor tokenHeadColor(int head)
     return QColor(QRgb(kHeadPalette[std::size_t(((head % n) + n) % n)]));
 }
 
-double tokenLineOpacity(double weight)
+double tokenLineOpacity(double weight, double largest)
 {
-    if (!(weight > 0))
+    if (!(weight > 0) || !(largest > 0))
         return 0.0;
-    return std::min(weight, 1.0);
+    return std::min(weight / largest, 1.0);
+}
+
+double tokenLargestShownWeight(const SessionResult &result, const TokenViewOptions &o)
+{
+    if (!usable(&result))
+        return 0.0;
+    const MatrixB &mask = result.maskState;
+    const bool hasMask = mask.rows() == result.queryCount() && mask.cols() == result.keyCount();
+    double largest = 0;
+    for (const int s : tokenShownSeries(result, o)) {
+        const MatrixD &w = seriesWeights(result, s);
+        for (Index i = 0; i < w.rows(); ++i)
+            for (Index j = 0; j < w.cols(); ++j)
+                if (!(hasMask && mask(i, j)) && std::isfinite(w(i, j)))
+                    largest = std::max(largest, w(i, j));
+    }
+    return largest;
 }
 
 QString tokenViewProblem(const SessionResult *result)
@@ -214,16 +233,26 @@ QString tokenViewProblem(const SessionResult *result)
 
 // ---- head view ----
 
-QPointF TokenHeadLayout::queryAnchor(int i) const
+qreal TokenHeadLayout::seriesSpacing(int seriesCount) const
 {
-    const QRectF &b = queryBoxes[i];
-    return {b.right(), b.center().y()};
+    if (seriesCount <= 1 || queryBoxes.isEmpty() || keyBoxes.isEmpty())
+        return 0;
+    const qreal row = std::min(queryBoxes[0].height(), keyBoxes[0].height());
+    return std::min(row * 0.6 / seriesCount, fontPixelSize * 0.3);
 }
 
-QPointF TokenHeadLayout::keyAnchor(int j) const
+QPointF TokenHeadLayout::queryAnchor(int i, int slot, int seriesCount) const
+{
+    const QRectF &b = queryBoxes[i];
+    return {b.right(),
+            b.center().y() + (slot - (seriesCount - 1) / 2.0) * seriesSpacing(seriesCount)};
+}
+
+QPointF TokenHeadLayout::keyAnchor(int j, int slot, int seriesCount) const
 {
     const QRectF &b = keyBoxes[j];
-    return {b.left(), b.center().y()};
+    return {b.left(),
+            b.center().y() + (slot - (seriesCount - 1) / 2.0) * seriesSpacing(seriesCount)};
 }
 
 TokenHeadLayout tokenHeadLayout(const SessionResult &result, const TokenViewOptions &o,
@@ -253,12 +282,14 @@ TokenHeadLayout tokenHeadLayout(const SessionResult &result, const TokenViewOpti
     const int nQ = int(result.queryCount()), nK = int(result.keyCount());
     const qreal pad = f * 0.5;
     const qreal widthCap = std::max<qreal>(f * 4, bounds.width() * 0.28);
+    // Widths in the bold font: a hovered token is written bold.
+    const QFont bold = figure::makeFont(f, true);
+    const QFontMetricsF boldMetrics(bold);
     qreal wQ = 0, wK = 0;
     for (int i = 0; i < nQ; ++i)
-        wQ = std::max(wQ, fm.horizontalAdvance(result.queryLabel(i)));
+        wQ = std::max(wQ, boldMetrics.horizontalAdvance(result.queryLabel(i)));
     for (int j = 0; j < nK; ++j)
-        wK = std::max(wK, fm.horizontalAdvance(result.keyLabel(j)));
-    const QFont bold = figure::makeFont(f, true);
+        wK = std::max(wK, boldMetrics.horizontalAdvance(result.keyLabel(j)));
     const qreal titleW = QFontMetricsF(bold).horizontalAdvance(QStringLiteral("queries"));
     wQ = std::min(std::max(wQ, titleW) + 2 * pad, widthCap);
     wK = std::min(std::max(wK, titleW) + 2 * pad, widthCap);
@@ -272,7 +303,7 @@ TokenHeadLayout tokenHeadLayout(const SessionResult &result, const TokenViewOpti
     y += lineH + f * 0.3;
     const qreal areaTop = y, areaH = std::max<qreal>(1, bounds.bottom() - margin - y);
     auto column = [&](int n, qreal x, qreal w, QVector<QRectF> *boxes, int *step) {
-        const qreal row = std::min(areaH / n, f * 1.8);
+        const qreal row = std::min(areaH / n, f * 2.6);
         const qreal top = areaTop + (areaH - row * n) / 2;
         for (int i = 0; i < n; ++i)
             boxes->append(QRectF(x, top + row * i, w, row));
@@ -307,7 +338,11 @@ std::vector<TokenLine> tokenHeadLines(const SessionResult &result, const TokenVi
     const bool byKey = !byQuery && o.hoverKey >= 0 && o.hoverKey < nK;
     const MatrixB &mask = result.maskState;
     const bool hasMask = mask.rows() == nQ && mask.cols() == nK;
-    for (const int s : tokenShownSeries(result, o)) {
+    const std::vector<int> series = tokenShownSeries(result, o);
+    const int seriesCount = int(series.size());
+    const double largest = tokenLargestShownWeight(result, o);
+    for (int slot = 0; slot < seriesCount; ++slot) {
+        const int s = series[std::size_t(slot)];
         const MatrixD &w = seriesWeights(result, s);
         for (int i = byQuery ? o.hoverQuery : 0; i < (byQuery ? o.hoverQuery + 1 : nQ); ++i) {
             for (int j = byKey ? o.hoverKey : 0; j < (byKey ? o.hoverKey + 1 : nK); ++j) {
@@ -315,8 +350,9 @@ std::vector<TokenLine> tokenHeadLines(const SessionResult &result, const TokenVi
                 if ((hasMask && mask(i, j) != 0) || !std::isfinite(v) || v < o.threshold
                     || !(v > 0))
                     continue;
-                lines.push_back({s, i, j, v, tokenLineOpacity(v),
-                                 QLineF(layout.queryAnchor(i), layout.keyAnchor(j))});
+                lines.push_back({s, i, j, v, tokenLineOpacity(v, largest),
+                                 QLineF(layout.queryAnchor(i, slot, seriesCount),
+                                        layout.keyAnchor(j, slot, seriesCount))});
             }
         }
     }
@@ -378,7 +414,7 @@ void paintHeadView(QPainter *p, const QRectF &bounds, const SessionResult &resul
     if (byKey)
         p->fillRect(layout.keyBoxes[o.hoverKey], highlight);
 
-    // The lines: one drawLine each (one SVG <polyline>), coloured by series, opacity = weight.
+    // The lines: one drawLine each (one SVG <polyline>), coloured by series, opacity ∝ weight.
     p->setRenderHint(QPainter::Antialiasing, true);
     const std::vector<TokenLine> lines = tokenHeadLines(result, o, layout);
     const qreal lineWidth = std::clamp<qreal>(f * 0.16, 1.2, 3.0);
@@ -482,14 +518,15 @@ TokenTextLayout tokenTextLayout(const SessionResult &result, const TokenViewOpti
     const bool shared = tokenTextSharedFlow(result);
     const int nQ = int(result.queryCount()), nK = int(result.keyCount());
     // A long text in a small figure: the font shrinks until the flows fit (down to 6 px).
-    for (qreal f = o.fontPixelSize;; f *= 0.85) {
+    // Tokens are larger than the caption's text, as in CircuitsVis's view.
+    for (qreal f = o.fontPixelSize * 1.25;; f *= 0.85) {
         layout = TokenTextLayout();
         layout.fontPixelSize = f;
-        TokenViewOptions shrunk = o;
-        shrunk.fontPixelSize = f;
+        TokenViewOptions captionOptions = o; // the caption no larger than the other figures'
+        captionOptions.fontPixelSize = std::min(f, o.fontPixelSize);
         const qreal margin = f * 0.8;
         qreal y = bounds.top() + margin;
-        layout.caption = layoutCaption(result, shrunk, bounds, margin, &y);
+        layout.caption = layoutCaption(result, captionOptions, bounds, margin, &y);
         const QFontMetricsF fm(figure::makeFont(f));
         const qreal left = bounds.left() + margin, right = bounds.right() - margin;
         const qreal lineH = f * 1.5;
@@ -520,7 +557,7 @@ TokenTextLayout tokenTextLayout(const SessionResult &result, const TokenViewOpti
         y = bottom + f * 1.2;
         layout.colorbar = QRectF(left, y, std::min<qreal>(right - left, f * 26), f * 1.0);
         y = layout.colorbar.bottom() + f * 0.2;
-        layout.legend = QRectF(left, y, right - left, lineH * 2);
+        layout.legend = QRectF(left, y, right - left, lineH * 3);
         if (layout.legend.bottom() <= bounds.bottom() || f * 0.85 < 6)
             break;
     }
@@ -546,9 +583,9 @@ void paintTextView(QPainter *p, const QRectF &bounds, const SessionResult &resul
 {
     const TokenTextLayout layout = tokenTextLayout(result, o, bounds);
     const qreal f = layout.fontPixelSize;
-    TokenViewOptions shrunk = o;
-    shrunk.fontPixelSize = f;
-    paintCaption(p, result, shrunk, layout.caption);
+    TokenViewOptions captionOptions = o;
+    captionOptions.fontPixelSize = std::min(f, o.fontPixelSize);
+    paintCaption(p, result, captionOptions, layout.caption);
     const QFont font = figure::makeFont(f), bold = figure::makeFont(f, true);
     const int query = tokenTextQuery(result, o), head = tokenTextHead(result, o);
     const bool shared = layout.queryBoxes.isEmpty();
@@ -616,14 +653,16 @@ void paintTextView(QPainter *p, const QRectF &bounds, const SessionResult &resul
     QRectF ticks(layout.legend.left(), layout.legend.top(), layout.colorbar.width(), lineH);
     p->drawText(ticks, Qt::AlignLeft | Qt::AlignVCenter, figure::formatTick(norm.vmin));
     p->drawText(ticks, Qt::AlignRight | Qt::AlignVCenter, figure::formatTick(norm.vmax));
-    const QString range = o.rowRange
-        ? QStringLiteral("weight, %1 (%2: range [0, the row\u2019s largest weight])")
-              .arg(colormap.name(), headName)
-        : QStringLiteral("weight, %1 (%2: range [0, 1])").arg(colormap.name(), headName);
+    const QString range
+        = QStringLiteral("weight \u00b7 %1 \u00b7 %2 \u00b7 range %3")
+              .arg(colormap.name(), headName,
+                   o.rowRange ? QStringLiteral("[0, row max]") : QStringLiteral("[0, 1]"));
     const QRectF note(layout.legend.left(), ticks.bottom(), layout.legend.width(), lineH);
-    qreal x = note.left();
-    p->drawText(note, Qt::AlignLeft | Qt::AlignVCenter, range);
-    x += QFontMetricsF(font).horizontalAdvance(range) + f * 1.5;
+    p->drawText(note, Qt::AlignLeft | Qt::AlignVCenter,
+                QFontMetricsF(font).elidedText(range, Qt::ElideRight, note.width()));
+    // The mask swatches on the line below (beside the range they ran off a narrow figure).
+    const QRectF maskLine(note.left(), note.bottom(), note.width(), lineH);
+    qreal x = maskLine.left();
     if (anyMasked) {
         // One swatch per mask state present, named as the heatmaps' legends name them.
         std::vector<std::uint8_t> states;
@@ -632,11 +671,11 @@ void paintTextView(QPainter *p, const QRectF &bounds, const SessionResult &resul
                 && std::find(states.begin(), states.end(), cell.maskState) == states.end())
                 states.push_back(cell.maskState);
         for (const std::uint8_t state : states) {
-            const QRectF swatch(x, note.center().y() - f * 0.55, f * 2.2, f * 1.1);
+            const QRectF swatch(x, maskLine.center().y() - f * 0.55, f * 2.2, f * 1.1);
             drawMaskedBox(p, swatch, state, o.colormap);
             p->setPen(o.foreground);
             const QString text = QString::fromStdString(maskStateText(state));
-            p->drawText(QRectF(swatch.right() + f * 0.4, note.top(), 1e4, lineH),
+            p->drawText(QRectF(swatch.right() + f * 0.4, maskLine.top(), 1e4, lineH),
                         Qt::AlignLeft | Qt::AlignVCenter, text);
             x = swatch.right() + f * 1.6 + QFontMetricsF(font).horizontalAdvance(text);
         }

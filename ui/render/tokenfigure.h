@@ -71,8 +71,14 @@ constexpr int maxTokenViewTokens = 256;
 /// The colour of head k (matplotlib's qualitative "tab10", then "tab20"'s light shades, then
 /// again from the start).
 QColor tokenHeadColor(int head);
-/// Opacity of a line of weight w: w clipped to [0, 1] (NaN gives 0).
-double tokenLineOpacity(double weight);
+/// Opacity of a line of weight w: w / largest, clipped to [0, 1] (NaN, w ≤ 0 or largest ≤ 0
+/// give 0). With `largest` the largest weight the shown series draw, the strongest line is
+/// opaque and the others fade in proportion (for a near-uniform row of 10 keys, w ≈ 0.1, lines
+/// of opacity w would be barely visible).
+double tokenLineOpacity(double weight, double largest = 1.0);
+/// The largest unmasked, finite weight of the series the head view shows (tokenShownSeries),
+/// whatever the hover: the weight drawn opaque. 0 when none.
+double tokenLargestShownWeight(const SessionResult &result, const TokenViewOptions &options);
 /// Why `result` cannot be drawn as tokens (no result, failed, no weights, more than
 /// maxTokenViewTokens queries or keys), or "" when it can.
 QString tokenViewProblem(const SessionResult *result);
@@ -89,10 +95,16 @@ struct TokenHeadLayout
     QRectF queryTitle, keyTitle; ///< "queries" / "keys" above the columns
     qreal fontPixelSize = 13;
     int labelStepQueries = 1, labelStepKeys = 1; ///< every k-th label written (rows too thin)
-    /// Start of query i's lines (the right edge of its box, at mid-height).
-    QPointF queryAnchor(int i) const;
-    /// End of key j's lines (the left edge of its box, at mid-height).
-    QPointF keyAnchor(int j) const;
+    /// Start of query i's lines (the right edge of its box, at mid-height) for the series shown
+    /// `slot`-th of `seriesCount`: the series are spread over the row, seriesSpacing(seriesCount)
+    /// apart and centred on mid-height, so that the lines of different heads between the same two
+    /// tokens do not cover each other.
+    QPointF queryAnchor(int i, int slot = 0, int seriesCount = 1) const;
+    /// End of key j's lines (the left edge of its box), spread likewise.
+    QPointF keyAnchor(int j, int slot = 0, int seriesCount = 1) const;
+    /// Vertical distance between the anchors of neighbouring series: the thinner row's height
+    /// × 0.6 / seriesCount, at most 0.3 × the font size (0 for one series).
+    qreal seriesSpacing(int seriesCount) const;
 };
 
 /// The layout for `result` (n_q, n_k and the labels' widths) in `bounds`.
@@ -106,8 +118,10 @@ struct TokenLine
     int query = 0;
     int key = 0;
     double weight = 0;
-    double opacity = 0; ///< tokenLineOpacity(weight)
-    QLineF line; ///< queryAnchor(query) → keyAnchor(key)
+    double opacity = 0; ///< tokenLineOpacity(weight, tokenLargestShownWeight)
+    /// queryAnchor(query, slot, seriesCount) → keyAnchor(key, slot, seriesCount), slot = the
+    /// series' place among the series shown
+    QLineF line;
     bool operator==(const TokenLine &) const = default;
 };
 

@@ -6,6 +6,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHelpEvent>
 #include <QLabel>
@@ -20,6 +21,10 @@
 #include <algorithm>
 
 namespace attn {
+
+namespace {
+constexpr int kHeadsPerLine = 8; // head checkboxes on one line of the heads row
+}
 
 // The figure painted at the widget's size; hover and click go back to the view.
 class TokensView::Canvas : public QWidget
@@ -104,22 +109,24 @@ TokensView::TokensView(QWidget *parent)
     m_viewCombo->setObjectName(QStringLiteral("tokensViewCombo"));
     m_viewCombo->addItem(tr("Head view (lines)"));
     m_viewCombo->addItem(tr("Coloured text"));
-    m_viewCombo->setToolTip(tr("Head view: a line from each query to each key per head, opacity "
-                               "= weight (as BertViz). Coloured text: the keys coloured by the "
-                               "attention one query gives them (as CircuitsVis)."));
+    m_viewCombo->setToolTip(
+        tr("Head view: a line from each query to each key per head, opacity "
+           "in proportion to the weight (as BertViz). Coloured text: the keys coloured by the "
+           "attention one query gives them (as CircuitsVis)."));
     viewLabel->setBuddy(m_viewCombo);
     strip->addWidget(viewLabel);
     strip->addWidget(m_viewCombo);
 
     m_headsRow = new QWidget;
-    m_headsLayout = new QHBoxLayout(m_headsRow);
-    m_headsLayout->setContentsMargins(8, 0, 0, 0);
-    m_headsLayout->setSpacing(6);
-    strip->addWidget(m_headsRow);
+    m_headsLayout = new QGridLayout(m_headsRow);
+    m_headsLayout->setContentsMargins(0, 0, 0, 0);
+    m_headsLayout->setHorizontalSpacing(10);
+    m_headsLayout->setVerticalSpacing(2);
+    m_headsLayout->addWidget(new QLabel(tr("Lines of heads:")), 0, 0);
 
     m_textRow = new QWidget;
     auto *textLayout = new QHBoxLayout(m_textRow);
-    textLayout->setContentsMargins(8, 0, 0, 0);
+    textLayout->setContentsMargins(0, 0, 0, 0);
     auto *headLabel = new QLabel(tr("&Head:"));
     m_textHeadCombo = new QComboBox;
     m_textHeadCombo->setObjectName(QStringLiteral("tokensTextHeadCombo"));
@@ -131,6 +138,8 @@ TokensView::TokensView(QWidget *parent)
     m_rangeCombo->setObjectName(QStringLiteral("tokensRangeCombo"));
     m_rangeCombo->addItem(tr("[0, row max]"));
     m_rangeCombo->addItem(tr("[0, 1]"));
+    m_rangeCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    m_viewCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_rangeCombo->setToolTip(tr("Colours span 0 to the query's largest weight, or the fixed "
                                 "range [0, 1]"));
     rangeLabel->setBuddy(m_rangeCombo);
@@ -138,7 +147,6 @@ TokensView::TokensView(QWidget *parent)
     textLayout->addWidget(m_textHeadCombo);
     textLayout->addWidget(rangeLabel);
     textLayout->addWidget(m_rangeCombo);
-    strip->addWidget(m_textRow);
     strip->addStretch(1);
 
     m_exportButton = new QPushButton(tr("Export…"));
@@ -147,6 +155,13 @@ TokensView::TokensView(QWidget *parent)
                                   "as PNG, SVG or PDF"));
     strip->addWidget(m_exportButton);
     layout->addLayout(strip);
+    // The heads' checkboxes (head view) or the head and range (coloured text) on a line of their
+    // own: beside the view selector they were squeezed to "he" at 1280 × 800.
+    auto *options = new QHBoxLayout;
+    options->addWidget(m_headsRow);
+    options->addWidget(m_textRow);
+    options->addStretch(1);
+    layout->addLayout(options);
 
     m_hint = new QLabel;
     m_hint->setObjectName(QStringLiteral("tokensHint"));
@@ -294,7 +309,9 @@ void TokensView::syncControls()
         qDeleteAll(m_headBoxes);
         m_headBoxes.clear();
         for (int k = 0; k <= h; ++k) {
-            auto *box = new QCheckBox(k < h ? tr("head %1").arg(k) : tr("mean"));
+            // Numbers, eight to a line: 16 or 32 heads fit the width of a 1280 × 800 window.
+            auto *box = new QCheckBox(k < h ? QString::number(k) : tr("mean"));
+            box->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
             box->setObjectName(k < h ? QStringLiteral("tokensHead%1").arg(k)
                                      : QStringLiteral("tokensMean"));
             QPixmap swatch(12, 12);
@@ -308,7 +325,7 @@ void TokensView::syncControls()
                 else
                     setMeanShown(on);
             });
-            m_headsLayout->addWidget(box);
+            m_headsLayout->addWidget(box, k / kHeadsPerLine, 1 + k % kHeadsPerLine);
             m_headBoxes.append(box);
         }
     }
@@ -335,8 +352,9 @@ void TokensView::syncControls()
     m_headsRow->setVisible(heads);
     m_textRow->setVisible(!heads);
     m_hint->setText(
-        heads ? tr("Each head's lines join query i (left) to key j (right), opacity = weight "
-                   "w_ij; weights below %1 and masked cells draw no line. Hover a token to keep "
+        heads ? tr("Each head's lines join query i (left) to key j (right), opacity ∝ "
+                   "weight w_ij (the largest opaque); weights below %1 and masked cells draw no "
+                   "line. Hover a token to keep "
                    "only its lines.")
                     .arg(m_options.threshold)
               : tr("Click a query token: every key is coloured by the weight it gives it; "

@@ -16,7 +16,7 @@
 
 class QCheckBox;
 class QComboBox;
-class QHBoxLayout;
+class QGridLayout;
 class QLabel;
 class QPushButton;
 
@@ -93,7 +93,7 @@ private:
     QWidget *m_canvas = nullptr; // a Canvas
     QComboBox *m_viewCombo = nullptr;
     QWidget *m_headsRow = nullptr;
-    QHBoxLayout *m_headsLayout = nullptr;
+    QGridLayout *m_headsLayout = nullptr;
     QList<QCheckBox *> m_headBoxes;
     QWidget *m_textRow = nullptr;
     QComboBox *m_textHeadCombo = nullptr;
