@@ -594,10 +594,13 @@ void paintTextView(QPainter *p, const QRectF &bounds, const SessionResult &resul
 
     p->setFont(bold);
     p->setPen(o.foreground);
+    // The token in quotes after the position, unless the label is the position itself.
+    const QString position = QString::number(result.originalQuery(query));
+    const QString label = result.queryLabel(query);
+    const QString named
+        = label == position ? position : QStringLiteral("%1 \u201c%2\u201d").arg(position, label);
     p->drawText(layout.title, Qt::AlignLeft | Qt::AlignVCenter,
-                QStringLiteral("Attention of query %1 \u201c%2\u201d over the keys, %3")
-                    .arg(result.originalQuery(query))
-                    .arg(result.queryLabel(query), headName));
+                QStringLiteral("Attention of query %1 over the keys, %2").arg(named, headName));
     p->setFont(font);
     if (!shared) {
         p->drawText(layout.queryHeading, Qt::AlignLeft | Qt::AlignVCenter,
