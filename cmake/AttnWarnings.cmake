@@ -17,8 +17,14 @@ function(attn_setup_target target)
         target_link_options(${target} PRIVATE -fsanitize=address,undefined)
     endif()
     if(ATTN_FUZZ)
-        # Coverage for libFuzzer in every target; fuzz/ adds libFuzzer's main to its own.
-        target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link)
+        # libFuzzer's coverage only where the fuzz targets (fuzz/) run code: attncore, the
+        # session and document tiers and the targets themselves (fuzz/ adds libFuzzer's main).
+        # The tests, the other ui/ tiers and the app are built without it: it would only make
+        # them slower to build and to run under the sanitizers. Every target links with the flag,
+        # so a test linking a covered library finds the coverage callbacks.
+        if(target MATCHES "^(attncore|attn_avx512|attnsession|attndocument|fuzz_.*)$")
+            target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link)
+        endif()
         target_link_options(${target} PRIVATE -fsanitize=fuzzer-no-link)
     endif()
 endfunction()

@@ -296,6 +296,30 @@ MetricsSummary summarize(const RowMetrics &m)
     return s;
 }
 
+std::vector<int> headOrder(const std::vector<RowMetrics> &heads, HeadOrderKey key, bool descending)
+{
+    std::vector<int> order(heads.size());
+    for (std::size_t h = 0; h < heads.size(); ++h)
+        order[h] = int(h);
+    if (key == HeadOrderKey::Index) {
+        if (descending)
+            std::reverse(order.begin(), order.end());
+        return order;
+    }
+    std::vector<double> mean(heads.size());
+    for (std::size_t h = 0; h < heads.size(); ++h) {
+        const MetricsSummary s = summarize(heads[h]);
+        mean[h] = key == HeadOrderKey::Entropy ? s.meanEntropy : s.meanMaxWeight;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        const double x = mean[std::size_t(a)], y = mean[std::size_t(b)];
+        if (std::isnan(x) || std::isnan(y))
+            return !std::isnan(x) && std::isnan(y);
+        return descending ? x > y : x < y;
+    });
+    return order;
+}
+
 WeightStatistics weightStatistics(const MatrixD &weights, const MatrixB &maskState,
                                   const std::vector<std::uint8_t> &fullyMasked)
 {

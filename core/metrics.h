@@ -95,6 +95,18 @@ struct MetricsSummary
 };
 MetricsSummary summarize(const RowMetrics &m);
 
+/// What orders the heads of a multi-head view.
+enum class HeadOrderKey {
+    Index, ///< head 0, 1, …, h−1
+    Entropy, ///< mean row entropy (summarize(): rows not fully masked), nats
+    MaxWeight ///< mean row max weight
+};
+
+/// The heads 0 … h−1 (h = heads.size(), one RowMetrics each) ordered by `key`, ascending or
+/// `descending`; equal means (and HeadOrderKey::Index) keep the lower head first, and a head
+/// whose mean is NaN goes last. A permutation of 0 … h−1; empty for no heads.
+std::vector<int> headOrder(const std::vector<RowMetrics> &heads, HeadOrderKey key, bool descending);
+
 /// Statistics of one n_q × n_k weight matrix as a figure states them beside its colourbar.
 struct WeightStatistics
 {

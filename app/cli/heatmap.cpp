@@ -433,6 +433,17 @@ int runHeatmap(const QStringList &arguments)
          QStringLiteral("When a tile has more cells than pixels: max or mean of each pixel's "
                         "cells."),
          QStringLiteral("pooling"), QStringLiteral("max")},
+        {QStringLiteral("sort-heads"),
+         QStringLiteral("Order of the head tiles in --view grid: index, entropy or max-weight "
+                        "(the head's mean over rows), low first unless --sort-descending. Titles "
+                        "keep the head numbers; the mean tile stays last."),
+         QStringLiteral("key"), QStringLiteral("index")},
+        {QStringLiteral("sort-descending"),
+         QStringLiteral("With --sort-heads entropy or max-weight: high first.")},
+        {QStringLiteral("pin-query"),
+         QStringLiteral("Outline query row I (0 ... n_q-1) in every head and name it in the "
+                        "caption."),
+         QStringLiteral("I")},
         {QStringLiteral("trim-padding"),
          QStringLiteral("With --mask padding: leave out the padded keys (and, for self-attention, "
                         "the padded queries).")},
@@ -718,6 +729,34 @@ int runHeatmap(const QStringList &arguments)
     options.pooling = parser.value(QStringLiteral("pooling")) == QLatin1String("mean")
         ? HeatmapPooling::Mean
         : HeatmapPooling::Max;
+    if (!checkChoice(
+            parser, QStringLiteral("sort-heads"),
+            {QStringLiteral("index"), QStringLiteral("entropy"), QStringLiteral("max-weight")},
+            &error))
+        return usageError(command, error);
+    if (givenOnCommandLine(QStringLiteral("sort-heads"))
+        || givenOnCommandLine(QStringLiteral("sort-descending"))) {
+        const QString sort = parser.value(QStringLiteral("sort-heads"));
+        options.headSort = sort == QLatin1String("entropy") ? HeadOrderKey::Entropy
+            : sort == QLatin1String("max-weight")           ? HeadOrderKey::MaxWeight
+                                                            : HeadOrderKey::Index;
+        options.headSortDescending = parser.isSet(QStringLiteral("sort-descending"));
+        if (options.headSortDescending && options.headSort == HeadOrderKey::Index)
+            return usageError(command,
+                              QStringLiteral("--sort-descending goes with --sort-heads entropy "
+                                             "or max-weight"));
+    }
+    if (parser.isSet(QStringLiteral("pin-query"))) {
+        // n_q of the parameters; loaded tensors are checked again once their n_q is known.
+        const int maxQuery
+            = p.tensors ? SessionParameters::maxLongSequence - 1 : p.queryCount() - 1;
+        const auto pin = intOption(parser, QStringLiteral("pin-query"), 0, maxQuery, &error);
+        if (!pin)
+            return usageError(
+                command,
+                p.tensors ? error : error + QStringLiteral(" (n_q = %1)").arg(p.queryCount()));
+        options.pinnedQuery = int(*pin);
+    }
     ViewTransform transform;
     transform.trimPadding = parser.isSet(QStringLiteral("trim-padding"));
     transform.renormalize = !parser.isSet(QStringLiteral("raw"));
@@ -988,6 +1027,16 @@ int runHeatmap(const QStringList &arguments)
             return failure(command, problem);
         ok = saveTokenFigure(out, size, *dpr, shown.get(), tokenOptions, &error, format);
         return ok ? ExitOk : failure(command, error);
+    }
+    if (options.pinnedQuery >= shown->queryCount()) {
+        if (!givenOnCommandLine(QStringLiteral("pin-query")))
+            options.pinnedQuery = -1; // a session's pin past these rows: none
+        else
+            return usageError(command,
+                              QStringLiteral("--pin-query %1 is beyond n_q = %2 (queries 0-%3)")
+                                  .arg(options.pinnedQuery)
+                                  .arg(shown->queryCount())
+                                  .arg(shown->queryCount() - 1));
     }
     HeatmapRenderer renderer;
     renderer.setResult(shown);

@@ -8,12 +8,15 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <algorithm>
 #include <cmath>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 class TestCliHeatmap : public QObject
 {
@@ -520,6 +523,33 @@ private slots:
                                                               out,
                                                               png}
                                               << QStringLiteral("at most 256");
+        QTest::newRow("pin query past n_q") << QStringList {QStringLiteral("--n"),
+                                                            QStringLiteral("8"),
+                                                            QStringLiteral("--pin-query"),
+                                                            QStringLiteral("8"),
+                                                            out,
+                                                            png}
+                                            << QStringLiteral("(n_q = 8)");
+        QTest::newRow("pin query negative")
+            << QStringList {QStringLiteral("--pin-query"), QStringLiteral("-1"), out, png}
+            << QStringLiteral("--pin-query");
+        QTest::newRow("pin query past cross n_q") << QStringList {QStringLiteral("--kind"),
+                                                                  QStringLiteral("cross"),
+                                                                  QStringLiteral("--n"),
+                                                                  QStringLiteral("5"),
+                                                                  QStringLiteral("--n-k"),
+                                                                  QStringLiteral("9"),
+                                                                  QStringLiteral("--pin-query"),
+                                                                  QStringLiteral("6"),
+                                                                  out,
+                                                                  png}
+                                                  << QStringLiteral("(n_q = 5)");
+        QTest::newRow("sort heads unknown")
+            << QStringList {QStringLiteral("--sort-heads"), QStringLiteral("variance"), out, png}
+            << QStringLiteral("--sort-heads");
+        QTest::newRow("sort descending by index")
+            << QStringList {QStringLiteral("--sort-descending"), out, png}
+            << QStringLiteral("--sort-descending goes with --sort-heads entropy or max-weight");
         QTest::newRow("compare with --batch-dir") << QStringList {
             view, compare, QStringLiteral("--batch-dir"), QStringLiteral("/tmp/never-written-dir"),
             out,  png} << QStringLiteral("--batch-dir");
@@ -532,6 +562,62 @@ private slots:
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(named), qPrintable(r.err));
         QVERIFY(!QFile::exists(QStringLiteral("/tmp/never-written.png")));
+    }
+
+    // --pin-query and --sort-heads reach the export: the caption names the pinned query (its
+    // token) and the order, and the tile titles follow the order of the mean row entropies,
+    // which the --data export of the same run states per row.
+    void pinAndSortInExport()
+    {
+        const QString svg = m_dir.filePath(QStringLiteral("pin-sort.svg"));
+        const QString json = m_dir.filePath(QStringLiteral("pin-sort.json"));
+        const Run r
+            = run({QStringLiteral("--tokens"), QStringLiteral("the cat sat on the mat"),
+                   QStringLiteral("--d-model"), QStringLiteral("16"), QStringLiteral("--heads"),
+                   QStringLiteral("4"), QStringLiteral("--pin-query"), QStringLiteral("2"),
+                   QStringLiteral("--sort-heads"), QStringLiteral("entropy"),
+                   QStringLiteral("--sort-descending"), QStringLiteral("--width"),
+                   QStringLiteral("900"), QStringLiteral("--height"), QStringLiteral("600"),
+                   QStringLiteral("--out"), svg, QStringLiteral("--data"), json});
+        QCOMPARE(r.exitCode, 0);
+        QFile file(svg);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(file.readAll());
+        // The caption wraps over several <text> elements: their words, one space apart.
+        const QString words
+            = QString(text).remove(QRegularExpression(QStringLiteral("<[^>]*>"))).simplified();
+        QVERIFY2(words.contains(QStringLiteral("pinned query 2:sat")), qPrintable(words.left(400)));
+        QVERIFY(words.contains(QStringLiteral("heads by mean entropy, descending")));
+        // The mean row entropy of each head from the data export (no masks: every row counts).
+        QFile data(json);
+        QVERIFY(data.open(QIODevice::ReadOnly));
+        const QJsonArray heads = QJsonDocument::fromJson(data.readAll())
+                                     .object()
+                                     .value(QStringLiteral("heads"))
+                                     .toArray();
+        QCOMPARE(heads.size(), 4);
+        std::vector<std::pair<double, int>> means;
+        for (const QJsonValue &head : heads) {
+            const QJsonArray e = head.toObject()
+                                     .value(QStringLiteral("metrics"))
+                                     .toObject()
+                                     .value(QStringLiteral("entropy"))
+                                     .toArray();
+            double sum = 0;
+            for (const QJsonValue &v : e)
+                sum += v.toDouble();
+            means.emplace_back(-sum / e.size(),
+                               head.toObject().value(QStringLiteral("head")).toInt());
+        }
+        std::sort(means.begin(), means.end()); // highest mean first
+        // Tile titles in document order: "head k" (or a shorter form) then "mean over heads".
+        std::vector<int> titled;
+        const QRegularExpression title(QStringLiteral(">\\s*(?:head |h)(\\d)\\s*<"));
+        for (auto it = title.globalMatch(text); it.hasNext();)
+            titled.push_back(it.next().captured(1).toInt());
+        QCOMPARE(int(titled.size()), 4);
+        for (int k = 0; k < 4; ++k)
+            QCOMPARE(titled[std::size_t(k)], means[std::size_t(k)].second);
     }
 
     // The tile engine's view (--compute tiles) draws the same picture as the full matrices

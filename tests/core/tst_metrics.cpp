@@ -195,6 +195,34 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(InvalidArgument, rowMetrics<double>(w, {0, 1}));
     }
 
+    // headOrder: heads with known mean entropies (ln 4, 0, ln 2, ln 2) and max weights (0.25,
+    // 1, 0.5, 0.5); head 0's fully masked row counts in neither mean.
+    void headOrderByKnownMeans()
+    {
+        MatrixD uniform(2, 4), oneHot(1, 4), half(1, 4);
+        uniform << 0.25, 0.25, 0.25, 0.25, 0, 0, 0, 0;
+        oneHot << 0, 1, 0, 0;
+        half << 0.5, 0, 0.5, 0;
+        const std::vector<RowMetrics> heads {rowMetrics<double>(uniform, {0, 1}),
+                                             rowMetrics<double>(oneHot), rowMetrics<double>(half),
+                                             rowMetrics<double>(half)};
+        using V = std::vector<int>;
+        QCOMPARE(headOrder(heads, HeadOrderKey::Index, false), V({0, 1, 2, 3}));
+        // Entropy: 0 (head 1) < ln 2 (heads 2, 3, lower first) < ln 4 (head 0).
+        QCOMPARE(headOrder(heads, HeadOrderKey::Entropy, false), V({1, 2, 3, 0}));
+        QCOMPARE(headOrder(heads, HeadOrderKey::Entropy, true), V({0, 2, 3, 1}));
+        // Max weight: 0.25 (head 0) < 0.5 (heads 2, 3) < 1 (head 1).
+        QCOMPARE(headOrder(heads, HeadOrderKey::MaxWeight, false), V({0, 2, 3, 1}));
+        QCOMPARE(headOrder(heads, HeadOrderKey::MaxWeight, true), V({1, 2, 3, 0}));
+        QCOMPARE(headOrder({}, HeadOrderKey::Entropy, true), V());
+        // A NaN mean goes last either way.
+        RowMetrics bad = heads[1];
+        bad.maxWeight(0) = std::numeric_limits<double>::quiet_NaN();
+        const std::vector<RowMetrics> withNaN {bad, heads[1], heads[0]};
+        QCOMPARE(headOrder(withNaN, HeadOrderKey::MaxWeight, false), V({2, 1, 0}));
+        QCOMPARE(headOrder(withNaN, HeadOrderKey::MaxWeight, true), V({1, 2, 0}));
+    }
+
     // rowMetricValues (three passes, no allocation) is bit for bit the separate functions and
     // Eigen's VectorD::sum, on aligned and unaligned rows of every length class.
     void rowMetricValuesBitForBit_data()

@@ -22,6 +22,7 @@
 #include <QClipboard>
 #include <QDir>
 #include <QFile>
+#include <QHeaderView>
 #include <QImage>
 #include <QItemSelectionModel>
 #include <QLabel>
@@ -32,6 +33,8 @@
 #include <QPainter>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QSvgRenderer>
 #include <QTableView>
@@ -985,7 +988,9 @@ void TestExperimentsPanel::figureInWindowLaidOutLikeExport_data()
 
 // The figure inside the window is laid out as the headless export lays it out: at least at its
 // design size whatever the page's size, so bar labels, heatmap titles and captions never overlap
-// or clip (a smaller page shows it scaled down, a larger one as it is, live).
+// or clip. The page scrolls: the figure takes the page's width, painted scaled down to it when
+// the page is narrower than the design but never below FigureFit's 0.75 (readable text; the page
+// scrolls sideways instead), and the whole table follows under it, never on top of it.
 void TestExperimentsPanel::figureInWindowLaidOutLikeExport()
 {
     QFETCH(QString, id);
@@ -1003,34 +1008,58 @@ void TestExperimentsPanel::figureInWindowLaidOutLikeExport()
     const QSize design = defaultExperimentFigureSize(*page->result());
     auto *figure = page->findChild<QWidget *>(QStringLiteral("experimentFigure"));
     auto *fit = page->findChild<QWidget *>(QStringLiteral("experimentFigureFit"));
-    QVERIFY(figure && fit);
+    auto *scroll = page->findChild<QScrollArea *>(QStringLiteral("experimentScroll"));
+    QTableView *table = page->tableView();
+    QVERIFY(figure && fit && scroll && table);
     const QString keep = qEnvironmentVariable("ATTN_FIGURE_DIR");
     for (const QSize &size :
          {QSize(1000, 640), QSize(1280, 800), QSize(1600, 900), QSize(2600, 1500)}) {
         panel.resize(size);
         QTest::qWait(30);
-        const QString where = QStringLiteral("%1 at %2×%3 (figure room %4×%5, design %6×%7)")
+        QCoreApplication::processEvents();
+        const double scale = fit->property("paintScale").toDouble();
+        const QString where = QStringLiteral("%1 at %2×%3 (figure room %4×%5, design %6×%7, "
+                                             "scale %8)")
                                   .arg(id)
                                   .arg(size.width())
                                   .arg(size.height())
                                   .arg(fit->width())
                                   .arg(fit->height())
                                   .arg(design.width())
-                                  .arg(design.height());
+                                  .arg(design.height())
+                                  .arg(scale);
+        // Laid out at least at the design size, shown live only when the room holds it.
         QVERIFY2(figure->width() >= design.width() && figure->height() >= design.height(),
                  qPrintable(where));
-        const bool room = fit->width() >= design.width() && fit->height() >= design.height();
+        const bool room = fit->width() >= design.width();
         QCOMPARE(figure->isVisible(), room);
-        if (room)
+        if (room) {
             QCOMPARE(figure->size(), fit->size());
-        // The room shows the figure: a good share of its pixels are ink.
-        const QImage image = fit->grab().toImage().convertToFormat(QImage::Format_RGB32);
-        const QRgb background = image.pixel(0, 0);
-        qint64 ink = 0;
-        for (int y = 0; y < image.height(); y += 2)
-            for (int x = 0; x < image.width(); x += 2)
-                ink += image.pixel(x, y) != background;
-        QVERIFY2(ink > qint64(image.width()) * image.height() / 4 / 50, qPrintable(where));
+            QCOMPARE(scale, 1.0);
+        } else {
+            // Scaled to the page's width, or to 0.75 with the page scrolling sideways.
+            QVERIFY2(scale >= 0.75 - 1e-12 && scale < 1.0, qPrintable(where));
+            const double expected = std::max(0.75, double(fit->width()) / design.width());
+            QVERIFY2(std::abs(scale - expected) < 1e-12, qPrintable(where));
+            QCOMPARE(fit->height(), int(std::ceil(design.height() * scale)));
+        }
+        // The page never scrolls sideways (its text wraps at its width); a figure wider than
+        // the page scrolls sideways on its own, with its whole height in view.
+        QCOMPARE(scroll->horizontalScrollBar()->maximum(), 0);
+        auto *figureScroll
+            = page->findChild<QScrollArea *>(QStringLiteral("experimentFigureScroll"));
+        QVERIFY(figureScroll);
+        QCOMPARE(figureScroll->horizontalScrollBar()->maximum(),
+                 std::max(0, fit->width() - figureScroll->viewport()->width()));
+        QVERIFY2(figureScroll->viewport()->height() >= fit->height(), qPrintable(where));
+        // The table and its rows sit under the figure, all of them shown (up to 16).
+        const QRect figureBox(fit->mapTo(page, QPoint(0, 0)), fit->size());
+        const QRect tableBox(table->mapTo(page, QPoint(0, 0)), table->size());
+        QVERIFY2(tableBox.top() >= figureBox.bottom(), qPrintable(where));
+        const int rows = std::min(page->tableModel()->rowCount(), 16);
+        QVERIFY2(table->viewport()->height()
+                     >= rows * table->verticalHeader()->defaultSectionSize(),
+                 qPrintable(where));
         if (!keep.isEmpty())
             panel.grab().save(QDir(keep).filePath(
                 QStringLiteral("window_%1_%2.png").arg(id.toLower()).arg(size.width())));
@@ -1048,10 +1077,21 @@ void TestExperimentsPanel::listNamesWholeAndRunButtonInPlace()
     auto *list = panel.findChild<QListView *>(QStringLiteral("experimentList"));
     QVERIFY(list);
     const QAbstractItemModel *model = list->model();
+    // At most 250 px wide: a long name wraps, and its item is tall enough for every line.
+    QVERIFY(list->width() <= 250);
     for (int row = 0; row < model->rowCount(); ++row) {
-        const QString name = model->data(model->index(row, 0)).toString();
-        QVERIFY2(list->viewport()->width() >= list->fontMetrics().horizontalAdvance(name),
-                 qPrintable(name));
+        const QModelIndex index = model->index(row, 0);
+        const QString name = model->data(index).toString();
+        const QRect item = list->visualRect(index);
+        const QRect text = list->fontMetrics().boundingRect(QRect(0, 0, item.width(), 10000),
+                                                            Qt::TextWordWrap, name);
+        QVERIFY2(item.height() >= text.height() && item.width() >= text.width(),
+                 qPrintable(QStringLiteral("%1: item %2×%3, text %4×%5")
+                                .arg(name)
+                                .arg(item.width())
+                                .arg(item.height())
+                                .arg(text.width())
+                                .arg(text.height())));
     }
     std::optional<QPoint> where;
     for (int i = 1; i <= 12; ++i) {

@@ -2,7 +2,9 @@
 // size and the widget scrolls (h = 16, h = 32 at a window-like size), "Stretch to fit" fills a
 // tile whatever the cell ratio while the default keeps square cells and widens a sliver, and the
 // axis labels carry their positions ("3:the"), first and last included, at a regular step,
-// never overlapping.
+// never overlapping. Sorting the heads by mean entropy or max weight, the pinned query's
+// outline at its row's cell bounds, copying a cell or row from the hover, and SVG cells as
+// rectangles in the colormap's colours.
 
 #include "handmaderesult.h"
 #include "ui/document/sessionfile.h"
@@ -11,11 +13,19 @@
 #include "ui/views/heatmapactions.h"
 #include "ui/views/heatmapwidget.h"
 
+#include "core/mask.h"
+
 #include <QAction>
+#include <QApplication>
+#include <QClipboard>
 #include <QFontMetricsF>
+#include <QGuiApplication>
 #include <QScrollBar>
+#include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QWheelEvent>
+#include <QXmlStreamReader>
 
 using namespace attn;
 
@@ -27,6 +37,52 @@ using attn::test::makeResult;
 double weight(int h, int i, int j)
 {
     return 0.05 + 0.9 * ((h * 7 + i * 3 + j) % 11) / 10.0;
+}
+
+// Three heads of 2 × 4 with known mean row entropies and max weights: head 0 uniform (ln 4,
+// 0.25), head 1 one-hot (0, 1), head 2 two halves (ln 2, 0.5).
+double sortWeight(int h, int i, int j)
+{
+    if (h == 0)
+        return 0.25;
+    if (h == 1)
+        return j == i ? 1.0 : 0.0;
+    return (j + i) % 2 == 0 ? 0.5 : 0.0;
+}
+
+/// One <rect> of an SVG with the fill of the group it is in.
+struct SvgRect
+{
+    QRectF rect;
+    QString fill;
+};
+
+QVector<SvgRect> svgRects(const QByteArray &bytes)
+{
+    QVector<SvgRect> rects;
+    QStringList fills {QString()};
+    QXmlStreamReader xml(bytes);
+    while (!xml.atEnd()) {
+        const auto token = xml.readNext();
+        if (token == QXmlStreamReader::StartElement) {
+            const auto a = xml.attributes();
+            if (xml.name() == QLatin1String("g"))
+                fills << (a.hasAttribute(QLatin1String("fill"))
+                              ? a.value(QLatin1String("fill")).toString()
+                              : fills.last());
+            else if (xml.name() == QLatin1String("rect"))
+                rects.append({QRectF(a.value(QLatin1String("x")).toDouble(),
+                                     a.value(QLatin1String("y")).toDouble(),
+                                     a.value(QLatin1String("width")).toDouble(),
+                                     a.value(QLatin1String("height")).toDouble()),
+                              a.hasAttribute(QLatin1String("fill"))
+                                  ? a.value(QLatin1String("fill")).toString()
+                                  : fills.last()});
+        } else if (token == QXmlStreamReader::EndElement && xml.name() == QLatin1String("g")) {
+            fills.removeLast();
+        }
+    }
+    return rects;
 }
 
 QRgb pixelAt(const QImage &image, QPointF logical)
@@ -304,6 +360,292 @@ private slots:
         widget.setOptions(heatmapViewFromJson(QJsonObject {{"stretch", false}}, widget.options()));
         QVERIFY(!stretch->isChecked());
         QVERIFY(heatmapViewFromJson(saved, HeatmapOptions()).stretch);
+    }
+
+    // Sorted heads: the tiles follow the mean row entropies / max weights worked out by hand,
+    // the mean tile stays last, titles keep their head numbers and hit-testing reports the head
+    // drawn; the caption says the order.
+    void sortHeadsByKnownMeans_data()
+    {
+        QTest::addColumn<int>("key");
+        QTest::addColumn<bool>("descending");
+        QTest::addColumn<QVector<int>>("heads");
+        QTest::newRow("index") << int(HeadOrderKey::Index) << false << QVector<int> {0, 1, 2, 3};
+        QTest::newRow("entropy, low first")
+            << int(HeadOrderKey::Entropy) << false << QVector<int> {1, 2, 0, 3};
+        QTest::newRow("entropy, high first")
+            << int(HeadOrderKey::Entropy) << true << QVector<int> {0, 2, 1, 3};
+        QTest::newRow("max weight, low first")
+            << int(HeadOrderKey::MaxWeight) << false << QVector<int> {0, 2, 1, 3};
+        QTest::newRow("max weight, high first")
+            << int(HeadOrderKey::MaxWeight) << true << QVector<int> {1, 2, 0, 3};
+    }
+    void sortHeadsByKnownMeans()
+    {
+        QFETCH(int, key);
+        QFETCH(bool, descending);
+        QFETCH(QVector<int>, heads);
+        HeatmapRenderer renderer;
+        renderer.setResult(makeResult(3, 2, 4, sortWeight));
+        HeatmapOptions o;
+        o.fontPixelSize = 12;
+        o.headSort = HeadOrderKey(key);
+        o.headSortDescending = descending;
+        renderer.setOptions(o);
+        const QRectF bounds(0, 0, 1000, 600);
+        const HeatmapLayout lay = renderer.layout(bounds);
+        QCOMPARE(lay.tiles.size(), 4);
+        for (int t = 0; t < 4; ++t) {
+            const HeatmapLayout::Tile &tile = lay.tiles[t];
+            QCOMPARE(tile.head, heads[t]);
+            QCOMPARE(tile.mean, t == 3);
+            QCOMPARE(tile.title,
+                     t == 3 ? QStringLiteral("mean over heads")
+                            : QStringLiteral("head %1").arg(heads[t]));
+            // The cell drawn at query 0, key 0 of this tile is that head's.
+            const HeatmapHit hit = renderer.cellAt(bounds, tile.map.topLeft() + QPointF(2, 2));
+            QCOMPARE(hit.head, heads[t]);
+            QCOMPARE(hit.tile, t);
+        }
+        const bool sorted = HeadOrderKey(key) != HeadOrderKey::Index;
+        QCOMPARE(
+            renderer.captionText().contains(
+                QStringLiteral("heads by mean %1, %2")
+                    .arg(HeadOrderKey(key) == HeadOrderKey::Entropy ? QStringLiteral("entropy")
+                                                                    : QStringLiteral("max weight"),
+                         descending ? QStringLiteral("descending") : QStringLiteral("ascending"))),
+            sorted);
+    }
+
+    // The pinned query: in every tile, bars of pinnedOutlineWidth just outside row i's cells,
+    // above, below and at both ends; the row's own cells and the rows beyond the bars keep the
+    // unpinned picture's colours.
+    void pinOutlineAtRowBounds()
+    {
+        const int row = 2;
+        HeatmapRenderer renderer;
+        renderer.setResult(makeResult(2, 6, 6, weight));
+        HeatmapOptions o;
+        o.fontPixelSize = 12;
+        o.showCaption = false; // the caption names the pin: the same layout both ways
+        renderer.setOptions(o);
+        const QSize size(800, 500);
+        const QImage plain = renderer.render(size);
+        o.pinnedQuery = row;
+        renderer.setOptions(o);
+        QCOMPARE(renderer.pinnedRow(), row);
+        const QImage pinned = renderer.render(size);
+        const HeatmapLayout lay = renderer.layout(QRectF(QPointF(0, 0), QSizeF(size)));
+        QCOMPARE(lay.tiles.size(), 3);
+        QVERIFY(lay.cellHeight >= 8);
+        const QRgb pin = HeatmapRenderer::pinnedRowColor().rgb();
+        const auto px
+            = [](const QImage &image, int x, int y) { return image.pixel(x, y) | 0xff000000u; };
+        for (const HeatmapLayout::Tile &tile : lay.tiles) {
+            const QRectF &map = tile.map;
+            const qreal y0 = map.top() + row * lay.cellHeight, y1 = y0 + lay.cellHeight;
+            const qreal w = HeatmapRenderer::pinnedOutlineWidth;
+            for (int x : {int(map.left()) + 2, int(map.center().x()), int(map.right()) - 2}) {
+                QCOMPARE(px(pinned, x, int(std::floor(y0)) - 1), pin); // just above the row
+                QCOMPARE(px(pinned, x, int(std::ceil(y1))), pin); // just below it
+                // The row's first and last pixel rows: its cells, as unpinned.
+                QCOMPARE(px(pinned, x, int(std::ceil(y0))), px(plain, x, int(std::ceil(y0))));
+                QCOMPARE(px(pinned, x, int(std::floor(y1)) - 1),
+                         px(plain, x, int(std::floor(y1)) - 1));
+                QVERIFY(px(pinned, x, int(std::ceil(y0))) != pin);
+                // Beyond the bars: the neighbouring rows, as unpinned.
+                const int above = int(std::floor(y0 - w)) - 1, below = int(std::ceil(y1 + w));
+                QCOMPARE(px(pinned, x, above), px(plain, x, above));
+                QCOMPARE(px(pinned, x, below), px(plain, x, below));
+            }
+            const int mid = int(y0 + lay.cellHeight / 2);
+            QCOMPARE(px(pinned, int(std::floor(map.left())) - 1, mid), pin);
+            QCOMPARE(px(pinned, int(std::ceil(map.right())), mid), pin);
+            // Another row of the map is as unpinned.
+            const int other = int(map.top() + 4.5 * lay.cellHeight);
+            QCOMPARE(px(pinned, int(map.center().x()), other),
+                     px(plain, int(map.center().x()), other));
+        }
+        o.showCaption = true;
+        renderer.setOptions(o);
+        QVERIFY(renderer.captionText().contains(QStringLiteral("pinned query 2")));
+        o.showCaption = false;
+        // A pin past the rows draws nothing.
+        o.pinnedQuery = 6;
+        renderer.setOptions(o);
+        QCOMPARE(renderer.pinnedRow(), -1);
+        QCOMPARE(renderer.render(size), plain);
+    }
+
+    // 200 queries labelled every few rows: the pinned one is labelled all the same, and no
+    // other label comes closer to it than a line.
+    void pinnedRowAlwaysLabelled()
+    {
+        HeatmapRenderer renderer;
+        renderer.setResult(makeResult(1, 200, 200, weight));
+        HeatmapOptions o;
+        o.fontPixelSize = 12;
+        o.pinnedQuery = 7;
+        renderer.setOptions(o);
+        const HeatmapLayout lay = renderer.layout(QRectF(0, 0, 900, 600));
+        QVERIFY(lay.tickStepRows >= 5); // 7 is no multiple of the step
+        const qreal lineH = QFontMetricsF(figure::makeFont(12)).height();
+        bool found = false;
+        for (int k = 0; k < lay.rowLabels.size(); ++k) {
+            found = found || lay.rowLabels[k].index == 7;
+            if (k + 1 < lay.rowLabels.size())
+                QVERIFY((lay.rowLabels[k + 1].index - lay.rowLabels[k].index) * lay.cellHeight
+                        >= lineH);
+        }
+        QVERIFY(found);
+        QCOMPARE(lay.rowLabels.first().index, 0);
+        QCOMPARE(lay.rowLabels.last().index, 199);
+    }
+
+    // Pinning by clicking a query label or Shift+clicking a cell; the same again or Esc unpins;
+    // a plain click still enlarges the tile.
+    void pinGestures()
+    {
+        HeatmapWidget widget;
+        widget.resize(900, 600);
+        widget.setResult(makeResult(2, 6, 6, weight));
+        widget.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&widget));
+        const HeatmapLayout lay = widget.renderer().layout(widget.contentBounds());
+        const HeatmapLayout::Tile &tile = lay.tiles[1];
+        const auto rowY = [&](int i) { return tile.map.top() + (i + 0.5) * lay.cellHeight; };
+        const QPoint label(int(tile.map.left() - 0.3 * lay.fontPixelSize - 8), int(rowY(4)));
+        QCOMPARE(widget.renderer().queryLabelAt(widget.contentBounds(), label), 4);
+        QTest::mouseClick(&widget, Qt::LeftButton, {}, label);
+        QCOMPARE(widget.pinnedQuery(), 4);
+        QTest::mouseClick(&widget, Qt::LeftButton, {}, label); // again: unpinned
+        QCOMPARE(widget.pinnedQuery(), -1);
+        const QPoint cell(int(tile.map.left() + 3.5 * lay.cellWidth), int(rowY(1)));
+        QSignalSpy activated(&widget, &HeatmapWidget::tileActivated);
+        QTest::mouseClick(&widget, Qt::LeftButton, Qt::ShiftModifier, cell);
+        QCOMPARE(widget.pinnedQuery(), 1);
+        QCOMPARE(activated.count(), 0);
+        QTest::keyClick(&widget, Qt::Key_Escape);
+        QCOMPARE(widget.pinnedQuery(), -1);
+        QTest::mouseClick(&widget, Qt::LeftButton, {}, cell);
+        QCOMPARE(activated.count(), 1);
+        QCOMPARE(activated.first().first().toInt(), tile.head);
+        QCOMPARE(widget.pinnedQuery(), -1);
+    }
+
+    // Copy from the hover: Ctrl+C over a cell puts its values on the clipboard as two
+    // tab-separated lines, and Copy Row the row's weights with the keys' labels.
+    void copyCellAndRow()
+    {
+        // 3 × 3, causal (j > i masked, weight 0): row 1 is [0.25, 0.75, 0].
+        MatrixB state = MatrixB::Zero(3, 3);
+        for (int i = 0; i < 3; ++i)
+            for (int j = i + 1; j < 3; ++j)
+                state(i, j) = MaskCausal;
+        const auto value = [](int h, int i, int j) {
+            if (j > i)
+                return 0.0;
+            const double rows[3][3] = {{1, 0, 0}, {0.25, 0.75, 0}, {0.5, 0.125, 0.375}};
+            return h == 0 ? rows[i][j] : (j == 0 ? 1.0 : 0.0);
+        };
+        auto result = makeResult(2, 3, 3, value, state);
+        result->params.tokens
+            = {QStringLiteral("the"), QStringLiteral("cat"), QStringLiteral("sat")};
+        HeatmapWidget widget;
+        widget.resize(900, 600);
+        widget.setResult(result);
+        widget.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&widget));
+        QGuiApplication::clipboard()->clear();
+        const HeatmapLayout lay = widget.renderer().layout(widget.contentBounds());
+        const QRectF map = lay.tiles[0].map;
+        // Hover head 0, query 1, key 1 and press Ctrl+C.
+        const QPoint over(int(map.left() + 1.5 * lay.cellWidth),
+                          int(map.top() + 1.5 * lay.cellHeight));
+        QMouseEvent move(QEvent::MouseMove, QPointF(over), widget.mapToGlobal(QPointF(over)),
+                         Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+        QApplication::sendEvent(&widget, &move);
+        QCOMPARE(widget.hoveredCell().row, 1);
+        QCOMPARE(widget.hoveredCell().col, 1);
+        QTest::keyClick(&widget, Qt::Key_C, Qt::ControlModifier);
+        const QString header = QStringLiteral("head\tquery i\tkey j\tquery token\tkey token\traw "
+                                              "score\tscaled score\tweight\tmask\n");
+        // Scores are 10·w and 5·w (makeResult).
+        QCOMPARE(QGuiApplication::clipboard()->text(),
+                 header + QStringLiteral("0\t1\t1\tcat\tcat\t7.5\t3.75\t0.75\tallowed\n"));
+        // A masked cell: its scaled score is −inf, its weight 0.
+        QVERIFY(widget.copyCell({0, 0, false, 0, 2}));
+        QCOMPARE(QGuiApplication::clipboard()->text(),
+                 header + QStringLiteral("0\t0\t2\tthe\tsat\t0\t-inf\t0\tcausal-masked\n"));
+        // The mean tile has no scores: head "mean", the mean weight (0.25 + 1) / 2.
+        QVERIFY(widget.copyCell({2, 2, true, 1, 0}));
+        QCOMPARE(QGuiApplication::clipboard()->text(),
+                 header + QStringLiteral("mean\t1\t0\tcat\tthe\t\t\t0.625\tallowed\n"));
+        // The whole row 2 of head 0.
+        QVERIFY(widget.copyRow({0, 0, false, 2, 1}));
+        QCOMPARE(QGuiApplication::clipboard()->text(),
+                 QStringLiteral("key j\t0:the\t1:cat\t2:sat\n2:sat\t0.5\t0.125\t0.375\n"));
+        // Nothing hovered: Ctrl+C leaves the clipboard alone.
+        QVERIFY(!widget.copyCell({}));
+        QCOMPARE(QGuiApplication::clipboard()->text().count(QLatin1Char('\n')), 2);
+    }
+
+    // SVG of a 3 × 3 map: exactly 9 cell rectangles per head at the cells' places, each in
+    // viridis's colour of its weight (fixed range [0, 1]); over 64 × 64 cells an image instead,
+    // and the caption says so.
+    void svgCellsAsRectangles()
+    {
+        const auto value = [](int h, int i, int j) { return (h * 9 + i * 3 + j) / 17.0; };
+        HeatmapRenderer renderer;
+        renderer.setResult(makeResult(2, 3, 3, value));
+        HeatmapOptions o;
+        o.fontPixelSize = 12;
+        renderer.setOptions(o);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("cells.svg"));
+        const QSize size(700, 400);
+        QString error;
+        QVERIFY2(renderer.saveSvg(path, size, &error), qPrintable(error));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QByteArray bytes = file.readAll();
+        const QVector<SvgRect> rects = svgRects(bytes);
+        const HeatmapLayout lay = renderer.layout(QRectF(QPointF(0, 0), QSizeF(size)));
+        QCOMPARE(lay.tiles.size(), 3);
+        const Colormap viridis(ColormapId::Viridis);
+        for (const HeatmapLayout::Tile &tile : lay.tiles) {
+            int cells = 0;
+            for (const SvgRect &r : rects) {
+                // A cell: at most a cell (plus the seam overlap) big, inside the map.
+                if (r.rect.width() > lay.cellWidth + 0.6 || r.rect.height() > lay.cellHeight + 0.6
+                    || !tile.map.adjusted(-0.01, -0.01, 0.01, 0.01).contains(r.rect.topLeft()))
+                    continue;
+                ++cells;
+                const int j = int(std::lround((r.rect.x() - tile.map.left()) / lay.cellWidth));
+                const int i = int(std::lround((r.rect.y() - tile.map.top()) / lay.cellHeight));
+                QVERIFY(std::abs(r.rect.x() - (tile.map.left() + j * lay.cellWidth)) < 1e-3);
+                QVERIFY(std::abs(r.rect.y() - (tile.map.top() + i * lay.cellHeight)) < 1e-3);
+                QVERIFY(r.rect.width() >= lay.cellWidth - 1e-3);
+                QVERIFY(r.rect.height() >= lay.cellHeight - 1e-3);
+                const double w
+                    = tile.mean ? (value(0, i, j) + value(1, i, j)) / 2 : value(tile.head, i, j);
+                QCOMPARE(r.fill, QColor(viridis.map(w)).name());
+            }
+            QCOMPARE(cells, 9);
+        }
+        // The colourbar is an image, the cells are not.
+        const int images = int(bytes.count("<image"));
+
+        // 65 × 65 cells: each of the 3 maps is an embedded image and the caption names the limit.
+        renderer.setResult(makeResult(2, 65, 65, weight));
+        QVERIFY2(renderer.saveSvg(path, size, &error), qPrintable(error));
+        QFile big(path);
+        QVERIFY(big.open(QIODevice::ReadOnly));
+        const QByteArray bigBytes = big.readAll();
+        QCOMPARE(int(bigBytes.count("<image")), images + 3);
+        QVERIFY(svgRects(bigBytes).size() < 20);
+        QVERIFY(bigBytes.contains("cells as an image (over 64"));
+        QVERIFY(!renderer.captionText().contains(QStringLiteral("cells as an image")));
     }
 
     // 200 typed words (a six-word sentence repeated): every label has its position, the first

@@ -1609,6 +1609,18 @@ void TestMainWindow::firstScreenShowsTheLesson()
                                 .arg(viewport->height())));
     }
 
+    // The right column's charts fit their docks' width: none scrolls sideways (the Timing
+    // dock's controls were wider than the column at this size).
+    for (const char *name : {"maxWeightDock", "rowMetricsDock", "timingDock"}) {
+        auto *dock = m_window->findChild<QDockWidget *>(QString::fromLatin1(name));
+        QVERIFY2(dock, name);
+        dock->raise();
+        auto *chartScroll = qobject_cast<QScrollArea *>(dock->widget());
+        QVERIFY2(chartScroll, name);
+        QTRY_VERIFY2(chartScroll->isVisible(), name);
+        QTRY_COMPARE(chartScroll->horizontalScrollBar()->maximum(), 0);
+    }
+
     // The first start's lesson: not an undoable edit, the session stays unmodified.
     QSignalSpy results(m_window->session(), &AttentionSession::resultChanged);
     m_window->showFirstLesson();

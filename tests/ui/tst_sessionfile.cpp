@@ -102,10 +102,15 @@ HeatmapOptions makeOptions(int variant)
         o.colormap = ColormapId::Magma;
         o.scale = ColorScale::Log;
         o.window = QRect(1, 2, 4, 3); // zoomed: keys 1 … 4, queries 2 … 4
+        o.pinnedQuery = 3; // inside the window
+        o.headSort = HeadOrderKey::MaxWeight; // saved, though one head shows
     } else if (variant == 2) {
         o.colormap = ColormapId::Cividis;
         o.autoRange = true;
         o.showMean = false;
+        o.headSort = HeadOrderKey::Entropy;
+        o.headSortDescending = true;
+        o.pinnedQuery = 1;
     } else if (variant == 3) {
         o.view = HeatmapView::SingleHead;
         o.head = 0;
@@ -556,8 +561,25 @@ void TestSessionFile::badFileKeepsState_data()
     QJsonObject badTensors = valid;
     badTensors.insert(QStringLiteral("tensors"), QJsonObject {{QStringLiteral("file"), 5}});
 
+    QJsonObject badPin = valid;
+    badPin.insert(
+        QStringLiteral("view"),
+        QJsonObject {{QStringLiteral("heatmap"), QJsonObject {{QStringLiteral("pin_query"), -2}}}});
+    QJsonObject badSort = valid;
+    badSort.insert(
+        QStringLiteral("view"),
+        QJsonObject {{QStringLiteral("heatmap"),
+                      QJsonObject {{QStringLiteral("sort_heads"), QStringLiteral("variance")}}}});
+
     QTest::newRow("newer format version")
         << QJsonDocument(newer).toJson() << false << QStringLiteral("newer Attention Lab");
+    QTest::newRow("pinned query negative")
+        << QJsonDocument(badPin).toJson() << false
+        << QStringLiteral("\"pin_query\" must be an integer in [-1, ");
+    QTest::newRow("unknown head order")
+        << QJsonDocument(badSort).toJson() << false
+        << QStringLiteral("\"sort_heads\" must be \"index\", \"entropy\" or \"max_weight\", "
+                          "got \"variance\"");
     QTest::newRow("newer parameters version") << QJsonDocument(newerParameters).toJson() << false
                                               << QStringLiteral("newer Attention Lab");
     QTest::newRow("half-written (truncated) file")

@@ -255,6 +255,33 @@ private slots:
         QCOMPARE(canvas->toolTipAt(centre), expected.join(QLatin1Char('\n')));
     }
 
+    // Typed tokens label the axes with their positions, as the heads grid does, so a repeated
+    // word can be told apart; cross attention numbers its keys from 0 after the query tokens.
+    void tokenLabelsCarryPositions()
+    {
+        SessionParameters p;
+        p.n = 3;
+        p.dModel = 8;
+        p.heads = 1;
+        p.tokens = {QStringLiteral("the"), QStringLiteral("cat"), QStringLiteral("the")};
+        FigureAxes axes = FigureAxes::of(*compute(p));
+        const QStringList self {QStringLiteral("0:the"), QStringLiteral("1:cat"),
+                                QStringLiteral("2:the")};
+        QCOMPARE(axes.queries, self);
+        QCOMPARE(axes.keys, self);
+        SessionParameters cross = p;
+        cross.kind = AttentionKind::EncoderDecoder;
+        cross.n = 2;
+        cross.nK = 3;
+        cross.tokens
+            = {QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("x"), QStringLiteral("y")};
+        axes = FigureAxes::of(*compute(cross));
+        QCOMPARE(axes.queries, (QStringList {QStringLiteral("0:a"), QStringLiteral("1:b")}));
+        // Two key tokens for three keys: the third key has its position alone.
+        QCOMPARE(axes.keys,
+                 (QStringList {QStringLiteral("0:x"), QStringLiteral("1:y"), QStringLiteral("2")}));
+    }
+
     // A result the heatmap view trimmed (padding) and reduced (a hidden key): axis labels and
     // tooltips name the positions of the computation, not the shown row and column numbers.
     void transformedResultKeepsOriginalPositions()
@@ -319,6 +346,44 @@ private slots:
         QCOMPARE(scroll->verticalScrollBar()->maximum(), 0);
         QVERIFY(view.renderer().layout(QRectF(canvas->rect())).cellSize
                 >= FigureScrollArea::kMinimumCell);
+    }
+
+    // A large figure (three 600 × 600 panels, over FigureCanvas::asyncPictureCells cells) is
+    // painted on a worker: the paint event returns without the new picture, which arrives
+    // later and is the figure's own paint at the canvas's size; a small figure is painted at
+    // once. The figure changing while the worker paints never touches freed data (the copy
+    // holds the result: an ASan build checks).
+    void largeFigurePaintedOffTheGuiThread()
+    {
+        SessionParameters p;
+        p.n = 600;
+        p.dModel = 8;
+        p.heads = 1;
+        StepsView view;
+        view.resize(900, 500);
+        view.setResult(compute(p));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        FigureCanvas *canvas = view.canvas();
+        QVERIFY(view.renderer().cellCount() >= FigureCanvas::asyncPictureCells);
+        canvas->repaint();
+        QVERIFY(!canvas->pictureCurrent());
+        QTRY_VERIFY_WITH_TIMEOUT(canvas->pictureCurrent(), 60000);
+        const QImage shown = canvas->grab().toImage().convertToFormat(QImage::Format_RGB32);
+        const QImage expected = view.renderer()
+                                    .render(canvas->size(), canvas->devicePixelRatioF())
+                                    .convertToFormat(QImage::Format_RGB32);
+        QCOMPARE(shown.size(), expected.size());
+        QVERIFY(shown == expected);
+        // New content while a picture is being painted: the old result may be released.
+        canvas->update();
+        p.n = 601;
+        view.setResult(compute(p));
+        canvas->repaint();
+        p.n = 8;
+        view.setResult(compute(p));
+        canvas->repaint();
+        QVERIFY(canvas->pictureCurrent()); // small: painted at once
     }
 
     void linkedHover()

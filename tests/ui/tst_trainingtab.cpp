@@ -4,10 +4,12 @@
 
 #include "ui/charts/trainingchart.h"
 #include "ui/document/sessionfile.h"
+#include "ui/document/trainingundo.h"
 #include "ui/panels/trainingpanel.h"
 #include "ui/session/trainingrunner.h"
 #include "ui/views/heatmapwidget.h"
 #include "ui/window/mainwindow.h"
+#include "ui/window/sessioncontroller.h"
 
 #include "core/experiments/experiments.h"
 #include "core/multihead.h"
@@ -17,12 +19,14 @@
 #include "core/training/tasks.h"
 #include "core/training/trainer.h"
 
+#include <QDoubleSpinBox>
 #include <QFile>
 #include <QImage>
 #include <QJsonArray>
 #include <QSlider>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QUndoStack>
 
 #include <algorithm>
 #include <cmath>
@@ -201,6 +205,7 @@ private slots:
     void settingsJsonRoundTrip();
     void sessionFileRoundTrip();
     void olderSessionKeepsDefaults();
+    void editsAreUndoable();
     void closingWhileTraining();
 };
 
@@ -824,6 +829,50 @@ void TestTrainingTab::olderSessionKeepsDefaults()
     MainWindow window;
     window.setViewState(doc->view);
     QCOMPARE(window.trainingPanel()->settings(), TrainingSettings());
+}
+
+// A settings change in the tab is a step of Edit → Undo and marks the session modified;
+// consecutive changes of the same setting are one step; undo puts the settings back in the tab
+// and in the runner, and the last undo leaves the session unmodified again.
+void TestTrainingTab::editsAreUndoable()
+{
+    MainWindow window;
+    TrainingPanel *panel = window.trainingPanel();
+    QUndoStack *stack = window.sessionController()->undoStack();
+    const TrainingSettings start = panel->settings();
+    QVERIFY(!window.sessionController()->isModified());
+    auto *alphaA = panel->findChild<QDoubleSpinBox *>(QStringLiteral("trainingAlphaA"));
+    auto *alphaB = panel->findChild<QDoubleSpinBox *>(QStringLiteral("trainingAlphaB"));
+    QVERIFY(alphaA && alphaB);
+    alphaA->setValue(0.6);
+    alphaA->setValue(0.7); // the same setting again: merged
+    QCOMPARE(stack->count(), 1);
+    QCOMPARE(stack->undoText(), QStringLiteral("training: A α = 0.7"));
+    QVERIFY(window.sessionController()->isModified());
+    alphaB->setValue(0.25);
+    QCOMPARE(stack->count(), 2);
+    QCOMPARE(stack->undoText(), QStringLiteral("training: B α = 0.25"));
+    QCOMPARE(panel->runner()->settings().b.scaleExponent, 0.25);
+    stack->undo();
+    QCOMPARE(alphaB->value(), start.b.scaleExponent);
+    QCOMPARE(panel->runner()->settings().b.scaleExponent, start.b.scaleExponent);
+    QCOMPARE(alphaA->value(), 0.7);
+    stack->undo();
+    QCOMPARE(panel->settings(), start);
+    QCOMPARE(panel->runner()->settings(), start);
+    QVERIFY(!window.sessionController()->isModified());
+    stack->redo();
+    QCOMPARE(panel->runner()->settings().a.scaleExponent, 0.7);
+    // The settings that differ, named as the tab names them, and a change of many.
+    QCOMPARE(SetTrainingSettingsCommand::changedSettings(start, panel->settings()),
+             QStringList {QStringLiteral("A α")});
+    TrainingSettings many = start;
+    many.n += 1;
+    many.heads = 2;
+    many.steps += 1;
+    many.b.learningRate = 0.01;
+    QCOMPARE(SetTrainingSettingsCommand::describeChange(start, many),
+             QStringLiteral("training: 4 settings"));
 }
 
 void TestTrainingTab::closingWhileTraining()

@@ -148,7 +148,6 @@ TimingChart::TimingChart(QWidget *parent)
     m_float32Check->setObjectName(QStringLiteral("timingFloat32Check"));
     m_float32Check->setChecked(true);
     m_float32Check->setToolTip(tr("Measure in float32 (checked) or float64."));
-    bar->addWidget(m_float32Check);
 
     auto *repeatsLabel = new QLabel(tr("&Runs:"), this);
     m_repeatsSpin = new QSpinBox(this);
@@ -163,6 +162,12 @@ TimingChart::TimingChart(QWidget *parent)
     bar->addWidget(m_repeatsSpin);
     bar->addStretch(1);
     layout->addLayout(bar);
+    // Precision and the memory budget on a row of their own: the dock keeps the width of the
+    // right column at 1280 × 800 without scrolling sideways.
+    auto *budgetBar = new QHBoxLayout;
+    budgetBar->setContentsMargins(6, 0, 6, 0);
+    budgetBar->addWidget(m_float32Check);
+    budgetBar->addSpacing(8);
 
     auto *kernelBar = new QHBoxLayout;
     kernelBar->setContentsMargins(6, 0, 6, 0);
@@ -185,7 +190,6 @@ TimingChart::TimingChart(QWidget *parent)
         kernelBar->addWidget(check);
         m_kernelChecks.append(check);
     }
-    kernelBar->addSpacing(8);
     auto *budgetLabel = new QLabel(tr("&budget:"), this);
     m_budgetCombo = new QComboBox(this);
     m_budgetCombo->setObjectName(QStringLiteral("timingBudgetCombo"));
@@ -196,8 +200,10 @@ TimingChart::TimingChart(QWidget *parent)
                                  "the output). A kernel is not run at an n that needs more; the "
                                  "status line and the memory plot show what it would need."));
     budgetLabel->setBuddy(m_budgetCombo);
-    kernelBar->addWidget(budgetLabel);
-    kernelBar->addWidget(m_budgetCombo);
+    budgetBar->addWidget(budgetLabel);
+    budgetBar->addWidget(m_budgetCombo);
+    budgetBar->addStretch(1);
+    layout->addLayout(budgetBar);
     kernelBar->addStretch(1);
     layout->addLayout(kernelBar);
 

@@ -23,6 +23,20 @@ QString quotedPath(const QString &path)
     return QStringLiteral("\u201c%1\u201d").arg(QDir::toNativeSeparators(path));
 }
 
+/// The session file's name of a head order ("index", "entropy", "max_weight").
+const char *headSortId(HeadOrderKey key)
+{
+    switch (key) {
+    case HeadOrderKey::Index:
+        return "index";
+    case HeadOrderKey::Entropy:
+        return "entropy";
+    case HeadOrderKey::MaxWeight:
+        return "max_weight";
+    }
+    return "index";
+}
+
 QString quantityId(HeatmapQuantity q)
 {
     switch (q) {
@@ -84,6 +98,10 @@ QJsonObject heatmapViewToJson(const HeatmapOptions &options)
                                                      : QStringLiteral("max"));
     o.insert(QStringLiteral("show_mean"), options.showMean);
     o.insert(QStringLiteral("stretch"), options.stretch);
+    o.insert(QStringLiteral("sort_heads"), QLatin1String(headSortId(options.headSort)));
+    o.insert(QStringLiteral("sort_descending"), options.headSortDescending);
+    if (options.pinnedQuery >= 0)
+        o.insert(QStringLiteral("pin_query"), options.pinnedQuery);
     if (!options.window.isNull()) {
         const QRect w = options.window;
         o.insert(QStringLiteral("window"), QJsonArray {w.x(), w.y(), w.width(), w.height()});
@@ -131,6 +149,17 @@ HeatmapOptions heatmapViewFromJson(const QJsonObject &o, HeatmapOptions base)
     const QJsonValue stretch = o.value(QLatin1String("stretch"));
     if (stretch.isBool())
         base.stretch = stretch.toBool();
+    const QString sort = o.value(QLatin1String("sort_heads")).toString();
+    for (HeadOrderKey key : {HeadOrderKey::Index, HeadOrderKey::Entropy, HeadOrderKey::MaxWeight})
+        if (sort == QLatin1String(headSortId(key)))
+            base.headSort = key;
+    const QJsonValue descending = o.value(QLatin1String("sort_descending"));
+    if (descending.isBool())
+        base.headSortDescending = descending.toBool();
+    const QJsonValue pin = o.value(QLatin1String("pin_query"));
+    if (pin.isDouble() && pin.toDouble() >= -1 && pin.toDouble() < SessionParameters::maxSequence
+        && pin.toDouble() == std::floor(pin.toDouble()))
+        base.pinnedQuery = pin.toInt();
     const QJsonArray window = o.value(QLatin1String("window")).toArray();
     if (window.size() == 4) {
         int v[4];
@@ -340,6 +369,18 @@ QString checkView(const QJsonObject &view)
     if (!checkWhole(heatmap.value(QLatin1String("head")), h + QStringLiteral("\"head\""), 0, maxD,
                     &error))
         return error;
+    if (!checkWhole(heatmap.value(QLatin1String("pin_query")), h + QStringLiteral("\"pin_query\""),
+                    -1, maxN - 1, &error))
+        return error;
+    const QJsonValue sort = heatmap.value(QLatin1String("sort_heads"));
+    if (!sort.isUndefined()
+        && !QStringList {QStringLiteral("index"), QStringLiteral("entropy"),
+                         QStringLiteral("max_weight")}
+                .contains(sort.toString()))
+        return h
+            + QStringLiteral("\"sort_heads\" must be \"index\", \"entropy\" or "
+                             "\"max_weight\", got ")
+            + jsonText(sort);
     const QJsonValue window = heatmap.value(QLatin1String("window"));
     if (!window.isUndefined()) {
         if (!window.isArray() || window.toArray().size() != 4)

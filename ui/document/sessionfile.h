@@ -21,7 +21,10 @@
 //                    "scale": "linear" | "log", "range": "fixed" | "auto",
 //                    "pooling": "max" | "mean", "show_mean": true | false,
 //                    "stretch": false | true,      // maps fill their tiles (non-square cells)
-//                    "window": [key0, query0, keys, queries] },   // zoom; absent = all cells
+//                    "sort_heads": "index" | "entropy" | "max_weight",   // tile order (mean
+//                    "sort_descending": false | true,                     // over rows)
+//                    "pin_query": 0 … n_q − 1,     // query row outlined in every tile; absent =
+//                    none "window": [key0, query0, keys, queries] },   // zoom; absent = all cells
 //       "transform": { "trim_padding": false, "hidden_keys": [0, …], "renormalize": true },
 //       "row_strip": true,
 //       "compare": { "alpha": 0 … 1, "temperature": 0.01 … 100,   // B of the Compare A/B view
@@ -96,8 +99,8 @@ public:
     static QByteArray toJson(const SessionDocument &document);
     /// Parses toJson's output. Returns nullopt and sets `error` to the problem (not JSON, not a
     /// session, newer format version, invalid parameter, a view-state number out of its range
-    /// above (a head, the zoom window, hidden keys, B's α, τ, d_k), a negative or fractional
-    /// tensors "layer" …) without naming a file.
+    /// above (a head, the zoom window, the pinned query, an unknown "sort_heads", hidden keys, B's
+    /// α, τ, d_k), a negative or fractional tensors "layer" …) without naming a file.
     static std::optional<SessionDocument> fromJson(const QByteArray &data, QString *error);
 
     /// Reads a session file. `error` names the file and the problem.

@@ -11,6 +11,7 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QDoubleValidator>
+#include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -24,8 +25,9 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRegularExpressionValidator>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
-#include <QSplitter>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -93,14 +95,18 @@ QString tooltipFor(const ParamSpec &spec)
     return tip;
 }
 
-// The experiment's figure, laid out as the headless export lays it out: at least at its design
-// size (defaultExperimentFigureSize, e.g. 1000 × 760 for E11), so labels, titles and captions
-// never overlap or clip. When the page has that much room the figure is shown as it is (hover,
-// tooltips); when it has less, the figure is laid out larger, with the page's aspect ratio, and
-// painted scaled down to fit — like a picture of the export.
+// The experiment's figure, laid out as the headless export lays it out: at least at its
+// design size (defaultExperimentFigureSize, e.g. 1000 × 760 for E11), so labels, titles and
+// captions never overlap or clip. The page is a scrolling document, so the figure takes the
+// page's width and the height that goes with it: as wide as its design or wider, it is shown as
+// it is (live: hover, tooltips), design-high; narrower, it is laid out at its design size and
+// painted scaled to the width — never below kMinimumScale, where text would become too small to
+// read: below that width the page scrolls sideways instead.
 class FigureFit : public QWidget
 {
 public:
+    static constexpr double kMinimumScale = 0.75;
+
     FigureFit(QWidget *figure, QSize design, QWidget *parent)
         : QWidget(parent)
         , m_figure(figure)
@@ -109,17 +115,23 @@ public:
         setObjectName(QStringLiteral("experimentFigureFit"));
         figure->setParent(this);
         figure->setMinimumSize(0, 0);
-        setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
-        setMinimumSize(160, 120);
+        setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+        setMinimumWidth(int(std::ceil(kMinimumScale * m_design.width())));
+        setFixedHeight(heightFor(m_design.width()));
     }
 
     QSize sizeHint() const override { return m_design; }
-    QSize minimumSizeHint() const override { return {160, 120}; }
+    QSize minimumSizeHint() const override { return {minimumWidth(), heightFor(minimumWidth())}; }
+    /// The factor the figure is painted with (1: shown as it is).
+    double paintScale() const { return m_scaled ? m_factor : 1.0; }
 
 protected:
     void resizeEvent(QResizeEvent *event) override
     {
         QWidget::resizeEvent(event);
+        const int wanted = heightFor(width());
+        if (wanted != height())
+            setFixedHeight(wanted);
         relayout();
     }
 
@@ -144,15 +156,18 @@ protected:
     }
 
 private:
+    double scaleFor(int width) const
+    {
+        return std::clamp(double(width) / m_design.width(), kMinimumScale, 1.0);
+    }
+    int heightFor(int width) const { return int(std::ceil(m_design.height() * scaleFor(width))); }
+
     void relayout()
     {
-        const QSize room = size();
-        if (room.isEmpty())
+        if (width() <= 0)
             return;
-        const double k = std::max({1.0, double(m_design.width()) / room.width(),
-                                   double(m_design.height()) / room.height()});
-        m_scaled = k > 1.0;
-        m_factor = 1.0 / k;
+        m_factor = scaleFor(width());
+        m_scaled = width() < m_design.width();
         m_cache = QImage();
         if (!m_scaled) {
             m_figure->setGeometry(rect());
@@ -160,16 +175,14 @@ private:
             setToolTip(QString());
         } else {
             m_figure->hide();
-            const QSize laid
-                = QSize(int(std::ceil(room.width() * k)), int(std::ceil(room.height() * k)))
-                      .expandedTo(m_design);
-            m_figure->setGeometry(QRect(QPoint(0, 0), laid));
+            m_figure->setGeometry(QRect(QPoint(0, 0), m_design));
             if (m_figure->layout())
                 m_figure->layout()->activate();
-            setToolTip(tr("The figure as exported, scaled to %1 % to fit: make the window larger "
-                          "to see it at full size, or export it.")
+            setToolTip(tr("The figure as exported, scaled to %1 % to fit: make the window wider "
+                          "to see it at full size and hover it, or export it.")
                            .arg(int(std::lround(100 * m_factor))));
         }
+        setProperty("paintScale", paintScale());
         update();
     }
 
@@ -223,24 +236,36 @@ ExperimentPage::ExperimentPage(const ExperimentInfo &info, QWidget *parent)
     note->setText(QStringLiteral("<b>%1</b> %2 <i>(%3)</i>")
                       .arg(tr("What to look at:"), q(info.note).toHtmlEscaped(),
                            q(info.paperSection).toHtmlEscaped()));
-    layout->addWidget(note);
 
-    // Parameters: one editor per ParamSpec, in registry order.
+    // Parameters: one editor per ParamSpec, in registry order, in two columns from three
+    // parameters on (the page keeps its height for the figure).
     auto *paramBox = new QGroupBox(tr("Parameters"), this);
-    auto *form = new QFormLayout;
-    form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
+    auto *forms = new QHBoxLayout;
+    QFormLayout *columns[2] = {new QFormLayout, new QFormLayout};
+    int shown = 0;
+    for (const ParamSpec &spec : info.params)
+        shown += spec.unused ? 0 : 1;
+    const int firstColumnRows = shown >= 3 ? (shown + 1) / 2 : shown;
+    int placed = 0;
+    for (QFormLayout *form : columns) {
+        form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
+        forms->addLayout(form, 1);
+    }
     for (const ParamSpec &spec : info.params) {
         QWidget *editor = createEditor(spec);
         auto *label = new QLabel(q(spec.name), paramBox);
         label->setToolTip(editor->toolTip());
         label->setBuddy(editor);
+        QFormLayout *form = columns[placed < firstColumnRows ? 0 : 1];
         form->addRow(label, editor);
         m_editors[q(spec.name)] = editor;
         if (spec.unused) // e.g. E6's seed: offering it would suggest it changes something
             form->setRowVisible(editor, false);
+        else
+            ++placed;
     }
     auto *paramLayout = new QVBoxLayout(paramBox);
-    paramLayout->addLayout(form);
+    paramLayout->addLayout(forms);
     auto *defaults = new QPushButton(tr("Defaults"), paramBox);
     defaults->setObjectName(QStringLiteral("defaultsButton"));
     defaults->setToolTip(tr("Put every parameter back to its default (docs/experiments.md)"));
@@ -302,14 +327,22 @@ ExperimentPage::ExperimentPage(const ExperimentInfo &info, QWidget *parent)
     controls->addWidget(m_message);
     controls->addStretch(1);
 
+    // Everything under the title row is one document that scrolls: the note, the parameters,
+    // the figure at a readable size and the whole table under it.
+    auto *document = new QWidget(this);
+    document->setObjectName(QStringLiteral("experimentDocument"));
+    auto *documentLayout = new QVBoxLayout(document);
+    documentLayout->setContentsMargins(0, 0, 0, 0);
+    note->setParent(document);
+    documentLayout->addWidget(note);
     auto *top = new QHBoxLayout;
     top->addWidget(paramBox, 1);
     top->addLayout(controls, 1);
-    layout->addLayout(top);
+    documentLayout->addLayout(top);
 
-    // Result: the table beside the figure.
+    // Result: the figure, then the table with its notes.
     m_tableModel = new TableModel(this);
-    m_tableView = new QTableView(this);
+    m_tableView = new QTableView(document);
     m_tableView->setObjectName(QStringLiteral("resultTable"));
     m_tableView->setModel(m_tableModel);
     m_tableView->setSelectionMode(QAbstractItemView::ExtendedSelection);
@@ -317,6 +350,7 @@ ExperimentPage::ExperimentPage(const ExperimentInfo &info, QWidget *parent)
     m_tableView->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_tableView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_tableView->setContextMenuPolicy(Qt::ActionsContextMenu);
+    m_tableView->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
     auto *copy = new QAction(tr("&Copy"), m_tableView);
     copy->setShortcut(QKeySequence::Copy);
     copy->setShortcutContext(Qt::WidgetWithChildrenShortcut);
@@ -327,36 +361,50 @@ ExperimentPage::ExperimentPage(const ExperimentInfo &info, QWidget *parent)
     selectAll->setShortcutContext(Qt::WidgetWithChildrenShortcut);
     connect(selectAll, &QAction::triggered, m_tableView, &QTableView::selectAll);
     m_tableView->addAction(selectAll);
+    m_tableView->hide();
 
-    m_figureHolder = new QWidget(this);
+    m_figureHolder = new QWidget(document);
     m_figureLayout = new QVBoxLayout(m_figureHolder);
     m_figureLayout->setContentsMargins(0, 0, 0, 0);
     auto *placeholder
         = new QLabel(tr("Run the experiment to see its table and figure."), m_figureHolder);
     placeholder->setAlignment(Qt::AlignCenter);
+    placeholder->setMinimumHeight(120);
     m_figure = placeholder;
     m_figureLayout->addWidget(m_figure);
 
     m_tableView->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
     // The table's notes (what the numbers mean, caveats) under it.
-    m_notes = new QLabel(this);
+    m_notes = new QLabel(document);
     m_notes->setObjectName(QStringLiteral("tableNotes"));
     m_notes->setWordWrap(true);
     m_notes->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_notes->setForegroundRole(QPalette::PlaceholderText);
     m_notes->hide();
-    auto *tableSide = new QWidget(this);
-    auto *tableLayout = new QVBoxLayout(tableSide);
-    tableLayout->setContentsMargins(0, 0, 0, 0);
-    tableLayout->addWidget(m_tableView, 1);
-    tableLayout->addWidget(m_notes);
+    // A figure wider than the page at its smallest readable scale scrolls sideways on its own:
+    // the note, the parameters and the table keep wrapping at the page's width.
+    m_figureScroll = new QScrollArea(document);
+    m_figureScroll->setObjectName(QStringLiteral("experimentFigureScroll"));
+    m_figureScroll->setFrameShape(QFrame::NoFrame);
+    m_figureScroll->setWidgetResizable(true);
+    m_figureScroll->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_figureScroll->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    m_figureScroll->setWidget(m_figureHolder);
+    m_figureHolder->installEventFilter(this);
+    m_figureScroll->viewport()->installEventFilter(this);
+    documentLayout->addWidget(m_figureScroll);
+    documentLayout->addWidget(m_tableView);
+    documentLayout->addWidget(m_notes);
+    documentLayout->addStretch(1);
 
-    m_splitter = new QSplitter(Qt::Horizontal, this);
-    m_splitter->addWidget(tableSide);
-    m_splitter->addWidget(m_figureHolder);
-    m_splitter->setStretchFactor(0, 1);
-    m_splitter->setStretchFactor(1, 2); // the figure gets two thirds: it shows the lesson
-    layout->addWidget(m_splitter, 1);
+    m_scroll = new QScrollArea(this);
+    m_scroll->setObjectName(QStringLiteral("experimentScroll"));
+    m_scroll->setFrameShape(QFrame::NoFrame);
+    m_scroll->setWidgetResizable(true);
+    // Always there: a bar that comes and goes would re-wrap the note under it.
+    m_scroll->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
+    m_scroll->setWidget(document);
+    layout->addWidget(m_scroll, 1);
 
     // Export.
     m_exportTableButton = new QPushButton(tr("Export table (CSV)\u2026"), this);
@@ -605,6 +653,7 @@ void ExperimentPage::showResult(std::shared_ptr<const ExperimentResult> result)
         notes << QStringLiteral("\u2022 ") + q(note);
     m_notes->setText(notes.join(QLatin1Char('\n')));
     m_notes->setVisible(!notes.isEmpty());
+    fitTableHeight();
     QWidget *figure = createExperimentFigure(*m_result, m_figureHolder);
     if (experimentHasFigure(*m_result))
         figure = new FigureFit(figure, defaultExperimentFigureSize(*m_result), m_figureHolder);
@@ -613,6 +662,42 @@ void ExperimentPage::showResult(std::shared_ptr<const ExperimentResult> result)
     m_figure = figure;
     m_exportTableButton->setEnabled(true);
     m_exportFigureButton->setEnabled(experimentHasFigure(*m_result));
+}
+
+bool ExperimentPage::eventFilter(QObject *watched, QEvent *event)
+{
+    if ((watched == m_figureHolder || watched == m_figureScroll->viewport())
+        && (event->type() == QEvent::Resize || event->type() == QEvent::LayoutRequest))
+        QTimer::singleShot(0, this, &ExperimentPage::fitFigureHeight);
+    return QWidget::eventFilter(watched, event);
+}
+
+void ExperimentPage::fitFigureHeight()
+{
+    // As tall as the figure, plus the sideways scroll bar when the figure is wider than the page.
+    const int figure = m_figureHolder->minimumSizeHint().height();
+    const bool sideways = m_figureHolder->minimumSizeHint().width() > m_figureScroll->width();
+    const int bar = sideways ? m_figureScroll->horizontalScrollBar()->sizeHint().height() : 0;
+    if (m_figureScroll->height() != figure + bar)
+        m_figureScroll->setFixedHeight(figure + bar);
+}
+
+void ExperimentPage::fitTableHeight()
+{
+    // Every row on the page (the document scrolls), up to kTableRows; a longer table scrolls
+    // inside its own frame.
+    constexpr int kTableRows = 16;
+    m_tableView->show();
+    m_tableView->resizeColumnsToContents();
+    const int rows = std::min(m_tableModel->rowCount(), kTableRows);
+    int height
+        = 2 * m_tableView->frameWidth() + m_tableView->horizontalHeader()->sizeHint().height();
+    height += rows * m_tableView->verticalHeader()->defaultSectionSize();
+    if (m_tableView->horizontalHeader()->length()
+            + m_tableView->verticalHeader()->sizeHint().width()
+        > m_tableView->width())
+        height += m_tableView->horizontalScrollBar()->sizeHint().height();
+    m_tableView->setFixedHeight(height);
 }
 
 void ExperimentPage::copySelection() const

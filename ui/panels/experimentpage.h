@@ -1,8 +1,8 @@
 #pragma once
 // ExperimentPage: one experiment of docs/experiments.md as a guided page of the Experiments panel —
 // parameter editors generated from its ParamSpecs (defaults and tooltips from the registry),
-// Run / Cancel with a progress bar, the result table (copyable) beside its figure, the note on
-// what to look at (with the paper section) and export of the table (CSV) and figure (PNG, SVG).
+// Run / Cancel with a progress bar, the figure and the result table (copyable) under it, the note
+// on what to look at (with the paper section) and export of the table (CSV) and figure (PNG, SVG).
 //
 // Runs happen off the GUI thread (ExperimentRunner, ui/session/experimentrunner.h); progress
 // arrives by signal, Cancel stops the run at its next cancellation check, and the newest run
@@ -21,7 +21,7 @@
 class QLabel;
 class QProgressBar;
 class QPushButton;
-class QSplitter;
+class QScrollArea;
 class QTableView;
 class QTimer;
 class QVBoxLayout;
@@ -87,6 +87,9 @@ private:
     void onFinished(std::shared_ptr<const ExperimentResult> result);
     void showResult(std::shared_ptr<const ExperimentResult> result);
     void setMessage(const QString &text, bool error);
+    void fitTableHeight();
+    void fitFigureHeight();
+    bool eventFilter(QObject *watched, QEvent *event) override;
     void setRunning(bool running);
     void exportTableInteractive();
     void exportFigureInteractive();
@@ -107,7 +110,8 @@ private:
     QLabel *m_notes = nullptr;
     QTableView *m_tableView = nullptr;
     TableModel *m_tableModel = nullptr;
-    QSplitter *m_splitter = nullptr;
+    QScrollArea *m_scroll = nullptr;
+    QScrollArea *m_figureScroll = nullptr; ///< the figure, scrolling sideways when wider
     QWidget *m_figureHolder = nullptr;
     QVBoxLayout *m_figureLayout = nullptr;
     QWidget *m_figure = nullptr;

@@ -25,7 +25,10 @@ ExperimentsPanel::ExperimentsPanel(QWidget *parent)
     m_list->setModel(m_model);
     m_list->setSelectionMode(QAbstractItemView::SingleSelection);
     m_list->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_list->setUniformItemSizes(true);
+    // Long names wrap onto a second line: the list stays narrow and the page keeps its width.
+    m_list->setWordWrap(true);
+    m_list->setTextElideMode(Qt::ElideNone);
+    m_list->setResizeMode(QListView::Adjust);
 
     m_stack = new QStackedWidget(this);
     for (int row = 0; row < m_model->rowCount(); ++row) {
@@ -41,13 +44,14 @@ ExperimentsPanel::ExperimentsPanel(QWidget *parent)
     splitter->addWidget(m_stack);
     splitter->setStretchFactor(0, 0);
     splitter->setStretchFactor(1, 1);
-    // Wide enough for every "E<k>  title" line (at most 400 px; the tooltips hold the rest).
+    // Wide enough for every "E<k>  title" line, at most kListWidth (longer names wrap).
     int listWidth = 0;
     for (int row = 0; row < m_model->rowCount(); ++row)
         listWidth = std::max(
             listWidth,
             m_list->fontMetrics().horizontalAdvance(m_model->data(m_model->index(row)).toString()));
-    listWidth = std::min(listWidth + 2 * m_list->frameWidth() + 24, 400);
+    constexpr int kListWidth = 250;
+    listWidth = std::min(listWidth + 2 * m_list->frameWidth() + 24, kListWidth);
     splitter->setSizes({listWidth, 1000});
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);

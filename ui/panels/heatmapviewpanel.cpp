@@ -107,6 +107,38 @@ HeatmapViewPanel::HeatmapViewPanel(HeatmapWidget *heatmap, QWidget *parent)
     zoomLayout->addWidget(m_zoomLabel, 1);
     form->addRow(tr("Zoom:"), zoomRow);
 
+    m_headSort = new QComboBox(this);
+    m_headSort->setObjectName(QStringLiteral("headSortCombo"));
+    // Data: HeadOrderKey · 2 + descending.
+    m_headSort->addItem(tr("By index"), int(HeadOrderKey::Index) * 2);
+    m_headSort->addItem(tr("Entropy, low first (focused heads)"), int(HeadOrderKey::Entropy) * 2);
+    m_headSort->addItem(tr("Entropy, high first (diffuse heads)"),
+                        int(HeadOrderKey::Entropy) * 2 + 1);
+    m_headSort->addItem(tr("Max weight, low first"), int(HeadOrderKey::MaxWeight) * 2);
+    m_headSort->addItem(tr("Max weight, high first"), int(HeadOrderKey::MaxWeight) * 2 + 1);
+    m_headSort->setToolTip(tr("The order of the head tiles in the grid: by head number, or by "
+                              "the head's mean row entropy (nats) or mean row max weight. Titles "
+                              "keep the head numbers; the mean tile stays last. Saved with the "
+                              "session and used by exports."));
+    form->addRow(tr("Sort &heads:"), m_headSort);
+
+    auto *pinRow = new QWidget(this);
+    auto *pinLayout = new QHBoxLayout(pinRow);
+    pinLayout->setContentsMargins(0, 0, 0, 0);
+    m_pinnedLabel = new QLabel(pinRow);
+    m_pinnedLabel->setObjectName(QStringLiteral("pinnedLabel"));
+    m_pinnedLabel->setWordWrap(true);
+    m_pinnedLabel->setToolTip(tr("Click a query label left of a map, or Shift+click a cell, to "
+                                 "outline that query's row in every head; the same again or Esc "
+                                 "unpins."));
+    m_unpin = new QToolButton(pinRow);
+    m_unpin->setObjectName(QStringLiteral("unpinButton"));
+    m_unpin->setText(tr("Unpin"));
+    m_unpin->setToolTip(tr("Unpin the query (Esc over the heatmaps)"));
+    pinLayout->addWidget(m_pinnedLabel, 1);
+    pinLayout->addWidget(m_unpin);
+    form->addRow(tr("Pinned:"), pinRow);
+
     m_rowStrip = new QCheckBox(tr("Row strip under the heatmaps"), this);
     m_rowStrip->setObjectName(QStringLiteral("rowStripCheck"));
     m_rowStrip->setToolTip(tr("While a cell is hovered, show its row's keys with their tokens "
@@ -153,6 +185,11 @@ HeatmapViewPanel::HeatmapViewPanel(HeatmapWidget *heatmap, QWidget *parent)
     m_transformNote->setForegroundRole(QPalette::PlaceholderText);
     form->addRow(m_transformNote);
 
+    connect(m_headSort, &QComboBox::currentIndexChanged, this, [this] {
+        const int v = m_headSort->currentData().toInt();
+        m_heatmap->setHeadSort(HeadOrderKey(v / 2), v % 2 == 1);
+    });
+    connect(m_unpin, &QToolButton::clicked, this, [this] { m_heatmap->setPinnedQuery(-1); });
     for (QComboBox *combo : {m_quantity, m_colormap, m_scale, m_range, m_pooling})
         connect(combo, &QComboBox::currentIndexChanged, this, &HeatmapViewPanel::applyOptions);
     connect(m_rowStrip, &QCheckBox::toggled, m_heatmap, &HeatmapWidget::setRowStripVisible);
@@ -169,6 +206,7 @@ HeatmapViewPanel::HeatmapViewPanel(HeatmapWidget *heatmap, QWidget *parent)
     connect(m_heatmap, &HeatmapWidget::transformingChanged, this, &HeatmapViewPanel::updateHints);
     connect(m_heatmap, &HeatmapWidget::shownResultChanged, this, [this] {
         updateZoomLabel();
+        updatePinnedLabel();
         updateHints();
     });
     syncFromWidget();
@@ -181,7 +219,8 @@ void HeatmapViewPanel::syncFromWidget()
     const HeatmapOptions o = m_heatmap->options();
     const ViewTransform t = m_heatmap->viewTransform();
     const QSignalBlocker b1(m_quantity), b2(m_colormap), b3(m_scale), b4(m_range), b5(m_pooling),
-        b6(m_rowStrip), b7(m_trimPadding), b8(m_hideKeys), b9(m_renormalize), b10(m_stretch);
+        b6(m_rowStrip), b7(m_trimPadding), b8(m_hideKeys), b9(m_renormalize), b10(m_stretch),
+        b11(m_headSort);
     m_quantity->setCurrentIndex(m_quantity->findData(int(o.quantity)));
     m_colormap->setCurrentIndex(m_colormap->findData(int(o.colormap)));
     m_scale->setCurrentIndex(m_scale->findData(int(o.scale)));
@@ -189,6 +228,8 @@ void HeatmapViewPanel::syncFromWidget()
     m_pooling->setCurrentIndex(m_pooling->findData(int(o.pooling)));
     m_rowStrip->setChecked(m_heatmap->isRowStripVisible());
     m_stretch->setChecked(m_heatmap->isStretched());
+    m_headSort->setCurrentIndex(m_headSort->findData(
+        int(o.headSort) * 2 + (o.headSort != HeadOrderKey::Index && o.headSortDescending)));
     m_trimPadding->setChecked(t.trimPadding);
     QStringList keys;
     for (int k : t.hiddenKeys)
@@ -197,7 +238,16 @@ void HeatmapViewPanel::syncFromWidget()
         m_hideKeys->setText(keys.join(QStringLiteral(", ")));
     m_renormalize->setChecked(t.renormalize);
     updateZoomLabel();
+    updatePinnedLabel();
     updateHints();
+}
+
+void HeatmapViewPanel::updatePinnedLabel()
+{
+    const int row = m_heatmap->renderer().pinnedRow();
+    m_pinnedLabel->setText(row >= 0 ? tr("query %1").arg(m_heatmap->renderer().queryAxisLabel(row))
+                                    : tr("none (click a query label)"));
+    m_unpin->setEnabled(row >= 0);
 }
 
 void HeatmapViewPanel::applyOptions()

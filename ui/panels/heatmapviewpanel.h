@@ -1,6 +1,7 @@
 #pragma once
 // HeatmapViewPanel: how the heads heatmaps are drawn — colormap, linear or log scale, fixed [0, 1]
-// or auto range, max or mean pooling of long sequences, zoom, the row strip, "trim padding" and
+// or auto range, max or mean pooling of long sequences, zoom, the order of the heads (by index,
+// mean entropy or mean max weight), the pinned query, the row strip, "trim padding" and
 // "hide keys" with or without renormalisation. It edits a HeatmapWidget's options and view
 // transform directly; nothing here changes the computation (the session's parameters).
 
@@ -32,6 +33,8 @@ public:
     QComboBox *rangeCombo() const { return m_range; }
     QComboBox *poolingCombo() const { return m_pooling; }
     QComboBox *quantityCombo() const { return m_quantity; }
+    QComboBox *headSortCombo() const { return m_headSort; }
+    QLabel *pinnedLabel() const { return m_pinnedLabel; }
     QCheckBox *trimPaddingCheck() const { return m_trimPadding; }
     QLineEdit *hideKeysEdit() const { return m_hideKeys; }
     QCheckBox *renormalizeCheck() const { return m_renormalize; }
@@ -40,6 +43,7 @@ private:
     void applyOptions();
     void applyTransform();
     void updateZoomLabel();
+    void updatePinnedLabel();
     void updateHints();
     /// Why the "Hide keys" text cannot be followed, one phrase per problem ("'abc' is not a
     /// key index", "99 is beyond n_k = 8", "5-2 is an empty range"); empty when it can.
@@ -51,6 +55,9 @@ private:
     QComboBox *m_scale = nullptr;
     QComboBox *m_range = nullptr;
     QComboBox *m_pooling = nullptr;
+    QComboBox *m_headSort = nullptr;
+    QLabel *m_pinnedLabel = nullptr;
+    QToolButton *m_unpin = nullptr;
     QCheckBox *m_rowStrip = nullptr;
     QCheckBox *m_stretch = nullptr;
     QToolButton *m_zoomIn = nullptr;

@@ -388,12 +388,12 @@ QWidget *TrainingPanel::buildControls()
     column->addStretch(1);
 
     for (QSpinBox *b : {m_n, m_batch, m_offset, m_classes, m_seed, m_dModel, m_heads, m_steps})
-        connect(b, &QSpinBox::valueChanged, this, &TrainingPanel::settingsEdited);
+        connect(b, &QSpinBox::valueChanged, this, &TrainingPanel::applyEditedSettings);
     for (QDoubleSpinBox *b : {m_noise, m_alphaA, m_lrA, m_alphaB, m_lrB, m_threshold})
-        connect(b, &QDoubleSpinBox::valueChanged, this, &TrainingPanel::settingsEdited);
-    connect(m_stopAtLoss, &QCheckBox::toggled, this, &TrainingPanel::settingsEdited);
+        connect(b, &QDoubleSpinBox::valueChanged, this, &TrainingPanel::applyEditedSettings);
+    connect(m_stopAtLoss, &QCheckBox::toggled, this, &TrainingPanel::applyEditedSettings);
     for (QComboBox *b : {m_task, m_optimizer, m_dtype, m_init, m_thresholdRuns})
-        connect(b, &QComboBox::currentIndexChanged, this, &TrainingPanel::settingsEdited);
+        connect(b, &QComboBox::currentIndexChanged, this, &TrainingPanel::applyEditedSettings);
     WheelGuard::install(box);
     return box;
 }
@@ -459,12 +459,14 @@ void TrainingPanel::showSettings(const TrainingSettings &s)
     updateEnabled();
 }
 
-void TrainingPanel::settingsEdited()
+void TrainingPanel::applyEditedSettings()
 {
     if (m_showing)
         return;
     QString error;
-    if (!m_runner->setSettings(settings(), &error)) {
+    const TrainingSettings before = m_runner->settings();
+    const TrainingSettings after = settings();
+    if (!m_runner->setSettings(after, &error)) {
         m_error->setText(tr("Not applied: %1").arg(error));
         m_error->setVisible(true);
         updateEnabled();
@@ -473,6 +475,8 @@ void TrainingPanel::settingsEdited()
     m_error->setVisible(false);
     updateEnabled();
     scheduleRefresh();
+    if (!(before == after))
+        emit settingsEdited(before, after);
 }
 
 void TrainingPanel::updateEnabled()

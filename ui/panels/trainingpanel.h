@@ -76,12 +76,14 @@ public:
 signals:
     /// A message for the status bar (export written, stop reason).
     void message(const QString &text);
+    /// The user changed a setting in the tab and it was applied (not sent by setSettings).
+    void settingsEdited(const attn::TrainingSettings &before, const attn::TrainingSettings &after);
 
 private:
     QWidget *buildControls();
     /// The scrubbed snapshot, or the latest weights while following.
     const training::ProbeSnapshot &shownSnapshot() const;
-    void settingsEdited();
+    void applyEditedSettings();
     void showSettings(const TrainingSettings &settings);
     void updateEnabled();
     void scheduleRefresh();

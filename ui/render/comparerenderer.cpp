@@ -265,8 +265,9 @@ CompareMetrics CompareRenderer::metricsB() const
 void CompareRenderer::rebuild()
 {
     m_identical = false;
-    m_diff.resize(0, 0);
-    m_diffMask.resize(0, 0);
+    m_diff = std::make_shared<MatrixD>();
+    m_diffMask = std::make_shared<MatrixB>();
+    holdData({m_a, m_b, m_diff, m_diffMask}); // the panels point into these
     QStringList caption {QStringLiteral("A/B comparison: weights of A and B and their difference "
                                         "B \u2212 A")};
     if (m_a && m_a->ok())
@@ -303,15 +304,17 @@ void CompareRenderer::rebuild()
     const bool mean = h == a.headCount();
     const MatrixD &wa = mean ? a.weightsMean : a.weights[std::size_t(h)];
     const MatrixD &wb = mean ? b.weightsMean : b.weights[std::size_t(h)];
-    m_diff = wb - wa; // n_q × n_k
+    MatrixD &diff = *m_diff;
+    diff = wb - wa; // n_q × n_k
     const bool maskA = a.maskState.rows() == a.queryCount() && a.maskState.cols() == a.keyCount();
     const bool maskB = b.maskState.rows() == b.queryCount() && b.maskState.cols() == b.keyCount();
     if (maskA && maskB) {
-        m_diffMask = MatrixB::Zero(m_diff.rows(), m_diff.cols());
-        for (Index k = 0; k < m_diff.size(); ++k) {
+        MatrixB &diffMask = *m_diffMask;
+        diffMask = MatrixB::Zero(diff.rows(), diff.cols());
+        for (Index k = 0; k < diff.size(); ++k) {
             const std::uint8_t sa = a.maskState.data()[k], sb = b.maskState.data()[k];
             if (sa && sb)
-                m_diffMask.data()[k] = std::uint8_t(sa | sb); // masked in both: no difference
+                diffMask.data()[k] = std::uint8_t(sa | sb); // masked in both: no difference
         }
     }
     const std::size_t flagsHead = mean ? 0 : std::size_t(h);
@@ -339,8 +342,8 @@ void CompareRenderer::rebuild()
     FigurePanel pd;
     pd.title = QStringLiteral("B \u2212 A (weights)");
     pd.quantity = QStringLiteral("B \u2212 A");
-    pd.values = &m_diff;
-    pd.maskState = m_diffMask.size() > 0 ? &m_diffMask : nullptr;
+    pd.values = m_diff.get();
+    pd.maskState = m_diffMask->size() > 0 ? m_diffMask.get() : nullptr;
     makeDiverging(pd);
     // Weights lie in [0, 1]: a largest |B − A| at round-off level (≤ identicalTolerance) means
     // A and B are the same weights. Their difference panel gets the full range a weight
@@ -385,7 +388,7 @@ QString CompareRenderer::describeCell(const FigureHit &hit) const
     const SessionResult &a = *m_a;
     const SessionResult &b = *m_b;
     const Index i = hit.row, j = hit.col;
-    if (i >= a.queryCount() || j >= a.keyCount() || m_diff.rows() != a.queryCount())
+    if (i >= a.queryCount() || j >= a.keyCount() || m_diff->rows() != a.queryCount())
         return {};
     const int h = head();
     const bool mean = h == a.headCount();
@@ -411,7 +414,7 @@ QString CompareRenderer::describeCell(const FigureHit &hit) const
                  .arg(number(wa(i, j)), QString::fromStdString(maskStateText(state(a, i, j))));
     lines << QStringLiteral("B: weight %1 (%2)")
                  .arg(number(wb(i, j)), QString::fromStdString(maskStateText(state(b, i, j))));
-    lines << QStringLiteral("B \u2212 A = %1").arg(number(m_diff(i, j)));
+    lines << QStringLiteral("B \u2212 A = %1").arg(number((*m_diff)(i, j)));
     if (!mean && std::size_t(h) < a.metrics.size() && std::size_t(h) < b.metrics.size())
         lines << QStringLiteral("row %1 entropy: A %2 nats, B %3 nats")
                      .arg(a.originalQuery(int(i)))

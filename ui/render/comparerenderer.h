@@ -84,7 +84,7 @@ public:
     /// True when both results are set, valid and of the same shape.
     bool comparable() const;
     /// B − A of the shown head's weights: n_q × n_k (0 × 0 when not comparable).
-    const MatrixD &difference() const { return m_diff; }
+    const MatrixD &difference() const { return *m_diff; }
     /// Largest |B − A| of two weights (each in [0, 1]) still counted as "identical".
     static constexpr double identicalTolerance = 1e-15;
     /// True when the shown weights of A and B are identical (max |B − A| over the cells not
@@ -109,8 +109,9 @@ private:
     std::shared_ptr<const SessionResult> m_a, m_b;
     int m_head = 0;
     ColormapId m_weightsColormap = ColormapId::Viridis;
-    MatrixD m_diff; // n_q × n_k
-    MatrixB m_diffMask; // cells masked in both A and B
+    // New for every content (copies of the figure may still hold and paint the old ones).
+    std::shared_ptr<MatrixD> m_diff; // n_q × n_k
+    std::shared_ptr<MatrixB> m_diffMask; // cells masked in both A and B
     bool m_identical = false;
 };
 

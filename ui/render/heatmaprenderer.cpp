@@ -130,11 +130,37 @@ QVector<HeatmapRenderer::TileSpec> HeatmapRenderer::tileSpecs() const
         specs.append({head, head == h});
         return specs;
     }
-    for (int head = 0; head < h; ++head)
+    for (int head : headOrder())
         specs.append({head, false});
     if (m_options.showMean && weights && h > 1) // with one head the mean is that head
         specs.append({h, true});
     return specs;
+}
+
+std::vector<int> HeatmapRenderer::headOrder() const
+{
+    if (!m_result || !m_result->ok())
+        return {};
+    const int h = m_result->headCount();
+    if (m_options.headSort != HeadOrderKey::Index && int(m_result->metrics.size()) == h)
+        return attn::headOrder(m_result->metrics, m_options.headSort, m_options.headSortDescending);
+    std::vector<int> order(std::size_t(std::max(h, 0)));
+    for (int head = 0; head < h; ++head)
+        order[std::size_t(head)] = head;
+    return order;
+}
+
+int HeatmapRenderer::pinnedRow() const
+{
+    const int row = m_options.pinnedQuery;
+    return m_result && m_result->ok() && row >= 0 && row < m_result->queryCount() ? row : -1;
+}
+
+bool HeatmapRenderer::vectorCells() const
+{
+    const QRect win = visibleCells();
+    return !win.isEmpty() && qint64(win.width()) * win.height() <= maxVectorCells
+        && win.width() <= m_options.maxImageSide && win.height() <= m_options.maxImageSide;
 }
 
 bool HeatmapRenderer::masksShown() const
@@ -293,6 +319,11 @@ QImage HeatmapRenderer::tileImage(int tile, QSize maxPixels) const
 
 HeatmapLayout HeatmapRenderer::layout(const QRectF &bounds) const
 {
+    return layoutImpl(bounds, captionText());
+}
+
+HeatmapLayout HeatmapRenderer::layoutImpl(const QRectF &bounds, const QString &caption) const
+{
     HeatmapLayout lay;
     const qreal f = m_options.fontPixelSize > 0
         ? m_options.fontPixelSize
@@ -305,7 +336,7 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &bounds) const
     if (m_options.showCaption) {
         // The caption wraps onto at most three lines.
         const qreal textH = fm.boundingRect(QRectF(0, 0, std::max<qreal>(r.width(), 1.0), 1e6),
-                                            Qt::AlignLeft | Qt::TextWordWrap, captionText())
+                                            Qt::AlignLeft | Qt::TextWordWrap, caption)
                                 .height();
         const qreal captionH = std::clamp(textH, lineH, 3 * lineH) + 0.2 * lineH;
         lay.caption = QRectF(r.left(), r.top(), r.width(), captionH);
@@ -486,6 +517,22 @@ HeatmapLayout HeatmapRenderer::layout(const QRectF &bounds) const
     const qreal colNeed = lay.rotateKeyLabels ? lineH * 1.05 : xLabelW + 0.6 * f;
     for (int i : axisTicks(win.y(), nQ, cellH, rowNeed, &lay.tickStepRows))
         lay.rowLabels.append({i, fm.elidedText(queryAxisLabel(i), Qt::ElideRight, elideW)});
+    // The pinned query is always labelled: labels too close to it give way.
+    if (const int pin = pinnedRow(); pin >= win.top() && pin <= win.bottom()) {
+        lay.rowLabels.erase(std::remove_if(lay.rowLabels.begin(), lay.rowLabels.end(),
+                                           [&](const HeatmapLayout::AxisLabel &l) {
+                                               return l.index != pin
+                                                   && std::abs(l.index - pin) * cellH
+                                                   < rowNeed * (1.0 - 1e-9);
+                                           }),
+                            lay.rowLabels.end());
+        const auto at = std::lower_bound(
+            lay.rowLabels.begin(), lay.rowLabels.end(), pin,
+            [](const HeatmapLayout::AxisLabel &l, int row) { return l.index < row; });
+        if (at == lay.rowLabels.end() || at->index != pin)
+            lay.rowLabels.insert(at,
+                                 {pin, fm.elidedText(queryAxisLabel(pin), Qt::ElideRight, elideW)});
+    }
     for (int j : axisTicks(win.x(), nK, cellW, colNeed, &lay.tickStepCols))
         lay.colLabels.append({j, fm.elidedText(keyAxisLabel(j), Qt::ElideRight, elideW)});
 
@@ -515,7 +562,8 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
 {
     painter->save();
     painter->fillRect(bounds, m_options.background);
-    const HeatmapLayout lay = layout(bounds);
+    const QString caption = captionText(vectorOutput);
+    const HeatmapLayout lay = layoutImpl(bounds, caption);
     const qreal f = lay.fontPixelSize;
     const QFont font = makeFont(f);
     const QFont bold = makeFont(f, true);
@@ -545,8 +593,7 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
 
     if (m_options.showCaption && !legendOnly) {
         painter->setPen(fg);
-        painter->drawText(lay.caption, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
-                          captionText());
+        painter->drawText(lay.caption, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, caption);
     }
 
     // Device pixels per logical pixel, to build hatched images at the resolution they show at.
@@ -611,29 +658,45 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
             }());
         painter->setFont(font);
 
-        // Heatmap image: one pixel per cell (pooled to the device pixels when cells are smaller),
-        // scaled with no smoothing. When cells are big, the image is enlarged to the device size
-        // first and masked cells hatched on it.
-        const QSizeF devSize = map.size() * devScale;
-        QImage image = tileImage(
-            t, QSize(int(std::ceil(devSize.width())), int(std::ceil(devSize.height()))));
-        const qreal devCell = lay.cellSize * devScale;
-        const bool enlarge = image.width() < devSize.width() && devSize.width() <= 8192
-            && devSize.height() <= 8192 && (vectorOutput || devCell >= hatchMinCellPixels);
-        if (enlarge) {
-            image = image.scaled(std::max(1, qRound(devSize.width())),
-                                 std::max(1, qRound(devSize.height())), Qt::IgnoreAspectRatio,
-                                 Qt::FastTransformation);
-            if (anyMasked && devCell >= hatchMinCellPixels)
-                hatchMaskedCells(image, res.maskState, win, m_options.colormap,
-                                 std::clamp(devCell / 3.0, 5.0, std::max(5.0, 0.6 * f * devScale)),
-                                 true);
+        // SVG and PDF of small maps: a rectangle per cell.
+        if (vectorOutput && vectorCells()) {
+            paintVectorCells(painter, t, map, lay, anyMasked);
+        } else {
+            // Heatmap image: one pixel per cell (pooled to the device pixels when cells are
+            // smaller), scaled with no smoothing. When cells are big, the image is enlarged to the
+            // device size first and masked cells hatched on it.
+            const QSizeF devSize = map.size() * devScale;
+            QImage image = tileImage(
+                t, QSize(int(std::ceil(devSize.width())), int(std::ceil(devSize.height()))));
+            const qreal devCell = lay.cellSize * devScale;
+            const bool enlarge = image.width() < devSize.width() && devSize.width() <= 8192
+                && devSize.height() <= 8192 && (vectorOutput || devCell >= hatchMinCellPixels);
+            if (enlarge) {
+                image = image.scaled(std::max(1, qRound(devSize.width())),
+                                     std::max(1, qRound(devSize.height())), Qt::IgnoreAspectRatio,
+                                     Qt::FastTransformation);
+                if (anyMasked && devCell >= hatchMinCellPixels)
+                    hatchMaskedCells(
+                        image, res.maskState, win, m_options.colormap,
+                        std::clamp(devCell / 3.0, 5.0, std::max(5.0, 0.6 * f * devScale)), true);
+            }
+            painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
+            painter->drawImage(map, image);
         }
-        painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
-        painter->drawImage(map, image);
         painter->setPen(QPen(muted, 0));
         painter->setBrush(Qt::NoBrush);
         painter->drawRect(map);
+
+        // The pinned query: bars just outside its row, across the map and at both ends.
+        if (const int pin = pinnedRow(); pin >= r0 && pin < r0 + nQ) {
+            const qreal w = pinnedOutlineWidth;
+            const qreal y0 = map.top() + (pin - r0) * lay.cellHeight, y1 = y0 + lay.cellHeight;
+            const QColor c = pinnedRowColor();
+            painter->fillRect(QRectF(map.left() - w, y0 - w, map.width() + 2 * w, w), c);
+            painter->fillRect(QRectF(map.left() - w, y1, map.width() + 2 * w, w), c);
+            painter->fillRect(QRectF(map.left() - w, y0, w, y1 - y0), c);
+            painter->fillRect(QRectF(map.right(), y0, w, y1 - y0), c);
+        }
 
         // Fully masked rows: a red strip at the row's left edge (runs of rows merged).
         if (anyFullyMasked) {
@@ -664,12 +727,14 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
         const qreal labelRight = map.left() - 0.55 * f - tick;
         for (const HeatmapLayout::AxisLabel &label : lay.rowLabels) {
             const qreal y = map.top() + (label.index - r0 + 0.5) * lay.cellHeight;
+            painter->setPen(QPen(label.index == pinnedRow() ? pinnedRowColor() : fg, 0));
             painter->drawLine(QPointF(map.left() - 0.55 * f - tick, y),
                               QPointF(map.left() - 0.55 * f, y));
             painter->drawText(
                 QRectF(labelRight - 8.0 * f - 0.15 * f, y - fm.height() / 2, 8.0 * f, fm.height()),
                 Qt::AlignRight | Qt::AlignVCenter, label.text);
         }
+        painter->setPen(QPen(fg, 0));
         qreal labelsBottom = map.bottom() + tick;
         for (const HeatmapLayout::AxisLabel &label : lay.colLabels) {
             const qreal x = map.left() + (label.index - c0 + 0.5) * lay.cellWidth;
@@ -817,6 +882,152 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
     painter->restore();
 }
 
+void HeatmapRenderer::paintVectorCells(QPainter *painter, int tile, const QRectF &map,
+                                       const HeatmapLayout &lay, bool anyMasked) const
+{
+    const QRect win = lay.cells;
+    // The colours of the one-pixel-per-cell image, so vector and pixel output agree.
+    const QImage image = tileImage(tile, win.size());
+    if (image.size() != win.size())
+        return;
+    const qreal cw = lay.cellWidth, ch = lay.cellHeight;
+    // Each cell overlaps its right and lower neighbour a little, so viewers that antialias
+    // rectangle edges show no seams between cells.
+    const qreal overlapX = std::min(0.5, 0.05 * cw), overlapY = std::min(0.5, 0.05 * ch);
+    const MatrixB *state = anyMasked && cellMasksToApply() ? &m_result->maskState : nullptr;
+    painter->save();
+    painter->setRenderHint(QPainter::Antialiasing, false);
+    for (int y = 0; y < win.height(); ++y) {
+        for (int x = 0; x < win.width(); ++x) {
+            const QRectF cell(map.left() + x * cw, map.top() + y * ch,
+                              cw + (x + 1 < win.width() ? overlapX : 0.0),
+                              ch + (y + 1 < win.height() ? overlapY : 0.0));
+            painter->fillRect(cell, QColor(image.pixel(x, y)));
+        }
+    }
+    if (!state) {
+        painter->restore();
+        return;
+    }
+    // Hatching as line segments clipped to each masked cell by hand (QSvgGenerator ignores
+    // clipping): causal "/", padding "\", custom "|", outside the window "—".
+    const qreal spacing = std::max(std::min(cw, ch) / 3.0, 1.0);
+    painter->setRenderHint(QPainter::Antialiasing, true);
+    for (int y = 0; y < win.height(); ++y) {
+        for (int x = 0; x < win.width(); ++x) {
+            const std::uint8_t bits = (*state)(win.y() + y, win.x() + x);
+            if (!bits)
+                continue;
+            const QRectF c(map.left() + x * cw, map.top() + y * ch, cw, ch);
+            QPen pen(hatchColor(maskedColor(bits)), std::max(0.4, 0.08 * std::min(cw, ch)));
+            pen.setCapStyle(Qt::FlatCap);
+            painter->setPen(pen);
+            if (bits & MaskCausal) // x + y = k
+                for (qreal k = c.left() + c.top() + spacing / 2; k < c.right() + c.bottom();
+                     k += spacing) {
+                    const qreal xa = std::max(c.left(), k - c.bottom());
+                    const qreal xb = std::min(c.right(), k - c.top());
+                    if (xb > xa)
+                        painter->drawLine(QPointF(xa, k - xa), QPointF(xb, k - xb));
+                }
+            if (bits & MaskPadding) // y − x = k
+                for (qreal k = c.top() - c.right() + spacing / 2; k < c.bottom() - c.left();
+                     k += spacing) {
+                    const qreal xa = std::max(c.left(), c.top() - k);
+                    const qreal xb = std::min(c.right(), c.bottom() - k);
+                    if (xb > xa)
+                        painter->drawLine(QPointF(xa, xa + k), QPointF(xb, xb + k));
+                }
+            if (bits & MaskCustom)
+                for (qreal px = c.left() + spacing / 2; px < c.right(); px += spacing)
+                    painter->drawLine(QPointF(px, c.top()), QPointF(px, c.bottom()));
+            if (bits & MaskWindow)
+                for (qreal py = c.top() + spacing / 2; py < c.bottom(); py += spacing)
+                    painter->drawLine(QPointF(c.left(), py), QPointF(c.right(), py));
+        }
+    }
+    painter->restore();
+}
+
+int HeatmapRenderer::queryLabelAt(const QRectF &bounds, const QPointF &pos) const
+{
+    const HeatmapLayout lay = layout(bounds);
+    if (!m_result || lay.cellHeight <= 0)
+        return -1;
+    for (const HeatmapLayout::Tile &tile : lay.tiles) {
+        const QRectF band(tile.frame.left(), tile.map.top(), tile.map.left() - tile.frame.left(),
+                          tile.map.height());
+        if (band.contains(pos))
+            return lay.cells.y()
+                + std::clamp(int(std::floor((pos.y() - tile.map.top()) / lay.cellHeight)), 0,
+                             lay.cells.height() - 1);
+    }
+    return -1;
+}
+
+namespace {
+
+/// A number for the clipboard: 17 significant digits (the double read back exactly).
+QString copyNumber(double v)
+{
+    return QString::number(v, 'g', 17);
+}
+
+} // namespace
+
+QString HeatmapRenderer::cellCopyText(const HeatmapHit &hit) const
+{
+    if (!hit.valid() || !m_result || !m_result->ok())
+        return {};
+    const SessionResult &res = *m_result;
+    if (hit.row >= res.queryCount() || hit.col >= res.keyCount())
+        return {};
+    const bool tokens = !res.params.tokens.isEmpty();
+    const std::size_t h = std::size_t(hit.head);
+    const bool scores = !hit.mean && h < res.scores.size() && h < res.scaledScores.size();
+    const double weight
+        = hit.mean ? res.weightsMean(hit.row, hit.col) : res.weights[h](hit.row, hit.col);
+    const std::uint8_t state
+        = res.maskState.rows() == res.queryCount() && res.maskState.cols() == res.keyCount()
+        ? res.maskState(hit.row, hit.col)
+        : std::uint8_t(0);
+    const QStringList header {
+        QStringLiteral("head"),         QStringLiteral("query i"),   QStringLiteral("key j"),
+        QStringLiteral("query token"),  QStringLiteral("key token"), QStringLiteral("raw score"),
+        QStringLiteral("scaled score"), QStringLiteral("weight"),    QStringLiteral("mask")};
+    const QStringList values {hit.mean ? QStringLiteral("mean") : QString::number(hit.head),
+                              QString::number(res.originalQuery(hit.row)),
+                              QString::number(res.originalKey(hit.col)),
+                              tokens ? res.queryLabel(hit.row) : QString(),
+                              tokens ? res.keyLabel(hit.col) : QString(),
+                              scores ? copyNumber(res.scores[h](hit.row, hit.col)) : QString(),
+                              scores ? copyNumber(res.scaledScores[h](hit.row, hit.col))
+                                     : QString(),
+                              copyNumber(weight),
+                              QString::fromStdString(maskStateText(state))};
+    return header.join(QLatin1Char('\t')) + QLatin1Char('\n') + values.join(QLatin1Char('\t'))
+        + QLatin1Char('\n');
+}
+
+QString HeatmapRenderer::rowCopyText(const HeatmapHit &hit) const
+{
+    if (!hit.valid() || !m_result || !m_result->ok())
+        return {};
+    const QVector<TileSpec> specs = tileSpecs();
+    if (hit.tile < 0 || hit.tile >= specs.size())
+        return {};
+    const MatrixD &m = *tileMatrix(specs[hit.tile]);
+    if (hit.row >= m.rows())
+        return {};
+    QStringList header {QStringLiteral("key j")}, values {queryAxisLabel(hit.row)};
+    for (int j = 0; j < int(m.cols()); ++j) {
+        header << keyAxisLabel(j);
+        values << copyNumber(m(hit.row, j));
+    }
+    return header.join(QLatin1Char('\t')) + QLatin1Char('\n') + values.join(QLatin1Char('\t'))
+        + QLatin1Char('\n');
+}
+
 HeatmapHit HeatmapRenderer::cellAt(const QRectF &bounds, const QPointF &pos) const
 {
     HeatmapHit hit;
@@ -860,26 +1071,12 @@ QRectF HeatmapRenderer::cellRect(const QRectF &bounds, const HeatmapHit &hit) co
 
 QString HeatmapRenderer::queryAxisLabel(int r) const
 {
-    if (!m_result)
-        return {};
-    const int i = m_result->originalQuery(r);
-    const SessionParameters &p = m_result->params;
-    return i >= 0 && i < p.tokens.size() && i < p.n
-        ? QStringLiteral("%1:%2").arg(i).arg(p.tokens.at(i))
-        : QString::number(i);
+    return m_result ? m_result->indexedQueryLabel(r) : QString();
 }
 
 QString HeatmapRenderer::keyAxisLabel(int c) const
 {
-    if (!m_result)
-        return {};
-    const int j = m_result->originalKey(c);
-    const SessionParameters &p = m_result->params;
-    const int token = p.kind == AttentionKind::EncoderDecoder ? p.n + j : j;
-    const bool typed = p.kind == AttentionKind::EncoderDecoder ? token < p.tokens.size()
-                                                               : j < p.tokens.size() && j < p.n;
-    return j >= 0 && typed ? QStringLiteral("%1:%2").arg(j).arg(p.tokens.at(token))
-                           : QString::number(j);
+    return m_result ? m_result->indexedKeyLabel(c) : QString();
 }
 
 QString HeatmapRenderer::describeCell(const HeatmapHit &hit) const
@@ -934,6 +1131,11 @@ QString HeatmapRenderer::describeCell(const HeatmapHit &hit) const
 
 QString HeatmapRenderer::captionText() const
 {
+    return captionText(false);
+}
+
+QString HeatmapRenderer::captionText(bool vectorOutput) const
+{
     if (!m_result)
         return {};
     QStringList lines;
@@ -945,6 +1147,18 @@ QString HeatmapRenderer::captionText() const
         lines << colour;
         if (!m_result->viewNote.isEmpty())
             lines << m_result->viewNote;
+        if (const int pin = pinnedRow(); pin >= 0)
+            lines << QStringLiteral("pinned query ") + queryAxisLabel(pin);
+        if (m_options.view == HeatmapView::Grid && m_options.headSort != HeadOrderKey::Index
+            && int(m_result->metrics.size()) == m_result->headCount())
+            lines << QStringLiteral("heads by mean %1, %2")
+                         .arg(m_options.headSort == HeadOrderKey::Entropy
+                                  ? QStringLiteral("entropy")
+                                  : QStringLiteral("max weight"),
+                              m_options.headSortDescending ? QStringLiteral("descending")
+                                                           : QStringLiteral("ascending"));
+        if (vectorOutput && !vectorCells())
+            lines << QStringLiteral("cells as an image (over 64 \u00d7 64 per head)");
     }
     return lines.join(QStringLiteral("; "));
 }

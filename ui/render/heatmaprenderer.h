@@ -15,6 +15,8 @@
 #include "ui/render/tileimage.h"
 #include "ui/session/sessioncompute.h"
 
+#include "core/metrics.h"
+
 #include <QColor>
 #include <QImage>
 #include <QRect>
@@ -77,6 +79,15 @@ struct HeatmapOptions
     /// false: square cells (a map's aspect is n_k : n_q, clamped by minMapSide). true: each map
     /// fills its tile's room, cells as wide and as tall as that gives.
     bool stretch = false;
+    /// Grid: the order of the head tiles (the mean tile stays last) by headOrder
+    /// (core/metrics.h) of the result's per-row metrics, ascending or descending; a result
+    /// without per-head metrics (the tile engine's) keeps index order. Titles keep the head
+    /// numbers.
+    HeadOrderKey headSort = HeadOrderKey::Index;
+    bool headSortDescending = false;
+    /// A shown query row (0 … n_q − 1 of the result) outlined in every tile and named in the
+    /// caption ("pinned query 3:the"); −1: none. A row outside the result draws nothing.
+    int pinnedQuery = -1;
     bool showCaption = true; ///< the parameter caption line at the top
     qreal fontPixelSize = 0; ///< text size in logical pixels; 0 derives it from the paint size
     QColor background = Qt::white;
@@ -135,7 +146,8 @@ struct HeatmapLayout
     };
     /// The labels of every tile's query axis (left) and key axis (bottom), in order: the first
     /// and last visible position, and every tickStep-th position between them whose label does
-    /// not overlap either end's (axisTicks).
+    /// not overlap either end's (axisTicks); a pinned query (HeatmapOptions::pinnedQuery) is
+    /// always among the row labels, its neighbours closer than a line left out.
     QVector<AxisLabel> rowLabels, colLabels;
 };
 
@@ -165,6 +177,21 @@ public:
     QRgb maskedColor(std::uint8_t state) const;
     /// Colour of the red marker left of a fully masked row.
     static QColor fullyMaskedMarkerColor() { return QColor(214, 39, 40); }
+    /// Colour of the pinned query's outline (HeatmapOptions::pinnedQuery): in no colormap.
+    static QColor pinnedRowColor() { return QColor(255, 0, 200); }
+    /// Thickness of that outline in logical pixels: bars this wide just outside the row's cells
+    /// (above, below and at both ends), so the row's own colours stay visible.
+    static constexpr qreal pinnedOutlineWidth = 2.0;
+    /// SVG and PDF draw each cell as a filled rectangle (masked cells hatched with lines) when
+    /// the visible window has at most this many cells per head (64 × 64); larger maps are
+    /// embedded as an image, and the caption says so.
+    static constexpr qint64 maxVectorCells = 64 * 64;
+
+    /// The head tiles' order for the current result and options: head numbers 0 … h−1 in the
+    /// order drawn (HeatmapOptions::headSort), without the mean. Empty without a result.
+    std::vector<int> headOrder() const;
+    /// The pinned query if it is a row of the current result, else −1.
+    int pinnedRow() const;
 
     /// Number of tiles for the current view and result (0 without a result).
     int tileCount() const;
@@ -199,10 +226,28 @@ public:
     /// Multi-line tooltip text for a cell: head, query i (row), key j (column), tokens, weight,
     /// raw score, scaled score, mask state, the row's entropy (nats) and effective terms.
     QString describeCell(const HeatmapHit &hit) const;
+    /// The shown query row whose axis label band (left of a tile's map, the row's height) holds
+    /// `pos` for a paint into `bounds`; −1 when none. Rows between thinned labels count too.
+    int queryLabelAt(const QRectF &bounds, const QPointF &pos) const;
+    /// A cell's values for the clipboard: a header line and a value line, tab-separated —
+    /// head ("mean" for the mean tile), query i, key j, query token, key token, raw score,
+    /// scaled score, weight (17 significant digits), mask state (maskStateText). Positions are
+    /// the computation's; tokens and scores are empty where there are none (no typed tokens,
+    /// the mean tile, a pooled view). Empty for an invalid hit.
+    QString cellCopyText(const HeatmapHit &hit) const;
+    /// The hit's whole row: a header line ("key j" and the keys' axis labels, "3:the") and a
+    /// line of the row's weights (17 significant digits; the tile's quantity when it shows
+    /// scores) starting with the query's axis label, tab-separated. Empty for an invalid hit.
+    QString rowCopyText(const HeatmapHit &hit) const;
 
     /// The caption: SessionParameters::caption(), then the colour scale ("colour: viridis,
     /// linear, fixed [0, 1]") and what the view changed (SessionResult::viewNote).
     QString captionText() const;
+    /// captionText(), plus, for an SVG or PDF whose cells are an embedded image (more than
+    /// maxVectorCells per head), a note saying so.
+    QString captionText(bool vectorOutput) const;
+    /// An SVG/PDF paint draws the cells as rectangles (visible cells ≤ maxVectorCells).
+    bool vectorCells() const;
     /// The colour scale as written under the colourbar: "viridis, linear" and "fixed [0, 1]" or
     /// "auto [lo, hi]", then "raw weights" / "renormalised" when keys are hidden.
     QStringList colorbarLines() const;
@@ -261,6 +306,11 @@ private:
     /// masksShown() and some cell of the result is masked: the per-cell mask checks of the
     /// image and range loops are skipped otherwise (an unmasked result's states are all 0).
     bool cellMasksToApply() const;
+    HeatmapLayout layoutImpl(const QRectF &bounds, const QString &caption) const;
+    /// Draws a tile's visible cells as filled rectangles in the colours of its one-pixel-per-cell
+    /// image, hatching masked cells with clipped lines (vector output).
+    void paintVectorCells(QPainter *painter, int tile, const QRectF &map, const HeatmapLayout &lay,
+                          bool anyMasked) const;
     void paintImpl(QPainter *painter, const QRectF &bounds, bool vectorOutput,
                    bool legendOnly = false) const;
     void invalidate();

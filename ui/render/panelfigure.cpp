@@ -118,13 +118,22 @@ FigureAxes FigureAxes::of(const SessionResult &result)
     FigureAxes axes;
     const SessionParameters &p = result.params;
     for (int i = 0; i < int(result.queryCount()); ++i)
-        axes.queries << result.queryLabel(i);
+        axes.queries << result.indexedQueryLabel(i);
     for (int j = 0; j < int(result.keyCount()); ++j)
-        axes.keys << result.keyLabel(j);
+        axes.keys << result.indexedKeyLabel(j);
     axes.queryTokens = !p.tokens.isEmpty();
     axes.keyTokens
         = p.kind == AttentionKind::EncoderDecoder ? p.tokens.size() > p.n : !p.tokens.isEmpty();
     return axes;
+}
+
+qint64 PanelFigure::cellCount() const
+{
+    qint64 cells = 0;
+    for (const FigurePanel &panel : m_panels)
+        if (panel.values)
+            cells += qint64(panel.values->rows()) * qint64(panel.values->cols());
+    return cells;
 }
 
 PanelFigure::PanelFigure() = default;

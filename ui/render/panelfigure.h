@@ -22,6 +22,7 @@
 #include <QVector>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 class QPainter;
@@ -60,8 +61,9 @@ struct FigureAxes
     QStringList keys; ///< n_k labels
     bool queryTokens = false; ///< the query labels are words (else positions)
     bool keyTokens = false; ///< the key labels are words (else positions)
-    /// The labels a result's axes show: SessionResult::queryLabel / keyLabel (tokens when set,
-    /// else the position in the computation, also for trimmed or hidden rows and columns).
+    /// The labels a result's axes show: SessionResult::indexedQueryLabel / indexedKeyLabel
+    /// ("3:the" when tokens are set, else the position in the computation, also for trimmed or
+    /// hidden rows and columns), as the heads grid labels them.
     static FigureAxes of(const SessionResult &result);
 };
 
@@ -130,6 +132,8 @@ public:
     const QString &message() const { return m_message; }
     /// n_q and n_k of the panels (0 without panels).
     int queryCount() const;
+    /// Cells of all panels together (Σ n_q·n_k): what a paint has to turn into pixels.
+    qint64 cellCount() const;
     int keyCount() const;
 
     /// Panel image: one pixel per cell (pooled beyond maxImageSide), masked cells in their mask
@@ -186,6 +190,10 @@ protected:
     void setMessage(const QStringList &caption, const QString &message);
     /// Title of exported SVG/PDF documents.
     virtual QString documentTitle() const;
+    /// The data the panels point into (FigurePanel::values, maskState, fullyMasked), kept alive
+    /// by the figure and by every copy of it: a copy can be painted on another thread while the
+    /// original moves on to new content. The data must not change while the figure holds it.
+    void holdData(std::vector<std::shared_ptr<const void>> owners) { m_owners = std::move(owners); }
 
 private:
     PanelFigureLayout computeLayout(const QRectF &bounds) const;
@@ -193,6 +201,7 @@ private:
     QStringList legendLines(const FigurePanel &panel) const;
 
     FigureStyle m_style;
+    std::vector<std::shared_ptr<const void>> m_owners;
     QStringList m_caption;
     QVector<FigurePanel> m_panels;
     FigureAxes m_axes;

@@ -88,6 +88,7 @@ QString StepsRenderer::documentTitle() const
 void StepsRenderer::rebuild()
 {
     m_positionKind = PositionKind::None;
+    holdData({m_result}); // every panel points into the result
     QString pipeline = QStringLiteral(
         "raw scores Q K\u1d40 \u2192 scaled + masked Q K\u1d40\u00b7scale + M \u2192 weights "
         "softmax");

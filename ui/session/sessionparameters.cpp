@@ -154,6 +154,20 @@ QString SessionParameters::keyLabel(int j) const
     return queryLabel(j);
 }
 
+QString SessionParameters::indexedQueryLabel(int i) const
+{
+    const bool typed = i >= 0 && i < tokens.size() && i < n;
+    return typed ? QStringLiteral("%1:%2").arg(i).arg(tokens.at(i)) : QString::number(i);
+}
+
+QString SessionParameters::indexedKeyLabel(int j) const
+{
+    const int token = kind == AttentionKind::EncoderDecoder ? n + j : j;
+    const bool typed = kind == AttentionKind::EncoderDecoder ? j >= 0 && token < tokens.size()
+                                                             : j >= 0 && j < tokens.size() && j < n;
+    return typed ? QStringLiteral("%1:%2").arg(j).arg(tokens.at(token)) : QString::number(j);
+}
+
 QString SessionParameters::validate(int maxN) const
 {
     if (QString e = outOfRange(QStringLiteral("n"), n, 1, maxN); !e.isEmpty())

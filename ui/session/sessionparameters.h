@@ -83,6 +83,10 @@ struct SessionParameters
     /// Label of query i / key j: the token when there is one, else the position as text.
     QString queryLabel(int i) const;
     QString keyLabel(int j) const;
+    /// The same with the position in front of a token ("3:the"), so a repeated word can be
+    /// told apart; a position alone when there is no token ("3").
+    QString indexedQueryLabel(int i) const;
+    QString indexedKeyLabel(int j) const;
 
     /// Empty when valid, else a message naming the first bad parameter; n and n_k may be up to
     /// maxN (maxLongSequence for the tile engine's views).

@@ -49,6 +49,9 @@ struct SessionResult : EngineResult
     /// Axis labels of shown row r / column c (the token, else the original position).
     QString queryLabel(int r) const { return params.queryLabel(originalQuery(r)); }
     QString keyLabel(int c) const { return params.keyLabel(originalKey(c)); }
+    /// Axis labels with the position in front of a token ("3:the"), for shown row r / column c.
+    QString indexedQueryLabel(int r) const { return params.indexedQueryLabel(originalQuery(r)); }
+    QString indexedKeyLabel(int c) const { return params.indexedKeyLabel(originalKey(c)); }
     int headCount() const { return int(weights.size()); }
     Index queryCount() const { return weightsMean.rows(); }
     Index keyCount() const { return weightsMean.cols(); }

@@ -1,5 +1,7 @@
 #include "ui/views/figurecanvas.h"
 
+#include "ui/session/jobrunner.h"
+
 #include <QEvent>
 #include <QHelpEvent>
 #include <QMouseEvent>
@@ -12,6 +14,7 @@ namespace attn {
 FigureCanvas::FigureCanvas(PanelFigure *figure, QWidget *parent)
     : QWidget(parent)
     , m_figure(figure)
+    , m_jobs(new JobRunner(this, 1))
 {
     setMouseTracking(true);
     setAttribute(Qt::WA_OpaquePaintEvent);
@@ -32,7 +35,8 @@ FigureStyle FigureCanvas::screenStyle() const
 void FigureCanvas::refresh()
 {
     m_figure->setStyle(screenStyle());
-    m_cache = QPixmap();
+    m_cacheCurrent = false;
+    ++m_generation;
     m_hover = FigureHit();
     update();
     emit refreshed();
@@ -74,19 +78,61 @@ void FigureCanvas::setHover(const FigureHit &hit)
     emit cellHovered(hit);
 }
 
+bool FigureCanvas::pictureCurrent() const
+{
+    return m_cacheCurrent && m_cache.size() == size() * devicePixelRatioF();
+}
+
+void FigureCanvas::requestPicture(QSize deviceSize, qreal dpr)
+{
+    if (m_jobs->isBusy() && m_requestedGeneration == m_generation && m_requestedSize == deviceSize)
+        return; // already being painted
+    m_requestedGeneration = m_generation;
+    m_requestedSize = deviceSize;
+    // The copy holds the data its panels point into (PanelFigure::holdData): the figure may
+    // move on to new content while the worker paints this one.
+    auto copy = std::make_shared<const PanelFigure>(*m_figure);
+    const QSize logical = size();
+    const quint64 generation = m_generation;
+    m_jobs->run([copy, logical, dpr](const JobContext &) { return copy->render(logical, dpr); },
+                [this, generation, deviceSize](const QImage &image) {
+                    m_cache = QPixmap::fromImage(image);
+                    m_cacheCurrent = generation == m_generation;
+                    if (m_cache.size() != deviceSize)
+                        m_cacheCurrent = false;
+                    update();
+                });
+}
+
 void FigureCanvas::paintEvent(QPaintEvent *)
 {
     const qreal dpr = devicePixelRatioF();
-    if (m_cache.isNull() || m_cache.size() != size() * dpr) {
-        m_cache = QPixmap(size() * dpr);
-        m_cache.setDevicePixelRatio(dpr);
-        m_cache.fill(m_figure->style().background);
-        QPainter cachePainter(&m_cache);
-        cachePainter.setRenderHint(QPainter::TextAntialiasing);
-        m_figure->paint(&cachePainter, QRectF(rect()));
+    const QSize deviceSize = size() * dpr;
+    if (!pictureCurrent()) {
+        if (m_figure->cellCount() < asyncPictureCells) {
+            m_jobs->cancel(); // a large picture still being painted is superseded
+            m_cache = QPixmap(deviceSize);
+            m_cache.setDevicePixelRatio(dpr);
+            m_cache.fill(m_figure->style().background);
+            QPainter cachePainter(&m_cache);
+            cachePainter.setRenderHint(QPainter::TextAntialiasing);
+            m_figure->paint(&cachePainter, QRectF(rect()));
+            m_cacheCurrent = true;
+        } else {
+            requestPicture(deviceSize, dpr);
+        }
     }
     QPainter painter(this);
-    painter.drawPixmap(0, 0, m_cache);
+    if (m_cache.isNull()) {
+        painter.fillRect(rect(), m_figure->style().background);
+        painter.setPen(m_figure->style().foreground);
+        painter.drawText(rect(), Qt::AlignCenter, tr("Drawing the panels\u2026"));
+    } else if (m_cache.size() == deviceSize) {
+        painter.drawPixmap(0, 0, m_cache);
+    } else { // an older picture of another size, scaled until the new one arrives
+        painter.setRenderHint(QPainter::SmoothPixmapTransform);
+        painter.drawPixmap(rect(), m_cache);
+    }
     // The hovered cell, outlined in every panel (the hovered panel's outline is thicker).
     const QVector<QRectF> rects = highlightRects();
     painter.setRenderHint(QPainter::Antialiasing);
@@ -104,8 +150,7 @@ void FigureCanvas::paintEvent(QPaintEvent *)
 
 void FigureCanvas::resizeEvent(QResizeEvent *event)
 {
-    m_cache = QPixmap();
-    QWidget::resizeEvent(event);
+    QWidget::resizeEvent(event); // the picture's size no longer matches: painted again
 }
 
 void FigureCanvas::mouseMoveEvent(QMouseEvent *event)

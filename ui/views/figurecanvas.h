@@ -1,10 +1,14 @@
 #pragma once
 // FigureCanvas: shows a PanelFigure (steps view, A/B view). The picture is cached as a pixmap
-// and rebuilt only when the figure, palette, font or size change. Hovering a cell outlines the
-// same cell in every panel (the panels are linked: same query i, same key j) and shows the
-// figure's tooltip for it.
+// and rebuilt only when the figure, palette, font or size change; from asyncPictureCells cells
+// on it is painted on a worker thread (JobRunner) from a copy of the figure, while the canvas
+// shows the previous picture scaled (or, before the first, the background and a note). Hovering a
+// cell outlines the same cell in every panel (the panels are linked: same query i, same key j) and
+// shows the figure's tooltip for it.
 
 #include "ui/render/panelfigure.h"
+
+#include <QSize>
 
 #include <QPixmap>
 #include <QScrollArea>
@@ -12,10 +16,15 @@
 
 namespace attn {
 
+class JobRunner;
+
 class FigureCanvas : public QWidget
 {
     Q_OBJECT
 public:
+    /// Cells (over all panels) from which the picture is painted off the GUI thread.
+    static constexpr qint64 asyncPictureCells = qint64(1) << 20;
+
     /// `figure` is not owned and must outlive the canvas.
     explicit FigureCanvas(PanelFigure *figure, QWidget *parent = nullptr);
 
@@ -36,6 +45,10 @@ public:
     /// the widget font's pixel size.
     FigureStyle screenStyle() const;
 
+    /// True when the shown picture is the current figure at the current size (false while a
+    /// worker paints it).
+    bool pictureCurrent() const;
+
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
 
@@ -53,8 +66,15 @@ protected:
     void changeEvent(QEvent *event) override;
 
 private:
+    void requestPicture(QSize deviceSize, qreal dpr);
+
     PanelFigure *m_figure;
+    JobRunner *m_jobs;
     QPixmap m_cache;
+    bool m_cacheCurrent = false; ///< m_cache shows the figure's current content
+    quint64 m_generation = 0; ///< counts refresh(): which content a picture shows
+    quint64 m_requestedGeneration = 0;
+    QSize m_requestedSize;
     FigureHit m_hover;
 };
 

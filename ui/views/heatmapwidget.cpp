@@ -1,9 +1,13 @@
 #include "ui/views/heatmapwidget.h"
 
+#include <QClipboard>
+#include <QContextMenuEvent>
 #include <QEvent>
 #include <QFontMetricsF>
+#include <QGuiApplication>
 #include <QHelpEvent>
 #include <QKeyEvent>
+#include <QMenu>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollBar>
@@ -142,8 +146,13 @@ void HeatmapWidget::showShown(std::shared_ptr<const SessionResult> shown)
     const auto &old = m_renderer.result();
     const bool sameShape = old && shown && old->queryCount() == shown->queryCount()
         && old->keyCount() == shown->keyCount();
-    if (!sameShape && !m_requested.window.isNull()) {
-        m_requested.window = QRect();
+    // A pinned query past the new result's rows is dropped.
+    const bool pinGone = shown && shown->ok() && m_requested.pinnedQuery >= shown->queryCount();
+    if (pinGone)
+        m_requested.pinnedQuery = -1;
+    if ((!sameShape && !m_requested.window.isNull()) || pinGone) {
+        if (!sameShape)
+            m_requested.window = QRect();
         m_renderer.setResult(shown);
         m_renderer.setOptions(effectiveOptions(m_requested));
         emit visibleCellsChanged(m_renderer.visibleCells());
@@ -179,6 +188,80 @@ void HeatmapWidget::setStretch(bool stretch)
     HeatmapOptions o = m_requested;
     o.stretch = stretch;
     setOptions(o);
+}
+
+void HeatmapWidget::setPinnedQuery(int row)
+{
+    const auto &r = m_renderer.result();
+    if (row < 0 || !r || !r->ok() || row >= r->queryCount())
+        row = -1;
+    if (row == m_requested.pinnedQuery)
+        return;
+    HeatmapOptions o = m_requested;
+    o.pinnedQuery = row;
+    setOptions(o);
+}
+
+void HeatmapWidget::togglePinnedQuery(int row)
+{
+    setPinnedQuery(row == m_requested.pinnedQuery ? -1 : row);
+}
+
+void HeatmapWidget::setHeadSort(HeadOrderKey key, bool descending)
+{
+    if (key == m_requested.headSort && descending == m_requested.headSortDescending)
+        return;
+    HeatmapOptions o = m_requested;
+    o.headSort = key;
+    o.headSortDescending = descending;
+    setOptions(o);
+}
+
+bool HeatmapWidget::copyCell(const HeatmapHit &hit) const
+{
+    const QString text = m_renderer.cellCopyText(hit);
+    if (text.isEmpty())
+        return false;
+    QGuiApplication::clipboard()->setText(text);
+    return true;
+}
+
+bool HeatmapWidget::copyRow(const HeatmapHit &hit) const
+{
+    const QString text = m_renderer.rowCopyText(hit);
+    if (text.isEmpty())
+        return false;
+    QGuiApplication::clipboard()->setText(text);
+    return true;
+}
+
+HeatmapHit HeatmapWidget::stripHit() const
+{
+    if (m_hover.valid())
+        return m_hover;
+    const int pin = m_renderer.pinnedRow();
+    const HeatmapLayout lay = m_renderer.layout(contentBounds());
+    if (pin < 0 || lay.tiles.isEmpty() || !lay.cells.contains(lay.cells.x(), pin))
+        return {};
+    const auto &r = m_renderer.result();
+    const HeatmapLayout::Tile &tile = lay.tiles.first();
+    if (!tile.mean && std::size_t(tile.head) >= r->weights.size())
+        return {};
+    const MatrixD &w = tile.mean ? r->weightsMean : r->weights[std::size_t(tile.head)];
+    Index col = 0;
+    w.row(pin).maxCoeff(&col);
+    return {0, tile.head, tile.mean, pin, int(col)};
+}
+
+QString HeatmapWidget::cellToolTip(const HeatmapHit &hit) const
+{
+    const QString text = m_renderer.describeCell(hit);
+    if (text.isEmpty())
+        return text;
+    return text
+        + tr("\nShift+click: %1 this query in every head · Ctrl+C: copy the cell (right-click "
+             "for the row)")
+              .arg(hit.row == m_renderer.pinnedRow() ? tr("unpin") : tr("pin"));
 }
 
 void HeatmapWidget::showGrid()
@@ -341,7 +424,15 @@ HeatmapHit HeatmapWidget::cellAt(const QPointF &pos) const
 
 QString HeatmapWidget::toolTipAt(const QPointF &pos) const
 {
-    return m_renderer.describeCell(cellAt(pos));
+    if (heatmapBounds().contains(pos)) {
+        const int row = m_renderer.queryLabelAt(contentBounds(), pos);
+        if (row >= 0)
+            return row == m_renderer.pinnedRow()
+                ? tr("Click to unpin query %1 (or Esc)").arg(m_renderer.queryAxisLabel(row))
+                : tr("Click to pin query %1 in every head (Esc unpins)")
+                      .arg(m_renderer.queryAxisLabel(row));
+    }
+    return cellToolTip(cellAt(pos));
 }
 
 QSize HeatmapWidget::sizeHint() const
@@ -483,7 +574,7 @@ void HeatmapWidget::paintEvent(QPaintEvent *)
     const QRectF strip = rowStripBounds();
     if (!strip.isEmpty() && m_renderer.result() && m_renderer.result()->ok()) {
         painter.setRenderHint(QPainter::TextAntialiasing);
-        m_renderer.paintRowStrip(&painter, strip, m_hover);
+        m_renderer.paintRowStrip(&painter, strip, stripHit());
     }
     if (m_hover.valid()) {
         const QRectF cell = m_renderer.cellRect(contentBounds(), m_hover);
@@ -652,10 +743,18 @@ void HeatmapWidget::mouseMoveEvent(QMouseEvent *event)
     const HeatmapHit hit = cellAt(event->position());
     const bool changed = !(hit == m_hover);
     setHover(hit);
-    if (!hit.valid())
+    const bool onLabel = !hit.valid() && heatmapBounds().contains(event->position())
+        && m_renderer.queryLabelAt(contentBounds(), event->position()) >= 0;
+    if (onLabel)
+        setCursor(Qt::PointingHandCursor);
+    else if (!m_dragging)
+        unsetCursor();
+    if (onLabel)
+        QToolTip::showText(event->globalPosition().toPoint(), toolTipAt(event->position()), this);
+    else if (!hit.valid())
         QToolTip::hideText();
     else if (changed)
-        QToolTip::showText(event->globalPosition().toPoint(), m_renderer.describeCell(hit), this);
+        QToolTip::showText(event->globalPosition().toPoint(), cellToolTip(hit), this);
     QWidget::mouseMoveEvent(event);
 }
 
@@ -679,8 +778,15 @@ void HeatmapWidget::mouseReleaseEvent(QMouseEvent *event)
             unsetCursor();
         } else if ((event->position() - m_pressPos).manhattanLength() < 6) {
             const HeatmapHit hit = cellAt(event->position());
-            if (hit.valid())
+            const int label = hit.valid() || !heatmapBounds().contains(event->position())
+                ? -1
+                : m_renderer.queryLabelAt(contentBounds(), event->position());
+            if (hit.valid() && (event->modifiers() & Qt::ShiftModifier))
+                togglePinnedQuery(hit.row);
+            else if (hit.valid())
                 emit tileActivated(hit.head);
+            else if (label >= 0)
+                togglePinnedQuery(label);
         }
     }
     QWidget::mouseReleaseEvent(event);
@@ -708,6 +814,19 @@ void HeatmapWidget::wheelEvent(QWheelEvent *event)
 
 void HeatmapWidget::keyPressEvent(QKeyEvent *event)
 {
+    if (event->matches(QKeySequence::Copy)) {
+        if (copyCell(m_hover)) {
+            event->accept();
+            return;
+        }
+        QWidget::keyPressEvent(event);
+        return;
+    }
+    if (event->key() == Qt::Key_Escape && m_requested.pinnedQuery >= 0) {
+        setPinnedQuery(-1);
+        event->accept();
+        return;
+    }
     const QRect w = m_renderer.visibleCells();
     const int stepRows = std::max(1, w.height() / 8), stepCols = std::max(1, w.width() / 8);
     switch (event->key()) {
@@ -748,6 +867,29 @@ void HeatmapWidget::keyPressEvent(QKeyEvent *event)
     event->accept();
 }
 
+void HeatmapWidget::contextMenuEvent(QContextMenuEvent *event)
+{
+    const HeatmapHit hit = cellAt(event->pos());
+    if (!hit.valid()) {
+        QWidget::contextMenuEvent(event);
+        return;
+    }
+    QMenu menu(this);
+    const QString query = m_renderer.queryAxisLabel(hit.row);
+    menu.addAction(tr("Copy Cell"), this, [this, hit] { copyCell(hit); })
+        ->setObjectName(QStringLiteral("copyCellAction"));
+    menu.addAction(tr("Copy Row (query %1)").arg(query), this, [this, hit] { copyRow(hit); })
+        ->setObjectName(QStringLiteral("copyRowAction"));
+    menu.addSeparator();
+    const bool pinned = hit.row == m_renderer.pinnedRow();
+    menu.addAction(pinned ? tr("Unpin Query %1").arg(query)
+                          : tr("Pin Query %1 in Every Head").arg(query),
+                   this, [this, hit] { togglePinnedQuery(hit.row); })
+        ->setObjectName(QStringLiteral("pinQueryAction"));
+    menu.exec(event->globalPos());
+    event->accept();
+}
+
 void HeatmapWidget::leaveEvent(QEvent *event)
 {
     setHover(HeatmapHit());
@@ -756,6 +898,16 @@ void HeatmapWidget::leaveEvent(QEvent *event)
 
 bool HeatmapWidget::event(QEvent *event)
 {
+    if (event->type() == QEvent::ShortcutOverride) {
+        // Ctrl+C over a cell and Esc with a pinned query are this widget's, not a window
+        // shortcut's.
+        const auto *key = static_cast<QKeyEvent *>(event);
+        if ((key->matches(QKeySequence::Copy) && m_hover.valid())
+            || (key->key() == Qt::Key_Escape && m_requested.pinnedQuery >= 0)) {
+            event->accept();
+            return true;
+        }
+    }
     if (event->type() == QEvent::ToolTip) {
         auto *help = static_cast<QHelpEvent *>(event);
         const QString text = !m_noticeToolTip.isEmpty() && bannerRect().contains(help->pos())

@@ -8,6 +8,13 @@
 // and fills the row strip under the heatmaps with that row's keys, tokens and values; clicking
 // a tile emits tileActivated(head) so the window can enlarge it.
 //
+// Pinning a query: clicking a query label (the band left of a map, at the row's height) or
+// Shift+clicking a cell pins that query in every head (HeatmapOptions::pinnedQuery: each tile
+// outlines the row, the caption names it, the row strip shows it while no cell is hovered); the
+// same gesture on the pinned row, or Esc, unpins. Ctrl+C copies the hovered cell's values and
+// the context menu copies the cell or its whole row (tab-separated, HeatmapRenderer::cellCopyText
+// and rowCopyText) to the clipboard.
+//
 // Many heads: tiles keep a minimum map size (HeatmapOptions::minMapSide, 96 pixels) and, when
 // the grid at that size is taller than the widget, a vertical scroll bar appears (the wheel
 // scrolls, Ctrl+wheel zooms, Page Up/Down page). The picture then covers a band of about three
@@ -96,6 +103,20 @@ public:
     void panBy(int rows, int cols);
     static constexpr double zoomStep = 1.25; ///< per wheel notch / key press
 
+    /// HeatmapOptions::pinnedQuery: a shown query row outlined in every tile, or −1 for none
+    /// (out-of-range rows count as none).
+    void setPinnedQuery(int row);
+    int pinnedQuery() const { return m_requested.pinnedQuery; }
+    /// Pins `row`, or unpins when it is the pinned row already.
+    void togglePinnedQuery(int row);
+    /// HeatmapOptions::headSort and headSortDescending.
+    void setHeadSort(HeadOrderKey key, bool descending);
+
+    /// Copies the cell's values (HeatmapRenderer::cellCopyText) / its row's values (rowCopyText)
+    /// to the clipboard. False, leaving the clipboard alone, for an invalid hit.
+    bool copyCell(const HeatmapHit &hit) const;
+    bool copyRow(const HeatmapHit &hit) const;
+
     /// The row strip under the heatmaps (on by default).
     void setRowStripVisible(bool visible);
     bool isRowStripVisible() const { return m_rowStrip; }
@@ -169,6 +190,7 @@ protected:
     void wheelEvent(QWheelEvent *event) override;
     void keyPressEvent(QKeyEvent *event) override;
     void leaveEvent(QEvent *event) override;
+    void contextMenuEvent(QContextMenuEvent *event) override;
     bool event(QEvent *event) override;
     void changeEvent(QEvent *event) override;
 
@@ -183,6 +205,11 @@ private:
     /// Shown cells of the picture: tiles × visible cells.
     qint64 pictureCells() const;
     void setHover(const HeatmapHit &hit);
+    /// The hit the row strip shows: the hovered cell, else the pinned row in the first tile
+    /// (at its largest value), else none.
+    HeatmapHit stripHit() const;
+    /// The cell tooltip: describeCell and how to pin and copy.
+    QString cellToolTip(const HeatmapHit &hit) const;
     /// The lines of the one banner shown (computing or notice; empty: none).
     QStringList bannerLines() const;
     void bannerChanged();

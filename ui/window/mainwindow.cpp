@@ -1,5 +1,7 @@
 #include "ui/window/mainwindow.h"
 
+#include "ui/document/trainingundo.h"
+
 #include "ui/charts/rowmetricschart.h"
 #include "ui/panels/controlpanel.h"
 #include "ui/panels/experimentspanel.h"
@@ -181,6 +183,13 @@ void MainWindow::createControllers()
     connect(m_heatmapActions, &HeatmapActions::message, this, showMessage);
     connect(m_training, &TrainingPanel::message, this, showMessage);
     m_export->setTrainingPanel(m_training);
+    // A Training-tab edit is a step of Edit → Undo and marks the session modified.
+    connect(m_training, &TrainingPanel::settingsEdited, this,
+            [this](const TrainingSettings &before, const TrainingSettings &after) {
+                m_sessionController->undoStack()->push(new SetTrainingSettingsCommand(
+                    [this](const TrainingSettings &s) { return m_training->setSettings(s); },
+                    before, after));
+            });
     // Session and tensor files dropped anywhere on the window open as File → Open does.
     new FileDrop(
         this, [this](const QString &path) { return m_sessionController->open(path); },
