@@ -162,15 +162,17 @@ QVector<LegendItem> headLegend(const SessionResult &result, const TokenViewOptio
     QVector<LegendItem> items;
     for (const int s : tokenShownSeries(result, o))
         items.append({seriesColor(result, o, s), seriesName(result, s)});
+    // The rule in parts, so the flow wraps them in a narrow figure instead of clipping one.
     const double largest = tokenLargestShownWeight(result, o);
-    QString rule = QStringLiteral("line opacity = weight / %1 (the largest shown)")
-                       .arg(figure::formatTick(largest));
-    if (o.threshold > 0)
-        rule += QStringLiteral(", w < %1 not drawn").arg(figure::formatTick(o.threshold));
-    rule += QStringLiteral(", masked: no line");
     if (items.isEmpty())
-        rule = QStringLiteral("no head shown \u00b7 ") + rule;
-    items.append({QColor(), rule});
+        items.append({QColor(), QStringLiteral("no head shown")});
+    items.append({QColor(),
+                  QStringLiteral("line opacity = weight / %1 (the largest shown)")
+                      .arg(figure::formatTick(largest))});
+    if (o.threshold > 0)
+        items.append(
+            {QColor(), QStringLiteral("w < %1 not drawn").arg(figure::formatTick(o.threshold))});
+    items.append({QColor(), QStringLiteral("masked: no line")});
     return items;
 }
 
