@@ -16,6 +16,7 @@
 #include "ui/render/playframes.h"
 #include "ui/render/positionsrenderer.h"
 #include "ui/render/stepsrenderer.h"
+#include "ui/render/tokenfigure.h"
 #include "ui/session/pooledsession.h"
 #include "ui/session/resultview.h"
 #include "ui/session/sessioncompute.h"
@@ -394,16 +395,24 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
          QStringLiteral("grid (every head and the mean), head (one), model (with --in: every "
                         "layer and head of a stack of weights as thumbnails on one colour scale), "
                         "steps (one head's raw scores, scaled and masked scores and weights side "
-                        "by side), compare "
-                        "(the window's A/B view: A, a configuration B set by --compare, B - A "
-                        "and a table of metric deltas) or positions (the sinusoidal positional "
-                        "encoding PE, n x d_model, and its similarity PE PE^T, n x n, as the "
-                        "Positions tab; n up to 4096). animate: grid or head."),
+                        "by side), compare (the window's A/B view: A, a configuration B set by "
+                        "--compare, B - A and a table of metric deltas), tokens (the Tokens tab's "
+                        "head view: queries left, keys right, a line per head from query i to key "
+                        "j with opacity in proportion to w_ij, the largest opaque), text (the "
+                        "keys coloured by the weights of one query, --query) or positions (the "
+                        "sinusoidal positional encoding PE, n x d_model, and its similarity PE "
+                        "PE^T, n x n, as the Positions tab; n up to 4096). animate: grid or "
+                        "head."),
          QStringLiteral("view"), QStringLiteral("grid")},
         {QStringLiteral("head"),
-         QStringLiteral("Head for --view head and compare: 0 ... h-1, or 'mean'; for --view "
-                        "steps: 0 ... h-1."),
+         QStringLiteral("Head for --view head, compare and text: 0 ... h-1, or 'mean'; for "
+                        "--view steps: 0 ... h-1; for --view tokens: the one head (or 'mean') "
+                        "whose lines are drawn (default there: every head)."),
          QStringLiteral("i"), QStringLiteral("0")},
+        {QStringLiteral("query"),
+         QStringLiteral("With --view text: the query (shown row, 0 ... n_q-1) whose weights "
+                        "colour the keys. Default: the last query."),
+         QStringLiteral("i")},
         {QStringLiteral("compare"),
          QStringLiteral("With --view compare: how B differs from A (the other options), as "
                         "key=value pairs separated by commas: alpha=<0-1> or scale=on|off, "
@@ -539,6 +548,7 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
     QStringList sessionTokens;
     std::shared_ptr<const TensorSource> sessionTensors;
     HeatmapOptions sessionOptions; // what the options below do not set (mean tile, quantity)
+    TokenViewOptions sessionTokenView; // the Tokens tab's hidden heads, mean, query and range
     if (parser.isSet(QStringLiteral("session"))) {
         QString loadError;
         const auto session = SessionFile::load(parser.value(QStringLiteral("session")), &loadError);
@@ -551,6 +561,8 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
             return usageError(command, loadError);
         sessionOptions
             = heatmapViewFromJson(session->view.value(QLatin1String("heatmap")).toObject(), {});
+        sessionTokenView
+            = tokenViewFromJson(session->view.value(QLatin1String("tokens")).toObject(), {});
         QStringList expanded = sessionArguments(*session);
         expanded.prepend(arguments.constFirst());
         expanded += arguments.mid(1);
@@ -669,7 +681,8 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         || !checkChoice(parser, QStringLiteral("view"),
                         {QStringLiteral("grid"), QStringLiteral("head"), QStringLiteral("steps"),
                          QStringLiteral("compare"), QStringLiteral("model"),
-                         QStringLiteral("positions")},
+                         QStringLiteral("positions"), QStringLiteral("tokens"),
+                         QStringLiteral("text")},
                         &error)
         || !checkChoice(parser, QStringLiteral("scale"),
                         {QStringLiteral("linear"), QStringLiteral("log")}, &error)
@@ -795,8 +808,23 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
     HeatmapOptions options = sessionOptions;
     const bool steps = parser.value(QStringLiteral("view")) == QLatin1String("steps");
     const bool compare = parser.value(QStringLiteral("view")) == QLatin1String("compare");
+    const bool tokenHeads = parser.value(QStringLiteral("view")) == QLatin1String("tokens");
+    const bool tokenText = parser.value(QStringLiteral("view")) == QLatin1String("text");
+    const bool tokenView = tokenHeads || tokenText;
     if (parser.isSet(QStringLiteral("compare")) && !compare)
         return usageError(command, QStringLiteral("--compare goes with --view compare"));
+    if (parser.isSet(QStringLiteral("query")) && !tokenText)
+        return usageError(command, QStringLiteral("--query goes with --view text"));
+    TokenViewOptions tokenOptions = sessionTokenView;
+    tokenOptions.view = tokenText ? TokenView::Text : TokenView::Heads;
+    if (tokenView && (p.queryCount() > maxTokenViewTokens || p.keyCount() > maxTokenViewTokens))
+        return usageError(command,
+                          QStringLiteral("--view %1 draws at most %2 queries and keys (n_q = %3, "
+                                         "n_k = %4): use --view grid or head")
+                              .arg(parser.value(QStringLiteral("view")))
+                              .arg(maxTokenViewTokens)
+                              .arg(p.queryCount())
+                              .arg(p.keyCount()));
     std::optional<SessionParameters> pb;
     if (compare) {
         const auto variant = parseCompare(parser.value(QStringLiteral("compare")), p, &error);
@@ -813,6 +841,26 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         if (!index)
             return usageError(command, error);
         options.head = int(*index);
+    } else if (tokenView) {
+        if (tokenText || givenOnCommandLine(QStringLiteral("head"))) {
+            const QString head = parser.value(QStringLiteral("head"));
+            int chosen = p.heads; // the mean
+            if (head != QLatin1String("mean")) {
+                const auto index
+                    = intOption(parser, QStringLiteral("head"), 0, p.heads - 1, &error);
+                if (!index)
+                    return usageError(command, error + QStringLiteral(" (or 'mean')"));
+                chosen = int(*index);
+            }
+            tokenOptions.textHead = chosen;
+            if (tokenHeads) { // that head's (or the mean's) lines alone
+                tokenOptions.hiddenHeads.clear();
+                for (int k = 0; k < p.heads; ++k)
+                    if (k != chosen)
+                        tokenOptions.hiddenHeads.append(k);
+                tokenOptions.showMean = chosen == p.heads;
+            }
+        }
     } else if (compare || parser.value(QStringLiteral("view")) == QLatin1String("head")) {
         if (!compare)
             options.view = HeatmapView::SingleHead;
@@ -957,7 +1005,7 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
     const QString format = *resolved;
 
     const QString viewName = parser.value(QStringLiteral("view"));
-    if ((steps || compare) && out.isEmpty())
+    if ((steps || compare || tokenView) && out.isEmpty())
         return usageError(command, QStringLiteral("--view %1 needs --out").arg(viewName));
     const bool positions = viewName == QLatin1String("positions");
     if (positions && (!batchDir.isEmpty() || !dataPath.isEmpty()))
@@ -970,7 +1018,7 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
                                          "got %2")
                               .arg(SessionParameters::maxSequence)
                               .arg(p.n));
-    if ((steps || compare) && (!batchDir.isEmpty() || !dataPath.isEmpty()))
+    if ((steps || compare || tokenView) && (!batchDir.isEmpty() || !dataPath.isEmpty()))
         return usageError(command,
                           QStringLiteral("--batch-dir and --data go with --view grid or "
                                          "head, not --view %1")
@@ -1060,7 +1108,7 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
     const bool transformed = transform.trimPadding || !transform.hiddenKeys.isEmpty();
     const QString computeMode = parser.value(QStringLiteral("compute"));
     QString tilesUnavailable;
-    if (steps || compare)
+    if (steps || compare || tokenView)
         tilesUnavailable = QStringLiteral("--view %1").arg(viewName);
     else if (!dataPath.isEmpty())
         tilesUnavailable = QStringLiteral("--data");
@@ -1214,6 +1262,21 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
                              : applyViewTransform(result, transform);
     if (!shown->ok())
         return failure(command, shown->error);
+    if (tokenView) { // the Tokens tab's painter (ui/render/tokenfigure.h), what the heads show
+        if (tokenText && parser.isSet(QStringLiteral("query"))) {
+            const auto query
+                = intOption(parser, QStringLiteral("query"), 0, shown->queryCount() - 1, &error);
+            if (!query)
+                return usageError(command, error);
+            tokenOptions.query = int(*query);
+        }
+        tokenOptions.colormap = StepsRenderer::effectiveWeightsColormap(options.colormap);
+        const QString problem = tokenViewProblem(shown.get());
+        if (!problem.isEmpty())
+            return failure(command, problem);
+        ok = saveTokenFigure(out, size, *dpr, shown.get(), tokenOptions, &error, format);
+        return ok ? ExitOk : failure(command, error);
+    }
     if (options.pinnedQuery >= shown->queryCount()) {
         if (!givenOnCommandLine(QStringLiteral("pin-query")))
             options.pinnedQuery = -1; // a session's pin past these rows: none

@@ -45,6 +45,18 @@ private:
         return r;
     }
 
+    /// The file `heatmap <args> --out <path>` writes (empty when it fails: exit status ≠ 0).
+    QByteArray exported(const QStringList &args, const QString &path)
+    {
+        const Run r = run(args + QStringList {QStringLiteral("--out"), path});
+        if (r.exitCode != 0) {
+            qWarning("%s", qPrintable(r.err));
+            return {};
+        }
+        QFile file(path);
+        return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+    }
+
     QTemporaryDir m_dir;
 
 private slots:
@@ -248,6 +260,33 @@ private slots:
         const QString compareData = QString::fromUtf8(compareFile.readAll());
         QVERIFY(compareData.contains(QStringLiteral(">B \u2212 A (weights)<")));
         QVERIFY(compareData.contains(QStringLiteral("A/B comparison")));
+    }
+
+    // The Tokens tab's figures: the head view of one token (each head's only weight is 1) draws
+    // one line per head, one with --head 1, the legend naming the heads drawn; the coloured text
+    // of query 0 under the causal mask marks the later keys masked.
+    void tokenViews()
+    {
+        const QString tokens = m_dir.filePath(QStringLiteral("tokens.svg"));
+        const QStringList oneToken
+            = {QStringLiteral("--view"), QStringLiteral("tokens"),  QStringLiteral("--n"),
+               QStringLiteral("1"),      QStringLiteral("--heads"), QStringLiteral("2")};
+        QByteArray svg = exported(oneToken, tokens);
+        QCOMPARE(int(svg.count("<polyline")), 2);
+        QVERIFY(svg.contains(">head 0<"));
+        QVERIFY(svg.contains(">head 1<"));
+        svg = exported(oneToken + QStringList {QStringLiteral("--head"), QStringLiteral("1")},
+                       tokens);
+        QCOMPARE(int(svg.count("<polyline")), 1);
+        QVERIFY(!svg.contains(">head 0<"));
+
+        const QString text = QString::fromUtf8(
+            exported({QStringLiteral("--view"), QStringLiteral("text"), QStringLiteral("--tokens"),
+                      QStringLiteral("the cat sat"), QStringLiteral("--kind"),
+                      QStringLiteral("decoder"), QStringLiteral("--query"), QStringLiteral("0")},
+                     m_dir.filePath(QStringLiteral("text.svg"))));
+        QVERIFY(text.contains(QStringLiteral(">causal-masked<")));
+        QVERIFY(text.contains(QStringLiteral("query 0 \u201cthe\u201d")));
     }
 
     // heatmap_format_out_disagree (new-user trial): --format png --out a.svg wrote a PNG named
@@ -539,6 +578,25 @@ private slots:
         QTest::newRow("compare without --view compare")
             << QStringList {changes, QStringLiteral("scale=off"), out, png}
             << QStringLiteral("--compare goes with --view compare");
+        QTest::newRow("query without --view text")
+            << QStringList {QStringLiteral("--query"), QStringLiteral("1"), out, png}
+            << QStringLiteral("--query goes with --view text");
+        QTest::newRow("query out of range") << QStringList {view,
+                                                            QStringLiteral("text"),
+                                                            QStringLiteral("--n"),
+                                                            QStringLiteral("4"),
+                                                            QStringLiteral("--query"),
+                                                            QStringLiteral("4"),
+                                                            out,
+                                                            png}
+                                            << QStringLiteral("--query");
+        QTest::newRow("tokens view too long") << QStringList {view,
+                                                              QStringLiteral("tokens"),
+                                                              QStringLiteral("--n"),
+                                                              QStringLiteral("300"),
+                                                              out,
+                                                              png}
+                                              << QStringLiteral("at most 256");
         QTest::newRow("pin query past n_q") << QStringList {QStringLiteral("--n"),
                                                             QStringLiteral("8"),
                                                             QStringLiteral("--pin-query"),

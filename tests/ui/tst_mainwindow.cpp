@@ -27,6 +27,7 @@
 #include "ui/views/heatmapactions.h"
 #include "ui/views/heatmapwidget.h"
 #include "ui/views/stepsview.h"
+#include "ui/views/tokensview.h"
 #include "ui/window/exportrouter.h"
 #include "ui/window/mainwindow.h"
 #include "ui/window/sessioncontroller.h"
@@ -1019,6 +1020,12 @@ void TestMainWindow::exportCurrentView_data()
         QTest::addRow("compare %s", suffix)
             << "compare" << sx << int(T::Compare) << "A/B Comparison"
             << "attention-compare.png";
+        QTest::addRow("token head view %s", suffix)
+            << "tokens" << sx << int(T::Tokens) << "Token Head View"
+            << "attention-tokens.png";
+        QTest::addRow("coloured tokens %s", suffix)
+            << "text" << sx << int(T::Tokens) << "Coloured Tokens"
+            << "attention-text.png";
         QTest::addRow("focused chart %s", suffix)
             << "chart" << sx << int(T::Chart) << "Max weight vs d_k"
             << "chart-max-weight-vs-d-k.png";
@@ -1066,6 +1073,13 @@ void TestMainWindow::exportCurrentView()
         QTRY_VERIFY_WITH_TIMEOUT(views->compareView()->isUpToDate(), 20000);
         viewsOwnExport = [&](QSize size, QString *error) {
             return views->compareView()->exportFigure(reference, size, 2.0, error);
+        };
+    } else if (view == QLatin1String("tokens") || view == QLatin1String("text")) {
+        views->setCurrentIndex(AttentionViews::TokensTab);
+        views->tokensView()->setView(view == QLatin1String("text") ? TokenView::Text
+                                                                   : TokenView::Heads);
+        viewsOwnExport = [&](QSize size, QString *error) {
+            return views->tokensView()->exportFigure(reference, size, 2.0, error);
         };
     } else if (view == QLatin1String("chart")) {
         m_window->activateWindow();
@@ -1291,7 +1305,7 @@ void TestMainWindow::viewMenuListsTabActions()
 {
     AttentionViews *views = m_window->attentionViews();
     const QList<QAction *> tabActions = views->tabActions();
-    QCOMPARE(tabActions.size(), 5);
+    QCOMPARE(tabActions.size(), 6);
     QMenu *viewMenu = nullptr;
     for (QAction *a : m_window->menuBar()->actions()) {
         if (a->menu() && a->text().remove(QLatin1Char('&')) == QLatin1String("View"))

@@ -17,6 +17,7 @@
 #include "ui/views/modelview.h"
 #include "ui/views/positionsview.h"
 #include "ui/views/stepsview.h"
+#include "ui/views/tokensview.h"
 
 #include "core/engine/sessioninputs.h"
 #include "core/positional.h"
@@ -927,7 +928,7 @@ private slots:
         AttentionSession session;
         auto *heads = new HeatmapWidget;
         AttentionViews views(heads, &session);
-        QCOMPARE(views.count(), 5);
+        QCOMPARE(views.count(), 6);
         QCOMPARE(views.tabText(AttentionViews::PositionsTab), QStringLiteral("Positions"));
         QCOMPARE(views.widget(AttentionViews::PositionsTab), views.positionsView());
         QCOMPARE(views.tabText(AttentionViews::HeadsTab), QStringLiteral("Heads"));
@@ -935,6 +936,8 @@ private slots:
         QCOMPARE(views.widget(AttentionViews::StepsTab), views.stepsView());
         QCOMPARE(views.widget(AttentionViews::ModelTab), views.modelView());
         QCOMPARE(views.widget(AttentionViews::CompareTab), views.compareView());
+        QCOMPARE(views.widget(AttentionViews::TokensTab), views.tokensView());
+        QCOMPARE(views.tabText(AttentionViews::TokensTab), QStringLiteral("Tokens"));
         QSignalSpy results(&session, &AttentionSession::resultChanged);
         SessionParameters p;
         p.n = 5;
@@ -944,10 +947,10 @@ private slots:
         QTRY_COMPARE(results.count(), 1);
         QCOMPARE(views.stepsView()->result(), session.result());
         QCOMPARE(views.compareView()->resultA(), session.result());
-        QCOMPARE(views.tabActions().size(), 5);
-        QCOMPARE(views.tabActions()[2]->shortcut(), QKeySequence(QStringLiteral("Ctrl+Alt+3")));
-        QCOMPARE(views.tabActions()[3]->shortcut(), QKeySequence(QStringLiteral("Ctrl+Alt+4")));
-        QCOMPARE(views.tabActions()[4]->shortcut(), QKeySequence(QStringLiteral("Ctrl+Alt+5")));
+        QCOMPARE(views.tabActions().size(), 6);
+        for (int tab = 0; tab < 6; ++tab)
+            QCOMPARE(views.tabActions()[tab]->shortcut(),
+                     QKeySequence(QStringLiteral("Ctrl+Alt+%1").arg(tab + 1)));
         views.tabActions()[2]->trigger();
         QCOMPARE(views.currentIndex(), int(AttentionViews::CompareTab));
         views.tabActions()[0]->trigger();

@@ -10,6 +10,7 @@
 #include <QJsonParseError>
 #include <QSaveFile>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -258,6 +259,64 @@ CompareVariant compareViewFromJson(const QJsonObject &o, CompareVariant base, in
     const QJsonValue h = o.value(QLatin1String("head"));
     if (head && wholeIn(h, 0, SessionParameters::maxDModel))
         *head = h.toInt();
+    return base;
+}
+
+QJsonObject tokenViewToJson(const TokenViewOptions &options)
+{
+    QJsonObject o;
+    o.insert(QStringLiteral("view"),
+             options.view == TokenView::Heads ? QStringLiteral("heads") : QStringLiteral("text"));
+    QList<int> hidden = options.hiddenHeads;
+    std::sort(hidden.begin(), hidden.end());
+    QJsonArray heads;
+    for (const int k : hidden)
+        heads.append(k);
+    o.insert(QStringLiteral("hidden_heads"), heads);
+    o.insert(QStringLiteral("mean"), options.showMean);
+    o.insert(QStringLiteral("head"), options.textHead);
+    o.insert(QStringLiteral("query"), options.query);
+    o.insert(QStringLiteral("range"),
+             options.rowRange ? QStringLiteral("row") : QStringLiteral("fixed"));
+    return o;
+}
+
+TokenViewOptions tokenViewFromJson(const QJsonObject &o, TokenViewOptions base)
+{
+    auto wholeIn = [](const QJsonValue &v, int low, int high) {
+        return v.isDouble() && v.toDouble() >= low && v.toDouble() <= high
+            && v.toDouble() == std::floor(v.toDouble());
+    };
+    const QString view = o.value(QLatin1String("view")).toString();
+    if (view == QLatin1String("heads"))
+        base.view = TokenView::Heads;
+    else if (view == QLatin1String("text"))
+        base.view = TokenView::Text;
+    const QJsonValue hidden = o.value(QLatin1String("hidden_heads"));
+    if (hidden.isArray()) {
+        QList<int> heads;
+        bool valid = true;
+        for (const QJsonValue &v : hidden.toArray()) {
+            valid = valid && wholeIn(v, 0, SessionParameters::maxDModel);
+            if (valid && !heads.contains(v.toInt()))
+                heads.append(v.toInt());
+        }
+        if (valid) {
+            std::sort(heads.begin(), heads.end());
+            base.hiddenHeads = heads;
+        }
+    }
+    if (o.value(QLatin1String("mean")).isBool())
+        base.showMean = o.value(QLatin1String("mean")).toBool();
+    const QJsonValue head = o.value(QLatin1String("head"));
+    if (wholeIn(head, 0, SessionParameters::maxDModel))
+        base.textHead = head.toInt();
+    const QJsonValue query = o.value(QLatin1String("query"));
+    if (wholeIn(query, -1, SessionParameters::maxLongSequence))
+        base.query = query.toInt();
+    const QString range = o.value(QLatin1String("range")).toString();
+    if (range == QLatin1String("row") || range == QLatin1String("fixed"))
+        base.rowRange = range == QLatin1String("row");
     return base;
 }
 

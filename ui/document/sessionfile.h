@@ -30,6 +30,12 @@
 //       "compare": { "alpha": 0 … 1, "temperature": 0.01 … 100,   // B of the Compare A/B view
 //                    "mask": "none" | "causal" | "padding" | "causal_padding",
 //                    "d_k": 1 … 4096, "head": 0 … h (h = mean) },
+//       "tokens": { "view": "heads" | "text",     // the Tokens tab: head view or coloured text
+//                   "hidden_heads": [k, …],       // head view: heads whose lines are hidden
+//                   "mean": false,                // head view: the mean's lines drawn
+//                   "head": 0 … h (h = mean),     // coloured text: the head shown
+//                   "query": -1 | 0 …,            // coloured text: the query (-1: the last)
+//                   "range": "row" | "fixed" },   // colours over [0, row max] or [0, 1]
 //       "training": { "task": "recall" | "copy" | "average", "n", "d_model", "heads",
 //                     "batch", "noise", "offset", "classes", "seed": "<decimal>", "steps",
 //                     "optimizer": "adam" | "sgd", "dtype": "float32" | "float64",
@@ -54,6 +60,7 @@
 
 #include "ui/render/comparerenderer.h"
 #include "ui/render/heatmaprenderer.h"
+#include "ui/render/tokenfigure.h"
 #include "ui/session/resultview.h"
 #include "ui/session/sessionparameters.h"
 
@@ -135,5 +142,13 @@ QJsonObject compareViewToJson(const CompareVariant &variant, int head);
 /// (α outside [0, 1], τ outside [0.01, 100], d_k outside [1, 4096], a negative or fractional
 /// head, an unknown mask) leave the old value.
 CompareVariant compareViewFromJson(const QJsonObject &o, CompareVariant base, int *head = nullptr);
+
+/// The "tokens" view-state object (the Tokens tab): view, hidden_heads, mean, head (text view),
+/// query (text view, −1 = the last) and range; colours, font and the hover are not stored.
+QJsonObject tokenViewToJson(const TokenViewOptions &options);
+/// Applies the keys present in `o` to `base`; unknown or invalid values (an unknown view or
+/// range, a negative or fractional head, a query below −1, a hidden head that is not a whole
+/// number ≥ 0) leave `base`'s value.
+TokenViewOptions tokenViewFromJson(const QJsonObject &o, TokenViewOptions base);
 
 } // namespace attn

@@ -7,6 +7,7 @@
 #include "ui/views/modelview.h"
 #include "ui/views/positionsview.h"
 #include "ui/views/stepsview.h"
+#include "ui/views/tokensview.h"
 
 #include <QAction>
 
@@ -17,6 +18,7 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     , m_heads(heads)
     , m_steps(new StepsView)
     , m_compare(new CompareView)
+    , m_tokens(new TokensView)
     , m_model(new ModelView)
     , m_positions(new PositionsView)
 {
@@ -25,10 +27,12 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     setTabPosition(QTabWidget::North);
     m_steps->setObjectName(QStringLiteral("stepsView"));
     m_compare->setObjectName(QStringLiteral("compareView"));
+    m_tokens->setObjectName(QStringLiteral("tokensView"));
     m_positions->setObjectName(QStringLiteral("positionsView"));
     addTab(m_heads, tr("Heads"));
     addTab(m_steps, tr("Steps"));
     addTab(m_compare, tr("Compare A/B"));
+    addTab(m_tokens, tr("Tokens"));
     addTab(m_positions, tr("Positions"));
     addTab(m_model, tr("Model"));
     setTabToolTip(HeadsTab, tr("Attention weights of every head and their mean"));
@@ -38,6 +42,10 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     setTabToolTip(CompareTab,
                   tr("Two configurations on the same seed side by side, their "
                      "difference B − A and the metric deltas"));
+    setTabToolTip(TokensTab,
+                  tr("The weights over the tokens: a line per head from each query to each key "
+                     "(head view), or the keys coloured by one query's attention (coloured "
+                     "text)"));
     setTabToolTip(ModelTab,
                   tr("Every layer and head of a loaded stack of attention weights on one colour "
                      "scale; click a map to open it in the Heads view"));
@@ -46,8 +54,8 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
                      "similarity PE·PEᵀ: nearby positions are alike, and only the offset "
                      "matters"));
 
-    const QStringList names = {tr("&Heads View"), tr("&Steps View"), tr("&Compare A/B View"),
-                               tr("&Positions View"), tr("&Model View")};
+    const QStringList names = {tr("&Heads View"),  tr("&Steps View"),     tr("&Compare A/B View"),
+                               tr("&Tokens View"), tr("&Positions View"), tr("&Model View")};
     for (int tab = 0; tab < names.size(); ++tab) {
         auto *action = new QAction(names[tab], this);
         action->setObjectName(QStringLiteral("tabAction%1").arg(tab));
@@ -73,6 +81,9 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
         m_steps->setResult(r);
         m_compare->setResultA(r);
     }
+    // The Tokens tab draws what the Heads tab shows (padding trimmed, keys hidden as chosen).
+    connect(m_heads, &HeatmapWidget::shownResultChanged, m_tokens, &TokensView::setResult);
+    m_tokens->setResult(m_heads->result());
     // The weights panels of the steps and A/B views use the colormap chosen for the heatmaps
     // (Heatmap view dock → Colormap); the score panels stay diverging.
     auto followColormap = [this] {
@@ -80,6 +91,7 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
         m_steps->setWeightsColormap(id);
         m_compare->setWeightsColormap(id);
         m_model->setColormap(id);
+        m_tokens->setColormap(id);
     };
     connect(m_heads, &HeatmapWidget::optionsChanged, this, followColormap);
     followColormap();
@@ -107,6 +119,7 @@ QJsonObject AttentionViews::state() const
     const QJsonObject compare = m_compare->state();
     if (!compare.isEmpty()) // B's settings once there are any
         state.insert(QStringLiteral("compare"), compare);
+    state.insert(QStringLiteral("tokens"), m_tokens->state());
     return state;
 }
 
@@ -129,6 +142,9 @@ void AttentionViews::setState(const QJsonObject &state)
     if (rowStrip.isBool())
         m_heads->setRowStripVisible(rowStrip.toBool());
     m_compare->setState(state.value(QLatin1String("compare")).toObject());
+    const QJsonValue tokens = state.value(QLatin1String("tokens"));
+    if (tokens.isObject())
+        m_tokens->setState(tokens.toObject());
 }
 
 QJsonArray AttentionViews::tabPath(const QTabWidget *tabs)

@@ -1,10 +1,12 @@
 #pragma once
-// AttentionViews: the attention mode's centre as five tabs over one AttentionSession —
+// AttentionViews: the attention mode's centre as six tabs over one AttentionSession —
 // "Heads" (the heatmap grid, HeatmapWidget), "Steps" (StepsView: scores → scaled and masked
-// scores → weights of one head), "Compare A/B" (CompareView), "Positions" (PositionsView: the
-// session's sinusoidal positional encoding and its similarity PE·PEᵀ) and "Model" (ModelView:
-// every layer and head of a loaded stack of weights). Results of the session go to the first
-// three, its parameters to Positions; clicking a head's tile in the grid selects that head in
+// scores → weights of one head), "Compare A/B" (CompareView), "Tokens" (TokensView: the weights
+// over the tokens, as BertViz's head view or CircuitsVis's coloured text), "Positions"
+// (PositionsView: the session's sinusoidal positional encoding and its similarity PE·PEᵀ) and
+// "Model" (ModelView: every layer and head of a loaded stack of weights). Results of the session
+// go to the first four (Tokens gets what the Heads tab shows: trimmed padding and hidden keys
+// applied), its parameters to Positions; clicking a head's tile in the grid selects that head in
 // Steps and Compare; clicking a thumbnail of the Model tab asks for that layer and head
 // (thumbnailRequested).
 
@@ -23,12 +25,20 @@ class HeatmapWidget;
 class ModelView;
 class PositionsView;
 class StepsView;
+class TokensView;
 
 class AttentionViews : public QTabWidget
 {
     Q_OBJECT
 public:
-    enum Tab { HeadsTab = 0, StepsTab = 1, CompareTab = 2, PositionsTab = 3, ModelTab = 4 };
+    enum Tab {
+        HeadsTab = 0,
+        StepsTab = 1,
+        CompareTab = 2,
+        TokensTab = 3,
+        PositionsTab = 4,
+        ModelTab = 5
+    };
 
     /// `heads` becomes the first tab (reparented); `session` is not owned.
     AttentionViews(HeatmapWidget *heads, AttentionSession *session, QWidget *parent = nullptr);
@@ -36,19 +46,20 @@ public:
     HeatmapWidget *headsView() const { return m_heads; }
     StepsView *stepsView() const { return m_steps; }
     CompareView *compareView() const { return m_compare; }
-    ModelView *modelView() const { return m_model; }
-    /// "Heads View", "Steps View", "Compare A/B View", "Model View" (Ctrl+Alt+1 … 4): switch
+    TokensView *tokensView() const { return m_tokens; }
     PositionsView *positionsView() const { return m_positions; }
-    /// "Heads View", "Steps View", "Compare A/B View", "Positions View", "Model View"
-    /// (Ctrl+Alt+1 … 5): switch
+    ModelView *modelView() const { return m_model; }
+    /// "Heads View", "Steps View", "Compare A/B View", "Tokens View", "Positions View", "Model
+    /// View" (Ctrl+Alt+1 … 6): switch
     /// tabs. They work
     /// while the window is active; a View menu may list them too.
     QList<QAction *> tabActions() const { return m_tabActions; }
 
     /// What the three views show, for session files (keys in ui/document/sessionfile.h):
     /// "heatmap" (the Heads view's options: view, head, colormap …), "transform" (trimmed
-    /// padding, hidden keys), "row_strip", and "compare" (B of the A/B view, once there is
-    /// any). The current tab is part of tabPath.
+    /// padding, hidden keys), "row_strip", "compare" (B of the A/B view, once there is
+    /// any) and "tokens" (the Tokens tab: sub-view, heads shown, head and query of the coloured
+    /// text). The current tab is part of tabPath.
     QJsonObject state() const;
     /// Applies the keys present in `state` (colours and font follow the palette again);
     /// unknown keys and values are ignored.
@@ -68,6 +79,7 @@ private:
     HeatmapWidget *m_heads;
     StepsView *m_steps;
     CompareView *m_compare;
+    TokensView *m_tokens;
     ModelView *m_model;
     PositionsView *m_positions;
     QList<QAction *> m_tabActions;

@@ -15,6 +15,7 @@
 #include "ui/views/modelview.h"
 #include "ui/views/positionsview.h"
 #include "ui/views/stepsview.h"
+#include "ui/views/tokensview.h"
 
 #include <QAction>
 #include <QApplication>
@@ -59,6 +60,8 @@ ExportRouter::ExportRouter(AttentionSession *session, HeatmapActions *heatmapAct
             &ExportRouter::updateExportAction);
     connect(m_experiments, &ExperimentsPanel::currentExperimentChanged, this,
             &ExportRouter::updateExportAction);
+    connect(m_views->tokensView(), &TokensView::stateChanged, this,
+            &ExportRouter::updateExportAction); // head view or coloured text
     connect(qApp, &QApplication::focusChanged, this, &ExportRouter::updateExportAction);
     updateExportAction();
 }
@@ -119,6 +122,8 @@ ExportRouter::Target ExportRouter::currentTarget() const
         return Target::Model;
     case AttentionViews::PositionsTab:
         return Target::Positions;
+    case AttentionViews::TokensTab:
+        return Target::Tokens;
     default:
         return Target::Heads;
     }
@@ -143,6 +148,8 @@ QString ExportRouter::currentName() const
         return tr("Model View");
     case Target::Positions:
         return tr("Positional Encoding");
+    case Target::Tokens:
+        return m_views->tokensView()->exportName();
     case Target::Chart: {
         const QString title = chartTitle(focusedChart());
         return title.isEmpty() ? tr("Chart") : tr("Chart “%1”").arg(title);
@@ -176,6 +183,8 @@ QString ExportRouter::currentFileName() const
         return QStringLiteral("attention-model.png");
     case Target::Positions:
         return QStringLiteral("positional-encoding.png");
+    case Target::Tokens:
+        return m_views->tokensView()->exportFileName();
     case Target::Chart: {
         // "Max weight vs d_k" → chart-max-weight-vs-d-k.png
         QString slug;
@@ -218,6 +227,8 @@ QSize ExportRouter::currentSize() const
         return m_views->modelView()->defaultExportSize();
     case Target::Positions:
         return m_views->positionsView()->defaultExportSize();
+    case Target::Tokens:
+        return m_views->tokensView()->defaultExportSize();
     case Target::Chart:
         return focusedChart()->size();
     case Target::Experiment: {
@@ -252,6 +263,8 @@ bool ExportRouter::exportCurrentView(const QString &path, QString *error, QSize 
         return m_views->modelView()->exportFigure(path, size, dpr, error);
     case Target::Positions:
         return m_views->positionsView()->exportFigure(path, size, dpr, error);
+    case Target::Tokens:
+        return m_views->tokensView()->exportFigure(path, size, dpr, error);
     case Target::Chart:
         return exportWidget(focusedChart(), path, size, dpr, error);
     case Target::Experiment: {

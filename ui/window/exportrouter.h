@@ -2,9 +2,9 @@
 // ExportRouter: File → Export (Ctrl+E) of the main window. It decides what the user looks at
 // (a focused chart dock, else the experiments mode, else the training mode — its chart when
 // clicked, else its heatmaps —, else the attention view's tab: Heads, Steps, Compare A/B,
-// Positions or Model), names it in the action's text, suggests a file name and size, and hands
-// the writing to that view's own export code (HeatmapActions::exportView,
-// StepsView/CompareView/PositionsView/ModelView::exportFigure, exportWidget,
+// Tokens, Positions or Model), names it in the action's text, suggests a file name and size, and
+// hands the writing to that view's own export code (HeatmapActions::exportView,
+// StepsView/CompareView/TokensView/PositionsView/ModelView::exportFigure, exportWidget,
 // ExperimentPage::exportFigure).
 
 #include <QList>
@@ -34,6 +34,7 @@ public:
         Heads, ///< the heads heatmaps as shown: grid of every head + mean, or one head
         Steps, ///< the steps view (StepsView::exportFigure)
         Compare, ///< the A/B view (CompareView::exportFigure)
+        Tokens, ///< the Tokens tab's head view or coloured text (TokensView::exportFigure)
         Model, ///< the Model tab: every layer and head of a loaded stack (ModelView::exportFigure)
         Positions, ///< the Positions tab: PE and PE·PEᵀ (PositionsView::exportFigure)
         Chart, ///< the live chart that has the keyboard focus (a chart dock), as shown
@@ -56,7 +57,8 @@ public:
     /// A focused chart wins, else the experiments mode, else the attention view's tab.
     Target currentTarget() const;
     /// Name of what Ctrl+E exports now, e.g. "Heatmap Grid", "Head 2", "Attention Steps",
-    /// "A/B Comparison", "Chart “Max weight vs d_k”", "E2 Figure".
+    /// "A/B Comparison", "Token Head View", "Coloured Tokens", "Chart “Max weight vs d_k”",
+    /// "E2 Figure".
     QString currentName() const;
     /// File name suggested for it, e.g. "attention-heads.png", "attention-steps-head0.png".
     QString currentFileName() const;
