@@ -591,6 +591,14 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
                                                  "files in --out-dir)")
                                       .arg(QLatin1String(name)));
         }
+        for (const char *name : {"in", "layer", "query"}) {
+            if (givenOnCommandLine(QLatin1String(name)))
+                return usageError(command,
+                                  QStringLiteral("--%1 does not go with animate (it animates the "
+                                                 "seeded inputs the model options describe, "
+                                                 "drawn as grid or head)")
+                                      .arg(QLatin1String(name)));
+        }
         for (const char *name : {"param", "from", "to", "out-dir"}) {
             if (!parser.isSet(QLatin1String(name)))
                 return usageError(command,

@@ -1164,6 +1164,11 @@ private slots:
              QStringLiteral("0"), QStringLiteral("--to"), QStringLiteral("1"),
              QStringLiteral("--out"), QStringLiteral("/tmp/never-written.png")})
                                << QStringLiteral("--out does not go with animate");
+        QTest::newRow("--in") << base(
+            {QStringLiteral("--param"), QStringLiteral("alpha"), QStringLiteral("--from"),
+             QStringLiteral("0"), QStringLiteral("--to"), QStringLiteral("1"),
+             QStringLiteral("--in"), QStringLiteral("/tmp/never-read.npz")})
+                              << QStringLiteral("--in does not go with animate");
         QTest::newRow("--view steps")
             << base({QStringLiteral("--param"), QStringLiteral("alpha"), QStringLiteral("--from"),
                      QStringLiteral("0"), QStringLiteral("--to"), QStringLiteral("1"),
