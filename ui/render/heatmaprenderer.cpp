@@ -36,8 +36,6 @@ using figure::logTicks;
 using figure::makeFont;
 using figure::niceStep;
 
-constexpr qreal hatchMinCellPixels = 6.0; // hatch masked cells when a cell is at least this big
-
 QString formatValue(double v)
 {
     if (std::isnan(v))
@@ -668,18 +666,9 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
             const QSizeF devSize = map.size() * devScale;
             QImage image = tileImage(
                 t, QSize(int(std::ceil(devSize.width())), int(std::ceil(devSize.height()))));
-            const qreal devCell = lay.cellSize * devScale;
-            const bool enlarge = image.width() < devSize.width() && devSize.width() <= 8192
-                && devSize.height() <= 8192 && (vectorOutput || devCell >= hatchMinCellPixels);
-            if (enlarge) {
-                image = image.scaled(std::max(1, qRound(devSize.width())),
-                                     std::max(1, qRound(devSize.height())), Qt::IgnoreAspectRatio,
-                                     Qt::FastTransformation);
-                if (anyMasked && devCell >= hatchMinCellPixels)
-                    hatchMaskedCells(
-                        image, res.maskState, win, m_options.colormap,
-                        std::clamp(devCell / 3.0, 5.0, std::max(5.0, 0.6 * f * devScale)), true);
-            }
+            image = enlargedTileImage(std::move(image), devSize, lay.cellSize * devScale,
+                                      vectorOutput, anyMasked ? &res.maskState : nullptr, win,
+                                      m_options.colormap, f * devScale);
             painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
             painter->drawImage(map, image);
         }

@@ -35,8 +35,6 @@ using figure::makeFont;
 using figure::minusSign;
 using figure::niceStep;
 
-constexpr qreal hatchMinCellPixels = 6.0; // hatch masked cells at least this big (device px)
-
 // Which mask states and special values a panel holds (for its legend): bit s (1 ≤ s ≤ 15) for
 // cells whose MaskStateBits are s.
 enum PanelFlags : int {
@@ -625,19 +623,10 @@ void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vector
         const int colBlock = std::max((nK + side - 1) / side,
                                       int(std::ceil(nK / std::max(devSize.width(), 1.0) - 1e-9)));
         QImage image = panelImage(k, rowBlock, colBlock);
-        const qreal devCell = cell * devScale;
         const bool anyMasked = flags & HasMaskStates;
-        const bool enlarge = image.width() < devSize.width() && devSize.width() <= 8192
-            && devSize.height() <= 8192 && (vectorOutput || devCell >= hatchMinCellPixels);
-        if (enlarge) {
-            image = image.scaled(std::max(1, qRound(devSize.width())),
-                                 std::max(1, qRound(devSize.height())), Qt::IgnoreAspectRatio,
-                                 Qt::FastTransformation);
-            if (anyMasked && devCell >= hatchMinCellPixels && panel.maskState)
-                hatchMaskedCells(image, *panel.maskState, QRect(), panel.colormap,
-                                 std::clamp(devCell / 3.0, 5.0, std::max(5.0, 0.6 * f * devScale)),
-                                 true);
-        }
+        image = enlargedTileImage(std::move(image), devSize, cell * devScale, vectorOutput,
+                                  anyMasked ? panel.maskState : nullptr, QRect(), panel.colormap,
+                                  f * devScale);
         painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
         painter->drawImage(map, image);
         painter->setPen(QPen(muted, 0));

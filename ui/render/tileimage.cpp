@@ -224,4 +224,22 @@ void hatchMaskedCells(QImage &image, const MatrixB &maskState, QRect window, Col
     }
 }
 
+QImage enlargedTileImage(QImage image, QSizeF devSize, qreal devCell, bool vectorOutput,
+                         const MatrixB *maskState, QRect window, ColormapId colormap,
+                         qreal fontDevicePixels)
+{
+    const bool enlarge = image.width() < devSize.width() && devSize.width() <= 8192
+        && devSize.height() <= 8192 && (vectorOutput || devCell >= hatchMinCellPixels);
+    if (!enlarge)
+        return image;
+    image
+        = image.scaled(std::max(1, qRound(devSize.width())), std::max(1, qRound(devSize.height())),
+                       Qt::IgnoreAspectRatio, Qt::FastTransformation);
+    if (maskState && devCell >= hatchMinCellPixels)
+        hatchMaskedCells(image, *maskState, window, colormap,
+                         std::clamp(devCell / 3.0, 5.0, std::max(5.0, 0.6 * fontDevicePixels)),
+                         true);
+    return image;
+}
+
 } // namespace attn

@@ -76,4 +76,18 @@ QRgb maskColor(ColormapId colormap, std::uint8_t state);
 void hatchMaskedCells(QImage &image, const MatrixB &maskState, QRect window, ColormapId colormap,
                       qreal spacing, bool windowLines);
 
+/// Masked cells are hatched from this size of a cell on (device pixels).
+inline constexpr qreal hatchMinCellPixels = 6.0;
+
+/// A tile image (one pixel per cell, or pooled) as a map of `devSize` device pixels draws it:
+/// when its cells are big (`devCell` device pixels, at least hatchMinCellPixels, or any size
+/// for vector output) and the image is smaller than the map, at most 8192 pixels a side, it is
+/// enlarged to the map's device size without smoothing and, with `maskState` (the cells
+/// `window` of it, an empty window: all) and cells of hatchMinCellPixels or more, its masked
+/// cells hatched (hatchMaskedCells, the lines every devCell / 3 pixels, 5 to 0.6 of the font's
+/// `fontDevicePixels`). Otherwise the image is returned as it is.
+QImage enlargedTileImage(QImage image, QSizeF devSize, qreal devCell, bool vectorOutput,
+                         const MatrixB *maskState, QRect window, ColormapId colormap,
+                         qreal fontDevicePixels);
+
 } // namespace attn
