@@ -1049,13 +1049,17 @@ void TestExperimentsPanel::figureInWindowLaidOutLikeExport()
         auto *figureScroll
             = page->findChild<QScrollArea *>(QStringLiteral("experimentFigureScroll"));
         QVERIFY(figureScroll);
-        QCOMPARE(figureScroll->horizontalScrollBar()->maximum(),
-                 std::max(0, fit->width() - figureScroll->viewport()->width()));
-        QVERIFY2(figureScroll->viewport()->height() >= fit->height(), qPrintable(where));
+        QTRY_COMPARE(figureScroll->horizontalScrollBar()->maximum(),
+                     std::max(0, fit->width() - figureScroll->viewport()->width()));
+        QTRY_VERIFY2(figureScroll->viewport()->height() >= fit->height(), qPrintable(where));
         // The table and its rows sit under the figure, all of them shown (up to 16).
-        const QRect figureBox(fit->mapTo(page, QPoint(0, 0)), fit->size());
-        const QRect tableBox(table->mapTo(page, QPoint(0, 0)), table->size());
-        QVERIFY2(tableBox.top() >= figureBox.bottom(), qPrintable(where));
+        // (The page settles its heights in queued layout passes: slow under the sanitizers.)
+        const auto tableUnderFigure = [&] {
+            const QRect figureBox(fit->mapTo(page, QPoint(0, 0)), fit->size());
+            const QRect tableBox(table->mapTo(page, QPoint(0, 0)), table->size());
+            return tableBox.top() >= figureBox.bottom();
+        };
+        QTRY_VERIFY2(tableUnderFigure(), qPrintable(where));
         const int rows = std::min(page->tableModel()->rowCount(), 16);
         QVERIFY2(table->viewport()->height()
                      >= rows * table->verticalHeader()->defaultSectionSize(),
