@@ -823,6 +823,17 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         return usageError(command, QStringLiteral("--compare goes with --view compare"));
     if (parser.isSet(QStringLiteral("query")) && !tokenText)
         return usageError(command, QStringLiteral("--query goes with --view text"));
+    {
+        // Options of the heads grid only: refused where they would change nothing.
+        const QString shownView = parser.value(QStringLiteral("view"));
+        if (shownView != QLatin1String("grid") && shownView != QLatin1String("head"))
+            for (const char *name : {"pin-query", "sort-heads", "sort-descending"})
+                if (parser.isSet(QLatin1String(name)))
+                    return usageError(command,
+                                      QStringLiteral("--%1 goes with --view grid or "
+                                                     "head, not --view %2")
+                                          .arg(QLatin1String(name), shownView));
+    }
     TokenViewOptions tokenOptions = sessionTokenView;
     tokenOptions.view = tokenText ? TokenView::Text : TokenView::Heads;
     if (tokenView && (p.queryCount() > maxTokenViewTokens || p.keyCount() > maxTokenViewTokens))

@@ -578,6 +578,17 @@ private slots:
         QTest::newRow("compare without --view compare")
             << QStringList {changes, QStringLiteral("scale=off"), out, png}
             << QStringLiteral("--compare goes with --view compare");
+        QTest::newRow("pin query with --view tokens") << QStringList {
+            view, QStringLiteral("tokens"), QStringLiteral("--pin-query"), QStringLiteral("1"), out,
+            png} << QStringLiteral("--pin-query goes with --view grid or head, not --view tokens");
+        QTest::newRow("sort heads with --view steps")
+            << QStringList {view,
+                            QStringLiteral("steps"),
+                            QStringLiteral("--sort-heads"),
+                            QStringLiteral("entropy"),
+                            out,
+                            png}
+            << QStringLiteral("--sort-heads goes with --view grid or head, not --view steps");
         QTest::newRow("query without --view text")
             << QStringList {QStringLiteral("--query"), QStringLiteral("1"), out, png}
             << QStringLiteral("--query goes with --view text");

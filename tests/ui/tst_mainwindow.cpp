@@ -1379,9 +1379,9 @@ void TestMainWindow::tourStepsPointAtTheirWidgets()
         QCOMPARE(showMe->isVisibleTo(tour->callout()),
                  bool(tour->steps()[std::size_t(step)].showMe));
         const SessionParameters before = session->parameters();
-        if (step == 1) { // "Untick it": α = 0
+        if (step == 1) { // "Tick or untick it": the scale toggles (ticked: α = ½)
             QTest::mouseClick(showMe, Qt::LeftButton);
-            QCOMPARE(session->parameters().scaleExponent, 0.0);
+            QCOMPARE(session->parameters().scaleExponent, before.scaleExponent == 0.0 ? 0.5 : 0.0);
         } else if (step == 2) { // "Double d_k"
             QTest::mouseClick(showMe, Qt::LeftButton);
             QCOMPARE(session->parameters().dK(), 2 * before.dK());
@@ -1408,6 +1408,31 @@ void TestMainWindow::tourStepsPointAtTheirWidgets()
     QTest::mouseClick(tour->callout()->findChild<QPushButton *>(QStringLiteral("tourSkip")),
                       Qt::LeftButton);
     QVERIFY(!tour->isActive());
+
+    // A step whose control is scrolled out of the Controls panel scrolls it into view, so the
+    // outline lands on it (not on whatever took its place).
+    m_window->resize(1000, 480);
+    auto *controlsDock = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
+    auto *controlsScroll = qobject_cast<QScrollArea *>(controlsDock->widget());
+    QVERIFY(controlsScroll);
+    QTRY_VERIFY(controlsScroll->verticalScrollBar()->maximum() > 0);
+    controlsScroll->verticalScrollBar()->setValue(controlsScroll->verticalScrollBar()->maximum());
+    QWidget *sqrtCheck = m_window->findChild<QWidget *>(QStringLiteral("sqrtCheck"));
+    const auto inView = [&] {
+        const QRect r(sqrtCheck->mapTo(controlsScroll->viewport(), QPoint(0, 0)),
+                      sqrtCheck->size());
+        return controlsScroll->viewport()->rect().contains(r);
+    };
+    controlsScroll->verticalScrollBar()->setValue(0);
+    if (inView()) // scrolled to the other end, so that it is out of view
+        controlsScroll->verticalScrollBar()->setValue(
+            controlsScroll->verticalScrollBar()->maximum());
+    QVERIFY(!inView());
+    tour->action()->trigger();
+    tour->next(); // "Turn the scale off": the Scale box
+    QCOMPARE(tour->currentTarget(), sqrtCheck);
+    QVERIFY(inView());
+    tour->finish();
 }
 
 void TestMainWindow::tourStartsOnceOnFirstStart()

@@ -13,6 +13,7 @@
 #include <QLayout>
 #include <QPainter>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSlider>
 #include <QTabWidget>
@@ -71,10 +72,10 @@ Tour::Tour(MainWindow *window)
             "off (\u03b1 = 0, as on a first start) the scores grow with d_k and the softmax "
             "saturates: most rows put nearly all their weight on one key. Tick it to compare, "
             "then untick it again."),
-         QStringLiteral("sqrtCheck"), tr("Untick it"),
+         QStringLiteral("sqrtCheck"), tr("Tick or untick it"),
          [find] {
              if (auto *c = qobject_cast<QCheckBox *>(find("sqrtCheck")))
-                 c->setChecked(false);
+                 c->setChecked(!c->isChecked());
          }},
         {tr("Turn d_k up"),
          tr("Drag d_k to the right. Without the scale every doubling of d_k makes the scores "
@@ -242,9 +243,13 @@ void Tour::showStep(int step)
     m_showMe->setVisible(bool(s.showMe));
     m_back->setEnabled(m_step > 0);
     m_next->setText(m_step + 1 == int(m_steps.size()) ? tr("Done") : tr("Next"));
-    // A target in a dock behind another (the Controls behind the Heatmap view tab): raise it.
+    // A target in a dock behind another (the Controls behind the Heatmap view tab): raise it;
+    // one scrolled out of its scroll area (a Controls panel shrunk by the Tensors panel): scroll
+    // it into view, so the outline lands on it.
     if (QWidget *target = currentTarget()) {
         for (QWidget *w = target; w; w = w->parentWidget()) {
+            if (auto *scroll = qobject_cast<QScrollArea *>(w))
+                scroll->ensureWidgetVisible(target);
             if (auto *dock = qobject_cast<QDockWidget *>(w)) {
                 dock->show();
                 dock->raise();
