@@ -569,6 +569,21 @@ private slots:
         QVERIFY(data.startsWith("%PDF"));
         QVERIFY(data.contains("/Type /Page"));
         QVERIFY(data.contains("/MediaBox [0 0 800.000000 500.000000]")); // points
+        // Its images (the colourbar) are stored losslessly: no JPEG (DCTDecode) whose colours
+        // would differ from the colormap's.
+        QVERIFY(data.contains("/Subtype /Image"));
+        QVERIFY(!data.contains("/DCTDecode"));
+
+        // Maps over 64 × 64 cells are images too: also lossless.
+        HeatmapRenderer large;
+        large.setResult(makeResult(1, 70, 70, [](int, int i, int j) { return (i + j) % 7 / 7.0; }));
+        const QString largePath = dir.filePath(QStringLiteral("large.pdf"));
+        QVERIFY2(large.save(largePath, QSize(800, 500), 1.0, &error), qPrintable(error));
+        QFile largeFile(largePath);
+        QVERIFY(largeFile.open(QIODevice::ReadOnly));
+        const QByteArray largeData = largeFile.readAll();
+        QVERIFY(largeData.count("/Subtype /Image") >= 2); // the map and the colourbar
+        QVERIFY(!largeData.contains("/DCTDecode"));
     }
 
     void exportErrors()

@@ -190,6 +190,9 @@ bool writeFigurePdf(const QString &path, QSize size, const QString &title,
         QPainter painter;
         if (!painter.begin(&writer))
             return fail(error, cannotWrite(path, QStringLiteral("PDF painter failed")));
+        // Images (heatmap tiles, colourbars) stored losslessly: Qt's PDF writer would otherwise
+        // choose JPEG for them, whose colours differ from the colormap's.
+        painter.setRenderHint(QPainter::LosslessImageRendering);
         paint(&painter, QRectF(QPointF(0, 0), QSizeF(size)), true);
         painter.end();
     }
