@@ -138,7 +138,14 @@ QSize ModelRenderer::naturalSize() const
                                  2 * kMargin + kBarTitle + kBarLength + 24);
     const qreal height = 2 * kMargin + kLine * captionLines().size() + kBarBlock + kColumnLabels
         + rows * t + (rows - 1) * kGap;
-    return QSizeF(width, height).toSize();
+    // As wide as the longest caption line too (the first in bold): nothing is elided.
+    qreal captionWidth = 0;
+    const QStringList caption = captionLines();
+    for (int k = 0; k < caption.size(); ++k)
+        captionWidth = std::max(
+            captionWidth,
+            QFontMetricsF(figure::makeFont(kFont, k == 0)).horizontalAdvance(caption[k]) + 4);
+    return QSizeF(std::max(width, 2 * kMargin + captionWidth), height).toSize();
 }
 
 ModelViewLayout ModelRenderer::layout(const QRectF &bounds) const
