@@ -23,7 +23,7 @@
 namespace attn {
 
 namespace {
-constexpr int kHeadsPerLine = 8; // head checkboxes on one line of the heads row
+constexpr int kHeadsPerLine = 6; // head checkboxes on one line of the heads row
 }
 
 // The figure painted at the widget's size; hover and click go back to the view.
@@ -122,7 +122,10 @@ TokensView::TokensView(QWidget *parent)
     m_headsLayout->setContentsMargins(0, 0, 0, 0);
     m_headsLayout->setHorizontalSpacing(10);
     m_headsLayout->setVerticalSpacing(2);
-    m_headsLayout->addWidget(new QLabel(tr("Lines of heads:")), 0, 0);
+    // The label on a line of its own, the checkboxes six to a line under it: 12 or 32 heads fit
+    // the centre of a 1280 × 800 window.
+    m_headsLayout->addWidget(new QLabel(tr("Lines of heads:")), 0, 0, 1, kHeadsPerLine);
+    m_headsLayout->setColumnStretch(kHeadsPerLine, 1);
 
     m_textRow = new QWidget;
     auto *textLayout = new QHBoxLayout(m_textRow);
@@ -309,7 +312,6 @@ void TokensView::syncControls()
         qDeleteAll(m_headBoxes);
         m_headBoxes.clear();
         for (int k = 0; k <= h; ++k) {
-            // Numbers, eight to a line: 16 or 32 heads fit the width of a 1280 × 800 window.
             auto *box = new QCheckBox(k < h ? QString::number(k) : tr("mean"));
             box->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
             box->setObjectName(k < h ? QStringLiteral("tokensHead%1").arg(k)
@@ -325,7 +327,7 @@ void TokensView::syncControls()
                 else
                     setMeanShown(on);
             });
-            m_headsLayout->addWidget(box, k / kHeadsPerLine, 1 + k % kHeadsPerLine);
+            m_headsLayout->addWidget(box, 1 + k / kHeadsPerLine, k % kHeadsPerLine);
             m_headBoxes.append(box);
         }
     }
