@@ -606,7 +606,7 @@ void paintTextView(QPainter *p, const QRectF &bounds, const SessionResult &resul
     p->setFont(font);
     if (!shared) {
         p->drawText(layout.queryHeading, Qt::AlignLeft | Qt::AlignVCenter,
-                    QStringLiteral("queries (click one):"));
+                    QStringLiteral("queries (the outlined one is shown):"));
         p->drawText(layout.keyHeading, Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("keys:"));
     }
 
