@@ -997,9 +997,13 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         if (!writePlayFrames(p, options, play, outDir, QSize(int(*width), int(*height)), *dpr,
                              &error, &frames))
             return failure(command, error);
-        QTextStream(stdout) << "attnlab animate: wrote " << frames.size() << " frames ("
-                            << frames.front().file << " ... " << frames.back().file << ") and "
-                            << "frames.csv to " << QDir(outDir).absolutePath() << "\n";
+        if (frames.size() == 1)
+            QTextStream(stdout) << "attnlab animate: wrote 1 frame (" << frames.front().file
+                                << ") and frames.csv to " << QDir(outDir).absolutePath() << "\n";
+        else
+            QTextStream(stdout) << "attnlab animate: wrote " << frames.size() << " frames ("
+                                << frames.front().file << " ... " << frames.back().file
+                                << ") and frames.csv to " << QDir(outDir).absolutePath() << "\n";
         return ExitOk;
     }
 
