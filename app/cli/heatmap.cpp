@@ -979,6 +979,9 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         if (QFileInfo(outDir).exists() && !QFileInfo(outDir).isDir())
             return usageError(command,
                               QStringLiteral("--out-dir '%1' is not a folder").arg(outDir));
+        if (!QDir().mkpath(outDir))
+            return usageError(command,
+                              QStringLiteral("--out-dir '%1' cannot be created").arg(outDir));
         if (p.queryCount() > SessionParameters::maxSequence
             || p.keyCount() > SessionParameters::maxSequence)
             return usageError(command,
@@ -997,6 +1000,18 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         if (!writePlayFrames(p, options, play, outDir, QSize(int(*width), int(*height)), *dpr,
                              &error, &frames))
             return failure(command, error);
+        // Frames of an earlier, longer run in the same folder are left as they were: say so.
+        {
+            QStringList stale
+                = QDir(outDir).entryList({QStringLiteral("frame_*.png")}, QDir::Files);
+            for (const PlayFrame &f : frames)
+                stale.removeAll(f.file);
+            if (!stale.isEmpty())
+                QTextStream(stderr)
+                    << "attnlab animate: note: " << stale.size()
+                    << " older frame file(s) in the folder are not of this run (" << stale.front()
+                    << (stale.size() > 1 ? " ..." : "") << "); frames.csv lists this run's\n";
+        }
         if (frames.size() == 1)
             QTextStream(stdout) << "attnlab animate: wrote 1 frame (" << frames.front().file
                                 << ") and frames.csv to " << QDir(outDir).absolutePath() << "\n";

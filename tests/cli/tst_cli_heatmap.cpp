@@ -1140,6 +1140,23 @@ private slots:
             QCOMPARE(QImage(dir + QStringLiteral("/frame_00%1.png").arg(k)).size(),
                      QSize(320, 200));
         QVERIFY(!QFile::exists(dir + QStringLiteral("/frame_003.png")));
+
+        // Again into the same folder with 2 frames: frame_002.png of the first run is left, and
+        // the run says so.
+        QProcess again;
+        again.start(QStringLiteral(ATTNLAB_EXE),
+                    {QStringLiteral("animate"), QStringLiteral("--param"), QStringLiteral("alpha"),
+                     QStringLiteral("--from"), QStringLiteral("0"), QStringLiteral("--to"),
+                     QStringLiteral("1"), QStringLiteral("--frames"), QStringLiteral("2"),
+                     QStringLiteral("--n"), QStringLiteral("4"), QStringLiteral("--width"),
+                     QStringLiteral("320"), QStringLiteral("--height"), QStringLiteral("200"),
+                     QStringLiteral("--out-dir"), dir});
+        QVERIFY(again.waitForFinished(60000));
+        QCOMPARE(again.exitCode(), 0);
+        const QString note = QString::fromUtf8(again.readAllStandardError());
+        QVERIFY2(note.contains(QStringLiteral("1 older frame file(s) in the folder are not of this "
+                                              "run (frame_002.png)")),
+                 qPrintable(note));
     }
 
     void animateBadArguments_data()
@@ -1194,6 +1211,12 @@ private slots:
              QStringLiteral("0"), QStringLiteral("--to"), QStringLiteral("1"),
              QStringLiteral("--out"), QStringLiteral("/tmp/never-written.png")})
                                << QStringLiteral("--out does not go with animate");
+        QTest::newRow("--out-dir not creatable")
+            << QStringList {QStringLiteral("--param"),   QStringLiteral("alpha"),
+                            QStringLiteral("--from"),    QStringLiteral("0"),
+                            QStringLiteral("--to"),      QStringLiteral("1"),
+                            QStringLiteral("--out-dir"), QStringLiteral("/proc/attnlab-frames")}
+            << QStringLiteral("--out-dir '/proc/attnlab-frames' cannot be created");
         QTest::newRow("--in") << base(
             {QStringLiteral("--param"), QStringLiteral("alpha"), QStringLiteral("--from"),
              QStringLiteral("0"), QStringLiteral("--to"), QStringLiteral("1"),
