@@ -39,7 +39,8 @@ public:
     void setMarker(std::int64_t step);
     /// Legend names of the two runs, e.g. "A: 1/√d_k" and "B: 1 (unscaled)".
     void setRunNames(const QString &a, const QString &b);
-    Metric metric() const { return m_metric; }
+    /// The curve shown (named apart from QWidget::metric, the paint-device metric).
+    Metric shownMetric() const { return m_metric; }
     void setMetric(Metric metric);
     /// Log-scaled y axis (on by default: the losses span decades; non-positive values are not
     /// drawn on it).
