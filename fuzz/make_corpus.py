@@ -74,6 +74,8 @@ def main():
     # Training cases (inputs, targets and a layer in PyTorch's layout).
     copy([FIXTURES / "training" / f for f in ("cli_sgd_torch_module.npz", "grad_causal_float32.npz",
                                               "grad_cross_entropy.npz")], npz)
+    # A model's attention stack (layers, heads, n_q, n_k) and (layers, B, …) with string tokens.
+    copy([FIXTURES / "modelstack" / f for f in ("stack.npz", "stack_batch.npz")], npz)
 
     tc = fresh("tensorcase")
     for f in ("hand_d2", "plain", "plain_allowed", "key_padding", "no_bias", "additive_mask",
@@ -118,6 +120,15 @@ def main():
         "view": "head", "head": 1, "stretch": True, "colormap": "magma", "scale": "log",
         "range": "auto", "pooling": "mean", "window": [1, 2, 5, 6]}
     (sessions / "heatmap-stretch.attnlab.json").write_text(json.dumps(session), encoding="utf-8")
+    # A pinned query and sorted heads, the Tokens tab (coloured text) and the Play dock.
+    session = json.loads(json.dumps(demo))
+    view = session.setdefault("view", {})
+    view["heatmap"] = {"view": "grid", "pin_query": 3, "sort_heads": "entropy",
+                       "sort_descending": True}
+    view["tokens"] = {"view": "text", "hidden_heads": [1], "mean": True, "head": 0, "query": 2,
+                      "range": "fixed"}
+    view["play"] = {"parameter": "dk", "from": 4, "to": 64, "frames": 9, "fps": 12, "loop": True}
+    (sessions / "pin-tokens-play.attnlab.json").write_text(json.dumps(session), encoding="utf-8")
 
     tokens = fresh("tokenizer")
     sentences = ["The cat, sat.", "don't U.S. a--b", "na\u00efve \u0395\u03bb\u03bb\u03ac\u03b4\u03b1 \u6771\u4eac",
