@@ -163,6 +163,22 @@ RowMetrics zeroMetrics(Index rows)
 
 } // namespace
 
+TileGrid tileGridWithCells(const TileWindow &window, Index rowsPerPixel, Index colsPerPixel)
+{
+    if (window.rows() < 1 || window.cols() < 1)
+        throw InvalidArgument("tileGridWithCells: the window "
+                              + shapeString(window.rows(), window.cols()) + " has no cells");
+    if (rowsPerPixel < 1 || colsPerPixel < 1)
+        throw InvalidArgument("tileGridWithCells: a pixel must cover at least 1×1 cells, got "
+                              + shapeString(rowsPerPixel, colsPerPixel));
+    TileGrid g;
+    g.rowsPerPixel = std::min(rowsPerPixel, window.rows());
+    g.colsPerPixel = std::min(colsPerPixel, window.cols());
+    g.height = (window.rows() + g.rowsPerPixel - 1) / g.rowsPerPixel;
+    g.width = (window.cols() + g.colsPerPixel - 1) / g.colsPerPixel;
+    return g;
+}
+
 TileGrid tileGrid(const TileWindow &window, Index maxWidth, Index maxHeight)
 {
     if (window.rows() < 1 || window.cols() < 1)
@@ -401,6 +417,18 @@ TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window,
                       Index maxHeight, TilePooling pooling, std::vector<RowMetrics> *metrics,
                       const CancelToken &cancel)
 {
+    // An empty window gets render()'s message, which names the window and the weights' shape.
+    const bool cells = window.rows() >= 1 && window.cols() >= 1;
+    return render(heads, window, cells ? tileGrid(window, maxWidth, maxHeight) : TileGrid {},
+                  pooling, metrics, cancel);
+}
+
+template<typename T>
+std::vector<PooledTile<T>>
+TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window,
+                      const TileGrid &grid, TilePooling pooling, std::vector<RowMetrics> *metrics,
+                      const CancelToken &cancel)
+{
     static constexpr const char *who = "TileEngine::render";
     if (heads.empty())
         throw InvalidArgument(std::string(who) + ": no head requested");
@@ -414,7 +442,17 @@ TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window,
             + std::to_string(window.rowEnd) + ") × keys [" + std::to_string(window.colBegin) + ", "
             + std::to_string(window.colEnd) + ") is empty or does not lie in the "
             + shapeString(nQ, nK) + " weights");
-    const TileGrid grid = tileGrid(window, maxWidth, maxHeight);
+    const auto covers = [](Index pixels, Index perPixel, Index cells) {
+        return pixels >= 1 && perPixel >= 1 && pixels <= cells && perPixel <= cells
+            && (pixels - 1) * perPixel < cells && pixels * perPixel >= cells;
+    };
+    if (!covers(grid.width, grid.colsPerPixel, window.cols())
+        || !covers(grid.height, grid.rowsPerPixel, window.rows()))
+        throw InvalidArgument(std::string(who) + ": a grid of "
+                              + shapeString(grid.height, grid.width) + " pixels of "
+                              + shapeString(grid.rowsPerPixel, grid.colsPerPixel)
+                              + " cells does not cover a window of "
+                              + shapeString(window.rows(), window.cols()) + " cells");
     const bool max = pooling == TilePooling::Max;
     const bool wantMean = std::find(heads.begin(), heads.end(), kHeadMean) != heads.end();
     // Heads computed per block: every head for the mean, else the requested ones.
@@ -594,6 +632,34 @@ PooledTile<T> TileEngine<T>::render(Index head, const TileWindow &window, Index 
                                     Index maxHeight, TilePooling pooling)
 {
     return std::move(render(std::vector<Index> {head}, window, maxWidth, maxHeight, pooling)[0]);
+}
+
+template<typename T> bool TileEngine<T>::rowStatisticsComplete(Index head) const
+{
+    checkHead(head, "TileEngine::rowStatisticsComplete");
+    const Index first = head == kHeadMean ? 0 : head;
+    const Index last = head == kHeadMean ? m_heads : head + 1;
+    for (Index h = first; h < last; ++h)
+        if (!statsKnown(h, 0, queries()))
+            return false;
+    return true;
+}
+
+template<typename T> double TileEngine<T>::maxWeight(Index head) const
+{
+    if (!rowStatisticsComplete(head))
+        throw InvalidArgument("TileEngine::maxWeight: the row statistics of head "
+                              + std::to_string(head) + " are not computed yet");
+    const Index first = head == kHeadMean ? 0 : head;
+    const Index last = head == kHeadMean ? m_heads : head + 1;
+    double best = 0;
+    for (Index h = first; h < last; ++h) {
+        const RowStats &st = m_stats[std::size_t(h)];
+        for (Index i = 0; i < queries(); ++i)
+            if (st.shift[std::size_t(i)] != -std::numeric_limits<T>::infinity())
+                best = std::max(best, double(st.inverseSum[std::size_t(i)]));
+    }
+    return best;
 }
 
 template<typename T> RowMetrics TileEngine<T>::rowMetrics(Index head, const CancelToken &cancel)

@@ -63,6 +63,13 @@ struct TileGrid
 /// window is empty or maxWidth, maxHeight < 1.
 TileGrid tileGrid(const TileWindow &window, Index maxWidth, Index maxHeight);
 
+/// The grid of `window` with exactly rowsPerPixel × colsPerPixel cells per pixel (the last pixel
+/// row or column may cover fewer): the tiles of one zoom level of a tile pyramid share their
+/// pixel size whatever their window's size (a pixel covers at most the whole window). Throws
+/// InvalidArgument when the window is empty or
+/// rowsPerPixel, colsPerPixel < 1.
+TileGrid tileGridWithCells(const TileWindow &window, Index rowsPerPixel, Index colsPerPixel);
+
 /// One pooled image of a window.
 template<typename T> struct PooledTile
 {
@@ -139,6 +146,14 @@ public:
                                       Index maxWidth, Index maxHeight, TilePooling pooling,
                                       std::vector<RowMetrics> *metrics = nullptr,
                                       const CancelToken &cancel = {});
+    /// render() on the given grid (tileGridWithCells or tileGrid of `window`) instead of
+    /// tileGrid(window, maxWidth, maxHeight). Throws InvalidArgument as render(), and when the
+    /// grid does not cover the window (grid.width · colsPerPixel < window.cols() or
+    /// (grid.width − 1) · colsPerPixel ≥ window.cols(), likewise for rows).
+    std::vector<PooledTile<T>> render(const std::vector<Index> &heads, const TileWindow &window,
+                                      const TileGrid &grid, TilePooling pooling,
+                                      std::vector<RowMetrics> *metrics = nullptr,
+                                      const CancelToken &cancel = {});
     /// render() of one head (or kHeadMean).
     PooledTile<T> render(Index head, const TileWindow &window, Index maxWidth, Index maxHeight,
                          TilePooling pooling);
@@ -150,6 +165,15 @@ public:
     /// and row i's max and sum (row i is computed once if they are not known yet). Throws
     /// InvalidArgument when i, j or the head are out of range.
     TileCell cell(Index head, Index i, Index j);
+
+    /// True once every row's max and sum of `head` (every head for kHeadMean) are known: after
+    /// a render() whose window spans every key and every query, or rowMetrics().
+    bool rowStatisticsComplete(Index head) const;
+    /// The largest weight of `head` over every cell, max_i 1 / Σ_j exp(x_ij − max_j x_ij) (a
+    /// row's largest weight is exp(0) / Σ); for kHeadMean the largest of the heads' (an upper
+    /// bound of the mean's). 0 when every row is fully masked. Throws InvalidArgument when the
+    /// head is out of range or rowStatisticsComplete(head) is false.
+    double maxWeight(Index head) const;
 
     /// The window covering every cell.
     TileWindow fullWindow() const { return {0, queries(), 0, keys()}; }

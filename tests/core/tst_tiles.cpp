@@ -12,6 +12,7 @@
 #include "core/metrics.h"
 #include "core/random.h"
 #include "core/tiles/tileengine.h"
+#include "core/tiles/tilepyramid.h"
 #include "testutil.h"
 
 #include <QTest>
@@ -418,6 +419,145 @@ private slots:
         const TileWindow around {spikeRow - 100, spikeRow + 57, spikeCol - 300, spikeCol + 3};
         const PooledTile<double> z = engine.render(0, around, 16, 16, TilePooling::Max);
         QVERIFY(z.values.maxCoeff() > 0.999);
+    }
+
+    /// Every tile of every level of a pyramid, rendered on its fixed grid, equals the pooling of
+    /// the materialized weights over the same pixels; a level's tiles partition the weights and
+    /// their pixels start at multiples of 2^level; the largest weight is the materialized one.
+    void pyramidTilesEqualMaterialized_data()
+    {
+        QTest::addColumn<Index>("nQ");
+        QTest::addColumn<Index>("nK");
+        QTest::addColumn<Index>("tilePixels");
+        QTest::addColumn<MaskKind>("mask");
+        QTest::newRow("70x53 t8 causal") << Index(70) << Index(53) << Index(8) << MaskKind::Causal;
+        QTest::newRow("33x97 t5 custom") << Index(33) << Index(97) << Index(5) << MaskKind::Custom;
+        QTest::newRow("64x64 t16 none") << Index(64) << Index(64) << Index(16) << MaskKind::None;
+        QTest::newRow("41x41 t3 padding")
+            << Index(41) << Index(41) << Index(3) << MaskKind::Padding;
+    }
+    void pyramidTilesEqualMaterialized()
+    {
+        QFETCH(Index, nQ);
+        QFETCH(Index, nK);
+        QFETCH(Index, tilePixels);
+        QFETCH(MaskKind, mask);
+        const Index heads = 2, dK = 4;
+        Generator rng {std::uint64_t(101 + nQ + 7 * nK + int(mask))};
+        const MatrixD q = randomMatrix<double>(rng, nQ, heads * dK, 1.5);
+        const MatrixD k = randomMatrix<double>(rng, nK, heads * dK, 1.5);
+        const AttentionMask m = makeMask(mask, nQ, nK, rng);
+        const Reference<double> ref = materialize<double>(q, k, heads, m, {});
+        TileEngine<double> engine(q, k, heads, m);
+        QVERIFY(!engine.rowStatisticsComplete(0));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, engine.maxWeight(0));
+        const TilePyramid pyramid(nQ, nK, tilePixels);
+        QVERIFY(pyramid.tileCells(pyramid.topLevel()) >= std::max(nQ, nK));
+        QVERIFY(pyramid.topLevel() == 0
+                || pyramid.tileCells(pyramid.topLevel() - 1) < std::max(nQ, nK));
+        // Top level first, as a view's first full view does: it records every row's statistics.
+        for (int level = pyramid.topLevel(); level >= 0; --level) {
+            const Index per = TilePyramid::cellsPerPixel(level);
+            Index cells = 0;
+            for (Index ty = 0; ty < pyramid.tilesDown(level); ++ty) {
+                for (Index tx = 0; tx < pyramid.tilesAcross(level); ++tx) {
+                    const TileWindow w = pyramid.tileWindow(level, {tx, ty});
+                    const TileGrid g = pyramid.tileGrid(level, {tx, ty});
+                    cells += w.rows() * w.cols();
+                    QCOMPARE(w.rowBegin % per, Index(0));
+                    QCOMPARE(w.colBegin % per, Index(0));
+                    QVERIFY(g.width <= tilePixels && g.height <= tilePixels);
+                    const std::vector<PooledTile<double>> tiles = engine.render(
+                        {0, 1, kHeadMean}, w, g, tx % 2 ? TilePooling::Mean : TilePooling::Max);
+                    for (std::size_t a = 0; a < 3; ++a) {
+                        const MatrixD &weights = a == 2 ? ref.mean : ref.heads[a].weights;
+                        MatrixD values;
+                        MatrixB states;
+                        poolReference(weights, m, w, g, tiles[a].pooling, values, states);
+                        ATTN_COMPARE_CLOSE(tiles[a].values, values, 1e-12, 0.0);
+                        QVERIFY(tiles[a].maskState == states);
+                        for (Index y = 0; y < g.height; ++y)
+                            QCOMPARE(tiles[a].pixelRowBegin(y) % per, Index(0));
+                    }
+                }
+            }
+            QCOMPARE(cells, nQ * nK);
+            QVERIFY(engine.rowStatisticsComplete(kHeadMean));
+        }
+        for (Index h = 0; h < heads; ++h) {
+            double best = 0;
+            for (Index i = 0; i < nQ; ++i)
+                for (Index j = 0; j < nK; ++j)
+                    if (!m.state(i, j))
+                        best = std::max(best, ref.heads[std::size_t(h)].weights(i, j));
+            QVERIFY2(std::abs(engine.maxWeight(h) - best) <= 1e-12,
+                     qPrintable(QString::number(engine.maxWeight(h) - best)));
+        }
+        QCOMPARE(engine.maxWeight(kHeadMean), std::max(engine.maxWeight(0), engine.maxWeight(1)));
+    }
+
+    void pyramidLevelsAndCovering()
+    {
+        const TilePyramid p(16384, 16384, 256);
+        QCOMPARE(p.topLevel(), 6); // 256 · 2^6 = 16 384
+        QCOMPARE(p.tilesAcross(5), Index(2));
+        QCOMPARE(p.tilesDown(0), Index(64));
+        // ⌈log₂⌉ of the zoom, clamped: each tile pixel takes 1 to 2 screen pixels.
+        QCOMPARE(p.levelFor(0.25), 0);
+        QCOMPARE(p.levelFor(1.0), 0);
+        QCOMPARE(p.levelFor(1.01), 1);
+        QCOMPARE(p.levelFor(2.0), 1);
+        QCOMPARE(p.levelFor(20.5), 5);
+        QCOMPARE(p.levelFor(1e9), 6);
+        QCOMPARE(p.levelFor(std::nan("")), 0);
+        // A view of 700 × 900 cells around (5000, 9000) at level 1 (512-cell tiles).
+        const CellRect view {4650, 5350, 8550, 9450};
+        const std::vector<TileIndex> tiles = p.tilesCovering(1, view);
+        Index expected = 0;
+        for (Index ty = 4650 / 512; ty <= 5349 / 512; ++ty)
+            for (Index tx = 8550 / 512; tx <= 9449 / 512; ++tx, ++expected) {
+                const TileIndex t {tx, ty};
+                QVERIFY(std::find(tiles.begin(), tiles.end(), t) != tiles.end());
+            }
+        QCOMPARE(Index(tiles.size()), expected);
+        // The tile holding the centre comes first; distances never decrease.
+        QCOMPARE(tiles.front(), (TileIndex {9000 / 512, 5000 / 512}));
+        const auto distance = [](const TileIndex &t) {
+            const double dy = (double(t.ty) + 0.5) * 512 - 5000,
+                         dx = (double(t.tx) + 0.5) * 512 - 9000;
+            return dx * dx + dy * dy;
+        };
+        for (std::size_t a = 1; a < tiles.size(); ++a)
+            QVERIFY(distance(tiles[a - 1]) <= distance(tiles[a]));
+        // Clipped to the weights; nothing outside them.
+        QCOMPARE(p.tilesCovering(6, {-100, 20000, -5, 30000}).size(), std::size_t(1));
+        QVERIFY(p.tilesCovering(0, {17000, 18000, 0, 10}).empty());
+        QVERIFY(p.tilesCovering(0, {10, 10, 0, 10}).empty());
+        // The last tile of a level is clipped, its pixels still 2^level cells.
+        const TilePyramid q(1000, 300, 64);
+        const TileWindow last = q.tileWindow(2, {q.tilesAcross(2) - 1, q.tilesDown(2) - 1});
+        QCOMPARE(last.rowEnd, Index(1000));
+        QCOMPARE(last.colEnd, Index(300));
+        QCOMPARE(last.rowBegin, Index(768));
+        QCOMPARE(last.colBegin, Index(256));
+        const TileGrid g = q.tileGrid(2, {1, 3});
+        QCOMPARE(g.rowsPerPixel, Index(4));
+        QCOMPARE(g.colsPerPixel, Index(4));
+        QCOMPARE(g.height, Index(58)); // ⌈232 / 4⌉
+        QCOMPARE(g.width, Index(11)); // ⌈44 / 4⌉
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, q.tileWindow(2, {5, 0}));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, q.tileWindow(9, {0, 0}));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, TilePyramid(0, 5, 8));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, TilePyramid(5, 5, 0));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, tileGridWithCells({0, 4, 0, 4}, 0, 1));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, tileGridWithCells({0, 0, 0, 4}, 1, 1));
+        // A grid that does not cover its window is refused.
+        const MatrixD qq = MatrixD::Ones(8, 2), kk = MatrixD::Ones(8, 2);
+        TileEngine<double> e(qq, kk, 1);
+        TileGrid bad = tileGridWithCells({0, 8, 0, 8}, 2, 2);
+        bad.width = 3; // 3 · 2 < 8
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                                 e.render({0}, {0, 8, 0, 8}, bad, TilePooling::Max));
     }
 
     void badArgumentsThrow()

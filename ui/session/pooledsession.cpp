@@ -21,6 +21,64 @@ template<typename T>
 void computePooled(const SessionParameters &p, int side, TilePooling pooling, SessionResult &r,
                    const std::function<bool()> &cancelled)
 {
+    TileEngine<T> engine = sessionTileEngine<T>(p, cancelled);
+    r.scale = engine.scale();
+
+    std::vector<Index> heads;
+    for (Index h = 0; h < p.heads; ++h)
+        heads.push_back(h);
+    if (p.heads > 1)
+        heads.push_back(kHeadMean);
+    // The engine polls an atomic flag while it runs; `cancelled` is asked before the pass.
+    std::atomic<bool> stop {cancelled && cancelled()};
+    if (stop.load())
+        throw Cancelled();
+    std::vector<PooledTile<T>> tiles
+        = engine.render(heads, engine.fullWindow(), side, side, pooling, nullptr, &stop);
+
+    pooledTilesResult(tiles, p.heads, r);
+}
+
+} // namespace
+
+template<typename T>
+void pooledTilesResult(std::vector<PooledTile<T>> &tiles, Index heads, SessionResult &r)
+{
+    const TileGrid g = tiles.front().grid;
+    const TileWindow window = tiles.front().window;
+    const TilePooling pooling = tiles.front().pooling;
+    r.weights.resize(std::size_t(heads));
+    for (Index h = 0; h < heads; ++h) {
+        r.weights[std::size_t(h)] = tiles[std::size_t(h)].values.template cast<double>();
+        tiles[std::size_t(h)].values = Matrix<T>();
+    }
+    r.weightsMean
+        = heads > 1 ? MatrixD(tiles.back().values.template cast<double>()) : r.weights.front();
+    r.maskState = tiles.front().maskState;
+    // A pixel row is fully masked when every pixel of it is (every cell of its rows masked).
+    std::vector<std::uint8_t> rowMasked(std::size_t(g.height), 0);
+    for (Index y = 0; y < g.height; ++y)
+        rowMasked[std::size_t(y)] = (r.maskState.row(y).array() != 0).all() ? 1 : 0;
+    r.fullyMasked.assign(std::size_t(heads), rowMasked);
+    r.queryIndex.resize(std::size_t(g.height));
+    for (Index y = 0; y < g.height; ++y)
+        r.queryIndex[std::size_t(y)] = int(window.rowBegin + y * g.rowsPerPixel);
+    r.keyIndex.resize(std::size_t(g.width));
+    for (Index x = 0; x < g.width; ++x)
+        r.keyIndex[std::size_t(x)] = int(window.colBegin + x * g.colsPerPixel);
+    r.viewNote
+        = QStringLiteral("tile engine: %1 of %2 \u00d7 %3 cells per pixel")
+              .arg(pooling == TilePooling::Max ? QStringLiteral("max") : QStringLiteral("mean"))
+              .arg(g.rowsPerPixel)
+              .arg(g.colsPerPixel);
+}
+
+template void pooledTilesResult<float>(std::vector<PooledTile<float>> &, Index, SessionResult &);
+template void pooledTilesResult<double>(std::vector<PooledTile<double>> &, Index, SessionResult &);
+
+template<typename T>
+TileEngine<T> sessionTileEngine(const SessionParameters &p, const std::function<bool()> &cancelled)
+{
     // Inputs as the window draws them (core/engine/sessioninputs.h), projected as
     // MultiheadAttention::forward: q = X W_Qᵀ + b_Q (n_q × d_model), k = E W_Kᵀ + b_K.
     const EngineParameters ep = engineParameters(p);
@@ -45,49 +103,13 @@ void computePooled(const SessionParameters &p, int side, TilePooling pooling, Se
     options.scaleExponent = p.scaleExponent;
     options.temperature = p.temperature;
     options.checkFinite = false; // projections of finite seeded inputs
-    TileEngine<T> engine(std::move(q), std::move(k), p.heads, ep.attentionMask(), options);
-    r.scale = engine.scale();
-
-    std::vector<Index> heads;
-    for (Index h = 0; h < p.heads; ++h)
-        heads.push_back(h);
-    if (p.heads > 1)
-        heads.push_back(kHeadMean);
-    // The engine polls an atomic flag while it runs; `cancelled` is asked before the pass.
-    std::atomic<bool> stop {cancelled && cancelled()};
-    if (stop.load())
-        throw Cancelled();
-    std::vector<PooledTile<T>> tiles
-        = engine.render(heads, engine.fullWindow(), side, side, pooling, nullptr, &stop);
-
-    const TileGrid g = tiles.front().grid;
-    r.weights.resize(std::size_t(p.heads));
-    for (Index h = 0; h < p.heads; ++h) {
-        r.weights[std::size_t(h)] = tiles[std::size_t(h)].values.template cast<double>();
-        tiles[std::size_t(h)].values = Matrix<T>();
-    }
-    r.weightsMean
-        = p.heads > 1 ? MatrixD(tiles.back().values.template cast<double>()) : r.weights.front();
-    r.maskState = tiles.front().maskState;
-    // A pixel row is fully masked when every pixel of it is (every cell of its rows masked).
-    std::vector<std::uint8_t> rowMasked(std::size_t(g.height), 0);
-    for (Index y = 0; y < g.height; ++y)
-        rowMasked[std::size_t(y)] = (r.maskState.row(y).array() != 0).all() ? 1 : 0;
-    r.fullyMasked.assign(std::size_t(p.heads), rowMasked);
-    r.queryIndex.resize(std::size_t(g.height));
-    for (Index y = 0; y < g.height; ++y)
-        r.queryIndex[std::size_t(y)] = int(y * g.rowsPerPixel);
-    r.keyIndex.resize(std::size_t(g.width));
-    for (Index x = 0; x < g.width; ++x)
-        r.keyIndex[std::size_t(x)] = int(x * g.colsPerPixel);
-    r.viewNote
-        = QStringLiteral("tile engine: %1 of %2 \u00d7 %3 cells per pixel")
-              .arg(pooling == TilePooling::Max ? QStringLiteral("max") : QStringLiteral("mean"))
-              .arg(g.rowsPerPixel)
-              .arg(g.colsPerPixel);
+    return TileEngine<T>(std::move(q), std::move(k), p.heads, ep.attentionMask(), options);
 }
 
-} // namespace
+template TileEngine<float> sessionTileEngine<float>(const SessionParameters &,
+                                                    const std::function<bool()> &);
+template TileEngine<double> sessionTileEngine<double>(const SessionParameters &,
+                                                      const std::function<bool()> &);
 
 QString pooledSessionUnsupported(const SessionParameters &p)
 {

@@ -38,6 +38,25 @@ QString pooledSessionUnsupported(const SessionParameters &params);
 /// The bytes of computePooledSession(params, side) (params valid, seeded inputs).
 PooledSessionBytes pooledSessionBytes(const SessionParameters &params, int side);
 
+/// The tile engine of the session's attention: the seeded inputs as computeSession draws them
+/// (params.tensors unset), projected to queries and keys as MultiheadAttention::forward does
+/// (q = X W_Qᵀ + b_Q, k = E W_Kᵀ + b_K, n × d_model each, heads side by side), with the
+/// session's mask, α and τ. `params` must be valid up to maxLongSequence and
+/// pooledSessionUnsupported(params) empty. Throws Cancelled when `cancelled` says so after the
+/// projections, InvalidArgument from the engine, std::bad_alloc when memory runs out.
+template<typename T>
+TileEngine<T> sessionTileEngine(const SessionParameters &params,
+                                const std::function<bool()> &cancelled = {});
+
+/// The images of one TileEngine::render() of heads 0 … heads − 1, then kHeadMean when heads > 1
+/// (all of one window and grid), as a SessionResult whose cells are the pixels: weights and
+/// weightsMean grid.height × grid.width (float64), maskState, fullyMasked per pixel row,
+/// queryIndex / keyIndex the first query / key of each pixel row / column, viewNote "tile
+/// engine: max of 16 × 16 cells per pixel". Moves the values out of `tiles`. Scores, scaled
+/// scores and per-row metrics are not filled.
+template<typename T>
+void pooledTilesResult(std::vector<PooledTile<T>> &tiles, Index heads, SessionResult &r);
+
 /// The session's weights (seeded inputs as computeSession draws them, params.tensors unset) by
 /// the tile engine: per head and for the mean over heads the full view pooled to
 /// tileGrid(n_q × n_k, side, side) by `pooling`. The result's weights / weightsMean are
