@@ -13,8 +13,15 @@
 // and delivered (AttentionSession::workStats): intermediate requests must be dropped, never
 // queued, so the final parameters reach the screen about one computation after the last step.
 //
+// With --long N it measures the Long tab instead (bench/longmapbench.h): the first full view of
+// n = N and zoom and pan steps to views of at most 1024 × 1024 cells, each from the wheel or
+// mouse event to the first paint after the view's last tile arrived, and the longest event the
+// GUI thread handled meanwhile.
+//
 // Prints a text table (or --format json). Times are wall clock (steady clock), milliseconds.
 // Nothing here asserts a time; the CTest smoke test runs a tiny count only.
+
+#include "longmapbench.h"
 
 #include "ui/charts/scalingsweeprunner.h"
 #include "ui/panels/controlpanel.h"
@@ -311,7 +318,7 @@ int main(int argc, char **argv)
 {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
+    TimedApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("attn_bench_gui"));
 
     QCommandLineParser parser;
@@ -345,8 +352,17 @@ int main(int argc, char **argv)
                                       QStringLiteral("type"));
     const QCommandLineOption formatOpt(QStringLiteral("format"), QStringLiteral("text or json."),
                                        QStringLiteral("format"), QStringLiteral("text"));
+    const QCommandLineOption longOpt(
+        QStringLiteral("long"),
+        QStringLiteral("Measure the Long tab at this sequence length instead (e.g. 16384)."),
+        QStringLiteral("n"));
+    const QCommandLineOption longStepsOpt(QStringLiteral("long-steps"),
+                                          QStringLiteral("Zoom and pan steps (default 40)."),
+                                          QStringLiteral("count"), QStringLiteral("40"));
+    const QCommandLineOption longMeanOpt(QStringLiteral("long-mean"),
+                                         QStringLiteral("Show the mean over heads, not head 0."));
     parser.addOptions({casesOpt, dModelOpt, headsOpt, changesOpt, warmupOpt, gapOpt, dragOpt,
-                       dragMsOpt, dtypeOpt, formatOpt});
+                       dragMsOpt, dtypeOpt, formatOpt, longOpt, longStepsOpt, longMeanOpt});
     parser.process(app);
 
     QTextStream err(stderr);
@@ -377,6 +393,23 @@ int main(int argc, char **argv)
     MainWindow window;
     window.resize(window.sizeHint());
     window.show();
+    if (parser.isSet(longOpt)) {
+        window.resize(1600, 900);
+        LongMapBenchOptions o;
+        bool okN = false, okSteps = false;
+        o.n = parser.value(longOpt).toInt(&okN);
+        o.steps = parser.value(longStepsOpt).toInt(&okSteps);
+        if (!okN || o.n < 2 || o.n > SessionParameters::maxLongSequence || !okSteps || o.steps < 1)
+            return fail(QStringLiteral("--long takes a length 2 … %1, --long-steps a count ≥ 1")
+                            .arg(SessionParameters::maxLongSequence));
+        o.dModel = dModel;
+        o.heads = heads;
+        o.mean = parser.isSet(longMeanOpt);
+        o.json = format == QLatin1String("json");
+        o.dtype = parser.value(dtypeOpt);
+        QTextStream out(stdout);
+        return runLongMapBench(app, window, o, out, err);
+    }
     auto *alpha = window.controlPanel()->findChild<QSlider *>(QStringLiteral("alphaSlider"));
     if (!alpha)
         return fail(QStringLiteral("the control panel has no α slider (alphaSlider)"));

@@ -14,6 +14,7 @@
 #include "ui/views/compareview.h"
 #include "ui/views/figurecanvas.h"
 #include "ui/views/heatmapwidget.h"
+#include "ui/views/longmapview.h"
 #include "ui/views/modelview.h"
 #include "ui/views/positionsview.h"
 #include "ui/views/stepsview.h"
@@ -928,7 +929,9 @@ private slots:
         AttentionSession session;
         auto *heads = new HeatmapWidget;
         AttentionViews views(heads, &session);
-        QCOMPARE(views.count(), 6);
+        QCOMPARE(views.count(), 7);
+        QCOMPARE(views.tabText(AttentionViews::LongTab), QStringLiteral("Long"));
+        QCOMPARE(views.widget(AttentionViews::LongTab), views.longMapView());
         QCOMPARE(views.tabText(AttentionViews::PositionsTab), QStringLiteral("Positions"));
         QCOMPARE(views.widget(AttentionViews::PositionsTab), views.positionsView());
         QCOMPARE(views.tabText(AttentionViews::HeadsTab), QStringLiteral("Heads"));
@@ -947,8 +950,8 @@ private slots:
         QTRY_COMPARE(results.count(), 1);
         QCOMPARE(views.stepsView()->result(), session.result());
         QCOMPARE(views.compareView()->resultA(), session.result());
-        QCOMPARE(views.tabActions().size(), 6);
-        for (int tab = 0; tab < 6; ++tab)
+        QCOMPARE(views.tabActions().size(), 7);
+        for (int tab = 0; tab < 7; ++tab)
             QCOMPARE(views.tabActions()[tab]->shortcut(),
                      QKeySequence(QStringLiteral("Ctrl+Alt+%1").arg(tab + 1)));
         views.tabActions()[2]->trigger();

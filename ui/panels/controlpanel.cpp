@@ -154,8 +154,10 @@ void ControlPanel::buildUi()
     m_nSpin->setObjectName(QStringLiteral("nSpin"));
     m_nSpin->setRange(1, maxN);
     m_nSpin->setToolTip(tr("Sequence length n: number of query positions (1 … %1). The heatmaps "
-                           "are n × n (n × n_k for cross-attention).")
-                            .arg(maxN));
+                           "are n × n (n × n_k for cross-attention). Longer sequences, up to "
+                           "%2 tokens: the Long tab (Ctrl+Alt+7).")
+                            .arg(maxN)
+                            .arg(SessionParameters::maxLongSequence));
     nLayout->addWidget(m_nSlider, 1);
     nLayout->addWidget(m_nSpin);
     auto *nLabel = new QLabel(tr("&n:"), sequenceBox);

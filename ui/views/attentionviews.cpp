@@ -4,6 +4,7 @@
 #include "ui/session/attentionsession.h"
 #include "ui/views/compareview.h"
 #include "ui/views/heatmapwidget.h"
+#include "ui/views/longmapview.h"
 #include "ui/views/modelview.h"
 #include "ui/views/positionsview.h"
 #include "ui/views/stepsview.h"
@@ -21,6 +22,7 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     , m_tokens(new TokensView)
     , m_model(new ModelView)
     , m_positions(new PositionsView)
+    , m_long(new LongMapView)
 {
     setObjectName(QStringLiteral("attentionViews"));
     setDocumentMode(true);
@@ -29,12 +31,14 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     m_compare->setObjectName(QStringLiteral("compareView"));
     m_tokens->setObjectName(QStringLiteral("tokensView"));
     m_positions->setObjectName(QStringLiteral("positionsView"));
+    m_long->setObjectName(QStringLiteral("longMapView"));
     addTab(m_heads, tr("Heads"));
     addTab(m_steps, tr("Steps"));
     addTab(m_compare, tr("Compare A/B"));
     addTab(m_tokens, tr("Tokens"));
     addTab(m_positions, tr("Positions"));
     addTab(m_model, tr("Model"));
+    addTab(m_long, tr("Long"));
     setTabToolTip(HeadsTab, tr("Attention weights of every head and their mean"));
     setTabToolTip(StepsTab,
                   tr("One head's pipeline: raw scores Q Kᵀ → scaled + masked scores → "
@@ -53,9 +57,14 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
                   tr("The sinusoidal positional encoding PE of this n and d_model and its "
                      "similarity PE·PEᵀ: nearby positions are alike, and only the offset "
                      "matters"));
+    setTabToolTip(LongTab,
+                  tr("This session's attention at a long sequence length (up to %1 tokens), "
+                     "computed exactly in tiles at the zoom shown, without the n × n matrix")
+                      .arg(SessionParameters::maxLongSequence));
 
-    const QStringList names = {tr("&Heads View"),  tr("&Steps View"),     tr("&Compare A/B View"),
-                               tr("&Tokens View"), tr("&Positions View"), tr("&Model View")};
+    const QStringList names
+        = {tr("&Heads View"),     tr("&Steps View"), tr("&Compare A/B View"),  tr("&Tokens View"),
+           tr("&Positions View"), tr("&Model View"), tr("&Long Sequence View")};
     for (int tab = 0; tab < names.size(); ++tab) {
         auto *action = new QAction(names[tab], this);
         action->setObjectName(QStringLiteral("tabAction%1").arg(tab));
@@ -77,6 +86,8 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     connect(session, &AttentionSession::parametersChanged, m_positions,
             &PositionsView::setParameters);
     m_positions->setParameters(session->parameters());
+    connect(session, &AttentionSession::parametersChanged, m_long, &LongMapView::setParameters);
+    m_long->setParameters(session->parameters());
     if (const auto r = session->result(); r && r->ok()) {
         m_steps->setResult(r);
         m_compare->setResultA(r);
@@ -120,6 +131,7 @@ QJsonObject AttentionViews::state() const
     if (!compare.isEmpty()) // B's settings once there are any
         state.insert(QStringLiteral("compare"), compare);
     state.insert(QStringLiteral("tokens"), m_tokens->state());
+    state.insert(QStringLiteral("long_map"), m_long->state());
     return state;
 }
 
@@ -145,6 +157,9 @@ void AttentionViews::setState(const QJsonObject &state)
     const QJsonValue tokens = state.value(QLatin1String("tokens"));
     if (tokens.isObject())
         m_tokens->setState(tokens.toObject());
+    const QJsonValue longMap = state.value(QLatin1String("long_map"));
+    if (longMap.isObject())
+        m_long->setState(longMap.toObject());
 }
 
 QJsonArray AttentionViews::tabPath(const QTabWidget *tabs)

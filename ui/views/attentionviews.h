@@ -8,7 +8,8 @@
 // go to the first four (Tokens gets what the Heads tab shows: trimmed padding and hidden keys
 // applied), its parameters to Positions; clicking a head's tile in the grid selects that head in
 // Steps and Compare; clicking a thumbnail of the Model tab asks for that layer and head
-// (thumbnailRequested).
+// (thumbnailRequested). "Long" (LongMapView) draws the session's attention at a sequence length
+// of its own, up to SessionParameters::maxLongSequence, from tiles computed at the zoom shown.
 
 #include <QJsonArray>
 #include <QJsonObject>
@@ -22,6 +23,7 @@ namespace attn {
 class AttentionSession;
 class CompareView;
 class HeatmapWidget;
+class LongMapView;
 class ModelView;
 class PositionsView;
 class StepsView;
@@ -37,7 +39,8 @@ public:
         CompareTab = 2,
         TokensTab = 3,
         PositionsTab = 4,
-        ModelTab = 5
+        ModelTab = 5,
+        LongTab = 6
     };
 
     /// `heads` becomes the first tab (reparented); `session` is not owned.
@@ -49,17 +52,18 @@ public:
     TokensView *tokensView() const { return m_tokens; }
     PositionsView *positionsView() const { return m_positions; }
     ModelView *modelView() const { return m_model; }
+    LongMapView *longMapView() const { return m_long; }
     /// "Heads View", "Steps View", "Compare A/B View", "Tokens View", "Positions View", "Model
-    /// View" (Ctrl+Alt+1 … 6): switch
-    /// tabs. They work
-    /// while the window is active; a View menu may list them too.
+    /// View", "Long Sequence View" (Ctrl+Alt+1 … 7): switch tabs. They work while the window is
+    /// active; a View menu may list them too.
     QList<QAction *> tabActions() const { return m_tabActions; }
 
     /// What the three views show, for session files (keys in ui/document/sessionfile.h):
     /// "heatmap" (the Heads view's options: view, head, colormap …), "transform" (trimmed
     /// padding, hidden keys), "row_strip", "compare" (B of the A/B view, once there is
     /// any) and "tokens" (the Tokens tab: sub-view, heads shown, head and query of the coloured
-    /// text). The current tab is part of tabPath.
+    /// text) and "long_map" (the Long tab: n, head, pooling, colour scale). The current tab is
+    /// part of tabPath.
     QJsonObject state() const;
     /// Applies the keys present in `state` (colours and font follow the palette again);
     /// unknown keys and values are ignored.
@@ -82,6 +86,7 @@ private:
     TokensView *m_tokens;
     ModelView *m_model;
     PositionsView *m_positions;
+    LongMapView *m_long;
     QList<QAction *> m_tabActions;
 };
 

@@ -1,0 +1,384 @@
+// The Long tab (LongMapView over LongMapTiles) on maps small enough to materialize: the first
+// full view, a zoomed view and a panned view export exactly the max- and mean-pooled weights of
+// computeSession's materialized weights over the visible window (float64 1e-12, float32 1e-6);
+// the tiles drawn carry the colours of those pooled values; zooming and panning compute only the
+// tiles that came into sight, and until they arrive the coarser level is drawn; the hover
+// readout gives the materialized raw score, scaled score, weight and mask state and names the
+// pixel's cell range and pooling; Cancel stops the first full view; the memory budget, RoPE and
+// loaded tensors are refused with messages; the state round-trips.
+
+#include "ui/render/colormap.h"
+#include "ui/render/figurefile.h"
+#include "ui/render/longmaptiles.h"
+#include "ui/session/sessioncompute.h"
+#include "ui/views/attentionviews.h"
+#include "ui/views/longmapview.h"
+
+#include "core/mask.h"
+#include "core/npy.h"
+
+#include <QImage>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+#include <limits>
+
+using namespace attn;
+
+namespace {
+
+SessionParameters smallParameters()
+{
+    SessionParameters p;
+    p.dModel = 16;
+    p.heads = 2;
+    p.mask = MaskChoice::Causal;
+    p.seed = 7;
+    return p;
+}
+
+/// Max or mean of each block of `per` × `per` unmasked cells of `w` in `window` (0 where every
+/// cell is masked), pixel by pixel.
+MatrixD poolReference(const MatrixD &w, const MatrixB &mask, Index r0, Index r1, Index c0, Index c1,
+                      Index perRow, Index perCol, bool max)
+{
+    const Index h = (r1 - r0 + perRow - 1) / perRow, wd = (c1 - c0 + perCol - 1) / perCol;
+    MatrixD out(h, wd);
+    for (Index y = 0; y < h; ++y)
+        for (Index x = 0; x < wd; ++x) {
+            double best = -std::numeric_limits<double>::infinity(), sum = 0;
+            Index count = 0;
+            for (Index i = r0 + y * perRow; i < std::min(r1, r0 + (y + 1) * perRow); ++i)
+                for (Index j = c0 + x * perCol; j < std::min(c1, c0 + (x + 1) * perCol); ++j) {
+                    if (mask(i, j))
+                        continue;
+                    best = std::max(best, w(i, j));
+                    sum += w(i, j);
+                    ++count;
+                }
+            out(y, x) = count == 0 ? 0.0 : (max ? best : sum / double(count));
+        }
+    return out;
+}
+
+bool waitFor(const std::function<bool()> &done, int ms = 60000)
+{
+    return QTest::qWaitFor(done, ms);
+}
+
+} // namespace
+
+class TestLongMap : public QObject
+{
+    Q_OBJECT
+
+private:
+    /// A shown view of n tokens with 16-pixel tiles, its first full view on screen.
+    std::unique_ptr<LongMapView> makeView(const SessionParameters &p, int n, int tilePixels = 16)
+    {
+        auto view = std::make_unique<LongMapView>(nullptr, tilePixels);
+        view->resize(760, 620);
+        view->setParameters(p);
+        view->setLength(n);
+        QSignalSpy shown(view.get(), &LongMapView::fullViewShown);
+        view->show();
+        if (!QTest::qWaitForWindowExposed(view.get()))
+            return nullptr;
+        if (!shown.wait(60000))
+            return nullptr;
+        return view;
+    }
+
+    /// The visible window's weights exported as .npz, against the materialized pooling.
+    void checkExport(LongMapView &view, const SessionResult &ref, double tol, const char *what)
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("window.npz"));
+        QSignalSpy done(&view, &LongMapView::exported);
+        view.exportWindow(path);
+        QVERIFY(done.wait(60000));
+        QVERIFY2(done.first().at(1).toString().isEmpty(),
+                 qPrintable(done.first().at(1).toString()));
+        const auto members = readNpz(path.toStdString());
+        const auto find = [&](const char *name) -> const NpyArray & {
+            for (const auto &m : members)
+                if (m.first == name)
+                    return m.second;
+            static const NpyArray none;
+            return none;
+        };
+        const NpyArray &weights = find("weights");
+        const NpyArray &qi = find("query_index");
+        const NpyArray &ki = find("key_index");
+        QCOMPARE(weights.ndim(), 3);
+        QCOMPARE(weights.shape[0], std::int64_t(ref.headCount()));
+        const Index rows = weights.shape[1], cols = weights.shape[2];
+        const Index r0 = Index(qi.values.front()), c0 = Index(ki.values.front());
+        const Index perRow = rows > 1 ? Index(qi.values[1] - qi.values[0]) : 1;
+        const Index perCol = cols > 1 ? Index(ki.values[1] - ki.values[0]) : 1;
+        const CellRect v = view.viewRect();
+        QCOMPARE(r0, std::max<Index>(0, Index(std::floor(v.rowBegin))));
+        QCOMPARE(c0, std::max<Index>(0, Index(std::floor(v.colBegin))));
+        const Index r1 = std::min<Index>(ref.queryCount(), Index(std::ceil(v.rowEnd)));
+        const Index c1 = std::min<Index>(ref.keyCount(), Index(std::ceil(v.colEnd)));
+        for (int h = 0; h < ref.headCount(); ++h) {
+            const MatrixD expected
+                = poolReference(ref.weights[std::size_t(h)], ref.maskState, r0, r1, c0, c1, perRow,
+                                perCol, view.pooling() == TilePooling::Max);
+            QCOMPARE(expected.rows(), rows);
+            QCOMPARE(expected.cols(), cols);
+            const MatrixD got = weights.slice<double>(h, "weights");
+            const double err = (got - expected).cwiseAbs().maxCoeff();
+            QVERIFY2(err <= tol,
+                     qPrintable(QStringLiteral("%1 head %2: %3").arg(what).arg(h).arg(err)));
+        }
+    }
+
+    /// Every tile drawn at the view's level has the colour of its pooled materialized value
+    /// (the colormap index of norm(v), or a neighbour for values on a bin's edge after the
+    /// float32 rounding of the tile values).
+    void checkTileColours(LongMapView &view, const SessionResult &ref)
+    {
+        LongMapTiles *tiles = view.tiles();
+        const TilePyramid &pyramid = *tiles->pyramid();
+        const int level = view.level();
+        const Index per = TilePyramid::cellsPerPixel(level);
+        const Colormap map(tiles->colormap());
+        const ColorNorm norm = tiles->norm();
+        const MatrixD &w
+            = view.head() == kHeadMean ? ref.weightsMean : ref.weights[std::size_t(view.head())];
+        int checked = 0;
+        for (const TileIndex &t : pyramid.tilesCovering(level, view.viewRect())) {
+            const QImage *image = tiles->image({view.head(), level, t});
+            QVERIFY(image);
+            const TileWindow tw = pyramid.tileWindow(level, t);
+            const MatrixD expected
+                = poolReference(w, ref.maskState, tw.rowBegin, tw.rowEnd, tw.colBegin, tw.colEnd,
+                                per, per, tiles->pooling() == TilePooling::Max);
+            QCOMPARE(image->width(), int(expected.cols()));
+            QCOMPARE(image->height(), int(expected.rows()));
+            for (Index y = 0; y < expected.rows(); ++y)
+                for (Index x = 0; x < expected.cols(); ++x) {
+                    bool allMasked = true;
+                    for (Index i = tw.rowBegin + y * per;
+                         i < std::min(tw.rowEnd, tw.rowBegin + (y + 1) * per); ++i)
+                        for (Index j = tw.colBegin + x * per;
+                             j < std::min(tw.colEnd, tw.colBegin + (x + 1) * per); ++j)
+                            allMasked = allMasked && ref.maskState(i, j) != 0;
+                    if (allMasked)
+                        continue;
+                    const QRgb got = image->pixel(int(x), int(y)) | 0xff000000u;
+                    const double t0 = norm(expected(y, x));
+                    const bool ok = got == map.map(t0) || got == map.map(t0 - 1.0 / 256)
+                        || got == map.map(t0 + 1.0 / 256);
+                    QVERIFY2(ok,
+                             qPrintable(QStringLiteral("tile (%1, %2) pixel (%3, %4)")
+                                            .arg(t.tx)
+                                            .arg(t.ty)
+                                            .arg(x)
+                                            .arg(y)));
+                    ++checked;
+                }
+        }
+        QVERIFY(checked > 0);
+    }
+
+private slots:
+    void initTestCase() { setSessionMemoryBudget(0); }
+
+    void fullZoomedAndPannedViewsEqualMaterialized_data()
+    {
+        QTest::addColumn<bool>("float32");
+        QTest::addColumn<bool>("meanPooling");
+        QTest::addColumn<int>("n");
+        QTest::newRow("float64 max 1500") << false << false << 1500;
+        QTest::newRow("float64 mean 1283") << false << true << 1283;
+        QTest::newRow("float32 max 1711") << true << false << 1711;
+    }
+    void fullZoomedAndPannedViewsEqualMaterialized()
+    {
+        QFETCH(bool, float32);
+        QFETCH(bool, meanPooling);
+        QFETCH(int, n);
+        SessionParameters p = smallParameters();
+        p.dtype = float32 ? DType::Float32 : DType::Float64;
+        auto view = std::make_unique<LongMapView>(nullptr, 64);
+        view->resize(760, 620);
+        view->setParameters(p);
+        view->setLength(n);
+        view->setPooling(meanPooling ? TilePooling::Mean : TilePooling::Max);
+        QSignalSpy shown(view.get(), &LongMapView::fullViewShown);
+        view->show();
+        QVERIFY(QTest::qWaitForWindowExposed(view.get()));
+        QVERIFY(shown.wait(60000));
+        QVERIFY(waitFor([&] { return view->viewComplete(); }));
+
+        SessionParameters materialized = view->mapParameters();
+        const SessionResult ref = computeSession(materialized);
+        QVERIFY2(ref.ok(), qPrintable(ref.error));
+        const double tol = float32 ? 1e-6 : 1e-12;
+        // The full view: the level that fits, every head pooled.
+        QVERIFY(view->level() >= 1);
+        checkExport(*view, ref, tol, "full view");
+        checkTileColours(*view, ref);
+        QVERIFY(view->statusText().contains(meanPooling ? QStringLiteral("mean pooling")
+                                                        : QStringLiteral("max pooling")));
+
+        // Zoomed in about a point: a finer level; only its tiles are computed, coarse first.
+        const int before = view->level();
+        const quint64 computedBefore = view->tiles()->stats().tilesComputed;
+        const QRectF area = view->mapArea();
+        view->zoomAt(area.center() + QPointF(40, 30), 6.0);
+        QVERIFY(view->level() < before);
+        QVERIFY(!view->viewComplete());
+        QVERIFY(waitFor([&] { return view->viewComplete(); }));
+        const quint64 zoomTiles = view->tiles()->stats().tilesComputed - computedBefore;
+        const TilePyramid &pyramid = *view->tiles()->pyramid();
+        QCOMPARE(zoomTiles, quint64(pyramid.tilesCovering(view->level(), view->viewRect()).size()));
+        checkExport(*view, ref, tol, "zoomed");
+        checkTileColours(*view, ref);
+
+        // Panned by a third of the view: only the tiles that came into sight are computed.
+        const auto oldTiles = pyramid.tilesCovering(view->level(), view->viewRect());
+        const quint64 computedPan = view->tiles()->stats().tilesComputed;
+        view->panBy(QPointF(-area.width() / 3, -area.height() / 4));
+        QVERIFY(waitFor([&] { return view->viewComplete(); }));
+        quint64 fresh = 0;
+        for (const TileIndex &t : pyramid.tilesCovering(view->level(), view->viewRect()))
+            if (std::find(oldTiles.begin(), oldTiles.end(), t) == oldTiles.end())
+                ++fresh;
+        QCOMPARE(view->tiles()->stats().tilesComputed - computedPan, fresh);
+        checkExport(*view, ref, tol, "panned");
+
+        // The mean over heads.
+        view->setHead(kHeadMean);
+        QVERIFY(waitFor([&] { return view->viewComplete(); }));
+        checkTileColours(*view, ref);
+    }
+
+    void hoverComputesTheCell()
+    {
+        const SessionParameters p = smallParameters();
+        auto view = makeView(p, 200);
+        QVERIFY(view);
+        const SessionResult ref = computeSession(view->mapParameters());
+        QVERIFY(ref.ok());
+        view->zoomAt(view->mapArea().center(), 4.0);
+        const QRectF area = view->mapArea();
+        const QPointF pos = area.topLeft() + QPointF(area.width() * 0.7, area.height() * 0.6);
+        const auto [i, j] = view->cellAt(pos);
+        QVERIFY(i >= 0 && j >= 0);
+        QSignalSpy hovered(view.get(), &LongMapView::hoverChanged);
+        QTest::mouseMove(view->canvas(), pos.toPoint());
+        QVERIFY(waitFor([&] {
+            return !view->hoverText().contains(QStringLiteral("computing"))
+                && !view->hoverText().isEmpty();
+        }));
+        const QString text = view->hoverText();
+        const auto num = [](double v) { return figure::minusSign(QString::number(v, 'g', 6)); };
+        const double raw = ref.scores[0](i, j), weight = ref.weights[0](i, j);
+        QVERIFY2(text.contains(QStringLiteral("query %1, key %2").arg(i).arg(j)), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("raw score %1").arg(num(raw))), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("weight %1").arg(num(weight))), qPrintable(text));
+        const bool masked = ref.maskState(i, j) != 0;
+        QVERIFY(text.contains(masked ? QStringLiteral("masked") : QStringLiteral("allowed")));
+        if (!masked)
+            QVERIFY(text.contains(
+                QStringLiteral("scaled score %1").arg(num(ref.scaledScores[0](i, j)))));
+        const Index per = TilePyramid::cellsPerPixel(view->level());
+        const Index r0 = i / per * per, c0 = j / per * per;
+        if (per > 1)
+            QVERIFY2(text.contains(QStringLiteral("queries %1–%2 × keys %3–%4, the largest of")
+                                       .arg(r0)
+                                       .arg(std::min<Index>(199, r0 + per - 1))
+                                       .arg(c0)
+                                       .arg(std::min<Index>(199, c0 + per - 1))),
+                     qPrintable(text));
+        else
+            QVERIFY(text.contains(QStringLiteral("one cell")));
+    }
+
+    void cancelStopsTheFirstFullView()
+    {
+        SessionParameters p = smallParameters();
+        p.dModel = 64;
+        p.heads = 4;
+        LongMapView view(nullptr, 64);
+        view.resize(700, 600);
+        view.setParameters(p);
+        view.setLength(16384);
+        QSignalSpy shown(&view, &LongMapView::fullViewShown);
+        QSignalSpy cancelled(view.tiles(), &LongMapTiles::cancelled);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(waitFor([&] { return view.tiles()->isComputingFullView(); }, 5000));
+        auto *cancel = view.findChild<QPushButton *>(QStringLiteral("longCancelButton"));
+        QVERIFY(cancel && cancel->isVisible());
+        QTest::mouseClick(cancel, Qt::LeftButton);
+        QCOMPARE(cancelled.count(), 1);
+        QVERIFY(!view.tiles()->isComputingFullView());
+        QVERIFY(!view.tiles()->isReady());
+        QTest::qWait(300);
+        QCOMPARE(shown.count(), 0);
+        QVERIFY(view.statusText().contains(QStringLiteral("Cancelled")));
+        // A smaller map afterwards is computed as usual.
+        view.setLength(300);
+        QVERIFY(shown.wait(60000));
+    }
+
+    void refusalsNameTheProblem()
+    {
+        SessionParameters p = smallParameters();
+        LongMapView view(nullptr, 16);
+        view.resize(700, 600);
+        view.setParameters(p);
+        view.setLength(20000);
+        setSessionMemoryBudget(std::size_t(8) << 20); // 8 MiB
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(waitFor([&] { return view.statusText().contains(QStringLiteral("budget")); }));
+        QVERIFY2(view.statusText().contains(QStringLiteral("tile engine")),
+                 qPrintable(view.statusText()));
+        setSessionMemoryBudget(0);
+
+        p.rope = true;
+        QSignalSpy failed(view.tiles(), &LongMapTiles::failed);
+        view.setParameters(p);
+        QVERIFY(failed.wait(5000));
+        QVERIFY(failed.first().first().toString().contains(QStringLiteral("RoPE")));
+        QVERIFY(!view.tiles()->isReady());
+    }
+
+    void stateRoundTrips()
+    {
+        SessionParameters p = smallParameters();
+        LongMapView a(nullptr, 16), b(nullptr, 16);
+        a.setParameters(p);
+        b.setParameters(p);
+        a.setLength(1234);
+        a.setPooling(TilePooling::Mean);
+        a.setScale(LongMapView::Scale::Log);
+        a.setHead(kHeadMean);
+        b.setState(a.state());
+        QCOMPARE(b.length(), 1234);
+        QCOMPARE(b.pooling(), TilePooling::Mean);
+        QCOMPARE(b.head(), kHeadMean);
+        QCOMPARE(b.state(), a.state());
+        // Out-of-range values are ignored.
+        QJsonObject bad = a.state();
+        bad.insert(QStringLiteral("n"), 999999);
+        bad.insert(QStringLiteral("head"), 7);
+        bad.insert(QStringLiteral("pooling"), QStringLiteral("median"));
+        b.setState(bad);
+        QCOMPARE(b.length(), 1234);
+        QCOMPARE(b.head(), kHeadMean);
+        QCOMPARE(b.pooling(), TilePooling::Mean);
+    }
+};
+
+QTEST_MAIN(TestLongMap)
+#include "tst_longmap.moc"

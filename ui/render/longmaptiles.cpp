@@ -1,0 +1,638 @@
+#include "ui/render/longmaptiles.h"
+
+#include "ui/render/tileimage.h"
+#include "ui/session/pooledsession.h"
+
+#include <QMetaObject>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <new>
+#include <thread>
+
+namespace attn {
+
+namespace {
+
+/// A tile's pooled values (float32 whatever the dtype: colours need 8 bits) and mask states.
+struct TileValues
+{
+    Matrix<float> values;
+    MatrixB maskState;
+};
+
+/// The engine of either dtype behind one interface (the worker's only view of it).
+class EngineBox
+{
+public:
+    virtual ~EngineBox() = default;
+    virtual std::vector<TileValues> render(const std::vector<Index> &heads,
+                                           const TileWindow &window, const TileGrid &grid,
+                                           TilePooling pooling, const CancelToken &cancel)
+        = 0;
+    virtual SessionResult renderResult(const std::vector<Index> &heads, const TileWindow &window,
+                                       Index maxWidth, Index maxHeight, TilePooling pooling)
+        = 0;
+    virtual TileCell cell(Index head, Index i, Index j) = 0;
+    virtual double maxWeight(Index head) const = 0;
+    virtual double scale() const = 0;
+};
+
+template<typename T> class EngineBoxT final : public EngineBox
+{
+public:
+    explicit EngineBoxT(TileEngine<T> engine)
+        : m_engine(std::move(engine))
+    { }
+    std::vector<TileValues> render(const std::vector<Index> &heads, const TileWindow &window,
+                                   const TileGrid &grid, TilePooling pooling,
+                                   const CancelToken &cancel) override
+    {
+        std::vector<PooledTile<T>> tiles
+            = m_engine.render(heads, window, grid, pooling, nullptr, cancel);
+        std::vector<TileValues> out(tiles.size());
+        for (std::size_t k = 0; k < tiles.size(); ++k) {
+            if constexpr (std::is_same_v<T, float>)
+                out[k].values = std::move(tiles[k].values);
+            else
+                out[k].values = tiles[k].values.template cast<float>();
+            out[k].maskState = std::move(tiles[k].maskState);
+        }
+        return out;
+    }
+    SessionResult renderResult(const std::vector<Index> &heads, const TileWindow &window,
+                               Index maxWidth, Index maxHeight, TilePooling pooling) override
+    {
+        std::vector<PooledTile<T>> tiles
+            = m_engine.render(heads, window, maxWidth, maxHeight, pooling);
+        SessionResult r;
+        pooledTilesResult(tiles, m_engine.heads(), r);
+        r.scale = m_engine.scale();
+        return r;
+    }
+    TileCell cell(Index head, Index i, Index j) override { return m_engine.cell(head, i, j); }
+    double maxWeight(Index head) const override { return m_engine.maxWeight(head); }
+    double scale() const override { return m_engine.scale(); }
+
+private:
+    TileEngine<T> m_engine;
+};
+
+QImage colourTile(const TileValues &v, ColormapId colormap, const ColorNorm &norm)
+{
+    const MatrixD values = v.values.cast<double>();
+    TileImageRequest request;
+    request.values = &values;
+    request.maskState = &v.maskState;
+    request.colormap = colormap;
+    request.norm = norm;
+    return buildTileImage(request);
+}
+
+} // namespace
+
+struct LongMapTiles::Shared
+{
+    std::mutex mutex;
+    std::condition_variable wake;
+    bool quit = false;
+
+    struct StartJob
+    {
+        quint64 generation = 0;
+        SessionParameters params;
+        TilePooling pooling = TilePooling::Max;
+        int fitLevel = 0;
+        int tilePixels = 256;
+    };
+    std::optional<StartJob> startJob;
+    std::atomic<bool> cancelStart {false};
+    quint64 generation = 0; // the newest start()
+
+    // The view's wish: tiles of one head and level, in order.
+    Index wantHead = 0;
+    int wantLevel = 0;
+    std::deque<TileIndex> wanted;
+
+    struct CellJob
+    {
+        Index head = 0, i = 0, j = 0;
+    };
+    std::optional<CellJob> cell;
+
+    std::deque<std::pair<std::function<QString(const WindowRenderer &)>,
+                         std::function<void(const QString &)>>>
+        engineJobs;
+
+    ColormapId colormap = ColormapId::Viridis;
+    ColorNorm norm;
+    quint64 colorVersion = 0; // grows with every setColors()
+
+    Stats stats;
+};
+
+class LongMapTiles::Worker
+{
+public:
+    Worker(LongMapTiles *owner, std::shared_ptr<Shared> shared, int cacheTiles)
+        : m_owner(owner)
+        , m_shared(std::move(shared))
+        , m_cacheTiles(cacheTiles)
+        , m_thread([this] { loop(); })
+    { }
+    ~Worker()
+    {
+        {
+            std::lock_guard lock(m_shared->mutex);
+            m_shared->quit = true;
+            m_shared->cancelStart = true;
+        }
+        m_shared->wake.notify_all();
+        m_thread.join();
+    }
+
+private:
+    void loop();
+    void runStart(const Shared::StartJob &job);
+    void runTile(quint64 generation, Index head, int level, TileIndex tile, ColormapId colormap,
+                 ColorNorm norm, quint64 colorVersion);
+    void store(const LongTileKey &key, TileValues values);
+    /// Posts `f` to the owner's thread (dropped when the owner is gone).
+    template<typename F> void post(F f) { QMetaObject::invokeMethod(m_owner, std::move(f)); }
+
+    LongMapTiles *m_owner;
+    std::shared_ptr<Shared> m_shared;
+    int m_cacheTiles;
+    // Worker thread only:
+    std::unique_ptr<EngineBox> m_engine;
+    quint64 m_engineGeneration = 0;
+    std::optional<TilePyramid> m_pyramid;
+    TilePooling m_pooling = TilePooling::Max;
+    QHash<LongTileKey, TileValues> m_values;
+    QHash<LongTileKey, quint64> m_used;
+    quint64 m_clock = 0;
+    std::thread m_thread; // last: started once the members above exist
+};
+
+void LongMapTiles::Worker::loop()
+{
+    for (;;) {
+        std::unique_lock lock(m_shared->mutex);
+        m_shared->wake.wait(lock, [this] {
+            const Shared &s = *m_shared;
+            return s.quit || s.startJob
+                || (m_engine && (s.cell || !s.engineJobs.empty() || !s.wanted.empty()));
+        });
+        Shared &s = *m_shared;
+        if (s.quit)
+            return;
+        if (s.startJob) {
+            const Shared::StartJob job = *s.startJob;
+            s.startJob.reset();
+            s.cancelStart = false;
+            m_engine.reset();
+            m_values.clear();
+            m_used.clear();
+            lock.unlock();
+            runStart(job);
+            continue;
+        }
+        const quint64 generation = m_engineGeneration;
+        if (s.cell) {
+            const Shared::CellJob c = *s.cell;
+            s.cell.reset();
+            ++s.stats.cells;
+            lock.unlock();
+            try {
+                const TileCell cell = m_engine->cell(c.head, c.i, c.j);
+                post([owner = m_owner, generation, c, cell] {
+                    if (owner->m_generation == generation)
+                        emit owner->cellReady(c.head, c.i, c.j, cell);
+                });
+            } catch (const std::exception &) {
+                // Out of range after a restart with smaller n: nothing to show.
+            }
+            continue;
+        }
+        if (!s.engineJobs.empty()) {
+            auto job = std::move(s.engineJobs.front());
+            s.engineJobs.pop_front();
+            const TilePooling pooling = m_pooling;
+            lock.unlock();
+            QString error;
+            try {
+                error = job.first([this, pooling](const std::vector<Index> &heads,
+                                                  const TileWindow &window, Index maxWidth,
+                                                  Index maxHeight) {
+                    return m_engine->renderResult(heads, window, maxWidth, maxHeight, pooling);
+                });
+            } catch (const std::bad_alloc &) {
+                error = QStringLiteral("out of memory");
+            } catch (const std::exception &e) {
+                error = QString::fromStdString(e.what());
+            }
+            post([deliver = std::move(job.second), error] { deliver(error); });
+            continue;
+        }
+        const TileIndex tile = s.wanted.front();
+        s.wanted.pop_front();
+        const Index head = s.wantHead;
+        const int level = s.wantLevel;
+        const ColormapId colormap = s.colormap;
+        const ColorNorm norm = s.norm;
+        const quint64 colorVersion = s.colorVersion;
+        lock.unlock();
+        runTile(generation, head, level, tile, colormap, norm, colorVersion);
+    }
+}
+
+void LongMapTiles::Worker::store(const LongTileKey &key, TileValues values)
+{
+    m_values.insert(key, std::move(values));
+    m_used.insert(key, ++m_clock);
+    while (m_values.size() > m_cacheTiles) {
+        auto oldest = std::min_element(m_used.begin(), m_used.end());
+        m_values.remove(oldest.key());
+        m_used.erase(oldest);
+    }
+}
+
+void LongMapTiles::Worker::runTile(quint64 generation, Index head, int level, TileIndex tile,
+                                   ColormapId colormap, ColorNorm norm, quint64 colorVersion)
+{
+    const LongTileKey key {head, level, tile};
+    QImage image;
+    try {
+        auto found = m_values.constFind(key);
+        if (found != m_values.constEnd()) {
+            m_used[key] = ++m_clock;
+            image = colourTile(*found, colormap, norm);
+            std::lock_guard lock(m_shared->mutex);
+            ++m_shared->stats.tilesRecoloured;
+        } else {
+            const TileWindow window = m_pyramid->tileWindow(level, tile);
+            std::vector<TileValues> v = m_engine->render(
+                {head}, window, m_pyramid->tileGrid(level, tile), m_pooling, CancelToken());
+            image = colourTile(v.front(), colormap, norm);
+            store(key, std::move(v.front()));
+            std::lock_guard lock(m_shared->mutex);
+            ++m_shared->stats.tilesComputed;
+        }
+    } catch (const std::exception &e) {
+        const QString message = QString::fromStdString(e.what());
+        post([owner = m_owner, generation, message] {
+            if (owner->m_generation == generation)
+                emit owner->failed(message);
+        });
+        return;
+    }
+    post([owner = m_owner, generation, colorVersion, key, image] {
+        if (owner->m_colorVersion == colorVersion)
+            owner->takeTile(generation, key, image);
+    });
+}
+
+void LongMapTiles::Worker::runStart(const Shared::StartJob &job)
+{
+    const quint64 g = job.generation;
+    const auto fail = [&](const QString &message) {
+        m_engine.reset();
+        post([owner = m_owner, g, message] {
+            if (owner->m_generation != g)
+                return;
+            owner->m_computing = false;
+            emit owner->failed(message);
+        });
+    };
+    const std::atomic<bool> *stop = &m_shared->cancelStart;
+    try {
+        std::unique_ptr<EngineBox> engine;
+        const auto isCancelled = [stop] { return stop->load(); };
+        if (job.params.dtype == DType::Float32)
+            engine = std::make_unique<EngineBoxT<float>>(
+                sessionTileEngine<float>(job.params, isCancelled));
+        else
+            engine = std::make_unique<EngineBoxT<double>>(
+                sessionTileEngine<double>(job.params, isCancelled));
+        const TilePyramid pyramid(job.params.queryCount(), job.params.keyCount(), job.tilePixels);
+        const int level = std::clamp(job.fitLevel, 0, pyramid.topLevel());
+        const Index heads = job.params.heads;
+        std::vector<Index> which;
+        for (Index h = 0; h < heads; ++h)
+            which.push_back(h);
+        if (heads > 1)
+            which.push_back(kHeadMean);
+        const Index perPixel = TilePyramid::cellsPerPixel(level);
+        const Index nQ = pyramid.queries(), nK = pyramid.keys();
+        // About 64 progress steps, each a whole number of pixel rows.
+        const Index chunkPixels = std::max<Index>(1, (nQ / 64 + perPixel - 1) / perPixel);
+        const Index chunkRows = chunkPixels * perPixel;
+        const Index across = pyramid.tilesAcross(level), down = pyramid.tilesDown(level);
+        const int tp = job.tilePixels;
+        for (Index ty = 0; ty < down; ++ty) {
+            // The band of tile row ty, every key: its tiles of every head, filled chunk by chunk.
+            std::vector<std::vector<TileValues>> band(which.size());
+            for (std::size_t k = 0; k < which.size(); ++k)
+                for (Index tx = 0; tx < across; ++tx) {
+                    const TileGrid tg = pyramid.tileGrid(level, {tx, ty});
+                    TileValues v;
+                    v.values.resize(tg.height, tg.width);
+                    v.maskState.resize(tg.height, tg.width);
+                    band[k].push_back(std::move(v));
+                }
+            const TileWindow bandWindow = pyramid.tileWindow(level, {0, ty});
+            for (Index r0 = bandWindow.rowBegin; r0 < bandWindow.rowEnd; r0 += chunkRows) {
+                const TileWindow w {r0, std::min(bandWindow.rowEnd, r0 + chunkRows), 0, nK};
+                const std::vector<TileValues> part = engine->render(
+                    which, w, tileGridWithCells(w, perPixel, perPixel), job.pooling, stop);
+                const Index y0 = (r0 - bandWindow.rowBegin) / perPixel;
+                for (std::size_t k = 0; k < which.size(); ++k)
+                    for (Index tx = 0; tx < across; ++tx) {
+                        TileValues &t = band[k][std::size_t(tx)];
+                        const Index x0 = tx * tp, cols = t.values.cols();
+                        const Index rows = part[k].values.rows();
+                        t.values.block(y0, 0, rows, cols) = part[k].values.block(0, x0, rows, cols);
+                        t.maskState.block(y0, 0, rows, cols)
+                            = part[k].maskState.block(0, x0, rows, cols);
+                    }
+                const double done = double(w.rowEnd) / double(nQ);
+                post([owner = m_owner, g, done] {
+                    if (owner->m_generation == g && owner->m_computing)
+                        emit owner->progressChanged(done);
+                });
+            }
+            for (std::size_t k = 0; k < which.size(); ++k)
+                for (Index tx = 0; tx < across; ++tx)
+                    store({which[k], level, {tx, ty}}, std::move(band[k][std::size_t(tx)]));
+        }
+        std::vector<double> maxWeights;
+        for (Index h : which)
+            maxWeights.push_back(engine->maxWeight(h));
+        const double scale = engine->scale();
+        std::lock_guard lock(m_shared->mutex);
+        if (m_shared->generation != g)
+            return; // superseded: the next start() is queued
+        m_engine = std::move(engine);
+        m_engineGeneration = g;
+        m_pyramid = pyramid;
+        m_pooling = job.pooling;
+        post([owner = m_owner, g, scale, maxWeights] {
+            if (owner->m_generation != g)
+                return;
+            owner->m_computing = false;
+            owner->m_ready = true;
+            owner->m_scale = scale;
+            owner->m_maxWeights = maxWeights;
+            emit owner->fullViewReady();
+        });
+    } catch (const Cancelled &) {
+        m_engine.reset();
+        post([owner = m_owner, g] {
+            if (owner->m_generation != g)
+                return;
+            owner->m_computing = false;
+            emit owner->cancelled();
+        });
+    } catch (const std::bad_alloc &) {
+        fail(QStringLiteral("out of memory for n_q = %1, n_k = %2, h = %3")
+                 .arg(job.params.queryCount())
+                 .arg(job.params.keyCount())
+                 .arg(job.params.heads));
+    } catch (const std::exception &e) {
+        fail(QString::fromStdString(e.what()));
+    }
+}
+
+LongMapTiles::LongMapTiles(QObject *parent, int tilePixels, int cacheTiles)
+    : QObject(parent)
+    , m_tilePixels(std::max(1, tilePixels))
+    , m_cacheTiles(std::max(16, cacheTiles))
+    , m_shared(std::make_shared<Shared>())
+{
+    qRegisterMetaType<attn::LongTileKey>();
+    qRegisterMetaType<attn::TileCell>();
+    m_worker = std::make_unique<Worker>(this, m_shared, m_cacheTiles);
+}
+
+LongMapTiles::~LongMapTiles() = default;
+
+LongMapBytes LongMapTiles::bytesFor(const SessionParameters &params) const
+{
+    const PooledSessionBytes b = pooledSessionBytes(params, 1);
+    LongMapBytes out;
+    out.inputs = b.inputs;
+    out.engine = b.engine;
+    // Both caches full: float32 values and a mask byte on the worker, a 4-byte image here.
+    const double pixels = double(m_tilePixels) * double(m_tilePixels);
+    out.cache = double(m_cacheTiles) * pixels * (4.0 + 1.0 + 4.0);
+    return out;
+}
+
+void LongMapTiles::start(const SessionParameters &params, TilePooling pooling, int fitLevel)
+{
+    ++m_generation;
+    m_params = params;
+    m_pooling = pooling;
+    m_images.clear();
+    m_used.clear();
+    m_wanted.clear();
+    m_ready = false;
+    m_maxWeights.clear();
+    QString error = params.validate(SessionParameters::maxLongSequence);
+    if (error.isEmpty() && params.tensors)
+        error = tr("the long-sequence view draws seeded inputs, not loaded tensors");
+    if (const QString unsupported = pooledSessionUnsupported(params);
+        error.isEmpty() && !unsupported.isEmpty())
+        error = tr("%1 needs the full matrices: the tile engine applies masks, the scale and "
+                   "sinusoidal positions only")
+                    .arg(unsupported);
+    if (error.isEmpty())
+        m_pyramid.emplace(params.queryCount(), params.keyCount(), m_tilePixels);
+    else
+        m_pyramid.reset();
+    {
+        std::lock_guard lock(m_shared->mutex);
+        m_shared->generation = m_generation;
+        m_shared->cancelStart = true; // stops a full view still running
+        m_shared->wanted.clear();
+        m_shared->cell.reset();
+        if (error.isEmpty())
+            m_shared->startJob
+                = Shared::StartJob {m_generation, params, pooling, fitLevel, m_tilePixels};
+        else
+            m_shared->startJob.reset();
+    }
+    m_shared->wake.notify_all();
+    if (!error.isEmpty()) {
+        m_computing = false;
+        emit failed(error);
+        return;
+    }
+    m_computing = true;
+    emit progressChanged(0);
+}
+
+void LongMapTiles::clear()
+{
+    ++m_generation;
+    {
+        std::lock_guard lock(m_shared->mutex);
+        m_shared->generation = m_generation;
+        m_shared->cancelStart = true;
+        m_shared->startJob.reset();
+        m_shared->wanted.clear();
+        m_shared->cell.reset();
+    }
+    m_images.clear();
+    m_used.clear();
+    m_wanted.clear();
+    m_shown.clear();
+    m_pyramid.reset();
+    m_maxWeights.clear();
+    m_computing = false;
+    m_ready = false;
+}
+
+void LongMapTiles::cancel()
+{
+    if (!m_computing)
+        return;
+    ++m_generation; // whatever the worker still posts for the cancelled start is dropped
+    {
+        std::lock_guard lock(m_shared->mutex);
+        m_shared->generation = m_generation;
+        m_shared->cancelStart = true;
+        m_shared->startJob.reset();
+    }
+    m_computing = false;
+    m_ready = false;
+    emit cancelled();
+}
+
+double LongMapTiles::maxWeight(Index head) const
+{
+    if (m_maxWeights.empty())
+        return 0;
+    const std::size_t k = head == kHeadMean ? m_maxWeights.size() - 1 : std::size_t(head);
+    return k < m_maxWeights.size() ? m_maxWeights[k] : 0;
+}
+
+void LongMapTiles::setColors(ColormapId colormap, ColorNorm norm)
+{
+    if (colormap == m_colormap && norm == m_norm)
+        return;
+    m_colormap = colormap;
+    m_norm = norm;
+    ++m_colorVersion;
+    m_images.clear();
+    m_used.clear();
+    m_wanted.clear();
+    std::lock_guard lock(m_shared->mutex);
+    m_shared->colormap = colormap;
+    m_shared->norm = norm;
+    m_shared->colorVersion = m_colorVersion;
+    m_shared->wanted.clear();
+}
+
+void LongMapTiles::request(Index head, int level, const std::vector<TileIndex> &tiles)
+{
+    if (!m_ready)
+        return;
+    m_wanted.clear();
+    m_shown.clear();
+    std::deque<TileIndex> missing;
+    for (const TileIndex &t : tiles) {
+        const LongTileKey key {head, level, t};
+        m_shown.insert(key);
+        if (!m_images.contains(key)) {
+            missing.push_back(t);
+            m_wanted.push_back(key);
+        }
+    }
+    {
+        std::lock_guard lock(m_shared->mutex);
+        m_shared->wantHead = head;
+        m_shared->wantLevel = level;
+        m_shared->wanted = std::move(missing);
+    }
+    m_shared->wake.notify_all();
+}
+
+int LongMapTiles::pendingTiles() const
+{
+    return int(m_wanted.size());
+}
+
+const QImage *LongMapTiles::image(const LongTileKey &key) const
+{
+    auto found = m_images.constFind(key);
+    if (found == m_images.constEnd())
+        return nullptr;
+    auto *self = const_cast<LongMapTiles *>(this);
+    self->m_used[key] = ++self->m_clock;
+    return &*found;
+}
+
+void LongMapTiles::requestCell(Index head, Index i, Index j)
+{
+    if (!m_ready)
+        return;
+    {
+        std::lock_guard lock(m_shared->mutex);
+        m_shared->cell = Shared::CellJob {head, i, j};
+    }
+    m_shared->wake.notify_all();
+}
+
+void LongMapTiles::runOnEngine(std::function<QString(const WindowRenderer &)> work,
+                               std::function<void(const QString &)> deliver)
+{
+    if (!m_ready) {
+        deliver(tr("the long-sequence map is not computed yet"));
+        return;
+    }
+    {
+        std::lock_guard lock(m_shared->mutex);
+        m_shared->engineJobs.emplace_back(std::move(work), std::move(deliver));
+    }
+    m_shared->wake.notify_all();
+}
+
+LongMapTiles::Stats LongMapTiles::stats() const
+{
+    std::lock_guard lock(m_shared->mutex);
+    return m_shared->stats;
+}
+
+void LongMapTiles::takeTile(quint64 generation, const LongTileKey &key, const QImage &image)
+{
+    if (generation != m_generation || image.isNull())
+        return;
+    m_images.insert(key, image);
+    m_used.insert(key, ++m_clock);
+    m_wanted.erase(std::remove(m_wanted.begin(), m_wanted.end(), key), m_wanted.end());
+    evictImages();
+    emit tileReady(key);
+}
+
+void LongMapTiles::evictImages()
+{
+    // The least recently drawn first, never a tile of the view being shown (a view may need
+    // more tiles than the cache holds).
+    while (m_images.size() > m_cacheTiles) {
+        auto oldest = m_used.end();
+        for (auto it = m_used.begin(); it != m_used.end(); ++it)
+            if (!m_shown.contains(it.key()) && (oldest == m_used.end() || *it < *oldest))
+                oldest = it;
+        if (oldest == m_used.end())
+            return;
+        m_images.remove(oldest.key());
+        m_used.erase(oldest);
+    }
+}
+
+} // namespace attn

@@ -1,0 +1,182 @@
+#pragma once
+// LongMapTiles: the tiles of a long sequence's attention map, computed on a worker thread by the
+// tile engine (core/tiles/tileengine.h) at the zoom the view shows (core/tiles/tilepyramid.h),
+// coloured there, and handed to the GUI thread as images. The first full view computes every
+// row's softmax max and sum (the online softmax) of every head in bands of query rows, with
+// progress and Cancel, and leaves the level that fits the view cached; after it, a zoomed or
+// panned view asks only for the tiles it lacks, the nearest its centre first, and each costs
+// only its own cells. Hover cells are computed on demand from q_i, k_j and row i's statistics.
+//
+// One worker thread owns the engine (TileEngine is not thread-safe; each of its calls uses the
+// core's OpenMP threads). The GUI thread only posts wishes and takes finished images: nothing
+// here blocks it for longer than a mutex held around a few assignments.
+
+#include "ui/render/colormap.h"
+#include "ui/session/sessionparameters.h"
+#include "ui/session/sessionresult.h"
+
+#include "core/tiles/tileengine.h"
+#include "core/tiles/tilepyramid.h"
+
+#include <QHash>
+#include <QImage>
+#include <QObject>
+#include <QSet>
+#include <QString>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace attn {
+
+/// A tile of one head (or kHeadMean) at one level.
+struct LongTileKey
+{
+    Index head = 0;
+    int level = 0;
+    TileIndex tile;
+    bool operator==(const LongTileKey &) const = default;
+};
+
+inline size_t qHash(const LongTileKey &k, size_t seed = 0)
+{
+    return qHashMulti(seed, k.head, k.level, k.tile.tx, k.tile.ty);
+}
+
+/// What a LongMapTiles computation holds (bytes): the projection's inputs while it runs, the
+/// engine after it (TileEngine::heldBytes), the tile caches (values, mask states and images).
+struct LongMapBytes
+{
+    double inputs = 0;
+    double engine = 0;
+    double cache = 0;
+    double total() const { return std::max(inputs, engine + cache); }
+};
+
+class LongMapTiles : public QObject
+{
+    Q_OBJECT
+public:
+    /// Tile side in pixels.
+    static constexpr int defaultTilePixels = 256;
+    /// Tiles kept per cache (the GUI's images, the worker's values): 256 tiles of 256 × 256
+    /// pixels are 64 MiB of images and 80 MiB of float32 values and mask states.
+    static constexpr int defaultCacheTiles = 256;
+
+    explicit LongMapTiles(QObject *parent = nullptr, int tilePixels = defaultTilePixels,
+                          int cacheTiles = defaultCacheTiles);
+    /// Stops the worker (a running pass is cancelled) and waits for it.
+    ~LongMapTiles() override;
+
+    int tilePixels() const { return m_tilePixels; }
+
+    /// What start(params, …) would hold, for the memory budget.
+    LongMapBytes bytesFor(const SessionParameters &params) const;
+
+    /// Starts over with `params` (valid up to SessionParameters::maxLongSequence, seeded,
+    /// pooledSessionUnsupported empty — else failed() names the problem) and `pooling`: builds
+    /// the engine on the worker, then computes the tiles of `fitLevel` (clamped to the
+    /// pyramid) for every head and the mean, band by band (progressChanged), which records
+    /// every row's statistics. Drops every cached tile. fullViewReady() follows, or failed(),
+    /// or cancelled().
+    void start(const SessionParameters &params, TilePooling pooling, int fitLevel);
+    /// Drops the map: cached tiles, the engine's results still to come, a full view running.
+    void clear();
+    /// Cancels the first full view (or the engine's construction): cancelled() follows; nothing
+    /// of it is kept.
+    void cancel();
+    /// True from start() until fullViewReady(), failed() or cancelled().
+    bool isComputingFullView() const { return m_computing; }
+    /// True after fullViewReady() (until the next start()).
+    bool isReady() const { return m_ready; }
+
+    /// The parameters of the last start() (n and n_k as computed).
+    const SessionParameters &parameters() const { return m_params; }
+    TilePooling pooling() const { return m_pooling; }
+    /// The pyramid of the last start() (nullopt before the first).
+    const std::optional<TilePyramid> &pyramid() const { return m_pyramid; }
+    /// The attention's scale factor (after fullViewReady()).
+    double scale() const { return m_scale; }
+    /// The largest weight of `head` (TileEngine::maxWeight; after fullViewReady()).
+    double maxWeight(Index head) const;
+
+    /// Colours of later tiles: `colormap` over `norm` (a change recolours the cached values on
+    /// the worker; the GUI's images are dropped and come back as tileReady).
+    void setColors(ColormapId colormap, ColorNorm norm);
+    ColormapId colormap() const { return m_colormap; }
+    ColorNorm norm() const { return m_norm; }
+
+    /// Asks for the tiles of `head` at `level` (the view's, nearest its centre first), replacing
+    /// every earlier wish; tiles already here are skipped. Ignored before fullViewReady().
+    void request(Index head, int level, const std::vector<TileIndex> &tiles);
+    /// The tiles asked for and not yet here.
+    int pendingTiles() const;
+    /// The image of a tile (one pixel per pooled pixel, Format_RGB32), or nullptr.
+    const QImage *image(const LongTileKey &key) const;
+
+    /// Asks for cell (i, j) of `head`: cellReady() follows (replaces an earlier unanswered ask).
+    void requestCell(Index head, Index i, Index j);
+
+    /// Runs `work(engine view)` on the worker after the tiles in flight (exports): `work` gets
+    /// the engine's renderer — render(heads, window, maxWidth, maxHeight) as a SessionResult of
+    /// pooledTilesResult — and its result or failure comes back through `deliver` on the GUI
+    /// thread. Ignored before fullViewReady().
+    using WindowRenderer
+        = std::function<SessionResult(const std::vector<Index> &heads, const TileWindow &window,
+                                      Index maxWidth, Index maxHeight)>;
+    void runOnEngine(std::function<QString(const WindowRenderer &render)> work,
+                     std::function<void(const QString &error)> deliver);
+
+    /// Work counters (tests, bench_gui): tiles the worker computed from the engine, tiles it
+    /// only recoloured, cells computed.
+    struct Stats
+    {
+        quint64 tilesComputed = 0;
+        quint64 tilesRecoloured = 0;
+        quint64 cells = 0;
+    };
+    Stats stats() const;
+
+signals:
+    void progressChanged(double fraction);
+    void fullViewReady();
+    void failed(const QString &message);
+    void cancelled();
+    void tileReady(const attn::LongTileKey &key);
+    void cellReady(attn::Index head, attn::Index i, attn::Index j, const attn::TileCell &cell);
+
+private:
+    struct Shared;
+    class Worker;
+    void takeTile(quint64 generation, const LongTileKey &key, const QImage &image);
+    void evictImages();
+
+    int m_tilePixels;
+    int m_cacheTiles;
+    std::shared_ptr<Shared> m_shared;
+    std::unique_ptr<Worker> m_worker;
+    SessionParameters m_params;
+    TilePooling m_pooling = TilePooling::Max;
+    std::optional<TilePyramid> m_pyramid;
+    double m_scale = 1;
+    std::vector<double> m_maxWeights; // per head, then the mean's
+    ColormapId m_colormap = ColormapId::Viridis;
+    ColorNorm m_norm;
+    bool m_computing = false;
+    bool m_ready = false;
+    quint64 m_generation = 0;
+    quint64 m_colorVersion = 0;
+    QHash<LongTileKey, QImage> m_images;
+    QHash<LongTileKey, quint64> m_used; // last use, for eviction
+    quint64 m_clock = 0;
+    std::vector<LongTileKey> m_wanted;
+    QSet<LongTileKey> m_shown; // the tiles of the view last requested: never evicted
+};
+
+} // namespace attn
+
+Q_DECLARE_METATYPE(attn::LongTileKey)
+Q_DECLARE_METATYPE(attn::TileCell)

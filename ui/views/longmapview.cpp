@@ -1,0 +1,940 @@
+#include "ui/views/longmapview.h"
+
+#include "ui/export/dataexport.h"
+#include "ui/render/figurefile.h"
+#include "ui/render/heatmaprenderer.h"
+#include "ui/session/sessioncompute.h"
+
+#include "core/mask.h"
+
+#include <QComboBox>
+#include <QDateTime>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QJsonDocument>
+#include <QJsonValue>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+namespace attn {
+
+namespace {
+
+constexpr int defaultLength = 16384;
+constexpr double maxPixelsPerCell = 32; // deepest zoom: a cell 32 pixels wide
+constexpr qreal axisLeft = 62, axisTop = 22, axisBottom = 4, legendWidth = 74;
+
+QString mib(double bytes)
+{
+    return QStringLiteral("%1 MiB").arg(bytes / (1024.0 * 1024.0), 0, 'f', 1);
+}
+
+QString number(double v)
+{
+    return figure::minusSign(QString::number(v, 'g', 6));
+}
+
+} // namespace
+
+class LongMapView::Canvas : public QWidget
+{
+public:
+    explicit Canvas(LongMapView *view)
+        : m_view(view)
+    {
+        setObjectName(QStringLiteral("longMapCanvas"));
+        setMinimumSize(360, 300);
+        setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+        setMouseTracking(true);
+        setFocusPolicy(Qt::StrongFocus);
+    }
+
+protected:
+    void paintEvent(QPaintEvent *) override;
+    void resizeEvent(QResizeEvent *) override
+    {
+        m_view->clampView();
+        m_view->requestTiles();
+    }
+    void wheelEvent(QWheelEvent *event) override
+    {
+        const double notches = event->angleDelta().y() / 120.0;
+        if (notches != 0)
+            m_view->zoomAt(event->position(), std::pow(1.25, notches));
+        event->accept();
+    }
+    void mousePressEvent(QMouseEvent *event) override
+    {
+        if (event->button() == Qt::LeftButton) {
+            m_dragFrom = event->position();
+            m_dragging = true;
+            setCursor(Qt::ClosedHandCursor);
+        }
+    }
+    void mouseMoveEvent(QMouseEvent *event) override
+    {
+        if (m_dragging) {
+            m_view->panBy(event->position() - m_dragFrom);
+            m_dragFrom = event->position();
+        }
+        m_view->hover(event->position());
+    }
+    void mouseReleaseEvent(QMouseEvent *) override
+    {
+        m_dragging = false;
+        unsetCursor();
+    }
+    void mouseDoubleClickEvent(QMouseEvent *event) override
+    {
+        m_view->zoomAt(event->position(), 2.0);
+    }
+    void leaveEvent(QEvent *) override { m_view->hover(QPointF(-1, -1)); }
+    void keyPressEvent(QKeyEvent *event) override
+    {
+        const QPointF middle = m_view->mapArea().center();
+        const qreal step = std::min(width(), height()) / 8.0;
+        switch (event->key()) {
+        case Qt::Key_Plus:
+        case Qt::Key_Equal:
+            m_view->zoomAt(middle, 1.5);
+            break;
+        case Qt::Key_Minus:
+            m_view->zoomAt(middle, 1 / 1.5);
+            break;
+        case Qt::Key_Left:
+            m_view->panBy({step, 0});
+            break;
+        case Qt::Key_Right:
+            m_view->panBy({-step, 0});
+            break;
+        case Qt::Key_Up:
+            m_view->panBy({0, step});
+            break;
+        case Qt::Key_Down:
+            m_view->panBy({0, -step});
+            break;
+        case Qt::Key_Home:
+        case Qt::Key_0:
+            m_view->fit();
+            break;
+        default:
+            QWidget::keyPressEvent(event);
+        }
+    }
+
+private:
+    LongMapView *m_view;
+    QPointF m_dragFrom;
+    bool m_dragging = false;
+};
+
+void LongMapView::Canvas::paintEvent(QPaintEvent *)
+{
+    QPainter painter(this);
+    const QColor base = palette().color(QPalette::Base);
+    const QColor text = palette().color(QPalette::Text);
+    painter.fillRect(rect(), base);
+    const QRectF area = m_view->mapArea();
+    LongMapTiles *tiles = m_view->m_tiles;
+    const std::optional<TilePyramid> &pyramid = tiles->pyramid();
+    painter.setFont(figure::makeFont(11));
+    if (!tiles->isReady() || !pyramid) {
+        painter.fillRect(area, palette().color(QPalette::Window));
+        painter.setPen(text);
+        const QString note = !m_view->m_message.isEmpty() ? m_view->m_message
+            : tiles->isComputingFullView()
+            ? tr("computing the first full view: every row's softmax max and sum, every head")
+            : tr("the map is computed when the tab is shown");
+        painter.drawText(area.adjusted(12, 12, -12, -12), Qt::AlignCenter | Qt::TextWordWrap, note);
+        return;
+    }
+    const CellRect view = m_view->viewRect();
+    const double s = m_view->m_cellsPerPixel;
+    const auto toScreen = [&](double row, double col) {
+        return QPointF(area.left() + (col - view.colBegin) / s,
+                       area.top() + (row - view.rowBegin) / s);
+    };
+    const QRectF weights(toScreen(0, 0),
+                         toScreen(double(pyramid->queries()), double(pyramid->keys())));
+    painter.save();
+    painter.setClipRect(area);
+    painter.fillRect(area, palette().color(QPalette::Window));
+    const int level = m_view->level();
+    const Index head = m_view->m_head;
+    bool complete = true;
+    for (const TileIndex &t : pyramid->tilesCovering(level, view)) {
+        const TileWindow w = pyramid->tileWindow(level, t);
+        const QRectF target(toScreen(double(w.rowBegin), double(w.colBegin)),
+                            toScreen(double(w.rowEnd), double(w.colEnd)));
+        if (const QImage *image = tiles->image({head, level, t})) {
+            painter.drawImage(target, *image, QRectF(image->rect()));
+            continue;
+        }
+        complete = false;
+        // Coarse first: the nearest coarser level's tile enlarged over this one.
+        bool drawn = false;
+        for (int up = level + 1; up <= pyramid->topLevel() && !drawn; ++up) {
+            const int shift = up - level;
+            const TileIndex parent {t.tx >> shift, t.ty >> shift};
+            const QImage *image = tiles->image({head, up, parent});
+            if (!image)
+                continue;
+            const TileWindow pw = pyramid->tileWindow(up, parent);
+            const double per = double(TilePyramid::cellsPerPixel(up));
+            const QRectF source((double(w.colBegin - pw.colBegin)) / per,
+                                (double(w.rowBegin - pw.rowBegin)) / per, double(w.cols()) / per,
+                                double(w.rows()) / per);
+            painter.drawImage(target, *image, source);
+            drawn = true;
+        }
+        if (!drawn)
+            painter.fillRect(target, palette().color(QPalette::Mid));
+    }
+    painter.restore();
+    painter.setPen(text);
+    painter.drawRect(weights.intersected(area));
+
+    // Axes: query positions on the left, key positions on top, at round steps.
+    const auto ticks = [](double lo, double hi) {
+        const double span = std::max(1.0, hi - lo);
+        const double raw = span / 6;
+        const double p = std::pow(10.0, std::floor(std::log10(raw)));
+        double step = p;
+        for (double m : {1.0, 2.0, 5.0, 10.0})
+            if (m * p >= raw) {
+                step = m * p;
+                break;
+            }
+        step = std::max(1.0, std::round(step));
+        std::vector<double> out;
+        for (double v = std::ceil(lo / step) * step; v <= hi; v += step)
+            out.push_back(v);
+        return out;
+    };
+    const QFontMetricsF fm(painter.font());
+    for (double r :
+         ticks(std::max(0.0, view.rowBegin), std::min(double(pyramid->queries()), view.rowEnd))) {
+        const qreal y = toScreen(r, 0).y();
+        painter.drawLine(QPointF(area.left() - 4, y), QPointF(area.left(), y));
+        painter.drawText(QRectF(0, y - fm.height() / 2, area.left() - 6, fm.height()),
+                         Qt::AlignRight | Qt::AlignVCenter, QString::number(qint64(r)));
+    }
+    for (double c :
+         ticks(std::max(0.0, view.colBegin), std::min(double(pyramid->keys()), view.colEnd))) {
+        const qreal x = toScreen(0, c).x();
+        painter.drawLine(QPointF(x, area.top() - 4), QPointF(x, area.top()));
+        const QString label = QString::number(qint64(c));
+        const qreal lw = fm.horizontalAdvance(label);
+        painter.drawText(QPointF(std::clamp(x - lw / 2, area.left() - lw / 2, area.right() - lw),
+                                 area.top() - 7),
+                         label);
+    }
+    painter.save();
+    painter.translate(10, area.center().y());
+    painter.rotate(-90);
+    painter.drawText(QRectF(-80, -10, 160, 14), Qt::AlignCenter, tr("query i"));
+    painter.restore();
+
+    // Colour bar.
+    const Colormap map(tiles->colormap());
+    const QRectF bar(area.right() + 14, area.top(), 14, area.height());
+    painter.drawImage(bar, map.strip(256, Qt::Vertical));
+    painter.drawRect(bar);
+    const ColorNorm norm = tiles->norm();
+    for (double t : {0.0, 0.5, 1.0}) {
+        const qreal y = bar.bottom() - t * bar.height();
+        painter.drawText(QPointF(bar.right() + 4, y + fm.ascent() / 2),
+                         QString::number(norm.inverse(t), 'g', 2));
+    }
+    if (!complete)
+        painter.drawText(area.adjusted(6, 6, -6, -6), Qt::AlignRight | Qt::AlignBottom,
+                         tr("refining…"));
+}
+
+LongMapView::LongMapView(QWidget *parent, int tilePixels)
+    : QWidget(parent)
+    , m_tiles(new LongMapTiles(this, tilePixels))
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 0);
+    layout->setSpacing(4);
+
+    auto *controls = new QHBoxLayout;
+    auto *nLabel = new QLabel(tr("&n"));
+    m_nSpin = new QSpinBox;
+    m_nSpin->setObjectName(QStringLiteral("longLengthSpin"));
+    m_nSpin->setRange(2, SessionParameters::maxLongSequence);
+    m_nSpin->setValue(defaultLength);
+    m_nSpin->setKeyboardTracking(false);
+    m_nSpin->setToolTip(tr("Sequence length of this map (n_q = n_k), up to %1. The other "
+                           "parameters are the session's.")
+                            .arg(SessionParameters::maxLongSequence));
+    nLabel->setBuddy(m_nSpin);
+    m_headCombo = new QComboBox;
+    m_headCombo->setObjectName(QStringLiteral("longHeadCombo"));
+    m_headCombo->setToolTip(tr("The head shown, or the mean over heads"));
+    m_poolingCombo = new QComboBox;
+    m_poolingCombo->setObjectName(QStringLiteral("longPoolingCombo"));
+    m_poolingCombo->addItem(tr("max pooling"));
+    m_poolingCombo->addItem(tr("mean pooling"));
+    m_poolingCombo->setToolTip(tr("How a pixel combines its cells: the largest weight (a single "
+                                  "spike stays visible at every zoom) or their mean"));
+    m_scaleCombo = new QComboBox;
+    m_scaleCombo->setObjectName(QStringLiteral("longScaleCombo"));
+    m_scaleCombo->addItem(tr("0 … max weight"));
+    m_scaleCombo->addItem(tr("0 … 1"));
+    m_scaleCombo->addItem(tr("log, 5 decades"));
+    m_scaleCombo->setToolTip(tr("Colour scale: linear up to the head's largest weight, linear "
+                                "over [0, 1], or log₁₀ over the five decades below the largest "
+                                "weight"));
+    m_fitButton = new QPushButton(tr("Fit"));
+    m_fitButton->setObjectName(QStringLiteral("longFitButton"));
+    m_fitButton->setToolTip(tr("Show every cell (Home)"));
+    m_exportButton = new QPushButton(tr("Export…"));
+    m_exportButton->setObjectName(QStringLiteral("longExportButton"));
+    m_exportButton->setToolTip(tr("Save the visible window as a figure computed at the export's "
+                                  "resolution (PNG, SVG, PDF) or as data (CSV, JSON, .npy)"));
+    controls->addWidget(nLabel);
+    controls->addWidget(m_nSpin);
+    controls->addWidget(m_headCombo);
+    controls->addWidget(m_poolingCombo);
+    controls->addWidget(m_scaleCombo);
+    controls->addStretch(1);
+    controls->addWidget(m_fitButton);
+    controls->addWidget(m_exportButton);
+    layout->addLayout(controls);
+
+    auto *progressRow = new QHBoxLayout;
+    m_progress = new QProgressBar;
+    m_progress->setObjectName(QStringLiteral("longProgress"));
+    m_progress->setRange(0, 1000);
+    m_progress->setTextVisible(true);
+    m_progress->setFormat(tr("first full view: %p%"));
+    m_cancelButton = new QPushButton(tr("Cancel"));
+    m_cancelButton->setObjectName(QStringLiteral("longCancelButton"));
+    m_computeButton = new QPushButton(tr("Compute"));
+    m_computeButton->setObjectName(QStringLiteral("longComputeButton"));
+    m_computeButton->setToolTip(tr("Compute the map again"));
+    progressRow->addWidget(m_progress, 1);
+    progressRow->addWidget(m_cancelButton);
+    progressRow->addWidget(m_computeButton);
+    layout->addLayout(progressRow);
+
+    m_canvas = new Canvas(this);
+    layout->addWidget(m_canvas, 1);
+    m_hover = new QLabel;
+    m_hover->setObjectName(QStringLiteral("longHoverLabel"));
+    m_hover->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_hover->setWordWrap(true);
+    m_status = new QLabel;
+    m_status->setObjectName(QStringLiteral("longStatusLabel"));
+    m_status->setWordWrap(true);
+    layout->addWidget(m_hover);
+    layout->addWidget(m_status);
+
+    m_restart = new QTimer(this);
+    m_restart->setSingleShot(true);
+    m_restart->setInterval(250);
+    connect(m_restart, &QTimer::timeout, this, &LongMapView::recompute);
+    connect(m_nSpin, &QSpinBox::valueChanged, this, [this] { scheduleRecompute(); });
+    connect(m_headCombo, &QComboBox::activated, this,
+            [this](int index) { setHead(index < m_params.heads ? Index(index) : kHeadMean); });
+    connect(m_poolingCombo, &QComboBox::activated, this, [this] { scheduleRecompute(); });
+    connect(m_scaleCombo, &QComboBox::activated, this, [this] { updateColors(); });
+    connect(m_fitButton, &QPushButton::clicked, this, &LongMapView::fit);
+    connect(m_exportButton, &QPushButton::clicked, this, &LongMapView::exportInteractive);
+    connect(m_cancelButton, &QPushButton::clicked, this, [this] {
+        m_cancelledByUser = true;
+        m_tiles->cancel();
+    });
+    connect(m_computeButton, &QPushButton::clicked, this, [this] {
+        m_shownKey.clear();
+        recompute();
+    });
+
+    connect(m_tiles, &LongMapTiles::progressChanged, this,
+            [this](double f) { m_progress->setValue(int(std::lround(f * 1000))); });
+    connect(m_tiles, &LongMapTiles::fullViewReady, this, [this] {
+        m_fullViewSeconds = double(QDateTime::currentMSecsSinceEpoch() - m_startedMs) / 1000.0;
+        m_message.clear();
+        updateColors();
+        requestTiles();
+        updateStatus();
+        m_canvas->update();
+        emit fullViewShown();
+    });
+    connect(m_tiles, &LongMapTiles::failed, this, [this](const QString &message) {
+        m_message = tr("Cannot show this map: %1").arg(message);
+        updateStatus();
+        m_canvas->update();
+    });
+    connect(m_tiles, &LongMapTiles::cancelled, this, [this] {
+        m_message = tr("Cancelled. Press Compute to compute the map, or change a parameter.");
+        updateStatus();
+        m_canvas->update();
+    });
+    connect(m_tiles, &LongMapTiles::tileReady, this, [this] {
+        m_canvas->update();
+        if (viewComplete())
+            emit viewCompleted();
+    });
+    connect(m_tiles, &LongMapTiles::cellReady, this,
+            [this](Index head, Index i, Index j, const TileCell &c) {
+                if (head != m_head || i != m_hoverRow || j != m_hoverCol)
+                    return;
+                const QString mask = c.maskState == MaskAllowed
+                    ? tr("allowed")
+                    : tr("masked (%1)").arg(QString::fromStdString(maskStateText(c.maskState)));
+                m_hoverCell = c.hasScores
+                    ? tr("query %1, key %2: raw score %3, scaled score %4, weight %5, %6")
+                          .arg(i)
+                          .arg(j)
+                          .arg(number(c.rawScore), number(c.scaledScore), number(c.weight), mask)
+                    : tr("query %1, key %2: mean weight over heads %3, %4")
+                          .arg(i)
+                          .arg(j)
+                          .arg(number(c.weight), mask);
+                m_hover->setText(hoverText());
+                emit hoverChanged();
+            });
+    updateHeads();
+    updateStatus();
+}
+
+LongMapView::~LongMapView() = default;
+
+QWidget *LongMapView::canvas() const
+{
+    return m_canvas;
+}
+
+QString LongMapView::keyOf(const SessionParameters &p) const
+{
+    return QString::fromUtf8(QJsonDocument(p.toJson()).toJson(QJsonDocument::Compact))
+        + QLatin1Char('/') + QString::number(int(pooling()));
+}
+
+void LongMapView::setParameters(const SessionParameters &p)
+{
+    m_params = p;
+    updateHeads();
+    scheduleRecompute();
+}
+
+void LongMapView::setLength(int n)
+{
+    m_nSpin->setValue(n);
+    scheduleRecompute();
+}
+
+int LongMapView::length() const
+{
+    return m_nSpin->value();
+}
+
+SessionParameters LongMapView::mapParameters() const
+{
+    SessionParameters p = m_params;
+    p.n = length();
+    p.nK = length();
+    p.tokens.clear();
+    p.tensors = nullptr;
+    return p;
+}
+
+void LongMapView::setHead(Index head)
+{
+    if (head != kHeadMean && (head < 0 || head >= m_params.heads))
+        head = 0;
+    if (head == kHeadMean && m_params.heads < 2)
+        head = 0;
+    m_head = head;
+    m_headCombo->setCurrentIndex(head == kHeadMean ? m_params.heads : int(head));
+    m_hoverCell.clear();
+    updateColors();
+    requestTiles();
+    m_canvas->update();
+}
+
+void LongMapView::setPooling(TilePooling pooling)
+{
+    m_poolingCombo->setCurrentIndex(pooling == TilePooling::Max ? 0 : 1);
+    scheduleRecompute();
+}
+
+TilePooling LongMapView::pooling() const
+{
+    return m_poolingCombo->currentIndex() == 1 ? TilePooling::Mean : TilePooling::Max;
+}
+
+void LongMapView::setScale(Scale scale)
+{
+    m_scaleCombo->setCurrentIndex(int(scale));
+    updateColors();
+}
+
+QJsonObject LongMapView::state() const
+{
+    static const char *scales[] = {"max_weight", "unit", "log"};
+    QJsonObject o;
+    o.insert(QStringLiteral("n"), length());
+    o.insert(QStringLiteral("head"), m_head == kHeadMean ? -1 : int(m_head));
+    o.insert(QStringLiteral("pooling"),
+             pooling() == TilePooling::Max ? QStringLiteral("max") : QStringLiteral("mean"));
+    o.insert(QStringLiteral("scale"),
+             QLatin1String(scales[std::clamp(m_scaleCombo->currentIndex(), 0, 2)]));
+    return o;
+}
+
+void LongMapView::setState(const QJsonObject &state)
+{
+    const QJsonValue n = state.value(QLatin1String("n"));
+    if (n.isDouble() && n.toDouble() >= 2 && n.toDouble() <= SessionParameters::maxLongSequence
+        && n.toDouble() == std::floor(n.toDouble()))
+        m_nSpin->setValue(n.toInt());
+    const QString pool = state.value(QLatin1String("pooling")).toString();
+    if (pool == QLatin1String("max") || pool == QLatin1String("mean"))
+        m_poolingCombo->setCurrentIndex(pool == QLatin1String("max") ? 0 : 1);
+    const QString scale = state.value(QLatin1String("scale")).toString();
+    const QStringList scales
+        = {QStringLiteral("max_weight"), QStringLiteral("unit"), QStringLiteral("log")};
+    if (scales.contains(scale))
+        m_scaleCombo->setCurrentIndex(int(scales.indexOf(scale)));
+    const QJsonValue head = state.value(QLatin1String("head"));
+    if (head.isDouble() && head.toDouble() == std::floor(head.toDouble())) {
+        const int h = head.toInt();
+        if (h == -1 && m_params.heads > 1)
+            setHead(kHeadMean);
+        else if (h >= 0 && h < m_params.heads)
+            setHead(h);
+    }
+    updateColors();
+    scheduleRecompute();
+}
+
+void LongMapView::updateHeads()
+{
+    const int h = std::max(1, m_params.heads);
+    if (m_headCombo->count() != h + (h > 1 ? 1 : 0)) {
+        m_headCombo->clear();
+        for (int i = 0; i < h; ++i)
+            m_headCombo->addItem(tr("head %1").arg(i));
+        if (h > 1)
+            m_headCombo->addItem(tr("mean over heads"));
+    }
+    if (m_head != kHeadMean && m_head >= h)
+        m_head = 0;
+    if (m_head == kHeadMean && h < 2)
+        m_head = 0;
+    m_headCombo->setCurrentIndex(m_head == kHeadMean ? h : int(m_head));
+}
+
+void LongMapView::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    scheduleRecompute();
+}
+
+void LongMapView::scheduleRecompute()
+{
+    if (isVisible() && keyOf(mapParameters()) != m_shownKey)
+        m_restart->start();
+}
+
+double LongMapView::fitCellsPerPixel() const
+{
+    const QRectF area = mapArea();
+    const SessionParameters p = mapParameters();
+    return std::max(double(p.keyCount()) / std::max(1.0, area.width()),
+                    double(p.queryCount()) / std::max(1.0, area.height()));
+}
+
+void LongMapView::recompute()
+{
+    m_restart->stop();
+    const SessionParameters p = mapParameters();
+    const QString key = keyOf(p);
+    if (key == m_shownKey && (m_tiles->isReady() || m_tiles->isComputingFullView()))
+        return;
+    m_shownKey = key;
+    m_cancelledByUser = false;
+    m_message.clear();
+    m_hoverCell.clear();
+    m_hoverPixel.clear();
+    // The memory budget, counting what this view holds: the projection's inputs while they
+    // exist, then the engine and both tile caches.
+    const LongMapBytes bytes = m_tiles->bytesFor(p);
+    if (p.validate(SessionParameters::maxLongSequence).isEmpty()
+        && bytes.total() > double(sessionMemoryBudget())) {
+        m_tiles->clear();
+        m_message = tr("Cannot show this map: it needs %1 (max of the inputs while projecting, "
+                       "%2, and the tile engine, %3, plus the tile caches, %4), over the "
+                       "budget of %5")
+                        .arg(mib(bytes.total()), mib(bytes.inputs), mib(bytes.engine),
+                             mib(bytes.cache), mib(double(sessionMemoryBudget())));
+        updateStatus();
+        m_canvas->update();
+        return;
+    }
+    const double fit = fitCellsPerPixel();
+    m_viewSet = false;
+    m_cellsPerPixel = fit;
+    m_centerRow = p.queryCount() / 2.0;
+    m_centerCol = p.keyCount() / 2.0;
+    int fitLevel = 0;
+    try {
+        fitLevel = TilePyramid(p.queryCount(), p.keyCount(), m_tiles->tilePixels()).levelFor(fit);
+    } catch (const InvalidArgument &) {
+        fitLevel = 0; // invalid n: start() names the problem
+    }
+    m_startedMs = QDateTime::currentMSecsSinceEpoch();
+    m_tiles->start(p, pooling(), fitLevel);
+    updateStatus();
+    m_canvas->update();
+}
+
+QRectF LongMapView::mapArea() const
+{
+    const QRectF r = m_canvas->rect();
+    return r.adjusted(axisLeft, axisTop, -legendWidth, -axisBottom);
+}
+
+CellRect LongMapView::viewRect() const
+{
+    const QRectF area = mapArea();
+    const double halfW = area.width() * m_cellsPerPixel / 2;
+    const double halfH = area.height() * m_cellsPerPixel / 2;
+    return {m_centerRow - halfH, m_centerRow + halfH, m_centerCol - halfW, m_centerCol + halfW};
+}
+
+void LongMapView::setViewRect(const CellRect &cells)
+{
+    const QRectF area = mapArea();
+    m_centerRow = (cells.rowBegin + cells.rowEnd) / 2;
+    m_centerCol = (cells.colBegin + cells.colEnd) / 2;
+    m_cellsPerPixel = std::max(cells.cols() / std::max(1.0, area.width()),
+                               cells.rows() / std::max(1.0, area.height()));
+    m_viewSet = true;
+    clampView();
+    requestTiles();
+    m_canvas->update();
+}
+
+int LongMapView::level() const
+{
+    const std::optional<TilePyramid> &pyramid = m_tiles->pyramid();
+    return pyramid ? pyramid->levelFor(m_cellsPerPixel) : 0;
+}
+
+void LongMapView::clampView()
+{
+    const std::optional<TilePyramid> &pyramid = m_tiles->pyramid();
+    if (!pyramid)
+        return;
+    const QRectF area = mapArea();
+    const double fit = fitCellsPerPixel();
+    m_cellsPerPixel = std::clamp(m_cellsPerPixel, 1.0 / maxPixelsPerCell, std::max(fit, 1e-9));
+    if (!m_viewSet)
+        m_cellsPerPixel = fit;
+    const auto clampCentre = [](double centre, double half, double size) {
+        if (2 * half >= size)
+            return size / 2;
+        return std::clamp(centre, half, size - half);
+    };
+    m_centerRow
+        = clampCentre(m_centerRow, area.height() * m_cellsPerPixel / 2, double(pyramid->queries()));
+    m_centerCol
+        = clampCentre(m_centerCol, area.width() * m_cellsPerPixel / 2, double(pyramid->keys()));
+}
+
+void LongMapView::zoomAt(QPointF pos, double factor)
+{
+    if (!m_tiles->isReady() || !(factor > 0))
+        return;
+    const QRectF area = mapArea();
+    const CellRect v = viewRect();
+    // The cell under the pointer stays under it.
+    const double col = v.colBegin + (pos.x() - area.left()) * m_cellsPerPixel;
+    const double row = v.rowBegin + (pos.y() - area.top()) * m_cellsPerPixel;
+    m_viewSet = true;
+    m_cellsPerPixel /= factor;
+    clampView();
+    m_centerCol
+        = col - (pos.x() - area.left()) * m_cellsPerPixel + area.width() * m_cellsPerPixel / 2;
+    m_centerRow
+        = row - (pos.y() - area.top()) * m_cellsPerPixel + area.height() * m_cellsPerPixel / 2;
+    clampView();
+    requestTiles();
+    updateStatus();
+    m_canvas->update();
+}
+
+void LongMapView::panBy(QPointF delta)
+{
+    if (!m_tiles->isReady())
+        return;
+    m_viewSet = true;
+    m_centerCol -= delta.x() * m_cellsPerPixel;
+    m_centerRow -= delta.y() * m_cellsPerPixel;
+    clampView();
+    requestTiles();
+    m_canvas->update();
+}
+
+void LongMapView::fit()
+{
+    m_viewSet = false;
+    const std::optional<TilePyramid> &pyramid = m_tiles->pyramid();
+    if (pyramid) {
+        m_centerRow = pyramid->queries() / 2.0;
+        m_centerCol = pyramid->keys() / 2.0;
+    }
+    clampView();
+    requestTiles();
+    updateStatus();
+    m_canvas->update();
+}
+
+void LongMapView::requestTiles()
+{
+    const std::optional<TilePyramid> &pyramid = m_tiles->pyramid();
+    if (!m_tiles->isReady() || !pyramid)
+        return;
+    const int l = level();
+    m_tiles->request(m_head, l, pyramid->tilesCovering(l, viewRect()));
+    if (viewComplete())
+        emit viewCompleted();
+}
+
+bool LongMapView::viewComplete() const
+{
+    const std::optional<TilePyramid> &pyramid = m_tiles->pyramid();
+    if (!m_tiles->isReady() || !pyramid)
+        return false;
+    const int l = level();
+    for (const TileIndex &t : pyramid->tilesCovering(l, viewRect()))
+        if (!m_tiles->image({m_head, l, t}))
+            return false;
+    return true;
+}
+
+void LongMapView::updateColors()
+{
+    if (!m_tiles->isReady())
+        return;
+    const double top = m_tiles->maxWeight(m_head);
+    ColorNorm norm;
+    switch (Scale(m_scaleCombo->currentIndex())) {
+    case Scale::MaxWeight:
+        norm = ColorNorm::linear(0, top > 0 ? top : 1);
+        break;
+    case Scale::Unit:
+        norm = ColorNorm::linear(0, 1);
+        break;
+    case Scale::Log:
+        norm = top > 0 ? ColorNorm::log(top * 1e-5, top) : ColorNorm::log(1e-5, 1);
+        break;
+    }
+    m_tiles->setColors(ColormapId::Viridis, norm);
+    requestTiles();
+    updateStatus();
+    m_canvas->update();
+}
+
+void LongMapView::hover(QPointF pos)
+{
+    const auto [i, j] = cellAt(pos);
+    if (i < 0) {
+        m_hoverRow = m_hoverCol = -1;
+        m_hoverPixel.clear();
+        m_hoverCell.clear();
+        m_hover->setText(QString());
+        emit hoverChanged();
+        return;
+    }
+    if (i == m_hoverRow && j == m_hoverCol)
+        return;
+    m_hoverRow = i;
+    m_hoverCol = j;
+    const TilePyramid &pyramid = *m_tiles->pyramid();
+    const int l = level();
+    const Index per = TilePyramid::cellsPerPixel(l);
+    const Index r0 = i / per * per, c0 = j / per * per;
+    const Index r1 = std::min(pyramid.queries(), r0 + per) - 1;
+    const Index c1 = std::min(pyramid.keys(), c0 + per) - 1;
+    const QString pool
+        = m_tiles->pooling() == TilePooling::Max ? tr("the largest") : tr("the mean");
+    m_hoverPixel = per == 1 ? tr("pixel: query %1 × key %2 (one cell)").arg(i).arg(j)
+                            : tr("pixel: queries %1–%2 × keys %3–%4, %5 of its %6 × %7 cells")
+                                  .arg(r0)
+                                  .arg(r1)
+                                  .arg(c0)
+                                  .arg(c1)
+                                  .arg(pool)
+                                  .arg(r1 - r0 + 1)
+                                  .arg(c1 - c0 + 1);
+    m_hoverCell = tr("query %1, key %2: computing…").arg(i).arg(j);
+    m_tiles->requestCell(m_head, i, j);
+    m_hover->setText(hoverText());
+    emit hoverChanged();
+}
+
+std::pair<Index, Index> LongMapView::cellAt(QPointF pos) const
+{
+    const std::optional<TilePyramid> &pyramid = m_tiles->pyramid();
+    const QRectF area = mapArea();
+    if (!m_tiles->isReady() || !pyramid || !area.contains(pos))
+        return {-1, -1};
+    const CellRect v = viewRect();
+    const double row = v.rowBegin + (pos.y() - area.top()) * m_cellsPerPixel;
+    const double col = v.colBegin + (pos.x() - area.left()) * m_cellsPerPixel;
+    if (row < 0 || col < 0 || row >= double(pyramid->queries()) || col >= double(pyramid->keys()))
+        return {-1, -1};
+    return {Index(row), Index(col)};
+}
+
+QString LongMapView::hoverText() const
+{
+    if (m_hoverPixel.isEmpty())
+        return QString();
+    return m_hoverCell + QStringLiteral(" · ") + m_hoverPixel;
+}
+
+QString LongMapView::statusText() const
+{
+    return m_status->text();
+}
+
+void LongMapView::updateStatus()
+{
+    const bool computing = m_tiles->isComputingFullView();
+    m_progress->setVisible(computing);
+    m_cancelButton->setVisible(computing);
+    m_computeButton->setVisible(!computing);
+    m_exportButton->setEnabled(m_tiles->isReady());
+    m_fitButton->setEnabled(m_tiles->isReady());
+    const SessionParameters p = mapParameters();
+    if (!m_tiles->isReady()) {
+        m_status->setText(computing ? tr("n = %1, h = %2, d_k = %3: computing the first full view "
+                                         "from Q and K, without the n × n matrix")
+                                          .arg(p.n)
+                                          .arg(p.heads)
+                                          .arg(p.dK())
+                                    : m_message);
+        return;
+    }
+    const int l = level();
+    const Index per = TilePyramid::cellsPerPixel(l);
+    const QString pool
+        = m_tiles->pooling() == TilePooling::Max ? tr("max pooling") : tr("mean pooling");
+    const ColorNorm norm = m_tiles->norm();
+    m_status->setText(
+        tr("%1 of %2 × %2 cells per pixel (level %3) · colour %4 %5 … %6 · scale %7 · first "
+           "full view %8 s · %9 × %9 weights, h = %10, %11")
+            .arg(pool)
+            .arg(per)
+            .arg(l)
+            .arg(norm.scaleName(), number(norm.vmin), number(norm.vmax))
+            .arg(number(m_tiles->scale()))
+            .arg(m_fullViewSeconds, 0, 'f', 2)
+            .arg(p.n)
+            .arg(p.heads)
+            .arg(dtypeId(p.dtype)));
+}
+
+void LongMapView::exportInteractive()
+{
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export the Visible Window"), QStringLiteral("long-map.png"),
+        tr("Figures (*.png *.svg *.pdf);;Data (*.csv *.json *.npy *.npz)"));
+    if (!path.isEmpty())
+        exportWindow(path);
+}
+
+void LongMapView::exportWindow(const QString &path, QSize size, qreal dpr)
+{
+    const std::optional<TilePyramid> &pyramid = m_tiles->pyramid();
+    if (!m_tiles->isReady() || !pyramid) {
+        emit exported(path, tr("the map is not computed yet"));
+        return;
+    }
+    const CellRect v = viewRect();
+    TileWindow window;
+    window.rowBegin = std::clamp<Index>(Index(std::floor(v.rowBegin)), 0, pyramid->queries() - 1);
+    window.rowEnd
+        = std::clamp<Index>(Index(std::ceil(v.rowEnd)), window.rowBegin + 1, pyramid->queries());
+    window.colBegin = std::clamp<Index>(Index(std::floor(v.colBegin)), 0, pyramid->keys() - 1);
+    window.colEnd
+        = std::clamp<Index>(Index(std::ceil(v.colEnd)), window.colBegin + 1, pyramid->keys());
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    const bool figure = suffix == QLatin1String("png") || suffix == QLatin1String("svg")
+        || suffix == QLatin1String("pdf");
+    const std::optional<DataFormat> data = dataFormatForPath(path);
+    if (!figure && !data) {
+        emit exported(path,
+                      tr("unknown file type \".%1\": use .png, .svg, .pdf, .csv, .json, "
+                         ".npy or .npz")
+                          .arg(suffix));
+        return;
+    }
+    const SessionParameters params = m_tiles->parameters();
+    const Index heads = params.heads;
+    const int shownHead = m_head == kHeadMean ? int(heads) : int(m_head);
+    const bool log = Scale(m_scaleCombo->currentIndex()) == Scale::Log;
+    const bool autoRange = Scale(m_scaleCombo->currentIndex()) == Scale::MaxWeight;
+    // A figure: pooled to the figure's device pixels; data: to at most 1024 × 1024.
+    const Index side
+        = figure ? Index(std::ceil(std::max(size.width(), size.height()) * dpr)) : Index(1024);
+    const ColormapId colormap = m_tiles->colormap();
+    m_exportButton->setEnabled(false);
+    m_tiles->runOnEngine(
+        [=](const LongMapTiles::WindowRenderer &render) -> QString {
+            std::vector<Index> which;
+            for (Index h = 0; h < heads; ++h)
+                which.push_back(h);
+            if (heads > 1)
+                which.push_back(kHeadMean);
+            SessionResult r = render(which, window, side, side);
+            r.params = params;
+            auto shared = std::make_shared<const SessionResult>(std::move(r));
+            QString error;
+            if (!figure)
+                return exportData(*shared, path, *data, nullptr, &error) ? QString() : error;
+            HeatmapRenderer renderer;
+            renderer.setResult(shared);
+            HeatmapOptions o;
+            o.view = HeatmapView::SingleHead;
+            o.head = shownHead;
+            o.colormap = colormap;
+            o.scale = log ? ColorScale::Log : ColorScale::Linear;
+            o.autoRange = autoRange || log;
+            o.maxImageSide = int(side);
+            renderer.setOptions(o);
+            bool ok = false;
+            if (suffix == QLatin1String("png"))
+                ok = renderer.savePng(path, size, dpr, &error);
+            else if (suffix == QLatin1String("svg"))
+                ok = renderer.saveSvg(path, size, &error);
+            else
+                ok = renderer.savePdf(path, size, &error);
+            return ok ? QString() : error;
+        },
+        [this, path](const QString &error) {
+            m_exportButton->setEnabled(m_tiles->isReady());
+            emit exported(path, error);
+        });
+}
+
+} // namespace attn
