@@ -136,6 +136,34 @@ void tileFullView(benchmark::State &state, bool mean, bool metrics)
         / (1024.0 * 1024.0);
 }
 
+/// One tile of a zoomed view (the Long tab's unit of work once the first full view recorded every
+/// row's statistics): a window of `cells` × `cells` weights of one head pooled at `perPixel`
+/// cells per pixel, at a new place in every iteration.
+void tileZoomed(benchmark::State &state)
+{
+    const Index n = state.range(0);
+    const Index d = state.range(1);
+    const Index cells = state.range(2);
+    const Index perPixel = state.range(3);
+    attn::Generator rng(0);
+    const Matrix<float> q = randomMatrix<float>(rng, n, d);
+    const Matrix<float> k = randomMatrix<float>(rng, n, d);
+    attn::TileEngine<float> engine(q, k, 1, attn::AttentionMask::causal(n, n));
+    engine.render(0, engine.fullWindow(), 1024, 1024, attn::TilePooling::Max); // the statistics
+    Index at = 0;
+    for (auto _ : state) {
+        at = (at + 7919 * cells) % (n - cells);
+        const attn::TileWindow w {at, at + cells, (at * 3) % (n - cells),
+                                  (at * 3) % (n - cells) + cells};
+        auto tiles = engine.render({0}, w, attn::tileGridWithCells(w, perPixel, perPixel),
+                                   attn::TilePooling::Max);
+        benchmark::DoNotOptimize(tiles.front().values.data());
+        benchmark::ClobberMemory();
+    }
+    state.counters["Mcells"] = benchmark::Counter(double(cells * cells) * 1e-6,
+                                                  benchmark::Counter::kIsIterationInvariantRate);
+}
+
 /// The streaming kernel once per head (Q, K, V: n × d each), h times per iteration.
 void streamingHeads(benchmark::State &state)
 {
@@ -354,6 +382,10 @@ void TileFullViewMetrics_f32(benchmark::State &s)
 {
     tileFullView(s, false, true);
 }
+void TileZoomed_f32(benchmark::State &s)
+{
+    tileZoomed(s);
+}
 void StreamingHeads_f32(benchmark::State &s)
 {
     streamingHeads(s);
@@ -408,6 +440,12 @@ BENCHMARK(Materialized_f64)->Apply(attentionSizes);
 BENCHMARK(Streaming_f64)->Apply(attentionSizes);
 BENCHMARK(Loop_f64)->Apply(loopSizes);
 BENCHMARK(TileFullView_f32)->Apply(tileSizes);
+BENCHMARK(TileZoomed_f32)
+    ->ArgNames({"n", "d", "cells", "per_pixel"})
+    ->Args({16384, 64, 256, 1})
+    ->Args({16384, 64, 512, 2})
+    ->Args({16384, 64, 1024, 4})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(StreamingHeads_f32)->Apply(streamingHeadsSizes);
 BENCHMARK(TileFullViewMean_f32)->Apply(tileSizes);
 BENCHMARK(TileFullViewMetrics_f32)->Apply(tileSizes);

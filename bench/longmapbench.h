@@ -33,13 +33,18 @@ public:
         m_maxMs = 0;
         m_over16 = 0;
         m_events = 0;
+        m_maxPaint = 0;
     }
     double maxEventMs() const { return m_maxMs; }
+    /// The longest event's type and receiver class ("Paint on attn::LongMapView::Canvas").
+    QString maxEventWhat() const { return m_maxWhat; }
     int eventsOver16Ms() const { return m_over16; }
     long events() const { return m_events; }
     /// The end of the last paint event of `watched` (ms on clock()).
     void watchPaints(QObject *watched) { m_watched = watched; }
     double lastPaintEndMs() const { return m_lastPaintEnd; }
+    /// The longest paint event of the watched object while armed (ms).
+    double maxPaintMs() const { return m_maxPaint; }
     double nowMs() const { return double(m_clock.nsecsElapsed()) * 1e-6; }
 
 private:
@@ -47,10 +52,12 @@ private:
     bool m_armed = false;
     int m_depth = 0;
     double m_maxMs = 0;
+    QString m_maxWhat;
     int m_over16 = 0;
     long m_events = 0;
     QObject *m_watched = nullptr;
     double m_lastPaintEnd = -1;
+    double m_maxPaint = 0;
 };
 
 struct LongMapBenchOptions

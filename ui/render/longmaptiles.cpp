@@ -3,6 +3,8 @@
 #include "ui/render/tileimage.h"
 #include "ui/session/pooledsession.h"
 
+#include "core/threads.h"
+
 #include <QMetaObject>
 
 #include <algorithm>
@@ -142,6 +144,7 @@ public:
         : m_owner(owner)
         , m_shared(std::move(shared))
         , m_cacheTiles(cacheTiles)
+        , m_fullViewThreads(kernelThreads() - 1)
         , m_thread([this] { loop(); })
     { }
     ~Worker()
@@ -167,6 +170,7 @@ private:
     LongMapTiles *m_owner;
     std::shared_ptr<Shared> m_shared;
     int m_cacheTiles;
+    Index m_fullViewThreads;
     // Worker thread only:
     std::unique_ptr<EngineBox> m_engine;
     quint64 m_engineGeneration = 0;
@@ -180,6 +184,10 @@ private:
 
 void LongMapTiles::Worker::loop()
 {
+    // Tiles and cells on this thread alone: a tile is a few milliseconds of work, and an OpenMP
+    // team would take the core the GUI thread paints on (on two cores, a team of two made the
+    // zoom and pan steps three times slower and GUI events wait up to 30 ms).
+    const ScopedKernelThreads oneThread(1);
     for (;;) {
         std::unique_lock lock(m_shared->mutex);
         m_shared->wake.wait(lock, [this] {
@@ -309,6 +317,8 @@ void LongMapTiles::Worker::runStart(const Shared::StartJob &job)
         });
     };
     const std::atomic<bool> *stop = &m_shared->cancelStart;
+    // The first full view on every core but one, left to the GUI thread.
+    const ScopedKernelThreads fullViewThreads(std::max<Index>(1, m_fullViewThreads));
     try {
         std::unique_ptr<EngineBox> engine;
         const auto isCancelled = [stop] { return stop->load(); };

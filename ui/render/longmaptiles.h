@@ -7,9 +7,10 @@
 // panned view asks only for the tiles it lacks, the nearest its centre first, and each costs
 // only its own cells. Hover cells are computed on demand from q_i, k_j and row i's statistics.
 //
-// One worker thread owns the engine (TileEngine is not thread-safe; each of its calls uses the
-// core's OpenMP threads). The GUI thread only posts wishes and takes finished images: nothing
-// here blocks it for longer than a mutex held around a few assignments.
+// One worker thread owns the engine (TileEngine is not thread-safe). It renders tiles and cells
+// on itself alone and the first full view on every core but one, so the GUI thread always has a
+// core. The GUI thread only posts wishes and takes finished images: nothing here blocks it for
+// longer than a mutex held around a few assignments.
 
 #include "ui/render/colormap.h"
 #include "ui/session/sessionparameters.h"

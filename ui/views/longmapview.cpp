@@ -246,6 +246,8 @@ void LongMapView::Canvas::paintEvent(QPaintEvent *)
     painter.rotate(-90);
     painter.drawText(QRectF(-80, -10, 160, 14), Qt::AlignCenter, tr("query i"));
     painter.restore();
+    painter.drawText(QPointF(area.left() - fm.horizontalAdvance(tr("key j")) - 8, area.top() - 7),
+                     tr("key j"));
 
     // Colour bar.
     const Colormap map(tiles->colormap());
@@ -285,17 +287,20 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
     m_headCombo = new QComboBox;
     m_headCombo->setObjectName(QStringLiteral("longHeadCombo"));
     m_headCombo->setToolTip(tr("The head shown, or the mean over heads"));
+    m_headCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_poolingCombo = new QComboBox;
     m_poolingCombo->setObjectName(QStringLiteral("longPoolingCombo"));
-    m_poolingCombo->addItem(tr("max pooling"));
-    m_poolingCombo->addItem(tr("mean pooling"));
+    m_poolingCombo->addItem(tr("max pool"));
+    m_poolingCombo->addItem(tr("mean pool"));
+    m_poolingCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_poolingCombo->setToolTip(tr("How a pixel combines its cells: the largest weight (a single "
                                   "spike stays visible at every zoom) or their mean"));
     m_scaleCombo = new QComboBox;
     m_scaleCombo->setObjectName(QStringLiteral("longScaleCombo"));
-    m_scaleCombo->addItem(tr("0 … max weight"));
+    m_scaleCombo->addItem(tr("0 … max w"));
     m_scaleCombo->addItem(tr("0 … 1"));
-    m_scaleCombo->addItem(tr("log, 5 decades"));
+    m_scaleCombo->addItem(tr("log"));
+    m_scaleCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_scaleCombo->setToolTip(tr("Colour scale: linear up to the head's largest weight, linear "
                                 "over [0, 1], or log₁₀ over the five decades below the largest "
                                 "weight"));
@@ -306,14 +311,15 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
     m_exportButton->setObjectName(QStringLiteral("longExportButton"));
     m_exportButton->setToolTip(tr("Save the visible window as a figure computed at the export's "
                                   "resolution (PNG, SVG, PDF) or as data (CSV, JSON, .npy)"));
+    m_computeButton = new QPushButton(tr("Compute"));
+    m_computeButton->setObjectName(QStringLiteral("longComputeButton"));
+    m_computeButton->setToolTip(tr("Compute the map again"));
     controls->addWidget(nLabel);
     controls->addWidget(m_nSpin);
     controls->addWidget(m_headCombo);
     controls->addWidget(m_poolingCombo);
     controls->addWidget(m_scaleCombo);
     controls->addStretch(1);
-    controls->addWidget(m_fitButton);
-    controls->addWidget(m_exportButton);
     layout->addLayout(controls);
 
     auto *progressRow = new QHBoxLayout;
@@ -324,12 +330,14 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
     m_progress->setFormat(tr("first full view: %p%"));
     m_cancelButton = new QPushButton(tr("Cancel"));
     m_cancelButton->setObjectName(QStringLiteral("longCancelButton"));
-    m_computeButton = new QPushButton(tr("Compute"));
-    m_computeButton->setObjectName(QStringLiteral("longComputeButton"));
-    m_computeButton->setToolTip(tr("Compute the map again"));
+    // The second row: the first full view's progress and Cancel while it runs, then the view's
+    // buttons.
     progressRow->addWidget(m_progress, 1);
     progressRow->addWidget(m_cancelButton);
+    progressRow->addStretch(0);
+    progressRow->addWidget(m_fitButton);
     progressRow->addWidget(m_computeButton);
+    progressRow->addWidget(m_exportButton);
     layout->addLayout(progressRow);
 
     m_canvas = new Canvas(this);
@@ -341,6 +349,13 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
     m_status = new QLabel;
     m_status->setObjectName(QStringLiteral("longStatusLabel"));
     m_status->setWordWrap(true);
+    // Two lines each, whatever the text: a label that changes its height on every hover would
+    // lay out the whole window again.
+    for (QLabel *label : {m_hover, m_status}) {
+        label->setFixedHeight(2 * label->fontMetrics().lineSpacing() + 4);
+        label->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+        label->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+    }
     layout->addWidget(m_hover);
     layout->addWidget(m_status);
 
@@ -532,7 +547,7 @@ void LongMapView::updateHeads()
         for (int i = 0; i < h; ++i)
             m_headCombo->addItem(tr("head %1").arg(i));
         if (h > 1)
-            m_headCombo->addItem(tr("mean over heads"));
+            m_headCombo->addItem(tr("mean"));
     }
     if (m_head != kHeadMean && m_head >= h)
         m_head = 0;
