@@ -634,6 +634,38 @@ PooledTile<T> TileEngine<T>::render(Index head, const TileWindow &window, Index 
     return std::move(render(std::vector<Index> {head}, window, maxWidth, maxHeight, pooling)[0]);
 }
 
+template<typename T>
+typename TileEngine<T>::WindowScores TileEngine<T>::windowScores(Index head,
+                                                                 const TileWindow &window) const
+{
+    static constexpr const char *who = "TileEngine::windowScores";
+    if (head == kHeadMean)
+        throw InvalidArgument(std::string(who) + ": the mean over heads has no scores");
+    checkHead(head, who);
+    if (window.rowBegin < 0 || window.rowEnd > queries() || window.colBegin < 0
+        || window.colEnd > keys() || window.rows() < 1 || window.cols() < 1)
+        throw InvalidArgument(std::string(who) + ": the window of queries ["
+                              + std::to_string(window.rowBegin) + ", "
+                              + std::to_string(window.rowEnd) + ") × keys ["
+                              + std::to_string(window.colBegin) + ", "
+                              + std::to_string(window.colEnd) + ") is empty or does not lie in the "
+                              + shapeString(queries(), keys()) + " weights");
+    WindowScores out;
+    out.raw = m_query.block(window.rowBegin, head * m_dK, window.rows(), m_dK)
+        * m_key.block(window.colBegin, head * m_dK, window.cols(), m_dK).transpose();
+    out.scaled = out.raw * m_scale;
+    const MatrixD *add = m_mask.additiveTerm();
+    for (Index r = 0; r < window.rows(); ++r)
+        for (Index c = 0; c < window.cols(); ++c) {
+            const Index i = window.rowBegin + r, j = window.colBegin + c;
+            if (add)
+                out.scaled(r, c) = T(out.scaled(r, c) + T((*add)(i, j)));
+            if (m_mask.state(i, j) != MaskAllowed)
+                out.scaled(r, c) = m_fill;
+        }
+    return out;
+}
+
 template<typename T> bool TileEngine<T>::rowStatisticsComplete(Index head) const
 {
     checkHead(head, "TileEngine::rowStatisticsComplete");

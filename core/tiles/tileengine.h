@@ -166,6 +166,18 @@ public:
     /// InvalidArgument when i, j or the head are out of range.
     TileCell cell(Index head, Index i, Index j);
 
+    /// Raw scores q_i · k_j (raw) and scaled scores (raw · scale + the additive term; the fill
+    /// value where masked: scaled) of `head` over `window`, window.rows() × window.cols() each,
+    /// row-major, as scaledDotProductAttention's scores and scaledScores. Throws
+    /// InvalidArgument when the head is out of range or kHeadMean (no scores), or the window
+    /// does not lie in n_q × n_k or is empty.
+    struct WindowScores
+    {
+        Matrix<T> raw;
+        Matrix<T> scaled;
+    };
+    WindowScores windowScores(Index head, const TileWindow &window) const;
+
     /// True once every row's max and sum of `head` (every head for kHeadMean) are known: after
     /// a render() whose window spans every key and every query, or rowMetrics().
     bool rowStatisticsComplete(Index head) const;

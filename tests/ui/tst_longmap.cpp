@@ -10,8 +10,11 @@
 #include "ui/render/colormap.h"
 #include "ui/render/figurefile.h"
 #include "ui/render/longmaptiles.h"
+#include "ui/session/attentionsession.h"
 #include "ui/session/sessioncompute.h"
 #include "ui/views/attentionviews.h"
+#include "ui/views/heatmapwidget.h"
+#include "ui/views/stepsview.h"
 #include "ui/views/longmapview.h"
 
 #include "core/mask.h"
@@ -300,6 +303,85 @@ private slots:
                      qPrintable(text));
         else
             QVERIFY(text.contains(QStringLiteral("one cell")));
+    }
+
+    /// The Steps button of a window zoomed to at most 256 × 256 cells shows exactly its weights,
+    /// raw and scaled scores, mask states and each row's metrics over every key in the Steps tab.
+    void stepsGetTheWindowExactly()
+    {
+        AttentionSession session;
+        AttentionViews views(new HeatmapWidget, &session);
+        SessionParameters p = smallParameters();
+        p.heads = 4;
+        p.dModel = 32;
+        session.setParameters(p);
+        QTRY_VERIFY(session.result() != nullptr);
+        LongMapView *view = views.longMapView();
+        view->setLength(1000);
+        QSignalSpy shown(view, &LongMapView::fullViewShown);
+        views.resize(900, 700);
+        views.show();
+        views.setCurrentIndex(AttentionViews::LongTab);
+        QVERIFY(QTest::qWaitForWindowExposed(&views));
+        QVERIFY(shown.wait(60000));
+        auto *steps = view->findChild<QPushButton *>(QStringLiteral("longStepsButton"));
+        QVERIFY(steps);
+        QVERIFY(!steps->isEnabled()); // the whole map is too large for Steps
+        view->setHead(2);
+        view->setViewRect({400, 520, 300, 450});
+        const TileWindow w = view->visibleWindow();
+        QVERIFY(w.rows() <= LongMapView::maxStepsSide && w.cols() <= LongMapView::maxStepsSide);
+        QVERIFY(steps->isEnabled());
+        QSignalSpy opened(view, &LongMapView::windowMaterialized);
+        QTest::mouseClick(steps, Qt::LeftButton);
+        QVERIFY(opened.wait(60000));
+        QCOMPARE(views.currentIndex(), int(AttentionViews::StepsTab));
+        const auto r = views.stepsView()->result();
+        QVERIFY(r);
+        QCOMPARE(views.stepsView()->head(), 2);
+
+        const SessionResult ref = computeSession(view->mapParameters());
+        QVERIFY(ref.ok());
+        QCOMPARE(r->headCount(), 4);
+        QCOMPARE(r->queryCount(), w.rows());
+        QCOMPARE(r->keyCount(), w.cols());
+        QCOMPARE(r->originalQuery(0), int(w.rowBegin));
+        QCOMPARE(r->originalKey(0), int(w.colBegin));
+        QVERIFY(r->maskState == ref.maskState.block(w.rowBegin, w.colBegin, w.rows(), w.cols()));
+        for (int h = 0; h < 4; ++h) {
+            const auto block = [&](const MatrixD &m) {
+                return MatrixD(m.block(w.rowBegin, w.colBegin, w.rows(), w.cols()));
+            };
+            QVERIFY((r->weights[std::size_t(h)] - block(ref.weights[std::size_t(h)]))
+                        .cwiseAbs()
+                        .maxCoeff()
+                    <= 1e-12);
+            QVERIFY((r->scores[std::size_t(h)] - block(ref.scores[std::size_t(h)]))
+                        .cwiseAbs()
+                        .maxCoeff()
+                    <= 1e-12);
+            const MatrixD scaled = block(ref.scaledScores[std::size_t(h)]);
+            for (Index i = 0; i < scaled.rows(); ++i)
+                for (Index j = 0; j < scaled.cols(); ++j) {
+                    const double a = r->scaledScores[std::size_t(h)](i, j), b = scaled(i, j);
+                    QVERIFY(std::isinf(b) ? a == b : std::abs(a - b) <= 1e-12);
+                }
+            const RowMetrics &m = r->metrics[std::size_t(h)];
+            const RowMetrics &mr = ref.metrics[std::size_t(h)];
+            QVERIFY((m.entropy - mr.entropy.segment(w.rowBegin, w.rows())).cwiseAbs().maxCoeff()
+                    <= 1e-12);
+            QVERIFY((m.maxWeight - mr.maxWeight.segment(w.rowBegin, w.rows())).cwiseAbs().maxCoeff()
+                    <= 1e-12);
+            QVERIFY((m.jacobianNorm - mr.jacobianNorm.segment(w.rowBegin, w.rows()))
+                        .cwiseAbs()
+                        .maxCoeff()
+                    <= 1e-12);
+        }
+        QVERIFY((r->weightsMean - ref.weightsMean.block(w.rowBegin, w.colBegin, w.rows(), w.cols()))
+                    .cwiseAbs()
+                    .maxCoeff()
+                <= 1e-12);
+        QVERIFY(r->viewNote.contains(QStringLiteral("long map")));
     }
 
     void cancelStopsTheFirstFullView()

@@ -27,8 +27,10 @@ struct TileValues
     MatrixB maskState;
 };
 
+} // namespace
+
 /// The engine of either dtype behind one interface (the worker's only view of it).
-class EngineBox
+class LongMapTiles::EngineBox
 {
 public:
     virtual ~EngineBox() = default;
@@ -39,12 +41,15 @@ public:
     virtual SessionResult renderResult(const std::vector<Index> &heads, const TileWindow &window,
                                        Index maxWidth, Index maxHeight, TilePooling pooling)
         = 0;
+    virtual SessionResult materialize(const TileWindow &window) = 0;
     virtual TileCell cell(Index head, Index i, Index j) = 0;
     virtual double maxWeight(Index head) const = 0;
     virtual double scale() const = 0;
 };
 
-template<typename T> class EngineBoxT final : public EngineBox
+namespace {
+
+template<typename T> class EngineBoxT final : public LongMapTiles::EngineBox
 {
 public:
     explicit EngineBoxT(TileEngine<T> engine)
@@ -74,6 +79,43 @@ public:
         SessionResult r;
         pooledTilesResult(tiles, m_engine.heads(), r);
         r.scale = m_engine.scale();
+        return r;
+    }
+    SessionResult materialize(const TileWindow &window) override
+    {
+        const Index h = m_engine.heads();
+        std::vector<Index> which;
+        for (Index k = 0; k < h; ++k)
+            which.push_back(k);
+        if (h > 1)
+            which.push_back(kHeadMean);
+        // One pixel per cell; the metrics over every key of each row.
+        std::vector<RowMetrics> metrics;
+        std::vector<PooledTile<T>> tiles = m_engine.render(
+            which, window, tileGridWithCells(window, 1, 1), TilePooling::Max, &metrics);
+        SessionResult r;
+        pooledTilesResult(tiles, h, r);
+        metrics.resize(std::size_t(h));
+        r.fullyMasked.clear();
+        r.worstRowSumError = 0;
+        for (Index k = 0; k < h; ++k) {
+            const auto scores = m_engine.windowScores(k, window);
+            r.scores.push_back(scores.raw.template cast<double>());
+            r.scaledScores.push_back(scores.scaled.template cast<double>());
+            r.fullyMasked.push_back(metrics[std::size_t(k)].fullyMasked);
+            if (metrics[std::size_t(k)].rowSumError.size() > 0)
+                r.worstRowSumError = std::max(r.worstRowSumError,
+                                              metrics[std::size_t(k)].rowSumError.maxCoeff());
+        }
+        r.metrics = std::move(metrics);
+        r.scale = m_engine.scale();
+        r.viewNote = QStringLiteral("queries %1–%2 × keys %3–%4 of the long map (n = %5): "
+                                    "weights over every key, row metrics over whole rows")
+                         .arg(window.rowBegin)
+                         .arg(window.rowEnd - 1)
+                         .arg(window.colBegin)
+                         .arg(window.colEnd - 1)
+                         .arg(m_engine.keys());
         return r;
     }
     TileCell cell(Index head, Index i, Index j) override { return m_engine.cell(head, i, j); }
@@ -126,9 +168,8 @@ struct LongMapTiles::Shared
     };
     std::optional<CellJob> cell;
 
-    std::deque<std::pair<std::function<QString(const WindowRenderer &)>,
-                         std::function<void(const QString &)>>>
-        engineJobs;
+    // Work on the engine; each returns what to run on the GUI thread afterwards.
+    std::deque<std::function<std::function<void()>(EngineBox &, TilePooling)>> engineJobs;
 
     ColormapId colormap = ColormapId::Viridis;
     ColorNorm norm;
@@ -172,7 +213,7 @@ private:
     int m_cacheTiles;
     Index m_fullViewThreads;
     // Worker thread only:
-    std::unique_ptr<EngineBox> m_engine;
+    std::unique_ptr<LongMapTiles::EngineBox> m_engine;
     quint64 m_engineGeneration = 0;
     std::optional<TilePyramid> m_pyramid;
     TilePooling m_pooling = TilePooling::Max;
@@ -231,19 +272,11 @@ void LongMapTiles::Worker::loop()
             s.engineJobs.pop_front();
             const TilePooling pooling = m_pooling;
             lock.unlock();
-            QString error;
-            try {
-                error = job.first([this, pooling](const std::vector<Index> &heads,
-                                                  const TileWindow &window, Index maxWidth,
-                                                  Index maxHeight) {
-                    return m_engine->renderResult(heads, window, maxWidth, maxHeight, pooling);
-                });
-            } catch (const std::bad_alloc &) {
-                error = QStringLiteral("out of memory");
-            } catch (const std::exception &e) {
-                error = QString::fromStdString(e.what());
-            }
-            post([deliver = std::move(job.second), error] { deliver(error); });
+            std::function<void()> then = job(*m_engine, pooling);
+            post([owner = m_owner, generation, then = std::move(then)] {
+                if (owner->m_generation == generation)
+                    then();
+            });
             continue;
         }
         const TileIndex tile = s.wanted.front();
@@ -605,9 +638,53 @@ void LongMapTiles::runOnEngine(std::function<QString(const WindowRenderer &)> wo
         deliver(tr("the long-sequence map is not computed yet"));
         return;
     }
+    queueEngineJob([work = std::move(work), deliver = std::move(deliver)](
+                       EngineBox &box, TilePooling pooling) -> std::function<void()> {
+        QString error;
+        try {
+            error = work([&box, pooling](const std::vector<Index> &heads, const TileWindow &window,
+                                         Index maxWidth, Index maxHeight) {
+                return box.renderResult(heads, window, maxWidth, maxHeight, pooling);
+            });
+        } catch (const std::bad_alloc &) {
+            error = tr("out of memory");
+        } catch (const std::exception &e) {
+            error = QString::fromStdString(e.what());
+        }
+        return [deliver, error] { deliver(error); };
+    });
+}
+
+void LongMapTiles::materializeWindow(
+    const TileWindow &window,
+    std::function<void(std::shared_ptr<const SessionResult>, const QString &)> deliver)
+{
+    if (!m_ready) {
+        deliver(nullptr, tr("the long-sequence map is not computed yet"));
+        return;
+    }
+    queueEngineJob([window, params = m_params, deliver = std::move(deliver)](
+                       EngineBox &box, TilePooling) -> std::function<void()> {
+        try {
+            auto r = std::make_shared<SessionResult>(box.materialize(window));
+            r->params = params;
+            std::shared_ptr<const SessionResult> shown = std::move(r);
+            return [deliver, shown] { deliver(shown, QString()); };
+        } catch (const std::bad_alloc &) {
+            return [deliver] { deliver(nullptr, tr("out of memory")); };
+        } catch (const std::exception &e) {
+            const QString error = QString::fromStdString(e.what());
+            return [deliver, error] { deliver(nullptr, error); };
+        }
+    });
+}
+
+void LongMapTiles::queueEngineJob(
+    std::function<std::function<void()>(EngineBox &, TilePooling)> job)
+{
     {
         std::lock_guard lock(m_shared->mutex);
-        m_shared->engineJobs.emplace_back(std::move(work), std::move(deliver));
+        m_shared->engineJobs.push_back(std::move(job));
     }
     m_shared->wake.notify_all();
 }

@@ -61,6 +61,9 @@ class LongMapTiles : public QObject
 {
     Q_OBJECT
 public:
+    /// The engine behind the worker (either dtype); internal.
+    class EngineBox;
+
     /// Tile side in pixels.
     static constexpr int defaultTilePixels = 256;
     /// Tiles kept per cache (the GUI's images, the worker's values): 256 tiles of 256 × 256
@@ -131,6 +134,16 @@ public:
     void runOnEngine(std::function<QString(const WindowRenderer &render)> work,
                      std::function<void(const QString &error)> deliver);
 
+    /// The visible window's numbers at one cell per pixel, as the Steps view takes them: every
+    /// head's weights, raw and scaled scores (window.rows() × window.cols()), the mask states,
+    /// and per-row metrics over every key of each row (so they are the rows' own, not the
+    /// window's); queryIndex / keyIndex give the positions. Computed on the worker after the
+    /// tiles in flight; `deliver` gets it (or nullptr and the error) on the GUI thread. Keep
+    /// windows small: the result holds (3h + 1) · rows · cols doubles.
+    void materializeWindow(
+        const TileWindow &window,
+        std::function<void(std::shared_ptr<const SessionResult>, const QString &error)> deliver);
+
     /// Work counters (tests, bench_gui): tiles the worker computed from the engine, tiles it
     /// only recoloured, cells computed.
     struct Stats
@@ -152,6 +165,7 @@ signals:
 private:
     struct Shared;
     class Worker;
+    void queueEngineJob(std::function<std::function<void()>(EngineBox &, TilePooling)> job);
     void takeTile(quint64 generation, const LongTileKey &key, const QImage &image);
     void evictImages();
 

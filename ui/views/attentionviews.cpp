@@ -87,6 +87,14 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
             &PositionsView::setParameters);
     m_positions->setParameters(session->parameters());
     connect(session, &AttentionSession::parametersChanged, m_long, &LongMapView::setParameters);
+    // A window of the long map opened in Steps: its exact numbers, until the next result.
+    connect(m_long, &LongMapView::windowMaterialized, this,
+            [this](std::shared_ptr<const SessionResult> r, Index head) {
+                m_steps->setResult(r);
+                if (head >= 0 && head < r->headCount())
+                    m_steps->setHead(int(head));
+                setCurrentIndex(StepsTab);
+            });
     m_long->setParameters(session->parameters());
     if (const auto r = session->result(); r && r->ok()) {
         m_steps->setResult(r);

@@ -311,6 +311,12 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
     m_exportButton->setObjectName(QStringLiteral("longExportButton"));
     m_exportButton->setToolTip(tr("Save the visible window as a figure computed at the export's "
                                   "resolution (PNG, SVG, PDF) or as data (CSV, JSON, .npy)"));
+    m_stepsButton = new QPushButton(tr("Steps"));
+    m_stepsButton->setObjectName(QStringLiteral("longStepsButton"));
+    m_stepsButton->setToolTip(tr("Open the visible window (zoom in to at most %1 × %1 cells) in "
+                                 "the Steps tab: raw scores → scaled scores → weights, exactly, "
+                                 "with each row's metrics over every key")
+                                  .arg(maxStepsSide));
     m_computeButton = new QPushButton(tr("Compute"));
     m_computeButton->setObjectName(QStringLiteral("longComputeButton"));
     m_computeButton->setToolTip(tr("Compute the map again"));
@@ -335,6 +341,7 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
     progressRow->addWidget(m_progress, 1);
     progressRow->addWidget(m_cancelButton);
     progressRow->addStretch(0);
+    progressRow->addWidget(m_stepsButton);
     progressRow->addWidget(m_fitButton);
     progressRow->addWidget(m_computeButton);
     progressRow->addWidget(m_exportButton);
@@ -369,6 +376,7 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
     connect(m_poolingCombo, &QComboBox::activated, this, [this] { scheduleRecompute(); });
     connect(m_scaleCombo, &QComboBox::activated, this, [this] { updateColors(); });
     connect(m_fitButton, &QPushButton::clicked, this, &LongMapView::fit);
+    connect(m_stepsButton, &QPushButton::clicked, this, &LongMapView::openWindowInSteps);
     connect(m_exportButton, &QPushButton::clicked, this, &LongMapView::exportInteractive);
     connect(m_cancelButton, &QPushButton::clicked, this, [this] {
         m_cancelledByUser = true;
@@ -644,6 +652,7 @@ void LongMapView::setViewRect(const CellRect &cells)
     m_viewSet = true;
     clampView();
     requestTiles();
+    updateStatus();
     m_canvas->update();
 }
 
@@ -840,6 +849,9 @@ void LongMapView::updateStatus()
     m_computeButton->setVisible(!computing);
     m_exportButton->setEnabled(m_tiles->isReady());
     m_fitButton->setEnabled(m_tiles->isReady());
+    const TileWindow shown = visibleWindow();
+    m_stepsButton->setEnabled(m_tiles->isReady() && shown.rows() <= maxStepsSide
+                              && shown.cols() <= maxStepsSide);
     const SessionParameters p = mapParameters();
     if (!m_tiles->isReady()) {
         m_status->setText(computing ? tr("n = %1, h = %2, d_k = %3: computing the first full view "
@@ -869,6 +881,45 @@ void LongMapView::updateStatus()
             .arg(dtypeId(p.dtype)));
 }
 
+TileWindow LongMapView::visibleWindow() const
+{
+    const std::optional<TilePyramid> &pyramid = m_tiles->pyramid();
+    if (!pyramid)
+        return {};
+    const CellRect v = viewRect();
+    TileWindow w;
+    w.rowBegin = std::clamp<Index>(Index(std::floor(v.rowBegin)), 0, pyramid->queries() - 1);
+    w.rowEnd
+        = std::clamp<Index>(Index(std::ceil(v.rowEnd)), w.rowBegin + 1, pyramid->queries());
+    w.colBegin = std::clamp<Index>(Index(std::floor(v.colBegin)), 0, pyramid->keys() - 1);
+    w.colEnd = std::clamp<Index>(Index(std::ceil(v.colEnd)), w.colBegin + 1, pyramid->keys());
+    return w;
+}
+
+void LongMapView::openWindowInSteps()
+{
+    const TileWindow w = visibleWindow();
+    if (!m_tiles->isReady() || w.rows() > maxStepsSide || w.cols() > maxStepsSide) {
+        m_status->setText(tr("Zoom in to at most %1 × %1 cells to open the window in Steps "
+                             "(now %2 × %3)")
+                              .arg(maxStepsSide)
+                              .arg(w.rows())
+                              .arg(w.cols()));
+        return;
+    }
+    const Index head = m_head;
+    m_stepsButton->setEnabled(false);
+    m_tiles->materializeWindow(
+        w, [this, head](std::shared_ptr<const SessionResult> r, const QString &error) {
+            updateStatus();
+            if (!r) {
+                m_status->setText(tr("Cannot open the window in Steps: %1").arg(error));
+                return;
+            }
+            emit windowMaterialized(r, head);
+        });
+}
+
 void LongMapView::exportInteractive()
 {
     const QString path = QFileDialog::getSaveFileName(
@@ -885,14 +936,7 @@ void LongMapView::exportWindow(const QString &path, QSize size, qreal dpr)
         emit exported(path, tr("the map is not computed yet"));
         return;
     }
-    const CellRect v = viewRect();
-    TileWindow window;
-    window.rowBegin = std::clamp<Index>(Index(std::floor(v.rowBegin)), 0, pyramid->queries() - 1);
-    window.rowEnd
-        = std::clamp<Index>(Index(std::ceil(v.rowEnd)), window.rowBegin + 1, pyramid->queries());
-    window.colBegin = std::clamp<Index>(Index(std::floor(v.colBegin)), 0, pyramid->keys() - 1);
-    window.colEnd
-        = std::clamp<Index>(Index(std::ceil(v.colEnd)), window.colBegin + 1, pyramid->keys());
+    const TileWindow window = visibleWindow();
     const QString suffix = QFileInfo(path).suffix().toLower();
     const bool figure = suffix == QLatin1String("png") || suffix == QLatin1String("svg")
         || suffix == QLatin1String("pdf");

@@ -13,6 +13,8 @@
 #include "ui/session/sessionparameters.h"
 
 #include <QJsonObject>
+
+#include <memory>
 #include <QWidget>
 
 class QComboBox;
@@ -89,6 +91,15 @@ public:
     /// when written).
     void exportWindow(const QString &path, QSize size = QSize(1200, 1100), qreal dpr = 2);
 
+    /// Longest side of a window the Steps view takes (cells).
+    static constexpr int maxStepsSide = 256;
+    /// The visible window, clipped to the weights (whole cells).
+    TileWindow visibleWindow() const;
+    /// Computes the visible window (at most maxStepsSide cells a side) at one cell per pixel
+    /// with its scores and row metrics (LongMapTiles::materializeWindow): windowMaterialized
+    /// follows, or exported-style failure text in the status line.
+    void openWindowInSteps();
+
 public slots:
     /// Starts the first full view again.
     void recompute();
@@ -101,6 +112,8 @@ signals:
     void viewCompleted();
     void hoverChanged();
     void exported(const QString &path, const QString &error);
+    /// The visible window's numbers for the Steps view (openWindowInSteps).
+    void windowMaterialized(std::shared_ptr<const attn::SessionResult> result, attn::Index head);
 
 protected:
     void showEvent(QShowEvent *event) override;
@@ -127,6 +140,7 @@ private:
     QPushButton *m_exportButton = nullptr;
     QPushButton *m_cancelButton = nullptr;
     QPushButton *m_computeButton = nullptr;
+    QPushButton *m_stepsButton = nullptr;
     QProgressBar *m_progress = nullptr;
     QLabel *m_status = nullptr;
     QLabel *m_hover = nullptr;
