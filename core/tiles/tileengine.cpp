@@ -644,12 +644,11 @@ typename TileEngine<T>::WindowScores TileEngine<T>::windowScores(Index head,
     checkHead(head, who);
     if (window.rowBegin < 0 || window.rowEnd > queries() || window.colBegin < 0
         || window.colEnd > keys() || window.rows() < 1 || window.cols() < 1)
-        throw InvalidArgument(std::string(who) + ": the window of queries ["
-                              + std::to_string(window.rowBegin) + ", "
-                              + std::to_string(window.rowEnd) + ") × keys ["
-                              + std::to_string(window.colBegin) + ", "
-                              + std::to_string(window.colEnd) + ") is empty or does not lie in the "
-                              + shapeString(queries(), keys()) + " weights");
+        throw InvalidArgument(
+            std::string(who) + ": the window of queries [" + std::to_string(window.rowBegin) + ", "
+            + std::to_string(window.rowEnd) + ") × keys [" + std::to_string(window.colBegin) + ", "
+            + std::to_string(window.colEnd) + ") is empty or does not lie in the "
+            + shapeString(queries(), keys()) + " weights");
     WindowScores out;
     out.raw = m_query.block(window.rowBegin, head * m_dK, window.rows(), m_dK)
         * m_key.block(window.colBegin, head * m_dK, window.cols(), m_dK).transpose();

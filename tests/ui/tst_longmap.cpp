@@ -14,8 +14,8 @@
 #include "ui/session/sessioncompute.h"
 #include "ui/views/attentionviews.h"
 #include "ui/views/heatmapwidget.h"
-#include "ui/views/stepsview.h"
 #include "ui/views/longmapview.h"
+#include "ui/views/stepsview.h"
 
 #include "core/mask.h"
 #include "core/npy.h"

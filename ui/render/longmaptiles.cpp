@@ -104,8 +104,8 @@ public:
             r.scaledScores.push_back(scores.scaled.template cast<double>());
             r.fullyMasked.push_back(metrics[std::size_t(k)].fullyMasked);
             if (metrics[std::size_t(k)].rowSumError.size() > 0)
-                r.worstRowSumError = std::max(r.worstRowSumError,
-                                              metrics[std::size_t(k)].rowSumError.maxCoeff());
+                r.worstRowSumError
+                    = std::max(r.worstRowSumError, metrics[std::size_t(k)].rowSumError.maxCoeff());
         }
         r.metrics = std::move(metrics);
         r.scale = m_engine.scale();

@@ -889,8 +889,7 @@ TileWindow LongMapView::visibleWindow() const
     const CellRect v = viewRect();
     TileWindow w;
     w.rowBegin = std::clamp<Index>(Index(std::floor(v.rowBegin)), 0, pyramid->queries() - 1);
-    w.rowEnd
-        = std::clamp<Index>(Index(std::ceil(v.rowEnd)), w.rowBegin + 1, pyramid->queries());
+    w.rowEnd = std::clamp<Index>(Index(std::ceil(v.rowEnd)), w.rowBegin + 1, pyramid->queries());
     w.colBegin = std::clamp<Index>(Index(std::floor(v.colBegin)), 0, pyramid->keys() - 1);
     w.colEnd = std::clamp<Index>(Index(std::ceil(v.colEnd)), w.colBegin + 1, pyramid->keys());
     return w;

@@ -14,8 +14,8 @@
 
 #include <QJsonObject>
 
-#include <memory>
 #include <QWidget>
+#include <memory>
 
 class QComboBox;
 class QLabel;
