@@ -272,11 +272,13 @@ private slots:
         QVERIFY(ref.ok());
         view->zoomAt(view->mapArea().center(), 4.0);
         const QRectF area = view->mapArea();
-        const QPointF pos = area.topLeft() + QPointF(area.width() * 0.7, area.height() * 0.6);
+        const QPoint pos
+            = (area.topLeft() + QPointF(area.width() * 0.7, area.height() * 0.6)).toPoint();
         const auto [i, j] = view->cellAt(pos);
         QVERIFY(i >= 0 && j >= 0);
         QSignalSpy hovered(view.get(), &LongMapView::hoverChanged);
-        QTest::mouseMove(view->canvas(), pos.toPoint());
+        QSignalSpy strip(view.get(), &LongMapView::rowStripChanged);
+        QTest::mouseMove(view->canvas(), pos);
         QVERIFY(waitFor([&] {
             return !view->hoverText().contains(QStringLiteral("computing"))
                 && !view->hoverText().isEmpty();
@@ -303,6 +305,31 @@ private slots:
                      qPrintable(text));
         else
             QVERIFY(text.contains(QStringLiteral("one cell")));
+
+        // The row strip: query i's weights over the visible keys, max-pooled as the map.
+        QVERIFY(waitFor([&] { return view->rowStrip().query == i; }));
+        const LongRowStrip &row = view->rowStrip();
+        const TileWindow w = view->visibleWindow();
+        QCOMPARE(row.colBegin, w.colBegin);
+        QCOMPARE(row.colEnd, w.colEnd);
+        const MatrixD expected = poolReference(ref.weights[0], ref.maskState, i, i + 1, w.colBegin,
+                                               w.colEnd, 1, row.colsPerPixel, true);
+        QCOMPARE(Index(row.values.size()), expected.cols());
+        for (Index x = 0; x < expected.cols(); ++x)
+            QVERIFY2(std::abs(row.values[std::size_t(x)] - expected(0, x)) <= 1e-12,
+                     qPrintable(QStringLiteral("x %1: %2 vs %3, per %4, i %5, cols %6-%7")
+                                    .arg(x)
+                                    .arg(row.values[std::size_t(x)])
+                                    .arg(expected(0, x))
+                                    .arg(row.colsPerPixel)
+                                    .arg(i)
+                                    .arg(w.colBegin)
+                                    .arg(w.colEnd)));
+        // Panning keeps the strip on the same query, over the new keys.
+        view->panBy(QPointF(view->mapArea().width() / 5, 0));
+        QVERIFY(
+            waitFor([&] { return view->rowStrip().colBegin == view->visibleWindow().colBegin; }));
+        QCOMPARE(view->rowStrip().query, i);
     }
 
     /// The Steps button of a window zoomed to at most 256 × 256 cells shows exactly its weights,

@@ -42,6 +42,10 @@ public:
                                        Index maxWidth, Index maxHeight, TilePooling pooling)
         = 0;
     virtual SessionResult materialize(const TileWindow &window) = 0;
+    /// One query's pooled weights over window's keys in the engine's precision (as double).
+    virtual void row(Index head, const TileWindow &window, Index colsPerPixel, TilePooling pooling,
+                     LongRowStrip &strip)
+        = 0;
     virtual TileCell cell(Index head, Index i, Index j) = 0;
     virtual double maxWeight(Index head) const = 0;
     virtual double scale() const = 0;
@@ -118,6 +122,19 @@ public:
                          .arg(m_engine.keys());
         return r;
     }
+    void row(Index head, const TileWindow &window, Index colsPerPixel, TilePooling pooling,
+             LongRowStrip &strip) override
+    {
+        const PooledTile<T> t = std::move(m_engine.render(
+            {head}, window, tileGridWithCells(window, 1, colsPerPixel), pooling)[0]);
+        strip.colsPerPixel = t.grid.colsPerPixel;
+        strip.values.resize(std::size_t(t.values.cols()));
+        strip.maskState.resize(std::size_t(t.values.cols()));
+        for (Index x = 0; x < t.values.cols(); ++x) {
+            strip.values[std::size_t(x)] = double(t.values(0, x));
+            strip.maskState[std::size_t(x)] = t.maskState(0, x);
+        }
+    }
     TileCell cell(Index head, Index i, Index j) override { return m_engine.cell(head, i, j); }
     double maxWeight(Index head) const override { return m_engine.maxWeight(head); }
     double scale() const override { return m_engine.scale(); }
@@ -165,6 +182,7 @@ struct LongMapTiles::Shared
     struct CellJob
     {
         Index head = 0, i = 0, j = 0;
+        Index colBegin = 0, colEnd = 0, colsPerPixel = 1; // the row strip, when colEnd > colBegin
     };
     std::optional<CellJob> cell;
 
@@ -256,12 +274,27 @@ void LongMapTiles::Worker::loop()
             s.cell.reset();
             ++s.stats.cells;
             lock.unlock();
+            const TilePooling pooling = m_pooling;
             try {
                 const TileCell cell = m_engine->cell(c.head, c.i, c.j);
                 post([owner = m_owner, generation, c, cell] {
                     if (owner->m_generation == generation)
                         emit owner->cellReady(c.head, c.i, c.j, cell);
                 });
+                if (c.colEnd > c.colBegin) {
+                    const TileWindow w {c.i, c.i + 1, c.colBegin, c.colEnd};
+                    LongRowStrip strip;
+                    strip.head = c.head;
+                    strip.query = c.i;
+                    strip.colBegin = c.colBegin;
+                    strip.colEnd = c.colEnd;
+                    strip.pooling = pooling;
+                    m_engine->row(c.head, w, c.colsPerPixel, pooling, strip);
+                    post([owner = m_owner, generation, strip] {
+                        if (owner->m_generation == generation)
+                            emit owner->rowReady(strip);
+                    });
+                }
             } catch (const std::exception &) {
                 // Out of range after a restart with smaller n: nothing to show.
             }
@@ -458,6 +491,7 @@ LongMapTiles::LongMapTiles(QObject *parent, int tilePixels, int cacheTiles)
 {
     qRegisterMetaType<attn::LongTileKey>();
     qRegisterMetaType<attn::TileCell>();
+    qRegisterMetaType<attn::LongRowStrip>();
     m_worker = std::make_unique<Worker>(this, m_shared, m_cacheTiles);
 }
 
@@ -620,13 +654,14 @@ const QImage *LongMapTiles::image(const LongTileKey &key) const
     return &*found;
 }
 
-void LongMapTiles::requestCell(Index head, Index i, Index j)
+void LongMapTiles::requestCell(Index head, Index i, Index j, Index rowColBegin, Index rowColEnd,
+                               Index colsPerPixel)
 {
     if (!m_ready)
         return;
     {
         std::lock_guard lock(m_shared->mutex);
-        m_shared->cell = Shared::CellJob {head, i, j};
+        m_shared->cell = Shared::CellJob {head, i, j, rowColBegin, rowColEnd, colsPerPixel};
     }
     m_shared->wake.notify_all();
 }

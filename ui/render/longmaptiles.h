@@ -26,6 +26,7 @@
 #include <QString>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -46,6 +47,19 @@ inline size_t qHash(const LongTileKey &k, size_t seed = 0)
 {
     return qHashMulti(seed, k.head, k.level, k.tile.tx, k.tile.ty);
 }
+
+/// One query's weights over a range of keys, pooled a few keys a point (the row strip under the
+/// long map): values[x] pools keys [colBegin + x·colsPerPixel, …) (clipped to colEnd) by
+/// `pooling`; maskState[x] the OR of the states where every key of the point is masked, else 0.
+struct LongRowStrip
+{
+    Index head = 0;
+    Index query = -1;
+    Index colBegin = 0, colEnd = 0, colsPerPixel = 1;
+    TilePooling pooling = TilePooling::Max;
+    std::vector<double> values;
+    std::vector<std::uint8_t> maskState;
+};
 
 /// What a LongMapTiles computation holds (bytes): the projection's inputs while it runs, the
 /// engine after it (TileEngine::heldBytes), the tile caches (values, mask states and images).
@@ -122,7 +136,10 @@ public:
     const QImage *image(const LongTileKey &key) const;
 
     /// Asks for cell (i, j) of `head`: cellReady() follows (replaces an earlier unanswered ask).
-    void requestCell(Index head, Index i, Index j);
+    /// With rowColEnd > rowColBegin, also query i's weights over keys [rowColBegin, rowColEnd)
+    /// pooled by colsPerPixel keys a point: rowReady() follows.
+    void requestCell(Index head, Index i, Index j, Index rowColBegin = 0, Index rowColEnd = 0,
+                     Index colsPerPixel = 1);
 
     /// Runs `work(engine view)` on the worker after the tiles in flight (exports): `work` gets
     /// the engine's renderer — render(heads, window, maxWidth, maxHeight) as a SessionResult of
@@ -161,6 +178,7 @@ signals:
     void cancelled();
     void tileReady(const attn::LongTileKey &key);
     void cellReady(attn::Index head, attn::Index i, attn::Index j, const attn::TileCell &cell);
+    void rowReady(const attn::LongRowStrip &strip);
 
 private:
     struct Shared;
@@ -195,3 +213,4 @@ private:
 
 Q_DECLARE_METATYPE(attn::LongTileKey)
 Q_DECLARE_METATYPE(attn::TileCell)
+Q_DECLARE_METATYPE(attn::LongRowStrip)

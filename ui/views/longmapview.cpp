@@ -34,7 +34,9 @@ namespace {
 
 constexpr int defaultLength = 16384;
 constexpr double maxPixelsPerCell = 32; // deepest zoom: a cell 32 pixels wide
-constexpr qreal axisLeft = 62, axisTop = 22, axisBottom = 4, legendWidth = 74;
+constexpr qreal axisLeft = 62, axisTop = 22, legendWidth = 74;
+constexpr qreal stripHeight = 64, stripGap = 10; // the row strip under the map
+constexpr qreal axisBottom = stripHeight + stripGap + 4;
 
 QString mib(double bytes)
 {
@@ -249,6 +251,37 @@ void LongMapView::Canvas::paintEvent(QPaintEvent *)
     painter.drawText(QPointF(area.left() - fm.horizontalAdvance(tr("key j")) - 8, area.top() - 7),
                      tr("key j"));
 
+    // The row strip: the hovered query's weights over the visible keys, pooled like the map.
+    const QRectF strip(area.left(), area.bottom() + stripGap, area.width(), stripHeight);
+    painter.drawRect(strip);
+    const LongRowStrip &row = m_view->m_rowStrip;
+    if (row.query >= 0 && row.head == head && !row.values.empty()) {
+        const double top
+            = std::max(1e-300, *std::max_element(row.values.begin(), row.values.end()));
+        painter.save();
+        painter.setClipRect(strip);
+        const QColor line = palette().color(QPalette::Highlight);
+        for (std::size_t x = 0; x < row.values.size(); ++x) {
+            const double c0 = double(row.colBegin + Index(x) * row.colsPerPixel);
+            const double c1 = std::min(double(row.colEnd), c0 + double(row.colsPerPixel));
+            const qreal x0 = toScreen(0, c0).x(), x1 = std::max(toScreen(0, c1).x(), x0 + 1);
+            if (row.maskState[x]) {
+                painter.fillRect(QRectF(x0, strip.top(), x1 - x0, strip.height()),
+                                 palette().color(QPalette::Midlight));
+                continue;
+            }
+            const qreal h = row.values[x] / top * (strip.height() - 2);
+            painter.fillRect(QRectF(x0, strip.bottom() - h, x1 - x0, h), line);
+        }
+        painter.restore();
+        painter.drawText(QRectF(0, strip.top(), area.left() - 6, strip.height()),
+                         Qt::AlignRight | Qt::AlignVCenter | Qt::TextWordWrap,
+                         tr("row %1\n0 … %2").arg(row.query).arg(top, 0, 'g', 2));
+    } else {
+        painter.drawText(strip.adjusted(6, 0, -6, 0), Qt::AlignCenter,
+                         tr("hover the map: that query's weights over the visible keys"));
+    }
+
     // Colour bar.
     const Colormap map(tiles->colormap());
     const QRectF bar(area.right() + 14, area.top(), 14, area.height());
@@ -412,6 +445,13 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
         m_canvas->update();
         if (viewComplete())
             emit viewCompleted();
+    });
+    connect(m_tiles, &LongMapTiles::rowReady, this, [this](const LongRowStrip &strip) {
+        if (strip.head != m_head)
+            return;
+        m_rowStrip = strip;
+        m_canvas->update();
+        emit rowStripChanged();
     });
     connect(m_tiles, &LongMapTiles::cellReady, this,
             [this](Index head, Index i, Index j, const TileCell &c) {
@@ -596,6 +636,8 @@ void LongMapView::recompute()
     m_message.clear();
     m_hoverCell.clear();
     m_hoverPixel.clear();
+    m_hoverRow = m_hoverCol = -1;
+    m_rowStrip = LongRowStrip();
     // The memory budget, counting what this view holds: the projection's inputs while they
     // exist, then the engine and both tile caches.
     const LongMapBytes bytes = m_tiles->bytesFor(p);
@@ -738,6 +780,7 @@ void LongMapView::requestTiles()
         return;
     const int l = level();
     m_tiles->request(m_head, l, pyramid->tilesCovering(l, viewRect()));
+    requestHovered(); // the row strip follows the visible keys
     if (viewComplete())
         emit viewCompleted();
 }
@@ -810,9 +853,18 @@ void LongMapView::hover(QPointF pos)
                                   .arg(r1 - r0 + 1)
                                   .arg(c1 - c0 + 1);
     m_hoverCell = tr("query %1, key %2: computing…").arg(i).arg(j);
-    m_tiles->requestCell(m_head, i, j);
+    requestHovered();
     m_hover->setText(hoverText());
     emit hoverChanged();
+}
+
+void LongMapView::requestHovered()
+{
+    if (m_hoverRow < 0 || !m_tiles->isReady())
+        return;
+    const TileWindow w = visibleWindow();
+    m_tiles->requestCell(m_head, m_hoverRow, m_hoverCol, w.colBegin, w.colEnd,
+                         TilePyramid::cellsPerPixel(level()));
 }
 
 std::pair<Index, Index> LongMapView::cellAt(QPointF pos) const

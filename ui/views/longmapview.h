@@ -84,6 +84,9 @@ public:
     QString statusText() const;
     /// True once every tile of the view is drawn from its own level.
     bool viewComplete() const;
+    /// The row strip under the map: the hovered query's weights over the visible keys, pooled
+    /// like the map's pixels (query −1 before a hover).
+    const LongRowStrip &rowStrip() const { return m_rowStrip; }
 
     /// Writes the visible window as a figure (PNG, SVG or PDF by suffix) of `size` logical
     /// pixels at `dpr`, from tiles computed at that resolution, or as data (CSV, JSON, .npy by
@@ -111,6 +114,8 @@ signals:
     /// Every tile of the current view is drawn from its own level.
     void viewCompleted();
     void hoverChanged();
+    /// The row strip shows a new row (or the same row over new keys).
+    void rowStripChanged();
     void exported(const QString &path, const QString &error);
     /// The visible window's numbers for the Steps view (openWindowInSteps).
     void windowMaterialized(std::shared_ptr<const attn::SessionResult> result, attn::Index head);
@@ -158,6 +163,8 @@ private:
     QString m_hoverPixel; ///< the hovered pixel's cells and pooling
     QString m_hoverCell; ///< the hovered cell's numbers (once computed)
     Index m_hoverRow = -1, m_hoverCol = -1;
+    LongRowStrip m_rowStrip;
+    void requestHovered();
     QString m_message; ///< an error or "cancelled" shown over the map
 };
 
