@@ -389,10 +389,10 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
     m_status = new QLabel;
     m_status->setObjectName(QStringLiteral("longStatusLabel"));
     m_status->setWordWrap(true);
-    // Two lines each, whatever the text: a label that changes its height on every hover would
+    // Three lines and two, whatever the text: a label that changes its height on every hover would
     // lay out the whole window again.
     for (QLabel *label : {m_hover, m_status}) {
-        label->setFixedHeight(2 * label->fontMetrics().lineSpacing() + 4);
+        label->setFixedHeight((label == m_hover ? 3 : 2) * label->fontMetrics().lineSpacing() + 4);
         label->setAlignment(Qt::AlignLeft | Qt::AlignTop);
         label->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
     }
