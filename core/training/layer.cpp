@@ -25,6 +25,8 @@ std::string num(double v)
 
 template<typename T> void checkFinite(const Matrix<T> &m, const char *what)
 {
+    if (m.allFinite()) // vectorised; the loop below only names the first bad entry
+        return;
     for (Index i = 0; i < m.rows(); ++i)
         for (Index j = 0; j < m.cols(); ++j)
             if (!std::isfinite(double(m(i, j))))
@@ -158,8 +160,8 @@ MatrixB combinedMask(const LayerConfig &config, const MatrixB &batchMask, Index 
 }
 
 template<typename T>
-ForwardCache<T> forward(const LayerConfig &config, const Parameters<T> &params,
-                        const Batch<T> &batch)
+void forwardInto(const LayerConfig &config, const Parameters<T> &params, const Batch<T> &batch,
+                 ForwardCache<T> &c)
 {
     config.validate();
     params.checkShapes(config.dModel);
@@ -170,7 +172,6 @@ ForwardCache<T> forward(const LayerConfig &config, const Parameters<T> &params,
     const MatrixB mask = combinedMask(config, batch.mask, n);
     const ScopedKernelThreads threads(passThreads(B * n, n, E));
 
-    ForwardCache<T> c;
     c.x = batch.inputs; // (B·n) × E
     if (config.positionWidth > 0) {
         const Matrix<T> pe = sinusoidalEncoding(n, config.positionWidth).cast<T>(); // n × p
@@ -184,7 +185,9 @@ ForwardCache<T> forward(const LayerConfig &config, const Parameters<T> &params,
     c.qkv.rowwise() += params.inProjBias.transpose();
     c.concat.resize(B * n, E);
     c.weights.resize(std::size_t(B * h));
-    c.fullyMasked.assign(std::size_t(B * h), std::vector<std::uint8_t>(std::size_t(n), 0));
+    c.fullyMasked.resize(std::size_t(B * h));
+    for (std::vector<std::uint8_t> &flags : c.fullyMasked)
+        flags.assign(std::size_t(n), 0);
     const T negInf = -std::numeric_limits<T>::infinity();
     for (Index b = 0; b < B; ++b) {
         for (Index head = 0; head < h; ++head) {
@@ -217,6 +220,14 @@ ForwardCache<T> forward(const LayerConfig &config, const Parameters<T> &params,
     c.output.resize(B * n, E);
     gemmTransposed<T>(c.concat, params.outProjWeight, c.output); // (B·n) × E
     c.output.rowwise() += params.outProjBias.transpose();
+}
+
+template<typename T>
+ForwardCache<T> forward(const LayerConfig &config, const Parameters<T> &params,
+                        const Batch<T> &batch)
+{
+    ForwardCache<T> c;
+    forwardInto(config, params, batch, c);
     return c;
 }
 
@@ -276,12 +287,12 @@ template<typename T> double lossValue(Loss loss, const Matrix<T> &output, const 
 }
 
 template<typename T>
-Matrix<T> lossGradient(Loss loss, const Matrix<T> &output, const Batch<T> &batch)
+void lossGradientInto(Loss loss, const Matrix<T> &output, const Batch<T> &batch, Matrix<T> &d)
 {
     checkOutput(output, batch);
     const Index rows = output.rows(), E = output.cols();
     const T scored = T(rowWeightSum(batch));
-    Matrix<T> d(rows, E); // (B·n) × E
+    d.resize(rows, E); // (B·n) × E
     for (Index r = 0; r < rows; ++r) {
         const T w = T(rowWeight(batch, r));
         if (w == T(0)) {
@@ -300,12 +311,20 @@ Matrix<T> lossGradient(Loss loss, const Matrix<T> &output, const Batch<T> &batch
             d.row(r) = (p * tSum - batch.targets.row(r)) * (w / scored);
         }
     }
+}
+
+template<typename T>
+Matrix<T> lossGradient(Loss loss, const Matrix<T> &output, const Batch<T> &batch)
+{
+    Matrix<T> d;
+    lossGradientInto(loss, output, batch, d);
     return d;
 }
 
 template<typename T>
-Parameters<T> backward(const LayerConfig &config, const Parameters<T> &params,
-                       const ForwardCache<T> &cache, const Matrix<T> &dOutput)
+void backwardInto(const LayerConfig &config, const Parameters<T> &params,
+                  const ForwardCache<T> &cache, const Matrix<T> &dOutput, Parameters<T> &g,
+                  BackwardScratch<T> &scratch)
 {
     const Index E = config.dModel, h = config.heads, dk = config.headDim();
     const Index rows = cache.x.rows();
@@ -317,14 +336,19 @@ Parameters<T> backward(const LayerConfig &config, const Parameters<T> &params,
     const T scale = T(config.scale());
     const ScopedKernelThreads threads(passThreads(rows, n, E));
 
-    Parameters<T> g;
     g.outProjWeight.resize(E, E);
     gemmTransposedA<T>(dOutput, cache.concat, g.outProjWeight); // E × E
     g.outProjBias = dOutput.colwise().sum().transpose(); // E
-    Matrix<T> dConcat(rows, E);
+    Matrix<T> &dConcat = scratch.dConcat;
+    dConcat.resize(rows, E);
     gemm<T>(dOutput, params.outProjWeight, dConcat); // (B·n) × E
-    Matrix<T> dQkv(rows, 3 * E); // (B·n) × 3E
-    Matrix<T> dP(n, n), dS(n, n);
+    Matrix<T> &dQkv = scratch.dQkv;
+    dQkv.resize(rows, 3 * E); // (B·n) × 3E
+    Matrix<T> &dP = scratch.dP, &dS = scratch.dS;
+    dP.resize(n, n);
+    dS.resize(n, n);
+    Vector<T> &rowDot = scratch.rowDot;
+    rowDot.resize(n);
     for (Index b = 0; b < B; ++b) {
         for (Index head = 0; head < h; ++head) {
             const Matrix<T> &p = cache.weights[std::size_t(b * h + head)]; // n × n
@@ -336,7 +360,7 @@ Parameters<T> backward(const LayerConfig &config, const Parameters<T> &params,
             auto dV = dQkv.block(b * n, 2 * E + head * dk, n, dk);
             gemmTransposedA<T>(p, dO, dV);
             // dS = P ⊙ (dP − rowsum(dP ⊙ P)); masked cells have p = 0 and get 0.
-            const Vector<T> rowDot = (dP.array() * p.array()).rowwise().sum();
+            rowDot = (dP.array() * p.array()).rowwise().sum();
             dS = (p.array() * (dP.array().colwise() - rowDot.array())).matrix();
             dS *= scale;
             auto dQ = dQkv.block(b * n, head * dk, n, dk);
@@ -348,6 +372,15 @@ Parameters<T> backward(const LayerConfig &config, const Parameters<T> &params,
     g.inProjWeight.resize(3 * E, E);
     gemmTransposedA<T>(dQkv, cache.x, g.inProjWeight); // 3E × E
     g.inProjBias = dQkv.colwise().sum().transpose(); // 3E
+}
+
+template<typename T>
+Parameters<T> backward(const LayerConfig &config, const Parameters<T> &params,
+                       const ForwardCache<T> &cache, const Matrix<T> &dOutput)
+{
+    Parameters<T> g;
+    BackwardScratch<T> scratch;
+    backwardInto(config, params, cache, dOutput, g, scratch);
     return g;
 }
 
@@ -385,6 +418,12 @@ template<typename T> AttentionDiagnostics diagnostics(const ForwardCache<T> &cac
     template Matrix<T> lossGradient(Loss, const Matrix<T> &, const Batch<T> &);                    \
     template Parameters<T> backward(const LayerConfig &, const Parameters<T> &,                    \
                                     const ForwardCache<T> &, const Matrix<T> &);                   \
+    template void forwardInto(const LayerConfig &, const Parameters<T> &, const Batch<T> &,        \
+                              ForwardCache<T> &);                                                  \
+    template void lossGradientInto(Loss, const Matrix<T> &, const Batch<T> &, Matrix<T> &);        \
+    template void backwardInto(const LayerConfig &, const Parameters<T> &,                         \
+                               const ForwardCache<T> &, const Matrix<T> &, Parameters<T> &,        \
+                               BackwardScratch<T> &);                                              \
     template AttentionDiagnostics diagnostics(const ForwardCache<T> &);
 
 ATTN_TRAINING_INSTANTIATE(float)
