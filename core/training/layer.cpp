@@ -5,13 +5,46 @@
 #include "core/positional.h"
 #include "core/threads.h"
 
+#if defined(ATTN_HAVE_AVX2_TRAINING)
+#include "core/training/avx2.h"
+#endif
+
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 namespace attn::training {
 
+#if defined(ATTN_HAVE_AVX2_TRAINING)
+static_assert(std::is_same_v<detail::avx2::Index, Index>);
+
+bool detail::avx2::enabled()
+{
+    static const bool on = [] {
+        // GCC's and clang's checks read CPUID and XCR0 (the OS saves the ymm registers).
+        __builtin_cpu_init();
+        const char *off = std::getenv("ATTN_NO_AVX2");
+        const bool userOff = off != nullptr && off[0] != '\0' && std::string_view(off) != "0";
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !userOff;
+    }();
+    return on;
+}
+#endif
+
 namespace {
+
+/// Whether the float32 row passes go through training/avx2.h.
+template<typename T> bool avx2Rows()
+{
+#if defined(ATTN_HAVE_AVX2_TRAINING)
+    return std::is_same_v<T, float> && detail::avx2::enabled();
+#else
+    return false;
+#endif
+}
 
 std::string num(double v)
 {
@@ -34,6 +67,51 @@ template<typename T> void checkFinite(const Matrix<T> &m, const char *what)
             if (!std::isfinite(double(m(i, j))))
                 throw NonFiniteInput(std::string(what) + " holds " + num(double(m(i, j))) + " at ("
                                      + std::to_string(i) + ", " + std::to_string(j) + ")");
+}
+
+/// Row-wise softmax of P (n × n scores, masked cells −inf) in place; a row whose cells are all
+/// masked becomes zeros and sets fullyMasked[i]. `vectorRows`: through training/avx2.h (float).
+template<typename T> void softmaxRows(Matrix<T> &p, std::uint8_t *fullyMasked, bool vectorRows)
+{
+#if defined(ATTN_HAVE_AVX2_TRAINING)
+    if constexpr (std::is_same_v<T, float>)
+        if (vectorRows) {
+            detail::avx2::softmaxRows(p.data(), p.rows(), p.cols(), fullyMasked);
+            return;
+        }
+#endif
+    (void)vectorRows;
+    const T negInf = -std::numeric_limits<T>::infinity();
+    for (Index i = 0; i < p.rows(); ++i) {
+        const T m = p.row(i).maxCoeff();
+        if (m == negInf) { // every key masked: zero weights, flagged
+            p.row(i).setZero();
+            fullyMasked[i] = 1;
+            continue;
+        }
+        p.row(i) = (p.row(i).array() - m).exp();
+        p.row(i) /= p.row(i).sum();
+    }
+}
+
+/// dS = s · P ⊙ (dP − rowsum(dP ⊙ P)) (n × n; masked cells have p = 0 and get 0), `rowDot` the
+/// n row sums as scratch. `vectorRows`: through training/avx2.h (float).
+template<typename T>
+void softmaxBackward(const Matrix<T> &p, const Matrix<T> &dP, T scale, Matrix<T> &dS,
+                     Vector<T> &rowDot, bool vectorRows)
+{
+#if defined(ATTN_HAVE_AVX2_TRAINING)
+    if constexpr (std::is_same_v<T, float>)
+        if (vectorRows) {
+            detail::avx2::softmaxBackward(p.data(), dP.data(), dS.data(), p.rows(), p.cols(),
+                                          scale);
+            return;
+        }
+#endif
+    (void)vectorRows;
+    rowDot = (dP.array() * p.array()).rowwise().sum();
+    dS = (p.array() * (dP.array().colwise() - rowDot.array())).matrix();
+    dS *= scale;
 }
 
 /// Threads for one forward or backward pass over rows = B·n tokens: the four E × E projections
@@ -191,6 +269,7 @@ void forwardInto(const LayerConfig &config, const Parameters<T> &params, const B
     for (std::vector<std::uint8_t> &flags : c.fullyMasked)
         flags.assign(std::size_t(n), 0);
     const T negInf = -std::numeric_limits<T>::infinity();
+    const bool vectorRows = avx2Rows<T>();
     for (Index b = 0; b < B; ++b) {
         for (Index head = 0; head < h; ++head) {
             const auto qh = c.qkv.block(b * n, head * dk, n, dk); // n × d_k
@@ -205,16 +284,7 @@ void forwardInto(const LayerConfig &config, const Parameters<T> &params, const B
                     for (Index j = 0; j < n; ++j)
                         if (mask(i, j))
                             p(i, j) = negInf;
-            for (Index i = 0; i < n; ++i) {
-                const T m = p.row(i).maxCoeff();
-                if (m == negInf) { // every key masked: zero weights, flagged
-                    p.row(i).setZero();
-                    c.fullyMasked[std::size_t(b * h + head)][std::size_t(i)] = 1;
-                    continue;
-                }
-                p.row(i) = (p.row(i).array() - m).exp();
-                p.row(i) /= p.row(i).sum();
-            }
+            softmaxRows(p, c.fullyMasked[std::size_t(b * h + head)].data(), vectorRows);
             auto ch = c.concat.block(b * n, head * dk, n, dk);
             gemm<T>(p, vh, ch);
         }
@@ -337,6 +407,7 @@ void backwardInto(const LayerConfig &config, const Parameters<T> &params,
     const Index n = B > 0 ? rows / B : 0;
     const T scale = T(config.scale());
     const ScopedKernelThreads threads(passThreads(rows, n, E));
+    const bool vectorRows = avx2Rows<T>();
 
     g.outProjWeight.resize(E, E);
     gemmTransposedA<T>(dOutput, cache.concat, g.outProjWeight); // E × E
@@ -361,10 +432,7 @@ void backwardInto(const LayerConfig &config, const Parameters<T> &params,
             gemmTransposed<T>(dO, vh, dP); // n × n
             auto dV = dQkv.block(b * n, 2 * E + head * dk, n, dk);
             gemmTransposedA<T>(p, dO, dV);
-            // dS = P ⊙ (dP − rowsum(dP ⊙ P)); masked cells have p = 0 and get 0.
-            rowDot = (dP.array() * p.array()).rowwise().sum();
-            dS = (p.array() * (dP.array().colwise() - rowDot.array())).matrix();
-            dS *= scale;
+            softmaxBackward(p, dP, scale, dS, rowDot, vectorRows);
             auto dQ = dQkv.block(b * n, head * dk, n, dk);
             gemm<T>(dS, kh, dQ);
             auto dK = dQkv.block(b * n, E + head * dk, n, dk);
