@@ -260,9 +260,11 @@ void forwardInto(const LayerConfig &config, const Parameters<T> &params, const B
     }
     // Every product through core/blas.h: OpenBLAS's kernels (chosen at run time) where the
     // build has it, Eigen's GEMM otherwise.
+    // The biases go into the outputs first and the products are added to them (BLAS's β = 1):
+    // no separate pass to clear C and none to add the bias.
     c.qkv.resize(B * n, 3 * E);
-    gemmTransposed<T>(c.x, params.inProjWeight, c.qkv); // (B·n) × 3E
-    c.qkv.rowwise() += params.inProjBias.transpose();
+    c.qkv.rowwise() = params.inProjBias.transpose();
+    gemmTransposedAdd<T>(c.x, params.inProjWeight, c.qkv); // (B·n) × 3E
     c.concat.resize(B * n, E);
     c.weights.resize(std::size_t(B * h));
     c.fullyMasked.resize(std::size_t(B * h));
@@ -290,8 +292,8 @@ void forwardInto(const LayerConfig &config, const Parameters<T> &params, const B
         }
     }
     c.output.resize(B * n, E);
-    gemmTransposed<T>(c.concat, params.outProjWeight, c.output); // (B·n) × E
-    c.output.rowwise() += params.outProjBias.transpose();
+    c.output.rowwise() = params.outProjBias.transpose();
+    gemmTransposedAdd<T>(c.concat, params.outProjWeight, c.output); // (B·n) × E
 }
 
 template<typename T>

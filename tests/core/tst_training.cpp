@@ -526,6 +526,38 @@ private slots:
         }
         setBlasEnabled(true);
     }
+
+    void transposedAddProduct()
+    {
+        // The projections' C += A Bᵀ (core/blas.h, C holding the bias rows) against the sum
+        // written out, through OpenBLAS (when built with it) and through Eigen; A a block of a
+        // wider matrix.
+        Generator rng(4);
+        const MatrixD wide = rng.standardNormal(37, 40);
+        const MatrixD a = wide.block(0, 0, 37, 21), b = rng.standardNormal(29, 21);
+        const MatrixD start = rng.standardNormal(37, 29);
+        MatrixD expected = start;
+        for (Index i = 0; i < 37; ++i)
+            for (Index j = 0; j < 29; ++j)
+                for (Index k = 0; k < 21; ++k)
+                    expected(i, j) += a(i, k) * b(j, k);
+        for (const bool blas : {true, false}) {
+            setBlasEnabled(blas);
+            MatrixD c = start;
+            gemmTransposedAdd<double>(wide.block(0, 0, 37, 21), b, c);
+            QVERIFY((c - expected).cwiseAbs().maxCoeff() < 1e-12);
+            MatrixF cF = start.cast<float>();
+            const MatrixF wideF = wide.cast<float>(), bF = b.cast<float>();
+            gemmTransposedAdd<float>(wideF.block(0, 0, 37, 21), bF, cF);
+            QVERIFY((cF.cast<double>() - expected).cwiseAbs().maxCoeff() < 1e-4);
+            MatrixD empty = start; // k = 0: no terms, C unchanged
+            gemmTransposedAdd<double>(MatrixD(37, 0), MatrixD(29, 0), empty);
+            QCOMPARE(empty, start);
+            MatrixD wrong(29, 37);
+            QVERIFY_THROWS_EXCEPTION(InvalidArgument, gemmTransposedAdd<double>(a, b, wrong));
+        }
+        setBlasEnabled(true);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestTraining)
