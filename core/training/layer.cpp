@@ -114,6 +114,16 @@ void softmaxBackward(const Matrix<T> &p, const Matrix<T> &dP, T scale, Matrix<T>
     dS *= scale;
 }
 
+/// out = Σ_rows m (the bias gradients), m row-major: added row after row, each a contiguous
+/// vector operation, in the order of rows (Eigen's colwise().sum() walks down the columns, one
+/// strided pass over m per packet of columns).
+template<typename T> void columnSums(const Matrix<T> &m, Vector<T> &out)
+{
+    out.setZero(m.cols());
+    for (Index r = 0; r < m.rows(); ++r)
+        out += m.row(r).transpose();
+}
+
 /// Threads for one forward or backward pass over rows = B·n tokens: the four E × E projections
 /// (8·rows·E² flops) and the attention products (4·B·n²·E), by threadsForFlops
 /// (core/threads.h).
@@ -413,7 +423,7 @@ void backwardInto(const LayerConfig &config, const Parameters<T> &params,
 
     g.outProjWeight.resize(E, E);
     gemmTransposedA<T>(dOutput, cache.concat, g.outProjWeight); // E × E
-    g.outProjBias = dOutput.colwise().sum().transpose(); // E
+    columnSums(dOutput, g.outProjBias); // E
     Matrix<T> &dConcat = scratch.dConcat;
     dConcat.resize(rows, E);
     gemm<T>(dOutput, params.outProjWeight, dConcat); // (B·n) × E
@@ -443,7 +453,7 @@ void backwardInto(const LayerConfig &config, const Parameters<T> &params,
     }
     g.inProjWeight.resize(3 * E, E);
     gemmTransposedA<T>(dQkv, cache.x, g.inProjWeight); // 3E × E
-    g.inProjBias = dQkv.colwise().sum().transpose(); // 3E
+    columnSums(dQkv, g.inProjBias); // 3E
 }
 
 template<typename T>
