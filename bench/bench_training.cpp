@@ -2,11 +2,15 @@
 // update) on random inputs and targets: B sequences of n tokens, d_model, h heads. Prints one
 // JSON object with the median and minimum seconds per step over --repeat timed blocks of
 // --steps steps each (after one untimed warm-up block). bench/compare_torch.py runs it side by
-// side with the same step in PyTorch. Threads follow OMP_NUM_THREADS.
+// side with the same step in PyTorch. Threads follow OMP_NUM_THREADS. As the window does
+// (app/main.cpp), it runs OpenBLAS's better kernels where OpenBLAS fell back to SSE3 (core/blas.h
+// betterBlasCore; --keep-blas-core measures OpenBLAS's own choice); "blas_core" in the output
+// names the kernels used.
 //
 //   attn_bench_training --batch 32 --n 64 --d-model 128 --heads 4 --dtype float32
-//                       --optimizer sgd --steps 20 --repeat 5
+//                       --optimizer sgd --steps 20 --repeat 5 [--keep-blas-core]
 
+#include "core/blas.h"
 #include "core/multihead.h"
 #include "core/random.h"
 #include "core/training/trainer.h"
@@ -18,6 +22,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 using namespace attn;
 using namespace attn::training;
@@ -78,6 +84,12 @@ std::string argText(int argc, char **argv, const char *name, const char *fallbac
 
 int main(int argc, char **argv)
 {
+    bool keepCore = false;
+    for (int i = 1; i < argc; ++i)
+        keepCore = keepCore || !std::strcmp(argv[i], "--keep-blas-core");
+    if (const std::string core = betterBlasCore();
+        !keepCore && !core.empty() && setenv("OPENBLAS_CORETYPE", core.c_str(), 1) == 0)
+        execv("/proc/self/exe", argv);
     const Index B = argValue(argc, argv, "--batch", 32), n = argValue(argc, argv, "--n", 64);
     const Index E = argValue(argc, argv, "--d-model", 128);
     const Index h = argValue(argc, argv, "--heads", 4);
@@ -99,9 +111,10 @@ int main(int argc, char **argv)
     const double median
         = t.size() % 2 ? t[t.size() / 2] : 0.5 * (t[t.size() / 2 - 1] + t[t.size() / 2]);
     std::printf("{\"batch\": %ld, \"n\": %ld, \"d_model\": %ld, \"heads\": %ld, \"dtype\": "
-                "\"%s\", \"optimizer\": \"%s\", \"seconds_per_step_median\": %.9g, "
-                "\"seconds_per_step_min\": %.9g, \"steps_per_second\": %.6g}\n",
-                long(B), long(n), long(E), long(h), dtype.c_str(), optimizer.c_str(), median,
-                t.front(), 1.0 / median);
+                "\"%s\", \"optimizer\": \"%s\", \"blas_core\": \"%s\", "
+                "\"seconds_per_step_median\": %.9g, \"seconds_per_step_min\": %.9g, "
+                "\"steps_per_second\": %.6g}\n",
+                long(B), long(n), long(E), long(h), dtype.c_str(), optimizer.c_str(),
+                blasCoreName().c_str(), median, t.front(), 1.0 / median);
     return 0;
 }

@@ -40,31 +40,33 @@ void checkShapes(Index aRows, Index aCols, Index bRows, Index bCols, Index cRows
 
 #ifdef ATTN_HAVE_OPENBLAS
 void blasGemm(Transposed t, Index m, Index n, Index k, const float *a, Index lda, const float *b,
-              Index ldb, float *c, Index ldc)
+              Index ldb, float *c, Index ldc, bool add)
 {
     cblas_sgemm(CblasRowMajor, t == Transposed::A ? CblasTrans : CblasNoTrans,
                 t == Transposed::B ? CblasTrans : CblasNoTrans, blasint(m), blasint(n), blasint(k),
-                1.0f, a, blasint(lda), b, blasint(ldb), 0.0f, c, blasint(ldc));
+                1.0f, a, blasint(lda), b, blasint(ldb), add ? 1.0f : 0.0f, c, blasint(ldc));
 }
 void blasGemm(Transposed t, Index m, Index n, Index k, const double *a, Index lda, const double *b,
-              Index ldb, double *c, Index ldc)
+              Index ldb, double *c, Index ldc, bool add)
 {
     cblas_dgemm(CblasRowMajor, t == Transposed::A ? CblasTrans : CblasNoTrans,
                 t == Transposed::B ? CblasTrans : CblasNoTrans, blasint(m), blasint(n), blasint(k),
-                1.0, a, blasint(lda), b, blasint(ldb), 0.0, c, blasint(ldc));
+                1.0, a, blasint(lda), b, blasint(ldb), add ? 1.0 : 0.0, c, blasint(ldc));
 }
 #endif
 
+/// C = op(A) op(B), or C += op(A) op(B) with `add`.
 template<typename T>
 void product(const ConstMatrixRef<T> &a, const ConstMatrixRef<T> &b, MatrixRef<T> c,
-             Transposed transposed, const char *who)
+             Transposed transposed, const char *who, bool add = false)
 {
     checkShapes(a.rows(), a.cols(), b.rows(), b.cols(), c.rows(), c.cols(), transposed, who);
     const Index k = transposed == Transposed::A ? a.rows() : a.cols();
     if (c.size() == 0)
         return;
     if (k == 0) { // no terms: BLAS would leave C as it was
-        c.setZero();
+        if (!add)
+            c.setZero();
         return;
     }
 #ifdef ATTN_HAVE_OPENBLAS
@@ -79,11 +81,18 @@ void product(const ConstMatrixRef<T> &a, const ConstMatrixRef<T> &b, MatrixRef<T
         if (2.0 * double(c.rows()) * double(c.cols()) * double(k) < kSingleThreadFlops)
             oneThread.emplace(1);
         blasGemm(transposed, c.rows(), c.cols(), k, a.data(), ld(a.outerStride(), a.cols()),
-                 b.data(), ld(b.outerStride(), b.cols()), c.data(), ld(c.outerStride(), c.cols()));
+                 b.data(), ld(b.outerStride(), b.cols()), c.data(), ld(c.outerStride(), c.cols()),
+                 add);
         return;
     }
 #endif
-    if (transposed == Transposed::B)
+    if (add && transposed == Transposed::B)
+        c.noalias() += a * b.transpose(); // GEMM
+    else if (add && transposed == Transposed::A)
+        c.noalias() += a.transpose() * b; // GEMM
+    else if (add)
+        c.noalias() += a * b; // GEMM
+    else if (transposed == Transposed::B)
         c.noalias() = a * b.transpose(); // GEMM
     else if (transposed == Transposed::A)
         c.noalias() = a.transpose() * b; // GEMM
@@ -97,6 +106,12 @@ template<typename T>
 void gemmTransposed(const ConstMatrixRef<T> &a, const ConstMatrixRef<T> &b, MatrixRef<T> c)
 {
     product<T>(a, b, c, Transposed::B, "gemmTransposed");
+}
+
+template<typename T>
+void gemmTransposedAdd(const ConstMatrixRef<T> &a, const ConstMatrixRef<T> &b, MatrixRef<T> c)
+{
+    product<T>(a, b, c, Transposed::B, "gemmTransposedAdd", true);
 }
 
 template<typename T>
@@ -156,6 +171,10 @@ template void gemmTransposed<float>(const Eigen::Ref<const MatrixF> &,
                                     const Eigen::Ref<const MatrixF> &, Eigen::Ref<MatrixF>);
 template void gemmTransposed<double>(const Eigen::Ref<const MatrixD> &,
                                      const Eigen::Ref<const MatrixD> &, Eigen::Ref<MatrixD>);
+template void gemmTransposedAdd<float>(const Eigen::Ref<const MatrixF> &,
+                                       const Eigen::Ref<const MatrixF> &, Eigen::Ref<MatrixF>);
+template void gemmTransposedAdd<double>(const Eigen::Ref<const MatrixD> &,
+                                        const Eigen::Ref<const MatrixD> &, Eigen::Ref<MatrixD>);
 template void gemm<float>(const Eigen::Ref<const MatrixF> &, const Eigen::Ref<const MatrixF> &,
                           Eigen::Ref<MatrixF>);
 template void gemm<double>(const Eigen::Ref<const MatrixD> &, const Eigen::Ref<const MatrixD> &,

@@ -20,6 +20,12 @@ namespace attn {
 template<typename T>
 void gemmTransposed(const ConstMatrixRef<T> &a, const ConstMatrixRef<T> &b, MatrixRef<T> c);
 
+/// C (m × n) += A (m × k) · Bᵀ, B: n × k: a projection added to what C holds, e.g. its bias in
+/// every row (BLAS's β = 1). C must already be m × n. Throws InvalidArgument naming the shapes
+/// when they disagree.
+template<typename T>
+void gemmTransposedAdd(const ConstMatrixRef<T> &a, const ConstMatrixRef<T> &b, MatrixRef<T> c);
+
 /// C (m × n) = A (m × k) · B, B: k × n (the shape of W V). C must already be m × n. Throws
 /// InvalidArgument naming the shapes when they disagree.
 template<typename T>

@@ -5,13 +5,46 @@
 #include "core/positional.h"
 #include "core/threads.h"
 
+#if defined(ATTN_HAVE_AVX2_TRAINING)
+#include "core/training/avx2.h"
+#endif
+
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 namespace attn::training {
 
+#if defined(ATTN_HAVE_AVX2_TRAINING)
+static_assert(std::is_same_v<detail::avx2::Index, Index>);
+
+bool detail::avx2::enabled()
+{
+    static const bool on = [] {
+        // GCC's and clang's checks read CPUID and XCR0 (the OS saves the ymm registers).
+        __builtin_cpu_init();
+        const char *off = std::getenv("ATTN_NO_AVX2");
+        const bool userOff = off != nullptr && off[0] != '\0' && std::string_view(off) != "0";
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !userOff;
+    }();
+    return on;
+}
+#endif
+
 namespace {
+
+/// Whether the float32 row passes go through training/avx2.h.
+template<typename T> bool avx2Rows()
+{
+#if defined(ATTN_HAVE_AVX2_TRAINING)
+    return std::is_same_v<T, float> && detail::avx2::enabled();
+#else
+    return false;
+#endif
+}
 
 std::string num(double v)
 {
@@ -25,11 +58,70 @@ std::string num(double v)
 
 template<typename T> void checkFinite(const Matrix<T> &m, const char *what)
 {
+    // x − x is 0 for every finite x and NaN for ±inf and NaN; Eigen's vectorised sum carries a
+    // NaN through. The loop below only names the first bad entry.
+    if ((m.array() - m.array()).sum() == T(0))
+        return;
     for (Index i = 0; i < m.rows(); ++i)
         for (Index j = 0; j < m.cols(); ++j)
             if (!std::isfinite(double(m(i, j))))
                 throw NonFiniteInput(std::string(what) + " holds " + num(double(m(i, j))) + " at ("
                                      + std::to_string(i) + ", " + std::to_string(j) + ")");
+}
+
+/// Row-wise softmax of P (n × n scores, masked cells −inf) in place; a row whose cells are all
+/// masked becomes zeros and sets fullyMasked[i]. `vectorRows`: through training/avx2.h (float).
+template<typename T> void softmaxRows(Matrix<T> &p, std::uint8_t *fullyMasked, bool vectorRows)
+{
+#if defined(ATTN_HAVE_AVX2_TRAINING)
+    if constexpr (std::is_same_v<T, float>)
+        if (vectorRows) {
+            detail::avx2::softmaxRows(p.data(), p.rows(), p.cols(), fullyMasked);
+            return;
+        }
+#endif
+    (void)vectorRows;
+    const T negInf = -std::numeric_limits<T>::infinity();
+    for (Index i = 0; i < p.rows(); ++i) {
+        const T m = p.row(i).maxCoeff();
+        if (m == negInf) { // every key masked: zero weights, flagged
+            p.row(i).setZero();
+            fullyMasked[i] = 1;
+            continue;
+        }
+        p.row(i) = (p.row(i).array() - m).exp();
+        p.row(i) /= p.row(i).sum();
+    }
+}
+
+/// dS = s · P ⊙ (dP − rowsum(dP ⊙ P)) (n × n; masked cells have p = 0 and get 0), `rowDot` the
+/// n row sums as scratch. `vectorRows`: through training/avx2.h (float).
+template<typename T>
+void softmaxBackward(const Matrix<T> &p, const Matrix<T> &dP, T scale, Matrix<T> &dS,
+                     Vector<T> &rowDot, bool vectorRows)
+{
+#if defined(ATTN_HAVE_AVX2_TRAINING)
+    if constexpr (std::is_same_v<T, float>)
+        if (vectorRows) {
+            detail::avx2::softmaxBackward(p.data(), dP.data(), dS.data(), p.rows(), p.cols(),
+                                          scale);
+            return;
+        }
+#endif
+    (void)vectorRows;
+    rowDot = (dP.array() * p.array()).rowwise().sum();
+    dS = (p.array() * (dP.array().colwise() - rowDot.array())).matrix();
+    dS *= scale;
+}
+
+/// out = Σ_rows m (the bias gradients), m row-major: added row after row, each a contiguous
+/// vector operation, in the order of rows (Eigen's colwise().sum() walks down the columns, one
+/// strided pass over m per packet of columns).
+template<typename T> void columnSums(const Matrix<T> &m, Vector<T> &out)
+{
+    out.setZero(m.cols());
+    for (Index r = 0; r < m.rows(); ++r)
+        out += m.row(r).transpose();
 }
 
 /// Threads for one forward or backward pass over rows = B·n tokens: the four E × E projections
@@ -158,8 +250,8 @@ MatrixB combinedMask(const LayerConfig &config, const MatrixB &batchMask, Index 
 }
 
 template<typename T>
-ForwardCache<T> forward(const LayerConfig &config, const Parameters<T> &params,
-                        const Batch<T> &batch)
+void forwardInto(const LayerConfig &config, const Parameters<T> &params, const Batch<T> &batch,
+                 ForwardCache<T> &c)
 {
     config.validate();
     params.checkShapes(config.dModel);
@@ -170,7 +262,6 @@ ForwardCache<T> forward(const LayerConfig &config, const Parameters<T> &params,
     const MatrixB mask = combinedMask(config, batch.mask, n);
     const ScopedKernelThreads threads(passThreads(B * n, n, E));
 
-    ForwardCache<T> c;
     c.x = batch.inputs; // (B·n) × E
     if (config.positionWidth > 0) {
         const Matrix<T> pe = sinusoidalEncoding(n, config.positionWidth).cast<T>(); // n × p
@@ -179,13 +270,18 @@ ForwardCache<T> forward(const LayerConfig &config, const Parameters<T> &params,
     }
     // Every product through core/blas.h: OpenBLAS's kernels (chosen at run time) where the
     // build has it, Eigen's GEMM otherwise.
+    // The biases go into the outputs first and the products are added to them (BLAS's β = 1):
+    // no separate pass to clear C and none to add the bias.
     c.qkv.resize(B * n, 3 * E);
-    gemmTransposed<T>(c.x, params.inProjWeight, c.qkv); // (B·n) × 3E
-    c.qkv.rowwise() += params.inProjBias.transpose();
+    c.qkv.rowwise() = params.inProjBias.transpose();
+    gemmTransposedAdd<T>(c.x, params.inProjWeight, c.qkv); // (B·n) × 3E
     c.concat.resize(B * n, E);
     c.weights.resize(std::size_t(B * h));
-    c.fullyMasked.assign(std::size_t(B * h), std::vector<std::uint8_t>(std::size_t(n), 0));
+    c.fullyMasked.resize(std::size_t(B * h));
+    for (std::vector<std::uint8_t> &flags : c.fullyMasked)
+        flags.assign(std::size_t(n), 0);
     const T negInf = -std::numeric_limits<T>::infinity();
+    const bool vectorRows = avx2Rows<T>();
     for (Index b = 0; b < B; ++b) {
         for (Index head = 0; head < h; ++head) {
             const auto qh = c.qkv.block(b * n, head * dk, n, dk); // n × d_k
@@ -200,23 +296,22 @@ ForwardCache<T> forward(const LayerConfig &config, const Parameters<T> &params,
                     for (Index j = 0; j < n; ++j)
                         if (mask(i, j))
                             p(i, j) = negInf;
-            for (Index i = 0; i < n; ++i) {
-                const T m = p.row(i).maxCoeff();
-                if (m == negInf) { // every key masked: zero weights, flagged
-                    p.row(i).setZero();
-                    c.fullyMasked[std::size_t(b * h + head)][std::size_t(i)] = 1;
-                    continue;
-                }
-                p.row(i) = (p.row(i).array() - m).exp();
-                p.row(i) /= p.row(i).sum();
-            }
+            softmaxRows(p, c.fullyMasked[std::size_t(b * h + head)].data(), vectorRows);
             auto ch = c.concat.block(b * n, head * dk, n, dk);
             gemm<T>(p, vh, ch);
         }
     }
     c.output.resize(B * n, E);
-    gemmTransposed<T>(c.concat, params.outProjWeight, c.output); // (B·n) × E
-    c.output.rowwise() += params.outProjBias.transpose();
+    c.output.rowwise() = params.outProjBias.transpose();
+    gemmTransposedAdd<T>(c.concat, params.outProjWeight, c.output); // (B·n) × E
+}
+
+template<typename T>
+ForwardCache<T> forward(const LayerConfig &config, const Parameters<T> &params,
+                        const Batch<T> &batch)
+{
+    ForwardCache<T> c;
+    forwardInto(config, params, batch, c);
     return c;
 }
 
@@ -276,12 +371,12 @@ template<typename T> double lossValue(Loss loss, const Matrix<T> &output, const 
 }
 
 template<typename T>
-Matrix<T> lossGradient(Loss loss, const Matrix<T> &output, const Batch<T> &batch)
+void lossGradientInto(Loss loss, const Matrix<T> &output, const Batch<T> &batch, Matrix<T> &d)
 {
     checkOutput(output, batch);
     const Index rows = output.rows(), E = output.cols();
     const T scored = T(rowWeightSum(batch));
-    Matrix<T> d(rows, E); // (B·n) × E
+    d.resize(rows, E); // (B·n) × E
     for (Index r = 0; r < rows; ++r) {
         const T w = T(rowWeight(batch, r));
         if (w == T(0)) {
@@ -300,12 +395,20 @@ Matrix<T> lossGradient(Loss loss, const Matrix<T> &output, const Batch<T> &batch
             d.row(r) = (p * tSum - batch.targets.row(r)) * (w / scored);
         }
     }
+}
+
+template<typename T>
+Matrix<T> lossGradient(Loss loss, const Matrix<T> &output, const Batch<T> &batch)
+{
+    Matrix<T> d;
+    lossGradientInto(loss, output, batch, d);
     return d;
 }
 
 template<typename T>
-Parameters<T> backward(const LayerConfig &config, const Parameters<T> &params,
-                       const ForwardCache<T> &cache, const Matrix<T> &dOutput)
+void backwardInto(const LayerConfig &config, const Parameters<T> &params,
+                  const ForwardCache<T> &cache, const Matrix<T> &dOutput, Parameters<T> &g,
+                  BackwardScratch<T> &scratch)
 {
     const Index E = config.dModel, h = config.heads, dk = config.headDim();
     const Index rows = cache.x.rows();
@@ -316,15 +419,21 @@ Parameters<T> backward(const LayerConfig &config, const Parameters<T> &params,
     const Index n = B > 0 ? rows / B : 0;
     const T scale = T(config.scale());
     const ScopedKernelThreads threads(passThreads(rows, n, E));
+    const bool vectorRows = avx2Rows<T>();
 
-    Parameters<T> g;
     g.outProjWeight.resize(E, E);
     gemmTransposedA<T>(dOutput, cache.concat, g.outProjWeight); // E × E
-    g.outProjBias = dOutput.colwise().sum().transpose(); // E
-    Matrix<T> dConcat(rows, E);
+    columnSums(dOutput, g.outProjBias); // E
+    Matrix<T> &dConcat = scratch.dConcat;
+    dConcat.resize(rows, E);
     gemm<T>(dOutput, params.outProjWeight, dConcat); // (B·n) × E
-    Matrix<T> dQkv(rows, 3 * E); // (B·n) × 3E
-    Matrix<T> dP(n, n), dS(n, n);
+    Matrix<T> &dQkv = scratch.dQkv;
+    dQkv.resize(rows, 3 * E); // (B·n) × 3E
+    Matrix<T> &dP = scratch.dP, &dS = scratch.dS;
+    dP.resize(n, n);
+    dS.resize(n, n);
+    Vector<T> &rowDot = scratch.rowDot;
+    rowDot.resize(n);
     for (Index b = 0; b < B; ++b) {
         for (Index head = 0; head < h; ++head) {
             const Matrix<T> &p = cache.weights[std::size_t(b * h + head)]; // n × n
@@ -335,10 +444,7 @@ Parameters<T> backward(const LayerConfig &config, const Parameters<T> &params,
             gemmTransposed<T>(dO, vh, dP); // n × n
             auto dV = dQkv.block(b * n, 2 * E + head * dk, n, dk);
             gemmTransposedA<T>(p, dO, dV);
-            // dS = P ⊙ (dP − rowsum(dP ⊙ P)); masked cells have p = 0 and get 0.
-            const Vector<T> rowDot = (dP.array() * p.array()).rowwise().sum();
-            dS = (p.array() * (dP.array().colwise() - rowDot.array())).matrix();
-            dS *= scale;
+            softmaxBackward(p, dP, scale, dS, rowDot, vectorRows);
             auto dQ = dQkv.block(b * n, head * dk, n, dk);
             gemm<T>(dS, kh, dQ);
             auto dK = dQkv.block(b * n, E + head * dk, n, dk);
@@ -347,7 +453,16 @@ Parameters<T> backward(const LayerConfig &config, const Parameters<T> &params,
     }
     g.inProjWeight.resize(3 * E, E);
     gemmTransposedA<T>(dQkv, cache.x, g.inProjWeight); // 3E × E
-    g.inProjBias = dQkv.colwise().sum().transpose(); // 3E
+    columnSums(dQkv, g.inProjBias); // 3E
+}
+
+template<typename T>
+Parameters<T> backward(const LayerConfig &config, const Parameters<T> &params,
+                       const ForwardCache<T> &cache, const Matrix<T> &dOutput)
+{
+    Parameters<T> g;
+    BackwardScratch<T> scratch;
+    backwardInto(config, params, cache, dOutput, g, scratch);
     return g;
 }
 
@@ -385,6 +500,12 @@ template<typename T> AttentionDiagnostics diagnostics(const ForwardCache<T> &cac
     template Matrix<T> lossGradient(Loss, const Matrix<T> &, const Batch<T> &);                    \
     template Parameters<T> backward(const LayerConfig &, const Parameters<T> &,                    \
                                     const ForwardCache<T> &, const Matrix<T> &);                   \
+    template void forwardInto(const LayerConfig &, const Parameters<T> &, const Batch<T> &,        \
+                              ForwardCache<T> &);                                                  \
+    template void lossGradientInto(Loss, const Matrix<T> &, const Batch<T> &, Matrix<T> &);        \
+    template void backwardInto(const LayerConfig &, const Parameters<T> &,                         \
+                               const ForwardCache<T> &, const Matrix<T> &, Parameters<T> &,        \
+                               BackwardScratch<T> &);                                              \
     template AttentionDiagnostics diagnostics(const ForwardCache<T> &);
 
 ATTN_TRAINING_INSTANTIATE(float)

@@ -124,17 +124,42 @@ MatrixB combinedMask(const LayerConfig &config, const MatrixB &batchMask, Index 
 template<typename T>
 ForwardCache<T> forward(const LayerConfig &config, const Parameters<T> &params,
                         const Batch<T> &batch);
+/// The same forward pass written into `cache`, reusing its storage: a training loop that keeps
+/// one cache allocates nothing once the shapes repeat. Same results and errors as forward();
+/// on an error `cache` is left as it was.
+template<typename T>
+void forwardInto(const LayerConfig &config, const Parameters<T> &params, const Batch<T> &batch,
+                 ForwardCache<T> &cache);
 
 /// The loss of `output` against the batch's targets (nats for cross-entropy).
 template<typename T> double lossValue(Loss loss, const Matrix<T> &output, const Batch<T> &batch);
 /// ∂loss/∂output, (B·n) × E.
 template<typename T>
 Matrix<T> lossGradient(Loss loss, const Matrix<T> &output, const Batch<T> &batch);
+/// ∂loss/∂output written into `d` (resized to (B·n) × E, storage reused).
+template<typename T>
+void lossGradientInto(Loss loss, const Matrix<T> &output, const Batch<T> &batch, Matrix<T> &d);
 
 /// Gradients of the loss with respect to every parameter, given dOutput = ∂loss/∂Y.
 template<typename T>
 Parameters<T> backward(const LayerConfig &config, const Parameters<T> &params,
                        const ForwardCache<T> &cache, const Matrix<T> &dOutput);
+
+/// Intermediate arrays of the backward pass, kept between calls of backwardInto.
+template<typename T> struct BackwardScratch
+{
+    Matrix<T> dConcat; ///< (B·n) × E
+    Matrix<T> dQkv; ///< (B·n) × 3E
+    Matrix<T> dP, dS; ///< n × n
+    Vector<T> rowDot; ///< n: rowsum(dP ⊙ P)
+};
+
+/// The same gradients written into `grads` (resized for d_model E), reusing the storage of
+/// `grads` and `scratch`. Same results and errors as backward().
+template<typename T>
+void backwardInto(const LayerConfig &config, const Parameters<T> &params,
+                  const ForwardCache<T> &cache, const Matrix<T> &dOutput, Parameters<T> &grads,
+                  BackwardScratch<T> &scratch);
 
 /// Attention diagnostics of one forward pass, averaged over sequences, heads and query rows
 /// that are not fully masked.

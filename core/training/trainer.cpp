@@ -32,7 +32,8 @@ template<typename T> double Trainer<T>::evaluate(const Batch<T> &batch) const
 
 template<typename T> StepReport Trainer<T>::step(const Batch<T> &batch)
 {
-    const ForwardCache<T> cache = forward(m_layer, m_params, batch);
+    forwardInto(m_layer, m_params, batch, m_cache);
+    const ForwardCache<T> &cache = m_cache;
     StepReport r;
     r.step = m_optimizer.steps() + 1;
     r.loss = lossValue(m_loss, cache.output, batch);
@@ -41,8 +42,9 @@ template<typename T> StepReport Trainer<T>::step(const Batch<T> &batch)
         r.meanMaxWeight = d.meanMaxWeight;
         r.meanJacobianNorm = d.meanJacobianNorm;
     }
-    const Parameters<T> g
-        = backward(m_layer, m_params, cache, lossGradient(m_loss, cache.output, batch));
+    lossGradientInto(m_loss, cache.output, batch, m_dOutput);
+    backwardInto(m_layer, m_params, cache, m_dOutput, m_grads, m_scratch);
+    const Parameters<T> &g = m_grads;
     const Index E = m_layer.dModel;
     r.gradNormQuery = double(g.inProjWeight.topRows(E).norm());
     r.gradNormKey = double(g.inProjWeight.middleRows(E, E).norm());

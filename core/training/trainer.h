@@ -55,6 +55,12 @@ private:
     Optimizer<T> m_optimizer;
     Loss m_loss;
     bool m_diagnostics = true;
+    // Storage of step()'s passes, kept between steps so that a step allocates nothing once the
+    // batch shape repeats (fresh (B·n) × 3E arrays cost page faults every step).
+    ForwardCache<T> m_cache;
+    Matrix<T> m_dOutput;
+    Parameters<T> m_grads;
+    BackwardScratch<T> m_scratch;
 };
 
 } // namespace attn::training

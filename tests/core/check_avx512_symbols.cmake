@@ -2,9 +2,14 @@
 # define no external symbol but its own entry points in attn::detail::avx512. Anything else (an
 # Eigen or standard-library inline function, a template instantiation) would be one symbol to
 # the linker with the portable copies, which could then run AVX-512 code on a CPU without it.
-# Usage: cmake -DNM=<nm> -DOBJECTS=<objects;...> -P check_avx512_symbols.cmake
+# ctest -R training_avx2_symbols checks core/training/avx2.cpp (-mavx2 -mfma) the same way, with
+# NAMESPACE=attn::training::detail::avx2.
+# Usage: cmake -DNM=<nm> -DOBJECTS=<objects;...> [-DNAMESPACE=<ns>] -P check_avx512_symbols.cmake
 if(NOT NM OR NOT OBJECTS)
     message(FATAL_ERROR "usage: cmake -DNM=<nm> -DOBJECTS=<objects> -P ${CMAKE_CURRENT_LIST_FILE}")
+endif()
+if(NOT NAMESPACE)
+    set(NAMESPACE "attn::detail::avx512")
 endif()
 set(count 0)
 foreach(object IN LISTS OBJECTS)
@@ -23,7 +28,7 @@ foreach(object IN LISTS OBJECTS)
         if(line MATCHES "^[0-9a-fA-F]+ [VR] typeinfo (name )?for [^:]*\\(.*\\)$")
             continue()
         endif()
-        if(NOT line MATCHES "^[0-9a-fA-F]+ T attn::detail::avx512::[A-Za-z]+\\(")
+        if(NOT line MATCHES "^[0-9a-fA-F]+ T ${NAMESPACE}::[A-Za-z]+\\(")
             message(FATAL_ERROR "unexpected external symbol in ${object}:\n  ${line}\n"
                                 "Give helpers internal linkage (anonymous namespace) and use no "
                                 "Eigen or standard-library templates in that file.")
@@ -32,6 +37,6 @@ foreach(object IN LISTS OBJECTS)
     endforeach()
 endforeach()
 if(count EQUAL 0)
-    message(FATAL_ERROR "no attn::detail::avx512 entry points found in ${OBJECTS}")
+    message(FATAL_ERROR "no ${NAMESPACE} entry points found in ${OBJECTS}")
 endif()
 message(STATUS "${count} entry points, nothing else external")

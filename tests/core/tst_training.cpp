@@ -19,9 +19,12 @@
 #include <QObject>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <string>
+#include <vector>
 
 using namespace attn;
 using namespace attn::training;
@@ -191,7 +194,8 @@ private slots:
         for (const char *name :
              {"grad_scaled", "grad_unscaled", "grad_alpha1", "grad_causal", "grad_temperature",
               "grad_positions", "grad_mask_rows", "grad_cross_entropy", "grad_h1_d16",
-              "grad_scaled_float32", "grad_unscaled_float32", "grad_causal_float32"})
+              "grad_scaled_float32", "grad_unscaled_float32", "grad_causal_float32",
+              "grad_long_causal_float32", "grad_long_mask_float32"})
             QTest::newRow(name) << QString::fromLatin1(name);
     }
     void gradientsMatchAutograd()
@@ -428,6 +432,70 @@ private slots:
                  qPrintable(QStringLiteral("with %1, without %2").arg(with).arg(without)));
     }
 
+    // The float32 softmax rows (AVX2 on CPUs that have it) against the softmax written out in
+    // double from the cached projections: n = 19 (two 8-float vectors and a tail of 3), a mask
+    // with one query row that sees no key (all-zero weights, flagged) and scattered cells.
+    void softmaxRowsWithMaskedCells()
+    {
+        const Index B = 2, n = 19, E = 16, h = 2, dk = E / h;
+        Generator rng(11);
+        Parameters<float> params;
+        params.inProjWeight = (rng.standardNormal(3 * E, E) * 0.5).cast<float>();
+        params.inProjBias = rng.standardNormal(3 * E, 1).col(0).cast<float>();
+        params.outProjWeight = rng.standardNormal(E, E).cast<float>();
+        params.outProjBias = rng.standardNormal(E, 1).col(0).cast<float>();
+        Batch<float> batch;
+        batch.batch = B;
+        batch.length = n;
+        batch.inputs = rng.standardNormal(B * n, E).cast<float>();
+        batch.targets = rng.standardNormal(B * n, E).cast<float>();
+        batch.mask = MatrixB::Zero(n, n);
+        batch.mask.row(3).setOnes();
+        for (Index i = 0; i < n; ++i)
+            batch.mask(i, (5 * i + 2) % n) = 1;
+        LayerConfig config;
+        config.dModel = E;
+        config.heads = h;
+        const ForwardCache<float> cache = forward(config, params, batch);
+        const double scale = config.scale();
+        for (Index b = 0; b < B; ++b)
+            for (Index head = 0; head < h; ++head) {
+                const std::size_t k = std::size_t(b * h + head);
+                const MatrixF &p = cache.weights[k];
+                for (Index i = 0; i < n; ++i) {
+                    QCOMPARE(int(cache.fullyMasked[k][std::size_t(i)]), i == 3 ? 1 : 0);
+                    std::vector<double> s(std::size_t(n), 0.0);
+                    double m = -std::numeric_limits<double>::infinity(), sum = 0;
+                    for (Index j = 0; j < n; ++j) {
+                        if (batch.mask(i, j))
+                            continue;
+                        double dot = 0;
+                        for (Index e = 0; e < dk; ++e)
+                            dot += double(cache.qkv(b * n + i, head * dk + e))
+                                * double(cache.qkv(b * n + j, E + head * dk + e));
+                        s[std::size_t(j)] = dot * scale;
+                        m = std::max(m, s[std::size_t(j)]);
+                    }
+                    for (Index j = 0; j < n; ++j)
+                        if (!batch.mask(i, j))
+                            sum += std::exp(s[std::size_t(j)] - m);
+                    for (Index j = 0; j < n; ++j) {
+                        const double want
+                            = batch.mask(i, j) ? 0.0 : std::exp(s[std::size_t(j)] - m) / sum;
+                        if (batch.mask(i, j))
+                            QCOMPARE(p(i, j), 0.0f);
+                        else
+                            QVERIFY2(std::abs(double(p(i, j)) - want) <= 1e-6,
+                                     qPrintable(QStringLiteral("(%1, %2): %3, expected %4")
+                                                    .arg(i)
+                                                    .arg(j)
+                                                    .arg(double(p(i, j)))
+                                                    .arg(want)));
+                    }
+                }
+            }
+    }
+
     void transposedAProduct()
     {
         // The weight gradients' product C = Aᵀ B (core/blas.h) against the sum written out, in
@@ -455,6 +523,38 @@ private slots:
             QVERIFY((cF.cast<double>() - expected).cwiseAbs().maxCoeff() < 1e-4);
             MatrixD wrong(31, 23);
             QVERIFY_THROWS_EXCEPTION(InvalidArgument, gemmTransposedA<double>(a, b, wrong));
+        }
+        setBlasEnabled(true);
+    }
+
+    void transposedAddProduct()
+    {
+        // The projections' C += A Bᵀ (core/blas.h, C holding the bias rows) against the sum
+        // written out, through OpenBLAS (when built with it) and through Eigen; A a block of a
+        // wider matrix.
+        Generator rng(4);
+        const MatrixD wide = rng.standardNormal(37, 40);
+        const MatrixD a = wide.block(0, 0, 37, 21), b = rng.standardNormal(29, 21);
+        const MatrixD start = rng.standardNormal(37, 29);
+        MatrixD expected = start;
+        for (Index i = 0; i < 37; ++i)
+            for (Index j = 0; j < 29; ++j)
+                for (Index k = 0; k < 21; ++k)
+                    expected(i, j) += a(i, k) * b(j, k);
+        for (const bool blas : {true, false}) {
+            setBlasEnabled(blas);
+            MatrixD c = start;
+            gemmTransposedAdd<double>(wide.block(0, 0, 37, 21), b, c);
+            QVERIFY((c - expected).cwiseAbs().maxCoeff() < 1e-12);
+            MatrixF cF = start.cast<float>();
+            const MatrixF wideF = wide.cast<float>(), bF = b.cast<float>();
+            gemmTransposedAdd<float>(wideF.block(0, 0, 37, 21), bF, cF);
+            QVERIFY((cF.cast<double>() - expected).cwiseAbs().maxCoeff() < 1e-4);
+            MatrixD empty = start; // k = 0: no terms, C unchanged
+            gemmTransposedAdd<double>(MatrixD(37, 0), MatrixD(29, 0), empty);
+            QCOMPARE(empty, start);
+            MatrixD wrong(29, 37);
+            QVERIFY_THROWS_EXCEPTION(InvalidArgument, gemmTransposedAdd<double>(a, b, wrong));
         }
         setBlasEnabled(true);
     }

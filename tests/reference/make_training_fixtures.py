@@ -235,6 +235,12 @@ def cases():
         "grad_scaled_float32": grad_case(211, 3, 5, 8, 2, 0.5, dtype=np.float32),
         "grad_unscaled_float32": grad_case(212, 3, 5, 8, 2, 0.0, dtype=np.float32),
         "grad_causal_float32": grad_case(213, 2, 6, 12, 3, 1.0, causal=True, dtype=np.float32),
+        # n = 19: rows of two whole 8-float vectors and a tail of 3 (the AVX2 row passes)
+        "grad_long_causal_float32": grad_case(214, 2, 19, 16, 2, 0.5, causal=True,
+                                              dtype=np.float32),
+        "grad_long_mask_float32": grad_case(215, 2, 19, 16, 4, 0.5,
+                                            mask=np.eye(19, dtype=np.bool_), row_weights=True,
+                                            dtype=np.float32),
         "opt_sgd": optimizer_case(221, 3, 5, 8, 2, 0.5, "sgd", 0.1, 4),
         "opt_sgd_momentum": optimizer_case(222, 3, 5, 8, 2, 0.0, "sgd", 0.05, 5, momentum=0.9),
         "opt_adam": optimizer_case(223, 3, 5, 8, 2, 0.5, "adam", 0.01, 5),
