@@ -369,12 +369,13 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         {QStringLiteral("n-k"), QStringLiteral("Key count for --kind cross (1-65536, as --n)."),
          QStringLiteral("n_k"), QStringLiteral("10")},
         {QStringLiteral("compute"),
-         QStringLiteral("full (every head's n_q x n_k weights and scores in float64, as the "
-                        "window), tiles (the tile engine: each head and the mean pooled to at "
-                        "most 1024 x 1024 pixels straight from the queries and keys, exact max "
-                        "or mean of each pixel's cells, without the n_q x n_k matrices; --view "
-                        "grid or head only) or auto (tiles when the full matrices would take "
-                        "more than 256 MiB or n > 4096)."),
+         QStringLiteral(
+             "full (every head's n_q x n_k weights and scores in float64, as the "
+             "window), tiles (the tile engine: each head and the mean pooled to at "
+             "most 1024 x 1024 pixels straight from the queries and keys, exact max "
+             "or mean of each pixel's unmasked cells, without the n_q x n_k matrices; --view "
+             "grid or head only) or auto (tiles when the full matrices would take "
+             "more than 256 MiB or n > 4096)."),
          QStringLiteral("mode"), QStringLiteral("auto")},
         {QStringLiteral("mask"),
          QStringLiteral("none, causal or padding (the last --padding keys)."),
@@ -451,7 +452,7 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
          QStringLiteral("text")},
         {QStringLiteral("pooling"),
          QStringLiteral("When a tile has more cells than pixels: max or mean of each pixel's "
-                        "cells."),
+                        "unmasked cells (a pixel of masked cells only shows as masked)."),
          QStringLiteral("pooling"), QStringLiteral("max")},
         {QStringLiteral("sort-heads"),
          QStringLiteral("Order of the head tiles in --view grid: index, entropy or max-weight "

@@ -115,6 +115,10 @@ private:
             return none;
         };
         const NpyArray &weights = find("weights");
+        // Pooled weights only: no scores and no per-row metrics written as zeros.
+        for (const auto &m : members)
+            QVERIFY2(m.first != "scores" && m.first != "max_weight" && m.first != "entropy",
+                     m.first.c_str());
         const NpyArray &qi = find("query_index");
         const NpyArray &ki = find("key_index");
         QCOMPARE(weights.ndim(), 3);

@@ -152,8 +152,14 @@ std::vector<std::pair<std::string, NpyArray>> npyArrays(const SessionResult &r)
     std::vector<std::pair<std::string, NpyArray>> arrays;
     arrays.emplace_back("weights", NpyArray::fromMatrices(r.weights));
     arrays.emplace_back("weights_mean", NpyArray::fromMatrix(r.weightsMean));
-    arrays.emplace_back("scores", NpyArray::fromMatrices(r.scores));
-    arrays.emplace_back("scaled_scores", NpyArray::fromMatrices(r.scaledScores));
+    // A pooled view (the tile engine's) has neither scores nor per-row metrics: leave them out
+    // rather than write arrays of zeros.
+    const bool hasScores = int(r.scores.size()) == h && int(r.scaledScores.size()) == h && h > 0;
+    const bool hasMetrics = int(r.metrics.size()) == h && h > 0;
+    if (hasScores) {
+        arrays.emplace_back("scores", NpyArray::fromMatrices(r.scores));
+        arrays.emplace_back("scaled_scores", NpyArray::fromMatrices(r.scaledScores));
+    }
     NpyArray mask;
     mask.shape = {nQ, nK};
     mask.type = NpyType::UInt8;
@@ -163,6 +169,8 @@ std::vector<std::pair<std::string, NpyArray>> npyArrays(const SessionResult &r)
             mask.values[std::size_t(i * nK + j)] = maskAt(r, i, j);
     arrays.emplace_back("mask_state", std::move(mask));
     for (const MetricSeries &series : metricSeries) {
+        if (!hasMetrics)
+            break;
         NpyArray a;
         a.shape = {h, nQ};
         a.values.resize(std::size_t(h * nQ), 0.0);
@@ -389,6 +397,8 @@ bool writeCsvFiles(const SessionResult &r, const QString &path, QStringList *wri
             written->append(path);
     }
 
+    if (int(r.metrics.size()) != h || h == 0)
+        return true; // a pooled view has no per-row metrics: no file of zeros
     const QString metricsPath = siblingPath(path, QStringLiteral("_metrics.csv"));
     TextOut out(metricsPath);
     out << "head,query,query_label";

@@ -57,7 +57,7 @@ public:
         : m_view(view)
     {
         setObjectName(QStringLiteral("longMapCanvas"));
-        setMinimumSize(360, 300);
+        setMinimumSize(360, 220);
         setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
         setMouseTracking(true);
         setFocusPolicy(Qt::StrongFocus);
@@ -178,8 +178,11 @@ void LongMapView::Canvas::paintEvent(QPaintEvent *)
     bool complete = true;
     for (const TileIndex &t : pyramid->tilesCovering(level, view)) {
         const TileWindow w = pyramid->tileWindow(level, t);
-        const QRectF target(toScreen(double(w.rowBegin), double(w.colBegin)),
-                            toScreen(double(w.rowEnd), double(w.colEnd)));
+        // Edges on whole pixels, so that neighbouring tiles share them (no seam).
+        const QPointF a = toScreen(double(w.rowBegin), double(w.colBegin));
+        const QPointF b = toScreen(double(w.rowEnd), double(w.colEnd));
+        const QRectF target(QPointF(std::round(a.x()), std::round(a.y())),
+                            QPointF(std::round(b.x()), std::round(b.y())));
         if (const QImage *image = tiles->image({head, level, t})) {
             painter.drawImage(target, *image, QRectF(image->rect()));
             continue;
@@ -695,6 +698,7 @@ void LongMapView::setViewRect(const CellRect &cells)
     clampView();
     requestTiles();
     updateStatus();
+    refreshHover();
     m_canvas->update();
 }
 
@@ -744,6 +748,7 @@ void LongMapView::zoomAt(QPointF pos, double factor)
     clampView();
     requestTiles();
     updateStatus();
+    refreshHover();
     m_canvas->update();
 }
 
@@ -756,7 +761,16 @@ void LongMapView::panBy(QPointF delta)
     m_centerRow -= delta.y() * m_cellsPerPixel;
     clampView();
     requestTiles();
+    refreshHover();
     m_canvas->update();
+}
+
+void LongMapView::refreshHover()
+{
+    // The pointer stays where it is while the view moves under it (wheel, keys, drag): the
+    // readout names the cell now under it and the pixel of the new level.
+    if (m_hoverRow >= 0 && m_hoverPos.x() >= 0)
+        hover(m_hoverPos);
 }
 
 void LongMapView::fit()
@@ -770,6 +784,7 @@ void LongMapView::fit()
     clampView();
     requestTiles();
     updateStatus();
+    refreshHover();
     m_canvas->update();
 }
 
@@ -822,6 +837,7 @@ void LongMapView::updateColors()
 
 void LongMapView::hover(QPointF pos)
 {
+    m_hoverPos = pos;
     const auto [i, j] = cellAt(pos);
     if (i < 0) {
         m_hoverRow = m_hoverCol = -1;
@@ -831,8 +847,9 @@ void LongMapView::hover(QPointF pos)
         emit hoverChanged();
         return;
     }
-    if (i == m_hoverRow && j == m_hoverCol)
+    if (i == m_hoverRow && j == m_hoverCol && m_hoverLevel == level())
         return;
+    m_hoverLevel = level();
     m_hoverRow = i;
     m_hoverCol = j;
     const TilePyramid &pyramid = *m_tiles->pyramid();
@@ -841,8 +858,9 @@ void LongMapView::hover(QPointF pos)
     const Index r0 = i / per * per, c0 = j / per * per;
     const Index r1 = std::min(pyramid.queries(), r0 + per) - 1;
     const Index c1 = std::min(pyramid.keys(), c0 + per) - 1;
-    const QString pool
-        = m_tiles->pooling() == TilePooling::Max ? tr("the largest") : tr("the mean");
+    const QString pool = m_tiles->pooling() == TilePooling::Max
+        ? tr("the largest")
+        : tr("the mean of the unmasked among");
     m_hoverPixel = per == 1 ? tr("pixel: query %1 × key %2 (one cell)").arg(i).arg(j)
                             : tr("pixel: queries %1–%2 × keys %3–%4, %5 of its %6 × %7 cells")
                                   .arg(r0)
@@ -916,8 +934,9 @@ void LongMapView::updateStatus()
     }
     const int l = level();
     const Index per = TilePyramid::cellsPerPixel(l);
-    const QString pool
-        = m_tiles->pooling() == TilePooling::Max ? tr("max pooling") : tr("mean pooling");
+    const QString pool = m_tiles->pooling() == TilePooling::Max
+        ? tr("max pooling")
+        : tr("mean pooling (unmasked cells)");
     const ColorNorm norm = m_tiles->norm();
     m_status->setText(
         tr("%1 of %2 × %2 cells per pixel (level %3) · colour %4 %5 … %6 · scale %7 · first "
@@ -960,6 +979,7 @@ void LongMapView::openWindowInSteps()
     }
     const Index head = m_head;
     m_stepsButton->setEnabled(false);
+    m_status->setText(tr("Computing the window's scores and weights for Steps…"));
     m_tiles->materializeWindow(
         w, [this, head](std::shared_ptr<const SessionResult> r, const QString &error) {
             updateStatus();
@@ -1009,6 +1029,10 @@ void LongMapView::exportWindow(const QString &path, QSize size, qreal dpr)
         = figure ? Index(std::ceil(std::max(size.width(), size.height()) * dpr)) : Index(1024);
     const ColormapId colormap = m_tiles->colormap();
     m_exportButton->setEnabled(false);
+    m_status->setText(tr("Exporting the visible window (%1 × %2 cells, every head) to %3…")
+                          .arg(window.rows())
+                          .arg(window.cols())
+                          .arg(QFileInfo(path).fileName()));
     m_tiles->runOnEngine(
         [=](const LongMapTiles::WindowRenderer &render) -> QString {
             std::vector<Index> which;
@@ -1043,6 +1067,9 @@ void LongMapView::exportWindow(const QString &path, QSize size, qreal dpr)
         },
         [this, path](const QString &error) {
             m_exportButton->setEnabled(m_tiles->isReady());
+            updateStatus();
+            if (!error.isEmpty())
+                m_status->setText(tr("Export failed: %1").arg(error));
             emit exported(path, error);
         });
 }

@@ -132,6 +132,7 @@ private:
     void updateHeads();
     void updateStatus();
     void hover(QPointF pos);
+    void refreshHover();
     double fitCellsPerPixel() const;
     QString keyOf(const SessionParameters &p) const;
 
@@ -163,6 +164,8 @@ private:
     QString m_hoverPixel; ///< the hovered pixel's cells and pooling
     QString m_hoverCell; ///< the hovered cell's numbers (once computed)
     Index m_hoverRow = -1, m_hoverCol = -1;
+    int m_hoverLevel = -1;
+    QPointF m_hoverPos {-1, -1};
     LongRowStrip m_rowStrip;
     void requestHovered();
     QString m_message; ///< an error or "cancelled" shown over the map
