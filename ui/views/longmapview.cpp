@@ -242,9 +242,8 @@ void LongMapView::Canvas::paintEvent(QPaintEvent *)
         painter.drawLine(QPointF(x, area.top() - 4), QPointF(x, area.top()));
         const QString label = QString::number(qint64(c));
         const qreal lw = fm.horizontalAdvance(label);
-        painter.drawText(QPointF(std::clamp(x - lw / 2, area.left() - lw / 2, area.right() - lw),
-                                 area.top() - 7),
-                         label);
+        painter.drawText(
+            QPointF(std::clamp(x - lw / 2, area.left(), area.right() - lw), area.top() - 7), label);
     }
     painter.save();
     painter.translate(10, area.center().y());
@@ -940,7 +939,7 @@ void LongMapView::updateStatus()
     const ColorNorm norm = m_tiles->norm();
     m_status->setText(
         tr("%1 of %2 × %2 cells per pixel (level %3) · colour %4 %5 … %6 · scale %7 · first "
-           "full view %8 s · %9 × %9 weights, h = %10, %11")
+           "full view %8 s · n = %9, h = %10, %11")
             .arg(pool)
             .arg(per)
             .arg(l)
