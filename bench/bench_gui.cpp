@@ -21,6 +21,7 @@
 // Prints a text table (or --format json). Times are wall clock (steady clock), milliseconds.
 // Nothing here asserts a time; the CTest smoke test runs a tiny count only.
 
+#include "guiwait.h"
 #include "longmapbench.h"
 
 #include "ui/charts/scalingsweeprunner.h"
@@ -48,6 +49,9 @@
 #include <vector>
 
 namespace {
+
+using guibench::percentile;
+using guibench::spinUntil;
 
 using attn::AttentionSession;
 using attn::HeatmapWidget;
@@ -82,34 +86,9 @@ struct DragStats
     double settleMs = -1; ///< last step → final parameters painted (−1: never)
 };
 
-double percentile(std::vector<double> v, double q)
-{
-    if (v.empty())
-        return std::nan("");
-    std::sort(v.begin(), v.end());
-    const auto rank = std::size_t(std::ceil(q * double(v.size())));
-    return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
-}
-
 double nowMs(const QElapsedTimer &clock)
 {
     return double(clock.nsecsElapsed()) * 1e-6;
-}
-
-/// Runs the event loop until `done()` is true or `timeoutMs` passes; false on timeout. Sleeps
-/// while there are no events (a busy loop here would take a core from the worker).
-template<typename Done> bool spinUntil(Done done, int timeoutMs)
-{
-    QElapsedTimer clock;
-    clock.start();
-    QTimer wake; // bounds each wait, so the timeout is noticed without events
-    wake.start(50);
-    while (!done()) {
-        if (clock.elapsed() > timeoutMs)
-            return false;
-        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
-    }
-    return true;
 }
 
 void idle(int ms)

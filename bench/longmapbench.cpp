@@ -1,4 +1,5 @@
 #include "longmapbench.h"
+#include "guiwait.h"
 
 #include "ui/session/attentionsession.h"
 #include "ui/views/attentionviews.h"
@@ -51,28 +52,8 @@ bool TimedApplication::notify(QObject *receiver, QEvent *event)
 
 namespace {
 
-double percentile(std::vector<double> v, double q)
-{
-    if (v.empty())
-        return std::nan("");
-    std::sort(v.begin(), v.end());
-    const auto rank = std::size_t(std::ceil(q * double(v.size())));
-    return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
-}
-
-template<typename Done> bool spinUntil(Done done, int timeoutMs)
-{
-    QElapsedTimer clock;
-    clock.start();
-    QTimer wake;
-    wake.start(20);
-    while (!done()) {
-        if (clock.elapsed() > timeoutMs)
-            return false;
-        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
-    }
-    return true;
-}
+using guibench::percentile;
+using guibench::spinUntil;
 
 void wheel(QWidget *canvas, QPointF at, int notches)
 {
