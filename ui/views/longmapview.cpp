@@ -714,7 +714,9 @@ void LongMapView::clampView()
         return;
     const QRectF area = mapArea();
     const double fit = fitCellsPerPixel();
-    m_cellsPerPixel = std::clamp(m_cellsPerPixel, 1.0 / maxPixelsPerCell, std::max(fit, 1e-9));
+    // From 32 pixels a cell (or the fit, for a map smaller than that) to the fit.
+    const double deepest = std::min(1.0 / maxPixelsPerCell, fit);
+    m_cellsPerPixel = std::clamp(m_cellsPerPixel, deepest, std::max(fit, deepest));
     if (!m_viewSet)
         m_cellsPerPixel = fit;
     const auto clampCentre = [](double centre, double half, double size) {
