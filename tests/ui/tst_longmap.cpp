@@ -278,7 +278,8 @@ private slots:
         const QRectF area = view->mapArea();
         const QPoint pos
             = (area.topLeft() + QPointF(area.width() * 0.7, area.height() * 0.6)).toPoint();
-        const auto [i, j] = view->cellAt(pos);
+        const std::pair<Index, Index> cell = view->cellAt(pos);
+        const Index i = cell.first, j = cell.second;
         QVERIFY(i >= 0 && j >= 0);
         QSignalSpy hovered(view.get(), &LongMapView::hoverChanged);
         QSignalSpy strip(view.get(), &LongMapView::rowStripChanged);
