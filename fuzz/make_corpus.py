@@ -129,6 +129,12 @@ def main():
                       "range": "fixed"}
     view["play"] = {"parameter": "dk", "from": 4, "to": 64, "frames": 9, "fps": 12, "loop": True}
     (sessions / "pin-tokens-play.attnlab.json").write_text(json.dumps(session), encoding="utf-8")
+    # The Long tab shown, with its own n, the mean over heads, mean pooling and the log scale.
+    session = json.loads(json.dumps(demo))
+    view = session.setdefault("view", {})
+    view["tabs"] = ["attentionViews", "longMapView"]
+    view["long_map"] = {"n": 16384, "head": -1, "pooling": "mean", "scale": "log"}
+    (sessions / "long-map.attnlab.json").write_text(json.dumps(session), encoding="utf-8")
 
     tokens = fresh("tokenizer")
     sentences = ["The cat, sat.", "don't U.S. a--b", "na\u00efve \u0395\u03bb\u03bb\u03ac\u03b4\u03b1 \u6771\u4eac",

@@ -212,17 +212,9 @@ void LongMapView::Canvas::paintEvent(QPaintEvent *)
     painter.drawRect(weights.intersected(area));
 
     // Axes: query positions on the left, key positions on top, at round steps.
+    // Positions at about six round steps (figure::niceStep: 1, 2, 5, 10, …; whole cells).
     const auto ticks = [](double lo, double hi) {
-        const double span = std::max(1.0, hi - lo);
-        const double raw = span / 6;
-        const double p = std::pow(10.0, std::floor(std::log10(raw)));
-        double step = p;
-        for (double m : {1.0, 2.0, 5.0, 10.0})
-            if (m * p >= raw) {
-                step = m * p;
-                break;
-            }
-        step = std::max(1.0, std::round(step));
+        const double step = figure::niceStep(std::max(1.0, hi - lo) / 6);
         std::vector<double> out;
         for (double v = std::ceil(lo / step) * step; v <= hi; v += step)
             out.push_back(v);
