@@ -5,7 +5,8 @@
 // tiles that came into sight, and until they arrive the coarser level is drawn; the hover
 // readout gives the materialized raw score, scaled score, weight and mask state and names the
 // pixel's cell range and pooling; Cancel stops the first full view; the memory budget, RoPE and
-// loaded tensors are refused with messages; the state round-trips.
+// loaded tensors are refused with messages; the state round-trips; the A/B button compares the
+// visible window with B's parameters exactly.
 
 #include "ui/render/colormap.h"
 #include "ui/render/figurefile.h"
@@ -13,6 +14,7 @@
 #include "ui/session/attentionsession.h"
 #include "ui/session/sessioncompute.h"
 #include "ui/views/attentionviews.h"
+#include "ui/views/compareview.h"
 #include "ui/views/heatmapwidget.h"
 #include "ui/views/longmapview.h"
 #include "ui/views/stepsview.h"
@@ -414,6 +416,105 @@ private slots:
                     .maxCoeff()
                 <= 1e-12);
         QVERIFY(r->viewNote.contains(QStringLiteral("long map")));
+    }
+
+    /// The A/B button of a window zoomed to at most 256 × 256 cells makes it A of the Compare
+    /// A/B tab, and B is the same window computed for B's parameters: both equal the window of
+    /// computeSession's materialized weights (A's parameters and B's), with B's row metrics
+    /// over every key; a changed B is computed again for the window, a changed map refuses B,
+    /// and the session's next result ends the window comparison.
+    void compareGetsTheWindowExactly()
+    {
+        AttentionSession session;
+        AttentionViews views(new HeatmapWidget, &session);
+        SessionParameters p = smallParameters();
+        p.heads = 4;
+        p.dModel = 32;
+        session.setParameters(p);
+        QTRY_VERIFY(session.result() != nullptr);
+        LongMapView *view = views.longMapView();
+        view->setLength(900);
+        QSignalSpy shown(view, &LongMapView::fullViewShown);
+        views.resize(900, 700);
+        views.show();
+        views.setCurrentIndex(AttentionViews::LongTab);
+        QVERIFY(QTest::qWaitForWindowExposed(&views));
+        QVERIFY(shown.wait(60000));
+        auto *ab = view->findChild<QPushButton *>(QStringLiteral("longCompareButton"));
+        QVERIFY(ab);
+        QVERIFY(!ab->isEnabled()); // the whole map is too large to compare cell by cell
+        view->setHead(1);
+        view->setViewRect({610, 700, 100, 250});
+        const TileWindow w = view->visibleWindow();
+        QVERIFY(w.rows() <= LongMapView::maxStepsSide && w.cols() <= LongMapView::maxStepsSide);
+        QVERIFY(ab->isEnabled());
+        CompareView *compare = views.compareView();
+        QSignalSpy compared(compare, &CompareView::comparisonChanged);
+        QTest::mouseClick(ab, Qt::LeftButton);
+        QVERIFY(compared.wait(60000));
+        QCOMPARE(views.currentIndex(), int(AttentionViews::CompareTab));
+        QVERIFY(compare->comparesWindow());
+        QCOMPARE(compare->head(), 1);
+
+        const auto block = [&](const MatrixD &m) {
+            return MatrixD(m.block(w.rowBegin, w.colBegin, w.rows(), w.cols()));
+        };
+        const auto checkWindow = [&](const SessionResult &r, const SessionParameters &params) {
+            const SessionResult ref = computeSession(params);
+            QVERIFY(ref.ok());
+            QCOMPARE(r.params, params);
+            QCOMPARE(r.queryCount(), w.rows());
+            QCOMPARE(r.keyCount(), w.cols());
+            QCOMPARE(r.originalQuery(0), int(w.rowBegin));
+            QCOMPARE(r.originalKey(0), int(w.colBegin));
+            QVERIFY(r.maskState == ref.maskState.block(w.rowBegin, w.colBegin, w.rows(), w.cols()));
+            for (std::size_t h = 0; h < 4; ++h) {
+                QVERIFY((r.weights[h] - block(ref.weights[h])).cwiseAbs().maxCoeff() <= 1e-12);
+                QVERIFY(
+                    (r.metrics[h].entropy - ref.metrics[h].entropy.segment(w.rowBegin, w.rows()))
+                        .cwiseAbs()
+                        .maxCoeff()
+                    <= 1e-12);
+            }
+            QVERIFY((r.weightsMean - block(ref.weightsMean)).cwiseAbs().maxCoeff() <= 1e-12);
+        };
+        const auto a = compare->renderer().resultA();
+        const auto b = compare->renderer().resultB();
+        QVERIFY(a && b);
+        const SessionParameters pa = view->mapParameters();
+        checkWindow(*a, pa);
+        // B follows A with the scale toggled: unscaled.
+        QCOMPARE(b->params.scaleExponent, 0.0);
+        checkWindow(*b, *compare->parametersB());
+        if (QTest::currentTestFailed())
+            return;
+        QVERIFY((b->weights[1] - a->weights[1]).cwiseAbs().maxCoeff() > 1e-3);
+
+        // A different d_k (so other inputs) and no mask: B's window again, exactly.
+        CompareVariant v = compare->variant();
+        v.dK = 4;
+        v.mask = CompareVariant::Mask::None;
+        compare->setVariant(v);
+        QVERIFY(compared.wait(60000));
+        const auto b2 = compare->renderer().resultB();
+        QVERIFY(b2 && b2 != b);
+        QCOMPARE(b2->params.dModel, 16);
+        checkWindow(*b2, *compare->parametersB());
+        QVERIFY(compare->statusLabel()->text().contains(QStringLiteral("long map")));
+
+        // The map computed again for another n: B of the old window is refused, by name.
+        views.setCurrentIndex(AttentionViews::LongTab);
+        view->setLength(700);
+        view->recompute();
+        QVERIFY(shown.wait(60000));
+        v.temperature = 2;
+        compare->setVariant(v);
+        QTRY_VERIFY(compare->statusLabel()->text().contains(QStringLiteral("changed")));
+
+        // The session's next result is A again.
+        p.seed = 8;
+        session.setParameters(p);
+        QTRY_VERIFY(!compare->comparesWindow());
     }
 
     void cancelStopsTheFirstFullView()

@@ -8,6 +8,9 @@
 #include "ui/render/panelfigure.h"
 #include "ui/session/sessioncompute.h"
 
+#include <QString>
+
+#include <functional>
 #include <memory>
 
 namespace attn {
@@ -42,6 +45,15 @@ struct CompareVariant
 /// The parameters in which B differs from A, as "d_k 16 → 512", "scale 1/√d_k → 1 (unscaled)"
 /// (scaleFormula), "τ 1 → 2", ... (empty when they compute the same thing).
 QStringList compareDifferences(const SessionParameters &a, const SessionParameters &b);
+
+/// Where B comes from when A is not a whole session but a window of a longer one (the Long
+/// tab's visible window): source(b, deliver) computes the same window for parameters `b` and
+/// calls deliver(result, error) on the GUI thread, with result nullptr and `error` naming the
+/// problem when it cannot.
+using CompareWindowSource = std::function<void(
+    const SessionParameters &b,
+    std::function<void(std::shared_ptr<const SessionResult> result, const QString &error)>
+        deliver)>;
 
 /// What A and B share, honestly: with equal d_model they share the seed, the layer's weights and
 /// the input vectors X; with different d_model only the seed (and n, h, tokens, mask positions):

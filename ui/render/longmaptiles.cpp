@@ -154,7 +154,24 @@ QImage colourTile(const TileValues &v, ColormapId colormap, const ColorNorm &nor
     return buildTileImage(request);
 }
 
+/// The engine of `params` (seeded inputs, projected as computeSession does) in its dtype.
+std::unique_ptr<LongMapTiles::EngineBox> makeEngineBox(const SessionParameters &params,
+                                                       const std::function<bool()> &cancelled)
+{
+    if (params.dtype == DType::Float32)
+        return std::make_unique<EngineBoxT<float>>(sessionTileEngine<float>(params, cancelled));
+    return std::make_unique<EngineBoxT<double>>(sessionTileEngine<double>(params, cancelled));
+}
+
 } // namespace
+
+/// B of the A/B view (materializeVariantWindow): its parameters and engine, touched on the
+/// worker only.
+struct LongMapTiles::VariantEngine
+{
+    SessionParameters params;
+    std::unique_ptr<EngineBox> box;
+};
 
 struct LongMapTiles::Shared
 {
@@ -386,14 +403,8 @@ void LongMapTiles::Worker::runStart(const Shared::StartJob &job)
     // The first full view on every core but one, left to the GUI thread.
     const ScopedKernelThreads fullViewThreads(std::max<Index>(1, m_fullViewThreads));
     try {
-        std::unique_ptr<EngineBox> engine;
-        const auto isCancelled = [stop] { return stop->load(); };
-        if (job.params.dtype == DType::Float32)
-            engine = std::make_unique<EngineBoxT<float>>(
-                sessionTileEngine<float>(job.params, isCancelled));
-        else
-            engine = std::make_unique<EngineBoxT<double>>(
-                sessionTileEngine<double>(job.params, isCancelled));
+        std::unique_ptr<EngineBox> engine
+            = makeEngineBox(job.params, [stop] { return stop->load(); });
         const TilePyramid pyramid(job.params.queryCount(), job.params.keyCount(), job.tilePixels);
         const int level = std::clamp(job.fitLevel, 0, pyramid.topLevel());
         const Index heads = job.params.heads;
@@ -488,6 +499,7 @@ LongMapTiles::LongMapTiles(QObject *parent, int tilePixels, int cacheTiles)
     , m_tilePixels(std::max(1, tilePixels))
     , m_cacheTiles(std::max(16, cacheTiles))
     , m_shared(std::make_shared<Shared>())
+    , m_variant(std::make_shared<VariantEngine>())
 {
     qRegisterMetaType<attn::LongTileKey>();
     qRegisterMetaType<attn::TileCell>();
@@ -519,6 +531,7 @@ void LongMapTiles::start(const SessionParameters &params, TilePooling pooling, i
     m_wanted.clear();
     m_ready = false;
     m_maxWeights.clear();
+    m_variant = std::make_shared<VariantEngine>(); // the old one goes with its last job
     QString error = params.validate(SessionParameters::maxLongSequence);
     if (error.isEmpty() && params.tensors)
         error = tr("the long-sequence view draws seeded inputs, not loaded tensors");
@@ -570,6 +583,7 @@ void LongMapTiles::clear()
     m_shown.clear();
     m_pyramid.reset();
     m_maxWeights.clear();
+    m_variant = std::make_shared<VariantEngine>();
     m_computing = false;
     m_ready = false;
 }
@@ -712,6 +726,54 @@ void LongMapTiles::materializeWindow(
             return [deliver, error] { deliver(nullptr, error); };
         }
     });
+}
+
+void LongMapTiles::materializeVariantWindow(
+    const SessionParameters &variant, const TileWindow &window,
+    std::function<void(std::shared_ptr<const SessionResult>, const QString &)> deliver)
+{
+    if (!m_ready) {
+        deliver(nullptr, tr("the long-sequence map is not computed yet"));
+        return;
+    }
+    QString error = variant.validate(SessionParameters::maxLongSequence);
+    if (error.isEmpty() && variant.tensors)
+        error = tr("the long-sequence view draws seeded inputs, not loaded tensors");
+    if (const QString unsupported = pooledSessionUnsupported(variant);
+        error.isEmpty() && !unsupported.isEmpty())
+        error = tr("%1 needs the full matrices").arg(unsupported);
+    if (error.isEmpty()
+        && (variant.queryCount() != m_params.queryCount()
+            || variant.keyCount() != m_params.keyCount() || variant.heads != m_params.heads))
+        error = tr("B must keep the map's n, n_k and heads");
+    if (!error.isEmpty()) {
+        deliver(nullptr, error);
+        return;
+    }
+    queueEngineJob(
+        [window, variant, cache = m_variant, threads = kernelThreads() - 1,
+         deliver = std::move(deliver)](EngineBox &, TilePooling) -> std::function<void()> {
+            try {
+                if (!cache->box || !(cache->params == variant)) {
+                    cache->box.reset(); // one B at a time
+                    // B's projections on every core but one, as the first full view.
+                    const ScopedKernelThreads projectionThreads(std::max<Index>(1, threads));
+                    cache->box = makeEngineBox(variant, {});
+                    cache->params = variant;
+                }
+                auto r = std::make_shared<SessionResult>(cache->box->materialize(window));
+                r->params = variant;
+                std::shared_ptr<const SessionResult> shown = std::move(r);
+                return [deliver, shown] { deliver(shown, QString()); };
+            } catch (const std::bad_alloc &) {
+                cache->box.reset();
+                return [deliver] { deliver(nullptr, tr("out of memory")); };
+            } catch (const std::exception &e) {
+                cache->box.reset();
+                const QString error = QString::fromStdString(e.what());
+                return [deliver, error] { deliver(nullptr, error); };
+            }
+        });
 }
 
 void LongMapTiles::queueEngineJob(

@@ -161,6 +161,18 @@ public:
         const TileWindow &window,
         std::function<void(std::shared_ptr<const SessionResult>, const QString &error)> deliver);
 
+    /// materializeWindow() of the same window for `variant`: the A/B view's B, the map's
+    /// parameters with α, τ, the mask or d_k changed (same n, heads and seed). B has an engine
+    /// of its own on the worker, built from `variant` on first use and kept while `variant`
+    /// stays the same (start() and clear() drop it); only the window's rows are computed, each
+    /// over every key, so B costs its projections and window.rows() whole rows, not a full
+    /// view. `deliver` gets the result (params = variant) or nullptr and the error (variant
+    /// invalid up to SessionParameters::maxLongSequence or needing the full matrices, the map
+    /// not computed, out of memory) on the GUI thread.
+    void materializeVariantWindow(
+        const SessionParameters &variant, const TileWindow &window,
+        std::function<void(std::shared_ptr<const SessionResult>, const QString &error)> deliver);
+
     /// Work counters (tests, bench_gui): tiles the worker computed from the engine, tiles it
     /// only recoloured, cells computed.
     struct Stats
@@ -183,6 +195,7 @@ signals:
 private:
     struct Shared;
     class Worker;
+    struct VariantEngine;
     void queueEngineJob(std::function<std::function<void()>(EngineBox &, TilePooling)> job);
     void takeTile(quint64 generation, const LongTileKey &key, const QImage &image);
     void evictImages();
@@ -191,6 +204,7 @@ private:
     int m_cacheTiles;
     std::shared_ptr<Shared> m_shared;
     std::unique_ptr<Worker> m_worker;
+    std::shared_ptr<VariantEngine> m_variant; // B of the A/B view; used on the worker only
     SessionParameters m_params;
     TilePooling m_pooling = TilePooling::Max;
     std::optional<TilePyramid> m_pyramid;

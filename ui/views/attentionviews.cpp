@@ -95,6 +95,13 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
                     m_steps->setHead(int(head));
                 setCurrentIndex(StepsTab);
             });
+    // A window of the long map as A of the A/B view, B computed by the map for that window.
+    connect(m_long, &LongMapView::windowForCompare, this,
+            [this](std::shared_ptr<const SessionResult> r, Index head, CompareWindowSource source) {
+                m_compare->setWindowResultA(r, std::move(source));
+                m_compare->setHead(head >= 0 && head < r->headCount() ? int(head) : r->headCount());
+                setCurrentIndex(CompareTab);
+            });
     m_long->setParameters(session->parameters());
     if (const auto r = session->result(); r && r->ok()) {
         m_steps->setResult(r);

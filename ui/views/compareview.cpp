@@ -11,6 +11,7 @@
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPointer>
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QSpinBox>
@@ -243,6 +244,20 @@ void CompareView::syncHeads()
 
 void CompareView::setResultA(std::shared_ptr<const SessionResult> result)
 {
+    m_windowSource = nullptr;
+    setA(std::move(result));
+}
+
+void CompareView::setWindowResultA(std::shared_ptr<const SessionResult> result,
+                                   CompareWindowSource source)
+{
+    m_windowSource = std::move(source);
+    m_b.reset();
+    setA(std::move(result));
+}
+
+void CompareView::setA(std::shared_ptr<const SessionResult> result)
+{
     m_a = std::move(result);
     if (m_a && m_a->ok() && !m_variantEdited) {
         // B not edited yet: B follows A with the scale toggled, the comparison the paper's
@@ -358,7 +373,8 @@ void CompareView::refresh()
         return;
     }
     const SessionParameters pb = m_variant.apply(m_a->params);
-    const QString invalid = pb.validate();
+    const QString invalid = pb.validate(m_windowSource ? SessionParameters::maxLongSequence
+                                                       : SessionParameters::maxSequence);
     if (!invalid.isEmpty()) {
         m_renderer.setResults(m_a, nullptr);
         m_renderer.showMessage(tr("B cannot be computed: %1").arg(invalid));
@@ -369,8 +385,11 @@ void CompareView::refresh()
     if (m_b && m_b->ok() && m_b->params == pb) {
         m_renderer.setResults(m_a, m_b);
         const QStringList diffs = compareDifferences(m_a->params, pb);
-        m_status->setText(diffs.isEmpty() ? tr("B equals A.")
-                                          : tr("B: %1").arg(diffs.join(QStringLiteral("; "))));
+        QString text = diffs.isEmpty() ? tr("B equals A.")
+                                       : tr("B: %1").arg(diffs.join(QStringLiteral("; ")));
+        if (m_windowSource)
+            text = tr("%1 · %2").arg(m_a->viewNote, text);
+        m_status->setText(text);
         m_status->setToolTip(sharedInputsNote(m_a->params, pb));
         m_canvas->refresh();
         emit comparisonChanged();
@@ -378,6 +397,22 @@ void CompareView::refresh()
     }
     // B is computed off the GUI thread; the last consistent comparison stays on screen meanwhile.
     m_status->setText(tr("computing B…"));
+    if (m_windowSource) {
+        // The window's B comes from the long map's worker; only the newest answer counts.
+        const quint64 request = ++m_windowRequest;
+        m_windowSource(pb,
+                       [self = QPointer<CompareView>(this),
+                        request](std::shared_ptr<const SessionResult> r, const QString &error) {
+                           if (!self || request != self->m_windowRequest || !self->m_windowSource)
+                               return;
+                           if (!r) {
+                               self->m_status->setText(tr("B not computed: %1").arg(error));
+                               return;
+                           }
+                           self->onResultB(std::move(r));
+                       });
+        return;
+    }
     if (m_sessionB->parameters() == pb && m_sessionB->result() && m_sessionB->result()->params == pb
         && !m_sessionB->isBusy())
         onResultB(m_sessionB->result());

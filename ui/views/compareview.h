@@ -38,6 +38,12 @@ public:
     /// a restored session state) B follows A: A with the scale toggled (1/√d_k ⇄ unscaled),
     /// as `attnlab heatmap --view compare` without --compare. An edited B stays as set.
     void setResultA(std::shared_ptr<const SessionResult> result);
+    /// A window of a longer sequence as A (the Long tab's visible window, n up to
+    /// SessionParameters::maxLongSequence): B is the same window for B's parameters, asked of
+    /// `source` instead of computed here, whenever B changes. The next setResultA() ends it.
+    void setWindowResultA(std::shared_ptr<const SessionResult> result, CompareWindowSource source);
+    /// True while A is a window with its own source of B.
+    bool comparesWindow() const { return bool(m_windowSource); }
     std::shared_ptr<const SessionResult> resultA() const { return m_a; }
 
     /// What B changes relative to A; updates the strip and recomputes B. B counts as edited
@@ -98,6 +104,7 @@ private:
     void syncHeads();
     void editVariant(const std::function<void(CompareVariant &)> &change);
     void onResultB(std::shared_ptr<const SessionResult> result);
+    void setA(std::shared_ptr<const SessionResult> result);
     /// B's default for A: A with the 1/√d_k scale toggled (as app/cli/heatmap.cpp's parseCompare).
     static CompareVariant defaultVariant(const SessionParameters &a);
 
@@ -108,6 +115,8 @@ private:
     bool m_variantEdited = false; ///< B set by hand or restored: no longer follows A
     bool m_dirty = false;
     int m_requestedHead = 0;
+    CompareWindowSource m_windowSource;
+    quint64 m_windowRequest = 0; // the newest ask of m_windowSource (older answers are dropped)
 
     FigureCanvas *m_canvas = nullptr;
     FigureScrollArea *m_scroll = nullptr;

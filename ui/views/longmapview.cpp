@@ -17,6 +17,7 @@
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
@@ -344,6 +345,12 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
                                  "the Steps tab: raw scores → scaled scores → weights, exactly, "
                                  "with each row's metrics over every key")
                                   .arg(maxStepsSide));
+    m_compareButton = new QPushButton(tr("A/B"));
+    m_compareButton->setObjectName(QStringLiteral("longCompareButton"));
+    m_compareButton->setToolTip(tr("Compare the visible window (at most %1 × %1 cells) in the "
+                                   "Compare A/B tab: B is the same window with B's scale, "
+                                   "temperature, mask or d_k, each row over every key")
+                                    .arg(maxStepsSide));
     m_computeButton = new QPushButton(tr("Compute"));
     m_computeButton->setObjectName(QStringLiteral("longComputeButton"));
     m_computeButton->setToolTip(tr("Compute the map again"));
@@ -369,6 +376,7 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
     progressRow->addWidget(m_cancelButton);
     progressRow->addStretch(0);
     progressRow->addWidget(m_stepsButton);
+    progressRow->addWidget(m_compareButton);
     progressRow->addWidget(m_fitButton);
     progressRow->addWidget(m_computeButton);
     progressRow->addWidget(m_exportButton);
@@ -404,6 +412,7 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
     connect(m_scaleCombo, &QComboBox::activated, this, [this] { updateColors(); });
     connect(m_fitButton, &QPushButton::clicked, this, &LongMapView::fit);
     connect(m_stepsButton, &QPushButton::clicked, this, &LongMapView::openWindowInSteps);
+    connect(m_compareButton, &QPushButton::clicked, this, &LongMapView::openWindowInCompare);
     connect(m_exportButton, &QPushButton::clicked, this, &LongMapView::exportInteractive);
     connect(m_cancelButton, &QPushButton::clicked, this, [this] {
         m_cancelledByUser = true;
@@ -915,6 +924,7 @@ void LongMapView::updateStatus()
     const TileWindow shown = visibleWindow();
     m_stepsButton->setEnabled(m_tiles->isReady() && shown.rows() <= maxStepsSide
                               && shown.cols() <= maxStepsSide);
+    m_compareButton->setEnabled(m_stepsButton->isEnabled());
     const SessionParameters p = mapParameters();
     if (!m_tiles->isReady()) {
         m_status->setText(computing ? tr("n = %1, h = %2, d_k = %3: computing the first full view "
@@ -982,6 +992,68 @@ void LongMapView::openWindowInSteps()
             }
             emit windowMaterialized(r, head);
         });
+}
+
+void LongMapView::openWindowInCompare()
+{
+    const TileWindow w = visibleWindow();
+    if (!m_tiles->isReady() || w.rows() > maxStepsSide || w.cols() > maxStepsSide) {
+        m_status->setText(tr("Zoom in to at most %1 × %1 cells to compare the window in A/B "
+                             "(now %2 × %3)")
+                              .arg(maxStepsSide)
+                              .arg(w.rows())
+                              .arg(w.cols()));
+        return;
+    }
+    const Index head = m_head;
+    m_compareButton->setEnabled(false);
+    m_status->setText(tr("Computing the window's scores and weights for A/B…"));
+    m_tiles->materializeWindow(
+        w, [this, head, w](std::shared_ptr<const SessionResult> r, const QString &error) {
+            updateStatus();
+            if (!r) {
+                m_status->setText(tr("Cannot compare the window: %1").arg(error));
+                return;
+            }
+            const SessionParameters a = r->params;
+            CompareWindowSource source
+                = [self = QPointer<LongMapView>(this), a,
+                   w](const SessionParameters &b,
+                      std::function<void(std::shared_ptr<const SessionResult>, const QString &)>
+                          deliver) {
+                      if (!self) {
+                          deliver(nullptr, tr("the Long tab is gone"));
+                          return;
+                      }
+                      self->computeVariantWindow(a, b, w, std::move(deliver));
+                  };
+            emit windowForCompare(r, head, std::move(source));
+        });
+}
+
+void LongMapView::computeVariantWindow(
+    const SessionParameters &a, const SessionParameters &b, const TileWindow &w,
+    std::function<void(std::shared_ptr<const SessionResult>, const QString &)> deliver)
+{
+    if (!m_tiles->isReady() || !(m_tiles->parameters() == a)) {
+        deliver(nullptr,
+                tr("the long map changed after the window was taken; open it in A/B "
+                   "again"));
+        return;
+    }
+    // The budget: the map as it is held, and B's inputs while projecting, then its engine.
+    const LongMapBytes map = m_tiles->bytesFor(a);
+    const LongMapBytes variant = m_tiles->bytesFor(b);
+    const double total = map.engine + map.cache + std::max(variant.inputs, variant.engine);
+    if (total > double(sessionMemoryBudget())) {
+        deliver(nullptr,
+                tr("B needs %1 (the map's engine and caches, %2, and B's inputs while "
+                   "projecting, %3, or its engine, %4), over the budget of %5")
+                    .arg(mib(total), mib(map.engine + map.cache), mib(variant.inputs),
+                         mib(variant.engine), mib(double(sessionMemoryBudget()))));
+        return;
+    }
+    m_tiles->materializeVariantWindow(b, w, std::move(deliver));
 }
 
 void LongMapView::exportInteractive()

@@ -9,6 +9,7 @@
 // on demand; the readout names the pixel's cell range and the pooling. Export writes the visible
 // window at the export's resolution (PNG, SVG, PDF) or as data (CSV, JSON, .npy).
 
+#include "ui/render/comparerenderer.h"
 #include "ui/render/longmaptiles.h"
 #include "ui/session/sessionparameters.h"
 
@@ -102,6 +103,10 @@ public:
     /// with its scores and row metrics (LongMapTiles::materializeWindow): windowMaterialized
     /// follows, or exported-style failure text in the status line.
     void openWindowInSteps();
+    /// The visible window (as openWindowInSteps) as A of the A/B view: windowForCompare follows
+    /// with a source that computes the same window for B's parameters
+    /// (LongMapTiles::materializeVariantWindow), refused over the memory budget.
+    void openWindowInCompare();
 
 public slots:
     /// Starts the first full view again.
@@ -119,6 +124,10 @@ signals:
     void exported(const QString &path, const QString &error);
     /// The visible window's numbers for the Steps view (openWindowInSteps).
     void windowMaterialized(std::shared_ptr<const attn::SessionResult> result, attn::Index head);
+    /// The visible window's numbers as A of the A/B view, with the source of B's
+    /// (openWindowInCompare).
+    void windowForCompare(std::shared_ptr<const attn::SessionResult> result, attn::Index head,
+                          attn::CompareWindowSource source);
 
 protected:
     void showEvent(QShowEvent *event) override;
@@ -126,6 +135,11 @@ protected:
 private:
     class Canvas;
     void scheduleRecompute();
+    /// B of the A/B view for the window `w` of the map computed with `a`
+    /// (openWindowInCompare's source).
+    void computeVariantWindow(
+        const SessionParameters &a, const SessionParameters &b, const TileWindow &w,
+        std::function<void(std::shared_ptr<const SessionResult>, const QString &)> deliver);
     void requestTiles();
     void clampView();
     void updateColors();
@@ -147,6 +161,7 @@ private:
     QPushButton *m_cancelButton = nullptr;
     QPushButton *m_computeButton = nullptr;
     QPushButton *m_stepsButton = nullptr;
+    QPushButton *m_compareButton = nullptr;
     QProgressBar *m_progress = nullptr;
     QLabel *m_status = nullptr;
     QLabel *m_hover = nullptr;
