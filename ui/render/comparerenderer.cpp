@@ -332,6 +332,7 @@ void CompareRenderer::rebuild()
         p.norm = ColorNorm::linear(0.0, 1.0);
         p.rangeNote = QStringLiteral("fixed [0, 1]");
         p.poolMax = true;
+        p.wholeRowSumError = wholeRowSumError(r, mean ? r.headCount() : int(h));
         setWeightStatistics(p);
         return p;
     };

@@ -263,7 +263,23 @@ void PanelFigure::setWeightStatistics(FigurePanel &panel)
         << QStringLiteral("min %1").arg(number(s.min))
         << QStringLiteral("max %1").arg(number(s.max))
         << QStringLiteral("mean %1").arg(number(s.mean))
-        << QStringLiteral("worst |row sum \u2212 1| %1").arg(number(s.worstRowSumError));
+        << (std::isnan(panel.wholeRowSumError)
+                ? QStringLiteral("worst |row sum \u2212 1| %1").arg(number(s.worstRowSumError))
+                : QStringLiteral("worst |row sum \u2212 1| %1 (whole rows)")
+                      .arg(number(panel.wholeRowSumError)));
+}
+
+double PanelFigure::wholeRowSumError(const SessionResult &r, int head)
+{
+    if (r.keyCount() >= r.params.keyCount() || r.metrics.empty())
+        return std::numeric_limits<double>::quiet_NaN();
+    if (head >= 0 && std::size_t(head) < r.metrics.size()) {
+        const VectorD &e = r.metrics[std::size_t(head)].rowSumError;
+        return e.size() > 0 ? e.maxCoeff() : 0.0;
+    }
+    // The mean over heads: its row sums are the mean of the heads' and err no more than the
+    // worst of them.
+    return r.worstRowSumError;
 }
 
 QString PanelFigure::describeCell(const FigureHit &) const

@@ -22,6 +22,7 @@
 #include <QVector>
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -41,6 +42,10 @@ struct FigurePanel
     const MatrixB *maskState = nullptr;
     /// n_q flags (1 = every key of the row is masked): a red marker left of the row. Or nullptr.
     const std::vector<std::uint8_t> *fullyMasked = nullptr;
+    /// For weights of a window that shows only some keys of each row (a window of a longer
+    /// sequence): the worst |Σ_j w_ij − 1| over the whole rows, shown instead of the window's
+    /// own row sums (which are not 1). NaN when the rows are whole.
+    double wholeRowSumError = std::numeric_limits<double>::quiet_NaN();
     ColormapId colormap = ColormapId::Viridis;
     ColorNorm norm; ///< value → [0, 1] before the colormap
     QString rangeNote; ///< legend line under the colormap name ("fixed [0, 1]")
@@ -155,6 +160,10 @@ public:
     /// states and fully masked rows: "min …", "max …", "mean …" (cells not masked) and
     /// "worst |row sum − 1| …" (rows not fully masked), 4 significant digits. No values: no lines.
     static void setWeightStatistics(FigurePanel &panel);
+    /// FigurePanel::wholeRowSumError of `head` of `r` (r.headCount() for the mean over heads):
+    /// the rows' own |Σ_j w_ij − 1| from r.metrics when r holds fewer keys than its parameters
+    /// (a window of a longer sequence), else NaN.
+    static double wholeRowSumError(const SessionResult &r, int head);
     /// A value as shown in tooltips and tables: 6 significant digits, "−" for minus, ±∞, NaN.
     static QString formatValue(double v);
 

@@ -215,6 +215,7 @@ void StepsRenderer::rebuild()
     weights.norm = ColorNorm::linear(0.0, 1.0);
     weights.rangeNote = QStringLiteral("fixed [0, 1]");
     weights.poolMax = true;
+    weights.wholeRowSumError = wholeRowSumError(r, int(hh));
     setWeightStatistics(weights);
 
     QString shownPipeline = pipeline;
