@@ -82,6 +82,31 @@ class TestLongMap : public QObject
     Q_OBJECT
 
 private:
+    /// Four heads of 8 dimensions, causal: the sessions whose windows go to Steps and A/B.
+    static SessionParameters windowParameters()
+    {
+        SessionParameters p = smallParameters();
+        p.heads = 4;
+        p.dModel = 32;
+        return p;
+    }
+
+    /// `session` with windowParameters() and its Long tab in `views` at n tokens, shown, its
+    /// first full view on screen.
+    static bool showLongTab(AttentionSession &session, AttentionViews &views, int n)
+    {
+        session.setParameters(windowParameters());
+        if (!QTest::qWaitFor([&] { return session.result() != nullptr; }, 60000))
+            return false;
+        LongMapView *view = views.longMapView();
+        view->setLength(n);
+        QSignalSpy shown(view, &LongMapView::fullViewShown);
+        views.resize(900, 700);
+        views.show();
+        views.setCurrentIndex(AttentionViews::LongTab);
+        return QTest::qWaitForWindowExposed(&views) && shown.wait(60000);
+    }
+
     /// A shown view of n tokens with 16-pixel tiles, its first full view on screen.
     std::unique_ptr<LongMapView> makeView(const SessionParameters &p, int n, int tilePixels = 16)
     {
@@ -345,19 +370,8 @@ private slots:
     {
         AttentionSession session;
         AttentionViews views(new HeatmapWidget, &session);
-        SessionParameters p = smallParameters();
-        p.heads = 4;
-        p.dModel = 32;
-        session.setParameters(p);
-        QTRY_VERIFY(session.result() != nullptr);
+        QVERIFY(showLongTab(session, views, 1000));
         LongMapView *view = views.longMapView();
-        view->setLength(1000);
-        QSignalSpy shown(view, &LongMapView::fullViewShown);
-        views.resize(900, 700);
-        views.show();
-        views.setCurrentIndex(AttentionViews::LongTab);
-        QVERIFY(QTest::qWaitForWindowExposed(&views));
-        QVERIFY(shown.wait(60000));
         auto *steps = view->findChild<QPushButton *>(QStringLiteral("longStepsButton"));
         QVERIFY(steps);
         QVERIFY(!steps->isEnabled()); // the whole map is too large for Steps
@@ -427,19 +441,9 @@ private slots:
     {
         AttentionSession session;
         AttentionViews views(new HeatmapWidget, &session);
-        SessionParameters p = smallParameters();
-        p.heads = 4;
-        p.dModel = 32;
-        session.setParameters(p);
-        QTRY_VERIFY(session.result() != nullptr);
+        QVERIFY(showLongTab(session, views, 900));
         LongMapView *view = views.longMapView();
-        view->setLength(900);
         QSignalSpy shown(view, &LongMapView::fullViewShown);
-        views.resize(900, 700);
-        views.show();
-        views.setCurrentIndex(AttentionViews::LongTab);
-        QVERIFY(QTest::qWaitForWindowExposed(&views));
-        QVERIFY(shown.wait(60000));
         auto *ab = view->findChild<QPushButton *>(QStringLiteral("longCompareButton"));
         QVERIFY(ab);
         QVERIFY(!ab->isEnabled()); // the whole map is too large to compare cell by cell
@@ -512,6 +516,7 @@ private slots:
         QTRY_VERIFY(compare->statusLabel()->text().contains(QStringLiteral("changed")));
 
         // The session's next result is A again.
+        SessionParameters p = windowParameters();
         p.seed = 8;
         session.setParameters(p);
         QTRY_VERIFY(!compare->comparesWindow());

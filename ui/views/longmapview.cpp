@@ -969,52 +969,49 @@ TileWindow LongMapView::visibleWindow() const
     return w;
 }
 
-void LongMapView::openWindowInSteps()
+void LongMapView::materializeVisibleWindow(
+    const QString &where, QPushButton *button,
+    const std::function<void(std::shared_ptr<const SessionResult>, const TileWindow &)> &then)
 {
     const TileWindow w = visibleWindow();
     if (!m_tiles->isReady() || w.rows() > maxStepsSide || w.cols() > maxStepsSide) {
-        m_status->setText(tr("Zoom in to at most %1 × %1 cells to open the window in Steps "
-                             "(now %2 × %3)")
+        m_status->setText(tr("Zoom in to at most %1 × %1 cells to open the window in %2 "
+                             "(now %3 × %4)")
                               .arg(maxStepsSide)
+                              .arg(where)
                               .arg(w.rows())
                               .arg(w.cols()));
         return;
     }
-    const Index head = m_head;
-    m_stepsButton->setEnabled(false);
-    m_status->setText(tr("Computing the window's scores and weights for Steps…"));
+    button->setEnabled(false);
+    m_status->setText(tr("Computing the window's scores and weights for %1…").arg(where));
     m_tiles->materializeWindow(
-        w, [this, head](std::shared_ptr<const SessionResult> r, const QString &error) {
+        w, [this, where, w, then](std::shared_ptr<const SessionResult> r, const QString &error) {
             updateStatus();
             if (!r) {
-                m_status->setText(tr("Cannot open the window in Steps: %1").arg(error));
+                m_status->setText(tr("Cannot open the window in %1: %2").arg(where, error));
                 return;
             }
+            then(std::move(r), w);
+        });
+}
+
+void LongMapView::openWindowInSteps()
+{
+    const Index head = m_head;
+    materializeVisibleWindow(
+        tr("Steps"), m_stepsButton,
+        [this, head](std::shared_ptr<const SessionResult> r, const TileWindow &) {
             emit windowMaterialized(r, head);
         });
 }
 
 void LongMapView::openWindowInCompare()
 {
-    const TileWindow w = visibleWindow();
-    if (!m_tiles->isReady() || w.rows() > maxStepsSide || w.cols() > maxStepsSide) {
-        m_status->setText(tr("Zoom in to at most %1 × %1 cells to compare the window in A/B "
-                             "(now %2 × %3)")
-                              .arg(maxStepsSide)
-                              .arg(w.rows())
-                              .arg(w.cols()));
-        return;
-    }
     const Index head = m_head;
-    m_compareButton->setEnabled(false);
-    m_status->setText(tr("Computing the window's scores and weights for A/B…"));
-    m_tiles->materializeWindow(
-        w, [this, head, w](std::shared_ptr<const SessionResult> r, const QString &error) {
-            updateStatus();
-            if (!r) {
-                m_status->setText(tr("Cannot compare the window: %1").arg(error));
-                return;
-            }
+    materializeVisibleWindow(
+        tr("A/B"), m_compareButton,
+        [this, head](std::shared_ptr<const SessionResult> r, const TileWindow &w) {
             const SessionParameters a = r->params;
             CompareWindowSource source
                 = [self = QPointer<LongMapView>(this), a,

@@ -135,6 +135,12 @@ protected:
 private:
     class Canvas;
     void scheduleRecompute();
+    /// The visible window (at most maxStepsSide cells a side) materialized for `where` (the
+    /// tab it opens in), `button` disabled meanwhile; `then` gets it, or the status line says
+    /// why not.
+    void materializeVisibleWindow(
+        const QString &where, QPushButton *button,
+        const std::function<void(std::shared_ptr<const SessionResult>, const TileWindow &)> &then);
     /// B of the A/B view for the window `w` of the map computed with `a`
     /// (openWindowInCompare's source).
     void computeVariantWindow(
