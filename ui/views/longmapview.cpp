@@ -366,8 +366,8 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
     m_progress = new QProgressBar;
     m_progress->setObjectName(QStringLiteral("longProgress"));
     m_progress->setRange(0, 1000);
-    m_progress->setTextVisible(true);
-    m_progress->setFormat(tr("first full view: %p%"));
+    // The percentage is in the status line, not on the bar, whose fill hides half the text.
+    m_progress->setTextVisible(false);
     m_cancelButton = new QPushButton(tr("Cancel"));
     m_cancelButton->setObjectName(QStringLiteral("longCancelButton"));
     // The second row: the first full view's progress and Cancel while it runs, then the view's
@@ -423,8 +423,10 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
         recompute();
     });
 
-    connect(m_tiles, &LongMapTiles::progressChanged, this,
-            [this](double f) { m_progress->setValue(int(std::lround(f * 1000))); });
+    connect(m_tiles, &LongMapTiles::progressChanged, this, [this](double f) {
+        m_progress->setValue(int(std::lround(f * 1000)));
+        updateStatus();
+    });
     connect(m_tiles, &LongMapTiles::fullViewReady, this, [this] {
         m_fullViewSeconds = double(QDateTime::currentMSecsSinceEpoch() - m_startedMs) / 1000.0;
         m_message.clear();
@@ -668,6 +670,7 @@ void LongMapView::recompute()
         fitLevel = 0; // invalid n: start() names the problem
     }
     m_startedMs = QDateTime::currentMSecsSinceEpoch();
+    m_progress->setValue(0);
     m_tiles->start(p, pooling(), fitLevel);
     updateStatus();
     m_canvas->update();
@@ -928,10 +931,11 @@ void LongMapView::updateStatus()
     const SessionParameters p = mapParameters();
     if (!m_tiles->isReady()) {
         m_status->setText(computing ? tr("n = %1, h = %2, d_k = %3: computing the first full view "
-                                         "from Q and K, without the n × n matrix")
+                                         "from Q and K, without the n × n matrix: %4 %")
                                           .arg(p.n)
                                           .arg(p.heads)
                                           .arg(p.dK())
+                                          .arg(m_progress->value() / 10)
                                     : m_message);
         return;
     }
