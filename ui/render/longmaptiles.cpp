@@ -163,6 +163,38 @@ std::unique_ptr<LongMapTiles::EngineBox> makeEngineBox(const SessionParameters &
     return std::make_unique<EngineBoxT<double>>(sessionTileEngine<double>(params, cancelled));
 }
 
+/// What start() refuses for `params` (empty when the tile engine can draw them).
+QString refusal(const SessionParameters &params)
+{
+    QString error = params.validate(SessionParameters::maxLongSequence);
+    if (error.isEmpty() && params.tensors)
+        error = LongMapTiles::tr("the long-sequence view draws seeded inputs, not loaded tensors");
+    if (const QString unsupported = pooledSessionUnsupported(params);
+        error.isEmpty() && !unsupported.isEmpty())
+        error = LongMapTiles::tr("%1 needs the full matrices: the tile engine applies masks, "
+                                 "the scale and sinusoidal positions only")
+                    .arg(unsupported);
+    return error;
+}
+
+/// Runs `compute` (a window's SessionResult, on the worker) and returns what hands its result,
+/// or nullptr and the error (out of memory, the engine's exception), to `deliver` on the GUI
+/// thread.
+std::function<void()> windowDelivery(
+    const std::function<void(std::shared_ptr<const SessionResult>, const QString &)> &deliver,
+    const std::function<SessionResult()> &compute)
+{
+    try {
+        std::shared_ptr<const SessionResult> shown = std::make_shared<SessionResult>(compute());
+        return [deliver, shown] { deliver(shown, QString()); };
+    } catch (const std::bad_alloc &) {
+        return [deliver] { deliver(nullptr, LongMapTiles::tr("out of memory")); };
+    } catch (const std::exception &e) {
+        const QString error = QString::fromStdString(e.what());
+        return [deliver, error] { deliver(nullptr, error); };
+    }
+}
+
 } // namespace
 
 /// B of the A/B view (materializeVariantWindow): its parameters and engine, touched on the
@@ -532,14 +564,7 @@ void LongMapTiles::start(const SessionParameters &params, TilePooling pooling, i
     m_ready = false;
     m_maxWeights.clear();
     m_variant = std::make_shared<VariantEngine>(); // the old one goes with its last job
-    QString error = params.validate(SessionParameters::maxLongSequence);
-    if (error.isEmpty() && params.tensors)
-        error = tr("the long-sequence view draws seeded inputs, not loaded tensors");
-    if (const QString unsupported = pooledSessionUnsupported(params);
-        error.isEmpty() && !unsupported.isEmpty())
-        error = tr("%1 needs the full matrices: the tile engine applies masks, the scale and "
-                   "sinusoidal positions only")
-                    .arg(unsupported);
+    const QString error = refusal(params);
     if (error.isEmpty())
         m_pyramid.emplace(params.queryCount(), params.keyCount(), m_tilePixels);
     else
@@ -714,17 +739,11 @@ void LongMapTiles::materializeWindow(
     }
     queueEngineJob([window, params = m_params, deliver = std::move(deliver)](
                        EngineBox &box, TilePooling) -> std::function<void()> {
-        try {
-            auto r = std::make_shared<SessionResult>(box.materialize(window));
-            r->params = params;
-            std::shared_ptr<const SessionResult> shown = std::move(r);
-            return [deliver, shown] { deliver(shown, QString()); };
-        } catch (const std::bad_alloc &) {
-            return [deliver] { deliver(nullptr, tr("out of memory")); };
-        } catch (const std::exception &e) {
-            const QString error = QString::fromStdString(e.what());
-            return [deliver, error] { deliver(nullptr, error); };
-        }
+        return windowDelivery(deliver, [&] {
+            SessionResult r = box.materialize(window);
+            r.params = params;
+            return r;
+        });
     });
 }
 
@@ -736,12 +755,7 @@ void LongMapTiles::materializeVariantWindow(
         deliver(nullptr, tr("the long-sequence map is not computed yet"));
         return;
     }
-    QString error = variant.validate(SessionParameters::maxLongSequence);
-    if (error.isEmpty() && variant.tensors)
-        error = tr("the long-sequence view draws seeded inputs, not loaded tensors");
-    if (const QString unsupported = pooledSessionUnsupported(variant);
-        error.isEmpty() && !unsupported.isEmpty())
-        error = tr("%1 needs the full matrices").arg(unsupported);
+    QString error = refusal(variant);
     if (error.isEmpty()
         && (variant.queryCount() != m_params.queryCount()
             || variant.keyCount() != m_params.keyCount() || variant.heads != m_params.heads))
@@ -753,7 +767,7 @@ void LongMapTiles::materializeVariantWindow(
     queueEngineJob(
         [window, variant, cache = m_variant, threads = kernelThreads() - 1,
          deliver = std::move(deliver)](EngineBox &, TilePooling) -> std::function<void()> {
-            try {
+            return windowDelivery(deliver, [&] {
                 if (!cache->box || !(cache->params == variant)) {
                     cache->box.reset(); // one B at a time
                     // B's projections on every core but one, as the first full view.
@@ -761,18 +775,10 @@ void LongMapTiles::materializeVariantWindow(
                     cache->box = makeEngineBox(variant, {});
                     cache->params = variant;
                 }
-                auto r = std::make_shared<SessionResult>(cache->box->materialize(window));
-                r->params = variant;
-                std::shared_ptr<const SessionResult> shown = std::move(r);
-                return [deliver, shown] { deliver(shown, QString()); };
-            } catch (const std::bad_alloc &) {
-                cache->box.reset();
-                return [deliver] { deliver(nullptr, tr("out of memory")); };
-            } catch (const std::exception &e) {
-                cache->box.reset();
-                const QString error = QString::fromStdString(e.what());
-                return [deliver, error] { deliver(nullptr, error); };
-            }
+                SessionResult r = cache->box->materialize(window);
+                r.params = variant;
+                return r;
+            });
         });
 }
 
