@@ -571,6 +571,27 @@ void TestSessionFile::badFileKeepsState_data()
         QJsonObject {{QStringLiteral("heatmap"),
                       QJsonObject {{QStringLiteral("sort_heads"), QStringLiteral("variance")}}}});
 
+    const auto longMapView = [&valid](const QString &key, const QJsonValue &value) {
+        QJsonObject bad = valid;
+        bad.insert(QStringLiteral("view"),
+                   QJsonObject {{QStringLiteral("long_map"), QJsonObject {{key, value}}}});
+        return QJsonDocument(bad).toJson();
+    };
+    // makeParameters(2) has 2 heads: head 2 does not exist, -1 is the mean over heads.
+    QTest::newRow("long map pooling unknown")
+        << longMapView(QStringLiteral("pooling"), QStringLiteral("sum")) << false
+        << QStringLiteral("\"long_map\": \"pooling\" must be \"max\" or \"mean\", got \"sum\"");
+    QTest::newRow("long map scale unknown")
+        << longMapView(QStringLiteral("scale"), 3) << false
+        << QStringLiteral("\"scale\" must be \"max_weight\", \"unit\" or \"log\", got 3");
+    QTest::newRow("long map n too small")
+        << longMapView(QStringLiteral("n"), 1) << false << QStringLiteral("\"long_map\": \"n\"");
+    QTest::newRow("long map head beyond the heads")
+        << longMapView(QStringLiteral("head"), 2) << false
+        << QStringLiteral("\"long_map\": \"head\" must be an integer in [-1, 1]");
+    QTest::newRow("long map head not an integer")
+        << longMapView(QStringLiteral("head"), 0.5) << false
+        << QStringLiteral("\"long_map\": \"head\" must be an integer");
     QTest::newRow("newer format version")
         << QJsonDocument(newer).toJson() << false << QStringLiteral("newer Attention Lab");
     QTest::newRow("pinned query negative")

@@ -360,7 +360,8 @@ bool checkNumber(const QJsonValue &v, const QString &name, double low, double hi
 
 /// The numbers of the view state (see sessionfile.h) in range, before anything converts them:
 /// a session is refused, naming the key, rather than shown with some values silently dropped.
-QString checkView(const QJsonObject &view)
+/// `heads` is the session's number of heads (the Long tab's head must be one of them).
+QString checkView(const QJsonObject &view, int heads)
 {
     QString error;
     const int maxN = SessionParameters::maxSequence, maxD = SessionParameters::maxDModel;
@@ -414,6 +415,26 @@ QString checkView(const QJsonObject &view)
         || !checkWhole(compare.value(QLatin1String("head")), c + QStringLiteral("\"head\""), 0,
                        maxD, &error))
         return error;
+    const QJsonObject longMap = view.value(QLatin1String("long_map")).toObject();
+    const QString l = QStringLiteral("\"view\": \"long_map\": ");
+    if (!checkWhole(longMap.value(QLatin1String("n")), l + QStringLiteral("\"n\""), 2,
+                    SessionParameters::maxLongSequence, &error)
+        || !checkWhole(longMap.value(QLatin1String("head")), l + QStringLiteral("\"head\""), -1,
+                       heads - 1, &error))
+        return error;
+    const QJsonValue pooling = longMap.value(QLatin1String("pooling"));
+    if (!pooling.isUndefined()
+        && !QStringList {QStringLiteral("max"), QStringLiteral("mean")}.contains(
+            pooling.toString()))
+        return l + QStringLiteral("\"pooling\" must be \"max\" or \"mean\", got ")
+            + jsonText(pooling);
+    const QJsonValue scale = longMap.value(QLatin1String("scale"));
+    if (!scale.isUndefined()
+        && !QStringList {QStringLiteral("max_weight"), QStringLiteral("unit"),
+                         QStringLiteral("log")}
+                .contains(scale.toString()))
+        return l + QStringLiteral("\"scale\" must be \"max_weight\", \"unit\" or \"log\", got ")
+            + jsonText(scale);
     return {};
 }
 
@@ -484,7 +505,7 @@ std::optional<SessionDocument> SessionFile::fromJson(const QByteArray &data, QSt
         document.view = view.toObject();
     else if (!view.isUndefined() && !view.isNull())
         return fail(QStringLiteral("\"view\" must be an object"));
-    if (const QString invalid = checkView(document.view); !invalid.isEmpty())
+    if (const QString invalid = checkView(document.view, p->heads); !invalid.isEmpty())
         return fail(QStringLiteral("invalid view state: %1").arg(invalid));
 
     const QJsonValue tensors = o.value(QLatin1String("tensors"));

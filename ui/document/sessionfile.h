@@ -36,6 +36,10 @@
 //                   "head": 0 … h (h = mean),     // coloured text: the head shown
 //                   "query": -1 | 0 …,            // coloured text: the query (-1: the last)
 //                   "range": "row" | "fixed" },   // colours over [0, row max] or [0, 1]
+//       "long_map": { "n": 2 … 65536,         // the Long tab: sequence length of its own,
+//                     "head": -1 | 0 … h − 1,    // the head shown (-1: the mean over heads),
+//                     "pooling": "max" | "mean", // how a pixel pools its cells,
+//                     "scale": "max_weight" | "unit" | "log" },   // colour scale
 //       "training": { "task": "recall" | "copy" | "average", "n", "d_model", "heads",
 //                     "batch", "noise", "offset", "classes", "seed": "<decimal>", "steps",
 //                     "optimizer": "adam" | "sgd", "dtype": "float32" | "float64",
@@ -103,7 +107,8 @@ public:
     /// Parses toJson's output. Returns nullopt and sets `error` to the problem (not JSON, not a
     /// session, newer format version, invalid parameter, a view-state number out of its range
     /// above (a head, the zoom window, the pinned query, an unknown "sort_heads", hidden keys, B's
-    /// α, τ, d_k), a negative or fractional tensors "layer" …) without naming a file.
+    /// α, τ, d_k, the Long tab's n, head, pooling and scale), a negative or fractional tensors
+    /// "layer" …) without naming a file.
     static std::optional<SessionDocument> fromJson(const QByteArray &data, QString *error);
 
     /// Reads a session file. `error` names the file and the problem.
