@@ -1,3 +1,6 @@
+# The targets that the fuzz targets' coverage instruments (see ATTN_FUZZ below).
+set(ATTN_FUZZ_COVERED "^(attncore|attn_avx512|attnsession|attndocument|fuzz_.*)$")
+
 # attn_setup_target(target): the project's warning, optimisation and sanitizer flags for one
 # target. Used instead of editing CMAKE_CXX_FLAGS globally.
 function(attn_setup_target target)
@@ -22,7 +25,7 @@ function(attn_setup_target target)
         # The tests, the other ui/ tiers and the app are built without it: it would only make
         # them slower to build and to run under the sanitizers. Every target links with the flag,
         # so a test linking a covered library finds the coverage callbacks.
-        if(target MATCHES "^(attncore|attn_avx512|attnsession|attndocument|fuzz_.*)$")
+        if(target MATCHES "${ATTN_FUZZ_COVERED}")
             target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link)
         endif()
         target_link_options(${target} PRIVATE -fsanitize=fuzzer-no-link)

@@ -209,7 +209,7 @@ void buildMask(const Inputs &in, Index nQ, Index nK, MaskConvention convention,
                 }
             }
             mask = AttentionMask::additive(add);
-            description.push_back("attn_mask additive float");
+            description.emplace_back("attn_mask additive float");
         } else {
             throw InvalidArgument("array 'attn_mask' must be bool or float, got "
                                   + describeArray(*a));

@@ -43,8 +43,8 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
                           + Table::formatNumber(worst)
                           + " (rounding), so a fixed offset is a linear map the model can learn");
     if (d % 2 == 1)
-        table.notes.push_back("odd d_model: the last column is a lone sin without its cos "
-                              "partner and is left out");
+        table.notes.emplace_back("odd d_model: the last column is a lone sin without its cos "
+                                 "partner and is left out");
 
     ExperimentResult result;
     result.table = std::move(table);

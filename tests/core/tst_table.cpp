@@ -147,7 +147,7 @@ void TestTable::csvQuotesOnlyWhenNeeded()
     t.addRow({std::string("plain"), 1.5});
     t.addRow({std::string("a,b"), std::int64_t(3)});
     t.addRow({std::string("say \"hi\""), std::numeric_limits<double>::quiet_NaN()});
-    t.notes.push_back("notes are not part of the CSV");
+    t.notes.emplace_back("notes are not part of the CSV");
     QCOMPARE(t.toCsv(),
              std::string("part,value\n"
                          "plain,1.5\n"

@@ -697,10 +697,10 @@ private slots:
     void hoverOnPooledImage()
     {
         QFETCH(QRect, window);
-        const int n = 1536;
+        constexpr int n = 1536;
         HeatmapRenderer renderer;
         renderer.setResult(
-            makeResult(1, n, n, [n](int, int i, int j) { return (double(i) * n + j) / (n * n); }));
+            makeResult(1, n, n, [](int, int i, int j) { return (double(i) * n + j) / (n * n); }));
         HeatmapOptions o;
         o.view = HeatmapView::SingleHead;
         o.window = window;
