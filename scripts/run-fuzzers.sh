@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs each libFuzzer target of the `fuzz` preset (fuzz/, built by `cmake --build --preset fuzz`)
-# for SECONDS on its seed corpus, one after the other, and fails on the first finding.
+# for SECONDS on its seed corpus, as many at once as there are cores, and fails if any finds
+# something.
 #   scripts/run-fuzzers.sh [SECONDS] [TARGET...]     (default 20 s; targets: npy npz tensorcase
 #                                                     sessionfile tokenizer)
 # The committed seeds (fuzz/corpus/<target>/) are only read; what a run adds goes to
@@ -22,20 +23,39 @@ export LSAN_OPTIONS="suppressions=$ROOT/scripts/lsan-suppressions.txt:print_supp
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export QT_QPA_PLATFORM=offscreen
 mkdir -p "$BUILD/findings"
-status=0
 for t in "${TARGETS[@]}"; do
-    exe="$BUILD/fuzz/fuzz_$t"
-    if [[ ! -x "$exe" ]]; then
-        echo "run-fuzzers: $exe is missing: cmake --preset fuzz && cmake --build --preset fuzz" >&2
+    if [[ ! -x "$BUILD/fuzz/fuzz_$t" ]]; then
+        echo "run-fuzzers: $BUILD/fuzz/fuzz_$t is missing: cmake --preset fuzz && cmake --build --preset fuzz" >&2
         exit 2
     fi
+done
+
+# Runs one target; its exit status is the fuzzer's.
+fuzz_one() {
+    local t="$1"
     mkdir -p "$BUILD/corpus/$t"
-    log="$BUILD/findings/$t.log"
     # -timeout: one input taking over 30 s is a finding (a hang; inputs take milliseconds, the
     # margin is for a busy machine); -rss_limit_mb: so is using 2 GiB.
-    if "$exe" "$BUILD/corpus/$t" "$ROOT/fuzz/corpus/$t" -max_total_time="$SECONDS_EACH" \
-        -timeout=30 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-        -artifact_prefix="$BUILD/findings/$t-" >"$log" 2>&1; then
+    "$BUILD/fuzz/fuzz_$t" "$BUILD/corpus/$t" "$ROOT/fuzz/corpus/$t" \
+        -max_total_time="$SECONDS_EACH" -timeout=30 -rss_limit_mb=2048 -max_len=65536 \
+        -print_final_stats=1 -artifact_prefix="$BUILD/findings/$t-" \
+        >"$BUILD/findings/$t.log" 2>&1
+}
+
+jobs_max="$(nproc)"
+declare -A pid_of
+for t in "${TARGETS[@]}"; do
+    while (($(jobs -rp | wc -l) >= jobs_max)); do
+        wait -n || true
+    done
+    fuzz_one "$t" &
+    pid_of[$t]=$!
+done
+
+status=0
+for t in "${TARGETS[@]}"; do
+    log="$BUILD/findings/$t.log"
+    if wait "${pid_of[$t]}"; then
         runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
         echo "fuzz_$t: ${runs:-?} executions in ${SECONDS_EACH} s, no finding"
     else
