@@ -29,6 +29,7 @@
 #include <QSet>
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -1315,6 +1316,13 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
             return failure(command, problem);
         ok = saveTokenFigure(out, size, *dpr, shown.get(), tokenOptions, &error, format);
         return ok ? ExitOk : failure(command, error);
+    }
+    if (tiles && options.pinnedQuery >= 0) {
+        // The pooled view's rows are pixels (queryIndex: each one's first query): the pinned
+        // query's row is the pixel that holds it.
+        const std::vector<int> &first = shown->queryIndex;
+        const auto past = std::upper_bound(first.begin(), first.end(), options.pinnedQuery);
+        options.pinnedQuery = past == first.begin() ? -1 : int(past - first.begin()) - 1;
     }
     if (options.pinnedQuery >= shown->queryCount()) {
         if (!givenOnCommandLine(QStringLiteral("pin-query")))

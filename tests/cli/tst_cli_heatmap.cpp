@@ -668,6 +668,41 @@ private slots:
         QVERIFY(!QFile::exists(QStringLiteral("/tmp/never-written.png")));
     }
 
+    // Beyond n = 4096 the heatmap is the tile engine's pooled view, whose rows are pixels of
+    // several queries: --pin-query names a query of the sequence, and the caption the first query
+    // of the pixel row that holds it (n = 8192 on 1024 rows: 8 queries a row, 1000 starts one).
+    void pinQueryInPooledView_data()
+    {
+        QTest::addColumn<QString>("pin");
+        QTest::addColumn<QString>("caption");
+        QTest::newRow("first query of a pixel row")
+            << QStringLiteral("1000") << QStringLiteral("pinned query 1000");
+        QTest::newRow("inside a pixel row")
+            << QStringLiteral("1027") << QStringLiteral("pinned query 1024");
+        QTest::newRow("last query")
+            << QStringLiteral("8191") << QStringLiteral("pinned query 8184");
+    }
+    void pinQueryInPooledView()
+    {
+        QFETCH(QString, pin);
+        QFETCH(QString, caption);
+        const QString svg = m_dir.filePath(QStringLiteral("pooled-pin.svg"));
+        const Run r
+            = run({QStringLiteral("--n"), QStringLiteral("8192"), QStringLiteral("--d-model"),
+                   QStringLiteral("8"), QStringLiteral("--heads"), QStringLiteral("1"),
+                   QStringLiteral("--pin-query"), pin, QStringLiteral("--out"), svg});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QFile file(svg);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QString words = QString::fromUtf8(file.readAll())
+                                  .remove(QRegularExpression(QStringLiteral("<[^>]*>")))
+                                  .simplified();
+        const QRegularExpressionMatch pinned
+            = QRegularExpression(QStringLiteral("pinned query \\d+")).match(words);
+        QVERIFY2(pinned.hasMatch(), qPrintable(words.left(400)));
+        QCOMPARE(pinned.captured(0), caption);
+    }
+
     // --pin-query and --sort-heads reach the export: the caption names the pinned query (its
     // token) and the order, and the tile titles follow the order of the mean row entropies,
     // which the --data export of the same run states per row.
