@@ -592,6 +592,22 @@ void TestSessionFile::badFileKeepsState_data()
     QTest::newRow("long map head not an integer")
         << longMapView(QStringLiteral("head"), 0.5) << false
         << QStringLiteral("\"long_map\": \"head\" must be an integer");
+    const auto viewWith = [&valid](const QString &key, const QJsonValue &value) {
+        QJsonObject bad = valid;
+        bad.insert(QStringLiteral("view"), QJsonObject {{key, value}});
+        return QJsonDocument(bad).toJson();
+    };
+    QTest::newRow("long map block an array")
+        << viewWith(QStringLiteral("long_map"), QJsonArray {1, 2, 3}) << false
+        << QStringLiteral("\"view\": \"long_map\" must be an object, got [1,2,3]");
+    QTest::newRow("tokens block a string")
+        << viewWith(QStringLiteral("tokens"), QStringLiteral("x")) << false
+        << QStringLiteral("\"view\": \"tokens\" must be an object, got \"x\"");
+    QTest::newRow("tabs a string")
+        << viewWith(QStringLiteral("tabs"), QStringLiteral("longMapView")) << false
+        << QStringLiteral("\"tabs\" must be an array");
+    QTest::newRow("row strip a number") << viewWith(QStringLiteral("row_strip"), 1) << false
+                                        << QStringLiteral("\"row_strip\" must be true or false");
     QTest::newRow("newer format version")
         << QJsonDocument(newer).toJson() << false << QStringLiteral("newer Attention Lab");
     QTest::newRow("pinned query negative")

@@ -363,6 +363,22 @@ bool checkNumber(const QJsonValue &v, const QString &name, double low, double hi
 /// `heads` is the session's number of heads (the Long tab's head must be one of them).
 QString checkView(const QJsonObject &view, int heads)
 {
+    // The blocks, each of the type MainWindow::viewState writes.
+    for (const char *key :
+         {"heatmap", "transform", "compare", "tokens", "long_map", "training", "play"}) {
+        const QJsonValue v = view.value(QLatin1String(key));
+        if (!v.isUndefined() && !v.isObject())
+            return QStringLiteral("\"view\": \"%1\" must be an object, got %2")
+                .arg(QLatin1String(key), jsonText(v));
+    }
+    if (const QJsonValue tabs = view.value(QLatin1String("tabs"));
+        !tabs.isUndefined() && !tabs.isArray())
+        return QStringLiteral("\"view\": \"tabs\" must be an array of tab names, got %1")
+            .arg(jsonText(tabs));
+    if (const QJsonValue strip = view.value(QLatin1String("row_strip"));
+        !strip.isUndefined() && !strip.isBool())
+        return QStringLiteral("\"view\": \"row_strip\" must be true or false, got %1")
+            .arg(jsonText(strip));
     QString error;
     const int maxN = SessionParameters::maxSequence, maxD = SessionParameters::maxDModel;
     const QJsonObject heatmap = view.value(QLatin1String("heatmap")).toObject();
