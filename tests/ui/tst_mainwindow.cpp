@@ -26,6 +26,7 @@
 #include "ui/views/figureexport.h"
 #include "ui/views/heatmapactions.h"
 #include "ui/views/heatmapwidget.h"
+#include "ui/views/longmapview.h"
 #include "ui/views/stepsview.h"
 #include "ui/views/tokensview.h"
 #include "ui/window/exportrouter.h"
@@ -171,6 +172,7 @@ private slots:
     void exportCurrentView_data();
     void exportCurrentView();
     void exportCurrentViewBadSuffixFails();
+    void exportTargetsLongTab();
     void exportMatchesRendererImage_data();
     void exportMatchesRendererImage();
     void exportActionWritesFocusedChart();
@@ -999,6 +1001,36 @@ void TestMainWindow::restoredGeometryClampedToScreen()
                             .arg(frame.y())
                             .arg(available.width())
                             .arg(available.height())));
+}
+
+// On the Long tab File → Export names the Long map and writes its visible window, in the
+// background (LongMapView::exported reports), at the export's size.
+void TestMainWindow::exportTargetsLongTab()
+{
+    QVERIFY(waitForFirstResult());
+    AttentionViews *views = m_window->attentionViews();
+    LongMapView *view = views->longMapView();
+    view->setLength(256);
+    QSignalSpy shown(view, &LongMapView::fullViewShown);
+    views->setCurrentIndex(AttentionViews::LongTab);
+    QVERIFY(shown.wait(60000));
+    ExportRouter *router = m_window->exportRouter();
+    QCOMPARE(router->currentTarget(), ExportRouter::Target::Long);
+    QCOMPARE(router->currentName(), QStringLiteral("Long Map"));
+    QCOMPARE(router->exportAction()->text(), QStringLiteral("&Export Long Map…"));
+    QCOMPARE(router->currentFileName(), QStringLiteral("attention-long.png"));
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("long.png"));
+    QSignalSpy exported(view, &LongMapView::exported);
+    QString error;
+    QVERIFY2(router->exportCurrentView(path, &error, QSize(600, 500), 1.0), qPrintable(error));
+    QVERIFY(exported.wait(60000));
+    QCOMPARE(exported.first().at(0).toString(), path);
+    QVERIFY2(exported.first().at(1).toString().isEmpty(),
+             qPrintable(exported.first().at(1).toString()));
+    QCOMPARE(QImage(path).size(), QSize(600, 500));
+    views->setCurrentIndex(AttentionViews::HeadsTab);
+    QCOMPARE(router->currentTarget(), ExportRouter::Target::Heads);
 }
 
 void TestMainWindow::exportCurrentView_data()

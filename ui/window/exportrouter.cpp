@@ -12,6 +12,7 @@
 #include "ui/views/figureexport.h"
 #include "ui/views/heatmapactions.h"
 #include "ui/views/heatmapwidget.h"
+#include "ui/views/longmapview.h"
 #include "ui/views/modelview.h"
 #include "ui/views/positionsview.h"
 #include "ui/views/stepsview.h"
@@ -124,6 +125,8 @@ ExportRouter::Target ExportRouter::currentTarget() const
         return Target::Positions;
     case AttentionViews::TokensTab:
         return Target::Tokens;
+    case AttentionViews::LongTab:
+        return Target::Long;
     default:
         return Target::Heads;
     }
@@ -160,6 +163,8 @@ QString ExportRouter::currentName() const
             : tr("%1 Figure").arg(m_experiments->currentExperiment());
     case Target::Training:
         return trainingChart() ? tr("Training Chart") : tr("Training Heatmaps");
+    case Target::Long:
+        return tr("Long Map");
     }
     return {};
 }
@@ -204,6 +209,8 @@ QString ExportRouter::currentFileName() const
     case Target::Training:
         return trainingChart() ? QStringLiteral("training-chart.png")
                                : QStringLiteral("training-heatmaps.png");
+    case Target::Long:
+        return QStringLiteral("attention-long.png");
     }
     return QStringLiteral("attention.png");
 }
@@ -238,6 +245,8 @@ QSize ExportRouter::currentSize() const
     case Target::Training:
         return trainingChart() ? m_training->chart()->view()->size()
                                : m_training->heatmapsExportSize();
+    case Target::Long:
+        return QSize(1200, 1100); // LongMapView::exportWindow's default
     }
     return {};
 }
@@ -279,6 +288,9 @@ bool ExportRouter::exportCurrentView(const QString &path, QString *error, QSize 
     case Target::Training:
         return trainingChart() ? m_training->exportChart(path, size, dpr, error)
                                : m_training->exportHeatmaps(path, size, dpr, error);
+    case Target::Long:
+        m_views->longMapView()->exportWindow(path, size, dpr);
+        return true;
     }
     return false;
 }
@@ -322,6 +334,11 @@ void ExportRouter::updateExportAction()
 
 void ExportRouter::exportCurrentViewInteractive()
 {
+    if (currentTarget() == Target::Long) {
+        // Its own dialog: figures and data of the visible window, written in the background.
+        m_views->longMapView()->exportInteractive();
+        return;
+    }
     const QString title = tr("Export %1").arg(currentName());
     if (currentTarget() == Target::Heads && !m_session->result()) {
         QMessageBox::information(m_dialogParent, title,

@@ -42,6 +42,9 @@ public:
         /// The Training tab: its loss chart when that has the focus, else the A and B heatmaps
         /// (TrainingPanel::exportChart / exportHeatmaps)
         Training,
+        /// The Long tab's visible window at the export's resolution, written in the background
+        /// (LongMapView::exportWindow; its exported signal reports)
+        Long,
     };
     /// The views it exports (none owned); `dialogParent` (the window) parents its dialogs.
     ExportRouter(AttentionSession *session, HeatmapActions *heatmapActions, AttentionViews *views,
