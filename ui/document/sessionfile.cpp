@@ -358,6 +358,21 @@ bool checkNumber(const QJsonValue &v, const QString &name, double low, double hi
     return false;
 }
 
+/// Checks that `v` (named `name` in messages), when present, is one of the strings `choices`.
+bool checkChoice(const QJsonValue &v, const QString &name, const QStringList &choices,
+                 QString *error)
+{
+    if (v.isUndefined() || (v.isString() && choices.contains(v.toString())))
+        return true;
+    QStringList quoted;
+    for (const QString &c : choices)
+        quoted << QLatin1Char('"') + c + QLatin1Char('"');
+    const QString last = quoted.takeLast();
+    *error = QStringLiteral("%1 must be %2 or %3, got %4")
+                 .arg(name, quoted.join(QStringLiteral(", ")), last, jsonText(v));
+    return false;
+}
+
 /// The numbers of the view state (see sessionfile.h) in range, before anything converts them:
 /// a session is refused, naming the key, rather than shown with some values silently dropped.
 /// `heads` is the session's number of heads (the Long tab's head must be one of them).
@@ -389,15 +404,11 @@ QString checkView(const QJsonObject &view, int heads)
     if (!checkWhole(heatmap.value(QLatin1String("pin_query")), h + QStringLiteral("\"pin_query\""),
                     -1, maxN - 1, &error))
         return error;
-    const QJsonValue sort = heatmap.value(QLatin1String("sort_heads"));
-    if (!sort.isUndefined()
-        && !QStringList {QStringLiteral("index"), QStringLiteral("entropy"),
-                         QStringLiteral("max_weight")}
-                .contains(sort.toString()))
-        return h
-            + QStringLiteral("\"sort_heads\" must be \"index\", \"entropy\" or "
-                             "\"max_weight\", got ")
-            + jsonText(sort);
+    if (!checkChoice(
+            heatmap.value(QLatin1String("sort_heads")), h + QStringLiteral("\"sort_heads\""),
+            {QStringLiteral("index"), QStringLiteral("entropy"), QStringLiteral("max_weight")},
+            &error))
+        return error;
     const QJsonValue window = heatmap.value(QLatin1String("window"));
     if (!window.isUndefined()) {
         if (!window.isArray() || window.toArray().size() != 4)
@@ -438,19 +449,12 @@ QString checkView(const QJsonObject &view, int heads)
         || !checkWhole(longMap.value(QLatin1String("head")), l + QStringLiteral("\"head\""), -1,
                        heads - 1, &error))
         return error;
-    const QJsonValue pooling = longMap.value(QLatin1String("pooling"));
-    if (!pooling.isUndefined()
-        && !QStringList {QStringLiteral("max"), QStringLiteral("mean")}.contains(
-            pooling.toString()))
-        return l + QStringLiteral("\"pooling\" must be \"max\" or \"mean\", got ")
-            + jsonText(pooling);
-    const QJsonValue scale = longMap.value(QLatin1String("scale"));
-    if (!scale.isUndefined()
-        && !QStringList {QStringLiteral("max_weight"), QStringLiteral("unit"),
-                         QStringLiteral("log")}
-                .contains(scale.toString()))
-        return l + QStringLiteral("\"scale\" must be \"max_weight\", \"unit\" or \"log\", got ")
-            + jsonText(scale);
+    if (!checkChoice(longMap.value(QLatin1String("pooling")), l + QStringLiteral("\"pooling\""),
+                     {QStringLiteral("max"), QStringLiteral("mean")}, &error)
+        || !checkChoice(
+            longMap.value(QLatin1String("scale")), l + QStringLiteral("\"scale\""),
+            {QStringLiteral("max_weight"), QStringLiteral("unit"), QStringLiteral("log")}, &error))
+        return error;
     return {};
 }
 

@@ -93,7 +93,9 @@ public:
     /// pixels at `dpr`, from tiles computed at that resolution, or as data (CSV, JSON, .npy by
     /// suffix) pooled to at most 1024 × 1024 pixels; exported(path, error) follows (error empty
     /// when written).
-    void exportWindow(const QString &path, QSize size = QSize(1200, 1100), qreal dpr = 2);
+    void exportWindow(const QString &path, QSize size = defaultExportSize(), qreal dpr = 2);
+    /// The figure size of exportWindow and File → Export (logical pixels).
+    static QSize defaultExportSize() { return QSize(1200, 1100); }
 
     /// Longest side of a window the Steps view takes (cells).
     static constexpr int maxStepsSide = 256;

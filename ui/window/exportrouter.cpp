@@ -246,7 +246,7 @@ QSize ExportRouter::currentSize() const
         return trainingChart() ? m_training->chart()->view()->size()
                                : m_training->heatmapsExportSize();
     case Target::Long:
-        return QSize(1200, 1100); // LongMapView::exportWindow's default
+        return LongMapView::defaultExportSize();
     }
     return {};
 }
