@@ -25,6 +25,13 @@
 
 namespace attn::test {
 
+/// How long a test waits, in milliseconds, for work on a background thread (a result, a run,
+/// a cancel) before it fails. The waits return as soon as their condition holds, so the bound
+/// costs nothing when the work is quick; it is generous because the sanitized build on a shared
+/// two-core machine, running tests side by side, can be twenty times slower than the optimised
+/// one.
+inline constexpr int kWorkTimeoutMs = 120000;
+
 struct CompareReport
 {
     bool ok = true;

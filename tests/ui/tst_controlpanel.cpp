@@ -12,6 +12,7 @@
 // session is busy and stopping on Pause; the frame export writing one file per frame of the
 // schedule, with the parameters and caption of each (read back from the frames and frames.csv).
 
+#include "testutil.h"
 #include "ui/panels/controlpanel.h"
 #include "ui/panels/playpanel.h"
 #include "ui/render/playframes.h"
@@ -659,7 +660,7 @@ private slots:
                                        finished = true;
                                        ok = success;
                                    }));
-        QTRY_VERIFY_WITH_TIMEOUT(finished, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(finished, attn::test::kWorkTimeoutMs);
         QVERIFY(ok);
         QFile alphaCsv(dir.filePath(QStringLiteral("alpha/frames.csv")));
         QVERIFY(alphaCsv.open(QIODevice::ReadOnly));

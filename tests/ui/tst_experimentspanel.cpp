@@ -3,6 +3,7 @@
 // Set ATTN_FIGURE_DIR to keep the exported figures (one PNG and SVG per experiment) for viewing.
 
 #include "core/experiments/experiments.h"
+#include "testutil.h"
 #include "ui/charts/experimentfigure.h"
 #include "ui/panels/experimentlistmodel.h"
 #include "ui/panels/experimentpage.h"
@@ -653,7 +654,7 @@ void TestExperimentsPanel::cancelLongRun()
     QVERIFY(cancelButton->isEnabled());
     QVERIFY(!runButton->isEnabled());
     // Progress arrives by queued signal while the GUI thread stays free, and the bar shows.
-    QTRY_VERIFY_WITH_TIMEOUT(!progress.isEmpty(), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(!progress.isEmpty(), attn::test::kWorkTimeoutMs);
     const double fraction = progress.last().at(0).toDouble();
     QVERIFY(fraction >= 0 && fraction < 1);
     auto *bar = page->findChild<QProgressBar *>(QStringLiteral("progressBar"));
@@ -664,7 +665,8 @@ void TestExperimentsPanel::cancelLongRun()
     QVERIFY(!runButton->isEnabled());
     cancelButton->click();
     // The worker stops at its next cancellation check; a full run would take minutes.
-    QTRY_VERIFY_WITH_TIMEOUT(cancelled.count() == 1 || failed.count() == 1, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(cancelled.count() == 1 || failed.count() == 1,
+                             attn::test::kWorkTimeoutMs);
     QVERIFY2(failed.isEmpty(), qPrintable(failed.value(0).value(0).toString()));
     QCOMPARE(cancelled.count(), 1);
     QCOMPARE(ready.count(), 0);
@@ -688,7 +690,8 @@ void TestExperimentsPanel::newestRunWins()
     QSignalSpy failed(page, &ExperimentPage::failed);
     QSignalSpy progress(page, &ExperimentPage::progressChanged);
     page->run();
-    QTRY_VERIFY_WITH_TIMEOUT(!progress.isEmpty(), 10000); // the long run is under way
+    QTRY_VERIFY_WITH_TIMEOUT(!progress.isEmpty(),
+                             attn::test::kWorkTimeoutMs); // the long run is under way
     QVERIFY(page->setParameter(QStringLiteral("trials"), QStringLiteral("30")));
     page->run(); // supersedes the long run
     QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 60000);
@@ -713,7 +716,7 @@ void TestExperimentsPanel::invalidParameterShowsError()
             QVERIFY(page->setParameter(q(spec.name), QString::number(qint64(spec.minimum) - 1)));
             QSignalSpy failed(page, &ExperimentPage::failed);
             page->run();
-            QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 30000);
+            QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, attn::test::kWorkTimeoutMs);
             QVERIFY(page->message().startsWith(QLatin1String("Error:")));
             QVERIFY2(page->message().contains(q(spec.name)), qPrintable(page->message()));
             QVERIFY(!page->isRunning());

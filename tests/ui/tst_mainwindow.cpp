@@ -7,6 +7,7 @@
 
 #include "core/experiments/experiments.h"
 #include "svgtext.h"
+#include "testutil.h"
 #include "ui/charts/rowmetricschart.h"
 #include "ui/charts/scalingchart.h"
 #include "ui/charts/scalingsweeprunner.h"
@@ -223,7 +224,7 @@ ResultPtr TestMainWindow::waitForFirstResult()
     AttentionSession *session = m_window->session();
     if (!session->result()) {
         QSignalSpy spy(session, &AttentionSession::resultChanged);
-        if (!spy.wait(10000))
+        if (!spy.wait(attn::test::kWorkTimeoutMs))
             return nullptr;
     }
     // Let the coalesced redraws run.
@@ -303,7 +304,7 @@ void TestMainWindow::controlChangeGivesOneResult()
         QFAIL("unknown control type");
 
     QCOMPARE(edits.count(), 1); // one edit → one parametersEdited
-    QVERIFY(results.wait(10000));
+    QVERIFY(results.wait(attn::test::kWorkTimeoutMs));
     QTest::qWait(200); // nothing else may follow
     QCOMPARE(results.count(), 1);
     const ResultPtr r = resultFromSpy(results, 0);
@@ -350,7 +351,7 @@ void TestMainWindow::staleResultsDropped()
     }
     const SessionParameters final = m_window->controlPanel()->parameters();
     QCOMPARE(final.n, 64 + 7 * 39);
-    QVERIFY(results.wait(20000));
+    QVERIFY(results.wait(attn::test::kWorkTimeoutMs));
     QTest::qWait(500);
     QCOMPARE(results.count(), 1);
     QCOMPARE(resultFromSpy(results, 0)->params, final);
@@ -363,8 +364,9 @@ void TestMainWindow::staleResultsDropped()
         QTest::qWait(i % 3 == 0 ? 5 : 0);
     }
     const SessionParameters final2 = m_window->controlPanel()->parameters();
-    QTRY_VERIFY_WITH_TIMEOUT(
-        m_window->session()->result() && m_window->session()->result()->params == final2, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->session()->result()
+                                 && m_window->session()->result()->params == final2,
+                             attn::test::kWorkTimeoutMs);
     QTest::qWait(300);
     QVERIFY(results.count() >= 1);
     quint64 last = 0;
@@ -478,15 +480,17 @@ void TestMainWindow::sliderDragEditsWhileDragging()
         QTest::qWait(40);
     }
     const qsizetype editsWhileDragging = edits.count();
-    const qsizetype resultsWhileDragging = results.count();
+    // The button is still down: a result of the drag arrives before it is released (however
+    // slow the build, so the wait is bounded only by the work timeout).
+    QTRY_VERIFY_WITH_TIMEOUT(results.count() >= 1, attn::test::kWorkTimeoutMs);
     QVERIFY(slider->isSliderDown());
     QTest::mouseRelease(slider, Qt::LeftButton, Qt::NoModifier, pos);
     QVERIFY2(editsWhileDragging >= 3, qPrintable(QString::number(editsWhileDragging)));
-    QVERIFY(resultsWhileDragging >= 1);
     const SessionParameters p = m_window->controlPanel()->parameters();
     QCOMPARE(p.dModel, p.dK() * p.heads);
     QVERIFY(p.dK() > 16);
-    QTRY_VERIFY_WITH_TIMEOUT(m_window->session()->result()->params == p, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->session()->result()->params == p,
+                             attn::test::kWorkTimeoutMs);
 }
 
 void TestMainWindow::largeSessionValuesKept()
@@ -643,7 +647,7 @@ void TestMainWindow::scalingChartsShowCoreSweep()
     ScalingSweepRunner *runner = m_window->findChild<ScalingSweepRunner *>();
     if (!runner->data() || runner->isBusy()) {
         QSignalSpy done(runner, &ScalingSweepRunner::finished);
-        QVERIFY(done.wait(30000));
+        QVERIFY(done.wait(attn::test::kWorkTimeoutMs));
     }
     QTest::qWait(100); // coalesced redraw
     const SessionParameters p = m_window->session()->parameters();
@@ -686,7 +690,7 @@ void TestMainWindow::scalingRunnerNewestWins()
     QSignalSpy busy(&runner, &ScalingSweepRunner::busyChanged);
     for (int keys = 50; keys <= 60; ++keys)
         runner.request(quint64(keys), keys);
-    QVERIFY(done.wait(30000));
+    QVERIFY(done.wait(attn::test::kWorkTimeoutMs));
     QTest::qWait(200);
     QCOMPARE(done.count(), 1);
     const auto data = done.at(0).at(0).value<std::shared_ptr<const ScalingSweepData>>();
@@ -795,7 +799,7 @@ void TestMainWindow::refusedChangeKeepsBanner()
     } restore;
     QSignalSpy failed(m_window->session(), &AttentionSession::computeFailed);
     nSpin->setValue(n * 2);
-    QVERIFY(failed.wait(10000));
+    QVERIFY(failed.wait(attn::test::kWorkTimeoutMs));
     QCOMPARE(m_window->session()->result(), r); // still the previous result
     QCOMPARE(m_window->controlPanel()->parameters().n, n * 2);
     const QString message = failed.at(0).at(0).toString();
@@ -817,7 +821,7 @@ void TestMainWindow::refusedChangeKeepsBanner()
     auto *seed = control<QSpinBox>("seedSpin");
     QVERIFY(seed);
     seed->setValue(seed->value() + 1);
-    QVERIFY(results.wait(10000));
+    QVERIFY(results.wait(attn::test::kWorkTimeoutMs));
     QCOMPARE(m_window->session()->result()->params.n, n * 2);
     QVERIFY2(heatmap->noticeText().isEmpty(), qPrintable(heatmap->noticeText()));
     QVERIFY(m_window->statusBar()->currentMessage().isEmpty());
@@ -1102,7 +1106,7 @@ void TestMainWindow::exportCurrentView()
         };
     } else if (view == QLatin1String("compare")) {
         views->setCurrentIndex(AttentionViews::CompareTab);
-        QTRY_VERIFY_WITH_TIMEOUT(views->compareView()->isUpToDate(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(views->compareView()->isUpToDate(), attn::test::kWorkTimeoutMs);
         viewsOwnExport = [&](QSize size, QString *error) {
             return views->compareView()->exportFigure(reference, size, 2.0, error);
         };
@@ -1129,7 +1133,7 @@ void TestMainWindow::exportCurrentView()
         QVERIFY(panel->setCurrentExperiment(QStringLiteral("E1")));
         QSignalSpy done(panel->currentPage(), &ExperimentPage::resultReady);
         panel->currentPage()->run();
-        QVERIFY(done.wait(20000));
+        QVERIFY(done.wait(attn::test::kWorkTimeoutMs));
         viewsOwnExport = [&, panel](QSize size, QString *error) {
             return panel->currentPage()->exportFigure(reference, size, error);
         };
@@ -1236,7 +1240,7 @@ void TestMainWindow::exportMatchesRendererImage()
     } else {
         views->setCurrentIndex(AttentionViews::CompareTab);
         CompareView *compare = views->compareView();
-        QTRY_VERIFY_WITH_TIMEOUT(compare->isUpToDate(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(compare->isUpToDate(), attn::test::kWorkTimeoutMs);
         const auto b = compare->renderer().resultB();
         QVERIFY(b && b->ok());
         QCOMPARE(compare->renderer().resultA(), result);
@@ -1500,8 +1504,8 @@ void TestMainWindow::playIsOneUndoStep()
     s.framesPerSecond = 20;
     play->setSettings(s);
     play->play();
-    QTRY_VERIFY_WITH_TIMEOUT(!play->isPlaying(), 10000);
-    QTRY_VERIFY_WITH_TIMEOUT(!session->isBusy(), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(!play->isPlaying(), attn::test::kWorkTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(!session->isBusy(), attn::test::kWorkTimeoutMs);
     QCOMPARE(session->parameters().scaleExponent, 0.8);
     QTRY_COMPARE(session->result()->params.scaleExponent, 0.8);
     QCOMPARE(undo->count(), before + 1);
@@ -1847,7 +1851,7 @@ void TestMainWindow::firstScreenShowsTheLesson()
     // The first start's lesson: not an undoable edit, the session stays unmodified.
     QSignalSpy results(m_window->session(), &AttentionSession::resultChanged);
     m_window->showFirstLesson();
-    QVERIFY(results.wait(10000));
+    QVERIFY(results.wait(attn::test::kWorkTimeoutMs));
     const ResultPtr r = m_window->session()->result();
     QVERIFY(r && r->ok());
     const SessionParameters &p = r->params;
@@ -1867,7 +1871,7 @@ void TestMainWindow::firstScreenShowsTheLesson()
     auto *sqrt = control<QCheckBox>("sqrtCheck");
     QVERIFY(sqrt && !sqrt->isChecked());
     sqrt->click();
-    QVERIFY(results.wait(10000));
+    QVERIFY(results.wait(attn::test::kWorkTimeoutMs));
     const MetricsSummary scaled = summarize(m_window->session()->result()->metrics.at(0));
     QVERIFY2(scaled.meanMaxWeight < 0.5, qPrintable(QString::number(scaled.meanMaxWeight)));
 }
@@ -1906,7 +1910,7 @@ void TestMainWindow::droppedFilesOpen()
     QDropEvent drop(QPointF(centre), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
     QApplication::sendEvent(m_window.get(), &drop);
     QVERIFY(drop.isAccepted());
-    QTRY_COMPARE_WITH_TIMEOUT(m_window->session()->parameters().n, 9, 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(m_window->session()->parameters().n, 9, attn::test::kWorkTimeoutMs);
     const SessionParameters p = m_window->session()->parameters();
     QCOMPARE(p.dModel, 24);
     QCOMPARE(p.heads, 3);

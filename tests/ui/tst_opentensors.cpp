@@ -134,7 +134,7 @@ struct Bench
     /// Waits until the session has computed what was asked last; returns its result.
     ResultPtr settle()
     {
-        if (!QTest::qWaitFor([this] { return !session.isBusy(); }, 20000))
+        if (!QTest::qWaitFor([this] { return !session.isBusy(); }, attn::test::kWorkTimeoutMs))
             return nullptr;
         return session.result();
     }
@@ -411,7 +411,8 @@ void TestOpenTensors::modelTabClickOpensHead()
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     AttentionSession *session = window.session();
-    QVERIFY(QTest::qWaitFor([&] { return session->result() && !session->isBusy(); }, 20000));
+    QVERIFY(QTest::qWaitFor([&] { return session->result() && !session->isBusy(); },
+                            attn::test::kWorkTimeoutMs));
     QString error;
     QVERIFY2(window.tensorController()->openFile(stackPath("stack"), &error), qPrintable(error));
     AttentionViews *views = window.attentionViews();
@@ -427,7 +428,7 @@ void TestOpenTensors::modelTabClickOpensHead()
     HeatmapWidget *heads = window.heatmapWidget();
     QVERIFY(heads->isSingleHead());
     QCOMPARE(heads->options().head, 2);
-    QVERIFY(QTest::qWaitFor([&] { return !session->isBusy(); }, 20000));
+    QVERIFY(QTest::qWaitFor([&] { return !session->isBusy(); }, attn::test::kWorkTimeoutMs));
     QCOMPARE(session->parameters().tensors->layer(), 1);
     QTRY_VERIFY(heads->result() && heads->result()->params.tensors->layer() == 1);
     ATTN_COMPARE_CLOSE(heads->result()->weights[2], torchWeights(1, 0)[2], 1e-12, 0.0);
@@ -1094,7 +1095,8 @@ void TestOpenTensors::windowLocksControlsAndUndoes()
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     AttentionSession *session = window.session();
-    QVERIFY(QTest::qWaitFor([&] { return session->result() && !session->isBusy(); }, 20000));
+    QVERIFY(QTest::qWaitFor([&] { return session->result() && !session->isBusy(); },
+                            attn::test::kWorkTimeoutMs));
     const SessionParameters random = session->parameters();
     TensorController *tensors = window.tensorController();
     QVERIFY(tensors);
@@ -1111,7 +1113,7 @@ void TestOpenTensors::windowLocksControlsAndUndoes()
     QString error;
     QVERIFY2(tensors->openFile(fixturePath(QStringLiteral("self_attn")), &error),
              qPrintable(error));
-    QVERIFY(QTest::qWaitFor([&] { return !session->isBusy(); }, 20000));
+    QVERIFY(QTest::qWaitFor([&] { return !session->isBusy(); }, attn::test::kWorkTimeoutMs));
     QVERIFY(dock->isVisible());
     QVERIFY(tensors->statusLabel()->isVisible());
     ControlPanel *controls = window.controlPanel();
@@ -1132,11 +1134,11 @@ void TestOpenTensors::windowLocksControlsAndUndoes()
     const QString weights = path(QStringLiteral("window_weights.npy"));
     writeNpy(weights.toStdString(), probabilityRows({3, 2, 5, 5}));
     QVERIFY2(tensors->openFile(weights, &error), qPrintable(error));
-    QVERIFY(QTest::qWaitFor([&] { return !session->isBusy(); }, 20000));
+    QVERIFY(QTest::qWaitFor([&] { return !session->isBusy(); }, attn::test::kWorkTimeoutMs));
     QVERIFY(!alpha->isEnabled());
     QVERIFY(tensors->panel()->layerSpin()->isVisible());
     tensors->panel()->layerSpin()->setValue(2); // the layer selector
-    QVERIFY(QTest::qWaitFor([&] { return !session->isBusy(); }, 20000));
+    QVERIFY(QTest::qWaitFor([&] { return !session->isBusy(); }, attn::test::kWorkTimeoutMs));
     QCOMPARE(session->parameters().tensors->layer(), 2);
     QVERIFY(window.heatmapWidget()->renderer().result()->params.caption().contains(
         QLatin1String("layer 2 of 3")));
@@ -1157,7 +1159,7 @@ void TestOpenTensors::windowLocksControlsAndUndoes()
     undo->undo();
     QVERIFY(!session->parameters().tensors);
     QCOMPARE(session->parameters(), random);
-    QVERIFY(QTest::qWaitFor([&] { return !session->isBusy(); }, 20000));
+    QVERIFY(QTest::qWaitFor([&] { return !session->isBusy(); }, attn::test::kWorkTimeoutMs));
     QVERIFY(nSpin->isEnabled());
     QVERIFY(alpha->isEnabled());
     QVERIFY(!dock->isVisible());
@@ -1179,7 +1181,8 @@ void TestOpenTensors::windowShowsLoadErrorInDialog()
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     AttentionSession *session = window.session();
-    QVERIFY(QTest::qWaitFor([&] { return session->result() && !session->isBusy(); }, 20000));
+    QVERIFY(QTest::qWaitFor([&] { return session->result() && !session->isBusy(); },
+                            attn::test::kWorkTimeoutMs));
     const ResultPtr before = session->result();
     const SessionParameters params = session->parameters();
 

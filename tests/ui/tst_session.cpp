@@ -678,7 +678,7 @@ private slots:
         session.setParameters(p);
         QCOMPARE(params.count(), 1);
         QVERIFY(session.isBusy());
-        QTRY_COMPARE_WITH_TIMEOUT(results.count(), 1, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(results.count(), 1, attn::test::kWorkTimeoutMs);
         QTest::qWait(100);
         QCOMPARE(results.count(), 1); // exactly one
         const auto result = results.at(0).at(0).value<std::shared_ptr<const SessionResult>>();
@@ -698,7 +698,7 @@ private slots:
 
         // recompute() gives one more result with the same numbers.
         session.recompute();
-        QTRY_COMPARE_WITH_TIMEOUT(results.count(), 2, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(results.count(), 2, attn::test::kWorkTimeoutMs);
         QCOMPARE(session.result()->weights[0], result->weights[0]);
         QVERIFY(session.result()->requestId > result->requestId);
     }
@@ -710,7 +710,7 @@ private slots:
         QSignalSpy results(&session, &AttentionSession::resultChanged);
         QSignalSpy params(&session, &AttentionSession::parametersChanged);
         session.setParameters(session.parameters());
-        QTRY_COMPARE_WITH_TIMEOUT(results.count(), 1, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(results.count(), 1, attn::test::kWorkTimeoutMs);
         QCOMPARE(params.count(), 0); // they did not change
         session.setParameters(session.parameters());
         QTest::qWait(100);
@@ -743,7 +743,7 @@ private slots:
                 QTest::qWait(k % 5 == 0 ? 15 : 0);
             }
         }
-        QTRY_VERIFY_WITH_TIMEOUT(!session.isBusy(), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(!session.isBusy(), attn::test::kWorkTimeoutMs);
         QTest::qWait(200); // nothing else may arrive
         QCOMPARE(failed.count(), 0);
         QVERIFY(!delivered.isEmpty());
@@ -766,7 +766,7 @@ private slots:
         QSignalSpy results(&session, &AttentionSession::resultChanged);
         QSignalSpy failed(&session, &AttentionSession::computeFailed);
         session.recompute();
-        QTRY_COMPARE_WITH_TIMEOUT(results.count(), 1, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(results.count(), 1, attn::test::kWorkTimeoutMs);
         const SessionParameters good = session.parameters();
         SessionParameters bad = good;
         bad.heads = 5; // does not divide d_model = 64

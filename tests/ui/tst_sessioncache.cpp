@@ -347,7 +347,7 @@ private slots:
         SessionParameters p = session.parameters();
         p.n = 64;
         session.setParameters(p);
-        QTRY_COMPARE_WITH_TIMEOUT(results.count(), 1, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(results.count(), 1, attn::test::kWorkTimeoutMs);
         AttentionSession::WorkStats s = session.workStats();
         QCOMPARE(s.requests, quint64(1));
         QCOMPARE(s.started, quint64(1));
@@ -358,7 +358,7 @@ private slots:
             p.scaleExponent = k / 100.0;
             session.setParameters(p);
         }
-        QTRY_VERIFY_WITH_TIMEOUT(!session.isBusy(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(!session.isBusy(), attn::test::kWorkTimeoutMs);
         QTest::qWait(50);
         s = session.workStats();
         QCOMPARE(s.requests, quint64(41));

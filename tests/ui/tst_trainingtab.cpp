@@ -2,6 +2,7 @@
 // directly, pause/resume, the snapshot scrubber, the bounded history, exports and the session
 // round trip of the training settings.
 
+#include "testutil.h"
 #include "ui/charts/trainingchart.h"
 #include "ui/document/sessionfile.h"
 #include "ui/document/trainingundo.h"
@@ -307,7 +308,7 @@ void TestTrainingTab::pauseStopsTheWorker()
     TrainingRunner runner;
     QVERIFY(runner.setSettings(s));
     runner.play();
-    QTRY_VERIFY_WITH_TIMEOUT(runner.stepCount() > 0, 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(runner.stepCount() > 0, attn::test::kWorkTimeoutMs);
     runner.pause();
     QVERIFY(!runner.playing());
     runner.waitForIdle();
@@ -885,7 +886,8 @@ void TestTrainingTab::closingWhileTraining()
         s.steps = TrainingSettings::maxSteps;
         QVERIFY(window->trainingPanel()->setSettings(s));
         window->trainingPanel()->runner()->play();
-        QTRY_VERIFY_WITH_TIMEOUT(window->trainingPanel()->runner()->stepCount() > 0, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(window->trainingPanel()->runner()->stepCount() > 0,
+                                 attn::test::kWorkTimeoutMs);
         QVERIFY(window->trainingPanel()->runner()->busy()
                 || window->trainingPanel()->runner()->playing());
         window->close();
