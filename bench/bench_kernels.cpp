@@ -137,30 +137,33 @@ void tileFullView(benchmark::State &state, bool mean, bool metrics)
 }
 
 /// One tile of a zoomed view (the Long tab's unit of work once the first full view recorded every
-/// row's statistics): a window of `cells` × `cells` weights of one head pooled at `perPixel`
-/// cells per pixel, at a new place in every iteration.
+/// row's statistics): a window of `cells` × `cells` weights pooled at `perPixel` cells per pixel,
+/// at a new place in every iteration, of head 0 (heads = 1) or of the mean over `heads` heads
+/// (Q, K: n × heads·d, causal mask).
 void tileZoomed(benchmark::State &state)
 {
     const Index n = state.range(0);
     const Index d = state.range(1);
-    const Index cells = state.range(2);
-    const Index perPixel = state.range(3);
+    const Index heads = state.range(2);
+    const Index cells = state.range(3);
+    const Index perPixel = state.range(4);
     attn::Generator rng(0);
-    const Matrix<float> q = randomMatrix<float>(rng, n, d);
-    const Matrix<float> k = randomMatrix<float>(rng, n, d);
-    attn::TileEngine<float> engine(q, k, 1, attn::AttentionMask::causal(n, n));
-    engine.render(0, engine.fullWindow(), 1024, 1024, attn::TilePooling::Max); // the statistics
+    const Matrix<float> q = randomMatrix<float>(rng, n, heads * d);
+    const Matrix<float> k = randomMatrix<float>(rng, n, heads * d);
+    attn::TileEngine<float> engine(q, k, heads, attn::AttentionMask::causal(n, n));
+    const Index head = heads == 1 ? 0 : attn::kHeadMean;
+    engine.render({head}, engine.fullWindow(), 1024, 1024, attn::TilePooling::Max); // statistics
     Index at = 0;
     for (auto _ : state) {
         at = (at + 7919 * cells) % (n - cells);
         const attn::TileWindow w {at, at + cells, (at * 3) % (n - cells),
                                   (at * 3) % (n - cells) + cells};
-        auto tiles = engine.render({0}, w, attn::tileGridWithCells(w, perPixel, perPixel),
+        auto tiles = engine.render({head}, w, attn::tileGridWithCells(w, perPixel, perPixel),
                                    attn::TilePooling::Max);
         benchmark::DoNotOptimize(tiles.front().values.data());
         benchmark::ClobberMemory();
     }
-    state.counters["Mcells"] = benchmark::Counter(double(cells * cells) * 1e-6,
+    state.counters["Mcells"] = benchmark::Counter(double(cells * cells * heads) * 1e-6,
                                                   benchmark::Counter::kIsIterationInvariantRate);
 }
 
@@ -441,10 +444,12 @@ BENCHMARK(Streaming_f64)->Apply(attentionSizes);
 BENCHMARK(Loop_f64)->Apply(loopSizes);
 BENCHMARK(TileFullView_f32)->Apply(tileSizes);
 BENCHMARK(TileZoomed_f32)
-    ->ArgNames({"n", "d", "cells", "per_pixel"})
-    ->Args({16384, 64, 256, 1})
-    ->Args({16384, 64, 512, 2})
-    ->Args({16384, 64, 1024, 4})
+    ->ArgNames({"n", "d", "heads", "cells", "per_pixel"})
+    ->Args({16384, 64, 1, 256, 1})
+    ->Args({16384, 64, 1, 512, 2})
+    ->Args({16384, 64, 1, 1024, 4})
+    ->Args({16384, 64, 8, 256, 1})
+    ->Args({16384, 64, 8, 512, 2})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(StreamingHeads_f32)->Apply(streamingHeadsSizes);
 BENCHMARK(TileFullViewMean_f32)->Apply(tileSizes);
