@@ -26,6 +26,8 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QSet>
 #include <QTemporaryDir>
 
@@ -565,6 +567,28 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
             = heatmapViewFromJson(session->view.value(QLatin1String("heatmap")).toObject(), {});
         sessionTokenView
             = tokenViewFromJson(session->view.value(QLatin1String("tokens")).toObject(), {});
+        // A session saved on the Long tab: that map has a length of its own, which the command
+        // line draws only when asked.
+        const QJsonObject longMap = session->view.value(QLatin1String("long_map")).toObject();
+        const bool lengthGiven
+            = std::any_of(arguments.begin(), arguments.end(), [](const QString &a) {
+                  return a == QLatin1String("--n") || a.startsWith(QLatin1String("--n="));
+              });
+        if (!lengthGiven
+            && session->view.value(QLatin1String("tabs"))
+                   .toArray()
+                   .contains(QStringLiteral("longMapView"))
+            && longMap.value(QLatin1String("n")).isDouble()) {
+            const int head = longMap.value(QLatin1String("head")).toInt(-1);
+            QTextStream(stderr)
+                << "attnlab " << command << ": note: the session shows the Long tab (n = "
+                << longMap.value(QLatin1String("n")).toInt() << "); this draws the Heads view "
+                << "of its parameters: add --n " << longMap.value(QLatin1String("n")).toInt()
+                << " --view head --head "
+                << (head < 0 ? QStringLiteral("mean") : QString::number(head)) << " --pooling "
+                << longMap.value(QLatin1String("pooling")).toString(QStringLiteral("max"))
+                << " for the Long tab's map\n";
+        }
         QStringList expanded = sessionArguments(*session);
         expanded.prepend(arguments.constFirst());
         expanded += arguments.mid(1);
@@ -847,6 +871,16 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
                               .arg(p.queryCount())
                               .arg(p.keyCount()));
     std::optional<SessionParameters> pb;
+    if (compare
+        && (p.queryCount() > SessionParameters::maxSequence
+            || p.keyCount() > SessionParameters::maxSequence))
+        return usageError(command,
+                          QStringLiteral("--view compare needs every head's full n_q x n_k "
+                                         "matrices of A and B, n and n_k up to %1 (got n_q = %2, "
+                                         "n_k = %3)")
+                              .arg(SessionParameters::maxSequence)
+                              .arg(p.queryCount())
+                              .arg(p.keyCount()));
     if (compare) {
         const auto variant = parseCompare(parser.value(QStringLiteral("compare")), p, &error);
         if (!variant)
@@ -1150,8 +1184,6 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
     QString tilesUnavailable;
     if (steps || compare || tokenView)
         tilesUnavailable = QStringLiteral("--view %1").arg(viewName);
-    else if (!dataPath.isEmpty())
-        tilesUnavailable = QStringLiteral("--data");
     else if (transformed)
         tilesUnavailable = transform.trimPadding ? QStringLiteral("--trim-padding")
                                                  : QStringLiteral("--hide-keys");
@@ -1163,9 +1195,12 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         tilesUnavailable = pooledSessionUnsupported(p);
     const bool longSequence = p.queryCount() > SessionParameters::maxSequence
         || p.keyCount() > SessionParameters::maxSequence;
+    // --data asks for numbers: every cell's while the full matrices can be held (auto), the
+    // pooled pixels' beyond maxSequence or with --compute tiles.
     const bool tiles = computeMode == QLatin1String("tiles")
         || (computeMode == QLatin1String("auto") && tilesUnavailable.isEmpty()
-            && (longSequence || double(sessionResultBytes(p)) > kTilesAboveBytes));
+            && (longSequence
+                || (dataPath.isEmpty() && double(sessionResultBytes(p)) > kTilesAboveBytes)));
     if (computeMode == QLatin1String("full") && longSequence)
         return usageError(command,
                           QStringLiteral("--compute full takes n and n_k up to %1 (got n_q = %2, "
@@ -1173,6 +1208,13 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
                               .arg(SessionParameters::maxSequence)
                               .arg(p.queryCount())
                               .arg(p.keyCount()));
+    // Over thousands of keys most weights are near 1/n_k, black on the fixed [0, 1] scale: unless
+    // --range (or the session) says otherwise, the tile engine's view is coloured as the window's
+    // Long tab colours it, up to the largest weight shown (log over the five decades below it,
+    // or linear from 0 with --scale linear).
+    const bool longTabColours = tiles && !parser.isSet(QStringLiteral("range"));
+    if (longTabColours && !parser.isSet(QStringLiteral("scale")))
+        options.scale = ColorScale::Log;
     if ((tiles || longSequence) && !tilesUnavailable.isEmpty())
         return usageError(command,
                           QStringLiteral("%1 needs every head's full n_q x n_k matrices: it does "
@@ -1212,8 +1254,8 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
             command,
             QStringLiteral("--n %1 (n_k = %2) with --d-model %3 and --heads %4 needs about %5 "
                            "for the tile engine's view: the larger of %6 while projecting the "
-                           "inputs and %7 for the queries, keys and row blocks plus %8 for %9 "
-                           "pooled images, and %10 for the picture; over --memory-budget-mib %11: "
+                           "inputs and %7 for the queries, keys and row blocks plus %8 for %9, "
+                           "and %10 for the picture; over --memory-budget-mib %11: "
                            "lower --n, --n-k or --d-model, or raise --memory-budget-mib")
                 .arg(p.queryCount())
                 .arg(p.keyCount())
@@ -1221,7 +1263,8 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
                 .arg(p.heads)
                 .arg(mibText(need), mibText(pooledBytes.inputs), mibText(pooledBytes.engine),
                      mibText(pooledBytes.images))
-                .arg(p.heads > 1 ? p.heads + 1 : 1)
+                .arg(p.heads > 1 ? QStringLiteral("%1 pooled images").arg(p.heads + 1)
+                                 : QStringLiteral("the pooled image"))
                 .arg(mibText(imageBytes), parser.value(QStringLiteral("memory-budget-mib"))));
     if (need > *budget)
         return usageError(
@@ -1260,6 +1303,38 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
     const QString note = windowNote(*position, result->queryCount(), result->keyCount());
     if (!note.isEmpty())
         QTextStream(stderr) << "attnlab " << command << ": " << note << "\n";
+    if (longTabColours) {
+        // The largest pooled weight of what is drawn: one head, the mean, or every head.
+        const auto largest = [](const MatrixD &w) { return w.size() ? w.maxCoeff() : 0.0; };
+        double top = 0;
+        if (options.view == HeatmapView::SingleHead && options.head >= result->headCount())
+            top = largest(result->weightsMean);
+        else if (options.view == HeatmapView::SingleHead)
+            top = largest(result->weights[std::size_t(options.head)]);
+        else
+            for (const MatrixD &w : result->weights)
+                top = std::max(top, largest(w));
+        options.autoRange = false;
+        options.fixedTop = top > 0 ? top : 1.0;
+        options.logFloor = options.fixedTop * 1e-5;
+        if (!out.isEmpty() || !batchDir.isEmpty())
+            QTextStream(stderr)
+                << "attnlab " << command << ": note: the tile engine's view is coloured "
+                << (options.scale == ColorScale::Log
+                        ? QStringLiteral("log10 over the five decades below its largest weight, "
+                                         "%1 (as the Long tab)")
+                        : QStringLiteral("linear from 0 to its largest weight, %1 (as the Long "
+                                         "tab)"))
+                       .arg(options.fixedTop, 0, 'g', 4)
+                << "; --range fixed gives [0, 1], --range auto the data's range\n";
+    }
+    if (tiles && !dataPath.isEmpty())
+        QTextStream(stderr) << "attnlab " << command
+                            << ": note: --data writes the tile engine's pooled view, "
+                            << result->queryCount() << " x " << result->keyCount()
+                            << " pixels a head (" << result->viewNote
+                            << "; query_index / key_index give each pixel's first query / key), "
+                               "not the n_q x n_k cells\n";
     if (p.window > 0 && p.mask == MaskChoice::None && givenOnCommandLine(QStringLiteral("mask")))
         QTextStream(stderr) << "attnlab " << command
                             << ": note: the sliding window is causal (query i sees the keys i - w "

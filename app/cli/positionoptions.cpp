@@ -88,9 +88,9 @@ std::optional<PositionSettings> positionSettings(const QCommandLineParser &parse
         s.kvHeads = Index(*g);
     }
     if (parser.isSet(QStringLiteral("window"))) {
-        // The window's and the session file's range.
-        const auto w
-            = intOption(parser, QStringLiteral("window"), 1, SessionParameters::maxSequence, error);
+        // Up to the longest sequence (the tile engine's); validate() bounds it by the n allowed.
+        const auto w = intOption(parser, QStringLiteral("window"), 1,
+                                 SessionParameters::maxLongSequence, error);
         if (!w)
             return std::nullopt;
         s.window = Index(*w);
@@ -101,8 +101,8 @@ std::optional<PositionSettings> positionSettings(const QCommandLineParser &parse
                                     "window never masks)");
             return std::nullopt;
         }
-        const auto n
-            = intOption(parser, QStringLiteral("sinks"), 0, SessionParameters::maxSequence, error);
+        const auto n = intOption(parser, QStringLiteral("sinks"), 0,
+                                 SessionParameters::maxLongSequence, error);
         if (!n)
             return std::nullopt;
         s.sinks = Index(*n);

@@ -344,11 +344,12 @@ void TestCliCompute::positionOptionErrors_data()
         << "--rope-convention must be interleaved or half";
     QTest::newRow("window 0") << "gqa_h8_g2_float64" << QStringList {"--window", "0"} << "--window";
     // 2^40 was taken; the range is the window's and the session file's.
-    QTest::newRow("window 2^40") << "gqa_h8_g2_float64" << QStringList {"--window", "1099511627776"}
-                                 << "--window must be an integer in [1, 4096], got '1099511627776'";
+    QTest::newRow("window 2^40")
+        << "gqa_h8_g2_float64" << QStringList {"--window", "1099511627776"}
+        << "--window must be an integer in [1, 65536], got '1099511627776'";
     QTest::newRow("sinks 2^40") << "gqa_h8_g2_float64"
                                 << QStringList {"--window", "2", "--sinks", "1099511627776"}
-                                << "--sinks must be an integer in [0, 4096], got '1099511627776'";
+                                << "--sinks must be an integer in [0, 65536], got '1099511627776'";
     QTest::newRow("kv heads disagree") << "gqa_h8_g2_float64" << QStringList {"--kv-heads", "4"}
                                        << "--kv-heads 4 disagrees with num_kv_heads";
     QTest::newRow("sinusoidal on projected heads")

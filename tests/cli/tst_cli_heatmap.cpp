@@ -14,11 +14,17 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "core/npy.h"
+
 #include <algorithm>
 #include <cmath>
 #include <tuple>
 #include <utility>
 #include <vector>
+
+using attn::listNpz;
+using attn::NpyArray;
+using attn::readNpzMember;
 
 class TestCliHeatmap : public QObject
 {
@@ -501,14 +507,15 @@ private slots:
                                                                    out,
                                                                    png}
                                                    << QStringLiteral("--view steps");
-        QTest::newRow("n 8192 with --data (needs the full matrices)")
+        QTest::newRow("n 8192 with the compare view (needs the full matrices)")
             << QStringList {QStringLiteral("--n"),
                             QStringLiteral("8192"),
-                            QStringLiteral("--data"),
-                            QStringLiteral("/tmp/never-written.npz"),
+                            QStringLiteral("--view"),
+                            QStringLiteral("compare"),
                             out,
                             png}
-            << QStringLiteral("--data needs every head's full n_q x n_k matrices");
+            << QStringLiteral("--view compare needs every head's full n_q x n_k matrices of A "
+                              "and B, n and n_k up to 4096 (got n_q = 8192, n_k = 8192)");
         QTest::newRow("tile engine over the memory budget")
             << QStringList {QStringLiteral("--n"),
                             QStringLiteral("65536"),
@@ -765,11 +772,11 @@ private slots:
     {
         const QString full = m_dir.filePath(QStringLiteral("full.png"));
         const QString tiles = m_dir.filePath(QStringLiteral("tiles.png"));
-        const QStringList common {QStringLiteral("--n"),       QStringLiteral("300"),
-                                  QStringLiteral("--d-model"), QStringLiteral("64"),
-                                  QStringLiteral("--heads"),   QStringLiteral("4"),
-                                  QStringLiteral("--mask"),    QStringLiteral("causal"),
-                                  QStringLiteral("--dtype"),   QStringLiteral("float32")};
+        const QStringList common {
+            QStringLiteral("--n"),     QStringLiteral("300"),     QStringLiteral("--d-model"),
+            QStringLiteral("64"),      QStringLiteral("--heads"), QStringLiteral("4"),
+            QStringLiteral("--mask"),  QStringLiteral("causal"),  QStringLiteral("--dtype"),
+            QStringLiteral("float32"), QStringLiteral("--range"), QStringLiteral("fixed")};
         const Run a = run(common
                           + QStringList {QStringLiteral("--compute"), QStringLiteral("full"),
                                          QStringLiteral("--out"), full});
@@ -788,6 +795,76 @@ private slots:
         QVERIFY2(differing == 0,
                  qPrintable(QStringLiteral("%1 of %2 pixels differ").arg(differing).arg(compared)));
         QVERIFY(ia != ib); // the captions differ
+
+        // Without --range the tile engine's view is coloured as the Long tab colours it and says
+        // so; with --range, and for the full matrices, nothing is said.
+        const QString autoTiles = m_dir.filePath(QStringLiteral("tiles-auto.png"));
+        const Run c = run(common.mid(0, common.size() - 2)
+                          + QStringList {QStringLiteral("--compute"), QStringLiteral("tiles"),
+                                         QStringLiteral("--out"), autoTiles});
+        QVERIFY2(c.exitCode == 0, qPrintable(c.err));
+        QVERIFY2(c.err.contains(QLatin1String("coloured log10 over the five decades below its "
+                                              "largest weight")),
+                 qPrintable(c.err));
+        QVERIFY(!a.err.contains(QLatin1String("coloured")));
+        QVERIFY(!b.err.contains(QLatin1String("coloured")));
+    }
+
+    // --data with the tile engine writes its pooled view. Where every cell has its own pixel
+    // (n = 300 < 1024) the weights and mask states are those of the full matrices; a sliding
+    // window longer than 4096 keys applies to a long sequence.
+    void tileEngineData()
+    {
+        const QString full = m_dir.filePath(QStringLiteral("data-full.npz"));
+        const QString tiles = m_dir.filePath(QStringLiteral("data-tiles.npz"));
+        const QStringList common {QStringLiteral("--n"),       QStringLiteral("300"),
+                                  QStringLiteral("--d-model"), QStringLiteral("16"),
+                                  QStringLiteral("--heads"),   QStringLiteral("2"),
+                                  QStringLiteral("--window"),  QStringLiteral("40"),
+                                  QStringLiteral("--sinks"),   QStringLiteral("2")};
+        const Run a = run(common
+                          + QStringList {QStringLiteral("--compute"), QStringLiteral("full"),
+                                         QStringLiteral("--data"), full});
+        QVERIFY2(a.exitCode == 0, qPrintable(a.err));
+        const Run b = run(common
+                          + QStringList {QStringLiteral("--compute"), QStringLiteral("tiles"),
+                                         QStringLiteral("--data"), tiles});
+        QVERIFY2(b.exitCode == 0, qPrintable(b.err));
+        QVERIFY2(b.err.contains(QLatin1String("--data writes the tile engine's pooled view, 300 x "
+                                              "300 pixels a head")),
+                 qPrintable(b.err));
+        for (const char *name : {"weights", "weights_mean", "mask_state"}) {
+            const NpyArray x = readNpzMember(full.toStdString(), name);
+            const NpyArray y = readNpzMember(tiles.toStdString(), name);
+            QCOMPARE(x.shape, y.shape);
+            double worst = 0;
+            for (std::size_t k = 0; k < x.values.size(); ++k)
+                worst = std::max(worst, std::abs(x.values[k] - y.values[k]));
+            QVERIFY2(worst <= 1e-12, qPrintable(QStringLiteral("%1: %2").arg(name).arg(worst)));
+        }
+        // The full matrices' own arrays (scores, per-row metrics) are not in the pooled view.
+        const std::vector<std::string> members = listNpz(tiles.toStdString());
+        QVERIFY(std::find(members.begin(), members.end(), "scores") == members.end());
+        QVERIFY(std::find(members.begin(), members.end(), "weights") != members.end());
+
+        // n = 5000 > 4096 with a window of 4500 keys: pooled 5 x 5 cells a pixel. The last
+        // pixel row holds queries 4995 … 4999, which see keys 496 … 4999 at the widest: its
+        // pixels of keys 0 … 494 are masked, and from keys 495 … 499 on they are not.
+        const QString longData = m_dir.filePath(QStringLiteral("data-long.npz"));
+        const Run c
+            = run({QStringLiteral("--n"), QStringLiteral("5000"), QStringLiteral("--d-model"),
+                   QStringLiteral("8"), QStringLiteral("--heads"), QStringLiteral("1"),
+                   QStringLiteral("--window"), QStringLiteral("4500"), QStringLiteral("--data"),
+                   longData});
+        QVERIFY2(c.exitCode == 0, qPrintable(c.err));
+        const NpyArray w = readNpzMember(longData.toStdString(), "weights");
+        QCOMPARE(w.shape, (std::vector<std::int64_t> {1, 1000, 1000}));
+        const NpyArray q = readNpzMember(longData.toStdString(), "query_index");
+        QCOMPARE(q.values[1], 5.0);
+        const NpyArray m = readNpzMember(longData.toStdString(), "mask_state");
+        const std::size_t last = std::size_t(999) * 1000;
+        QVERIFY(m.values[last + 0] != 0 && m.values[last + 98] != 0);
+        QVERIFY(m.values[last + 99] == 0 && m.values[last + 999] == 0);
     }
 
     // --compute auto: the tile engine once the full matrices would exceed 256 MiB, and the
@@ -884,6 +961,41 @@ private slots:
         QFile out2(data2);
         QVERIFY(out2.open(QIODevice::ReadOnly));
         QCOMPARE(QJsonDocument::fromJson(out2.readAll()).object().value("heads").toArray(), heads);
+    }
+
+    // A session saved on the Long tab: the command line draws the session's own n and says how
+    // to draw the Long tab's map; with --n given it says nothing.
+    void sessionOnTheLongTabSaysSo()
+    {
+        const QString session = m_dir.filePath(QStringLiteral("long.attnlab.json"));
+        QFile s(session);
+        QVERIFY(s.open(QIODevice::WriteOnly));
+        const QJsonObject params {{"version", 1}, {"n", 6}, {"d_model", 8}, {"heads", 2}};
+        const QJsonObject view {
+            {"tabs", QJsonArray {"longMapView"}},
+            {"long_map", QJsonObject {{"n", 5000}, {"head", -1}, {"pooling", "mean"}}}};
+        s.write(QJsonDocument(QJsonObject {{"format", "attnlab-session"},
+                                           {"version", 1},
+                                           {"parameters", params},
+                                           {"view", view}})
+                    .toJson());
+        s.close();
+        const QString png = m_dir.filePath(QStringLiteral("long-session.png"));
+        const Run a = run({"--session", session, "--out", png});
+        QVERIFY2(a.exitCode == 0, qPrintable(a.err));
+        QCOMPARE(a.err.section(QLatin1Char('\n'), 0, 0),
+                 QStringLiteral("attnlab heatmap: note: the session shows the Long tab (n = 5000); "
+                                "this draws the Heads view of its parameters: add --n 5000 --view "
+                                "head --head mean --pooling mean for the Long tab's map"));
+        const QString svg = m_dir.filePath(QStringLiteral("long-session.svg"));
+        const Run b = run({"--session", session, "--n", "5000", "--view", "head", "--head", "mean",
+                           "--pooling", "mean", "--out", svg});
+        QVERIFY2(b.exitCode == 0, qPrintable(b.err));
+        QVERIFY2(!b.err.contains(QLatin1String("Long tab")), qPrintable(b.err));
+        QFile f(svg);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QVERIFY(QString::fromUtf8(f.readAll())
+                    .contains(QStringLiteral("tile engine: mean of 5 \u00d7 5 cells per pixel")));
     }
 
     void dataExportNamesWindowMaskedCells_data()
@@ -1032,23 +1144,25 @@ private slots:
         QTest::addColumn<QString>("message"); // first line of stderr ("" for none)
         QTest::newRow("w 0")
             << QStringList {QStringLiteral("--window"), QStringLiteral("0")} << 2
-            << QStringLiteral("attnlab heatmap: --window must be an integer in [1, 4096], got '0'");
+            << QStringLiteral(
+                   "attnlab heatmap: --window must be an integer in [1, 65536], got '0'");
         QTest::newRow("w 2^40") << QStringList {QStringLiteral("--window"),
                                                 QStringLiteral("1099511627776")}
                                 << 2
                                 << QStringLiteral("attnlab heatmap: --window must be an integer in "
-                                                  "[1, 4096], got '1099511627776'");
+                                                  "[1, 65536], got '1099511627776'");
         QTest::newRow("sinks 2^40")
             << QStringList {QStringLiteral("--window"), QStringLiteral("3"),
                             QStringLiteral("--sinks"), QStringLiteral("1099511627776")}
             << 2
-            << QStringLiteral(
-                   "attnlab heatmap: --sinks must be an integer in [0, 4096], got '1099511627776'");
+            << QStringLiteral("attnlab heatmap: --sinks must be an integer in [0, 65536], got "
+                              "'1099511627776'");
         QTest::newRow("sinks -1")
             << QStringList {QStringLiteral("--window"), QStringLiteral("3"),
                             QStringLiteral("--sinks"), QStringLiteral("-1")}
             << 2
-            << QStringLiteral("attnlab heatmap: --sinks must be an integer in [0, 4096], got '-1'");
+            << QStringLiteral(
+                   "attnlab heatmap: --sinks must be an integer in [0, 65536], got '-1'");
         QTest::newRow("w 20 > n 8: a note")
             << QStringList {QStringLiteral("--window"), QStringLiteral("20")} << 0
             << QStringLiteral(
@@ -1082,8 +1196,8 @@ private slots:
                               "the future");
     }
 
-    // --window took 2^40 and w > n silently: the range is the window's and the session's
-    // [1, 4096] (sinks [0, 4096]); a window that masks nothing says so on stderr.
+    // --window took 2^40 and w > n silently: the range is the longest sequence's, [1, 65536]
+    // (sinks [0, 65536]); a window that masks nothing says so on stderr.
     void windowRange()
     {
         QFETCH(QStringList, args);

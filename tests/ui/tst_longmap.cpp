@@ -22,9 +22,11 @@
 #include "core/mask.h"
 #include "core/npy.h"
 
+#include <QFile>
 #include <QImage>
 #include <QLabel>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -292,6 +294,45 @@ private slots:
         view->setHead(kHeadMean);
         QVERIFY(waitFor([&] { return view->viewComplete(); }));
         checkTileColours(*view, ref);
+    }
+
+    // An exported figure keeps the colours on screen: its colour bar spans the tiles' range
+    // ([0, max weight], [0, 1], or five decades below the largest weight).
+    void exportedFigureKeepsTheScreensColours_data()
+    {
+        QTest::addColumn<int>("scale");
+        QTest::newRow("0 … max weight") << int(LongMapView::Scale::MaxWeight);
+        QTest::newRow("0 … 1") << int(LongMapView::Scale::Unit);
+        QTest::newRow("log") << int(LongMapView::Scale::Log);
+    }
+    void exportedFigureKeepsTheScreensColours()
+    {
+        QFETCH(int, scale);
+        SessionParameters p = smallParameters();
+        p.mask = MaskChoice::None; // a causal first row has weight 1
+        auto view = makeView(p, 300);
+        QVERIFY(view);
+        view->setScale(LongMapView::Scale(scale));
+        const ColorNorm norm = view->tiles()->norm();
+        QVERIFY(norm.vmax > 0 && norm.vmax <= 1);
+        if (LongMapView::Scale(scale) != LongMapView::Scale::Unit)
+            QVERIFY(norm.vmax < 1);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("window.svg"));
+        QSignalSpy done(view.get(), &LongMapView::exported);
+        view->exportWindow(path, QSize(640, 480));
+        QVERIFY(done.wait(60000));
+        QVERIFY2(done.first().at(1).toString().isEmpty(),
+                 qPrintable(done.first().at(1).toString()));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QString words = QString::fromUtf8(file.readAll())
+                                  .remove(QRegularExpression(QStringLiteral("<[^>]*>")))
+                                  .simplified();
+        const QString range
+            = QStringLiteral("fixed [%1, %2]")
+                  .arg(figure::formatTick(norm.vmin), figure::formatTick(norm.vmax));
+        QVERIFY2(words.contains(range), qPrintable(range + QStringLiteral(" in ") + words));
     }
 
     void hoverComputesTheCell()

@@ -218,8 +218,10 @@ ColorNorm HeatmapRenderer::norm() const
     const bool weights = m_options.quantity == HeatmapQuantity::Weights;
     const bool log = m_options.scale == ColorScale::Log && weights;
     const bool useMask = cellMasksToApply();
-    ColorNorm n = log ? ColorNorm::log(std::max(m_options.logFloor, 1e-300), 1.0)
-                      : ColorNorm::linear(0.0, 1.0);
+    const double top
+        = m_options.fixedTop > 0 && std::isfinite(m_options.fixedTop) ? m_options.fixedTop : 1.0;
+    ColorNorm n = log ? ColorNorm::log(std::clamp(m_options.logFloor, 1e-300, top * 0.5), top)
+                      : ColorNorm::linear(0.0, top);
     if (m_result && m_result->ok() && (m_options.autoRange || !weights)) {
         double lo = std::numeric_limits<double>::infinity();
         double hi = -lo;

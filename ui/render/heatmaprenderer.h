@@ -53,11 +53,15 @@ struct HeatmapOptions
     HeatmapQuantity quantity = HeatmapQuantity::Weights;
     ColormapId colormap = ColormapId::Viridis;
     ColorScale scale = ColorScale::Linear;
-    /// false: weights use the fixed range [0, 1] (log: [logFloor, 1]) so 1.0 is the top of the
-    /// scale; true: the data's min … max over the shown tiles (masked cells excluded).
-    /// Scores always use their data range (symmetric about 0 with a diverging colormap).
+    /// false: weights use the fixed range [0, fixedTop] (log: [logFloor, fixedTop]) so 1.0 is
+    /// the top of the scale by default; true: the data's min … max over the shown tiles (masked
+    /// cells excluded). Scores always use their data range (symmetric about 0 with a diverging
+    /// colormap).
     bool autoRange = false;
-    double logFloor = 1e-4; ///< lower end of a fixed log range
+    double logFloor = 1e-4; ///< lower end of a fixed log range (below fixedTop)
+    /// Upper end of the fixed range of weights: 1, or the largest weight of a long sequence's
+    /// map (the Long tab's "0 … max weight", whose exports keep its colours).
+    double fixedTop = 1.0;
     /// Upper bound of a tile image's side in pixels: more cells than this are pooled (painting
     /// pools further, to the device pixels of the tile on screen or in a PNG).
     int maxImageSide = 1024;

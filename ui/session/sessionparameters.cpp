@@ -207,9 +207,9 @@ QString SessionParameters::validate(int maxN) const
         return e;
     if (kvHeads < 0 || (kvHeads > 0 && (kvHeads > heads || heads % kvHeads != 0)))
         return QStringLiteral("g=%1 key/value heads must divide h=%2").arg(kvHeads).arg(heads);
-    if (QString e = outOfRange(QStringLiteral("window w"), window, 0, maxSequence); !e.isEmpty())
+    if (QString e = outOfRange(QStringLiteral("window w"), window, 0, maxN); !e.isEmpty())
         return e;
-    if (QString e = outOfRange(QStringLiteral("sinks"), sinks, 0, maxSequence); !e.isEmpty())
+    if (QString e = outOfRange(QStringLiteral("sinks"), sinks, 0, maxN); !e.isEmpty())
         return e;
     if (sinks > 0 && window == 0)
         return QStringLiteral("attention sinks need a sliding window (w > 0)");

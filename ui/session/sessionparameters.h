@@ -88,8 +88,8 @@ struct SessionParameters
     QString indexedQueryLabel(int i) const;
     QString indexedKeyLabel(int j) const;
 
-    /// Empty when valid, else a message naming the first bad parameter; n and n_k may be up to
-    /// maxN (maxLongSequence for the tile engine's views).
+    /// Empty when valid, else a message naming the first bad parameter; n, n_k, the sliding
+    /// window w and the sinks may be up to maxN (maxLongSequence for the tile engine's views).
     QString validate(int maxN = maxSequence) const;
 
     bool operator==(const SessionParameters &) const = default;

@@ -328,6 +328,9 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
     m_scaleCombo->addItem(tr("0 … max w"));
     m_scaleCombo->addItem(tr("0 … 1"));
     m_scaleCombo->addItem(tr("log"));
+    // Log by default: over thousands of keys most weights are near 1/n, and one weight of 1 (a
+    // causal map's first row) leaves a linear scale black.
+    m_scaleCombo->setCurrentIndex(int(Scale::Log));
     m_scaleCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_scaleCombo->setToolTip(tr("Colour scale: linear up to the head's largest weight, linear "
                                 "over [0, 1], or log₁₀ over the five decades below the largest "
@@ -1088,8 +1091,11 @@ void LongMapView::exportWindow(const QString &path, QSize size, qreal dpr)
     const SessionParameters params = m_tiles->parameters();
     const Index heads = params.heads;
     const int shownHead = m_head == kHeadMean ? int(heads) : int(m_head);
-    const bool log = Scale(m_scaleCombo->currentIndex()) == Scale::Log;
-    const bool autoRange = Scale(m_scaleCombo->currentIndex()) == Scale::MaxWeight;
+    // The colours on screen (updateColors): [0, max weight], [0, 1] or five decades below the
+    // largest weight.
+    const Scale scale = Scale(m_scaleCombo->currentIndex());
+    const double largest = m_tiles->maxWeight(m_head);
+    const double top = scale == Scale::Unit || !(largest > 0) ? 1.0 : largest;
     // A figure: pooled to the figure's device pixels; data: to at most 1024 × 1024.
     const Index side
         = figure ? Index(std::ceil(std::max(size.width(), size.height()) * dpr)) : Index(1024);
@@ -1118,8 +1124,9 @@ void LongMapView::exportWindow(const QString &path, QSize size, qreal dpr)
             o.view = HeatmapView::SingleHead;
             o.head = shownHead;
             o.colormap = colormap;
-            o.scale = log ? ColorScale::Log : ColorScale::Linear;
-            o.autoRange = autoRange || log;
+            o.scale = scale == Scale::Log ? ColorScale::Log : ColorScale::Linear;
+            o.fixedTop = top;
+            o.logFloor = top * 1e-5;
             o.maxImageSide = int(side);
             renderer.setOptions(o);
             bool ok = false;
