@@ -51,6 +51,15 @@ private:
         return r;
     }
 
+    /// `heatmap <args> --compute <mode> <option> <path>`.
+    Run runComputed(const QStringList &args, const char *mode, const char *option,
+                    const QString &path)
+    {
+        return run(args
+                   + QStringList {QStringLiteral("--compute"), QLatin1String(mode),
+                                  QLatin1String(option), path});
+    }
+
     /// The file `heatmap <args> --out <path>` writes (empty when it fails: exit status ≠ 0).
     QByteArray exported(const QStringList &args, const QString &path)
     {
@@ -777,13 +786,9 @@ private slots:
             QStringLiteral("64"),      QStringLiteral("--heads"), QStringLiteral("4"),
             QStringLiteral("--mask"),  QStringLiteral("causal"),  QStringLiteral("--dtype"),
             QStringLiteral("float32"), QStringLiteral("--range"), QStringLiteral("fixed")};
-        const Run a = run(common
-                          + QStringList {QStringLiteral("--compute"), QStringLiteral("full"),
-                                         QStringLiteral("--out"), full});
+        const Run a = runComputed(common, "full", "--out", full);
         QVERIFY2(a.exitCode == 0, qPrintable(a.err));
-        const Run b = run(common
-                          + QStringList {QStringLiteral("--compute"), QStringLiteral("tiles"),
-                                         QStringLiteral("--out"), tiles});
+        const Run b = runComputed(common, "tiles", "--out", tiles);
         QVERIFY2(b.exitCode == 0, qPrintable(b.err));
         const QImage ia(full), ib(tiles);
         QCOMPARE(ia.size(), ib.size());
@@ -799,9 +804,7 @@ private slots:
         // Without --range the tile engine's view is coloured as the Long tab colours it and says
         // so; with --range, and for the full matrices, nothing is said.
         const QString autoTiles = m_dir.filePath(QStringLiteral("tiles-auto.png"));
-        const Run c = run(common.mid(0, common.size() - 2)
-                          + QStringList {QStringLiteral("--compute"), QStringLiteral("tiles"),
-                                         QStringLiteral("--out"), autoTiles});
+        const Run c = runComputed(common.mid(0, common.size() - 2), "tiles", "--out", autoTiles);
         QVERIFY2(c.exitCode == 0, qPrintable(c.err));
         QVERIFY2(c.err.contains(QLatin1String("coloured log10 over the five decades below its "
                                               "largest weight")),
@@ -822,13 +825,9 @@ private slots:
                                   QStringLiteral("--heads"),   QStringLiteral("2"),
                                   QStringLiteral("--window"),  QStringLiteral("40"),
                                   QStringLiteral("--sinks"),   QStringLiteral("2")};
-        const Run a = run(common
-                          + QStringList {QStringLiteral("--compute"), QStringLiteral("full"),
-                                         QStringLiteral("--data"), full});
+        const Run a = runComputed(common, "full", "--data", full);
         QVERIFY2(a.exitCode == 0, qPrintable(a.err));
-        const Run b = run(common
-                          + QStringList {QStringLiteral("--compute"), QStringLiteral("tiles"),
-                                         QStringLiteral("--data"), tiles});
+        const Run b = runComputed(common, "tiles", "--data", tiles);
         QVERIFY2(b.exitCode == 0, qPrintable(b.err));
         QVERIFY2(b.err.contains(QLatin1String("--data writes the tile engine's pooled view, 300 x "
                                               "300 pixels a head")),
