@@ -676,6 +676,18 @@ template<typename T> bool TileEngine<T>::rowStatisticsComplete(Index head) const
     return true;
 }
 
+template<typename T> bool TileEngine<T>::rowFullyMasked(Index i) const
+{
+    if (i < 0 || i >= queries())
+        throw InvalidArgument("TileEngine::rowFullyMasked: query " + std::to_string(i)
+                              + " out of range [0, " + std::to_string(queries()) + ")");
+    // The mask is shared by the heads: any head whose row is known tells.
+    for (const RowStats &st : m_stats)
+        if (st.known[std::size_t(i)])
+            return st.shift[std::size_t(i)] == -std::numeric_limits<T>::infinity();
+    return false;
+}
+
 template<typename T> double TileEngine<T>::maxWeight(Index head) const
 {
     if (!rowStatisticsComplete(head))

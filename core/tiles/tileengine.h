@@ -187,6 +187,12 @@ public:
     /// head is out of range or rowStatisticsComplete(head) is false.
     double maxWeight(Index head) const;
 
+    /// Whether query i's row is fully masked — every key masked and the fill −inf, so the row
+    /// has no weight at all — by its statistics: false while they are not known (the first
+    /// render over every key of the row, or rowMetrics(), computes them). Throws
+    /// InvalidArgument for i outside [0, n_q).
+    bool rowFullyMasked(Index i) const;
+
     /// The window covering every cell.
     TileWindow fullWindow() const { return {0, queries(), 0, keys()}; }
 

@@ -150,6 +150,7 @@ private:
                      m.first.c_str());
         const NpyArray &qi = find("query_index");
         const NpyArray &ki = find("key_index");
+        const NpyArray &fullyMasked = find("fully_masked");
         QCOMPARE(weights.ndim(), 3);
         QCOMPARE(weights.shape[0], std::int64_t(ref.headCount()));
         const Index rows = weights.shape[1], cols = weights.shape[2];
@@ -171,6 +172,14 @@ private:
             const double err = (got - expected).cwiseAbs().maxCoeff();
             QVERIFY2(err <= tol,
                      qPrintable(QStringLiteral("%1 head %2: %3").arg(what).arg(h).arg(err)));
+            // A pixel row is fully masked when each of its queries is over every key, not
+            // when the visible keys happen to be masked.
+            for (Index y = 0; y < rows; ++y) {
+                bool all = true;
+                for (Index i = r0 + y * perRow; all && i < std::min(r1, r0 + (y + 1) * perRow); ++i)
+                    all = ref.fullyMasked[std::size_t(h)][std::size_t(i)] != 0;
+                QCOMPARE(fullyMasked.values[std::size_t(h * rows + y)] != 0, all);
+            }
         }
     }
 
@@ -294,6 +303,32 @@ private slots:
         view->setHead(kHeadMean);
         QVERIFY(waitFor([&] { return view->viewComplete(); }));
         checkTileColours(*view, ref);
+    }
+
+    // A window of masked keys only (above a causal diagonal) exports its pixels as masked but
+    // no row as fully masked: those queries attend to the keys left of the window.
+    void windowOfMaskedKeysHasNoFullyMaskedRow()
+    {
+        auto view = makeView(smallParameters(), 300);
+        QVERIFY(view);
+        view->setViewRect({0, 60, 200, 260});
+        QVERIFY(waitFor([&] { return view->viewComplete(); }));
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("masked.npz"));
+        QSignalSpy done(view.get(), &LongMapView::exported);
+        view->exportWindow(path);
+        QVERIFY(done.wait(60000));
+        QVERIFY2(done.first().at(1).toString().isEmpty(),
+                 qPrintable(done.first().at(1).toString()));
+        const NpyArray states = readNpzMember(path.toStdString(), "mask_state");
+        const NpyArray rows = readNpzMember(path.toStdString(), "fully_masked");
+        QVERIFY(!states.values.empty() && !rows.values.empty());
+        for (double v : states.values)
+            QVERIFY(v != 0);
+        for (double v : rows.values)
+            QCOMPARE(v, 0.0);
+        const SessionResult ref = computeSession(view->mapParameters());
+        checkExport(*view, ref, 1e-12, "masked window");
     }
 
     // An exported figure keeps the colours on screen: its colour bar spans the tiles' range

@@ -81,7 +81,7 @@ public:
         std::vector<PooledTile<T>> tiles
             = m_engine.render(heads, window, maxWidth, maxHeight, pooling);
         SessionResult r;
-        pooledTilesResult(tiles, m_engine.heads(), r);
+        pooledTilesResult(tiles, m_engine, r);
         r.scale = m_engine.scale();
         return r;
     }
@@ -98,7 +98,7 @@ public:
         std::vector<PooledTile<T>> tiles = m_engine.render(
             which, window, tileGridWithCells(window, 1, 1), TilePooling::Max, &metrics);
         SessionResult r;
-        pooledTilesResult(tiles, h, r);
+        pooledTilesResult(tiles, m_engine, r);
         metrics.resize(std::size_t(h));
         r.fullyMasked.clear();
         r.worstRowSumError = 0;

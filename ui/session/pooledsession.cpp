@@ -36,14 +36,16 @@ void computePooled(const SessionParameters &p, int side, TilePooling pooling, Se
     std::vector<PooledTile<T>> tiles
         = engine.render(heads, engine.fullWindow(), side, side, pooling, nullptr, &stop);
 
-    pooledTilesResult(tiles, p.heads, r);
+    pooledTilesResult(tiles, engine, r);
 }
 
 } // namespace
 
 template<typename T>
-void pooledTilesResult(std::vector<PooledTile<T>> &tiles, Index heads, SessionResult &r)
+void pooledTilesResult(std::vector<PooledTile<T>> &tiles, const TileEngine<T> &engine,
+                       SessionResult &r)
 {
+    const Index heads = engine.heads();
     const TileGrid g = tiles.front().grid;
     const TileWindow window = tiles.front().window;
     const TilePooling pooling = tiles.front().pooling;
@@ -55,10 +57,18 @@ void pooledTilesResult(std::vector<PooledTile<T>> &tiles, Index heads, SessionRe
     r.weightsMean
         = heads > 1 ? MatrixD(tiles.back().values.template cast<double>()) : r.weights.front();
     r.maskState = tiles.front().maskState;
-    // A pixel row is fully masked when every pixel of it is (every cell of its rows masked).
+    // A pixel row is fully masked when each of its queries is, over every key: in a window of
+    // some keys only, every pixel of a row may be masked while its queries attend elsewhere.
     std::vector<std::uint8_t> rowMasked(std::size_t(g.height), 0);
-    for (Index y = 0; y < g.height; ++y)
-        rowMasked[std::size_t(y)] = (r.maskState.row(y).array() != 0).all() ? 1 : 0;
+    for (Index y = 0; y < g.height; ++y) {
+        if (!(r.maskState.row(y).array() != 0).all())
+            continue;
+        bool all = true;
+        for (Index i = window.rowBegin + y * g.rowsPerPixel;
+             all && i < std::min(window.rowEnd, window.rowBegin + (y + 1) * g.rowsPerPixel); ++i)
+            all = engine.rowFullyMasked(i);
+        rowMasked[std::size_t(y)] = all ? 1 : 0;
+    }
     r.fullyMasked.assign(std::size_t(heads), rowMasked);
     r.queryIndex.resize(std::size_t(g.height));
     for (Index y = 0; y < g.height; ++y)
@@ -73,8 +83,10 @@ void pooledTilesResult(std::vector<PooledTile<T>> &tiles, Index heads, SessionRe
               .arg(g.colsPerPixel);
 }
 
-template void pooledTilesResult<float>(std::vector<PooledTile<float>> &, Index, SessionResult &);
-template void pooledTilesResult<double>(std::vector<PooledTile<double>> &, Index, SessionResult &);
+template void pooledTilesResult<float>(std::vector<PooledTile<float>> &, const TileEngine<float> &,
+                                       SessionResult &);
+template void pooledTilesResult<double>(std::vector<PooledTile<double>> &,
+                                        const TileEngine<double> &, SessionResult &);
 
 template<typename T>
 TileEngine<T> sessionTileEngine(const SessionParameters &p, const std::function<bool()> &cancelled)

@@ -48,14 +48,16 @@ template<typename T>
 TileEngine<T> sessionTileEngine(const SessionParameters &params,
                                 const std::function<bool()> &cancelled = {});
 
-/// The images of one TileEngine::render() of heads 0 … heads − 1, then kHeadMean when heads > 1
-/// (all of one window and grid), as a SessionResult whose cells are the pixels: weights and
-/// weightsMean grid.height × grid.width (float64), maskState, fullyMasked per pixel row,
-/// queryIndex / keyIndex the first query / key of each pixel row / column, viewNote "tile
-/// engine: max of 16 × 16 cells per pixel". Moves the values out of `tiles`. Scores, scaled
-/// scores and per-row metrics are not filled.
+/// The images of one engine.render() of heads 0 … heads − 1, then kHeadMean when heads > 1 (all
+/// of one window and grid), as a SessionResult whose cells are the pixels: weights and
+/// weightsMean grid.height × grid.width (float64), maskState, fullyMasked per pixel row (every
+/// query of it fully masked over all keys, TileEngine::rowFullyMasked — not merely masked in a
+/// window of keys), queryIndex / keyIndex the first query / key of each pixel row / column,
+/// viewNote "tile engine: max of 16 × 16 cells per pixel". Moves the values out of `tiles`.
+/// Scores, scaled scores and per-row metrics are not filled.
 template<typename T>
-void pooledTilesResult(std::vector<PooledTile<T>> &tiles, Index heads, SessionResult &r);
+void pooledTilesResult(std::vector<PooledTile<T>> &tiles, const TileEngine<T> &engine,
+                       SessionResult &r);
 
 /// The session's weights (seeded inputs as computeSession draws them, params.tensors unset) by
 /// the tile engine: per head and for the mean over heads the full view pooled to

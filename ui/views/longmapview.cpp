@@ -222,28 +222,33 @@ void LongMapView::Canvas::paintEvent(QPaintEvent *)
         return out;
     };
     const QFontMetricsF fm(painter.font());
-    for (double r :
-         ticks(std::max(0.0, view.rowBegin), std::min(double(pyramid->queries()), view.rowEnd))) {
+    // The axes run along the map where it is drawn (a fitted map that is wider than tall leaves
+    // room above and below it), and label cells: positions 0 … n − 1.
+    const QRectF shown = weights.intersected(area);
+    const qreal axisTop = shown.isEmpty() ? area.top() : shown.top();
+    const qreal axisLeft = shown.isEmpty() ? area.left() : shown.left();
+    for (double r : ticks(std::max(0.0, view.rowBegin),
+                          std::min(double(pyramid->queries() - 1), view.rowEnd))) {
         const qreal y = toScreen(r, 0).y();
-        painter.drawLine(QPointF(area.left() - 4, y), QPointF(area.left(), y));
-        painter.drawText(QRectF(0, y - fm.height() / 2, area.left() - 6, fm.height()),
+        painter.drawLine(QPointF(axisLeft - 4, y), QPointF(axisLeft, y));
+        painter.drawText(QRectF(0, y - fm.height() / 2, axisLeft - 6, fm.height()),
                          Qt::AlignRight | Qt::AlignVCenter, QString::number(qint64(r)));
     }
     for (double c :
-         ticks(std::max(0.0, view.colBegin), std::min(double(pyramid->keys()), view.colEnd))) {
+         ticks(std::max(0.0, view.colBegin), std::min(double(pyramid->keys() - 1), view.colEnd))) {
         const qreal x = toScreen(0, c).x();
-        painter.drawLine(QPointF(x, area.top() - 4), QPointF(x, area.top()));
+        painter.drawLine(QPointF(x, axisTop - 4), QPointF(x, axisTop));
         const QString label = QString::number(qint64(c));
         const qreal lw = fm.horizontalAdvance(label);
         painter.drawText(
-            QPointF(std::clamp(x - lw / 2, area.left(), area.right() - lw), area.top() - 7), label);
+            QPointF(std::clamp(x - lw / 2, area.left(), area.right() - lw), axisTop - 7), label);
     }
     painter.save();
     painter.translate(10, area.center().y());
     painter.rotate(-90);
     painter.drawText(QRectF(-80, -10, 160, 14), Qt::AlignCenter, tr("query i"));
     painter.restore();
-    painter.drawText(QPointF(area.left() - fm.horizontalAdvance(tr("key j")) - 8, area.top() - 7),
+    painter.drawText(QPointF(axisLeft - fm.horizontalAdvance(tr("key j")) - 8, axisTop - 7),
                      tr("key j"));
 
     // The row strip: the hovered query's weights over the visible keys, pooled like the map.
@@ -269,17 +274,24 @@ void LongMapView::Canvas::paintEvent(QPaintEvent *)
             painter.fillRect(QRectF(x0, strip.bottom() - h, x1 - x0, h), line);
         }
         painter.restore();
-        painter.drawText(QRectF(0, strip.top(), area.left() - 6, strip.height()),
-                         Qt::AlignRight | Qt::AlignVCenter | Qt::TextWordWrap,
-                         tr("row %1\n0 … %2").arg(row.query).arg(top, 0, 'g', 2));
+        painter.drawText(
+            QRectF(0, strip.top(), area.left() - 6, strip.height()),
+            Qt::AlignRight | Qt::AlignVCenter | Qt::TextWordWrap,
+            std::all_of(row.maskState.begin(), row.maskState.end(),
+                        [](std::uint8_t m) { return m != 0; })
+                ? tr("row %1\nmasked here").arg(row.query)
+                : tr("row %1\n0 … %2")
+                      .arg(row.query)
+                      .arg(*std::max_element(row.values.begin(), row.values.end()), 0, 'g', 2));
     } else {
-        painter.drawText(strip.adjusted(6, 0, -6, 0), Qt::AlignCenter,
+        painter.drawText(strip.adjusted(6, 0, -6, 0), Qt::AlignCenter | Qt::TextWordWrap,
                          tr("hover the map: that query's weights over the visible keys"));
     }
 
     // Colour bar.
     const Colormap map(tiles->colormap());
-    const QRectF bar(area.right() + 14, area.top(), 14, area.height());
+    const QRectF bar(area.right() + 14, axisTop, 14,
+                     shown.isEmpty() ? area.height() : shown.height());
     painter.drawImage(bar, map.strip(256, Qt::Vertical));
     painter.drawRect(bar);
     const ColorNorm norm = tiles->norm();
