@@ -845,6 +845,15 @@ private slots:
         const std::vector<std::string> members = listNpz(tiles.toStdString());
         QVERIFY(std::find(members.begin(), members.end(), "scores") == members.end());
         QVERIFY(std::find(members.begin(), members.end(), "weights") != members.end());
+        // Nor are their CSV columns.
+        const QString csvPath = m_dir.filePath(QStringLiteral("data-tiles.csv"));
+        const Run csvRun = runComputed({QStringLiteral("--n"), QStringLiteral("40")}, "tiles",
+                                       "--data", csvPath);
+        QVERIFY2(csvRun.exitCode == 0, qPrintable(csvRun.err));
+        QFile csv(csvPath);
+        QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
+        QCOMPARE(csv.readLine().trimmed(),
+                 QByteArray("head,query,key,query_label,key_label,weight,mask"));
 
         // n = 5000 > 4096 with a window of 4500 keys: pooled 5 x 5 cells a pixel. The last
         // pixel row holds queries 4995 … 4999, which see keys 496 … 4999 at the widest: its

@@ -305,6 +305,34 @@ private slots:
         checkTileColours(*view, ref);
     }
 
+    // Switching the pooling of a computed map keeps the zoom and the row statistics: no first
+    // full view again, the visible tiles pooled anew, exactly.
+    void poolingSwitchKeepsTheView()
+    {
+        auto view = makeView(smallParameters(), 700);
+        QVERIFY(view);
+        const SessionResult ref = computeSession(view->mapParameters());
+        QVERIFY2(ref.ok(), qPrintable(ref.error));
+        view->zoomAt(view->mapArea().center(), 3.0);
+        QVERIFY(waitFor([&] { return view->viewComplete(); }));
+        const CellRect before = view->viewRect();
+        QSignalSpy shown(view.get(), &LongMapView::fullViewShown);
+        view->setPooling(TilePooling::Mean);
+        QCOMPARE(view->tiles()->pooling(), TilePooling::Mean);
+        QVERIFY(view->tiles()->isReady());
+        QVERIFY(waitFor([&] { return view->viewComplete(); }));
+        QCOMPARE(shown.count(), 0);
+        QCOMPARE(view->viewRect().rowBegin, before.rowBegin);
+        QCOMPARE(view->viewRect().colEnd, before.colEnd);
+        checkExport(*view, ref, 1e-12, "mean after max");
+        checkTileColours(*view, ref);
+        view->setPooling(TilePooling::Max);
+        QVERIFY(waitFor([&] { return view->viewComplete(); }));
+        QCOMPARE(shown.count(), 0);
+        checkExport(*view, ref, 1e-12, "max again");
+        checkTileColours(*view, ref);
+    }
+
     // A window of masked keys only (above a causal diagonal) exports its pixels as masked but
     // no row as fully masked: those queries attend to the keys left of the window.
     void windowOfMaskedKeysHasNoFullyMaskedRow()

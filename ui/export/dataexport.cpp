@@ -365,7 +365,11 @@ bool writeCsvFiles(const SessionResult &r, const QString &path, QStringList *wri
 
     {
         TextOut out(path);
-        out << "head,query,key,query_label,key_label,weight,raw_score,scaled_score,mask\n";
+        // A pooled view (the tile engine's) has no scores: no columns for them.
+        const bool hasScores = int(r.scores.size()) == h && h > 0;
+        out << (hasScores ? "head,query,key,query_label,key_label,weight,raw_score,scaled_score,"
+                            "mask\n"
+                          : "head,query,key,query_label,key_label,weight,mask\n");
         for (int head = 0; head <= h; ++head) {
             const bool mean = head == h;
             if (mean && h < 2)
@@ -381,12 +385,14 @@ bool writeCsvFiles(const SessionResult &r, const QString &path, QStringList *wri
                     out.integer(r.originalKey(int(j)));
                     out << ',' << qText[std::size_t(i)] << ',' << kText[std::size_t(j)] << ',';
                     out.number(w(i, j), false);
-                    out << ',';
-                    if (!mean && k < r.scores.size())
-                        out.number(r.scores[k](i, j), false);
-                    out << ',';
-                    if (!mean && k < r.scaledScores.size())
-                        out.number(r.scaledScores[k](i, j), false);
+                    if (hasScores) {
+                        out << ',';
+                        if (!mean)
+                            out.number(r.scores[k](i, j), false);
+                        out << ',';
+                        if (!mean && k < r.scaledScores.size())
+                            out.number(r.scaledScores[k](i, j), false);
+                    }
                     out << ',' << masks[maskAt(r, i, j) & 15] << '\n';
                 }
             }

@@ -15,7 +15,8 @@
 //   query_index    n_q, key_index n_k   int64, the positions of the computation that are shown
 // A pooled view (the tile engine's: `attnlab heatmap --compute tiles`, the Long tab's export of
 // a window) has weights only: scores, scaled_scores and the metric series are left out of .npz
-// and .npy, empty in JSON, blank in the CSV, and no _metrics.csv is written.
+// and .npy, empty in JSON, the CSV has no raw_score and scaled_score columns, and no
+// _metrics.csv is written.
 //
 // Formats (the path's suffix chooses, see dataFormatForPath):
 //   .npz  every array above as a member (np.load(path)["weights"]), deflate-compressed;

@@ -240,7 +240,8 @@ struct LongMapTiles::Shared
 
     ColormapId colormap = ColormapId::Viridis;
     ColorNorm norm;
-    quint64 colorVersion = 0; // grows with every setColors()
+    quint64 colorVersion = 0; // grows with every setColors() and setPooling()
+    TilePooling pooling = TilePooling::Max; // setPooling()'s, for the engine of `generation`
 
     Stats stats;
 };
@@ -318,6 +319,12 @@ void LongMapTiles::Worker::loop()
             continue;
         }
         const quint64 generation = m_engineGeneration;
+        if (m_engine && s.generation == m_engineGeneration && s.pooling != m_pooling) {
+            // Another pooling of the same engine: the cached values are of the old one.
+            m_pooling = s.pooling;
+            m_values.clear();
+            m_used.clear();
+        }
         if (s.cell) {
             const Shared::CellJob c = *s.cell;
             s.cell.reset();
@@ -573,6 +580,7 @@ void LongMapTiles::start(const SessionParameters &params, TilePooling pooling, i
         std::lock_guard lock(m_shared->mutex);
         m_shared->generation = m_generation;
         m_shared->cancelStart = true; // stops a full view still running
+        m_shared->pooling = pooling;
         m_shared->wanted.clear();
         m_shared->cell.reset();
         if (error.isEmpty())
@@ -652,6 +660,22 @@ void LongMapTiles::setColors(ColormapId colormap, ColorNorm norm)
     m_shared->norm = norm;
     m_shared->colorVersion = m_colorVersion;
     m_shared->wanted.clear();
+}
+
+void LongMapTiles::setPooling(TilePooling pooling)
+{
+    if (!m_ready || pooling == m_pooling)
+        return;
+    m_pooling = pooling;
+    ++m_colorVersion; // tiles of the old pooling still on their way are dropped
+    m_images.clear();
+    m_used.clear();
+    m_wanted.clear();
+    std::lock_guard lock(m_shared->mutex);
+    m_shared->pooling = pooling;
+    m_shared->colorVersion = m_colorVersion;
+    m_shared->wanted.clear();
+    m_shared->cell.reset();
 }
 
 void LongMapTiles::request(Index head, int level, const std::vector<TileIndex> &tiles)

@@ -124,6 +124,11 @@ public:
     /// Colours of later tiles: `colormap` over `norm` (a change recolours the cached values on
     /// the worker; the GUI's images are dropped and come back as tileReady).
     void setColors(ColormapId colormap, ColorNorm norm);
+    /// How later tiles, row strips and exports pool their cells, keeping the engine and its row
+    /// statistics (the first full view is not computed again): both caches are dropped and the
+    /// tiles asked for come back as tileReady. Ignored before fullViewReady() (start() takes
+    /// the pooling of a map still to be computed).
+    void setPooling(TilePooling pooling);
     ColormapId colormap() const { return m_colormap; }
     ColorNorm norm() const { return m_norm; }
 

@@ -423,7 +423,7 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
     connect(m_nSpin, &QSpinBox::valueChanged, this, [this] { scheduleRecompute(); });
     connect(m_headCombo, &QComboBox::activated, this,
             [this](int index) { setHead(index < m_params.heads ? Index(index) : kHeadMean); });
-    connect(m_poolingCombo, &QComboBox::activated, this, [this] { scheduleRecompute(); });
+    connect(m_poolingCombo, &QComboBox::activated, this, [this] { setPooling(pooling()); });
     connect(m_scaleCombo, &QComboBox::activated, this, [this] { updateColors(); });
     connect(m_fitButton, &QPushButton::clicked, this, &LongMapView::fit);
     connect(m_stepsButton, &QPushButton::clicked, this, &LongMapView::openWindowInSteps);
@@ -505,8 +505,13 @@ QWidget *LongMapView::canvas() const
 
 QString LongMapView::keyOf(const SessionParameters &p) const
 {
+    return keyOf(p, pooling());
+}
+
+QString LongMapView::keyOf(const SessionParameters &p, TilePooling pooling)
+{
     return QString::fromUtf8(QJsonDocument(p.toJson()).toJson(QJsonDocument::Compact))
-        + QLatin1Char('/') + QString::number(int(pooling()));
+        + QLatin1Char('/') + QString::number(int(pooling));
 }
 
 void LongMapView::setParameters(const SessionParameters &p)
@@ -554,6 +559,19 @@ void LongMapView::setHead(Index head)
 void LongMapView::setPooling(TilePooling pooling)
 {
     m_poolingCombo->setCurrentIndex(pooling == TilePooling::Max ? 0 : 1);
+    // A computed map keeps its zoom and row statistics: only the tiles are pooled anew.
+    if (m_tiles->isReady() && pooling != m_tiles->pooling()
+        && keyOf(mapParameters(), m_tiles->pooling()) == m_shownKey) {
+        m_tiles->setPooling(pooling);
+        m_shownKey = keyOf(mapParameters());
+        m_rowStrip = LongRowStrip();
+        m_hoverCell.clear();
+        m_hoverPixel.clear();
+        requestTiles();
+        updateStatus();
+        m_canvas->update();
+        return;
+    }
     scheduleRecompute();
 }
 

@@ -48,6 +48,9 @@ public:
     /// Shown head: 0 … h − 1, or kHeadMean.
     void setHead(Index head);
     Index head() const { return m_head; }
+    /// Max or mean pooling of a pixel's cells. A computed map keeps its view and row
+    /// statistics and pools its tiles anew (LongMapTiles::setPooling); a map still computing
+    /// starts over.
     void setPooling(TilePooling pooling);
     TilePooling pooling() const;
     enum class Scale { MaxWeight, Unit, Log };
@@ -156,7 +159,8 @@ private:
     void hover(QPointF pos);
     void refreshHover();
     double fitCellsPerPixel() const;
-    QString keyOf(const SessionParameters &p) const;
+    QString keyOf(const SessionParameters &p) const; ///< with the pooling chosen
+    static QString keyOf(const SessionParameters &p, TilePooling pooling);
 
     LongMapTiles *m_tiles;
     Canvas *m_canvas = nullptr;
