@@ -682,9 +682,10 @@ void LongMapView::recompute()
     if (p.validate(SessionParameters::maxLongSequence).isEmpty()
         && bytes.total() > double(sessionMemoryBudget())) {
         m_tiles->clear();
-        m_message = tr("Cannot show this map: it needs %1 (max of the inputs while projecting, "
-                       "%2, and the tile engine, %3, plus the tile caches, %4), over the "
-                       "budget of %5")
+        m_message = tr("Cannot show this map: it needs %1, the larger of the inputs while they "
+                       "are projected (%2) and the tile engine with its tile caches (%3 + %4), "
+                       "over the budget of %5 (a quarter of this machine's memory). Lower n or "
+                       "d_model, or choose float32.")
                         .arg(mib(bytes.total()), mib(bytes.inputs), mib(bytes.engine),
                              mib(bytes.cache), mib(double(sessionMemoryBudget())));
         updateStatus();
@@ -963,13 +964,24 @@ void LongMapView::updateStatus()
     m_compareButton->setEnabled(m_stepsButton->isEnabled());
     const SessionParameters p = mapParameters();
     if (!m_tiles->isReady()) {
-        m_status->setText(computing ? tr("n = %1, h = %2, d_k = %3: computing the first full view "
-                                         "from Q and K, without the n × n matrix: %4 %")
-                                          .arg(p.n)
-                                          .arg(p.heads)
-                                          .arg(p.dK())
-                                          .arg(m_progress->value() / 10)
-                                    : m_message);
+        // Until the first band of rows is done the inputs are being projected: Q = X W_Qᵀ and
+        // K = E W_Kᵀ, 2 n d_model² flops each.
+        const double projection = 4.0 * double(p.n) * double(p.dModel) * double(p.dModel);
+        m_status->setText(!computing ? m_message
+                              : m_progress->value() == 0
+                              ? tr("n = %1, h = %2, d_k = %3: projecting the inputs to "
+                                   "queries and keys (%4 GFLOP), then the first full "
+                                   "view from Q and K, without the n × n matrix")
+                                    .arg(p.n)
+                                    .arg(p.heads)
+                                    .arg(p.dK())
+                                    .arg(projection * 1e-9, 0, 'g', 3)
+                              : tr("n = %1, h = %2, d_k = %3: computing the first full "
+                                   "view from Q and K, without the n × n matrix: %4 %")
+                                    .arg(p.n)
+                                    .arg(p.heads)
+                                    .arg(p.dK())
+                                    .arg(m_progress->value() / 10));
         return;
     }
     const int l = level();
