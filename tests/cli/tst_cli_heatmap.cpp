@@ -16,6 +16,8 @@
 
 #include "core/npy.h"
 
+#include "ui/svgtext.h"
+
 #include <algorithm>
 #include <cmath>
 #include <tuple>
@@ -811,6 +813,25 @@ private slots:
                  qPrintable(c.err));
         QVERIFY(!a.err.contains(QLatin1String("coloured")));
         QVERIFY(!b.err.contains(QLatin1String("coloured")));
+    }
+
+    // The axes of a pooled view end on the last position, as the full matrices' do: 4095 at
+    // n = 4096 (4 cells a pixel), not the last pixel's first query, 4092.
+    void pooledAxesEndOnTheLastPosition()
+    {
+        for (const char *mode : {"full", "tiles"}) {
+            const QString svg = m_dir.filePath(QStringLiteral("axes-%1.svg").arg(mode));
+            const Run r = runComputed({QStringLiteral("--n"), QStringLiteral("4096"),
+                                       QStringLiteral("--d-model"), QStringLiteral("8"),
+                                       QStringLiteral("--heads"), QStringLiteral("1"),
+                                       QStringLiteral("--range"), QStringLiteral("fixed")},
+                                      mode, "--out", svg);
+            QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+            const attn::test::SvgTexts texts = attn::test::readSvgTextsFile(svg);
+            QVERIFY2(texts.error.isEmpty(), qPrintable(texts.error));
+            QVERIFY2(texts.texts.count(QStringLiteral("4095")) == 2, mode); // both axes
+            QVERIFY2(!texts.texts.contains(QStringLiteral("4092")), mode);
+        }
     }
 
     // --data with the tile engine writes its pooled view. Where every cell has its own pixel

@@ -1062,12 +1062,22 @@ QRectF HeatmapRenderer::cellRect(const QRectF &bounds, const HeatmapHit &hit) co
 
 QString HeatmapRenderer::queryAxisLabel(int r) const
 {
-    return m_result ? m_result->indexedQueryLabel(r) : QString();
+    if (!m_result)
+        return {};
+    // A pooled view's last pixel row ends on the last query shown: label that, as the full
+    // matrices' axis does.
+    if (m_result->pooledQueryEnd > 0 && r > 0 && r == m_result->queryCount() - 1)
+        return m_result->params.indexedQueryLabel(m_result->pooledQueryEnd - 1);
+    return m_result->indexedQueryLabel(r);
 }
 
 QString HeatmapRenderer::keyAxisLabel(int c) const
 {
-    return m_result ? m_result->indexedKeyLabel(c) : QString();
+    if (!m_result)
+        return {};
+    if (m_result->pooledKeyEnd > 0 && c > 0 && c == m_result->keyCount() - 1)
+        return m_result->params.indexedKeyLabel(m_result->pooledKeyEnd - 1);
+    return m_result->indexedKeyLabel(c);
 }
 
 QString HeatmapRenderer::describeCell(const HeatmapHit &hit) const
@@ -1141,7 +1151,7 @@ QString HeatmapRenderer::captionText(bool vectorOutput) const
         if (!m_result->viewNote.isEmpty())
             lines << m_result->viewNote;
         if (const int pin = pinnedRow(); pin >= 0)
-            lines << QStringLiteral("pinned query ") + queryAxisLabel(pin);
+            lines << QStringLiteral("pinned query ") + m_result->indexedQueryLabel(pin);
         if (m_options.view == HeatmapView::Grid && m_options.headSort != HeadOrderKey::Index
             && int(m_result->metrics.size()) == m_result->headCount())
             lines << QStringLiteral("heads by mean %1, %2")

@@ -73,6 +73,8 @@ void pooledTilesResult(std::vector<PooledTile<T>> &tiles, const TileEngine<T> &e
     r.queryIndex.resize(std::size_t(g.height));
     for (Index y = 0; y < g.height; ++y)
         r.queryIndex[std::size_t(y)] = int(window.rowBegin + y * g.rowsPerPixel);
+    r.pooledQueryEnd = int(window.rowEnd);
+    r.pooledKeyEnd = int(window.colEnd);
     r.keyIndex.resize(std::size_t(g.width));
     for (Index x = 0; x < g.width; ++x)
         r.keyIndex[std::size_t(x)] = int(window.colBegin + x * g.colsPerPixel);

@@ -39,6 +39,9 @@ struct SessionResult : EngineResult
     // rows/columns of the computation are shown, and how. Empty maps mean "all, in order".
     std::vector<int> queryIndex; ///< shown row r is query queryIndex[r] of the computation
     std::vector<int> keyIndex; ///< shown column c is key keyIndex[c] of the computation
+    /// A pooled view (pooledTilesResult): one past the last query / key its last pixel row /
+    /// column holds, so the axes end on the last position shown; 0 otherwise.
+    int pooledQueryEnd = 0, pooledKeyEnd = 0;
     bool renormalized = false; ///< weights renormalised over the shown keys (keys were hidden)
     QString viewNote; ///< what the view changed, e.g. "padding trimmed: metrics over 6 real tokens"
 
