@@ -252,7 +252,8 @@ void LongMapView::Canvas::paintEvent(QPaintEvent *)
                      tr("key j"));
 
     // The row strip: the hovered query's weights over the visible keys, pooled like the map.
-    const QRectF strip(area.left(), area.bottom() + stripGap, area.width(), stripHeight);
+    const QRectF strip(axisLeft, area.bottom() + stripGap,
+                       shown.isEmpty() ? area.width() : shown.width(), stripHeight);
     painter.drawRect(strip);
     const LongRowStrip &row = m_view->m_rowStrip;
     if (row.query >= 0 && row.head == head && !row.values.empty()) {
@@ -275,7 +276,7 @@ void LongMapView::Canvas::paintEvent(QPaintEvent *)
         }
         painter.restore();
         painter.drawText(
-            QRectF(0, strip.top(), area.left() - 6, strip.height()),
+            QRectF(0, strip.top(), axisLeft - 6, strip.height()),
             Qt::AlignRight | Qt::AlignVCenter | Qt::TextWordWrap,
             std::all_of(row.maskState.begin(), row.maskState.end(),
                         [](std::uint8_t m) { return m != 0; })
