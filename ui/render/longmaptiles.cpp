@@ -651,13 +651,20 @@ void LongMapTiles::setColors(ColormapId colormap, ColorNorm norm)
         return;
     m_colormap = colormap;
     m_norm = norm;
+    restyle([&](Shared &s) {
+        s.colormap = colormap;
+        s.norm = norm;
+    });
+}
+
+void LongMapTiles::restyle(const std::function<void(Shared &)> &change)
+{
     ++m_colorVersion;
     m_images.clear();
     m_used.clear();
     m_wanted.clear();
     std::lock_guard lock(m_shared->mutex);
-    m_shared->colormap = colormap;
-    m_shared->norm = norm;
+    change(*m_shared);
     m_shared->colorVersion = m_colorVersion;
     m_shared->wanted.clear();
 }
@@ -667,15 +674,10 @@ void LongMapTiles::setPooling(TilePooling pooling)
     if (!m_ready || pooling == m_pooling)
         return;
     m_pooling = pooling;
-    ++m_colorVersion; // tiles of the old pooling still on their way are dropped
-    m_images.clear();
-    m_used.clear();
-    m_wanted.clear();
-    std::lock_guard lock(m_shared->mutex);
-    m_shared->pooling = pooling;
-    m_shared->colorVersion = m_colorVersion;
-    m_shared->wanted.clear();
-    m_shared->cell.reset();
+    restyle([&](Shared &s) { // the worker drops its cached values of the old pooling
+        s.pooling = pooling;
+        s.cell.reset();
+    });
 }
 
 void LongMapTiles::request(Index head, int level, const std::vector<TileIndex> &tiles)

@@ -206,6 +206,10 @@ private:
     struct VariantEngine;
     void queueEngineJob(std::function<std::function<void()>(EngineBox &, TilePooling)> job);
     void takeTile(quint64 generation, const LongTileKey &key, const QImage &image);
+    /// Drops the GUI's images and the tiles asked for, and hands the worker `change` (made to
+    /// the shared state under its lock) with a new colour version, so that tiles made before it
+    /// are not shown.
+    void restyle(const std::function<void(Shared &)> &change);
     void evictImages();
 
     int m_tilePixels;
