@@ -1193,6 +1193,9 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         tilesUnavailable = QStringLiteral("a session showing scores");
     else if (p.rope || p.alibi || p.keyValueHeads() != p.heads)
         tilesUnavailable = pooledSessionUnsupported(p);
+    else if (options.headSort != HeadOrderKey::Index
+             && givenOnCommandLine(QStringLiteral("sort-heads")))
+        tilesUnavailable = QStringLiteral("--sort-heads (by the heads' per-row metrics)");
     const bool longSequence = p.queryCount() > SessionParameters::maxSequence
         || p.keyCount() > SessionParameters::maxSequence;
     // --data asks for numbers: every cell's while the full matrices can be held (auto), the
@@ -1234,6 +1237,13 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         = tiles ? pooledBytes.total() : double(sessionResultBytes(p)) * (transformed ? 2.0 : 1.0);
     if (pb) // B's result and the difference B - A (n_q x n_k float64 and a mask byte)
         need += double(sessionResultBytes(*pb)) + double(p.queryCount()) * p.keyCount() * 9.0;
+    // --data: what the export holds beside the result.
+    const double dataBytes = dataPath.isEmpty()
+        ? 0.0
+        : dataExportBytes(*dataFormatForPath(dataPath), int(p.heads),
+                          tiles ? Index(options.maxImageSide) : Index(p.queryCount()),
+                          tiles ? Index(options.maxImageSide) : Index(p.keyCount()));
+    need += dataBytes;
     // The PNG image (4 bytes a pixel) is drawn in memory too.
     const double imageBytes = format == QLatin1String("png")
         ? (dpi ? double(*width) * double(*height) : double(*width) * *dpr * double(*height) * *dpr)
@@ -1270,14 +1280,19 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         return usageError(
             command,
             QStringLiteral("--n %1 (n_k = %2) with --heads %3 needs about %4 for the weights and "
-                           "raw and scaled scores of every head (n_q x n_k float64 each%5), over "
-                           "--memory-budget-mib %6: lower --n, --n-k or --heads, or raise "
+                           "raw and scaled scores of every head (n_q x n_k float64 each%5)%6, over "
+                           "--memory-budget-mib %7: lower --n, --n-k or --heads, %8or raise "
                            "--memory-budget-mib")
                 .arg(p.queryCount())
                 .arg(p.keyCount())
                 .arg(p.heads)
                 .arg(mibText(need), pb ? QStringLiteral(", for A and B") : QString(),
-                     parser.value(QStringLiteral("memory-budget-mib"))));
+                     dataBytes > 0
+                         ? QStringLiteral(" and %1 for writing --data").arg(mibText(dataBytes))
+                         : QString(),
+                     parser.value(QStringLiteral("memory-budget-mib")),
+                     dataBytes > 0 ? QStringLiteral("write --data as .json or .csv, ")
+                                   : QString()));
     // computeSession's own guard (a quarter of the machine's memory) follows the budget given.
     setSessionMemoryBudget(std::size_t(*budget));
 
@@ -1300,7 +1315,8 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
     }
     if (!result->ok())
         return failure(command, result->error);
-    const QString note = windowNote(*position, result->queryCount(), result->keyCount());
+    // The sequence's lengths (a pooled view's result has pixels, not positions).
+    const QString note = windowNote(*position, p.queryCount(), p.keyCount());
     if (!note.isEmpty())
         QTextStream(stderr) << "attnlab " << command << ": " << note << "\n";
     if (longTabColours) {
@@ -1317,7 +1333,11 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         options.autoRange = false;
         options.fixedTop = top > 0 ? top : 1.0;
         options.logFloor = options.fixedTop * 1e-5;
-        if (!out.isEmpty() || !batchDir.isEmpty())
+        if (!(top > 0) && (!out.isEmpty() || !batchDir.isEmpty()))
+            QTextStream(stderr) << "attnlab " << command
+                                << ": note: every weight drawn is 0 (every cell masked): the "
+                                   "colours span [0, 1]\n";
+        else if (!out.isEmpty() || !batchDir.isEmpty())
             QTextStream(stderr)
                 << "attnlab " << command << ": note: the tile engine's view is coloured "
                 << (options.scale == ColorScale::Log

@@ -539,6 +539,29 @@ private slots:
                             out,
                             png}
             << QStringLiteral("for the tile engine's view");
+        QTest::newRow("sort heads beyond n = 4096")
+            << QStringList {QStringLiteral("--n"),
+                            QStringLiteral("5000"),
+                            QStringLiteral("--sort-heads"),
+                            QStringLiteral("entropy"),
+                            out,
+                            png}
+            << QStringLiteral("--sort-heads (by the heads' per-row metrics) needs every head's "
+                              "full n_q x n_k matrices");
+        // .npz holds every array as doubles, its .npy image and the archive (about 58 MiB
+        // here, the result itself 12.5 MiB).
+        QTest::newRow("npz data over the budget")
+            << QStringList {QStringLiteral("--n"),
+                            QStringLiteral("512"),
+                            QStringLiteral("--heads"),
+                            QStringLiteral("2"),
+                            QStringLiteral("--data"),
+                            QStringLiteral("/tmp/never-written.npz"),
+                            QStringLiteral("--memory-budget-mib"),
+                            QStringLiteral("50"),
+                            out,
+                            png}
+            << QStringLiteral("for writing --data, over --memory-budget-mib 50");
         QTest::newRow("budget named") << QStringList {QStringLiteral("--n"),
                                                       QStringLiteral("512"),
                                                       QStringLiteral("--memory-budget-mib"),
@@ -815,6 +838,26 @@ private slots:
         QVERIFY(!b.err.contains(QLatin1String("coloured")));
     }
 
+    // The window notes of a pooled view name the sequence's length, not its pixels'; the same
+    // budget takes the data as .json, written as it goes.
+    void tileEngineNotesNameTheSequence()
+    {
+        const QString png = m_dir.filePath(QStringLiteral("note.png"));
+        const Run a = run(
+            {QStringLiteral("--n"), QStringLiteral("5000"), QStringLiteral("--d-model"),
+             QStringLiteral("8"), QStringLiteral("--heads"), QStringLiteral("1"),
+             QStringLiteral("--window"), QStringLiteral("6000"), QStringLiteral("--out"), png});
+        QVERIFY2(a.exitCode == 0, qPrintable(a.err));
+        QVERIFY2(a.err.contains(QLatin1String("--window 6000 is not shorter than the sequence "
+                                              "(n = 5000)")),
+                 qPrintable(a.err));
+        const QString json = m_dir.filePath(QStringLiteral("budget.json"));
+        const Run b = run({QStringLiteral("--n"), QStringLiteral("512"), QStringLiteral("--heads"),
+                           QStringLiteral("2"), QStringLiteral("--data"), json,
+                           QStringLiteral("--memory-budget-mib"), QStringLiteral("50")});
+        QVERIFY2(b.exitCode == 0, qPrintable(b.err));
+    }
+
     // The axes of a pooled view end on the last position, as the full matrices' do: 4095 at
     // n = 4096 (4 cells a pixel), not the last pixel's first query, 4092.
     void pooledAxesEndOnTheLastPosition()
@@ -886,6 +929,7 @@ private slots:
                    QStringLiteral("--window"), QStringLiteral("4500"), QStringLiteral("--data"),
                    longData});
         QVERIFY2(c.exitCode == 0, qPrintable(c.err));
+        QVERIFY2(!c.err.contains(QLatin1String("masks no key")), qPrintable(c.err));
         const NpyArray w = readNpzMember(longData.toStdString(), "weights");
         QCOMPARE(w.shape, (std::vector<std::int64_t> {1, 1000, 1000}));
         const NpyArray q = readNpzMember(longData.toStdString(), "query_index");

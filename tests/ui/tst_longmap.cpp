@@ -391,8 +391,11 @@ private slots:
         QVERIFY2(svg.error.isEmpty(), qPrintable(svg.error));
         const QString words = svg.texts.join(QLatin1Char(' '));
         const QString range
-            = QStringLiteral("fixed [%1, %2]")
-                  .arg(figure::formatTick(norm.vmin), figure::formatTick(norm.vmax));
+            = QStringLiteral("%1 [%2, %3]")
+                  .arg(LongMapView::Scale(scale) == LongMapView::Scale::Unit
+                           ? QStringLiteral("fixed")
+                           : QStringLiteral("to max weight"),
+                       figure::formatTick(norm.vmin), figure::formatTick(norm.vmax));
         QVERIFY2(words.contains(range), qPrintable(range + QStringLiteral(" not in ") + words));
     }
 
@@ -431,11 +434,12 @@ private slots:
         const Index per = TilePyramid::cellsPerPixel(view->level());
         const Index r0 = i / per * per, c0 = j / per * per;
         if (per > 1)
-            QVERIFY2(text.contains(QStringLiteral("queries %1–%2 × keys %3–%4, the largest of")
-                                       .arg(r0)
-                                       .arg(std::min<Index>(199, r0 + per - 1))
-                                       .arg(c0)
-                                       .arg(std::min<Index>(199, c0 + per - 1))),
+            QVERIFY2(text.contains(
+                         QStringLiteral("queries %1–%2 × keys %3–%4; the map shows the largest of")
+                             .arg(r0)
+                             .arg(std::min<Index>(199, r0 + per - 1))
+                             .arg(c0)
+                             .arg(std::min<Index>(199, c0 + per - 1))),
                      qPrintable(text));
         else
             QVERIFY(text.contains(QStringLiteral("one cell")));

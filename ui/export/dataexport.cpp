@@ -436,6 +436,13 @@ bool writeCsvFiles(const SessionResult &r, const QString &path, QStringList *wri
 
 } // namespace
 
+double dataExportBytes(DataFormat format, int heads, Index rows, Index cols)
+{
+    if (format != DataFormat::Npz && format != DataFormat::Npy)
+        return 0;
+    return double(rows) * double(cols) * (88.0 * double(std::max(heads, 1)) + 56.0);
+}
+
 std::optional<DataFormat> dataFormatForPath(const QString &path)
 {
     const QString suffix = QFileInfo(path).suffix().toLower();

@@ -1172,8 +1172,10 @@ QStringList HeatmapRenderer::colorbarLines() const
     const bool weights = m_options.quantity == HeatmapQuantity::Weights;
     QStringList lines;
     lines << QStringLiteral("%1, %2").arg(colormap().name(), cn.scaleName());
+    // A fixed range up to the largest weight (fixedTop, the Long tab's scales) says so.
     lines << QStringLiteral("%1 [%2, %3]")
                  .arg(m_options.autoRange || !weights ? QStringLiteral("auto")
+                          : m_options.fixedTop != 1.0 ? QStringLiteral("to max weight")
                                                       : QStringLiteral("fixed"),
                       formatTick(cn.vmin), formatTick(cn.vmax));
     if (weights && m_result && m_result->ok()) {

@@ -210,7 +210,13 @@ void LongMapView::Canvas::paintEvent(QPaintEvent *)
     }
     painter.restore();
     painter.setPen(text);
-    painter.drawRect(weights.intersected(area));
+    // The frame just outside the map's pixels, so that it never covers the first row or
+    // column (a spike at query 0 or key 0 stays in sight).
+    if (const QRectF edge = weights.intersected(area); !edge.isEmpty()) {
+        const qreal l = std::round(edge.left()), t = std::round(edge.top());
+        const qreal r = std::round(edge.right()), b = std::round(edge.bottom());
+        painter.drawRect(QRectF(l - 1, t - 1, r - l + 1, b - t + 1));
+    }
 
     // Axes: query positions on the left, key positions on top, at round steps.
     // Positions at about six round steps (figure::niceStep: 1, 2, 5, 10, …; whole cells).
@@ -758,9 +764,12 @@ void LongMapView::clampView()
     m_cellsPerPixel = std::clamp(m_cellsPerPixel, deepest, std::max(fit, deepest));
     if (!m_viewSet)
         m_cellsPerPixel = fit;
+    // A view longer than the map along an axis keeps all of the map in sight (so zooming
+    // about the pointer keeps the cell under it until the map fills the view); a shorter one
+    // stays inside the map.
     const auto clampCentre = [](double centre, double half, double size) {
         if (2 * half >= size)
-            return size / 2;
+            return std::clamp(centre, size - half, half);
         return std::clamp(centre, half, size - half);
     };
     m_centerRow
@@ -899,17 +908,18 @@ void LongMapView::hover(QPointF pos)
     const Index r1 = std::min(pyramid.queries(), r0 + per) - 1;
     const Index c1 = std::min(pyramid.keys(), c0 + per) - 1;
     const QString pool = m_tiles->pooling() == TilePooling::Max
-        ? tr("the largest")
+        ? tr("the largest of")
         : tr("the mean of the unmasked among");
-    m_hoverPixel = per == 1 ? tr("pixel: query %1 × key %2 (one cell)").arg(i).arg(j)
-                            : tr("pixel: queries %1–%2 × keys %3–%4, %5 of its %6 × %7 cells")
-                                  .arg(r0)
-                                  .arg(r1)
-                                  .arg(c0)
-                                  .arg(c1)
-                                  .arg(pool)
-                                  .arg(r1 - r0 + 1)
-                                  .arg(c1 - c0 + 1);
+    m_hoverPixel = per == 1
+        ? tr("pixel: query %1 × key %2 (one cell)").arg(i).arg(j)
+        : tr("pixel: queries %1–%2 × keys %3–%4; the map shows %5 its %6 × %7 cells")
+              .arg(r0)
+              .arg(r1)
+              .arg(c0)
+              .arg(c1)
+              .arg(pool)
+              .arg(r1 - r0 + 1)
+              .arg(c1 - c0 + 1);
     m_hoverCell = tr("query %1, key %2: computing…").arg(i).arg(j);
     requestHovered();
     m_hover->setText(hoverText());
@@ -1139,9 +1149,14 @@ void LongMapView::exportWindow(const QString &path, QSize size, qreal dpr)
     const Scale scale = Scale(m_scaleCombo->currentIndex());
     const double largest = m_tiles->maxWeight(m_head);
     const double top = scale == Scale::Unit || !(largest > 0) ? 1.0 : largest;
-    // A figure: pooled to the figure's device pixels; data: to at most 1024 × 1024.
+    // A figure: pooled to the figure's device pixels; data: to at most 1024 × 1024. Square
+    // pixels (as many cells down as across), so that the figure keeps the window's aspect.
     const Index side
         = figure ? Index(std::ceil(std::max(size.width(), size.height()) * dpr)) : Index(1024);
+    const Index per
+        = std::max<Index>(1, (std::max(window.rows(), window.cols()) + side - 1) / side);
+    const Index gridWidth = (window.cols() + per - 1) / per;
+    const Index gridHeight = (window.rows() + per - 1) / per;
     const ColormapId colormap = m_tiles->colormap();
     m_exportButton->setEnabled(false);
     m_status->setText(tr("Exporting the visible window (%1 × %2 cells, every head) to %3…")
@@ -1155,7 +1170,7 @@ void LongMapView::exportWindow(const QString &path, QSize size, qreal dpr)
                 which.push_back(h);
             if (heads > 1)
                 which.push_back(kHeadMean);
-            SessionResult r = render(which, window, side, side);
+            SessionResult r = render(which, window, gridWidth, gridHeight);
             r.params = params;
             auto shared = std::make_shared<const SessionResult>(std::move(r));
             QString error;
