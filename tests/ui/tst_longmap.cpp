@@ -305,6 +305,51 @@ private slots:
         checkTileColours(*view, ref);
     }
 
+    // Zooming about a point keeps the cell under it, also from the fitted view of a map that is
+    // shorter than the view (here the view is taller than wide) and at the map's corner.
+    void zoomKeepsTheCellUnderThePointer()
+    {
+        auto view = std::make_unique<LongMapView>(nullptr, 16);
+        view->resize(420, 760);
+        view->setParameters(smallParameters());
+        view->setLength(2000);
+        QSignalSpy shown(view.get(), &LongMapView::fullViewShown);
+        view->show();
+        QVERIFY(QTest::qWaitForWindowExposed(view.get()));
+        QVERIFY(shown.wait(60000));
+        const auto cellAt = [&](QPointF p) {
+            const QRectF area = view->mapArea();
+            const CellRect v = view->viewRect();
+            const double s = v.cols() / area.width();
+            return QPointF(v.colBegin + (p.x() - area.left()) * s,
+                           v.rowBegin + (p.y() - area.top()) * s);
+        };
+        const QRectF area = view->mapArea();
+        const CellRect fit = view->viewRect();
+        QVERIFY(fit.rowBegin < 0); // the map is shorter than the view
+        // The map's top-left corner on screen, and a point inside it.
+        const double s = fit.cols() / area.width();
+        const QPointF corner(area.left() + (0 - fit.colBegin) / s + 0.5,
+                             area.top() + (0 - fit.rowBegin) / s + 0.5);
+        for (const QPointF &at : {corner, corner + QPointF(100, 150)}) {
+            view->fit();
+            const QPointF before = cellAt(at);
+            for (int notch = 0; notch < 6; ++notch) {
+                view->zoomAt(at, 1.25);
+                const QPointF now = cellAt(at);
+                const double pixel = view->viewRect().cols() / area.width();
+                QVERIFY2(std::abs(now.x() - before.x()) <= pixel
+                             && std::abs(now.y() - before.y()) <= pixel,
+                         qPrintable(QStringLiteral("notch %1: (%2, %3) -> (%4, %5)")
+                                        .arg(notch)
+                                        .arg(before.y())
+                                        .arg(before.x())
+                                        .arg(now.y())
+                                        .arg(now.x())));
+            }
+        }
+    }
+
     // Switching the pooling of a computed map keeps the zoom and the row statistics: no first
     // full view again, the visible tiles pooled anew, exactly.
     void poolingSwitchKeepsTheView()

@@ -764,13 +764,13 @@ void LongMapView::clampView()
     m_cellsPerPixel = std::clamp(m_cellsPerPixel, deepest, std::max(fit, deepest));
     if (!m_viewSet)
         m_cellsPerPixel = fit;
-    // A view longer than the map along an axis keeps all of the map in sight (so zooming
-    // about the pointer keeps the cell under it until the map fills the view); a shorter one
-    // stays inside the map.
+    // A view longer than the map along an axis keeps all of the map in sight; a shorter one
+    // keeps its centre on the map, so that zooming about the pointer keeps the cell under it,
+    // also at the map's edges (the view then shows some room beside the map).
     const auto clampCentre = [](double centre, double half, double size) {
         if (2 * half >= size)
             return std::clamp(centre, size - half, half);
-        return std::clamp(centre, half, size - half);
+        return std::clamp(centre, 0.0, size);
     };
     m_centerRow
         = clampCentre(m_centerRow, area.height() * m_cellsPerPixel / 2, double(pyramid->queries()));
