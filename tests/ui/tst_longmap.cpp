@@ -665,6 +665,7 @@ private slots:
         v.temperature = 2;
         compare->setVariant(v);
         QTRY_VERIFY(compare->statusLabel()->text().contains(QStringLiteral("changed")));
+        QVERIFY(!compare->renderer().resultB()); // the old B (τ = 1) is not drawn as this B
 
         // The session's next result is A again.
         SessionParameters p = windowParameters();

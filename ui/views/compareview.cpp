@@ -37,9 +37,8 @@ CompareView::CompareView(QWidget *parent)
     m_sessionB->setObjectName(QStringLiteral("compareSessionB"));
     buildUi();
     connect(m_sessionB, &AttentionSession::resultChanged, this, &CompareView::onResultB);
-    connect(m_sessionB, &AttentionSession::computeFailed, this, [this](const QString &message) {
-        m_status->setText(tr("B not computed: %1").arg(message));
-    });
+    connect(m_sessionB, &AttentionSession::computeFailed, this,
+            [this](const QString &message) { showBFailed(message); });
     connect(m_sessionB, &AttentionSession::busyChanged, this, [this](bool busy) {
         if (busy)
             m_status->setText(tr("computing B…"));
@@ -406,7 +405,7 @@ void CompareView::refresh()
                            if (!self || request != self->m_windowRequest || !self->m_windowSource)
                                return;
                            if (!r) {
-                               self->m_status->setText(tr("B not computed: %1").arg(error));
+                               self->showBFailed(error);
                                return;
                            }
                            self->onResultB(std::move(r));
@@ -418,6 +417,17 @@ void CompareView::refresh()
         onResultB(m_sessionB->result());
     else
         m_sessionB->setParameters(pb);
+}
+
+void CompareView::showBFailed(const QString &message)
+{
+    // The B drawn before was computed for other parameters: it goes, and the message says why.
+    m_b.reset();
+    m_renderer.setResults(m_a, nullptr);
+    m_renderer.showMessage(tr("B not computed: %1").arg(message));
+    m_status->setText(tr("B not computed: %1").arg(message));
+    m_canvas->refresh();
+    emit comparisonChanged();
 }
 
 void CompareView::onResultB(std::shared_ptr<const SessionResult> result)

@@ -103,6 +103,8 @@ private:
     void syncStrip();
     void syncHeads();
     void editVariant(const std::function<void(CompareVariant &)> &change);
+    /// B failed (its session or the long map refused it): A alone, with the message.
+    void showBFailed(const QString &message);
     void onResultB(std::shared_ptr<const SessionResult> result);
     void setA(std::shared_ptr<const SessionResult> result);
     /// B's default for A: A with the 1/√d_k scale toggled (as app/cli/heatmap.cpp's parseCompare).
