@@ -553,6 +553,15 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
     std::shared_ptr<const TensorSource> sessionTensors;
     HeatmapOptions sessionOptions; // what the options below do not set (mean tile, quantity)
     TokenViewOptions sessionTokenView; // the Tokens tab's hidden heads, mean, query and range
+    // Whether the command line itself (not a --session's values in front of it) gives an option.
+    const auto givenOnCommandLine = [&arguments](const QString &name) {
+        const QString option = QStringLiteral("--") + name;
+        for (const QString &a : arguments.mid(1))
+            if (a == option || a.startsWith(option + QLatin1Char('=')))
+                return true;
+        return false;
+    };
+
     if (parser.isSet(QStringLiteral("session"))) {
         QString loadError;
         const auto session = SessionFile::load(parser.value(QStringLiteral("session")), &loadError);
@@ -570,11 +579,7 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         // A session saved on the Long tab: that map has a length of its own, which the command
         // line draws only when asked.
         const QJsonObject longMap = session->view.value(QLatin1String("long_map")).toObject();
-        const bool lengthGiven
-            = std::any_of(arguments.begin(), arguments.end(), [](const QString &a) {
-                  return a == QLatin1String("--n") || a.startsWith(QLatin1String("--n="));
-              });
-        if (!lengthGiven
+        if (!givenOnCommandLine(QStringLiteral("n"))
             && session->view.value(QLatin1String("tabs"))
                    .toArray()
                    .contains(QStringLiteral("longMapView"))
@@ -596,15 +601,6 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         if (const auto done = parseArguments(parser, command, expanded, false, false))
             return *done;
     }
-
-    // Whether the command line itself (not a --session's values in front of it) gives an option.
-    const auto givenOnCommandLine = [&arguments](const QString &name) {
-        const QString option = QStringLiteral("--") + name;
-        for (const QString &a : arguments.mid(1))
-            if (a == option || a.startsWith(option + QLatin1Char('=')))
-                return true;
-        return false;
-    };
 
     QString error;
     // animate: what is animated, checked before anything else (exit 2 with the option's name).
@@ -1330,9 +1326,7 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         else
             for (const MatrixD &w : result->weights)
                 top = std::max(top, largest(w));
-        options.autoRange = false;
-        options.fixedTop = top > 0 ? top : 1.0;
-        options.logFloor = options.fixedTop * 1e-5;
+        options.useFixedNorm(ColorNorm::upToLargestWeight(options.scale, top));
         if (!(top > 0) && (!out.isEmpty() || !batchDir.isEmpty()))
             QTextStream(stderr) << "attnlab " << command
                                 << ": note: every weight drawn is 0 (every cell masked): the "

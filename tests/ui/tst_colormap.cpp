@@ -239,6 +239,23 @@ private slots:
         QCOMPARE(norm(-3.0), 0.0);
     }
 
+    // The Long tab's scales: [0, w] linear, [w·1e-5, w] log; no weight at all gives 1's.
+    void upToLargestWeight()
+    {
+        const ColorNorm lin = ColorNorm::upToLargestWeight(ColorScale::Linear, 0.25);
+        QCOMPARE(lin, ColorNorm::linear(0.0, 0.25));
+        const ColorNorm log = ColorNorm::upToLargestWeight(ColorScale::Log, 0.01);
+        QCOMPARE(log.scale, ColorScale::Log);
+        QCOMPARE(log.vmax, 0.01);
+        QVERIFY(std::abs(log.vmin - 1e-7) <= 1e-22);
+        QVERIFY(std::abs(log(1e-4) - 0.6) <= 1e-12); // (−4 − −7) / (−2 − −7)
+        QCOMPARE(ColorNorm::upToLargestWeight(ColorScale::Linear, 0.0), ColorNorm::linear(0, 1));
+        const ColorNorm none = ColorNorm::upToLargestWeight(
+            ColorScale::Log, std::numeric_limits<double>::quiet_NaN());
+        QCOMPARE(none.vmax, 1.0);
+        QVERIFY(std::abs(none.vmin - 1e-5) <= 1e-20);
+    }
+
     void inverse_data()
     {
         QTest::addColumn<bool>("log");

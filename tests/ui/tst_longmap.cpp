@@ -338,14 +338,12 @@ private slots:
                 view->zoomAt(at, 1.25);
                 const QPointF now = cellAt(at);
                 const double pixel = view->viewRect().cols() / area.width();
+                const auto text = [](QPointF c) {
+                    return QStringLiteral("(query %1, key %2)").arg(c.y()).arg(c.x());
+                };
                 QVERIFY2(std::abs(now.x() - before.x()) <= pixel
                              && std::abs(now.y() - before.y()) <= pixel,
-                         qPrintable(QStringLiteral("notch %1: (%2, %3) -> (%4, %5)")
-                                        .arg(notch)
-                                        .arg(before.y())
-                                        .arg(before.x())
-                                        .arg(now.y())
-                                        .arg(now.x())));
+                         qPrintable(text(before) + QStringLiteral(" moved to ") + text(now)));
             }
         }
     }

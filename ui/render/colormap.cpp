@@ -287,6 +287,13 @@ std::optional<ColormapId> Colormap::fromName(const QString &name)
     return std::nullopt;
 }
 
+ColorNorm ColorNorm::upToLargestWeight(ColorScale scale, double largest)
+{
+    const double top = std::isfinite(largest) && largest > 0 ? largest : 1.0;
+    return scale == ColorScale::Log ? log(top * std::pow(10.0, -largestWeightDecades), top)
+                                    : linear(0.0, top);
+}
+
 ColorNorm ColorNorm::symmetric(double absMax)
 {
     const double m = std::abs(absMax);

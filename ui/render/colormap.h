@@ -81,6 +81,13 @@ struct ColorNorm
     /// "linear" / "log".
     QString scaleName() const;
     bool operator==(const ColorNorm &) const = default;
+
+    /// Colours up to a map's largest weight `largest` (the Long tab's scales, and the tile
+    /// engine's view on the command line): linear [0, largest], or log over the
+    /// largestWeightDecades decades below it, [largest · 10⁻⁵, largest]. A `largest` that is
+    /// not a finite number > 0 (every cell masked) gives the ranges of 1.
+    static ColorNorm upToLargestWeight(ColorScale scale, double largest);
+    static constexpr double largestWeightDecades = 5;
 };
 
 } // namespace attn

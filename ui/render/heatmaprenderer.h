@@ -62,6 +62,16 @@ struct HeatmapOptions
     /// Upper end of the fixed range of weights: 1, or the largest weight of a long sequence's
     /// map (the Long tab's "0 … max weight", whose exports keep its colours).
     double fixedTop = 1.0;
+    /// Draws the weights on the fixed range of `norm` (linear [0, vmax], log [vmin, vmax]):
+    /// autoRange off, its scale, fixedTop and (log) logFloor.
+    void useFixedNorm(const ColorNorm &norm)
+    {
+        autoRange = false;
+        scale = norm.scale;
+        fixedTop = norm.vmax;
+        if (norm.scale == ColorScale::Log)
+            logFloor = norm.vmin;
+    }
     /// Upper bound of a tile image's side in pixels: more cells than this are pooled (painting
     /// pools further, to the device pixels of the tile on screen or in a PNG).
     int maxImageSide = 1024;

@@ -869,13 +869,13 @@ void LongMapView::updateColors()
     ColorNorm norm;
     switch (Scale(m_scaleCombo->currentIndex())) {
     case Scale::MaxWeight:
-        norm = ColorNorm::linear(0, top > 0 ? top : 1);
+        norm = ColorNorm::upToLargestWeight(ColorScale::Linear, top);
         break;
     case Scale::Unit:
         norm = ColorNorm::linear(0, 1);
         break;
     case Scale::Log:
-        norm = top > 0 ? ColorNorm::log(top * 1e-5, top) : ColorNorm::log(1e-5, 1);
+        norm = ColorNorm::upToLargestWeight(ColorScale::Log, top);
         break;
     }
     m_tiles->setColors(ColormapId::Viridis, norm);
@@ -1144,11 +1144,8 @@ void LongMapView::exportWindow(const QString &path, QSize size, qreal dpr)
     const SessionParameters params = m_tiles->parameters();
     const Index heads = params.heads;
     const int shownHead = m_head == kHeadMean ? int(heads) : int(m_head);
-    // The colours on screen (updateColors): [0, max weight], [0, 1] or five decades below the
-    // largest weight.
-    const Scale scale = Scale(m_scaleCombo->currentIndex());
-    const double largest = m_tiles->maxWeight(m_head);
-    const double top = scale == Scale::Unit || !(largest > 0) ? 1.0 : largest;
+    // The colours on screen (updateColors).
+    const ColorNorm norm = m_tiles->norm();
     // A figure: pooled to the figure's device pixels; data: to at most 1024 × 1024. Square
     // pixels (as many cells down as across), so that the figure keeps the window's aspect.
     const Index side
@@ -1182,9 +1179,7 @@ void LongMapView::exportWindow(const QString &path, QSize size, qreal dpr)
             o.view = HeatmapView::SingleHead;
             o.head = shownHead;
             o.colormap = colormap;
-            o.scale = scale == Scale::Log ? ColorScale::Log : ColorScale::Linear;
-            o.fixedTop = top;
-            o.logFloor = top * 1e-5;
+            o.useFixedNorm(norm);
             o.maxImageSide = int(side);
             renderer.setOptions(o);
             bool ok = false;
