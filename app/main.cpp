@@ -7,7 +7,7 @@
 #include <QIcon>
 #include <QTextStream>
 
-#include "core/blas.h"
+#include "core/base/blas.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -71,7 +71,7 @@ int main(int argc, char **argv)
         && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")
             || !std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "-v"));
     // The window (the Training tab's worker, the heatmaps): OpenBLAS's AVX-512 or AVX2 kernels
-    // where it fell back to SSE3 on a CPU it does not know (core/blas.h betterBlasCore). It
+    // where it fell back to SSE3 on a CPU it does not know (core/base/blas.h betterBlasCore). It
     // reads the choice when loaded, so the process starts again with it; when that fails it
     // goes on as it is. Commands keep OpenBLAS's own choice (their numbers do not depend on
     // the machine's identification).

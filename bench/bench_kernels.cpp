@@ -12,9 +12,9 @@
 //
 // The materialized kernel is skipped beyond kMaterializedBudgetBytes for its n × n matrices.
 //
-// Sgemm/Dgemm run Eigen's GEMM as compiled; *_openblas the same products through core/blas.h
+// Sgemm/Dgemm run Eigen's GEMM as compiled; *_openblas the same products through core/base/blas.h
 // (OpenBLAS when the build found it, context "blas"); Materialized_f64_eigen the float64
-// materialized kernel with core/blas.h switched to Eigen, the baseline of Materialized_f64.
+// materialized kernel with core/base/blas.h switched to Eigen, the baseline of Materialized_f64.
 //
 // The tile engine (core/tiles/tileengine.h) renders the full view of h heads of d each to a
 // px × px grid (max pooling; TileFullViewMean_f32 adds the head mean, TileFullViewMetrics_f32 the
@@ -27,10 +27,10 @@
 
 #include "fma_peak.h"
 
-#include "core/blas.h"
+#include "core/base/blas.h"
 #include "core/engine/sessionengine.h"
 #include "core/kernels/kernels.h"
-#include "core/random.h"
+#include "core/random/random.h"
 #include "core/tiles/tileengine.h"
 
 #include <benchmark/benchmark.h>
@@ -190,7 +190,7 @@ void streamingHeads(benchmark::State &state)
         = benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-/// gemmBenchmark's product through core/blas.h (OpenBLAS in a build with it).
+/// gemmBenchmark's product through core/base/blas.h (OpenBLAS in a build with it).
 template<typename T> void blasGemmBenchmark(benchmark::State &state)
 {
     const Index n = state.range(0);

@@ -20,7 +20,7 @@
 #include "ui/views/heatmapwidget.h"
 #include "ui/window/mainwindow.h"
 
-#include "core/blas.h"
+#include "core/base/blas.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

@@ -2,7 +2,7 @@
 // accepts. Every input must either be refused with NpyError or read into an array whose shape
 // and values survive serializeNpy → parseNpy unchanged (bit for bit, NaN payloads aside).
 
-#include "core/npy.h"
+#include "core/io/npy.h"
 
 #include <cmath>
 #include <cstdint>

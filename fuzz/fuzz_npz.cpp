@@ -3,7 +3,7 @@
 // again with unicode string members allowed. Inputs are refused with NpyError or read; the
 // members read must match the headers declared.
 
-#include "core/npy.h"
+#include "core/io/npy.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -1,4 +1,4 @@
-// libFuzzer target: the tensor case (core/tensorcase.h) behind `attnlab compute` and Open
+// libFuzzer target: the tensor case (core/io/tensorcase.h) behind `attnlab compute` and Open
 // Tensors, on named arrays decoded from the input, then the attention it describes.
 //
 // Input: records of [name index (1 byte)][length (2 bytes, little-endian)][.npy image], the
@@ -7,11 +7,11 @@
 // with num_heads and num_kv_heads), after taking the last item of a leading batch axis. Every input
 // must end in a result or in InvalidArgument, NpyError or NonFiniteInput.
 
-#include "core/attention.h"
-#include "core/groupedattention.h"
-#include "core/multihead.h"
-#include "core/npy.h"
-#include "core/tensorcase.h"
+#include "core/attention/attention.h"
+#include "core/attention/groupedattention.h"
+#include "core/attention/multihead.h"
+#include "core/io/npy.h"
+#include "core/io/tensorcase.h"
 
 #include <cstdint>
 #include <cstdlib>

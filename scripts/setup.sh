@@ -8,7 +8,7 @@ ATTN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ATTN_PRESET="${1:-${ATTN_PRESET:-release}}"
 
 # Build tools, Qt 6 (Widgets, Charts, Svg, Test), Eigen, OpenBLAS (OpenMP build: the matrix
-# products, core/blas.h), libzip (.npz), Google Benchmark,
+# products, core/base/blas.h), libzip (.npz), Google Benchmark,
 # (Qt Charts needs Qt OpenGL and xkbcommon headers at configure time), the xcb platform plugin to show the window, fonts for offscreen rendering, clang-format for
 # the format check.
 ATTN_PACKAGES=(

@@ -5,8 +5,8 @@
 #include "common.h"
 
 #include "core/kernels/kernels.h"
-#include "core/random.h"
-#include "core/table.h"
+#include "core/random/random.h"
+#include "core/io/table.h"
 
 #include <QTextStream>
 

@@ -7,7 +7,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "core/npy.h"
+#include "core/io/npy.h"
 
 #include <cstdint>
 #include <optional>

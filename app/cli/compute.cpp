@@ -20,19 +20,19 @@
 // (h × n_q, float64), fully_masked (h × n_q bool); alibi_slopes (h) with --positional alibi,
 // sink_mass (h × n_q) with --sinks.
 // --positional, --rope-convention, --rope-base, --kv-heads, --window, --sinks (positionoptions.h)
-// run every case as grouped-query attention (core/groupedattention.h). Reading and validating the
-// input is core/tensorcase.h (shared with the window's File → Open tensors…).
+// run every case as grouped-query attention (core/attention/groupedattention.h). Reading and validating the
+// input is core/io/tensorcase.h (shared with the window's File → Open tensors…).
 
 #include "common.h"
 #include "positionoptions.h"
 
-#include "core/attention.h"
-#include "core/groupedattention.h"
-#include "core/mask.h"
-#include "core/metrics.h"
-#include "core/multihead.h"
-#include "core/npy.h"
-#include "core/tensorcase.h"
+#include "core/attention/attention.h"
+#include "core/attention/groupedattention.h"
+#include "core/attention/mask.h"
+#include "core/analysis/metrics.h"
+#include "core/attention/multihead.h"
+#include "core/io/npy.h"
+#include "core/io/tensorcase.h"
 
 #include <QDir>
 #include <QFileInfo>

@@ -3,8 +3,8 @@
 // heads and the sliding window: --positional none|sinusoidal|rope|alibi, --rope-convention
 // interleaved|half, --rope-base B, --kv-heads G, --window W, --sinks S.
 
-#include "core/positional.h"
-#include "core/types.h"
+#include "core/attention/positional.h"
+#include "core/base/types.h"
 
 #include <QCommandLineOption>
 #include <QCommandLineParser>

@@ -12,9 +12,9 @@
 
 #include "common.h"
 
-#include "core/npy.h"
-#include "core/table.h"
-#include "core/tensorcase.h"
+#include "core/io/npy.h"
+#include "core/io/table.h"
+#include "core/io/tensorcase.h"
 #include "core/training/tasks.h"
 #include "core/training/trainer.h"
 

@@ -3,10 +3,10 @@
 // multi-head self- or cross-attention problem (the ui's SessionParameters converts to it), and
 // the one function that builds the attention mask such parameters ask for.
 
-#include "core/mask.h"
-#include "core/positional.h"
-#include "core/torchrandom.h"
-#include "core/types.h"
+#include "core/attention/mask.h"
+#include "core/attention/positional.h"
+#include "core/random/torchrandom.h"
+#include "core/base/types.h"
 
 #include <cstdint>
 #include <string>

@@ -1,15 +1,15 @@
 #include "core/engine/sessionengine.h"
 
-#include "core/groupedattention.h"
+#include "core/attention/groupedattention.h"
 
-#include "core/blas.h"
-#include "core/positional.h"
+#include "core/base/blas.h"
+#include "core/attention/positional.h"
 
 #include "core/engine/sessioninputs.h"
 #include "core/kernels/detail.h"
 #include "core/kernels/kernels.h"
-#include "core/softmax.h"
-#include "core/threads.h"
+#include "core/attention/softmax.h"
+#include "core/base/threads.h"
 
 #include <algorithm>
 #include <atomic>
@@ -222,7 +222,7 @@ void computeScores(const MultiheadAttention<T> &layer, const ConstMatrixRef<T> &
     const Matrix<T> &w = layer.inProjWeight();
     const Vector<T> &b = layer.inProjBias();
     Matrix<T> q(nQ, d), k(nK, d);
-    gemmTransposed<T>(query, w.topRows(d), q); // as MultiheadAttention::forward (core/blas.h)
+    gemmTransposed<T>(query, w.topRows(d), q); // as MultiheadAttention::forward (core/base/blas.h)
     gemmTransposed<T>(key, w.middleRows(d, d), k);
     q.rowwise() += b.segment(0, d).transpose();
     k.rowwise() += b.segment(d, d).transpose();

@@ -13,13 +13,13 @@
 // softmaxRowInPlace: the same operations on the same values in the same order), with or without
 // the cached scores, bit for bit (tests/tst_session.cpp, tests/tst_sessioncache.cpp).
 
-#include "core/attention.h"
-#include "core/cancel.h"
+#include "core/attention/attention.h"
+#include "core/base/cancel.h"
 #include "core/engine/engineparameters.h"
-#include "core/mask.h"
-#include "core/metrics.h"
-#include "core/multihead.h"
-#include "core/types.h"
+#include "core/attention/mask.h"
+#include "core/analysis/metrics.h"
+#include "core/attention/multihead.h"
+#include "core/base/types.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -48,7 +48,7 @@ struct EngineResult
     /// (then `scores` are those of the rotated q_i, k_i). Empty without RoPE.
     std::vector<MatrixD> unrotatedScores;
     /// With ALiBi: h heads of the bias added to the scaled scores, −m_h·(i − j) with a causal
-    /// mask, else −m_h·|i − j| (alibiBias, core/positional.h; the same values the row pass
+    /// mask, else −m_h·|i − j| (alibiBias, core/attention/positional.h; the same values the row pass
     /// adds). Empty without ALiBi.
     std::vector<MatrixD> positionBias;
     bool positionBiasCausal = false; ///< positionBias is −m_h·(i − j) (else −m_h·|i − j|)
@@ -100,7 +100,7 @@ private:
 void releaseFreeMemory();
 
 /// Floating-point operations per cell and head of the fused row pass (scale, mask, copy,
-/// softmax with its exp, metrics with a log, mean), for threadsForFlops (core/threads.h).
+/// softmax with its exp, metrics with a log, mean), for threadsForFlops (core/base/threads.h).
 inline constexpr double kRowPassFlopsPerCell = 30;
 
 /// The fused multi-head path on given inputs: q = query W_Qᵀ + b_Q (n_q × d_model),

@@ -1,8 +1,8 @@
 #include "core/engine/sessioninputs.h"
 
-#include "core/positional.h"
-#include "core/random.h"
-#include "core/torchrandom.h"
+#include "core/attention/positional.h"
+#include "core/random/random.h"
+#include "core/random/torchrandom.h"
 
 #include <algorithm>
 #include <string>

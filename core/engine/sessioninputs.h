@@ -4,8 +4,8 @@
 // embeddings and positional encoding. Qt-free; tokens are UTF-8 std::string.
 
 #include "core/engine/engineparameters.h"
-#include "core/multihead.h"
-#include "core/types.h"
+#include "core/attention/multihead.h"
+#include "core/base/types.h"
 
 #include <cstdint>
 #include <string_view>
@@ -37,7 +37,7 @@ template<typename T> struct SessionInputs
 /// Draw order (one generator seeded with p.seed): MultiheadAttention::initXavier, then the
 /// query-side input X (n × d_model) then, for encoder–decoder attention, the encoder input
 /// (n_k × d_model), all standard normal in C order. With p.generator Torch the generator is
-/// torch.manual_seed(p.seed)'s (core/torchrandom.h): nn.MultiheadAttention's default
+/// torch.manual_seed(p.seed)'s (core/random/torchrandom.h): nn.MultiheadAttention's default
 /// initialisation (initTorchDefault) in T, then torch.randn(1, n, d_model) and, for
 /// encoder–decoder attention, torch.randn(1, n_k, d_model), drawn in T (float32 draws are
 /// torch's float32 randn, widened exactly to float64 here). Typed tokens (p.tokens): row i of X is

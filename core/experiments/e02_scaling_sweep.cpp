@@ -3,8 +3,8 @@
 #include "core/experiments/experiments_p.h"
 #include "core/experiments/livecharts.h"
 
-#include "core/metrics.h"
-#include "core/random.h"
+#include "core/analysis/metrics.h"
+#include "core/random/random.h"
 
 #include <cmath>
 #include <optional>

@@ -2,7 +2,7 @@
 
 #include "core/experiments/experiments_p.h"
 
-#include "core/random.h"
+#include "core/random/random.h"
 
 #include <cmath>
 

@@ -2,8 +2,8 @@
 
 #include "core/experiments/experiments_p.h"
 
-#include "core/metrics.h"
-#include "core/multihead.h"
+#include "core/analysis/metrics.h"
+#include "core/attention/multihead.h"
 
 namespace attn::experiments {
 

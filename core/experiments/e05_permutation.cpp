@@ -3,8 +3,8 @@
 
 #include "core/experiments/experiments_p.h"
 
-#include "core/multihead.h"
-#include "core/positional.h"
+#include "core/attention/multihead.h"
+#include "core/attention/positional.h"
 
 namespace attn::experiments {
 

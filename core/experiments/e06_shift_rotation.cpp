@@ -2,7 +2,7 @@
 
 #include "core/experiments/experiments_p.h"
 
-#include "core/positional.h"
+#include "core/attention/positional.h"
 
 #include <cmath>
 

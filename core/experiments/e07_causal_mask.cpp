@@ -2,8 +2,8 @@
 
 #include "core/experiments/experiments_p.h"
 
-#include "core/mask.h"
-#include "core/multihead.h"
+#include "core/attention/mask.h"
+#include "core/attention/multihead.h"
 
 #include <limits>
 

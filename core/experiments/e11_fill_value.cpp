@@ -4,9 +4,9 @@
 
 #include "core/experiments/experiments_p.h"
 
-#include "core/attention.h"
-#include "core/mask.h"
-#include "core/random.h"
+#include "core/attention/attention.h"
+#include "core/attention/mask.h"
+#include "core/random/random.h"
 
 #include <cmath>
 #include <limits>

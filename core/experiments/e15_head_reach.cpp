@@ -4,8 +4,8 @@
 
 #include "core/experiments/experiments_p.h"
 
-#include "core/groupedattention.h"
-#include "core/random.h"
+#include "core/attention/groupedattention.h"
+#include "core/random/random.h"
 
 #include <cmath>
 #include <limits>

@@ -4,8 +4,8 @@
 // tests/reference/.
 
 #include "core/experiments/experiments.h"
-#include "core/multihead.h"
-#include "core/torchrandom.h"
+#include "core/attention/multihead.h"
+#include "core/random/torchrandom.h"
 
 #include <cstdint>
 #include <string>
@@ -79,7 +79,7 @@ ParamSpec choiceParam(std::string name, std::string defaultValue, std::vector<st
                       std::string help);
 
 /// "generator": numpy (default, numpy.random.default_rng(seed)) or torch (torch.manual_seed(seed),
-/// PyTorch's CPU streams, core/torchrandom.h).
+/// PyTorch's CPU streams, core/random/torchrandom.h).
 ParamSpec generatorParam();
 /// The "seed" parameter's spec for experiments that take "generator" too.
 ParamSpec seedParamBothGenerators(std::uint64_t defaultSeed);
@@ -148,7 +148,7 @@ struct TimingSummary
     double mean = 0, median = 0, minimum = 0;
 };
 TimingSummary timingSummary(std::vector<double> seconds);
-/// kSingleThreadFlops (core/threads.h) as short text, "2e7".
+/// kSingleThreadFlops (core/base/threads.h) as short text, "2e7".
 std::string flopsText();
 
 } // namespace attn::experiments

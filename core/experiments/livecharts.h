@@ -3,7 +3,7 @@
 // (core/experiments/experiments.h): the E2 scaling sweep with the user's own scale as a third
 // curve, and the fit of the timing sweep's exponent where the n² work dominates.
 
-#include "core/attention.h"
+#include "core/attention/attention.h"
 #include "core/experiments/experiments.h"
 
 #include <optional>

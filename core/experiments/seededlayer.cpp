@@ -3,7 +3,7 @@
 
 #include "core/experiments/experiments_p.h"
 
-#include "core/random.h"
+#include "core/random/random.h"
 
 namespace attn::experiments {
 

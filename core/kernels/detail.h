@@ -2,8 +2,8 @@
 // Internal helpers shared by attention.cpp and the kernels (not part of the API).
 
 #include "core/kernels/kernels.h"
-#include "core/mask.h"
-#include "core/types.h"
+#include "core/attention/mask.h"
+#include "core/base/types.h"
 
 #include <cstddef>
 #include <string>

@@ -14,9 +14,9 @@
 // (or when finite inputs overflow the scores). The materialized and streaming kernels use both
 // cores (OpenMP); call them from one thread at a time for full speed.
 
-#include "core/mask.h"
-#include "core/threads.h"
-#include "core/types.h"
+#include "core/attention/mask.h"
+#include "core/base/threads.h"
+#include "core/base/types.h"
 
 #include <cstddef>
 #include <string_view>
@@ -33,13 +33,13 @@ KernelKind kernelFromName(std::string_view name);
 /// Tile (query rows and keys) of attentionStreaming when none is given.
 inline constexpr Index kDefaultStreamingTile = 128;
 
-/// Threads a kernel call of this size uses: threadsForFlops (core/threads.h) of its work,
+/// Threads a kernel call of this size uses: threadsForFlops (core/base/threads.h) of its work,
 /// 2 · n_q · n_k · (d_k + d_v) flops (4·n²·d for square attention).
 Index kernelThreadsFor(Index nQ, Index nK, Index dK, Index dV);
 
 /// The float32 code of the materialized and streaming kernels: "avx512" (AVX-512F
 /// micro-kernels and 16-lane exp, chosen at run time when the CPU has AVX-512F, for d_v a
-/// multiple of 16) or "eigen" (the products of core/blas.h — OpenBLAS when the build has it, else
+/// multiple of 16) or "eigen" (the products of core/base/blas.h — OpenBLAS when the build has it, else
 /// Eigen's GEMM — in the materialized kernel, Eigen's GEMM in the streaming kernel's tiles, and
 /// Eigen's packet math as compiled: SSE2 in the portable default build). Float64 products take
 /// the same routes; the row passes (max, exp, scale) of both types and softmaxRowsInPlace use the

@@ -9,7 +9,7 @@
 
 #include "core/kernels/kernels.h"
 
-#include "core/blas.h"
+#include "core/base/blas.h"
 #include "core/kernels/avx512.h"
 #include "core/kernels/detail.h"
 #include "core/kernels/rowops.h"

@@ -8,7 +8,7 @@
 // −1e9 fill value) give what std::exp gives: a subnormal or exactly 0.
 
 #include "core/kernels/avx512.h"
-#include "core/types.h"
+#include "core/base/types.h"
 
 #include <Eigen/Core>
 

@@ -12,14 +12,14 @@
 
 #include "core/tiles/tileengine.h"
 
-#include "core/threads.h"
+#include "core/base/threads.h"
 
-#include "core/blas.h"
+#include "core/base/blas.h"
 #include "core/kernels/avx512.h"
 #include "core/kernels/detail.h"
 #include "core/kernels/kernels.h"
 #include "core/kernels/rowops.h"
-#include "core/threads.h"
+#include "core/base/threads.h"
 
 #include <algorithm>
 #include <cmath>
@@ -486,7 +486,7 @@ TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window,
     std::atomic<bool> stopped {false};
 
     // Q Kᵀ of the computed heads: 2 flops per multiply-add. Small windows run on this thread
-    // alone, its products included (threadsForFlops, core/threads.h).
+    // alone, its products included (threadsForFlops, core/base/threads.h).
     const double flops
         = 2.0 * double(window.rows()) * double(nK) * double(m_dK) * double(computed.size());
     const Index threads = threadsForFlops(flops);

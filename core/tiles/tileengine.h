@@ -17,15 +17,15 @@
 // column may be shorter; its value is the max or the mean of the block's unmasked cells, and a
 // block whose cells are all masked takes the OR of their MaskStateBits and the value 0.
 //
-// Weights are those of scaledDotProductAttention (core/attention.h) and of the kernels
+// Weights are those of scaledDotProductAttention (core/attention/attention.h) and of the kernels
 // (core/kernels/kernels.h): softmax(Q Kᵀ · scale + additive mask) with masked cells = the fill
 // value (−inf by default: weight 0), fully masked rows all zeros.
 
-#include "core/attention.h"
-#include "core/cancel.h"
-#include "core/mask.h"
-#include "core/metrics.h"
-#include "core/types.h"
+#include "core/attention/attention.h"
+#include "core/base/cancel.h"
+#include "core/attention/mask.h"
+#include "core/analysis/metrics.h"
+#include "core/base/types.h"
 
 #include <algorithm>
 #include <atomic>

@@ -11,7 +11,7 @@
 // tileGridWithCells(tileWindow(L, tx, ty), 2^L, 2^L).
 
 #include "core/tiles/tileengine.h"
-#include "core/types.h"
+#include "core/base/types.h"
 
 #include <vector>
 

@@ -1,7 +1,7 @@
 #include "core/training/initialization.h"
 
-#include "core/positional.h"
-#include "core/random.h"
+#include "core/attention/positional.h"
+#include "core/random/random.h"
 
 #include <cmath>
 

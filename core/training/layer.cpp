@@ -1,9 +1,9 @@
 #include "core/training/layer.h"
 
-#include "core/blas.h"
-#include "core/metrics.h"
-#include "core/positional.h"
-#include "core/threads.h"
+#include "core/base/blas.h"
+#include "core/analysis/metrics.h"
+#include "core/attention/positional.h"
+#include "core/base/threads.h"
 
 #if defined(ATTN_HAVE_AVX2_TRAINING)
 #include "core/training/avx2.h"
@@ -126,7 +126,7 @@ template<typename T> void columnSums(const Matrix<T> &m, Vector<T> &out)
 
 /// Threads for one forward or backward pass over rows = B·n tokens: the four E × E projections
 /// (8·rows·E² flops) and the attention products (4·B·n²·E), by threadsForFlops
-/// (core/threads.h).
+/// (core/base/threads.h).
 Index passThreads(Index rows, Index length, Index dModel)
 {
     const double flops = 8.0 * double(rows) * double(dModel) * double(dModel)
@@ -268,7 +268,7 @@ void forwardInto(const LayerConfig &config, const Parameters<T> &params, const B
         for (Index b = 0; b < B; ++b)
             c.x.block(b * n, E - config.positionWidth, n, config.positionWidth) += pe;
     }
-    // Every product through core/blas.h: OpenBLAS's kernels (chosen at run time) where the
+    // Every product through core/base/blas.h: OpenBLAS's kernels (chosen at run time) where the
     // build has it, Eigen's GEMM otherwise.
     // The biases go into the outputs first and the products are added to them (BLAS's β = 1):
     // no separate pass to clear C and none to add the bias.

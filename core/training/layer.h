@@ -1,7 +1,7 @@
 #pragma once
 // A trainable multi-head self-attention layer: forward pass, loss and analytic backward pass.
 //
-// Parameters in torch.nn.MultiheadAttention's layout (the same as core/multihead.h):
+// Parameters in torch.nn.MultiheadAttention's layout (the same as core/attention/multihead.h):
 //   in_proj_weight  3E × E  = [W_Q; W_K; W_V] stacked by rows,  in_proj_bias 3E
 //   out_proj_weight E × E,                                      out_proj_bias E
 // with E = d_model, h heads of d_k = E / h columns each. Self-attention on a batch of B
@@ -23,8 +23,8 @@
 //   dQ_h = s·dS K_h, dK_h = s·dSᵀ Q_h
 //   dW_in = dQKVᵀ X, db_in = Σ_rows dQKV
 
-#include "core/multihead.h"
-#include "core/types.h"
+#include "core/attention/multihead.h"
+#include "core/base/types.h"
 
 #include <vector>
 

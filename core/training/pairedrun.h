@@ -12,9 +12,9 @@
 //   training batches TaskGenerator with seed + 1 (one fresh batch per step, shared by A and B)
 //   probe sequence   the first sequence of a TaskGenerator batch with seed + 2 (B = 1)
 
-#include "core/cancel.h"
-#include "core/npy.h"
-#include "core/table.h"
+#include "core/base/cancel.h"
+#include "core/io/npy.h"
+#include "core/io/table.h"
 #include "core/training/initialization.h"
 #include "core/training/tasks.h"
 #include "core/training/trainer.h"

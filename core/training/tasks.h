@@ -1,7 +1,7 @@
 #pragma once
 // Seeded synthetic tasks that a single attention layer can only solve by attending to the right
 // token. Each draw is a Batch<double> (core/training/layer.h) from the NumPy-compatible
-// Generator (core/random.h); the same seed gives the same batches.
+// Generator (core/random/random.h); the same seed gives the same batches.
 //
 // Feature layout, d_model = E, half = E/2 (E even):
 //   recall  — n (key, value) pair tokens [k_i ; onehot(v_i)], then one query token
@@ -21,7 +21,7 @@
 // Every target row is a probability vector, so the mean-squared error and the cross-entropy
 // both apply.
 
-#include "core/random.h"
+#include "core/random/random.h"
 #include "core/training/layer.h"
 
 #include <cstdint>

@@ -6,7 +6,7 @@
 
 #include "testutil.h"
 
-#include "core/npy.h"
+#include "core/io/npy.h"
 
 #include <QDir>
 #include <QFile>

@@ -4,7 +4,7 @@
 // padding range of heatmap and its all-or-nothing multi-file export. Core-level tests of the
 // same inputs: tst_fuzzregressions.
 
-#include "core/npy.h"
+#include "core/io/npy.h"
 #include "testutil.h"
 
 #include "ui/document/sessionfile.h"

@@ -14,7 +14,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "core/npy.h"
+#include "core/io/npy.h"
 
 #include "ui/svgtext.h"
 

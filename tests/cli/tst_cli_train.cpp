@@ -6,7 +6,7 @@
 #include "cliprocess.h"
 #include "testutil.h"
 
-#include "core/npy.h"
+#include "core/io/npy.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,8 +1,8 @@
-// scaledDotProductAttention (core/attention.h): a hand-computed example, the scale, masks and
+// scaledDotProductAttention (core/attention/attention.h): a hand-computed example, the scale, masks and
 // fill values, causality, invariance under permuting keys and values, shape and NaN errors.
 
-#include "core/attention.h"
-#include "core/random.h"
+#include "core/attention/attention.h"
+#include "core/random/random.h"
 #include "testutil.h"
 
 #include <QTest>

@@ -6,7 +6,7 @@
 
 #include "core/experiments/experiments.h"
 #include "core/experiments/livecharts.h"
-#include "core/metrics.h"
+#include "core/analysis/metrics.h"
 
 #include <QFile>
 #include <QTest>

@@ -3,10 +3,10 @@
 // of the core: the .npy and .npz readers and writer, the tensor case, multi-head attention.
 // The command-line side of the same inputs is tst_cli_fuzzregressions.
 
-#include "core/multihead.h"
-#include "core/npy.h"
-#include "core/tensorcase.h"
-#include "core/types.h"
+#include "core/attention/multihead.h"
+#include "core/io/npy.h"
+#include "core/io/tensorcase.h"
+#include "core/base/types.h"
 #include "testutil.h"
 
 #include <QElapsedTimer>

@@ -1,14 +1,14 @@
 // Grouped-query attention with RoPE, ALiBi, sliding windows and attention sinks
-// (core/groupedattention.h, core/positional.h, core/mask.h) against PyTorch fixtures from
+// (core/attention/groupedattention.h, core/attention/positional.h, core/attention/mask.h) against PyTorch fixtures from
 // tests/reference/make_modern_fixtures.py, plus the invariants: RoPE's shift invariance, the two
 // RoPE conventions as one rotation up to a permutation, ALiBi's slopes vs the reference rule for
 // every H in 1…64, g = h equals plain multi-head, g = 1 equals one shared head.
 
-#include "core/groupedattention.h"
+#include "core/attention/groupedattention.h"
 #include "core/kernels/kernels.h"
-#include "core/multihead.h"
-#include "core/npy.h"
-#include "core/random.h"
+#include "core/attention/multihead.h"
+#include "core/io/npy.h"
+#include "core/random/random.h"
 #include "testutil.h"
 
 #include <QTest>
@@ -30,7 +30,7 @@ MatrixD randn(Generator &rng, Index rows, Index cols)
 }
 
 /// The reference code's get_slopes (ofirpress/attention_with_linear_biases), written from its
-/// description independently of core/positional.cpp: start = 2^(−2^−(log₂n − 3)), slopes
+/// description independently of core/attention/positional.cpp: start = 2^(−2^−(log₂n − 3)), slopes
 /// start·start^i for a power of two n; otherwise the slopes of the closest lower power of two,
 /// then the even-indexed slopes of twice that power, as many as are missing.
 std::vector<double> referenceSlopes(int n)

@@ -16,14 +16,14 @@
 
 #include "testutil.h"
 
-#include "core/attention.h"
+#include "core/attention/attention.h"
 #include "core/engine/sessionengine.h"
 #include "core/kernels/kernels.h"
-#include "core/mask.h"
-#include "core/multihead.h"
-#include "core/npy.h"
-#include "core/random.h"
-#include "core/tensorcase.h"
+#include "core/attention/mask.h"
+#include "core/attention/multihead.h"
+#include "core/io/npy.h"
+#include "core/random/random.h"
+#include "core/io/tensorcase.h"
 
 #include <QObject>
 #include <QTest>

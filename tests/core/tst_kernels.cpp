@@ -2,11 +2,11 @@
 // scaledDotProductAttention: float32 and float64, no mask / causal / key padding / custom /
 // additive, n from 1 to 2048 with odd head dimensions, cross-attention, every streaming tile.
 
-#include "core/attention.h"
+#include "core/attention/attention.h"
 #include "core/kernels/avx512.h"
 #include "core/kernels/kernels.h"
-#include "core/npy.h"
-#include "core/random.h"
+#include "core/io/npy.h"
+#include "core/random/random.h"
 #include "testutil.h"
 
 #include <QTest>

@@ -1,10 +1,10 @@
-// Metrics of attention rows (core/metrics.h): the cancellation-free softmax Jacobian norm
+// Metrics of attention rows (core/analysis/metrics.h): the cancellation-free softmax Jacobian norm
 // against the explicit matrix and closed forms (ordinary and near-one-hot rows), entropy,
 // effective terms, row metrics with fully masked rows, standard deviation and NaN reports.
 
-#include "core/metrics.h"
-#include "core/random.h"
-#include "core/softmax.h"
+#include "core/analysis/metrics.h"
+#include "core/random/random.h"
+#include "core/attention/softmax.h"
 #include "testutil.h"
 
 #include <QList>

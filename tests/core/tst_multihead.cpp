@@ -1,11 +1,11 @@
-// MultiheadAttention (core/multihead.h): parameter count and layout, h = 1 with identity
+// MultiheadAttention (core/attention/multihead.h): parameter count and layout, h = 1 with identity
 // projections equals plain attention, permutation equivariance without positions (E5), the
 // causal mask blocks the future (E7), per-head weights, Xavier initialisation, shape errors.
 // (Comparisons with PyTorch fixtures live in tst_multihead_torch.)
 
-#include "core/multihead.h"
-#include "core/positional.h"
-#include "core/random.h"
+#include "core/attention/multihead.h"
+#include "core/attention/positional.h"
+#include "core/random/random.h"
 #include "testutil.h"
 
 #include <QTest>

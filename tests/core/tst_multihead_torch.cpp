@@ -8,10 +8,10 @@
 
 #include "testutil.h"
 
-#include "core/attention.h"
-#include "core/mask.h"
-#include "core/multihead.h"
-#include "core/npy.h"
+#include "core/attention/attention.h"
+#include "core/attention/mask.h"
+#include "core/attention/multihead.h"
+#include "core/io/npy.h"
 
 #include <QObject>
 #include <QTest>

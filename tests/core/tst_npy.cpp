@@ -4,7 +4,7 @@
 // is checked by `make_npy_fixtures.py --verify DIR` after running this test with
 // ATTN_NPY_WRITE_DIR=DIR).
 
-#include "core/npy.h"
+#include "core/io/npy.h"
 #include "testutil.h"
 
 #include <QDir>

@@ -1,7 +1,7 @@
-// Sinusoidal positional encoding (core/positional.h, Vaswani et al. 2017, §3.5): known values,
+// Sinusoidal positional encoding (core/attention/positional.h, Vaswani et al. 2017, §3.5): known values,
 // interleaved sin/cos, odd widths, offsets, and the shift-is-a-rotation property (E6).
 
-#include "core/positional.h"
+#include "core/attention/positional.h"
 #include "testutil.h"
 
 #include <QTest>

@@ -7,9 +7,9 @@
 
 #include "testutil.h"
 
-#include "core/multihead.h"
-#include "core/npy.h"
-#include "core/tensorcase.h"
+#include "core/attention/multihead.h"
+#include "core/io/npy.h"
+#include "core/io/tensorcase.h"
 
 #include "ui/session/sessioncompute.h"
 #include "ui/session/tensorsource.h"

@@ -1,7 +1,7 @@
 // Bitwise tests of attn::Generator against numpy.random.default_rng streams (fixtures from
 // tests/reference/make_random_fixtures.py, NumPy's version is recorded in index.txt).
 
-#include "core/random.h"
+#include "core/random/random.h"
 
 #include <QFile>
 #include <QHash>

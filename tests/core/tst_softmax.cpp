@@ -1,9 +1,9 @@
-// Row softmax (core/softmax.h): rows sum to 1, max subtraction keeps extreme float32 rows
+// Row softmax (core/attention/softmax.h): rows sum to 1, max subtraction keeps extreme float32 rows
 // finite, -inf is an exactly-zero weight, fully masked rows give zeros and a flag, NaN/+inf are
 // reported with their position. Every case runs in float32 and float64.
 
-#include "core/random.h"
-#include "core/softmax.h"
+#include "core/random/random.h"
+#include "core/attention/softmax.h"
 #include "testutil.h"
 
 #include <QList>

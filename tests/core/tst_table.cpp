@@ -1,7 +1,7 @@
 // attn::Table: Python-repr number formatting (against Python's own repr, fixture), CSV quoting,
 // aligned text, JSON with non-finite values kept, and the errors of the accessors.
 
-#include "core/table.h"
+#include "core/io/table.h"
 
 #include <QFile>
 #include <QJsonArray>

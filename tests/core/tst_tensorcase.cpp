@@ -5,12 +5,12 @@
 // expected_weights; bad arrays are refused with messages naming the array and shapes; weights
 // computed elsewhere are split into layers and heads exactly as NumPy's C order says.
 
-#include "core/tensorcase.h"
+#include "core/io/tensorcase.h"
 #include "testutil.h"
 
-#include "core/attention.h"
-#include "core/multihead.h"
-#include "core/npy.h"
+#include "core/attention/attention.h"
+#include "core/attention/multihead.h"
+#include "core/io/npy.h"
 
 #include <QFile>
 #include <QTemporaryDir>

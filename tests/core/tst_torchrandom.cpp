@@ -5,8 +5,8 @@
 // second normal, the redrawn tail of 16-wide blocks, the out_proj bias draws) is checked too.
 
 #include "core/experiments/experiments_p.h"
-#include "core/multihead.h"
-#include "core/torchrandom.h"
+#include "core/attention/multihead.h"
+#include "core/random/torchrandom.h"
 
 #include <QFile>
 #include <QHash>

@@ -8,9 +8,9 @@
 
 #include "testutil.h"
 
-#include "core/blas.h"
-#include "core/npy.h"
-#include "core/random.h"
+#include "core/base/blas.h"
+#include "core/io/npy.h"
+#include "core/random/random.h"
 #include "core/training/layer.h"
 #include "core/training/optimizer.h"
 #include "core/training/tasks.h"
@@ -498,7 +498,7 @@ private slots:
 
     void transposedAProduct()
     {
-        // The weight gradients' product C = Aᵀ B (core/blas.h) against the sum written out, in
+        // The weight gradients' product C = Aᵀ B (core/base/blas.h) against the sum written out, in
         // both precisions, through OpenBLAS (when built with it) and through Eigen; on a block
         // of a wider matrix (a leading dimension larger than the row).
         Generator rng(3);
@@ -529,7 +529,7 @@ private slots:
 
     void transposedAddProduct()
     {
-        // The projections' C += A Bᵀ (core/blas.h, C holding the bias rows) against the sum
+        // The projections' C += A Bᵀ (core/base/blas.h, C holding the bias rows) against the sum
         // written out, through OpenBLAS (when built with it) and through Eigen; A a block of a
         // wider matrix.
         Generator rng(4);

@@ -8,7 +8,7 @@ largest softmax weight and of the softmax Jacobian's Frobenius norm, without and
 1/√d_k scale, as CSV (repr() digits): the columns of `attnlab sweep --format csv`.
 
 q·k is an explicit product-and-sum (NumPy's fixed pairwise order; `@` would go to BLAS).
-‖J‖ for J = diag(p) − p pᵀ uses the cancellation-free form of core/metrics.cpp (same partial
+‖J‖ for J = diag(p) − p pᵀ uses the cancellation-free form of core/analysis/metrics.cpp (same partial
 sums in the same order): ‖J‖² = Σ_i p_i² ((Σ_{j≠i} p_j)² + Σ_{j≠i} p_j²) with Σ_{j≠i} from
 running sums to the left and to the right of i. The textbook Σp² − 2Σp³ + (Σp²)² cancels to
 0 or below on near-one-hot rows (unscaled, d_k ≥ 64).

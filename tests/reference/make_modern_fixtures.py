@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Fixtures for grouped-query attention with RoPE, ALiBi, sliding windows and attention sinks
-(core/groupedattention.h, tests/tst_groupedattention.cpp).
+(core/attention/groupedattention.h, tests/tst_groupedattention.cpp).
 
 Everything is written out here from the formulas, in PyTorch float64, independently of the C++:
   - RoPE (Su et al. 2021, arXiv:2104.09864) with theta_i = base^(-2i/d_k) at positions 0..n-1,

@@ -11,7 +11,7 @@ of Debian's python3-numpy. The output is deterministic: running this again rewri
 bytes.
 
     /usr/bin/python3 tests/reference/make_random_fixtures.py --ziggurat-tables
-prints the ziggurat tables that core/random.cpp embeds (see ziggurat_tables()).
+prints the ziggurat tables that core/random/random.cpp embeds (see ziggurat_tables()).
 """
 import math
 import os

@@ -1,7 +1,7 @@
 #pragma once
 // Hand-made SessionResults for renderer and widget tests: known weights, no computation.
 
-#include "core/metrics.h"
+#include "core/analysis/metrics.h"
 #include "ui/session/sessioncompute.h"
 
 #include <cstdint>

@@ -18,7 +18,7 @@
 #include "ui/render/playframes.h"
 #include "ui/session/tensorsource.h"
 
-#include "core/npy.h"
+#include "core/io/npy.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>

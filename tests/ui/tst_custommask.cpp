@@ -14,7 +14,7 @@
 #include "ui/session/sessioncompute.h"
 #include "ui/session/tensorsource.h"
 
-#include "core/mask.h"
+#include "core/attention/mask.h"
 
 #include <QFile>
 #include <QJsonArray>

@@ -10,7 +10,7 @@
 #include "testutil.h"
 
 #include "core/engine/sessioninputs.h"
-#include "core/npy.h"
+#include "core/io/npy.h"
 #include "ui/charts/rowmetricschart.h"
 #include "ui/export/dataexport.h"
 #include "ui/panels/controlpanel.h"

@@ -13,7 +13,7 @@
 #include "ui/views/heatmapactions.h"
 #include "ui/views/heatmapwidget.h"
 
-#include "core/mask.h"
+#include "core/attention/mask.h"
 
 #include <QAction>
 #include <QApplication>

@@ -8,7 +8,7 @@
 #include "ui/session/sessioncompute.h"
 #include "ui/views/heatmapwidget.h"
 
-#include "core/positional.h"
+#include "core/attention/positional.h"
 
 #include <QBuffer>
 #include <QFile>

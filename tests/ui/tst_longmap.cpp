@@ -21,8 +21,8 @@
 
 #include "svgtext.h"
 
-#include "core/mask.h"
-#include "core/npy.h"
+#include "core/attention/mask.h"
+#include "core/io/npy.h"
 
 #include <QImage>
 #include <QLabel>

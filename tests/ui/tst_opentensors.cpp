@@ -8,8 +8,8 @@
 
 #include "testutil.h"
 
-#include "core/metrics.h"
-#include "core/npy.h"
+#include "core/analysis/metrics.h"
+#include "core/io/npy.h"
 #include "ui/export/weightsexport.h"
 #include "ui/panels/controlpanel.h"
 #include "ui/panels/tensorpanel.h"

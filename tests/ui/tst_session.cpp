@@ -10,9 +10,9 @@
 #include "ui/session/sessionparameters.h"
 
 #include "core/engine/sessioninputs.h"
-#include "core/groupedattention.h"
-#include "core/multihead.h"
-#include "core/random.h"
+#include "core/attention/groupedattention.h"
+#include "core/attention/multihead.h"
+#include "core/random/random.h"
 
 #include <QFile>
 #include <QJsonArray>

@@ -9,10 +9,10 @@
 #include "ui/session/attentionsession.h"
 #include "ui/session/sessioncompute.h"
 
-#include "core/multihead.h"
-#include "core/positional.h"
-#include "core/random.h"
-#include "core/torchrandom.h"
+#include "core/attention/multihead.h"
+#include "core/attention/positional.h"
+#include "core/random/random.h"
+#include "core/random/torchrandom.h"
 
 #include <QSignalSpy>
 #include <QTest>
@@ -58,7 +58,7 @@ void compareWithForward(const SessionParameters &p, const SessionResult &r, doub
     MultiheadAttention<T> layer(d, p.heads);
     MatrixD x, e;
     if (p.generator == RandomSource::Torch) {
-        // nn.MultiheadAttention's init, then torch.randn(1, n, d) in T (core/torchrandom.h).
+        // nn.MultiheadAttention's init, then torch.randn(1, n, d) in T (core/random/torchrandom.h).
         TorchGenerator rng(p.seed);
         initTorchDefault(layer, rng);
         const auto draw = [&rng, d](Index rows) {

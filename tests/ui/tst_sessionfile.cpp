@@ -20,7 +20,7 @@
 #include "ui/window/sessioncontroller.h"
 #include "ui/window/tensorcontroller.h"
 
-#include "core/npy.h"
+#include "core/io/npy.h"
 
 #include <QApplication>
 #include <QDir>

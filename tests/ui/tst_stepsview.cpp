@@ -21,7 +21,7 @@
 #include "ui/views/tokensview.h"
 
 #include "core/engine/sessioninputs.h"
-#include "core/positional.h"
+#include "core/attention/positional.h"
 
 #include "testutil.h"
 

@@ -8,7 +8,7 @@
 #include "ui/render/figurefile.h"
 #include "ui/render/tileimage.h"
 
-#include "core/mask.h"
+#include "core/attention/mask.h"
 
 #include <QTest>
 

@@ -16,7 +16,7 @@
 #include "ui/views/heatmapwidget.h"
 #include "ui/views/tokensview.h"
 
-#include "core/mask.h"
+#include "core/attention/mask.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -13,10 +13,10 @@
 #include "ui/window/sessioncontroller.h"
 
 #include "core/experiments/experiments.h"
-#include "core/multihead.h"
-#include "core/npy.h"
-#include "core/positional.h"
-#include "core/random.h"
+#include "core/attention/multihead.h"
+#include "core/io/npy.h"
+#include "core/attention/positional.h"
+#include "core/random/random.h"
 #include "core/training/tasks.h"
 #include "core/training/trainer.h"
 

@@ -6,7 +6,7 @@
 
 #include "ui/session/jobrunner.h"
 
-#include "core/types.h"
+#include "core/base/types.h"
 
 #include <QString>
 

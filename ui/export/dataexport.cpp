@@ -1,7 +1,7 @@
 #include "ui/export/dataexport.h"
 
-#include "core/mask.h"
-#include "core/npy.h"
+#include "core/attention/mask.h"
+#include "core/io/npy.h"
 
 #include <QDir>
 #include <QFile>

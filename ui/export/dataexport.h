@@ -1,7 +1,7 @@
 #pragma once
 // File → Export data and `attnlab heatmap --data`: the numbers behind the heatmaps of a
 // SessionResult (as shown: a trimmed / renormalised view exports what it shows) as CSV, NumPy
-// .npy / .npz (core/npy.h) or JSON.
+// .npy / .npz (core/io/npy.h) or JSON.
 //
 // Arrays (float64 unless noted; h heads, n_q shown queries, n_k shown keys, C order):
 //   weights        h × n_q × n_k   softmax weights (renormalised when the view says so)

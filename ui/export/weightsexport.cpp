@@ -1,6 +1,6 @@
 #include "ui/export/weightsexport.h"
 
-#include "core/npy.h"
+#include "core/io/npy.h"
 
 #include <QFile>
 #include <QFileInfo>

@@ -5,7 +5,7 @@
 #include "ui/panels/wheelguard.h"
 #include "ui/session/tensorsource.h"
 
-#include "core/groupedattention.h"
+#include "core/attention/groupedattention.h"
 
 #include <QAction>
 #include <QCheckBox>

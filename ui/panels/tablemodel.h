@@ -4,7 +4,7 @@
 // prints and what CSV export writes) is in the tooltip, in Qt::EditRole and in copies. NaN and
 // ±Inf are shown as "NaN", "inf", "-inf" in red, never hidden.
 
-#include "core/table.h"
+#include "core/io/table.h"
 
 #include <QAbstractTableModel>
 #include <QModelIndexList>

@@ -5,7 +5,7 @@
 // that do not sum to 1, NaN/Inf) and "Back to Random Inputs". It only displays and emits
 // requests; TensorController acts on them.
 
-#include "core/tensorcase.h"
+#include "core/io/tensorcase.h"
 
 #include <QWidget>
 

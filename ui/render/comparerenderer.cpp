@@ -1,7 +1,7 @@
 #include "ui/render/comparerenderer.h"
 
-#include "core/mask.h"
-#include "core/metrics.h"
+#include "core/attention/mask.h"
+#include "core/analysis/metrics.h"
 
 #include <algorithm>
 #include <cmath>

@@ -60,7 +60,7 @@ using CompareWindowSource = std::function<void(
 /// the draws have other shapes, so the weights and inputs are different numbers.
 QString sharedInputsNote(const SessionParameters &a, const SessionParameters &b);
 
-/// Means over the rows that are not fully masked (core/metrics.h, summarize()).
+/// Means over the rows that are not fully masked (core/analysis/metrics.h, summarize()).
 struct CompareMetrics
 {
     double meanMaxWeight = 0;

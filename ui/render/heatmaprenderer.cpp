@@ -2,8 +2,8 @@
 
 #include "ui/render/figurefile.h"
 
-#include "core/mask.h"
-#include "core/threads.h"
+#include "core/attention/mask.h"
+#include "core/base/threads.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -26,7 +26,7 @@ namespace attn {
 namespace {
 
 /// Work per cell of a tile's range scan or pooling (compare, log, accumulate: ~20 flops), for
-/// the core's thread policy threadsForFlops (core/threads.h).
+/// the core's thread policy threadsForFlops (core/base/threads.h).
 constexpr double kFlopsPerCell = 20;
 
 using figure::formatTick;

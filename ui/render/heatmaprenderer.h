@@ -15,7 +15,7 @@
 #include "ui/render/tileimage.h"
 #include "ui/session/sessioncompute.h"
 
-#include "core/metrics.h"
+#include "core/analysis/metrics.h"
 
 #include <QColor>
 #include <QImage>
@@ -94,7 +94,7 @@ struct HeatmapOptions
     /// fills its tile's room, cells as wide and as tall as that gives.
     bool stretch = false;
     /// Grid: the order of the head tiles (the mean tile stays last) by headOrder
-    /// (core/metrics.h) of the result's per-row metrics, ascending or descending; a result
+    /// (core/analysis/metrics.h) of the result's per-row metrics, ascending or descending; a result
     /// without per-head metrics (the tile engine's) keeps index order. Titles keep the head
     /// numbers.
     HeadOrderKey headSort = HeadOrderKey::Index;

@@ -3,7 +3,7 @@
 #include "ui/render/tileimage.h"
 #include "ui/session/pooledsession.h"
 
-#include "core/threads.h"
+#include "core/base/threads.h"
 
 #include <QMetaObject>
 

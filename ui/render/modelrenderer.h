@@ -11,7 +11,7 @@
 #include "ui/render/colormap.h"
 #include "ui/render/figurefile.h"
 
-#include "core/tensorcase.h"
+#include "core/io/tensorcase.h"
 
 #include <QImage>
 #include <QPointF>

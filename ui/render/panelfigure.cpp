@@ -4,8 +4,8 @@
 #include "ui/render/heatmaprenderer.h"
 #include "ui/render/tileimage.h"
 
-#include "core/mask.h"
-#include "core/metrics.h"
+#include "core/attention/mask.h"
+#include "core/analysis/metrics.h"
 
 #include <QFileInfo>
 #include <QFont>

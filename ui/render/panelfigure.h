@@ -10,7 +10,7 @@
 #include "ui/render/figurefile.h"
 #include "ui/session/sessioncompute.h"
 
-#include "core/types.h"
+#include "core/base/types.h"
 
 #include <QColor>
 #include <QImage>

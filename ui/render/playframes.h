@@ -1,5 +1,5 @@
 #pragma once
-// A Play's frames as files: for every value of the schedule (core/playschedule.h) the session's
+// A Play's frames as files: for every value of the schedule (core/engine/playschedule.h) the session's
 // parameters with that value (applyPlayValue), computed (computeSession) and drawn by the heads
 // view's renderer (HeatmapRenderer) into frame_000.png, frame_001.png, … with the frame and the
 // value first in each caption, plus frames.csv naming every frame's parameters. Safe on any
@@ -8,7 +8,7 @@
 #include "ui/render/heatmaprenderer.h"
 #include "ui/session/playsettings.h"
 
-#include "core/cancel.h"
+#include "core/base/cancel.h"
 
 #include <QSize>
 #include <QString>

@@ -4,7 +4,7 @@
 #include "ui/render/heatmaprenderer.h"
 #include "ui/render/tileimage.h"
 
-#include "core/positional.h"
+#include "core/attention/positional.h"
 
 #include <QFontMetricsF>
 #include <QPainter>

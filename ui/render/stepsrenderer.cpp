@@ -3,8 +3,8 @@
 #include "ui/render/figurefile.h"
 #include "ui/session/tensorsource.h"
 
-#include "core/mask.h"
-#include "core/positional.h"
+#include "core/attention/mask.h"
+#include "core/attention/positional.h"
 
 #include <algorithm>
 

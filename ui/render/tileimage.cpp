@@ -2,8 +2,8 @@
 
 #include "ui/render/figurefile.h"
 
-#include "core/mask.h"
-#include "core/threads.h"
+#include "core/attention/mask.h"
+#include "core/base/threads.h"
 
 #include <QPainter>
 #include <QPainterPath>
@@ -20,7 +20,7 @@ namespace attn {
 namespace {
 
 /// Work per cell of pooling (compare, accumulate, mask test: ~20 flops), for the core's thread
-/// policy threadsForFlops (core/threads.h).
+/// policy threadsForFlops (core/base/threads.h).
 constexpr double kFlopsPerCell = 20;
 
 } // namespace

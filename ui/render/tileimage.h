@@ -10,7 +10,7 @@
 
 #include "ui/render/colormap.h"
 
-#include "core/types.h"
+#include "core/base/types.h"
 
 #include <QImage>
 #include <QRect>
@@ -32,7 +32,7 @@ struct TileImageRequest
 {
     /// n_q × n_k values, row-major. Not owned; must outlive buildTileImage().
     const MatrixD *values = nullptr;
-    /// MaskStateBits (core/mask.h) per cell, the shape of `values`, or nullptr (no cell masked).
+    /// MaskStateBits (core/attention/mask.h) per cell, the shape of `values`, or nullptr (no cell masked).
     /// A cell with a state ≠ 0 is drawn in maskColor(colormap, state), never as a value.
     const MatrixB *maskState = nullptr;
     ColormapId colormap = ColormapId::Viridis;
@@ -59,7 +59,7 @@ QSize tilePoolingBlocks(QSize cells, QSize maxPixels);
 /// pooled value v to colormap.map(norm(v)); a block with only masked cells takes
 /// maskColor(colormap, OR of their states); a NaN among its unmasked cells makes the pixel
 /// Colormap::badColor() (or nonFiniteColor, which ±Inf takes too). A null image when `values` is
-/// null or empty. Pooled tiles of many cells run on the core's threads (core/threads.h).
+/// null or empty. Pooled tiles of many cells run on the core's threads (core/base/threads.h).
 QImage buildTileImage(const TileImageRequest &request);
 
 /// Colour of a masked cell with MaskStateBits `state` (≠ 0) under `colormap`: causal, padding

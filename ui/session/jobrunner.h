@@ -2,12 +2,12 @@
 // JobRunner: the one way the window runs work off the GUI thread besides the session worker
 // (AttentionSession): experiment runs, the E2 sweep, the n² timing, view transforms and tile
 // images. A job is a callable run on the runner's thread pool with a JobContext (a CancelToken
-// from core/cancel.h and a progress reporter); its result is handed to a callback on the
+// from core/base/cancel.h and a progress reporter); its result is handed to a callback on the
 // runner's thread (the GUI thread). Newest wins, after Qt's Mandelbrot example: starting a job
 // cancels the one before (its token says so) and only the newest job's result, progress and
 // failure are ever delivered; the superseded ones are dropped.
 
-#include "core/cancel.h"
+#include "core/base/cancel.h"
 
 #include <QObject>
 #include <QString>

@@ -1,10 +1,10 @@
 #pragma once
 // What the Play controls set (saved in session files under "view" → "play"): the parameter
 // animated (d_k, α or τ), its range and frame count, the speed and whether it loops. The
-// schedule of values is core's (core/playschedule.h); applyPlayValue puts one value into the
+// schedule of values is core's (core/engine/playschedule.h); applyPlayValue puts one value into the
 // session's parameters the way the matching control does.
 
-#include "core/playschedule.h"
+#include "core/engine/playschedule.h"
 #include "ui/session/sessionparameters.h"
 
 #include <QJsonObject>

@@ -1,8 +1,8 @@
 #include "ui/session/pooledsession.h"
 
-#include "core/blas.h"
+#include "core/base/blas.h"
 #include "core/engine/sessioninputs.h"
-#include "core/types.h"
+#include "core/base/types.h"
 
 #include <QString>
 #include <QStringList>

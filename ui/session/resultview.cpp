@@ -1,6 +1,6 @@
 #include "ui/session/resultview.h"
 
-#include "core/threads.h"
+#include "core/base/threads.h"
 
 #include <QRegularExpression>
 #include <QStringList>

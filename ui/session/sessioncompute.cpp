@@ -2,7 +2,7 @@
 
 #include "ui/session/tensorsource.h"
 
-#include "core/types.h"
+#include "core/base/types.h"
 
 #include <algorithm>
 #include <atomic>

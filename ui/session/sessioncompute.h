@@ -7,7 +7,7 @@
 #include "ui/session/sessionparameters.h"
 #include "ui/session/sessionresult.h"
 
-#include "core/cancel.h"
+#include "core/base/cancel.h"
 #include "core/engine/engineparameters.h"
 #include "core/engine/sessionengine.h"
 

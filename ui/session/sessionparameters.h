@@ -2,8 +2,8 @@
 // Everything the main view's controls set, as one value type (saved in .attnlab.json).
 
 #include "core/engine/engineparameters.h"
-#include "core/positional.h"
-#include "core/torchrandom.h"
+#include "core/attention/positional.h"
+#include "core/random/torchrandom.h"
 
 #include <QJsonObject>
 #include <QString>

@@ -6,7 +6,7 @@
 #include "ui/session/sessionparameters.h"
 
 #include "core/engine/sessionengine.h"
-#include "core/types.h"
+#include "core/base/types.h"
 
 #include <QString>
 

@@ -2,13 +2,13 @@
 
 #include "ui/session/sessioncompute.h"
 
-#include "core/attention.h"
+#include "core/attention/attention.h"
 #include "core/engine/engineparameters.h"
-#include "core/groupedattention.h"
-#include "core/mask.h"
-#include "core/metrics.h"
-#include "core/multihead.h"
-#include "core/threads.h"
+#include "core/attention/groupedattention.h"
+#include "core/attention/mask.h"
+#include "core/analysis/metrics.h"
+#include "core/attention/multihead.h"
+#include "core/base/threads.h"
 
 #include <QDir>
 #include <QFile>

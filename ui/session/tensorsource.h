@@ -22,9 +22,9 @@
 #include "ui/session/sessionparameters.h"
 #include "ui/session/sessionresult.h"
 
-#include "core/cancel.h"
-#include "core/npy.h"
-#include "core/tensorcase.h"
+#include "core/base/cancel.h"
+#include "core/io/npy.h"
+#include "core/io/tensorcase.h"
 
 #include <QString>
 #include <QStringList>

@@ -1,8 +1,8 @@
 #include "ui/session/trainingrunner.h"
 
-#include "core/mask.h"
-#include "core/npy.h"
-#include "core/threads.h"
+#include "core/attention/mask.h"
+#include "core/io/npy.h"
+#include "core/base/threads.h"
 
 #include <QCoreApplication>
 #include <QEventLoop>

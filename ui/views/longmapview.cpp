@@ -5,7 +5,7 @@
 #include "ui/render/heatmaprenderer.h"
 #include "ui/session/sessioncompute.h"
 
-#include "core/mask.h"
+#include "core/attention/mask.h"
 
 #include <QComboBox>
 #include <QDateTime>
