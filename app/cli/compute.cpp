@@ -20,16 +20,16 @@
 // (h × n_q, float64), fully_masked (h × n_q bool); alibi_slopes (h) with --positional alibi,
 // sink_mass (h × n_q) with --sinks.
 // --positional, --rope-convention, --rope-base, --kv-heads, --window, --sinks (positionoptions.h)
-// run every case as grouped-query attention (core/attention/groupedattention.h). Reading and validating the
-// input is core/io/tensorcase.h (shared with the window's File → Open tensors…).
+// run every case as grouped-query attention (core/attention/groupedattention.h). Reading and
+// validating the input is core/io/tensorcase.h (shared with the window's File → Open tensors…).
 
 #include "common.h"
 #include "positionoptions.h"
 
+#include "core/analysis/metrics.h"
 #include "core/attention/attention.h"
 #include "core/attention/groupedattention.h"
 #include "core/attention/mask.h"
-#include "core/analysis/metrics.h"
 #include "core/attention/multihead.h"
 #include "core/io/npy.h"
 #include "core/io/tensorcase.h"
@@ -116,13 +116,26 @@ QString positionText(const PositionSettings &ps)
     return QStringLiteral("no positions");
 }
 
+/// "multi-head attention (PyTorch layout, with bias, separate q/k/v projections, kdim = 10,
+/// vdim = 6)": what the summary says of a layer.
+template<typename T> QString layerModeText(const MultiheadAttention<T> &layer)
+{
+    return QStringLiteral("multi-head attention (PyTorch layout, %1%2)")
+        .arg(layer.hasBias() ? QStringLiteral("with bias") : QStringLiteral("no bias"),
+             layer.hasSeparateProjections()
+                 ? QStringLiteral(", separate q/k/v projections, kdim = %1, vdim = %2")
+                       .arg(layer.keyDim())
+                       .arg(layer.valueDim())
+                 : QString());
+}
+
 /// Grouped-query attention for every kind of case (projected heads; PyTorch layout projected
 /// here, then out_proj; plain attention as one head) with RoPE/ALiBi and the window.
 template<typename T>
 void computeGrouped(const TensorCase<T> &tc, const Matrix<T> &query, const Matrix<T> &key,
                     const Matrix<T> &value, const PositionSettings &ps, Computed<T> &c)
 {
-    const Index nQ = tc.queryCount(), nK = tc.keyCount(), d = tc.dModel();
+    const Index nQ = tc.queryCount(), nK = tc.keyCount();
     AttentionMask mask = tc.mask;
     if (ps.window > 0)
         mask = AttentionMask::slidingWindow(nQ, nK, ps.window, ps.sinks) | mask;
@@ -132,19 +145,14 @@ void computeGrouped(const TensorCase<T> &tc, const Matrix<T> &query, const Matri
     po.ropeBase = ps.ropeBase;
     GroupedAttentionResult<T> r;
     if (tc.multihead) {
-        // q = query · W_Qᵀ + b_Q (n_q × d_model); k, v: n_k × d_model, as nn.MultiheadAttention.
-        const Matrix<T> &w = tc.inProjWeight;
-        const Matrix<T> qp = (query * w.topRows(d).transpose()).rowwise()
-            + tc.inProjBias.segment(0, d).transpose();
-        const Matrix<T> kp = (key * w.middleRows(d, d).transpose()).rowwise()
-            + tc.inProjBias.segment(d, d).transpose();
-        const Matrix<T> vp = (value * w.bottomRows(d).transpose()).rowwise()
-            + tc.inProjBias.segment(2 * d, d).transpose();
-        r = groupedQueryAttention<T>(qp, kp, vp, tc.heads, tc.heads, mask, {}, po);
+        // The layer's own projections (in_proj_weight or the separate q/k/v_proj_weight):
+        // q n_q × d_model, k and v n_k × d_model, as nn.MultiheadAttention.
+        const MultiheadAttention<T> layer = tc.layer();
+        const ProjectedInputs<T> p = layer.project(query, key, value);
+        r = groupedQueryAttention<T>(p.query, p.key, p.value, tc.heads, tc.heads, mask, {}, po);
         c.output = (r.output * tc.outProjWeight.transpose()).rowwise() + tc.outProjBias.transpose();
         c.outputProjection = true;
-        c.mode = QStringLiteral("multi-head attention (PyTorch layout, %1)")
-                     .arg(tc.bias ? QStringLiteral("with bias") : QStringLiteral("no bias"));
+        c.mode = layerModeText(layer);
         c.dK = tc.headDim();
     } else {
         const Index h = tc.projectedHeads ? tc.heads : 1, g = tc.projectedHeads ? tc.kvHeads : 1;
@@ -201,6 +209,16 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
         throw InvalidArgument("--positional sinusoidal adds the encoding to the inputs before the "
                               "projections; these are already-projected heads (use rope or "
                               "alibi)");
+    if (ps.scheme == PositionalScheme::Sinusoidal && tc.key.cols() != dModel)
+        throw InvalidArgument(
+            QStringLiteral(
+                "--positional sinusoidal adds the d_model-wide encoding to the query and "
+                "the key, but the key is %1 x %2 (kdim = %2) and d_model = %3 (separate "
+                "projections): use rope or alibi, which act on the projected heads")
+                .arg(nK)
+                .arg(tc.key.cols())
+                .arg(dModel)
+                .toStdString());
     // Copies only when the encoding is added (the inputs may be large).
     Matrix<T> queryPe, keyPe, valuePe;
     const bool addPe = ps.scheme == PositionalScheme::Sinusoidal;
@@ -258,13 +276,7 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
         c.dK = layer.headDim();
         c.scale = r.scale;
         c.outputProjection = true;
-        c.mode = QStringLiteral("multi-head attention (PyTorch layout, %1%2)")
-                     .arg(layer.hasBias() ? QStringLiteral("with bias") : QStringLiteral("no bias"),
-                          layer.hasSeparateProjections()
-                              ? QStringLiteral(", separate q/k/v projections, kdim = %1, vdim = %2")
-                                    .arg(layer.keyDim())
-                                    .arg(layer.valueDim())
-                              : QString());
+        c.mode = layerModeText(layer);
     } else {
         AttentionResult<T> r = scaledDotProductAttention<T>(query, key, value, tc.mask);
         c.output = std::move(r.output);

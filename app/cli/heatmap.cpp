@@ -562,6 +562,15 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         return false;
     };
 
+    // Files are read within the memory budget: what an .npz declares decides before any of its
+    // members is decompressed (readTensorFile reads through sessionMemoryBudget()).
+    {
+        QString budgetError;
+        const auto budget = memoryBudgetBytes(parser, &budgetError);
+        if (!budget)
+            return usageError(command, budgetError);
+        setSessionMemoryBudget(std::size_t(*budget));
+    }
     if (parser.isSet(QStringLiteral("session"))) {
         QString loadError;
         const auto session = SessionFile::load(parser.value(QStringLiteral("session")), &loadError);

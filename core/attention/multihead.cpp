@@ -171,10 +171,9 @@ void MultiheadAttention<T>::setParameters(const Matrix<T> &inProjWeight,
 }
 
 template<typename T>
-MultiheadResult<T>
-MultiheadAttention<T>::forward(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
-                               const ConstMatrixRef<T> &value, const AttentionMask &mask,
-                               const AttentionOptions &options) const
+ProjectedInputs<T>
+MultiheadAttention<T>::project(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                               const ConstMatrixRef<T> &value, bool checkFinite) const
 {
     static constexpr const char *who = "MultiheadAttention::forward";
     const Index d = m_dModel;
@@ -193,6 +192,42 @@ MultiheadAttention<T>::forward(const ConstMatrixRef<T> &query, const ConstMatrix
                               + " rows but value has " + std::to_string(value.rows()) + " (key "
                               + shapeString(key.rows(), key.cols()) + ", value "
                               + shapeString(value.rows(), value.cols()) + ")");
+    if (checkFinite) {
+        detail::checkFiniteInput<T>(query, "query", who);
+        detail::checkFiniteInput<T>(key, "key", who);
+        detail::checkFiniteInput<T>(value, "value", who);
+    }
+
+    // Projections: q = query · W_Qᵀ + b_Q (n_q × d_model); k, v: n_k × d_model.
+    const Index nQ = query.rows(), nK = key.rows();
+    ProjectedInputs<T> p {Matrix<T>(nQ, d), Matrix<T>(nK, d), Matrix<T>(nK, d)};
+    if (m_separate) { // key n_k × kdim, value n_k × vdim
+        gemmTransposed<T>(query, m_qProjWeight, p.query);
+        gemmTransposed<T>(key, m_kProjWeight, p.key);
+        gemmTransposed<T>(value, m_vProjWeight, p.value);
+    } else {
+        gemmTransposed<T>(query, m_inProjWeight.topRows(d), p.query);
+        gemmTransposed<T>(key, m_inProjWeight.middleRows(d, d), p.key);
+        gemmTransposed<T>(value, m_inProjWeight.bottomRows(d), p.value);
+    }
+    if (m_bias) {
+        p.query.rowwise() += m_inProjBias.segment(0, d).transpose();
+        p.key.rowwise() += m_inProjBias.segment(d, d).transpose();
+        p.value.rowwise() += m_inProjBias.segment(2 * d, d).transpose();
+    }
+    return p;
+}
+
+template<typename T>
+MultiheadResult<T>
+MultiheadAttention<T>::forward(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                               const ConstMatrixRef<T> &value, const AttentionMask &mask,
+                               const AttentionOptions &options) const
+{
+    static constexpr const char *who = "MultiheadAttention::forward";
+    const Index d = m_dModel;
+    // Widths first, so that a wrong key names its columns before the mask names its rows.
+    ProjectedInputs<T> projected = project(query, key, value, false);
     try {
         mask.checkShape(query.rows(), key.rows());
     } catch (const InvalidArgument &e) {
@@ -208,23 +243,7 @@ MultiheadAttention<T>::forward(const ConstMatrixRef<T> &query, const ConstMatrix
     const Index nK = key.rows();
     const Index h = m_heads;
     const Index dK = headDim();
-
-    // Projections: q = query · W_Qᵀ + b_Q (n_q × d_model); k, v: n_k × d_model.
-    Matrix<T> q(nQ, d), k(nK, d), v(nK, d);
-    if (m_separate) { // key n_k × kdim, value n_k × vdim
-        gemmTransposed<T>(query, m_qProjWeight, q);
-        gemmTransposed<T>(key, m_kProjWeight, k);
-        gemmTransposed<T>(value, m_vProjWeight, v);
-    } else {
-        gemmTransposed<T>(query, m_inProjWeight.topRows(d), q);
-        gemmTransposed<T>(key, m_inProjWeight.middleRows(d, d), k);
-        gemmTransposed<T>(value, m_inProjWeight.bottomRows(d), v);
-    }
-    if (m_bias) {
-        q.rowwise() += m_inProjBias.segment(0, d).transpose();
-        k.rowwise() += m_inProjBias.segment(d, d).transpose();
-        v.rowwise() += m_inProjBias.segment(2 * d, d).transpose();
-    }
+    Matrix<T> &q = projected.query, &k = projected.key, &v = projected.value;
 
     MultiheadResult<T> r;
     r.weights.resize(std::size_t(h));

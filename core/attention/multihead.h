@@ -39,6 +39,15 @@ template<typename T> struct MultiheadResult
     double scale = 1.0; ///< scale applied in every head
 };
 
+/// The projected inputs of a layer (MultiheadAttention::project): query n_q × d_model, key and
+/// value n_k × d_model; head i is columns i·d_k … (i+1)·d_k − 1 of each.
+template<typename T> struct ProjectedInputs
+{
+    Matrix<T> query;
+    Matrix<T> key;
+    Matrix<T> value;
+};
+
 template<typename T> class MultiheadAttention
 {
 public:
@@ -95,6 +104,15 @@ public:
     const Matrix<T> &qProjWeight() const { return m_qProjWeight; } ///< empty unless separate
     const Matrix<T> &kProjWeight() const { return m_kProjWeight; } ///< empty unless separate
     const Matrix<T> &vProjWeight() const { return m_vProjWeight; } ///< empty unless separate
+
+    /// The input projections alone: q = query · W_Qᵀ + b_Q (n_q × d_model), k = key · W_Kᵀ + b_K
+    /// and v = value · W_Vᵀ + b_V (n_k × d_model each), from in_proj_weight or the separate
+    /// q/k/v_proj_weight, whichever the layer holds (torch.nn.MultiheadAttention's
+    /// in_projection_packed / in_projection). Head i is columns i·d_k … (i+1)·d_k − 1. The
+    /// shapes are those of forward; throws InvalidArgument naming the input and its shape, and
+    /// NonFiniteInput on NaN/Inf when checkFinite.
+    ProjectedInputs<T> project(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                               const ConstMatrixRef<T> &value, bool checkFinite = true) const;
 
     /// Forward pass. query n_q × d_model, key and value n_k × d_model (n_k × kdim and
     /// n_k × vdim with separate projections). `mask` is combined

@@ -17,6 +17,7 @@
 #include <QTest>
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 
 #include <csignal>
@@ -117,6 +118,100 @@ private slots:
         QTest::newRow("F8 default budget")
             << "oom-npz-amplify-256mi.npz" << QStringList {}
             << "over --memory-budget-mib 2048: nothing was decompressed";
+        // Separate projections: a d_model-wide encoding cannot be added to a key of kdim
+        // columns (it read past the key's buffer, then misstated its shape).
+        QTest::newRow("N2 sinusoidal, kdim 1 < d_model 4")
+            << "cli-separate-proj-kdim-lt-dmodel.npz" << QStringList {"--positional", "sinusoidal"}
+            << "the key is 3 x 1 (kdim = 1) and d_model = 4";
+        QTest::newRow("N2b sinusoidal, kdim 8 > d_model 2")
+            << "cli-separate-proj-kdim-gt-dmodel.npz" << QStringList {"--positional", "sinusoidal"}
+            << "the key is 3 x 8 (kdim = 8) and d_model = 2";
+    }
+
+    // N1: separate q/k/v projections with a positional scheme or a window were projected
+    // through the empty in_proj_weight (a crash, or an output of 0). One query and one key: the
+    // weight is 1 and the output is out_proj(v_proj(value)) = 1 whatever the positions.
+    void separateProjectionsWithPositions_data()
+    {
+        QTest::addColumn<QString>("input");
+        QTest::addColumn<QStringList>("options");
+        QTest::addColumn<QString>("expected"); // the output's entries, as text
+        QTest::newRow("1 x 1 alibi")
+            << "cli-separate-proj-1x1.npz" << QStringList {"--positional", "alibi"} << "1";
+        QTest::newRow("1 x 1 window")
+            << "cli-separate-proj-1x1.npz" << QStringList {"--window", "1"} << "1";
+    }
+    void separateProjectionsWithPositions()
+    {
+        QFETCH(QString, input);
+        QFETCH(QStringList, options);
+        QFETCH(QString, expected);
+        const QString tag = QString::fromLatin1(QTest::currentDataTag()).replace(' ', '_');
+        const QString out = m_dir.filePath(tag + QStringLiteral("_out.npz"));
+        const Run r = attnlab(QStringList {QStringLiteral("compute"), QStringLiteral("--in"),
+                                           fuzzInput(input), QStringLiteral("--out"), out}
+                              + options);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(!r.err.contains(QLatin1String("runtime error")), qPrintable(r.err)); // UBSan
+        const NpyArray output = readNpzMember(out.toStdString(), "output");
+        QCOMPARE(output.values.size(), std::size_t(1));
+        QCOMPARE(output.values[0], expected.toDouble());
+        const NpyArray weights = readNpzMember(out.toStdString(), "weights");
+        QCOMPARE(weights.values.size(), std::size_t(1));
+        QCOMPARE(weights.values[0], 1.0);
+    }
+
+    // N3: heatmap --in and a session naming a tensor file read the archive through the same
+    // budget as compute: what the headers declare decides before any member is decompressed.
+    void heatmapReadsArchivesWithinTheBudget_data()
+    {
+        QTest::addColumn<bool>("viaSession");
+        QTest::newRow("--in") << false;
+        QTest::newRow("--session") << true;
+    }
+    void heatmapReadsArchivesWithinTheBudget()
+    {
+        QFETCH(bool, viaSession);
+        const QString tag = QString::fromLatin1(QTest::currentDataTag()).remove('-');
+        const QString png = m_dir.filePath(tag + QStringLiteral("_bomb.png"));
+        QStringList arguments {QStringLiteral("heatmap")};
+        if (viaSession) {
+            const QString session = m_dir.filePath(QStringLiteral("bomb.attnlab.json"));
+            QFile f(session);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QStringLiteral("{\"format\": \"attnlab-session\", \"version\": 1, "
+                                   "\"parameters\": {}, \"tensors\": {\"file\": \"%1\"}}")
+                        .arg(fuzzInput(QStringLiteral("oom-npz-amplify-256mi.npz")))
+                        .toUtf8());
+            f.close();
+            arguments << QStringLiteral("--session") << session;
+        } else {
+            arguments << QStringLiteral("--in")
+                      << fuzzInput(QStringLiteral("oom-npz-amplify-256mi.npz"));
+        }
+        rusage before {};
+        getrusage(RUSAGE_CHILDREN, &before);
+        const Run r = attnlab(arguments << QStringLiteral("--out") << png);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(QLatin1String("nothing was decompressed")), qPrintable(r.err));
+        QVERIFY(!QFile::exists(png));
+        rusage after {};
+        getrusage(RUSAGE_CHILDREN, &after);
+        QVERIFY2(after.ru_maxrss < 1024 * 1024,
+                 qPrintable(QStringLiteral("peak RSS %1 KiB").arg(after.ru_maxrss)));
+    }
+
+    // A session path that is a FIFO blocked in open() forever: only regular files are read.
+    void sessionThatIsAPipeIsRefused()
+    {
+        const QString fifo = m_dir.filePath(QStringLiteral("session.fifo"));
+        QCOMPARE(mkfifo(QFile::encodeName(fifo).constData(), 0600), 0);
+        const QString png = m_dir.filePath(QStringLiteral("fifo.png"));
+        const Run r = attnlab({QStringLiteral("heatmap"), QStringLiteral("--session"), fifo,
+                               QStringLiteral("--out"), png});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(QLatin1String("is not a regular file")), qPrintable(r.err));
+        QVERIFY(!QFile::exists(png));
     }
     void computeRefusesFuzzInputs()
     {

@@ -214,21 +214,36 @@ private slots:
         QCOMPARE(layer.keyDim(), Index(8));
     }
 
+    // `attnlab compute` on separate projections, plain and with positions or a window on the
+    // projected heads (the fixture script writes that layer out in PyTorch).
+    void computeMatchesTorch_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QStringList>("options");
+        QTest::newRow("masks") << "kvdim_masks" << QStringList {};
+        QTest::newRow("rope") << "kvdim_rope" << QStringList {"--positional", "rope"};
+        QTest::newRow("alibi") << "kvdim_alibi" << QStringList {"--positional", "alibi"};
+        QTest::newRow("window 2, 1 sink")
+            << "kvdim_window2_sinks1" << QStringList {"--window", "2", "--sinks", "1"};
+    }
     void computeMatchesTorch()
     {
+        QFETCH(QString, name);
+        QFETCH(QStringList, options);
         QTemporaryDir dir;
         const QString out = dir.filePath(QStringLiteral("out.npz"));
         QProcess p;
         p.start(QStringLiteral(ATTNLAB_EXE),
-                {QStringLiteral("compute"), QStringLiteral("--in"),
-                 fixturePath(QStringLiteral("kvdim_masks")), QStringLiteral("--out"), out});
+                QStringList {QStringLiteral("compute"), QStringLiteral("--in"), fixturePath(name),
+                             QStringLiteral("--out"), out}
+                    + options);
         QVERIFY(p.waitForFinished(60000));
         const QString err = QString::fromUtf8(p.readAllStandardError());
         QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0, qPrintable(err));
         QVERIFY2(QString::fromUtf8(p.readAllStandardOutput())
                      .contains(QLatin1String("separate q/k/v projections, kdim = 10, vdim = 6")),
                  "the summary does not name the projections");
-        const NamedArrays expected = loadNamed(QStringLiteral("kvdim_masks"));
+        const NamedArrays expected = loadNamed(name);
         const NamedArrays got = readNpz(out.toStdString());
         const double outDiff
             = maxDiff(member(got, "output").toMatrix<double>("output"),

@@ -18,11 +18,13 @@ Inputs and parameters come from numpy.random.default_rng (fixed seeds) and are c
 module; the module runs in float64 (float32 for *_float32) on the CPU with one thread. Files
 carry a fixed zip timestamp: running the script again reproduces them byte for byte.
 """
+import math
 import os
 
 import numpy as np
 import torch
 
+from make_modern_fixtures import get_slopes, rope_half
 from make_torch_fixtures import write_npz
 
 
@@ -75,6 +77,44 @@ def kvdim_case(seed, embed, num_heads, kdim, vdim, n_q, n_k, bias=True, dtype=np
     return a
 
 
+def positioned_case(seed, embed, num_heads, kdim, vdim, n, positional="none", window=0, sinks=0):
+    """Separate projections (kdim, vdim) with RoPE (half convention, base 10000) or ALiBi on the
+    projected heads, or a causal sliding window of width w with s sinks (query i sees
+    i - w < j <= i, and keys j < s always), as `attnlab compute --positional rope|alibi
+    --window w --sinks s` asks. nn.MultiheadAttention has no positions, so the layer is written
+    out: q = query W_q^T + b_q (likewise k, v), heads split, positions applied, softmax(q k^T /
+    sqrt(d_k) + bias, masked), heads concatenated, out_proj. expected_* as in kvdim_case."""
+    a = kvdim_case(seed, embed, num_heads, kdim, vdim, n, n)
+    a.pop("expected_output")
+    a.pop("expected_weights")
+    t = {k: torch.from_numpy(v) for k, v in a.items()}
+    b = t["in_proj_bias"]
+    q = t["query"] @ t["q_proj_weight"].T + b[:embed]
+    k = t["key"] @ t["k_proj_weight"].T + b[embed:2 * embed]
+    v = t["value"] @ t["v_proj_weight"].T + b[2 * embed:]
+    d_k = embed // num_heads
+    q = q.reshape(n, num_heads, d_k).transpose(0, 1)  # h x n x d_k
+    k = k.reshape(n, num_heads, d_k).transpose(0, 1)
+    v = v.reshape(n, num_heads, d_k).transpose(0, 1)
+    if positional == "rope":
+        q, k = rope_half(q, 10000.0), rope_half(k, 10000.0)
+    scores = (q @ k.transpose(-1, -2)) / math.sqrt(d_k)
+    i = torch.arange(n, dtype=torch.float64)[:, None]
+    j = torch.arange(n, dtype=torch.float64)[None, :]
+    if positional == "alibi":  # no causal mask here: -m_h |i - j|
+        slopes = torch.tensor(get_slopes(num_heads), dtype=torch.float64)
+        scores = scores - slopes[:, None, None] * (i - j).abs()[None]
+    if window:
+        masked = (j > i) | ((j <= i - window) & (j >= sinks))
+        scores = scores.masked_fill(masked, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    concat = (weights @ v).transpose(0, 1).reshape(n, embed)
+    out = concat @ t["out_proj_weight"].T + t["out_proj_bias"]
+    a["expected_output"] = out.numpy().copy()
+    a["expected_weights"] = weights.numpy().copy()
+    return a
+
+
 def cases():
     causal = np.triu(np.ones((5, 7), dtype=np.bool_), k=1)
     padding = np.array([False] * 5 + [True] * 2)
@@ -87,6 +127,10 @@ def cases():
         "kvdim_masks": kvdim_case(206, 16, 4, 10, 6, 5, 7, attn_mask=causal,
                                   key_padding_mask=padding),
         "kvdim_float32": kvdim_case(207, 16, 4, 10, 6, 5, 7, dtype=np.float32),
+        # `attnlab compute --positional rope`, `--positional alibi`, `--window 2 --sinks 1`
+        "kvdim_rope": positioned_case(208, 16, 4, 10, 6, 6, positional="rope"),
+        "kvdim_alibi": positioned_case(209, 16, 4, 10, 6, 6, positional="alibi"),
+        "kvdim_window2_sinks1": positioned_case(210, 16, 4, 10, 6, 6, window=2, sinks=1),
     }
 
 

@@ -569,6 +569,10 @@ std::optional<SessionDocument> SessionFile::load(const QString &path, QString *e
         return fail(QStringLiteral("no such file"));
     if (info.isDir())
         return fail(QStringLiteral("is a folder, not a session file"));
+    // A FIFO, socket or device would block the read or never end: only regular files are read.
+    if (!info.isFile())
+        return fail(QStringLiteral("is not a regular file (a pipe, socket or device), not a "
+                                   "session file"));
     if (info.size() > maxFileBytes)
         return fail(QStringLiteral("too large for a session file (%1 bytes; at most %2)")
                         .arg(info.size())

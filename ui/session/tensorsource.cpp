@@ -2,13 +2,13 @@
 
 #include "ui/session/sessioncompute.h"
 
+#include "core/analysis/metrics.h"
 #include "core/attention/attention.h"
-#include "core/engine/engineparameters.h"
 #include "core/attention/groupedattention.h"
 #include "core/attention/mask.h"
-#include "core/analysis/metrics.h"
 #include "core/attention/multihead.h"
 #include "core/base/threads.h"
+#include "core/engine/engineparameters.h"
 
 #include <QDir>
 #include <QFile>
@@ -414,7 +414,9 @@ TensorFile readTensorFile(const QString &path)
             }
             file.arrays = readNpz(local, std::numeric_limits<std::uint64_t>::max(), &file.strings);
         } else {
-            file.arrays = readNpz(local);
+            // What the headers declare (as stored plus as float64) decides before any member
+            // is decompressed: a small archive may expand to gigabytes.
+            file.arrays = readNpz(local, sessionMemoryBudget());
         }
     } else {
         file.arrays.emplace_back(info.completeBaseName().toStdString(), readNpy(local));
