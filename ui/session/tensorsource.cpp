@@ -2,13 +2,13 @@
 
 #include "ui/session/sessioncompute.h"
 
+#include "core/analysis/metrics.h"
 #include "core/attention/attention.h"
-#include "core/engine/engineparameters.h"
 #include "core/attention/groupedattention.h"
 #include "core/attention/mask.h"
-#include "core/analysis/metrics.h"
 #include "core/attention/multihead.h"
 #include "core/base/threads.h"
+#include "core/engine/engineparameters.h"
 
 #include <QDir>
 #include <QFile>
@@ -299,7 +299,7 @@ SessionParameters TensorSource::parametersFor(const SessionParameters &base,
     p.scaleExponent = 0.5;
     p.temperature = 1.0;
     p.positional = false;
-    p.tokens = m_data->tokens; // core checked their count
+    p.setTokens(m_data->tokens); // core checked their count
     return p;
 }
 
