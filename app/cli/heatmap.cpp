@@ -577,7 +577,7 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         if (!session)
             return usageError(command, loadError);
         if (!parser.isSet(QStringLiteral("tokens")) && !parser.isSet(QStringLiteral("n")))
-            sessionTokens = session->parameters.tokens;
+            sessionTokens = session->parameters.tokenList();
         sessionTensors = loadSessionTensors(session->tensors, &loadError);
         if (!sessionTensors && !loadError.isEmpty())
             return usageError(command, loadError);
@@ -738,21 +738,22 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
     p.n = int(*n);
     if (parser.isSet(QStringLiteral("tokens"))) {
         // n follows the typed tokens (ui/session/tokenizer.h).
-        p.tokens = splitTokens(parser.value(QStringLiteral("tokens")));
-        if (p.tokens.isEmpty())
+        p.setTokens(splitTokens(parser.value(QStringLiteral("tokens"))));
+        if (p.tokens.empty())
             return usageError(command, QStringLiteral("--tokens gave no tokens"));
-        if (p.tokens.size() > SessionParameters::maxSequence)
+        const Index count = Index(p.tokens.size());
+        if (count > SessionParameters::maxSequence)
             return usageError(command,
                               QStringLiteral("--tokens gave %1 tokens, at most %2 fit")
-                                  .arg(p.tokens.size())
+                                  .arg(count)
                                   .arg(SessionParameters::maxSequence));
-        if (parser.isSet(QStringLiteral("n")) && *n != p.tokens.size())
+        if (parser.isSet(QStringLiteral("n")) && *n != count)
             return usageError(command,
                               QStringLiteral("--n %1 does not match the %2 tokens of --tokens "
                                              "(leave --n out: n follows the tokens)")
                                   .arg(*n)
-                                  .arg(p.tokens.size()));
-        p.n = int(p.tokens.size());
+                                  .arg(count));
+        p.n = count;
     }
     p.nK = int(*nK);
     p.dModel = animateHeadWidth ? int(schedule.front()) * int(*heads) : int(*dModel);
@@ -800,7 +801,7 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         return usageError(command, error);
     p.temperature = *temperature;
     if (!sessionTokens.isEmpty())
-        p.tokens = sessionTokens;
+        p.setTokens(sessionTokens);
     if (parser.isSet(QStringLiteral("in"))) {
         // --in FILE: the tensors File > Open Tensors shows; they fix n, n_k, d_model and h.
         if (parser.isSet(QStringLiteral("session")))

@@ -1,10 +1,11 @@
 #include "core/attention/attention.h"
 
+#include "core/attention/softmax.h"
 #include "core/base/blas.h"
 #include "core/kernels/detail.h"
 #include "core/kernels/rowops.h"
-#include "core/attention/softmax.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -27,7 +28,12 @@ double effectiveScale(Index dK, const AttentionOptions &options)
                               + std::to_string(options.temperature));
     if (dK < 1)
         throw InvalidArgument("d_k must be >= 1, got " + std::to_string(dK));
-    return std::pow(double(dK), -options.scaleExponent) / options.temperature;
+    return scoreScale(dK, options.scaleExponent, options.temperature);
+}
+
+double scoreScale(Index dK, double scaleExponent, double temperature)
+{
+    return std::pow(double(std::max<Index>(1, dK)), -scaleExponent) / temperature;
 }
 
 template<typename T>

@@ -31,6 +31,11 @@ struct AttentionOptions
     bool checkFinite = true;
 };
 
+/// The score scale d_k^(−α) / τ (Vaswani et al. 2017, §3.2.1, with the exponent α and the
+/// temperature τ): the one formula behind effectiveScale, the window's parameters and the
+/// training layer. Unchecked: d_k is taken as at least 1; α and τ as given.
+double scoreScale(Index dK, double scaleExponent, double temperature);
+
 /// The scale actually applied for a given d_k. Throws InvalidArgument for α outside [0, 1],
 /// temperature <= 0 or d_k < 1.
 double effectiveScale(Index dK, const AttentionOptions &options);

@@ -1,9 +1,41 @@
 #include "core/engine/engineparameters.h"
 
+#include "core/attention/attention.h"
+
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace attn {
+
+namespace {
+
+/// A number as the messages show it: integers in full ("1048576"), others to 6 significant
+/// digits ("0.001", "1e-09").
+std::string numberText(double v)
+{
+    if (std::isfinite(v) && v == std::floor(v) && std::abs(v) < 1e15)
+        return std::to_string(static_cast<long long>(v));
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.6g", v);
+    return buffer;
+}
+
+/// The one range check of the parameters: "<name> must be in [lo, hi], got v" when v lies
+/// outside [lo, hi] or is not finite; empty otherwise. `hiText` replaces hi in the message
+/// ("n_k=8"), for a bound that is another parameter.
+std::string outOfRange(const std::string &name, double v, double lo, double hi,
+                       const std::string &hiText = {})
+{
+    if (std::isfinite(v) && v >= lo && v <= hi)
+        return {};
+    return name + " must be in [" + numberText(lo) + ", "
+        + (hiText.empty() ? numberText(hi) : hiText) + "], got " + numberText(v);
+}
+
+} // namespace
 
 AttentionMask maskFromParameters(AttentionKind kind, MaskChoice mask, Index paddingCount, Index nQ,
                                  Index nK, Index window, Index sinks)
@@ -21,40 +53,110 @@ AttentionMask maskFromParameters(AttentionKind kind, MaskChoice mask, Index padd
     return m;
 }
 
-void EngineParameters::check() const
+std::vector<Index> divisors(Index n)
 {
-    auto fail = [](const std::string &message) { throw InvalidArgument("session: " + message); };
-    if (n < 1)
-        fail("n must be >= 1, got " + std::to_string(n));
-    if (kind == AttentionKind::EncoderDecoder && nK < 1)
-        fail("n_k must be >= 1, got " + std::to_string(nK));
-    if (dModel < 1)
-        fail("d_model must be >= 1, got " + std::to_string(dModel));
-    if (heads < 1 || dModel % heads != 0)
-        fail("h=" + std::to_string(heads) + " does not divide d_model=" + std::to_string(dModel));
+    std::vector<Index> small, large;
+    for (Index d = 1; d * d <= n; ++d) {
+        if (n % d == 0) {
+            small.push_back(d);
+            if (d != n / d)
+                large.push_back(n / d);
+        }
+    }
+    small.insert(small.end(), large.rbegin(), large.rend());
+    return small;
+}
+
+Index nearestDivisor(Index n, Index wanted)
+{
+    const std::vector<Index> ds = divisors(n);
+    Index best = ds.empty() ? 1 : ds.front();
+    for (Index d : ds)
+        if (std::abs(d - wanted) < std::abs(best - wanted))
+            best = d;
+    return best;
+}
+
+double EngineParameters::scale() const
+{
+    return scoreScale(dK(), scaleExponent, temperature);
+}
+
+std::string EngineParameters::validate(Index maxN) const
+{
+    const double top = double(maxN);
+    if (std::string e = outOfRange("n", double(n), 1, top); !e.empty())
+        return e;
+    if (kind == AttentionKind::EncoderDecoder)
+        if (std::string e = outOfRange("n_k", double(nK), 1, top); !e.empty())
+            return e;
+    if (std::string e = outOfRange("d_model", double(dModel), 1, double(maxDModel)); !e.empty())
+        return e;
+    if (std::string e = outOfRange("h (heads)", double(heads), 1, double(dModel),
+                                   "d_model=" + std::to_string(dModel));
+        !e.empty())
+        return e;
+    if (dModel % heads != 0)
+        return "h=" + std::to_string(heads) + " does not divide d_model=" + std::to_string(dModel)
+            + " (d_k = d_model / h must be an integer)";
     // n_q · n_k · h cells of float64 must be addressable: at most 2^40 (8 TiB).
     if (double(n) * double(keyCount()) * double(heads) > 1099511627776.0)
-        fail("n_q=" + std::to_string(n) + ", n_k=" + std::to_string(keyCount())
-             + ", h=" + std::to_string(heads) + " is too large (n_q*n_k*h over 2^40)");
-    if (mask == MaskChoice::KeyPadding && (paddingCount < 0 || paddingCount > keyCount()))
-        fail("padding count must be in [0, n_k=" + std::to_string(keyCount()) + "], got "
-             + std::to_string(paddingCount));
-    if (!std::isfinite(scaleExponent) || scaleExponent < 0.0 || scaleExponent > 1.0)
-        fail("scale exponent alpha must be in [0, 1], got " + std::to_string(scaleExponent));
+        return "n_q=" + std::to_string(n) + ", n_k=" + std::to_string(keyCount())
+            + ", h=" + std::to_string(heads) + " is too large (n_q*n_k*h over 2^40)";
+    if (mask == MaskChoice::KeyPadding)
+        if (std::string e = outOfRange("padding count", double(paddingCount), 0, double(keyCount()),
+                                       "n_k=" + std::to_string(keyCount()));
+            !e.empty())
+            return e;
+    if (std::string e = outOfRange("scale exponent \u03b1", scaleExponent, 0, 1); !e.empty())
+        return e;
     if (!std::isfinite(temperature) || temperature <= 0.0)
-        fail("temperature tau must be a finite number > 0, got " + std::to_string(temperature));
+        return "temperature \u03c4 must be a finite number > 0, got " + numberText(temperature);
     if (int(rope) + int(alibi) + int(positional) > 1)
-        fail("choose one position scheme: sinusoidal, RoPE or ALiBi");
+        return "choose one position scheme: sinusoidal, RoPE or ALiBi";
     if (rope && dK() % 2 != 0)
-        fail("RoPE rotates pairs of dimensions: d_k=" + std::to_string(dK()) + " must be even");
-    if (rope && (!std::isfinite(ropeBase) || ropeBase <= 0.0))
-        fail("RoPE base must be finite and > 0, got " + std::to_string(ropeBase));
+        return "RoPE rotates pairs of dimensions: d_k=" + std::to_string(dK()) + " must be even";
+    if (std::string e = outOfRange("RoPE base", ropeBase, 1, maxRopeBase, "1e12"); !e.empty())
+        return e;
     if (kvHeads < 0 || (kvHeads > 0 && (kvHeads > heads || heads % kvHeads != 0)))
-        fail("g=" + std::to_string(kvHeads)
-             + " key/value heads must divide h=" + std::to_string(heads));
-    if (window < 0 || sinks < 0 || (sinks > 0 && window == 0))
-        fail("window w >= 0 and sinks >= 0 (sinks only with a window), got w="
-             + std::to_string(window) + ", sinks=" + std::to_string(sinks));
+        return "g=" + std::to_string(kvHeads)
+            + " key/value heads must divide h=" + std::to_string(heads);
+    if (std::string e = outOfRange("window w", double(window), 0, top); !e.empty())
+        return e;
+    if (std::string e = outOfRange("sinks", double(sinks), 0, top); !e.empty())
+        return e;
+    if (sinks > 0 && window == 0)
+        return "attention sinks need a sliding window (w > 0)";
+    return {};
+}
+
+void EngineParameters::check(Index maxN) const
+{
+    if (const std::string e = validate(maxN); !e.empty())
+        throw InvalidArgument("session: " + e);
+}
+
+EngineParameters EngineParameters::normalized(Index wantedPadding) const
+{
+    EngineParameters p = *this;
+    if (wantedPadding >= 0)
+        p.paddingCount = wantedPadding;
+    // Typed tokens: n follows their count (at most maxSequence tokens are used).
+    if (p.tokens.size() > std::size_t(maxSequence))
+        p.tokens.resize(std::size_t(maxSequence));
+    if (!p.tokens.empty())
+        p.n = Index(p.tokens.size());
+    p.n = std::clamp<Index>(p.n, 1, maxSequence);
+    p.nK = std::clamp<Index>(p.nK, 1, maxSequence);
+    p.dModel = std::clamp<Index>(p.dModel, 1, maxDModel);
+    if (p.heads < 1 || p.dModel % p.heads != 0)
+        p.heads = nearestDivisor(p.dModel, std::max<Index>(1, p.heads));
+    p.paddingCount = std::clamp<Index>(p.paddingCount, 0, p.keyCount());
+    if (std::isfinite(p.scaleExponent))
+        p.scaleExponent = std::clamp(p.scaleExponent, 0.0, 1.0);
+    if (std::isfinite(p.temperature))
+        p.temperature = std::clamp(p.temperature, minTemperature, maxTemperature);
+    return p;
 }
 
 } // namespace attn

@@ -1,12 +1,15 @@
 #pragma once
-// What the window's main view computes, as a Qt-free value type: the parameters of one seeded
-// multi-head self- or cross-attention problem (the ui's SessionParameters converts to it), and
-// the one function that builds the attention mask such parameters ask for.
+// The parameters of what the window's main view computes, as one Qt-free value type with one
+// rule set: the seeded multi-head self- or cross-attention problem (n, d_model, h, the scale,
+// positions, masks, precision), its limits, validate() and normalized() (the rules every control,
+// session file and command line obeys), scale(), and the one function that builds the
+// attention mask such parameters ask for. The window's SessionParameters adds only Qt-side state
+// (opened tensors) to it.
 
 #include "core/attention/mask.h"
 #include "core/attention/positional.h"
-#include "core/random/torchrandom.h"
 #include "core/base/types.h"
+#include "core/random/torchrandom.h"
 
 #include <cstdint>
 #include <string>
@@ -36,14 +39,31 @@ enum class DType { Float32, Float64 };
 AttentionMask maskFromParameters(AttentionKind kind, MaskChoice mask, Index paddingCount, Index nQ,
                                  Index nK, Index window = 0, Index sinks = 0);
 
+/// The divisors of n ≥ 1 in increasing order (empty for n < 1): the head counts h that split
+/// d_model = n into equal heads.
+std::vector<Index> divisors(Index n);
+/// The divisor of n closest to `wanted` (ties go to the smaller one); 1 for n < 1.
+Index nearestDivisor(Index n, Index wanted);
+
 struct EngineParameters
 {
-    Index n = 8; ///< query count n (= n_q), ≥ 1
-    Index nK = 10; ///< key count for encoder–decoder attention, ≥ 1 (self-attention: n)
+    static constexpr Index maxSequence = 4096; ///< upper bound of n and n_k (full matrices)
+    /// Upper bound of n and n_k for views computed by the tile engine (core/tiles/tileengine.h):
+    /// `attnlab heatmap` and the Long tab beyond maxSequence.
+    static constexpr Index maxLongSequence = 65536;
+    static constexpr Index maxDModel = 4096; ///< upper bound of d_model
+    static constexpr double minTemperature = 0.01; ///< the controls' range of τ
+    static constexpr double maxTemperature = 100.0;
+    static constexpr double maxRopeBase = 1e12; ///< RoPE base θ in [1, 1e12]
+
+    Index n = 8; ///< query count n (= n_q); 1 … maxN
+    Index nK = 10; ///< key count for encoder–decoder attention; 1 … maxN (self-attention: n)
     Index dModel = 64; ///< d_model; d_k = d_model / heads
     Index heads = 4; ///< h, a divisor of d_model
     std::uint64_t seed = 0; ///< numpy.random.default_rng(seed), or torch.manual_seed(seed)
-    /// Whose streams draw the layer and the inputs from the seed (sessioninputs.h).
+    /// Whose streams draw the layer and the inputs from the seed (sessioninputs.h): NumPy's
+    /// (initXavier, then standard_normal) or PyTorch's (nn.MultiheadAttention's default init,
+    /// then torch.randn in the session's precision). Typed tokens' vectors are NumPy's either way.
     RandomSource generator = RandomSource::NumPy;
     AttentionKind kind = AttentionKind::EncoderSelf;
     MaskChoice mask = MaskChoice::None;
@@ -51,7 +71,8 @@ struct EngineParameters
     double scaleExponent = 0.5; ///< α: scale = d_k^(−α)/τ (0.5 = 1/√d_k, 0 = unscaled)
     double temperature = 1.0; ///< τ > 0
     bool positional = false; ///< add sinusoidal positional encoding (§3.5) to the inputs
-    /// RoPE on every head's q (positions 0…n_q−1) and k (0…n_k−1), Su et al. 2021.
+    /// RoPE on every head's q (positions 0…n_q−1) and k (0…n_k−1), Su et al. 2021; excludes
+    /// positional and alibi.
     bool rope = false;
     RopeConvention ropeConvention = RopeConvention::Half;
     double ropeBase = kRopeDefaultBase; ///< θ_i = ropeBase^(−2i/d_k)
@@ -64,8 +85,9 @@ struct EngineParameters
     Index window = 0; ///< sliding-window causal mask width (query i sees i − w < j ≤ i); 0 = off
     Index sinks = 0; ///< attention sinks: the first keys the window never masks
     DType dtype = DType::Float64;
-    /// Typed tokens, UTF-8: token i < n gives query row i its embedding (sessioninputs.h); for
-    /// encoder–decoder attention token n + j gives encoder row j its embedding.
+    /// Typed tokens, UTF-8: token i < n gives query row i its embedding and label
+    /// (sessioninputs.h); for encoder–decoder attention token n + j gives encoder row j its
+    /// embedding and label. Positions stand in where a token is missing.
     std::vector<std::string> tokens;
 
     Index dK() const { return heads > 0 ? dModel / heads : 0; }
@@ -78,6 +100,17 @@ struct EngineParameters
     {
         return kind == AttentionKind::DecoderCausal || mask == MaskChoice::Causal || window > 0;
     }
+    /// The position scheme in effect (sinusoidal, RoPE, ALiBi or none).
+    PositionalScheme positionalScheme() const
+    {
+        return rope      ? PositionalScheme::Rope
+            : alibi      ? PositionalScheme::Alibi
+            : positional ? PositionalScheme::Sinusoidal
+                         : PositionalScheme::None;
+    }
+    /// The factor the scores Q Kᵀ are multiplied by: d_k^(−α) / τ (Vaswani et al. 2017,
+    /// §3.2.1, with the exponent α and the temperature τ); d_k is taken as at least 1.
+    double scale() const;
     /// maskFromParameters for these parameters (n_q × n_k), with the sliding window and its
     /// sinks when window > 0.
     AttentionMask attentionMask() const
@@ -85,10 +118,21 @@ struct EngineParameters
         return maskFromParameters(kind, mask, paddingCount, queryCount(), keyCount(), window,
                                   sinks);
     }
-    /// Throws InvalidArgument naming the first bad parameter: n, n_k or d_model < 1, h < 1 or
-    /// not dividing d_model, n_q·n_k·h over 2^40, padding count outside [0, n_k], α outside
-    /// [0, 1], τ not finite > 0.
-    void check() const;
+
+    /// Empty when valid, else a message (UTF-8) naming the first bad parameter, its value and
+    /// its range: n and n_k in [1, maxN], d_model in [1, maxDModel], h in [1, d_model] dividing
+    /// d_model, n_q·n_k·h at most 2^40, the padding count in [0, n_k] with a padding mask, α in
+    /// [0, 1], τ finite > 0, one position scheme, an even d_k with RoPE, the RoPE base in
+    /// [1, 1e12], g dividing h, window and sinks in [0, maxN], sinks only with a window.
+    std::string validate(Index maxN = maxSequence) const;
+    /// Throws InvalidArgument("session: " + validate(maxN)) when the parameters are invalid.
+    void check(Index maxN = maxLongSequence) const;
+    /// The controls' rules applied: n follows the typed tokens (at most maxSequence of them
+    /// kept); n, n_k clamped to [1, maxSequence], d_model to [1, maxDModel]; h moved to the
+    /// nearest divisor of d_model when it does not divide it; the padding count (`wantedPadding`
+    /// when ≥ 0, the user's choice kept while n shrinks below it) clamped to [0, n_k]; α to
+    /// [0, 1]; τ to [minTemperature, maxTemperature]. Never throws.
+    EngineParameters normalized(Index wantedPadding = -1) const;
 
     bool operator==(const EngineParameters &) const = default;
 };

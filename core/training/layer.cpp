@@ -138,7 +138,7 @@ Index passThreads(Index rows, Index length, Index dModel)
 
 double LayerConfig::scale() const
 {
-    return std::pow(double(headDim()), -scaleExponent) / temperature;
+    return scoreScale(headDim(), scaleExponent, temperature);
 }
 
 void LayerConfig::validate() const

@@ -549,8 +549,7 @@ private slots:
             return h == 0 ? rows[i][j] : (j == 0 ? 1.0 : 0.0);
         };
         auto result = makeResult(2, 3, 3, value, state);
-        result->params.tokens
-            = {QStringLiteral("the"), QStringLiteral("cat"), QStringLiteral("sat")};
+        result->params.tokens = {"the", "cat", "sat"};
         HeatmapWidget widget;
         widget.resize(900, 600);
         widget.setResult(result);
@@ -657,7 +656,7 @@ private slots:
         auto result = makeResult(2, n, n, weight);
         result->params.kind = AttentionKind::EncoderSelf;
         for (int k = 0; k < n; ++k)
-            result->params.tokens << sentence.at(k % 6);
+            result->params.tokens.push_back(sentence.at(k % 6).toStdString());
         HeatmapRenderer renderer;
         renderer.setResult(result);
         HeatmapOptions o;

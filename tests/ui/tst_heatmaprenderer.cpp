@@ -405,8 +405,7 @@ private slots:
         state(0, 2) = MaskCausal;
         auto result = makeResult(
             2, 3, 3, [](int h, int i, int j) { return 0.1 * (h + i + j); }, state);
-        result->params.tokens
-            = {QStringLiteral("the"), QStringLiteral("cat"), QStringLiteral("sat")};
+        result->params.tokens = {"the", "cat", "sat"};
         HeatmapRenderer renderer;
         renderer.setResult(result);
         HeatmapHit hit;

@@ -302,7 +302,7 @@ void TestOpenTensors::modelStackShowsTorchWeights()
             QCOMPARE(p.tensors->layer(), layer);
             QCOMPARE(p.tensors->layerCount(), 2);
             QCOMPARE(p.tensors->batch(), item);
-            QCOMPARE(p.tokens, tokens); // the file's '<U4' strings, the accent included
+            QCOMPARE(p.tokenList(), tokens); // the file's '<U4' strings, the accent included
             QVERIFY(p.tensors->rowSumCheck().ok());
             const std::vector<MatrixD> expected = torchWeights(layer, item);
             QCOMPARE(r->headCount(), 4);
@@ -910,7 +910,7 @@ void TestOpenTensors::tokenSidecar()
     const TensorPanel *panel = b.controller.panel();
     if (fits) {
         QVERIFY2(message.isEmpty(), qPrintable(message));
-        QCOMPARE(b.session.parameters().tokens, tokens);
+        QCOMPARE(b.session.parameters().tokenList(), tokens);
         QCOMPARE(r->queryLabel(0), tokens[0]);
         QCOMPARE(r->queryLabel(3), QStringLiteral("tok3"));
         const int nQ = r->params.n;
@@ -922,7 +922,7 @@ void TestOpenTensors::tokenSidecar()
                  qPrintable(message));
         QVERIFY2(message.contains(QLatin1String("positions 0, 1, 2")), qPrintable(message));
         QVERIFY(message.contains(QLatin1String(".tokens.txt")));
-        QVERIFY(b.session.parameters().tokens.isEmpty());
+        QVERIFY(b.session.parameters().tokens.empty());
         QCOMPARE(r->queryLabel(3), QStringLiteral("3")); // indices
         QCOMPARE(panel->tokenMessageLabel()->text(), message);
         QVERIFY(!panel->tokenMessageLabel()->isHidden());
@@ -946,7 +946,7 @@ void TestOpenTensors::typedTokens()
     QTest::keyClicks(edit, QStringLiteral("The  cat sat   on mats"));
     QTest::keyClick(edit, Qt::Key_Return);
     ResultPtr r = b.settle();
-    QCOMPARE(b.session.parameters().tokens, (QStringList {"The", "cat", "sat", "on", "mats"}));
+    QCOMPARE(b.session.parameters().tokenList(), (QStringList {"The", "cat", "sat", "on", "mats"}));
     QCOMPARE(r->queryLabel(1), QStringLiteral("cat"));
     QVERIFY(b.controller.tokenMessage().isEmpty());
 
@@ -955,7 +955,7 @@ void TestOpenTensors::typedTokens()
     QVERIFY2(message.contains(QLatin1String("3 token labels given but the tensors need 5")),
              qPrintable(message));
     r = b.settle();
-    QVERIFY(b.session.parameters().tokens.isEmpty());
+    QVERIFY(b.session.parameters().tokens.empty());
     QCOMPARE(r->queryLabel(1), QStringLiteral("1"));
     QCOMPARE(edit->text(), QStringLiteral("only three words"));
 
@@ -968,10 +968,10 @@ void TestOpenTensors::typedTokens()
     }
     QVERIFY(b.controller.loadTokenFile(labels).isEmpty());
     r = b.settle();
-    QCOMPARE(b.session.parameters().tokens, (QStringList {"a", "b", "", "d", "e"}));
+    QCOMPARE(b.session.parameters().tokenList(), (QStringList {"a", "b", "", "d", "e"}));
     const QString missing = b.controller.loadTokenFile(path(QStringLiteral("nope.txt")));
     QVERIFY2(missing.contains(QLatin1String("nope.txt")), qPrintable(missing));
-    QCOMPARE(b.session.parameters().tokens, (QStringList {"a", "b", "", "d", "e"})); // kept
+    QCOMPARE(b.session.parameters().tokenList(), (QStringList {"a", "b", "", "d", "e"})); // kept
 }
 
 void TestOpenTensors::exportNpyReadsBack_data()

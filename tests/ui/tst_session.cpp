@@ -9,9 +9,9 @@
 #include "ui/session/sessioncompute.h"
 #include "ui/session/sessionparameters.h"
 
-#include "core/engine/sessioninputs.h"
 #include "core/attention/groupedattention.h"
 #include "core/attention/multihead.h"
+#include "core/engine/sessioninputs.h"
 #include "core/random/random.h"
 
 #include <QFile>
@@ -159,9 +159,9 @@ private slots:
         p.positional = true;
         p.dtype = DType::Float32;
         // One token per query (a session's tokens must match n): two typed ones, then t2 …
-        p.tokens = {QStringLiteral("the"), QStringLiteral("cat \u00e9")};
+        p.setTokens({QStringLiteral("the"), QStringLiteral("cat \u00e9")});
         for (int i = 2; i < p.n; ++i)
-            p.tokens << QStringLiteral("t%1").arg(i);
+            p.tokens.push_back(QStringLiteral("t%1").arg(i).toStdString());
         QTest::newRow("everything set") << p;
         p.generator = RandomSource::Torch;
         QTest::newRow("torch generator") << p;

@@ -65,8 +65,8 @@ SessionParameters makeParameters(int variant)
         p.heads = 3;
         p.dtype = DType::Float32;
         p.positional = true;
-        p.tokens = {QStringLiteral("the"), QStringLiteral("cat"), QStringLiteral("sat"),
-                    QStringLiteral("on"),  QStringLiteral("the"), QStringLiteral("mat")};
+        p.setTokens({QStringLiteral("the"), QStringLiteral("cat"), QStringLiteral("sat"),
+                     QStringLiteral("on"), QStringLiteral("the"), QStringLiteral("mat")});
         p.seed = 7;
         break;
     case 2: // cross-attention with key padding, unusual scale and temperature
@@ -307,7 +307,7 @@ void TestSessionFile::documentRoundTrip()
 
     QCOMPARE(loaded->parameters, saved.parameters);
     QCOMPARE(loaded->parameters.seed, saved.parameters.seed);
-    QCOMPARE(loaded->parameters.tokens, saved.parameters.tokens);
+    QCOMPARE(loaded->parameters.tokenList(), saved.parameters.tokenList());
     QCOMPARE(loaded->view, saved.view);
     const HeatmapOptions loadedOptions
         = heatmapViewFromJson(loaded->view.value(QLatin1String("heatmap")).toObject(), {});

@@ -20,8 +20,8 @@
 #include "ui/views/stepsview.h"
 #include "ui/views/tokensview.h"
 
-#include "core/engine/sessioninputs.h"
 #include "core/attention/positional.h"
+#include "core/engine/sessioninputs.h"
 
 #include "testutil.h"
 
@@ -137,8 +137,8 @@ private slots:
         p.dModel = 16;
         p.heads = 2;
         p.seed = 3;
-        p.tokens = {QStringLiteral("the"), QStringLiteral("cat"), QStringLiteral("sat"),
-                    QStringLiteral("on"), QStringLiteral("mat")};
+        p.setTokens({QStringLiteral("the"), QStringLiteral("cat"), QStringLiteral("sat"),
+                     QStringLiteral("on"), QStringLiteral("mat")});
         QTest::newRow("allowed cell, tokens") << p << 1 << 2 << 3 << QStringLiteral("allowed")
                                               << QStringLiteral("sat") << QStringLiteral("on");
 
@@ -170,9 +170,9 @@ private slots:
         cross.nK = 4;
         cross.dModel = 8;
         cross.heads = 2;
-        cross.tokens = {QStringLiteral("q0"), QStringLiteral("q1"), QStringLiteral("q2"),
-                        QStringLiteral("k0"), QStringLiteral("k1"), QStringLiteral("k2"),
-                        QStringLiteral("k3")};
+        cross.setTokens({QStringLiteral("q0"), QStringLiteral("q1"), QStringLiteral("q2"),
+                         QStringLiteral("k0"), QStringLiteral("k1"), QStringLiteral("k2"),
+                         QStringLiteral("k3")});
         QTest::newRow("cross-attention tokens") << cross << 1 << 2 << 3 << QStringLiteral("allowed")
                                                 << QStringLiteral("q2") << QStringLiteral("k3");
 
@@ -266,7 +266,7 @@ private slots:
         p.n = 3;
         p.dModel = 8;
         p.heads = 1;
-        p.tokens = {QStringLiteral("the"), QStringLiteral("cat"), QStringLiteral("the")};
+        p.setTokens({QStringLiteral("the"), QStringLiteral("cat"), QStringLiteral("the")});
         FigureAxes axes = FigureAxes::of(*compute(p));
         const QStringList self {QStringLiteral("0:the"), QStringLiteral("1:cat"),
                                 QStringLiteral("2:the")};
@@ -879,8 +879,8 @@ private slots:
         p.dModel = 16;
         p.heads = 2;
         p.kind = AttentionKind::DecoderCausal;
-        p.tokens = {QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c"),
-                    QStringLiteral("d"), QStringLiteral("e"), QStringLiteral("f")};
+        p.setTokens({QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c"),
+                     QStringLiteral("d"), QStringLiteral("e"), QStringLiteral("f")});
         StepsView view;
         view.setResult(compute(p));
         view.setHead(1);

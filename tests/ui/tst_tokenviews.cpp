@@ -48,7 +48,7 @@ std::shared_ptr<SessionResult> causalResult()
             state(i, j) = MaskCausal;
     auto r = test::makeResult(
         2, 3, 3, [](int h, int i, int j) { return h == 0 ? kHead0[i][j] : kHead1[i][j]; }, state);
-    r->params.tokens = {QStringLiteral("the"), QStringLiteral("cat"), QStringLiteral("sat")};
+    r->params.setTokens({QStringLiteral("the"), QStringLiteral("cat"), QStringLiteral("sat")});
     return r;
 }
 

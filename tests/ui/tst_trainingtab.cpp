@@ -12,10 +12,10 @@
 #include "ui/window/mainwindow.h"
 #include "ui/window/sessioncontroller.h"
 
-#include "core/experiments/experiments.h"
 #include "core/attention/multihead.h"
-#include "core/io/npy.h"
 #include "core/attention/positional.h"
+#include "core/experiments/experiments.h"
+#include "core/io/npy.h"
 #include "core/random/random.h"
 #include "core/training/tasks.h"
 #include "core/training/trainer.h"

@@ -63,18 +63,6 @@ QSlider *makeSlider(QWidget *parent)
     return slider;
 }
 
-// The divisor of n closest to `wanted` (ties go to the smaller one).
-int nearestDivisor(int n, int wanted)
-{
-    const QList<int> ds = ControlPanel::divisors(n);
-    int best = ds.isEmpty() ? 1 : ds.first();
-    for (int d : ds) {
-        if (std::abs(d - wanted) < std::abs(best - wanted))
-            best = d;
-    }
-    return best;
-}
-
 } // namespace
 
 ControlPanel::ControlPanel(QWidget *parent)
@@ -90,17 +78,8 @@ ControlPanel::ControlPanel(QWidget *parent)
 QList<int> ControlPanel::divisors(int n)
 {
     QList<int> result;
-    if (n < 1)
-        return result;
-    QList<int> large;
-    for (int d = 1; d * d <= n; ++d) {
-        if (n % d == 0) {
-            result.append(d);
-            if (d != n / d)
-                large.prepend(n / d);
-        }
-    }
-    result.append(large);
+    for (Index d : attn::divisors(n))
+        result.append(int(d));
     return result;
 }
 
@@ -430,7 +409,7 @@ void ControlPanel::buildUi()
             [this](int n) { edit([n](SessionParameters &p) { p.n = n; }); });
     connect(m_tokensEdit, &QLineEdit::textChanged, this, [this](const QString &text) {
         const QStringList tokens = splitTokens(text);
-        edit([tokens](SessionParameters &p) { p.tokens = tokens; });
+        edit([tokens](SessionParameters &p) { p.setTokens(tokens); });
     });
     connect(m_nKSpin, &QSpinBox::valueChanged, this,
             [this](int nK) { edit([nK](SessionParameters &p) { p.nK = nK; }); });
@@ -487,7 +466,7 @@ void ControlPanel::buildUi()
     });
     connect(m_dkSlider, &QSlider::valueChanged, this, [this](int position) {
         const int dK = logSliderValue(position, dkSliderSteps);
-        edit([dK](SessionParameters &p) { p.dModel = std::min(maxDModel, dK * p.heads); });
+        edit([dK](SessionParameters &p) { p.dModel = std::min<Index>(maxDModel, dK * p.heads); });
     });
     connect(m_alphaSlider, &QSlider::valueChanged, this, [this](int value) {
         edit([value](SessionParameters &p) { p.scaleExponent = value / 100.0; });
@@ -509,24 +488,9 @@ void ControlPanel::buildUi()
 
 void ControlPanel::normalize(SessionParameters &p) const
 {
-    // Padding: the user's count, clamped to the keys there are now (a smaller n does not
-    // destroy it; when n grows back the count is restored).
-    if (m_paddingWanted >= 0)
-        p.paddingCount = m_paddingWanted;
-    // Typed tokens: n follows their count (at most maxSequence tokens are used).
-    if (p.tokens.size() > SessionParameters::maxSequence)
-        p.tokens = p.tokens.mid(0, SessionParameters::maxSequence);
-    if (!p.tokens.isEmpty())
-        p.n = int(p.tokens.size());
-    // The controls offer 1 … maxN; larger values set from outside (a session) are kept.
-    p.n = std::clamp(p.n, 1, SessionParameters::maxSequence);
-    p.nK = std::clamp(p.nK, 1, SessionParameters::maxSequence);
-    p.dModel = std::clamp(p.dModel, 1, maxDModel);
-    if (p.heads < 1 || p.dModel % p.heads != 0)
-        p.heads = nearestDivisor(p.dModel, std::max(1, p.heads));
-    p.paddingCount = std::clamp(p.paddingCount, 0, p.keyCount());
-    p.scaleExponent = std::clamp(p.scaleExponent, 0.0, 1.0);
-    p.temperature = std::clamp(p.temperature, 0.01, 100.0);
+    // The parameters' own rules; the padding count is the user's, clamped to the keys there
+    // are now (a smaller n does not destroy it; when n grows back the count is restored).
+    static_cast<EngineParameters &>(p) = p.normalized(m_paddingWanted);
 }
 
 void ControlPanel::edit(const std::function<void(SessionParameters &)> &change)
@@ -551,12 +515,15 @@ void ControlPanel::edit(const std::function<void(SessionParameters &)> &change)
 
 void ControlPanel::setParameters(const SessionParameters &params)
 {
-    if (!(params == m_params))
-        m_headsNote.clear(); // an outside change (a session, undo): not the panel's adjustment
+    // The panel's own edit coming back (parametersEdited → session → parametersChanged): the
+    // widgets show it already.
+    if (params == m_params)
+        return;
+    m_headsNote.clear(); // an outside change (a session, undo): not the panel's adjustment
     // An outside change (a session, undo) sets the padding count, unless it is our own clamped
     // value coming back.
     if (m_paddingWanted < 0
-        || params.paddingCount != std::clamp(m_paddingWanted, 0, params.keyCount()))
+        || params.paddingCount != std::clamp<Index>(m_paddingWanted, 0, params.keyCount()))
         m_paddingWanted = params.paddingCount;
     m_params = params;
     syncWidgets();
@@ -579,17 +546,17 @@ void ControlPanel::syncWidgets()
 
     m_kindCombo->setCurrentIndex(m_kindCombo->findData(int(p.kind)));
     setLogSlider(m_nSlider, p.n, nSliderSteps);
-    m_nSpin->setMaximum(std::max(maxN, p.n));
+    m_nSpin->setMaximum(int(std::max<Index>(maxN, p.n)));
     m_nSpin->setValue(p.n);
     // The typed text stays as typed while it still gives these tokens (an outside change, e.g.
     // an opened session, shows the tokens joined by spaces).
-    if (splitTokens(m_tokensEdit->text()) != p.tokens) {
-        m_tokensEdit->setText(p.tokens.join(QLatin1Char(' ')));
+    if (splitTokens(m_tokensEdit->text()) != p.tokenList()) {
+        m_tokensEdit->setText(p.tokenList().join(QLatin1Char(' ')));
         m_tokensEdit->setCursorPosition(0); // the sentence's start, not its end, in view
     }
     m_nSlider->setEnabled(true); // typed tokens disable them below
     m_nSpin->setEnabled(true);
-    m_nKSpin->setMaximum(std::max(maxN, p.nK));
+    m_nKSpin->setMaximum(int(std::max<Index>(maxN, p.nK)));
     m_nKSpin->setValue(p.nK);
     m_nKSpin->setEnabled(p.kind == AttentionKind::EncoderDecoder);
     m_seedSpin->setValue(int(std::min<quint64>(p.seed, quint64(m_seedSpin->maximum()))));
@@ -628,13 +595,15 @@ void ControlPanel::syncWidgets()
             tr("%1 parameters · KV cache %2 B/token (2·g·d_k·%3 B)")
                 .arg(QLocale().toString(
                     qlonglong(groupedQueryParameterCount(p.dModel, p.heads, p.keyValueHeads()))))
-                .arg(kvCacheBytesPerToken(p.keyValueHeads(), std::max(1, p.dK()), bytes))
+                .arg(kvCacheBytesPerToken(p.keyValueHeads(), std::max<Index>(1, p.dK()), bytes))
                 .arg(bytes));
     }
 
-    const int dK = p.dK();
+    const int dK = int(p.dK());
     m_dkSlider->setRange(
-        0, logSliderPosition(std::max(1, maxDModel / std::max(1, p.heads)), dkSliderSteps));
+        0,
+        logSliderPosition(int(std::max<Index>(1, maxDModel / std::max<Index>(1, p.heads))),
+                          dkSliderSteps));
     setLogSlider(m_dkSlider, dK, dkSliderSteps);
     m_dkLabel->setText(QString::number(dK));
     m_headsNoteLabel->setText(m_headsNote);
@@ -646,10 +615,9 @@ void ControlPanel::syncWidgets()
     m_alphaLabel->setText(QString::number(p.scaleExponent, 'f', 2));
     m_sqrtCheck->setChecked(p.scaleExponent == 0.5);
     m_temperatureSpin->setValue(p.temperature);
-    const double scale = std::pow(double(std::max(1, dK)), -p.scaleExponent) / p.temperature;
     m_scaleLabel->setText(QStringLiteral("%1 = %2")
                               .arg(scaleFormula(p.scaleExponent, p.temperature, std::max(1, dK)))
-                              .arg(scale, 0, 'g', 4));
+                              .arg(p.scale(), 0, 'g', 4));
 
     // The items name the mask that is applied: under decoder self-attention or a sliding window
     // the causal mask is on whatever the choice, so "None" would misstate it.
@@ -708,7 +676,7 @@ void ControlPanel::syncWidgets()
                : m_tokensToolTip);
 
     // Typed tokens fix n: their count.
-    if (!p.tokens.isEmpty()) {
+    if (!p.tokens.empty()) {
         m_nSlider->setEnabled(false);
         m_nSpin->setEnabled(false);
     }
@@ -727,8 +695,8 @@ void ControlPanel::cycleMask()
 void ControlPanel::multiplyDk(double factor)
 {
     edit([factor](SessionParameters &p) {
-        const int dK = std::max(1, int(std::lround(p.dK() * factor)));
-        const int maxDk = std::max(1, maxDModel / p.heads);
+        const Index dK = std::max<Index>(1, std::lround(double(p.dK()) * factor));
+        const Index maxDk = std::max<Index>(1, maxDModel / p.heads);
         p.dModel = std::min(dK, maxDk) * p.heads;
     });
 }

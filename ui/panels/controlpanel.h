@@ -32,12 +32,13 @@ public:
     /// Shows `params` in the controls without emitting parametersEdited.
     void setParameters(const SessionParameters &params);
 
-    /// Divisors of n in increasing order (the h choices for d_model = n); empty for n < 1.
+    /// Divisors of n in increasing order (the h choices for d_model = n); empty for n < 1
+    /// (attn::divisors, as a list for the combo boxes).
     static QList<int> divisors(int n);
 
-    /// Ranges of the controls (the session accepts more; the panel offers these).
-    static constexpr int maxN = 4096; ///< n and n_k: 1 … 4096
-    static constexpr int maxDModel = 4096; ///< d_model: 1 … 4096
+    /// Ranges of the controls: the parameters' own limits (core/engine/engineparameters.h).
+    static constexpr int maxN = int(EngineParameters::maxSequence); ///< n and n_k: 1 … 4096
+    static constexpr int maxDModel = int(EngineParameters::maxDModel); ///< d_model: 1 … 4096
 
 public slots:
     /// Toggles the "1/√d_k" checkbox (α = 0.5 ⇔ checked; unchecking gives α = 0, unscaled).

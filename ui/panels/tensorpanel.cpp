@@ -175,7 +175,7 @@ void TensorPanel::setParameters(const SessionParameters &params)
     m_conventionCombo->setVisible(inputs);
     m_conventionLabel->setVisible(inputs);
 
-    const QString typed = params.tokens.join(QLatin1Char(' '));
+    const QString typed = params.tokenList().join(QLatin1Char(' '));
     if (!m_tokensEdit->hasFocus() || !m_tokensEdit->isModified())
         m_tokensEdit->setText(typed);
     m_tokensEdit->setEnabled(s != nullptr);

@@ -1,7 +1,7 @@
 #include "ui/render/comparerenderer.h"
 
-#include "core/attention/mask.h"
 #include "core/analysis/metrics.h"
+#include "core/attention/mask.h"
 
 #include <algorithm>
 #include <cmath>
@@ -406,7 +406,7 @@ QString CompareRenderer::describeCell(const FigureHit &hit) const
                    : QStringLiteral("head %1 of %2").arg(h).arg(a.headCount()));
     QString query = QStringLiteral("query i = %1 (row)").arg(a.originalQuery(int(i)));
     QString key = QStringLiteral("key j = %1 (column)").arg(a.originalKey(int(j)));
-    if (!p.tokens.isEmpty()) {
+    if (!p.tokens.empty()) {
         query += QStringLiteral(": \u201c%1\u201d").arg(a.queryLabel(int(i)));
         key += QStringLiteral(": \u201c%1\u201d").arg(a.keyLabel(int(j)));
     }

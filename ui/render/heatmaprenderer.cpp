@@ -372,9 +372,9 @@ HeatmapLayout HeatmapRenderer::layoutImpl(const QRectF &bounds, const QString &c
     const qreal elideW = 7.0 * f;
     const int lastQuery = res.originalQuery(win.bottom()), lastKey = res.originalKey(win.right());
     qreal yLabelW = fm.horizontalAdvance(QString::number(std::max(lastQuery, 0)));
-    const bool queryTokens = !p.tokens.isEmpty();
-    const bool keyTokens
-        = p.kind == AttentionKind::EncoderDecoder ? p.tokens.size() > p.n : !p.tokens.isEmpty();
+    const bool queryTokens = !p.tokens.empty();
+    const bool keyTokens = p.kind == AttentionKind::EncoderDecoder ? Index(p.tokens.size()) > p.n
+                                                                   : !p.tokens.empty();
     // Measure at most a few hundred labels (enough to find the widest; layout() runs on every
     // mouse move).
     const int measureStepQ = std::max(1, nQ / 256), measureStepK = std::max(1, nK / 256);
@@ -973,7 +973,7 @@ QString HeatmapRenderer::cellCopyText(const HeatmapHit &hit) const
     const SessionResult &res = *m_result;
     if (hit.row >= res.queryCount() || hit.col >= res.keyCount())
         return {};
-    const bool tokens = !res.params.tokens.isEmpty();
+    const bool tokens = !res.params.tokens.empty();
     const std::size_t h = std::size_t(hit.head);
     const bool scores = !hit.mean && h < res.scores.size() && h < res.scaledScores.size();
     const double weight
@@ -1096,7 +1096,7 @@ QString HeatmapRenderer::describeCell(const HeatmapHit &hit) const
     QString where = QStringLiteral("query i = %1 (row), key j = %2 (column)")
                         .arg(res.originalQuery(int(i)))
                         .arg(res.originalKey(int(j)));
-    if (!p.tokens.isEmpty())
+    if (!p.tokens.empty())
         where += QStringLiteral(": \u201c%1\u201d \u2192 \u201c%2\u201d")
                      .arg(res.queryLabel(int(i)), res.keyLabel(int(j)));
     lines << where;
@@ -1251,8 +1251,8 @@ HeatmapRenderer::RowStrip HeatmapRenderer::rowStrip(const QRectF &bounds,
     strip.title = QStringLiteral("%1 \u00b7 query %2%3 \u00b7 keys %4\u2013%5 of %6")
                       .arg(who)
                       .arg(res.originalQuery(hit.row))
-                      .arg(res.params.tokens.isEmpty() ? QString()
-                                                       : QStringLiteral(" \u201c%1\u201d").arg(row))
+                      .arg(res.params.tokens.empty() ? QString()
+                                                     : QStringLiteral(" \u201c%1\u201d").arg(row))
                       .arg(res.originalKey(first))
                       .arg(res.originalKey(first + shown - 1))
                       .arg(res.params.keyCount());

@@ -4,8 +4,8 @@
 #include "ui/render/heatmaprenderer.h"
 #include "ui/render/tileimage.h"
 
-#include "core/attention/mask.h"
 #include "core/analysis/metrics.h"
+#include "core/attention/mask.h"
 
 #include <QFileInfo>
 #include <QFont>
@@ -119,9 +119,9 @@ FigureAxes FigureAxes::of(const SessionResult &result)
         axes.queries << result.indexedQueryLabel(i);
     for (int j = 0; j < int(result.keyCount()); ++j)
         axes.keys << result.indexedKeyLabel(j);
-    axes.queryTokens = !p.tokens.isEmpty();
-    axes.keyTokens
-        = p.kind == AttentionKind::EncoderDecoder ? p.tokens.size() > p.n : !p.tokens.isEmpty();
+    axes.queryTokens = !p.tokens.empty();
+    axes.keyTokens = p.kind == AttentionKind::EncoderDecoder ? Index(p.tokens.size()) > p.n
+                                                             : !p.tokens.empty();
     return axes;
 }
 

@@ -74,7 +74,7 @@ QString schemeNote(const SessionParameters &p)
             .arg(thetas.join(QStringLiteral(", ")));
     }
     case PositionalScheme::Alibi: {
-        const std::vector<double> slopes = alibiSlopes(std::max(1, p.heads));
+        const std::vector<double> slopes = alibiSlopes(std::max<Index>(1, p.heads));
         QStringList m;
         for (std::size_t h = 0; h < slopes.size(); ++h) {
             if (slopes.size() > 6 && h == 3) {

@@ -260,7 +260,7 @@ QString StepsRenderer::describeCell(const FigureHit &hit) const
     lines << QStringLiteral("head %1 of %2").arg(h).arg(r.headCount());
     QString query = QStringLiteral("query i = %1 (row)").arg(r.originalQuery(int(i)));
     QString key = QStringLiteral("key j = %1 (column)").arg(r.originalKey(int(j)));
-    if (!p.tokens.isEmpty()) {
+    if (!p.tokens.empty()) {
         query += QStringLiteral(": \u201c%1\u201d").arg(r.queryLabel(int(i)));
         key += QStringLiteral(": \u201c%1\u201d").arg(r.keyLabel(int(j)));
     }

@@ -87,7 +87,7 @@ SessionParameters applyPlayValue(SessionParameters p, PlayParameter parameter, d
 {
     switch (parameter) {
     case PlayParameter::HeadWidth: {
-        const int heads = std::max(1, p.heads);
+        const int heads = int(std::max<Index>(1, p.heads));
         const int dK = std::clamp(int(std::lround(value)), 1, SessionParameters::maxDModel / heads);
         p.dModel = dK * heads;
         break;

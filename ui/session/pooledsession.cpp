@@ -1,8 +1,8 @@
 #include "ui/session/pooledsession.h"
 
 #include "core/base/blas.h"
-#include "core/engine/sessioninputs.h"
 #include "core/base/types.h"
+#include "core/engine/sessioninputs.h"
 
 #include <QString>
 #include <QStringList>

@@ -16,31 +16,7 @@ namespace attn {
 
 EngineParameters engineParameters(const SessionParameters &params)
 {
-    EngineParameters e;
-    e.n = params.n;
-    e.nK = params.nK;
-    e.dModel = params.dModel;
-    e.heads = params.heads;
-    e.seed = params.seed;
-    e.generator = params.generator;
-    e.kind = params.kind;
-    e.mask = params.mask;
-    e.paddingCount = params.paddingCount;
-    e.scaleExponent = params.scaleExponent;
-    e.temperature = params.temperature;
-    e.positional = params.positional;
-    e.rope = params.rope;
-    e.ropeConvention = params.ropeConvention;
-    e.ropeBase = params.ropeBase;
-    e.alibi = params.alibi;
-    e.kvHeads = params.kvHeads;
-    e.window = params.window;
-    e.sinks = params.sinks;
-    e.dtype = params.dtype;
-    e.tokens.reserve(std::size_t(params.tokens.size()));
-    for (const QString &token : params.tokens)
-        e.tokens.push_back(token.toStdString()); // UTF-8
-    return e;
+    return params; // the engine's part: everything but the opened tensors
 }
 
 bool SessionComputeCache::covers(const SessionParameters &params) const
@@ -70,7 +46,7 @@ std::size_t sessionResultBytes(const SessionParameters &params)
 {
     const std::size_t cells = std::size_t(std::max(params.queryCount(), 0))
         * std::size_t(std::max(params.keyCount(), 0));
-    return ((3 * std::size_t(std::max(params.heads, 0)) + 1) * sizeof(double) + 1) * cells;
+    return ((3 * std::size_t(std::max<Index>(params.heads, 0)) + 1) * sizeof(double) + 1) * cells;
 }
 
 std::size_t sessionMemoryBudget()

@@ -6,6 +6,8 @@
 #include <QJsonValue>
 
 #include <cmath>
+#include <string>
+#include <type_traits>
 #include <utility>
 
 namespace attn {
@@ -19,25 +21,9 @@ QString numberText(double v)
     return QString::number(v, 'g', 6);
 }
 
-/// The one range check of the parameters: "<name> must be in [lo, hi], got v" when v (a finite
-/// number) lies outside [lo, hi] or is not finite; empty otherwise. `hiText` replaces hi in the
-/// message ("n_k=8"), for a bound that is another parameter.
-QString outOfRange(const QString &name, double v, double lo, double hi, const QString &hiText = {})
-{
-    if (std::isfinite(v) && v >= lo && v <= hi)
-        return {};
-    const auto text = [](double x) { // integers in full ("1048576"), other numbers to 6 digits
-        return std::isfinite(x) && x == std::floor(x) && std::abs(x) < 1e15
-            ? QString::number(qint64(x))
-            : numberText(x);
-    };
-    return QStringLiteral("%1 must be in [%2, %3], got %4")
-        .arg(name, text(lo), hiText.isEmpty() ? text(hi) : hiText, text(v));
-}
-
 } // namespace
 
-QString scaleFormula(double scaleExponent, double temperature, int dK)
+QString scaleFormula(double scaleExponent, double temperature, Index dK)
 {
     const QString symbol = dK > 0 ? QString::number(dK) : QStringLiteral("d_k");
     QString formula;
@@ -137,82 +123,71 @@ std::optional<DType> parseDType(const QString &id)
     return std::nullopt;
 }
 
-QString SessionParameters::queryLabel(int i) const
+QStringList SessionParameters::tokenList() const
 {
-    if (i >= 0 && i < tokens.size() && i < n)
-        return tokens.at(i);
+    QStringList list;
+    list.reserve(qsizetype(tokens.size()));
+    for (const std::string &token : tokens)
+        list << QString::fromStdString(token); // UTF-8
+    return list;
+}
+
+void SessionParameters::setTokens(const QStringList &list)
+{
+    tokens.clear();
+    tokens.reserve(std::size_t(list.size()));
+    for (const QString &token : list)
+        tokens.push_back(token.toStdString()); // UTF-8
+}
+
+namespace {
+
+/// Token `index` as a Qt string, or empty when there is none.
+QString tokenAt(const std::vector<std::string> &tokens, Index index)
+{
+    return index >= 0 && std::size_t(index) < tokens.size()
+        ? QString::fromStdString(tokens[std::size_t(index)])
+        : QString();
+}
+
+} // namespace
+
+QString SessionParameters::queryLabel(Index i) const
+{
+    if (i >= 0 && std::size_t(i) < tokens.size() && i < n)
+        return tokenAt(tokens, i);
     return QString::number(i);
 }
 
-QString SessionParameters::keyLabel(int j) const
+QString SessionParameters::keyLabel(Index j) const
 {
     if (kind == AttentionKind::EncoderDecoder) {
-        if (j >= 0 && n + j < tokens.size())
-            return tokens.at(n + j);
+        if (j >= 0 && std::size_t(n + j) < tokens.size())
+            return tokenAt(tokens, n + j);
         return QString::number(j);
     }
     return queryLabel(j);
 }
 
-QString SessionParameters::indexedQueryLabel(int i) const
+QString SessionParameters::indexedQueryLabel(Index i) const
 {
-    const bool typed = i >= 0 && i < tokens.size() && i < n;
-    return typed ? QStringLiteral("%1:%2").arg(i).arg(tokens.at(i)) : QString::number(i);
+    const bool typed = i >= 0 && std::size_t(i) < tokens.size() && i < n;
+    return typed ? QStringLiteral("%1:%2").arg(i).arg(tokenAt(tokens, i)) : QString::number(i);
 }
 
-QString SessionParameters::indexedKeyLabel(int j) const
+QString SessionParameters::indexedKeyLabel(Index j) const
 {
-    const int token = kind == AttentionKind::EncoderDecoder ? n + j : j;
-    const bool typed = kind == AttentionKind::EncoderDecoder ? j >= 0 && token < tokens.size()
-                                                             : j >= 0 && j < tokens.size() && j < n;
-    return typed ? QStringLiteral("%1:%2").arg(j).arg(tokens.at(token)) : QString::number(j);
+    const Index token = kind == AttentionKind::EncoderDecoder ? n + j : j;
+    const bool typed = kind == AttentionKind::EncoderDecoder
+        ? j >= 0 && std::size_t(token) < tokens.size()
+        : j >= 0 && std::size_t(j) < tokens.size() && j < n;
+    return typed ? QStringLiteral("%1:%2").arg(j).arg(tokenAt(tokens, token)) : QString::number(j);
 }
 
-QString SessionParameters::validate(int maxN) const
+QString SessionParameters::validate(Index maxN) const
 {
-    if (QString e = outOfRange(QStringLiteral("n"), n, 1, maxN); !e.isEmpty())
-        return e;
-    if (kind == AttentionKind::EncoderDecoder)
-        if (QString e = outOfRange(QStringLiteral("n_k"), nK, 1, maxN); !e.isEmpty())
-            return e;
-    if (QString e = outOfRange(QStringLiteral("d_model"), dModel, 1, maxDModel); !e.isEmpty())
-        return e;
-    if (QString e = outOfRange(QStringLiteral("h (heads)"), heads, 1, dModel,
-                               QStringLiteral("d_model=%1").arg(dModel));
-        !e.isEmpty())
-        return e;
-    if (dModel % heads != 0)
-        return QStringLiteral("h=%1 does not divide d_model=%2 (d_k = d_model / h must be an "
-                              "integer)")
-            .arg(heads)
-            .arg(dModel);
-    if (mask == MaskChoice::KeyPadding)
-        if (QString e = outOfRange(QStringLiteral("padding count"), paddingCount, 0, keyCount(),
-                                   QStringLiteral("n_k=%1").arg(keyCount()));
-            !e.isEmpty())
-            return e;
-    if (QString e = outOfRange(QStringLiteral("scale exponent \u03b1"), scaleExponent, 0, 1);
-        !e.isEmpty())
-        return e;
-    if (!std::isfinite(temperature) || temperature <= 0.0)
-        return QStringLiteral("temperature \u03c4 must be a finite number > 0, got %1")
-            .arg(numberText(temperature));
-    if (int(rope) + int(alibi) + int(positional) > 1)
-        return QStringLiteral("choose one position scheme: sinusoidal, RoPE or ALiBi");
-    if (rope && dK() % 2 != 0)
-        return QStringLiteral("RoPE rotates pairs of dimensions: d_k=%1 must be even").arg(dK());
-    if (QString e
-        = outOfRange(QStringLiteral("RoPE base"), ropeBase, 1, 1e12, QStringLiteral("1e12"));
-        !e.isEmpty())
-        return e;
-    if (kvHeads < 0 || (kvHeads > 0 && (kvHeads > heads || heads % kvHeads != 0)))
-        return QStringLiteral("g=%1 key/value heads must divide h=%2").arg(kvHeads).arg(heads);
-    if (QString e = outOfRange(QStringLiteral("window w"), window, 0, maxN); !e.isEmpty())
-        return e;
-    if (QString e = outOfRange(QStringLiteral("sinks"), sinks, 0, maxN); !e.isEmpty())
-        return e;
-    if (sinks > 0 && window == 0)
-        return QStringLiteral("attention sinks need a sliding window (w > 0)");
+    if (const std::string e = EngineParameters::validate(maxN); !e.empty())
+        return QString::fromStdString(e);
     if (tensors && (rope || alibi || kvHeads != 0))
         return QStringLiteral("RoPE, ALiBi and key/value heads apply to the seeded inputs; "
                               "opened tensors are computed as they are");
@@ -225,20 +200,20 @@ QJsonObject SessionParameters::toJson() const
 {
     QJsonObject o;
     o.insert(QStringLiteral("version"), jsonVersion);
-    o.insert(QStringLiteral("n"), n);
-    o.insert(QStringLiteral("n_k"), nK);
-    o.insert(QStringLiteral("d_model"), dModel);
-    o.insert(QStringLiteral("heads"), heads);
+    o.insert(QStringLiteral("n"), qint64(n));
+    o.insert(QStringLiteral("n_k"), qint64(nK));
+    o.insert(QStringLiteral("d_model"), qint64(dModel));
+    o.insert(QStringLiteral("heads"), qint64(heads));
     o.insert(QStringLiteral("seed"), QString::number(seed));
     o.insert(QStringLiteral("generator"), QString::fromLatin1(randomSourceName(generator)));
     o.insert(QStringLiteral("kind"), attentionKindId(kind));
     o.insert(QStringLiteral("mask"), maskChoiceId(mask));
-    o.insert(QStringLiteral("padding"), paddingCount);
+    o.insert(QStringLiteral("padding"), qint64(paddingCount));
     o.insert(QStringLiteral("scale_exponent"), scaleExponent);
     o.insert(QStringLiteral("temperature"), temperature);
     o.insert(QStringLiteral("positional"), positional);
     o.insert(QStringLiteral("dtype"), dtypeId(dtype));
-    o.insert(QStringLiteral("tokens"), QJsonArray::fromStringList(tokens));
+    o.insert(QStringLiteral("tokens"), QJsonArray::fromStringList(tokenList()));
     // Written only when set, so files without them read and write back unchanged.
     const SessionParameters defaults;
     if (rope)
@@ -251,11 +226,11 @@ QJsonObject SessionParameters::toJson() const
     if (alibi)
         o.insert(QStringLiteral("alibi"), true);
     if (kvHeads != 0)
-        o.insert(QStringLiteral("kv_heads"), kvHeads);
+        o.insert(QStringLiteral("kv_heads"), qint64(kvHeads));
     if (window != 0)
-        o.insert(QStringLiteral("window"), window);
+        o.insert(QStringLiteral("window"), qint64(window));
     if (sinks != 0)
-        o.insert(QStringLiteral("sinks"), sinks);
+        o.insert(QStringLiteral("sinks"), qint64(sinks));
     return o;
 }
 
@@ -268,7 +243,7 @@ std::optional<SessionParameters> SessionParameters::fromJson(const QJsonObject &
             *error = m;
         return std::nullopt;
     };
-    auto readInt = [&](const char *key, int &out) -> bool {
+    auto readInt = [&](const char *key, auto &out) -> bool {
         const QJsonValue v = o.value(QLatin1String(key));
         if (v.isUndefined())
             return true;
@@ -283,7 +258,7 @@ std::optional<SessionParameters> SessionParameters::fromJson(const QJsonObject &
                           .arg(d, 0, 'g', 17);
             return false;
         }
-        out = int(d);
+        out = std::remove_reference_t<decltype(out)>(d);
         return true;
     };
     auto readDouble = [&](const char *key, double &out) -> bool {
@@ -411,7 +386,7 @@ std::optional<SessionParameters> SessionParameters::fromJson(const QJsonObject &
         for (const QJsonValue &t : tokens.toArray()) {
             if (!t.isString())
                 return fail(QStringLiteral("'tokens' must be an array of strings"));
-            p.tokens.append(t.toString());
+            p.tokens.push_back(t.toString().toStdString());
         }
     } else if (!tokens.isUndefined()) {
         return fail(QStringLiteral("'tokens' must be an array of strings"));
@@ -419,9 +394,9 @@ std::optional<SessionParameters> SessionParameters::fromJson(const QJsonObject &
     // The tokens label (and make) the inputs: one per query, for encoder–decoder attention one
     // per query and then per key. A count that fits neither is refused, naming both numbers,
     // rather than shown with positions standing in for the missing labels.
-    const qsizetype count = p.tokens.size();
+    const Index count = Index(p.tokens.size());
     if (count > 0 && count != p.n
-        && !(p.kind == AttentionKind::EncoderDecoder && count == qsizetype(p.n) + p.nK)) {
+        && !(p.kind == AttentionKind::EncoderDecoder && count == p.n + p.nK)) {
         return fail(p.kind == AttentionKind::EncoderDecoder
                         ? QStringLiteral("'tokens' holds %1 tokens but n = %2 and n_k = %3: "
                                          "encoder-decoder attention takes n (the queries) or "

@@ -299,7 +299,7 @@ SessionParameters TensorSource::parametersFor(const SessionParameters &base,
     p.scaleExponent = 0.5;
     p.temperature = 1.0;
     p.positional = false;
-    p.tokens = m_data->tokens; // core checked their count
+    p.setTokens(m_data->tokens); // core checked their count
     return p;
 }
 

@@ -1,8 +1,8 @@
 #include "ui/session/trainingrunner.h"
 
 #include "core/attention/mask.h"
-#include "core/io/npy.h"
 #include "core/base/threads.h"
+#include "core/io/npy.h"
 
 #include <QCoreApplication>
 #include <QEventLoop>
@@ -92,8 +92,8 @@ std::shared_ptr<const SessionResult> TrainingRunner::probeResult(const ProbeSnap
     p.dtype = m_settings.float32 ? DType::Float32 : DType::Float64;
     if (m_settings.task == TaskKind::Recall) {
         for (int i = 0; i < m_settings.n; ++i)
-            p.tokens << QStringLiteral("k%1").arg(i);
-        p.tokens << QStringLiteral("query");
+            p.tokens.push_back("k" + std::to_string(i));
+        p.tokens.push_back("query");
     }
     r->viewNote = tr("run %1, step %2, the probe sequence of task %3%4")
                       .arg(runB ? QStringLiteral("B") : QStringLiteral("A"))

@@ -634,7 +634,7 @@ void LongMapView::setState(const QJsonObject &state)
 
 void LongMapView::updateHeads()
 {
-    const int h = std::max(1, m_params.heads);
+    const int h = int(std::max<Index>(1, m_params.heads));
     if (m_headCombo->count() != h + (h > 1 ? 1 : 0)) {
         m_headCombo->clear();
         for (int i = 0; i < h; ++i)

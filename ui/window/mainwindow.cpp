@@ -310,11 +310,8 @@ void MainWindow::resetLayout()
 SessionParameters MainWindow::firstLessonParameters()
 {
     SessionParameters p;
-    p.tokens = QStringList {QStringLiteral("the"),     QStringLiteral("cat"), QStringLiteral("sat"),
-                            QStringLiteral("on"),      QStringLiteral("the"), QStringLiteral("mat"),
-                            QStringLiteral("because"), QStringLiteral("it"),  QStringLiteral("was"),
-                            QStringLiteral("tired")};
-    p.n = int(p.tokens.size());
+    p.tokens = {"the", "cat", "sat", "on", "the", "mat", "because", "it", "was", "tired"};
+    p.n = Index(p.tokens.size());
     p.dModel = 256;
     p.heads = 1; // one large tile whose every row and column is labelled: d_k = 256
     p.scaleExponent = 0.0; // unscaled: the softmax saturates

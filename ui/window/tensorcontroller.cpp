@@ -220,7 +220,7 @@ bool TensorController::openFile(const QString &path, QString *error, const QStri
         if (const auto tokens = readTokenFile(sidecar, &readError)) {
             m_tokenMessage = checkTokenCount(p, int(tokens->size()));
             if (m_tokenMessage.isEmpty())
-                p.tokens = *tokens;
+                p.setTokens(*tokens);
             else
                 m_tokenMessage
                     = QStringLiteral("%1: %2").arg(QFileInfo(sidecar).fileName(), m_tokenMessage);
@@ -336,7 +336,7 @@ QString TensorController::setTokenLabels(const QStringList &tokens)
         return m_tokenMessage;
     }
     m_tokenMessage = tokens.isEmpty() ? QString() : checkTokenCount(p, int(tokens.size()));
-    p.tokens = m_tokenMessage.isEmpty() ? tokens : QStringList();
+    p.setTokens(m_tokenMessage.isEmpty() ? tokens : QStringList());
     apply(p);
     m_panel->setTokenMessage(m_tokenMessage);
     if (!m_tokenMessage.isEmpty()) {
