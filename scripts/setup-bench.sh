@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What bench/compare_numpy.py needs besides the build: Debian's NumPy and OpenBLAS (the BLAS
-# the README's NumPy reference figures were taken with; without it Debian's NumPy falls back to
-# the much slower reference BLAS). Installs only what is missing, then builds like setup.sh.
+# docs/performance.md's NumPy reference figures were taken with; without it Debian's NumPy
+# falls back to the much slower reference BLAS). Installs only what is missing, then builds like
+# setup.sh.
 #   bash scripts/setup-bench.sh [preset]      (preset: release (default), native)
 set -euo pipefail
 ATTN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -692,7 +692,7 @@ void TestCliCompute::cleanupTestCase()
     qInfo("largest |attnlab compute - PyTorch| (float64 output and weights): %.3g", m_worst);
 }
 
-// Inputs saved with their batch axis (tests/reference/make_batch_fixtures.py, the README's
+// Inputs saved with their batch axis (tests/reference/make_batch_fixtures.py, docs/formats.md's
 // snippet: B = 3): --batch I computes item I, whose weights and output equal PyTorch's for it;
 // the default is item 0; an item out of range exits 2 naming B and writes nothing.
 void TestCliCompute::batchAxis()

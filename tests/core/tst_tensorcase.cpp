@@ -520,7 +520,7 @@ void TestTensorCase::defaultWeightArray()
     QCOMPARE(QString::fromStdString(attn::defaultWeightArray(arrays)), expected);
 }
 
-// Inputs saved with their batch axis by the README's PyTorch snippet
+// Inputs saved with their batch axis by docs/formats.md's PyTorch snippet
 // (tests/reference/make_batch_fixtures.py): B = 3 items of n = 6, E = 16, h = 4, item 1 padding
 // its last 2 keys. Item b's weights and output equal what nn.MultiheadAttention returned for it
 // (expected_weights[b], expected_output[b]); an index out of range names B; a mixed or

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Inputs saved with their leading batch axis, as the README's PyTorch snippet saves them, for
+"""Inputs saved with their leading batch axis, as docs/formats.md's PyTorch snippet saves them, for
 tests/core/tst_tensorcase.cpp, tests/cli/tst_cli_compute.cpp and tests/ui/tst_opentensors.cpp:
 fixtures/batch/mha_batch.npz holds
 
@@ -11,7 +11,7 @@ fixtures/batch/mha_batch.npz holds
     expected_output               B × n × E   what nn.MultiheadAttention returned
     expected_weights              B × h × n × n (average_attn_weights=False)
 
-The lines between the markers below are the README's snippet (run here, so the snippet is what
+The lines between the markers below are docs/formats.md's snippet (run here, so the snippet is what
 the tests read). float64 on the CPU with one thread; the zip members carry a fixed timestamp, so
 running the script again reproduces the file byte for byte.
 """
@@ -26,7 +26,7 @@ from make_torch_fixtures import write_npz
 def main(fixture_dir):
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    # --- README snippet ---
+    # --- docs/formats.md snippet ---
     mha = torch.nn.MultiheadAttention(16, 4, batch_first=True, dtype=torch.float64).eval()
     x = torch.randn(3, 6, 16, dtype=torch.float64)  # (B, n, E): a batch of 3 sequences
     pad = torch.zeros(3, 6, dtype=torch.bool)
@@ -35,7 +35,7 @@ def main(fixture_dir):
     sd = {k.replace(".", "_"): v.detach().numpy() for k, v in mha.state_dict().items()}
     arrays = dict(query=x.numpy(), key=x.numpy(), value=x.numpy(), num_heads=np.array(4),
                   key_padding_mask=pad.numpy(), **sd)  # np.savez("mine.npz", **arrays)
-    # --- end of the README snippet ---
+    # --- end of the docs/formats.md snippet ---
     assert sorted(sd) == ["in_proj_bias", "in_proj_weight", "out_proj_bias", "out_proj_weight"]
     arrays["expected_output"] = out.detach().numpy()
     arrays["expected_weights"] = w.detach().numpy()

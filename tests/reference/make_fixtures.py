@@ -29,7 +29,7 @@ GROUPS = {
     "modern": "make_modern_fixtures",       # GQA, RoPE, ALiBi, sliding window and sinks
     "training": "make_training_fixtures",   # autograd gradients and optimizer steps
     "projections": "make_projection_fixtures",  # nn.MultiheadAttention(kdim, vdim)
-    "batch": "make_batch_fixtures",         # inputs with their batch axis (the README snippet)
+    "batch": "make_batch_fixtures",         # inputs with their batch axis (docs/formats.md)
 }
 
 

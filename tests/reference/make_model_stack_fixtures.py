@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A model's attention stack as the README's Hugging Face snippet saves it, made here with two
+"""A model's attention stack as docs/formats.md's Hugging Face snippet saves it, made here with two
 stacked torch.nn.MultiheadAttention layers (average_attn_weights=False gives the per-head weights
 a transformers model returns in outputs.attentions), for tests/ui/tst_opentensors.cpp and
 tests/cli/tst_cli_heatmap.cpp:
