@@ -281,7 +281,7 @@ std::optional<CompareVariant> parseCompare(const QString &text, const SessionPar
                                                 "causal+padding"));
         } else if (key == QLatin1String("dk") || key == QLatin1String("d_k")
                    || key == QLatin1String("d-k")) {
-            const int maxDk = SessionParameters::maxDModel / std::max(a.heads, 1);
+            const int maxDk = int(SessionParameters::maxDModel / std::max<Index>(a.heads, 1));
             const int dk = value.toInt(&ok);
             if (!ok || dk < 1 || dk > maxDk)
                 return bad(QStringLiteral("dk must be an integer in [1, %1] (d_model of B = dk "
@@ -685,8 +685,9 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
     if (!dModel)
         return usageError(command, error);
     const bool animateHeadWidth = animate && play.parameter == PlayParameter::HeadWidth;
-    const auto heads = intOption(parser, QStringLiteral("heads"), 1,
-                                 animateHeadWidth ? SessionParameters::maxDModel : *dModel, &error);
+    const auto heads = intOption(
+        parser, QStringLiteral("heads"), 1,
+        animateHeadWidth ? std::int64_t(SessionParameters::maxDModel) : *dModel, &error);
     if (!heads)
         return usageError(command, error);
     std::vector<double> schedule;
@@ -780,12 +781,13 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
     // works without --padding 0.
     const bool paddingUsed
         = p.mask == MaskChoice::KeyPadding && parser.isSet(QStringLiteral("padding"));
-    const auto padding
-        = intOption(parser, QStringLiteral("padding"), 0,
-                    paddingUsed ? p.keyCount() : SessionParameters::maxSequence, &error);
+    const auto padding = intOption(parser, QStringLiteral("padding"), 0,
+                                   paddingUsed ? std::int64_t(p.keyCount())
+                                               : std::int64_t(SessionParameters::maxSequence),
+                                   &error);
     if (!padding)
         return usageError(command, error);
-    p.paddingCount = std::min(int(*padding), p.keyCount());
+    p.paddingCount = std::min<Index>(*padding, p.keyCount());
     if (givenOnCommandLine(QStringLiteral("padding")) && p.mask != MaskChoice::KeyPadding)
         return usageError(command,
                           QStringLiteral("--padding %1 has no effect without --mask "
@@ -972,7 +974,7 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
     if (parser.isSet(QStringLiteral("pin-query"))) {
         // n_q of the parameters; loaded tensors are checked again once their n_q is known.
         const int maxQuery
-            = p.tensors ? SessionParameters::maxLongSequence - 1 : p.queryCount() - 1;
+            = int(p.tensors ? SessionParameters::maxLongSequence - 1 : p.queryCount() - 1);
         const auto pin = intOption(parser, QStringLiteral("pin-query"), 0, maxQuery, &error);
         if (!pin)
             return usageError(

@@ -334,7 +334,7 @@ private slots:
         const auto params = SessionParameters::fromJson(
             session.value(QLatin1String("params")).toObject(), &error);
         QVERIFY2(params, qPrintable(error));
-        QVERIFY(!params->tokens.isEmpty());
+        QVERIFY(!params->tokens.empty());
         const SessionResult r = computeSession(*params);
         QVERIFY2(r.ok(), qPrintable(r.error));
         const QJsonArray heads = session.value(QLatin1String("weights")).toArray();
@@ -342,7 +342,7 @@ private slots:
         for (int h = 0; h < r.headCount(); ++h)
             ATTN_COMPARE_CLOSE(r.weights[std::size_t(h)], jsonMatrix(heads.at(h).toArray()), 1e-12,
                                0.0);
-        QCOMPARE(r.queryLabel(0), params->tokens.first());
+        QCOMPARE(r.queryLabel(0), params->tokenList().first());
     }
 
     // The E5 lesson: with positional encoding off, reordering the words permutes the weights
@@ -524,7 +524,7 @@ private slots:
             }
         }
         // The tooltip reports the computation's key index and says which weights these are.
-        const QString tip = renderer.describeCell({0, 0, false, p.n - 1, 0});
+        const QString tip = renderer.describeCell({0, 0, false, int(p.n) - 1, 0});
         QVERIFY2(tip.contains(QStringLiteral("key j = %1").arg(kept.front())), qPrintable(tip));
         QVERIFY(tip.contains(renormalize ? QLatin1String("weight (renormalised)")
                                          : QLatin1String("weight (raw)")));

@@ -708,7 +708,7 @@ void TestMainWindow::rowMetricsChartShowsSelectedHead()
     const ResultPtr r = waitForFirstResult();
     QVERIFY(r);
     RowMetricsChart *chart = m_window->findChild<RowMetricsChart *>();
-    for (int head : {0, r->params.heads - 1}) {
+    for (int head : {0, int(r->params.heads) - 1}) {
         chart->setHead(head);
         // The chart redraws on a coalescing timer: wait for the selected head's series (a fixed
         // qWait(60) was flaky on a loaded machine).

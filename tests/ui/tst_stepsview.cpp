@@ -276,8 +276,7 @@ private slots:
         cross.kind = AttentionKind::EncoderDecoder;
         cross.n = 2;
         cross.nK = 3;
-        cross.tokens
-            = {QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("x"), QStringLiteral("y")};
+        cross.tokens = {"a", "b", "x", "y"};
         axes = FigureAxes::of(*compute(cross));
         QCOMPARE(axes.queries, (QStringList {QStringLiteral("0:a"), QStringLiteral("1:b")}));
         // Two key tokens for three keys: the third key has its position alone.

@@ -580,7 +580,7 @@ void ControlPanel::syncWidgets()
         for (int d : ds)
             m_headsCombo->addItem(QString::number(d), d);
     }
-    m_headsCombo->setCurrentIndex(m_headsCombo->findData(p.heads));
+    m_headsCombo->setCurrentIndex(m_headsCombo->findData(int(p.heads)));
     const QList<int> gs = p.heads > 0 ? divisors(p.heads) : QList<int>();
     m_kvHeadsCombo->clear();
     for (int g : gs)
@@ -588,7 +588,7 @@ void ControlPanel::syncWidgets()
                                     : g == 1 ? tr("1 (multi-query)")
                                              : QString::number(g),
                                 g);
-    m_kvHeadsCombo->setCurrentIndex(m_kvHeadsCombo->findData(p.keyValueHeads()));
+    m_kvHeadsCombo->setCurrentIndex(m_kvHeadsCombo->findData(int(p.keyValueHeads())));
     if (p.validate().isEmpty()) {
         const int bytes = p.dtype == DType::Float32 ? 4 : 8;
         m_headsInfoLabel->setText(

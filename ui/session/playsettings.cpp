@@ -88,7 +88,8 @@ SessionParameters applyPlayValue(SessionParameters p, PlayParameter parameter, d
     switch (parameter) {
     case PlayParameter::HeadWidth: {
         const int heads = int(std::max<Index>(1, p.heads));
-        const int dK = std::clamp(int(std::lround(value)), 1, SessionParameters::maxDModel / heads);
+        const int dK
+            = std::clamp(int(std::lround(value)), 1, int(SessionParameters::maxDModel / heads));
         p.dModel = dK * heads;
         break;
     }

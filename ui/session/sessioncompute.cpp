@@ -44,8 +44,8 @@ std::atomic<std::size_t> g_memoryBudgetOverride {0};
 
 std::size_t sessionResultBytes(const SessionParameters &params)
 {
-    const std::size_t cells = std::size_t(std::max(params.queryCount(), 0))
-        * std::size_t(std::max(params.keyCount(), 0));
+    const std::size_t cells = std::size_t(std::max<Index>(params.queryCount(), 0))
+        * std::size_t(std::max<Index>(params.keyCount(), 0));
     return ((3 * std::size_t(std::max<Index>(params.heads, 0)) + 1) * sizeof(double) + 1) * cells;
 }
 

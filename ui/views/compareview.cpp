@@ -202,7 +202,7 @@ void CompareView::syncStrip()
     m_tauSpin->setValue(m_variant.temperature);
     m_maskCombo->setCurrentIndex(int(maskOrder.indexOf(m_variant.mask)));
     const int h = m_a && m_a->ok() ? int(std::max<Index>(m_a->params.heads, 1)) : 1;
-    m_dkSpin->setMaximum(std::max(1, SessionParameters::maxDModel / h));
+    m_dkSpin->setMaximum(int(std::max<Index>(1, SessionParameters::maxDModel / h)));
     m_dkSpin->setValue(m_variant.dK);
     // Cross-attention holds one mask choice: no causal + padding.
     if (auto *model = qobject_cast<QStandardItemModel *>(m_maskCombo->model())) {
