@@ -230,6 +230,25 @@ AttentionMask layerMask(const ModelConfig &c, Index layer, Index n)
     return AttentionMask::causal(n, n);
 }
 
+MatrixF headWeights(const ForwardResult &result, const ModelConfig &c, Index layer, Index head)
+{
+    if (layer < 0 || layer >= Index(result.layers.size()) || head < 0 || head >= c.heads)
+        throw InvalidArgument("headWeights: layer " + std::to_string(layer) + ", head "
+                              + std::to_string(head) + " outside "
+                              + std::to_string(result.layers.size()) + " layers × "
+                              + std::to_string(c.heads) + " heads");
+    const LayerAttention &l = result.layers[std::size_t(layer)];
+    if (Index(l.queries.size()) != c.heads || Index(l.keys.size()) != c.kvHeads)
+        throw InvalidArgument("headWeights: the forward result kept no queries and keys");
+    const MatrixF &q = l.queries[std::size_t(head)];
+    const MatrixF &k = l.keys[std::size_t(result.kvHeadOf(head, c.heads))];
+    AttentionOptions options;
+    options.scaleOverride = result.scale;
+    // The keys stand in for the values: only the weights are wanted.
+    return scaledDotProductAttention<float>(q, k, k, layerMask(c, layer, q.rows()), options)
+        .weights;
+}
+
 ForwardResult forward(const Model &model, const std::vector<std::int64_t> &ids,
                       const ForwardOptions &options)
 {

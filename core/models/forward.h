@@ -79,6 +79,14 @@ struct ForwardResult
 /// InvalidArgument for n < 0.
 AttentionMask layerMask(const ModelConfig &config, Index layer, Index n);
 
+/// The attention weights (n × n, softmax rows) of one layer and head, computed again from the
+/// queries and keys kept in `result` (ForwardOptions::keepQueriesKeys): softmax(q kᵀ·scale +
+/// layerMask), equal to what forward() keeps with keepWeights. Lets a viewer draw any
+/// layer × head without keeping every n × n matrix. Throws InvalidArgument for a layer or head
+/// out of range or a result without queries and keys.
+MatrixF headWeights(const ForwardResult &result, const ModelConfig &config, Index layer,
+                    Index head);
+
 /// Runs the model on `ids` (n ≥ 1 token ids, each in [0, vocab); GPT-2 and BERT also need
 /// n ≤ their learned positions; BERT's token types are all 0). Returns the per-layer queries,
 /// keys and requested weights, the final hidden states and the logits (see ForwardResult).

@@ -162,6 +162,11 @@ void TestModels::forward()
     }
     ATTN_COMPARE_CLOSE(r.hidden, expected.at("hidden").toMatrix<double>("hidden"), 1e-4, 0.0);
     ATTN_COMPARE_CLOSE(r.logits, expected.at("logits").toMatrix<double>("logits"), 1e-4, 0.0);
+    // Any head's weights again from the kept queries and keys.
+    for (Index l = 0; l < c.layers; ++l)
+        for (Index h = 0; h < c.heads; ++h)
+            ATTN_COMPARE_CLOSE(headWeights(r, c, l, h),
+                               r.layers[std::size_t(l)].weights[std::size_t(h)], 1e-6, 0.0);
     // The causal families give exactly 0 above the diagonal; BERT attends everywhere.
     const MatrixF &w0 = r.layers[0].weights[0];
     QCOMPARE(w0(0, 1) == 0.0f, c.causal);
