@@ -16,8 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     using namespace attn::models;
     ModelConfig c;
     try {
-        c = parseModelConfig(std::string_view(reinterpret_cast<const char *>(data), size),
-                             "input");
+        c = parseModelConfig(std::string_view(reinterpret_cast<const char *>(data), size), "input");
     } catch (const ModelError &) {
         return 0;
     }

@@ -24,8 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
                     float x;
                     file.readFloats(t, 0, 0, &x);
                     std::abort(); // other dtypes must be refused by name
-                } catch (const ModelError &) {
-                }
+                } catch (const ModelError &) { }
                 continue;
             }
             if (t.elements * std::uint64_t(dtypeBits(t.dtype) / 8) != t.end - t.begin)
@@ -35,7 +34,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         }
         if (covered != file.dataBytes())
             std::abort(); // tensors must tile the data buffer
-    } catch (const ModelError &) {
-    }
+    } catch (const ModelError &) { }
     return 0;
 }
