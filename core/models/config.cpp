@@ -252,6 +252,25 @@ void parseBert(const Fields &f, ModelConfig &c)
     c.qkvBias = c.outputBias = c.mlpBias = true;
 }
 
+// "layer_types": one "full_attention" or "sliding_attention" per layer.
+void parseLayerTypes(const Fields &f, ModelConfig &c)
+{
+    const json *types = f.get("layer_types");
+    if (!types)
+        return;
+    if (!types->is_array() || Index(types->size()) != c.layers)
+        throw ModelError(f.name() + ": field \"layer_types\" must be an array of "
+                         + std::to_string(c.layers) + " strings (one per layer), got "
+                         + types->dump().substr(0, 80));
+    for (const json &t : *types) {
+        const bool sliding = t == "sliding_attention";
+        if (!sliding && t != "full_attention")
+            throw ModelError(f.name() + ": layer_types entry " + t.dump().substr(0, 40)
+                             + " is not \"full_attention\" or \"sliding_attention\"");
+        c.slidingLayers.push_back(sliding ? 1 : 0);
+    }
+}
+
 // Llama, Qwen2, Qwen3.
 void parseLlamaLike(const Fields &f, const json &root, ModelConfig &c)
 {
@@ -298,6 +317,7 @@ void parseLlamaLike(const Fields &f, const json &root, ModelConfig &c)
         if (c.slidingWindow) {
             c.slidingWindowSize = f.integer("sliding_window", 4096, 1, kMaxPositions);
             c.maxWindowLayers = f.integer("max_window_layers", 28, 0, kMaxLayers);
+            parseLayerTypes(f, c);
         }
     }
 }
@@ -323,7 +343,12 @@ const char *modelFamilyName(ModelFamily family)
 
 bool ModelConfig::usesSlidingWindow(Index layer) const
 {
-    return slidingWindow && layer >= maxWindowLayers;
+    if (!slidingWindow)
+        return false;
+    if (!slidingLayers.empty())
+        return layer >= 0 && layer < Index(slidingLayers.size())
+            && slidingLayers[std::size_t(layer)] != 0;
+    return layer >= maxWindowLayers;
 }
 
 ModelConfig parseModelConfig(std::string_view text, const std::string &name)

@@ -20,8 +20,10 @@
 
 #include "core/base/types.h"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace attn::models {
 
@@ -87,9 +89,13 @@ struct ModelConfig
     bool slidingWindow = false; ///< Qwen2 use_sliding_window
     Index slidingWindowSize = 0;
     Index maxWindowLayers = 0; ///< layers ≥ this use the window
+    /// Per layer, 1 where config.json's "layer_types" says "sliding_attention" (empty when the
+    /// config has no layer_types: then max_window_layers decides).
+    std::vector<std::uint8_t> slidingLayers;
 
-    /// Whether layer `layer` uses the sliding window: Qwen2 with use_sliding_window, for layers
-    /// at or after max_window_layers (transformers' Qwen2Config.layer_types).
+    /// Whether layer `layer` uses the sliding window: Qwen2/Qwen3 with use_sliding_window, for
+    /// the layers "layer_types" marks "sliding_attention", or without layer_types for layers at
+    /// or after max_window_layers (as transformers' Qwen2Config derives its layer_types).
     bool usesSlidingWindow(Index layer) const;
 };
 

@@ -377,6 +377,8 @@ void SafetensorsFile::readFloats(const TensorInfo &t, std::uint64_t first, std::
     if (first > t.elements || count > t.elements - first)
         throw ModelError(whatIs(m_name, t.name) + ": elements " + std::to_string(first) + " + "
                          + std::to_string(count) + " requested of " + std::to_string(t.elements));
+    if (count == 0)
+        return; // an empty tensor: `out` may be null (memcpy must not see it)
     const std::uint64_t size = std::uint64_t(dtypeBits(t.dtype) / 8);
     const std::uint8_t *p = m_data + t.begin + first * size;
     if (t.dtype == DType::F32) {

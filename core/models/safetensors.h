@@ -125,7 +125,7 @@ public:
     /// Converts elements [first, first + count) of the tensor (C order) to float32 into
     /// out[0 … count). F32 is copied, BF16 and F16 widened exactly. Throws ModelError naming
     /// the file, the tensor and its dtype for any other dtype, or when the range is outside
-    /// the tensor's elements.
+    /// the tensor's elements. With count 0 nothing is read and `out` may be null.
     void readFloats(const TensorInfo &tensor, std::uint64_t first, std::uint64_t count,
                     float *out) const;
 

@@ -112,6 +112,7 @@ private slots:
     void halfAndBfloat16();
     void progressAndCancel();
     void ropeLayouts();
+    void emptyTensorIntoNullBuffer();
     void hostileFiles_data();
     void hostileFiles();
     void hostileModels_data();
@@ -210,6 +211,21 @@ void TestModels::checkpointDetails()
     QVERIFY(!window.config().usesSlidingWindow(0));
     QVERIFY(window.config().usesSlidingWindow(1));
     QCOMPARE(window.config().slidingWindowSize, Index(4));
+    // An explicit layer_types list wins over max_window_layers.
+    const ModelConfig listed = parseModelConfig(
+        R"({"model_type": "qwen2", "vocab_size": 8, "hidden_size": 16, "intermediate_size": 8,
+            "num_attention_heads": 2, "num_hidden_layers": 3, "use_sliding_window": true,
+            "sliding_window": 4, "max_window_layers": 0,
+            "layer_types": ["sliding_attention", "full_attention", "sliding_attention"]})",
+        "listed");
+    QVERIFY(listed.usesSlidingWindow(0) && !listed.usesSlidingWindow(1)
+            && listed.usesSlidingWindow(2));
+    const ModelConfig off = parseModelConfig(
+        R"({"model_type": "qwen2", "vocab_size": 8, "hidden_size": 16, "intermediate_size": 8,
+            "num_attention_heads": 2, "num_hidden_layers": 3, "use_sliding_window": false,
+            "sliding_window": 4, "max_window_layers": 0})",
+        "off");
+    QVERIFY(!off.usesSlidingWindow(2));
 }
 
 void TestModels::halfAndBfloat16()
@@ -314,6 +330,24 @@ void TestModels::ropeLayouts()
     const double smooth = (32.0 / wavelength - 1.0) / 3.0;
     QVERIFY(std::abs(f[1] - ((1 - smooth) * theta1 / 8 + smooth * theta1)) < 1e-15);
     QVERIFY(std::abs(f[2] - std::pow(100.0, -0.5) / 8.0) < 1e-15);
+}
+
+// Found by fuzz_safetensors: reading an empty F32 tensor into an empty std::vector passed its
+// null data() to memcpy (undefined even for 0 bytes).
+void TestModels::emptyTensorIntoNullBuffer()
+{
+    const std::string bytes
+        = safetensorsBytes(R"({"e":{"dtype":"F32","shape":[0,3],"data_offsets":[0,0]},)"
+                           R"("h":{"dtype":"F16","shape":[0],"data_offsets":[0,0]}})",
+                           "");
+    const SafetensorsFile file = SafetensorsFile::fromMemory(
+        reinterpret_cast<const std::uint8_t *>(bytes.data()), bytes.size(), "empty");
+    for (const TensorInfo &t : file.tensors()) {
+        QCOMPARE(t.elements, std::uint64_t(0));
+        std::vector<float> values;
+        file.readFloats(t, 0, 0, values.data());
+    }
+    QCOMPARE(file.find("e")->shapeString(), std::string("[0, 3]"));
 }
 
 void TestModels::hostileFiles_data()
