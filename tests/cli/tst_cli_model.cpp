@@ -189,6 +189,10 @@ private slots:
         r = runModel({"--model", caseDir("llama_gqa"), "--ids", "1", "--head", "4", "--out", out});
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("--head 4 is past the model's last (3)"), qPrintable(r.err));
+        r = runModel({"--model", caseDir("gpt2"), "--bogus"});
+        QCOMPARE(r.exitCode, 2);
+        QCOMPARE(r.err.section(QLatin1Char('\n'), 0, 0),
+                 QStringLiteral("attnlab model: unknown option '--bogus'"));
         r = runModel({"--model", dir.path(), "--info"});
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains("config.json"), qPrintable(r.err));
