@@ -175,8 +175,7 @@ int printInfo(const Model &model)
     }
     out << "tied embeddings: " << (c.tieWordEmbeddings ? "yes" : "no") << "\n"
         << "dtype: " << dtypeName(embedding->dtype) << "\n"
-        << "files: " << files.size() << " (" << mibText(double(model.weightBytes()))
-        << " of weights)\n"
+        << "files: " << files.size() << " (" << model.weightBytes() << " bytes of weights)\n"
         << "tensors: " << model.checkpoint().names().size() << "\n";
     return ExitOk;
 }

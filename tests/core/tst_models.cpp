@@ -418,7 +418,7 @@ void TestModels::hostileFiles_data()
                              << "pytorch_model.bin"
                              << QStringList {"zip archive", "pytorch_model.bin",
                                              "safe_serialization=True"};
-    QTest::newRow("pickle") << QByteArray("\x80\x02}q\0(X\x01\0\0\0aq\x01", 16) << "model.pt"
+    QTest::newRow("pickle") << QByteArray("\x80\x02}q\0(X\x01\0\0\0aq\x01", 14) << "model.pt"
                             << QStringList {"Python pickle (protocol 2", "never loaded"};
     QTest::newRow("tiny") << QByteArray("abc", 3) << "x.safetensors"
                           << QStringList {"3 bytes, too short"};
