@@ -12,6 +12,7 @@
 #include "core/models/forward.h"
 #include "core/models/model.h"
 #include "core/models/safetensors.h"
+#include "core/tiles/tileengine.h"
 
 #include <QDir>
 #include <QFile>
@@ -112,6 +113,7 @@ private slots:
     void halfAndBfloat16();
     void progressAndCancel();
     void ropeLayouts();
+    void tileEngineFromKeptQueriesKeys();
     void emptyTensorIntoNullBuffer();
     void hostileFiles_data();
     void hostileFiles();
@@ -330,6 +332,34 @@ void TestModels::ropeLayouts()
     const double smooth = (32.0 / wavelength - 1.0) / 3.0;
     QVERIFY(std::abs(f[1] - ((1 - smooth) * theta1 / 8 + smooth * theta1)) < 1e-15);
     QVERIFY(std::abs(f[2] - std::pow(100.0, -0.5) / 8.0) < 1e-15);
+}
+
+// The tile engine (the Long tab's pooled maps) draws a model's head from the kept queries and
+// keys with the layer's mask, giving the reference's weights (Qwen2's sliding-window layer).
+void TestModels::tileEngineFromKeptQueriesKeys()
+{
+    const auto expected = loadExpected("qwen2_window");
+    const Model model = Model::open(caseDir("qwen2_window").toStdString());
+    const ModelConfig &c = model.config();
+    std::vector<std::int64_t> ids;
+    for (double v : expected.at("ids").values)
+        ids.push_back(std::int64_t(v));
+    const ForwardResult r = models::forward(model, ids);
+    const Index n = Index(ids.size());
+    for (Index layer = 0; layer < c.layers; ++layer)
+        for (Index head = 0; head < c.heads; ++head) {
+            const LayerAttention &l = r.layers[std::size_t(layer)];
+            TileEngine<float> engine(l.queries[std::size_t(head)],
+                                     l.keys[std::size_t(r.kvHeadOf(head, c.heads))], 1,
+                                     layerMask(c, layer, n));
+            QCOMPARE(engine.scale(), r.scale);
+            const MatrixD want = slice4(expected.at("attention"), layer, head);
+            MatrixD got(n, n);
+            for (Index i = 0; i < n; ++i)
+                for (Index j = 0; j < n; ++j)
+                    got(i, j) = engine.cell(0, i, j).weight;
+            ATTN_COMPARE_CLOSE(got, want, 1e-5, 0.0);
+        }
 }
 
 // Found by fuzz_safetensors: reading an empty F32 tensor into an empty std::vector passed its
