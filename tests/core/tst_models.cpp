@@ -7,6 +7,7 @@
 
 #include "testutil.h"
 
+#include "core/attention/positional.h"
 #include "core/io/npy.h"
 #include "core/models/config.h"
 #include "core/models/forward.h"
@@ -323,6 +324,18 @@ void TestModels::ropeLayouts()
                                          "yarn");
                     }),
                     std::string("RoPE type \"yarn\" is not supported"));
+    // applyRopeFrequencies with θ_i = base^(−2i/d) is applyRope, in both conventions.
+    MatrixF x = MatrixF::Random(5, 8), y = x;
+    std::vector<double> theta;
+    for (Index i = 0; i < 4; ++i)
+        theta.push_back(ropeFrequency(i, 8, 500.0));
+    for (const RopeConvention convention : {RopeConvention::Half, RopeConvention::Interleaved}) {
+        applyRope<float>(x, convention, 500.0, 3);
+        applyRopeFrequencies<float>(y, theta, convention, 3);
+        QCOMPARE(x, y);
+    }
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             applyRopeFrequencies<float>(y, {1.0, 2.0}, RopeConvention::Half));
     // llama3: λ = 2π/θ below old/high kept, above old/low divided by factor, smooth between.
     const ModelConfig l3 = Model::open(caseDir("llama3_scaling").toStdString()).config();
     const std::vector<double> f = ropeFrequencies(l3);
