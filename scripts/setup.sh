@@ -16,6 +16,7 @@ ATTN_PACKAGES=(
     qt6-base-dev qt6-charts-dev qt6-svg-dev qt6-qpa-plugins libgl-dev libqt6opengl6-dev
     libxkbcommon-dev
     libeigen3-dev libzip-dev zlib1g-dev libbenchmark-dev libopenblas-openmp-dev
+    nlohmann-json3-dev
     fonts-dejavu-core clang-format
 )
 

@@ -48,6 +48,8 @@ const std::vector<Command> &commands()
          &guarded<&runBench>},
         {"train", "Train an attention layer (your .npz case or a built-in task)",
          &guarded<&runTrain>},
+        {"model", "Run a Hugging Face checkpoint on token ids: attention, logits, hidden states",
+         &guarded<&runModel>},
     };
     return table;
 }

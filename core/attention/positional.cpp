@@ -142,6 +142,35 @@ double ropeFrequency(Index planeIndex, Index dK, double base)
 }
 
 template<typename T>
+void applyRopeFrequencies(MatrixRef<T> x, const std::vector<double> &frequencies,
+                          RopeConvention convention, Index firstPosition)
+{
+    const Index dK = x.cols();
+    checkRopeWidth(dK);
+    const Index planes = dK / 2;
+    if (Index(frequencies.size()) != planes)
+        throw InvalidArgument("RoPE needs d_k / 2 = " + std::to_string(planes)
+                              + " frequencies, got " + std::to_string(frequencies.size()));
+    for (double f : frequencies)
+        if (!std::isfinite(f))
+            throw InvalidArgument("RoPE frequencies must be finite, got " + std::to_string(f));
+    for (Index r = 0; r < x.rows(); ++r) {
+        const double pos = double(firstPosition + r);
+        for (Index i = 0; i < planes; ++i) {
+            // Plane (a, b): interleaved (2i, 2i+1), half (i, i + d_k/2).
+            const Index a = convention == RopeConvention::Interleaved ? 2 * i : i;
+            const Index b = convention == RopeConvention::Interleaved ? 2 * i + 1 : i + planes;
+            const double angle = pos * frequencies[std::size_t(i)];
+            const double c = std::cos(angle), s = std::sin(angle);
+            const double xa = double(x(r, a)), xb = double(x(r, b));
+            // [x_a', x_b'] = [x_a cos − x_b sin, x_b cos + x_a sin]
+            x(r, a) = T(xa * c - xb * s);
+            x(r, b) = T(xb * c + xa * s);
+        }
+    }
+}
+
+template<typename T>
 void applyRope(MatrixRef<T> x, RopeConvention convention, double base, Index firstPosition)
 {
     const Index dK = x.cols();
@@ -151,20 +180,7 @@ void applyRope(MatrixRef<T> x, RopeConvention convention, double base, Index fir
     std::vector<double> theta(static_cast<std::size_t>(planes));
     for (Index i = 0; i < planes; ++i)
         theta[std::size_t(i)] = std::pow(base, -double(2 * i) / double(dK));
-    for (Index r = 0; r < x.rows(); ++r) {
-        const double pos = double(firstPosition + r);
-        for (Index i = 0; i < planes; ++i) {
-            // Plane (a, b): interleaved (2i, 2i+1), half (i, i + d_k/2).
-            const Index a = convention == RopeConvention::Interleaved ? 2 * i : i;
-            const Index b = convention == RopeConvention::Interleaved ? 2 * i + 1 : i + planes;
-            const double angle = pos * theta[std::size_t(i)];
-            const double c = std::cos(angle), s = std::sin(angle);
-            const double xa = double(x(r, a)), xb = double(x(r, b));
-            // [x_a', x_b'] = [x_a cos − x_b sin, x_b cos + x_a sin]
-            x(r, a) = T(xa * c - xb * s);
-            x(r, b) = T(xb * c + xa * s);
-        }
-    }
+    applyRopeFrequencies<T>(x, theta, convention, firstPosition);
 }
 
 template<typename T>
@@ -221,6 +237,10 @@ MatrixD alibiBias(Index nQ, Index nK, double slope, bool causal, Index queryFirs
     return bias;
 }
 
+template void applyRopeFrequencies<float>(MatrixRef<float>, const std::vector<double> &,
+                                          RopeConvention, Index);
+template void applyRopeFrequencies<double>(MatrixRef<double>, const std::vector<double> &,
+                                           RopeConvention, Index);
 template void applyRope<float>(MatrixRef<float>, RopeConvention, double, Index);
 template void applyRope<double>(MatrixRef<double>, RopeConvention, double, Index);
 template void applyRopeHeads<float>(MatrixRef<float>, Index, RopeConvention, double, Index);

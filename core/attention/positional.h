@@ -79,6 +79,16 @@ template<typename T>
 void applyRope(MatrixRef<T> x, RopeConvention convention, double base = kRopeDefaultBase,
                Index firstPosition = 0);
 
+/// Rotates the n rows of x (n × d_k) in place like applyRope, with the angle per position of
+/// plane i given as frequencies[i] (radians per position, d_k / 2 of them) instead of
+/// base^(−2i/d_k): the form that scaled RoPE variants need (Hugging Face transformers
+/// modeling_rope_utils.py: "linear" divides every frequency by its factor, "llama3" rescales
+/// the low frequencies). Row r is position firstPosition + r. Throws InvalidArgument for an odd
+/// d_k, a frequency count other than d_k / 2 or a frequency that is not finite.
+template<typename T>
+void applyRopeFrequencies(MatrixRef<T> x, const std::vector<double> &frequencies,
+                          RopeConvention convention, Index firstPosition = 0);
+
 /// The same rotation applied to every head of x (n × heads·d_k): head i is columns
 /// i·d_k … (i+1)·d_k − 1. Throws InvalidArgument when heads < 1 or does not divide the columns.
 template<typename T>

@@ -1,0 +1,335 @@
+// attnlab model: a Hugging Face checkpoint (config.json + model.safetensors, or the shards of
+// model.safetensors.index.json) run on token ids by core/models (GPT-2, Llama, Qwen2, Qwen3,
+// BERT); writes the attention weights, logits and final hidden states to an .npz.
+//
+//   attnlab model --model DIR --info
+//   attnlab model --model DIR --ids 1,2,3 [--layer L] [--head H] [--top-k K] --out FILE.npz
+//
+// Output arrays: ids (n, int64), attention (layers × heads × n × n float32: every layer and
+// head, or only --layer L and/or --head H; layer and head name the ones written), logits
+// (n × vocab float32), hidden (n × hidden float32). The full attention stack is refused when it
+// exceeds --memory-budget-mib, with the arithmetic. Parse → plan → run, each step its own
+// function.
+
+#include "common.h"
+
+#include "core/models/config.h"
+#include "core/models/forward.h"
+#include "core/models/model.h"
+#include "core/models/safetensors.h"
+
+#include <QTextStream>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn::cli {
+namespace {
+
+using namespace attn::models;
+
+const QString kCommand = QStringLiteral("model");
+
+/// What the command line asks for.
+struct ModelRequest
+{
+    QString modelDir;
+    bool info = false;
+    std::vector<std::int64_t> ids;
+    std::optional<Index> layer; ///< only this layer's attention
+    std::optional<Index> head; ///< only this head's attention
+    std::int64_t topK = 0;
+    QString outPath;
+    double budgetBytes = 0;
+};
+
+/// The layers and heads whose attention is written.
+struct ModelPlan
+{
+    std::vector<Index> layers;
+    std::vector<Index> heads;
+    double attentionBytes = 0; ///< float32 in the file plus float64 while the .npz is built
+};
+
+QString q(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
+
+// Parses the command line into `request`; returns an exit code when the command is done
+// (--help, or a usage error).
+std::optional<int> parseRequest(const QStringList &arguments, ModelRequest &request)
+{
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral(
+        "Run a Hugging Face checkpoint (a folder with config.json and model.safetensors or "
+        "model.safetensors.index.json; GPT-2, Llama, Qwen2, Qwen3, BERT) on token ids and write "
+        "ids, attention (layers x heads x n x n), logits (n x vocab) and hidden (n x hidden) to "
+        "an .npz. Weights are memory-mapped; F32, F16 and BF16 checkpoints are read."));
+    const QCommandLineOption modelOption(
+        QStringLiteral("model"), QStringLiteral("Checkpoint folder."), QStringLiteral("dir"));
+    const QCommandLineOption infoOption(QStringLiteral("info"),
+                                        QStringLiteral("Print the model's configuration."));
+    const QCommandLineOption idsOption(QStringLiteral("ids"),
+                                       QStringLiteral("Token ids, comma-separated."),
+                                       QStringLiteral("ids"));
+    const QCommandLineOption layerOption(QStringLiteral("layer"),
+                                         QStringLiteral("Write only this layer's attention."),
+                                         QStringLiteral("L"));
+    const QCommandLineOption headOption(QStringLiteral("head"),
+                                        QStringLiteral("Write only this head's attention."),
+                                        QStringLiteral("H"));
+    const QCommandLineOption topKOption(
+        QStringLiteral("top-k"),
+        QStringLiteral("Print the K most probable next tokens after the last id."),
+        QStringLiteral("K"));
+    const QCommandLineOption outOption(QStringLiteral("out"),
+                                       QStringLiteral("Output .npz file (written atomically)."),
+                                       QStringLiteral("file"));
+    addOptionsWithDefaults(
+        parser,
+        {modelOption, infoOption, idsOption, layerOption, headOption, topKOption, outOption,
+         memoryBudgetOption(
+             QStringLiteral("runs whose attention stack (layers x heads x n x n) needs"))});
+    if (const auto done = parseArguments(parser, kCommand, arguments))
+        return *done;
+    if (!parser.positionalArguments().isEmpty())
+        return usageError(
+            kCommand,
+            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
+    if (!parser.isSet(modelOption))
+        return usageError(kCommand, QStringLiteral("--model <dir> is required"));
+    request.modelDir = parser.value(modelOption);
+    request.info = parser.isSet(infoOption);
+    if (request.info)
+        return std::nullopt;
+    if (!parser.isSet(idsOption))
+        return usageError(kCommand, QStringLiteral("--ids is required (or --info)"));
+    if (!parser.isSet(outOption) && !parser.isSet(topKOption))
+        return usageError(kCommand, QStringLiteral("--out <file> or --top-k K is required"));
+    QString error;
+    const auto ids = intListOption(parser, QStringLiteral("ids"), 0,
+                                   std::numeric_limits<std::int32_t>::max(), &error);
+    if (!ids)
+        return usageError(kCommand, error);
+    request.ids = *ids;
+    for (const auto &[option, target] :
+         {std::pair {&layerOption, &request.layer}, std::pair {&headOption, &request.head}}) {
+        if (!parser.isSet(*option))
+            continue;
+        const auto v = intOption(parser, option->names().first(), 0, 1 << 20, &error);
+        if (!v)
+            return usageError(kCommand, error);
+        *target = Index(*v);
+    }
+    if (parser.isSet(topKOption)) {
+        const auto k = intOption(parser, QStringLiteral("top-k"), 1, 1000, &error);
+        if (!k)
+            return usageError(kCommand, error);
+        request.topK = *k;
+    }
+    request.outPath = parser.value(outOption);
+    const auto budget = memoryBudgetBytes(parser, &error);
+    if (!budget)
+        return usageError(kCommand, error);
+    request.budgetBytes = *budget;
+    if (!request.outPath.isEmpty())
+        if (const auto refused
+            = checkOutputPaths(kCommand, {OutputPath {QStringLiteral("--out"), request.outPath}}))
+            return *refused;
+    return std::nullopt;
+}
+
+int printInfo(const Model &model)
+{
+    const ModelConfig &c = model.config();
+    QTextStream out(stdout);
+    const auto &files = model.checkpoint().files();
+    const TensorInfo *embedding = model.weights().tokenEmbedding.tensor;
+    out << "family: " << modelFamilyName(c.family) << "\n"
+        << "layers: " << c.layers << "\n"
+        << "hidden: " << c.hiddenSize << "\n"
+        << "heads: " << c.heads << " (key/value heads " << c.kvHeads << ", head_dim " << c.headDim
+        << ")\n"
+        << "intermediate: " << c.intermediateSize << "\n"
+        << "vocab: " << c.vocabSize << "\n"
+        << "norm: " << (c.norm == NormKind::LayerNorm ? "LayerNorm" : "RMSNorm") << " (eps "
+        << c.normEps << ")" << (c.postNorm ? ", post-LN" : "") << "\n"
+        << "attention: " << (c.causal ? "causal" : "bidirectional");
+    if (c.slidingWindow)
+        out << ", sliding window " << c.slidingWindowSize << " from layer " << c.maxWindowLayers;
+    out << "\n";
+    if (c.rope) {
+        static const char *const kScaling[] = {"none", "linear", "llama3"};
+        out << "rope: theta " << c.ropeTheta << ", scaling " << kScaling[int(c.ropeScaling.type)];
+        if (c.ropeScaling.type != RopeScalingType::None)
+            out << " (factor " << c.ropeScaling.factor << ")";
+        out << "\n";
+    } else {
+        out << "positions: learned (" << c.maxPositions << ")\n";
+    }
+    out << "tied embeddings: " << (c.tieWordEmbeddings ? "yes" : "no") << "\n"
+        << "dtype: " << dtypeName(embedding->dtype) << "\n"
+        << "files: " << files.size() << " (" << model.weightBytes() << " bytes of weights)\n"
+        << "tensors: " << model.checkpoint().names().size() << "\n";
+    return ExitOk;
+}
+
+// Which layers/heads are written, and whether the attention stack fits the budget.
+std::optional<int> planRun(const ModelRequest &request, const ModelConfig &c, ModelPlan &plan)
+{
+    const auto check = [&](const std::optional<Index> &v, Index count, const char *option) {
+        return !v || *v < count ? QString()
+                                : QStringLiteral("--%1 %2 is past the model's last (%3)")
+                                      .arg(option)
+                                      .arg(*v)
+                                      .arg(count - 1);
+    };
+    for (const QString &message :
+         {check(request.layer, c.layers, "layer"), check(request.head, c.heads, "head")})
+        if (!message.isEmpty())
+            return usageError(kCommand, message);
+    for (const std::int64_t id : request.ids)
+        if (id >= c.vocabSize)
+            return usageError(kCommand,
+                              QStringLiteral("--ids: token id %1 is outside the "
+                                             "vocabulary [0, %2)")
+                                  .arg(id)
+                                  .arg(c.vocabSize));
+    plan.layers.clear();
+    plan.heads.clear();
+    for (Index l = 0; l < c.layers; ++l)
+        if (!request.layer || *request.layer == l)
+            plan.layers.push_back(l);
+    for (Index h = 0; h < c.heads; ++h)
+        if (!request.head || *request.head == h)
+            plan.heads.push_back(h);
+    const double n = double(request.ids.size());
+    const double values = double(plan.layers.size()) * double(plan.heads.size()) * n * n;
+    plan.attentionBytes = values * 12.0;
+    if (!request.layer && !request.head && !request.outPath.isEmpty()
+        && plan.attentionBytes > request.budgetBytes)
+        return usageError(
+            kCommand,
+            QStringLiteral("the attention stack needs %1 layers x %2 heads x %3 x %3 values x 12 "
+                           "bytes (float32 computed, float64 while the .npz is built) = %4, over "
+                           "--memory-budget-mib %5; ask for one --layer or --head, fewer ids, or "
+                           "a larger budget")
+                .arg(plan.layers.size())
+                .arg(plan.heads.size())
+                .arg(request.ids.size())
+                .arg(mibText(plan.attentionBytes))
+                .arg(mibText(request.budgetBytes)));
+    return std::nullopt;
+}
+
+NpyArray attentionArray(const ForwardResult &r, const ModelPlan &plan)
+{
+    const std::int64_t n = std::int64_t(r.ids.size());
+    NpyArray a;
+    a.type = NpyType::Float32;
+    a.shape = {std::int64_t(plan.layers.size()), std::int64_t(plan.heads.size()), n, n};
+    a.values.reserve(std::size_t(a.size()));
+    for (const Index l : plan.layers)
+        for (const Index h : plan.heads) {
+            const MatrixF &w = r.layers[std::size_t(l)].weights[std::size_t(h)];
+            a.values.insert(a.values.end(), w.data(), w.data() + w.size());
+        }
+    return a;
+}
+
+NpyArray intArray(const std::vector<Index> &values)
+{
+    NpyArray a;
+    a.type = NpyType::Int64;
+    a.shape = {std::int64_t(values.size())};
+    a.values.assign(values.begin(), values.end());
+    return a;
+}
+
+void writeOutput(const ModelRequest &request, const ForwardResult &r, const ModelPlan &plan)
+{
+    NpyArray ids;
+    ids.type = NpyType::Int64;
+    ids.shape = {std::int64_t(r.ids.size())};
+    ids.values.assign(r.ids.begin(), r.ids.end());
+    std::vector<std::pair<std::string, NpyArray>> members;
+    members.emplace_back("ids", std::move(ids));
+    members.emplace_back("attention", attentionArray(r, plan));
+    members.emplace_back("layers", intArray(plan.layers));
+    members.emplace_back("heads", intArray(plan.heads));
+    if (r.logits.size() > 0)
+        members.emplace_back("logits", NpyArray::fromMatrix<float>(r.logits));
+    members.emplace_back("hidden", NpyArray::fromMatrix<float>(r.hidden));
+    writeNpz(request.outPath.toStdString(), members);
+}
+
+// The K most probable next tokens after the last position: softmax of the last logits row.
+void printTopK(const ForwardResult &r, std::int64_t k)
+{
+    QTextStream out(stdout);
+    if (r.logits.size() == 0) {
+        out << "no logits (the checkpoint has no language-model head)\n";
+        return;
+    }
+    const Eigen::VectorXd last = r.logits.row(r.logits.rows() - 1).transpose().cast<double>();
+    const double top = last.maxCoeff();
+    const Eigen::VectorXd p = (last.array() - top).exp().matrix();
+    const double total = p.sum();
+    std::vector<Index> order(std::size_t(last.size()));
+    std::iota(order.begin(), order.end(), Index(0));
+    const std::size_t count = std::min<std::size_t>(std::size_t(k), order.size());
+    std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(count), order.end(),
+                      [&](Index a, Index b) { return last(a) > last(b); });
+    out << "rank\tid\tprobability\tlogit\n";
+    for (std::size_t i = 0; i < count; ++i)
+        out << i + 1 << "\t" << order[i] << "\t" << QString::number(p(order[i]) / total, 'g', 6)
+            << "\t" << QString::number(last(order[i]), 'g', 6) << "\n";
+}
+
+int runForward(const ModelRequest &request, const Model &model, const ModelPlan &plan)
+{
+    ForwardOptions options;
+    const std::vector<Index> &layers = plan.layers, &heads = plan.heads;
+    if (!request.outPath.isEmpty())
+        options.keepWeights = [&](Index l, Index h) {
+            return std::find(layers.begin(), layers.end(), l) != layers.end()
+                && std::find(heads.begin(), heads.end(), h) != heads.end();
+        };
+    options.keepQueriesKeys = false;
+    const ForwardResult r = models::forward(model, request.ids, options);
+    if (!request.outPath.isEmpty())
+        writeOutput(request, r, plan);
+    if (request.topK > 0)
+        printTopK(r, request.topK);
+    return ExitOk;
+}
+
+} // namespace
+
+int runModel(const QStringList &arguments)
+{
+    ModelRequest request;
+    if (const auto done = parseRequest(arguments, request))
+        return *done;
+    try {
+        const Model model = Model::open(request.modelDir.toStdString());
+        if (request.info)
+            return printInfo(model);
+        ModelPlan plan;
+        if (const auto refused = planRun(request, model.config(), plan))
+            return *refused;
+        return runForward(request, model, plan);
+    } catch (const ModelError &e) {
+        return failure(kCommand, q(e.what()));
+    } catch (const NpyError &e) {
+        return failure(kCommand, q(e.what()));
+    }
+}
+
+} // namespace attn::cli

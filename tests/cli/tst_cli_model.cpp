@@ -1,0 +1,203 @@
+// `attnlab model` run as a process on the PyTorch reference checkpoints of
+// tests/reference/make_model_fixtures.py (fixtures/models/<case>/): the .npz it writes holds
+// the reference's attention (layers × heads × n × n), logits and hidden states; --layer/--head
+// write one slice; --top-k prints the softmax of the last logits; --info describes the model;
+// the attention stack over the memory budget is refused with its arithmetic.
+
+#include "testutil.h"
+
+#include "core/io/npy.h"
+
+#include <QObject>
+#include <QProcess>
+#include <QStringList>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+using namespace attn;
+
+namespace {
+
+using Arrays = std::map<std::string, NpyArray>;
+
+QString caseDir(const QString &name)
+{
+    return QStringLiteral(ATTN_FIXTURE_DIR "/models/%1").arg(name);
+}
+
+Arrays load(const QString &path)
+{
+    Arrays arrays;
+    for (auto &[name, array] : readNpz(path.toStdString()))
+        arrays.emplace(name, std::move(array));
+    return arrays;
+}
+
+struct Run
+{
+    int exitCode = -1;
+    QString out, err;
+};
+
+Run runModel(const QStringList &arguments)
+{
+    QProcess p;
+    p.setProgram(QStringLiteral(ATTNLAB_EXE));
+    p.setArguments(QStringList {QStringLiteral("model")} + arguments);
+    p.start();
+    Run r;
+    if (!p.waitForFinished(120000) || p.exitStatus() != QProcess::NormalExit)
+        return r;
+    r.exitCode = p.exitCode();
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+QString idsText(const NpyArray &ids)
+{
+    QStringList parts;
+    for (double v : ids.values)
+        parts << QString::number(std::int64_t(v));
+    return parts.join(',');
+}
+
+// Largest |a − b| over two equally long value lists (infinity when the lengths differ).
+double worst(const std::vector<double> &a, const std::vector<double> &b)
+{
+    if (a.size() != b.size())
+        return INFINITY;
+    double w = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        w = std::max(w, std::abs(a[i] - b[i]));
+    return w;
+}
+
+} // namespace
+
+class TestCliModel : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void matchesReference_data()
+    {
+        QTest::addColumn<QString>("name");
+        for (const char *name : {"gpt2", "llama_bf16", "qwen2_window", "qwen3", "bert", "sharded"})
+            QTest::newRow(name) << QString::fromLatin1(name);
+    }
+
+    void matchesReference()
+    {
+        QFETCH(QString, name);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const Arrays expected = load(caseDir(name) + "/expected.npz");
+        const QString out = dir.filePath("out.npz");
+        const Run r = runModel(
+            {"--model", caseDir(name), "--ids", idsText(expected.at("ids")), "--out", out});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const Arrays got = load(out);
+        QCOMPARE(got.at("ids").values, expected.at("ids").values);
+        QCOMPARE(got.at("attention").shape, expected.at("attention").shape);
+        QCOMPARE(got.at("attention").type, NpyType::Float32);
+        QVERIFY(worst(got.at("attention").values, expected.at("attention").values) <= 1e-5);
+        QVERIFY(worst(got.at("logits").values, expected.at("logits").values) <= 1e-4);
+        QVERIFY(worst(got.at("hidden").values, expected.at("hidden").values) <= 1e-4);
+    }
+
+    void oneLayerAndHead()
+    {
+        QTemporaryDir dir;
+        const Arrays expected = load(caseDir("llama_gqa") + "/expected.npz");
+        const QString out = dir.filePath("one.npz");
+        const Run r
+            = runModel({"--model", caseDir("llama_gqa"), "--ids", idsText(expected.at("ids")),
+                        "--layer", "1", "--head", "2", "--out", out});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const Arrays got = load(out);
+        const NpyArray &a = got.at("attention");
+        const std::int64_t n = expected.at("attention").shape[2];
+        QCOMPARE(a.shape, (std::vector<std::int64_t> {1, 1, n, n}));
+        // Slice [1][2] of the reference's 2 × 4 × n × n stack.
+        const auto &all = expected.at("attention").values;
+        const std::size_t base = std::size_t((1 * 4 + 2) * n * n);
+        const std::vector<double> slice(all.begin() + std::ptrdiff_t(base),
+                                        all.begin() + std::ptrdiff_t(base + std::size_t(n * n)));
+        QVERIFY(worst(a.values, slice) <= 1e-5);
+        QCOMPARE(got.at("layers").values, std::vector<double> {1});
+        QCOMPARE(got.at("heads").values, std::vector<double> {2});
+    }
+
+    void topK()
+    {
+        const Arrays expected = load(caseDir("gpt2") + "/expected.npz");
+        const Run r = runModel(
+            {"--model", caseDir("gpt2"), "--ids", idsText(expected.at("ids")), "--top-k", "3"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        // The reference's last logits row, softmaxed; its largest entry is rank 1.
+        const NpyArray &logits = expected.at("logits");
+        const std::int64_t vocab = logits.shape[1], rows = logits.shape[0];
+        std::vector<double> last(logits.values.end() - vocab, logits.values.end());
+        (void)rows;
+        const auto best = std::max_element(last.begin(), last.end()) - last.begin();
+        double total = 0;
+        for (double v : last)
+            total += std::exp(v - last[std::size_t(best)]);
+        const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 4);
+        const QStringList first = lines[1].split('\t');
+        QCOMPARE(first[0], QStringLiteral("1"));
+        QCOMPARE(first[1].toLongLong(), std::int64_t(best));
+        QVERIFY(std::abs(first[2].toDouble() - 1.0 / total) < 1e-5);
+    }
+
+    void info()
+    {
+        const Run r = runModel({"--model", caseDir("qwen3"), "--info"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        for (const char *part : {"family: qwen3", "heads: 4 (key/value heads 2, head_dim 8)",
+                                 "hidden: 16", "dtype: F32", "rope: theta 10000"})
+            QVERIFY2(r.out.contains(QLatin1String(part)), qPrintable(r.out));
+    }
+
+    void refusals()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("x.npz");
+        // 300 ids: 2 layers × 4 heads × 300² values × 12 bytes = 8.24 MiB > 1 MiB.
+        QStringList many;
+        for (int i = 0; i < 300; ++i)
+            many << QString::number(i % 48);
+        Run r = runModel({"--model", caseDir("llama_gqa"), "--ids", many.join(','), "--out", out,
+                          "--memory-budget-mib", "1"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("2 layers x 4 heads x 300 x 300 values x 12 bytes"),
+                 qPrintable(r.err));
+        // One layer is allowed whatever its size.
+        r = runModel({"--model", caseDir("llama_gqa"), "--ids", many.join(','), "--layer", "0",
+                      "--out", out, "--memory-budget-mib", "1"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        r = runModel({"--model", caseDir("llama_gqa"), "--ids", "1,48", "--out", out});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("token id 48 is outside the vocabulary [0, 48)"),
+                 qPrintable(r.err));
+        r = runModel({"--model", caseDir("llama_gqa"), "--ids", "1", "--head", "4", "--out", out});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("--head 4 is past the model's last (3)"), qPrintable(r.err));
+        r = runModel({"--model", caseDir("gpt2"), "--bogus"});
+        QCOMPARE(r.exitCode, 2);
+        QCOMPARE(r.err.section(QLatin1Char('\n'), 0, 0),
+                 QStringLiteral("attnlab model: unknown option '--bogus'"));
+        r = runModel({"--model", dir.path(), "--info"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("config.json"), qPrintable(r.err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliModel)
+#include "tst_cli_model.moc"
