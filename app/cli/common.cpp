@@ -48,6 +48,9 @@ const std::vector<Command> &commands()
          &guarded<&runBench>},
         {"train", "Train an attention layer (your .npz case or a built-in task)",
          &guarded<&runTrain>},
+        {"heads",
+         "Score every head of a stored attention stack (previous-token, induction, sink, ...)",
+         &guarded<&runHeads>},
     };
     return table;
 }
