@@ -2,17 +2,19 @@
 // head) is (core/analysis/headscores.h).
 //
 //   attnlab heads --in STACK.npz [--tokens a,b,c] [--format table|csv|json] [--exclude-bos]
-//                 [--exclude-current] [--sink-epsilon E]
+//                 [--exclude-current] [--sink-epsilon E] [--out atlas.png|svg|pdf [--score S]]
 //
 // Input: an .npz as `attnlab compute` writes (weights, heads × n × n) or a model's stack as the
 // window opens it (attentions, layers × heads × n × n, with tokens); the weights are the first
 // of weights, attn_weights, attention, attentions present (or the file's only array), 2-d, 3-d
 // or 4-d, square. Tokens for the duplicate-token and induction scores: --tokens, else the
 // file's 'tokens' (strings) or 'ids' / 'input_ids' (integers); without any they are null.
+// --out also draws the atlas figure (headsatlas.h): a layers × heads grid coloured by --score.
 // The command runs in three steps: parse (options → HeadsArguments), plan (read and check the
 // file → HeadsPlan), run (score, format, print).
 
 #include "common.h"
+#include "headsatlas.h"
 
 #include "core/analysis/headscores.h"
 #include "core/io/npy.h"
@@ -46,6 +48,8 @@ struct HeadsArguments
     Format format = Format::Table;
     HeadScoreOptions options;
     double budgetBytes = 0;
+    QString outPath; ///< --out: the atlas figure; empty for none
+    QString score = QStringLiteral("previous_token"); ///< --score: what the figure shows
 };
 
 /// The stack read from the file, with its tokens and where they came from.
@@ -90,7 +94,43 @@ QList<QCommandLineOption> headsOptions()
          QStringLiteral("E"), QStringLiteral("0.3")},
         memoryBudgetOption(QStringLiteral("stacks whose arrays (as stored plus as float64) "
                                           "need")),
+        {QStringLiteral("out"),
+         QStringLiteral("Also draw the atlas, a layers x heads grid coloured by --score, to this "
+                        "PNG, SVG or PDF (by suffix). The scores still go to standard output."),
+         QStringLiteral("file")},
+        {QStringLiteral("score"),
+         QStringLiteral("The score the --out figure shows: %1.")
+             .arg(atlasScoreNames().join(QStringLiteral(", "))),
+         QStringLiteral("name"), QStringLiteral("previous_token")},
     };
+}
+
+/// --out and --score: a figure file that can be written, a score it can show.
+std::optional<int> parseFigure(const QCommandLineParser &parser, HeadsArguments &args)
+{
+    const QString score = parser.value(QStringLiteral("score"));
+    if (!atlasScoreNames().contains(score))
+        return usageError(kCommand,
+                          QStringLiteral("--score must be one of %1, got '%2'")
+                              .arg(atlasScoreNames().join(QStringLiteral(", ")), score));
+    args.score = score;
+    if (!parser.isSet(QStringLiteral("out"))) {
+        if (parser.isSet(QStringLiteral("score")))
+            return usageError(kCommand,
+                              QStringLiteral("--score chooses what the --out figure "
+                                             "shows; give --out too"));
+        return std::nullopt;
+    }
+    args.outPath = parser.value(QStringLiteral("out"));
+    const QString suffix = QFileInfo(args.outPath).suffix().toLower();
+    if (suffix != QLatin1String("png") && suffix != QLatin1String("svg")
+        && suffix != QLatin1String("pdf"))
+        return usageError(kCommand,
+                          QStringLiteral("--out '%1' must end in .png, .svg or .pdf "
+                                         "(the atlas figure)")
+                              .arg(args.outPath));
+    return checkOutputPaths(kCommand, {{QStringLiteral("--out"), args.outPath}},
+                            {{QStringLiteral("--in"), args.inPath}});
 }
 
 /// Parses the command line into `args`; returns the exit code when the command should stop.
@@ -137,7 +177,7 @@ std::optional<int> parseHeads(const QStringList &arguments, HeadsArguments &args
     if (!budget)
         return usageError(kCommand, error);
     args.budgetBytes = *budget;
-    return std::nullopt;
+    return parseFigure(parser, args);
 }
 
 // ---- plan ----
@@ -339,23 +379,32 @@ Table scoreTable(const HeadScores &s, bool rounded)
     return table;
 }
 
-/// The table's notes: what was read and how it was scored.
+/// The pattern scores' exclusions, for notes and captions.
+std::string exclusionText(const HeadScoreOptions &o)
+{
+    if (o.excludeFirstKey && o.excludeCurrent)
+        return "first key and diagonal excluded";
+    if (o.excludeFirstKey || o.excludeCurrent)
+        return o.excludeFirstKey ? "first key excluded" : "diagonal excluded";
+    return "nothing excluded";
+}
+
+/// The table's notes: what was read and how it was scored (the figure's caption: the first
+/// two).
 std::vector<std::string> tableNotes(const HeadsArguments &args, const HeadsPlan &plan)
 {
     const WeightStack &st = plan.stack;
-    std::vector<std::string> notes
-        = {QFileInfo(args.inPath).fileName().toStdString() + ": array '" + plan.member + "' "
-               + plan.shape + ", " + std::to_string(st.layers) + " layers x "
-               + std::to_string(st.heads) + " heads, n = " + std::to_string(st.keys),
-           plan.tokens.empty() ? std::string("no tokens: duplicate_token and induction are nan "
-                                             "(give --tokens or an 'ids' array)")
-                               : "tokens from " + plan.tokenSource.toStdString(),
-           std::string("pattern scores sum(A*P)/sum(A) over all rows")
-               + (args.options.excludeFirstKey ? ", first key excluded" : "")
-               + (args.options.excludeCurrent ? ", diagonal excluded" : "") + "; sink_flag: sink > "
-               + Table::formatNumber(args.options.sinkEpsilon)
-               + "; zero_rows: all-zero rows left out of the row means"};
-    return notes;
+    const std::string tokens = plan.tokens.empty()
+        ? std::string("no tokens: duplicate_token and induction are nan (give --tokens or an "
+                      "'ids' array)")
+        : "tokens from " + plan.tokenSource.toStdString();
+    return {QFileInfo(args.inPath).fileName().toStdString() + ": array '" + plan.member + "' "
+                + plan.shape + ", " + std::to_string(st.layers) + " layers x "
+                + std::to_string(st.heads) + " heads, n = " + std::to_string(st.keys),
+            tokens + "; pattern scores: " + exclusionText(args.options),
+            "pattern scores sum(A*P)/sum(A) over all rows; sink_flag: sink > "
+                + Table::formatNumber(args.options.sinkEpsilon)
+                + "; zero_rows: all-zero rows left out of the row means"};
 }
 
 int runPlan(const HeadsArguments &args, const HeadsPlan &plan)
@@ -379,6 +428,13 @@ int runPlan(const HeadsArguments &args, const HeadsPlan &plan)
     QString error;
     if (!writeText(QString(), QByteArray::fromStdString(text), &error))
         return failure(kCommand, error);
+    if (!args.outPath.isEmpty()) {
+        const std::vector<std::string> notes = tableNotes(args, plan);
+        const QStringList caption = {q(notes[0]), q(notes[1])};
+        if (!writeHeadAtlas(args.outPath, *atlasScore(scores, args.score), args.score, caption,
+                            &error))
+            return failure(kCommand, error);
+    }
     return ExitOk;
 }
 

@@ -7,7 +7,9 @@
 #include "testutil.h"
 
 #include "core/io/npy.h"
+#include "ui/render/colormap.h"
 
+#include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -219,8 +221,7 @@ private slots:
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QVERIFY2(r.out.contains("array 'weights' float64 (2, 7, 7), 1 layers x 2 heads, n = 7"),
                  r.out.constData());
-        QVERIFY(r.out.contains("tokens from array 'tokens'"));
-        QVERIFY(r.out.contains("first key excluded"));
+        QVERIFY(r.out.contains("tokens from array 'tokens'; pattern scores: first key excluded"));
         // header, rule, one line per head, a blank line, three notes
         const QList<QByteArray> lines = r.out.split('\n');
         QCOMPARE(lines.size(), 2 + 2 + 1 + 3 + 1);
@@ -234,6 +235,74 @@ private slots:
                 QVERIFY2(std::abs(cells.at(2 + qsizetype(k)).toDouble() - want) <= 0.5e-4,
                          kScores[k]);
             }
+        }
+    }
+
+    void atlasFigure_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("score");
+        QTest::addColumn<bool>("noValue"); // a head with nothing to measure: a grey cell
+        QTest::newRow("planted sink")
+            << QStringLiteral("planted") << QStringLiteral("sink") << false;
+        QTest::newRow("planted induction")
+            << QStringLiteral("planted") << QStringLiteral("induction") << false;
+        QTest::newRow("masked previous")
+            << QStringLiteral("masked") << QStringLiteral("previous_token") << true;
+    }
+
+    // Every head's cell in the PNG has the viridis colour of NumPy's score on [0, 1].
+    void atlasFigure()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, score);
+        QFETCH(bool, noValue);
+        const QString png = m_dir.filePath(file + score + QStringLiteral(".png"));
+        const CliRun r
+            = runAttnlab({QStringLiteral("heads"), QStringLiteral("--in"), fixturePath(file),
+                          QStringLiteral("--out"), png, QStringLiteral("--score"), score});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QImage image(png);
+        QVERIFY(!image.isNull());
+        std::map<QRgb, int> pixels;
+        for (int y = 0; y < image.height(); ++y) {
+            for (int x = 0; x < image.width(); ++x)
+                ++pixels[image.pixel(x, y) | 0xff000000u];
+        }
+        const MatrixD values = expected(load(file), score.toStdString(), 0);
+        const Colormap viridis(ColormapId::Viridis);
+        for (Index h = 0; h < values.cols(); ++h) {
+            const double v = values(0, h);
+            const QRgb colour = std::isnan(v) ? qRgb(208, 208, 208) : viridis.map(v);
+            // a cell is at least 14 × 14 pixels
+            QVERIFY2(pixels[colour] >= 14 * 14,
+                     qPrintable(QStringLiteral("head %1 (%2): colour %3 on %4 pixels")
+                                    .arg(h)
+                                    .arg(v)
+                                    .arg(colour, 0, 16)
+                                    .arg(pixels[colour])));
+        }
+        QCOMPARE(values.array().isNaN().any(), noValue);
+    }
+
+    void atlasVectorFiles()
+    {
+        for (const char *suffix : {"svg", "pdf"}) {
+            const QString out = m_dir.filePath(QStringLiteral("atlas.") + QLatin1String(suffix));
+            const CliRun r
+                = runAttnlab({QStringLiteral("heads"), QStringLiteral("--in"),
+                              fixturePath(QStringLiteral("random_f64")), QStringLiteral("--out"),
+                              out, QStringLiteral("--score"), QStringLiteral("entropy"),
+                              QStringLiteral("--format"), QStringLiteral("json")});
+            QVERIFY2(r.exitCode == 0, r.err.constData());
+            QVERIFY(r.out.startsWith("{\"layers\": 2, \"heads\": 3")); // the scores as well
+            QFile f(out);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QByteArray bytes = f.readAll();
+            if (QLatin1String(suffix) == QLatin1String("svg"))
+                QVERIFY(bytes.contains("<title>entropy by layer and head</title>"));
+            else
+                QVERIFY(bytes.startsWith("%PDF"));
         }
     }
 
@@ -269,6 +338,13 @@ private slots:
                                 << QStringList {"--format must be table, csv or json", "xml"};
         QTest::newRow("sink epsilon")
             << QStringList {"--in", f64, "--sink-epsilon", "2"} << QStringList {"--sink-epsilon"};
+        QTest::newRow("figure suffix") << QStringList {"--in", f64, "--out", "@atlas.txt"}
+                                       << QStringList {"atlas.txt", ".png, .svg or .pdf"};
+        QTest::newRow("score without --out")
+            << QStringList {"--in", f64, "--score", "sink"} << QStringList {"give --out too"};
+        QTest::newRow("unknown score")
+            << QStringList {"--in", f64, "--out", "@atlas.png", "--score", "copying"}
+            << QStringList {"--score must be one of", "copying"};
     }
 
     void refusals()
