@@ -37,7 +37,7 @@ void checkShape(std::size_t valueCount, const HeadStackShape &shape, const char 
 /// The sums of one head over its rows: pattern numerators and denominator, row statistics.
 struct HeadSums
 {
-    double masked = 0; ///< Σ A' (the excluded entries left out)
+    double denominator = 0; ///< Σ A' (the excluded entries left out)
     double previous = 0, duplicate = 0, induction = 0; ///< Σ A'⊙P
     double sink = 0, entropy = 0, effective = 0, distance = 0; ///< sums over counted rows
     Index rows = 0; ///< rows not all zero
@@ -56,7 +56,7 @@ void addRow(const double *p, Index i, Index n, const std::vector<std::int64_t> &
     bool allZero = true;
     double distance = 0;
     for (Index j = 0; j < n; ++j) {
-        s.masked += kept(j);
+        s.denominator += kept(j);
         allZero = allZero && p[j] == 0;
         distance += p[j] * double(std::abs(i - j));
     }
@@ -123,11 +123,11 @@ HeadScores headScores(std::span<const T> values, const HeadStackShape &shape,
                     row[std::size_t(j)] = double(a[i * n + j]);
                 addRow(row.data(), i, n, tokens, options, s);
             }
-            if (s.masked != 0) {
-                r.previousToken(l, h) = s.previous / s.masked;
+            if (s.denominator != 0) {
+                r.previousToken(l, h) = s.previous / s.denominator;
                 if (r.haveTokens) {
-                    r.duplicateToken(l, h) = s.duplicate / s.masked;
-                    r.induction(l, h) = s.induction / s.masked;
+                    r.duplicateToken(l, h) = s.duplicate / s.denominator;
+                    r.induction(l, h) = s.induction / s.denominator;
                 }
             }
             r.zeroRows(l, h) = n - s.rows;
