@@ -50,6 +50,9 @@ const std::vector<Command> &commands()
          &guarded<&runTrain>},
         {"model", "Run a Hugging Face checkpoint on token ids: attention, logits, hidden states",
          &guarded<&runModel>},
+        {"heads",
+         "Score every head of a stored attention stack (previous-token, induction, sink, ...)",
+         &guarded<&runHeads>},
     };
     return table;
 }

@@ -151,5 +151,6 @@ int runCompute(const QStringList &arguments);
 int runBench(const QStringList &arguments);
 int runTrain(const QStringList &arguments);
 int runModel(const QStringList &arguments);
+int runHeads(const QStringList &arguments);
 
 } // namespace attn::cli

@@ -1,0 +1,33 @@
+#pragma once
+// The head atlas as a figure (`attnlab heads --out atlas.png|svg|pdf`): a layers × heads grid of
+// cells coloured by one head score, with layer and head labels and a colourbar. Written through
+// the app's figure files (ui/render/figurefile.h: one paint function for PNG, SVG and PDF) in a
+// colormap of ui/render/colormap.h.
+
+#include "core/analysis/headscores.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+namespace attn::cli {
+
+/// The scores a figure can show, named as in the json of `attnlab heads`.
+QStringList atlasScoreNames();
+
+/// The layers × heads matrix of score `name` (one of atlasScoreNames()), or nullopt.
+std::optional<MatrixD> atlasScore(const HeadScores &scores, const QString &name);
+
+/// The colour range of score `name` over `values`: [0, 1] for the fractions (pattern scores and
+/// sink); [0, largest finite value] for entropy, effective terms and distance ([0, 1] when none
+/// is above 0).
+std::pair<double, double> atlasRange(const QString &name, const MatrixD &values);
+
+/// Writes the figure of `values` (layers × heads; NaN cells grey) for score `name` to `path`
+/// (.png, .svg or .pdf), the `caption` lines under the title. False with `error` naming the
+/// path.
+bool writeHeadAtlas(const QString &path, const MatrixD &values, const QString &name,
+                    const QStringList &caption, QString *error);
+
+} // namespace attn::cli

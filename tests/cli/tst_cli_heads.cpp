@@ -1,0 +1,401 @@
+// `attnlab heads` end to end: runs the built executable (ATTNLAB_EXE) on the stacks of
+// tests/reference/fixtures/headscores/ (written by tests/reference/make_headscore_fixtures.py)
+// and compares the json and csv numbers with NumPy's to 1e-12; refusals exit 2 with a message
+// naming the problem and print nothing on standard output.
+
+#include "cli/cliprocess.h"
+#include "testutil.h"
+
+#include "core/io/npy.h"
+#include "ui/render/colormap.h"
+
+#include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QObject>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+
+using namespace attn;
+using attn::test::CliRun;
+using attn::test::runAttnlab;
+
+namespace {
+
+constexpr double kTol = 1e-12;
+
+const char *const kScores[] = {"previous_token", "duplicate_token", "induction", "sink",
+                               "entropy",        "effective_terms", "distance"};
+
+QString fixturePath(const QString &name)
+{
+    return QStringLiteral(ATTN_FIXTURE_DIR "/headscores/%1.npz").arg(name);
+}
+
+std::map<std::string, NpyArray> load(const QString &name)
+{
+    std::map<std::string, NpyArray> arrays;
+    NpzStrings strings;
+    for (auto &[n, a] : readNpz(fixturePath(name).toStdString(),
+                                std::numeric_limits<std::uint64_t>::max(), &strings))
+        arrays.emplace(n, std::move(a));
+    return arrays;
+}
+
+/// NumPy's (L, H) score; the pattern scores are (4, L, H) by option.
+MatrixD expected(const std::map<std::string, NpyArray> &f, const std::string &name, int option)
+{
+    const NpyArray &a = f.at(name);
+    return a.ndim() == 3 ? a.slice<double>(option, name) : a.toMatrix<double>(name);
+}
+
+/// A json score ([[per head] per layer], null for NaN) as a matrix.
+MatrixD jsonMatrix(const QJsonArray &layers)
+{
+    const Index L = layers.size(), H = L ? layers.at(0).toArray().size() : 0;
+    MatrixD m(L, H);
+    for (Index l = 0; l < L; ++l) {
+        const QJsonArray row = layers.at(l).toArray();
+        for (Index h = 0; h < H; ++h) {
+            const QJsonValue v = row.at(h);
+            m(l, h) = v.isNull() ? std::nan("") : v.toDouble();
+        }
+    }
+    return m;
+}
+
+QStringList optionArguments(int option)
+{
+    QStringList args;
+    if (option & 1)
+        args << QStringLiteral("--exclude-bos");
+    if (option & 2)
+        args << QStringLiteral("--exclude-current");
+    return args;
+}
+
+/// The csv's column `name` as an (L, H) matrix (rows are (layer, head) in C order).
+MatrixD csvColumn(const QByteArray &csv, const QString &name, Index layers, Index heads)
+{
+    const QList<QByteArray> lines = csv.trimmed().split('\n');
+    const QList<QByteArray> header = lines.at(0).split(',');
+    const qsizetype c = header.indexOf(name.toUtf8());
+    MatrixD m = MatrixD::Constant(layers, heads, -1);
+    for (qsizetype r = 1; r < lines.size() && c >= 0; ++r) {
+        const QList<QByteArray> cells = lines.at(r).split(',');
+        m(cells.at(0).toInt(), cells.at(1).toInt())
+            = cells.at(c) == "nan" ? std::nan("") : cells.at(c).toDouble();
+    }
+    return m;
+}
+
+} // namespace
+
+class TestCliHeads : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+
+    void jsonMatchesNumPy_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("option");
+        for (const char *file : {"random_f64", "strings", "random_f32", "masked"}) {
+            for (int o = 0; o < 4; ++o) {
+                const QString row = QStringLiteral("%1 option %2").arg(QLatin1String(file)).arg(o);
+                QTest::newRow(qPrintable(row)) << QString::fromLatin1(file) << o;
+            }
+        }
+    }
+
+    void jsonMatchesNumPy()
+    {
+        QFETCH(QString, file);
+        QFETCH(int, option);
+        const auto f = load(file);
+        const CliRun r = runAttnlab(QStringList {QStringLiteral("heads"), QStringLiteral("--in"),
+                                                 fixturePath(file), QStringLiteral("--format"),
+                                                 QStringLiteral("json")}
+                                    + optionArguments(option));
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QJsonParseError error;
+        const QJsonObject json = QJsonDocument::fromJson(r.out, &error).object();
+        QVERIFY2(error.error == QJsonParseError::NoError, r.out.constData());
+        QCOMPARE(json.keys(), (QStringList {"heads", "layers", "scores"}));
+        const MatrixD sink = expected(f, "sink", option);
+        QCOMPARE(json.value("layers").toInt(), int(sink.rows()));
+        QCOMPARE(json.value("heads").toInt(), int(sink.cols()));
+        const QJsonObject scores = json.value("scores").toObject();
+        QCOMPARE(scores.size(), qsizetype(std::size(kScores)));
+        for (const char *name : kScores) {
+            const MatrixD got = jsonMatrix(scores.value(QLatin1String(name)).toArray());
+            const MatrixD want = expected(f, name, option);
+            const auto report = attn::test::compareClose(got, want, kTol);
+            QVERIFY2(report.ok,
+                     qPrintable(QLatin1String(name) + QLatin1String(": ") + report.message()));
+        }
+    }
+
+    void csvMatchesNumPy()
+    {
+        const auto f = load(QStringLiteral("masked"));
+        const CliRun r = runAttnlab({QStringLiteral("heads"), QStringLiteral("--in"),
+                                     fixturePath(QStringLiteral("masked")),
+                                     QStringLiteral("--format"), QStringLiteral("csv")});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QVERIFY(r.out.startsWith("layer,head,previous_token,duplicate_token,induction,sink,"
+                                 "entropy,effective_terms,distance,sink_flag,zero_rows\n"));
+        for (const char *name : kScores)
+            ATTN_COMPARE_CLOSE(csvColumn(r.out, QLatin1String(name), 1, 3), expected(f, name, 0),
+                               kTol, 0.0);
+        ATTN_COMPARE_CLOSE(csvColumn(r.out, QStringLiteral("sink_flag"), 1, 3),
+                           expected(f, "sink_flag", 0), 0.0, 0.0);
+        ATTN_COMPARE_CLOSE(csvColumn(r.out, QStringLiteral("zero_rows"), 1, 3),
+                           expected(f, "zero_rows", 0), 0.0, 0.0);
+    }
+
+    void sinkEpsilon()
+    {
+        // The planted induction head puts 6 of its 11 rows on the BOS: sink = 6/11 ≈ 0.545.
+        for (const auto &[epsilon, flag] : {std::pair {"0.5", 1.0}, std::pair {"0.6", 0.0}}) {
+            const CliRun r = runAttnlab({QStringLiteral("heads"), QStringLiteral("--in"),
+                                         fixturePath(QStringLiteral("planted")),
+                                         QStringLiteral("--format"), QStringLiteral("csv"),
+                                         QStringLiteral("--sink-epsilon"), QLatin1String(epsilon)});
+            QVERIFY2(r.exitCode == 0, r.err.constData());
+            QCOMPARE(csvColumn(r.out, QStringLiteral("sink_flag"), 1, 4)(0, 2), flag);
+            QCOMPARE(csvColumn(r.out, QStringLiteral("sink"), 1, 4)(0, 2), 6.0 / 11.0);
+        }
+    }
+
+    void tokensOption()
+    {
+        // The fixture's ids [0, 2, 5, 2, 3, 2, 5, 2, 3] as strings: the same duplicates.
+        const auto f = load(QStringLiteral("random_f64"));
+        const QString in = fixturePath(QStringLiteral("random_f64"));
+        CliRun r = runAttnlab({QStringLiteral("heads"), QStringLiteral("--in"), in,
+                               QStringLiteral("--format"), QStringLiteral("csv"),
+                               QStringLiteral("--tokens"), QStringLiteral("<s>,b,e,b,c,b,e,b,c")});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        ATTN_COMPARE_CLOSE(csvColumn(r.out, QStringLiteral("induction"), 2, 3),
+                           expected(f, "induction", 0), kTol, 0.0);
+        // Nine different tokens: no duplicates, both token scores exactly 0.
+        r = runAttnlab({QStringLiteral("heads"), QStringLiteral("--in"), in,
+                        QStringLiteral("--format"), QStringLiteral("csv"),
+                        QStringLiteral("--tokens"), QStringLiteral("a,b,c,d,e,f,g,h,i")});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QCOMPARE(csvColumn(r.out, QStringLiteral("duplicate_token"), 2, 3), MatrixD::Zero(2, 3));
+        QCOMPARE(csvColumn(r.out, QStringLiteral("induction"), 2, 3), MatrixD::Zero(2, 3));
+    }
+
+    void withoutTokens()
+    {
+        // Only the weights: the token scores are null, the others NumPy's.
+        const auto f = load(QStringLiteral("random_f64"));
+        const QString in = m_dir.filePath(QStringLiteral("bare.npz"));
+        writeNpz(in.toStdString(), {{"attentions", f.at("attentions")}});
+        const CliRun r = runAttnlab({QStringLiteral("heads"), QStringLiteral("--in"), in,
+                                     QStringLiteral("--format"), QStringLiteral("json")});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QVERIFY2(r.err.contains("no tokens"), r.err.constData());
+        const QJsonObject scores = QJsonDocument::fromJson(r.out).object()["scores"].toObject();
+        QVERIFY(jsonMatrix(scores["induction"].toArray()).array().isNaN().all());
+        QVERIFY(jsonMatrix(scores["duplicate_token"].toArray()).array().isNaN().all());
+        ATTN_COMPARE_CLOSE(jsonMatrix(scores["previous_token"].toArray()),
+                           expected(f, "previous_token", 0), kTol, 0.0);
+    }
+
+    void table()
+    {
+        const CliRun r
+            = runAttnlab({QStringLiteral("heads"), QStringLiteral("--in"),
+                          fixturePath(QStringLiteral("strings")), QStringLiteral("--exclude-bos")});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QVERIFY2(r.out.contains("array 'weights' float64 (2, 7, 7), 1 layers x 2 heads, n = 7"),
+                 r.out.constData());
+        QVERIFY(r.out.contains("tokens from array 'tokens'; pattern scores: first key excluded"));
+        // header, rule, one line per head, a blank line, three notes
+        const QList<QByteArray> lines = r.out.split('\n');
+        QCOMPARE(lines.size(), 2 + 2 + 1 + 3 + 1);
+        // The rows' scores, rounded to 4 decimals, are NumPy's with the first key excluded.
+        const auto f = load(QStringLiteral("strings"));
+        for (int h = 0; h < 2; ++h) {
+            const QList<QByteArray> cells = lines.at(2 + h).simplified().split(' ');
+            QCOMPARE(cells.size(), 2 + qsizetype(std::size(kScores)) + 2);
+            for (std::size_t k = 0; k < std::size(kScores); ++k) {
+                const double want = expected(f, kScores[k], 1)(0, h);
+                QVERIFY2(std::abs(cells.at(2 + qsizetype(k)).toDouble() - want) <= 0.5e-4,
+                         kScores[k]);
+            }
+        }
+    }
+
+    void atlasFigure_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("score");
+        QTest::addColumn<bool>("noValue"); // a head with nothing to measure: a grey cell
+        QTest::newRow("planted sink")
+            << QStringLiteral("planted") << QStringLiteral("sink") << false;
+        QTest::newRow("planted induction")
+            << QStringLiteral("planted") << QStringLiteral("induction") << false;
+        QTest::newRow("masked previous")
+            << QStringLiteral("masked") << QStringLiteral("previous_token") << true;
+    }
+
+    // Every head's cell in the PNG has the viridis colour of NumPy's score on [0, 1].
+    void atlasFigure()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, score);
+        QFETCH(bool, noValue);
+        const QString png = m_dir.filePath(file + score + QStringLiteral(".png"));
+        const CliRun r
+            = runAttnlab({QStringLiteral("heads"), QStringLiteral("--in"), fixturePath(file),
+                          QStringLiteral("--out"), png, QStringLiteral("--score"), score});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QImage image(png);
+        QVERIFY(!image.isNull());
+        std::map<QRgb, int> pixels;
+        for (int y = 0; y < image.height(); ++y) {
+            for (int x = 0; x < image.width(); ++x)
+                ++pixels[image.pixel(x, y) | 0xff000000u];
+        }
+        const MatrixD values = expected(load(file), score.toStdString(), 0);
+        const Colormap viridis(ColormapId::Viridis);
+        for (Index h = 0; h < values.cols(); ++h) {
+            const double v = values(0, h);
+            const QRgb colour = std::isnan(v) ? qRgb(208, 208, 208) : viridis.map(v);
+            // a cell is at least 14 × 14 pixels
+            QVERIFY2(pixels[colour] >= 14 * 14,
+                     qPrintable(QStringLiteral("head %1 (%2): colour %3 on %4 pixels")
+                                    .arg(h)
+                                    .arg(v)
+                                    .arg(colour, 0, 16)
+                                    .arg(pixels[colour])));
+        }
+        QCOMPARE(values.array().isNaN().any(), noValue);
+    }
+
+    void atlasVectorFiles()
+    {
+        for (const char *suffix : {"svg", "pdf"}) {
+            const QString out = m_dir.filePath(QStringLiteral("atlas.") + QLatin1String(suffix));
+            const CliRun r
+                = runAttnlab({QStringLiteral("heads"), QStringLiteral("--in"),
+                              fixturePath(QStringLiteral("random_f64")), QStringLiteral("--out"),
+                              out, QStringLiteral("--score"), QStringLiteral("entropy"),
+                              QStringLiteral("--format"), QStringLiteral("json")});
+            QVERIFY2(r.exitCode == 0, r.err.constData());
+            QVERIFY(r.out.startsWith("{\"layers\": 2, \"heads\": 3")); // the scores as well
+            QFile f(out);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QByteArray bytes = f.readAll();
+            if (QLatin1String(suffix) == QLatin1String("svg"))
+                QVERIFY(bytes.contains("<title>entropy by layer and head</title>"));
+            else
+                QVERIFY(bytes.startsWith("%PDF"));
+        }
+    }
+
+    void refusals_data()
+    {
+        QTest::addColumn<QStringList>("arguments"); // "@name" → a file in the temporary folder
+        QTest::addColumn<QStringList>("message");
+        const QString f64 = fixturePath(QStringLiteral("random_f64"));
+        QTest::newRow("no --in") << QStringList {} << QStringList {"--in <file> is required"};
+        QTest::newRow("missing file")
+            << QStringList {"--in", "@absent.npz"} << QStringList {"absent.npz", "does not exist"};
+        QTest::newRow("folder") << QStringList {"--in", "@"}
+                                << QStringList {"is a folder", "not a regular file"};
+        QTest::newRow("not an npz")
+            << QStringList {"--in", "@text.npz"} << QStringList {"text.npz"};
+        QTest::newRow("1-d") << QStringList {"--in", "@flat.npz"}
+                             << QStringList {"'weights'", "(5,)", "is not attention weights"};
+        QTest::newRow("not square")
+            << QStringList {"--in", "@wide.npz"}
+            << QStringList {"(2, 3, 4)", "not square", "3 queries", "4 keys"};
+        QTest::newRow("batch axis")
+            << QStringList {"--in", "@batch.npz"} << QStringList {"(1, 2, 1, 3, 3)", "batch"};
+        QTest::newRow("no weights")
+            << QStringList {"--in", "@other.npz"} << QStringList {"holds no attention weights"};
+        QTest::newRow("--tokens count")
+            << QStringList {"--in", f64, "--tokens", "a,b"}
+            << QStringList {"--tokens holds 2 tokens", "(2, 3, 9, 9)", "n = 9"};
+        QTest::newRow("ids count") << QStringList {"--in", "@short_ids.npz"}
+                                   << QStringList {"array 'ids' holds 3 tokens", "n = 9"};
+        QTest::newRow("float ids")
+            << QStringList {"--in", "@float_ids.npz"} << QStringList {"'ids'", "integer token ids"};
+        QTest::newRow("format") << QStringList {"--in", f64, "--format", "xml"}
+                                << QStringList {"--format must be table, csv or json", "xml"};
+        QTest::newRow("sink epsilon")
+            << QStringList {"--in", f64, "--sink-epsilon", "2"} << QStringList {"--sink-epsilon"};
+        QTest::newRow("figure suffix") << QStringList {"--in", f64, "--out", "@atlas.txt"}
+                                       << QStringList {"atlas.txt", ".png, .svg or .pdf"};
+        QTest::newRow("score without --out")
+            << QStringList {"--in", f64, "--score", "sink"} << QStringList {"give --out too"};
+        QTest::newRow("unknown score")
+            << QStringList {"--in", f64, "--out", "@atlas.png", "--score", "copying"}
+            << QStringList {"--score must be one of", "copying"};
+    }
+
+    void refusals()
+    {
+        QFETCH(QStringList, arguments);
+        QFETCH(QStringList, message);
+        writeRefusalInputs();
+        for (QString &a : arguments) {
+            if (a.startsWith(QLatin1Char('@')))
+                a = m_dir.filePath(a.mid(1));
+        }
+        const CliRun r = runAttnlab(QStringList {QStringLiteral("heads")} + arguments);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.out.isEmpty(), r.out.constData());
+        for (const QString &part : message)
+            QVERIFY2(r.err.contains(part.toUtf8()), qPrintable(r.err + " lacks " + part));
+    }
+
+private:
+    /// The bad inputs of refusals(), written once.
+    void writeRefusalInputs()
+    {
+        if (QFile::exists(m_dir.filePath(QStringLiteral("flat.npz"))))
+            return;
+        const auto path
+            = [&](const char *name) { return m_dir.filePath(QLatin1String(name)).toStdString(); };
+        const auto array = [](std::vector<std::int64_t> shape, NpyType type) {
+            NpyArray a;
+            a.shape = std::move(shape);
+            a.type = type;
+            a.values.assign(std::size_t(a.size()), type == NpyType::Float64 ? 0.25 : 1.0);
+            return a;
+        };
+        QFile text(m_dir.filePath(QStringLiteral("text.npz")));
+        QVERIFY(text.open(QIODevice::WriteOnly));
+        text.write("not a zip archive\n");
+        text.close();
+        writeNpz(path("flat.npz"), {{"weights", array({5}, NpyType::Float64)}});
+        writeNpz(path("wide.npz"), {{"weights", array({2, 3, 4}, NpyType::Float64)}});
+        writeNpz(path("batch.npz"), {{"attentions", array({1, 2, 1, 3, 3}, NpyType::Float64)}});
+        writeNpz(path("other.npz"),
+                 {{"a", array({3, 3}, NpyType::Float64)}, {"b", array({3, 3}, NpyType::Float64)}});
+        const auto f = load(QStringLiteral("random_f64"));
+        writeNpz(path("short_ids.npz"),
+                 {{"attentions", f.at("attentions")}, {"ids", array({3}, NpyType::Int64)}});
+        writeNpz(path("float_ids.npz"),
+                 {{"attentions", f.at("attentions")}, {"ids", array({9}, NpyType::Float64)}});
+    }
+
+    QTemporaryDir m_dir;
+};
+
+QTEST_MAIN(TestCliHeads)
+#include "tst_cli_heads.moc"
