@@ -80,7 +80,8 @@ private slots:
         QTest::addColumn<QString>("command"); // empty: the window (top level)
         QTest::newRow("window") << QString();
         for (const char *c :
-             {"heatmap", "animate", "sweep", "experiment", "compute", "bench", "train"})
+             {"heatmap", "animate", "sweep", "experiment", "compute", "bench", "train", "model",
+              "heads"})
             QTest::newRow(c) << QString::fromLatin1(c);
     }
 

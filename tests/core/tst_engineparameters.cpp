@@ -94,7 +94,7 @@ private slots:
             p.sinks = Index(value);
         QCOMPARE(QString::fromStdString(p.validate()), message);
         try {
-            p.check();
+            p.check(EngineParameters::maxSequence);
             QFAIL("check() accepted invalid parameters");
         } catch (const InvalidArgument &e) {
             QCOMPARE(QString::fromUtf8(e.what()), QStringLiteral("session: ") + message);
@@ -182,7 +182,7 @@ private slots:
         p.scaleExponent = 3.0;
         p.temperature = 1e6;
         p.mask = MaskChoice::KeyPadding;
-        const EngineParameters q = p.normalized(50);
+        const EngineParameters q = p.normalized(5000); // more padding than keys
         QCOMPARE(q.n, EngineParameters::maxSequence);
         QCOMPARE(q.nK, Index(1));
         QCOMPARE(q.dModel, EngineParameters::maxDModel);
