@@ -1,0 +1,48 @@
+#pragma once
+// Normalizers: the first stage of a tokenizer (Hugging Face tokenizers/src/normalizers/).
+// Each takes one segment of text (the text between added tokens, already valid UTF-8) and
+// returns its normalized form aligned to the segment's bytes.
+
+#include "core/text/alignedtext.h"
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace attn::text {
+
+class Normalizer
+{
+public:
+    virtual ~Normalizer() = default;
+    /// The normalized text; its alignment refers to bytes of `segment` (empty = identity).
+    virtual AlignedText normalize(std::string_view segment) const = 0;
+};
+
+/// Unicode Normalization Form C (UAX #15) through utf8proc (UTF8PROC_STABLE |
+/// UTF8PROC_COMPOSE), as tokenizers' NFC (normalizers/unicode.rs). Normalized one extended
+/// grapheme cluster at a time, so each output byte is aligned with the whole cluster it came
+/// from: composition and canonical reordering never cross a cluster boundary (combining marks
+/// and Hangul jamo continue their cluster), so the text equals NFC of the whole segment.
+class NfcNormalizer : public Normalizer
+{
+public:
+    AlignedText normalize(std::string_view segment) const override;
+};
+
+/// Normalizers applied in order (tokenizers' normalizers::Sequence).
+class SequenceNormalizer : public Normalizer
+{
+public:
+    explicit SequenceNormalizer(std::vector<std::unique_ptr<Normalizer>> stages);
+    AlignedText normalize(std::string_view segment) const override;
+
+private:
+    std::vector<std::unique_ptr<Normalizer>> m_stages;
+};
+
+/// The alignment of `outer` (bytes of `inner.text` → bytes of the original) composed after
+/// `inner` (bytes of some text → bytes of inner.text): the result maps to the original.
+AlignedText composeAlignment(const AlignedText &inner, AlignedText outer);
+
+} // namespace attn::text
