@@ -2,6 +2,7 @@
 
 #include "core/text/alignedtext.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <queue>
 #include <stdexcept>
@@ -21,17 +22,15 @@ BpeModel::BpeModel(std::unordered_map<std::string, TokenId> vocab,
     : m_vocab(std::move(vocab))
     , m_options(std::move(options))
 {
+    m_tokens.reserve(m_vocab.size());
     for (const auto &[token, id] : m_vocab) {
-        if (id >= m_tokens.size()) {
-            m_tokens.resize(std::size_t(id) + 1);
-            m_hasId.resize(std::size_t(id) + 1, false);
+        const auto [it, inserted] = m_tokens.try_emplace(id, token);
+        if (!inserted) {
+            // Both names, in a fixed order whatever the hash order.
+            const auto &[a, b] = std::minmax(it->second, token);
+            throw std::invalid_argument("id " + std::to_string(id) + " is given to both \"" + a
+                                        + "\" and \"" + b + "\"");
         }
-        if (m_hasId[id]) {
-            throw std::invalid_argument("id " + std::to_string(id) + " is given to both \""
-                                        + m_tokens[id] + "\" and \"" + token + "\"");
-        }
-        m_tokens[id] = token;
-        m_hasId[id] = true;
     }
     m_merges.reserve(merges.size());
     const std::string &prefix = m_options.continuingSubwordPrefix;
@@ -75,14 +74,7 @@ BpeModel::BpeModel(std::unordered_map<std::string, TokenId> vocab,
 
 void BpeModel::addToken(const std::string &token, TokenId id)
 {
-    if (id >= m_tokens.size()) {
-        m_tokens.resize(std::size_t(id) + 1);
-        m_hasId.resize(std::size_t(id) + 1, false);
-    }
-    if (!m_hasId[id]) {
-        m_tokens[id] = token;
-        m_hasId[id] = true;
-    }
+    m_tokens.try_emplace(id, token);
     m_vocab.try_emplace(token, id);
 }
 
@@ -97,10 +89,8 @@ std::optional<TokenId> BpeModel::tokenToId(std::string_view token) const
 
 const std::string *BpeModel::idToToken(TokenId id) const
 {
-    if (id >= m_tokens.size() || !m_hasId[id]) {
-        return nullptr;
-    }
-    return &m_tokens[id];
+    const auto it = m_tokens.find(id);
+    return it == m_tokens.end() ? nullptr : &it->second;
 }
 
 void BpeModel::tokenize(std::string_view word, std::vector<ModelToken> &out) const

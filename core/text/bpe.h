@@ -70,8 +70,7 @@ private:
     void merge(std::string_view word, std::vector<ModelToken> &out) const;
 
     std::unordered_map<std::string, TokenId> m_vocab;
-    std::vector<std::string> m_tokens; ///< id → token ("" for unused ids)
-    std::vector<bool> m_hasId;
+    std::unordered_map<TokenId, std::string> m_tokens; ///< id → token (ids may be sparse)
     std::unordered_map<std::uint64_t, Merge> m_merges;
     BpeOptions m_options;
     std::optional<TokenId> m_unk;
