@@ -2,6 +2,8 @@
 // Byte-pair encoding, the model stage (Sennrich et al. 2016; Hugging Face
 // tokenizers/src/models/bpe/model.rs and word.rs; OpenAI gpt-2 src/encoder.py `bpe`).
 
+#include "core/text/model.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <list>
@@ -15,16 +17,6 @@
 
 namespace attn::text {
 
-using TokenId = std::uint32_t;
-
-/// One token of a word: its id and its bytes [begin, end) in the word.
-struct ModelToken
-{
-    TokenId id;
-    std::size_t begin;
-    std::size_t end;
-};
-
 struct BpeOptions
 {
     std::optional<std::string> unkToken; ///< for characters outside the vocabulary
@@ -35,7 +27,7 @@ struct BpeOptions
     std::string endOfWordSuffix; ///< put after the last symbol
 };
 
-class BpeModel
+class BpeModel : public Model
 {
 public:
     /// `vocab`: token string → id. `merges`: pairs of token strings, highest priority first.
@@ -50,15 +42,16 @@ public:
     /// word of n characters. Words up to 256 bytes are cached (at most 10 000, then the cache
     /// is cleared). Characters without a token are dropped unless unk or byte fallback say
     /// otherwise (as tokenizers does). Thread-safe.
-    void tokenize(std::string_view word, std::vector<ModelToken> &out) const;
+    void tokenize(std::string_view word, std::vector<ModelToken> &out) const override;
 
-    std::optional<TokenId> tokenToId(std::string_view token) const;
+    std::optional<TokenId> tokenToId(std::string_view token) const override;
     /// The token string of `id`, or nullptr when the vocabulary has no such id.
-    const std::string *idToToken(TokenId id) const;
-    std::size_t vocabSize() const { return m_vocab.size(); }
+    const std::string *idToToken(TokenId id) const override;
+    std::size_t vocabSize() const override { return m_vocab.size(); }
     const BpeOptions &options() const { return m_options; }
     /// Adds a token (an added token outside the model's vocabulary) with its id.
-    void addToken(const std::string &token, TokenId id);
+    void addToken(const std::string &token, TokenId id) override;
+    bool byteFallback() const override { return m_options.byteFallback; }
 
 private:
     struct Merge

@@ -1,5 +1,7 @@
 #include "core/text/loader.h"
 
+#include "core/text/wordpiece.h"
+
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -117,6 +119,13 @@ std::unique_ptr<Normalizer> makeNormalizer(const Reader &r, const json &j, const
     if (type == "NFC") {
         return std::make_unique<NfcNormalizer>();
     }
+    if (type == "BertNormalizer") {
+        const bool lowercase = r.boolean(j, path, "lowercase", true);
+        return std::make_unique<BertNormalizer>(r.boolean(j, path, "clean_text", true),
+                                                r.boolean(j, path, "handle_chinese_chars", true),
+                                                r.boolean(j, path, "strip_accents", lowercase),
+                                                lowercase);
+    }
     if (type == "Sequence") {
         const json &list = r.array(j, path, "normalizers");
         std::vector<std::unique_ptr<Normalizer>> stages;
@@ -136,6 +145,9 @@ std::unique_ptr<PreTokenizer> makePreTokenizer(const Reader &r, const json &j,
     if (type == "ByteLevel") {
         return std::make_unique<ByteLevelPreTokenizer>(
             r.boolean(j, path, "add_prefix_space", false), r.boolean(j, path, "use_regex", true));
+    }
+    if (type == "BertPreTokenizer") {
+        return std::make_unique<BertPreTokenizer>();
     }
     if (type == "Split") {
         const json &pattern = r.member(j, path, "pattern");
@@ -207,12 +219,41 @@ std::unique_ptr<BpeModel> makeBpe(const Reader &r, std::unordered_map<std::strin
     }
 }
 
-std::unique_ptr<BpeModel> makeModel(const Reader &r, const json &j)
+std::unique_ptr<Model> makeWordPiece(const Reader &r, const json &j)
+{
+    const std::string path = "model";
+    auto vocab = readVocab(r, r.member(j, path, "vocab"), "model.vocab");
+    std::string unk = "[UNK]";
+    if (const json *v = r.optional(j, "unk_token")) {
+        unk = r.string(*v, "model.unk_token");
+    }
+    std::string prefix = "##";
+    if (const json *v = r.optional(j, "continuing_subword_prefix")) {
+        prefix = r.string(*v, "model.continuing_subword_prefix");
+    }
+    std::size_t maxChars = 100;
+    if (const json *v = r.optional(j, "max_input_chars_per_word")) {
+        if (!v->is_number_unsigned()) {
+            fail(r.file, "model.max_input_chars_per_word", "expected a non-negative integer");
+        }
+        maxChars = v->get<std::size_t>();
+    }
+    try {
+        return std::make_unique<WordPieceModel>(std::move(vocab), unk, prefix, maxChars);
+    } catch (const std::invalid_argument &e) {
+        fail(r.file, "model", e.what());
+    }
+}
+
+std::unique_ptr<Model> makeModel(const Reader &r, const json &j)
 {
     const std::string path = "model";
     const std::string type = r.type(j, path);
+    if (type == "WordPiece") {
+        return makeWordPiece(r, j);
+    }
     if (type != "BPE") {
-        fail(r.file, "model.type", "unsupported model \"" + type + "\" (only BPE)");
+        fail(r.file, "model.type", "unsupported model \"" + type + "\" (BPE or WordPiece)");
     }
     if (const json *dropout = r.optional(j, "dropout")) {
         if (!dropout->is_number() || dropout->get<double>() != 0.0) {
@@ -257,7 +298,7 @@ std::unique_ptr<BpeModel> makeModel(const Reader &r, const json &j)
 }
 
 // The ids of a token name: the added tokens, then the model's vocabulary.
-std::optional<TokenId> lookUp(const std::vector<AddedToken> &added, const BpeModel &model,
+std::optional<TokenId> lookUp(const std::vector<AddedToken> &added, const Model &model,
                               const std::string &token)
 {
     for (const AddedToken &t : added) {
@@ -271,11 +312,28 @@ std::optional<TokenId> lookUp(const std::vector<AddedToken> &added, const BpeMod
 std::unique_ptr<PostProcessor> makePostProcessor(const Reader &r, const json &j,
                                                  const std::string &path,
                                                  const std::vector<AddedToken> &added,
-                                                 const BpeModel &model)
+                                                 const Model &model)
 {
     const std::string type = r.type(j, path);
     if (type == "ByteLevel") {
         return std::make_unique<ByteLevelProcessor>(r.boolean(j, path, "trim_offsets", true));
+    }
+    if (type == "BertProcessing") {
+        // {"cls": ["[CLS]", 101], "sep": ["[SEP]", 102]}: [CLS] $A [SEP].
+        std::vector<TemplateProcessor::Item> items(3);
+        const char *keys[] = {"cls", "sep"};
+        for (int k = 0; k < 2; ++k) {
+            const json &pair = r.member(j, path, keys[k]);
+            const std::string field = path + "." + keys[k];
+            if (!pair.is_array() || pair.size() != 2) {
+                fail(r.file, field, "expected [token, id]");
+            }
+            TemplateProcessor::Item &item = items[k == 0 ? 0 : 2];
+            item.pieces.push_back(r.string(pair[0], field + "[0]"));
+            item.ids.push_back(r.id(pair[1], field + "[1]"));
+        }
+        items[1].sequence = true;
+        return std::make_unique<TemplateProcessor>(std::move(items));
     }
     if (type == "TemplateProcessing") {
         const json &single = r.array(j, path, "single");
@@ -383,8 +441,19 @@ std::unique_ptr<Tokenizer> parseTokenizerJson(std::string_view text, std::string
     if (const json *j = r.optional(root, "post_processor")) {
         stages.postProcessor = makePostProcessor(r, *j, "post_processor", added, *stages.model);
     }
-    stages.description = std::string(name) + " (BPE, " + std::to_string(stages.model->vocabSize())
-        + " tokens, " + std::to_string(added.size()) + " added)";
+    if (const json *d = r.optional(root, "decoder")) {
+        if (d->is_object() && d->value("type", "") == "WordPiece") {
+            Tokenizer::Stages::WordPieceDecoding wp;
+            if (const json *v = r.optional(*d, "prefix")) {
+                wp.prefix = r.string(*v, "decoder.prefix");
+            }
+            wp.cleanup = r.boolean(*d, "decoder", "cleanup", true);
+            stages.wordPieceDecoding = wp;
+        }
+    }
+    stages.description = std::string(name) + " (" + r.type(root["model"], "model") + ", "
+        + std::to_string(stages.model->vocabSize()) + " tokens, " + std::to_string(added.size())
+        + " added)";
     stages.added = AddedVocabulary(std::move(added));
     return std::make_unique<Tokenizer>(std::move(stages));
 }
@@ -443,6 +512,56 @@ std::unique_ptr<Tokenizer> loadGpt2(const std::filesystem::path &vocabFile,
                      mergesFile.string());
 }
 
+std::unique_ptr<Tokenizer> parseBertVocab(std::string_view vocabTxt, std::string_view name,
+                                          bool lowercase)
+{
+    std::unordered_map<std::string, TokenId> vocab;
+    std::size_t at = 0;
+    TokenId id = 0;
+    while (at < vocabTxt.size()) {
+        std::size_t end = vocabTxt.find('\n', at);
+        if (end == std::string_view::npos) {
+            end = vocabTxt.size();
+        }
+        std::string_view line = vocabTxt.substr(at, end - at);
+        at = end + 1;
+        if (!line.empty() && line.back() == '\r') {
+            line.remove_suffix(1);
+        }
+        // A repeated line keeps its first id; the line still counts.
+        vocab.try_emplace(std::string(line), id++);
+    }
+    for (const char *needed : {"[UNK]", "[CLS]", "[SEP]"}) {
+        if (!vocab.contains(needed)) {
+            fail(name, "", std::string(needed) + " is not in the vocabulary");
+        }
+    }
+    Tokenizer::Stages stages;
+    stages.normalizer = std::make_unique<BertNormalizer>(true, true, lowercase, lowercase);
+    stages.preTokenizer = std::make_unique<BertPreTokenizer>();
+    const TokenId cls = vocab.at("[CLS]"), sep = vocab.at("[SEP]");
+    std::vector<AddedToken> added;
+    for (const char *special : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}) {
+        if (const auto it = vocab.find(special); it != vocab.end()) {
+            added.push_back({special, it->second, true, false, false, false});
+        }
+    }
+    stages.model = std::make_unique<WordPieceModel>(std::move(vocab), "[UNK]");
+    std::vector<TemplateProcessor::Item> items(3);
+    items[0].ids = {cls};
+    items[0].pieces = {"[CLS]"};
+    items[1].sequence = true;
+    items[2].ids = {sep};
+    items[2].pieces = {"[SEP]"};
+    stages.postProcessor = std::make_unique<TemplateProcessor>(std::move(items));
+    stages.wordPieceDecoding = Tokenizer::Stages::WordPieceDecoding {};
+    stages.added = AddedVocabulary(std::move(added));
+    stages.description = std::string(name) + " (WordPiece, "
+        + std::to_string(stages.model->vocabSize()) + " tokens"
+        + (lowercase ? ", uncased)" : ", cased)");
+    return std::make_unique<Tokenizer>(std::move(stages));
+}
+
 std::unique_ptr<Tokenizer> loadTokenizer(const std::filesystem::path &folder)
 {
     namespace fs = std::filesystem;
@@ -459,9 +578,21 @@ std::unique_ptr<Tokenizer> loadTokenizer(const std::filesystem::path &folder)
     if (fs::exists(folder / "encoder.json", ec) && fs::exists(folder / "vocab.bpe", ec)) {
         return loadGpt2(folder / "encoder.json", folder / "vocab.bpe");
     }
+    if (fs::exists(folder / "vocab.txt", ec)) {
+        // do_lower_case of tokenizer_config.json, true when absent (bert-base-uncased).
+        bool lowercase = true;
+        const fs::path config = folder / "tokenizer_config.json";
+        if (fs::exists(config, ec)) {
+            const std::string name = config.string();
+            const json j = parseJson(readFile(config), name);
+            lowercase = Reader {name}.boolean(j, "", "do_lower_case", true);
+        }
+        const fs::path vocab = folder / "vocab.txt";
+        return parseBertVocab(readFile(vocab), vocab.string(), lowercase);
+    }
     throw TokenizerError(folder.string()
                          + ": no tokenizer files (expected tokenizer.json, vocab.json + "
-                           "merges.txt, or encoder.json + vocab.bpe)");
+                           "merges.txt, encoder.json + vocab.bpe, or vocab.txt)");
 }
 
 } // namespace attn::text

@@ -7,16 +7,22 @@
 //   vocab.json + merges.txt   GPT-2 as Hugging Face's GPT2Tokenizer reads it (merges.txt may
 //                             start with a "#version" line).
 //   encoder.json + vocab.bpe  GPT-2 as OpenAI publishes it (gpt-2 src/encoder.py).
+//   vocab.txt                 BERT's WordPiece vocabulary, one token per line (id = line
+//                             number from 0), lower-cased unless tokenizer_config.json says
+//                             "do_lower_case": false.
 //
-// Supported in tokenizer.json: normalizer null | NFC | Sequence; pre_tokenizer null | Split
+// Supported in tokenizer.json: normalizer null | NFC | BertNormalizer | Sequence;
+// pre_tokenizer null | BertPreTokenizer | Split
 // (pattern Regex or String; behavior Removed, Isolated, MergedWithPrevious, MergedWithNext,
 // Contiguous; invert) | ByteLevel (add_prefix_space, use_regex, default true) | Sequence;
-// model BPE (vocab; merges as "a b" strings or ["a", "b"] pairs; unk_token, fuse_unk,
+// model WordPiece (vocab, unk_token, continuing_subword_prefix, max_input_chars_per_word) or
+// BPE (vocab; merges as "a b" strings or ["a", "b"] pairs; unk_token, fuse_unk,
 // byte_fallback, ignore_merges, continuing_subword_prefix, end_of_word_suffix; dropout null or
 // 0 only); post_processor null | ByteLevel (trim_offsets) | TemplateProcessing (single) |
-// Sequence; added_tokens (content, id, special, lstrip, rstrip, single_word; all matched in the
-// raw text). The decoder entry is not read: decoding follows from the pre-tokenizer (byte
-// level or not) and byte_fallback. Anything else is refused.
+// BertProcessing | Sequence; added_tokens (content, id, special, lstrip, rstrip, single_word;
+// all matched in the raw text). Of the decoder only WordPiece (prefix, cleanup) is read; other
+// decoding follows from the pre-tokenizer (byte level or not) and byte_fallback. Anything else
+// is refused.
 
 #include "core/text/tokenizer.h"
 #include "core/text/tokenizererror.h"
@@ -28,9 +34,9 @@
 namespace attn::text {
 
 /// The tokenizer of a model folder: tokenizer.json when present, else vocab.json +
-/// merges.txt, else encoder.json + vocab.bpe. Throws TokenizerError naming the file and
-/// field for unreadable, malformed or unsupported files, and naming the folder and the
-/// expected files when none is there.
+/// merges.txt, else encoder.json + vocab.bpe, else vocab.txt. Throws TokenizerError naming the file
+/// and field for unreadable, malformed or unsupported files, and naming the folder and the expected
+/// files when none is there.
 std::unique_ptr<Tokenizer> loadTokenizer(const std::filesystem::path &folder);
 
 /// A tokenizer.json. Throws TokenizerError ("<file>: <field>: <problem>").
@@ -45,6 +51,13 @@ std::unique_ptr<Tokenizer> parseTokenizerJson(std::string_view json, std::string
 /// OpenAI's encoder.py treats it.
 std::unique_ptr<Tokenizer> loadGpt2(const std::filesystem::path &vocabFile,
                                     const std::filesystem::path &mergesFile);
+/// BERT from vocab.txt's bytes: BertNormalizer (clean text, Chinese characters, and
+/// accents stripped and lower-cased when `lowercase`), BertPreTokenizer, WordPiece ("[UNK]",
+/// "##", 100 characters), [CLS] $A [SEP], the special tokens [PAD] [UNK] [CLS] [SEP] [MASK]
+/// matched in the raw text (as transformers' BertTokenizerFast). Throws TokenizerError when
+/// [UNK], [CLS] or [SEP] is missing.
+std::unique_ptr<Tokenizer> parseBertVocab(std::string_view vocabTxt, std::string_view name,
+                                          bool lowercase);
 /// The same from the files' bytes; the names are used in the messages.
 std::unique_ptr<Tokenizer> parseGpt2(std::string_view vocabJson, std::string_view vocabName,
                                      std::string_view merges, std::string_view mergesName);

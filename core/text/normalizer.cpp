@@ -85,6 +85,92 @@ AlignedText NfcNormalizer::normalize(std::string_view segment) const
     return out;
 }
 
+namespace {
+
+bool isCjk(char32_t c)
+{
+    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF)
+        || (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F)
+        || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF)
+        || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+}
+
+} // namespace
+
+BertNormalizer::BertNormalizer(bool cleanText, bool handleChineseChars, bool stripAccents,
+                               bool lowercase)
+    : m_cleanText(cleanText)
+    , m_handleChineseChars(handleChineseChars)
+    , m_stripAccents(stripAccents)
+    , m_lowercase(lowercase)
+{ }
+
+AlignedText BertNormalizer::normalize(std::string_view segment) const
+{
+    AlignedText out;
+    out.text.reserve(segment.size());
+    out.origBegin.reserve(segment.size());
+    out.origEnd.reserve(segment.size());
+    std::size_t i = 0;
+    while (i < segment.size()) {
+        const std::size_t begin = i;
+        const char32_t c = nextCodePoint(segment, i);
+        auto emit = [&](char32_t d) {
+            const std::size_t before = out.text.size();
+            appendUtf8(out.text, d);
+            for (std::size_t k = before; k < out.text.size(); ++k) {
+                out.origBegin.push_back(static_cast<std::uint32_t>(begin));
+                out.origEnd.push_back(static_cast<std::uint32_t>(i));
+            }
+        };
+        const auto category = utf8proc_category(static_cast<utf8proc_int32_t>(c));
+        if (m_cleanText) {
+            if (c == 0 || c == 0xFFFD) {
+                continue;
+            }
+            if (c == '\t' || c == '\n' || c == '\r' || category == UTF8PROC_CATEGORY_ZS) {
+                emit(' ');
+                continue;
+            }
+            if (category == UTF8PROC_CATEGORY_CC || category == UTF8PROC_CATEGORY_CF
+                || category == UTF8PROC_CATEGORY_CO || category == UTF8PROC_CATEGORY_CS
+                || category == UTF8PROC_CATEGORY_CN) {
+                continue;
+            }
+        }
+        if (m_handleChineseChars && isCjk(c)) {
+            emit(' ');
+            emit(c);
+            emit(' ');
+            continue;
+        }
+        // The code point's canonical decomposition when accents go.
+        utf8proc_int32_t parts[8];
+        utf8proc_ssize_t n = 1;
+        parts[0] = static_cast<utf8proc_int32_t>(c);
+        if (m_stripAccents) {
+            int last = 0;
+            n = utf8proc_decompose_char(static_cast<utf8proc_int32_t>(c), parts, 8,
+                                        UTF8PROC_DECOMPOSE, &last);
+            if (n < 0 || n > 8) {
+                n = 1;
+                parts[0] = static_cast<utf8proc_int32_t>(c);
+            }
+        }
+        for (utf8proc_ssize_t k = 0; k < n; ++k) {
+            utf8proc_int32_t d = parts[k];
+            if (m_stripAccents && utf8proc_category(d) == UTF8PROC_CATEGORY_MN) {
+                continue;
+            }
+            if (m_lowercase) {
+                d = utf8proc_tolower(d);
+            }
+            emit(static_cast<char32_t>(d));
+        }
+    }
+    return out;
+}
+
 SequenceNormalizer::SequenceNormalizer(std::vector<std::unique_ptr<Normalizer>> stages)
     : m_stages(std::move(stages))
 { }

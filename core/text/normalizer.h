@@ -30,6 +30,27 @@ public:
     AlignedText normalize(std::string_view segment) const override;
 };
 
+/// BERT's normalizer (tokenizers' normalizers::bert::BertNormalizer; google-research/bert
+/// tokenization.py BasicTokenizer), one code point at a time, each output byte aligned with the
+/// code point it came from:
+///  - cleanText: drops U+0000, U+FFFD and control characters (categories Cc, Cf, Co, Cs, Cn,
+///    except TAB, LF, CR), and turns whitespace (TAB, LF, CR, category Zs) into ' ';
+///  - handleChineseChars: a space on either side of each CJK Unified Ideograph (the blocks
+///    4E00–9FFF, 3400–4DBF, 20000–2A6DF, 2A700–2B73F, 2B740–2B81F, 2B820–2CEAF, F900–FAFF,
+///    2F800–2FA1F);
+///  - stripAccents (default: as lowercase): NFD, then combining marks (Mn) dropped;
+///  - lowercase: utf8proc's simple lowercase mapping (one code point to one; Rust's
+///    to_lowercase in tokenizers expands a few, such as U+0130, to two).
+class BertNormalizer : public Normalizer
+{
+public:
+    BertNormalizer(bool cleanText, bool handleChineseChars, bool stripAccents, bool lowercase);
+    AlignedText normalize(std::string_view segment) const override;
+
+private:
+    bool m_cleanText, m_handleChineseChars, m_stripAccents, m_lowercase;
+};
+
 /// Normalizers applied in order (tokenizers' normalizers::Sequence).
 class SequenceNormalizer : public Normalizer
 {

@@ -1,5 +1,7 @@
 #include "core/text/pretokenizer.h"
 
+#include <utf8proc.h>
+
 #include <cctype>
 
 namespace attn::text {
@@ -183,6 +185,66 @@ void ByteLevelPreTokenizer::preTokenize(AlignedText &text, std::vector<Split> &s
     for (const Split &s : splits) {
         for (const Piece &p : cut(gpt2Regex(), text.text, s, false)) {
             out.push_back({p.begin, p.end});
+        }
+    }
+    splits = std::move(out);
+}
+
+namespace {
+
+bool isBertWhitespace(char32_t c)
+{
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == 0x0B || c == 0x0C || c == 0x85
+        || c == 0x2028 || c == 0x2029) {
+        return true;
+    }
+    return utf8proc_category(static_cast<utf8proc_int32_t>(c)) == UTF8PROC_CATEGORY_ZS;
+}
+
+bool isBertPunctuation(char32_t c)
+{
+    if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96)
+        || (c >= 123 && c <= 126)) {
+        return true;
+    }
+    switch (utf8proc_category(static_cast<utf8proc_int32_t>(c))) {
+    case UTF8PROC_CATEGORY_PC:
+    case UTF8PROC_CATEGORY_PD:
+    case UTF8PROC_CATEGORY_PS:
+    case UTF8PROC_CATEGORY_PE:
+    case UTF8PROC_CATEGORY_PI:
+    case UTF8PROC_CATEGORY_PF:
+    case UTF8PROC_CATEGORY_PO:
+        return true;
+    default:
+        return false;
+    }
+}
+
+} // namespace
+
+void BertPreTokenizer::preTokenize(AlignedText &text, std::vector<Split> &splits) const
+{
+    std::vector<Split> out;
+    for (const Split &s : splits) {
+        std::size_t wordBegin = s.begin;
+        std::size_t i = s.begin;
+        while (i < s.end) {
+            const std::size_t at = i;
+            const char32_t c = nextCodePoint(text.text, i);
+            const bool space = isBertWhitespace(c);
+            if (space || isBertPunctuation(c)) {
+                if (at > wordBegin) {
+                    out.push_back({wordBegin, at});
+                }
+                if (!space) {
+                    out.push_back({at, i});
+                }
+                wordBegin = i;
+            }
+        }
+        if (s.end > wordBegin) {
+            out.push_back({wordBegin, s.end});
         }
     }
     splits = std::move(out);

@@ -73,6 +73,15 @@ private:
     bool m_useRegex;
 };
 
+/// BERT's pre-tokenization (tokenizers' pre_tokenizers::bert::BertPreTokenizer): splits on
+/// whitespace (TAB, LF, CR, category Zs and the other White_Space code points; removed) and
+/// on punctuation (ASCII 33–47, 58–64, 91–96, 123–126 and categories P*; each its own split).
+class BertPreTokenizer : public PreTokenizer
+{
+public:
+    void preTokenize(AlignedText &text, std::vector<Split> &splits) const override;
+};
+
 /// Stages applied in order (tokenizers' pre_tokenizers::sequence::Sequence).
 class SequencePreTokenizer : public PreTokenizer
 {

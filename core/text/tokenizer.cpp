@@ -95,10 +95,59 @@ void Tokenizer::encodeSegment(const AlignedText &input, std::size_t begin, std::
     }
 }
 
+namespace {
+
+// tokenizers' decoders::wordpiece::cleanup.
+std::string cleanUpSpaces(std::string s)
+{
+    static const std::pair<std::string_view, std::string_view> rules[]
+        = {{" .", "."},   {" ?", "?"},     {" !", "!"},    {" ,", ","},
+           {" ' ", "'"},  {" n't", "n't"}, {" 'm", "'m"},  {" do not", " don't"},
+           {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+    for (const auto &[from, to] : rules) {
+        std::string out;
+        std::size_t at = 0;
+        for (std::size_t hit; (hit = s.find(from, at)) != std::string::npos;
+             at = hit + from.size()) {
+            out.append(s, at, hit - at);
+            out += to;
+        }
+        out.append(s, at, std::string::npos);
+        s = std::move(out);
+    }
+    return s;
+}
+
+} // namespace
+
 std::string Tokenizer::decode(std::span<const TokenId> ids, bool skipSpecialTokens) const
 {
     const ByteLevelAlphabet &alphabet = ByteLevelAlphabet::instance();
     std::string out;
+    if (const auto &wp = m_stages.wordPieceDecoding) {
+        bool first = true;
+        for (TokenId id : ids) {
+            const AddedToken *added = m_stages.added.byId(id);
+            if (added && skipSpecialTokens && added->special) {
+                continue;
+            }
+            const std::string *piece = added ? &added->content : m_stages.model->idToToken(id);
+            if (!piece) {
+                throw std::out_of_range("decode: id " + std::to_string(id)
+                                        + " is not in the vocabulary");
+            }
+            if (!first && !wp->prefix.empty() && piece->starts_with(wp->prefix)) {
+                out.append(*piece, wp->prefix.size(), std::string::npos);
+            } else {
+                if (!first) {
+                    out += ' ';
+                }
+                out += *piece;
+            }
+            first = false;
+        }
+        return wp->cleanup ? cleanUpSpaces(std::move(out)) : out;
+    }
     for (TokenId id : ids) {
         if (const AddedToken *added = m_stages.added.byId(id)) {
             if (!(skipSpecialTokens && added->special)) {
@@ -111,9 +160,8 @@ std::string Tokenizer::decode(std::span<const TokenId> ids, bool skipSpecialToke
             throw std::out_of_range("decode: id " + std::to_string(id)
                                     + " is not in the vocabulary");
         }
-        if (m_stages.model->options().byteFallback && piece->size() == 6
-            && piece->compare(0, 3, "<0x") == 0 && piece->back() == '>'
-            && std::isxdigit(static_cast<unsigned char>((*piece)[3]))
+        if (m_stages.model->byteFallback() && piece->size() == 6 && piece->compare(0, 3, "<0x") == 0
+            && piece->back() == '>' && std::isxdigit(static_cast<unsigned char>((*piece)[3]))
             && std::isxdigit(static_cast<unsigned char>((*piece)[4]))) {
             out.push_back(static_cast<char>(std::stoi(piece->substr(3, 2), nullptr, 16)));
             continue;

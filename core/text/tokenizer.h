@@ -13,6 +13,7 @@
 #include "core/text/pretokenizer.h"
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,9 +28,19 @@ public:
     {
         std::unique_ptr<Normalizer> normalizer; ///< may be null
         std::unique_ptr<PreTokenizer> preTokenizer; ///< may be null (the segment is one word)
-        std::unique_ptr<BpeModel> model; ///< required
+        std::unique_ptr<Model> model; ///< required
         std::unique_ptr<PostProcessor> postProcessor; ///< may be null
         AddedVocabulary added;
+        /// How decode() joins pieces: as they are (byte-level and byte-fallback pieces as
+        /// their bytes), or WordPiece's way (tokenizers' decoders::wordpiece): a space before
+        /// each piece but the first unless it starts with the prefix, which is dropped; with
+        /// cleanup, the spaces before . ? ! , and in front of 's 've 're n't 'm go.
+        struct WordPieceDecoding
+        {
+            std::string prefix = "##";
+            bool cleanup = true;
+        };
+        std::optional<WordPieceDecoding> wordPieceDecoding;
         std::string description; ///< e.g. "tokenizer.json (BPE, 128000 tokens)"
     };
     explicit Tokenizer(Stages stages);

@@ -438,6 +438,58 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::out_of_range, tok->decode(std::vector<TokenId> {99}));
     }
 
+    // WordPiece (BERT): vocab.txt and the tokenizer.json form give the same tokens, as
+    // tokenizers' BertNormalizer, BertPreTokenizer, WordPiece and BertProcessing would.
+    void wordPiece()
+    {
+        const QByteArray vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhello\nworld\nun\n##aff\n"
+                                 "##able\n,\n!\ncafe\n\xE4\xB8\xAD\n\xE5\x9B\xBD\nHello\n";
+        QTemporaryDir dir;
+        writeFile(dir.filePath("vocab.txt"), vocab);
+        const auto uncased = loadTokenizer(dir.path().toStdString());
+        using Ids = std::vector<TokenId>;
+        QCOMPARE(uncased->encodeIds("Hello, World!"), (Ids {2, 5, 10, 6, 11, 3}));
+        QCOMPARE(uncased->encodeIds("unaffable"), (Ids {2, 7, 8, 9, 3}));
+        QCOMPARE(uncased->encodeIds("unaffablex"), (Ids {2, 1, 3}));
+        QCOMPARE(uncased->encodeIds("Caf\xC3\xA9 cafe\xCC\x81"), (Ids {2, 12, 12, 3}));
+        QCOMPARE(uncased->encodeIds("\xE4\xB8\xAD\xE5\x9B\xBDhello"), (Ids {2, 13, 14, 5, 3}));
+        QCOMPARE(uncased->encodeIds("hello\x01\tworld"), (Ids {2, 5, 6, 3}));
+        QCOMPARE(uncased->encodeIds("[MASK] hello"), (Ids {2, 4, 5, 3}));
+        QCOMPARE(uncased->encodeIds(std::string(101, 'a')), (Ids {2, 1, 3}));
+        const Encoding e = uncased->encode("Caf\xC3\xA9!");
+        QCOMPARE(e.tokens.size(), std::size_t(4));
+        QCOMPARE(e.tokens[1].begin, std::size_t(0));
+        QCOMPARE(e.tokens[1].end, std::size_t(5));
+        QCOMPARE(e.tokens[2].begin, std::size_t(5));
+        QCOMPARE(e.tokens[2].end, std::size_t(6));
+        const Ids ids = uncased->encodeIds("Hello, World! unaffable");
+        QCOMPARE(uncased->decode(ids), std::string("[CLS] hello, world! unaffable [SEP]"));
+        QCOMPARE(uncased->decode(ids, true), std::string("hello, world! unaffable"));
+
+        writeFile(dir.filePath("tokenizer_config.json"), R"({"do_lower_case": false})");
+        const auto cased = loadTokenizer(dir.path().toStdString());
+        QCOMPARE(cased->encodeIds("Hello hello Caf\xC3\xA9"), (Ids {2, 15, 5, 1, 3}));
+
+        QTemporaryDir jsonDir;
+        writeFile(jsonDir.filePath("tokenizer.json"), R"({
+            "added_tokens": [{"id": 4, "content": "[MASK]", "special": true}],
+            "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
+                           "strip_accents": null, "lowercase": true},
+            "pre_tokenizer": {"type": "BertPreTokenizer"},
+            "post_processor": {"type": "BertProcessing", "sep": ["[SEP]", 3], "cls": ["[CLS]", 2]},
+            "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": true},
+            "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                      "max_input_chars_per_word": 100, "vocab": {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2,
+                      "[SEP]": 3, "[MASK]": 4, "hello": 5, "world": 6, "un": 7, "##aff": 8,
+                      "##able": 9, ",": 10, "!": 11, "cafe": 12, "\u4e2d": 13, "\u56fd": 14}}})");
+        const auto fromJson = loadTokenizer(jsonDir.path().toStdString());
+        for (const char *text : {"Hello, World!", "unaffable", "Caf\xC3\xA9 cafe\xCC\x81",
+                                 "\xE4\xB8\xAD\xE5\x9B\xBDhello", "[MASK] hello"}) {
+            QCOMPARE(fromJson->encodeIds(text), uncased->encodeIds(text));
+        }
+        QCOMPARE(fromJson->decode(ids), uncased->decode(ids));
+    }
+
     // A 10 MB line, and a 1 MB word, encode correctly (the merge loop is O(n log n), the
     // regex splits linear; the time is not asserted).
     void longLine_data()
