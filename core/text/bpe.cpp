@@ -35,7 +35,8 @@ BpeModel::BpeModel(std::unordered_map<std::string, TokenId> vocab,
     m_merges.reserve(merges.size());
     const std::string &prefix = m_options.continuingSubwordPrefix;
     for (std::size_t rank = 0; rank < merges.size(); ++rank) {
-        const auto &[a, b] = merges[rank];
+        const std::string &a = merges[rank].first;
+        const std::string &b = merges[rank].second;
         const auto ia = m_vocab.find(a);
         const auto ib = m_vocab.find(b);
         auto where
