@@ -8,8 +8,8 @@ ATTN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ATTN_PRESET="${1:-${ATTN_PRESET:-release}}"
 
 # Build tools, Qt 6 (Widgets, Charts, Svg, Test), Eigen, OpenBLAS (OpenMP build: the matrix
-# products, core/base/blas.h), libzip (.npz), Google Benchmark, the tokenizers' PCRE2, utf8proc
-# and nlohmann/json (core/text/), Node.js and npm for the tokenizer references
+# products, core/base/blas.h), libzip (.npz), Google Benchmark, the tokenizers' PCRE2, utf8proc,
+# nlohmann/json and SentencePiece (core/text/), Node.js and npm for the tokenizer references
 # (tests/reference/tokenizers/),
 # (Qt Charts needs Qt OpenGL and xkbcommon headers at configure time), the xcb platform plugin to show the window, fonts for offscreen rendering, clang-format for
 # the format check.
@@ -19,7 +19,7 @@ ATTN_PACKAGES=(
     libxkbcommon-dev
     libeigen3-dev libzip-dev zlib1g-dev libbenchmark-dev libopenblas-openmp-dev
     fonts-dejavu-core clang-format
-    libpcre2-dev libutf8proc-dev nlohmann-json3-dev nodejs
+    libpcre2-dev libutf8proc-dev nlohmann-json3-dev libsentencepiece-dev nodejs
 )
 
 # The sanitizer and fuzzing build (preset fuzz, scripts/run-tests.sh): clang with its

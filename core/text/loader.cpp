@@ -1,5 +1,6 @@
 #include "core/text/loader.h"
 
+#include "core/text/sentencepiece.h"
 #include "core/text/wordpiece.h"
 
 #include <nlohmann/json.hpp>
@@ -562,6 +563,26 @@ std::unique_ptr<Tokenizer> parseBertVocab(std::string_view vocabTxt, std::string
     return std::make_unique<Tokenizer>(std::move(stages));
 }
 
+std::unique_ptr<Tokenizer> parseSentencePiece(std::string_view model, std::string_view name)
+{
+    Tokenizer::Stages stages;
+    std::unique_ptr<SentencePieceModel> sp;
+    try {
+        sp = std::make_unique<SentencePieceModel>(model);
+    } catch (const std::invalid_argument &e) {
+        fail(name, "", e.what());
+    }
+    stages.description
+        = std::string(name) + " (SentencePiece, " + std::to_string(sp->vocabSize()) + " pieces)";
+    stages.model = std::move(sp);
+    return std::make_unique<Tokenizer>(std::move(stages));
+}
+
+std::unique_ptr<Tokenizer> loadSentencePiece(const std::filesystem::path &file)
+{
+    return parseSentencePiece(readFile(file), file.string());
+}
+
 std::unique_ptr<Tokenizer> loadTokenizer(const std::filesystem::path &folder)
 {
     namespace fs = std::filesystem;
@@ -571,6 +592,9 @@ std::unique_ptr<Tokenizer> loadTokenizer(const std::filesystem::path &folder)
     }
     if (fs::exists(folder / "tokenizer.json", ec)) {
         return loadTokenizerJson(folder / "tokenizer.json");
+    }
+    if (fs::exists(folder / "tokenizer.model", ec)) {
+        return loadSentencePiece(folder / "tokenizer.model");
     }
     if (fs::exists(folder / "vocab.json", ec) && fs::exists(folder / "merges.txt", ec)) {
         return loadGpt2(folder / "vocab.json", folder / "merges.txt");
@@ -592,7 +616,7 @@ std::unique_ptr<Tokenizer> loadTokenizer(const std::filesystem::path &folder)
     }
     throw TokenizerError(folder.string()
                          + ": no tokenizer files (expected tokenizer.json, vocab.json + "
-                           "merges.txt, encoder.json + vocab.bpe, or vocab.txt)");
+                           "merges.txt, encoder.json + vocab.bpe, vocab.txt or tokenizer.model)");
 }
 
 } // namespace attn::text

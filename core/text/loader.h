@@ -7,6 +7,7 @@
 //   vocab.json + merges.txt   GPT-2 as Hugging Face's GPT2Tokenizer reads it (merges.txt may
 //                             start with a "#version" line).
 //   encoder.json + vocab.bpe  GPT-2 as OpenAI publishes it (gpt-2 src/encoder.py).
+//   tokenizer.model           a SentencePiece model (sentencepiece.h), when no tokenizer.json.
 //   vocab.txt                 BERT's WordPiece vocabulary, one token per line (id = line
 //                             number from 0), lower-cased unless tokenizer_config.json says
 //                             "do_lower_case": false.
@@ -33,10 +34,10 @@
 
 namespace attn::text {
 
-/// The tokenizer of a model folder: tokenizer.json when present, else vocab.json +
-/// merges.txt, else encoder.json + vocab.bpe, else vocab.txt. Throws TokenizerError naming the file
-/// and field for unreadable, malformed or unsupported files, and naming the folder and the expected
-/// files when none is there.
+/// The tokenizer of a model folder: tokenizer.json when present, else tokenizer.model, else
+/// vocab.json + merges.txt, else encoder.json + vocab.bpe, else vocab.txt. Throws TokenizerError
+/// naming the file and field for unreadable, malformed or unsupported files, and naming the folder
+/// and the expected files when none is there.
 std::unique_ptr<Tokenizer> loadTokenizer(const std::filesystem::path &folder);
 
 /// A tokenizer.json. Throws TokenizerError ("<file>: <field>: <problem>").
@@ -58,6 +59,11 @@ std::unique_ptr<Tokenizer> loadGpt2(const std::filesystem::path &vocabFile,
 /// [UNK], [CLS] or [SEP] is missing.
 std::unique_ptr<Tokenizer> parseBertVocab(std::string_view vocabTxt, std::string_view name,
                                           bool lowercase);
+/// A SentencePiece tokenizer.model: the library's own pipeline, no BOS or EOS added (those
+/// come from a tokenizer.json's post-processor). Throws TokenizerError when the library
+/// cannot load it.
+std::unique_ptr<Tokenizer> loadSentencePiece(const std::filesystem::path &file);
+std::unique_ptr<Tokenizer> parseSentencePiece(std::string_view model, std::string_view name);
 /// The same from the files' bytes; the names are used in the messages.
 std::unique_ptr<Tokenizer> parseGpt2(std::string_view vocabJson, std::string_view vocabName,
                                      std::string_view merges, std::string_view mergesName);

@@ -37,6 +37,13 @@ public:
     virtual void addToken(const std::string &token, TokenId id) = 0;
     /// Whether <0xXX> tokens stand for single bytes (BPE byte_fallback).
     virtual bool byteFallback() const { return false; }
+    /// The text of `ids` when the model decodes by itself (SentencePiece); nothing when the
+    /// tokenizer joins the pieces (the default). Throws std::out_of_range for unknown ids.
+    virtual std::optional<std::string> decode(const std::vector<TokenId> &ids) const
+    {
+        (void)ids;
+        return std::nullopt;
+    }
 };
 
 } // namespace attn::text

@@ -148,6 +148,28 @@ std::string Tokenizer::decode(std::span<const TokenId> ids, bool skipSpecialToke
         }
         return wp->cleanup ? cleanUpSpaces(std::move(out)) : out;
     }
+    if (m_stages.model->decode({})) {
+        // The model decodes runs of its own ids; added tokens go between them.
+        std::vector<TokenId> run;
+        auto flush = [&] {
+            if (!run.empty()) {
+                out += *m_stages.model->decode(run);
+                run.clear();
+            }
+        };
+        for (TokenId id : ids) {
+            if (const AddedToken *added = m_stages.added.byId(id)) {
+                flush();
+                if (!(skipSpecialTokens && added->special)) {
+                    out += added->content;
+                }
+                continue;
+            }
+            run.push_back(id);
+        }
+        flush();
+        return out;
+    }
     for (TokenId id : ids) {
         if (const AddedToken *added = m_stages.added.byId(id)) {
             if (!(skipSpecialTokens && added->special)) {

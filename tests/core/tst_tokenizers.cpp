@@ -19,6 +19,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
 #include <map>
 #include <memory>
 
@@ -488,6 +491,58 @@ private slots:
             QCOMPARE(fromJson->encodeIds(text), uncased->encodeIds(text));
         }
         QCOMPARE(fromJson->decode(ids), uncased->decode(ids));
+    }
+
+    // SentencePiece: a BPE model with byte fallback trained here on the corpus; our tokenizer
+    // gives the processor's ids, spans in order, and the text back.
+    void sentencePiece()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::string prefix = dir.filePath("tokenizer").toStdString();
+        const auto trained = sentencepiece::SentencePieceTrainer::Train(
+            "--input=" + (kReference + "/corpus.txt").toStdString() + " --model_prefix=" + prefix
+            + " --model_type=bpe --vocab_size=1500 --hard_vocab_limit=false"
+              " --byte_fallback=true --character_coverage=0.98"
+              " --normalization_rule_name=identity --remove_extra_whitespaces=false"
+              " --minloglevel=2");
+        QVERIFY2(trained.ok(), trained.message());
+        const auto tok = loadTokenizer(dir.path().toStdString());
+        sentencepiece::SentencePieceProcessor sp;
+        QVERIFY(sp.Load(prefix + ".model").ok());
+        QStringList failures;
+        for (qsizetype i = 0; i < m_lines.size(); ++i) {
+            const std::string text = str(m_lines[i]);
+            const Encoding e = tok->encode(text);
+            const std::vector<int> expected = sp.EncodeAsIds(text);
+            const std::vector<TokenId> ids = e.ids();
+            if (std::vector<int>(ids.begin(), ids.end()) != expected) {
+                failures << QString("line %1: ids differ").arg(i + 1);
+            }
+            if (tok->decode(ids) != sp.DecodeIds(expected)) {
+                failures << QString("line %1: decode differs").arg(i + 1);
+            }
+            const QString spans = checkSpans(e, text.size(), false);
+            if (!spans.isEmpty()) {
+                failures << QString("line %1: %2").arg(i + 1).arg(spans);
+            }
+        }
+        if (!failures.isEmpty()) {
+            qWarning().noquote() << failures.mid(0, 20).join("\n");
+        }
+        QCOMPARE(failures.size(), 0);
+        QCOMPARE(tok->decode(tok->encodeIds("Hello world, caf\xC3\xA9 \xF0\x9F\x98\x80")),
+                 std::string("Hello world, caf\xC3\xA9 \xF0\x9F\x98\x80"));
+        // A file that is no model is refused, naming it.
+        QTemporaryDir bad;
+        writeFile(bad.filePath("tokenizer.model"), "not a protobuf");
+        QString message;
+        try {
+            loadTokenizer(bad.path().toStdString());
+        } catch (const TokenizerError &e) {
+            message = e.what();
+        }
+        QVERIFY2(message.contains("tokenizer.model"), qPrintable(message));
     }
 
     // A 10 MB line, and a 1 MB word, encode correctly (the merge loop is O(n log n), the
