@@ -19,6 +19,30 @@ std::string pcre2Message(int code)
     return reinterpret_cast<const char *>(buffer);
 }
 
+// One JIT stack per thread (32 KiB growing to 16 MiB, for long backtracking matches), shared by
+// every pattern: creating one per call would map 16 MiB each time.
+pcre2_match_context *jitContext()
+{
+    struct Holder
+    {
+        pcre2_match_context *context = pcre2_match_context_create(nullptr);
+        pcre2_jit_stack *stack = pcre2_jit_stack_create(32 * 1024, 16 * 1024 * 1024, nullptr);
+        Holder()
+        {
+            if (context && stack) {
+                pcre2_jit_stack_assign(context, nullptr, stack);
+            }
+        }
+        ~Holder()
+        {
+            pcre2_jit_stack_free(stack);
+            pcre2_match_context_free(context);
+        }
+    };
+    thread_local Holder holder;
+    return holder.context;
+}
+
 } // namespace
 
 std::string withEcmaWhitespace(std::string_view pattern)
@@ -112,23 +136,14 @@ Regex::findAll(std::string_view text, std::size_t from, std::size_t to) const
     const std::size_t length = to - from;
     std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> data(
         pcre2_match_data_create_from_pattern(m_impl->code, nullptr), &pcre2_match_data_free);
-    std::unique_ptr<pcre2_match_context, decltype(&pcre2_match_context_free)> context(
-        pcre2_match_context_create(nullptr), &pcre2_match_context_free);
-    std::unique_ptr<pcre2_jit_stack, decltype(&pcre2_jit_stack_free)> stack(nullptr,
-                                                                            &pcre2_jit_stack_free);
-    if (!data || !context) {
+    if (!data) {
         throw std::bad_alloc();
     }
-    if (m_impl->jit) {
-        stack.reset(pcre2_jit_stack_create(32 * 1024, 16 * 1024 * 1024, nullptr));
-        if (stack) {
-            pcre2_jit_stack_assign(context.get(), nullptr, stack.get());
-        }
-    }
+    pcre2_match_context *context = m_impl->jit ? jitContext() : nullptr;
     std::size_t at = 0;
     while (at <= length) {
         const int rc = pcre2_match(m_impl->code, subject, length, at, PCRE2_NO_UTF_CHECK,
-                                   data.get(), context.get());
+                                   data.get(), context);
         if (rc == PCRE2_ERROR_NOMATCH) {
             break;
         }
