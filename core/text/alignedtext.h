@@ -19,6 +19,9 @@ struct AlignedText
     std::string text;
     std::vector<std::uint32_t> origBegin; ///< text.size() entries, or empty for the identity
     std::vector<std::uint32_t> origEnd; ///< text.size() entries, or empty for the identity
+    /// Where the original's byte 0 lies in the caller's whole input (a segment between added
+    /// tokens starts later): Metaspace's prepend_scheme "first" looks at it.
+    std::size_t originOffset = 0;
 
     /// The original span of text bytes [b, e). An empty range maps to an empty span at the
     /// original position of byte b (or the end of byte b - 1 when b is the end).

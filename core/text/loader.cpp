@@ -127,6 +127,20 @@ std::unique_ptr<Normalizer> makeNormalizer(const Reader &r, const json &j, const
                                                 r.boolean(j, path, "strip_accents", lowercase),
                                                 lowercase);
     }
+    if (type == "Prepend") {
+        return std::make_unique<PrependNormalizer>(
+            r.string(r.member(j, path, "prepend"), path + ".prepend"));
+    }
+    if (type == "Replace") {
+        const json &pattern = r.member(j, path, "pattern");
+        const json *literal = r.optional(pattern, "String");
+        if (!literal) {
+            fail(r.file, path + ".pattern", "only {\"String\": ...} patterns are supported");
+        }
+        return std::make_unique<ReplaceNormalizer>(
+            r.string(*literal, path + ".pattern.String"),
+            r.string(r.member(j, path, "content"), path + ".content"));
+    }
     if (type == "Sequence") {
         const json &list = r.array(j, path, "normalizers");
         std::vector<std::unique_ptr<Normalizer>> stages;
@@ -149,6 +163,33 @@ std::unique_ptr<PreTokenizer> makePreTokenizer(const Reader &r, const json &j,
     }
     if (type == "BertPreTokenizer") {
         return std::make_unique<BertPreTokenizer>();
+    }
+    if (type == "Metaspace") {
+        std::string replacement = "\xE2\x96\x81";
+        if (const json *v = r.optional(j, "replacement")) {
+            replacement = r.string(*v, path + ".replacement");
+        }
+        if (replacement.empty()) {
+            fail(r.file, path + ".replacement", "empty");
+        }
+        // prepend_scheme, or the older add_prefix_space (true: always).
+        auto scheme = r.boolean(j, path, "add_prefix_space", true)
+            ? MetaspacePreTokenizer::PrependScheme::Always
+            : MetaspacePreTokenizer::PrependScheme::Never;
+        if (const json *v = r.optional(j, "prepend_scheme")) {
+            const std::string s = r.string(*v, path + ".prepend_scheme");
+            if (s == "always") {
+                scheme = MetaspacePreTokenizer::PrependScheme::Always;
+            } else if (s == "first") {
+                scheme = MetaspacePreTokenizer::PrependScheme::First;
+            } else if (s == "never") {
+                scheme = MetaspacePreTokenizer::PrependScheme::Never;
+            } else {
+                fail(r.file, path + ".prepend_scheme", "unknown scheme \"" + s + "\"");
+            }
+        }
+        return std::make_unique<MetaspacePreTokenizer>(replacement, scheme,
+                                                       r.boolean(j, path, "split", true));
     }
     if (type == "Split") {
         const json &pattern = r.member(j, path, "pattern");
@@ -443,7 +484,43 @@ std::unique_ptr<Tokenizer> parseTokenizerJson(std::string_view text, std::string
         stages.postProcessor = makePostProcessor(r, *j, "post_processor", added, *stages.model);
     }
     if (const json *d = r.optional(root, "decoder")) {
-        if (d->is_object() && d->value("type", "") == "WordPiece") {
+        const std::string dtype = d->is_object() ? d->value("type", "") : "";
+        if (dtype == "Metaspace") {
+            Tokenizer::Stages::MetaspaceDecoding ms;
+            if (const json *v = r.optional(*d, "replacement")) {
+                ms.replacement = r.string(*v, "decoder.replacement");
+            }
+            const json *scheme = r.optional(*d, "prepend_scheme");
+            ms.stripLeadingSpace = scheme
+                ? scheme->is_string() && scheme->get<std::string>() != "never"
+                : r.boolean(*d, "decoder", "add_prefix_space", true);
+            stages.metaspaceDecoding = ms;
+        }
+        if (dtype == "Sequence" && d->contains("decoders") && (*d)["decoders"].is_array()) {
+            // Llama 2's: Replace "▁" → " ", ByteFallback, Fuse, Strip " " from the start.
+            std::optional<Tokenizer::Stages::MetaspaceDecoding> ms;
+            bool strip = false;
+            for (const json &step : (*d)["decoders"]) {
+                if (!step.is_object()) {
+                    continue;
+                }
+                const std::string t = step.value("type", "");
+                if (t == "Replace" && step.contains("pattern") && step["pattern"].is_object()
+                    && step["pattern"].contains("String") && step["pattern"]["String"].is_string()
+                    && step.value("content", "") == " ") {
+                    ms = Tokenizer::Stages::MetaspaceDecoding {step["pattern"]["String"], false};
+                }
+                if (t == "Strip" && step.value("content", "") == " "
+                    && step.value("start", 0) >= 1) {
+                    strip = true;
+                }
+            }
+            if (ms) {
+                ms->stripLeadingSpace = strip;
+                stages.metaspaceDecoding = ms;
+            }
+        }
+        if (dtype == "WordPiece") {
             Tokenizer::Stages::WordPieceDecoding wp;
             if (const json *v = r.optional(*d, "prefix")) {
                 wp.prefix = r.string(*v, "decoder.prefix");

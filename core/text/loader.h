@@ -12,8 +12,9 @@
 //                             number from 0), lower-cased unless tokenizer_config.json says
 //                             "do_lower_case": false.
 //
-// Supported in tokenizer.json: normalizer null | NFC | BertNormalizer | Sequence;
-// pre_tokenizer null | BertPreTokenizer | Split
+// Supported in tokenizer.json: normalizer null | NFC | BertNormalizer | Prepend | Replace
+// (String pattern) | Sequence; pre_tokenizer null | BertPreTokenizer | Metaspace (replacement,
+// prepend_scheme or add_prefix_space, split) | Split
 // (pattern Regex or String; behavior Removed, Isolated, MergedWithPrevious, MergedWithNext,
 // Contiguous; invert) | ByteLevel (add_prefix_space, use_regex, default true) | Sequence;
 // model WordPiece (vocab, unk_token, continuing_subword_prefix, max_input_chars_per_word) or
@@ -21,9 +22,9 @@
 // byte_fallback, ignore_merges, continuing_subword_prefix, end_of_word_suffix; dropout null or
 // 0 only); post_processor null | ByteLevel (trim_offsets) | TemplateProcessing (single) |
 // BertProcessing | Sequence; added_tokens (content, id, special, lstrip, rstrip, single_word;
-// all matched in the raw text). Of the decoder only WordPiece (prefix, cleanup) is read; other
-// decoding follows from the pre-tokenizer (byte level or not) and byte_fallback. Anything else
-// is refused.
+// all matched in the raw text). Of the decoder only WordPiece (prefix, cleanup), Metaspace and
+// Llama 2's Sequence (Replace "▁" → " ", Strip) are read; other decoding follows from the
+// pre-tokenizer (byte level or not) and byte_fallback. Anything else is refused.
 
 #include "core/text/tokenizer.h"
 #include "core/text/tokenizererror.h"

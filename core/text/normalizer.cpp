@@ -171,6 +171,58 @@ AlignedText BertNormalizer::normalize(std::string_view segment) const
     return out;
 }
 
+PrependNormalizer::PrependNormalizer(std::string prefix)
+    : m_prefix(std::move(prefix))
+{ }
+
+AlignedText PrependNormalizer::normalize(std::string_view segment) const
+{
+    AlignedText out;
+    if (segment.empty()) {
+        return out;
+    }
+    out.text = m_prefix;
+    out.text.append(segment);
+    out.origBegin.assign(m_prefix.size(), 0);
+    out.origEnd.assign(m_prefix.size(), 0);
+    for (std::size_t k = 0; k < segment.size(); ++k) {
+        out.origBegin.push_back(static_cast<std::uint32_t>(k));
+        out.origEnd.push_back(static_cast<std::uint32_t>(k + 1));
+    }
+    return out;
+}
+
+ReplaceNormalizer::ReplaceNormalizer(std::string pattern, std::string content)
+    : m_pattern(std::move(pattern))
+    , m_content(std::move(content))
+{ }
+
+AlignedText ReplaceNormalizer::normalize(std::string_view segment) const
+{
+    AlignedText out;
+    if (m_pattern.empty() || segment.find(m_pattern) == std::string_view::npos) {
+        out.text.assign(segment);
+        return out;
+    }
+    std::size_t at = 0;
+    while (at < segment.size()) {
+        if (segment.compare(at, m_pattern.size(), m_pattern) == 0) {
+            out.text += m_content;
+            out.origBegin.insert(out.origBegin.end(), m_content.size(),
+                                 static_cast<std::uint32_t>(at));
+            out.origEnd.insert(out.origEnd.end(), m_content.size(),
+                               static_cast<std::uint32_t>(at + m_pattern.size()));
+            at += m_pattern.size();
+            continue;
+        }
+        out.text.push_back(segment[at]);
+        out.origBegin.push_back(static_cast<std::uint32_t>(at));
+        out.origEnd.push_back(static_cast<std::uint32_t>(at + 1));
+        ++at;
+    }
+    return out;
+}
+
 SequenceNormalizer::SequenceNormalizer(std::vector<std::unique_ptr<Normalizer>> stages)
     : m_stages(std::move(stages))
 { }

@@ -51,6 +51,30 @@ private:
     bool m_cleanText, m_handleChineseChars, m_stripAccents, m_lowercase;
 };
 
+/// tokenizers' normalizers::prepend::Prepend: `prefix` before non-empty text (aligned with
+/// nothing: an empty span at the start).
+class PrependNormalizer : public Normalizer
+{
+public:
+    explicit PrependNormalizer(std::string prefix);
+    AlignedText normalize(std::string_view segment) const override;
+
+private:
+    std::string m_prefix;
+};
+
+/// tokenizers' normalizers::replace::Replace with a literal pattern (the "String" form):
+/// each occurrence, left to right, becomes `content`, aligned with the bytes it replaces.
+class ReplaceNormalizer : public Normalizer
+{
+public:
+    ReplaceNormalizer(std::string pattern, std::string content);
+    AlignedText normalize(std::string_view segment) const override;
+
+private:
+    std::string m_pattern, m_content;
+};
+
 /// Normalizers applied in order (tokenizers' normalizers::Sequence).
 class SequenceNormalizer : public Normalizer
 {

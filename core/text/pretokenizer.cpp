@@ -148,6 +148,7 @@ void ByteLevelPreTokenizer::preTokenize(AlignedText &text, std::vector<Split> &s
         // A space before every split that does not start with one; it stands for no original
         // bytes (an empty span at the split's start).
         AlignedText spaced;
+        spaced.originOffset = text.originOffset;
         std::vector<Split> shifted;
         const bool identity = text.origBegin.empty();
         spaced.text.reserve(text.text.size() + splits.size());
@@ -248,6 +249,78 @@ void BertPreTokenizer::preTokenize(AlignedText &text, std::vector<Split> &splits
         }
     }
     splits = std::move(out);
+}
+
+MetaspacePreTokenizer::MetaspacePreTokenizer(std::string replacement, PrependScheme scheme,
+                                             bool split)
+    : m_replacement(std::move(replacement))
+    , m_scheme(scheme)
+    , m_split(split)
+{ }
+
+void MetaspacePreTokenizer::preTokenize(AlignedText &text, std::vector<Split> &splits) const
+{
+    // Rebuild the text: spaces become the replacement (aligned with the space), and a
+    // replacement goes before each split that qualifies (aligned with nothing).
+    AlignedText out;
+    out.originOffset = text.originOffset;
+    std::vector<Split> rebuilt;
+    const bool identity = text.origBegin.empty();
+    auto push = [&](const std::string &bytes, std::uint32_t b, std::uint32_t e) {
+        out.text += bytes;
+        out.origBegin.insert(out.origBegin.end(), bytes.size(), b);
+        out.origEnd.insert(out.origEnd.end(), bytes.size(), e);
+    };
+    auto origin = [&](std::size_t k) {
+        return std::pair<std::uint32_t, std::uint32_t>(
+            identity ? static_cast<std::uint32_t>(k) : text.origBegin[k],
+            identity ? static_cast<std::uint32_t>(k + 1) : text.origEnd[k]);
+    };
+    std::size_t copied = 0;
+    auto copy = [&](std::size_t upTo) {
+        for (; copied < upTo; ++copied) {
+            const auto [b, e] = origin(copied);
+            if (text.text[copied] == ' ') {
+                push(m_replacement, b, e);
+            } else {
+                push(std::string(1, text.text[copied]), b, e);
+            }
+        }
+    };
+    for (const Split &s : splits) {
+        copy(s.begin);
+        const std::size_t begin = out.text.size();
+        const auto at = static_cast<std::uint32_t>(text.originalSpan(s.begin, s.begin).first);
+        const bool startsReplaced = s.end > s.begin
+            && (text.text[s.begin] == ' '
+                || text.text.compare(s.begin, m_replacement.size(), m_replacement) == 0);
+        const bool prepend = s.end > s.begin && !startsReplaced
+            && (m_scheme == PrependScheme::Always
+                || (m_scheme == PrependScheme::First && text.originOffset + at == 0));
+        if (prepend) {
+            push(m_replacement, at, at);
+        }
+        copy(s.end);
+        if (!m_split) {
+            rebuilt.push_back({begin, out.text.size()});
+            continue;
+        }
+        // Each word starts at a replacement (MergedWithNext on the replacement).
+        std::size_t word = begin;
+        for (std::size_t k = begin + 1; k < out.text.size(); ++k) {
+            if (out.text.compare(k, m_replacement.size(), m_replacement) == 0) {
+                rebuilt.push_back({word, k});
+                word = k;
+                k += m_replacement.size() - 1;
+            }
+        }
+        if (out.text.size() > word) {
+            rebuilt.push_back({word, out.text.size()});
+        }
+    }
+    copy(text.text.size());
+    text = std::move(out);
+    splits = std::move(rebuilt);
 }
 
 SequencePreTokenizer::SequencePreTokenizer(std::vector<std::unique_ptr<PreTokenizer>> stages)

@@ -82,6 +82,23 @@ public:
     void preTokenize(AlignedText &text, std::vector<Split> &splits) const override;
 };
 
+/// SentencePiece's whitespace as a pre-tokenizer (tokenizers' pre_tokenizers::metaspace::
+/// Metaspace): every space becomes `replacement` ("▁", U+2581), one is put before a split
+/// not starting with it (prepend_scheme "always"; "first": only where the split starts the
+/// whole input; "never"), and with `split` the text is cut before each replacement.
+class MetaspacePreTokenizer : public PreTokenizer
+{
+public:
+    enum class PrependScheme { Always, First, Never };
+    MetaspacePreTokenizer(std::string replacement, PrependScheme scheme, bool split);
+    void preTokenize(AlignedText &text, std::vector<Split> &splits) const override;
+
+private:
+    std::string m_replacement;
+    PrependScheme m_scheme;
+    bool m_split;
+};
+
 /// Stages applied in order (tokenizers' pre_tokenizers::sequence::Sequence).
 class SequencePreTokenizer : public PreTokenizer
 {

@@ -51,6 +51,7 @@ void Tokenizer::encodeSegment(const AlignedText &input, std::size_t begin, std::
     } else {
         text.text.assign(segment);
     }
+    text.originOffset = input.originalSpan(begin, begin).first;
     std::vector<Split> splits {{0, text.text.size()}};
     if (m_stages.preTokenizer) {
         m_stages.preTokenizer->preTokenize(text, splits);
@@ -194,7 +195,21 @@ std::string Tokenizer::decode(std::span<const TokenId> ids, bool skipSpecialToke
                 continue;
             }
         }
+        if (const auto &ms = m_stages.metaspaceDecoding; ms && !ms->replacement.empty()) {
+            std::size_t at = 0;
+            for (std::size_t hit; (hit = piece->find(ms->replacement, at)) != std::string::npos;
+                 at = hit + ms->replacement.size()) {
+                out.append(*piece, at, hit - at);
+                out += ' ';
+            }
+            out.append(*piece, at, std::string::npos);
+            continue;
+        }
         out += *piece;
+    }
+    if (const auto &ms = m_stages.metaspaceDecoding;
+        ms && ms->stripLeadingSpace && !out.empty() && out.front() == ' ') {
+        out.erase(0, 1);
     }
     return out;
 }

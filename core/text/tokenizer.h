@@ -41,6 +41,15 @@ public:
             bool cleanup = true;
         };
         std::optional<WordPieceDecoding> wordPieceDecoding;
+        /// SentencePiece-style decoding (tokenizers' decoders Metaspace, or Sequence of
+        /// Replace "▁" → " ", ByteFallback, Fuse, Strip): in each piece the replacement becomes
+        /// a space, and the first leading space of the text goes when stripLeadingSpace.
+        struct MetaspaceDecoding
+        {
+            std::string replacement = "\xE2\x96\x81";
+            bool stripLeadingSpace = true;
+        };
+        std::optional<MetaspaceDecoding> metaspaceDecoding;
         std::string description; ///< e.g. "tokenizer.json (BPE, 128000 tokens)"
     };
     explicit Tokenizer(Stages stages);

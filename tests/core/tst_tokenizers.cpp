@@ -545,6 +545,56 @@ private slots:
         QVERIFY2(message.contains("tokenizer.model"), qPrintable(message));
     }
 
+    // The Metaspace / byte-fallback tokenizer.json forms (Llama 2's Prepend + Replace
+    // normalizers, and the Metaspace pre-tokenizer of later files) on a small vocabulary.
+    void metaspace()
+    {
+        const std::string model
+            = R"("model": {"type": "BPE", "byte_fallback": true, "fuse_unk": true,
+            "unk_token": "<unk>", "vocab": {"<unk>": 0, "<s>": 1, "</s>": 2, "▁": 4, "▁Hello": 5,
+            "▁world": 6, "H": 7, "e": 8, "l": 9, "o": 10, "w": 11, "r": 12, "d": 13, "▁H": 14,
+            "▁He": 15, "▁Hel": 16, "▁Hell": 17, "▁w": 18, "▁wo": 19, "▁wor": 20, "▁worl": 21,
+            "<0xE2>": 22, "<0x82>": 23, "<0xAC>": 24},
+            "merges": ["▁ H", "▁H e", "▁He l", "▁Hel l", "▁Hell o", "▁ w", "▁w o", "▁wo r",
+                       "▁wor l", "▁worl d"]},
+            "added_tokens": [{"id": 0, "content": "<unk>", "special": true},
+                             {"id": 1, "content": "<s>", "special": true},
+                             {"id": 2, "content": "</s>", "special": true}],
+            "post_processor": {"type": "TemplateProcessing",
+                "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+                "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}})";
+        const auto legacy
+            = parseTokenizerJson(R"({"normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "Prepend", "prepend": "▁"}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]},
+            "pre_tokenizer": null,
+            "decoder": {"type": "Sequence", "decoders": [
+                {"type": "Replace", "pattern": {"String": "▁"}, "content": " "}, {"type": "ByteFallback"},
+                {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}, )"
+                                     + model + "}",
+                                 "llama2.json");
+        const auto metaspace = parseTokenizerJson(
+            R"({"pre_tokenizer": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": false},
+                "decoder": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": false}, )"
+                + model + "}",
+            "mistral.json");
+        using Ids = std::vector<TokenId>;
+        for (const auto *tok : {legacy.get(), metaspace.get()}) {
+            QCOMPARE(tok->encodeIds("Hello world"), (Ids {1, 5, 6}));
+            QCOMPARE(tok->encodeIds("Hello world\xE2\x82\xAC"), (Ids {1, 5, 6, 22, 23, 24}));
+            QCOMPARE(tok->encodeIds("Hello\x01\x02"), (Ids {1, 5, 0}));
+            const Encoding e = tok->encode("Hello world");
+            QCOMPARE(checkSpans(e, 11, false), QString());
+            QCOMPARE(e.tokens[1].end, std::size_t(5));
+            QCOMPARE(e.tokens[2].begin, std::size_t(5));
+            const Ids ids = tok->encodeIds("Hello world\xE2\x82\xAC");
+            QCOMPARE(tok->decode(ids, true), std::string("Hello world\xE2\x82\xAC"));
+            QCOMPARE(tok->decode(ids), std::string("<s> Hello world\xE2\x82\xAC"));
+        }
+        // After an added token the legacy form prepends again; "first" does not.
+        QCOMPARE(legacy->encodeIds("<s>Hello"), (Ids {1, 1, 5}));
+        QCOMPARE(metaspace->encodeIds("<s>Hello"), (Ids {1, 1, 7, 8, 9, 9, 10}));
+    }
+
     // A 10 MB line, and a 1 MB word, encode correctly (the merge loop is O(n log n), the
     // regex splits linear; the time is not asserted).
     void longLine_data()
