@@ -48,6 +48,8 @@ const std::vector<Command> &commands()
          &guarded<&runBench>},
         {"train", "Train an attention layer (your .npz case or a built-in task)",
          &guarded<&runTrain>},
+        {"tokenize", "Tokenize a text with a model folder's tokenizer (ids, pieces, offsets)",
+         &guarded<&runTokenize>},
     };
     return table;
 }

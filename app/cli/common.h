@@ -150,5 +150,6 @@ int runExperiment(const QStringList &arguments);
 int runCompute(const QStringList &arguments);
 int runBench(const QStringList &arguments);
 int runTrain(const QStringList &arguments);
+int runTokenize(const QStringList &arguments);
 
 } // namespace attn::cli
