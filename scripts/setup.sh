@@ -8,7 +8,9 @@ ATTN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ATTN_PRESET="${1:-${ATTN_PRESET:-release}}"
 
 # Build tools, Qt 6 (Widgets, Charts, Svg, Test), Eigen, OpenBLAS (OpenMP build: the matrix
-# products, core/base/blas.h), libzip (.npz), Google Benchmark,
+# products, core/base/blas.h), libzip (.npz), Google Benchmark, the tokenizers' PCRE2, utf8proc,
+# nlohmann/json and SentencePiece (core/text/), Node.js and npm for the tokenizer references
+# (tests/reference/tokenizers/),
 # (Qt Charts needs Qt OpenGL and xkbcommon headers at configure time), the xcb platform plugin to show the window, fonts for offscreen rendering, clang-format for
 # the format check.
 ATTN_PACKAGES=(
@@ -18,6 +20,7 @@ ATTN_PACKAGES=(
     libeigen3-dev libzip-dev zlib1g-dev libbenchmark-dev libopenblas-openmp-dev
     nlohmann-json3-dev
     fonts-dejavu-core clang-format
+    libpcre2-dev libutf8proc-dev libsentencepiece-dev nodejs
 )
 
 # The sanitizer and fuzzing build (preset fuzz, scripts/run-tests.sh): clang with its
@@ -63,6 +66,10 @@ attn_build() {
 }
 
 attn_install_packages
+# npm: part of NodeSource's nodejs package, a package of its own in Debian's.
+if ! command -v npm >/dev/null; then
+    attn_install_packages npm
+fi
 if [[ "$ATTN_PRESET" == fuzz ]]; then
     attn_install_packages "${ATTN_FUZZ_PACKAGES[@]}"
 fi

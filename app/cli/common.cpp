@@ -53,6 +53,8 @@ const std::vector<Command> &commands()
         {"heads",
          "Score every head of a stored attention stack (previous-token, induction, sink, ...)",
          &guarded<&runHeads>},
+        {"tokenize", "Tokenize a text with a model folder's tokenizer (ids, pieces, offsets)",
+         &guarded<&runTokenize>},
     };
     return table;
 }

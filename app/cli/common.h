@@ -152,5 +152,6 @@ int runBench(const QStringList &arguments);
 int runTrain(const QStringList &arguments);
 int runModel(const QStringList &arguments);
 int runHeads(const QStringList &arguments);
+int runTokenize(const QStringList &arguments);
 
 } // namespace attn::cli
