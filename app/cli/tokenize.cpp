@@ -11,6 +11,7 @@
 #include "core/text/loader.h"
 
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -74,6 +75,21 @@ std::variant<Plan, int> parse(const QStringList &arguments)
         plan.text = parser.value(QStringLiteral("text")).toStdString();
     } else {
         const QString path = parser.value(QStringLiteral("file"));
+        // Only regular files: a FIFO or a device would block or never end.
+        const QFileInfo info(path);
+        if (!info.isFile())
+            return usageError(kCommand,
+                              QStringLiteral("--file %1: %2")
+                                  .arg(path,
+                                       info.exists() ? QStringLiteral("not a regular file")
+                                                     : QStringLiteral("no such file")));
+        constexpr qint64 maxTextBytes = qint64(1) << 30;
+        if (info.size() > maxTextBytes)
+            return usageError(kCommand,
+                              QStringLiteral("--file %1: %2 bytes, more than the %3 this reads")
+                                  .arg(path)
+                                  .arg(info.size())
+                                  .arg(maxTextBytes));
         QFile f(path);
         if (!f.open(QIODevice::ReadOnly)) {
             return usageError(kCommand, QStringLiteral("--file %1: %2").arg(path, f.errorString()));

@@ -81,7 +81,7 @@ private slots:
         QTest::newRow("window") << QString();
         for (const char *c :
              {"heatmap", "animate", "sweep", "experiment", "compute", "bench", "train", "model",
-              "heads"})
+              "heads", "tokenize"})
             QTest::newRow(c) << QString::fromLatin1(c);
     }
 
