@@ -3,15 +3,15 @@
 // JSON object with the median and minimum seconds per step over --repeat timed blocks of
 // --steps steps each (after one untimed warm-up block). bench/compare_torch.py runs it side by
 // side with the same step in PyTorch. Threads follow OMP_NUM_THREADS. As the window does
-// (app/main.cpp), it runs OpenBLAS's better kernels where OpenBLAS fell back to SSE3 (core/base/blas.h
-// betterBlasCore; --keep-blas-core measures OpenBLAS's own choice); "blas_core" in the output
-// names the kernels used.
+// (app/main.cpp), it runs OpenBLAS's better kernels where OpenBLAS fell back to SSE3
+// (core/base/blas.h betterBlasCore; --keep-blas-core measures OpenBLAS's own choice); "blas_core"
+// in the output names the kernels used.
 //
 //   attn_bench_training --batch 32 --n 64 --d-model 128 --heads 4 --dtype float32
 //                       --optimizer sgd --steps 20 --repeat 5 [--keep-blas-core]
 
-#include "core/base/blas.h"
 #include "core/attention/multihead.h"
+#include "core/base/blas.h"
 #include "core/random/random.h"
 #include "core/training/trainer.h"
 

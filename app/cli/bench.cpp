@@ -4,9 +4,9 @@
 
 #include "common.h"
 
+#include "core/io/table.h"
 #include "core/kernels/kernels.h"
 #include "core/random/random.h"
-#include "core/io/table.h"
 
 #include <QTextStream>
 

@@ -1,7 +1,7 @@
 #include "core/attention/softmax.h"
 
-#include "core/kernels/rowops.h"
 #include "core/base/threads.h"
+#include "core/kernels/rowops.h"
 
 #include <atomic>
 #include <cmath>

@@ -2,14 +2,14 @@
 
 #include "core/attention/groupedattention.h"
 
-#include "core/base/blas.h"
 #include "core/attention/positional.h"
+#include "core/base/blas.h"
 
+#include "core/attention/softmax.h"
+#include "core/base/threads.h"
 #include "core/engine/sessioninputs.h"
 #include "core/kernels/detail.h"
 #include "core/kernels/kernels.h"
-#include "core/attention/softmax.h"
-#include "core/base/threads.h"
 
 #include <algorithm>
 #include <atomic>

@@ -13,13 +13,13 @@
 // softmaxRowInPlace: the same operations on the same values in the same order), with or without
 // the cached scores, bit for bit (tests/tst_session.cpp, tests/tst_sessioncache.cpp).
 
-#include "core/attention/attention.h"
-#include "core/base/cancel.h"
-#include "core/engine/engineparameters.h"
-#include "core/attention/mask.h"
 #include "core/analysis/metrics.h"
+#include "core/attention/attention.h"
+#include "core/attention/mask.h"
 #include "core/attention/multihead.h"
+#include "core/base/cancel.h"
 #include "core/base/types.h"
+#include "core/engine/engineparameters.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -48,8 +48,8 @@ struct EngineResult
     /// (then `scores` are those of the rotated q_i, k_i). Empty without RoPE.
     std::vector<MatrixD> unrotatedScores;
     /// With ALiBi: h heads of the bias added to the scaled scores, −m_h·(i − j) with a causal
-    /// mask, else −m_h·|i − j| (alibiBias, core/attention/positional.h; the same values the row pass
-    /// adds). Empty without ALiBi.
+    /// mask, else −m_h·|i − j| (alibiBias, core/attention/positional.h; the same values the row
+    /// pass adds). Empty without ALiBi.
     std::vector<MatrixD> positionBias;
     bool positionBiasCausal = false; ///< positionBias is −m_h·(i − j) (else −m_h·|i − j|)
     std::vector<std::vector<std::uint8_t>> fullyMasked; ///< h × n_q

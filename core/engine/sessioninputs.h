@@ -3,9 +3,9 @@
 // parameters and the query-side and encoder inputs drawn from one generator, typed tokens'
 // embeddings and positional encoding. Qt-free; tokens are UTF-8 std::string.
 
-#include "core/engine/engineparameters.h"
 #include "core/attention/multihead.h"
 #include "core/base/types.h"
+#include "core/engine/engineparameters.h"
 
 #include <cstdint>
 #include <string_view>

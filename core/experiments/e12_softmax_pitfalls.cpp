@@ -2,8 +2,8 @@
 
 #include "core/experiments/experiments_p.h"
 
-#include "core/random/random.h"
 #include "core/attention/softmax.h"
+#include "core/random/random.h"
 
 #include <cmath>
 #include <limits>

@@ -2,13 +2,13 @@
 // The experiments of docs/experiments.md (E1–E16): a registry of parameter specs and a runner that
 // turns parameters into a result Table plus named matrices (heatmaps) for figures.
 // Every experiment is deterministic for a given seed (NumPy-compatible Generator; E2, E4, E5 and
-// E7 take "generator" = torch for PyTorch's streams, core/random/torchrandom.h) except the timings of
-// E8/E9, which are measured, never hard-coded.
+// E7 take "generator" = torch for PyTorch's streams, core/random/torchrandom.h) except the timings
+// of E8/E9, which are measured, never hard-coded.
 
 #include "core/base/cancel.h"
+#include "core/base/types.h"
 #include "core/io/table.h"
 #include "core/random/torchrandom.h"
-#include "core/base/types.h"
 
 #include <atomic>
 #include <cstddef>

@@ -3,8 +3,8 @@
 // and the NumPy-order arithmetic E1–E3 use to print the same digits as the NumPy scripts in
 // tests/reference/.
 
-#include "core/experiments/experiments.h"
 #include "core/attention/multihead.h"
+#include "core/experiments/experiments.h"
 #include "core/random/torchrandom.h"
 
 #include <cstdint>

@@ -29,8 +29,8 @@
 
 #include "core/attention/mask.h"
 #include "core/attention/multihead.h"
-#include "core/io/npy.h"
 #include "core/base/types.h"
+#include "core/io/npy.h"
 
 #include <string>
 #include <utility>

@@ -1,9 +1,9 @@
 #pragma once
 // Internal helpers shared by attention.cpp and the kernels (not part of the API).
 
-#include "core/kernels/kernels.h"
 #include "core/attention/mask.h"
 #include "core/base/types.h"
+#include "core/kernels/kernels.h"
 
 #include <cstddef>
 #include <string>

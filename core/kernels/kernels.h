@@ -39,9 +39,9 @@ Index kernelThreadsFor(Index nQ, Index nK, Index dK, Index dV);
 
 /// The float32 code of the materialized and streaming kernels: "avx512" (AVX-512F
 /// micro-kernels and 16-lane exp, chosen at run time when the CPU has AVX-512F, for d_v a
-/// multiple of 16) or "eigen" (the products of core/base/blas.h — OpenBLAS when the build has it, else
-/// Eigen's GEMM — in the materialized kernel, Eigen's GEMM in the streaming kernel's tiles, and
-/// Eigen's packet math as compiled: SSE2 in the portable default build). Float64 products take
+/// multiple of 16) or "eigen" (the products of core/base/blas.h — OpenBLAS when the build has it,
+/// else Eigen's GEMM — in the materialized kernel, Eigen's GEMM in the streaming kernel's tiles,
+/// and Eigen's packet math as compiled: SSE2 in the portable default build). Float64 products take
 /// the same routes; the row passes (max, exp, scale) of both types and softmaxRowsInPlace use the
 /// AVX-512 code too when it is on. ATTN_NO_AVX512 set
 /// in the environment to anything but "" or "0" before the first call selects "eigen".

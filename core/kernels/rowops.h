@@ -7,8 +7,8 @@
 // (Eigen's pexp alone returns a denormal there, not 0). Large finite negative arguments (a
 // −1e9 fill value) give what std::exp gives: a subnormal or exactly 0.
 
-#include "core/kernels/avx512.h"
 #include "core/base/types.h"
+#include "core/kernels/avx512.h"
 
 #include <Eigen/Core>
 

@@ -15,11 +15,11 @@
 #include "core/base/threads.h"
 
 #include "core/base/blas.h"
+#include "core/base/threads.h"
 #include "core/kernels/avx512.h"
 #include "core/kernels/detail.h"
 #include "core/kernels/kernels.h"
 #include "core/kernels/rowops.h"
-#include "core/base/threads.h"
 
 #include <algorithm>
 #include <cmath>

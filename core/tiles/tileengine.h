@@ -21,10 +21,10 @@
 // (core/kernels/kernels.h): softmax(Q Kᵀ · scale + additive mask) with masked cells = the fill
 // value (−inf by default: weight 0), fully masked rows all zeros.
 
-#include "core/attention/attention.h"
-#include "core/base/cancel.h"
-#include "core/attention/mask.h"
 #include "core/analysis/metrics.h"
+#include "core/attention/attention.h"
+#include "core/attention/mask.h"
+#include "core/base/cancel.h"
 #include "core/base/types.h"
 
 #include <algorithm>

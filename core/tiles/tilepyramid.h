@@ -10,8 +10,8 @@
 // view of its level; TileEngine (tileengine.h) computes a tile's pixels with
 // tileGridWithCells(tileWindow(L, tx, ty), 2^L, 2^L).
 
-#include "core/tiles/tileengine.h"
 #include "core/base/types.h"
+#include "core/tiles/tileengine.h"
 
 #include <vector>
 

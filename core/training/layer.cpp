@@ -1,8 +1,8 @@
 #include "core/training/layer.h"
 
-#include "core/base/blas.h"
 #include "core/analysis/metrics.h"
 #include "core/attention/positional.h"
+#include "core/base/blas.h"
 #include "core/base/threads.h"
 
 #if defined(ATTN_HAVE_AVX2_TRAINING)

@@ -79,9 +79,8 @@ private slots:
     {
         QTest::addColumn<QString>("command"); // empty: the window (top level)
         QTest::newRow("window") << QString();
-        for (const char *c :
-             {"heatmap", "animate", "sweep", "experiment", "compute", "bench", "train", "model",
-              "heads", "tokenize"})
+        for (const char *c : {"heatmap", "animate", "sweep", "experiment", "compute", "bench",
+                              "train", "model", "heads", "tokenize"})
             QTest::newRow(c) << QString::fromLatin1(c);
     }
 

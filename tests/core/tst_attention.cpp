@@ -1,5 +1,5 @@
-// scaledDotProductAttention (core/attention/attention.h): a hand-computed example, the scale, masks and
-// fill values, causality, invariance under permuting keys and values, shape and NaN errors.
+// scaledDotProductAttention (core/attention/attention.h): a hand-computed example, the scale, masks
+// and fill values, causality, invariance under permuting keys and values, shape and NaN errors.
 
 #include "core/attention/attention.h"
 #include "core/random/random.h"

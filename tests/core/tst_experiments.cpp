@@ -4,9 +4,9 @@
 
 #include "testutil.h"
 
+#include "core/analysis/metrics.h"
 #include "core/experiments/experiments.h"
 #include "core/experiments/livecharts.h"
-#include "core/analysis/metrics.h"
 
 #include <QFile>
 #include <QTest>

@@ -4,9 +4,9 @@
 // The command-line side of the same inputs is tst_cli_fuzzregressions.
 
 #include "core/attention/multihead.h"
+#include "core/base/types.h"
 #include "core/io/npy.h"
 #include "core/io/tensorcase.h"
-#include "core/base/types.h"
 #include "testutil.h"
 
 #include <QElapsedTimer>

@@ -1,13 +1,13 @@
 // Grouped-query attention with RoPE, ALiBi, sliding windows and attention sinks
-// (core/attention/groupedattention.h, core/attention/positional.h, core/attention/mask.h) against PyTorch fixtures from
-// tests/reference/make_modern_fixtures.py, plus the invariants: RoPE's shift invariance, the two
-// RoPE conventions as one rotation up to a permutation, ALiBi's slopes vs the reference rule for
-// every H in 1…64, g = h equals plain multi-head, g = 1 equals one shared head.
+// (core/attention/groupedattention.h, core/attention/positional.h, core/attention/mask.h) against
+// PyTorch fixtures from tests/reference/make_modern_fixtures.py, plus the invariants: RoPE's shift
+// invariance, the two RoPE conventions as one rotation up to a permutation, ALiBi's slopes vs the
+// reference rule for every H in 1…64, g = h equals plain multi-head, g = 1 equals one shared head.
 
 #include "core/attention/groupedattention.h"
-#include "core/kernels/kernels.h"
 #include "core/attention/multihead.h"
 #include "core/io/npy.h"
+#include "core/kernels/kernels.h"
 #include "core/random/random.h"
 #include "testutil.h"
 

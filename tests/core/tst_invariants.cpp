@@ -17,13 +17,13 @@
 #include "testutil.h"
 
 #include "core/attention/attention.h"
-#include "core/engine/sessionengine.h"
-#include "core/kernels/kernels.h"
 #include "core/attention/mask.h"
 #include "core/attention/multihead.h"
+#include "core/engine/sessionengine.h"
 #include "core/io/npy.h"
-#include "core/random/random.h"
 #include "core/io/tensorcase.h"
+#include "core/kernels/kernels.h"
+#include "core/random/random.h"
 
 #include <QObject>
 #include <QTest>

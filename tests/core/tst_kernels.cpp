@@ -3,9 +3,9 @@
 // additive, n from 1 to 2048 with odd head dimensions, cross-attention, every streaming tile.
 
 #include "core/attention/attention.h"
+#include "core/io/npy.h"
 #include "core/kernels/avx512.h"
 #include "core/kernels/kernels.h"
-#include "core/io/npy.h"
 #include "core/random/random.h"
 #include "testutil.h"
 

@@ -1,8 +1,8 @@
-// AttentionMask (core/attention/mask.h): causal alignments, key padding, the two boolean conventions,
-// additive masks, OR-combination and the per-cell state bits used for display.
+// AttentionMask (core/attention/mask.h): causal alignments, key padding, the two boolean
+// conventions, additive masks, OR-combination and the per-cell state bits used for display.
 
-#include "core/engine/engineparameters.h"
 #include "core/attention/mask.h"
+#include "core/engine/engineparameters.h"
 
 #include <QTest>
 

@@ -3,8 +3,8 @@
 // effective terms, row metrics with fully masked rows, standard deviation and NaN reports.
 
 #include "core/analysis/metrics.h"
-#include "core/random/random.h"
 #include "core/attention/softmax.h"
+#include "core/random/random.h"
 #include "testutil.h"
 
 #include <QList>

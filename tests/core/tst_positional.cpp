@@ -1,5 +1,5 @@
-// Sinusoidal positional encoding (core/attention/positional.h, Vaswani et al. 2017, §3.5): known values,
-// interleaved sin/cos, odd widths, offsets, and the shift-is-a-rotation property (E6).
+// Sinusoidal positional encoding (core/attention/positional.h, Vaswani et al. 2017, §3.5): known
+// values, interleaved sin/cos, odd widths, offsets, and the shift-is-a-rotation property (E6).
 
 #include "core/attention/positional.h"
 #include "testutil.h"

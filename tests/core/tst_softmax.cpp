@@ -2,8 +2,8 @@
 // finite, -inf is an exactly-zero weight, fully masked rows give zeros and a flag, NaN/+inf are
 // reported with their position. Every case runs in float32 and float64.
 
-#include "core/random/random.h"
 #include "core/attention/softmax.h"
+#include "core/random/random.h"
 #include "testutil.h"
 
 #include <QList>

@@ -1,15 +1,15 @@
 // The tile engine (core/tiles/tileengine.h) against the materialized weights of
-// scaledDotProductAttention (core/attention/attention.h), per head and for the head mean, pooled by an
-// obvious per-pixel loop here: float64 to 1e-12, float32 to 1e-6, for random windows and grids
+// scaledDotProductAttention (core/attention/attention.h), per head and for the head mean, pooled by
+// an obvious per-pixel loop here: float64 to 1e-12, float32 to 1e-6, for random windows and grids
 // (zoomed out and in past one cell per pixel), every mask kind, finite fill values, scales
 // below zero, cross-attention and sizes that are not multiples of the row blocks, on the AVX-512
 // and the Eigen code. Per-row metrics equal rowMetrics() of the materialized weights; single
 // cells equal the materialized raw score, scaled score and weight; a planted spike and a sink
 // column stay visible at every zoom level under max pooling.
 
+#include "core/analysis/metrics.h"
 #include "core/attention/attention.h"
 #include "core/kernels/kernels.h"
-#include "core/analysis/metrics.h"
 #include "core/random/random.h"
 #include "core/tiles/tileengine.h"
 #include "core/tiles/tilepyramid.h"

@@ -4,8 +4,8 @@
 // one generator and compares every value, so the stream position between calls (the cached
 // second normal, the redrawn tail of 16-wide blocks, the out_proj bias draws) is checked too.
 
-#include "core/experiments/experiments_p.h"
 #include "core/attention/multihead.h"
+#include "core/experiments/experiments_p.h"
 #include "core/random/torchrandom.h"
 
 #include <QFile>

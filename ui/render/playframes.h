@@ -1,8 +1,8 @@
 #pragma once
-// A Play's frames as files: for every value of the schedule (core/engine/playschedule.h) the session's
-// parameters with that value (applyPlayValue), computed (computeSession) and drawn by the heads
-// view's renderer (HeatmapRenderer) into frame_000.png, frame_001.png, … with the frame and the
-// value first in each caption, plus frames.csv naming every frame's parameters. Safe on any
+// A Play's frames as files: for every value of the schedule (core/engine/playschedule.h) the
+// session's parameters with that value (applyPlayValue), computed (computeSession) and drawn by the
+// heads view's renderer (HeatmapRenderer) into frame_000.png, frame_001.png, … with the frame and
+// the value first in each caption, plus frames.csv naming every frame's parameters. Safe on any
 // thread (no widgets): the window runs it on a JobRunner, `attnlab animate` directly.
 
 #include "ui/render/heatmaprenderer.h"

@@ -32,8 +32,8 @@ struct TileImageRequest
 {
     /// n_q × n_k values, row-major. Not owned; must outlive buildTileImage().
     const MatrixD *values = nullptr;
-    /// MaskStateBits (core/attention/mask.h) per cell, the shape of `values`, or nullptr (no cell masked).
-    /// A cell with a state ≠ 0 is drawn in maskColor(colormap, state), never as a value.
+    /// MaskStateBits (core/attention/mask.h) per cell, the shape of `values`, or nullptr (no cell
+    /// masked). A cell with a state ≠ 0 is drawn in maskColor(colormap, state), never as a value.
     const MatrixB *maskState = nullptr;
     ColormapId colormap = ColormapId::Viridis;
     ColorNorm norm; ///< value → t in [0, 1] before the colormap

@@ -5,8 +5,8 @@
 
 #include "ui/session/sessionparameters.h"
 
-#include "core/engine/sessionengine.h"
 #include "core/base/types.h"
+#include "core/engine/sessionengine.h"
 
 #include <QString>
 
