@@ -245,20 +245,19 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
         inputBytes += double(array.values.size()) * (8.0 + double(sizeof(T)));
     const double need = computeBytes(tc.heads, nQ, nK, dModel, value.cols(), sizeof(T), inputBytes);
     if (need > budgetBytes) {
-        QTextStream(stderr)
-            << "attnlab compute: error: "
-            << QStringLiteral("h = %1 head(s) of n_q = %2 queries x n_k = %3 keys need about %4 "
-                              "(weights and raw scores, %5 x %2 x %3 %6 each, kept for the output "
-                              ".npz, plus the inputs), over --memory-budget-mib %7: use fewer "
-                              "queries or keys, or raise --memory-budget-mib\n")
-                   .arg(tc.heads)
-                   .arg(nQ)
-                   .arg(nK)
-                   .arg(mibText(need))
-                   .arg(tc.heads)
-                   .arg(dtypeName)
-                   .arg(budgetBytes / (1024.0 * 1024.0), 0, 'f', 0);
-        return ExitUsage;
+        return inputError(
+            kCommand,
+            QStringLiteral("h = %1 head(s) of n_q = %2 queries x n_k = %3 keys need about %4 "
+                           "(weights and raw scores, %5 x %2 x %3 %6 each, kept for the output "
+                           ".npz, plus the inputs), over --memory-budget-mib %7: use fewer "
+                           "queries or keys, or raise --memory-budget-mib")
+                .arg(tc.heads)
+                .arg(nQ)
+                .arg(nK)
+                .arg(mibText(need))
+                .arg(tc.heads)
+                .arg(dtypeName)
+                .arg(budgetBytes / (1024.0 * 1024.0), 0, 'f', 0));
     }
 
     Computed<T> c;
@@ -377,12 +376,6 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
     return ExitOk;
 }
 
-int inputError(const QString &message)
-{
-    QTextStream(stderr) << "attnlab " << kCommand << ": error: " << message << "\n";
-    return ExitUsage;
-}
-
 } // namespace
 
 int runCompute(const QStringList &arguments)
@@ -425,12 +418,8 @@ int runCompute(const QStringList &arguments)
                                        "inputs whose weights and scores (h x n_q x n_k, twice, "
                                        "plus the output .npz built in memory) need"))}
             + positionOptions());
-    if (const auto done = parseArguments(parser, kCommand, arguments))
+    if (const std::optional<int> done = parseCommandLine(parser, kCommand, arguments))
         return *done;
-    if (!parser.positionalArguments().isEmpty())
-        return usageError(
-            kCommand,
-            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
     if (!parser.isSet(inOption))
         return usageError(kCommand, QStringLiteral("--in <file> is required"));
     if (!parser.isSet(outOption))
@@ -524,11 +513,11 @@ int runCompute(const QStringList &arguments)
             ? computeAs<float>(arrays, inPath, outPath, maskConvention, dtype, *budget, *position)
             : computeAs<double>(arrays, inPath, outPath, maskConvention, dtype, *budget, *position);
     } catch (const NpyError &e) {
-        return inputError(QString::fromUtf8(e.what()));
+        return inputError(kCommand, QString::fromUtf8(e.what()));
     } catch (const InvalidArgument &e) {
-        return inputError(QString::fromUtf8(e.what()));
+        return inputError(kCommand, QString::fromUtf8(e.what()));
     } catch (const NonFiniteInput &e) {
-        return inputError(QString::fromUtf8(e.what()));
+        return inputError(kCommand, QString::fromUtf8(e.what()));
     } catch (const std::bad_alloc &) {
         return failure(kCommand,
                        QStringLiteral("out of memory while computing '%1': its sizes fit "

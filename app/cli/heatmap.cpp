@@ -539,12 +539,8 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
              QStringLiteral("dir")},
         };
     addOptionsWithDefaults(parser, optionList);
-    if (const auto done = parseArguments(parser, command, arguments))
+    if (const std::optional<int> done = parseCommandLine(parser, command, arguments))
         return *done;
-    if (!parser.positionalArguments().isEmpty())
-        return usageError(
-            command,
-            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
 
     // --session FILE: the session's values go in front of the command line, so options given
     // explicitly win (the parser keeps an option's last value); its tokens count unless --tokens
@@ -1318,8 +1314,7 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
                 ? QStringLiteral(" (float32 holds |x| <= 3.4e38: use a larger --temperature, a "
                                  "larger --alpha or --dtype float64)")
                 : QStringLiteral(" (use a larger --temperature or --alpha)");
-        QTextStream(stderr) << "attnlab " << command << ": error: " << message << "\n";
-        return ExitUsage;
+        return inputError(command, message);
     }
     if (!result->ok())
         return failure(command, result->error);

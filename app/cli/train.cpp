@@ -267,12 +267,6 @@ int trainAs(const LayerConfig &layer, const Parameters<double> &initial, const R
     return ExitOk;
 }
 
-int inputError(const QString &message)
-{
-    QTextStream(stderr) << "attnlab " << kCommand << ": error: " << message << "\n";
-    return ExitUsage;
-}
-
 } // namespace
 
 int runTrain(const QStringList &arguments)
@@ -381,12 +375,8 @@ int runTrain(const QStringList &arguments)
                  conventionOption, dtypeOption,       formatOption, logEveryOption,    nOption,
                  dModelOption,     headsOption,       batchOption,  noiseOption,       offsetOption,
                  classesOption,    noPositionsOption, seedOpt});
-    if (const auto done = parseArguments(parser, kCommand, arguments))
+    if (const std::optional<int> done = parseCommandLine(parser, kCommand, arguments))
         return *done;
-    if (!parser.positionalArguments().isEmpty())
-        return usageError(
-            kCommand,
-            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
     const bool fromCase = parser.isSet(inOption);
     if (fromCase == parser.isSet(taskOption))
         return usageError(kCommand,
@@ -615,11 +605,11 @@ int runTrain(const QStringList &arguments)
         return o.float32 ? trainAs<float>(layer, initial, o, next, nullptr, title, params)
                          : trainAs<double>(layer, initial, o, next, nullptr, title, params);
     } catch (const NpyError &e) {
-        return inputError(QString::fromUtf8(e.what()));
+        return inputError(kCommand, QString::fromUtf8(e.what()));
     } catch (const InvalidArgument &e) {
-        return inputError(QString::fromUtf8(e.what()));
+        return inputError(kCommand, QString::fromUtf8(e.what()));
     } catch (const NonFiniteInput &e) {
-        return inputError(QString::fromUtf8(e.what()));
+        return inputError(kCommand, QString::fromUtf8(e.what()));
     }
 }
 
