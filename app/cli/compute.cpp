@@ -185,13 +185,102 @@ void computeGrouped(const TensorCase<T> &tc, const Matrix<T> &query, const Matri
     c.scale = r.scale;
 }
 
+/// Writes --out (the output, weights, scores, per-row metrics, and the ALiBi slopes and sink
+/// mass when used) and prints the one-line summary.
+template<typename T>
+int writeComputed(const Computed<T> &c, const QString &inPath, const QString &outPath,
+                  const QString &dtypeName, const QStringList &maskDescription,
+                  const PositionSettings &ps, Index nQ, Index nK, Index dModel, Index keyColumns,
+                  Index valueColumns)
+{
+    constexpr NpyType outType = std::is_same_v<T, float> ? NpyType::Float32 : NpyType::Float64;
+    // Per-row metrics (h × n_q).
+    std::vector<VectorD> maxW, entropy, effective, jacobian;
+    NpyArray fully;
+    fully.shape = {std::int64_t(c.heads), std::int64_t(nQ)};
+    fully.type = NpyType::Bool;
+    double worstRowSum = 0;
+    QStringList maskedRows;
+    for (Index h = 0; h < c.heads; ++h) {
+        const RowMetrics m
+            = rowMetrics<T>(c.weights[std::size_t(h)], c.fullyMasked[std::size_t(h)]);
+        maxW.push_back(m.maxWeight);
+        entropy.push_back(m.entropy);
+        effective.push_back(m.effectiveTerms);
+        jacobian.push_back(m.jacobianNorm);
+        worstRowSum = std::max(worstRowSum, summarize(m).worstRowSumError);
+        for (Index i = 0; i < nQ; ++i) {
+            const bool f = c.fullyMasked[std::size_t(h)].at(std::size_t(i)) != 0;
+            fully.values.push_back(f ? 1.0 : 0.0);
+            if (f)
+                maskedRows << (c.heads > 1 ? QStringLiteral("head %1 row %2").arg(h).arg(i)
+                                           : QStringLiteral("row %1").arg(i));
+        }
+    }
+
+    auto typed = [](NpyArray a) {
+        a.type = outType;
+        return a;
+    };
+    std::vector<std::pair<std::string, NpyArray>> members = {
+        {"output", typed(NpyArray::fromMatrix<T>(c.output))},
+        {"weights", typed(NpyArray::fromMatrices<T>(c.weights))},
+        {"weights_mean", typed(NpyArray::fromMatrix<T>(c.weightsMean))},
+        {"scores", typed(NpyArray::fromMatrices<T>(c.scores))},
+        {"max_weight", perHeadRows(maxW)},
+        {"entropy", perHeadRows(entropy)},
+        {"effective_terms", perHeadRows(effective)},
+        {"jacobian_norm", perHeadRows(jacobian)},
+        {"fully_masked", fully},
+    };
+    if (!c.alibiSlopes.empty()) {
+        NpyArray slopes;
+        slopes.shape = {std::int64_t(c.alibiSlopes.size())};
+        slopes.values = c.alibiSlopes;
+        members.emplace_back("alibi_slopes", slopes);
+    }
+    if (ps.sinks > 0) {
+        std::vector<VectorD> mass;
+        for (const Matrix<T> &w : c.weights)
+            mass.push_back(sinkWeightMass<T>(w, ps.sinks));
+        members.emplace_back("sink_mass", perHeadRows(mass));
+    }
+    try {
+        writeNpz(outPath.toStdString(), members);
+    } catch (const NpyError &e) {
+        return failure(kCommand, QString::fromUtf8(e.what()));
+    }
+
+    QTextStream out(stdout);
+    out << QStringLiteral("%1 → %2: %3 on query %4, key %5, value %6; h = %7, d_k = %8, "
+                          "scale %9, %10; masks: %11. Output %12; worst row-sum error %13; "
+                          "fully masked rows: %14.\n")
+               .arg(QFileInfo(inPath).fileName(),
+                    QDir::toNativeSeparators(QFileInfo(outPath).absoluteFilePath()), c.mode,
+                    q(shapeString(nQ, dModel)), q(shapeString(nK, keyColumns)),
+                    q(shapeString(nK, valueColumns)))
+               .arg(c.heads)
+               .arg(c.dK)
+               .arg(c.scale, 0, 'g', 6)
+               .arg(dtypeName,
+                    maskDescription.isEmpty() ? QStringLiteral("none")
+                                              : maskDescription.join(QStringLiteral(", ")),
+                    q(shapeString(c.output.rows(), c.output.cols())))
+               .arg(worstRowSum, 0, 'g', 3)
+               .arg(maskedRows.isEmpty()
+                        ? QStringLiteral("none")
+                        : QStringLiteral("%1 (weights 0, output row = %2)")
+                              .arg(maskedRows.join(QStringLiteral(", ")),
+                                   c.outputProjection ? QStringLiteral("out_proj_bias")
+                                                      : QStringLiteral("0")));
+    return ExitOk;
+}
+
 template<typename T>
 int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &outPath,
               MaskConvention convention, const QString &dtypeName, double budgetBytes,
               const PositionSettings &ps)
 {
-    constexpr NpyType outType = std::is_same_v<T, float> ? NpyType::Float32 : NpyType::Float64;
-
     // Parsing and validation are shared with the window's File → Open tensors… (tensorcase.h).
     const TensorCase<T> tc = tensorCaseFromArrays<T>(arrays, inPath.toStdString(), convention);
     if (!tc.unusedArrays.empty()) {
@@ -294,86 +383,8 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
     if (ps.window > 0)
         maskDescription << QStringLiteral("causal sliding window");
 
-    // Per-row metrics (h × n_q).
-    std::vector<VectorD> maxW, entropy, effective, jacobian;
-    NpyArray fully;
-    fully.shape = {std::int64_t(c.heads), std::int64_t(nQ)};
-    fully.type = NpyType::Bool;
-    double worstRowSum = 0;
-    QStringList maskedRows;
-    for (Index h = 0; h < c.heads; ++h) {
-        const RowMetrics m
-            = rowMetrics<T>(c.weights[std::size_t(h)], c.fullyMasked[std::size_t(h)]);
-        maxW.push_back(m.maxWeight);
-        entropy.push_back(m.entropy);
-        effective.push_back(m.effectiveTerms);
-        jacobian.push_back(m.jacobianNorm);
-        worstRowSum = std::max(worstRowSum, summarize(m).worstRowSumError);
-        for (Index i = 0; i < nQ; ++i) {
-            const bool f = c.fullyMasked[std::size_t(h)].at(std::size_t(i)) != 0;
-            fully.values.push_back(f ? 1.0 : 0.0);
-            if (f)
-                maskedRows << (c.heads > 1 ? QStringLiteral("head %1 row %2").arg(h).arg(i)
-                                           : QStringLiteral("row %1").arg(i));
-        }
-    }
-
-    auto typed = [](NpyArray a) {
-        a.type = outType;
-        return a;
-    };
-    std::vector<std::pair<std::string, NpyArray>> members = {
-        {"output", typed(NpyArray::fromMatrix<T>(c.output))},
-        {"weights", typed(NpyArray::fromMatrices<T>(c.weights))},
-        {"weights_mean", typed(NpyArray::fromMatrix<T>(c.weightsMean))},
-        {"scores", typed(NpyArray::fromMatrices<T>(c.scores))},
-        {"max_weight", perHeadRows(maxW)},
-        {"entropy", perHeadRows(entropy)},
-        {"effective_terms", perHeadRows(effective)},
-        {"jacobian_norm", perHeadRows(jacobian)},
-        {"fully_masked", fully},
-    };
-    if (!c.alibiSlopes.empty()) {
-        NpyArray slopes;
-        slopes.shape = {std::int64_t(c.alibiSlopes.size())};
-        slopes.values = c.alibiSlopes;
-        members.emplace_back("alibi_slopes", slopes);
-    }
-    if (ps.sinks > 0) {
-        std::vector<VectorD> mass;
-        for (const Matrix<T> &w : c.weights)
-            mass.push_back(sinkWeightMass<T>(w, ps.sinks));
-        members.emplace_back("sink_mass", perHeadRows(mass));
-    }
-    try {
-        writeNpz(outPath.toStdString(), members);
-    } catch (const NpyError &e) {
-        return failure(kCommand, QString::fromUtf8(e.what()));
-    }
-
-    QTextStream out(stdout);
-    out << QStringLiteral("%1 → %2: %3 on query %4, key %5, value %6; h = %7, d_k = %8, "
-                          "scale %9, %10; masks: %11. Output %12; worst row-sum error %13; "
-                          "fully masked rows: %14.\n")
-               .arg(QFileInfo(inPath).fileName(),
-                    QDir::toNativeSeparators(QFileInfo(outPath).absoluteFilePath()), c.mode,
-                    q(shapeString(nQ, dModel)), q(shapeString(nK, key.cols())),
-                    q(shapeString(nK, value.cols())))
-               .arg(c.heads)
-               .arg(c.dK)
-               .arg(c.scale, 0, 'g', 6)
-               .arg(dtypeName,
-                    maskDescription.isEmpty() ? QStringLiteral("none")
-                                              : maskDescription.join(QStringLiteral(", ")),
-                    q(shapeString(c.output.rows(), c.output.cols())))
-               .arg(worstRowSum, 0, 'g', 3)
-               .arg(maskedRows.isEmpty()
-                        ? QStringLiteral("none")
-                        : QStringLiteral("%1 (weights 0, output row = %2)")
-                              .arg(maskedRows.join(QStringLiteral(", ")),
-                                   c.outputProjection ? QStringLiteral("out_proj_bias")
-                                                      : QStringLiteral("0")));
-    return ExitOk;
+    return writeComputed<T>(c, inPath, outPath, dtypeName, maskDescription, ps, nQ, nK, dModel,
+                            key.cols(), value.cols());
 }
 
 } // namespace
