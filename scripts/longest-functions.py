@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Lists the C++ function bodies longer than N lines in the given folders.
 
-Usage: scripts/longest-functions.py [--over N] FOLDER...
+Usage: scripts/longest-functions.py [--over N] FOLDER_OR_FILE...
 
 A function body is a top-level brace block (outside namespaces, classes and structs) whose
 opening line, or the lines just above it, look like a function head ("name(...)"). Braces in
@@ -97,7 +97,8 @@ def main():
     args = parser.parse_args()
     rows = []
     for folder in args.folders:
-        for path in sorted(pathlib.Path(folder).rglob("*")):
+        root = pathlib.Path(folder)
+        for path in [root] if root.is_file() else sorted(root.rglob("*")):
             if path.suffix in (".cpp", ".h", ".hpp", ".cc") and path.is_file():
                 for name, first, lines in functions(path):
                     if lines > args.over:
