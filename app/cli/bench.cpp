@@ -84,12 +84,8 @@ int runBench(const QStringList &arguments)
             {"format", "table, csv or json.", "format", "table"},
             {"out", "Write to FILE instead of standard output.", "file"},
         });
-    if (auto exit = parseArguments(parser, command, arguments))
-        return *exit;
-    if (!parser.positionalArguments().isEmpty())
-        return usageError(
-            command,
-            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
+    if (const std::optional<int> done = parseCommandLine(parser, command, arguments))
+        return *done;
     if (const auto refused
         = checkOutputPaths(command, {{QStringLiteral("--out"), parser.value("out")}}))
         return *refused;

@@ -83,6 +83,12 @@ int failure(const QString &command, const QString &message)
     return ExitFailure;
 }
 
+int inputError(const QString &command, const QString &message)
+{
+    QTextStream(stderr) << "attnlab " << command << ": error: " << message << "\n";
+    return ExitUsage;
+}
+
 QString commandHelpText(const QCommandLineParser &parser, const QString &command)
 {
     // helpText() starts with "Usage: <argv[0]> [options]"; name the command instead.
@@ -168,6 +174,18 @@ std::optional<int> parseArguments(QCommandLineParser &parser, const QString &com
             return usageError(
                 command, QStringLiteral("%1 is given more than once: give it once").arg(repeated));
     }
+    return std::nullopt;
+}
+
+std::optional<int> parseCommandLine(QCommandLineParser &parser, const QString &command,
+                                    const QStringList &arguments)
+{
+    if (const std::optional<int> done = parseArguments(parser, command, arguments))
+        return done;
+    const QStringList positional = parser.positionalArguments();
+    if (!positional.isEmpty())
+        return usageError(command,
+                          QStringLiteral("unexpected argument '%1'").arg(positional.front()));
     return std::nullopt;
 }
 

@@ -34,6 +34,10 @@ const Command *findCommand(const QString &name);
 int usageError(const QString &command, const QString &message);
 /// Prints "attnlab <command>: error: <message>" to stderr; returns ExitFailure.
 int failure(const QString &command, const QString &message);
+/// Prints "attnlab <command>: error: <message>" to stderr; returns ExitUsage. For input the
+/// command cannot use (an unreadable or malformed input file, tensors of the wrong shape): the
+/// user's input is at fault, as with a bad argument, but there is no --help hint.
+int inputError(const QString &command, const QString &message);
 
 /// Runs parser.process-like parsing without exiting the process: handles --help (prints help,
 /// returns ExitOk) and unknown options / missing values (returns ExitUsage). Returns nullopt
@@ -45,6 +49,11 @@ int failure(const QString &command, const QString &message);
 std::optional<int> parseArguments(QCommandLineParser &parser, const QString &command,
                                   const QStringList &arguments, bool addHelpOption = true,
                                   bool refuseRepeatedOptions = true);
+/// The prologue every command without positional arguments shares: parseArguments() with its
+/// defaults, then refuses a positional argument ("unexpected argument 'x'", ExitUsage).
+/// Returns nullopt when the command should continue, else the exit code (ExitOk after --help).
+std::optional<int> parseCommandLine(QCommandLineParser &parser, const QString &command,
+                                    const QStringList &arguments);
 /// The message for a command line parser.parse(arguments) refused, in the commands' style:
 /// "unknown option '--bogus'" (the option as written, with its dashes), "missing value after
 /// '--n'", "unexpected value after '--raw=1'" (QCommandLineParser's text, lower case first,

@@ -185,116 +185,15 @@ void computeGrouped(const TensorCase<T> &tc, const Matrix<T> &query, const Matri
     c.scale = r.scale;
 }
 
+/// Writes --out (the output, weights, scores, per-row metrics, and the ALiBi slopes and sink
+/// mass when used) and prints the one-line summary.
 template<typename T>
-int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &outPath,
-              MaskConvention convention, const QString &dtypeName, double budgetBytes,
-              const PositionSettings &ps)
+int writeComputed(const Computed<T> &c, const QString &inPath, const QString &outPath,
+                  const QString &dtypeName, const QStringList &maskDescription,
+                  const PositionSettings &ps, Index nQ, Index nK, Index dModel, Index keyColumns,
+                  Index valueColumns)
 {
     constexpr NpyType outType = std::is_same_v<T, float> ? NpyType::Float32 : NpyType::Float64;
-
-    // Parsing and validation are shared with the window's File → Open tensors… (tensorcase.h).
-    const TensorCase<T> tc = tensorCaseFromArrays<T>(arrays, inPath.toStdString(), convention);
-    if (!tc.unusedArrays.empty()) {
-        QStringList names;
-        for (const std::string &n : tc.unusedArrays)
-            names << q(n);
-        QTextStream(stderr) << "attnlab compute: note: ignoring arrays not used by compute: "
-                            << names.join(QStringLiteral(", ")) << "\n";
-    }
-    const Index nQ = tc.queryCount(), nK = tc.keyCount(), dModel = tc.dModel();
-    const QString note = windowNote(ps, nQ, nK);
-    if (!note.isEmpty())
-        QTextStream(stderr) << "attnlab compute: " << note << "\n";
-    if (ps.scheme == PositionalScheme::Sinusoidal && tc.projectedHeads)
-        throw InvalidArgument("--positional sinusoidal adds the encoding to the inputs before the "
-                              "projections; these are already-projected heads (use rope or "
-                              "alibi)");
-    if (ps.scheme == PositionalScheme::Sinusoidal && tc.key.cols() != dModel)
-        throw InvalidArgument(
-            QStringLiteral(
-                "--positional sinusoidal adds the d_model-wide encoding to the query and "
-                "the key, but the key is %1 x %2 (kdim = %2) and d_model = %3 (separate "
-                "projections): use rope or alibi, which act on the projected heads")
-                .arg(nK)
-                .arg(tc.key.cols())
-                .arg(dModel)
-                .toStdString());
-    // Copies only when the encoding is added (the inputs may be large).
-    Matrix<T> queryPe, keyPe, valuePe;
-    const bool addPe = ps.scheme == PositionalScheme::Sinusoidal;
-    if (addPe) {
-        // PE (Vaswani et al. 2017, §3.5) at positions 0…n−1, added to every d_model-wide input.
-        queryPe = tc.query + sinusoidalEncoding(nQ, dModel).cast<T>();
-        keyPe = tc.key + sinusoidalEncoding(nK, dModel).cast<T>();
-        valuePe = tc.value.cols() == dModel
-            ? Matrix<T>(tc.value + sinusoidalEncoding(nK, dModel).cast<T>())
-            : tc.value;
-    }
-    const Matrix<T> &query = addPe ? queryPe : tc.query;
-    const Matrix<T> &key = addPe ? keyPe : tc.key;
-    const Matrix<T> &value = addPe ? valuePe : tc.value;
-    const bool grouped = tc.projectedHeads || ps.scheme == PositionalScheme::Rope
-        || ps.scheme == PositionalScheme::Alibi || ps.window > 0;
-    QStringList maskDescription;
-    for (const std::string &d : tc.maskDescription)
-        maskDescription << q(d);
-
-    // The n_q × n_k matrices of every head dominate: refuse before computing them.
-    double inputBytes = 0;
-    for (const auto &[name, array] : arrays)
-        inputBytes += double(array.values.size()) * (8.0 + double(sizeof(T)));
-    const double need = computeBytes(tc.heads, nQ, nK, dModel, value.cols(), sizeof(T), inputBytes);
-    if (need > budgetBytes) {
-        QTextStream(stderr)
-            << "attnlab compute: error: "
-            << QStringLiteral("h = %1 head(s) of n_q = %2 queries x n_k = %3 keys need about %4 "
-                              "(weights and raw scores, %5 x %2 x %3 %6 each, kept for the output "
-                              ".npz, plus the inputs), over --memory-budget-mib %7: use fewer "
-                              "queries or keys, or raise --memory-budget-mib\n")
-                   .arg(tc.heads)
-                   .arg(nQ)
-                   .arg(nK)
-                   .arg(mibText(need))
-                   .arg(tc.heads)
-                   .arg(dtypeName)
-                   .arg(budgetBytes / (1024.0 * 1024.0), 0, 'f', 0);
-        return ExitUsage;
-    }
-
-    Computed<T> c;
-    if (grouped) {
-        computeGrouped<T>(tc, query, key, value, ps, c);
-    } else if (tc.multihead) {
-        const MultiheadAttention<T> layer = tc.layer();
-        MultiheadResult<T> r = layer.forward(query, key, value, tc.mask);
-        c.output = std::move(r.output);
-        c.weights = std::move(r.weights);
-        c.weightsMean = std::move(r.weightsMean);
-        c.scores = std::move(r.scores);
-        c.fullyMasked = std::move(r.fullyMasked);
-        c.heads = layer.heads();
-        c.dK = layer.headDim();
-        c.scale = r.scale;
-        c.outputProjection = true;
-        c.mode = layerModeText(layer);
-    } else {
-        AttentionResult<T> r = scaledDotProductAttention<T>(query, key, value, tc.mask);
-        c.output = std::move(r.output);
-        c.weightsMean = r.weights;
-        c.weights.push_back(std::move(r.weights));
-        c.scores.push_back(std::move(r.scores));
-        c.fullyMasked.push_back(std::move(r.fullyMasked));
-        c.heads = 1;
-        c.dK = dModel;
-        c.scale = r.scale;
-        c.mode = QStringLiteral("plain scaled dot-product attention");
-    }
-    if (!grouped && addPe)
-        c.mode += QStringLiteral(", ") + positionText(ps);
-    // The sliding window is causal: name it with the file's masks.
-    if (ps.window > 0)
-        maskDescription << QStringLiteral("causal sliding window");
-
     // Per-row metrics (h × n_q).
     std::vector<VectorD> maxW, entropy, effective, jacobian;
     NpyArray fully;
@@ -358,8 +257,8 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
                           "fully masked rows: %14.\n")
                .arg(QFileInfo(inPath).fileName(),
                     QDir::toNativeSeparators(QFileInfo(outPath).absoluteFilePath()), c.mode,
-                    q(shapeString(nQ, dModel)), q(shapeString(nK, key.cols())),
-                    q(shapeString(nK, value.cols())))
+                    q(shapeString(nQ, dModel)), q(shapeString(nK, keyColumns)),
+                    q(shapeString(nK, valueColumns)))
                .arg(c.heads)
                .arg(c.dK)
                .arg(c.scale, 0, 'g', 6)
@@ -377,10 +276,115 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
     return ExitOk;
 }
 
-int inputError(const QString &message)
+template<typename T>
+int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &outPath,
+              MaskConvention convention, const QString &dtypeName, double budgetBytes,
+              const PositionSettings &ps)
 {
-    QTextStream(stderr) << "attnlab " << kCommand << ": error: " << message << "\n";
-    return ExitUsage;
+    // Parsing and validation are shared with the window's File → Open tensors… (tensorcase.h).
+    const TensorCase<T> tc = tensorCaseFromArrays<T>(arrays, inPath.toStdString(), convention);
+    if (!tc.unusedArrays.empty()) {
+        QStringList names;
+        for (const std::string &n : tc.unusedArrays)
+            names << q(n);
+        QTextStream(stderr) << "attnlab compute: note: ignoring arrays not used by compute: "
+                            << names.join(QStringLiteral(", ")) << "\n";
+    }
+    const Index nQ = tc.queryCount(), nK = tc.keyCount(), dModel = tc.dModel();
+    const QString note = windowNote(ps, nQ, nK);
+    if (!note.isEmpty())
+        QTextStream(stderr) << "attnlab compute: " << note << "\n";
+    if (ps.scheme == PositionalScheme::Sinusoidal && tc.projectedHeads)
+        throw InvalidArgument("--positional sinusoidal adds the encoding to the inputs before the "
+                              "projections; these are already-projected heads (use rope or "
+                              "alibi)");
+    if (ps.scheme == PositionalScheme::Sinusoidal && tc.key.cols() != dModel)
+        throw InvalidArgument(
+            QStringLiteral(
+                "--positional sinusoidal adds the d_model-wide encoding to the query and "
+                "the key, but the key is %1 x %2 (kdim = %2) and d_model = %3 (separate "
+                "projections): use rope or alibi, which act on the projected heads")
+                .arg(nK)
+                .arg(tc.key.cols())
+                .arg(dModel)
+                .toStdString());
+    // Copies only when the encoding is added (the inputs may be large).
+    Matrix<T> queryPe, keyPe, valuePe;
+    const bool addPe = ps.scheme == PositionalScheme::Sinusoidal;
+    if (addPe) {
+        // PE (Vaswani et al. 2017, §3.5) at positions 0…n−1, added to every d_model-wide input.
+        queryPe = tc.query + sinusoidalEncoding(nQ, dModel).cast<T>();
+        keyPe = tc.key + sinusoidalEncoding(nK, dModel).cast<T>();
+        valuePe = tc.value.cols() == dModel
+            ? Matrix<T>(tc.value + sinusoidalEncoding(nK, dModel).cast<T>())
+            : tc.value;
+    }
+    const Matrix<T> &query = addPe ? queryPe : tc.query;
+    const Matrix<T> &key = addPe ? keyPe : tc.key;
+    const Matrix<T> &value = addPe ? valuePe : tc.value;
+    const bool grouped = tc.projectedHeads || ps.scheme == PositionalScheme::Rope
+        || ps.scheme == PositionalScheme::Alibi || ps.window > 0;
+    QStringList maskDescription;
+    for (const std::string &d : tc.maskDescription)
+        maskDescription << q(d);
+
+    // The n_q × n_k matrices of every head dominate: refuse before computing them.
+    double inputBytes = 0;
+    for (const auto &[name, array] : arrays)
+        inputBytes += double(array.values.size()) * (8.0 + double(sizeof(T)));
+    const double need = computeBytes(tc.heads, nQ, nK, dModel, value.cols(), sizeof(T), inputBytes);
+    if (need > budgetBytes) {
+        return inputError(
+            kCommand,
+            QStringLiteral("h = %1 head(s) of n_q = %2 queries x n_k = %3 keys need about %4 "
+                           "(weights and raw scores, %5 x %2 x %3 %6 each, kept for the output "
+                           ".npz, plus the inputs), over --memory-budget-mib %7: use fewer "
+                           "queries or keys, or raise --memory-budget-mib")
+                .arg(tc.heads)
+                .arg(nQ)
+                .arg(nK)
+                .arg(mibText(need))
+                .arg(tc.heads)
+                .arg(dtypeName)
+                .arg(budgetBytes / (1024.0 * 1024.0), 0, 'f', 0));
+    }
+
+    Computed<T> c;
+    if (grouped) {
+        computeGrouped<T>(tc, query, key, value, ps, c);
+    } else if (tc.multihead) {
+        const MultiheadAttention<T> layer = tc.layer();
+        MultiheadResult<T> r = layer.forward(query, key, value, tc.mask);
+        c.output = std::move(r.output);
+        c.weights = std::move(r.weights);
+        c.weightsMean = std::move(r.weightsMean);
+        c.scores = std::move(r.scores);
+        c.fullyMasked = std::move(r.fullyMasked);
+        c.heads = layer.heads();
+        c.dK = layer.headDim();
+        c.scale = r.scale;
+        c.outputProjection = true;
+        c.mode = layerModeText(layer);
+    } else {
+        AttentionResult<T> r = scaledDotProductAttention<T>(query, key, value, tc.mask);
+        c.output = std::move(r.output);
+        c.weightsMean = r.weights;
+        c.weights.push_back(std::move(r.weights));
+        c.scores.push_back(std::move(r.scores));
+        c.fullyMasked.push_back(std::move(r.fullyMasked));
+        c.heads = 1;
+        c.dK = dModel;
+        c.scale = r.scale;
+        c.mode = QStringLiteral("plain scaled dot-product attention");
+    }
+    if (!grouped && addPe)
+        c.mode += QStringLiteral(", ") + positionText(ps);
+    // The sliding window is causal: name it with the file's masks.
+    if (ps.window > 0)
+        maskDescription << QStringLiteral("causal sliding window");
+
+    return writeComputed<T>(c, inPath, outPath, dtypeName, maskDescription, ps, nQ, nK, dModel,
+                            key.cols(), value.cols());
 }
 
 } // namespace
@@ -425,12 +429,8 @@ int runCompute(const QStringList &arguments)
                                        "inputs whose weights and scores (h x n_q x n_k, twice, "
                                        "plus the output .npz built in memory) need"))}
             + positionOptions());
-    if (const auto done = parseArguments(parser, kCommand, arguments))
+    if (const std::optional<int> done = parseCommandLine(parser, kCommand, arguments))
         return *done;
-    if (!parser.positionalArguments().isEmpty())
-        return usageError(
-            kCommand,
-            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
     if (!parser.isSet(inOption))
         return usageError(kCommand, QStringLiteral("--in <file> is required"));
     if (!parser.isSet(outOption))
@@ -524,11 +524,11 @@ int runCompute(const QStringList &arguments)
             ? computeAs<float>(arrays, inPath, outPath, maskConvention, dtype, *budget, *position)
             : computeAs<double>(arrays, inPath, outPath, maskConvention, dtype, *budget, *position);
     } catch (const NpyError &e) {
-        return inputError(QString::fromUtf8(e.what()));
+        return inputError(kCommand, QString::fromUtf8(e.what()));
     } catch (const InvalidArgument &e) {
-        return inputError(QString::fromUtf8(e.what()));
+        return inputError(kCommand, QString::fromUtf8(e.what()));
     } catch (const NonFiniteInput &e) {
-        return inputError(QString::fromUtf8(e.what()));
+        return inputError(kCommand, QString::fromUtf8(e.what()));
     } catch (const std::bad_alloc &) {
         return failure(kCommand,
                        QStringLiteral("out of memory while computing '%1': its sizes fit "

@@ -148,6 +148,69 @@ std::optional<QSize> parseSize(const QString &text)
     return size;
 }
 
+/// Adds every experiment's parameters to `parser` as options (the union; which ones apply is
+/// checked once the experiment is known); returns their names.
+std::set<std::string> addParameterOptions(QCommandLineParser &parser)
+{
+    // Listed per experiment in the help, hidden from the generic list.
+    std::set<std::string> paramNames;
+    for (const ExperimentInfo &info : experimentList())
+        for (const ParamSpec &p : info.params)
+            paramNames.insert(p.name);
+    for (const std::string &name : paramNames) {
+        QStringList names = {dashed(name)};
+        if (QString::fromStdString(name) != names.front())
+            names << QString::fromStdString(name);
+        // d_k, d_v, n_k: also --dk, --dv, --nk, as `attnlab sweep --dk` spells it.
+        if (name.size() == 3 && name[1] == '_')
+            names << QString::fromStdString(name).remove(QLatin1Char('_'));
+        QCommandLineOption option(names, QStringLiteral("Experiment parameter."),
+                                  QStringLiteral("value"));
+        if (name == "seed")
+            option.setDescription(QStringLiteral("Seed of the generator (default: the "
+                                                 "experiment's, see below)."));
+        else if (name == "generator")
+            option.setDescription(QStringLiteral(
+                "Random streams of E2, E4, E5, E7: numpy (numpy.random.default_rng(seed), the "
+                "default) or torch (torch.manual_seed(seed): PyTorch 1.13's CPU generator, "
+                "nn.MultiheadAttention's init and torch.randn, bit for bit)."));
+        else
+            option.setFlags(QCommandLineOption::HiddenFromHelp);
+        parser.addOption(option);
+    }
+
+    return paramNames;
+}
+
+/// Prints (or writes to --out) the result in `formatName`, after the figure when one is asked.
+int writeResult(const ExperimentResult &result, const ExperimentInfo &info,
+                const QString &formatName, const QString &outPath, const QString &figurePath,
+                const std::optional<QSize> &size, const QString &command)
+{
+    std::string text;
+    if (formatName == QLatin1String("csv")) {
+        text = result.table.toCsv();
+    } else if (formatName == QLatin1String("json")) {
+        text = result.table.toJson(result.id, result.params, result.scalars);
+    } else {
+        text = result.id + " \u2014 " + info.title + "\n\n" + result.table.toText();
+        if (!result.scalars.empty()) {
+            text += result.table.notes.empty() ? "\n" : "";
+            for (const auto &[name, value] : result.scalars)
+                // NaN: not available (e.g. E8's exponent from one n; the notes say why).
+                text += "# " + name + " = "
+                    + (std::isnan(value) ? std::string("n/a") : Table::formatNumber(value)) + "\n";
+        }
+    }
+    // The figure first: when it fails, no --out file is left as if the run had succeeded.
+    QString error;
+    if (size && !exportExperimentFigure(result, figurePath, *size, &error))
+        return failure(command, error);
+    if (!writeText(outPath, QByteArray::fromStdString(text), &error))
+        return failure(command, error);
+    return ExitOk;
+}
+
 } // namespace
 
 int runExperiment(const QStringList &arguments)
@@ -179,33 +242,7 @@ int runExperiment(const QStringList &arguments)
     parser.addOption(help);
     addOptionsWithDefaults(parser, {list, format, out, figure, figureSize});
 
-    // Every experiment's parameters as options (the union; which ones apply is checked once
-    // the experiment is known). Listed per experiment in the help, hidden from the generic list.
-    std::set<std::string> paramNames;
-    for (const ExperimentInfo &info : experimentList())
-        for (const ParamSpec &p : info.params)
-            paramNames.insert(p.name);
-    for (const std::string &name : paramNames) {
-        QStringList names = {dashed(name)};
-        if (QString::fromStdString(name) != names.front())
-            names << QString::fromStdString(name);
-        // d_k, d_v, n_k: also --dk, --dv, --nk, as `attnlab sweep --dk` spells it.
-        if (name.size() == 3 && name[1] == '_')
-            names << QString::fromStdString(name).remove(QLatin1Char('_'));
-        QCommandLineOption option(names, QStringLiteral("Experiment parameter."),
-                                  QStringLiteral("value"));
-        if (name == "seed")
-            option.setDescription(QStringLiteral("Seed of the generator (default: the "
-                                                 "experiment's, see below)."));
-        else if (name == "generator")
-            option.setDescription(QStringLiteral(
-                "Random streams of E2, E4, E5, E7: numpy (numpy.random.default_rng(seed), the "
-                "default) or torch (torch.manual_seed(seed): PyTorch 1.13's CPU generator, "
-                "nn.MultiheadAttention's init and torch.randn, bit for bit)."));
-        else
-            option.setFlags(QCommandLineOption::HiddenFromHelp);
-        parser.addOption(option);
-    }
+    const std::set<std::string> paramNames = addParameterOptions(parser);
 
     if (!parser.parse(arguments))
         return usageError(command, parseErrorText(parser, arguments));
@@ -309,28 +346,8 @@ int runExperiment(const QStringList &arguments)
                            .arg(QString::fromStdString(info->id), QString::fromUtf8(e.what())));
     }
 
-    std::string text;
-    if (formatName == QLatin1String("csv")) {
-        text = result.table.toCsv();
-    } else if (formatName == QLatin1String("json")) {
-        text = result.table.toJson(result.id, result.params, result.scalars);
-    } else {
-        text = result.id + " \u2014 " + info->title + "\n\n" + result.table.toText();
-        if (!result.scalars.empty()) {
-            text += result.table.notes.empty() ? "\n" : "";
-            for (const auto &[name, value] : result.scalars)
-                // NaN: not available (e.g. E8's exponent from one n; the notes say why).
-                text += "# " + name + " = "
-                    + (std::isnan(value) ? std::string("n/a") : Table::formatNumber(value)) + "\n";
-        }
-    }
-    // The figure first: when it fails, no --out file is left as if the run had succeeded.
-    QString error;
-    if (size && !exportExperimentFigure(result, parser.value(figure), *size, &error))
-        return failure(command, error);
-    if (!writeText(parser.value(out), QByteArray::fromStdString(text), &error))
-        return failure(command, error);
-    return ExitOk;
+    return writeResult(result, *info, formatName, parser.value(out), parser.value(figure), size,
+                       command);
 }
 
 } // namespace attn::cli

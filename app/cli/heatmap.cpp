@@ -4,6 +4,9 @@
 // positional encoding (PositionsRenderer, the Positions tab) to PNG, SVG or PDF.
 // attnlab animate: the same options, and one of d_k, α, τ animated over a range: a PNG per frame
 // of the Play schedule (writePlayFrames, what the window's Play → Export Frames writes).
+// Both parse into a HeatmapRequest (parseHeatmapRequest); heatmap then plans the outputs, the
+// engine (full matrices or tiles) and the memory (planHeatmap → HeatmapPlan) and runs the plan
+// (runHeatmapPlan); animate writes its frames (runAnimation).
 
 #include "common.h"
 #include "positionoptions.h"
@@ -331,23 +334,68 @@ QString hiddenKeysError(const SessionParameters &p, Index nQ, Index nK,
 
 namespace {
 
-/// heatmap, or (`animate`) animate: the same model and view options; animate adds --param,
-/// --from, --to, --frames and --out-dir and writes PNG frames instead of --out.
-int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
+/// Everything heatmap and animate take from the command line and a --session: the model's
+/// parameters, the view and how it is drawn. parseHeatmapRequest() fills it.
+struct HeatmapRequest
 {
-    const QString command = animate ? QStringLiteral("animate") : QStringLiteral("heatmap");
-    QCommandLineParser parser;
-    parser.setApplicationDescription(
-        animate ? QStringLiteral("Animate d_k, alpha or tau over a range (the window's Play) and "
-                                 "write the heatmap grid (or one head) of every frame as "
-                                 "frame_000.png ... into --out-dir, each caption naming the frame "
-                                 "and the value, plus frames.csv listing every frame's "
-                                 "parameters. The other options are those of attnlab heatmap.")
-                : QStringLiteral("Render multi-head attention weights on seeded random input (the "
-                                 "window's main view) to PNG, SVG or PDF: a tile per head plus "
-                                 "the mean over heads, or one head, with a colourbar, axis ticks "
-                                 "and a caption."));
-    QList<QCommandLineOption> optionList = {
+    QString command; ///< "heatmap" or "animate"
+    bool animate = false;
+    QStringList arguments; ///< the command line as given (without a session's options)
+
+    QStringList sessionTokens; ///< a --session's tokens, when --tokens and --n leave them
+    std::shared_ptr<const TensorSource> sessionTensors; ///< --session's or --in's tensors
+    HeatmapOptions sessionOptions; ///< what the options do not set (mean tile, quantity)
+    TokenViewOptions sessionTokenView; ///< the Tokens tab's hidden heads, mean, query and range
+
+    PlaySettings play; ///< animate: the parameter animated and its range
+    std::vector<double> schedule; ///< animate: every frame's value
+
+    SessionParameters p; ///< the model (A for --view compare)
+    std::optional<PositionSettings> position;
+    std::optional<SessionParameters> pb; ///< --view compare: B
+
+    HeatmapOptions options;
+    TokenViewOptions tokenOptions;
+    bool steps = false;
+    bool compare = false;
+    bool tokenHeads = false;
+    bool tokenText = false;
+    bool tokenView = false; ///< tokenHeads or tokenText
+    ViewTransform transform;
+    std::optional<double> dpi;
+    std::optional<std::int64_t> width;
+    std::optional<std::int64_t> height;
+    std::optional<double> dpr;
+
+    /// Whether the command line itself (not a --session's values in front of it) gives --name.
+    bool given(const QString &name) const
+    {
+        const QString option = QStringLiteral("--") + name;
+        for (const QString &a : arguments.mid(1))
+            if (a == option || a.startsWith(option + QLatin1Char('=')))
+                return true;
+        return false;
+    }
+};
+
+/// What heatmap writes and how it computes it: planHeatmap() decides, runHeatmapPlan() does.
+struct HeatmapPlan
+{
+    QString out; ///< --out, "" when not given
+    QString batchDir; ///< --batch-dir
+    QString dataPath; ///< --data
+    QString format; ///< png, svg or pdf
+    QString viewName; ///< --view
+    bool positions = false; ///< --view positions
+    bool tiles = false; ///< the tile engine's pooled view, not the full matrices
+    bool longTabColours = false; ///< tiles coloured up to the largest weight (the Long tab)
+    bool transformed = false; ///< --trim-padding or --hide-keys
+};
+
+/// The model and input options of heatmap and animate.
+QList<QCommandLineOption> heatmapModelOptions()
+{
+    return {
         {QStringLiteral("n"),
          QStringLiteral("Query count n (1-65536; beyond 4096 the view comes from the tile "
                         "engine, see --compute)."),
@@ -424,6 +472,13 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
                         "starts as the window's first B: A with the 1/sqrt(d_k) scale toggled. "
                         "Example: --compare mask=causal,dk=64."),
          QStringLiteral("changes")},
+    };
+}
+
+/// The view and output options of heatmap and animate.
+QList<QCommandLineOption> heatmapViewOptions()
+{
+    return {
         {QStringLiteral("colormap"), QStringLiteral("viridis, magma, cividis, gray or RdBu_r."),
          QStringLiteral("name"), QStringLiteral("viridis")},
         {QStringLiteral("scale"), QStringLiteral("Colour scale: linear or log."),
@@ -516,52 +571,42 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
                                           "engine its inputs, queries, keys, row blocks and "
                                           "pooled images) and PNG image need")),
     };
-    optionList += positionOptions();
-    if (animate)
-        optionList += QList<QCommandLineOption> {
-            {QStringLiteral("param"),
-             QStringLiteral("The parameter animated: dk (d_k; d_model = d_k x h, so leave "
-                            "--d-model out), alpha (the scale exponent, 0-1) or tau (the "
-                            "temperature, 0.01-100)."),
-             QStringLiteral("dk|alpha|tau")},
-            {QStringLiteral("from"), QStringLiteral("The first frame's value."),
-             QStringLiteral("A")},
-            {QStringLiteral("to"), QStringLiteral("The last frame's value."), QStringLiteral("B")},
-            {QStringLiteral("frames"),
-             QStringLiteral("Frame count (1-%1): equal steps from --from to --to (dk rounded to "
-                            "integers).")
-                 .arg(kMaxPlayFrames),
-             QStringLiteral("N"), QStringLiteral("21")},
-            {QStringLiteral("out-dir"),
-             QStringLiteral("Folder of the frames (created if missing): frame_000.png ... and "
-                            "frames.csv (frame, file, parameter, value, d_model, heads, d_k, "
-                            "alpha, tau)."),
-             QStringLiteral("dir")},
-        };
-    addOptionsWithDefaults(parser, optionList);
-    if (const auto done = parseArguments(parser, command, arguments))
-        return *done;
-    if (!parser.positionalArguments().isEmpty())
-        return usageError(
-            command,
-            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
+}
 
-    // --session FILE: the session's values go in front of the command line, so options given
-    // explicitly win (the parser keeps an option's last value); its tokens count unless --tokens
-    // or --n is given, its tensors are loaded as File → Open Tensors… does.
-    QStringList sessionTokens;
-    std::shared_ptr<const TensorSource> sessionTensors;
-    HeatmapOptions sessionOptions; // what the options below do not set (mean tile, quantity)
-    TokenViewOptions sessionTokenView; // the Tokens tab's hidden heads, mean, query and range
-    // Whether the command line itself (not a --session's values in front of it) gives an option.
-    const auto givenOnCommandLine = [&arguments](const QString &name) {
-        const QString option = QStringLiteral("--") + name;
-        for (const QString &a : arguments.mid(1))
-            if (a == option || a.startsWith(option + QLatin1Char('=')))
-                return true;
-        return false;
+/// The options animate adds: what is animated, over which range, and where the frames go.
+QList<QCommandLineOption> animateOptions()
+{
+    return {
+        {QStringLiteral("param"),
+         QStringLiteral("The parameter animated: dk (d_k; d_model = d_k x h, so leave "
+                        "--d-model out), alpha (the scale exponent, 0-1) or tau (the "
+                        "temperature, 0.01-100)."),
+         QStringLiteral("dk|alpha|tau")},
+        {QStringLiteral("from"), QStringLiteral("The first frame's value."), QStringLiteral("A")},
+        {QStringLiteral("to"), QStringLiteral("The last frame's value."), QStringLiteral("B")},
+        {QStringLiteral("frames"),
+         QStringLiteral("Frame count (1-%1): equal steps from --from to --to (dk rounded to "
+                        "integers).")
+             .arg(kMaxPlayFrames),
+         QStringLiteral("N"), QStringLiteral("21")},
+        {QStringLiteral("out-dir"),
+         QStringLiteral("Folder of the frames (created if missing): frame_000.png ... and "
+                        "frames.csv (frame, file, parameter, value, d_model, heads, d_k, "
+                        "alpha, tau)."),
+         QStringLiteral("dir")},
     };
+}
 
+/// Sets the memory budget files are read within, then merges --session FILE into the command line.
+std::optional<int> loadHeatmapSession(QCommandLineParser &parser, HeatmapRequest &req)
+{
+    const QString &command = req.command;
+    const QStringList &arguments = req.arguments;
+    auto &sessionTokens = req.sessionTokens;
+    auto &sessionTensors = req.sessionTensors;
+    auto &sessionOptions = req.sessionOptions;
+    auto &sessionTokenView = req.sessionTokenView;
+    const auto givenOnCommandLine = [&req](const QString &name) { return req.given(name); };
     // Files are read within the memory budget: what an .npz declares decides before any of its
     // members is decompressed (readTensorFile reads through sessionMemoryBudget()).
     {
@@ -571,6 +616,9 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
             return usageError(command, budgetError);
         setSessionMemoryBudget(std::size_t(*budget));
     }
+    // --session FILE: the session's values go in front of the command line, so options given
+    // explicitly win (the parser keeps an option's last value); its tokens count unless --tokens
+    // or --n is given, its tensors are loaded as File → Open Tensors… does.
     if (parser.isSet(QStringLiteral("session"))) {
         QString loadError;
         const auto session = SessionFile::load(parser.value(QStringLiteral("session")), &loadError);
@@ -610,72 +658,88 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         if (const auto done = parseArguments(parser, command, expanded, false, false))
             return *done;
     }
+    return std::nullopt;
+}
 
+/// animate: what is animated, checked before anything else (exit 2 with the option's name).
+std::optional<int> parseAnimation(const QCommandLineParser &parser, HeatmapRequest &req)
+{
+    const QString &command = req.command;
+    auto &play = req.play;
+    const auto givenOnCommandLine = [&req](const QString &name) { return req.given(name); };
     QString error;
-    // animate: what is animated, checked before anything else (exit 2 with the option's name).
-    PlaySettings play;
-    if (animate) {
-        for (const char *name : {"out", "batch-dir", "data", "format", "dpi", "compare"}) {
-            if (givenOnCommandLine(QLatin1String(name)))
-                return usageError(command,
-                                  QStringLiteral("--%1 does not go with animate (frames are PNG "
-                                                 "files in --out-dir)")
-                                      .arg(QLatin1String(name)));
-        }
-        for (const char *name : {"in", "layer", "query"}) {
-            if (givenOnCommandLine(QLatin1String(name)))
-                return usageError(command,
-                                  QStringLiteral("--%1 does not go with animate (it animates the "
-                                                 "seeded inputs the model options describe, "
-                                                 "drawn as grid or head)")
-                                      .arg(QLatin1String(name)));
-        }
-        for (const char *name : {"param", "from", "to", "out-dir"}) {
-            if (!parser.isSet(QLatin1String(name)))
-                return usageError(command,
-                                  QStringLiteral("--%1 is required").arg(QLatin1String(name)));
-        }
-        try {
-            play.parameter
-                = parsePlayParameter(parser.value(QStringLiteral("param")).toStdString());
-        } catch (const InvalidArgument &) {
+    for (const char *name : {"out", "batch-dir", "data", "format", "dpi", "compare"}) {
+        if (givenOnCommandLine(QLatin1String(name)))
             return usageError(command,
-                              QStringLiteral("--param must be one of dk, alpha, tau, "
-                                             "got '%1'")
-                                  .arg(parser.value(QStringLiteral("param"))));
-        }
-        for (const auto &[name, out] : {std::pair {QStringLiteral("from"), &play.from},
-                                        std::pair {QStringLiteral("to"), &play.to}}) {
-            bool ok = false;
-            *out = parser.value(name).toDouble(&ok);
-            if (!ok || !std::isfinite(*out))
-                return usageError(command,
-                                  QStringLiteral("--%1 must be a number, got '%2'")
-                                      .arg(name, parser.value(name)));
-        }
-        const auto frames = intOption(parser, QStringLiteral("frames"), 1, kMaxPlayFrames, &error);
-        if (!frames)
-            return usageError(command, error);
-        play.frames = int(*frames);
-        // The animated parameter's own option would be overridden by every frame.
-        const QString own = play.parameter == PlayParameter::HeadWidth ? QStringLiteral("d-model")
-            : play.parameter == PlayParameter::ScaleExponent           ? QStringLiteral("alpha")
-                                                             : QStringLiteral("temperature");
-        if (givenOnCommandLine(own))
+                              QStringLiteral("--%1 does not go with animate (frames are PNG "
+                                             "files in --out-dir)")
+                                  .arg(QLatin1String(name)));
+    }
+    for (const char *name : {"in", "layer", "query"}) {
+        if (givenOnCommandLine(QLatin1String(name)))
             return usageError(command,
-                              QStringLiteral("--%1 is set by every frame of --param %2; leave it "
-                                             "out%3")
-                                  .arg(own, parser.value(QStringLiteral("param")),
-                                       play.parameter == PlayParameter::HeadWidth
-                                           ? QStringLiteral(" (d_model = d_k x h)")
-                                           : QString()));
-        const QString view = parser.value(QStringLiteral("view"));
-        if (view != QLatin1String("grid") && view != QLatin1String("head"))
+                              QStringLiteral("--%1 does not go with animate (it animates the "
+                                             "seeded inputs the model options describe, "
+                                             "drawn as grid or head)")
+                                  .arg(QLatin1String(name)));
+    }
+    for (const char *name : {"param", "from", "to", "out-dir"}) {
+        if (!parser.isSet(QLatin1String(name)))
+            return usageError(command, QStringLiteral("--%1 is required").arg(QLatin1String(name)));
+    }
+    try {
+        play.parameter = parsePlayParameter(parser.value(QStringLiteral("param")).toStdString());
+    } catch (const InvalidArgument &) {
+        return usageError(command,
+                          QStringLiteral("--param must be one of dk, alpha, tau, "
+                                         "got '%1'")
+                              .arg(parser.value(QStringLiteral("param"))));
+    }
+    for (const auto &[name, out] : {std::pair {QStringLiteral("from"), &play.from},
+                                    std::pair {QStringLiteral("to"), &play.to}}) {
+        bool ok = false;
+        *out = parser.value(name).toDouble(&ok);
+        if (!ok || !std::isfinite(*out))
             return usageError(
                 command,
-                QStringLiteral("--view must be grid or head for animate, got '%1'").arg(view));
+                QStringLiteral("--%1 must be a number, got '%2'").arg(name, parser.value(name)));
     }
-    SessionParameters p;
+    const auto frames = intOption(parser, QStringLiteral("frames"), 1, kMaxPlayFrames, &error);
+    if (!frames)
+        return usageError(command, error);
+    play.frames = int(*frames);
+    // The animated parameter's own option would be overridden by every frame.
+    const QString own = play.parameter == PlayParameter::HeadWidth ? QStringLiteral("d-model")
+        : play.parameter == PlayParameter::ScaleExponent           ? QStringLiteral("alpha")
+                                                                   : QStringLiteral("temperature");
+    if (givenOnCommandLine(own))
+        return usageError(command,
+                          QStringLiteral("--%1 is set by every frame of --param %2; leave it "
+                                         "out%3")
+                              .arg(own, parser.value(QStringLiteral("param")),
+                                   play.parameter == PlayParameter::HeadWidth
+                                       ? QStringLiteral(" (d_model = d_k x h)")
+                                       : QString()));
+    const QString view = parser.value(QStringLiteral("view"));
+    if (view != QLatin1String("grid") && view != QLatin1String("head"))
+        return usageError(
+            command, QStringLiteral("--view must be grid or head for animate, got '%1'").arg(view));
+    return std::nullopt;
+}
+
+std::optional<int> parseModelInputs(const QCommandLineParser &parser, HeatmapRequest &req);
+
+/// The model's parameters: sizes, seed, kind, mask, scale, positions, tokens and tensors.
+std::optional<int> parseModelParameters(const QCommandLineParser &parser, HeatmapRequest &req)
+{
+    const QString &command = req.command;
+    const bool animate = req.animate;
+    auto &play = req.play;
+    auto &schedule = req.schedule;
+    auto &p = req.p;
+    auto &position = req.position;
+    const auto givenOnCommandLine = [&req](const QString &name) { return req.given(name); };
+    QString error;
     const auto n
         = intOption(parser, QStringLiteral("n"), 1, SessionParameters::maxLongSequence, &error);
     if (!n)
@@ -690,7 +754,6 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         animateHeadWidth ? std::int64_t(SessionParameters::maxDModel) : *dModel, &error);
     if (!heads)
         return usageError(command, error);
-    std::vector<double> schedule;
     if (animate) {
         try {
             schedule = play.schedule(int(*heads));
@@ -764,7 +827,7 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
     p.kind = *parseAttentionKind(parser.value(QStringLiteral("kind")));
     p.mask = *parseMaskChoice(parser.value(QStringLiteral("mask")));
     p.dtype = *parseDType(parser.value(QStringLiteral("dtype")));
-    const auto position = positionSettings(parser, &error);
+    position = positionSettings(parser, &error);
     if (!position)
         return usageError(command, error);
     p.positional = position->scheme == PositionalScheme::Sinusoidal;
@@ -802,8 +865,19 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
     if (!temperature)
         return usageError(command, error);
     p.temperature = *temperature;
-    if (!sessionTokens.isEmpty())
-        p.setTokens(sessionTokens);
+    return parseModelInputs(parser, req);
+}
+
+/// The model's tokens and tensors (a --session's, or --in FILE's with --batch and --layer), then
+/// the parameters' own check.
+std::optional<int> parseModelInputs(const QCommandLineParser &parser, HeatmapRequest &req)
+{
+    const QString &command = req.command;
+    auto &sessionTensors = req.sessionTensors;
+    auto &p = req.p;
+    QString error;
+    if (!req.sessionTokens.isEmpty())
+        p.setTokens(req.sessionTokens);
     if (parser.isSet(QStringLiteral("in"))) {
         // --in FILE: the tensors File > Open Tensors shows; they fix n, n_k, d_model and h.
         if (parser.isSet(QStringLiteral("session")))
@@ -846,13 +920,32 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
     const QString invalid = p.validate(SessionParameters::maxLongSequence);
     if (!invalid.isEmpty())
         return usageError(command, invalid);
+    return std::nullopt;
+}
 
-    HeatmapOptions options = sessionOptions;
-    const bool steps = parser.value(QStringLiteral("view")) == QLatin1String("steps");
-    const bool compare = parser.value(QStringLiteral("view")) == QLatin1String("compare");
-    const bool tokenHeads = parser.value(QStringLiteral("view")) == QLatin1String("tokens");
-    const bool tokenText = parser.value(QStringLiteral("view")) == QLatin1String("text");
-    const bool tokenView = tokenHeads || tokenText;
+/// The view drawn (--view, --compare, --query) and its head.
+std::optional<int> parseViewChoice(const QCommandLineParser &parser, HeatmapRequest &req)
+{
+    const QString &command = req.command;
+    auto &sessionOptions = req.sessionOptions;
+    auto &sessionTokenView = req.sessionTokenView;
+    auto &p = req.p;
+    auto &options = req.options;
+    auto &tokenOptions = req.tokenOptions;
+    auto &pb = req.pb;
+    auto &steps = req.steps;
+    auto &compare = req.compare;
+    auto &tokenHeads = req.tokenHeads;
+    auto &tokenText = req.tokenText;
+    auto &tokenView = req.tokenView;
+    const auto givenOnCommandLine = [&req](const QString &name) { return req.given(name); };
+    QString error;
+    options = sessionOptions;
+    steps = parser.value(QStringLiteral("view")) == QLatin1String("steps");
+    compare = parser.value(QStringLiteral("view")) == QLatin1String("compare");
+    tokenHeads = parser.value(QStringLiteral("view")) == QLatin1String("tokens");
+    tokenText = parser.value(QStringLiteral("view")) == QLatin1String("text");
+    tokenView = tokenHeads || tokenText;
     if (parser.isSet(QStringLiteral("compare")) && !compare)
         return usageError(command, QStringLiteral("--compare goes with --view compare"));
     if (parser.isSet(QStringLiteral("query")) && !tokenText)
@@ -868,7 +961,7 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
                                                      "head, not --view %2")
                                           .arg(QLatin1String(name), shownView));
     }
-    TokenViewOptions tokenOptions = sessionTokenView;
+    tokenOptions = sessionTokenView;
     tokenOptions.view = tokenText ? TokenView::Text : TokenView::Heads;
     if (tokenView && (p.queryCount() > maxTokenViewTokens || p.keyCount() > maxTokenViewTokens))
         return usageError(command,
@@ -878,7 +971,6 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
                               .arg(maxTokenViewTokens)
                               .arg(p.queryCount())
                               .arg(p.keyCount()));
-    std::optional<SessionParameters> pb;
     if (compare
         && (p.queryCount() > SessionParameters::maxSequence
             || p.keyCount() > SessionParameters::maxSequence))
@@ -937,6 +1029,22 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
             options.head = int(*index);
         }
     }
+    return std::nullopt;
+}
+
+/// How the view is drawn: colours, pooling, head order, pinned query, hidden keys and size.
+std::optional<int> parseDrawingOptions(const QCommandLineParser &parser, HeatmapRequest &req)
+{
+    const QString &command = req.command;
+    auto &p = req.p;
+    auto &options = req.options;
+    auto &transform = req.transform;
+    auto &dpi = req.dpi;
+    auto &width = req.width;
+    auto &height = req.height;
+    auto &dpr = req.dpr;
+    const auto givenOnCommandLine = [&req](const QString &name) { return req.given(name); };
+    QString error;
     const auto colormap = Colormap::fromName(parser.value(QStringLiteral("colormap")));
     if (!colormap)
         return usageError(command,
@@ -982,7 +1090,6 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
                 p.tensors ? error : error + QStringLiteral(" (n_q = %1)").arg(p.queryCount()));
         options.pinnedQuery = int(*pin);
     }
-    ViewTransform transform;
     transform.trimPadding = parser.isSet(QStringLiteral("trim-padding"));
     transform.renormalize = !parser.isSet(QStringLiteral("raw"));
     if (parser.isSet(QStringLiteral("raw")) && !parser.isSet(QStringLiteral("hide-keys")))
@@ -991,20 +1098,19 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
                                          "weights of the shown keys as computed)"));
     if (!parseKeyList(parser.value(QStringLiteral("hide-keys")), &transform.hiddenKeys, &error))
         return usageError(command, QStringLiteral("--hide-keys: ") + error);
-    std::optional<double> dpi;
     if (parser.isSet(QStringLiteral("dpi"))) {
         dpi = doubleOption(parser, QStringLiteral("dpi"), 24.0, 2400.0, &error);
         if (!dpi)
             return usageError(command, error);
     }
 
-    const auto width = intOption(parser, QStringLiteral("width"), 64, 16384, &error);
+    width = intOption(parser, QStringLiteral("width"), 64, 16384, &error);
     if (!width)
         return usageError(command, error);
-    const auto height = intOption(parser, QStringLiteral("height"), 64, 16384, &error);
+    height = intOption(parser, QStringLiteral("height"), 64, 16384, &error);
     if (!height)
         return usageError(command, error);
-    const auto dpr = doubleOption(parser, QStringLiteral("dpr"), 0.25, 8.0, &error);
+    dpr = doubleOption(parser, QStringLiteral("dpr"), 0.25, 8.0, &error);
     if (!dpr)
         return usageError(command, error);
     // A PNG has at most 32768 pixels a side (the renderers' limit): decidable here.
@@ -1017,58 +1123,85 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
                               .arg(*dpr)
                               .arg(double(*width) * *dpr, 0, 'f', 0)
                               .arg(double(*height) * *dpr, 0, 'f', 0));
+    return std::nullopt;
+}
 
-    if (animate) {
-        const QString outDir = parser.value(QStringLiteral("out-dir"));
-        if (QFileInfo(outDir).exists() && !QFileInfo(outDir).isDir())
+/// animate: checks the frames' folder and values, then writes every frame and frames.csv.
+int runAnimation(const QCommandLineParser &parser, HeatmapRequest &req)
+{
+    const QString &command = req.command;
+    auto &play = req.play;
+    auto &schedule = req.schedule;
+    auto &p = req.p;
+    auto &options = req.options;
+    auto &width = req.width;
+    auto &height = req.height;
+    auto &dpr = req.dpr;
+    QString error;
+    const QString outDir = parser.value(QStringLiteral("out-dir"));
+    if (QFileInfo(outDir).exists() && !QFileInfo(outDir).isDir())
+        return usageError(command, QStringLiteral("--out-dir '%1' is not a folder").arg(outDir));
+    if (!QDir().mkpath(outDir))
+        return usageError(command, QStringLiteral("--out-dir '%1' cannot be created").arg(outDir));
+    if (p.queryCount() > SessionParameters::maxSequence
+        || p.keyCount() > SessionParameters::maxSequence)
+        return usageError(
+            command,
+            QStringLiteral("animate takes n and n_k up to %1").arg(SessionParameters::maxSequence));
+    for (double v : {schedule.front(), schedule.back()}) {
+        const QString bad = applyPlayValue(p, play.parameter, v).validate();
+        if (!bad.isEmpty())
             return usageError(command,
-                              QStringLiteral("--out-dir '%1' is not a folder").arg(outDir));
-        if (!QDir().mkpath(outDir))
-            return usageError(command,
-                              QStringLiteral("--out-dir '%1' cannot be created").arg(outDir));
-        if (p.queryCount() > SessionParameters::maxSequence
-            || p.keyCount() > SessionParameters::maxSequence)
-            return usageError(command,
-                              QStringLiteral("animate takes n and n_k up to %1")
-                                  .arg(SessionParameters::maxSequence));
-        for (double v : {schedule.front(), schedule.back()}) {
-            const QString bad = applyPlayValue(p, play.parameter, v).validate();
-            if (!bad.isEmpty())
-                return usageError(command,
-                                  QStringLiteral("--param %1 = %2: %3")
-                                      .arg(parser.value(QStringLiteral("param")))
-                                      .arg(v)
-                                      .arg(bad));
-        }
-        std::vector<PlayFrame> frames;
-        if (!writePlayFrames(p, options, play, outDir, QSize(int(*width), int(*height)), *dpr,
-                             &error, &frames))
-            return failure(command, error);
-        // Frames of an earlier, longer run in the same folder are left as they were: say so.
-        {
-            QStringList stale
-                = QDir(outDir).entryList({QStringLiteral("frame_*.png")}, QDir::Files);
-            for (const PlayFrame &f : frames)
-                stale.removeAll(f.file);
-            if (!stale.isEmpty())
-                QTextStream(stderr)
-                    << "attnlab animate: note: " << stale.size()
-                    << " older frame file(s) in the folder are not of this run (" << stale.front()
-                    << (stale.size() > 1 ? " ..." : "") << "); frames.csv lists this run's\n";
-        }
-        if (frames.size() == 1)
-            QTextStream(stdout) << "attnlab animate: wrote 1 frame (" << frames.front().file
-                                << ") and frames.csv to " << QDir(outDir).absolutePath() << "\n";
-        else
-            QTextStream(stdout) << "attnlab animate: wrote " << frames.size() << " frames ("
-                                << frames.front().file << " ... " << frames.back().file
-                                << ") and frames.csv to " << QDir(outDir).absolutePath() << "\n";
-        return ExitOk;
+                              QStringLiteral("--param %1 = %2: %3")
+                                  .arg(parser.value(QStringLiteral("param")))
+                                  .arg(v)
+                                  .arg(bad));
     }
+    std::vector<PlayFrame> frames;
+    if (!writePlayFrames(p, options, play, outDir, QSize(int(*width), int(*height)), *dpr, &error,
+                         &frames))
+        return failure(command, error);
+    // Frames of an earlier, longer run in the same folder are left as they were: say so.
+    {
+        QStringList stale = QDir(outDir).entryList({QStringLiteral("frame_*.png")}, QDir::Files);
+        for (const PlayFrame &f : frames)
+            stale.removeAll(f.file);
+        if (!stale.isEmpty())
+            QTextStream(stderr) << "attnlab animate: note: " << stale.size()
+                                << " older frame file(s) in the folder are not of this run ("
+                                << stale.front() << (stale.size() > 1 ? " ..." : "")
+                                << "); frames.csv lists this run's\n";
+    }
+    if (frames.size() == 1)
+        QTextStream(stdout) << "attnlab animate: wrote 1 frame (" << frames.front().file
+                            << ") and frames.csv to " << QDir(outDir).absolutePath() << "\n";
+    else
+        QTextStream(stdout) << "attnlab animate: wrote " << frames.size() << " frames ("
+                            << frames.front().file << " ... " << frames.back().file
+                            << ") and frames.csv to " << QDir(outDir).absolutePath() << "\n";
+    return ExitOk;
+}
 
-    const QString out = parser.value(QStringLiteral("out"));
-    const QString batchDir = parser.value(QStringLiteral("batch-dir"));
-    const QString dataPath = parser.value(QStringLiteral("data"));
+/// The files written (--out, --batch-dir, --data) and their format, checked before anything is
+/// computed.
+std::optional<int> planOutputs(const QCommandLineParser &parser, HeatmapRequest &req,
+                               HeatmapPlan &plan)
+{
+    const QString &command = req.command;
+    auto &p = req.p;
+    auto &steps = req.steps;
+    auto &compare = req.compare;
+    auto &tokenView = req.tokenView;
+    auto &out = plan.out;
+    auto &batchDir = plan.batchDir;
+    auto &dataPath = plan.dataPath;
+    auto &format = plan.format;
+    auto &viewName = plan.viewName;
+    auto &positions = plan.positions;
+    QString error;
+    out = parser.value(QStringLiteral("out"));
+    batchDir = parser.value(QStringLiteral("batch-dir"));
+    dataPath = parser.value(QStringLiteral("data"));
     if (out.isEmpty() && batchDir.isEmpty() && dataPath.isEmpty())
         return usageError(command,
                           QStringLiteral("--out is required (a .png, .svg or .pdf file), "
@@ -1084,12 +1217,12 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         QStringLiteral("png"), QStringLiteral("--format"), QStringLiteral("--out"), &error);
     if (!resolved)
         return usageError(command, error);
-    const QString format = *resolved;
+    format = *resolved;
 
-    const QString viewName = parser.value(QStringLiteral("view"));
+    viewName = parser.value(QStringLiteral("view"));
     if ((steps || compare || tokenView) && out.isEmpty())
         return usageError(command, QStringLiteral("--view %1 needs --out").arg(viewName));
-    const bool positions = viewName == QLatin1String("positions");
+    positions = viewName == QLatin1String("positions");
     if (positions && (!batchDir.isEmpty() || !dataPath.isEmpty()))
         return usageError(command,
                           QStringLiteral("--batch-dir and --data go with --view grid or "
@@ -1131,54 +1264,103 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
             command, outputs,
             {{QStringLiteral("--session"), parser.value(QStringLiteral("session"))}}))
         return *refused;
+    return std::nullopt;
+}
 
-    if (viewName == QLatin1String("model")) {
-        // The model view: every layer (or --layer's) of the loaded weights, one colour scale.
-        if (!p.tensors || !p.tensors->isWeights())
-            return usageError(command,
-                              QStringLiteral("--view model needs attention weights: --in "
-                                             "FILE with 'attentions' (layers, heads, "
-                                             "n_q, n_k)"));
-        if (out.isEmpty() || !batchDir.isEmpty() || !dataPath.isEmpty())
-            return usageError(command, QStringLiteral("--view model writes --out only"));
-        const auto source = p.tensors;
-        ModelRenderer model;
-        model.setStack(std::shared_ptr<const WeightStack>(source, source->weightStack()),
-                       QStringLiteral("loaded: %1 [%2 %3]")
-                           .arg(source->fileName(), source->arrayName(), source->description()));
-        if (source->isAttentionStack())
-            model.setNotes({QString::fromStdString(source->rowSumCheck().text())});
-        ModelViewOptions modelOptions;
-        modelOptions.colormap = options.colormap;
-        modelOptions.layer = parser.isSet(QStringLiteral("layer")) ? source->layer() : -1;
-        model.setOptions(modelOptions);
-        // The natural size (64-pixel maps) unless --width or --height is given.
-        QSize modelSize = model.naturalSize();
-        if (givenOnCommandLine(QStringLiteral("width")))
-            modelSize.setWidth(int(*width));
-        if (givenOnCommandLine(QStringLiteral("height")))
-            modelSize.setHeight(int(*height));
-        if (!model.save(out, modelSize, format == QLatin1String("png") ? *dpr : 1.0, &error))
-            return failure(command, error);
-        return ExitOk;
-    }
+/// --view model: every layer (or --layer's) of the loaded weights, one colour scale.
+int writeModelView(const QCommandLineParser &parser, HeatmapRequest &req, const HeatmapPlan &plan)
+{
+    const QString &command = req.command;
+    auto &p = req.p;
+    auto &options = req.options;
+    auto &width = req.width;
+    auto &height = req.height;
+    auto &dpr = req.dpr;
+    auto &out = plan.out;
+    auto &batchDir = plan.batchDir;
+    auto &dataPath = plan.dataPath;
+    auto &format = plan.format;
+    const auto givenOnCommandLine = [&req](const QString &name) { return req.given(name); };
+    QString error;
+    // The model view: every layer (or --layer's) of the loaded weights, one colour scale.
+    if (!p.tensors || !p.tensors->isWeights())
+        return usageError(command,
+                          QStringLiteral("--view model needs attention weights: --in "
+                                         "FILE with 'attentions' (layers, heads, "
+                                         "n_q, n_k)"));
+    if (out.isEmpty() || !batchDir.isEmpty() || !dataPath.isEmpty())
+        return usageError(command, QStringLiteral("--view model writes --out only"));
+    const auto source = p.tensors;
+    ModelRenderer model;
+    model.setStack(std::shared_ptr<const WeightStack>(source, source->weightStack()),
+                   QStringLiteral("loaded: %1 [%2 %3]")
+                       .arg(source->fileName(), source->arrayName(), source->description()));
+    if (source->isAttentionStack())
+        model.setNotes({QString::fromStdString(source->rowSumCheck().text())});
+    ModelViewOptions modelOptions;
+    modelOptions.colormap = options.colormap;
+    modelOptions.layer = parser.isSet(QStringLiteral("layer")) ? source->layer() : -1;
+    model.setOptions(modelOptions);
+    // The natural size (64-pixel maps) unless --width or --height is given.
+    QSize modelSize = model.naturalSize();
+    if (givenOnCommandLine(QStringLiteral("width")))
+        modelSize.setWidth(int(*width));
+    if (givenOnCommandLine(QStringLiteral("height")))
+        modelSize.setHeight(int(*height));
+    if (!model.save(out, modelSize, format == QLatin1String("png") ? *dpr : 1.0, &error))
+        return failure(command, error);
+    return ExitOk;
+}
 
-    if (positions) { // the Positions tab's painter (ui/render/positionsrenderer.h)
-        PositionsRenderer positionsRenderer;
-        positionsRenderer.setFigure(computePositionsFigure(p));
-        const FigurePainter paint = positionsRenderer.painter();
-        const QSize figureSize {int(*width), int(*height)};
-        const QString title = QStringLiteral("Attention Lab: positional encoding");
-        const bool ok = format == QLatin1String("png")
-            ? writeFigurePng(out, figureSize, *dpr, Qt::white, paint, &error)
-            : format == QLatin1String("svg")
-            ? writeFigureSvg(out, figureSize, title,
-                             positionsRenderer.figure().caption.join(QLatin1Char(' ')), paint,
-                             &error)
-            : writeFigurePdf(out, figureSize, title, paint, &error);
-        return ok ? ExitOk : failure(command, error);
-    }
+/// --view positions: the Positions tab's painter (ui/render/positionsrenderer.h).
+int writePositionsView(HeatmapRequest &req, const HeatmapPlan &plan)
+{
+    const QString &command = req.command;
+    auto &p = req.p;
+    auto &width = req.width;
+    auto &height = req.height;
+    auto &dpr = req.dpr;
+    auto &out = plan.out;
+    auto &format = plan.format;
+    QString error;
+    PositionsRenderer positionsRenderer;
+    positionsRenderer.setFigure(computePositionsFigure(p));
+    const FigurePainter paint = positionsRenderer.painter();
+    const QSize figureSize {int(*width), int(*height)};
+    const QString title = QStringLiteral("Attention Lab: positional encoding");
+    const bool ok = format == QLatin1String("png")
+        ? writeFigurePng(out, figureSize, *dpr, Qt::white, paint, &error)
+        : format == QLatin1String("svg")
+        ? writeFigureSvg(out, figureSize, title,
+                         positionsRenderer.figure().caption.join(QLatin1Char(' ')), paint, &error)
+        : writeFigurePdf(out, figureSize, title, paint, &error);
+    return ok ? ExitOk : failure(command, error);
+}
 
+/// Full matrices or the tile engine, and the memory the view needs against --memory-budget-mib.
+std::optional<int> planEngine(const QCommandLineParser &parser, HeatmapRequest &req,
+                              HeatmapPlan &plan)
+{
+    const QString &command = req.command;
+    auto &p = req.p;
+    auto &options = req.options;
+    auto &pb = req.pb;
+    auto &steps = req.steps;
+    auto &compare = req.compare;
+    auto &tokenView = req.tokenView;
+    auto &transform = req.transform;
+    auto &dpi = req.dpi;
+    auto &width = req.width;
+    auto &height = req.height;
+    auto &dpr = req.dpr;
+    auto &dataPath = plan.dataPath;
+    auto &format = plan.format;
+    auto &viewName = plan.viewName;
+    auto &tiles = plan.tiles;
+    auto &longTabColours = plan.longTabColours;
+    auto &transformed = plan.transformed;
+    const auto givenOnCommandLine = [&req](const QString &name) { return req.given(name); };
+    QString error;
     if (!p.tensors) {
         const QString hidden = hiddenKeysError(p, p.queryCount(), p.keyCount(), transform);
         if (!hidden.isEmpty())
@@ -1187,7 +1369,7 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
 
     // The tile engine (ui/pooledsession.h) for long sequences: what it cannot show (scores,
     // steps, compare, hidden keys, data export, loaded tensors) needs the full matrices.
-    const bool transformed = transform.trimPadding || !transform.hiddenKeys.isEmpty();
+    transformed = transform.trimPadding || !transform.hiddenKeys.isEmpty();
     const QString computeMode = parser.value(QStringLiteral("compute"));
     QString tilesUnavailable;
     if (steps || compare || tokenView)
@@ -1208,7 +1390,7 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         || p.keyCount() > SessionParameters::maxSequence;
     // --data asks for numbers: every cell's while the full matrices can be held (auto), the
     // pooled pixels' beyond maxSequence or with --compute tiles.
-    const bool tiles = computeMode == QLatin1String("tiles")
+    tiles = computeMode == QLatin1String("tiles")
         || (computeMode == QLatin1String("auto") && tilesUnavailable.isEmpty()
             && (longSequence
                 || (dataPath.isEmpty() && double(sessionResultBytes(p)) > kTilesAboveBytes)));
@@ -1223,7 +1405,7 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
     // --range (or the session) says otherwise, the tile engine's view is coloured as the window's
     // Long tab colours it, up to the largest weight shown (log over the five decades below it,
     // or linear from 0 with --scale linear).
-    const bool longTabColours = tiles && !parser.isSet(QStringLiteral("range"));
+    longTabColours = tiles && !parser.isSet(QStringLiteral("range"));
     if (longTabColours && !parser.isSet(QStringLiteral("scale")))
         options.scale = ColorScale::Log;
     if ((tiles || longSequence) && !tilesUnavailable.isEmpty())
@@ -1303,8 +1485,26 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
                                    : QString()));
     // computeSession's own guard (a quarter of the machine's memory) follows the budget given.
     setSessionMemoryBudget(std::size_t(*budget));
+    return std::nullopt;
+}
 
-    auto result = std::make_shared<SessionResult>(
+/// Computes the view (full or tiles) and prints the notes on what is drawn.
+std::optional<int> computeHeatmap(HeatmapRequest &req, const HeatmapPlan &plan,
+                                  std::shared_ptr<SessionResult> &result)
+{
+    const QString &command = req.command;
+    auto &p = req.p;
+    auto &position = req.position;
+    auto &options = req.options;
+    auto &transform = req.transform;
+    auto &out = plan.out;
+    auto &batchDir = plan.batchDir;
+    auto &dataPath = plan.dataPath;
+    auto &tiles = plan.tiles;
+    auto &longTabColours = plan.longTabColours;
+    const auto givenOnCommandLine = [&req](const QString &name) { return req.given(name); };
+    QString error;
+    result = std::make_shared<SessionResult>(
         tiles ? computePooledSession(p, options.maxImageSide,
                                      options.pooling == HeatmapPooling::Mean ? TilePooling::Mean
                                                                              : TilePooling::Max)
@@ -1318,8 +1518,7 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
                 ? QStringLiteral(" (float32 holds |x| <= 3.4e38: use a larger --temperature, a "
                                  "larger --alpha or --dtype float64)")
                 : QStringLiteral(" (use a larger --temperature or --alpha)");
-        QTextStream(stderr) << "attnlab " << command << ": error: " << message << "\n";
-        return ExitUsage;
+        return inputError(command, message);
     }
     if (!result->ok())
         return failure(command, result->error);
@@ -1371,7 +1570,24 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
         if (!hidden.isEmpty())
             return usageError(command, hidden);
     }
+    return std::nullopt;
+}
 
+/// --view compare and --view steps: their painters write --out.
+std::optional<int> writeCompareOrSteps(HeatmapRequest &req, const HeatmapPlan &plan,
+                                       const std::shared_ptr<SessionResult> &result)
+{
+    const QString &command = req.command;
+    auto &options = req.options;
+    auto &pb = req.pb;
+    auto &steps = req.steps;
+    auto &compare = req.compare;
+    auto &width = req.width;
+    auto &height = req.height;
+    auto &dpr = req.dpr;
+    auto &out = plan.out;
+    auto &format = plan.format;
+    QString error;
     const QSize size {int(*width), int(*height)};
     bool ok = false;
     if (compare) { // the Compare view's painter (ui/render/comparerenderer.h)
@@ -1397,6 +1613,32 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
                                              : stepsRenderer.savePdf(out, size, &error);
         return ok ? ExitOk : failure(command, error);
     }
+    return std::nullopt;
+}
+
+/// The tokens view, or the heads grid or one head written to --out, --batch-dir and --data.
+int writeShownView(const QCommandLineParser &parser, HeatmapRequest &req, HeatmapPlan &plan,
+                   const std::shared_ptr<SessionResult> &result)
+{
+    const QString &command = req.command;
+    auto &options = req.options;
+    auto &tokenOptions = req.tokenOptions;
+    auto &tokenText = req.tokenText;
+    auto &tokenView = req.tokenView;
+    auto &transform = req.transform;
+    auto &dpi = req.dpi;
+    auto &width = req.width;
+    auto &height = req.height;
+    auto &dpr = req.dpr;
+    auto &out = plan.out;
+    auto &batchDir = plan.batchDir;
+    auto &dataPath = plan.dataPath;
+    auto &format = plan.format;
+    auto &tiles = plan.tiles;
+    const auto givenOnCommandLine = [&req](const QString &name) { return req.given(name); };
+    QString error;
+    const QSize size {int(*width), int(*height)};
+    bool ok = false;
     // What the window shows: the result after trimming padding / hiding keys
     // (ui/session/resultview.h); the tile engine's view has no transform.
     const auto shown = tiles ? std::shared_ptr<const SessionResult>(result)
@@ -1478,6 +1720,87 @@ int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
     if (!staged.commit(&error))
         return failure(command, error);
     return ExitOk;
+}
+
+/// Builds the parser (heatmap's options, and animate's), parses the command line with a
+/// --session merged in front of it, and fills `req`. Returns the exit code when done.
+std::optional<int> parseHeatmapRequest(QCommandLineParser &parser, HeatmapRequest &req)
+{
+    const bool animate = req.animate;
+    parser.setApplicationDescription(
+        animate ? QStringLiteral("Animate d_k, alpha or tau over a range (the window's Play) and "
+                                 "write the heatmap grid (or one head) of every frame as "
+                                 "frame_000.png ... into --out-dir, each caption naming the frame "
+                                 "and the value, plus frames.csv listing every frame's "
+                                 "parameters. The other options are those of attnlab heatmap.")
+                : QStringLiteral("Render multi-head attention weights on seeded random input (the "
+                                 "window's main view) to PNG, SVG or PDF: a tile per head plus "
+                                 "the mean over heads, or one head, with a colourbar, axis ticks "
+                                 "and a caption."));
+    QList<QCommandLineOption> optionList = heatmapModelOptions() + heatmapViewOptions();
+    optionList += positionOptions();
+    if (animate)
+        optionList += animateOptions();
+    addOptionsWithDefaults(parser, optionList);
+    if (const std::optional<int> done = parseCommandLine(parser, req.command, req.arguments))
+        return done;
+    if (const auto done = loadHeatmapSession(parser, req))
+        return done;
+    if (animate) {
+        if (const auto done = parseAnimation(parser, req))
+            return done;
+    }
+    if (const auto done = parseModelParameters(parser, req))
+        return done;
+    if (const auto done = parseViewChoice(parser, req))
+        return done;
+    return parseDrawingOptions(parser, req);
+}
+
+/// heatmap's plan: the outputs, then (for the views computed from the model) the engine and the
+/// memory. Returns the exit code when the command line is refused.
+std::optional<int> planHeatmap(const QCommandLineParser &parser, HeatmapRequest &req,
+                               HeatmapPlan &plan)
+{
+    if (const auto done = planOutputs(parser, req, plan))
+        return done;
+    if (plan.viewName == QLatin1String("model") || plan.positions)
+        return std::nullopt;
+    return planEngine(parser, req, plan);
+}
+
+/// Computes, draws and writes what `plan` says.
+int runHeatmapPlan(const QCommandLineParser &parser, HeatmapRequest &req, HeatmapPlan &plan)
+{
+    if (plan.viewName == QLatin1String("model"))
+        return writeModelView(parser, req, plan);
+    if (plan.positions)
+        return writePositionsView(req, plan);
+    std::shared_ptr<SessionResult> result;
+    if (const auto done = computeHeatmap(req, plan, result))
+        return *done;
+    if (const auto done = writeCompareOrSteps(req, plan, result))
+        return *done;
+    return writeShownView(parser, req, plan, result);
+}
+
+/// heatmap, or (`animate`) animate: the same model and view options; animate adds --param,
+/// --from, --to, --frames and --out-dir and writes PNG frames instead of --out.
+int runHeatmapOrAnimate(const QStringList &arguments, bool animate)
+{
+    HeatmapRequest req;
+    req.command = animate ? QStringLiteral("animate") : QStringLiteral("heatmap");
+    req.animate = animate;
+    req.arguments = arguments;
+    QCommandLineParser parser;
+    if (const auto done = parseHeatmapRequest(parser, req))
+        return *done;
+    if (animate)
+        return runAnimation(parser, req);
+    HeatmapPlan plan;
+    if (const auto done = planHeatmap(parser, req, plan))
+        return *done;
+    return runHeatmapPlan(parser, req, plan);
 }
 
 } // namespace

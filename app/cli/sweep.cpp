@@ -48,12 +48,8 @@ int runSweep(const QStringList &arguments)
                                  QStringLiteral("Write the output to FILE instead of stdout."),
                                  QStringLiteral("file"));
     addOptionsWithDefaults(parser, {seed, generator, trials, keys, dk, format, out});
-    if (const std::optional<int> exit = parseArguments(parser, command, arguments))
-        return *exit;
-    if (!parser.positionalArguments().isEmpty())
-        return usageError(
-            command,
-            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().front()));
+    if (const std::optional<int> done = parseCommandLine(parser, command, arguments))
+        return *done;
     if (const auto refused
         = checkOutputPaths(command, {{QStringLiteral("--out"), parser.value(out)}}))
         return *refused;

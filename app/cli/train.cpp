@@ -267,10 +267,246 @@ int trainAs(const LayerConfig &layer, const Parameters<double> &initial, const R
     return ExitOk;
 }
 
-int inputError(const QString &message)
+/// Everything train takes from its command line: the run's options, and where the layer and
+/// its batches come from (a case file or a built-in task).
+struct TrainRequest
 {
-    QTextStream(stderr) << "attnlab " << kCommand << ": error: " << message << "\n";
-    return ExitUsage;
+    RunOptions o;
+    bool fromCase = false; ///< --in (else --task)
+    QString inPath; ///< --in
+    QString convention; ///< --mask-convention
+    std::map<std::string, std::string> params; ///< the run's parameters, for --format json
+};
+
+/// The options every run takes (optimizer, loss, dtype, output …), checked, and the outputs.
+std::optional<int> parseRunOptions(const QCommandLineParser &parser, TrainRequest &req)
+{
+    RunOptions &o = req.o;
+    const bool fromCase = req.fromCase;
+    QString &inPath = req.inPath;
+    QString &convention = req.convention;
+    std::map<std::string, std::string> &params = req.params;
+    QString error;
+    const auto steps = intOption(parser, QStringLiteral("steps"), 0, 1000000, &error);
+    if (!steps)
+        return usageError(kCommand, error);
+    o.steps = Index(*steps);
+    const auto lr = doubleOption(parser, QStringLiteral("lr"), 0, 1e6, &error);
+    if (!lr || !(*lr > 0))
+        return usageError(kCommand,
+                          QStringLiteral("--lr must be a number in (0, 1e+06], got '%1'")
+                              .arg(parser.value(QStringLiteral("lr"))));
+    o.optimizer.learningRate = *lr;
+    const QString optimizer = parser.value(QStringLiteral("optimizer"));
+    if (optimizer != QLatin1String("sgd") && optimizer != QLatin1String("adam"))
+        return usageError(
+            kCommand, QStringLiteral("--optimizer must be sgd or adam, got '%1'").arg(optimizer));
+    o.optimizer.kind
+        = optimizer == QLatin1String("adam") ? OptimizerKind::Adam : OptimizerKind::Sgd;
+    const auto momentum = doubleOption(parser, QStringLiteral("momentum"), 0, 0.999999, &error);
+    if (!momentum)
+        return usageError(kCommand, error);
+    if (*momentum > 0 && o.optimizer.kind == OptimizerKind::Adam)
+        return usageError(kCommand,
+                          QStringLiteral("--momentum applies to --optimizer sgd only (the "
+                                         "default optimizer is adam)"));
+    o.optimizer.momentum = *momentum;
+    const auto alpha = doubleOption(parser, QStringLiteral("scale-exponent"), -4, 4, &error);
+    if (!alpha)
+        return usageError(kCommand, error);
+    o.alpha = *alpha;
+    const auto temperature = doubleOption(parser, QStringLiteral("temperature"), 0, 1e6, &error);
+    if (!temperature)
+        return usageError(kCommand, error);
+    if (!(*temperature > 0))
+        return usageError(kCommand,
+                          QStringLiteral("--temperature must be > 0, got '%1'")
+                              .arg(parser.value(QStringLiteral("temperature"))));
+    o.temperature = *temperature;
+    const QString loss = parser.value(QStringLiteral("loss"));
+    if (loss != QLatin1String("mse") && loss != QLatin1String("cross-entropy"))
+        return usageError(
+            kCommand, QStringLiteral("--loss must be mse or cross-entropy, got '%1'").arg(loss));
+    o.loss = loss == QLatin1String("mse") ? Loss::MeanSquaredError : Loss::CrossEntropy;
+    convention = parser.value(QStringLiteral("mask-convention"));
+    if (convention != QLatin1String("masked") && convention != QLatin1String("allowed"))
+        return usageError(kCommand,
+                          QStringLiteral("--mask-convention must be 'masked' or "
+                                         "'allowed', got '%1'")
+                              .arg(convention));
+    const QString dtype = parser.value(QStringLiteral("dtype"));
+    if (dtype != QLatin1String("float32") && dtype != QLatin1String("float64"))
+        return usageError(
+            kCommand,
+            QStringLiteral("--dtype must be 'float32' or 'float64', got '%1'").arg(dtype));
+    o.float32 = dtype == QLatin1String("float32");
+    o.format = parser.value(QStringLiteral("format"));
+    if (o.format != QLatin1String("table") && o.format != QLatin1String("csv")
+        && o.format != QLatin1String("json"))
+        return usageError(
+            kCommand,
+            QStringLiteral("--format must be table, csv or json, got '%1'").arg(o.format));
+    const auto logEvery = intOption(parser, QStringLiteral("log-every"), 0, 1000000, &error);
+    if (!logEvery)
+        return usageError(kCommand, error);
+    o.logEvery = *logEvery > 0 ? Index(*logEvery) : std::max<Index>(1, (o.steps + 9) / 10);
+    o.outPath = parser.value(QStringLiteral("out"));
+    if (fromCase && o.outPath.isEmpty())
+        return usageError(kCommand, QStringLiteral("--out <r.npz> is required with --in"));
+    if (parser.isSet(QStringLiteral("out"))
+        && (o.outPath.isEmpty() || o.outPath == QLatin1String("-")))
+        return usageError(kCommand,
+                          QStringLiteral("--out needs a file name (.npz); standard "
+                                         "output cannot hold an .npz archive"));
+    inPath = parser.value(QStringLiteral("in"));
+    std::vector<OutputPath> inputs;
+    if (fromCase)
+        inputs.push_back({QStringLiteral("--in"), inPath});
+    if (const auto refused
+        = checkOutputPaths(kCommand, {{QStringLiteral("--out"), o.outPath}}, inputs))
+        return *refused;
+
+    params = {
+        {"steps", std::to_string(o.steps)},
+        {"lr", Table::formatNumber(o.optimizer.learningRate)},
+        {"optimizer", optimizer.toStdString()},
+        {"scale_exponent", Table::formatNumber(o.alpha)},
+        {"temperature", Table::formatNumber(o.temperature)},
+        {"loss", loss.toStdString()},
+        {"dtype", dtype.toStdString()},
+    };
+    return std::nullopt;
+}
+
+/// Trains on --in's case: its parameters, heads, batch and mask.
+int trainOnCase(TrainRequest &req)
+{
+    const RunOptions &o = req.o;
+    const QString &inPath = req.inPath;
+    const QString &convention = req.convention;
+    std::map<std::string, std::string> &params = req.params;
+    const TrainingCase c = readCase(
+        inPath,
+        convention == QLatin1String("allowed") ? MaskConvention::Allowed : MaskConvention::Masked);
+    // A query whose every key is masked gets all-zero weights here (its output row is
+    // out_proj_bias); nn.MultiheadAttention gives NaN there, and a NaN loss.
+    QStringList blindQueries;
+    for (Index i = 0; i < c.batch.mask.rows(); ++i)
+        if ((c.batch.mask.row(i).array() != 0).all())
+            blindQueries << QString::number(i);
+    if (!blindQueries.isEmpty())
+        QTextStream(stderr)
+            << "attnlab " << kCommand << ": note: attn_mask masks every key for quer"
+            << (blindQueries.size() == 1 ? "y " : "ies ") << blindQueries.join(QStringLiteral(", "))
+            << ": their weights are 0 and their output is out_proj_bias, so they learn "
+               "only that bias (PyTorch gives NaN there, and a NaN loss)\n";
+    LayerConfig layer;
+    layer.dModel = c.params.dModel();
+    layer.heads = c.heads;
+    layer.scaleExponent = o.alpha;
+    layer.temperature = o.temperature;
+    layer.validate();
+    // The n × n weights of every sequence and head are kept for the backward pass.
+    const double weightBytes = double(c.batch.batch) * double(layer.heads) * double(c.batch.length)
+        * double(c.batch.length) * 8.0 * 3.0;
+    if (weightBytes > double(kDefaultMemoryBudgetMib) * 1024.0 * 1024.0)
+        throw InvalidArgument(QStringLiteral("B = %1 sequences x h = %2 heads of n = %3 "
+                                             "tokens need about %4 of attention weights "
+                                             "and their gradients, over %5 MiB")
+                                  .arg(c.batch.batch)
+                                  .arg(layer.heads)
+                                  .arg(c.batch.length)
+                                  .arg(mibText(weightBytes))
+                                  .arg(kDefaultMemoryBudgetMib)
+                                  .toStdString());
+    if (o.loss == Loss::CrossEntropy)
+        for (Index r = 0; r < c.batch.targets.rows(); ++r)
+            if ((c.batch.targets.row(r).array() < 0).any())
+                throw InvalidArgument("targets row " + std::to_string(r)
+                                      + " has a negative entry: cross-entropy needs "
+                                        "probabilities");
+    params["in"] = QFileInfo(inPath).fileName().toStdString();
+    const auto next = [&](Index) -> const Batch<double> & { return c.batch; };
+    const std::string title = "trained " + QFileInfo(inPath).fileName().toStdString()
+        + ": B = " + std::to_string(c.batch.batch) + ", n = " + std::to_string(c.batch.length)
+        + ", d_model = " + std::to_string(layer.dModel) + ", h = " + std::to_string(layer.heads)
+        + ", scale " + Table::formatNumber(layer.scale());
+    return o.float32 ? trainAs<float>(layer, c.params, o, next, &c.batch, title, params)
+                     : trainAs<double>(layer, c.params, o, next, &c.batch, title, params);
+}
+
+/// Trains on --task's built-in task: a fresh batch a step, the layer initialised from --seed.
+int trainOnTask(const QCommandLineParser &parser, TrainRequest &req)
+{
+    const RunOptions &o = req.o;
+    std::map<std::string, std::string> &params = req.params;
+    QString error;
+    TaskConfig tc;
+    tc.kind = taskKindFromName(parser.value(QStringLiteral("task")).toStdString());
+    const auto n = intOption(parser, QStringLiteral("n"), 1, 4096, &error);
+    const auto dModel
+        = n ? intOption(parser, QStringLiteral("d-model"), 2, 4096, &error) : std::nullopt;
+    const auto heads
+        = dModel ? intOption(parser, QStringLiteral("heads"), 1, 4096, &error) : std::nullopt;
+    const auto batch
+        = heads ? intOption(parser, QStringLiteral("batch-size"), 1, 65536, &error) : std::nullopt;
+    const auto noise
+        = batch ? doubleOption(parser, QStringLiteral("noise"), 0, 1e6, &error) : std::nullopt;
+    const auto offset
+        = noise ? intOption(parser, QStringLiteral("offset"), 1, 4095, &error) : std::nullopt;
+    const auto classes
+        = offset ? intOption(parser, QStringLiteral("classes"), 0, 2048, &error) : std::nullopt;
+    const auto seed = classes ? seedOption(parser, QStringLiteral("seed"), &error) : std::nullopt;
+    if (!seed)
+        return usageError(kCommand, error);
+    if (parser.isSet(QStringLiteral("offset")) && tc.kind != TaskKind::Copy)
+        return usageError(kCommand, QStringLiteral("--offset applies to --task copy only"));
+    if (parser.isSet(QStringLiteral("classes")) && tc.kind != TaskKind::Recall)
+        return usageError(kCommand, QStringLiteral("--classes applies to --task recall only"));
+    if (parser.isSet(QStringLiteral("no-positions")) && tc.kind != TaskKind::Copy)
+        return usageError(kCommand, QStringLiteral("--no-positions applies to --task copy only"));
+    tc.n = Index(*n);
+    tc.dModel = Index(*dModel);
+    tc.batch = Index(*batch);
+    tc.noise = *noise;
+    tc.offset = Index(*offset);
+    tc.classes = Index(*classes);
+    tc.seed = *seed + 1; // wraps at 2^64
+    LayerConfig layer = tc.layerConfig(Index(*heads), o.alpha);
+    layer.temperature = o.temperature;
+    if (parser.isSet(QStringLiteral("no-positions")))
+        layer.positionWidth = 0;
+    layer.validate();
+    TaskGenerator generator(tc); // validates the task
+    Generator rng(*seed);
+    MultiheadAttention<double> init(tc.dModel, layer.heads);
+    init.initXavier(rng);
+    params["task"] = taskKindName(tc.kind);
+    params["n"] = std::to_string(tc.n);
+    params["d_model"] = std::to_string(tc.dModel);
+    params["heads"] = std::to_string(layer.heads);
+    params["batch_size"] = std::to_string(tc.batch);
+    params["noise"] = Table::formatNumber(tc.noise);
+    params["seed"] = std::to_string(*seed);
+    if (tc.kind == TaskKind::Recall)
+        params["classes"] = std::to_string(tc.valueClasses());
+    if (tc.kind == TaskKind::Copy) {
+        params["offset"] = std::to_string(tc.offset);
+        params["positions"] = layer.positionWidth > 0 ? "sinusoidal" : "none";
+    }
+    Batch<double> current;
+    const auto next = [&](Index) -> const Batch<double> & {
+        current = generator.next();
+        return current;
+    };
+    const std::string title = std::string("task ") + taskKindName(tc.kind)
+        + ": n = " + std::to_string(tc.n) + ", d_model = " + std::to_string(tc.dModel)
+        + ", h = " + std::to_string(layer.heads) + ", B = " + std::to_string(tc.batch) + ", scale "
+        + Table::formatNumber(layer.scale()) + "; each step on a fresh batch, the last loss "
+        + "on the last batch";
+    const Parameters<double> initial = Parameters<double>::fromLayer(init);
+    return o.float32 ? trainAs<float>(layer, initial, o, next, nullptr, title, params)
+                     : trainAs<double>(layer, initial, o, next, nullptr, title, params);
 }
 
 } // namespace
@@ -381,12 +617,8 @@ int runTrain(const QStringList &arguments)
                  conventionOption, dtypeOption,       formatOption, logEveryOption,    nOption,
                  dModelOption,     headsOption,       batchOption,  noiseOption,       offsetOption,
                  classesOption,    noPositionsOption, seedOpt});
-    if (const auto done = parseArguments(parser, kCommand, arguments))
+    if (const std::optional<int> done = parseCommandLine(parser, kCommand, arguments))
         return *done;
-    if (!parser.positionalArguments().isEmpty())
-        return usageError(
-            kCommand,
-            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
     const bool fromCase = parser.isSet(inOption);
     if (fromCase == parser.isSet(taskOption))
         return usageError(kCommand,
@@ -403,223 +635,18 @@ int runTrain(const QStringList &arguments)
     if (!fromCase && parser.isSet(conventionOption))
         return usageError(kCommand, QStringLiteral("--mask-convention applies to --in only"));
 
-    RunOptions o;
-    QString error;
-    const auto steps = intOption(parser, QStringLiteral("steps"), 0, 1000000, &error);
-    if (!steps)
-        return usageError(kCommand, error);
-    o.steps = Index(*steps);
-    const auto lr = doubleOption(parser, QStringLiteral("lr"), 0, 1e6, &error);
-    if (!lr || !(*lr > 0))
-        return usageError(kCommand,
-                          QStringLiteral("--lr must be a number in (0, 1e+06], got '%1'")
-                              .arg(parser.value(lrOption)));
-    o.optimizer.learningRate = *lr;
-    const QString optimizer = parser.value(optimizerOption);
-    if (optimizer != QLatin1String("sgd") && optimizer != QLatin1String("adam"))
-        return usageError(
-            kCommand, QStringLiteral("--optimizer must be sgd or adam, got '%1'").arg(optimizer));
-    o.optimizer.kind
-        = optimizer == QLatin1String("adam") ? OptimizerKind::Adam : OptimizerKind::Sgd;
-    const auto momentum = doubleOption(parser, QStringLiteral("momentum"), 0, 0.999999, &error);
-    if (!momentum)
-        return usageError(kCommand, error);
-    if (*momentum > 0 && o.optimizer.kind == OptimizerKind::Adam)
-        return usageError(kCommand,
-                          QStringLiteral("--momentum applies to --optimizer sgd only (the "
-                                         "default optimizer is adam)"));
-    o.optimizer.momentum = *momentum;
-    const auto alpha = doubleOption(parser, QStringLiteral("scale-exponent"), -4, 4, &error);
-    if (!alpha)
-        return usageError(kCommand, error);
-    o.alpha = *alpha;
-    const auto temperature = doubleOption(parser, QStringLiteral("temperature"), 0, 1e6, &error);
-    if (!temperature)
-        return usageError(kCommand, error);
-    if (!(*temperature > 0))
-        return usageError(kCommand,
-                          QStringLiteral("--temperature must be > 0, got '%1'")
-                              .arg(parser.value(temperatureOption)));
-    o.temperature = *temperature;
-    const QString loss = parser.value(lossOption);
-    if (loss != QLatin1String("mse") && loss != QLatin1String("cross-entropy"))
-        return usageError(
-            kCommand, QStringLiteral("--loss must be mse or cross-entropy, got '%1'").arg(loss));
-    o.loss = loss == QLatin1String("mse") ? Loss::MeanSquaredError : Loss::CrossEntropy;
-    const QString convention = parser.value(conventionOption);
-    if (convention != QLatin1String("masked") && convention != QLatin1String("allowed"))
-        return usageError(kCommand,
-                          QStringLiteral("--mask-convention must be 'masked' or "
-                                         "'allowed', got '%1'")
-                              .arg(convention));
-    const QString dtype = parser.value(dtypeOption);
-    if (dtype != QLatin1String("float32") && dtype != QLatin1String("float64"))
-        return usageError(
-            kCommand,
-            QStringLiteral("--dtype must be 'float32' or 'float64', got '%1'").arg(dtype));
-    o.float32 = dtype == QLatin1String("float32");
-    o.format = parser.value(formatOption);
-    if (o.format != QLatin1String("table") && o.format != QLatin1String("csv")
-        && o.format != QLatin1String("json"))
-        return usageError(
-            kCommand,
-            QStringLiteral("--format must be table, csv or json, got '%1'").arg(o.format));
-    const auto logEvery = intOption(parser, QStringLiteral("log-every"), 0, 1000000, &error);
-    if (!logEvery)
-        return usageError(kCommand, error);
-    o.logEvery = *logEvery > 0 ? Index(*logEvery) : std::max<Index>(1, (o.steps + 9) / 10);
-    o.outPath = parser.value(outOption);
-    if (fromCase && o.outPath.isEmpty())
-        return usageError(kCommand, QStringLiteral("--out <r.npz> is required with --in"));
-    if (parser.isSet(outOption) && (o.outPath.isEmpty() || o.outPath == QLatin1String("-")))
-        return usageError(kCommand,
-                          QStringLiteral("--out needs a file name (.npz); standard "
-                                         "output cannot hold an .npz archive"));
-    const QString inPath = parser.value(inOption);
-    std::vector<OutputPath> inputs;
-    if (fromCase)
-        inputs.push_back({QStringLiteral("--in"), inPath});
-    if (const auto refused
-        = checkOutputPaths(kCommand, {{QStringLiteral("--out"), o.outPath}}, inputs))
-        return *refused;
-
-    std::map<std::string, std::string> params = {
-        {"steps", std::to_string(o.steps)},
-        {"lr", Table::formatNumber(o.optimizer.learningRate)},
-        {"optimizer", optimizer.toStdString()},
-        {"scale_exponent", Table::formatNumber(o.alpha)},
-        {"temperature", Table::formatNumber(o.temperature)},
-        {"loss", loss.toStdString()},
-        {"dtype", dtype.toStdString()},
-    };
+    TrainRequest req;
+    req.fromCase = fromCase;
+    if (const auto done = parseRunOptions(parser, req))
+        return *done;
     try {
-        if (fromCase) {
-            const TrainingCase c
-                = readCase(inPath,
-                           convention == QLatin1String("allowed") ? MaskConvention::Allowed
-                                                                  : MaskConvention::Masked);
-            // A query whose every key is masked gets all-zero weights here (its output row is
-            // out_proj_bias); nn.MultiheadAttention gives NaN there, and a NaN loss.
-            QStringList blindQueries;
-            for (Index i = 0; i < c.batch.mask.rows(); ++i)
-                if ((c.batch.mask.row(i).array() != 0).all())
-                    blindQueries << QString::number(i);
-            if (!blindQueries.isEmpty())
-                QTextStream(stderr)
-                    << "attnlab " << kCommand << ": note: attn_mask masks every key for quer"
-                    << (blindQueries.size() == 1 ? "y " : "ies ")
-                    << blindQueries.join(QStringLiteral(", "))
-                    << ": their weights are 0 and their output is out_proj_bias, so they learn "
-                       "only that bias (PyTorch gives NaN there, and a NaN loss)\n";
-            LayerConfig layer;
-            layer.dModel = c.params.dModel();
-            layer.heads = c.heads;
-            layer.scaleExponent = o.alpha;
-            layer.temperature = o.temperature;
-            layer.validate();
-            // The n × n weights of every sequence and head are kept for the backward pass.
-            const double weightBytes = double(c.batch.batch) * double(layer.heads)
-                * double(c.batch.length) * double(c.batch.length) * 8.0 * 3.0;
-            if (weightBytes > double(kDefaultMemoryBudgetMib) * 1024.0 * 1024.0)
-                throw InvalidArgument(QStringLiteral("B = %1 sequences x h = %2 heads of n = %3 "
-                                                     "tokens need about %4 of attention weights "
-                                                     "and their gradients, over %5 MiB")
-                                          .arg(c.batch.batch)
-                                          .arg(layer.heads)
-                                          .arg(c.batch.length)
-                                          .arg(mibText(weightBytes))
-                                          .arg(kDefaultMemoryBudgetMib)
-                                          .toStdString());
-            if (o.loss == Loss::CrossEntropy)
-                for (Index r = 0; r < c.batch.targets.rows(); ++r)
-                    if ((c.batch.targets.row(r).array() < 0).any())
-                        throw InvalidArgument("targets row " + std::to_string(r)
-                                              + " has a negative entry: cross-entropy needs "
-                                                "probabilities");
-            params["in"] = QFileInfo(inPath).fileName().toStdString();
-            const auto next = [&](Index) -> const Batch<double> & { return c.batch; };
-            const std::string title = "trained " + QFileInfo(inPath).fileName().toStdString()
-                + ": B = " + std::to_string(c.batch.batch) + ", n = "
-                + std::to_string(c.batch.length) + ", d_model = " + std::to_string(layer.dModel)
-                + ", h = " + std::to_string(layer.heads) + ", scale "
-                + Table::formatNumber(layer.scale());
-            return o.float32 ? trainAs<float>(layer, c.params, o, next, &c.batch, title, params)
-                             : trainAs<double>(layer, c.params, o, next, &c.batch, title, params);
-        }
-        TaskConfig tc;
-        tc.kind = taskKindFromName(parser.value(taskOption).toStdString());
-        const auto n = intOption(parser, QStringLiteral("n"), 1, 4096, &error);
-        const auto dModel
-            = n ? intOption(parser, QStringLiteral("d-model"), 2, 4096, &error) : std::nullopt;
-        const auto heads
-            = dModel ? intOption(parser, QStringLiteral("heads"), 1, 4096, &error) : std::nullopt;
-        const auto batch = heads ? intOption(parser, QStringLiteral("batch-size"), 1, 65536, &error)
-                                 : std::nullopt;
-        const auto noise
-            = batch ? doubleOption(parser, QStringLiteral("noise"), 0, 1e6, &error) : std::nullopt;
-        const auto offset
-            = noise ? intOption(parser, QStringLiteral("offset"), 1, 4095, &error) : std::nullopt;
-        const auto classes
-            = offset ? intOption(parser, QStringLiteral("classes"), 0, 2048, &error) : std::nullopt;
-        const auto seed
-            = classes ? seedOption(parser, QStringLiteral("seed"), &error) : std::nullopt;
-        if (!seed)
-            return usageError(kCommand, error);
-        if (parser.isSet(offsetOption) && tc.kind != TaskKind::Copy)
-            return usageError(kCommand, QStringLiteral("--offset applies to --task copy only"));
-        if (parser.isSet(classesOption) && tc.kind != TaskKind::Recall)
-            return usageError(kCommand, QStringLiteral("--classes applies to --task recall only"));
-        if (parser.isSet(noPositionsOption) && tc.kind != TaskKind::Copy)
-            return usageError(kCommand,
-                              QStringLiteral("--no-positions applies to --task copy only"));
-        tc.n = Index(*n);
-        tc.dModel = Index(*dModel);
-        tc.batch = Index(*batch);
-        tc.noise = *noise;
-        tc.offset = Index(*offset);
-        tc.classes = Index(*classes);
-        tc.seed = *seed + 1; // wraps at 2^64
-        LayerConfig layer = tc.layerConfig(Index(*heads), o.alpha);
-        layer.temperature = o.temperature;
-        if (parser.isSet(noPositionsOption))
-            layer.positionWidth = 0;
-        layer.validate();
-        TaskGenerator generator(tc); // validates the task
-        Generator rng(*seed);
-        MultiheadAttention<double> init(tc.dModel, layer.heads);
-        init.initXavier(rng);
-        params["task"] = taskKindName(tc.kind);
-        params["n"] = std::to_string(tc.n);
-        params["d_model"] = std::to_string(tc.dModel);
-        params["heads"] = std::to_string(layer.heads);
-        params["batch_size"] = std::to_string(tc.batch);
-        params["noise"] = Table::formatNumber(tc.noise);
-        params["seed"] = std::to_string(*seed);
-        if (tc.kind == TaskKind::Recall)
-            params["classes"] = std::to_string(tc.valueClasses());
-        if (tc.kind == TaskKind::Copy) {
-            params["offset"] = std::to_string(tc.offset);
-            params["positions"] = layer.positionWidth > 0 ? "sinusoidal" : "none";
-        }
-        Batch<double> current;
-        const auto next = [&](Index) -> const Batch<double> & {
-            current = generator.next();
-            return current;
-        };
-        const std::string title = std::string("task ") + taskKindName(tc.kind)
-            + ": n = " + std::to_string(tc.n) + ", d_model = " + std::to_string(tc.dModel)
-            + ", h = " + std::to_string(layer.heads) + ", B = " + std::to_string(tc.batch)
-            + ", scale " + Table::formatNumber(layer.scale())
-            + "; each step on a fresh batch, the last loss " + "on the last batch";
-        const Parameters<double> initial = Parameters<double>::fromLayer(init);
-        return o.float32 ? trainAs<float>(layer, initial, o, next, nullptr, title, params)
-                         : trainAs<double>(layer, initial, o, next, nullptr, title, params);
+        return fromCase ? trainOnCase(req) : trainOnTask(parser, req);
     } catch (const NpyError &e) {
-        return inputError(QString::fromUtf8(e.what()));
+        return inputError(kCommand, QString::fromUtf8(e.what()));
     } catch (const InvalidArgument &e) {
-        return inputError(QString::fromUtf8(e.what()));
+        return inputError(kCommand, QString::fromUtf8(e.what()));
     } catch (const NonFiniteInput &e) {
-        return inputError(QString::fromUtf8(e.what()));
+        return inputError(kCommand, QString::fromUtf8(e.what()));
     }
 }
 
