@@ -201,6 +201,81 @@ private slots:
         QCOMPARE(editedN(edited), (QList<int> {1024, 1023}));
     }
 
+    // τ takes what the command line takes, scientific notation included, and keeps it as
+    // typed; a number out of range is refused with the range named beside the field, and the
+    // parameters keep their τ.
+    void temperatureTakesTheCommandLinesNumbers_data()
+    {
+        QTest::addColumn<QString>("typed");
+        QTest::addColumn<double>("expected");
+        QTest::newRow("1e-9") << QStringLiteral("1e-9") << 1e-9;
+        QTest::newRow("0.001") << QStringLiteral("0.001") << 0.001;
+        QTest::newRow("2.5E3") << QStringLiteral("2.5E3") << 2500.0;
+        QTest::newRow("0.123456") << QStringLiteral("0.123456") << 0.123456;
+    }
+
+    void temperatureTakesTheCommandLinesNumbers()
+    {
+        QFETCH(QString, typed);
+        QFETCH(double, expected);
+        ControlPanel panel;
+        panel.setParameters(SessionParameters {});
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto *spin = panel.findChild<QAbstractSpinBox *>(QStringLiteral("temperatureSpin"));
+        QVERIFY(spin);
+        spin->setFocus();
+        spin->selectAll();
+        QTest::keyClicks(spin, typed);
+        QCOMPARE(spin->text(), typed);
+        QTest::keyClick(spin, Qt::Key_Return);
+        QCOMPARE(panel.parameters().temperature, expected);
+        auto *message = panel.findChild<QLabel *>(QStringLiteral("temperatureMessage"));
+        QVERIFY(message);
+        QVERIFY(message->isHidden());
+    }
+
+    void temperatureOutOfRangeIsRefused_data()
+    {
+        QTest::addColumn<QString>("typed");
+        QTest::newRow("0") << QStringLiteral("0");
+        QTest::newRow("-1") << QStringLiteral("-1");
+        QTest::newRow("1e301") << QStringLiteral("1e301");
+    }
+
+    void temperatureOutOfRangeIsRefused()
+    {
+        QFETCH(QString, typed);
+        ControlPanel panel;
+        SessionParameters p;
+        p.temperature = 2.0;
+        panel.setParameters(p);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto *spin = panel.findChild<QAbstractSpinBox *>(QStringLiteral("temperatureSpin"));
+        QVERIFY(spin);
+        QSignalSpy edited(&panel, &ControlPanel::parametersEdited);
+        spin->setFocus();
+        spin->selectAll();
+        QTest::keyClicks(spin, typed);
+        QTest::keyClick(spin, Qt::Key_Return);
+        QCOMPARE(edited.count(), 0);
+        QCOMPARE(panel.parameters().temperature, 2.0);
+        auto *message = panel.findChild<QLabel *>(QStringLiteral("temperatureMessage"));
+        QVERIFY(message);
+        QVERIFY(message->isVisible());
+        QVERIFY2(message->text().contains(QStringLiteral("1e-300"))
+                     && message->text().contains(QStringLiteral("1e+300")),
+                 qPrintable(message->text()));
+        QVERIFY2(message->text().contains(typed), qPrintable(message->text()));
+        // The next number accepted clears the message.
+        spin->selectAll();
+        QTest::keyClicks(spin, QStringLiteral("0.5"));
+        QTest::keyClick(spin, Qt::Key_Return);
+        QCOMPARE(panel.parameters().temperature, 0.5);
+        QVERIFY(message->isHidden());
+    }
+
     // The generator choice: the combo edits the parameters, and an opened session (or undo)
     // shows its generator without an edit; loaded tensors disable it (no seeded draws then).
     void generatorCombo()

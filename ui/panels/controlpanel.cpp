@@ -4,6 +4,7 @@
 
 #include "ui/panels/wheelguard.h"
 #include "ui/session/tensorsource.h"
+#include "ui/views/numberspinbox.h"
 
 #include "core/attention/groupedattention.h"
 
@@ -190,13 +191,19 @@ void ControlPanel::buildUi()
            "x[i+d_k/2]) — weights trained with one convention are wrong with the other. ALiBi "
            "(Press et al. 2021) adds −m_h·(i − j) to head h's scaled scores."));
     sequenceForm->addRow(tr("In attention:"), m_schemeCombo);
-    m_ropeBaseSpin = new QDoubleSpinBox(sequenceBox);
+    auto *ropeBaseSpin = new NumberSpinBox(sequenceBox);
+    m_ropeBaseSpin = ropeBaseSpin;
     m_ropeBaseSpin->setObjectName(QStringLiteral("ropeBaseSpin"));
-    m_ropeBaseSpin->setDecimals(0);
-    m_ropeBaseSpin->setRange(1, 1e9);
+    m_ropeBaseSpin->setRange(1, EngineParameters::maxRopeBase);
+    m_ropeBaseSpin->setSingleStep(1000);
+    ropeBaseSpin->setQuantityName(tr("The RoPE base"));
     m_ropeBaseSpin->setToolTip(tr("RoPE's base θ: plane i turns by pos·θ^(−2i/d_k) (10 000 in "
                                   "the paper; larger bases turn slower)."));
     sequenceForm->addRow(tr("RoPE base:"), m_ropeBaseSpin);
+    auto *ropeBaseMessage = new QLabel(sequenceBox);
+    ropeBaseMessage->setObjectName(QStringLiteral("ropeBaseMessage"));
+    ropeBaseSpin->setMessageLabel(ropeBaseMessage);
+    sequenceForm->addRow(ropeBaseMessage);
 
     m_dtypeCombo = new QComboBox(sequenceBox);
     m_dtypeCombo->setObjectName(QStringLiteral("dtypeCombo"));
@@ -297,14 +304,19 @@ void ControlPanel::buildUi()
     alphaLabel->setBuddy(m_alphaSlider);
     scaleForm->addRow(alphaLabel, alphaRow);
 
-    m_temperatureSpin = new QDoubleSpinBox(scaleBox);
+    auto *temperatureSpin = new NumberSpinBox(scaleBox);
+    m_temperatureSpin = temperatureSpin;
     m_temperatureSpin->setObjectName(QStringLiteral("temperatureSpin"));
-    m_temperatureSpin->setRange(0.01, 100.0);
-    m_temperatureSpin->setDecimals(2);
+    m_temperatureSpin->setRange(EngineParameters::minTemperature, EngineParameters::maxTemperature);
+    temperatureSpin->setQuantityName(tr("τ"));
     m_temperatureSpin->setSingleStep(0.1);
     m_temperatureSpin->setToolTip(tr("Softmax temperature τ > 0: the scores are divided by τ. "
                                      "τ < 1 sharpens the weights, τ > 1 flattens them."));
     scaleForm->addRow(tr("&Temperature τ:"), m_temperatureSpin);
+    auto *temperatureMessage = new QLabel(scaleBox);
+    temperatureMessage->setObjectName(QStringLiteral("temperatureMessage"));
+    temperatureSpin->setMessageLabel(temperatureMessage);
+    scaleForm->addRow(temperatureMessage);
 
     m_scaleLabel = new QLabel(scaleBox);
     m_scaleLabel->setObjectName(QStringLiteral("scaleLabel"));
