@@ -15,6 +15,7 @@
 #include "testutil.h"
 #include "ui/panels/controlpanel.h"
 #include "ui/panels/playpanel.h"
+#include "ui/render/heatmaprenderer.h"
 #include "ui/render/playframes.h"
 #include "ui/session/tensorsource.h"
 
@@ -476,6 +477,43 @@ private slots:
 
     // Loaded tensors: the typed sentence would change nothing, so the field is disabled and
     // says why; without tensors it is enabled with its usual tooltip.
+    // A model's attention stack has no layer weights, no d_k and no scores: the Controls show
+    // them as not available, and the heatmap's cell text names the layer, without NaN scores.
+    void storedWeightsShowNothingInvented()
+    {
+        QString error;
+        const auto source = makeTensorSource(
+            readTensorFile(QStringLiteral(ATTN_FIXTURE_DIR "/modelstack/stack.npz")), QString(),
+            MaskConvention::Masked, &error);
+        QVERIFY2(source && source->isWeights(), qPrintable(error));
+        const auto layer1 = source->withLayer(1);
+        const SessionParameters p = layer1->parametersFor(SessionParameters {}, layer1);
+
+        ControlPanel panel;
+        panel.setParameters(p);
+        auto *info = panel.findChild<QLabel *>(QStringLiteral("headsInfoLabel"));
+        auto *dk = panel.findChild<QLabel *>(QStringLiteral("dkLabel"));
+        auto *scale = panel.findChild<QLabel *>(QStringLiteral("scaleLabel"));
+        QVERIFY(info && dk && scale);
+        QVERIFY2(info->text().contains(QLatin1String("n/a (stored weights)")),
+                 qPrintable(info->text()));
+        QVERIFY2(!info->text().contains(QLatin1String("B/token")), qPrintable(info->text()));
+        QCOMPARE(dk->text(), QStringLiteral("\u2014"));
+        QVERIFY2(scale->text().contains(QLatin1String("n/a")), qPrintable(scale->text()));
+
+        HeatmapRenderer renderer;
+        renderer.setResult(std::make_shared<SessionResult>(computeTensorSession(p)));
+        HeatmapHit hit;
+        hit.tile = 0;
+        hit.head = 2;
+        hit.row = 3;
+        hit.col = 1;
+        const QString cell = renderer.describeCell(hit);
+        QVERIFY2(cell.contains(QLatin1String("layer 1 of 2")), qPrintable(cell));
+        QVERIFY2(cell.contains(QLatin1String("raw score n/a (stored weights)")), qPrintable(cell));
+        QVERIFY2(!cell.contains(QLatin1String("nan"), Qt::CaseInsensitive), qPrintable(cell));
+    }
+
     void tokensDisabledWithTensors()
     {
         QTemporaryDir dir;

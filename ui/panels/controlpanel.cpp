@@ -601,7 +601,12 @@ void ControlPanel::syncWidgets()
                                              : QString::number(g),
                                 g);
     m_kvHeadsCombo->setCurrentIndex(m_kvHeadsCombo->findData(int(p.keyValueHeads())));
-    if (p.validate().isEmpty()) {
+    // Stored weights come without a layer: d_model, d_k, the parameter count and the KV cache
+    // are not known (the parameters' d_k = 1 is a placeholder).
+    const bool storedWeights = p.tensors && p.tensors->isWeights();
+    if (storedWeights) {
+        m_headsInfoLabel->setText(tr("parameters and KV cache: n/a (stored weights)"));
+    } else if (p.validate().isEmpty()) {
         const int bytes = p.dtype == DType::Float32 ? 4 : 8;
         m_headsInfoLabel->setText(
             tr("%1 parameters · KV cache %2 B/token (2·g·d_k·%3 B)")
@@ -617,7 +622,7 @@ void ControlPanel::syncWidgets()
         logSliderPosition(int(std::max<Index>(1, maxDModel / std::max<Index>(1, p.heads))),
                           dkSliderSteps));
     setLogSlider(m_dkSlider, dK, dkSliderSteps);
-    m_dkLabel->setText(QString::number(dK));
+    m_dkLabel->setText(storedWeights ? QStringLiteral("—") : QString::number(dK));
     m_headsNoteLabel->setText(m_headsNote);
     m_headsNoteLabel->setVisible(!m_headsNote.isEmpty());
 
@@ -627,9 +632,13 @@ void ControlPanel::syncWidgets()
     m_alphaLabel->setText(QString::number(p.scaleExponent, 'f', 2));
     m_sqrtCheck->setChecked(p.scaleExponent == 0.5);
     m_temperatureSpin->setValue(p.temperature);
-    m_scaleLabel->setText(QStringLiteral("%1 = %2")
-                              .arg(scaleFormula(p.scaleExponent, p.temperature, std::max(1, dK)))
-                              .arg(p.scale(), 0, 'g', 4));
+    if (storedWeights)
+        m_scaleLabel->setText(tr("n/a (stored weights)"));
+    else
+        m_scaleLabel->setText(
+            QStringLiteral("%1 = %2")
+                .arg(scaleFormula(p.scaleExponent, p.temperature, std::max(1, dK)))
+                .arg(p.scale(), 0, 'g', 4));
 
     // The items name the mask that is applied: under decoder self-attention or a sliding window
     // the causal mask is on whatever the choice, so "None" would misstate it.
