@@ -262,7 +262,9 @@ std::optional<CompareVariant> parseCompare(const QString &text, const SessionPar
             v.scaleExponent = value == QLatin1String("on") ? 0.5 : 0.0;
         } else if (key == QLatin1String("tau") || key == QLatin1String("temperature")) {
             const double tau = value.toDouble(&ok);
-            if (!ok || !(tau >= 1e-300 && tau <= 1e300))
+            if (!ok
+                || !(tau >= CompareVariant::minTemperature
+                     && tau <= CompareVariant::maxTemperature))
                 return bad(QStringLiteral("tau must be a number > 0"));
             v.temperature = tau;
         } else if (key == QLatin1String("mask")) {
@@ -861,7 +863,8 @@ std::optional<int> parseModelParameters(const QCommandLineParser &parser, Heatma
         return usageError(command, error);
     p.scaleExponent = *alpha;
     const auto temperature
-        = doubleOption(parser, QStringLiteral("temperature"), 1e-300, 1e300, &error);
+        = doubleOption(parser, QStringLiteral("temperature"), SessionParameters::minTemperature,
+                       SessionParameters::maxTemperature, &error);
     if (!temperature)
         return usageError(command, error);
     p.temperature = *temperature;

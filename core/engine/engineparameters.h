@@ -52,8 +52,9 @@ struct EngineParameters
     /// `attnlab heatmap` and the Long tab beyond maxSequence.
     static constexpr Index maxLongSequence = 65536;
     static constexpr Index maxDModel = 4096; ///< upper bound of d_model
-    static constexpr double minTemperature = 0.01; ///< the controls' range of τ
-    static constexpr double maxTemperature = 100.0;
+    /// The range of τ every control, session file and command line accepts.
+    static constexpr double minTemperature = 1e-300;
+    static constexpr double maxTemperature = 1e300;
     static constexpr double maxRopeBase = 1e12; ///< RoPE base θ in [1, 1e12]
 
     Index n = 8; ///< query count n (= n_q); 1 … maxN

@@ -16,7 +16,7 @@ namespace attn {
 enum class PlayParameter {
     HeadWidth, ///< d_k, an integer (d_model = d_k · h, h kept)
     ScaleExponent, ///< α in the scale d_k^(−α)/τ, in [0, 1]
-    Temperature, ///< τ in the scale d_k^(−α)/τ, in [0.01, 100] (the Controls' range)
+    Temperature, ///< τ in the scale d_k^(−α)/τ, in [0.01, 100] (the Play dock's range)
 };
 
 /// "dk", "alpha", "tau" (the command line's and the session file's names).

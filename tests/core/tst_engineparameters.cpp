@@ -180,7 +180,7 @@ private slots:
         p.dModel = 9000;
         p.heads = 7;
         p.scaleExponent = 3.0;
-        p.temperature = 1e6;
+        p.temperature = 1e301;
         p.mask = MaskChoice::KeyPadding;
         const EngineParameters q = p.normalized(5000); // more padding than keys
         QCOMPARE(q.n, EngineParameters::maxSequence);

@@ -15,6 +15,7 @@
 #include "testutil.h"
 #include "ui/panels/controlpanel.h"
 #include "ui/panels/playpanel.h"
+#include "ui/render/heatmaprenderer.h"
 #include "ui/render/playframes.h"
 #include "ui/session/tensorsource.h"
 
@@ -199,6 +200,81 @@ private slots:
         // The arrows still step at once.
         QTest::keyClick(spin, Qt::Key_Down);
         QCOMPARE(editedN(edited), (QList<int> {1024, 1023}));
+    }
+
+    // τ takes what the command line takes, scientific notation included, and keeps it as
+    // typed; a number out of range is refused with the range named beside the field, and the
+    // parameters keep their τ.
+    void temperatureTakesTheCommandLinesNumbers_data()
+    {
+        QTest::addColumn<QString>("typed");
+        QTest::addColumn<double>("expected");
+        QTest::newRow("1e-9") << QStringLiteral("1e-9") << 1e-9;
+        QTest::newRow("0.001") << QStringLiteral("0.001") << 0.001;
+        QTest::newRow("2.5E3") << QStringLiteral("2.5E3") << 2500.0;
+        QTest::newRow("0.123456") << QStringLiteral("0.123456") << 0.123456;
+    }
+
+    void temperatureTakesTheCommandLinesNumbers()
+    {
+        QFETCH(QString, typed);
+        QFETCH(double, expected);
+        ControlPanel panel;
+        panel.setParameters(SessionParameters {});
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto *spin = panel.findChild<QAbstractSpinBox *>(QStringLiteral("temperatureSpin"));
+        QVERIFY(spin);
+        spin->setFocus();
+        spin->selectAll();
+        QTest::keyClicks(spin, typed);
+        QCOMPARE(spin->text(), typed);
+        QTest::keyClick(spin, Qt::Key_Return);
+        QCOMPARE(panel.parameters().temperature, expected);
+        auto *message = panel.findChild<QLabel *>(QStringLiteral("temperatureMessage"));
+        QVERIFY(message);
+        QVERIFY(message->isHidden());
+    }
+
+    void temperatureOutOfRangeIsRefused_data()
+    {
+        QTest::addColumn<QString>("typed");
+        QTest::newRow("0") << QStringLiteral("0");
+        QTest::newRow("-1") << QStringLiteral("-1");
+        QTest::newRow("1e301") << QStringLiteral("1e301");
+    }
+
+    void temperatureOutOfRangeIsRefused()
+    {
+        QFETCH(QString, typed);
+        ControlPanel panel;
+        SessionParameters p;
+        p.temperature = 2.0;
+        panel.setParameters(p);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto *spin = panel.findChild<QAbstractSpinBox *>(QStringLiteral("temperatureSpin"));
+        QVERIFY(spin);
+        QSignalSpy edited(&panel, &ControlPanel::parametersEdited);
+        spin->setFocus();
+        spin->selectAll();
+        QTest::keyClicks(spin, typed);
+        QTest::keyClick(spin, Qt::Key_Return);
+        QCOMPARE(edited.count(), 0);
+        QCOMPARE(panel.parameters().temperature, 2.0);
+        auto *message = panel.findChild<QLabel *>(QStringLiteral("temperatureMessage"));
+        QVERIFY(message);
+        QVERIFY(message->isVisible());
+        QVERIFY2(message->text().contains(QStringLiteral("1e-300"))
+                     && message->text().contains(QStringLiteral("1e+300")),
+                 qPrintable(message->text()));
+        QVERIFY2(message->text().contains(typed), qPrintable(message->text()));
+        // The next number accepted clears the message.
+        spin->selectAll();
+        QTest::keyClicks(spin, QStringLiteral("0.5"));
+        QTest::keyClick(spin, Qt::Key_Return);
+        QCOMPARE(panel.parameters().temperature, 0.5);
+        QVERIFY(message->isHidden());
     }
 
     // The generator choice: the combo edits the parameters, and an opened session (or undo)
@@ -401,6 +477,43 @@ private slots:
 
     // Loaded tensors: the typed sentence would change nothing, so the field is disabled and
     // says why; without tensors it is enabled with its usual tooltip.
+    // A model's attention stack has no layer weights, no d_k and no scores: the Controls show
+    // them as not available, and the heatmap's cell text names the layer, without NaN scores.
+    void storedWeightsShowNothingInvented()
+    {
+        QString error;
+        const auto source = makeTensorSource(
+            readTensorFile(QStringLiteral(ATTN_FIXTURE_DIR "/modelstack/stack.npz")), QString(),
+            MaskConvention::Masked, &error);
+        QVERIFY2(source && source->isWeights(), qPrintable(error));
+        const auto layer1 = source->withLayer(1);
+        const SessionParameters p = layer1->parametersFor(SessionParameters {}, layer1);
+
+        ControlPanel panel;
+        panel.setParameters(p);
+        auto *info = panel.findChild<QLabel *>(QStringLiteral("headsInfoLabel"));
+        auto *dk = panel.findChild<QLabel *>(QStringLiteral("dkLabel"));
+        auto *scale = panel.findChild<QLabel *>(QStringLiteral("scaleLabel"));
+        QVERIFY(info && dk && scale);
+        QVERIFY2(info->text().contains(QLatin1String("n/a (stored weights)")),
+                 qPrintable(info->text()));
+        QVERIFY2(!info->text().contains(QLatin1String("B/token")), qPrintable(info->text()));
+        QCOMPARE(dk->text(), QStringLiteral("\u2014"));
+        QVERIFY2(scale->text().contains(QLatin1String("n/a")), qPrintable(scale->text()));
+
+        HeatmapRenderer renderer;
+        renderer.setResult(std::make_shared<SessionResult>(computeTensorSession(p)));
+        HeatmapHit hit;
+        hit.tile = 0;
+        hit.head = 2;
+        hit.row = 3;
+        hit.col = 1;
+        const QString cell = renderer.describeCell(hit);
+        QVERIFY2(cell.contains(QLatin1String("layer 1 of 2")), qPrintable(cell));
+        QVERIFY2(cell.contains(QLatin1String("raw score n/a (stored weights)")), qPrintable(cell));
+        QVERIFY2(!cell.contains(QLatin1String("nan"), Qt::CaseInsensitive), qPrintable(cell));
+    }
+
     void tokensDisabledWithTensors()
     {
         QTemporaryDir dir;

@@ -13,6 +13,7 @@
 #include "ui/render/longmaptiles.h"
 #include "ui/session/attentionsession.h"
 #include "ui/session/sessioncompute.h"
+#include "ui/session/tensorsource.h"
 #include "ui/views/attentionviews.h"
 #include "ui/views/compareview.h"
 #include "ui/views/heatmapwidget.h"
@@ -28,6 +29,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -698,6 +700,57 @@ private slots:
         // A smaller map afterwards is computed as usual.
         view.setLength(300);
         QVERIFY(shown.wait(60000));
+    }
+
+    /// Opened inputs are drawn from the file's own queries, keys and mask, at the file's n_q ×
+    /// n_k (the view's n does not apply): the exported window equals computeTensorSession's
+    /// weights. Stored weights have no queries and keys: the tab says so and draws nothing.
+    void openedTensorsAreDrawnFromTheFile_data()
+    {
+        QTest::addColumn<QString>("fixture");
+        for (const char *name :
+             {"self_attn", "key_padding", "cross_causal_padding", "plain", "additive_mask"})
+            QTest::newRow(name) << QString::fromLatin1(name);
+    }
+
+    void openedTensorsAreDrawnFromTheFile()
+    {
+        QFETCH(QString, fixture);
+        const QString path = QStringLiteral(ATTN_FIXTURE_DIR "/torch/%1.npz").arg(fixture);
+        QString error;
+        const std::shared_ptr<const TensorSource> source
+            = makeTensorSource(readTensorFile(path), {}, MaskConvention::Masked, &error);
+        QVERIFY2(source, qPrintable(error));
+        const SessionParameters p = source->parametersFor(SessionParameters {}, source);
+        const SessionResult ref = computeTensorSession(p);
+        QVERIFY2(ref.ok(), qPrintable(ref.error));
+        auto view = makeView(p, 3000);
+        QVERIFY2(view, qPrintable(fixture));
+        QCOMPARE(view->mapParameters().queryCount(), ref.queryCount());
+        QCOMPARE(view->mapParameters().keyCount(), ref.keyCount());
+        QVERIFY(!view->findChild<QSpinBox *>(QStringLiteral("longLengthSpin"))->isEnabled());
+        checkExport(*view, ref, 1e-12, qPrintable(fixture));
+    }
+
+    void storedWeightsAreRefused()
+    {
+        const QString path = QStringLiteral(ATTN_FIXTURE_DIR "/modelstack/stack.npz");
+        QString error;
+        const std::shared_ptr<const TensorSource> source
+            = makeTensorSource(readTensorFile(path), {}, MaskConvention::Masked, &error);
+        QVERIFY2(source && source->isWeights(), qPrintable(error));
+        LongMapView view(nullptr, 16);
+        view.resize(700, 600);
+        view.setParameters(source->parametersFor(SessionParameters {}, source));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(waitFor(
+            [&] { return view.statusText().contains(QStringLiteral("stored weights")); }, 5000));
+        QVERIFY2(view.statusText().contains(QStringLiteral("stored weights")),
+                 qPrintable(view.statusText()));
+        QVERIFY2(view.statusText().contains(QStringLiteral("stack.npz")),
+                 qPrintable(view.statusText()));
+        QVERIFY(!view.tiles()->isReady());
     }
 
     void refusalsNameTheProblem()

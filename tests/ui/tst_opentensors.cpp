@@ -10,6 +10,7 @@
 
 #include "core/analysis/metrics.h"
 #include "core/io/npy.h"
+#include "ui/charts/scalingchart.h"
 #include "ui/export/weightsexport.h"
 #include "ui/panels/controlpanel.h"
 #include "ui/panels/tensorpanel.h"
@@ -154,6 +155,7 @@ class TestOpenTensors : public QObject
 private slots:
     void initTestCase();
     void modelStackShowsTorchWeights();
+    void storedWeightsShowNothingInvented();
     void modelStackRefusals_data();
     void modelStackRefusals();
     void modelViewSharedScale();
@@ -311,6 +313,55 @@ void TestOpenTensors::modelStackShowsTorchWeights()
                                    0.0);
         }
     }
+}
+
+// A loaded attention stack has no layer weights, no d_k and no scores: the window shows them as
+// not available instead of values computed from the parameters' placeholders (d_k = 1), and
+// the cell tooltip names the layer.
+void TestOpenTensors::storedWeightsShowNothingInvented()
+{
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    AttentionSession *session = window.session();
+    QVERIFY(QTest::qWaitFor([&] { return session->result() && !session->isBusy(); },
+                            attn::test::kWorkTimeoutMs));
+    QString error;
+    QVERIFY2(window.tensorController()->openFile(stackPath("stack"), &error), qPrintable(error));
+    window.tensorController()->setLayer(1);
+    QVERIFY(QTest::qWaitFor(
+        [&] {
+            const ResultPtr r = window.heatmapWidget()->renderer().result();
+            return !session->isBusy() && r && r->params.tensors && r->params.tensors->layer() == 1;
+        },
+        attn::test::kWorkTimeoutMs));
+    QVERIFY(session->parameters().tensors->isWeights());
+
+    ControlPanel *controls = window.controlPanel();
+    auto *info = controls->findChild<QLabel *>(QStringLiteral("headsInfoLabel"));
+    auto *dk = controls->findChild<QLabel *>(QStringLiteral("dkLabel"));
+    auto *scale = controls->findChild<QLabel *>(QStringLiteral("scaleLabel"));
+    QVERIFY(info && dk && scale);
+    QVERIFY2(info->text().contains(QLatin1String("n/a (stored weights)")),
+             qPrintable(info->text()));
+    QVERIFY2(!info->text().contains(QLatin1String("B/token")), qPrintable(info->text()));
+    QCOMPARE(dk->text(), QStringLiteral("\u2014"));
+    QVERIFY2(scale->text().contains(QLatin1String("n/a")), qPrintable(scale->text()));
+
+    const QList<ScalingChart *> charts = window.findChildren<ScalingChart *>();
+    QVERIFY(!charts.isEmpty());
+    for (const ScalingChart *chart : charts)
+        QCOMPARE(chart->currentDk(), 0);
+
+    HeatmapHit hit;
+    hit.tile = 0;
+    hit.head = 2;
+    hit.row = 3;
+    hit.col = 1;
+    const QString cell = window.heatmapWidget()->renderer().describeCell(hit);
+    QVERIFY2(cell.contains(QLatin1String("layer 1 of 2")), qPrintable(cell));
+    QVERIFY2(cell.contains(QLatin1String("raw score n/a (stored weights)")), qPrintable(cell));
+    QVERIFY2(!cell.contains(QLatin1String("nan"), Qt::CaseInsensitive), qPrintable(cell));
 }
 
 void TestOpenTensors::modelStackRefusals_data()

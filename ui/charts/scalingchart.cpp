@@ -281,6 +281,8 @@ void ScalingChart::redraw()
                 markerPoints.append(QPointF(m_dk, *y));
         }
         m_markerPoints->setName(tr("d_k = %1").arg(m_dk));
+    } else {
+        m_markerPoints->setName(tr("d_k —"));
     }
     m_marker->replace(marker);
     m_markerPoints->replace(markerPoints);

@@ -25,7 +25,8 @@ class ScalingChart : public QChartView
 public:
     /// Sweep to plot (nullptr clears the curves).
     void setSweep(std::shared_ptr<const ScalingSweepData> data);
-    /// The session's d_k, drawn as a vertical line with its interpolated values.
+    /// The session's d_k, drawn as a vertical line with its interpolated values; 0 or less:
+    /// none (stored weights have no d_k), nothing marked.
     void setCurrentDk(int dk);
     /// The session's scale exponent α and temperature τ. The curves are α = 0 and α = ½ at
     /// τ = 1; another setting is drawn as a third curve "your α = …, τ = …" once a sweep with

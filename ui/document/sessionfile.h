@@ -27,7 +27,7 @@
 //                    none "window": [key0, query0, keys, queries] },   // zoom; absent = all cells
 //       "transform": { "trim_padding": false, "hidden_keys": [0, …], "renormalize": true },
 //       "row_strip": true,
-//       "compare": { "alpha": 0 … 1, "temperature": 0.01 … 100,   // B of the Compare A/B view
+//       "compare": { "alpha": 0 … 1, "temperature": 1e-300 … 1e300, // B of the Compare A/B view
 //                    "mask": "none" | "causal" | "padding" | "causal_padding",
 //                    "d_k": 1 … 4096, "head": 0 … h (h = mean) },
 //       "tokens": { "view": "heads" | "text",     // the Tokens tab: head view or coloured text
@@ -144,7 +144,7 @@ ViewTransform viewTransformFromJson(const QJsonObject &o, ViewTransform base);
 /// (0 … h−1, h = the mean).
 QJsonObject compareViewToJson(const CompareVariant &variant, int head);
 /// Applies the keys present in `o` to `base` (and `head`, if given); unknown or invalid values
-/// (α outside [0, 1], τ outside [0.01, 100], d_k outside [1, 4096], a negative or fractional
+/// (α outside [0, 1], τ outside [1e-300, 1e300], d_k outside [1, 4096], a negative or fractional
 /// head, an unknown mask) leave the old value.
 CompareVariant compareViewFromJson(const QJsonObject &o, CompareVariant base, int *head = nullptr);
 

@@ -4,6 +4,7 @@
 
 #include "ui/panels/wheelguard.h"
 #include "ui/session/tensorsource.h"
+#include "ui/views/numberspinbox.h"
 
 #include "core/attention/groupedattention.h"
 
@@ -190,13 +191,19 @@ void ControlPanel::buildUi()
            "x[i+d_k/2]) — weights trained with one convention are wrong with the other. ALiBi "
            "(Press et al. 2021) adds −m_h·(i − j) to head h's scaled scores."));
     sequenceForm->addRow(tr("In attention:"), m_schemeCombo);
-    m_ropeBaseSpin = new QDoubleSpinBox(sequenceBox);
+    auto *ropeBaseSpin = new NumberSpinBox(sequenceBox);
+    m_ropeBaseSpin = ropeBaseSpin;
     m_ropeBaseSpin->setObjectName(QStringLiteral("ropeBaseSpin"));
-    m_ropeBaseSpin->setDecimals(0);
-    m_ropeBaseSpin->setRange(1, 1e9);
+    m_ropeBaseSpin->setRange(1, EngineParameters::maxRopeBase);
+    m_ropeBaseSpin->setSingleStep(1000);
+    ropeBaseSpin->setQuantityName(tr("The RoPE base"));
     m_ropeBaseSpin->setToolTip(tr("RoPE's base θ: plane i turns by pos·θ^(−2i/d_k) (10 000 in "
                                   "the paper; larger bases turn slower)."));
     sequenceForm->addRow(tr("RoPE base:"), m_ropeBaseSpin);
+    auto *ropeBaseMessage = new QLabel(sequenceBox);
+    ropeBaseMessage->setObjectName(QStringLiteral("ropeBaseMessage"));
+    ropeBaseSpin->setMessageLabel(ropeBaseMessage);
+    sequenceForm->addRow(ropeBaseMessage);
 
     m_dtypeCombo = new QComboBox(sequenceBox);
     m_dtypeCombo->setObjectName(QStringLiteral("dtypeCombo"));
@@ -297,14 +304,19 @@ void ControlPanel::buildUi()
     alphaLabel->setBuddy(m_alphaSlider);
     scaleForm->addRow(alphaLabel, alphaRow);
 
-    m_temperatureSpin = new QDoubleSpinBox(scaleBox);
+    auto *temperatureSpin = new NumberSpinBox(scaleBox);
+    m_temperatureSpin = temperatureSpin;
     m_temperatureSpin->setObjectName(QStringLiteral("temperatureSpin"));
-    m_temperatureSpin->setRange(0.01, 100.0);
-    m_temperatureSpin->setDecimals(2);
+    m_temperatureSpin->setRange(EngineParameters::minTemperature, EngineParameters::maxTemperature);
+    temperatureSpin->setQuantityName(tr("τ"));
     m_temperatureSpin->setSingleStep(0.1);
     m_temperatureSpin->setToolTip(tr("Softmax temperature τ > 0: the scores are divided by τ. "
                                      "τ < 1 sharpens the weights, τ > 1 flattens them."));
     scaleForm->addRow(tr("&Temperature τ:"), m_temperatureSpin);
+    auto *temperatureMessage = new QLabel(scaleBox);
+    temperatureMessage->setObjectName(QStringLiteral("temperatureMessage"));
+    temperatureSpin->setMessageLabel(temperatureMessage);
+    scaleForm->addRow(temperatureMessage);
 
     m_scaleLabel = new QLabel(scaleBox);
     m_scaleLabel->setObjectName(QStringLiteral("scaleLabel"));
@@ -589,7 +601,12 @@ void ControlPanel::syncWidgets()
                                              : QString::number(g),
                                 g);
     m_kvHeadsCombo->setCurrentIndex(m_kvHeadsCombo->findData(int(p.keyValueHeads())));
-    if (p.validate().isEmpty()) {
+    // Stored weights come without a layer: d_model, d_k, the parameter count and the KV cache
+    // are not known (the parameters' d_k = 1 is a placeholder).
+    const bool storedWeights = p.tensors && p.tensors->isWeights();
+    if (storedWeights) {
+        m_headsInfoLabel->setText(tr("parameters and KV cache: n/a (stored weights)"));
+    } else if (p.validate().isEmpty()) {
         const int bytes = p.dtype == DType::Float32 ? 4 : 8;
         m_headsInfoLabel->setText(
             tr("%1 parameters · KV cache %2 B/token (2·g·d_k·%3 B)")
@@ -605,7 +622,7 @@ void ControlPanel::syncWidgets()
         logSliderPosition(int(std::max<Index>(1, maxDModel / std::max<Index>(1, p.heads))),
                           dkSliderSteps));
     setLogSlider(m_dkSlider, dK, dkSliderSteps);
-    m_dkLabel->setText(QString::number(dK));
+    m_dkLabel->setText(storedWeights ? QStringLiteral("—") : QString::number(dK));
     m_headsNoteLabel->setText(m_headsNote);
     m_headsNoteLabel->setVisible(!m_headsNote.isEmpty());
 
@@ -615,9 +632,13 @@ void ControlPanel::syncWidgets()
     m_alphaLabel->setText(QString::number(p.scaleExponent, 'f', 2));
     m_sqrtCheck->setChecked(p.scaleExponent == 0.5);
     m_temperatureSpin->setValue(p.temperature);
-    m_scaleLabel->setText(QStringLiteral("%1 = %2")
-                              .arg(scaleFormula(p.scaleExponent, p.temperature, std::max(1, dK)))
-                              .arg(p.scale(), 0, 'g', 4));
+    if (storedWeights)
+        m_scaleLabel->setText(tr("n/a (stored weights)"));
+    else
+        m_scaleLabel->setText(
+            QStringLiteral("%1 = %2")
+                .arg(scaleFormula(p.scaleExponent, p.temperature, std::max(1, dK)))
+                .arg(p.scale(), 0, 'g', 4));
 
     // The items name the mask that is applied: under decoder self-attention or a sliding window
     // the causal mask is on whatever the choice, so "None" would misstate it.

@@ -27,8 +27,9 @@ struct CompareVariant
     };
     double scaleExponent = 0.0; ///< α of B: scale = d_k^(−α)/τ (0.5 = 1/√d_k, 0 = unscaled)
     double temperature = 1.0; ///< τ of B (> 0)
-    static constexpr double minTemperature = 0.01; ///< the range the A/B view offers for τ
-    static constexpr double maxTemperature = 100.0;
+    /// The range the A/B view offers for τ: the main parameters' one.
+    static constexpr double minTemperature = EngineParameters::minTemperature;
+    static constexpr double maxTemperature = EngineParameters::maxTemperature;
     Mask mask = Mask::None;
     int dK = 16; ///< d_k of B: d_model of B = d_k · h (h is A's)
 

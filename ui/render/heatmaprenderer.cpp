@@ -1,6 +1,7 @@
 #include "ui/render/heatmaprenderer.h"
 
 #include "ui/render/figurefile.h"
+#include "ui/session/tensorsource.h"
 
 #include "core/attention/mask.h"
 #include "core/base/threads.h"
@@ -1089,9 +1090,17 @@ QString HeatmapRenderer::describeCell(const HeatmapHit &hit) const
     const Index i = hit.row, j = hit.col;
     if (i >= res.queryCount() || j >= res.keyCount())
         return {};
+    // Stored weights have a layer and no scores: the layer is named, the scores are not
+    // available (the session holds NaN placeholders for them).
+    const bool stored = p.tensors && p.tensors->isWeights();
     QStringList lines;
-    lines << (hit.mean ? QStringLiteral("mean over %1 heads").arg(res.headCount())
-                       : QStringLiteral("head %1").arg(hit.head));
+    const QString head = hit.mean ? QStringLiteral("mean over %1 heads").arg(res.headCount())
+                                  : QStringLiteral("head %1").arg(hit.head);
+    lines << (stored ? QStringLiteral("layer %1 of %2, %3")
+                           .arg(p.tensors->layer())
+                           .arg(p.tensors->layerCount())
+                           .arg(head)
+                     : head);
     // Positions of the computation (a trimmed or key-hiding view shows a subset).
     QString where = QStringLiteral("query i = %1 (row), key j = %2 (column)")
                         .arg(res.originalQuery(int(i)))
@@ -1112,7 +1121,10 @@ QString HeatmapRenderer::describeCell(const HeatmapHit &hit) const
     } else {
         const std::size_t h = std::size_t(hit.head);
         lines << QStringLiteral("%1 %2").arg(weightName, formatValue(res.weights[h](i, j)));
-        if (h < res.scores.size() && h < res.scaledScores.size()) { // pooled views have none
+        if (stored) {
+            lines << QStringLiteral("raw score n/a (stored weights)");
+            lines << QStringLiteral("scaled score n/a (stored weights)");
+        } else if (h < res.scores.size() && h < res.scaledScores.size()) { // pooled: none
             lines << QStringLiteral("raw score %1").arg(formatValue(res.scores[h](i, j)));
             lines << QStringLiteral("scaled score %1").arg(formatValue(res.scaledScores[h](i, j)));
         }

@@ -2,6 +2,7 @@
 
 #include "ui/render/tileimage.h"
 #include "ui/session/pooledsession.h"
+#include "ui/session/tensorsource.h"
 
 #include "core/base/threads.h"
 
@@ -167,8 +168,10 @@ std::unique_ptr<LongMapTiles::EngineBox> makeEngineBox(const SessionParameters &
 QString refusal(const SessionParameters &params)
 {
     QString error = params.validate(SessionParameters::maxLongSequence);
-    if (error.isEmpty() && params.tensors)
-        error = LongMapTiles::tr("the long-sequence view draws seeded inputs, not loaded tensors");
+    if (error.isEmpty() && params.tensors && params.tensors->isWeights())
+        error = LongMapTiles::tr("%1 holds stored weights, without the queries and keys the "
+                                 "tile engine computes the map from")
+                    .arg(params.tensors->fileName());
     if (const QString unsupported = pooledSessionUnsupported(params);
         error.isEmpty() && !unsupported.isEmpty())
         error = LongMapTiles::tr("%1 needs the full matrices: the tile engine applies masks, "

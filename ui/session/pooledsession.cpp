@@ -1,5 +1,7 @@
 #include "ui/session/pooledsession.h"
 
+#include "ui/session/tensorsource.h"
+
 #include "core/base/blas.h"
 #include "core/base/types.h"
 #include "core/engine/sessioninputs.h"
@@ -90,9 +92,61 @@ template void pooledTilesResult<float>(std::vector<PooledTile<float>> &, const T
 template void pooledTilesResult<double>(std::vector<PooledTile<double>> &,
                                         const TileEngine<double> &, SessionResult &);
 
+namespace {
+
+/// The engine of opened inputs: Q and K as computeTensorSession's layer projects them
+/// (q = query W_Qᵀ + b_Q, k = key W_Kᵀ + b_K for PyTorch-named parameters; projected heads as
+/// they are, each query head given its key group's columns; plain attention one head), with the
+/// file's mask OR-ed with the session's.
+template<typename T>
+TileEngine<T> tensorTileEngine(const SessionParameters &p, const TensorCase<double> &c)
+{
+    const Index nQ = c.queryCount(), nK = c.keyCount();
+    AttentionMask mask
+        = c.mask | maskFromParameters(p.kind, p.mask, p.paddingCount, nQ, nK, p.window, p.sinks);
+    const Index heads = c.multihead || c.projectedHeads ? c.heads : 1;
+    Matrix<T> q, k;
+    if (c.multihead) {
+        const Index d = c.dModel();
+        const Matrix<T> wQ = c.separateProjections ? Matrix<T>(c.qProjWeight.cast<T>())
+                                                   : Matrix<T>(c.inProjWeight.topRows(d).cast<T>());
+        const Matrix<T> wK = c.separateProjections
+            ? Matrix<T>(c.kProjWeight.cast<T>())
+            : Matrix<T>(c.inProjWeight.middleRows(d, d).cast<T>());
+        const Matrix<T> query = c.query.cast<T>(), key = c.key.cast<T>();
+        q.resize(nQ, d);
+        k.resize(nK, d);
+        gemmTransposed<T>(query, wQ, q);
+        gemmTransposed<T>(key, wK, k);
+        q.rowwise() += c.inProjBias.segment(0, d).cast<T>().transpose();
+        k.rowwise() += c.inProjBias.segment(d, d).cast<T>().transpose();
+    } else if (c.projectedHeads) {
+        q = c.query.cast<T>();
+        const Index dK = c.query.cols() / heads;
+        k.resize(nK, heads * dK);
+        for (Index i = 0; i < heads; ++i) // query head i reads key head ⌊i·g/h⌋
+            k.middleCols(i * dK, dK) = c.key.middleCols(i * c.kvHeads / heads * dK, dK).cast<T>();
+    } else {
+        q = c.query.cast<T>();
+        k = c.key.cast<T>();
+    }
+    AttentionOptions options;
+    options.scaleExponent = p.scaleExponent;
+    options.temperature = p.temperature;
+    return TileEngine<T>(std::move(q), std::move(k), heads, std::move(mask), options);
+}
+
+} // namespace
+
 template<typename T>
 TileEngine<T> sessionTileEngine(const SessionParameters &p, const std::function<bool()> &cancelled)
 {
+    if (p.tensors) {
+        const TensorCase<double> *c = p.tensors->tensorCase();
+        if (!c)
+            throw InvalidArgument("stored weights have no queries and keys to compute from");
+        return tensorTileEngine<T>(p, *c);
+    }
     // Inputs as the window draws them (core/engine/sessioninputs.h), projected as
     // MultiheadAttention::forward: q = X W_Qᵀ + b_Q (n_q × d_model), k = E W_Kᵀ + b_K.
     const EngineParameters ep = engineParameters(p);

@@ -38,12 +38,14 @@ QString pooledSessionUnsupported(const SessionParameters &params);
 /// The bytes of computePooledSession(params, side) (params valid, seeded inputs).
 PooledSessionBytes pooledSessionBytes(const SessionParameters &params, int side);
 
-/// The tile engine of the session's attention: the seeded inputs as computeSession draws them
-/// (params.tensors unset), projected to queries and keys as MultiheadAttention::forward does
-/// (q = X W_Qᵀ + b_Q, k = E W_Kᵀ + b_K, n × d_model each, heads side by side), with the
-/// session's mask, α and τ. `params` must be valid up to maxLongSequence and
-/// pooledSessionUnsupported(params) empty. Throws Cancelled when `cancelled` says so after the
-/// projections, InvalidArgument from the engine, std::bad_alloc when memory runs out.
+/// The tile engine of the session's attention: the seeded inputs as computeSession draws them,
+/// projected to queries and keys as MultiheadAttention::forward does (q = X W_Qᵀ + b_Q,
+/// k = E W_Kᵀ + b_K, n × d_model each, heads side by side), with the session's mask, α and τ;
+/// with opened inputs (params.tensors) their queries and keys as computeTensorSession projects
+/// them, with the file's mask OR-ed with the session's. `params` must be valid up to
+/// maxLongSequence and pooledSessionUnsupported(params) empty. Throws Cancelled when
+/// `cancelled` says so after the projections, InvalidArgument from the engine or for stored
+/// weights (no queries and keys), std::bad_alloc when memory runs out.
 template<typename T>
 TileEngine<T> sessionTileEngine(const SessionParameters &params,
                                 const std::function<bool()> &cancelled = {});

@@ -6,6 +6,7 @@
 #include "ui/session/tensorsource.h"
 #include "ui/views/figurecanvas.h"
 #include "ui/views/figureexport.h"
+#include "ui/views/numberspinbox.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -64,11 +65,12 @@ void CompareView::buildUi()
     strip->addWidget(bLabel);
 
     auto *alphaLabel = new QLabel(tr("&α"));
-    m_alphaSpin = new QDoubleSpinBox;
+    auto *alphaSpin = new NumberSpinBox;
+    alphaSpin->setQuantityName(tr("B's α"));
+    m_alphaSpin = alphaSpin;
     m_alphaSpin->setObjectName(QStringLiteral("compareAlphaSpin"));
     m_alphaSpin->setRange(0.0, 1.0);
     m_alphaSpin->setSingleStep(0.05);
-    m_alphaSpin->setDecimals(3);
     m_alphaSpin->setToolTip(tr("B's scale exponent α: scale = d_k^−α / τ (0.5 = the paper's "
                                "1/√d_k, 0 = unscaled)"));
     alphaLabel->setBuddy(m_alphaSpin);
@@ -76,11 +78,12 @@ void CompareView::buildUi()
     strip->addWidget(m_alphaSpin);
 
     auto *tauLabel = new QLabel(tr("&τ"));
-    m_tauSpin = new QDoubleSpinBox;
+    auto *tauSpin = new NumberSpinBox;
+    tauSpin->setQuantityName(tr("B's τ"));
+    m_tauSpin = tauSpin;
     m_tauSpin->setObjectName(QStringLiteral("compareTauSpin"));
     m_tauSpin->setRange(CompareVariant::minTemperature, CompareVariant::maxTemperature);
     m_tauSpin->setSingleStep(0.1);
-    m_tauSpin->setDecimals(2);
     m_tauSpin->setToolTip(tr("B's softmax temperature τ (> 0): the scores are divided by it"));
     tauLabel->setBuddy(m_tauSpin);
     strip->addWidget(tauLabel);
@@ -113,6 +116,12 @@ void CompareView::buildUi()
     strip->addWidget(m_resetButton);
     strip->addStretch(1);
     layout->addLayout(strip);
+    // A number refused by α or τ, with the range, until one is accepted.
+    auto *message = new QLabel;
+    message->setObjectName(QStringLiteral("compareMessage"));
+    alphaSpin->setMessageLabel(message);
+    tauSpin->setMessageLabel(message);
+    layout->addWidget(message);
 
     // Row 2: head, status, export.
     auto *row2 = new QHBoxLayout;

@@ -4,6 +4,7 @@
 #include "ui/render/figurefile.h"
 #include "ui/render/heatmaprenderer.h"
 #include "ui/session/sessioncompute.h"
+#include "ui/session/tensorsource.h"
 
 #include "core/attention/mask.h"
 
@@ -517,13 +518,22 @@ QString LongMapView::keyOf(const SessionParameters &p) const
 
 QString LongMapView::keyOf(const SessionParameters &p, TilePooling pooling)
 {
+    // Opened tensors are not in the JSON: the source (file, array, layer, batch item) is.
+    const QString source = p.tensors ? QStringLiteral("/%1/%2/%3/%4/%5")
+                                           .arg(p.tensors->path(), p.tensors->arrayName())
+                                           .arg(p.tensors->layer())
+                                           .arg(p.tensors->batch())
+                                           .arg(int(p.tensors->maskConvention()))
+                                     : QString();
     return QString::fromUtf8(QJsonDocument(p.toJson()).toJson(QJsonDocument::Compact))
-        + QLatin1Char('/') + QString::number(int(pooling));
+        + QLatin1Char('/') + QString::number(int(pooling)) + source;
 }
 
 void LongMapView::setParameters(const SessionParameters &p)
 {
     m_params = p;
+    // Opened tensors have their own lengths: the map shows them at the file's n_q × n_k.
+    m_nSpin->setEnabled(!p.tensors);
     updateHeads();
     scheduleRecompute();
 }
@@ -542,10 +552,11 @@ int LongMapView::length() const
 SessionParameters LongMapView::mapParameters() const
 {
     SessionParameters p = m_params;
+    if (p.tensors)
+        return p; // opened tensors: the file's lengths and token labels
     p.n = length();
     p.nK = length();
     p.tokens.clear();
-    p.tensors = nullptr;
     return p;
 }
 

@@ -42,7 +42,8 @@ public:
     /// The sequence length shown (n_q = n_k), 2 … maxLongSequence; default 16 384.
     void setLength(int n);
     int length() const;
-    /// The parameters the map is computed with (the session's, with this view's n).
+    /// The parameters the map is computed with: the session's with this view's n, or the
+    /// session's as they are with opened tensors (the file's queries, keys and mask).
     SessionParameters mapParameters() const;
 
     /// Shown head: 0 … h − 1, or kHeadMean.

@@ -4,6 +4,7 @@
 #include "ui/charts/scalingchart.h"
 #include "ui/charts/scalingsweeprunner.h"
 #include "ui/charts/timingchart.h"
+#include "ui/session/tensorsource.h"
 #include "ui/window/exportrouter.h"
 #include "ui/window/windowlayout.h"
 
@@ -54,8 +55,10 @@ ChartDocks::ChartDocks(WindowLayout *layout, QObject *parent)
 
 void ChartDocks::setParameters(const SessionParameters &params)
 {
-    m_maxWeight->setCurrentDk(params.dK());
-    m_jacobian->setCurrentDk(params.dK());
+    // Stored weights have no d_k (the parameters' d_k = 1 is a placeholder): nothing is marked.
+    const int dK = params.tensors && params.tensors->isWeights() ? 0 : int(params.dK());
+    m_maxWeight->setCurrentDk(dK);
+    m_jacobian->setCurrentDk(dK);
     m_maxWeight->setCurrentScale(params.scaleExponent, params.temperature);
     m_jacobian->setCurrentScale(params.scaleExponent, params.temperature);
     // The sweep depends on the key count, the seed and (its third curve) α and τ; d_k is its x
