@@ -92,7 +92,7 @@ std::shared_ptr<const SessionResult> TrainingRunner::probeResult(const ProbeSnap
     p.dtype = m_settings.float32 ? DType::Float32 : DType::Float64;
     if (m_settings.task == TaskKind::Recall) {
         for (int i = 0; i < m_settings.n; ++i)
-            p.tokens.push_back("k" + std::to_string(i));
+            p.tokens.push_back(QStringLiteral("k%1").arg(i).toStdString());
         p.tokens.push_back("query");
     }
     r->viewNote = tr("run %1, step %2, the probe sequence of task %3%4")
