@@ -149,13 +149,17 @@ def main():
               f"{cfg['n_embd']}, {cfg['n_head']} heads, vocab {cfg['vocab_size']}; float32; "
               f"{args.threads} threads (torch.set_num_threads, OMP_NUM_THREADS); median of "
               f"{args.repeat} forwards, {args.rounds} alternating rounds; load average "
-              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-        rows = []
+              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
+        print(f"OpenBLAS kernels: ours {tiny['blas_core']}, PyTorch {torch_blas_core()}; threads "
+              f"of attn_bench_models (omp_get_max_threads): {tiny['threads']}, of PyTorch: "
+              f"{torch.get_num_threads()}")
+        print(f"{'n':>5} {'ours_ms':>9} {'torch_ms':>9} {'ratio':>6} {'(range)':>13} "
+              f"{'max|dlogits|':>12}", flush=True)
         for n in (int(v) for v in args.ns.split(",")):
             ids = rng.integers(0, cfg["vocab_size"], size=n).astype(np.int64)
             # Same numbers first: the logits of both forwards.
             path = os.path.join(tmp, f"logits_{n}.npy")
-            info = run_ours(exe, f32_dir, ids, 1, args.threads, logits_out=path)
+            run_ours(exe, f32_dir, ids, 1, args.threads, logits_out=path)
             _, _, theirs = mmf.gpt2_forward(W, cfg, torch.tensor(ids))
             diff = float(np.max(np.abs(np.load(path) - theirs.numpy())))
             os.remove(path)
@@ -168,16 +172,10 @@ def main():
                 ours.append(o)
                 torchs.append(t)
                 ratios.append(o / t)
-            rows.append((n, statistics.median(ours), statistics.median(torchs),
-                         statistics.median(ratios), min(ratios), max(ratios), diff))
-        print(f"OpenBLAS kernels: ours {info['blas_core']}, PyTorch {torch_blas_core()}; threads "
-              f"of attn_bench_models (omp_get_max_threads): {info['threads']}, of PyTorch: "
-              f"{torch.get_num_threads()}")
-        print(f"{'n':>5} {'ours_ms':>9} {'torch_ms':>9} {'ratio':>6} {'(range)':>13} "
-              f"{'max|dlogits|':>12}")
-        for n, o, t, r, lo, hi, diff in rows:
+            o, t = statistics.median(ours), statistics.median(torchs)
+            r, lo, hi = statistics.median(ratios), min(ratios), max(ratios)
             print(f"{n:>5} {o * 1e3:>9.1f} {t * 1e3:>9.1f} {r:>6.2f} {f'{lo:.2f}–{hi:.2f}':>13} "
-                  f"{diff:>12.2e}")
+                  f"{diff:>12.2e}", flush=True)
         print("ratio = ours / PyTorch, median of the per-round ratios (> 1: ours is slower)")
 
         n = args.memory_n

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace attn::models {
 
@@ -15,20 +16,40 @@ namespace {
 // be 2 GB as float32): 4 Mi elements, 16 MiB.
 constexpr Index kBlockElements = Index(1) << 22;
 
-// y (n × out) = x (n × in) · Wᵀ + b, W [out, in], widened in row blocks; or x · W + b for a
-// Conv1D W [in, out] (GPT-2).
+using ConstMapF = Eigen::Map<const MatrixF>;
+
+// Rows first … first + count − 1 of a weight: a view of the mapped file when its F32 elements can
+// be read in place, else widened (or copied) into `storage`.
+ConstMapF weightRows(const WeightRef &w, Index first, Index count, MatrixF &storage)
+{
+    if (const float *p = w.floatsInPlace())
+        return ConstMapF(p + first * w.cols(), count, w.cols());
+    storage = w.rowBlock(first, count);
+    return ConstMapF(storage.data(), count, w.cols());
+}
+
+// Rows of an [out, in] weight widened at a time: all of them when it is read in place.
+Index rowBlockSize(const WeightRef &w)
+{
+    if (w.floatsInPlace())
+        return std::max<Index>(1, w.rows());
+    return std::max<Index>(1, kBlockElements / std::max<Index>(1, w.cols()));
+}
+
+// y (n × out) = x (n × in) · Wᵀ + b, W [out, in], in row blocks; or x · W + b for a Conv1D
+// W [in, out] (GPT-2).
 MatrixF linear(const MatrixF &x, const LinearWeights &l)
 {
     MatrixF y(x.rows(), l.out);
+    MatrixF storage;
     if (l.inputMajor) {
-        const MatrixF w = l.weight.toMatrix(); // in × out
-        gemm<float>(x, w, y);
+        gemm<float>(x, weightRows(l.weight, 0, l.in, storage), y); // W: in × out
     } else {
-        const Index block = std::max<Index>(1, kBlockElements / std::max<Index>(1, l.in));
+        const Index block = rowBlockSize(l.weight);
         for (Index first = 0; first < l.out; first += block) {
             const Index count = std::min(block, l.out - first);
-            const MatrixF w = l.weight.rowBlock(first, count); // count × in
-            gemmTransposed<float>(x, w, y.middleCols(first, count));
+            gemmTransposed<float>(x, weightRows(l.weight, first, count, storage),
+                                  y.middleCols(first, count));
         }
     }
     if (l.bias.present())
@@ -101,6 +122,10 @@ MatrixF mlp(const MatrixF &x, const LayerWeights &l, const ModelConfig &c)
         const MatrixF gate = linear(x, l.gate);
         for (Index i = 0; i < hidden.size(); ++i)
             hidden.data()[i] *= activate(gate.data()[i], Activation::Silu);
+    } else if (c.activation == Activation::GeluTanh) {
+        // As PyTorch's gelu(approximate='tanh') on float32: Eigen's vectorised float tanh.
+        auto a = hidden.array();
+        a = 0.5f * a * (1.0f + (0.7978845608028654f * (a + 0.044715f * a.cube())).tanh());
     } else {
         for (Index i = 0; i < hidden.size(); ++i)
             hidden.data()[i] = activate(hidden.data()[i], c.activation);
@@ -145,11 +170,11 @@ MatrixF attention(const MatrixF &x, const LayerWeights &l, const ModelConfig &c,
     out.weights.assign(std::size_t(h), MatrixF());
     for (Index i = 0; i < h; ++i) {
         const Index kv = i * g / h;
-        const AttentionResult<float> r = scaledDotProductAttention<float>(
+        AttentionResult<float> r = scaledDotProductAttention<float>(
             q.middleCols(i * d, d), k.middleCols(kv * d, d), v.middleCols(kv * d, d), mask);
         heads.middleCols(i * d, d) = r.output;
         if (options.keepWeights && options.keepWeights(layer, i))
-            out.weights[std::size_t(i)] = r.weights;
+            out.weights[std::size_t(i)] = std::move(r.weights);
     }
     if (options.keepQueriesKeys) {
         for (Index i = 0; i < h; ++i)
@@ -192,10 +217,12 @@ MatrixF unembed(const Model &model, const MatrixF &hidden)
         layerNorm(x, w.mlmNorm, c.normEps);
     }
     MatrixF logits(x.rows(), c.vocabSize);
-    const Index block = std::max<Index>(1, kBlockElements / c.hiddenSize);
+    MatrixF storage;
+    const Index block = rowBlockSize(w.lmHead);
     for (Index first = 0; first < c.vocabSize; first += block) {
         const Index count = std::min(block, c.vocabSize - first);
-        gemmTransposed<float>(x, w.lmHead.rowBlock(first, count), logits.middleCols(first, count));
+        gemmTransposed<float>(x, weightRows(w.lmHead, first, count, storage),
+                              logits.middleCols(first, count));
     }
     if (w.lmBias.present())
         logits.rowwise() += w.lmBias.toVector().transpose();

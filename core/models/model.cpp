@@ -270,6 +270,11 @@ VectorF WeightRef::toVector() const
     return v;
 }
 
+const float *WeightRef::floatsInPlace() const
+{
+    return tensor ? file->floatsInPlace(*tensor) : nullptr;
+}
+
 Model Model::open(const std::string &dir)
 {
     ModelConfig config = readModelConfig(dir + "/config.json");

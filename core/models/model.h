@@ -47,6 +47,9 @@ struct WeightRef
     MatrixF rowBlock(Index first, Index count) const;
     /// A 1-D tensor as a vector of its n elements. Throws ModelError when absent.
     VectorF toVector() const;
+    /// The tensor's float32 elements in the mapped file (SafetensorsFile::floatsInPlace), to be
+    /// read without a copy; nullptr when absent or when it must be widened. Never throws.
+    const float *floatsInPlace() const;
 };
 
 /// y = x Wᵀ + b with W stored [out, in] (nn.Linear), or y = x W + b with W stored [in, out]

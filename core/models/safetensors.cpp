@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -391,6 +392,16 @@ void SafetensorsFile::readFloats(const TensorInfo &t, std::uint64_t first, std::
         std::memcpy(&bits, p + 2 * i, 2);
         out[i] = half ? halfToFloat(bits) : bfloat16ToFloat(bits);
     }
+}
+
+const float *SafetensorsFile::floatsInPlace(const TensorInfo &t) const
+{
+    if constexpr (std::endian::native != std::endian::little)
+        return nullptr;
+    const std::uint8_t *p = m_data + t.begin;
+    if (t.dtype != DType::F32 || reinterpret_cast<std::uintptr_t>(p) % alignof(float) != 0)
+        return nullptr;
+    return reinterpret_cast<const float *>(p);
 }
 
 // ---- Checkpoint ----

@@ -128,6 +128,10 @@ public:
     /// the tensor's elements. With count 0 nothing is read and `out` may be null.
     void readFloats(const TensorInfo &tensor, std::uint64_t first, std::uint64_t count,
                     float *out) const;
+    /// The tensor's elements where they lie in the data buffer, as float32 (C order), when
+    /// they can be read without a copy: an F32 tensor starting at a float-aligned address, on a
+    /// little-endian machine. Else nullptr (readFloats copies or widens). Never throws.
+    const float *floatsInPlace(const TensorInfo &tensor) const;
 
 private:
     SafetensorsFile() = default;
