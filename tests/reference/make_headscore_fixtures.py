@@ -44,30 +44,14 @@ scores, option = exclude_bos + 2 * exclude_current_token, and [layer, head] othe
 float64 throughout; fixed seed; the zip members carry a fixed timestamp, so running the script
 again reproduces the files byte for byte.
 """
-import io
 import os
-import zipfile
 from fractions import Fraction
 
 import numpy as np
 
-ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+from make_torch_fixtures import write_npz
+
 OPTIONS = [(False, False), (True, False), (False, True), (True, True)]  # (bos, current)
-
-
-def write_npz(path, arrays):
-    """np.savez with a fixed timestamp: stored members '<name>.npy' in the given order."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = path + ".tmp"
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED) as zf:
-        for name, array in arrays.items():
-            buf = io.BytesIO()
-            np.lib.format.write_array(buf, np.asarray(array), allow_pickle=False)
-            info = zipfile.ZipInfo(name + ".npy", date_time=ZIP_DATE)
-            info.compress_type = zipfile.ZIP_STORED
-            info.external_attr = 0o644 << 16
-            zf.writestr(info, buf.getvalue())
-    os.replace(tmp, path)
 
 
 # ---- detection patterns, as whole n x n matrices ----

@@ -30,36 +30,23 @@ widened back to float64, so the C++ reader's widening is what the comparison che
 
 Files are written deterministically: running the script again reproduces them byte for byte.
 """
-import io
 import json
 import math
 import os
 import shutil
 import struct
-import zipfile
 
 import numpy as np
+
+from make_torch_fixtures import write_npz
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "fixtures", "models")
-ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 DT = torch.float64
 
 # ---------------------------------------------------------------------------------------------
 # Files
-
-
-def write_npz(path, arrays):
-    """np.savez without timestamps: stored members '<name>.npy' in the given order."""
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:
-        for name, array in arrays.items():
-            buf = io.BytesIO()
-            np.lib.format.write_array(buf, np.asarray(array), allow_pickle=False)
-            info = zipfile.ZipInfo(name + ".npy", date_time=ZIP_DATE)
-            info.compress_type = zipfile.ZIP_STORED
-            info.external_attr = 0o644 << 16
-            zf.writestr(info, buf.getvalue())
 
 
 def to_bf16_bits(a):
