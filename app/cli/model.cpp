@@ -3,9 +3,12 @@
 // BERT); writes the attention weights, logits and final hidden states to an .npz.
 //
 //   attnlab model --model DIR --info
-//   attnlab model --model DIR --ids 1,2,3 [--layer L] [--head H] [--top-k K] --out FILE.npz
+//   attnlab model --model DIR (--ids 1,2,3 | --text T) [--layer L] [--head H] [--top-k K]
+//                 [--out FILE.npz]
 //
-// Output arrays: ids (n, int64), attention (layers × heads × n × n float32: every layer and
+// --text is tokenized by the folder's tokenizer (core/text/loader.h), as attnlab tokenize does.
+// Output arrays: ids (n, int64), tokens (n strings, text::tokenLabels: the text's piece of each
+// token, with --text), attention (layers × heads × n × n float32: every layer and
 // head, or only --layer L and/or --head H; layer and head name the ones written), logits
 // (n × vocab float32), hidden (n × hidden float32). The full attention stack is refused when it
 // exceeds --memory-budget-mib, with the arithmetic. Parse → plan → run, each step its own
@@ -16,7 +19,10 @@
 #include "core/models/config.h"
 #include "core/models/forward.h"
 #include "core/models/model.h"
+#include "core/models/nexttoken.h"
 #include "core/models/safetensors.h"
+#include "core/text/loader.h"
+#include "core/text/tokenlabel.h"
 
 #include <QTextStream>
 
@@ -40,7 +46,9 @@ struct ModelRequest
 {
     QString modelDir;
     bool info = false;
-    std::vector<std::int64_t> ids;
+    std::vector<std::int64_t> ids; ///< given by --ids, or the tokenizer's for --text
+    std::optional<QString> text; ///< --text: tokenized by the model folder's tokenizer
+    std::vector<std::string> tokens; ///< labels of the ids (text::tokenLabels) for --text
     std::optional<Index> layer; ///< only this layer's attention
     std::optional<Index> head; ///< only this head's attention
     std::int64_t topK = 0;
@@ -68,8 +76,9 @@ std::optional<int> parseRequest(const QStringList &arguments, ModelRequest &requ
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
         "Run a Hugging Face checkpoint (a folder with config.json and model.safetensors or "
-        "model.safetensors.index.json; GPT-2, Llama, Qwen2, Qwen3, BERT) on token ids and write "
-        "ids, attention (layers x heads x n x n), logits (n x vocab) and hidden (n x hidden) to "
+        "model.safetensors.index.json; GPT-2, Llama, Qwen2, Qwen3, BERT) on token ids, or on a "
+        "text tokenized by the folder's own tokenizer, and write ids (and tokens), attention "
+        "(layers x heads x n x n), logits (n x vocab) and hidden (n x hidden) to "
         "an .npz. Weights are memory-mapped; F32, F16 and BF16 checkpoints are read."));
     const QCommandLineOption modelOption(
         QStringLiteral("model"), QStringLiteral("Checkpoint folder."), QStringLiteral("dir"));
@@ -78,6 +87,10 @@ std::optional<int> parseRequest(const QStringList &arguments, ModelRequest &requ
     const QCommandLineOption idsOption(QStringLiteral("ids"),
                                        QStringLiteral("Token ids, comma-separated."),
                                        QStringLiteral("ids"));
+    const QCommandLineOption textOption(
+        QStringLiteral("text"),
+        QStringLiteral("Text, tokenized by the model folder's tokenizer (as attnlab tokenize)."),
+        QStringLiteral("text"));
     const QCommandLineOption layerOption(QStringLiteral("layer"),
                                          QStringLiteral("Write only this layer's attention."),
                                          QStringLiteral("L"));
@@ -91,11 +104,11 @@ std::optional<int> parseRequest(const QStringList &arguments, ModelRequest &requ
     const QCommandLineOption outOption(QStringLiteral("out"),
                                        QStringLiteral("Output .npz file (written atomically)."),
                                        QStringLiteral("file"));
-    addOptionsWithDefaults(
-        parser,
-        {modelOption, infoOption, idsOption, layerOption, headOption, topKOption, outOption,
-         memoryBudgetOption(
-             QStringLiteral("runs whose attention stack (layers x heads x n x n) needs"))});
+    addOptionsWithDefaults(parser,
+                           {modelOption, infoOption, idsOption, textOption, layerOption, headOption,
+                            topKOption, outOption,
+                            memoryBudgetOption(QStringLiteral(
+                                "runs whose attention stack (layers x heads x n x n) needs"))});
     if (const auto done = parseArguments(parser, kCommand, arguments))
         return *done;
     if (!parser.positionalArguments().isEmpty())
@@ -108,16 +121,23 @@ std::optional<int> parseRequest(const QStringList &arguments, ModelRequest &requ
     request.info = parser.isSet(infoOption);
     if (request.info)
         return std::nullopt;
-    if (!parser.isSet(idsOption))
-        return usageError(kCommand, QStringLiteral("--ids is required (or --info)"));
+    if (parser.isSet(idsOption) == parser.isSet(textOption))
+        return usageError(kCommand,
+                          QStringLiteral("give either --ids or --text (or --info), not both"));
     if (!parser.isSet(outOption) && !parser.isSet(topKOption))
         return usageError(kCommand, QStringLiteral("--out <file> or --top-k K is required"));
     QString error;
-    const auto ids = intListOption(parser, QStringLiteral("ids"), 0,
-                                   std::numeric_limits<std::int32_t>::max(), &error);
-    if (!ids)
-        return usageError(kCommand, error);
-    request.ids = *ids;
+    if (parser.isSet(textOption)) {
+        request.text = parser.value(textOption);
+        if (request.text->isEmpty())
+            return usageError(kCommand, QStringLiteral("--text is empty"));
+    } else {
+        const auto ids = intListOption(parser, QStringLiteral("ids"), 0,
+                                       std::numeric_limits<std::int32_t>::max(), &error);
+        if (!ids)
+            return usageError(kCommand, error);
+        request.ids = *ids;
+    }
     for (const auto &[option, target] :
          {std::pair {&layerOption, &request.layer}, std::pair {&headOption, &request.head}}) {
         if (!parser.isSet(*option))
@@ -143,6 +163,19 @@ std::optional<int> parseRequest(const QStringList &arguments, ModelRequest &requ
             = checkOutputPaths(kCommand, {OutputPath {QStringLiteral("--out"), request.outPath}}))
             return *refused;
     return std::nullopt;
+}
+
+// The folder's tokenizer: required for --text (TokenizerError naming the expected files when
+// there is none); for --top-k with ids only, used when present to show the pieces.
+std::unique_ptr<text::Tokenizer> openTokenizer(const ModelRequest &request)
+{
+    try {
+        return text::loadTokenizer(request.modelDir.toStdString());
+    } catch (const text::TokenizerError &) {
+        if (request.text)
+            throw;
+        return nullptr;
+    }
 }
 
 int printInfo(const Model &model)
@@ -266,33 +299,43 @@ void writeOutput(const ModelRequest &request, const ForwardResult &r, const Mode
     if (r.logits.size() > 0)
         members.emplace_back("logits", NpyArray::fromMatrix<float>(r.logits));
     members.emplace_back("hidden", NpyArray::fromMatrix<float>(r.hidden));
-    writeNpz(request.outPath.toStdString(), members);
+    NpzStrings strings;
+    if (!request.tokens.empty())
+        strings.emplace_back("tokens",
+                             NpyStrings {{std::int64_t(request.tokens.size())}, request.tokens});
+    writeNpz(request.outPath.toStdString(), members, true, strings);
 }
 
-// The K most probable next tokens after the last position: softmax of the last logits row.
-void printTopK(const ForwardResult &r, std::int64_t k)
+// The K most probable next tokens after the last position (models::topNextTokens), with their
+// pieces when the folder has a tokenizer.
+void printTopK(const ForwardResult &r, std::int64_t k, const text::Tokenizer *tokenizer)
 {
     QTextStream out(stdout);
     if (r.logits.size() == 0) {
         out << "no logits (the checkpoint has no language-model head)\n";
         return;
     }
-    const Eigen::VectorXd last = r.logits.row(r.logits.rows() - 1).transpose().cast<double>();
-    const double top = last.maxCoeff();
-    const Eigen::VectorXd p = (last.array() - top).exp().matrix();
-    const double total = p.sum();
-    std::vector<Index> order(std::size_t(last.size()));
-    std::iota(order.begin(), order.end(), Index(0));
-    const std::size_t count = std::min<std::size_t>(std::size_t(k), order.size());
-    std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(count), order.end(),
-                      [&](Index a, Index b) { return last(a) > last(b); });
-    out << "rank\tid\tprobability\tlogit\n";
-    for (std::size_t i = 0; i < count; ++i)
-        out << i + 1 << "\t" << order[i] << "\t" << QString::number(p(order[i]) / total, 'g', 6)
-            << "\t" << QString::number(last(order[i]), 'g', 6) << "\n";
+    out << "rank\tid\tprobability\tlogit" << (tokenizer ? "\ttoken" : "") << "\n";
+    int rank = 0;
+    for (const NextToken &t : topNextTokens(r.logits, r.logits.rows() - 1, Index(k))) {
+        out << ++rank << "\t" << t.id << "\t" << QString::number(t.probability, 'g', 6) << "\t"
+            << QString::number(t.logit, 'g', 6);
+        if (tokenizer) {
+            const text::TokenId id = text::TokenId(t.id);
+            std::string piece;
+            try {
+                piece = tokenizer->decode(std::span(&id, 1));
+            } catch (const std::out_of_range &) {
+                piece = "(not in the tokenizer)";
+            }
+            out << "\t" << q(text::tokenLabel(piece, text::Token {id, piece, 0, piece.size()}));
+        }
+        out << "\n";
+    }
 }
 
-int runForward(const ModelRequest &request, const Model &model, const ModelPlan &plan)
+int runForward(const ModelRequest &request, const Model &model, const ModelPlan &plan,
+               const text::Tokenizer *tokenizer)
 {
     ForwardOptions options;
     const std::vector<Index> &layers = plan.layers, &heads = plan.heads;
@@ -306,7 +349,7 @@ int runForward(const ModelRequest &request, const Model &model, const ModelPlan 
     if (!request.outPath.isEmpty())
         writeOutput(request, r, plan);
     if (request.topK > 0)
-        printTopK(r, request.topK);
+        printTopK(r, request.topK, tokenizer);
     return ExitOk;
 }
 
@@ -321,13 +364,30 @@ int runModel(const QStringList &arguments)
         const Model model = Model::open(request.modelDir.toStdString());
         if (request.info)
             return printInfo(model);
+        std::unique_ptr<text::Tokenizer> tokenizer;
+        if (request.text || request.topK > 0)
+            tokenizer = openTokenizer(request);
+        if (request.text) {
+            const std::string text = request.text->toStdString();
+            const text::Encoding encoding = tokenizer->encode(text);
+            request.ids.assign(encoding.tokens.size(), 0);
+            std::transform(encoding.tokens.begin(), encoding.tokens.end(), request.ids.begin(),
+                           [](const text::Token &t) { return std::int64_t(t.id); });
+            request.tokens = text::tokenLabels(text, encoding);
+            if (request.ids.empty())
+                return usageError(kCommand,
+                                  QStringLiteral("--text gives no tokens with %1")
+                                      .arg(q(tokenizer->description())));
+        }
         ModelPlan plan;
         if (const auto refused = planRun(request, model.config(), plan))
             return *refused;
-        return runForward(request, model, plan);
+        return runForward(request, model, plan, tokenizer.get());
     } catch (const ModelError &e) {
         return failure(kCommand, q(e.what()));
     } catch (const NpyError &e) {
+        return failure(kCommand, q(e.what()));
+    } catch (const text::TokenizerError &e) {
         return failure(kCommand, q(e.what()));
     }
 }

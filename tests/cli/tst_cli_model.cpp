@@ -8,6 +8,7 @@
 
 #include "core/io/npy.h"
 
+#include <QFile>
 #include <QObject>
 #include <QProcess>
 #include <QStringList>
@@ -15,6 +16,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -29,10 +31,13 @@ QString caseDir(const QString &name)
     return QStringLiteral(ATTN_FIXTURE_DIR "/models/%1").arg(name);
 }
 
-Arrays load(const QString &path)
+Arrays load(const QString &path, NpzStrings *strings = nullptr)
 {
     Arrays arrays;
-    for (auto &[name, array] : readNpz(path.toStdString()))
+    NpzStrings ignored;
+    for (auto &[name, array] :
+         readNpz(path.toStdString(), std::numeric_limits<std::uint64_t>::max(),
+                 strings ? strings : &ignored))
         arrays.emplace(name, std::move(array));
     return arrays;
 }
@@ -154,6 +159,64 @@ private slots:
         QCOMPARE(first[0], QStringLiteral("1"));
         QCOMPARE(first[1].toLongLong(), std::int64_t(best));
         QVERIFY(std::abs(first[2].toDouble() - 1.0 / total) < 1e-5);
+    }
+
+    // --text through the folder's tokenizer: a WordPiece tokenizer.json whose word "wK" is id K
+    // (K < 48, the fixture's vocabulary) turns "w17 w13 …" into the reference's ids, so the
+    // .npz must hold the reference's attention and logits, and the text's pieces as tokens.
+    void textUsesTheFolderTokenizer()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        for (const char *file : {"config.json", "model.safetensors"})
+            QVERIFY(QFile::copy(caseDir("gpt2") + "/" + file, dir.filePath(file)));
+        QStringList vocab;
+        for (int k = 0; k < 48; ++k)
+            vocab << QStringLiteral("\"w%1\": %1").arg(k);
+        QFile json(dir.filePath("tokenizer.json"));
+        QVERIFY(json.open(QIODevice::WriteOnly));
+        json.write(QStringLiteral(R"({"version": "1.0", "added_tokens": [], "normalizer": null,
+            "pre_tokenizer": {"type": "BertPreTokenizer"}, "post_processor": null,
+            "model": {"type": "WordPiece", "unk_token": "w0", "vocab": {%1}}})")
+                       .arg(vocab.join(", "))
+                       .toUtf8());
+        json.close();
+        const Arrays expected = load(caseDir("gpt2") + "/expected.npz");
+        QStringList words;
+        for (double id : expected.at("ids").values)
+            words << QStringLiteral("w%1").arg(std::int64_t(id));
+        const QString text = words.join(QStringLiteral("  "));
+        const QString out = dir.filePath("out.npz");
+        const Run r
+            = runModel({"--model", dir.path(), "--text", text, "--out", out, "--top-k", "2"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        NpzStrings strings;
+        const Arrays got = load(out, &strings);
+        QCOMPARE(got.at("ids").values, expected.at("ids").values);
+        QVERIFY(worst(got.at("attention").values, expected.at("attention").values) <= 1e-5);
+        QVERIFY(worst(got.at("logits").values, expected.at("logits").values) <= 1e-4);
+        QCOMPARE(strings.size(), std::size_t(1));
+        QCOMPARE(strings[0].first, std::string("tokens"));
+        std::vector<std::string> labels;
+        for (const QString &w : words)
+            labels.push_back(w.toStdString());
+        QCOMPARE(strings[0].second.values, labels);
+        // The top-k lines name the pieces: "rank id probability logit token".
+        const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.value(0), QStringLiteral("rank\tid\tprobability\tlogit\ttoken"));
+        const QStringList first = lines.value(1).split('\t');
+        QCOMPARE(first.value(4), QStringLiteral("w%1").arg(first.value(1)));
+    }
+
+    void textRefusals()
+    {
+        // No tokenizer files in the folder: the error names the folder and what was looked for.
+        Run r = runModel({"--model", caseDir("gpt2"), "--text", "hello", "--top-k", "1"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("tokenizer.json"), qPrintable(r.err));
+        r = runModel({"--model", caseDir("gpt2"), "--text", "a", "--ids", "1", "--top-k", "1"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("either --ids or --text"), qPrintable(r.err));
     }
 
     void info()

@@ -12,6 +12,7 @@
 #include "core/models/config.h"
 #include "core/models/forward.h"
 #include "core/models/model.h"
+#include "core/models/nexttoken.h"
 #include "core/models/safetensors.h"
 #include "core/tiles/tileengine.h"
 
@@ -108,6 +109,28 @@ class TestModels : public QObject
     Q_OBJECT
 
 private slots:
+    // softmax of one logits row: exp(x − max) / Σ exp(x − max), sorted, ties by id.
+    void nextTokens()
+    {
+        MatrixF logits(2, 5);
+        logits << 0.f, 1.f, 2.f, 3.f, 4.f, //
+            1.f, 3.f, -2.f, 3.f, 0.5f;
+        const auto top = models::topNextTokens(logits, 1, 3);
+        QCOMPARE(top.size(), std::size_t(3));
+        const double total = 2 * std::exp(0.0) + std::exp(-2.0) + std::exp(-5.0) + std::exp(-2.5);
+        QCOMPARE(top[0].id, Index(1));
+        QCOMPARE(top[1].id, Index(3));
+        QCOMPARE(top[2].id, Index(0));
+        QVERIFY(std::abs(top[0].probability - 1 / total) < 1e-15);
+        QVERIFY(std::abs(top[2].probability - std::exp(-2.0) / total) < 1e-15);
+        QCOMPARE(top[2].logit, 1.0);
+        QCOMPARE(models::topNextTokens(logits, 0, 99).size(), std::size_t(5));
+        QVERIFY(models::topNextTokens(logits, 0, 0).empty());
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, models::topNextTokens(logits, 2, 1));
+        logits(0, 2) = std::numeric_limits<float>::quiet_NaN();
+        QVERIFY_THROWS_EXCEPTION(NonFiniteInput, models::topNextTokens(logits, 0, 1));
+    }
+
     void forward_data();
     void forward();
     void checkpointDetails();
