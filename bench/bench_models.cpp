@@ -3,8 +3,8 @@
 // ids keeping every layer's and head's attention weights (as Hugging Face's
 // output_attentions=True; --keep-weights none keeps none). Prints one JSON object: load time,
 // median and minimum seconds per forward, the threads and BLAS kernels used, the bytes of the
-// weights and the process's peak resident set (getrusage; the mapped weights count as they are
-// touched).
+// weights and the process's peak resident set (VmHWM of /proc/self/status: this program's own
+// address space since its exec; the mapped weights count as they are touched).
 // bench/bench_models.py runs it beside the same forward in PyTorch. Threads follow
 // OMP_NUM_THREADS. As bench_training does, it runs OpenBLAS's better kernels where OpenBLAS fell
 // back to SSE3 (core/base/blas.h betterBlasCore; --keep-blas-core measures OpenBLAS's choice).
@@ -85,6 +85,21 @@ void writeNpy(const std::string &path, const MatrixF &m)
         throw std::runtime_error("cannot write " + path);
 }
 
+// Peak resident set of this process's address space in bytes: VmHWM of /proc/self/status.
+// getrusage's ru_maxrss is not used: across execve it keeps the high-water mark of the forked
+// parent's address space (a Python benchmark driver holding a model), so it overstates.
+long long peakResidentBytes()
+{
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind("VmHWM:", 0) == 0)
+            return std::atoll(line.c_str() + 6) * 1024;
+    rusage usage {};
+    getrusage(RUSAGE_SELF, &usage);
+    return static_cast<long long>(usage.ru_maxrss) * 1024;
+}
+
 double median(std::vector<double> t)
 {
     std::sort(t.begin(), t.end());
@@ -149,8 +164,6 @@ int main(int argc, char **argv)
         if (!logitsOut.empty())
             writeNpy(logitsOut, result.logits);
 
-        rusage usage {};
-        getrusage(RUSAGE_SELF, &usage);
         std::printf("{\"n\": %zu, \"layers\": %ld, \"heads\": %ld, \"keep_weights\": \"%s\", "
                     "\"threads\": %ld, \"blas\": \"%s\", \"blas_core\": \"%s\", "
                     "\"weight_bytes\": %llu, \"load_seconds\": %.6g, \"seconds_median\": %.9g, "
@@ -159,7 +172,7 @@ int main(int argc, char **argv)
                     std::string(blasName()).c_str(), blasCoreName().c_str(),
                     static_cast<unsigned long long>(model.weightBytes()), loadSeconds,
                     median(seconds), *std::min_element(seconds.begin(), seconds.end()), repeat,
-                    static_cast<long long>(usage.ru_maxrss) * 1024);
+                    peakResidentBytes());
     } catch (const std::exception &e) {
         std::fprintf(stderr, "attn_bench_models: %s\n", e.what());
         return 1;

@@ -17,7 +17,7 @@ and prints the medians over the rounds and the median of the per-round ratios ou
 (> 1: ours is slower). Both use --threads threads: torch.set_num_threads and OMP_NUM_THREADS
 (OpenMP and OpenBLAS's OpenMP build in attncore). Before timing, the logits of both forwards are
 compared (max |difference| ≤ 1e-3), so that the two do the same work. Then the peak resident
-set of attn_bench_models (getrusage) on the F32 and the BF16 file, against the file size.
+set of attn_bench_models (VmHWM) on the F32 and the BF16 file, against the file size.
 
     /usr/bin/python3 bench/bench_models.py --bench build/release/bench/attn_bench_models
 
