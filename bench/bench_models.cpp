@@ -10,7 +10,14 @@
 // back to SSE3 (core/base/blas.h betterBlasCore; --keep-blas-core measures OpenBLAS's choice).
 //
 //   attn_bench_models --model DIR (--ids 1,2,3 | --n 128 [--seed 0]) [--repeat 5]
-//                     [--keep-weights all|none] [--logits-out FILE.npy] [--keep-blas-core]
+//                     [--keep-weights all|none] [--last-logits] [--long-view]
+//                     [--logits-out FILE.npy] [--keep-blas-core]
+//
+// --last-logits computes only the last position's logits (ForwardOptions::lastLogitsOnly), as
+// the window's next-token readout does. --long-view then draws two heads (layer 0 head 0, the
+// last layer's last head) as the Long tab does: a tile engine on the head's kept queries and
+// keys with the layer's mask, the whole n × n map max-pooled into 1024 × 1024 pixels; it adds
+// the seconds per map and the bytes of the kept queries and keys to the JSON.
 //
 // --logits-out writes the last forward's logits (n × vocab, float32 '<f4', C order) as a .npy
 // file, for comparing the numbers with another implementation.
@@ -19,6 +26,7 @@
 #include "core/base/threads.h"
 #include "core/models/forward.h"
 #include "core/models/model.h"
+#include "core/tiles/tileengine.h"
 
 #include <algorithm>
 #include <chrono>
@@ -30,7 +38,9 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <sys/resource.h>
@@ -147,7 +157,13 @@ int main(int argc, char **argv)
                 ids.push_back(pick(rng));
         }
 
+        bool lastLogits = false, longView = false;
+        for (int i = 1; i < argc; ++i) {
+            lastLogits = lastLogits || !std::strcmp(argv[i], "--last-logits");
+            longView = longView || !std::strcmp(argv[i], "--long-view");
+        }
         ForwardOptions options;
+        options.lastLogitsOnly = lastLogits;
         if (keep == "all")
             options.keepWeights = [](Index, Index) { return true; };
         std::vector<double> seconds;
@@ -164,7 +180,34 @@ int main(int argc, char **argv)
         if (!logitsOut.empty())
             writeNpy(logitsOut, result.logits);
 
-        std::printf("{\"n\": %zu, \"layers\": %ld, \"heads\": %ld, \"keep_weights\": \"%s\", "
+        // The Long tab's first map of two heads, from the kept queries and keys.
+        double viewSeconds = 0;
+        std::size_t keptBytes = 0;
+        for (const LayerAttention &l : result.layers)
+            for (const auto *group : {&l.queries, &l.keys})
+                for (const MatrixF &m : *group)
+                    keptBytes += std::size_t(m.size()) * sizeof(float);
+        if (longView) {
+            const Index n = Index(ids.size());
+            const std::pair<Index, Index> heads[] = {{0, 0}, {c.layers - 1, c.heads - 1}};
+            for (const auto &[layer, head] : heads) {
+                const LayerAttention &l = result.layers[std::size_t(layer)];
+                const auto start = std::chrono::steady_clock::now();
+                TileEngine<float> engine(l.queries[std::size_t(head)],
+                                         l.keys[std::size_t(result.kvHeadOf(head, c.heads))], 1,
+                                         layerMask(c, layer, n));
+                const PooledTile<float> map
+                    = engine.render(0, engine.fullWindow(), 1024, 1024, TilePooling::Max);
+                viewSeconds
+                    += std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                           .count()
+                    / 2;
+                if (map.values.size() == 0)
+                    throw std::runtime_error("the long view drew an empty map");
+            }
+        }
+        std::printf("{\"view_seconds\": %.6g, \"kept_qk_bytes\": %zu, ", viewSeconds, keptBytes);
+        std::printf("\"n\": %zu, \"layers\": %ld, \"heads\": %ld, \"keep_weights\": \"%s\", "
                     "\"threads\": %ld, \"blas\": \"%s\", \"blas_core\": \"%s\", "
                     "\"weight_bytes\": %llu, \"load_seconds\": %.6g, \"seconds_median\": %.9g, "
                     "\"seconds_min\": %.9g, \"repeat\": %d, \"peak_rss_bytes\": %lld}\n",

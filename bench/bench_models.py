@@ -21,6 +21,15 @@ set of attn_bench_models (VmHWM) on the F32 and the BF16 file, against the file 
 
     /usr/bin/python3 bench/bench_models.py --bench build/release/bench/attn_bench_models
 
+--long N instead writes a 12-layer Llama-shaped BF16 checkpoint (d_model 768, 12 heads of 64,
+vocabulary 32 000, max_position_embeddings N) and runs attn_bench_models on N random ids as the
+window does for a long text: no weights kept (every head streams), every layer's queries and
+keys kept, only the last position's logits, then two heads drawn whole as the Long tab's first
+map (1024 × 1024 pixels, max pooling). It prints the peak resident set beyond the file, against
+1 GiB.
+
+    /usr/bin/python3 bench/bench_models.py --long 8192
+
 Needs Debian's python3-torch (1.13) and python3-numpy. Writes ~750 MB into the temporary folder.
 """
 import argparse
@@ -119,6 +128,8 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tmp", default=None,
                         help="folder for the temporary checkpoints (default: TMPDIR or /tmp)")
+    parser.add_argument("--long", type=int, default=0,
+                        help="n of the long-text run (a 12-layer Llama-shaped BF16 model)")
     parser.add_argument("--memory-n", type=int, default=128,
                         help="n of the peak-memory runs (F32 and BF16)")
     args = parser.parse_args()

@@ -3,6 +3,7 @@
 #include "core/attention/attention.h"
 #include "core/attention/positional.h"
 #include "core/base/blas.h"
+#include "core/kernels/kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -168,13 +169,21 @@ MatrixF attention(const MatrixF &x, const LayerWeights &l, const ModelConfig &c,
     const AttentionMask mask = layerMask(c, layer, n);
     MatrixF heads(n, h * d); // the heads' outputs side by side
     out.weights.assign(std::size_t(h), MatrixF());
+    const auto scale = float(1.0 / std::sqrt(double(d)));
     for (Index i = 0; i < h; ++i) {
         const Index kv = i * g / h;
-        AttentionResult<float> r = scaledDotProductAttention<float>(
-            q.middleCols(i * d, d), k.middleCols(kv * d, d), v.middleCols(kv * d, d), mask);
-        heads.middleCols(i * d, d) = r.output;
-        if (options.keepWeights && options.keepWeights(layer, i))
-            out.weights[std::size_t(i)] = std::move(r.weights);
+        const auto qi = q.middleCols(i * d, d);
+        const auto ki = k.middleCols(kv * d, d), vi = v.middleCols(kv * d, d);
+        // A head whose weights are kept goes through the materialized kernel (one n × n
+        // matrix); the others stream (online softmax, no n × n matrix at all).
+        if (options.keepWeights && options.keepWeights(layer, i)) {
+            MatrixF weights;
+            heads.middleCols(i * d, d)
+                = attentionMaterialized<float>(qi, ki, vi, scale, mask, &weights);
+            out.weights[std::size_t(i)] = std::move(weights);
+        } else {
+            heads.middleCols(i * d, d) = attentionStreaming<float>(qi, ki, vi, scale, mask);
+        }
     }
     if (options.keepQueriesKeys) {
         for (Index i = 0; i < h; ++i)
@@ -269,11 +278,11 @@ MatrixF headWeights(const ForwardResult &result, const ModelConfig &c, Index lay
         throw InvalidArgument("headWeights: the forward result kept no queries and keys");
     const MatrixF &q = l.queries[std::size_t(head)];
     const MatrixF &k = l.keys[std::size_t(result.kvHeadOf(head, c.heads))];
-    AttentionOptions options;
-    options.scaleOverride = result.scale;
     // The keys stand in for the values: only the weights are wanted.
-    return scaledDotProductAttention<float>(q, k, k, layerMask(c, layer, q.rows()), options)
-        .weights;
+    MatrixF weights;
+    attentionMaterialized<float>(q, k, k, float(result.scale), layerMask(c, layer, q.rows()),
+                                 &weights);
+    return weights;
 }
 
 ForwardResult forward(const Model &model, const std::vector<std::int64_t> &ids,
@@ -314,7 +323,9 @@ ForwardResult forward(const Model &model, const std::vector<std::int64_t> &ids,
     result.hidden = std::move(x);
     options.cancel.throwIfCancelled();
     if (options.logits)
-        result.logits = unembed(model, result.hidden);
+        result.logits = options.lastLogitsOnly
+            ? unembed(model, result.hidden.bottomRows(1))
+            : unembed(model, result.hidden);
     return result;
 }
 

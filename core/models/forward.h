@@ -46,6 +46,9 @@ struct ForwardOptions
     CancelToken cancel;
     /// Compute the logits (n × vocab); false leaves ForwardResult::logits 0 × 0.
     bool logits = true;
+    /// Compute only the last position's logits (1 × vocab): the next-token readout without
+    /// n × vocab floats (1.6 GB for GPT-2's vocabulary at n = 8 192).
+    bool lastLogitsOnly = false;
 };
 
 /// One layer's attention, per head.
@@ -66,7 +69,8 @@ struct ForwardResult
     std::vector<std::int64_t> ids; ///< the n token ids
     std::vector<LayerAttention> layers; ///< one per layer
     MatrixF hidden; ///< n × hidden: after the final norm (BERT: the last layer's output)
-    MatrixF logits; ///< n × vocab, unnormalised next-token scores (BERT: masked-LM scores)
+    MatrixF logits; ///< n × vocab (1 × vocab with lastLogitsOnly), unnormalised next-token
+                    ///< scores (BERT: masked-LM scores)
     Index kvHeads = 0; ///< g; query head i reads keys[kvHeadOf(i)]
     double scale = 1.0; ///< 1/√d_k, applied to q kᵀ before the mask and softmax
 

@@ -197,6 +197,18 @@ void TestModels::forward()
     // The causal families give exactly 0 above the diagonal; BERT attends everywhere.
     const MatrixF &w0 = r.layers[0].weights[0];
     QCOMPARE(w0(0, 1) == 0.0f, c.causal);
+    // No weights kept: every head streams (online softmax), to the reference's numbers; only
+    // the last position's logits when asked.
+    ForwardOptions streaming;
+    streaming.lastLogitsOnly = true;
+    const ForwardResult s = models::forward(model, ids, streaming);
+    for (const LayerAttention &layer : s.layers)
+        for (const MatrixF &w : layer.weights)
+            QCOMPARE(w.size(), Index(0));
+    ATTN_COMPARE_CLOSE(s.hidden, expected.at("hidden").toMatrix<double>("hidden"), 1e-4, 0.0);
+    QCOMPARE(s.logits.rows(), Index(1));
+    const MatrixD logits = expected.at("logits").toMatrix<double>("logits");
+    ATTN_COMPARE_CLOSE(s.logits, logits.bottomRows(1), 1e-4, 0.0);
 }
 
 // What the loader found: prefixes, dtypes, odd offsets, shards, metadata, tied heads.
