@@ -202,6 +202,15 @@ int trainAs(const LayerConfig &layer, const Parameters<double> &initial, const R
     for (Index s = 0; s < o.steps; ++s) {
         batch = toT(nextBatch(s));
         const StepReport r = trainer.step(batch);
+        if (!r.finite && s == 0)
+            // Before any update the parameters are the initial ones: the input is at fault.
+            return inputError(kCommand,
+                              QStringLiteral("the loss or its gradient is not finite before any "
+                                             "update (loss %1, scale %2): the inputs, targets "
+                                             "or parameters overflow at this scale; use "
+                                             "smaller values or a larger --temperature")
+                                  .arg(r.loss)
+                                  .arg(Table::formatNumber(layer.scale()).c_str()));
         if (!r.finite)
             return failure(kCommand,
                            QStringLiteral("the loss or its gradient is not finite at "
@@ -379,6 +388,28 @@ std::optional<int> parseRunOptions(const QCommandLineParser &parser, TrainReques
 }
 
 /// Trains on --in's case: its parameters, heads, batch and mask.
+/// Refuses (InvalidArgument, exit status 2) a run whose training step would hold more than the
+/// default memory budget, with the arithmetic (training::trainingStepBytes).
+void checkStepMemory(Index batch, Index heads, Index n, bool float32)
+{
+    const std::size_t element = float32 ? 4 : 8;
+    const double bytes = trainingStepBytes(batch, heads, n, element);
+    if (bytes > double(kDefaultMemoryBudgetMib) * 1024.0 * 1024.0)
+        throw InvalidArgument(
+            QStringLiteral("B = %1 sequences x h = %2 heads of n = %3 tokens hold (2 x B x h + 3) "
+                           "x n x n x %4 bytes = %5 of attention weights, their gradients and "
+                           "work matrices at each step, over the %6 MiB budget; use fewer "
+                           "sequences, heads or tokens%7")
+                .arg(batch)
+                .arg(heads)
+                .arg(n)
+                .arg(element)
+                .arg(mibText(bytes))
+                .arg(kDefaultMemoryBudgetMib)
+                .arg(float32 ? QString() : QStringLiteral(", or --dtype float32"))
+                .toStdString());
+}
+
 int trainOnCase(TrainRequest &req)
 {
     const RunOptions &o = req.o;
@@ -406,19 +437,7 @@ int trainOnCase(TrainRequest &req)
     layer.scaleExponent = o.alpha;
     layer.temperature = o.temperature;
     layer.validate();
-    // The n × n weights of every sequence and head are kept for the backward pass.
-    const double weightBytes = double(c.batch.batch) * double(layer.heads) * double(c.batch.length)
-        * double(c.batch.length) * 8.0 * 3.0;
-    if (weightBytes > double(kDefaultMemoryBudgetMib) * 1024.0 * 1024.0)
-        throw InvalidArgument(QStringLiteral("B = %1 sequences x h = %2 heads of n = %3 "
-                                             "tokens need about %4 of attention weights "
-                                             "and their gradients, over %5 MiB")
-                                  .arg(c.batch.batch)
-                                  .arg(layer.heads)
-                                  .arg(c.batch.length)
-                                  .arg(mibText(weightBytes))
-                                  .arg(kDefaultMemoryBudgetMib)
-                                  .toStdString());
+    checkStepMemory(c.batch.batch, layer.heads, c.batch.length, o.float32);
     if (o.loss == Loss::CrossEntropy)
         for (Index r = 0; r < c.batch.targets.rows(); ++r)
             if ((c.batch.targets.row(r).array() < 0).any())
@@ -477,6 +496,7 @@ int trainOnTask(const QCommandLineParser &parser, TrainRequest &req)
     if (parser.isSet(QStringLiteral("no-positions")))
         layer.positionWidth = 0;
     layer.validate();
+    checkStepMemory(tc.batch, layer.heads, tc.n, o.float32);
     TaskGenerator generator(tc); // validates the task
     Generator rng(*seed);
     MultiheadAttention<double> init(tc.dModel, layer.heads);

@@ -154,6 +154,9 @@ void LayerConfig::validate() const
         throw InvalidArgument("scale exponent must be finite, got " + num(scaleExponent));
     if (!(temperature > 0) || !std::isfinite(temperature))
         throw InvalidArgument("temperature must be > 0 and finite, got " + num(temperature));
+    if (!std::isfinite(scale()))
+        throw InvalidArgument("the scale d_k^-alpha / temperature overflows (temperature "
+                              + num(temperature) + "): use a temperature of at least 1e-300");
     if (positionWidth < 0 || positionWidth > dModel)
         throw InvalidArgument("position width must be in [0, d_model = " + std::to_string(dModel)
                               + "], got " + std::to_string(positionWidth));
@@ -510,5 +513,11 @@ template<typename T> AttentionDiagnostics diagnostics(const ForwardCache<T> &cac
 
 ATTN_TRAINING_INSTANTIATE(float)
 ATTN_TRAINING_INSTANTIATE(double)
+
+double trainingStepBytes(Index batch, Index heads, Index n, std::size_t elementBytes)
+{
+    return (2.0 * double(batch) * double(heads) + 3.0) * double(n) * double(n)
+        * double(elementBytes);
+}
 
 } // namespace attn::training

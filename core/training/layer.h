@@ -170,4 +170,12 @@ struct AttentionDiagnostics
 };
 template<typename T> AttentionDiagnostics diagnostics(const ForwardCache<T> &cache);
 
+/// Bytes one training step holds at its peak for B sequences of n tokens and h heads, with
+/// elements of `elementBytes` (8 float64, 4 float32): (2·B·h + 3)·n² elements — every
+/// sequence's and head's n × n weights kept for the backward pass and their gradient, plus
+/// three n × n work matrices of one head. Measured with `/usr/bin/time -f %M attnlab train`
+/// (n = 1 024: 16.5 MB a sequence and head in float64, 8.3 MB in float32, the same for --in and
+/// --task). In double, so that no product overflows.
+double trainingStepBytes(Index batch, Index heads, Index n, std::size_t elementBytes);
+
 } // namespace attn::training

@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include "core/io/npy.h"
+#include "core/training/layer.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -275,6 +276,12 @@ private slots:
             << QString()
             << (ok + QStringList {QStringLiteral("--temperature"), QStringLiteral("0")})
             << QStringLiteral("--temperature");
+        QTest::newRow("denormal temperature")
+            << QString()
+            << (ok + QStringList {QStringLiteral("--temperature"), QStringLiteral("1e-320")})
+            << QStringLiteral("the scale d_k^-alpha / temperature overflows");
+        QTest::newRow("overflowing inputs")
+            << QStringLiteral("huge") << ok << QStringLiteral("not finite before any update");
         QTest::newRow("no out") << QString()
                                 << QStringList {QStringLiteral("--steps"), QStringLiteral("2")}
                                 << QStringLiteral("--out");
@@ -301,6 +308,9 @@ private slots:
             a["targets"].shape = {3, 12, 5};
         else if (edit == QLatin1String("nan"))
             a["inputs"].values[7] = std::nan("");
+        else if (edit == QLatin1String("huge"))
+            for (double &v : a["inputs"].values)
+                v *= 1e300;
         else if (edit == QLatin1String("bad mask")) {
             a["attn_mask"].shape = {1, 25};
         }
@@ -316,6 +326,23 @@ private slots:
         QCOMPARE(run.exitCode, 2);
         QVERIFY2(run.err.contains(message.toUtf8()), run.err.constData());
         QVERIFY(!QFile::exists(out));
+    }
+
+    // A built-in task's step is checked against the memory budget before anything is
+    // allocated: (2·B·h + 3)·n² doubles (training::trainingStepBytes, measured).
+    void taskMemoryRefused()
+    {
+        const auto run = runAttnlab(
+            {QStringLiteral("train"), QStringLiteral("--task"), QStringLiteral("average"),
+             QStringLiteral("--n"), QStringLiteral("4096"), QStringLiteral("--d-model"),
+             QStringLiteral("8"), QStringLiteral("--heads"), QStringLiteral("8"),
+             QStringLiteral("--batch-size"), QStringLiteral("2"), QStringLiteral("--steps"),
+             QStringLiteral("1")});
+        QCOMPARE(run.exitCode, 2);
+        QVERIFY2(run.err.contains("B = 2 sequences x h = 8 heads of n = 4096 tokens hold "
+                                  "(2 x B x h + 3) x n x n x 8 bytes = 4480 MiB"),
+                 run.err.constData());
+        QCOMPARE(training::trainingStepBytes(2, 8, 4096, 8), 35.0 * 4096 * 4096 * 8);
     }
 };
 
