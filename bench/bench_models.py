@@ -117,6 +117,40 @@ def activation_bytes(cfg, n):
     return 4 * (L * h * n * n + 2 * L * n * D + n * D + n * V)
 
 
+LONG_CONFIG = mmf.variant(mmf.LLAMA, vocab_size=32000, hidden_size=768, intermediate_size=2048,
+                          num_attention_heads=12, num_key_value_heads=12, num_hidden_layers=12)
+
+
+def long_run(exe, n, args):
+    """The window's long-text path on a 12-layer model: peak memory beyond the weights."""
+    cfg = mmf.variant(LONG_CONFIG, max_position_embeddings=n)
+    params = []
+    for name, a in mmf.llama_params(cfg, np.random.default_rng(args.seed)):
+        if not name.endswith("norm.weight"):
+            a *= np.float32(0.02 / 0.3)  # drawn N(0, 0.3²); GPT-2's initialisation scale
+        params.append((name, a))
+    with tempfile.TemporaryDirectory(prefix="attn_bench_models_", dir=args.tmp) as tmp:
+        folder = os.path.join(tmp, "bf16")
+        write_checkpoint(folder, cfg, params, "BF16")
+        del params
+        size = os.path.getsize(os.path.join(folder, "model.safetensors"))
+        env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+        cmd = [exe, "--model", folder, "--n", str(n), "--seed", str(args.seed), "--repeat", "1",
+               "--keep-weights", "none", "--last-logits", "--long-view"]
+        r = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True,
+                                      env=env).stdout)
+    beyond = r["peak_rss_bytes"] - size
+    print(f"long text: {cfg['num_hidden_layers']} layers x {cfg['num_attention_heads']} heads, "
+          f"d_model {cfg['hidden_size']}, vocab {cfg['vocab_size']}, BF16 file "
+          f"{size / 2**20:.0f} MiB, n = {n}, {args.threads} threads; load average "
+          f"{os.getloadavg()[0]:.1f}")
+    print(f"forward (no weights kept, queries and keys kept: "
+          f"{r['kept_qk_bytes'] / 2**20:.0f} MiB): {r['seconds_median']:.1f} s")
+    print(f"one head's whole map, 1024 x 1024 max-pooled: {r['view_seconds']:.2f} s")
+    print(f"peak RSS {r['peak_rss_bytes'] / 2**20:.0f} MiB = file + {beyond / 2**20:.0f} MiB "
+          f"(limit: file + 1024 MiB) {'ok' if beyond <= 2**30 else 'OVER'}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -134,6 +168,8 @@ def main():
                         help="n of the peak-memory runs (F32 and BF16)")
     args = parser.parse_args()
     exe = os.path.abspath(args.bench)
+    if args.long:
+        return long_run(exe, args.long, args)
     cfg = CONFIG
     tiny = run_ours(exe, os.path.join(HERE, "..", "tests", "reference", "fixtures", "models",
                                       "gpt2"), [0, 1], 1, args.threads)

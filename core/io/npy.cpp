@@ -10,6 +10,8 @@
 
 #include "core/io/npy.h"
 
+#include "core/base/messages.h"
+
 #include <zip.h>
 
 #include <algorithm>
@@ -1226,12 +1228,12 @@ public:
 
     [[noreturn]] void missing(const std::string &wanted) const
     {
-        std::string names;
+        std::vector<std::string> names;
         for (const Entry &e : m_entries)
-            names += (names.empty() ? "" : ", ") + arrayName(e.name);
+            names.push_back(arrayName(e.name));
         fail(m_path,
              "no array " + quoted(wanted) + " in the archive; it holds "
-                 + (names.empty() ? std::string("no arrays") : names));
+                 + (names.empty() ? std::string("no arrays") : shortList(names)));
     }
 
 private:

@@ -1,6 +1,7 @@
 #include "core/io/tensorcase.h"
 
 #include "core/analysis/metrics.h"
+#include "core/base/messages.h"
 
 #include <algorithm>
 #include <charconv>
@@ -81,11 +82,12 @@ public:
     {
         if (const NpyArray *a = find(name))
             return *a;
-        std::string present;
+        std::vector<std::string> present;
         for (const auto &[n, a] : m_arrays)
-            present += (present.empty() ? "" : ", ") + n + " " + describeArray(*a);
+            present.push_back(n + " " + describeArray(*a));
         throw InvalidArgument("missing array " + quoted(name) + why + " in " + m_source
-                              + " (it holds: " + (present.empty() ? "nothing" : present) + ")");
+                              + " (it holds: " + (present.empty() ? "nothing" : shortList(present))
+                              + ")");
     }
     std::vector<std::string> unknownNames() const
     {

@@ -213,6 +213,28 @@ private slots:
         QVERIFY2(r.err.contains(QLatin1String("is not a regular file")), qPrintable(r.err));
         QVERIFY(!QFile::exists(png));
     }
+    // An archive of 65 535 members: the refusals of compute and heatmap name a few and the
+    // count, in one short line (not 1.3 MB).
+    void manyMembersNamedBriefly()
+    {
+        std::vector<std::pair<std::string, NpyArray>> members;
+        for (int i = 0; i < 65535; ++i)
+            members.emplace_back(QStringLiteral("m%1").arg(i).toStdString(),
+                                 NpyArray::scalarInt(i));
+        const QString npz = m_dir.filePath(QStringLiteral("many.npz"));
+        writeNpz(npz.toStdString(), members, false);
+        const QString out = m_dir.filePath(QStringLiteral("many_out"));
+        for (const QStringList &args :
+             {QStringList {QStringLiteral("compute"), QStringLiteral("--in"), npz,
+                           QStringLiteral("--out"), out + QStringLiteral(".npz")},
+              QStringList {QStringLiteral("heatmap"), QStringLiteral("--in"), npz,
+                           QStringLiteral("--out"), out + QStringLiteral(".png")}}) {
+            const Run r = attnlab(args);
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.contains(QLatin1String("and 65527 more")), qPrintable(r.err.left(2000)));
+            QVERIFY2(r.err.size() < 1000, qPrintable(r.err.left(2000)));
+        }
+    }
     void computeRefusesFuzzInputs()
     {
         QFETCH(QString, input);

@@ -7,6 +7,7 @@
 #include "core/attention/groupedattention.h"
 #include "core/attention/mask.h"
 #include "core/attention/multihead.h"
+#include "core/base/messages.h"
 #include "core/base/threads.h"
 #include "core/engine/engineparameters.h"
 
@@ -441,6 +442,19 @@ QStringList describeArrays(const TensorFile &file)
     return lines;
 }
 
+namespace {
+
+// describeArrays for an error message: the first few and a count (shortList).
+QString arraysForMessage(const TensorFile &file)
+{
+    std::vector<std::string> items;
+    for (const QString &line : describeArrays(file))
+        items.push_back(line.toStdString());
+    return q(shortList(items));
+}
+
+} // namespace
+
 std::shared_ptr<const TensorSource> makeTensorSource(const TensorFile &file,
                                                      const QString &weightsArray,
                                                      MaskConvention convention, QString *error,
@@ -514,8 +528,7 @@ std::shared_ptr<const TensorSource> makeTensorSource(const TensorFile &file,
                 return fail(
                     QStringLiteral("%1 holds %2 arrays (%3), none named query/key/value or %4; "
                                    "choose the array of weights")
-                        .arg(file.path, QString::number(file.arrays.size()),
-                             describeArrays(file).join(QStringLiteral(", ")),
+                        .arg(file.path, QString::number(file.arrays.size()), arraysForMessage(file),
                              QStringLiteral("weights, attn_weights or attention")));
             }
             const NpyArray *array = nullptr;
@@ -524,9 +537,8 @@ std::shared_ptr<const TensorSource> makeTensorSource(const TensorFile &file,
                     array = &a;
             }
             if (!array)
-                return fail(
-                    QStringLiteral("%1 has no array '%2' (it holds: %3)")
-                        .arg(file.path, q(name), describeArrays(file).join(QStringLiteral(", "))));
+                return fail(QStringLiteral("%1 has no array '%2' (it holds: %3)")
+                                .arg(file.path, q(name), arraysForMessage(file)));
             data->arrayName = q(name);
             if (name == attentionStackArray) {
                 AttentionStack stack = attentionStackFromArrays(file.arrays, file.strings, batch);
