@@ -235,6 +235,28 @@ private slots:
             QVERIFY2(r.err.size() < 1000, qPrintable(r.err.left(2000)));
         }
     }
+    // Inputs whose scores overflow: the input's fault, exit status 2 from compute and from
+    // heatmap alike.
+    void overflowIsAnInputErrorEverywhere()
+    {
+        MatrixD q = MatrixD::Constant(3, 4, 1e200);
+        const QString npz = m_dir.filePath(QStringLiteral("overflow.npz"));
+        writeNpz(npz.toStdString(),
+                 {{"query", NpyArray::fromMatrix<double>(q)},
+                  {"key", NpyArray::fromMatrix<double>(q)},
+                  {"value", NpyArray::fromMatrix<double>(q)}});
+        const QString out = m_dir.filePath(QStringLiteral("overflow_out"));
+        for (const QStringList &args :
+             {QStringList {QStringLiteral("compute"), QStringLiteral("--in"), npz,
+                           QStringLiteral("--out"), out + QStringLiteral(".npz")},
+              QStringList {QStringLiteral("heatmap"), QStringLiteral("--in"), npz,
+                           QStringLiteral("--out"), out + QStringLiteral(".png")}}) {
+            const Run r = attnlab(args);
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.contains(QLatin1String("overflowed")), qPrintable(r.err));
+        }
+        QVERIFY(!QFile::exists(out + QStringLiteral(".png")));
+    }
     void computeRefusesFuzzInputs()
     {
         QFETCH(QString, input);

@@ -624,6 +624,13 @@ SessionResult computeTensorSession(const SessionParameters &params, const Cancel
             computeInputs<double>(params, *source.tensorCase(), r, cancel);
     } catch (const Cancelled &) {
         failWith(QStringLiteral("cancelled"));
+    } catch (const NonFiniteInput &e) {
+        // The file's (or the parameters') fault, as in computeSession: exit status 2 in the CLI.
+        failWith(QStringLiteral("%1: %2").arg(source.fileName(), QString::fromUtf8(e.what())));
+        r.inputError = true;
+    } catch (const InvalidArgument &e) {
+        failWith(QStringLiteral("%1: %2").arg(source.fileName(), QString::fromUtf8(e.what())));
+        r.inputError = true;
     } catch (const std::bad_alloc &) {
         failWith(QStringLiteral("out of memory for the tensors of %1").arg(source.fileName()));
     } catch (const std::exception &e) {
