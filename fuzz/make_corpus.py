@@ -14,6 +14,9 @@ are small (a few KiB each); libFuzzer mutates them, so each target starts from v
               Training tab's settings)
   tokenizer   sentences with punctuation, special tokens, several scripts, and the token
               fixture's tokens
+  modelfolder [config length LE16][config.json][model.safetensors] of small model fixtures
+  tokenizerfiles  [format byte][files]: a small GPT-2 vocab.json NUL merges.txt, and BERT
+              vocab.txt files
 """
 import json
 import pathlib
@@ -59,6 +62,31 @@ def tensorcase_seed(npz, allowed=False):
                 continue
             out += struct.pack("<BH", NAMES.index(name), len(data)) + data
     return bytes(out)
+
+
+def modelfolder_corpus():
+    dest = fresh("modelfolder")
+    for case in ("gpt2", "llama_gqa", "qwen3", "bert", "qwen2_window"):
+        folder = FIXTURES / "models" / case
+        config = (folder / "config.json").read_bytes()
+        weights = (folder / "model.safetensors").read_bytes()
+        (dest / f"{case}.bin").write_bytes(struct.pack("<H", len(config)) + config + weights)
+
+
+def tokenizerfiles_corpus():
+    dest = fresh("tokenizerfiles")
+    # GPT-2's byte-level alphabet for printable ASCII is the characters themselves; "Ġ" is the
+    # space.
+    vocab = {c: i for i, c in enumerate("!\",.:'0123456789HWabcdehilnorstwĠ")}
+    merges = ["h e", "l l", "Ġ w", "o r", "he ll", "Ġw or"]
+    for a, b in (m.split() for m in merges):
+        vocab[a + b] = len(vocab)
+    (dest / "gpt2.bin").write_bytes(b"\0" + json.dumps(vocab).encode() + b"\0"
+                                    + ("#version: 0.2\n" + "\n".join(merges)).encode())
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world", ",", "!", "it",
+             "'", "s", "##s", "na", "##ive", "cafe", "東", "京"]
+    (dest / "bert-cased.bin").write_bytes(b"\1" + "\n".join(words).encode())
+    (dest / "bert-lower.bin").write_bytes(b"\3" + "\n".join(words).encode())
 
 
 def main():
@@ -144,6 +172,10 @@ def main():
     sentences.append(" ".join(v["token"] for v in fixture["vectors"]))
     for i, s in enumerate(sentences):
         (tokens / ("sentence-%02d.txt" % i)).write_text(s, encoding="utf-8")
+
+
+    modelfolder_corpus()
+    tokenizerfiles_corpus()
 
 
 if __name__ == "__main__":

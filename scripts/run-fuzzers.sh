@@ -4,7 +4,8 @@
 # something.
 #   scripts/run-fuzzers.sh [SECONDS] [TARGET...]     (default 20 s; targets: npy npz tensorcase
 #                                                     sessionfile tokenizer safetensors
-#                                                     modelconfig bpe tokenizerjson)
+#                                                     modelconfig modelfolder bpe tokenizerjson
+#                                                     tokenizerfiles)
 # The committed seeds (fuzz/corpus/<target>/) are only read; what a run adds goes to
 # build/fuzz/corpus/<target>/, so a longer run starts from the inputs of the last one. A finding
 # is written to build/fuzz/findings/<target>-crash-… (reproduce: build/fuzz/fuzz/fuzz_<target>
@@ -15,7 +16,8 @@ SECONDS_EACH="${1:-20}"
 shift || true
 TARGETS=("$@")
 if ((${#TARGETS[@]} == 0)); then
-    TARGETS=(npy npz tensorcase sessionfile tokenizer safetensors modelconfig bpe tokenizerjson)
+    TARGETS=(npy npz tensorcase sessionfile tokenizer safetensors modelconfig modelfolder bpe
+        tokenizerjson tokenizerfiles)
 fi
 BUILD="$ROOT/build/fuzz"
 # LeakSanitizer stays on; Qt's own allocations that live until exit are suppressed (see the file).
