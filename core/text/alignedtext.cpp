@@ -20,6 +20,61 @@ std::pair<std::size_t, std::size_t> AlignedText::originalSpan(std::size_t b, std
     return {origBegin[b], origEnd[e - 1]};
 }
 
+namespace {
+
+// The UTF-8 sequence starting at bytes[at] as a WHATWG decoder reads it (Unicode 15 table 3-7):
+// whether the byte can lead one, the continuation bytes it needs, and how many of those follow
+// in range before the first that does not.
+struct Utf8Scan
+{
+    bool lead = false;
+    std::size_t need = 0;
+    std::size_t accepted = 0;
+};
+
+Utf8Scan scanUtf8(std::string_view bytes, std::size_t at)
+{
+    const auto b0 = static_cast<unsigned char>(bytes[at]);
+    Utf8Scan scan;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (b0 < 0x80) {
+        scan.lead = true;
+        return scan;
+    }
+    if (b0 >= 0xC2 && b0 <= 0xDF) {
+        scan.need = 1;
+    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+        scan.need = 2;
+        lo = b0 == 0xE0 ? 0xA0 : 0x80;
+        hi = b0 == 0xED ? 0x9F : 0xBF;
+    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+        scan.need = 3;
+        lo = b0 == 0xF0 ? 0x90 : 0x80;
+        hi = b0 == 0xF4 ? 0x8F : 0xBF;
+    } else {
+        return scan;
+    }
+    scan.lead = true;
+    for (; scan.accepted < scan.need; ++scan.accepted) {
+        const std::size_t k = at + scan.accepted + 1;
+        if (k >= bytes.size() || static_cast<unsigned char>(bytes[k]) < lo
+            || static_cast<unsigned char>(bytes[k]) > hi) {
+            break;
+        }
+        lo = 0x80;
+        hi = 0xBF;
+    }
+    return scan;
+}
+
+} // namespace
+
+std::size_t wellFormedUtf8Length(std::string_view bytes, std::size_t at)
+{
+    const Utf8Scan scan = scanUtf8(bytes, at);
+    return scan.lead && scan.accepted == scan.need ? scan.need + 1 : 0;
+}
+
 AlignedText sanitizeUtf8(std::string_view input)
 {
     if (input.size() >= std::numeric_limits<std::uint32_t>::max()) {
@@ -31,72 +86,12 @@ AlignedText sanitizeUtf8(std::string_view input)
     // First pass: find the first ill-formed byte; valid text is returned as is.
     std::size_t i = 0;
     bool valid = true;
-    // WHATWG decoder state: bytes still needed and the allowed range of the next byte.
-    auto sequenceAt = [&](std::size_t at) -> std::size_t {
-        // Returns the length of the well-formed sequence at `at`, or 0 with `at` ill-formed;
-        // the maximal subpart length is computed by maximalSubpart below.
-        const unsigned char b0 = s[at];
-        if (b0 < 0x80) {
-            return 1;
-        }
-        std::size_t need = 0;
-        unsigned char lo = 0x80, hi = 0xBF;
-        if (b0 >= 0xC2 && b0 <= 0xDF) {
-            need = 1;
-        } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-            need = 2;
-            if (b0 == 0xE0) {
-                lo = 0xA0;
-            } else if (b0 == 0xED) {
-                hi = 0x9F;
-            }
-        } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-            need = 3;
-            if (b0 == 0xF0) {
-                lo = 0x90;
-            } else if (b0 == 0xF4) {
-                hi = 0x8F;
-            }
-        } else {
-            return 0;
-        }
-        for (std::size_t k = 1; k <= need; ++k) {
-            if (at + k >= n || s[at + k] < lo || s[at + k] > hi) {
-                return 0;
-            }
-            lo = 0x80;
-            hi = 0xBF;
-        }
-        return need + 1;
-    };
+    auto sequenceAt = [&](std::size_t at) { return wellFormedUtf8Length(input, at); };
     // Length of the maximal subpart at an ill-formed position: the lead byte plus the
     // continuation bytes that were accepted before the failure (at least 1).
-    auto maximalSubpart = [&](std::size_t at) -> std::size_t {
-        const unsigned char b0 = s[at];
-        std::size_t need = 0;
-        unsigned char lo = 0x80, hi = 0xBF;
-        if (b0 >= 0xC2 && b0 <= 0xDF) {
-            need = 1;
-        } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-            need = 2;
-            lo = b0 == 0xE0 ? 0xA0 : 0x80;
-            hi = b0 == 0xED ? 0x9F : 0xBF;
-        } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-            need = 3;
-            lo = b0 == 0xF0 ? 0x90 : 0x80;
-            hi = b0 == 0xF4 ? 0x8F : 0xBF;
-        } else {
-            return 1;
-        }
-        std::size_t k = 1;
-        for (; k <= need; ++k) {
-            if (at + k >= n || s[at + k] < lo || s[at + k] > hi) {
-                break;
-            }
-            lo = 0x80;
-            hi = 0xBF;
-        }
-        return k;
+    auto maximalSubpart = [&](std::size_t at) {
+        const Utf8Scan scan = scanUtf8(input, at);
+        return scan.lead ? scan.accepted + 1 : std::size_t(1);
     };
     while (i < n) {
         const std::size_t len = sequenceAt(i);

@@ -36,6 +36,10 @@ struct AlignedText
 /// 4 GiB - 1 bytes (longer ones throw std::length_error).
 AlignedText sanitizeUtf8(std::string_view input);
 
+/// Length of the well-formed UTF-8 character starting at bytes[at] (Unicode 15 table 3-7: no
+/// overlongs, surrogates or code points past U+10FFFF), or 0 when the bytes there are not one.
+std::size_t wellFormedUtf8Length(std::string_view bytes, std::size_t at);
+
 /// Length in bytes of the UTF-8 sequence starting with lead byte `lead` (1 for anything that
 /// is not a valid lead byte). Only for text that sanitizeUtf8 has made valid.
 inline std::size_t utf8Length(unsigned char lead)

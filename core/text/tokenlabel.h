@@ -24,8 +24,4 @@ std::string tokenLabel(std::string_view text, const Token &token);
 /// tokenLabel() of every token of `encoding`, in order.
 std::vector<std::string> tokenLabels(std::string_view text, const Encoding &encoding);
 
-/// Length of the well-formed UTF-8 character starting at bytes[i] (Unicode 15 table 3-7: no
-/// overlongs, surrogates or code points past U+10FFFF), or 0 when the bytes there are not one.
-std::size_t wellFormedUtf8Length(std::string_view bytes, std::size_t i);
-
 } // namespace attn::text

@@ -66,6 +66,15 @@ Run attnlab(const QStringList &arguments, rlim_t fileSizeLimit = 0)
     return r;
 }
 
+/// `attnlab compute --in npz` and `attnlab heatmap --in npz`, writing `out`.npz / `out`.png.
+QList<QStringList> computeAndHeatmap(const QString &npz, const QString &out)
+{
+    return {{QStringLiteral("compute"), QStringLiteral("--in"), npz, QStringLiteral("--out"),
+             out + QStringLiteral(".npz")},
+            {QStringLiteral("heatmap"), QStringLiteral("--in"), npz, QStringLiteral("--out"),
+             out + QStringLiteral(".png")}};
+}
+
 /// Every entry of `dir`, hidden ones included (staging folders start with a dot).
 QStringList everything(const QString &dir)
 {
@@ -223,12 +232,8 @@ private slots:
                                  NpyArray::scalarInt(i));
         const QString npz = m_dir.filePath(QStringLiteral("many.npz"));
         writeNpz(npz.toStdString(), members, false);
-        const QString out = m_dir.filePath(QStringLiteral("many_out"));
         for (const QStringList &args :
-             {QStringList {QStringLiteral("compute"), QStringLiteral("--in"), npz,
-                           QStringLiteral("--out"), out + QStringLiteral(".npz")},
-              QStringList {QStringLiteral("heatmap"), QStringLiteral("--in"), npz,
-                           QStringLiteral("--out"), out + QStringLiteral(".png")}}) {
+             computeAndHeatmap(npz, m_dir.filePath(QStringLiteral("many_out")))) {
             const Run r = attnlab(args);
             QCOMPARE(r.exitCode, 2);
             QVERIFY2(r.err.contains(QLatin1String("and 65527 more")), qPrintable(r.err.left(2000)));
@@ -246,11 +251,7 @@ private slots:
                   {"key", NpyArray::fromMatrix<double>(q)},
                   {"value", NpyArray::fromMatrix<double>(q)}});
         const QString out = m_dir.filePath(QStringLiteral("overflow_out"));
-        for (const QStringList &args :
-             {QStringList {QStringLiteral("compute"), QStringLiteral("--in"), npz,
-                           QStringLiteral("--out"), out + QStringLiteral(".npz")},
-              QStringList {QStringLiteral("heatmap"), QStringLiteral("--in"), npz,
-                           QStringLiteral("--out"), out + QStringLiteral(".png")}}) {
+        for (const QStringList &args : computeAndHeatmap(npz, out)) {
             const Run r = attnlab(args);
             QCOMPARE(r.exitCode, 2);
             QVERIFY2(r.err.contains(QLatin1String("overflowed")), qPrintable(r.err));
