@@ -1,9 +1,10 @@
 #!/usr/bin/python3
-"""NumPy .npy/.npz fixtures for tests/core/tst_npy.cpp, and a check of files written by attncore.
+"""NumPy .npy/.npz fixtures for tests/core/tst_npy.cpp and tst_npy_write.cpp, and a check of
+files written by attncore.
 
     make_fixtures.py npy                      # (re)writes tests/reference/fixtures/npy/
-    make_npy_fixtures.py --verify DIR         # checks the files tst_npy wrote into DIR
-                                              # (run tst_npy with ATTN_NPY_WRITE_DIR=DIR first)
+    make_npy_fixtures.py --verify DIR         # checks the files tst_npy_write wrote into DIR
+                                              # (run tst_npy_write with ATTN_NPY_WRITE_DIR=DIR first)
 
 Every accepted file comes with its expected contents in manifest.json, taken from np.load of
 that very file (so hand-made headers are checked by NumPy too): the dtype NumPy reports, the
@@ -311,7 +312,7 @@ def main(fixture_dir):
 
 
 def verify_written(directory):
-    """Loads every file tst_npy wrote (listed in DIR/written.json) with NumPy and compares
+    """Loads every file tst_npy_write wrote (listed in DIR/written.json) with NumPy and compares
     dtype, shape and values bit for bit; .npy files must also equal np.save's bytes."""
     with open(os.path.join(directory, "written.json")) as f:
         entries = json.load(f)["written"]

@@ -1,5 +1,7 @@
 #include "ui/render/figurefile.h"
 
+#include "core/attention/mask.h"
+
 #include <QBuffer>
 #include <QFileInfo>
 #include <QMarginsF>
@@ -292,6 +294,34 @@ QVector<double> logTicks(double lo, double hi)
 QColor hatchColor(QRgb base)
 {
     return QColor(base).darker(150);
+}
+
+void drawLegendSwatch(QPainter *painter, const QRectF &box, QRgb base, int hatch, qreal em,
+                      qreal devScale, const QColor &border)
+{
+    QImage sample(std::max(1, qRound(box.width() * devScale)),
+                  std::max(1, qRound(box.height() * devScale)), QImage::Format_RGB32);
+    sample.fill(QColor(base));
+    if (hatch) {
+        QPainter sp(&sample);
+        sp.setRenderHint(QPainter::Antialiasing);
+        sp.setPen(QPen(hatchColor(base), std::max(1.0, 0.08 * em * devScale)));
+        const qreal w = sample.width(), h = sample.height();
+        const qreal step = 0.3 * em * devScale;
+        for (qreal c = -h; c < w + h; c += step) {
+            if (hatch & MaskCausal)
+                sp.drawLine(QPointF(c, h), QPointF(c + h, 0));
+            if (hatch & MaskPadding)
+                sp.drawLine(QPointF(c, 0), QPointF(c + h, h));
+        }
+        for (qreal c = step / 2; (hatch & MaskWindow) && c < h; c += step)
+            sp.drawLine(QPointF(0, c), QPointF(w, c));
+        for (qreal c = step / 2; (hatch & MaskCustom) && c < w; c += step)
+            sp.drawLine(QPointF(c, 0), QPointF(c, h));
+    }
+    painter->drawImage(box, sample);
+    painter->setPen(QPen(border, 0));
+    painter->drawRect(box);
 }
 
 } // namespace figure

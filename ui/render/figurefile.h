@@ -71,6 +71,14 @@ QVector<double> linearTicks(double lo, double hi, int count);
 QVector<double> logTicks(double lo, double hi);
 /// The hatch colour drawn over a masked cell of colour `base`.
 QColor hatchColor(QRgb base);
+/// A legend entry's swatch, as the heatmap figures' legends draw it: `box` filled with `base`
+/// and hatched as the cells of mask state `hatch` (bits of MaskState: causal and padding as
+/// diagonals, the window as horizontal and a custom mask as vertical lines, 0.3 `em` apart; 0
+/// for none), then outlined in `border` (a cosmetic pen, left set on `painter`). Drawn as an
+/// image of box × `devScale` pixels, so the hatch stays inside the box in SVG too
+/// (QSvgGenerator ignores clipping).
+void drawLegendSwatch(QPainter *painter, const QRectF &box, QRgb base, int hatch, qreal em,
+                      qreal devScale, const QColor &border);
 
 } // namespace figure
 

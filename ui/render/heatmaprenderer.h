@@ -176,6 +176,10 @@ struct HeatmapLayout
 /// `step` receives the step.
 QVector<int> axisTicks(int first, int count, qreal cell, qreal need, int *step = nullptr);
 
+/// The legend entry of the sliding window: "window: 6 keys + 2 sinks" (the count, since
+/// libraries disagree on w vs w + 1).
+QString windowLegendText(const SessionParameters &p);
+
 class HeatmapRenderer
 {
 public:

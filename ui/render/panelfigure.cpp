@@ -28,7 +28,6 @@ namespace attn {
 namespace {
 
 using figure::formatTick;
-using figure::hatchColor;
 using figure::linearTicks;
 using figure::logTicks;
 using figure::makeFont;
@@ -772,30 +771,7 @@ void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vector
         y += 0.3 * f;
         auto swatch = [&](QRgb base, int hatch, const QString &text) {
             const QRectF box(legend.left(), y + 0.1 * fm.height(), 1.1 * f, 0.8 * fm.height());
-            // An image, so the hatch stays inside the box in SVG (which ignores clipping).
-            QImage sample(std::max(1, qRound(box.width() * devScale)),
-                          std::max(1, qRound(box.height() * devScale)), QImage::Format_RGB32);
-            sample.fill(QColor(base));
-            if (hatch) {
-                QPainter sp(&sample);
-                sp.setRenderHint(QPainter::Antialiasing);
-                sp.setPen(QPen(hatchColor(base), std::max(1.0, 0.08 * f * devScale)));
-                const qreal w = sample.width(), h = sample.height();
-                const qreal step = 0.3 * f * devScale;
-                for (qreal c = -h; c < w + h; c += step) {
-                    if (hatch & MaskCausal)
-                        sp.drawLine(QPointF(c, h), QPointF(c + h, 0));
-                    if (hatch & MaskPadding)
-                        sp.drawLine(QPointF(c, 0), QPointF(c + h, h));
-                }
-                for (qreal c = step / 2; (hatch & MaskWindow) && c < h; c += step)
-                    sp.drawLine(QPointF(0, c), QPointF(w, c));
-                for (qreal c = step / 2; (hatch & MaskCustom) && c < w; c += step)
-                    sp.drawLine(QPointF(c, 0), QPointF(c, h));
-            }
-            painter->drawImage(box, sample);
-            painter->setPen(QPen(muted, 0));
-            painter->drawRect(box);
+            figure::drawLegendSwatch(painter, box, base, hatch, f, devScale, muted);
             painter->setPen(fg);
             // A label wider than the column wraps (as the legend lines do), never elided.
             const qreal textW = legend.right() - box.right() - 0.4 * f;

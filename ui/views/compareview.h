@@ -107,7 +107,8 @@ private:
     void showBFailed(const QString &message);
     void onResultB(std::shared_ptr<const SessionResult> result);
     void setA(std::shared_ptr<const SessionResult> result);
-    /// B's default for A: A with the 1/√d_k scale toggled (as app/cli/heatmap.cpp's parseCompare).
+    /// B's default for A: A with the 1/√d_k scale toggled (as parseCompare of
+    /// app/cli/heatmapparse.cpp).
     static CompareVariant defaultVariant(const SessionParameters &a);
 
     CompareRenderer m_renderer;
