@@ -88,9 +88,14 @@ std::vector<double> playSchedule(PlayParameter parameter, double from, double to
     checkEnd(parameter, "from", from, maxHeadWidth);
     checkEnd(parameter, "to", to, maxHeadWidth);
     std::vector<double> values(static_cast<std::size_t>(frames));
+    // d_k and τ are drawn on log axes (the charts' d_k, the scale d_k^(−α)/τ): equal ratios.
+    const bool geometric = parameter != PlayParameter::ScaleExponent;
     for (Index k = 0; k < frames; ++k) {
+        const double t = frames == 1 ? 0.0 : double(k) / double(frames - 1);
         // (to − from)·k first, then / (frames − 1): exact for steps such as 1/4 or −1.5/3.
-        const double v = frames == 1 ? from : from + (to - from) * double(k) / double(frames - 1);
+        const double v = frames == 1 ? from
+            : geometric              ? from * std::pow(to / from, t)
+                                     : from + (to - from) * double(k) / double(frames - 1);
         values[std::size_t(k)] = parameter == PlayParameter::HeadWidth ? std::round(v) : v;
     }
     values.back() = parameter == PlayParameter::HeadWidth ? std::round(frames == 1 ? from : to)

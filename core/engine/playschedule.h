@@ -30,10 +30,12 @@ PlayParameter parsePlayParameter(std::string_view name);
 /// Most frames a Play or a frame export takes.
 inline constexpr Index kMaxPlayFrames = 1000;
 
-/// The value of every frame, from `from` to `to` in `frames` equal steps:
-/// v_k = from + (to − from)·k/(frames − 1), k = 0 … frames−1 (frames = 1: just `from`; from > to
-/// plays backwards). For d_k each value is rounded to the nearest integer, halves away from 0
-/// (consecutive frames may repeat a width: the timing stays linear).
+/// The value of every frame, from `from` to `to`, k = 0 … frames−1 (frames = 1: just `from`;
+/// from > to plays backwards): α in equal steps, v_k = from + (to − from)·k/(frames − 1); d_k and
+/// τ, whose axes are logarithmic, in equal ratios, v_k = from·(to/from)^(k/(frames − 1)) (d_k
+/// 4 → 4096 in 11 frames: 4, 8, 16, …; not 4, 413, 822, …). For d_k each value is rounded to
+/// the nearest integer, halves away from 0 (consecutive frames may repeat a width: the timing
+/// stays even).
 /// Throws InvalidArgument naming the problem for frames outside [1, kMaxPlayFrames], a `from` or
 /// `to` that is not finite or outside the parameter's range (α: [0, 1]; τ: [0.01, 100]; d_k:
 /// [1, maxHeadWidth] once rounded).

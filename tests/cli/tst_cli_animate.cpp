@@ -42,14 +42,14 @@ private slots:
         QVERIFY(process.waitForFinished(60000));
         QVERIFY2(process.exitCode() == 0, process.readAllStandardError().constData());
         QVERIFY(process.readAllStandardOutput().contains("wrote 3 frames"));
-        // d_k 2, 3.5 → 4, 5 with h = 3: d_model 6, 12, 15.
+        // d_k 2, 2·2.5^(1/2) = 3.16 → 3, 5 (equal ratios) with h = 3: d_model 6, 9, 15.
         QFile csv(dir + QStringLiteral("/frames.csv"));
         QVERIFY(csv.open(QIODevice::ReadOnly));
         const QStringList lines
             = QString::fromUtf8(csv.readAll()).trimmed().split(QLatin1Char('\n'));
         QCOMPARE(lines.size(), 4);
         QCOMPARE(lines[1], QStringLiteral("0,frame_000.png,dk,2,6,3,2,0.5,1"));
-        QCOMPARE(lines[2], QStringLiteral("1,frame_001.png,dk,4,12,3,4,0.5,1"));
+        QCOMPARE(lines[2], QStringLiteral("1,frame_001.png,dk,3,9,3,3,0.5,1"));
         QCOMPARE(lines[3], QStringLiteral("2,frame_002.png,dk,5,15,3,5,0.5,1"));
         for (int k = 0; k < 3; ++k)
             QCOMPARE(QImage(dir + QStringLiteral("/frame_00%1.png").arg(k)).size(),

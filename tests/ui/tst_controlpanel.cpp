@@ -550,13 +550,14 @@ private slots:
         using V = std::vector<double>;
         // α from 0 to 1 in 5 frames: steps of 1/4.
         QCOMPARE(playSchedule(PlayParameter::ScaleExponent, 0, 1, 5), (V {0, 0.25, 0.5, 0.75, 1}));
-        // τ backwards, 2 → 0.5 in 4 frames: steps of −0.5.
-        QCOMPARE(playSchedule(PlayParameter::Temperature, 2, 0.5, 4), (V {2, 1.5, 1, 0.5}));
-        // d_k 4 → 10 in 4 frames: 4, 6, 8, 10 (exact); 1 → 4 in 3: 1, 2.5 → 3 (halves away
-        // from 0), 4; 3 → 4 in 5: 3, 3.25 → 3, 3.5 → 4, 3.75 → 4, 4 (a width may repeat).
-        QCOMPARE(playSchedule(PlayParameter::HeadWidth, 4, 10, 4), (V {4, 6, 8, 10}));
-        QCOMPARE(playSchedule(PlayParameter::HeadWidth, 1, 4, 3), (V {1, 3, 4}));
-        QCOMPARE(playSchedule(PlayParameter::HeadWidth, 3, 4, 5), (V {3, 3, 4, 4, 4}));
+        // τ backwards, 2 → 0.5 in 3 frames: ratios of 1/2 (τ's axis is logarithmic).
+        QCOMPARE(playSchedule(PlayParameter::Temperature, 2, 0.5, 3), (V {2, 1, 0.5}));
+        // d_k in equal ratios: 4 → 4096 in 11 frames doubles; 1 → 4 in 3: 1, 2, 4;
+        // 3 → 4 in 5: 3·(4/3)^(k/4) = 3, 3.22, 3.46, 3.72, 4 → 3, 3, 3, 4, 4 (a width may repeat).
+        QCOMPARE(playSchedule(PlayParameter::HeadWidth, 4, 4096, 11),
+                 (V {4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096}));
+        QCOMPARE(playSchedule(PlayParameter::HeadWidth, 1, 4, 3), (V {1, 2, 4}));
+        QCOMPARE(playSchedule(PlayParameter::HeadWidth, 3, 4, 5), (V {3, 3, 3, 4, 4}));
         // One frame: the first value.
         QCOMPARE(playSchedule(PlayParameter::ScaleExponent, 0.3, 0.9, 1), (V {0.3}));
         // Refused, naming the problem.
@@ -735,7 +736,7 @@ private slots:
                                  QSize(320, 240), 1.0, &error, &frames),
                  qPrintable(error));
         QCOMPARE(int(frames.size()), 4);
-        const int widths[] = {2, 4, 6, 8};
+        const int widths[] = {2, 3, 5, 8}; // 2·4^(k/3) = 2, 3.17, 5.04, 8
         for (int k = 0; k < 4; ++k) {
             const PlayFrame &f = frames[std::size_t(k)];
             QCOMPARE(f.file, QStringLiteral("frame_%1.png").arg(k, 3, 10, QLatin1Char('0')));
@@ -754,7 +755,7 @@ private slots:
         QCOMPARE(lines.size(), 5);
         QCOMPARE(lines[0],
                  QStringLiteral("frame,file,parameter,value,d_model,heads,d_k,alpha,tau"));
-        QCOMPARE(lines[3], QStringLiteral("2,frame_002.png,dk,6,12,2,6,0.5,1"));
+        QCOMPARE(lines[3], QStringLiteral("2,frame_002.png,dk,5,10,2,5,0.5,1"));
 
         // The dock: α over the session's parameters, on its worker.
         SessionParameters session = base;
