@@ -16,6 +16,7 @@
 #include "core/models/config.h"
 #include "core/models/forward.h"
 #include "core/models/model.h"
+#include "core/models/nexttoken.h"
 #include "core/models/safetensors.h"
 
 #include <QTextStream>
@@ -23,7 +24,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -277,19 +277,11 @@ void printTopK(const ForwardResult &r, std::int64_t k)
         out << "no logits (the checkpoint has no language-model head)\n";
         return;
     }
-    const Eigen::VectorXd last = r.logits.row(r.logits.rows() - 1).transpose().cast<double>();
-    const double top = last.maxCoeff();
-    const Eigen::VectorXd p = (last.array() - top).exp().matrix();
-    const double total = p.sum();
-    std::vector<Index> order(std::size_t(last.size()));
-    std::iota(order.begin(), order.end(), Index(0));
-    const std::size_t count = std::min<std::size_t>(std::size_t(k), order.size());
-    std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(count), order.end(),
-                      [&](Index a, Index b) { return last(a) > last(b); });
     out << "rank\tid\tprobability\tlogit\n";
-    for (std::size_t i = 0; i < count; ++i)
-        out << i + 1 << "\t" << order[i] << "\t" << QString::number(p(order[i]) / total, 'g', 6)
-            << "\t" << QString::number(last(order[i]), 'g', 6) << "\n";
+    int rank = 0;
+    for (const NextToken &t : topNextTokens(r.logits, Index(k)))
+        out << ++rank << "\t" << t.id << "\t" << QString::number(t.probability, 'g', 6) << "\t"
+            << QString::number(t.logit, 'g', 6) << "\n";
 }
 
 int runForward(const ModelRequest &request, const Model &model, const ModelPlan &plan)
