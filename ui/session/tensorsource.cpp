@@ -1,6 +1,7 @@
 #include "ui/session/tensorsource.h"
 
 #include "ui/session/sessioncompute.h"
+#include "ui/session/tensorsource_p.h"
 
 #include "core/analysis/metrics.h"
 #include "core/attention/attention.h"
@@ -24,24 +25,6 @@
 #include <type_traits>
 
 namespace attn {
-
-struct TensorSource::Data
-{
-    Kind kind = Kind::Inputs;
-    QString path;
-    QString arrayName;
-    MaskConvention convention = MaskConvention::Masked;
-    std::optional<TensorCase<double>> tensors; // Kind::Inputs
-    std::optional<WeightStack> weights; // Kind::Weights
-    bool selfAttention = true; // inputs: keys are the queries (same shape and values)
-    int batch = 0; // inputs: the batch item shown
-    int batchCount = 0; // inputs: B of a leading batch axis, 0 without one
-    bool attentionStack = false; // weights read from `attentions`
-    QStringList tokens; // the stack's `tokens`
-    RowSumCheck rowSums; // the stack's row sums
-    QString description;
-    QStringList notes;
-};
 
 namespace {
 
@@ -195,7 +178,30 @@ QString TensorSource::path() const
 
 QString TensorSource::fileName() const
 {
-    return QFileInfo(m_data->path).fileName();
+    return m_data->modelRun ? m_data->modelName : QFileInfo(m_data->path).fileName();
+}
+
+bool TensorSource::isModelRun() const
+{
+    return m_data->modelRun;
+}
+
+QString TensorSource::modelName() const
+{
+    return m_data->modelName;
+}
+
+QString TensorSource::modelFamily() const
+{
+    return m_data->modelFamily;
+}
+
+QString TensorSource::title() const
+{
+    if (m_data->modelRun)
+        return QStringLiteral("model: %1 (%2), %3")
+            .arg(m_data->modelName, m_data->modelFamily, m_data->description);
+    return QStringLiteral("loaded: %1 [%2 %3]").arg(fileName(), arrayName(), description());
 }
 
 QString TensorSource::arrayName() const
@@ -335,6 +341,14 @@ QString TensorSource::checkParameters(const SessionParameters &p) const
 QString TensorSource::caption(const SessionParameters &p) const
 {
     QStringList parts;
+    if (m_data->modelRun) {
+        const WeightStack &s = *m_data->weights;
+        parts << QStringLiteral("model: %1 (%2)").arg(m_data->modelName, m_data->modelFamily)
+              << QStringLiteral("layer %1 of %2").arg(m_layer).arg(s.layers)
+              << QStringLiteral("h=%1").arg(s.heads) << QStringLiteral("n=%1 tokens").arg(s.queries)
+              << QStringLiteral("weights of the forward pass");
+        return parts.join(QStringLiteral(", "));
+    }
     parts << QStringLiteral("loaded: %1").arg(fileName());
     if (isWeights()) {
         const WeightStack &s = *m_data->weights;

@@ -44,9 +44,19 @@ public:
 
     Kind kind() const;
     bool isWeights() const { return kind() == Kind::Weights; }
-    /// Absolute path of the file the tensors came from.
+    /// Absolute path of the file the tensors came from (a model run: the checkpoint folder).
     QString path() const;
+    /// The file's name (a model run: the model's name, modelName()).
     QString fileName() const;
+    /// Weights computed by a model's forward pass (ui/session/modelrun.h), not read from a file.
+    bool isModelRun() const;
+    /// A model run's model: "ORG/NAME" or its folder's name, and its family ("gpt2", …); empty
+    /// for tensor files.
+    QString modelName() const;
+    QString modelFamily() const;
+    /// The first caption line of the Model tab: "loaded: file [array description]", or for a
+    /// model run "model: NAME (family), description".
+    QString title() const;
     /// Weights: the array shown (the .npz member, or the .npy file's stem). Inputs: empty.
     QString arrayName() const;
     /// Meaning of True in the file's boolean masks (inputs).

@@ -91,11 +91,12 @@ void ModelView::setSource(const std::shared_ptr<const TensorSource> &source)
     } else {
         // Aliasing: the stack lives as long as the source holding it.
         m_renderer.setStack(std::shared_ptr<const WeightStack>(shown, shown->weightStack()),
-                            QStringLiteral("loaded: %1 [%2 %3]")
-                                .arg(shown->fileName(), shown->arrayName(), shown->description()));
+                            shown->title());
         QStringList notes;
         if (shown->isAttentionStack())
             notes << QString::fromStdString(shown->rowSumCheck().text());
+        if (shown->isModelRun())
+            notes << shown->notes();
         m_renderer.setNotes(notes);
     }
     rebuild();
