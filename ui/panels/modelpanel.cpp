@@ -22,7 +22,7 @@ ModelPanel::ModelPanel(QWidget *parent)
     , m_text(new QPlainTextEdit(this))
     , m_idsCheck(new QCheckBox(tr("Token ids"), this))
     , m_strip(new TokenStrip(this))
-    , m_open(new QPushButton(tr("Open Model\u2026"), this))
+    , m_open(new QPushButton(tr("Open\u2026"), this))
     , m_run(new QPushButton(tr("Run"), this))
     , m_cancel(new QPushButton(tr("Cancel"), this))
     , m_progress(new QProgressBar(this))
@@ -44,6 +44,7 @@ ModelPanel::ModelPanel(QWidget *parent)
     m_idsCheck->setObjectName(QStringLiteral("modelIdsCheck"));
     m_idsCheck->setToolTip(tr("Read the box as token ids separated by commas or spaces (always, "
                               "when the model folder has no tokenizer)"));
+    m_open->setToolTip(tr("Open another model folder (File \u2192 Open Model\u2026)"));
     m_run->setObjectName(QStringLiteral("modelRunButton"));
     m_run->setDefault(true);
     m_run->setToolTip(tr("Run the forward pass on the tokens (Ctrl+Enter)"));
@@ -51,6 +52,7 @@ ModelPanel::ModelPanel(QWidget *parent)
     m_progress->setObjectName(QStringLiteral("modelProgress"));
     m_progress->setFormat(tr("layer %v / %m"));
     m_progress->setTextVisible(true);
+    m_nextTitle->setWordWrap(true);
     m_message->setObjectName(QStringLiteral("modelMessage"));
     m_message->setWordWrap(true);
     m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -64,16 +66,15 @@ ModelPanel::ModelPanel(QWidget *parent)
     m_next->setSelectionMode(QAbstractItemView::NoSelection);
     m_next->setMinimumHeight(m_next->verticalHeader()->defaultSectionSize() * 6);
 
+    // One column, so the dock can be as narrow as the Controls beside it.
     auto *layout = new QVBoxLayout(this);
-    auto *top = new QHBoxLayout;
-    top->addWidget(m_title, 1);
-    top->addWidget(m_open);
-    layout->addLayout(top);
+    layout->addWidget(m_title);
     layout->addWidget(m_tokenizer);
     layout->addWidget(m_text);
     auto *buttons = new QHBoxLayout;
     buttons->addWidget(m_idsCheck);
     buttons->addStretch(1);
+    buttons->addWidget(m_open);
     buttons->addWidget(m_run);
     buttons->addWidget(m_cancel);
     layout->addLayout(buttons);
@@ -107,12 +108,16 @@ void ModelPanel::setModel(const OpenedModel *model)
         m_title->setText(QStringLiteral("<b>%1</b><br>%2")
                              .arg(model->name.toHtmlEscaped(), model->summary().toHtmlEscaped()));
         m_title->setToolTip(model->folder);
+        // The tokenizer's files named without the model's folder (long paths do not wrap).
+        QString description = QString::fromStdString(
+            model->tokenizer ? model->tokenizer->description() : std::string());
+        description.replace(model->folder + QLatin1Char('/'), QString());
         m_tokenizer->setText(
-            m_hasTokenizer
-                ? tr("Tokenizer: %1")
-                      .arg(QString::fromStdString(model->tokenizer->description()).toHtmlEscaped())
-                : tr("<span style='color:#a33'>No tokenizer: type token ids.</span> %1")
-                      .arg(model->tokenizerProblem.toHtmlEscaped()));
+            m_hasTokenizer ? tr("Tokenizer: %1").arg(description.toHtmlEscaped())
+                           : tr("<span style='color:#a33'>No tokenizer: type token ids.</span> %1")
+                                 .arg(QString(model->tokenizerProblem)
+                                          .replace(model->folder + QLatin1Char('/'), QString())
+                                          .toHtmlEscaped()));
     }
     m_tokenizer->setVisible(model != nullptr);
     m_idsCheck->setEnabled(m_hasTokenizer);

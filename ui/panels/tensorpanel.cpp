@@ -148,7 +148,9 @@ void TensorPanel::setParameters(const SessionParameters &params)
                                       tr("attention weights of the forward pass (File → Open "
                                          "Model…; the Model dock runs it)")));
         m_fileLabel->setToolTip(s->path());
-        m_notesLabel->setText(s->notes().join(QLatin1Char('\n')));
+        const QStringList notes
+            = QStringList {QString::fromStdString(s->rowSumCheck().text())} + s->notes();
+        m_notesLabel->setText(notes.join(QLatin1Char('\n')));
     } else {
         m_fileLabel->setText(tr("<b>loaded: %1</b><br>%2")
                                  .arg(s->fileName().toHtmlEscaped(),

@@ -85,7 +85,6 @@ std::shared_ptr<const TensorSource> stackSource(const ModelRun &run, const Cance
                             .arg(c.layers)
                             .arg(c.heads)
                             .arg(n);
-    data->notes << q(data->rowSums.text());
     if (c.slidingWindow)
         data->notes << QStringLiteral("sliding window of %1 on the layers that use it")
                            .arg(c.slidingWindowSize);

@@ -203,6 +203,21 @@ void MainWindow::createControllers()
     auto showMessage = [this](const QString &text) { statusBar()->showMessage(text, 10000); };
     connect(m_tensors, &TensorController::statusMessage, this, showMessage);
     connect(m_models, &ModelController::statusMessage, this, showMessage);
+    // A model opened: its dock gets most of the left column's height (the text, the token strip
+    // and the next-token readout); the Tensors dock below keeps the rest.
+    const auto growModelDock = [this] {
+        if (auto *dock = findChild<QDockWidget *>(QStringLiteral("modelDock")))
+            resizeDocks({dock}, {height() * 3 / 5}, Qt::Vertical);
+    };
+    connect(m_models, &ModelController::modelOpened, this, growModelDock);
+    // The first run of a model opened: its layers × heads at once.
+    connect(m_models, &ModelController::runFinished, this, [this, growModelDock](bool first) {
+        if (!first)
+            return;
+        m_modes->setCurrentIndex(0);
+        m_views->setCurrentIndex(AttentionViews::ModelTab);
+        growModelDock();
+    });
     connect(m_sessionController, &SessionController::statusMessage, this, showMessage);
     connect(m_heatmapActions, &HeatmapActions::message, this, showMessage);
     connect(m_training, &TrainingPanel::message, this, showMessage);

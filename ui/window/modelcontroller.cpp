@@ -164,6 +164,7 @@ bool ModelController::openFolder(const QString &folder, QString *error)
     m_quietRun = false;
     m_model = result->first;
     m_run.reset();
+    m_firstRun = true;
     m_panel->setRunning(false);
     m_panel->setModel(m_model.get());
     m_panel->clearRun();
@@ -309,7 +310,7 @@ void ModelController::deliver(const std::shared_ptr<const ModelRun> &run)
                             .arg(run->model->model->config().layers)
                             .arg(run->seconds, 0, 'f', 2));
     emit statusMessage(tr("Ran %1 on %2 tokens").arg(run->model->name).arg(run->input.ids.size()));
-    emit runFinished();
+    emit runFinished(std::exchange(m_firstRun, false) && !quiet);
 }
 
 QJsonObject ModelController::sessionState() const

@@ -100,7 +100,9 @@ public slots:
 
 signals:
     void modelOpened(const QString &name);
-    void runFinished();
+    /// A run is shown; `firstOfModel` for the first one after File → Open Model… (not for a
+    /// session being opened), when the window turns to the Model tab.
+    void runFinished(bool firstOfModel);
     /// A run failed or was refused: the message.
     void runFailed(const QString &message);
     void statusMessage(const QString &text);
@@ -121,6 +123,7 @@ private:
     QString m_hubFolder;
     std::shared_ptr<const OpenedModel> m_model;
     std::shared_ptr<const ModelRun> m_run;
+    bool m_firstRun = false; ///< no run of the open model was shown yet
     bool m_quietRun = false; ///< the running pass restores a session: not an undo step
     int m_restoreLayer = 0; ///< the layer to show when that pass arrives
     bool m_persistRecent = false;

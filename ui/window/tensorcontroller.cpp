@@ -491,7 +491,14 @@ void TensorController::onParametersChanged(const SessionParameters &params)
         m_statusLabel->setToolTip(params.tensors->path());
     }
     m_statusLabel->setVisible(loaded);
-    if (m_dock && m_dock->isVisible() != loaded) {
+    // A model's run has its own dock (File → Open Model…): this one is hidden when a run comes
+    // in, and left as the user puts it while runs are shown.
+    const bool modelRun = loaded && params.tensors->isModelRun();
+    const bool runStarted = modelRun && !m_showsModelRun;
+    m_showsModelRun = modelRun;
+    if (m_dock && runStarted) {
+        m_dock->hide();
+    } else if (m_dock && !modelRun && m_dock->isVisible() != loaded) {
         m_dock->setVisible(loaded);
         if (loaded) {
             m_dock->raise();

@@ -138,6 +138,7 @@ private:
     std::optional<SessionParameters> m_randomParameters; ///< before the first load
     QString m_tokenMessage;
     QString m_lastFolder;
+    bool m_showsModelRun = false; ///< the parameters show a model's run
 };
 
 } // namespace attn
