@@ -171,6 +171,7 @@ private slots:
     void fixtureRunFillsModelTab_data();
     void fixtureRunFillsModelTab();
     void thumbnailShowsHeadWithLabels();
+    void overBudgetComputesLayersOnDemand();
     void nextTokensAreSoftmaxOfLastLogits();
     void huggingFaceCacheScan();
     void brokenFolderKeepsSession();
@@ -272,6 +273,55 @@ void TestModelWindow::thumbnailShowsHeadWithLabels()
     QVERIFY2(caption.contains(QStringLiteral("layer 1 of 2")), qPrintable(caption));
     QVERIFY2(caption.contains(QStringLiteral("n=%1 tokens").arg(ids.values.size())),
              qPrintable(caption));
+}
+
+void TestModelWindow::overBudgetComputesLayersOnDemand()
+{
+    // A budget below the stack's 2 layers × 4 heads × 10² float64: every head is computed from
+    // the queries and keys when its layer is shown, and the Model tab draws pooled thumbnails.
+    const QString fixture = QStringLiteral("llama_gqa");
+    Window w;
+    QVERIFY(w.start());
+    w.models()->setStackBudget(4000);
+    QString error;
+    QVERIFY2(w.run(fixtureFolder(fixture), idsText(fixture), true, &error), qPrintable(error));
+    const auto run = w.models()->lastRun();
+    QVERIFY(run->onDemand);
+    const auto source = run->source;
+    QVERIFY(source->weightsOnDemand());
+    QVERIFY(source->weightStack()->weights.empty());
+    const NpyArray attention = expected(fixture, "attention");
+    const Index n = attention.shape[2];
+    QCOMPARE(Index(source->queryCount()), n);
+
+    AttentionViews *views = w.window.attentionViews();
+    QCOMPARE(views->currentIndex(), int(AttentionViews::ModelTab));
+    ModelView *model = views->modelView();
+    model->waitForThumbnails();
+    QVERIFY(model->thumbnailsReady());
+    const WeightStack *thumbs = model->renderer().stack();
+    QCOMPARE(thumbs, source->thumbnailStack());
+    QCOMPARE(thumbs->layers, Index(2));
+    QCOMPARE(thumbs->heads, Index(4));
+    // 8 heads of 10 × 10 doubles exceed half of 4000 bytes down to 16 × 16 thumbnails: n ≤ 16,
+    // one cell each, so the thumbnails are the weights themselves.
+    QCOMPARE(source->thumbnailBlock(), 1);
+    ATTN_COMPARE_CLOSE(thumbs->at(1, 3), referenceAttention(attention, 1, 3), 1e-5, 0.0);
+    const QString caption = model->renderer().captionLines().join(QLatin1Char('\n'));
+    QVERIFY2(caption.contains(QStringLiteral("computed from the queries and keys")),
+             qPrintable(caption));
+
+    // The Heads view of layer 1: computed on the session's worker, equal to the reference.
+    QTest::mouseClick(model->canvas(), Qt::LeftButton, {}, model->thumbnailRect(1, 3).center());
+    HeatmapWidget *heads = w.window.heatmapWidget();
+    AttentionSession *session = w.window.session();
+    QTRY_VERIFY_WITH_TIMEOUT(heads->result() && heads->result()->params.tensors
+                                 && heads->result()->params.tensors->layer() == 1
+                                 && !session->isBusy(),
+                             attn::test::kWorkTimeoutMs);
+    for (int h = 0; h < 4; ++h)
+        ATTN_COMPARE_CLOSE(heads->result()->weights[std::size_t(h)],
+                           referenceAttention(attention, 1, h), 1e-5, 0.0);
 }
 
 void TestModelWindow::nextTokensAreSoftmaxOfLastLogits()

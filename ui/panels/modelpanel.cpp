@@ -2,6 +2,7 @@
 
 #include "ui/views/tokenstrip.h"
 
+#include <QAbstractButton>
 #include <QCheckBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -49,6 +50,7 @@ ModelPanel::ModelPanel(QWidget *parent)
     m_run->setDefault(true);
     m_run->setToolTip(tr("Run the forward pass on the tokens (Ctrl+Enter)"));
     m_cancel->setObjectName(QStringLiteral("modelCancelButton"));
+    m_cancel->setToolTip(tr("Stop the forward pass; the views keep what they show"));
     m_progress->setObjectName(QStringLiteral("modelProgress"));
     m_progress->setFormat(tr("layer %v / %m"));
     m_progress->setTextVisible(true);
@@ -65,6 +67,11 @@ ModelPanel::ModelPanel(QWidget *parent)
     m_next->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_next->setSelectionMode(QAbstractItemView::NoSelection);
     m_next->setMinimumHeight(m_next->verticalHeader()->defaultSectionSize() * 6);
+    m_next->setToolTip(tr("The most probable tokens after the last one, by rank"));
+    // The corner button (select all) has nothing to do in a table without selection.
+    m_next->setCornerButtonEnabled(false);
+    if (auto *corner = m_next->findChild<QAbstractButton *>())
+        corner->setToolTip(tr("Rank"));
 
     // One column, so the dock can be as narrow as the Controls beside it.
     auto *layout = new QVBoxLayout(this);

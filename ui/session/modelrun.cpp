@@ -1,5 +1,6 @@
 #include "ui/session/modelrun.h"
 
+#include "ui/session/sessioncompute.h"
 #include "ui/session/sessionparameters.h"
 #include "ui/session/tensorsource_p.h"
 #include "ui/session/tokenizer.h"
@@ -25,9 +26,41 @@ QString q(const std::string &s)
     return QString::fromUtf8(s.data(), qsizetype(s.size()));
 }
 
-QString mib(double bytes)
+/// `w` (n × n) max-pooled in blocks of `block` × `block` cells.
+MatrixD maxPooled(const MatrixF &w, Index block)
 {
-    return QStringLiteral("%1 MiB").arg(bytes / double(1 << 20), 0, 'f', 1);
+    const Index rows = (w.rows() + block - 1) / block, cols = (w.cols() + block - 1) / block;
+    MatrixD out(rows, cols);
+    for (Index r = 0; r < rows; ++r)
+        for (Index c = 0; c < cols; ++c)
+            out(r, c) = double(w.block(r * block, c * block, std::min(block, w.rows() - r * block),
+                                       std::min(block, w.cols() - c * block))
+                                   .maxCoeff());
+    return out;
+}
+
+/// Every head of the run max-pooled to at most 256 × 256 values, smaller while the whole set
+/// exceeds half of `budgetBytes` (down to 16 × 16); `block` gets the cells a side per value.
+WeightStack pooledThumbnails(const models::ForwardResult &f, const models::ModelConfig &c,
+                             double budgetBytes, Index *block, const CancelToken &cancel)
+{
+    const Index n = Index(f.ids.size());
+    Index side = 256;
+    const auto bytes = [&](Index s) { return double(c.layers * c.heads) * double(s * s) * 8.0; };
+    while (side > 16 && bytes(std::min(side, n)) > budgetBytes / 2)
+        side /= 2;
+    *block = (n + side - 1) / side;
+    WeightStack t;
+    t.layers = c.layers;
+    t.heads = c.heads;
+    t.queries = t.keys = (n + *block - 1) / *block;
+    t.type = NpyType::Float32;
+    for (Index l = 0; l < c.layers; ++l) {
+        cancel.throwIfCancelled();
+        for (Index h = 0; h < c.heads; ++h)
+            t.weights.push_back(maxPooled(models::headWeights(f, c, l, h), *block));
+    }
+    return t;
 }
 
 /// A label for a token id without the text it came from: its decoded bytes, or "#id".
@@ -52,12 +85,15 @@ std::int64_t maxTokens(const models::ModelConfig &c)
     return limit;
 }
 
-/// The attention stack of `run` as a TensorSource of weights.
-std::shared_ptr<const TensorSource> stackSource(const ModelRun &run, const CancelToken &cancel)
+/// The attention of `f` as a TensorSource of weights: every head kept (f holds them), or, when
+/// `onDemand`, the sizes and max-pooled thumbnails, the layer shown computed from f's queries and
+/// keys.
+std::shared_ptr<const TensorSource>
+stackSource(const ModelRun &run, const std::shared_ptr<const models::ForwardResult> &f,
+            double budgetBytes, const CancelToken &cancel)
 {
-    const models::ForwardResult &f = *run.forward;
     const models::ModelConfig &c = run.model->model->config();
-    const Index n = Index(f.ids.size());
+    const Index n = Index(f->ids.size());
     auto data = std::make_shared<TensorSource::Data>();
     data->kind = TensorSource::Kind::Weights;
     data->path = run.model->folder;
@@ -71,13 +107,28 @@ std::shared_ptr<const TensorSource> stackSource(const ModelRun &run, const Cance
     s.heads = c.heads;
     s.queries = s.keys = n;
     s.type = NpyType::Float32;
-    s.weights.reserve(std::size_t(c.layers * c.heads));
-    for (Index l = 0; l < c.layers; ++l) {
-        cancel.throwIfCancelled();
-        for (Index h = 0; h < c.heads; ++h)
-            s.weights.push_back(f.layers[std::size_t(l)].weights[std::size_t(h)].cast<double>());
+    if (run.onDemand) {
+        Index block = 1;
+        data->thumbnails = pooledThumbnails(*f, c, budgetBytes, &block, cancel);
+        data->thumbnailBlock = int(block);
+        data->forward = f;
+        data->modelConfig = c;
+        data->notes << QStringLiteral("%1 tokens: every head would take %2, over the budget of "
+                                      "%3, so each layer is computed from the queries and keys "
+                                      "when shown; the thumbnails are max-pooled %4 \u00d7 %4")
+                           .arg(n)
+                           .arg(byteSizeText(modelStackBytes(c, n)), byteSizeText(budgetBytes))
+                           .arg(block);
+    } else {
+        s.weights.reserve(std::size_t(c.layers * c.heads));
+        for (Index l = 0; l < c.layers; ++l) {
+            cancel.throwIfCancelled();
+            for (Index h = 0; h < c.heads; ++h)
+                s.weights.push_back(
+                    f->layers[std::size_t(l)].weights[std::size_t(h)].cast<double>());
+        }
+        data->rowSums = checkRowSums(s, rowSumTolerance(NpyType::Float32, n));
     }
-    data->rowSums = checkRowSums(s, rowSumTolerance(NpyType::Float32, n));
     data->weights = std::move(s);
     for (const TokenPiece &piece : run.input.pieces)
         data->tokens << piece.label;
@@ -106,7 +157,7 @@ QString OpenedModel::summary() const
                                   : QString())
         .arg(c.vocabSize)
         .arg(QString::fromLatin1(embedding ? models::dtypeName(embedding->dtype) : "?"))
-        .arg(mib(double(model->weightBytes())));
+        .arg(byteSizeText(double(model->weightBytes())));
 }
 
 std::shared_ptr<const OpenedModel> openModelFolder(const QString &folder, QString *error)
@@ -232,6 +283,15 @@ std::optional<ModelInput> prepareModelInput(const OpenedModel &model, const QStr
     return input;
 }
 
+QString byteSizeText(double bytes)
+{
+    if (bytes >= double(1 << 30))
+        return QStringLiteral("%1 GiB").arg(bytes / double(1 << 30), 0, 'f', 1);
+    if (bytes >= double(1 << 20))
+        return QStringLiteral("%1 MiB").arg(bytes / double(1 << 20), 0, 'f', 1);
+    return QStringLiteral("%1 KiB").arg(bytes / 1024.0, 0, 'f', 0);
+}
+
 double modelStackBytes(const models::ModelConfig &config, std::int64_t tokens)
 {
     const double n = double(tokens);
@@ -244,34 +304,41 @@ ModelRun runModel(const std::shared_ptr<const OpenedModel> &model, const ModelIn
                   const CancelToken &cancel)
 {
     const models::ModelConfig &c = model->model->config();
-    const double bytes = modelStackBytes(c, std::int64_t(input.ids.size()));
-    if (bytes > double(budgetBytes))
-        throw InvalidArgument(
-            QStringLiteral("the attention of %1 layers \u00d7 %2 heads \u00d7 %3 \u00d7 %3 "
-                           "tokens takes %4 (float64), over the window's budget of %5; type "
-                           "fewer tokens")
-                .arg(c.layers)
-                .arg(c.heads)
-                .arg(input.ids.size())
-                .arg(mib(bytes), mib(double(budgetBytes)))
-                .toStdString());
+    const std::int64_t n = std::int64_t(input.ids.size());
     ModelRun run;
     run.model = model;
     run.input = input;
+    run.onDemand = modelStackBytes(c, n) > double(budgetBytes);
+    // A layer shown holds its weights and their (unknown) scores twice more, as float64.
+    const double layerBytes = double(c.heads) * double(n) * double(n) * 8.0 * 3.0;
+    if (run.onDemand && layerBytes > double(sessionMemoryBudget()))
+        throw InvalidArgument(
+            QStringLiteral("one layer of %1 heads \u00d7 %2 \u00d7 %2 tokens takes %3 to show, "
+                           "over the session's memory budget of %4; type fewer tokens")
+                .arg(c.heads)
+                .arg(n)
+                .arg(byteSizeText(layerBytes), byteSizeText(double(sessionMemoryBudget())))
+                .toStdString());
     models::ForwardOptions options;
-    options.keepWeights = [](Index, Index) { return true; };
+    if (!run.onDemand)
+        options.keepWeights = [](Index, Index) { return true; };
     options.keepQueriesKeys = true;
     options.cancel = cancel;
     if (progress)
         options.progress = [&](Index done, Index total) { progress(int(done), int(total)); };
     const auto start = std::chrono::steady_clock::now();
-    run.forward = std::make_shared<const models::ForwardResult>(
+    auto forward = std::make_shared<models::ForwardResult>(
         models::forward(*model->model, input.ids, options));
     run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    run.next = models::topNextTokens(run.forward->logits, topK);
+    run.next = models::topNextTokens(forward->logits, topK);
     for (const models::NextToken &t : run.next)
         run.nextLabels << idLabel(model->tokenizer.get(), t.id);
-    run.source = stackSource(run, cancel);
+    run.source = stackSource(run, forward, double(budgetBytes), cancel);
+    // Kept: the queries and keys (headWeights); the weights are in the source, the logits read.
+    for (models::LayerAttention &layer : forward->layers)
+        layer.weights.clear();
+    forward->logits.resize(0, 0);
+    run.forward = std::move(forward);
     return run;
 }
 

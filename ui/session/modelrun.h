@@ -80,6 +80,9 @@ QVector<TokenPiece> tokenPieces(const OpenedModel *model, const QString &text);
 std::optional<ModelInput> prepareModelInput(const OpenedModel &model, const QString &text,
                                             bool asIds, QString *error);
 
+/// "512 KiB", "6.3 MiB", "1.2 GiB".
+QString byteSizeText(double bytes);
+
 /// Bytes of the attention stack of a run: layers · heads · n² float64 weights.
 double modelStackBytes(const models::ModelConfig &config, std::int64_t tokens);
 
@@ -88,8 +91,12 @@ struct ModelRun
 {
     std::shared_ptr<const OpenedModel> model;
     ModelInput input;
-    /// Queries and keys of every layer kept (models::headWeights recomputes any head).
+    /// Queries and keys of every layer kept (models::headWeights recomputes any head); the
+    /// weights and logits are dropped once the source and the readout have them.
     std::shared_ptr<const models::ForwardResult> forward;
+    /// The stack exceeded the budget: the source computes each layer when shown
+    /// (TensorSource::weightsOnDemand) and the Model tab shows max-pooled thumbnails.
+    bool onDemand = false;
     std::vector<models::NextToken> next; ///< top-k after the last token (empty without logits)
     QStringList nextLabels; ///< their pieces (pieceLabel of the decoded id, or "#id")
     /// The attention stack as weights (layers × heads × n × n), labels = the pieces.
@@ -99,8 +106,10 @@ struct ModelRun
 
 /// Runs the model on `input` (on the calling thread: a worker) and builds the source:
 /// `progress(done, total)` after each layer; `cancel` polled before every layer (throws
-/// Cancelled). Throws models::ModelError (bad ids, weights, NaN), InvalidArgument when the
-/// attention stack exceeds `budgetBytes` (the message gives the arithmetic and what to do).
+/// Cancelled). A stack (modelStackBytes) within `budgetBytes` is kept whole; a larger one is
+/// shown on demand (ModelRun::onDemand). Throws models::ModelError (bad ids, weights, NaN),
+/// InvalidArgument when even one layer would exceed the session's memory budget (the message
+/// gives the arithmetic and what to do).
 ModelRun runModel(const std::shared_ptr<const OpenedModel> &model, const ModelInput &input,
                   std::uint64_t budgetBytes, int topK,
                   const std::function<void(int done, int total)> &progress,

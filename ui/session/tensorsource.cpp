@@ -124,20 +124,22 @@ void computeInputs(const SessionParameters &p, const TensorCase<double> &c, Sess
     r.weightsMean = mean.template cast<double>();
 }
 
-/// Weights: layer `layer` of the stack as stored; scores unknown (NaN), no mask states.
-void showWeights(const WeightStack &s, int layer, SessionResult &r, const CancelToken &cancel)
+/// Weights: layer `layer` as stored (or computed, for a model run on demand); scores unknown
+/// (NaN), no mask states.
+void showWeights(const TensorSource &source, SessionResult &r, const CancelToken &cancel)
 {
     const double nan = std::numeric_limits<double>::quiet_NaN();
+    const Index queries = source.queryCount(), keys = source.keyCount();
     r.scale = nan;
-    r.maskState = MatrixB::Zero(s.queries, s.keys);
-    r.weightsMean = MatrixD::Zero(s.queries, s.keys);
-    for (Index h = 0; h < s.heads; ++h) {
+    r.maskState = MatrixB::Zero(queries, keys);
+    r.weightsMean = MatrixD::Zero(queries, keys);
+    for (int h = 0; h < source.headCount(); ++h) {
         cancel.throwIfCancelled();
-        const MatrixD &w = s.at(layer, h);
-        r.weights.push_back(w);
-        r.scores.push_back(MatrixD::Constant(s.queries, s.keys, nan));
+        r.weights.push_back(source.headWeights(source.layer(), h));
+        const MatrixD &w = r.weights.back();
+        r.scores.push_back(MatrixD::Constant(queries, keys, nan));
         r.scaledScores.push_back(r.scores.back());
-        r.fullyMasked.emplace_back(std::size_t(s.queries), std::uint8_t(0));
+        r.fullyMasked.emplace_back(std::size_t(queries), std::uint8_t(0));
         r.metrics.push_back(rowMetrics(w));
         mergeNonFinite(r.nonFinite, findNonFinite(w));
         const VectorD &e = r.metrics.back().rowSumError;
@@ -147,7 +149,7 @@ void showWeights(const WeightStack &s, int layer, SessionResult &r, const Cancel
         }
         r.weightsMean += w;
     }
-    r.weightsMean /= double(s.heads);
+    r.weightsMean /= double(source.headCount());
 }
 
 bool isZipFile(const QString &path)
@@ -262,6 +264,34 @@ int TensorSource::keyCount() const
 int TensorSource::dModel() const
 {
     return m_data->weights ? int(m_data->weights->heads) : int(m_data->tensors->dModel());
+}
+
+bool TensorSource::weightsOnDemand() const
+{
+    return m_data->forward != nullptr;
+}
+
+MatrixD TensorSource::headWeights(int layer, int head) const
+{
+    if (!m_data->weights)
+        throw InvalidArgument("TensorSource::headWeights: the tensors are inputs, not weights");
+    if (m_data->forward) {
+        if (layer < 0 || layer >= layerCount() || head < 0 || head >= headCount())
+            throw InvalidArgument("TensorSource::headWeights: (layer, head) out of range");
+        return models::headWeights(*m_data->forward, m_data->modelConfig, layer, head)
+            .cast<double>();
+    }
+    return m_data->weights->at(layer, head);
+}
+
+const WeightStack *TensorSource::thumbnailStack() const
+{
+    return m_data->thumbnails ? &*m_data->thumbnails : weightStack();
+}
+
+int TensorSource::thumbnailBlock() const
+{
+    return m_data->thumbnailBlock;
 }
 
 const TensorCase<double> *TensorSource::tensorCase() const
@@ -618,8 +648,8 @@ SessionResult computeTensorSession(const SessionParameters &params, const Cancel
         r.error = message;
     };
     try {
-        if (const WeightStack *s = source.weightStack())
-            showWeights(*s, source.layer(), r, cancel);
+        if (source.isWeights())
+            showWeights(source, r, cancel);
         else if (params.dtype == DType::Float32)
             computeInputs<float>(params, *source.tensorCase(), r, cancel);
         else

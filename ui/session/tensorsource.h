@@ -84,8 +84,18 @@ public:
 
     /// The inputs (nullptr for weights).
     const TensorCase<double> *tensorCase() const;
-    /// The weights (nullptr for inputs).
+    /// The weights (nullptr for inputs). For a run on demand the sizes only (no matrices).
     const WeightStack *weightStack() const;
+    /// A model run too large to keep every head: the layer shown is computed from the run's
+    /// queries and keys when the session computes; weightStack() holds no matrices.
+    bool weightsOnDemand() const;
+    /// The weights of (layer, head), n_q × n_k: as stored, or computed (models::headWeights) for
+    /// a run on demand. Throws InvalidArgument out of range (inputs: always).
+    MatrixD headWeights(int layer, int head) const;
+    /// What the Model tab draws: weightStack(), or for a run on demand every head max-pooled to
+    /// at most 256 × 256 (thumbnailBlock() cells a side per value).
+    const WeightStack *thumbnailStack() const;
+    int thumbnailBlock() const;
 
     /// One line about the content: "PyTorch multi-head attention, h = 4, with bias, masks:
     /// attn_mask bool (True = masked out)" or "weights float32 (12, 8, 16, 16)".

@@ -4,6 +4,10 @@
 
 #include "ui/session/tensorsource.h"
 
+#include "core/models/forward.h"
+
+#include <memory>
+
 namespace attn {
 
 struct TensorSource::Data
@@ -26,6 +30,14 @@ struct TensorSource::Data
     bool modelRun = false;
     QString modelName; // "ORG/NAME" or the folder's name
     QString modelFamily; // "gpt2", "llama", …
+    // A run whose stack exceeds the budget: `weights` holds the sizes but no matrices; each
+    // layer shown is computed from the run's queries and keys (models::headWeights), and the
+    // Model tab draws `thumbnails` (every head max-pooled to ≤ 256 × 256, `thumbnailBlock` cells
+    // a side per value).
+    std::shared_ptr<const models::ForwardResult> forward;
+    models::ModelConfig modelConfig;
+    std::optional<WeightStack> thumbnails;
+    int thumbnailBlock = 1;
 };
 
 } // namespace attn

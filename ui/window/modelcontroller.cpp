@@ -22,13 +22,6 @@
 namespace attn {
 namespace {
 
-QString mibText(std::uint64_t bytes)
-{
-    return bytes >= (std::uint64_t(1) << 30)
-        ? QStringLiteral("%1 GiB").arg(double(bytes) / double(1 << 30), 0, 'f', 1)
-        : QStringLiteral("%1 MiB").arg(double(bytes) / double(1 << 20), 0, 'f', 1);
-}
-
 QString displayName(const QString &folder)
 {
     return QString::fromStdString(
@@ -132,7 +125,8 @@ void ModelController::rebuildCacheMenu()
     for (const models::CachedModel &m : found) {
         const QString name = QString::fromStdString(m.name);
         const QString what = m.supported()
-            ? QStringLiteral("%1, %2").arg(QString::fromStdString(m.family), mibText(m.weightBytes))
+            ? QStringLiteral("%1, %2").arg(QString::fromStdString(m.family),
+                                           byteSizeText(double(m.weightBytes)))
             : tr("cannot be opened");
         QString label = QStringLiteral("%1 \u2014 %2 (%3)")
                             .arg(name, what, QString::fromStdString(m.revision).left(7));
@@ -248,7 +242,7 @@ bool ModelController::run(QString *error)
     m_panel->setMessage(
         tr("Running %1 on %2 tokens\u2026").arg(m_model->name).arg(input->ids.size()));
     const std::shared_ptr<const OpenedModel> model = m_model;
-    const std::uint64_t budget = attentionStackBudget();
+    const std::uint64_t budget = m_stackBudget > 0 ? m_stackBudget : attentionStackBudget();
     m_jobs->run(
         [model, input = *input, budget](const JobContext &context) {
             const auto progress = [&context](int done, int total) {

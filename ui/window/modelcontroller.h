@@ -53,6 +53,10 @@ public:
     QMenu *cacheMenu() const { return m_cacheMenu; }
     RecentFiles *recentModels() const { return m_recent; }
 
+    /// Bytes the whole attention stack of a run may take (default attentionStackBudget());
+    /// beyond it each layer is computed when shown (ModelRun::onDemand). For tests.
+    void setStackBudget(std::uint64_t bytes) { m_stackBudget = bytes; }
+
     /// The hub cache listed (default models::huggingFaceHubDir()); for tests.
     void setHubFolder(const QString &folder);
     QString hubFolder() const;
@@ -121,6 +125,7 @@ private:
     QMenu *m_cacheMenu = nullptr;
     RecentFiles *m_recent = nullptr;
     QString m_hubFolder;
+    std::uint64_t m_stackBudget = 0; ///< 0: attentionStackBudget()
     std::shared_ptr<const OpenedModel> m_model;
     std::shared_ptr<const ModelRun> m_run;
     bool m_firstRun = false; ///< no run of the open model was shown yet
