@@ -77,6 +77,18 @@ MatrixD referenceAttention(const NpyArray &a, Index layer, Index head)
     return m;
 }
 
+/// Matrix (a, b) of a 4-d reference array (layers × heads × rows × cols).
+MatrixD referenceAttention4(const NpyArray &x, Index a, Index b)
+{
+    const Index heads = x.shape[1], rows = x.shape[2], cols = x.shape[3];
+    MatrixD m(rows, cols);
+    const std::size_t base = std::size_t(((a * heads) + b) * rows * cols);
+    for (Index i = 0; i < rows; ++i)
+        for (Index j = 0; j < cols; ++j)
+            m(i, j) = x.values[base + std::size_t(i * cols + j)];
+    return m;
+}
+
 /// The fixture's ids as the text the panel takes ("3, 17, 5").
 QString idsText(const QString &name)
 {
@@ -262,6 +274,18 @@ void TestModelWindow::thumbnailShowsHeadWithLabels()
     ATTN_COMPARE_CLOSE(heads->result()->weights[2],
                        referenceAttention(expected(QStringLiteral("gpt2"), "attention"), 1, 2),
                        1e-5, 0.0);
+    // Steps: the raw scores q kᵀ of the reference queries and keys; the causal mask on the
+    // scaled scores.
+    const NpyArray queries = expected(QStringLiteral("gpt2"), "queries");
+    const NpyArray keys = expected(QStringLiteral("gpt2"), "keys");
+    const MatrixD q = referenceAttention4(queries, 1, 2), k = referenceAttention4(keys, 1, 2);
+    const SessionResult &shown = *heads->result();
+    ATTN_COMPARE_CLOSE(shown.scores[2], q * k.transpose(), 1e-4, 1e-5);
+    QCOMPARE(shown.scale, 1.0 / std::sqrt(double(q.cols())));
+    QVERIFY(shown.maskState(0, 1) != MaskAllowed);
+    QCOMPARE(shown.maskState(3, 2), std::uint8_t(MaskAllowed));
+    QVERIFY(std::isinf(shown.scaledScores[2](0, 1)));
+    QVERIFY(std::abs(shown.scaledScores[2](3, 2) - shown.scores[2](3, 2) * shown.scale) < 1e-9);
     // Token labels: the ids (no tokenizer) label the axes.
     const SessionParameters &p = heads->result()->params;
     const NpyArray ids = expected(QStringLiteral("gpt2"), "ids");

@@ -111,8 +111,7 @@ stackSource(const ModelRun &run, const std::shared_ptr<const models::ForwardResu
         Index block = 1;
         data->thumbnails = pooledThumbnails(*f, c, budgetBytes, &block, cancel);
         data->thumbnailBlock = int(block);
-        data->forward = f;
-        data->modelConfig = c;
+        data->onDemand = true;
         data->notes << QStringLiteral("%1 tokens: every head would take %2, over the budget of "
                                       "%3, so each layer is computed from the queries and keys "
                                       "when shown; the thumbnails are max-pooled %4 \u00d7 %4")
@@ -130,6 +129,8 @@ stackSource(const ModelRun &run, const std::shared_ptr<const models::ForwardResu
         data->rowSums = checkRowSums(s, rowSumTolerance(NpyType::Float32, n));
     }
     data->weights = std::move(s);
+    data->forward = f;
+    data->modelConfig = c;
     for (const TokenPiece &piece : run.input.pieces)
         data->tokens << piece.label;
     data->description = QStringLiteral("%1 layers \u00d7 %2 heads, n = %3 tokens")

@@ -124,21 +124,46 @@ void computeInputs(const SessionParameters &p, const TensorCase<double> &c, Sess
     r.weightsMean = mean.template cast<double>();
 }
 
-/// Weights: layer `layer` as stored (or computed, for a model run on demand); scores unknown
-/// (NaN), no mask states.
-void showWeights(const TensorSource &source, SessionResult &r, const CancelToken &cancel)
+/// A model run's raw scores q kᵀ of (layer, head) from its queries and keys (n × n).
+MatrixD modelScores(const models::ForwardResult &f, const models::ModelConfig &c, Index layer,
+                    Index head)
+{
+    const models::LayerAttention &a = f.layers[std::size_t(layer)];
+    const MatrixF &q = a.queries[std::size_t(head)];
+    const MatrixF &k = a.keys[std::size_t(f.kvHeadOf(head, c.heads))];
+    return (q * k.transpose()).cast<double>();
+}
+
+/// Weights: layer `layer` as stored (or computed, for a model run on demand). Scores and mask
+/// states unknown (NaN, 0) for stored weights; a model run's from its queries and keys: raw
+/// q kᵀ, scaled q kᵀ·scale with −∞ where its layer's mask (causal, sliding window) masks.
+void showWeights(const TensorSource &source, const TensorSource::Data &data, SessionResult &r,
+                 const CancelToken &cancel)
 {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const Index queries = source.queryCount(), keys = source.keyCount();
-    r.scale = nan;
-    r.maskState = MatrixB::Zero(queries, keys);
+    const models::ForwardResult *forward = data.forward.get();
+    r.scale = forward ? forward->scale : nan;
+    r.maskState = forward
+        ? models::layerMask(data.modelConfig, source.layer(), queries).stateMatrix(queries, keys)
+        : MatrixB::Zero(queries, keys);
     r.weightsMean = MatrixD::Zero(queries, keys);
     for (int h = 0; h < source.headCount(); ++h) {
         cancel.throwIfCancelled();
         r.weights.push_back(source.headWeights(source.layer(), h));
         const MatrixD &w = r.weights.back();
-        r.scores.push_back(MatrixD::Constant(queries, keys, nan));
-        r.scaledScores.push_back(r.scores.back());
+        if (forward) {
+            r.scores.push_back(modelScores(*forward, data.modelConfig, source.layer(), h));
+            MatrixD scaled = r.scores.back() * forward->scale;
+            for (Index i = 0; i < queries; ++i)
+                for (Index j = 0; j < keys; ++j)
+                    if (r.maskState(i, j) != MaskAllowed)
+                        scaled(i, j) = -std::numeric_limits<double>::infinity();
+            r.scaledScores.push_back(std::move(scaled));
+        } else {
+            r.scores.push_back(MatrixD::Constant(queries, keys, nan));
+            r.scaledScores.push_back(r.scores.back());
+        }
         r.fullyMasked.emplace_back(std::size_t(queries), std::uint8_t(0));
         r.metrics.push_back(rowMetrics(w));
         mergeNonFinite(r.nonFinite, findNonFinite(w));
@@ -268,14 +293,14 @@ int TensorSource::dModel() const
 
 bool TensorSource::weightsOnDemand() const
 {
-    return m_data->forward != nullptr;
+    return m_data->onDemand;
 }
 
 MatrixD TensorSource::headWeights(int layer, int head) const
 {
     if (!m_data->weights)
         throw InvalidArgument("TensorSource::headWeights: the tensors are inputs, not weights");
-    if (m_data->forward) {
+    if (m_data->onDemand) {
         if (layer < 0 || layer >= layerCount() || head < 0 || head >= headCount())
             throw InvalidArgument("TensorSource::headWeights: (layer, head) out of range");
         return models::headWeights(*m_data->forward, m_data->modelConfig, layer, head)
@@ -649,7 +674,7 @@ SessionResult computeTensorSession(const SessionParameters &params, const Cancel
     };
     try {
         if (source.isWeights())
-            showWeights(source, r, cancel);
+            showWeights(source, source.data(), r, cancel);
         else if (params.dtype == DType::Float32)
             computeInputs<float>(params, *source.tensorCase(), r, cancel);
         else

@@ -118,8 +118,9 @@ public:
     /// The heatmap caption for `p`, starting "loaded: <file>".
     QString caption(const SessionParameters &p) const;
 
-    struct Data; ///< private to tensorsource.cpp
+    struct Data; ///< tensorsource_p.h: for the files that build and compute sources
     explicit TensorSource(std::shared_ptr<const Data> data, int layer = 0);
+    const Data &data() const { return *m_data; }
 
 private:
     std::shared_ptr<const Data> m_data;

@@ -30,12 +30,14 @@ struct TensorSource::Data
     bool modelRun = false;
     QString modelName; // "ORG/NAME" or the folder's name
     QString modelFamily; // "gpt2", "llama", …
-    // A run whose stack exceeds the budget: `weights` holds the sizes but no matrices; each
-    // layer shown is computed from the run's queries and keys (models::headWeights), and the
-    // Model tab draws `thumbnails` (every head max-pooled to ≤ 256 × 256, `thumbnailBlock` cells
-    // a side per value).
+    // The run's queries and keys (its weights and logits dropped): the layer shown gets its raw
+    // and scaled scores and its mask from them. A run whose stack exceeds the budget
+    // (`onDemand`) has `weights` with the sizes but no matrices: each layer shown is computed
+    // from the queries and keys (models::headWeights), and the Model tab draws `thumbnails`
+    // (every head max-pooled to ≤ 256 × 256, `thumbnailBlock` cells a side per value).
     std::shared_ptr<const models::ForwardResult> forward;
     models::ModelConfig modelConfig;
+    bool onDemand = false;
     std::optional<WeightStack> thumbnails;
     int thumbnailBlock = 1;
 };
