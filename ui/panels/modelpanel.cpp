@@ -14,6 +14,8 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace attn {
 
 ModelPanel::ModelPanel(QWidget *parent)
@@ -66,7 +68,6 @@ ModelPanel::ModelPanel(QWidget *parent)
     m_next->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
     m_next->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_next->setSelectionMode(QAbstractItemView::NoSelection);
-    m_next->setMinimumHeight(m_next->verticalHeader()->defaultSectionSize() * 6);
     m_next->setToolTip(tr("The most probable tokens after the last one, by rank"));
     // The corner button (select all) has nothing to do in a table without selection.
     m_next->setCornerButtonEnabled(false);
@@ -89,7 +90,8 @@ ModelPanel::ModelPanel(QWidget *parent)
     layout->addWidget(m_progress);
     layout->addWidget(m_message);
     layout->addWidget(m_nextTitle);
-    layout->addWidget(m_next, 1);
+    layout->addWidget(m_next);
+    layout->addStretch(1);
 
     connect(m_open, &QPushButton::clicked, this, &ModelPanel::openRequested);
     connect(m_run, &QPushButton::clicked, this, &ModelPanel::runRequested);
@@ -198,6 +200,11 @@ void ModelPanel::setRun(const ModelRun &run)
     }
     m_nextTitle->setVisible(true);
     m_next->setVisible(true);
+    // As tall as its rows: the readout is short, the dock's spare room goes below it.
+    const int rows = std::max(1, int(run.next.size()));
+    m_next->setFixedHeight(m_next->horizontalHeader()->sizeHint().height()
+                           + rows * m_next->verticalHeader()->defaultSectionSize()
+                           + 2 * m_next->frameWidth());
     if (run.next.empty())
         m_nextTitle->setText(tr("<b>Next token</b>: none (the checkpoint has no language-model "
                                 "head)"));
