@@ -14,6 +14,7 @@
 #include "core/models/modelfolder.h"
 #include "core/text/loader.h"
 #include "core/text/piecelabel.h"
+#include "ui/document/sessionfile.h"
 #include "ui/panels/modelpanel.h"
 #include "ui/render/modelrenderer.h"
 #include "ui/session/attentionsession.h"
@@ -189,6 +190,7 @@ private slots:
     void brokenFolderKeepsSession();
     void sessionKeepsModelAndText();
     void sessionWithMissingFolderSaysSo();
+    void sessionFileChecksModelKey();
     void cancelStopsTheForwardPass();
     void tokenStripShowsTokenizerPieces();
     void tokenStripWithoutModelSplitsWords();
@@ -556,6 +558,34 @@ void TestModelWindow::sessionWithMissingFolderSaysSo()
     // The rest of the session is open: its parameters (n = 3 tokens, h = 4).
     QCOMPARE(again.window.session()->parameters().n, 3);
     QCOMPARE(again.window.session()->parameters().heads, 4);
+}
+
+void TestModelWindow::sessionFileChecksModelKey()
+{
+    const QByteArray head = R"({"format": "attnlab-session", "version": 1, "parameters": {},)";
+    QString error;
+    const auto good = SessionFile::fromJson(
+        head
+            + R"("model": {"folder": "/m", "text": "hi", "ids": false, "shown": true, "layer": 2}})",
+        &error);
+    QVERIFY2(good, qPrintable(error));
+    QCOMPARE(good->model.value(QLatin1String("folder")).toString(), QStringLiteral("/m"));
+    QCOMPARE(good->model.value(QLatin1String("layer")).toInt(), 2);
+    QVERIFY(good->extra.isEmpty());
+    // Written back as read.
+    const auto again = SessionFile::fromJson(SessionFile::toJson(*good), &error);
+    QVERIFY2(again, qPrintable(error));
+    QCOMPARE(again->model, good->model);
+    for (const char *bad : {R"("model": {"text": "no folder"}})", R"("model": {"folder": 3}})",
+                            R"("model": {"folder": "/m", "layer": -1}})",
+                            R"("model": {"folder": "/m", "text": 5}})", R"("model": [1]})"}) {
+        error.clear();
+        QVERIFY2(!SessionFile::fromJson(head + bad, &error), bad);
+        QVERIFY2(error.contains(QStringLiteral("\"model\"")), qPrintable(error));
+    }
+    // No model: no key.
+    SessionDocument plain;
+    QVERIFY(!SessionFile::toJson(plain).contains("\"model\""));
 }
 
 void TestModelWindow::cancelStopsTheForwardPass()

@@ -1,6 +1,6 @@
 #pragma once
 // ModelController: File → Open Model…, File → Open Model from Hugging Face Cache (the models of
-// the hub cache, ui/../core/models/modelfolder.h), File → Recent Models, and the "Model" dock
+// the hub cache, core/models/modelfolder.h), File → Recent Models, and the "Model" dock
 // (ModelPanel). Opening reads the folder's config.json, maps its safetensors weights and loads
 // its tokenizer on a worker; a folder that cannot be used (not a model, an unsupported family or
 // dtype, GGUF or pickle weights) is refused with core's message and nothing else changes. Run
