@@ -21,7 +21,7 @@ namespace {
 void printTopLevelHelp()
 {
     QTextStream out(stdout);
-    out << "Usage: attnlab [--session FILE] [--open-tensors FILE]\n"
+    out << "Usage: attnlab [--session FILE] [--open-tensors FILE] [--model DIR [--text TEXT]]\n"
            "                                          start the Attention Lab window\n"
            "       attnlab <command> [options]         run a command headless (no window)\n"
            "\nCommands:\n";
@@ -32,6 +32,10 @@ void printTopLevelHelp()
            "  --open-tensors FILE\n"
            "                   show your tensors (.npy/.npz: query/key/value or attention\n"
            "                   weights) in the window, as File > Open Tensors... does\n"
+           "  --model DIR      open a Hugging Face checkpoint folder (config.json +\n"
+           "                   .safetensors) in the window, as File > Open Model... does\n"
+           "  --text TEXT      with --model: type TEXT (token ids when the folder has no\n"
+           "                   tokenizer) and run the model on it\n"
            "  -h, --help       show this help; 'attnlab <command> --help' for a command\n"
            "  -v, --version    show the version\n";
 }
@@ -126,8 +130,8 @@ int main(int argc, char **argv)
         return command->run(rest);
     }
 
-    QString sessionFile;
-    QString tensorFile;
+    attn::GuiStart start;
+    QString &sessionFile = start.sessionFile;
     for (int i = 1; i < arguments.size(); ++i) {
         const QString &a = arguments.at(i);
         if (a == QLatin1String("--help") || a == QLatin1String("-h")) {
@@ -138,30 +142,32 @@ int main(int argc, char **argv)
             QTextStream(stdout) << "attnlab " << ATTNLAB_VERSION << "\n";
             return attn::cli::ExitOk;
         }
-        if (a == QLatin1String("--session")) {
-            if (i + 1 >= arguments.size()) {
-                QTextStream(stderr) << "attnlab: --session needs a file name.\n";
-                return attn::cli::ExitUsage;
+        // Options taking a value: "--name VALUE" or "--name=VALUE".
+        const std::pair<const char *, QString *> valued[] = {
+            {"--session", &start.sessionFile},
+            {"--open-tensors", &start.tensorFile},
+            {"--model", &start.modelFolder},
+            {"--text", &start.modelText},
+        };
+        bool taken = false;
+        for (const auto &[name, target] : valued) {
+            const QString option = QLatin1String(name);
+            if (a == option) {
+                if (i + 1 >= arguments.size()) {
+                    QTextStream(stderr) << "attnlab: " << option << " needs a value.\n";
+                    return attn::cli::ExitUsage;
+                }
+                *target = arguments.at(++i);
+                taken = true;
+            } else if (a.startsWith(option + QLatin1Char('='))) {
+                *target = a.mid(option.size() + 1);
+                taken = true;
             }
-            sessionFile = arguments.at(++i);
-            continue;
+            if (taken)
+                break;
         }
-        if (a.startsWith(QLatin1String("--session="))) {
-            sessionFile = a.mid(10);
+        if (taken)
             continue;
-        }
-        if (a == QLatin1String("--open-tensors")) {
-            if (i + 1 >= arguments.size()) {
-                QTextStream(stderr) << "attnlab: --open-tensors needs a file name.\n";
-                return attn::cli::ExitUsage;
-            }
-            tensorFile = arguments.at(++i);
-            continue;
-        }
-        if (a.startsWith(QLatin1String("--open-tensors="))) {
-            tensorFile = a.mid(15);
-            continue;
-        }
         if (!a.startsWith(QLatin1Char('-')) && sessionFile.isEmpty()) {
             sessionFile = a; // attnlab FILE.attnlab.json
             continue;
@@ -176,5 +182,9 @@ int main(int argc, char **argv)
                                "'attnlab --help' lists them.\n";
         return attn::cli::ExitFailure;
     }
-    return attn::runGui(sessionFile, tensorFile);
+    if (!start.modelText.isEmpty() && start.modelFolder.isEmpty()) {
+        QTextStream(stderr) << "attnlab: --text needs --model DIR.\n";
+        return attn::cli::ExitUsage;
+    }
+    return attn::runGui(start);
 }

@@ -22,14 +22,13 @@
 #include "core/models/nexttoken.h"
 #include "core/models/safetensors.h"
 #include "core/text/loader.h"
-#include "core/text/tokenlabel.h"
+#include "core/text/piecelabel.h"
 
 #include <QTextStream>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -328,7 +327,7 @@ void printTopK(const ForwardResult &r, std::int64_t k, const text::Tokenizer *to
             } catch (const std::out_of_range &) {
                 piece = "(not in the tokenizer)";
             }
-            out << "\t" << q(text::tokenLabel(piece, text::Token {id, piece, 0, piece.size()}));
+            out << "\t" << q(text::pieceLabel(piece));
         }
         out << "\n";
     }
@@ -373,7 +372,7 @@ int runModel(const QStringList &arguments)
             request.ids.assign(encoding.tokens.size(), 0);
             std::transform(encoding.tokens.begin(), encoding.tokens.end(), request.ids.begin(),
                            [](const text::Token &t) { return std::int64_t(t.id); });
-            request.tokens = text::tokenLabels(text, encoding);
+            request.tokens = text::tokenLabels(*tokenizer, encoding, text);
             if (request.ids.empty())
                 return usageError(kCommand,
                                   QStringLiteral("--text gives no tokens with %1")

@@ -43,4 +43,11 @@ std::vector<NextToken> topNextTokens(const MatrixF &logits, Index position, Inde
     return top;
 }
 
+std::vector<NextToken> topNextTokens(const MatrixF &logits, Index k)
+{
+    if (logits.rows() == 0)
+        return {};
+    return topNextTokens(logits, logits.rows() - 1, k);
+}
+
 } // namespace attn::models

@@ -21,4 +21,8 @@ struct NextToken
 /// [0, n) and NonFiniteInput for a row holding NaN or ±Inf.
 std::vector<NextToken> topNextTokens(const MatrixF &logits, Index position, Index k);
 
+/// The readout after the last position: topNextTokens of the last row; empty for logits without
+/// rows (a model without a language-model head).
+std::vector<NextToken> topNextTokens(const MatrixF &logits, Index k);
+
 } // namespace attn::models

@@ -7,10 +7,11 @@
 // byte spans that cover the text in order, refused hostile configuration files, and a 10 MB
 // line.
 
+#include "core/text/alignedtext.h"
 #include "core/text/bytelevel.h"
 #include "core/text/loader.h"
+#include "core/text/piecelabel.h"
 #include "core/text/regex.h"
-#include "core/text/tokenlabel.h"
 
 #include <QDir>
 #include <QFile>
@@ -271,23 +272,17 @@ private slots:
     }
 
     // Each token's span holds the bytes its piece stands for (byte-level, no normalizer).
-    // Labels are the text's own bytes with whitespace made visible; bytes of a character split
-    // between tokens (é = C3 A9 here) or of invalid UTF-8 read <0xNN>; an empty span (a BOS
-    // added by the post-processor) shows the vocabulary piece.
-    void tokenLabels()
+    // Labels show white space, and the bytes of a character split between tokens (é = C3 A9
+    // here) or of invalid UTF-8 as ‹NN›; an empty piece reads ∅.
+    void pieceLabels()
     {
-        const std::string text = " h\xC3\xA9llo\t\r\n\xFF\xE2\x82\xAC";
-        const auto label = [&](std::size_t begin, std::size_t end, std::string piece = "p") {
-            return attn::text::tokenLabel(text,
-                                          attn::text::Token {0, std::move(piece), begin, end});
-        };
-        QCOMPARE(label(0, 3), std::string("\u2423h<0xC3>"));
-        QCOMPARE(label(3, 6), std::string("<0xA9>ll"));
-        QCOMPARE(label(1, 4), std::string("h\xC3\xA9"));
-        QCOMPARE(label(7, 10), std::string("\u21E5\u240D\u21B5"));
-        QCOMPARE(label(10, 14), std::string("<0xFF>\xE2\x82\xAC"));
-        QCOMPARE(label(0, 0, "<|begin_of_text|>"), std::string("<|begin_of_text|>"));
-        QCOMPARE(label(12, 99), std::string("<0x82><0xAC>"));
+        using attn::text::pieceLabel;
+        QCOMPARE(pieceLabel(" h\xC3"), std::string("\u2423h\u2039C3\u203A"));
+        QCOMPARE(pieceLabel("\xA9ll"), std::string("\u2039A9\u203All"));
+        QCOMPARE(pieceLabel("h\xC3\xA9"), std::string("h\xC3\xA9"));
+        QCOMPARE(pieceLabel("\t\r\n"), std::string("\u21E5\u240D\u21B5"));
+        QCOMPARE(pieceLabel("\xFF\xE2\x82\xAC"), std::string("\u2039FF\u203A\xE2\x82\xAC"));
+        QCOMPARE(pieceLabel(""), std::string("\u2205"));
         // Table 3-7's edges: overlong, surrogate, past U+10FFFF, truncated.
         for (const std::string bad :
              {"\xC0\x80", "\xE0\x80\x80", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xF0\x9F\x98"})

@@ -472,6 +472,8 @@ QByteArray SessionFile::toJson(const SessionDocument &document)
     o.insert(QStringLiteral("parameters"), parameters);
     o.insert(QStringLiteral("view"), document.view);
     o.insert(QStringLiteral("tensors"), document.tensors);
+    if (!document.model.isEmpty())
+        o.insert(QStringLiteral("model"), document.model);
     return QJsonDocument(o).toJson(QJsonDocument::Indented);
 }
 
@@ -547,10 +549,28 @@ std::optional<SessionDocument> SessionFile::fromJson(const QByteArray &data, QSt
         return fail(QStringLiteral("\"tensors\" must be an object"));
     }
 
+    const QJsonValue model = o.value(QLatin1String("model"));
+    if (model.isObject()) {
+        document.model = model.toObject();
+        const QJsonValue folder = document.model.value(QLatin1String("folder"));
+        if (!folder.isString() || folder.toString().isEmpty())
+            return fail(QStringLiteral("\"model\": \"folder\" must be a folder path"));
+        const QJsonValue text = document.model.value(QLatin1String("text"));
+        if (!text.isUndefined() && !text.isString())
+            return fail(QStringLiteral("\"model\": \"text\" must be a string"));
+        QString invalid;
+        if (!checkWhole(document.model.value(QLatin1String("layer")),
+                        QStringLiteral("\"model\": \"layer\""), 0, std::numeric_limits<int>::max(),
+                        &invalid))
+            return fail(invalid);
+    } else if (!model.isUndefined() && !model.isNull()) {
+        return fail(QStringLiteral("\"model\" must be an object"));
+    }
+
     for (auto it = o.begin(); it != o.end(); ++it) {
         static const QStringList known
             = {QStringLiteral("format"), QStringLiteral("version"), QStringLiteral("parameters"),
-               QStringLiteral("view"), QStringLiteral("tensors")};
+               QStringLiteral("view"),   QStringLiteral("tensors"), QStringLiteral("model")};
         if (!known.contains(it.key()))
             document.extra.insert(it.key(), it.value());
     }
@@ -591,6 +611,10 @@ std::optional<SessionDocument> SessionFile::load(const QString &path, QString *e
     if (!tensorFile.isEmpty() && QFileInfo(tensorFile).isRelative())
         document->tensors.insert(QStringLiteral("file"),
                                  QDir::cleanPath(info.absoluteDir().filePath(tensorFile)));
+    const QString modelFolder = document->model.value(QLatin1String("folder")).toString();
+    if (!modelFolder.isEmpty() && QFileInfo(modelFolder).isRelative())
+        document->model.insert(QStringLiteral("folder"),
+                               QDir::cleanPath(info.absoluteDir().filePath(modelFolder)));
     return document;
 }
 

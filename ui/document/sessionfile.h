@@ -59,6 +59,14 @@
 //       "mask_convention": "masked" | "allowed",
 //       "layer": 0,                       // weights: the layer shown
 //       "batch": 0                        // inputs with a batch axis (B, n, E): the item shown
+//     },
+//     "model": {                          // optional; File → Open Model… (ui/session/modelrun.h)
+//       "folder": "<path>",               // the checkpoint folder; relative: to the session's
+//                                         // folder
+//       "text": "<text>",                 // the text typed (or the token ids as typed)
+//       "ids": false,                     // the text is token ids
+//       "shown": true,                    // the views showed its run: it is run again on open
+//       "layer": 0                        // the layer shown
 //     }
 //   }
 
@@ -89,6 +97,9 @@ struct SessionDocument
     /// relative "file" absolute (relative to the session file's folder); save() writes it as
     /// given.
     QJsonObject tensors;
+    /// The open model (see the format above; empty: none). load() makes a relative "folder"
+    /// absolute.
+    QJsonObject model;
     /// Top-level keys and "parameters" keys this version does not know, written back unchanged.
     QJsonObject extra;
     QJsonObject parametersExtra;
@@ -105,10 +116,10 @@ public:
     /// The document as indented UTF-8 JSON.
     static QByteArray toJson(const SessionDocument &document);
     /// Parses toJson's output. Returns nullopt and sets `error` to the problem (not JSON, not a
-    /// session, newer format version, invalid parameter, a view-state number out of its range
-    /// above (a head, the zoom window, the pinned query, an unknown "sort_heads", hidden keys, B's
-    /// α, τ, d_k, the Long tab's n, head, pooling and scale), a negative or fractional tensors
-    /// "layer" …) without naming a file.
+    /// session, newer format version, invalid parameter, a "model" without a "folder", a view-state
+    /// number out of its range above (a head, the zoom window, the pinned query, an unknown
+    /// "sort_heads", hidden keys, B's α, τ, d_k, the Long tab's n, head, pooling and scale), a
+    /// negative or fractional tensors "layer" …) without naming a file.
     static std::optional<SessionDocument> fromJson(const QByteArray &data, QString *error);
 
     /// Reads a session file. `error` names the file and the problem.

@@ -142,6 +142,15 @@ void TensorPanel::setParameters(const SessionParameters &params)
                                 "File → Open Tensors… shows your own query/key/value or "
                                 "attention weights."));
         m_notesLabel->clear();
+    } else if (s->isModelRun()) {
+        m_fileLabel->setText(tr("<b>%1</b><br>%2")
+                                 .arg(s->title().toHtmlEscaped(),
+                                      tr("attention weights of the forward pass (File → Open "
+                                         "Model…; the Model dock runs it)")));
+        m_fileLabel->setToolTip(s->path());
+        const QStringList notes
+            = QStringList {QString::fromStdString(s->rowSumCheck().text())} + s->notes();
+        m_notesLabel->setText(notes.join(QLatin1Char('\n')));
     } else {
         m_fileLabel->setText(tr("<b>loaded: %1</b><br>%2")
                                  .arg(s->fileName().toHtmlEscaped(),

@@ -114,9 +114,9 @@ QStringList ModelRenderer::captionLines() const
     if (!m_stack)
         return lines;
     const WeightStack &s = *m_stack;
-    const QString n = s.queries == s.keys
-        ? QStringLiteral("n = %1").arg(s.queries)
-        : QStringLiteral("n_q = %1, n_k = %2").arg(s.queries).arg(s.keys);
+    const QString n = !m_sizeText.isEmpty() ? m_sizeText
+        : s.queries == s.keys               ? QStringLiteral("n = %1").arg(s.queries)
+                              : QStringLiteral("n_q = %1, n_k = %2").arg(s.queries).arg(s.keys);
     const QString rows = m_options.layer < 0
         ? QStringLiteral("%1 layers \u00d7 %2 heads").arg(s.layers).arg(s.heads)
         : QStringLiteral("layer %1 of %2, %3 heads").arg(firstLayer()).arg(s.layers).arg(s.heads);

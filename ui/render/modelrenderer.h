@@ -63,6 +63,9 @@ public:
     const ModelViewOptions &options() const { return m_options; }
     /// Extra caption lines (e.g. the row-sum check).
     void setNotes(const QStringList &notes);
+    /// The caption's size ("n = 2048") when the stack's matrices are not the sequence's (pooled
+    /// thumbnails of a longer one); empty: the stack's n.
+    void setSizeText(const QString &text) { m_sizeText = text; }
 
     /// The one colour scale: linear [min(0, smallest), largest] of the whole stack (every layer,
     /// also when one layer is shown); [0, 1] without a stack or when every weight is equal.
@@ -99,6 +102,7 @@ private:
     std::shared_ptr<const WeightStack> m_stack;
     QString m_caption;
     QStringList m_notes;
+    QString m_sizeText;
     ModelViewOptions m_options;
     mutable QVector<QImage> m_thumbnails;
 };

@@ -103,7 +103,7 @@ void StepsRenderer::rebuild()
                    QStringLiteral("Cannot compute: ") + r.error);
         return;
     }
-    if (r.params.tensors && r.params.tensors->isWeights()) {
+    if (r.params.tensors && r.params.tensors->isWeights() && !r.params.tensors->isModelRun()) {
         // Stored weights carry no scores (they would be NaN panels): say what is missing.
         setMessage({QStringLiteral("Attention steps: ") + pipeline, r.params.caption()},
                    weightsOnlyMessage());

@@ -1,6 +1,7 @@
 #include "ui/session/tensorsource.h"
 
 #include "ui/session/sessioncompute.h"
+#include "ui/session/tensorsource_p.h"
 
 #include "core/analysis/metrics.h"
 #include "core/attention/attention.h"
@@ -25,24 +26,6 @@
 #include <type_traits>
 
 namespace attn {
-
-struct TensorSource::Data
-{
-    Kind kind = Kind::Inputs;
-    QString path;
-    QString arrayName;
-    MaskConvention convention = MaskConvention::Masked;
-    std::optional<TensorCase<double>> tensors; // Kind::Inputs
-    std::optional<WeightStack> weights; // Kind::Weights
-    bool selfAttention = true; // inputs: keys are the queries (same shape and values)
-    int batch = 0; // inputs: the batch item shown
-    int batchCount = 0; // inputs: B of a leading batch axis, 0 without one
-    bool attentionStack = false; // weights read from `attentions`
-    QStringList tokens; // the stack's `tokens`
-    RowSumCheck rowSums; // the stack's row sums
-    QString description;
-    QStringList notes;
-};
 
 namespace {
 
@@ -142,20 +125,47 @@ void computeInputs(const SessionParameters &p, const TensorCase<double> &c, Sess
     r.weightsMean = mean.template cast<double>();
 }
 
-/// Weights: layer `layer` of the stack as stored; scores unknown (NaN), no mask states.
-void showWeights(const WeightStack &s, int layer, SessionResult &r, const CancelToken &cancel)
+/// A model run's raw scores q kᵀ of (layer, head) from its queries and keys (n × n).
+MatrixD modelScores(const models::ForwardResult &f, const models::ModelConfig &c, Index layer,
+                    Index head)
+{
+    const models::LayerAttention &a = f.layers[std::size_t(layer)];
+    const MatrixF &q = a.queries[std::size_t(head)];
+    const MatrixF &k = a.keys[std::size_t(f.kvHeadOf(head, c.heads))];
+    return (q * k.transpose()).cast<double>();
+}
+
+/// Weights: layer `layer` as stored (or computed, for a model run on demand). Scores and mask
+/// states unknown (NaN, 0) for stored weights; a model run's from its queries and keys: raw
+/// q kᵀ, scaled q kᵀ·scale with −∞ where its layer's mask (causal, sliding window) masks.
+void showWeights(const TensorSource &source, const TensorSource::Data &data, SessionResult &r,
+                 const CancelToken &cancel)
 {
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    r.scale = nan;
-    r.maskState = MatrixB::Zero(s.queries, s.keys);
-    r.weightsMean = MatrixD::Zero(s.queries, s.keys);
-    for (Index h = 0; h < s.heads; ++h) {
+    const Index queries = source.queryCount(), keys = source.keyCount();
+    const models::ForwardResult *forward = data.forward.get();
+    r.scale = forward ? forward->scale : nan;
+    r.maskState = forward
+        ? models::layerMask(data.modelConfig, source.layer(), queries).stateMatrix(queries, keys)
+        : MatrixB::Zero(queries, keys);
+    r.weightsMean = MatrixD::Zero(queries, keys);
+    for (int h = 0; h < source.headCount(); ++h) {
         cancel.throwIfCancelled();
-        const MatrixD &w = s.at(layer, h);
-        r.weights.push_back(w);
-        r.scores.push_back(MatrixD::Constant(s.queries, s.keys, nan));
-        r.scaledScores.push_back(r.scores.back());
-        r.fullyMasked.emplace_back(std::size_t(s.queries), std::uint8_t(0));
+        r.weights.push_back(source.headWeights(source.layer(), h));
+        const MatrixD &w = r.weights.back();
+        if (forward) {
+            r.scores.push_back(modelScores(*forward, data.modelConfig, source.layer(), h));
+            MatrixD scaled = r.scores.back() * forward->scale;
+            for (Index i = 0; i < queries; ++i)
+                for (Index j = 0; j < keys; ++j)
+                    if (r.maskState(i, j) != MaskAllowed)
+                        scaled(i, j) = -std::numeric_limits<double>::infinity();
+            r.scaledScores.push_back(std::move(scaled));
+        } else {
+            r.scores.push_back(MatrixD::Constant(queries, keys, nan));
+            r.scaledScores.push_back(r.scores.back());
+        }
+        r.fullyMasked.emplace_back(std::size_t(queries), std::uint8_t(0));
         r.metrics.push_back(rowMetrics(w));
         mergeNonFinite(r.nonFinite, findNonFinite(w));
         const VectorD &e = r.metrics.back().rowSumError;
@@ -165,7 +175,7 @@ void showWeights(const WeightStack &s, int layer, SessionResult &r, const Cancel
         }
         r.weightsMean += w;
     }
-    r.weightsMean /= double(s.heads);
+    r.weightsMean /= double(source.headCount());
 }
 
 bool isZipFile(const QString &path)
@@ -196,7 +206,30 @@ QString TensorSource::path() const
 
 QString TensorSource::fileName() const
 {
-    return QFileInfo(m_data->path).fileName();
+    return m_data->modelRun ? m_data->modelName : QFileInfo(m_data->path).fileName();
+}
+
+bool TensorSource::isModelRun() const
+{
+    return m_data->modelRun;
+}
+
+QString TensorSource::modelName() const
+{
+    return m_data->modelName;
+}
+
+QString TensorSource::modelFamily() const
+{
+    return m_data->modelFamily;
+}
+
+QString TensorSource::title() const
+{
+    if (m_data->modelRun)
+        return QStringLiteral("model: %1 (%2), %3")
+            .arg(m_data->modelName, m_data->modelFamily, m_data->description);
+    return QStringLiteral("loaded: %1 [%2 %3]").arg(fileName(), arrayName(), description());
 }
 
 QString TensorSource::arrayName() const
@@ -257,6 +290,34 @@ int TensorSource::keyCount() const
 int TensorSource::dModel() const
 {
     return m_data->weights ? int(m_data->weights->heads) : int(m_data->tensors->dModel());
+}
+
+bool TensorSource::weightsOnDemand() const
+{
+    return m_data->onDemand;
+}
+
+MatrixD TensorSource::headWeights(int layer, int head) const
+{
+    if (!m_data->weights)
+        throw InvalidArgument("TensorSource::headWeights: the tensors are inputs, not weights");
+    if (m_data->onDemand) {
+        if (layer < 0 || layer >= layerCount() || head < 0 || head >= headCount())
+            throw InvalidArgument("TensorSource::headWeights: (layer, head) out of range");
+        return models::headWeights(*m_data->forward, m_data->modelConfig, layer, head)
+            .cast<double>();
+    }
+    return m_data->weights->at(layer, head);
+}
+
+const WeightStack *TensorSource::thumbnailStack() const
+{
+    return m_data->thumbnails ? &*m_data->thumbnails : weightStack();
+}
+
+int TensorSource::thumbnailBlock() const
+{
+    return m_data->thumbnailBlock;
 }
 
 const TensorCase<double> *TensorSource::tensorCase() const
@@ -336,6 +397,14 @@ QString TensorSource::checkParameters(const SessionParameters &p) const
 QString TensorSource::caption(const SessionParameters &p) const
 {
     QStringList parts;
+    if (m_data->modelRun) {
+        const WeightStack &s = *m_data->weights;
+        parts << QStringLiteral("model: %1 (%2)").arg(m_data->modelName, m_data->modelFamily)
+              << QStringLiteral("layer %1 of %2").arg(m_layer).arg(s.layers)
+              << QStringLiteral("h=%1").arg(s.heads) << QStringLiteral("n=%1 tokens").arg(s.queries)
+              << QStringLiteral("weights of the forward pass");
+        return parts.join(QStringLiteral(", "));
+    }
     parts << QStringLiteral("loaded: %1").arg(fileName());
     if (isWeights()) {
         const WeightStack &s = *m_data->weights;
@@ -616,8 +685,8 @@ SessionResult computeTensorSession(const SessionParameters &params, const Cancel
         r.error = message;
     };
     try {
-        if (const WeightStack *s = source.weightStack())
-            showWeights(*s, source.layer(), r, cancel);
+        if (source.isWeights())
+            showWeights(source, source.data(), r, cancel);
         else if (params.dtype == DType::Float32)
             computeInputs<float>(params, *source.tensorCase(), r, cancel);
         else

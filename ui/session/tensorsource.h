@@ -44,9 +44,19 @@ public:
 
     Kind kind() const;
     bool isWeights() const { return kind() == Kind::Weights; }
-    /// Absolute path of the file the tensors came from.
+    /// Absolute path of the file the tensors came from (a model run: the checkpoint folder).
     QString path() const;
+    /// The file's name (a model run: the model's name, modelName()).
     QString fileName() const;
+    /// Weights computed by a model's forward pass (ui/session/modelrun.h), not read from a file.
+    bool isModelRun() const;
+    /// A model run's model: "ORG/NAME" or its folder's name, and its family ("gpt2", …); empty
+    /// for tensor files.
+    QString modelName() const;
+    QString modelFamily() const;
+    /// The first caption line of the Model tab: "loaded: file [array description]", or for a
+    /// model run "model: NAME (family), description".
+    QString title() const;
     /// Weights: the array shown (the .npz member, or the .npy file's stem). Inputs: empty.
     QString arrayName() const;
     /// Meaning of True in the file's boolean masks (inputs).
@@ -74,8 +84,18 @@ public:
 
     /// The inputs (nullptr for weights).
     const TensorCase<double> *tensorCase() const;
-    /// The weights (nullptr for inputs).
+    /// The weights (nullptr for inputs). For a run on demand the sizes only (no matrices).
     const WeightStack *weightStack() const;
+    /// A model run too large to keep every head: the layer shown is computed from the run's
+    /// queries and keys when the session computes; weightStack() holds no matrices.
+    bool weightsOnDemand() const;
+    /// The weights of (layer, head), n_q × n_k: as stored, or computed (models::headWeights) for
+    /// a run on demand. Throws InvalidArgument out of range (inputs: always).
+    MatrixD headWeights(int layer, int head) const;
+    /// What the Model tab draws: weightStack(), or for a run on demand every head max-pooled to
+    /// at most 256 × 256 (thumbnailBlock() cells a side per value).
+    const WeightStack *thumbnailStack() const;
+    int thumbnailBlock() const;
 
     /// One line about the content: "PyTorch multi-head attention, h = 4, with bias, masks:
     /// attn_mask bool (True = masked out)" or "weights float32 (12, 8, 16, 16)".
@@ -98,8 +118,9 @@ public:
     /// The heatmap caption for `p`, starting "loaded: <file>".
     QString caption(const SessionParameters &p) const;
 
-    struct Data; ///< private to tensorsource.cpp
+    struct Data; ///< tensorsource_p.h: for the files that build and compute sources
     explicit TensorSource(std::shared_ptr<const Data> data, int layer = 0);
+    const Data &data() const { return *m_data; }
 
 private:
     std::shared_ptr<const Data> m_data;

@@ -81,21 +81,28 @@ void ModelView::setSource(const std::shared_ptr<const TensorSource> &source)
     const bool weights = source && source->isWeights();
     const std::shared_ptr<const TensorSource> shown = weights ? source : nullptr;
     // A layer change keeps the same stack: nothing to redraw.
-    if (shown && m_source && shown->weightStack() == m_source->weightStack())
+    if (shown && m_source && shown->thumbnailStack() == m_source->thumbnailStack())
         return;
     m_source = shown;
     if (!shown) {
         m_jobs->cancel();
         m_renderer.setStack(nullptr);
         m_renderer.setNotes({});
+        m_renderer.setSizeText(QString());
     } else {
         // Aliasing: the stack lives as long as the source holding it.
-        m_renderer.setStack(std::shared_ptr<const WeightStack>(shown, shown->weightStack()),
-                            QStringLiteral("loaded: %1 [%2 %3]")
-                                .arg(shown->fileName(), shown->arrayName(), shown->description()));
+        m_renderer.setStack(std::shared_ptr<const WeightStack>(shown, shown->thumbnailStack()),
+                            shown->title());
+        m_renderer.setSizeText(shown->weightsOnDemand()
+                                   ? tr("n = %1 (thumbnails max-pooled %2 \u00d7 %2)")
+                                         .arg(shown->queryCount())
+                                         .arg(shown->thumbnailBlock())
+                                   : QString());
         QStringList notes;
-        if (shown->isAttentionStack())
+        if (shown->isAttentionStack() && !shown->weightsOnDemand())
             notes << QString::fromStdString(shown->rowSumCheck().text());
+        if (shown->isModelRun())
+            notes << shown->notes();
         m_renderer.setNotes(notes);
     }
     rebuild();
@@ -117,7 +124,7 @@ void ModelView::rebuild()
     m_canvas->update();
     if (!m_source)
         return;
-    const auto stack = std::shared_ptr<const WeightStack>(m_source, m_source->weightStack());
+    const auto stack = std::shared_ptr<const WeightStack>(m_source, m_source->thumbnailStack());
     const int first = m_renderer.firstLayer(), count = m_renderer.layerCount();
     const ColorNorm norm = m_renderer.norm();
     const ColormapId colormap = m_renderer.options().colormap;

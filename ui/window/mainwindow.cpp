@@ -15,6 +15,7 @@
 #include "ui/window/chartdocks.h"
 #include "ui/window/exportrouter.h"
 #include "ui/window/filedrop.h"
+#include "ui/window/modelcontroller.h"
 #include "ui/window/sessioncontroller.h"
 #include "ui/window/shortcuts.h"
 #include "ui/window/statusbartext.h"
@@ -165,6 +166,15 @@ void MainWindow::createDocks()
     m_tensors = new TensorController(m_session, m_heatmap, this);
     m_tensors->setDock(m_layout->addDock(m_tensors->panel(), tr("Tensors"),
                                          QStringLiteral("tensorsDock"), Qt::LeftDockWidgetArea));
+    // File → Open Model…: the text, its tokens, Run/Cancel and the next-token readout, a tab
+    // behind the Controls, raised when a model is opened.
+    m_models = new ModelController(m_tensors, this);
+    QDockWidget *modelDock
+        = m_layout->addDock(WindowLayout::scrollable(m_models->panel()), tr("Model"),
+                            QStringLiteral("modelDock"), Qt::LeftDockWidgetArea);
+    tabifyDockWidget(playDock, modelDock);
+    controlsDock->raise();
+    m_models->setDock(modelDock);
 
     // Right column: the live charts stacked (ui/window/chartdocks.h).
     m_charts = new ChartDocks(m_layout, this);
@@ -180,6 +190,9 @@ void MainWindow::createControllers()
         [this](const SessionParameters &p) { m_sessionController->editParameters(p); });
     m_sessionController->setViewStateHandlers([this] { return viewState(); },
                                               [this](const QJsonObject &s) { setViewState(s); });
+    m_sessionController->setModelHandlers(
+        [this] { return m_models->sessionState(); },
+        [this](const QJsonObject &s) { return m_models->restoreSessionState(s); });
     // File → Export Heatmaps at Size/DPI / Each Head / Data, View → Zoom (heatmapactions.h).
     m_heatmapActions = new HeatmapActions(m_heatmap, this);
     m_heatmapActions->setObjectName(QStringLiteral("heatmapActions"));
@@ -189,6 +202,22 @@ void MainWindow::createControllers()
     m_charts->addTo(m_export);
     auto showMessage = [this](const QString &text) { statusBar()->showMessage(text, 10000); };
     connect(m_tensors, &TensorController::statusMessage, this, showMessage);
+    connect(m_models, &ModelController::statusMessage, this, showMessage);
+    // A model opened: its dock gets most of the left column's height (the text, the token strip
+    // and the next-token readout); the Tensors dock below keeps the rest.
+    const auto growModelDock = [this] {
+        if (auto *dock = findChild<QDockWidget *>(QStringLiteral("modelDock")))
+            resizeDocks({dock}, {height() * 3 / 5}, Qt::Vertical);
+    };
+    connect(m_models, &ModelController::modelOpened, this, growModelDock);
+    // The first run of a model opened: its layers × heads at once.
+    connect(m_models, &ModelController::runFinished, this, [this, growModelDock](bool first) {
+        if (!first)
+            return;
+        m_modes->setCurrentIndex(0);
+        m_views->setCurrentIndex(AttentionViews::ModelTab);
+        growModelDock();
+    });
     connect(m_sessionController, &SessionController::statusMessage, this, showMessage);
     connect(m_heatmapActions, &HeatmapActions::message, this, showMessage);
     connect(m_training, &TrainingPanel::message, this, showMessage);
@@ -390,6 +419,8 @@ void MainWindow::restoreSettings(QSettings &settings)
 {
     m_settingsRestored = true;
     m_sessionController->setPersistRecentFiles(true);
+    m_models->setPersistRecentModels(true);
+    m_models->restoreSettings(settings);
     m_layout->restoreSettings(settings);
     m_sessionController->restoreSettings(settings);
 }
@@ -398,6 +429,7 @@ void MainWindow::saveSettings(QSettings &settings) const
 {
     m_layout->saveSettings(settings);
     m_sessionController->saveSettings(settings);
+    m_models->saveSettings(settings);
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)

@@ -27,6 +27,7 @@ class ExportRouter;
 class HeatmapActions;
 class HeatmapViewPanel;
 class HeatmapWidget;
+class ModelController;
 class SessionController;
 class StatusBarText;
 class TensorController;
@@ -59,6 +60,7 @@ public:
     PlayPanel *playPanel() const { return m_play; } ///< animates d_k, α or τ
     SessionController *sessionController() const { return m_sessionController; } ///< files, undo
     TensorController *tensorController() const { return m_tensors; } ///< File → Open Tensors…
+    ModelController *modelController() const { return m_models; } ///< File → Open Model…
     ExportRouter *exportRouter() const { return m_export; } ///< File → Export (Ctrl+E)
     WindowLayout *windowLayout() const { return m_layout; } ///< geometry and docks
     WindowShortcuts *shortcuts() const { return m_shortcuts; } ///< Help → Keyboard Shortcuts
@@ -124,6 +126,7 @@ private:
     AttentionViews *m_views = nullptr;
     SessionController *m_sessionController = nullptr;
     TensorController *m_tensors = nullptr;
+    ModelController *m_models = nullptr;
     WindowLayout *m_layout = nullptr;
     WindowMenus *m_menus = nullptr;
     ExportRouter *m_export = nullptr;

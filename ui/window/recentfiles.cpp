@@ -10,8 +10,6 @@ namespace attn {
 
 namespace {
 
-const QString settingsKey = QStringLiteral("recentFiles");
-
 QString normalized(const QString &path)
 {
     return QDir::cleanPath(QFileInfo(path).absoluteFilePath());
@@ -20,8 +18,13 @@ QString normalized(const QString &path)
 } // namespace
 
 RecentFiles::RecentFiles(QObject *parent)
+    : RecentFiles(QStringLiteral("recentFiles"), tr("Open &Recent"), parent)
+{ }
+
+RecentFiles::RecentFiles(const QString &settingsKey, const QString &menuTitle, QObject *parent)
     : QObject(parent)
-    , m_menu(new QMenu(tr("Open &Recent")))
+    , m_settingsKey(settingsKey)
+    , m_menu(new QMenu(menuTitle))
 {
     m_menu->setObjectName(QStringLiteral("recentFilesMenu"));
     m_menu->setIcon(QIcon::fromTheme(QStringLiteral("document-open-recent")));
@@ -32,6 +35,13 @@ RecentFiles::RecentFiles(QObject *parent)
 RecentFiles::~RecentFiles()
 {
     delete m_menu;
+}
+
+void RecentFiles::setLabels(std::function<QString(const QString &)> label, const QString &emptyText)
+{
+    m_label = std::move(label);
+    m_emptyText = emptyText;
+    rebuildMenu();
 }
 
 void RecentFiles::set(const QStringList &files)
@@ -71,7 +81,7 @@ void RecentFiles::clear()
 void RecentFiles::load(const QSettings &settings)
 {
     QStringList files;
-    for (const QString &f : settings.value(settingsKey).toStringList()) {
+    for (const QString &f : settings.value(m_settingsKey).toStringList()) {
         const QString file = normalized(f);
         if (QFileInfo::exists(file) && !files.contains(file) && files.size() < maxCount)
             files.append(file);
@@ -81,7 +91,7 @@ void RecentFiles::load(const QSettings &settings)
 
 void RecentFiles::save(QSettings &settings) const
 {
-    settings.setValue(settingsKey, m_files);
+    settings.setValue(m_settingsKey, m_files);
 }
 
 void RecentFiles::rebuildMenu()
@@ -89,7 +99,7 @@ void RecentFiles::rebuildMenu()
     m_menu->clear();
     int index = 1;
     for (const QString &file : std::as_const(m_files)) {
-        QString label = QFileInfo(file).fileName();
+        QString label = m_label ? m_label(file) : QFileInfo(file).fileName();
         label.replace(QLatin1Char('&'), QLatin1String("&&"));
         if (index <= 9)
             label = QStringLiteral("&%1 %2").arg(index).arg(label);
@@ -101,7 +111,8 @@ void RecentFiles::rebuildMenu()
         ++index;
     }
     if (m_files.isEmpty()) {
-        QAction *none = m_menu->addAction(tr("No recent sessions"));
+        QAction *none
+            = m_menu->addAction(m_emptyText.isEmpty() ? tr("No recent sessions") : m_emptyText);
         none->setEnabled(false);
     } else {
         m_menu->addSeparator();

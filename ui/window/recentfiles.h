@@ -5,6 +5,8 @@
 #include <QObject>
 #include <QStringList>
 
+#include <functional>
+
 class QMenu;
 class QSettings;
 
@@ -17,7 +19,13 @@ public:
     static constexpr int maxCount = 10;
 
     explicit RecentFiles(QObject *parent = nullptr);
+    /// A list stored under `settingsKey`, its menu titled `menuTitle` (e.g. the recent model
+    /// folders: "recentModels", "Recent &Models").
+    RecentFiles(const QString &settingsKey, const QString &menuTitle, QObject *parent = nullptr);
     ~RecentFiles() override;
+
+    /// How an entry is named in the menu (default: its file name) and what an empty menu says.
+    void setLabels(std::function<QString(const QString &)> label, const QString &emptyText);
 
     QStringList files() const { return m_files; }
     /// Puts `path` (made absolute) first; drops the oldest beyond maxCount.
@@ -25,7 +33,8 @@ public:
     void remove(const QString &path);
     void clear();
 
-    /// Reads the list from `settings` ("recentFiles"); entries that no longer exist are dropped.
+    /// Reads the list from `settings` (key "recentFiles" unless given); entries that no longer
+    /// exist are dropped.
     void load(const QSettings &settings);
     void save(QSettings &settings) const;
 
@@ -41,6 +50,9 @@ private:
     void set(const QStringList &files);
     void rebuildMenu();
 
+    QString m_settingsKey;
+    std::function<QString(const QString &)> m_label;
+    QString m_emptyText;
     QStringList m_files;
     QMenu *m_menu;
 };

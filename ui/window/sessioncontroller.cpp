@@ -40,11 +40,12 @@ QJsonObject merged(QJsonObject base, const QJsonObject &over)
     return base;
 }
 
-/// SessionDocument::tensors for the tensors `p` shows (empty for seeded random inputs).
+/// SessionDocument::tensors for the tensors `p` shows (empty for seeded random inputs and for a
+/// model's run, which the "model" key stores).
 QJsonObject tensorsToJson(const SessionParameters &p)
 {
     QJsonObject o;
-    if (!p.tensors)
+    if (!p.tensors || p.tensors->isModelRun())
         return o;
     o.insert(QStringLiteral("file"), p.tensors->path());
     if (!p.tensors->arrayName().isEmpty())
@@ -143,6 +144,13 @@ void SessionController::setViewStateHandlers(std::function<QJsonObject()> get,
     m_setView = std::move(set);
 }
 
+void SessionController::setModelHandlers(std::function<QJsonObject()> get,
+                                         std::function<QString(const QJsonObject &)> set)
+{
+    m_getModel = std::move(get);
+    m_setModel = std::move(set);
+}
+
 void SessionController::trackSliderDrags(QWidget *controls)
 {
     for (QAbstractSlider *slider : controls->findChildren<QAbstractSlider *>()) {
@@ -179,6 +187,7 @@ SessionDocument SessionController::document() const
     d.tensors = tensors.isEmpty() ? QJsonObject() : merged(m_kept.tensors, tensors);
     if (m_getView)
         d.view = merged(d.view, m_getView());
+    d.model = m_getModel ? m_getModel() : QJsonObject();
     return d;
 }
 
@@ -226,6 +235,12 @@ void SessionController::apply(const SessionDocument &document)
     }
     if (m_setView)
         m_setView(document.view);
+    if (m_setModel) {
+        const QString warning = m_setModel(document.model);
+        if (!warning.isEmpty())
+            m_openWarning
+                = m_openWarning.isEmpty() ? warning : m_openWarning + QLatin1Char(' ') + warning;
+    }
     m_kept = document;
     m_undoStack->clear(); // a new document: no history, clean
     if (!m_openWarning.isEmpty())

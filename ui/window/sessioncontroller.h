@@ -35,6 +35,10 @@ public:
     /// How the window's view state (SessionDocument::view) is read and applied.
     void setViewStateHandlers(std::function<QJsonObject()> get,
                               std::function<void(const QJsonObject &)> set);
+    /// How the open model is read for a session (SessionDocument::model) and put back when one is
+    /// opened; `set` returns a warning (a folder that is gone) shown like openWarning().
+    void setModelHandlers(std::function<QJsonObject()> get,
+                          std::function<QString(const QJsonObject &)> set);
     /// Loaded tensors are saved as their file (SessionDocument::tensors) and loaded again, through
     /// `tensors`, when a session is opened. Without it a session's tensors are not loaded.
     void setTensorController(TensorController *tensors) { m_tensors = tensors; }
@@ -120,6 +124,8 @@ private:
     QString m_openWarning;
     std::function<QJsonObject()> m_getView;
     std::function<void(const QJsonObject &)> m_setView;
+    std::function<QJsonObject()> m_getModel;
+    std::function<QString(const QJsonObject &)> m_setModel;
     SessionDocument m_kept; ///< last opened/saved document: unknown keys, view keys, tensors
     QString m_filePath;
     QString m_dragKey; ///< merge key of the slider drag in progress (empty: none)

@@ -58,7 +58,13 @@ void StatusBarText::showResult(const SessionResult &result)
                          .arg(result.scale, 0, 'g', 4));
     m_rowSum->setText(tr("worst |Σw − 1| = %1").arg(result.worstRowSumError, 0, 'g', 2));
     m_time->setText(tr("computed in %1").arg(secondsText(result.computeSeconds)));
-    if (p.tensors && p.tensors->isWeights()) { // loaded weights: no d_k, nothing recomputed
+    if (p.tensors && p.tensors->isModelRun()) { // a model's forward pass, shown as computed
+        m_dk->setText(tr("%1 (%2)").arg(p.tensors->modelName(), p.tensors->modelFamily()));
+        m_scale->setText(tr("layer %1 of %2, n = %3 tokens")
+                             .arg(p.tensors->layer())
+                             .arg(p.tensors->layerCount())
+                             .arg(p.tensors->queryCount()));
+    } else if (p.tensors && p.tensors->isWeights()) { // loaded weights: no d_k, not recomputed
         m_dk->setText(tr("stored weights"));
         m_scale->setText(tr("not recomputed"));
     }

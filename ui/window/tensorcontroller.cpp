@@ -248,6 +248,28 @@ bool TensorController::openFile(const QString &path, QString *error, const QStri
     return true;
 }
 
+bool TensorController::showSource(const std::shared_ptr<const TensorSource> &source, bool undoable,
+                                  QString *error)
+{
+    const SessionParameters current = m_session->parameters();
+    const SessionParameters p = source->parametersFor(current, source);
+    const QString invalid = p.validate();
+    if (!invalid.isEmpty()) {
+        if (error)
+            *error = invalid;
+        return false;
+    }
+    if (!current.tensors)
+        m_randomParameters = current;
+    m_tokenMessage.clear();
+    m_panel->setTokenMessage(QString());
+    if (undoable)
+        m_edit(p);
+    else
+        m_session->setParameters(p);
+    return true;
+}
+
 QString TensorController::checkComputes(const SessionParameters &params) const
 {
     // On a worker thread, so the window keeps repainting; user input waits (as behind a modal
@@ -463,11 +485,20 @@ void TensorController::onParametersChanged(const SessionParameters &params)
     m_panel->setParameters(params);
     m_backAction->setEnabled(loaded);
     if (loaded) {
-        m_statusLabel->setText(tr("loaded: %1").arg(params.tensors->fileName()));
+        m_statusLabel->setText(params.tensors->isModelRun()
+                                   ? tr("model: %1").arg(params.tensors->fileName())
+                                   : tr("loaded: %1").arg(params.tensors->fileName()));
         m_statusLabel->setToolTip(params.tensors->path());
     }
     m_statusLabel->setVisible(loaded);
-    if (m_dock && m_dock->isVisible() != loaded) {
+    // A model's run has its own dock (File → Open Model…): this one is hidden when a run comes
+    // in, and left as the user puts it while runs are shown.
+    const bool modelRun = loaded && params.tensors->isModelRun();
+    const bool runStarted = modelRun && !m_showsModelRun;
+    m_showsModelRun = modelRun;
+    if (m_dock && runStarted) {
+        m_dock->hide();
+    } else if (m_dock && !modelRun && m_dock->isVisible() != loaded) {
         m_dock->setVisible(loaded);
         if (loaded) {
             m_dock->raise();

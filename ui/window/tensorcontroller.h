@@ -70,6 +70,11 @@ public:
     /// too. Returns false with `error` naming the file and the problem; nothing changes then.
     bool openFile(const QString &path, QString *error, const QString &weightsArray = {},
                   MaskConvention convention = MaskConvention::Masked);
+    /// Shows `source` (a model run's weights, ui/session/modelrun.h) as a loaded stack: through
+    /// the parameter editor (undoable) when `undoable`, else straight into the session (a
+    /// session being opened). Returns false with `error` when its parameters are invalid.
+    bool showSource(const std::shared_ptr<const TensorSource> &source, bool undoable,
+                    QString *error);
     /// The message about the token labels of the last load or edit (empty when they fit).
     QString tokenMessage() const { return m_tokenMessage; }
 
@@ -133,6 +138,7 @@ private:
     std::optional<SessionParameters> m_randomParameters; ///< before the first load
     QString m_tokenMessage;
     QString m_lastFolder;
+    bool m_showsModelRun = false; ///< the parameters show a model's run
 };
 
 } // namespace attn

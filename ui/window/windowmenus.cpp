@@ -8,6 +8,7 @@
 #include "ui/views/heatmapwidget.h"
 #include "ui/window/exportrouter.h"
 #include "ui/window/mainwindow.h"
+#include "ui/window/modelcontroller.h"
 #include "ui/window/recentfiles.h"
 #include "ui/window/sessioncontroller.h"
 #include "ui/window/shortcuts.h"
@@ -177,9 +178,13 @@ void WindowMenus::createMenus()
     file->addAction(sessions->openAction());
     file->addMenu(sessions->recentFiles()->menu());
     file->addSeparator();
+    ModelController *models = m_window->modelController();
+    addAll(file, {tensors->openAction(), models->openAction()});
+    file->addMenu(models->cacheMenu());
+    file->addMenu(models->recentModels()->menu());
     addAll(file,
-           {tensors->openAction(), tensors->backAction(), nullptr, sessions->saveAction(),
-            sessions->saveAsAction(), nullptr, m_window->exportRouter()->exportAction()});
+           {tensors->backAction(), nullptr, sessions->saveAction(), sessions->saveAsAction(),
+            nullptr, m_window->exportRouter()->exportAction()});
     file->addActions(m_window->heatmapActions()->fileActions());
     addAll(file, {tensors->exportAction(), nullptr, m_quit});
 

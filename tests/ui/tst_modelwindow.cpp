@@ -1,0 +1,716 @@
+// Tests of File → Open Model… in the window: the committed fixture checkpoints of
+// tests/reference/fixtures/models/ (make_model_fixtures.py) opened through ModelController and
+// run on their ids give the Model tab L × H thumbnails whose weights, and the head the Heads view
+// shows, equal PyTorch's reference attention and core's headWeights; the next-token readout
+// equals the softmax of the reference logits' last row; the Hugging Face cache scan lists a fake
+// cache's models and skips other folders; sessions keep the model folder and the text, and say
+// when the folder is gone; a broken folder is refused with core's message and the session kept;
+// Cancel stops the forward pass; the token strip shows the GPT-2 tokenizer's pieces and ids.
+
+#include "testutil.h"
+
+#include "core/io/npy.h"
+#include "core/models/forward.h"
+#include "core/models/modelfolder.h"
+#include "core/text/loader.h"
+#include "core/text/piecelabel.h"
+#include "ui/document/sessionfile.h"
+#include "ui/panels/modelpanel.h"
+#include "ui/render/modelrenderer.h"
+#include "ui/session/attentionsession.h"
+#include "ui/session/modelrun.h"
+#include "ui/session/tensorsource.h"
+#include "ui/session/tokenizer.h"
+#include "ui/views/attentionviews.h"
+#include "ui/views/heatmapwidget.h"
+#include "ui/views/modelview.h"
+#include "ui/views/tokenstrip.h"
+#include "ui/window/mainwindow.h"
+#include "ui/window/modelcontroller.h"
+#include "ui/window/sessioncontroller.h"
+#include "ui/window/tensorcontroller.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+
+#include <atomic>
+#include <cmath>
+#include <functional>
+#include <memory>
+
+using namespace attn;
+
+namespace {
+
+QString fixtureFolder(const QString &name)
+{
+    return QStringLiteral(ATTN_FIXTURE_DIR "/models/%1").arg(name);
+}
+
+NpyArray expected(const QString &name, const char *member)
+{
+    return readNpzMember((fixtureFolder(name) + QStringLiteral("/expected.npz")).toStdString(),
+                         member);
+}
+
+/// The reference attention of (layer, head): n × n.
+MatrixD referenceAttention(const NpyArray &a, Index layer, Index head)
+{
+    const Index heads = a.shape[1], n = a.shape[2];
+    MatrixD m(n, n);
+    const std::size_t base = std::size_t(((layer * heads) + head) * n * n);
+    for (Index i = 0; i < n; ++i)
+        for (Index j = 0; j < n; ++j)
+            m(i, j) = a.values[base + std::size_t(i * n + j)];
+    return m;
+}
+
+/// Matrix (a, b) of a 4-d reference array (layers × heads × rows × cols).
+MatrixD referenceAttention4(const NpyArray &x, Index a, Index b)
+{
+    const Index heads = x.shape[1], rows = x.shape[2], cols = x.shape[3];
+    MatrixD m(rows, cols);
+    const std::size_t base = std::size_t(((a * heads) + b) * rows * cols);
+    for (Index i = 0; i < rows; ++i)
+        for (Index j = 0; j < cols; ++j)
+            m(i, j) = x.values[base + std::size_t(i * cols + j)];
+    return m;
+}
+
+/// The fixture's ids as the text the panel takes ("3, 17, 5").
+QString idsText(const QString &name)
+{
+    QStringList parts;
+    for (const double v : expected(name, "ids").values)
+        parts << QString::number(qint64(v));
+    return parts.join(QStringLiteral(", "));
+}
+
+bool copyFolder(const QString &from, const QString &to)
+{
+    if (!QDir().mkpath(to))
+        return false;
+    for (const QString &name : QDir(from).entryList(QDir::Files))
+        if (!QFile::copy(QDir(from).filePath(name), QDir(to).filePath(name)))
+            return false;
+    return true;
+}
+
+bool writeFile(const QString &path, const QByteArray &bytes)
+{
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
+}
+
+/// Answers the next modal message box with Ok, recording its texts.
+struct MessageBoxAnswer
+{
+    QString text;
+    bool seen = false;
+};
+std::shared_ptr<MessageBoxAnswer> answerNextMessageBox()
+{
+    auto answer = std::make_shared<MessageBoxAnswer>();
+    auto poll = std::make_shared<std::function<void()>>();
+    *poll = [answer, poll] {
+        auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget());
+        if (!box) {
+            QTimer::singleShot(20, *poll);
+            return;
+        }
+        answer->seen = true;
+        answer->text = box->text() + QLatin1Char('\n') + box->informativeText();
+        box->done(QMessageBox::Ok);
+        *poll = nullptr;
+    };
+    QTimer::singleShot(20, *poll);
+    return answer;
+}
+
+/// A shown window whose first (random) result is in.
+struct Window
+{
+    MainWindow window;
+    bool start()
+    {
+        window.resize(1280, 800);
+        window.show();
+        if (!QTest::qWaitForWindowExposed(&window))
+            return false;
+        AttentionSession *s = window.session();
+        return QTest::qWaitFor([&] { return s->result() && !s->isBusy(); },
+                               attn::test::kWorkTimeoutMs);
+    }
+    ModelController *models() const { return window.modelController(); }
+    /// Opens `folder`, types `text` (ids when `ids`) and waits for the run to be shown.
+    bool run(const QString &folder, const QString &text, bool ids, QString *error)
+    {
+        if (!models()->openFolder(folder, error))
+            return false;
+        models()->setText(text, ids);
+        if (!models()->run(error))
+            return false;
+        models()->waitForRun();
+        AttentionSession *s = window.session();
+        return QTest::qWaitFor(
+            [&] {
+                return models()->lastRun() && s->result() && !s->isBusy()
+                    && s->parameters().tensors == models()->lastRun()->source;
+            },
+            attn::test::kWorkTimeoutMs);
+    }
+};
+
+} // namespace
+
+class TestModelWindow : public QObject
+{
+    Q_OBJECT
+private slots:
+    void fixtureRunFillsModelTab_data();
+    void fixtureRunFillsModelTab();
+    void thumbnailShowsHeadWithLabels();
+    void overBudgetComputesLayersOnDemand();
+    void nextTokensAreSoftmaxOfLastLogits();
+    void huggingFaceCacheScan();
+    void brokenFolderKeepsSession();
+    void sessionKeepsModelAndText();
+    void sessionWithMissingFolderSaysSo();
+    void sessionFileChecksModelKey();
+    void cancelStopsTheForwardPass();
+    void tokenStripShowsTokenizerPieces();
+    void tokenStripWithoutModelSplitsWords();
+    void pieceLabelsShowSpacesAndSplitBytes();
+};
+
+void TestModelWindow::fixtureRunFillsModelTab_data()
+{
+    QTest::addColumn<QString>("fixture");
+    for (const char *name : {"gpt2", "llama_gqa", "qwen2_window", "qwen3", "bert"})
+        QTest::newRow(name) << QString::fromLatin1(name);
+}
+
+void TestModelWindow::fixtureRunFillsModelTab()
+{
+    QFETCH(QString, fixture);
+    Window w;
+    QVERIFY(w.start());
+    QString error;
+    QVERIFY2(w.run(fixtureFolder(fixture), idsText(fixture), true, &error), qPrintable(error));
+    const auto run = w.models()->lastRun();
+    const models::ModelConfig &config = run->model->model->config();
+    const NpyArray attention = expected(fixture, "attention");
+    QCOMPARE(Index(attention.shape[0]), config.layers);
+    QCOMPARE(Index(attention.shape[1]), config.heads);
+
+    AttentionViews *views = w.window.attentionViews();
+    views->setCurrentIndex(AttentionViews::ModelTab);
+    ModelView *model = views->modelView();
+    QCOMPARE(model->source(), run->source);
+    model->waitForThumbnails();
+    QVERIFY(model->thumbnailsReady());
+    const WeightStack *stack = model->renderer().stack();
+    QVERIFY(stack);
+    QCOMPARE(stack->layers, config.layers);
+    QCOMPARE(stack->heads, config.heads);
+    for (Index l = 0; l < config.layers; ++l) {
+        for (Index h = 0; h < config.heads; ++h) {
+            QVERIFY(!model->thumbnailRect(int(l), int(h)).isEmpty());
+            const MatrixD reference = referenceAttention(attention, l, h);
+            ATTN_COMPARE_CLOSE(stack->at(l, h), reference, 1e-5, 0.0);
+            const MatrixD recomputed
+                = models::headWeights(*run->forward, config, l, h).cast<double>();
+            ATTN_COMPARE_CLOSE(stack->at(l, h), recomputed, 1e-6, 0.0);
+        }
+    }
+    // The caption names the model, its family and the token count.
+    const QString caption = model->renderer().captionLines().join(QLatin1Char('\n'));
+    QVERIFY2(caption.contains(
+                 QStringLiteral("model: %1 (%2)")
+                     .arg(fixture, QString::fromLatin1(models::modelFamilyName(config.family)))),
+             qPrintable(caption));
+    QVERIFY2(caption.contains(QStringLiteral("n = %1 tokens").arg(attention.shape[2])),
+             qPrintable(caption));
+}
+
+void TestModelWindow::thumbnailShowsHeadWithLabels()
+{
+    Window w;
+    QVERIFY(w.start());
+    QString error;
+    QVERIFY2(
+        w.run(fixtureFolder(QStringLiteral("gpt2")), idsText(QStringLiteral("gpt2")), true, &error),
+        qPrintable(error));
+    AttentionViews *views = w.window.attentionViews();
+    views->setCurrentIndex(AttentionViews::ModelTab);
+    ModelView *model = views->modelView();
+    model->waitForThumbnails();
+    QTest::mouseClick(model->canvas(), Qt::LeftButton, {}, model->thumbnailRect(1, 2).center());
+    QCOMPARE(views->currentIndex(), int(AttentionViews::HeadsTab));
+    HeatmapWidget *heads = w.window.heatmapWidget();
+    QVERIFY(heads->isSingleHead());
+    QCOMPARE(heads->options().head, 2);
+    AttentionSession *session = w.window.session();
+    QTRY_VERIFY_WITH_TIMEOUT(heads->result() && heads->result()->params.tensors
+                                 && heads->result()->params.tensors->layer() == 1
+                                 && !session->isBusy(),
+                             attn::test::kWorkTimeoutMs);
+    const auto run = w.models()->lastRun();
+    const models::ModelConfig &config = run->model->model->config();
+    ATTN_COMPARE_CLOSE(heads->result()->weights[2],
+                       models::headWeights(*run->forward, config, 1, 2).cast<double>(), 1e-6, 0.0);
+    ATTN_COMPARE_CLOSE(heads->result()->weights[2],
+                       referenceAttention(expected(QStringLiteral("gpt2"), "attention"), 1, 2),
+                       1e-5, 0.0);
+    // Steps: the raw scores q kᵀ of the reference queries and keys; the causal mask on the
+    // scaled scores.
+    const NpyArray queries = expected(QStringLiteral("gpt2"), "queries");
+    const NpyArray keys = expected(QStringLiteral("gpt2"), "keys");
+    const MatrixD q = referenceAttention4(queries, 1, 2), k = referenceAttention4(keys, 1, 2);
+    const SessionResult &shown = *heads->result();
+    ATTN_COMPARE_CLOSE(shown.scores[2], q * k.transpose(), 1e-4, 1e-5);
+    QCOMPARE(shown.scale, 1.0 / std::sqrt(double(q.cols())));
+    QVERIFY(shown.maskState(0, 1) != MaskAllowed);
+    QCOMPARE(shown.maskState(3, 2), std::uint8_t(MaskAllowed));
+    QVERIFY(std::isinf(shown.scaledScores[2](0, 1)));
+    QVERIFY(std::abs(shown.scaledScores[2](3, 2) - shown.scores[2](3, 2) * shown.scale) < 1e-9);
+    // Token labels: the ids (no tokenizer) label the axes.
+    const SessionParameters &p = heads->result()->params;
+    const NpyArray ids = expected(QStringLiteral("gpt2"), "ids");
+    QCOMPARE(p.queryLabel(0), QStringLiteral("#%1").arg(qint64(ids.values[0])));
+    QCOMPARE(p.keyLabel(3), QStringLiteral("#%1").arg(qint64(ids.values[3])));
+    // The caption says model, family, layer and tokens.
+    const QString caption = p.tensors->caption(p);
+    QVERIFY2(caption.contains(QStringLiteral("model: gpt2 (gpt2)")), qPrintable(caption));
+    QVERIFY2(caption.contains(QStringLiteral("layer 1 of 2")), qPrintable(caption));
+    QVERIFY2(caption.contains(QStringLiteral("n=%1 tokens").arg(ids.values.size())),
+             qPrintable(caption));
+}
+
+void TestModelWindow::overBudgetComputesLayersOnDemand()
+{
+    // A budget below the stack's 2 layers × 4 heads × 10² float64: every head is computed from
+    // the queries and keys when its layer is shown, and the Model tab draws pooled thumbnails.
+    const QString fixture = QStringLiteral("llama_gqa");
+    Window w;
+    QVERIFY(w.start());
+    w.models()->setStackBudget(4000);
+    QString error;
+    QVERIFY2(w.run(fixtureFolder(fixture), idsText(fixture), true, &error), qPrintable(error));
+    const auto run = w.models()->lastRun();
+    QVERIFY(run->onDemand);
+    const auto source = run->source;
+    QVERIFY(source->weightsOnDemand());
+    QVERIFY(source->weightStack()->weights.empty());
+    const NpyArray attention = expected(fixture, "attention");
+    const Index n = attention.shape[2];
+    QCOMPARE(Index(source->queryCount()), n);
+
+    AttentionViews *views = w.window.attentionViews();
+    QCOMPARE(views->currentIndex(), int(AttentionViews::ModelTab));
+    ModelView *model = views->modelView();
+    model->waitForThumbnails();
+    QVERIFY(model->thumbnailsReady());
+    const WeightStack *thumbs = model->renderer().stack();
+    QCOMPARE(thumbs, source->thumbnailStack());
+    QCOMPARE(thumbs->layers, Index(2));
+    QCOMPARE(thumbs->heads, Index(4));
+    // 8 heads of 10 × 10 doubles exceed half of 4000 bytes down to 16 × 16 thumbnails: n ≤ 16,
+    // one cell each, so the thumbnails are the weights themselves.
+    QCOMPARE(source->thumbnailBlock(), 1);
+    ATTN_COMPARE_CLOSE(thumbs->at(1, 3), referenceAttention(attention, 1, 3), 1e-5, 0.0);
+    const QString caption = model->renderer().captionLines().join(QLatin1Char('\n'));
+    QVERIFY2(caption.contains(QStringLiteral("computed from the queries and keys")),
+             qPrintable(caption));
+
+    // The Heads view of layer 1: computed on the session's worker, equal to the reference.
+    QTest::mouseClick(model->canvas(), Qt::LeftButton, {}, model->thumbnailRect(1, 3).center());
+    HeatmapWidget *heads = w.window.heatmapWidget();
+    AttentionSession *session = w.window.session();
+    QTRY_VERIFY_WITH_TIMEOUT(heads->result() && heads->result()->params.tensors
+                                 && heads->result()->params.tensors->layer() == 1
+                                 && !session->isBusy(),
+                             attn::test::kWorkTimeoutMs);
+    for (int h = 0; h < 4; ++h)
+        ATTN_COMPARE_CLOSE(heads->result()->weights[std::size_t(h)],
+                           referenceAttention(attention, 1, h), 1e-5, 0.0);
+}
+
+void TestModelWindow::nextTokensAreSoftmaxOfLastLogits()
+{
+    Window w;
+    QVERIFY(w.start());
+    QString error;
+    for (const QString &fixture : {QStringLiteral("gpt2"), QStringLiteral("qwen3")}) {
+        QVERIFY2(w.run(fixtureFolder(fixture), idsText(fixture), true, &error), qPrintable(error));
+        const auto run = w.models()->lastRun();
+        const NpyArray logits = expected(fixture, "logits");
+        const Index n = logits.shape[0], vocab = logits.shape[1];
+        VectorD last(vocab);
+        for (Index j = 0; j < vocab; ++j)
+            last(j) = logits.values[std::size_t((n - 1) * vocab + j)];
+        const VectorD p = (last.array() - last.maxCoeff()).exp().matrix();
+        const VectorD probabilities = p / p.sum();
+        QCOMPARE(int(run->next.size()), ModelController::kTopK);
+        double previous = 1.0;
+        for (const models::NextToken &t : run->next) {
+            QVERIFY(std::abs(t.probability - probabilities(t.id)) <= 1e-5);
+            QVERIFY(t.probability <= previous);
+            previous = t.probability;
+        }
+        Index best = 0;
+        probabilities.maxCoeff(&best);
+        QCOMPARE(run->next.front().id, best);
+        // The readout in the dock: the pieces and the probabilities.
+        QTableWidget *table = w.models()->panel()->nextTokenTable();
+        QCOMPARE(table->rowCount(), ModelController::kTopK);
+        QCOMPARE(table->item(0, 0)->text(), QStringLiteral("#%1").arg(best));
+        QCOMPARE(table->item(0, 1)->text(), QString::number(probabilities(best), 'f', 4));
+        QCOMPARE(table->item(0, 2)->text(), QString::number(best));
+    }
+}
+
+void TestModelWindow::huggingFaceCacheScan()
+{
+    QTemporaryDir home;
+    QVERIFY(home.isValid());
+    const QString hub = home.filePath(QStringLiteral("hub"));
+    const QString good = hub + QStringLiteral("/models--openai-community--gpt2/snapshots/0123abc");
+    QVERIFY(copyFolder(fixtureFolder(QStringLiteral("gpt2")), good));
+    const QString llama = hub + QStringLiteral("/models--meta--tiny-llama/snapshots/feed");
+    QVERIFY(copyFolder(fixtureFolder(QStringLiteral("llama_gqa")), llama));
+    // An unsupported family is listed with its problem; folders that are no model are skipped.
+    QVERIFY(writeFile(hub + QStringLiteral("/models--state--mamba/snapshots/1/config.json"),
+                      R"({"model_type": "mamba", "vocab_size": 8})"));
+    QVERIFY(writeFile(hub + QStringLiteral("/models--x--readme-only/snapshots/2/README.md"), "hi"));
+    QVERIFY(writeFile(hub + QStringLiteral("/datasets--x--data/snapshots/3/config.json"), "{}"));
+    QVERIFY(writeFile(hub + QStringLiteral("/version.txt"), "1"));
+    QVERIFY(QDir().mkpath(hub + QStringLiteral("/models--empty--repo")));
+
+    const auto found = models::scanHuggingFaceCache(hub.toStdString());
+    QCOMPARE(int(found.size()), 3);
+    QCOMPARE(found[0].name, std::string("meta/tiny-llama"));
+    QCOMPARE(found[0].family, std::string("llama"));
+    QVERIFY(found[0].supported());
+    QCOMPARE(found[1].name, std::string("openai-community/gpt2"));
+    QCOMPARE(found[1].family, std::string("gpt2"));
+    QCOMPARE(found[1].revision, std::string("0123abc"));
+    QCOMPARE(found[1].weightBytes,
+             std::uint64_t(QFileInfo(good + QStringLiteral("/model.safetensors")).size()));
+    QCOMPARE(found[2].name, std::string("state/mamba"));
+    QVERIFY(!found[2].supported());
+    QVERIFY2(QString::fromStdString(found[2].problem).contains(QStringLiteral("mamba")),
+             found[2].problem.c_str());
+    QCOMPARE(models::modelDisplayName(good.toStdString()), std::string("openai-community/gpt2"));
+
+    // $HF_HOME/hub is where the window looks unless told otherwise.
+    const QByteArray oldHome = qgetenv("HF_HOME"), oldCache = qgetenv("HF_HUB_CACHE");
+    qunsetenv("HF_HUB_CACHE");
+    qputenv("HF_HOME", home.path().toUtf8());
+    QCOMPARE(QString::fromStdString(models::huggingFaceHubDir().string()), hub);
+    Window w;
+    QVERIFY(w.start());
+    QCOMPARE(w.models()->hubFolder(), hub);
+    QMenu *menu = w.models()->cacheMenu();
+    QMetaObject::invokeMethod(menu, "aboutToShow");
+    QStringList folders;
+    for (QAction *a : menu->actions())
+        if (!a->data().toString().isEmpty())
+            folders << a->data().toString();
+    QCOMPARE(
+        folders,
+        (QStringList {llama, good, hub + QStringLiteral("/models--state--mamba/snapshots/1")}));
+    if (oldHome.isNull())
+        qunsetenv("HF_HOME");
+    else
+        qputenv("HF_HOME", oldHome);
+    if (!oldCache.isNull())
+        qputenv("HF_HUB_CACHE", oldCache);
+
+    // A cached model opens with its repository's name.
+    QString error;
+    QVERIFY2(w.models()->openFolder(good, &error), qPrintable(error));
+    QCOMPARE(w.models()->model()->name, QStringLiteral("openai-community/gpt2"));
+}
+
+void TestModelWindow::brokenFolderKeepsSession()
+{
+    Window w;
+    QVERIFY(w.start());
+    QString error;
+    QVERIFY2(
+        w.run(fixtureFolder(QStringLiteral("gpt2")), idsText(QStringLiteral("gpt2")), true, &error),
+        qPrintable(error));
+    const SessionParameters before = w.window.session()->parameters();
+    const auto model = w.models()->model();
+
+    QTemporaryDir dir;
+    struct Case
+    {
+        QString folder;
+        QString expectedText;
+    };
+    const QString pickle = dir.filePath(QStringLiteral("pickle"));
+    QVERIFY(copyFolder(fixtureFolder(QStringLiteral("gpt2")), pickle));
+    QVERIFY(QFile::remove(pickle + QStringLiteral("/model.safetensors")));
+    QVERIFY(writeFile(pickle + QStringLiteral("/pytorch_model.bin"), "not read"));
+    const QString gguf = dir.filePath(QStringLiteral("gguf"));
+    QVERIFY(writeFile(gguf + QStringLiteral("/model.gguf"), "GGUF"));
+    QVERIFY(writeFile(gguf + QStringLiteral("/config.json"), R"({"model_type": "llama"})"));
+    const QString family = dir.filePath(QStringLiteral("family"));
+    QVERIFY(writeFile(family + QStringLiteral("/config.json"), R"({"model_type": "mamba"})"));
+    const QString notModel = dir.filePath(QStringLiteral("photos"));
+    QVERIFY(writeFile(notModel + QStringLiteral("/cat.jpg"), "jpeg"));
+    for (const Case &c :
+         {Case {pickle, QStringLiteral("pytorch_model.bin")}, Case {gguf, QStringLiteral("gguf")},
+          Case {family, QStringLiteral("mamba")}, Case {notModel, QStringLiteral("config.json")},
+          Case {dir.filePath(QStringLiteral("absent")), QStringLiteral("no such folder")}}) {
+        error.clear();
+        QVERIFY(!w.models()->openFolder(c.folder, &error));
+        QVERIFY2(error.contains(c.expectedText, Qt::CaseInsensitive), qPrintable(error));
+        QCOMPARE(w.models()->model(), model);
+        QVERIFY(w.window.session()->parameters() == before);
+    }
+    // Through the menu's path: a message box with core's message, the session kept.
+    const auto answer = answerNextMessageBox();
+    QVERIFY(!w.models()->open(family));
+    QVERIFY(answer->seen);
+    QVERIFY2(answer->text.contains(QStringLiteral("mamba")), qPrintable(answer->text));
+    QVERIFY2(answer->text.contains(QStringLiteral("current session is kept")),
+             qPrintable(answer->text));
+    QVERIFY(w.window.session()->parameters() == before);
+}
+
+void TestModelWindow::sessionKeepsModelAndText()
+{
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("model.attnlab.json"));
+    const QString folder = fixtureFolder(QStringLiteral("llama_gqa"));
+    const QString ids = idsText(QStringLiteral("llama_gqa"));
+    QString error;
+    {
+        Window w;
+        QVERIFY(w.start());
+        QVERIFY2(w.run(folder, ids, true, &error), qPrintable(error));
+        w.window.tensorController()->setLayer(1);
+        QTRY_VERIFY(w.window.session()->parameters().tensors->layer() == 1);
+        QVERIFY2(w.window.sessionController()->saveFile(file, &error), qPrintable(error));
+    }
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject saved = QJsonDocument::fromJson(f.readAll()).object();
+    const QJsonObject model = saved.value(QLatin1String("model")).toObject();
+    QCOMPARE(model.value(QLatin1String("folder")).toString(), QFileInfo(folder).absoluteFilePath());
+    QCOMPARE(model.value(QLatin1String("text")).toString(), ids);
+    QVERIFY(saved.value(QLatin1String("tensors")).toObject().isEmpty());
+
+    Window again;
+    QVERIFY(again.start());
+    QVERIFY2(again.window.sessionController()->openFile(file, &error), qPrintable(error));
+    QVERIFY2(again.window.sessionController()->openWarning().isEmpty(),
+             qPrintable(again.window.sessionController()->openWarning()));
+    QCOMPARE(again.models()->model()->folder, QFileInfo(folder).absoluteFilePath());
+    QCOMPARE(again.models()->text(), ids);
+    again.models()->waitForRun();
+    AttentionSession *s = again.window.session();
+    QTRY_VERIFY_WITH_TIMEOUT(s->parameters().tensors && s->parameters().tensors->isModelRun()
+                                 && !s->isBusy(),
+                             attn::test::kWorkTimeoutMs);
+    QCOMPARE(s->parameters().tensors->layer(), 1);
+    QVERIFY(!again.window.sessionController()->isModified());
+}
+
+void TestModelWindow::sessionWithMissingFolderSaysSo()
+{
+    QTemporaryDir dir;
+    const QString folder = dir.filePath(QStringLiteral("moved-model"));
+    QVERIFY(copyFolder(fixtureFolder(QStringLiteral("gpt2")), folder));
+    const QString file = dir.filePath(QStringLiteral("gone.attnlab.json"));
+    QString error;
+    {
+        Window w;
+        QVERIFY(w.start());
+        QVERIFY2(w.run(folder, QStringLiteral("1 2 3"), true, &error), qPrintable(error));
+        QVERIFY2(w.window.sessionController()->saveFile(file, &error), qPrintable(error));
+    }
+    QVERIFY(QDir(folder).removeRecursively());
+    Window again;
+    QVERIFY(again.start());
+    QVERIFY2(again.window.sessionController()->openFile(file, &error), qPrintable(error));
+    const QString warning = again.window.sessionController()->openWarning();
+    QVERIFY2(warning.contains(QDir::toNativeSeparators(folder)), qPrintable(warning));
+    QVERIFY2(warning.contains(QStringLiteral("gone")), qPrintable(warning));
+    QVERIFY(!again.models()->model());
+    // The rest of the session is open: its parameters (n = 3 tokens, h = 4).
+    QCOMPARE(again.window.session()->parameters().n, 3);
+    QCOMPARE(again.window.session()->parameters().heads, 4);
+}
+
+void TestModelWindow::sessionFileChecksModelKey()
+{
+    const QByteArray head = R"({"format": "attnlab-session", "version": 1, "parameters": {},)";
+    QString error;
+    const auto good = SessionFile::fromJson(
+        head
+            + R"("model": {"folder": "/m", "text": "hi", "ids": false, "shown": true, "layer": 2}})",
+        &error);
+    QVERIFY2(good, qPrintable(error));
+    QCOMPARE(good->model.value(QLatin1String("folder")).toString(), QStringLiteral("/m"));
+    QCOMPARE(good->model.value(QLatin1String("layer")).toInt(), 2);
+    QVERIFY(good->extra.isEmpty());
+    // Written back as read.
+    const auto again = SessionFile::fromJson(SessionFile::toJson(*good), &error);
+    QVERIFY2(again, qPrintable(error));
+    QCOMPARE(again->model, good->model);
+    for (const char *bad : {R"("model": {"text": "no folder"}})", R"("model": {"folder": 3}})",
+                            R"("model": {"folder": "/m", "layer": -1}})",
+                            R"("model": {"folder": "/m", "text": 5}})", R"("model": [1]})"}) {
+        error.clear();
+        QVERIFY2(!SessionFile::fromJson(head + bad, &error), bad);
+        QVERIFY2(error.contains(QStringLiteral("\"model\"")), qPrintable(error));
+    }
+    // No model: no key.
+    SessionDocument plain;
+    QVERIFY(!SessionFile::toJson(plain).contains("\"model\""));
+}
+
+void TestModelWindow::cancelStopsTheForwardPass()
+{
+    // In core's loop: a cancel after the first layer stops before the second.
+    QString error;
+    const auto model = openModelFolder(fixtureFolder(QStringLiteral("gpt2")), &error);
+    QVERIFY2(model, qPrintable(error));
+    const auto input = prepareModelInput(*model, idsText(QStringLiteral("gpt2")), true, &error);
+    QVERIFY2(input, qPrintable(error));
+    std::atomic<bool> stop {false};
+    int reported = 0;
+    bool cancelled = false;
+    try {
+        runModel(
+            model, *input, std::uint64_t(1) << 30, 5,
+            [&](int done, int total) {
+                ++reported;
+                QCOMPARE(total, 2);
+                stop = true;
+                (void)done;
+            },
+            CancelToken(&stop));
+    } catch (const Cancelled &) {
+        cancelled = true;
+    }
+    QVERIFY(cancelled);
+    QCOMPARE(reported, 1);
+
+    // In the window: Cancel drops the run, the views keep what they showed.
+    Window w;
+    QVERIFY(w.start());
+    const SessionParameters before = w.window.session()->parameters();
+    QVERIFY2(w.models()->openFolder(fixtureFolder(QStringLiteral("gpt2")), &error),
+             qPrintable(error));
+    w.models()->setText(idsText(QStringLiteral("gpt2")), true);
+    QVERIFY2(w.models()->run(&error), qPrintable(error));
+    QVERIFY(w.models()->isRunning());
+    QVERIFY(w.models()->panel()->cancelButton()->isVisibleTo(w.models()->panel()));
+    w.models()->panel()->cancelButton()->click();
+    QVERIFY(!w.models()->isRunning());
+    QTest::qWait(200);
+    QVERIFY(!w.models()->lastRun());
+    QVERIFY(w.window.session()->parameters() == before);
+    QVERIFY(w.models()->panel()->messageLabel()->text().contains(QStringLiteral("Cancelled")));
+    QVERIFY(w.models()->panel()->runButton()->isEnabled());
+}
+
+void TestModelWindow::tokenStripShowsTokenizerPieces()
+{
+    const QString refs = QStringLiteral(ATTN_TOKENIZER_MODELS "/gpt2-hf");
+    QVERIFY2(QFileInfo::exists(refs + QStringLiteral("/vocab.json")),
+             "the GPT-2 tokenizer files are fetched by the tokenizer_refs test fixture");
+    QTemporaryDir dir;
+    const QString folder = dir.filePath(QStringLiteral("gpt2-with-tokenizer"));
+    QVERIFY(copyFolder(fixtureFolder(QStringLiteral("gpt2")), folder));
+    QVERIFY(
+        QFile::copy(refs + QStringLiteral("/vocab.json"), folder + QStringLiteral("/vocab.json")));
+    QVERIFY(
+        QFile::copy(refs + QStringLiteral("/merges.txt"), folder + QStringLiteral("/merges.txt")));
+
+    Window w;
+    QVERIFY(w.start());
+    QString error;
+    QVERIFY2(w.models()->openFolder(folder, &error), qPrintable(error));
+    QVERIFY(w.models()->model()->tokenizer);
+    const QString text = QStringLiteral("Hello world, na\u00efve caf\u00e9 \u9f98!");
+    // Typed into the panel, as a user does.
+    w.models()->panel()->textEdit()->setPlainText(text);
+    const QVector<TokenPiece> pieces = w.models()->panel()->tokenStrip()->pieces();
+    const auto tokenizer = text::loadTokenizer(folder.toStdString());
+    const std::string bytes = text.toStdString();
+    const text::Encoding encoding = tokenizer->encode(bytes);
+    QCOMPARE(pieces.size(), qsizetype(encoding.tokens.size()));
+    for (qsizetype k = 0; k < pieces.size(); ++k) {
+        const text::Token &t = encoding.tokens[std::size_t(k)];
+        QCOMPARE(pieces[k].id, std::int64_t(t.id));
+        QCOMPARE(pieces[k].begin, std::int64_t(t.begin));
+        QCOMPARE(pieces[k].end, std::int64_t(t.end));
+        QCOMPARE(pieces[k].label,
+                 QString::fromStdString(text::pieceLabel(text::tokenBytes(*tokenizer, t, bytes))));
+    }
+    QCOMPARE(pieces[0].label, QStringLiteral("Hello"));
+    QCOMPARE(pieces[1].label, QStringLiteral("\u2423world"));
+    // The three bytes of 龘 (E9 BE 98) are split between byte-level tokens: marked in hex.
+    bool split = false;
+    for (const TokenPiece &p : pieces)
+        split = split || p.label.contains(QStringLiteral("\u2039E9\u203a\u2039BE\u203a"));
+    QVERIFY(split);
+    TokenStrip *strip = w.models()->panel()->tokenStrip();
+    const QString tip = strip->pieceToolTip(1);
+    QVERIFY2(tip.contains(QStringLiteral("id %1").arg(pieces[1].id)), qPrintable(tip));
+    QVERIFY2(tip.contains(QStringLiteral("20 77 6F 72 6C 64")), qPrintable(tip));
+    QVERIFY(!strip->pieceRect(int(pieces.size()) - 1).isEmpty());
+    // The tiny checkpoint's vocabulary (48) is smaller than GPT-2's: refused, with the id named.
+    QVERIFY(!w.models()->run(&error));
+    QVERIFY2(error.contains(QStringLiteral("[0, 48)")), qPrintable(error));
+    QVERIFY(w.models()->panel()->messageLabel()->text().contains(QStringLiteral("[0, 48)")));
+}
+
+void TestModelWindow::tokenStripWithoutModelSplitsWords()
+{
+    Window w;
+    QVERIFY(w.start());
+    QVERIFY(!w.models()->model());
+    const QString text = QStringLiteral("The cat, sat.");
+    w.models()->panel()->textEdit()->setPlainText(text);
+    QStringList labels;
+    for (const TokenPiece &p : w.models()->panel()->tokenStrip()->pieces()) {
+        labels << p.label;
+        QCOMPARE(p.id, std::int64_t(-1));
+    }
+    QCOMPARE(labels, splitTokens(text));
+    QVERIFY(!w.models()->panel()->runButton()->isEnabled());
+}
+
+void TestModelWindow::pieceLabelsShowSpacesAndSplitBytes()
+{
+    QCOMPARE(text::pieceLabel(" cat"), std::string("\u2423cat"));
+    QCOMPARE(text::pieceLabel("a\nb\t"), std::string("a\u21b5b\u21e5"));
+    QCOMPARE(text::pieceLabel("caf\xc3\xa9"), std::string("caf\u00e9"));
+    QCOMPARE(text::pieceLabel("\xF0\x9F"), std::string("\u2039F0\u203a\u20399F\u203a"));
+    QCOMPARE(text::pieceLabel(""), std::string("\u2205"));
+    QCOMPARE(text::hexBytes(" ca"), std::string("20 63 61"));
+}
+
+QTEST_MAIN(TestModelWindow)
+#include "tst_modelwindow.moc"
