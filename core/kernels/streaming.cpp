@@ -106,9 +106,7 @@ Matrix<T> attentionStreaming(const ConstMatrixRef<T> &query, const ConstMatrixRe
     if (tile < 1)
         throw InvalidArgument(std::string(who) + ": tile must be >= 1, got "
                               + std::to_string(tile));
-    detail::checkFiniteInput<T>(query, "query", who);
-    detail::checkFiniteInput<T>(key, "key", who);
-    detail::checkFiniteInput<T>(value, "value", who);
+    detail::checkFiniteInputs<T>(query, key, value, who);
 
     const Index nQ = query.rows();
     const Index nK = key.rows();
