@@ -50,9 +50,7 @@ scaledDotProductAttention(const ConstMatrixRef<T> &query, const ConstMatrixRef<T
         throw InvalidArgument(std::string(who) + ": mask fill must be finite or -inf, got "
                               + detail::valueName(options.maskFill));
     if (options.checkFinite) {
-        detail::checkFiniteInput<T>(query, "query", who);
-        detail::checkFiniteInput<T>(key, "key", who);
-        detail::checkFiniteInput<T>(value, "value", who);
+        detail::checkFiniteInputs<T>(query, key, value, who);
     }
     const Index nQ = query.rows();
     const Index nK = key.rows();

@@ -94,9 +94,7 @@ groupedQueryAttention(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &k
         fail(e.what());
     }
     if (options.checkFinite) {
-        detail::checkFiniteInput<T>(query, "query", who);
-        detail::checkFiniteInput<T>(key, "key", who);
-        detail::checkFiniteInput<T>(value, "value", who);
+        detail::checkFiniteInputs<T>(query, key, value, who);
     }
     const Index nQ = query.rows(), nK = key.rows();
 

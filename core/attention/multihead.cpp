@@ -193,9 +193,7 @@ MultiheadAttention<T>::project(const ConstMatrixRef<T> &query, const ConstMatrix
                               + shapeString(key.rows(), key.cols()) + ", value "
                               + shapeString(value.rows(), value.cols()) + ")");
     if (checkFinite) {
-        detail::checkFiniteInput<T>(query, "query", who);
-        detail::checkFiniteInput<T>(key, "key", who);
-        detail::checkFiniteInput<T>(value, "value", who);
+        detail::checkFiniteInputs<T>(query, key, value, who);
     }
 
     // Projections: q = query · W_Qᵀ + b_Q (n_q × d_model); k, v: n_k × d_model.
@@ -234,9 +232,7 @@ MultiheadAttention<T>::forward(const ConstMatrixRef<T> &query, const ConstMatrix
         throw InvalidArgument(std::string(who) + ": " + e.what());
     }
     if (options.checkFinite) {
-        detail::checkFiniteInput<T>(query, "query", who);
-        detail::checkFiniteInput<T>(key, "key", who);
-        detail::checkFiniteInput<T>(value, "value", who);
+        detail::checkFiniteInputs<T>(query, key, value, who);
     }
 
     const Index nQ = query.rows();

@@ -19,11 +19,7 @@ constexpr double kSoftmaxFlopsPerEntry = 20;
 /// CPUs with AVX-512F, else Eigen's packet math as compiled (SSE2 in the portable build).
 template<typename T> detail::RowStatus rowSoftmax(T *x, Index n, Index &badCol)
 {
-#ifdef ATTN_HAVE_AVX512_KERNELS
-    if (detail::avx512::enabled())
-        return detail::softmaxRow<T, detail::Avx512RowOps>(x, n, badCol);
-#endif
-    return detail::softmaxRow(x, n, badCol);
+    return detail::RowPasses().softmaxScaled(x, n, T(1), badCol);
 }
 } // namespace
 

@@ -636,11 +636,7 @@ Matrix<T> attentionFused(const ConstMatrixRef<T> &query, const ConstMatrixRef<T>
                          Matrix<T> *weights)
 {
     const Index nQ = query.rows(), nK = key.rows();
-    detail::checkAttentionShapes(nQ, query.cols(), nK, key.cols(), value.rows(), value.cols(), mask,
-                                 "attentionFused");
-    detail::checkFiniteInput<T>(query, "query", "attentionFused");
-    detail::checkFiniteInput<T>(key, "key", "attentionFused");
-    detail::checkFiniteInput<T>(value, "value", "attentionFused");
+    detail::checkAttentionInputs<T>(query, key, value, mask, "attentionFused");
     const ScopedKernelThreads team(kernelThreadsFor(nQ, nK, query.cols(), value.cols()));
     Matrix<T> s(nQ, nK); // scores: n_q × n_k
     s.noalias() = query * key.transpose();

@@ -19,6 +19,27 @@ void checkAttentionShapes(Index qRows, Index qCols, Index kRows, Index kCols, In
 template<typename T>
 void checkFiniteInput(const ConstMatrixRef<T> &m, const char *name, const char *who);
 
+/// checkFiniteInput of query, key and value, in that order.
+template<typename T>
+void checkFiniteInputs(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                       const ConstMatrixRef<T> &value, const char *who)
+{
+    checkFiniteInput<T>(query, "query", who);
+    checkFiniteInput<T>(key, "key", who);
+    checkFiniteInput<T>(value, "value", who);
+}
+
+/// The argument check of every attention kernel: checkAttentionShapes, then checkFiniteInputs.
+template<typename T>
+void checkAttentionInputs(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                          const ConstMatrixRef<T> &value, const AttentionMask &mask,
+                          const char *who)
+{
+    checkAttentionShapes(query.rows(), query.cols(), key.rows(), key.cols(), value.rows(),
+                         value.cols(), mask, who);
+    checkFiniteInputs<T>(query, key, value, who);
+}
+
 /// Applies `mask` to the tile of scaled scores for queries [i0, i0 + rows) and keys
 /// [j0, j0 + cols) of an n_q × n_k attention: adds the additive term, then writes `fill` into
 /// every masked cell. `tile` points at cell (i0, j0) and rows are `ld` elements apart.

@@ -19,11 +19,7 @@ Matrix<T> attentionLoop(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> 
                         Matrix<T> *weights)
 {
     static constexpr const char *who = "attentionLoop";
-    detail::checkAttentionShapes(query.rows(), query.cols(), key.rows(), key.cols(), value.rows(),
-                                 value.cols(), mask, who);
-    detail::checkFiniteInput<T>(query, "query", who);
-    detail::checkFiniteInput<T>(key, "key", who);
-    detail::checkFiniteInput<T>(value, "value", who);
+    detail::checkAttentionInputs<T>(query, key, value, mask, who);
 
     const Index nQ = query.rows();
     const Index nK = key.rows();

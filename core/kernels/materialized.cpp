@@ -44,11 +44,7 @@ Matrix<T> attentionMaterialized(const ConstMatrixRef<T> &query, const ConstMatri
                                 Matrix<T> *weights)
 {
     static constexpr const char *who = "attentionMaterialized";
-    detail::checkAttentionShapes(query.rows(), query.cols(), key.rows(), key.cols(), value.rows(),
-                                 value.cols(), mask, who);
-    detail::checkFiniteInput<T>(query, "query", who);
-    detail::checkFiniteInput<T>(key, "key", who);
-    detail::checkFiniteInput<T>(value, "value", who);
+    detail::checkAttentionInputs<T>(query, key, value, mask, who);
 
     const Index nQ = query.rows();
     const Index nK = key.rows();
@@ -82,9 +78,7 @@ Matrix<T> attentionMaterialized(const ConstMatrixRef<T> &query, const ConstMatri
     // The AVX-512 float32 products (avx512.h) need Kᵀ packed and d_v a multiple of 16; the row
     // passes (max, exp, scale) take float and double rows.
     [[maybe_unused]] bool avx512 = false;
-#ifdef ATTN_HAVE_AVX512_KERNELS
-    const bool avx512Rows = detail::avx512::enabled();
-#endif
+    const detail::RowPasses passes;
     std::vector<float> packedKeys; // Kᵀ in panels: ~n_k × d_k floats (AVX-512 path only)
 #ifdef ATTN_HAVE_AVX512_KERNELS
     if constexpr (std::is_same_v<T, float>) {
@@ -159,13 +153,7 @@ Matrix<T> attentionMaterialized(const ConstMatrixRef<T> &query, const ConstMatri
                         detail::applyMaskTile(row, nK, i, 1, 0, nK, mask, negInf);
                 }
                 const T rowScale = foldScale ? scale : T(1);
-#ifdef ATTN_HAVE_AVX512_KERNELS
-                if (avx512Rows)
-                    status = detail::softmaxRowScaled<T, detail::Avx512RowOps>(row, n, rowScale,
-                                                                               badCol);
-                else
-#endif
-                    status = detail::softmaxRowScaled(row, n, rowScale, badCol);
+                status = passes.softmaxScaled(row, n, rowScale, badCol);
                 if (status == detail::RowStatus::NonFinite) {
                     Index cur = badRow.load();
                     while (i < cur && !badRow.compare_exchange_weak(cur, i)) { }

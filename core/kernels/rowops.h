@@ -198,6 +198,54 @@ inline RowStatus softmaxRow(T *x, Index n, Index &badCol)
     return softmaxRowScaled<T, Ops>(x, n, T(1), badCol);
 }
 
+/// The row passes (max, exp-and-sum, scale, and the softmax made of them) on the code every
+/// caller in core runs: the AVX-512 passes (Avx512RowOps) when avx512::enabled() said so at
+/// construction, else Eigen's packet math (PacketRowOps). The one place that chooses.
+struct RowPasses
+{
+#ifdef ATTN_HAVE_AVX512_KERNELS
+    bool avx512 = avx512::enabled();
+#else
+    static constexpr bool avx512 = false;
+#endif
+
+    template<typename T> T max(const T *x, Index n, bool &suspicious) const
+    {
+#ifdef ATTN_HAVE_AVX512_KERNELS
+        if (avx512)
+            return Avx512RowOps::max(x, n, suspicious);
+#endif
+        return PacketRowOps::max(x, n, suspicious);
+    }
+    template<typename T> T expShiftSum(T *x, Index n, T shift, T scale) const
+    {
+#ifdef ATTN_HAVE_AVX512_KERNELS
+        if (avx512)
+            return Avx512RowOps::expShiftSum(x, n, shift, scale);
+#endif
+        return PacketRowOps::expShiftSum(x, n, shift, scale);
+    }
+    template<typename T> void scale(T *x, Index n, T s) const
+    {
+#ifdef ATTN_HAVE_AVX512_KERNELS
+        if (avx512) {
+            Avx512RowOps::scale(x, n, s);
+            return;
+        }
+#endif
+        PacketRowOps::scale(x, n, s);
+    }
+    /// softmaxRowScaled on these passes.
+    template<typename T> RowStatus softmaxScaled(T *x, Index n, T scale, Index &badCol) const
+    {
+#ifdef ATTN_HAVE_AVX512_KERNELS
+        if (avx512)
+            return softmaxRowScaled<T, Avx512RowOps>(x, n, scale, badCol);
+#endif
+        return softmaxRowScaled<T, PacketRowOps>(x, n, scale, badCol);
+    }
+};
+
 /// "NaN" or "+inf" or "-inf" or the number, for messages.
 template<typename T> inline std::string valueName(T v)
 {

@@ -36,25 +36,7 @@ template<typename T> struct TileProducts
     bool avx512 = false;
     std::vector<float> packedKeys {}; // Kᵀ in panels of 32 keys (AVX-512 path only)
 
-    bool avx512Rows = false; // row passes by avx512.h (float and double)
-
-    T rowMax(const T *x, Index n, bool &suspicious) const
-    {
-#ifdef ATTN_HAVE_AVX512_KERNELS
-        if (avx512Rows)
-            return detail::avx512::rowMax(x, n, suspicious);
-#endif
-        return detail::rowMax(x, n, suspicious);
-    }
-
-    T expShiftSum(T *x, Index n, T shift, T scale) const
-    {
-#ifdef ATTN_HAVE_AVX512_KERNELS
-        if (avx512Rows)
-            return detail::avx512::expShiftSum(x, n, shift, scale);
-#endif
-        return detail::expShiftSum(x, n, shift, scale);
-    }
+    detail::RowPasses passes {}; // the row passes (float and double)
 
     // s (rows × cols, row stride ld) = Q[i0 …] K[j0 …]ᵀ
     void scores(Index i0, Index rows, Index j0, Index cols, T *s, Index ld) const
@@ -106,9 +88,7 @@ Matrix<T> attentionStreaming(const ConstMatrixRef<T> &query, const ConstMatrixRe
     if (tile < 1)
         throw InvalidArgument(std::string(who) + ": tile must be >= 1, got "
                               + std::to_string(tile));
-    detail::checkFiniteInput<T>(query, "query", who);
-    detail::checkFiniteInput<T>(key, "key", who);
-    detail::checkFiniteInput<T>(value, "value", who);
+    detail::checkFiniteInputs<T>(query, key, value, who);
 
     const Index nQ = query.rows();
     const Index nK = key.rows();
@@ -125,9 +105,6 @@ Matrix<T> attentionStreaming(const ConstMatrixRef<T> &query, const ConstMatrixRe
         return output;
 
     TileProducts<T> products {query, key, value};
-#ifdef ATTN_HAVE_AVX512_KERNELS
-    products.avx512Rows = detail::avx512::enabled();
-#endif
     Index tk = std::min(tile, nK); // keys per tile
 #ifdef ATTN_HAVE_AVX512_KERNELS
     if constexpr (std::is_same_v<T, float>) {
@@ -186,7 +163,7 @@ Matrix<T> attentionStreaming(const ConstMatrixRef<T> &query, const ConstMatrixRe
                     T *row = s.row(r).data();
                     correction(r) = T(1);
                     bool suspicious = false;
-                    const T tileMax = products.rowMax(row, cols, suspicious);
+                    const T tileMax = products.passes.max(row, cols, suspicious);
                     bool bad = false;
                     if (suspicious)
                         for (Index c = 0; c < cols && !bad; ++c)
@@ -203,7 +180,8 @@ Matrix<T> attentionStreaming(const ConstMatrixRef<T> &query, const ConstMatrixRe
                         std::fill(row, row + cols, T(0));
                         continue;
                     }
-                    const T sum = products.expShiftSum(row, cols, newMax, foldScale ? scale : T(1));
+                    const T sum
+                        = products.passes.expShiftSum(row, cols, newMax, foldScale ? scale : T(1));
                     if (m(r) != newMax) {
                         correction(r) = std::exp(m(r) - newMax); // 0 when m = -inf
                         l(r) *= correction(r);

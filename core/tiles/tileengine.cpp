@@ -32,39 +32,6 @@ namespace attn {
 
 namespace {
 
-/// The row passes (max, exp-and-sum, scale) on the code the kernels use.
-template<typename T> struct RowPasses
-{
-    bool avx512 = false;
-
-    T max(const T *x, Index n, bool &suspicious) const
-    {
-#ifdef ATTN_HAVE_AVX512_KERNELS
-        if (avx512)
-            return detail::avx512::rowMax(x, n, suspicious);
-#endif
-        return detail::rowMax(x, n, suspicious);
-    }
-    T expShiftSum(T *x, Index n, T shift, T scale) const
-    {
-#ifdef ATTN_HAVE_AVX512_KERNELS
-        if (avx512)
-            return detail::avx512::expShiftSum(x, n, shift, scale);
-#endif
-        return detail::expShiftSum(x, n, shift, scale);
-    }
-    void scale(T *x, Index n, T s) const
-    {
-#ifdef ATTN_HAVE_AVX512_KERNELS
-        if (avx512) {
-            detail::avx512::scaleRow(x, n, s);
-            return;
-        }
-#endif
-        detail::scaleRow(x, n, s);
-    }
-};
-
 /// MaskStateBits of keys [j0, j0 + cols) of query i into out[0, cols).
 void maskStateRow(const AttentionMask &mask, Index nK, Index i, Index j0, Index cols,
                   std::uint8_t *out)
@@ -315,10 +282,7 @@ Index TileEngine<T>::headBlock(Index head, Index i0, Index rows, Index c0, Index
 {
     const Index nK = keys();
     const T negInf = -std::numeric_limits<T>::infinity();
-    RowPasses<T> passes;
-#ifdef ATTN_HAVE_AVX512_KERNELS
-    passes.avx512 = detail::avx512::enabled();
-#endif
+    const detail::RowPasses passes; // the kernels' row passes (rowops.h)
     RowStats &stats = m_stats[std::size_t(head)];
     // Keys the block computes: [c0, keyEnd); a causal mask with −inf fill cuts the rest.
     const Index keyEnd = m_causalSkip ? std::min(c1, m_mask.causalLimit(i0 + rows - 1, nK)) : c1;
