@@ -492,17 +492,18 @@ private slots:
         QTest::newRow("past learned positions")
             << QStringList {"--model", gpt2, "--ids", "1,2", "--prefix-tokens", "25"}
             << QStringList {"--prefix-tokens 25", "50 tokens", "learned positions for 16", "<= 8"};
+        // llama_gqa (RoPE: no position limit) on 200 ids: 2·4·200²·12 bytes is 3.7 MiB.
+        const QString manyIds = QStringList(200, QStringLiteral("1")).join(QLatin1Char(','));
         QTest::newRow("memory budget")
             << QStringList {"--model",
-                            gpt2,
+                            modelDir(QStringLiteral("llama_gqa")),
                             "--ids",
-                            "1,2",
-                            "--prefix-tokens",
-                            "5",
+                            manyIds,
                             "--memory-budget-mib",
                             "1",
                             "--contributions"}
-            << QStringList {"2 layers x 4 heads", "2 x 2 x 12 bytes", "--memory-budget-mib"};
+            << QStringList {"2 layers x 4 heads", "200 x 200 x 12 bytes", "(--contributions)",
+                            "over --memory-budget-mib 1 MiB"};
         QTest::newRow("--out-npz without --contributions")
             << QStringList {"--model", gpt2, "--ids", "1,2", "--out-npz", "@c.npz"}
             << QStringList {"give --contributions too"};
