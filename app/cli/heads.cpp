@@ -265,7 +265,10 @@ std::optional<int> parseHeads(const QStringList &arguments, HeadsArguments &args
 {
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
-        "The head atlas: scores of every (layer, head) of a stored attention stack. "
+        "The head atlas: scores of every (layer, head) of a stored attention stack (--in) or "
+        "of a checkpoint run on a text (--model, adding prefix matching per head and rank "
+        "collapse per layer, and with --contributions value-weighted norms, rollout and head "
+        "ablation). "
         "Previous-token, duplicate-token and induction scores as TransformerLens's "
         "head_detector (sum(A*P)/sum(A) for a 0/1 pattern P, all rows); sink (mean weight on "
         "the first key, flagged above --sink-epsilon); mean entropy (nats), effective terms "
