@@ -80,6 +80,14 @@ double maxError(const MatrixD &a, const MatrixD &b)
 
 } // namespace
 
+/// The reference checkpoints: GPT-2 (Conv1D, biases) and Llama with grouped-query attention.
+void referenceCases()
+{
+    QTest::addColumn<QString>("name");
+    QTest::newRow("gpt2") << QStringLiteral("gpt2");
+    QTest::newRow("llama_gqa") << QStringLiteral("llama_gqa");
+}
+
 class TestHeadContributions : public QObject
 {
     Q_OBJECT
@@ -157,12 +165,7 @@ private slots:
                     {QStringLiteral("0 tokens")});
     }
 
-    void referenceCases_data()
-    {
-        QTest::addColumn<QString>("name");
-        QTest::newRow("gpt2") << QStringLiteral("gpt2");
-        QTest::newRow("llama_gqa") << QStringLiteral("llama_gqa");
-    }
+    void postProcessingMatchesReference_data() { referenceCases(); }
 
     /// The float64 post-processing on the reference's own weights, values and W_O^h.
     void postProcessingMatchesReference()
@@ -202,6 +205,8 @@ private slots:
         QVERIFY(summaryError <= 1e-12);
         QVERIFY(rolloutError <= 1e-12);
     }
+
+    void forwardMatchesReference_data() { referenceCases(); }
 
     /// What goes through the float32 forward.
     void forwardMatchesReference()
