@@ -137,7 +137,9 @@ QList<QCommandLineOption> headsOptions()
                         "PNG, SVG or PDF (by suffix). The scores still go to standard output."),
          QStringLiteral("file")},
         {QStringLiteral("score"),
-         QStringLiteral("The score the --out figure shows: %1.")
+         QStringLiteral("The score the --out figure shows: %1; with --model also "
+                        "prefix_matching, with --contributions value_norm_sink, value_norm_mass "
+                        "and ablation_kl.")
              .arg(atlasScoreNames().join(QStringLiteral(", "))),
          QStringLiteral("name"), QStringLiteral("previous_token")},
         {QStringLiteral("model"),
@@ -179,10 +181,16 @@ QList<QCommandLineOption> headsOptions()
 std::optional<int> parseFigure(const QCommandLineParser &parser, HeadsArguments &args)
 {
     const QString score = parser.value(QStringLiteral("score"));
-    if (!atlasScoreNames().contains(score))
+    QStringList names = atlasScoreNames();
+    if (!args.modelDir.isEmpty())
+        names << QStringLiteral("prefix_matching");
+    if (args.contributions)
+        names << QStringLiteral("value_norm_sink") << QStringLiteral("value_norm_mass")
+              << QStringLiteral("ablation_kl");
+    if (!names.contains(score))
         return usageError(kCommand,
                           QStringLiteral("--score must be one of %1, got '%2'")
-                              .arg(atlasScoreNames().join(QStringLiteral(", ")), score));
+                              .arg(names.join(QStringLiteral(", ")), score));
     args.score = score;
     if (!parser.isSet(QStringLiteral("out"))) {
         if (parser.isSet(QStringLiteral("score")))
@@ -841,8 +849,11 @@ int runPlan(const HeadsArguments &args, const HeadsPlan &plan)
     if (!args.outPath.isEmpty()) {
         const std::vector<std::string> notes = tableNotes(args, plan);
         const QStringList caption = {q(notes[0]), q(notes[1])};
-        if (!writeHeadAtlas(args.outPath, *atlasScore(scores, args.score), args.score, caption,
-                            &error))
+        const MatrixD *values = nullptr;
+        for (const auto &[name, matrix] : scoreColumns(scores, model))
+            if (args.score == QLatin1String(name))
+                values = matrix;
+        if (!writeHeadAtlas(args.outPath, *values, args.score, caption, &error))
             return failure(kCommand, error);
     }
     return ExitOk;

@@ -467,6 +467,14 @@ private slots:
         QVERIFY(table.out.contains("prefix_matching"));
         QVERIFY(table.out.contains("rank_collapse"));
         QVERIFY(table.out.contains("gpt2 (2 layers x 4 heads) on 10 tokens"));
+
+        // The atlas of a model-only score.
+        const QString png = dir.filePath(QStringLiteral("prefix.png"));
+        const CliRun figure
+            = runAttnlab({"heads", "--model", gpt2, "--ids", ids.join(','), "--prefix-tokens", "5",
+                          "--out", png, "--score", "prefix_matching"});
+        QVERIFY2(figure.exitCode == 0, figure.err.constData());
+        QVERIFY(!QImage(png).isNull());
     }
 
     void refusals_data()
@@ -504,6 +512,13 @@ private slots:
                             "--contributions"}
             << QStringList {"2 layers x 4 heads", "200 x 200 x 12 bytes", "(--contributions)",
                             "over --memory-budget-mib 1 MiB"};
+        QTest::newRow("contribution score without --contributions")
+            << QStringList {"--model", gpt2,     "--ids",   "1,2",
+                            "--out",   "@a.png", "--score", "value_norm_sink"}
+            << QStringList {"--score must be one of", "prefix_matching", "value_norm_sink"};
+        QTest::newRow("model score with --in")
+            << QStringList {"--in", f64, "--out", "@a.png", "--score", "prefix_matching"}
+            << QStringList {"--score must be one of", "'prefix_matching'"};
         QTest::newRow("--out-npz without --contributions")
             << QStringList {"--model", gpt2, "--ids", "1,2", "--out-npz", "@c.npz"}
             << QStringList {"give --contributions too"};
