@@ -82,16 +82,6 @@ QStringList atlasScoreNames()
             QStringLiteral("distance")};
 }
 
-std::optional<MatrixD> atlasScore(const HeadScores &s, const QString &name)
-{
-    const MatrixD *all[] = {&s.previousToken, &s.duplicateToken, &s.induction, &s.sink,
-                            &s.entropy,       &s.effectiveTerms, &s.distance};
-    const qsizetype k = atlasScoreNames().indexOf(name);
-    if (k < 0)
-        return std::nullopt;
-    return *all[k];
-}
-
 std::pair<double, double> atlasRange(const QString &name, const MatrixD &values)
 {
     static const QStringList fractions

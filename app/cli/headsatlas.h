@@ -9,15 +9,13 @@
 #include <QString>
 #include <QStringList>
 
-#include <optional>
+#include <utility>
 
 namespace attn::cli {
 
-/// The scores a figure can show, named as in the json of `attnlab heads`.
+/// The scores of every stack a figure can show, named as in the json of `attnlab heads` (a
+/// model run adds its own, heads.cpp).
 QStringList atlasScoreNames();
-
-/// The layers × heads matrix of score `name` (one of atlasScoreNames()), or nullopt.
-std::optional<MatrixD> atlasScore(const HeadScores &scores, const QString &name);
 
 /// The colour range of score `name` over `values`: [0, 1] for the fractions (pattern scores,
 /// sink, and a model's prefix_matching and value_norm_sink); [0, largest finite value] for the
