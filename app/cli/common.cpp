@@ -7,6 +7,9 @@
 #include <QSaveFile>
 #include <QTextStream>
 
+#include "core/text/loader.h"
+#include "core/text/piecelabel.h"
+
 #ifdef Q_OS_UNIX
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,6 +19,7 @@
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <new>
 
 namespace attn::cli {
@@ -657,6 +661,31 @@ bool writeText(const QString &path, const QByteArray &text, QString *error)
         return false;
     }
     return true;
+}
+
+TokenizedText tokenizeForModel(const QString &modelDir, const QString &text)
+{
+    const std::unique_ptr<text::Tokenizer> tokenizer = text::loadTokenizer(modelDir.toStdString());
+    const std::string utf8 = text.toStdString();
+    const text::Encoding encoding = tokenizer->encode(utf8);
+    TokenizedText out;
+    for (const text::Token &t : encoding.tokens)
+        out.ids.push_back(std::int64_t(t.id));
+    out.labels = text::tokenLabels(*tokenizer, encoding, utf8);
+    out.tokenizer = QString::fromStdString(tokenizer->description());
+    return out;
+}
+
+std::optional<std::int64_t> leadingSpecialToken(const QString &modelDir)
+{
+    try {
+        const auto ids = text::loadTokenizer(modelDir.toStdString())->encodeIds("");
+        if (ids.empty())
+            return std::nullopt;
+        return std::int64_t(ids.front());
+    } catch (const text::TokenizerError &) {
+        return std::nullopt;
+    }
 }
 
 } // namespace attn::cli

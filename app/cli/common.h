@@ -143,6 +143,22 @@ std::optional<QString> outputFormat(const QString &format, const QString &outPat
 std::vector<std::pair<std::string, NpyArray>> readInputNpz(const QString &path, double budgetBytes,
                                                            const QString &budgetName);
 
+/// A text tokenized by a model folder's tokenizer, as `attnlab model --text` and `attnlab heads
+/// --model --text` run it.
+struct TokenizedText
+{
+    std::vector<std::int64_t> ids; ///< with the tokenizer's special tokens (e.g. a BOS)
+    std::vector<std::string> labels; ///< text::tokenLabels: the text's piece of each token
+    QString tokenizer; ///< the tokenizer's description, for messages
+};
+/// Tokenizes `text` with the tokenizer of `modelDir` (core/text/loader.h). Throws
+/// text::TokenizerError when the folder has no tokenizer it can read.
+TokenizedText tokenizeForModel(const QString &modelDir, const QString &text);
+/// The id the tokenizer of `modelDir` puts before every text (its BOS, or BERT's [CLS]): the
+/// first id of the empty text's encoding with special tokens; nullopt when it adds none or the
+/// folder has no tokenizer.
+std::optional<std::int64_t> leadingSpecialToken(const QString &modelDir);
+
 /// Writes text to `path` atomically (QSaveFile) or to stdout when path is empty or "-".
 bool writeText(const QString &path, const QByteArray &text, QString *error);
 

@@ -1,8 +1,11 @@
-// attnlab heads: the head atlas of a stored attention stack — what kind of head each (layer,
-// head) is (core/analysis/headscores.h).
+// attnlab heads: the head atlas of a stored attention stack or of a model run on a text — what
+// kind of head each (layer, head) is (core/analysis/headscores.h) and, with a model, what it
+// contributes (core/analysis/headcontributions.h).
 //
 //   attnlab heads --in STACK.npz [--tokens a,b,c] [--format table|csv|json] [--exclude-bos]
 //                 [--exclude-current] [--sink-epsilon E] [--out atlas.png|svg|pdf [--score S]]
+//   attnlab heads --model DIR (--text T | --ids 1,2,3) [--prefix-tokens N] [--prefix-draws D]
+//                 [--seed S] [--contributions [--out-npz FILE.npz]] [the options above]
 //
 // Input: an .npz as `attnlab compute` writes (weights, heads × n × n) or a model's stack as the
 // window opens it (attentions, layers × heads × n × n, with tokens); the weights are the first
@@ -10,16 +13,26 @@
 // or 4-d, square. Tokens for the duplicate-token and induction scores: --tokens, else the
 // file's 'tokens' (strings) or 'ids' / 'input_ids' (integers); without any they are null.
 // --out also draws the atlas figure (headsatlas.h): a layers × heads grid coloured by --score.
+// With --model the stack is every layer and head of the model's forward on the text's ids (the
+// ids are the tokens), and the scores gain prefix_matching (Olsson et al. 2022, on random
+// tokens repeated twice) per head and rank_collapse (Dong et al. 2021) per layer; with
+// --contributions also value-weighted norms, attention rollout and head ablation.
 // The command runs in three steps: parse (options → HeadsArguments), plan (read and check the
 // file → HeadsPlan), run (score, format, print).
 
 #include "common.h"
 #include "headsatlas.h"
 
+#include "core/analysis/headcontributions.h"
 #include "core/analysis/headscores.h"
 #include "core/io/npy.h"
 #include "core/io/table.h"
 #include "core/io/tensorcase.h"
+#include "core/models/config.h"
+#include "core/models/forward.h"
+#include "core/models/model.h"
+#include "core/models/safetensors.h"
+#include "core/text/tokenizererror.h"
 
 #include <QFileInfo>
 #include <QTextStream>
@@ -50,6 +63,29 @@ struct HeadsArguments
     double budgetBytes = 0;
     QString outPath; ///< --out: the atlas figure; empty for none
     QString score = QStringLiteral("previous_token"); ///< --score: what the figure shows
+    QString modelDir; ///< --model: run this checkpoint instead of reading --in
+    std::optional<QString> text; ///< --text, tokenized by the model folder's tokenizer
+    std::vector<std::int64_t> ids; ///< --ids
+    Index prefixTokens = 25; ///< --prefix-tokens N
+    Index prefixDraws = 4; ///< --prefix-draws D
+    std::uint64_t seed = 0; ///< --seed of the prefix-matching draws
+    bool contributions = false; ///< --contributions
+    QString outNpz; ///< --out-npz: value norms and rollout; empty for none
+};
+
+/// What only a model run gives (see the file's comment).
+struct ModelExtras
+{
+    QString source; ///< "gpt2 (2 layers x 4 heads)"
+    std::optional<std::int64_t> bos; ///< the id before the prefix-matching sequences
+    MatrixD prefixMatching; ///< layers × heads
+    std::vector<double> rankCollapse; ///< per layer
+    bool contributions = false;
+    MatrixD valueNormSink, valueNormMass; ///< layers × heads
+    MatrixD rollout; ///< n × n
+    HeadAblation ablation;
+    MatrixD ablationTop1; ///< ablation.top1Ablated as numbers, for the columns
+    NpyArray valueNorms; ///< layers × heads × n × n, with --out-npz only
 };
 
 /// The stack read from the file, with its tokens and where they came from.
@@ -60,6 +96,8 @@ struct HeadsPlan
     std::string shape; ///< "float64 (2, 3, 9, 9)"
     std::vector<std::int64_t> tokens; ///< n ids, or none
     QString tokenSource; ///< "--tokens", "array 'ids'", …; empty without tokens
+    std::vector<std::string> tokenLabels; ///< --model --text: the text's piece of each token
+    std::optional<ModelExtras> model; ///< --model only
 };
 
 QString q(const std::string &s)
@@ -99,9 +137,43 @@ QList<QCommandLineOption> headsOptions()
                         "PNG, SVG or PDF (by suffix). The scores still go to standard output."),
          QStringLiteral("file")},
         {QStringLiteral("score"),
-         QStringLiteral("The score the --out figure shows: %1.")
+         QStringLiteral("The score the --out figure shows: %1; with --model also "
+                        "prefix_matching, with --contributions value_norm_sink, value_norm_mass "
+                        "and ablation_kl.")
              .arg(atlasScoreNames().join(QStringLiteral(", "))),
          QStringLiteral("name"), QStringLiteral("previous_token")},
+        {QStringLiteral("model"),
+         QStringLiteral("Instead of --in: run this checkpoint folder (as attnlab model) on --text "
+                        "or --ids and score every layer and head; adds prefix_matching per head "
+                        "and rank_collapse per layer."),
+         QStringLiteral("dir")},
+        {QStringLiteral("text"),
+         QStringLiteral("With --model: the text, tokenized by the folder's tokenizer."),
+         QStringLiteral("text")},
+        {QStringLiteral("ids"),
+         QStringLiteral("With --model: the token ids, comma-separated (they are the tokens of "
+                        "the duplicate-token and induction scores)."),
+         QStringLiteral("ids")},
+        {QStringLiteral("prefix-tokens"),
+         QStringLiteral("With --model: N random tokens, repeated twice, for prefix_matching: the "
+                        "mean over second-copy queries i of A[i, i-N+1] (Olsson et al. 2022)."),
+         QStringLiteral("N"), QStringLiteral("25")},
+        {QStringLiteral("prefix-draws"),
+         QStringLiteral("With --model: random sequences prefix_matching averages over."),
+         QStringLiteral("D"), QStringLiteral("4")},
+        {QStringLiteral("seed"),
+         QStringLiteral("With --model: seed of the prefix-matching draws "
+                        "(numpy.random.default_rng(seed).integers(0, vocab))."),
+         QStringLiteral("S"), QStringLiteral("0")},
+        {QStringLiteral("contributions"),
+         QStringLiteral("With --model: also value-weighted norms per head (value_norm_sink, "
+                        "value_norm_mass; Kobayashi et al. 2020), attention rollout (Abnar & "
+                        "Zuidema 2020) and head ablation (ablation_kl, ablation_top1: one forward "
+                        "per head).")},
+        {QStringLiteral("out-npz"),
+         QStringLiteral("With --contributions: write value_norms (layers x heads x n x n), "
+                        "rollout (n x n), rank_collapse, prefix_matching and ids to this .npz."),
+         QStringLiteral("file")},
     };
 }
 
@@ -109,10 +181,16 @@ QList<QCommandLineOption> headsOptions()
 std::optional<int> parseFigure(const QCommandLineParser &parser, HeadsArguments &args)
 {
     const QString score = parser.value(QStringLiteral("score"));
-    if (!atlasScoreNames().contains(score))
+    QStringList names = atlasScoreNames();
+    if (!args.modelDir.isEmpty())
+        names << QStringLiteral("prefix_matching");
+    if (args.contributions)
+        names << QStringLiteral("value_norm_sink") << QStringLiteral("value_norm_mass")
+              << QStringLiteral("ablation_kl");
+    if (!names.contains(score))
         return usageError(kCommand,
                           QStringLiteral("--score must be one of %1, got '%2'")
-                              .arg(atlasScoreNames().join(QStringLiteral(", ")), score));
+                              .arg(names.join(QStringLiteral(", ")), score));
     args.score = score;
     if (!parser.isSet(QStringLiteral("out"))) {
         if (parser.isSet(QStringLiteral("score")))
@@ -129,8 +207,65 @@ std::optional<int> parseFigure(const QCommandLineParser &parser, HeadsArguments 
                           QStringLiteral("--out '%1' must end in .png, .svg or .pdf "
                                          "(the atlas figure)")
                               .arg(args.outPath));
-    return checkOutputPaths(kCommand, {{QStringLiteral("--out"), args.outPath}},
-                            {{QStringLiteral("--in"), args.inPath}});
+    return std::nullopt;
+}
+
+/// --model and what goes with it: the ids (or text), the prefix-matching draws, the
+/// contributions.
+std::optional<int> parseModel(const QCommandLineParser &parser, HeadsArguments &args)
+{
+    static const char *const kModelOnly[]
+        = {"text", "ids", "prefix-tokens", "prefix-draws", "seed", "contributions", "out-npz"};
+    if (!parser.isSet(QStringLiteral("model"))) {
+        for (const char *name : kModelOnly)
+            if (parser.isSet(QLatin1String(name)))
+                return usageError(kCommand,
+                                  QStringLiteral("--%1 needs --model <dir> (the stack "
+                                                 "of --in is scored as stored)")
+                                      .arg(QLatin1String(name)));
+        return std::nullopt;
+    }
+    args.modelDir = parser.value(QStringLiteral("model"));
+    if (parser.isSet(QStringLiteral("tokens")))
+        return usageError(kCommand,
+                          QStringLiteral("--tokens is for --in; with --model the "
+                                         "tokens are the ids of --text or --ids"));
+    if (parser.isSet(QStringLiteral("text")) == parser.isSet(QStringLiteral("ids")))
+        return usageError(kCommand, QStringLiteral("--model needs either --text or --ids"));
+    QString error;
+    if (parser.isSet(QStringLiteral("text"))) {
+        args.text = parser.value(QStringLiteral("text"));
+        if (args.text->isEmpty())
+            return usageError(kCommand, QStringLiteral("--text is empty"));
+    } else {
+        const auto ids = intListOption(parser, QStringLiteral("ids"), 0,
+                                       std::numeric_limits<std::int32_t>::max(), &error);
+        if (!ids)
+            return usageError(kCommand, error);
+        args.ids = *ids;
+    }
+    const auto tokens = intOption(parser, QStringLiteral("prefix-tokens"), 1, 1 << 20, &error);
+    if (!tokens)
+        return usageError(kCommand, error);
+    const auto draws = intOption(parser, QStringLiteral("prefix-draws"), 1, 1 << 20, &error);
+    if (!draws)
+        return usageError(kCommand, error);
+    const auto seed = seedOption(parser, QStringLiteral("seed"), &error);
+    if (!seed)
+        return usageError(kCommand, error);
+    args.prefixTokens = Index(*tokens);
+    args.prefixDraws = Index(*draws);
+    args.seed = *seed;
+    args.contributions = parser.isSet(QStringLiteral("contributions"));
+    args.outNpz = parser.value(QStringLiteral("out-npz"));
+    if (!args.outNpz.isEmpty() && !args.contributions)
+        return usageError(kCommand,
+                          QStringLiteral("--out-npz writes the contributions; give "
+                                         "--contributions too"));
+    if (!args.outNpz.isEmpty() && QFileInfo(args.outNpz).suffix().toLower() != QLatin1String("npz"))
+        return usageError(kCommand,
+                          QStringLiteral("--out-npz '%1' must end in .npz").arg(args.outNpz));
+    return std::nullopt;
 }
 
 /// Parses the command line into `args`; returns the exit code when the command should stop.
@@ -138,7 +273,10 @@ std::optional<int> parseHeads(const QStringList &arguments, HeadsArguments &args
 {
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
-        "The head atlas: scores of every (layer, head) of a stored attention stack. "
+        "The head atlas: scores of every (layer, head) of a stored attention stack (--in) or "
+        "of a checkpoint run on a text (--model, adding prefix matching per head and rank "
+        "collapse per layer, and with --contributions value-weighted norms, rollout and head "
+        "ablation). "
         "Previous-token, duplicate-token and induction scores as TransformerLens's "
         "head_detector (sum(A*P)/sum(A) for a 0/1 pattern P, all rows); sink (mean weight on "
         "the first key, flagged above --sink-epsilon); mean entropy (nats), effective terms "
@@ -151,9 +289,11 @@ std::optional<int> parseHeads(const QStringList &arguments, HeadsArguments &args
         return usageError(
             kCommand,
             QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
-    if (!parser.isSet(QStringLiteral("in")))
-        return usageError(kCommand, QStringLiteral("--in <file> is required"));
+    if (parser.isSet(QStringLiteral("in")) == parser.isSet(QStringLiteral("model")))
+        return usageError(kCommand, QStringLiteral("give either --in <file> or --model <dir>"));
     args.inPath = parser.value(QStringLiteral("in"));
+    if (const auto done = parseModel(parser, args))
+        return done;
     if (parser.isSet(QStringLiteral("tokens")))
         args.tokens = parser.value(QStringLiteral("tokens")).split(QLatin1Char(','));
     const QString format = parser.value(QStringLiteral("format"));
@@ -177,7 +317,12 @@ std::optional<int> parseHeads(const QStringList &arguments, HeadsArguments &args
     if (!budget)
         return usageError(kCommand, error);
     args.budgetBytes = *budget;
-    return parseFigure(parser, args);
+    if (const auto done = parseFigure(parser, args))
+        return done;
+    return checkOutputPaths(
+        kCommand,
+        {{QStringLiteral("--out"), args.outPath}, {QStringLiteral("--out-npz"), args.outNpz}},
+        {{QStringLiteral("--in"), args.inPath}});
 }
 
 // ---- plan ----
@@ -297,6 +442,191 @@ HeadsPlan planHeads(const HeadsArguments &args)
     return plan;
 }
 
+// ---- plan and run a model (--model) ----
+
+/// Refuses (InvalidArgument naming the numbers) ids outside the vocabulary, more tokens than
+/// learned positions, and runs whose arrays exceed the memory budget (with the arithmetic).
+void checkModelRun(const HeadsArguments &args, const models::ModelConfig &c,
+                   const std::vector<std::int64_t> &ids, Index prefixLength)
+{
+    const QString source = args.text ? QStringLiteral("--text") : QStringLiteral("--ids");
+    for (std::size_t i = 0; i < ids.size(); ++i)
+        if (ids[i] >= c.vocabSize)
+            throw InvalidArgument(QStringLiteral("%1: token id %2 at position %3 is outside the "
+                                                 "vocabulary [0, %4)")
+                                      .arg(source)
+                                      .arg(ids[i])
+                                      .arg(i)
+                                      .arg(c.vocabSize)
+                                      .toStdString());
+    const Index n = Index(ids.size());
+    if (c.learnedPositions && n > c.maxPositions)
+        throw InvalidArgument(QStringLiteral("%1 gives %2 tokens, but the model has learned "
+                                             "positions for %3")
+                                  .arg(source)
+                                  .arg(n)
+                                  .arg(c.maxPositions)
+                                  .toStdString());
+    if (c.learnedPositions && prefixLength > c.maxPositions)
+        throw InvalidArgument(
+            QStringLiteral("--prefix-tokens %1: the prefix-matching sequence "
+                           "has %2 tokens (%3 + 2 x %1), but the model has "
+                           "learned positions for %4: give --prefix-tokens "
+                           "<= %5")
+                .arg(args.prefixTokens)
+                .arg(prefixLength)
+                .arg(prefixLength - 2 * args.prefixTokens)
+                .arg(c.maxPositions)
+                .arg((c.maxPositions - (prefixLength - 2 * args.prefixTokens)) / 2)
+                .toStdString());
+    // The stack: float32 kept by the forward plus float64 scored; the prefix run's float32
+    // weights; with --contributions one more float64 stack (value norms and the widened
+    // weights while they are measured).
+    const double lh = double(c.layers) * double(c.heads);
+    const double stack = lh * double(n) * double(n) * 12.0;
+    const double prefix = lh * double(prefixLength) * double(prefixLength) * 8.0;
+    const double contributions = args.contributions ? lh * double(n) * double(n) * 8.0 : 0.0;
+    const double total = stack + prefix + contributions;
+    if (total > args.budgetBytes)
+        throw InvalidArgument(
+            QStringLiteral("%1 layers x %2 heads need %3 x %3 x 12 bytes (the stack, float32 "
+                           "computed and float64 scored) + %4 x %4 x 8 bytes (the "
+                           "prefix-matching run)%5 = %6, over --memory-budget-mib %7; give "
+                           "fewer tokens or a larger budget")
+                .arg(c.layers)
+                .arg(c.heads)
+                .arg(n)
+                .arg(prefixLength)
+                .arg(args.contributions
+                         ? QStringLiteral(" + %1 x %1 x 8 bytes (--contributions)").arg(n)
+                         : QString())
+                .arg(mibText(total))
+                .arg(mibText(args.budgetBytes))
+                .toStdString());
+}
+
+/// Value-weighted norms and their summaries, rollout and ablation (--contributions).
+void modelContributions(const HeadsArguments &args, const models::Model &model,
+                        const models::ForwardResult &r, ModelExtras &extras)
+{
+    const models::ModelConfig &c = model.config();
+    const Index n = Index(r.ids.size());
+    extras.contributions = true;
+    extras.valueNormSink.resize(c.layers, c.heads);
+    extras.valueNormMass.resize(c.layers, c.heads);
+    if (!args.outNpz.isEmpty()) {
+        extras.valueNorms.type = NpyType::Float64;
+        extras.valueNorms.shape = {c.layers, c.heads, n, n};
+        extras.valueNorms.values.reserve(std::size_t(c.layers * c.heads * n * n));
+    }
+    std::vector<MatrixD> means;
+    for (Index l = 0; l < c.layers; ++l) {
+        const models::LayerAttention &layer = r.layers[std::size_t(l)];
+        MatrixD mean = MatrixD::Zero(n, n);
+        for (Index h = 0; h < c.heads; ++h) {
+            const MatrixD a = layer.weights[std::size_t(h)].cast<double>();
+            mean += a / double(c.heads);
+            const MatrixD norms = valueWeightedNorms(
+                a, layer.values[std::size_t(r.kvHeadOf(h, c.heads))].cast<double>(),
+                headOutputProjection(model, l, h));
+            const ValueNormSummary s = summarizeValueNorms(norms);
+            extras.valueNormSink(l, h) = s.sink;
+            extras.valueNormMass(l, h) = s.mass;
+            if (!args.outNpz.isEmpty()) {
+                const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rows
+                    = norms;
+                extras.valueNorms.values.insert(extras.valueNorms.values.end(), rows.data(),
+                                                rows.data() + rows.size());
+            }
+        }
+        means.push_back(std::move(mean));
+    }
+    extras.rollout = attentionRollout(means);
+    extras.ablation = ablateHeads(model, r.ids);
+    extras.ablationTop1 = extras.ablation.top1Ablated.cast<double>();
+}
+
+/// Runs the model and fills the plan as --in would (stack, tokens) plus the model's extras.
+HeadsPlan planModel(const HeadsArguments &args)
+{
+    const models::Model model = models::Model::open(args.modelDir.toStdString());
+    const models::ModelConfig &c = model.config();
+    HeadsPlan plan;
+    std::vector<std::int64_t> ids = args.ids;
+    plan.tokenSource = QStringLiteral("--ids");
+    if (args.text) {
+        TokenizedText tokenized = tokenizeForModel(args.modelDir, *args.text);
+        if (tokenized.ids.empty())
+            throw InvalidArgument(QStringLiteral("--text gives no tokens with %1")
+                                      .arg(tokenized.tokenizer)
+                                      .toStdString());
+        ids = std::move(tokenized.ids);
+        plan.tokenLabels = std::move(tokenized.labels);
+        plan.tokenSource = QStringLiteral("--text (the ids of %1)").arg(tokenized.tokenizer);
+    }
+    ModelExtras extras;
+    extras.bos = leadingSpecialToken(args.modelDir);
+    const Index prefixLength = (extras.bos ? 1 : 0) + 2 * args.prefixTokens;
+    checkModelRun(args, c, ids, prefixLength);
+
+    models::ForwardOptions options;
+    options.keepWeights = [](Index, Index) { return true; };
+    options.keepQueriesKeys = false;
+    options.keepResidual = true;
+    options.keepValues = args.contributions;
+    options.logits = false;
+    const models::ForwardResult r = models::forward(model, ids, options);
+    const Index n = Index(ids.size());
+    plan.stack.layers = c.layers;
+    plan.stack.heads = c.heads;
+    plan.stack.queries = plan.stack.keys = n;
+    plan.stack.type = NpyType::Float32;
+    for (const models::LayerAttention &layer : r.layers)
+        for (const MatrixF &w : layer.weights)
+            plan.stack.weights.push_back(w.cast<double>());
+    plan.member = "attention";
+    plan.shape = "float32 (" + std::to_string(c.layers) + ", " + std::to_string(c.heads) + ", "
+        + std::to_string(n) + ", " + std::to_string(n) + ")";
+    plan.tokens = ids;
+
+    extras.source = QStringLiteral("%1 (%2 layers x %3 heads)")
+                        .arg(q(models::modelFamilyName(c.family)))
+                        .arg(c.layers)
+                        .arg(c.heads);
+    extras.rankCollapse = layerRankCollapse(r);
+    extras.prefixMatching
+        = modelPrefixMatching(model, args.prefixTokens, args.prefixDraws, args.seed, extras.bos);
+    if (args.contributions)
+        modelContributions(args, model, r, extras);
+    plan.model = std::move(extras);
+    return plan;
+}
+
+/// The --out-npz file: value_norms, rollout, rank_collapse, prefix_matching, ids (and tokens).
+void writeContributionsNpz(const HeadsArguments &args, const HeadsPlan &plan)
+{
+    const ModelExtras &m = *plan.model;
+    std::vector<std::pair<std::string, NpyArray>> members;
+    NpyArray ids;
+    ids.type = NpyType::Int64;
+    ids.shape = {std::int64_t(plan.tokens.size())};
+    ids.values.assign(plan.tokens.begin(), plan.tokens.end());
+    members.emplace_back("ids", std::move(ids));
+    members.emplace_back("value_norms", m.valueNorms);
+    members.emplace_back("rollout", NpyArray::fromMatrix<double>(m.rollout));
+    NpyArray collapse;
+    collapse.type = NpyType::Float64;
+    collapse.shape = {std::int64_t(m.rankCollapse.size())};
+    collapse.values = m.rankCollapse;
+    members.emplace_back("rank_collapse", std::move(collapse));
+    members.emplace_back("prefix_matching", NpyArray::fromMatrix<double>(m.prefixMatching));
+    NpzStrings strings;
+    if (!plan.tokenLabels.empty())
+        strings.emplace_back(
+            "tokens", NpyStrings {{std::int64_t(plan.tokenLabels.size())}, plan.tokenLabels});
+    writeNpz(args.outNpz.toStdString(), members, true, strings);
+}
+
 // ---- run ----
 
 HeadScores scoreStack(const HeadsPlan &plan, const HeadScoreOptions &options)
@@ -310,16 +640,27 @@ HeadScores scoreStack(const HeadsPlan &plan, const HeadScoreOptions &options)
     return headScores<double>(values, {s.layers, s.heads, s.keys}, plan.tokens, options);
 }
 
-/// The scores in the order every format lists them, with their JSON names.
-std::vector<std::pair<const char *, const MatrixD *>> scoreColumns(const HeadScores &s)
+/// The scores in the order every format lists them, with their JSON names; a model's after the
+/// stack's.
+std::vector<std::pair<const char *, const MatrixD *>> scoreColumns(const HeadScores &s,
+                                                                   const ModelExtras *m)
 {
-    return {{"previous_token", &s.previousToken},
-            {"duplicate_token", &s.duplicateToken},
-            {"induction", &s.induction},
-            {"sink", &s.sink},
-            {"entropy", &s.entropy},
-            {"effective_terms", &s.effectiveTerms},
-            {"distance", &s.distance}};
+    std::vector<std::pair<const char *, const MatrixD *>> columns
+        = {{"previous_token", &s.previousToken},
+           {"duplicate_token", &s.duplicateToken},
+           {"induction", &s.induction},
+           {"sink", &s.sink},
+           {"entropy", &s.entropy},
+           {"effective_terms", &s.effectiveTerms},
+           {"distance", &s.distance}};
+    if (m)
+        columns.emplace_back("prefix_matching", &m->prefixMatching);
+    if (m && m->contributions) {
+        columns.emplace_back("value_norm_sink", &m->valueNormSink);
+        columns.emplace_back("value_norm_mass", &m->valueNormMass);
+        columns.emplace_back("ablation_kl", &m->ablation.kl);
+    }
+    return columns;
 }
 
 std::string jsonNumber(double v)
@@ -327,24 +668,55 @@ std::string jsonNumber(double v)
     return std::isfinite(v) ? Table::formatNumber(v) : std::string("null");
 }
 
-/// {"layers": L, "heads": H, "scores": {name: [[per head] per layer], …}}
-std::string formatJson(const HeadScores &s)
+/// [v, …] of a row of numbers.
+template<typename Row> std::string jsonRow(const Row &row)
+{
+    std::string out = "[";
+    for (Index j = 0; j < Index(row.size()); ++j)
+        out += (j ? ", " : "") + jsonNumber(double(row[std::size_t(j)]));
+    return out + "]";
+}
+
+/// {"layers": L, "heads": H, "scores": {name: [[per head] per layer], …}}, with a model also
+/// "rank_collapse": [per layer] and, with --contributions, "rollout": [[n × n]] and
+/// "ablation_top1": {"original": id, "ablated": [[per head] per layer]}.
+std::string formatJson(const HeadScores &s, const ModelExtras *m)
 {
     std::string out = "{\"layers\": " + std::to_string(s.layers)
         + ", \"heads\": " + std::to_string(s.heads) + ", \"scores\": {";
     bool firstScore = true;
-    for (const auto &[name, m] : scoreColumns(s)) {
+    for (const auto &[name, matrix] : scoreColumns(s, m)) {
         out += std::string(firstScore ? "" : ", ") + "\"" + name + "\": [";
         firstScore = false;
         for (Index l = 0; l < s.layers; ++l) {
             out += l ? ", [" : "[";
             for (Index h = 0; h < s.heads; ++h)
-                out += (h ? ", " : "") + jsonNumber((*m)(l, h));
+                out += (h ? ", " : "") + jsonNumber((*matrix)(l, h));
             out += "]";
         }
         out += "]";
     }
-    return out + "}}\n";
+    out += "}";
+    if (m) {
+        out += ", \"rank_collapse\": " + jsonRow(m->rankCollapse);
+        if (m->contributions) {
+            out += ", \"rollout\": [";
+            for (Index i = 0; i < m->rollout.rows(); ++i) {
+                const std::vector<double> row(m->rollout.row(i).begin(), m->rollout.row(i).end());
+                out += (i ? ", " : "") + jsonRow(row);
+            }
+            out += "], \"ablation_top1\": {\"original\": " + std::to_string(m->ablation.top1)
+                + ", \"ablated\": [";
+            for (Index l = 0; l < s.layers; ++l) {
+                out += l ? ", [" : "[";
+                for (Index h = 0; h < s.heads; ++h)
+                    out += (h ? ", " : "") + std::to_string(m->ablation.top1Ablated(l, h));
+                out += "]";
+            }
+            out += "]}";
+        }
+    }
+    return out + "}\n";
 }
 
 /// A score as the text table shows it: 4 decimals (nan for NaN).
@@ -355,24 +727,29 @@ std::string roundedText(double v)
 
 /// One row per (layer, head): layer, head, the scores (every digit, or `rounded` to 4
 /// decimals), sink_flag and zero_rows.
-Table scoreTable(const HeadScores &s, bool rounded)
+Table scoreTable(const HeadScores &s, const ModelExtras *m, bool rounded)
 {
     std::vector<std::string> columns = {"layer", "head"};
-    for (const auto &[name, m] : scoreColumns(s))
+    for (const auto &[name, matrix] : scoreColumns(s, m))
         columns.emplace_back(name);
     columns.insert(columns.end(), {"sink_flag", "zero_rows"});
+    const bool top1 = m && m->contributions;
+    if (top1)
+        columns.emplace_back("ablation_top1");
     Table table(columns);
     for (Index l = 0; l < s.layers; ++l) {
         for (Index h = 0; h < s.heads; ++h) {
             std::vector<Table::Cell> row = {std::int64_t(l), std::int64_t(h)};
-            for (const auto &[name, m] : scoreColumns(s)) {
+            for (const auto &[name, matrix] : scoreColumns(s, m)) {
                 if (rounded)
-                    row.emplace_back(roundedText((*m)(l, h)));
+                    row.emplace_back(roundedText((*matrix)(l, h)));
                 else
-                    row.emplace_back((*m)(l, h));
+                    row.emplace_back((*matrix)(l, h));
             }
             row.emplace_back(std::int64_t(s.sinkFlag(l, h)));
             row.emplace_back(std::int64_t(s.zeroRows(l, h)));
+            if (top1)
+                row.emplace_back(m->ablation.top1Ablated(l, h));
             table.addRow(std::move(row));
         }
     }
@@ -398,41 +775,85 @@ std::vector<std::string> tableNotes(const HeadsArguments &args, const HeadsPlan 
         ? std::string("no tokens: duplicate_token and induction are nan (give --tokens or an "
                       "'ids' array)")
         : "tokens from " + plan.tokenSource.toStdString();
-    return {QFileInfo(args.inPath).fileName().toStdString() + ": array '" + plan.member + "' "
-                + plan.shape + ", " + std::to_string(st.layers) + " layers x "
-                + std::to_string(st.heads) + " heads, n = " + std::to_string(st.keys),
-            tokens + "; pattern scores: " + exclusionText(args.options),
-            "pattern scores sum(A*P)/sum(A) over all rows; sink_flag: sink > "
-                + Table::formatNumber(args.options.sinkEpsilon)
-                + "; zero_rows: all-zero rows left out of the row means"};
+    const std::string source = plan.model ? QFileInfo(args.modelDir).fileName().toStdString() + ": "
+            + plan.model->source.toStdString() + " on " + std::to_string(st.keys) + " tokens"
+                                          : QFileInfo(args.inPath).fileName().toStdString()
+            + ": array '" + plan.member + "' " + plan.shape + ", " + std::to_string(st.layers)
+            + " layers x " + std::to_string(st.heads) + " heads, n = " + std::to_string(st.keys);
+    std::vector<std::string> notes
+        = {source, tokens + "; pattern scores: " + exclusionText(args.options),
+           "pattern scores sum(A*P)/sum(A) over all rows; sink_flag: sink > "
+               + Table::formatNumber(args.options.sinkEpsilon)
+               + "; zero_rows: all-zero rows left out of the row means"};
+    if (const ModelExtras *m = plan.model ? &*plan.model : nullptr) {
+        notes.push_back("prefix_matching: mean over " + std::to_string(args.prefixDraws)
+                        + " draws (seed " + std::to_string(args.seed) + ") of "
+                        + std::to_string(args.prefixTokens) + " random tokens repeated twice"
+                        + (m->bos ? " after id " + std::to_string(*m->bos) : std::string())
+                        + " of the second copy's A[i, i-N+1]");
+        if (m->contributions)
+            notes.push_back(
+                "value_norm_sink: mean_i N_i0/sum_j N_ij, value_norm_mass: mean_i sum_j N_ij, "
+                "N_ij = ||A_ij v_j W_O^h||; ablation_kl: KL(p||q) in nats of the last "
+                "position's next token with the head's output zeroed, ablation_top1 its most "
+                "probable token (the model's: "
+                + std::to_string(m->ablation.top1) + "); rollout: --format json or --out-npz");
+    }
+    return notes;
+}
+
+/// The per-layer section of a model's table: rank collapse.
+Table layerTable(const ModelExtras &m, bool rounded)
+{
+    Table table({"layer", "rank_collapse"});
+    for (std::size_t l = 0; l < m.rankCollapse.size(); ++l) {
+        if (rounded)
+            table.addRow({std::int64_t(l), roundedText(m.rankCollapse[l])});
+        else
+            table.addRow({std::int64_t(l), m.rankCollapse[l]});
+    }
+    table.notes = {"rank_collapse: ||X - 1 mean(X)||_F / ||X||_F of each layer's output X "
+                   "(Dong et al. 2021); 0 when every token's state is the same"};
+    return table;
 }
 
 int runPlan(const HeadsArguments &args, const HeadsPlan &plan)
 {
     const HeadScores scores = scoreStack(plan, args.options);
+    const ModelExtras *model = plan.model ? &*plan.model : nullptr;
     std::string text;
     if (args.format == Format::Json) {
-        text = formatJson(scores);
+        text = formatJson(scores, model);
     } else {
-        Table table = scoreTable(scores, args.format == Format::Table);
+        Table table = scoreTable(scores, model, args.format == Format::Table);
         if (args.format == Format::Csv) {
             text = table.toCsv();
         } else {
             table.notes = tableNotes(args, plan);
             text = table.toText();
+            if (model)
+                text += "\n" + layerTable(*model, true).toText();
         }
     }
+    if (model && args.format == Format::Csv)
+        QTextStream(stderr) << "attnlab heads: note: the csv holds the per-head scores; "
+                               "rank_collapse (per layer) and rollout are in --format json\n";
     if (plan.tokens.empty() && args.format != Format::Table)
         QTextStream(stderr) << "attnlab heads: note: no tokens (--tokens, or 'tokens' / 'ids' "
                                "in the file): duplicate_token and induction are not computed\n";
     QString error;
     if (!writeText(QString(), QByteArray::fromStdString(text), &error))
         return failure(kCommand, error);
+    if (model && !args.outNpz.isEmpty())
+        writeContributionsNpz(args, plan);
     if (!args.outPath.isEmpty()) {
         const std::vector<std::string> notes = tableNotes(args, plan);
         const QStringList caption = {q(notes[0]), q(notes[1])};
-        if (!writeHeadAtlas(args.outPath, *atlasScore(scores, args.score), args.score, caption,
-                            &error))
+        const MatrixD *values = nullptr;
+        for (const auto &[name, matrix] : scoreColumns(scores, model))
+            if (args.score == QLatin1String(name))
+                values = matrix;
+        if (!writeHeadAtlas(args.outPath, *values, args.score, caption, &error))
             return failure(kCommand, error);
     }
     return ExitOk;
@@ -452,11 +873,15 @@ int runHeads(const QStringList &arguments)
     if (const auto done = parseHeads(arguments, args))
         return *done;
     try {
-        return runPlan(args, planHeads(args));
+        return runPlan(args, args.modelDir.isEmpty() ? planHeads(args) : planModel(args));
     } catch (const NpyError &e) {
         return inputError(QString::fromUtf8(e.what()));
     } catch (const InvalidArgument &e) {
         return inputError(QString::fromUtf8(e.what()));
+    } catch (const models::ModelError &e) {
+        return failure(kCommand, QString::fromUtf8(e.what()));
+    } catch (const text::TokenizerError &e) {
+        return failure(kCommand, QString::fromUtf8(e.what()));
     }
 }
 

@@ -82,20 +82,14 @@ QStringList atlasScoreNames()
             QStringLiteral("distance")};
 }
 
-std::optional<MatrixD> atlasScore(const HeadScores &s, const QString &name)
-{
-    const MatrixD *all[] = {&s.previousToken, &s.duplicateToken, &s.induction, &s.sink,
-                            &s.entropy,       &s.effectiveTerms, &s.distance};
-    const qsizetype k = atlasScoreNames().indexOf(name);
-    if (k < 0)
-        return std::nullopt;
-    return *all[k];
-}
-
 std::pair<double, double> atlasRange(const QString &name, const MatrixD &values)
 {
-    if (atlasScoreNames().indexOf(name) <= 3)
-        return {0.0, 1.0}; // fractions of a head's weight
+    static const QStringList fractions
+        = {QStringLiteral("previous_token"),  QStringLiteral("duplicate_token"),
+           QStringLiteral("induction"),       QStringLiteral("sink"),
+           QStringLiteral("prefix_matching"), QStringLiteral("value_norm_sink")};
+    if (fractions.contains(name))
+        return {0.0, 1.0}; // fractions of a head's weight (or norm mass)
     double largest = 0;
     for (Index k = 0; k < values.size(); ++k) {
         if (std::isfinite(values.data()[k]))

@@ -9,19 +9,18 @@
 #include <QString>
 #include <QStringList>
 
-#include <optional>
+#include <utility>
 
 namespace attn::cli {
 
-/// The scores a figure can show, named as in the json of `attnlab heads`.
+/// The scores of every stack a figure can show, named as in the json of `attnlab heads` (a
+/// model run adds its own, heads.cpp).
 QStringList atlasScoreNames();
 
-/// The layers × heads matrix of score `name` (one of atlasScoreNames()), or nullopt.
-std::optional<MatrixD> atlasScore(const HeadScores &scores, const QString &name);
-
-/// The colour range of score `name` over `values`: [0, 1] for the fractions (pattern scores and
-/// sink); [0, largest finite value] for entropy, effective terms and distance ([0, 1] when none
-/// is above 0).
+/// The colour range of score `name` over `values`: [0, 1] for the fractions (pattern scores,
+/// sink, and a model's prefix_matching and value_norm_sink); [0, largest finite value] for the
+/// others (entropy, effective terms, distance, value_norm_mass, ablation_kl; [0, 1] when none is
+/// above 0).
 std::pair<double, double> atlasRange(const QString &name, const MatrixD &values);
 
 /// Writes the figure of `values` (layers × heads; NaN cells grey) for score `name` to `path`

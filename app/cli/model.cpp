@@ -367,16 +367,13 @@ int runModel(const QStringList &arguments)
         if (request.text || request.topK > 0)
             tokenizer = openTokenizer(request);
         if (request.text) {
-            const std::string text = request.text->toStdString();
-            const text::Encoding encoding = tokenizer->encode(text);
-            request.ids.assign(encoding.tokens.size(), 0);
-            std::transform(encoding.tokens.begin(), encoding.tokens.end(), request.ids.begin(),
-                           [](const text::Token &t) { return std::int64_t(t.id); });
-            request.tokens = text::tokenLabels(*tokenizer, encoding, text);
+            TokenizedText tokenized = tokenizeForModel(request.modelDir, *request.text);
+            request.ids = std::move(tokenized.ids);
+            request.tokens = std::move(tokenized.labels);
             if (request.ids.empty())
-                return usageError(kCommand,
-                                  QStringLiteral("--text gives no tokens with %1")
-                                      .arg(q(tokenizer->description())));
+                return usageError(
+                    kCommand,
+                    QStringLiteral("--text gives no tokens with %1").arg(tokenized.tokenizer));
         }
         ModelPlan plan;
         if (const auto refused = planRun(request, model.config(), plan))

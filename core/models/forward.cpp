@@ -176,7 +176,9 @@ MatrixF attention(const MatrixF &x, const LayerWeights &l, const ModelConfig &c,
         const auto ki = k.middleCols(kv * d, d), vi = v.middleCols(kv * d, d);
         // A head whose weights are kept goes through the materialized kernel (one n × n
         // matrix); the others stream (online softmax, no n × n matrix at all).
-        if (options.keepWeights && options.keepWeights(layer, i)) {
+        if (options.ablate && options.ablate(layer, i)) {
+            heads.middleCols(i * d, d).setZero();
+        } else if (options.keepWeights && options.keepWeights(layer, i)) {
             MatrixF weights;
             heads.middleCols(i * d, d)
                 = attentionMaterialized<float>(qi, ki, vi, scale, mask, &weights);
@@ -191,6 +193,9 @@ MatrixF attention(const MatrixF &x, const LayerWeights &l, const ModelConfig &c,
         for (Index i = 0; i < g; ++i)
             out.keys.push_back(k.middleCols(i * d, d));
     }
+    if (options.keepValues)
+        for (Index i = 0; i < g; ++i)
+            out.values.push_back(v.middleCols(i * d, d));
     return linear(heads, l.o);
 }
 
@@ -315,6 +320,8 @@ ForwardResult forward(const Model &model, const std::vector<std::int64_t> &ids,
             norm(h, l.mlpNorm, c);
             x += mlp(h, l, c);
         }
+        if (options.keepResidual)
+            result.residual.push_back(x);
         if (options.progress)
             options.progress(i + 1, c.layers);
     }
@@ -323,9 +330,8 @@ ForwardResult forward(const Model &model, const std::vector<std::int64_t> &ids,
     result.hidden = std::move(x);
     options.cancel.throwIfCancelled();
     if (options.logits)
-        result.logits = options.lastLogitsOnly
-            ? unembed(model, result.hidden.bottomRows(1))
-            : unembed(model, result.hidden);
+        result.logits = options.lastLogitsOnly ? unembed(model, result.hidden.bottomRows(1))
+                                               : unembed(model, result.hidden);
     return result;
 }
 

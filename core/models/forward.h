@@ -49,6 +49,16 @@ struct ForwardOptions
     /// Compute only the last position's logits (1 × vocab): the next-token readout without
     /// n × vocab floats (1.6 GB for GPT-2's vocabulary at n = 8 192).
     bool lastLogitsOnly = false;
+    /// Keep each layer's output, the residual stream after it (n × hidden), in
+    /// ForwardResult::residual (what the rank-collapse residual of Dong et al. 2021 measures).
+    bool keepResidual = false;
+    /// Keep every layer's values per key/value head (n × d_k, after the bias) in
+    /// LayerAttention::values (what value-weighted norms need).
+    bool keepValues = false;
+    /// Head ablation: the heads for which this returns true have their output (Σ_j A_ij v_j,
+    /// n × d_k) set to 0 before the output projection W_O (their weights are then not computed,
+    /// so not kept); none when empty.
+    std::function<bool(Index layer, Index head)> ablate;
 };
 
 /// One layer's attention, per head.
@@ -61,6 +71,9 @@ struct LayerAttention
     std::vector<MatrixF> keys;
     /// h matrices n × n (softmax rows, query i × key j) for the heads kept, 0 × 0 for the others.
     std::vector<MatrixF> weights;
+    /// g matrices n × d_k: each key/value head's values (x W_vᵀ + b_v) with keepValues, else
+    /// none.
+    std::vector<MatrixF> values;
     bool slidingWindow = false; ///< this layer used the sliding window
 };
 
@@ -68,6 +81,9 @@ struct ForwardResult
 {
     std::vector<std::int64_t> ids; ///< the n token ids
     std::vector<LayerAttention> layers; ///< one per layer
+    /// With keepResidual: one n × hidden matrix per layer, the residual stream after it (before
+    /// the final norm; BERT: after the layer's second LayerNorm). Empty otherwise.
+    std::vector<MatrixF> residual;
     MatrixF hidden; ///< n × hidden: after the final norm (BERT: the last layer's output)
     MatrixF logits; ///< n × vocab (1 × vocab with lastLogitsOnly), unnormalised next-token
                     ///< scores (BERT: masked-LM scores)

@@ -1,11 +1,14 @@
 // `attnlab heads` end to end: runs the built executable (ATTNLAB_EXE) on the stacks of
 // tests/reference/fixtures/headscores/ (written by tests/reference/make_headscore_fixtures.py)
 // and compares the json and csv numbers with NumPy's to 1e-12; refusals exit 2 with a message
-// naming the problem and print nothing on standard output.
+// naming the problem and print nothing on standard output. With --model, the json of the tiny
+// checkpoints of fixtures/models/ against tests/reference/make_head_contribution_fixtures.py
+// (fixtures/heads_models/): through the float32 forward, so to 1e-5.
 
 #include "cli/cliprocess.h"
 #include "testutil.h"
 
+#include "core/analysis/headscores.h"
 #include "core/io/npy.h"
 #include "ui/render/colormap.h"
 
@@ -53,6 +56,39 @@ MatrixD expected(const std::map<std::string, NpyArray> &f, const std::string &na
 {
     const NpyArray &a = f.at(name);
     return a.ndim() == 3 ? a.slice<double>(option, name) : a.toMatrix<double>(name);
+}
+
+std::map<std::string, NpyArray> loadNpz(const QString &path)
+{
+    std::map<std::string, NpyArray> arrays;
+    for (auto &[n, a] : readNpz(path.toStdString()))
+        arrays.emplace(n, std::move(a));
+    return arrays;
+}
+
+QString modelDir(const QString &name)
+{
+    return QStringLiteral(ATTN_FIXTURE_DIR "/models/%1").arg(name);
+}
+
+/// The largest |a − b| over two equally long lists (infinity when the lengths differ).
+double worst(const std::vector<double> &a, const std::vector<double> &b)
+{
+    if (a.size() != b.size())
+        return std::numeric_limits<double>::infinity();
+    double w = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        w = std::max(w, std::abs(a[i] - b[i]));
+    return w;
+}
+
+std::vector<double> flat(const MatrixD &m)
+{
+    std::vector<double> out;
+    for (Index i = 0; i < m.rows(); ++i)
+        for (Index j = 0; j < m.cols(); ++j)
+            out.push_back(m(i, j));
+    return out;
 }
 
 /// A json score ([[per head] per layer], null for NaN) as a matrix.
@@ -306,12 +342,186 @@ private slots:
         }
     }
 
+    void modelJson_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::newRow("gpt2") << QStringLiteral("gpt2");
+        QTest::newRow("llama_gqa") << QStringLiteral("llama_gqa");
+    }
+
+    /// --model --ids with --contributions: every json key against the reference, and --out-npz.
+    void modelJson()
+    {
+        QFETCH(QString, name);
+        const auto f = loadNpz(QStringLiteral(ATTN_FIXTURE_DIR "/heads_models/%1.npz").arg(name));
+        QStringList ids;
+        for (double id : f.at("ids").values)
+            ids << QString::number(std::int64_t(id));
+        const QString npz = m_dir.filePath(name + QStringLiteral("_contributions.npz"));
+        QFile::remove(npz);
+        const CliRun r = runAttnlab({"heads", "--model", modelDir(name), "--ids", ids.join(','),
+                                     "--format", "json", "--prefix-tokens", "5", "--prefix-draws",
+                                     "2", "--seed", "7", "--contributions", "--out-npz", npz});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject json = QJsonDocument::fromJson(r.out).object();
+        const QJsonObject scores = json.value("scores").toObject();
+        const NpyArray &attention = f.at("attention");
+        const Index L = attention.shape[0], H = attention.shape[1], n = attention.shape[2];
+        QCOMPARE(json.value("layers").toInt(), int(L));
+
+        // The stack's scores: the reference's attention scored with the ids as tokens.
+        const std::vector<std::int64_t> tokens(f.at("ids").values.begin(),
+                                               f.at("ids").values.end());
+        const HeadScores expectedScores
+            = headScores<double>(attention.values, {L, H, n}, tokens, {});
+        const std::pair<const char *, const MatrixD *> stackScores[]
+            = {{"previous_token", &expectedScores.previousToken},
+               {"duplicate_token", &expectedScores.duplicateToken},
+               {"induction", &expectedScores.induction},
+               {"sink", &expectedScores.sink},
+               {"entropy", &expectedScores.entropy}};
+        for (const auto &[key, matrix] : stackScores) {
+            const double e = worst(flat(jsonMatrix(scores.value(key).toArray())), flat(*matrix));
+            QVERIFY2(e <= 1e-5, qPrintable(QStringLiteral("%1: %2").arg(key).arg(e)));
+        }
+
+        double prefix = 0, contributions = 0;
+        for (const char *key :
+             {"prefix_matching", "value_norm_sink", "value_norm_mass", "ablation_kl"}) {
+            const double e = worst(flat(jsonMatrix(scores.value(key).toArray())), f.at(key).values);
+            QVERIFY2(e <= 1e-5, qPrintable(QStringLiteral("%1: %2").arg(key).arg(e)));
+            double &largest = std::string(key) == "prefix_matching" ? prefix : contributions;
+            largest = std::max(largest, e);
+        }
+        std::vector<double> collapse;
+        for (const QJsonValue v : json.value("rank_collapse").toArray())
+            collapse.push_back(v.toDouble());
+        const double collapseError = worst(collapse, f.at("rank_collapse").values);
+        QVERIFY(collapseError <= 1e-5);
+        std::vector<double> rollout;
+        for (const QJsonValue row : json.value("rollout").toArray())
+            for (const QJsonValue v : row.toArray())
+                rollout.push_back(v.toDouble());
+        const double rolloutError = worst(rollout, f.at("rollout").values);
+        QVERIFY(rolloutError <= 1e-5);
+        const QJsonObject top1 = json.value("ablation_top1").toObject();
+        QCOMPARE(top1.value("original").toInteger(), std::int64_t(f.at("top1").values[0]));
+        QCOMPARE(flat(jsonMatrix(top1.value("ablated").toArray())), f.at("ablation_top1").values);
+
+        const auto written = loadNpz(npz);
+        const double normError
+            = worst(written.at("value_norms").values, f.at("value_norms").values);
+        QVERIFY(normError <= 1e-5);
+        QCOMPARE(written.at("rollout").values, rollout); // the json's, digit for digit
+        QCOMPARE(written.at("ids").values, f.at("ids").values);
+        qInfo("%s: prefix_matching %.2e, contributions %.2e, rank_collapse %.2e, rollout %.2e, "
+              "value_norms %.2e",
+              qPrintable(name), prefix, contributions, collapseError, rolloutError, normError);
+    }
+
+    /// --text through the folder's tokenizer (a WordPiece tokenizer.json whose word "wK" is id
+    /// K, no special tokens) gives the json of --ids; the table has its per-layer section.
+    void modelText()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString gpt2 = modelDir(QStringLiteral("gpt2"));
+        for (const char *file : {"config.json", "model.safetensors"})
+            QVERIFY(QFile::copy(gpt2 + "/" + file, dir.filePath(QLatin1String(file))));
+        QStringList vocab;
+        for (int k = 0; k < 48; ++k)
+            vocab << QStringLiteral("\"w%1\": %1").arg(k);
+        QFile json(dir.filePath(QStringLiteral("tokenizer.json")));
+        QVERIFY(json.open(QIODevice::WriteOnly));
+        json.write(QStringLiteral(R"({"version": "1.0", "added_tokens": [], "normalizer": null,
+            "pre_tokenizer": {"type": "BertPreTokenizer"}, "post_processor": null,
+            "model": {"type": "WordPiece", "unk_token": "w0", "vocab": {%1}}})")
+                       .arg(vocab.join(QStringLiteral(", ")))
+                       .toUtf8());
+        json.close();
+        const auto f = loadNpz(QStringLiteral(ATTN_FIXTURE_DIR "/heads_models/gpt2.npz"));
+        QStringList ids, words;
+        for (double id : f.at("ids").values) {
+            ids << QString::number(std::int64_t(id));
+            words << QStringLiteral("w%1").arg(std::int64_t(id));
+        }
+        const QStringList common
+            = {"--format", "json", "--prefix-tokens", "5", "--prefix-draws", "2", "--seed", "7"};
+        const CliRun byText = runAttnlab(
+            QStringList {"heads", "--model", dir.path(), "--text", words.join(' ')} + common);
+        QVERIFY2(byText.exitCode == 0, byText.err.constData());
+        const CliRun byIds
+            = runAttnlab(QStringList {"heads", "--model", gpt2, "--ids", ids.join(',')} + common);
+        QVERIFY2(byIds.exitCode == 0, byIds.err.constData());
+        QCOMPARE(byText.out, byIds.out);
+        const QJsonObject scores
+            = QJsonDocument::fromJson(byIds.out).object().value("scores").toObject();
+        QVERIFY(worst(flat(jsonMatrix(scores.value("prefix_matching").toArray())),
+                      f.at("prefix_matching").values)
+                <= 1e-5);
+        QVERIFY(!QJsonDocument::fromJson(byIds.out).object().contains("rollout"));
+
+        const CliRun table = runAttnlab(
+            {"heads", "--model", gpt2, "--ids", ids.join(','), "--prefix-tokens", "5"});
+        QVERIFY2(table.exitCode == 0, table.err.constData());
+        QVERIFY(table.out.contains("prefix_matching"));
+        QVERIFY(table.out.contains("rank_collapse"));
+        QVERIFY(table.out.contains("gpt2 (2 layers x 4 heads) on 10 tokens"));
+
+        // The atlas of a model-only score.
+        const QString png = dir.filePath(QStringLiteral("prefix.png"));
+        const CliRun figure
+            = runAttnlab({"heads", "--model", gpt2, "--ids", ids.join(','), "--prefix-tokens", "5",
+                          "--out", png, "--score", "prefix_matching"});
+        QVERIFY2(figure.exitCode == 0, figure.err.constData());
+        QVERIFY(!QImage(png).isNull());
+    }
+
     void refusals_data()
     {
         QTest::addColumn<QStringList>("arguments"); // "@name" → a file in the temporary folder
         QTest::addColumn<QStringList>("message");
         const QString f64 = fixturePath(QStringLiteral("random_f64"));
-        QTest::newRow("no --in") << QStringList {} << QStringList {"--in <file> is required"};
+        QTest::newRow("no --in") << QStringList {}
+                                 << QStringList {"give either --in <file> or --model <dir>"};
+        const QString gpt2 = modelDir(QStringLiteral("gpt2"));
+        QTest::newRow("--in and --model") << QStringList {"--in", f64, "--model", gpt2}
+                                          << QStringList {"either --in <file> or --model"};
+        QTest::newRow("model without ids")
+            << QStringList {"--model", gpt2} << QStringList {"either --text or --ids"};
+        QTest::newRow("--ids without --model")
+            << QStringList {"--in", f64, "--ids", "1,2"} << QStringList {"--ids needs --model"};
+        QTest::newRow("--tokens with --model")
+            << QStringList {"--model", gpt2, "--ids", "1,2", "--tokens", "a,b"}
+            << QStringList {"--tokens is for --in"};
+        QTest::newRow("id outside the vocabulary")
+            << QStringList {"--model", gpt2, "--ids", "1,48,2"}
+            << QStringList {"token id 48 at position 1", "[0, 48)"};
+        QTest::newRow("past learned positions")
+            << QStringList {"--model", gpt2, "--ids", "1,2", "--prefix-tokens", "25"}
+            << QStringList {"--prefix-tokens 25", "50 tokens", "learned positions for 16", "<= 8"};
+        // llama_gqa (RoPE: no position limit) on 200 ids: 2·4·200²·12 bytes is 3.7 MiB.
+        const QString manyIds = QStringList(200, QStringLiteral("1")).join(QLatin1Char(','));
+        QTest::newRow("memory budget")
+            << QStringList {"--model",
+                            modelDir(QStringLiteral("llama_gqa")),
+                            "--ids",
+                            manyIds,
+                            "--memory-budget-mib",
+                            "1",
+                            "--contributions"}
+            << QStringList {"2 layers x 4 heads", "200 x 200 x 12 bytes", "(--contributions)",
+                            "over --memory-budget-mib 1 MiB"};
+        QTest::newRow("contribution score without --contributions")
+            << QStringList {"--model", gpt2,     "--ids",   "1,2",
+                            "--out",   "@a.png", "--score", "value_norm_sink"}
+            << QStringList {"--score must be one of", "prefix_matching", "value_norm_sink"};
+        QTest::newRow("model score with --in")
+            << QStringList {"--in", f64, "--out", "@a.png", "--score", "prefix_matching"}
+            << QStringList {"--score must be one of", "'prefix_matching'"};
+        QTest::newRow("--out-npz without --contributions")
+            << QStringList {"--model", gpt2, "--ids", "1,2", "--out-npz", "@c.npz"}
+            << QStringList {"give --contributions too"};
         QTest::newRow("missing file")
             << QStringList {"--in", "@absent.npz"} << QStringList {"absent.npz", "does not exist"};
         QTest::newRow("folder") << QStringList {"--in", "@"}

@@ -195,12 +195,14 @@ def merge_heads(x):
 # Forward passes
 
 
-def gpt2_forward(W, cfg, ids, p=""):
+def gpt2_forward(W, cfg, ids, p="", ablate=None):
+    """ablate: (layer, head) whose output is zeroed before c_proj (head ablation), or None.
+    rec also holds each layer's values (heads × n × d_k) and output (residual, n × hidden)."""
     H, heads = cfg["n_embd"], cfg["n_head"]
     eps = cfg["layer_norm_epsilon"]
     n = len(ids)
     x = W[p + "wte.weight"][ids] + W[p + "wpe.weight"][:n]
-    rec = {"attention": [], "queries": [], "keys": []}
+    rec = {"attention": [], "queries": [], "keys": [], "values": [], "residual": []}
     for i in range(cfg["n_layer"]):
         q_ = f"{p}h.{i}."
         h = layer_norm(x, W[q_ + "ln_1.weight"], W[q_ + "ln_1.bias"], eps)
@@ -210,10 +212,15 @@ def gpt2_forward(W, cfg, ids, p=""):
         rec["attention"].append(w)
         rec["queries"].append(q)
         rec["keys"].append(k)
+        rec["values"].append(v)
+        if ablate is not None and ablate[0] == i:
+            o = o.clone()
+            o[ablate[1]] = 0
         x = x + merge_heads(o) @ W[q_ + "attn.c_proj.weight"] + W[q_ + "attn.c_proj.bias"]
         h = layer_norm(x, W[q_ + "ln_2.weight"], W[q_ + "ln_2.bias"], eps)
         m = gelu_tanh(h @ W[q_ + "mlp.c_fc.weight"] + W[q_ + "mlp.c_fc.bias"])
         x = x + m @ W[q_ + "mlp.c_proj.weight"] + W[q_ + "mlp.c_proj.bias"]
+        rec["residual"].append(x)
     x = layer_norm(x, W[p + "ln_f.weight"], W[p + "ln_f.bias"], eps)
     logits = x @ W[p + "wte.weight"].T
     return rec, x, logits
@@ -226,8 +233,9 @@ def rope_settings(cfg):
     return cfg.get("rope_theta", 10000.0), cfg.get("rope_scaling")
 
 
-def llama_forward(W, cfg, ids, p="model."):
-    """Llama, Qwen2 (q/k/v biases, sliding window) and Qwen3 (q_norm/k_norm)."""
+def llama_forward(W, cfg, ids, p="model.", ablate=None):
+    """Llama, Qwen2 (q/k/v biases, sliding window) and Qwen3 (q_norm/k_norm). ablate and the
+    record's values and residual as in gpt2_forward."""
     heads, kv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     d = cfg.get("head_dim") or cfg["hidden_size"] // heads
     eps = cfg["rms_norm_eps"]
@@ -241,7 +249,7 @@ def llama_forward(W, cfg, ids, p="model."):
         return y + W[name + ".bias"] if bias else y
 
     x = W[p + "embed_tokens.weight"][ids]
-    rec = {"attention": [], "queries": [], "keys": []}
+    rec = {"attention": [], "queries": [], "keys": [], "values": [], "residual": []}
     for i in range(cfg["num_hidden_layers"]):
         q_ = f"{p}layers.{i}."
         bias = kind == "qwen2"
@@ -262,10 +270,15 @@ def llama_forward(W, cfg, ids, p="model."):
         w, o = attend(q, k.repeat_interleave(rep, dim=0), v.repeat_interleave(rep, dim=0),
                       causal_mask(n, window))
         rec["attention"].append(w)
+        rec["values"].append(v)
+        if ablate is not None and ablate[0] == i:
+            o = o.clone()
+            o[ablate[1]] = 0
         x = x + lin(merge_heads(o), q_ + "self_attn.o_proj", False)
         h = rms_norm(x, W[q_ + "post_attention_layernorm.weight"], eps)
         m = silu(lin(h, q_ + "mlp.gate_proj", False)) * lin(h, q_ + "mlp.up_proj", False)
         x = x + lin(m, q_ + "mlp.down_proj", False)
+        rec["residual"].append(x)
     x = rms_norm(x, W[p + "norm.weight"], eps)
     head = W[p + "embed_tokens.weight"] if cfg["tie_word_embeddings"] else W["lm_head.weight"]
     return rec, x, x @ head.T
