@@ -397,6 +397,25 @@ void TestSessionFile::badFileKeepsState_data()
     QTest::newRow("tokens block a string")
         << viewWith(QStringLiteral("tokens"), QStringLiteral("x")) << false
         << QStringLiteral("\"view\": \"tokens\" must be an object, got \"x\"");
+    // Out of range for the session (makeParameters(2): 2 heads, n queries) or unknown values of
+    // the Tokens, Play and Training blocks: refused naming the key, never dropped in silence.
+    const auto block = [&viewWith](const char *name, const QString &key, const QJsonValue &value) {
+        return viewWith(QLatin1String(name), QJsonObject {{key, value}});
+    };
+    QTest::newRow("pinned query past the session's queries")
+        << block("heatmap", QStringLiteral("pin_query"), 999) << false
+        << QStringLiteral("\"pin_query\" must be an integer in [-1, ");
+    QTest::newRow("tokens view unknown")
+        << block("tokens", QStringLiteral("view"), QStringLiteral("nope")) << false
+        << QStringLiteral("\"tokens\": \"view\" must be \"heads\" or \"text\", got \"nope\"");
+    QTest::newRow("tokens head beyond the heads")
+        << block("tokens", QStringLiteral("head"), 2) << false
+        << QStringLiteral("\"tokens\": \"head\" must be an integer in [0, 1]");
+    QTest::newRow("play frames negative")
+        << block("play", QStringLiteral("frames"), -1) << false
+        << QStringLiteral("'frames' must be an integer in [1, 1000]");
+    QTest::newRow("training heads 0") << block("training", QStringLiteral("heads"), 0) << false
+                                      << QStringLiteral("heads must be >= 1, got 0");
     QTest::newRow("tabs a string")
         << viewWith(QStringLiteral("tabs"), QStringLiteral("longMapView")) << false
         << QStringLiteral("\"tabs\" must be an array");

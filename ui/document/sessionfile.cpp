@@ -1,6 +1,8 @@
 #include "ui/document/sessionfile.h"
 
+#include "ui/session/playsettings.h"
 #include "ui/session/tensorsource.h"
+#include "ui/session/trainingsettings.h"
 
 #include <QDir>
 #include <QFile>
@@ -373,10 +375,41 @@ bool checkChoice(const QJsonValue &v, const QString &name, const QStringList &ch
     return false;
 }
 
+/// The Tokens view's block (tokenViewFromJson's keys): each present key of the right kind and in
+/// range for a session of `heads` heads and `n` queries.
+QString checkTokensView(const QJsonObject &tokens, int heads, int n)
+{
+    const QString t = QStringLiteral("\"view\": \"tokens\": ");
+    QString error;
+    if (!checkChoice(tokens.value(QLatin1String("view")), t + QStringLiteral("\"view\""),
+                     {QStringLiteral("heads"), QStringLiteral("text")}, &error)
+        || !checkChoice(tokens.value(QLatin1String("range")), t + QStringLiteral("\"range\""),
+                        {QStringLiteral("row"), QStringLiteral("fixed")}, &error)
+        || !checkWhole(tokens.value(QLatin1String("head")), t + QStringLiteral("\"head\""), 0,
+                       heads - 1, &error)
+        || !checkWhole(tokens.value(QLatin1String("query")), t + QStringLiteral("\"query\""), -1,
+                       n - 1, &error))
+        return error;
+    const QJsonValue mean = tokens.value(QLatin1String("mean"));
+    if (!mean.isUndefined() && !mean.isBool())
+        return t + QStringLiteral("\"mean\" must be true or false, got ") + jsonText(mean);
+    const QJsonValue hidden = tokens.value(QLatin1String("hidden_heads"));
+    if (!hidden.isUndefined() && !hidden.isArray())
+        return t + QStringLiteral("\"hidden_heads\" must be a list of heads, got ")
+            + jsonText(hidden);
+    const QJsonArray list = hidden.toArray();
+    for (qsizetype i = 0; i < list.size(); ++i)
+        if (!checkWhole(list.at(i), t + QStringLiteral("\"hidden_heads\"[%1]").arg(i), 0, heads - 1,
+                        &error))
+            return error;
+    return {};
+}
+
 /// The numbers of the view state (see sessionfile.h) in range, before anything converts them:
 /// a session is refused, naming the key, rather than shown with some values silently dropped.
-/// `heads` is the session's number of heads (the Long tab's head must be one of them).
-QString checkView(const QJsonObject &view, int heads)
+/// `heads` and `n` are the session's heads and queries (a pinned query, the Long tab's and the
+/// Tokens view's head must be among them).
+QString checkView(const QJsonObject &view, int heads, int n)
 {
     // The blocks, each of the type MainWindow::viewState writes.
     for (const char *key :
@@ -402,7 +435,7 @@ QString checkView(const QJsonObject &view, int heads)
                     &error))
         return error;
     if (!checkWhole(heatmap.value(QLatin1String("pin_query")), h + QStringLiteral("\"pin_query\""),
-                    -1, maxN - 1, &error))
+                    -1, std::min(n, maxN) - 1, &error))
         return error;
     if (!checkChoice(
             heatmap.value(QLatin1String("sort_heads")), h + QStringLiteral("\"sort_heads\""),
@@ -455,6 +488,19 @@ QString checkView(const QJsonObject &view, int heads)
             longMap.value(QLatin1String("scale")), l + QStringLiteral("\"scale\""),
             {QStringLiteral("max_weight"), QStringLiteral("unit"), QStringLiteral("log")}, &error))
         return error;
+    if (const QString tokens
+        = checkTokensView(view.value(QLatin1String("tokens")).toObject(), heads, n);
+        !tokens.isEmpty())
+        return tokens;
+    QString problem;
+    if (const QJsonValue play = view.value(QLatin1String("play")); play.isObject())
+        PlaySettings::fromJson(play.toObject(), PlaySettings(), &problem);
+    if (!problem.isEmpty())
+        return QStringLiteral("\"view\": ") + problem;
+    if (const QJsonValue training = view.value(QLatin1String("training")); training.isObject())
+        TrainingSettings::fromJson(training.toObject(), TrainingSettings(), &problem);
+    if (!problem.isEmpty())
+        return QStringLiteral("\"view\": ") + problem;
     return {};
 }
 
@@ -527,7 +573,8 @@ std::optional<SessionDocument> SessionFile::fromJson(const QByteArray &data, QSt
         document.view = view.toObject();
     else if (!view.isUndefined() && !view.isNull())
         return fail(QStringLiteral("\"view\" must be an object"));
-    if (const QString invalid = checkView(document.view, p->heads); !invalid.isEmpty())
+    if (const QString invalid = checkView(document.view, p->heads, int(p->queryCount()));
+        !invalid.isEmpty())
         return fail(QStringLiteral("invalid view state: %1").arg(invalid));
 
     const QJsonValue tensors = o.value(QLatin1String("tensors"));
