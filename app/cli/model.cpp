@@ -24,6 +24,9 @@
 #include "core/text/loader.h"
 #include "core/text/piecelabel.h"
 
+#include <QDir>
+#include <QFileInfo>
+#include <QTemporaryDir>
 #include <QTextStream>
 
 #include <algorithm>
@@ -100,9 +103,11 @@ std::optional<int> parseRequest(const QStringList &arguments, ModelRequest &requ
         QStringLiteral("top-k"),
         QStringLiteral("Print the K most probable next tokens after the last id."),
         QStringLiteral("K"));
-    const QCommandLineOption outOption(QStringLiteral("out"),
-                                       QStringLiteral("Output .npz file (written atomically)."),
-                                       QStringLiteral("file"));
+    const QCommandLineOption outOption(
+        QStringLiteral("out"),
+        QStringLiteral("Output .npz file (written atomically), or a figure (.png, .svg, .pdf): "
+                       "every layer and head, the --layer's heads, or one --layer --head."),
+        QStringLiteral("file"));
     addOptionsWithDefaults(parser,
                            {modelOption, infoOption, idsOption, textOption, layerOption, headOption,
                             topKOption, outOption,
@@ -213,6 +218,14 @@ int printInfo(const Model &model)
 }
 
 // Which layers/heads are written, and whether the attention stack fits the budget.
+// --out names a figure (PNG, SVG or PDF) rather than an .npz.
+bool isFigurePath(const QString &path)
+{
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    return suffix == QLatin1String("png") || suffix == QLatin1String("svg")
+        || suffix == QLatin1String("pdf");
+}
+
 std::optional<int> planRun(const ModelRequest &request, const ModelConfig &c, ModelPlan &plan)
 {
     const auto check = [&](const std::optional<Index> &v, Index count, const char *option) {
@@ -241,10 +254,15 @@ std::optional<int> planRun(const ModelRequest &request, const ModelConfig &c, Mo
     for (Index h = 0; h < c.heads; ++h)
         if (!request.head || *request.head == h)
             plan.heads.push_back(h);
+    // A figure draws every head of its layers.
+    const bool figure = !request.outPath.isEmpty() && isFigurePath(request.outPath);
+    if (figure && request.head && !request.layer)
+        return usageError(kCommand, QStringLiteral("a figure of one --head needs its --layer"));
     const double n = double(request.ids.size());
-    const double values = double(plan.layers.size()) * double(plan.heads.size()) * n * n;
+    const double heads = figure ? double(c.heads) : double(plan.heads.size());
+    const double values = double(plan.layers.size()) * heads * n * n;
     plan.attentionBytes = values * 12.0;
-    if (!request.layer && !request.head && !request.outPath.isEmpty()
+    if ((figure || (!request.layer && !request.head)) && !request.outPath.isEmpty()
         && plan.attentionBytes > request.budgetBytes)
         return usageError(
             kCommand,
@@ -253,7 +271,7 @@ std::optional<int> planRun(const ModelRequest &request, const ModelConfig &c, Mo
                            "--memory-budget-mib %5; ask for one --layer or --head, fewer ids, or "
                            "a larger budget")
                 .arg(plan.layers.size())
-                .arg(plan.heads.size())
+                .arg(heads)
                 .arg(request.ids.size())
                 .arg(mibText(plan.attentionBytes))
                 .arg(mibText(request.budgetBytes)));
@@ -305,6 +323,44 @@ void writeOutput(const ModelRequest &request, const ForwardResult &r, const Mode
     writeNpz(request.outPath.toStdString(), members, true, strings);
 }
 
+// --out FILE.png / .svg / .pdf: the attention written as a model's stack ('attentions', layers ×
+// heads × n × n, with 'tokens') into a temporary file named after the model (and the layer) and
+// drawn by the heatmap command's renderers: every layer and head (--view model), one layer's
+// heads (grid), or one head of that layer (head). `figure` holds every head of the layers drawn.
+int writeFigure(const ModelRequest &request, const ForwardResult &r, const ModelPlan &figure)
+{
+    QTemporaryDir dir;
+    if (!dir.isValid())
+        return failure(
+            kCommand,
+            QStringLiteral("cannot create a temporary folder: %1").arg(dir.errorString()));
+    QString name = QFileInfo(QDir::cleanPath(request.modelDir)).fileName();
+    if (name.isEmpty())
+        name = QStringLiteral("model");
+    if (request.layer)
+        name += QStringLiteral(" layer %1").arg(*request.layer);
+    const QString stack = dir.filePath(name + QStringLiteral(".npz"));
+    std::vector<std::string> tokens = request.tokens;
+    if (tokens.empty())
+        for (const std::int64_t id : r.ids)
+            tokens.push_back(std::to_string(id));
+    writeNpz(stack.toStdString(), {{"attentions", attentionArray(r, figure)}}, false,
+             {{"tokens", NpyStrings {{std::int64_t(tokens.size())}, tokens}}});
+    QStringList arguments {QStringLiteral("heatmap"), QStringLiteral("--in"), stack,
+                           QStringLiteral("--out"), request.outPath};
+    if (request.layer && request.head)
+        arguments << QStringLiteral("--view") << QStringLiteral("head") << QStringLiteral("--head")
+                  << QString::number(*request.head);
+    else if (request.layer)
+        arguments << QStringLiteral("--view") << QStringLiteral("grid");
+    else // the model view's natural size (64-pixel maps), at twice the pixels for a PNG
+        arguments << QStringLiteral("--view") << QStringLiteral("model") << QStringLiteral("--dpr")
+                  << (QFileInfo(request.outPath).suffix().toLower() == QLatin1String("png")
+                          ? QStringLiteral("2")
+                          : QStringLiteral("1"));
+    return runHeatmap(arguments);
+}
+
 // The K most probable next tokens after the last position (models::topNextTokens), with their
 // pieces when the folder has a tokenizer.
 void printTopK(const ForwardResult &r, std::int64_t k, const text::Tokenizer *tokenizer)
@@ -333,9 +389,15 @@ void printTopK(const ForwardResult &r, std::int64_t k, const text::Tokenizer *to
     }
 }
 
-int runForward(const ModelRequest &request, const Model &model, const ModelPlan &plan,
+int runForward(const ModelRequest &request, const Model &model, ModelPlan plan,
                const text::Tokenizer *tokenizer)
 {
+    const bool figure = !request.outPath.isEmpty() && isFigurePath(request.outPath);
+    if (figure) // every head of the layers drawn: the grid's and the head view's captions
+        for (Index h = 0; h < model.config().heads; ++h)
+            if (std::find(plan.heads.begin(), plan.heads.end(), h) == plan.heads.end())
+                plan.heads.push_back(h);
+    std::sort(plan.heads.begin(), plan.heads.end());
     ForwardOptions options;
     const std::vector<Index> &layers = plan.layers, &heads = plan.heads;
     if (!request.outPath.isEmpty())
@@ -345,10 +407,12 @@ int runForward(const ModelRequest &request, const Model &model, const ModelPlan 
         };
     options.keepQueriesKeys = false;
     const ForwardResult r = models::forward(model, request.ids, options);
-    if (!request.outPath.isEmpty())
-        writeOutput(request, r, plan);
     if (request.topK > 0)
         printTopK(r, request.topK, tokenizer);
+    if (figure)
+        return writeFigure(request, r, plan);
+    if (!request.outPath.isEmpty())
+        writeOutput(request, r, plan);
     return ExitOk;
 }
 

@@ -8,13 +8,16 @@
 
 #include "core/io/npy.h"
 
+#include <QColor>
 #include <QFile>
+#include <QImage>
 #include <QObject>
 #include <QProcess>
 #include <QStringList>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -217,6 +220,53 @@ private slots:
         r = runModel({"--model", caseDir("gpt2"), "--text", "a", "--ids", "1", "--top-k", "1"});
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("either --ids or --text"), qPrintable(r.err));
+    }
+
+    // --out FILE.png: the head drawn by the heatmap renderers equals the reference's weights of
+    // that layer drawn the same way (the same stack written from expected.npz; colours within
+    // one step of 255 where float32 rounding moves a cell across a colormap entry).
+    void figureDrawsTheReference()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const Arrays expected = load(caseDir("gpt2") + "/expected.npz");
+        const NpyArray &all = expected.at("attention"); // 2 × 4 × n × n
+        const std::int64_t n = all.shape[2];
+        NpyArray layer1;
+        layer1.type = NpyType::Float32;
+        layer1.shape = {1, 4, n, n};
+        layer1.values.assign(all.values.begin() + std::ptrdiff_t(4 * n * n), all.values.end());
+        std::vector<std::string> tokens;
+        for (double id : expected.at("ids").values)
+            tokens.push_back(std::to_string(std::int64_t(id)));
+        const QString stack = dir.filePath("gpt2 layer 1.npz");
+        writeNpz(stack.toStdString(), {{"attentions", layer1}}, false,
+                 {{"tokens", NpyStrings {{n}, tokens}}});
+        const QString ours = dir.filePath("ours.png"), theirs = dir.filePath("theirs.png");
+        Run r = runModel({"--model", caseDir("gpt2"), "--ids", idsText(expected.at("ids")),
+                          "--layer", "1", "--head", "2", "--out", ours});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QProcess p;
+        p.start(QStringLiteral(ATTNLAB_EXE),
+                {"heatmap", "--in", stack, "--view", "head", "--head", "2", "--out", theirs});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        const QImage a(ours), b(theirs);
+        QVERIFY(!a.isNull());
+        QCOMPARE(a.size(), b.size());
+        int worstChannel = 0;
+        for (int y = 0; y < a.height(); ++y)
+            for (int x = 0; x < a.width(); ++x) {
+                const QColor u = a.pixelColor(x, y), v = b.pixelColor(x, y);
+                worstChannel
+                    = std::max({worstChannel, std::abs(u.red() - v.red()),
+                                std::abs(u.green() - v.green()), std::abs(u.blue() - v.blue())});
+            }
+        QVERIFY2(worstChannel <= 1, qPrintable(QString::number(worstChannel)));
+        // A figure of one head needs its layer.
+        r = runModel({"--model", caseDir("gpt2"), "--ids", "1,2", "--head", "2", "--out", ours});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("needs its --layer"), qPrintable(r.err));
     }
 
     void info()
