@@ -5,6 +5,7 @@
 // tensor controller.
 
 #include "testutil.h"
+#include "windowtest.h"
 
 #include "core/analysis/metrics.h"
 #include "core/io/npy.h"
@@ -94,30 +95,8 @@ inline NpyArray probabilityRows(std::vector<std::int64_t> shape)
     return a;
 }
 
-/// Answers the next modal message box with Ok, recording its texts.
-struct MessageBoxAnswer
-{
-    QString text;
-    bool seen = false;
-};
-inline std::shared_ptr<MessageBoxAnswer> answerNextMessageBox()
-{
-    auto answer = std::make_shared<MessageBoxAnswer>();
-    auto poll = std::make_shared<std::function<void()>>();
-    *poll = [answer, poll] {
-        auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget());
-        if (!box) {
-            QTimer::singleShot(20, *poll);
-            return;
-        }
-        answer->seen = true;
-        answer->text = box->text() + QLatin1Char('\n') + box->informativeText();
-        box->done(QMessageBox::Ok);
-        *poll = nullptr; // break the cycle
-    };
-    QTimer::singleShot(20, *poll);
-    return answer;
-}
+using windowtest::answerNextMessageBox;
+using windowtest::MessageBoxAnswer;
 
 /// A session, a heatmap and the controller, without the rest of the window.
 struct Bench

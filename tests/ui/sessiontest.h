@@ -4,6 +4,8 @@
 // and recent files) share: parameters, views and transforms to save, a rendered document,
 // files read and written, a window that has computed, and an answer to the next message box.
 
+#include "windowtest.h"
+
 #include "ui/document/sessionfile.h"
 #include "ui/panels/controlpanel.h"
 #include "ui/render/heatmaprenderer.h"
@@ -180,29 +182,26 @@ inline bool waitForResult(MainWindow *w, const SessionParameters &p)
         20000);
 }
 
-/// Answers the next modal message box with `button`, recording its texts.
-struct MessageBoxAnswer
+/// A shown window whose first (random) result is in; null when the window is never exposed.
+inline std::unique_ptr<MainWindow> newWindow()
 {
-    QString text;
-    bool seen = false;
-};
-inline std::shared_ptr<MessageBoxAnswer> answerNextMessageBox(QMessageBox::StandardButton button)
-{
-    auto answer = std::make_shared<MessageBoxAnswer>();
-    auto poll = std::make_shared<std::function<void()>>();
-    *poll = [answer, button, poll] {
-        auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget());
-        if (!box) {
-            QTimer::singleShot(20, *poll);
-            return;
-        }
-        answer->seen = true;
-        answer->text = box->text() + QLatin1Char('\n') + box->informativeText();
-        box->done(button);
-        *poll = nullptr; // break the cycle
-    };
-    QTimer::singleShot(20, *poll);
-    return answer;
+    auto w = std::make_unique<MainWindow>();
+    w->show();
+    if (!QTest::qWaitForWindowExposed(w.get()))
+        return nullptr;
+    waitForResult(w.get(), w->session()->parameters());
+    return w;
 }
+
+/// Closes `window` as saved, so that no quit prompt appears.
+inline void closeWindow(std::unique_ptr<MainWindow> &window)
+{
+    if (window)
+        window->sessionController()->undoStack()->setClean();
+    window.reset();
+}
+
+using windowtest::answerNextMessageBox;
+using windowtest::MessageBoxAnswer;
 
 } // namespace sessiontest

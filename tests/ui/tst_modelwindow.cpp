@@ -8,6 +8,7 @@
 // Cancel stops the forward pass; the token strip shows the GPT-2 tokenizer's pieces and ids.
 
 #include "testutil.h"
+#include "windowtest.h"
 
 #include "core/io/npy.h"
 #include "core/models/forward.h"
@@ -116,30 +117,8 @@ bool writeFile(const QString &path, const QByteArray &bytes)
     return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
 }
 
-/// Answers the next modal message box with Ok, recording its texts.
-struct MessageBoxAnswer
-{
-    QString text;
-    bool seen = false;
-};
-std::shared_ptr<MessageBoxAnswer> answerNextMessageBox()
-{
-    auto answer = std::make_shared<MessageBoxAnswer>();
-    auto poll = std::make_shared<std::function<void()>>();
-    *poll = [answer, poll] {
-        auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget());
-        if (!box) {
-            QTimer::singleShot(20, *poll);
-            return;
-        }
-        answer->seen = true;
-        answer->text = box->text() + QLatin1Char('\n') + box->informativeText();
-        box->done(QMessageBox::Ok);
-        *poll = nullptr;
-    };
-    QTimer::singleShot(20, *poll);
-    return answer;
-}
+using windowtest::answerNextMessageBox;
+using windowtest::MessageBoxAnswer;
 
 /// A shown window whose first (random) result is in.
 struct Window

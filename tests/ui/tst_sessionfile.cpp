@@ -39,8 +39,6 @@ private slots:
     void cliRendersSession();
 
 private:
-    std::unique_ptr<MainWindow> newWindow();
-
     QTemporaryDir m_dir;
     std::unique_ptr<MainWindow> m_window;
 };
@@ -51,16 +49,6 @@ void TestSessionFile::initTestCase()
     QStandardPaths::setTestModeEnabled(true); // never touch the user's QSettings
 }
 
-std::unique_ptr<MainWindow> TestSessionFile::newWindow()
-{
-    auto w = std::make_unique<MainWindow>();
-    w->show();
-    if (!QTest::qWaitForWindowExposed(w.get()))
-        return nullptr;
-    waitForResult(w.get(), w->session()->parameters());
-    return w;
-}
-
 void TestSessionFile::init()
 {
     m_window = newWindow();
@@ -69,9 +57,7 @@ void TestSessionFile::init()
 
 void TestSessionFile::cleanup()
 {
-    if (m_window)
-        m_window->sessionController()->undoStack()->setClean(); // no quit prompt
-    m_window.reset();
+    closeWindow(m_window);
 }
 
 void TestSessionFile::documentRoundTrip_data()

@@ -23,8 +23,6 @@ private slots:
     void recentFiles();
 
 private:
-    std::unique_ptr<MainWindow> newWindow();
-
     QTemporaryDir m_dir;
     std::unique_ptr<MainWindow> m_window;
 };
@@ -35,16 +33,6 @@ void TestSessionWindow::initTestCase()
     QStandardPaths::setTestModeEnabled(true); // never touch the user's QSettings
 }
 
-std::unique_ptr<MainWindow> TestSessionWindow::newWindow()
-{
-    auto w = std::make_unique<MainWindow>();
-    w->show();
-    if (!QTest::qWaitForWindowExposed(w.get()))
-        return nullptr;
-    waitForResult(w.get(), w->session()->parameters());
-    return w;
-}
-
 void TestSessionWindow::init()
 {
     m_window = newWindow();
@@ -53,9 +41,7 @@ void TestSessionWindow::init()
 
 void TestSessionWindow::cleanup()
 {
-    if (m_window)
-        m_window->sessionController()->undoStack()->setClean(); // no quit prompt
-    m_window.reset();
+    closeWindow(m_window);
 }
 
 void TestSessionWindow::titleMarksUnsavedChanges()
