@@ -10,6 +10,7 @@
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QJsonObject>
 #include <QString>
 #include <QStringList>
@@ -58,39 +59,32 @@ inline std::optional<QString> npyErrorOf(const std::function<void()> &f)
     return std::nullopt;
 }
 
+/// A dtype of the manifest: its name there (numpy.dtype.name) and the descr np.save writes.
+struct DtypeNames
+{
+    NpyType type;
+    const char *name;
+    const char *descr;
+};
+inline constexpr DtypeNames kDtypes[] = {
+    {NpyType::Float32, "float32", "<f4"}, {NpyType::Float64, "float64", "<f8"},
+    {NpyType::Bool, "bool", "|b1"},       {NpyType::Int32, "int32", "<i4"},
+    {NpyType::Int64, "int64", "<i8"},     {NpyType::UInt8, "uint8", "|u1"},
+};
+
 inline NpyType typeFromName(const QString &s)
 {
-    if (s == QLatin1String("float32"))
-        return NpyType::Float32;
-    if (s == QLatin1String("float64"))
-        return NpyType::Float64;
-    if (s == QLatin1String("bool"))
-        return NpyType::Bool;
-    if (s == QLatin1String("int32"))
-        return NpyType::Int32;
-    if (s == QLatin1String("int64"))
-        return NpyType::Int64;
-    if (s == QLatin1String("uint8"))
-        return NpyType::UInt8;
+    for (const DtypeNames &d : kDtypes)
+        if (s == QLatin1String(d.name))
+            return d.type;
     qFatal("unknown dtype %s in manifest", qPrintable(s));
 }
 
 inline const char *descrOf(NpyType t)
 {
-    switch (t) {
-    case NpyType::Float32:
-        return "<f4";
-    case NpyType::Float64:
-        return "<f8";
-    case NpyType::Bool:
-        return "|b1";
-    case NpyType::Int32:
-        return "<i4";
-    case NpyType::Int64:
-        return "<i8";
-    case NpyType::UInt8:
-        return "|u1";
-    }
+    for (const DtypeNames &d : kDtypes)
+        if (d.type == t)
+            return d.descr;
     return "?";
 }
 
@@ -148,6 +142,23 @@ inline Expected expectedFrom(const QJsonObject &o)
     e.fortran = o.value("fortran").toBool();
     e.canonical = o.value("canonical").toBool();
     return e;
+}
+
+/// Reads the fixtures manifest.json lists, .npy files into `npy` and .npz members into `npz`;
+/// false with `error` naming the file when it cannot be read.
+inline bool readManifest(std::vector<Expected> *npy, std::vector<Expected> *npz, QString *error)
+{
+    QFile f(fixture("manifest.json"));
+    if (!f.open(QIODevice::ReadOnly)) {
+        *error = f.fileName() + QStringLiteral(": ") + f.errorString();
+        return false;
+    }
+    const QJsonObject manifest = QJsonDocument::fromJson(f.readAll()).object();
+    for (const QJsonValue &v : manifest.value("npy").toArray())
+        npy->push_back(expectedFrom(v.toObject()));
+    for (const QJsonValue &v : manifest.value("npz").toArray())
+        npz->push_back(expectedFrom(v.toObject()));
+    return true;
 }
 
 inline QString hexOf(double v)

@@ -58,13 +58,8 @@ private slots:
     void initTestCase()
     {
         QVERIFY(m_tmp.isValid());
-        QFile f(fixture("manifest.json"));
-        QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(f.fileName()));
-        const QJsonObject manifest = QJsonDocument::fromJson(f.readAll()).object();
-        for (const QJsonValue &v : manifest.value("npy").toArray())
-            m_npy.push_back(expectedFrom(v.toObject()));
-        for (const QJsonValue &v : manifest.value("npz").toArray())
-            m_npz.push_back(expectedFrom(v.toObject()));
+        QString error;
+        QVERIFY2(readManifest(&m_npy, &m_npz, &error), qPrintable(error));
         QVERIFY(m_npy.size() >= 30);
         QVERIFY(m_npz.size() >= 10);
         m_writeDir = qEnvironmentVariable("ATTN_NPY_WRITE_DIR");
