@@ -152,6 +152,16 @@ struct Window
             },
             attn::test::kWorkTimeoutMs);
     }
+    /// start(), then run() on the gpt2 fixture's reference ids.
+    bool startWithGpt2(QString *error)
+    {
+        if (!start()) {
+            *error = QStringLiteral("the window shows no first result");
+            return false;
+        }
+        return run(fixtureFolder(QStringLiteral("gpt2")), idsText(QStringLiteral("gpt2")), true,
+                   error);
+    }
 };
 
 } // namespace
@@ -229,11 +239,8 @@ void TestModelWindow::fixtureRunFillsModelTab()
 void TestModelWindow::thumbnailShowsHeadWithLabels()
 {
     Window w;
-    QVERIFY(w.start());
     QString error;
-    QVERIFY2(
-        w.run(fixtureFolder(QStringLiteral("gpt2")), idsText(QStringLiteral("gpt2")), true, &error),
-        qPrintable(error));
+    QVERIFY2(w.startWithGpt2(&error), qPrintable(error));
     AttentionViews *views = w.window.attentionViews();
     views->setCurrentIndex(AttentionViews::ModelTab);
     ModelView *model = views->modelView();
@@ -429,11 +436,8 @@ void TestModelWindow::huggingFaceCacheScan()
 void TestModelWindow::brokenFolderKeepsSession()
 {
     Window w;
-    QVERIFY(w.start());
     QString error;
-    QVERIFY2(
-        w.run(fixtureFolder(QStringLiteral("gpt2")), idsText(QStringLiteral("gpt2")), true, &error),
-        qPrintable(error));
+    QVERIFY2(w.startWithGpt2(&error), qPrintable(error));
     const SessionParameters before = w.window.session()->parameters();
     const auto model = w.models()->model();
 

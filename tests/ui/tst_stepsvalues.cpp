@@ -7,6 +7,20 @@
 
 using namespace stepstest;
 
+namespace {
+
+/// Parameters of `n` tokens, `dModel` and `heads`; the rest as SessionParameters has them.
+SessionParameters sized(int n, int dModel, int heads)
+{
+    SessionParameters p;
+    p.n = n;
+    p.dModel = dModel;
+    p.heads = heads;
+    return p;
+}
+
+} // namespace
+
 class TestStepsValues : public QObject
 {
     Q_OBJECT
@@ -22,10 +36,7 @@ private slots:
         QTest::addColumn<QString>("queryToken");
         QTest::addColumn<QString>("keyToken");
 
-        SessionParameters p;
-        p.n = 5;
-        p.dModel = 16;
-        p.heads = 2;
+        SessionParameters p = sized(5, 16, 2);
         p.seed = 3;
         p.setTokens({QStringLiteral("the"), QStringLiteral("cat"), QStringLiteral("sat"),
                      QStringLiteral("on"), QStringLiteral("mat")});
@@ -152,10 +163,7 @@ private slots:
     // word can be told apart; cross attention numbers its keys from 0 after the query tokens.
     void tokenLabelsCarryPositions()
     {
-        SessionParameters p;
-        p.n = 3;
-        p.dModel = 8;
-        p.heads = 1;
+        SessionParameters p = sized(3, 8, 1);
         p.setTokens({QStringLiteral("the"), QStringLiteral("cat"), QStringLiteral("the")});
         FigureAxes axes = FigureAxes::of(*compute(p));
         const QStringList self {QStringLiteral("0:the"), QStringLiteral("1:cat"),
@@ -178,10 +186,7 @@ private slots:
     // tooltips name the positions of the computation, not the shown row and column numbers.
     void transformedResultKeepsOriginalPositions()
     {
-        SessionParameters p;
-        p.n = 6;
-        p.dModel = 16;
-        p.heads = 2;
+        SessionParameters p = sized(6, 16, 2);
         p.mask = MaskChoice::KeyPadding;
         p.paddingCount = 2;
         ViewTransform t;
@@ -206,10 +211,7 @@ private slots:
     {
         QTest::addColumn<SessionParameters>("params");
         QTest::addColumn<double>("tolerance");
-        SessionParameters p;
-        p.n = 6;
-        p.dModel = 32;
-        p.heads = 4;
+        SessionParameters p = sized(6, 32, 4);
         p.seed = 11;
         QTest::newRow("1/sqrt(d_k)") << p << 1e-12;
         SessionParameters unscaled = p;
@@ -268,10 +270,7 @@ private slots:
     void ropeStepEqualsExplicitRotation()
     {
         QFETCH(int, convention);
-        SessionParameters p;
-        p.n = 7;
-        p.dModel = 16;
-        p.heads = 2;
+        SessionParameters p = sized(7, 16, 2);
         p.seed = 11;
         p.rope = true;
         p.ropeConvention = RopeConvention(convention);
@@ -345,10 +344,7 @@ private slots:
     void alibiStepIsTheBias()
     {
         QFETCH(bool, causal);
-        SessionParameters p;
-        p.n = 5;
-        p.dModel = 16;
-        p.heads = 4;
+        SessionParameters p = sized(5, 16, 4);
         p.seed = 3;
         p.alibi = true;
         if (causal)

@@ -53,6 +53,17 @@ std::vector<MatrixD> torchWeights(int layer, int item)
     return heads;
 }
 
+/// Shows `window` and waits until its first (random) result is in; false when it never is.
+bool showAndSettle(MainWindow &window)
+{
+    window.show();
+    if (!QTest::qWaitForWindowExposed(&window))
+        return false;
+    AttentionSession *session = window.session();
+    return QTest::qWaitFor([&] { return session->result() && !session->isBusy(); },
+                           attn::test::kWorkTimeoutMs);
+}
+
 } // namespace
 
 void TestTensorWindow::modelStackShowsTorchWeights()
@@ -99,11 +110,8 @@ void TestTensorWindow::modelStackShowsTorchWeights()
 void TestTensorWindow::storedWeightsShowNothingInvented()
 {
     MainWindow window;
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(showAndSettle(window));
     AttentionSession *session = window.session();
-    QVERIFY(QTest::qWaitFor([&] { return session->result() && !session->isBusy(); },
-                            attn::test::kWorkTimeoutMs));
     QString error;
     QVERIFY2(window.tensorController()->openFile(stackPath("stack"), &error), qPrintable(error));
     window.tensorController()->setLayer(1);
@@ -237,11 +245,8 @@ void TestTensorWindow::modelTabClickOpensHead()
 {
     MainWindow window;
     window.resize(1280, 800);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(showAndSettle(window));
     AttentionSession *session = window.session();
-    QVERIFY(QTest::qWaitFor([&] { return session->result() && !session->isBusy(); },
-                            attn::test::kWorkTimeoutMs));
     QString error;
     QVERIFY2(window.tensorController()->openFile(stackPath("stack"), &error), qPrintable(error));
     AttentionViews *views = window.attentionViews();
@@ -298,11 +303,8 @@ void TestTensorWindow::backToRandomInputs()
 void TestTensorWindow::windowLocksControlsAndUndoes()
 {
     MainWindow window;
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(showAndSettle(window));
     AttentionSession *session = window.session();
-    QVERIFY(QTest::qWaitFor([&] { return session->result() && !session->isBusy(); },
-                            attn::test::kWorkTimeoutMs));
     const SessionParameters random = session->parameters();
     TensorController *tensors = window.tensorController();
     QVERIFY(tensors);
@@ -384,11 +386,8 @@ void TestTensorWindow::windowShowsLoadErrorInDialog()
     QFETCH(bool, overflow);
     QFETCH(QString, message);
     MainWindow window;
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(showAndSettle(window));
     AttentionSession *session = window.session();
-    QVERIFY(QTest::qWaitFor([&] { return session->result() && !session->isBusy(); },
-                            attn::test::kWorkTimeoutMs));
     const ResultPtr before = session->result();
     const SessionParameters params = session->parameters();
 
