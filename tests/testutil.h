@@ -1,13 +1,16 @@
 #pragma once
 // The one tolerance helper of the test suite: |a − b| ≤ atol + rtol·|b| element-wise, printing
-// the worst element on failure (after LabPlot's FuzzyCompare and llm.c's check_tensor).
+// the worst element on failure (after LabPlot's FuzzyCompare and llm.c's check_tensor); and
+// expectError, a check of a thrown exception's message.
 
 #include <QString>
+#include <QStringList>
 #include <QTest>
 
 #include <Eigen/Core>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 // ATTN_SANITIZER_BUILD is 1 under AddressSanitizer or ThreadSanitizer: GCC defines
@@ -95,6 +98,21 @@ CompareReport compareClose(const Eigen::MatrixBase<DA> &actual,
         }
     }
     return r;
+}
+
+/// QVERIFY that `f` throws `Exception` whose message contains every one of `parts`.
+template<typename Exception>
+void expectError(const std::function<void()> &f, const QStringList &parts)
+{
+    try {
+        f();
+    } catch (const Exception &e) {
+        const QString message = QString::fromUtf8(e.what());
+        for (const QString &p : parts)
+            QVERIFY2(message.contains(p), qPrintable(message + " lacks " + p));
+        return;
+    }
+    QFAIL("no exception");
 }
 
 } // namespace attn::test
