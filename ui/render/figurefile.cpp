@@ -231,6 +231,14 @@ QFont makeFont(qreal pixelSize, bool bold)
     return font;
 }
 
+TextStyle textStyle(qreal pixelSize, const QColor &foreground)
+{
+    const QFont font = makeFont(pixelSize);
+    QColor muted = foreground;
+    muted.setAlphaF(0.75);
+    return {font, makeFont(pixelSize, true), QFontMetricsF(font), foreground, muted};
+}
+
 QString minusSign(QString s)
 {
     if (s.startsWith(QLatin1Char('-')))

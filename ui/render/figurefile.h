@@ -7,6 +7,7 @@
 #include <QByteArray>
 #include <QColor>
 #include <QFont>
+#include <QFontMetricsF>
 #include <QImage>
 #include <QRectF>
 #include <QSize>
@@ -59,6 +60,16 @@ namespace figure {
 
 /// DejaVu Sans (the font shipped for offscreen rendering) at `pixelSize` (at least 1) pixels.
 QFont makeFont(qreal pixelSize, bool bold = false);
+/// The fonts and colours a figure writes its text with.
+struct TextStyle
+{
+    QFont font; ///< makeFont(pixelSize)
+    QFont bold; ///< makeFont(pixelSize, true)
+    QFontMetricsF fm; ///< of `font`
+    QColor fg; ///< the foreground
+    QColor muted; ///< the foreground at 75 % opacity
+};
+TextStyle textStyle(qreal pixelSize, const QColor &foreground);
 /// A leading '-' replaced by the typographic minus U+2212.
 QString minusSign(QString s);
 /// A colourbar tick: 3 significant digits, |v| < 1e-300 as "0", U+2212 minus.

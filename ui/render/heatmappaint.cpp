@@ -24,6 +24,7 @@ using figure::hatchColor;
 using figure::linearTicks;
 using figure::logTicks;
 using figure::makeFont;
+using figure::textStyle;
 
 namespace {
 
@@ -56,12 +57,7 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
     const QString caption = captionText(vectorOutput);
     const HeatmapLayout lay = layoutImpl(bounds, caption);
     const qreal f = lay.fontPixelSize;
-    const QFont font = makeFont(f);
-    const QFont bold = makeFont(f, true);
-    const QFontMetricsF fm(font);
-    const QColor fg = m_options.foreground;
-    QColor muted = fg;
-    muted.setAlphaF(0.75);
+    const auto [font, bold, fm, fg, muted] = textStyle(f, m_options.foreground);
 
     painter->setFont(font);
     painter->setPen(fg);

@@ -31,6 +31,7 @@ using figure::formatTick;
 using figure::linearTicks;
 using figure::logTicks;
 using figure::makeFont;
+using figure::textStyle;
 using figure::minusSign;
 using figure::niceStep;
 
@@ -544,12 +545,7 @@ void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vector
     painter->fillRect(bounds, m_style.background);
     const PanelFigureLayout lay = layout(bounds);
     const qreal f = lay.fontPixelSize;
-    const QFont font = makeFont(f);
-    const QFont bold = makeFont(f, true);
-    const QFontMetricsF fm(font);
-    const QColor fg = m_style.foreground;
-    QColor muted = fg;
-    muted.setAlphaF(0.75);
+    const auto [font, bold, fm, fg, muted] = textStyle(f, m_style.foreground);
     painter->setFont(font);
     painter->setPen(fg);
 
