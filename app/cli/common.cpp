@@ -267,6 +267,25 @@ std::optional<std::vector<std::int64_t>> intListOption(const QCommandLineParser 
     return values;
 }
 
+bool textOrIdsOption(const QCommandLineParser &parser, std::optional<QString> *text,
+                     std::vector<std::int64_t> *ids, QString *error)
+{
+    if (parser.isSet(QStringLiteral("text"))) {
+        *text = parser.value(QStringLiteral("text"));
+        if (text->value().isEmpty()) {
+            *error = QStringLiteral("--text is empty");
+            return false;
+        }
+        return true;
+    }
+    const auto values = intListOption(parser, QStringLiteral("ids"), 0,
+                                      std::numeric_limits<std::int32_t>::max(), error);
+    if (!values)
+        return false;
+    *ids = *values;
+    return true;
+}
+
 int runGuarded(int (*run)(const QStringList &), const QStringList &arguments)
 {
     // arguments[0] is "attnlab <name>".

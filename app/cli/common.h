@@ -107,6 +107,12 @@ std::optional<std::vector<std::int64_t>> intListOption(const QCommandLineParser 
                                                        const QString &name, std::int64_t minimum,
                                                        std::int64_t maximum, QString *error);
 
+/// The model input of a command that takes --text or --ids, whichever is set: `text` becomes a
+/// non-empty --text, or `ids` the token ids of --ids (each in [0, 2^31 - 1]). False with `error`
+/// otherwise.
+bool textOrIdsOption(const QCommandLineParser &parser, std::optional<QString> *text,
+                     std::vector<std::int64_t> *ids, QString *error);
+
 /// Adds `options` to `parser`, appending " [default: X]" to the description of every option that
 /// has a default value, so each command's --help shows its defaults.
 void addOptionsWithDefaults(QCommandLineParser &parser, QList<QCommandLineOption> options);

@@ -233,17 +233,8 @@ std::optional<int> parseModel(const QCommandLineParser &parser, HeadsArguments &
     if (parser.isSet(QStringLiteral("text")) == parser.isSet(QStringLiteral("ids")))
         return usageError(kCommand, QStringLiteral("--model needs either --text or --ids"));
     QString error;
-    if (parser.isSet(QStringLiteral("text"))) {
-        args.text = parser.value(QStringLiteral("text"));
-        if (args.text->isEmpty())
-            return usageError(kCommand, QStringLiteral("--text is empty"));
-    } else {
-        const auto ids = intListOption(parser, QStringLiteral("ids"), 0,
-                                       std::numeric_limits<std::int32_t>::max(), &error);
-        if (!ids)
-            return usageError(kCommand, error);
-        args.ids = *ids;
-    }
+    if (!textOrIdsOption(parser, &args.text, &args.ids, &error))
+        return usageError(kCommand, error);
     const auto tokens = intOption(parser, QStringLiteral("prefix-tokens"), 1, 1 << 20, &error);
     if (!tokens)
         return usageError(kCommand, error);

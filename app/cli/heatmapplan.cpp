@@ -192,16 +192,18 @@ std::optional<int> planEngine(const QCommandLineParser &parser, HeatmapRequest &
                 .arg(req.dpi ? 1.0 : *req.dpr)
                 .arg(mibText(imageBytes), parser.value(QStringLiteral("memory-budget-mib"))));
     need += imageBytes;
+    // Both refusals below start with the sizes asked for.
+    const QString sizes
+        = QStringLiteral("--n %1 (n_k = %2)").arg(req.p.queryCount()).arg(req.p.keyCount());
     if (plan.tiles && need > *budget)
         return usageError(
             req.command,
-            QStringLiteral("--n %1 (n_k = %2) with --d-model %3 and --heads %4 needs about %5 "
-                           "for the tile engine's view: the larger of %6 while projecting the "
-                           "inputs and %7 for the queries, keys and row blocks plus %8 for %9, "
-                           "and %10 for the picture; over --memory-budget-mib %11: "
+            QStringLiteral("%1 with --d-model %2 and --heads %3 needs about %4 "
+                           "for the tile engine's view: the larger of %5 while projecting the "
+                           "inputs and %6 for the queries, keys and row blocks plus %7 for %8, "
+                           "and %9 for the picture; over --memory-budget-mib %10: "
                            "lower --n, --n-k or --d-model, or raise --memory-budget-mib")
-                .arg(req.p.queryCount())
-                .arg(req.p.keyCount())
+                .arg(sizes)
                 .arg(req.p.dModel)
                 .arg(req.p.heads)
                 .arg(mibText(need), mibText(pooledBytes.inputs), mibText(pooledBytes.engine),
@@ -212,12 +214,11 @@ std::optional<int> planEngine(const QCommandLineParser &parser, HeatmapRequest &
     if (need > *budget)
         return usageError(
             req.command,
-            QStringLiteral("--n %1 (n_k = %2) with --heads %3 needs about %4 for the weights and "
-                           "raw and scaled scores of every head (n_q x n_k float64 each%5)%6, over "
-                           "--memory-budget-mib %7: lower --n, --n-k or --heads, %8or raise "
+            QStringLiteral("%1 with --heads %2 needs about %3 for the weights and "
+                           "raw and scaled scores of every head (n_q x n_k float64 each%4)%5, over "
+                           "--memory-budget-mib %6: lower --n, --n-k or --heads, %7or raise "
                            "--memory-budget-mib")
-                .arg(req.p.queryCount())
-                .arg(req.p.keyCount())
+                .arg(sizes)
                 .arg(req.p.heads)
                 .arg(mibText(need), req.pb ? QStringLiteral(", for A and B") : QString(),
                      dataBytes > 0

@@ -31,7 +31,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -131,17 +130,8 @@ std::optional<int> parseRequest(const QStringList &arguments, ModelRequest &requ
     if (!parser.isSet(outOption) && !parser.isSet(topKOption))
         return usageError(kCommand, QStringLiteral("--out <file> or --top-k K is required"));
     QString error;
-    if (parser.isSet(textOption)) {
-        request.text = parser.value(textOption);
-        if (request.text->isEmpty())
-            return usageError(kCommand, QStringLiteral("--text is empty"));
-    } else {
-        const auto ids = intListOption(parser, QStringLiteral("ids"), 0,
-                                       std::numeric_limits<std::int32_t>::max(), &error);
-        if (!ids)
-            return usageError(kCommand, error);
-        request.ids = *ids;
-    }
+    if (!textOrIdsOption(parser, &request.text, &request.ids, &error))
+        return usageError(kCommand, error);
     for (const auto &[option, target] :
          {std::pair {&layerOption, &request.layer}, std::pair {&headOption, &request.head}}) {
         if (!parser.isSet(*option))
