@@ -20,6 +20,7 @@
 #include "ui/render/modelrenderer.h"
 #include "ui/session/attentionsession.h"
 #include "ui/session/modelrun.h"
+#include "ui/session/pooledsession.h"
 #include "ui/session/tensorsource.h"
 #include "ui/session/tokenizer.h"
 #include "ui/views/attentionviews.h"
@@ -334,6 +335,16 @@ void TestModelWindow::overBudgetComputesLayersOnDemand()
     for (int h = 0; h < 4; ++h)
         ATTN_COMPARE_CLOSE(heads->result()->weights[std::size_t(h)],
                            referenceAttention(attention, 1, h), 1e-5, 0.0);
+
+    // The Long tab's engine for that layer: the run's queries and keys with the layer's mask,
+    // one pixel a cell, equal to PyTorch's weights.
+    TileEngine<float> engine = sessionTileEngine<float>(heads->result()->params);
+    QCOMPARE(engine.queries(), n);
+    QCOMPARE(engine.heads(), Index(4));
+    for (Index h = 0; h < 4; ++h) {
+        const PooledTile<float> map = engine.render(h, engine.fullWindow(), n, n, TilePooling::Max);
+        ATTN_COMPARE_CLOSE(map.values, referenceAttention(attention, 1, int(h)), 1e-5, 0.0);
+    }
 }
 
 void TestModelWindow::nextTokensAreSoftmaxOfLastLogits()

@@ -168,12 +168,9 @@ std::unique_ptr<LongMapTiles::EngineBox> makeEngineBox(const SessionParameters &
 QString refusal(const SessionParameters &params)
 {
     QString error = params.validate(SessionParameters::maxLongSequence);
-    if (error.isEmpty() && params.tensors && params.tensors->isModelRun())
-        error = LongMapTiles::tr("the model %1's attention is shown by the Model, Heads, Steps "
-                                 "and Tokens tabs; the Long tab draws random inputs at lengths "
-                                 "of its own (File \u2192 Back to Random Inputs)")
-                    .arg(params.tensors->fileName());
-    else if (error.isEmpty() && params.tensors && params.tensors->isWeights())
+    // A model run is drawn from its kept queries and keys (sessionTileEngine).
+    if (error.isEmpty() && params.tensors && params.tensors->isWeights()
+        && !params.tensors->isModelRun())
         error = LongMapTiles::tr("%1 holds stored weights, without the queries and keys the "
                                  "tile engine computes the map from")
                     .arg(params.tensors->fileName());

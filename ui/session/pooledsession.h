@@ -42,8 +42,9 @@ PooledSessionBytes pooledSessionBytes(const SessionParameters &params, int side)
 /// projected to queries and keys as MultiheadAttention::forward does (q = X W_Qᵀ + b_Q,
 /// k = E W_Kᵀ + b_K, n × d_model each, heads side by side), with the session's mask, α and τ;
 /// with opened inputs (params.tensors) their queries and keys as computeTensorSession projects
-/// them, with the file's mask OR-ed with the session's. `params` must be valid up to
-/// maxLongSequence and pooledSessionUnsupported(params) empty. Throws Cancelled when
+/// them, with the file's mask OR-ed with the session's; for a model run the layer shown from the
+/// run's kept queries (after RoPE) and keys, with the layer's mask and 1/√d_k. `params` must be
+/// valid up to maxLongSequence and pooledSessionUnsupported(params) empty. Throws Cancelled when
 /// `cancelled` says so after the projections, InvalidArgument from the engine or for stored
 /// weights (no queries and keys), std::bad_alloc when memory runs out.
 template<typename T>
