@@ -31,9 +31,9 @@ using figure::formatTick;
 using figure::linearTicks;
 using figure::logTicks;
 using figure::makeFont;
-using figure::textStyle;
 using figure::minusSign;
 using figure::niceStep;
+using figure::textStyle;
 
 // Which mask states and special values a panel holds (for its legend): bit s (1 ≤ s ≤ 15) for
 // cells whose MaskStateBits are s.
