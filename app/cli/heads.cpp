@@ -869,10 +869,10 @@ int runHeads(const QStringList &arguments)
         return inputError(QString::fromUtf8(e.what()));
     } catch (const InvalidArgument &e) {
         return inputError(QString::fromUtf8(e.what()));
-    } catch (const models::ModelError &e) {
-        return failure(kCommand, QString::fromUtf8(e.what()));
+    } catch (const models::ModelError &e) { // the model folder's files: the input's fault
+        return inputError(QString::fromUtf8(e.what()));
     } catch (const text::TokenizerError &e) {
-        return failure(kCommand, QString::fromUtf8(e.what()));
+        return inputError(QString::fromUtf8(e.what()));
     }
 }
 

@@ -265,6 +265,20 @@ std::optional<int> planRun(const ModelRequest &request, const ModelConfig &c, Mo
                 .arg(request.ids.size())
                 .arg(mibText(plan.attentionBytes))
                 .arg(mibText(request.budgetBytes)));
+    // An .npz also holds the logits (n × vocab) and the hidden states: float32 computed plus a
+    // float64 copy while the archive is built.
+    const bool npz = !request.outPath.isEmpty() && !figure;
+    const double logitBytes = npz ? n * double(c.vocabSize) * 12.0 : 0.0;
+    if (npz && logitBytes > request.budgetBytes)
+        return usageError(kCommand,
+                          QStringLiteral("the logits need %1 x %2 values x 12 bytes = %3, over "
+                                         "--memory-budget-mib %4; give fewer ids, or use "
+                                         "--top-k or a figure (--out FILE.png), which keep only "
+                                         "the last position's logits")
+                              .arg(request.ids.size())
+                              .arg(c.vocabSize)
+                              .arg(mibText(logitBytes))
+                              .arg(mibText(request.budgetBytes)));
     return std::nullopt;
 }
 
@@ -396,6 +410,8 @@ int runForward(const ModelRequest &request, const Model &model, ModelPlan plan,
                 && std::find(heads.begin(), heads.end(), h) != heads.end();
         };
     options.keepQueriesKeys = false;
+    // Only an .npz holds every position's logits; --top-k and figures read the last row.
+    options.lastLogitsOnly = request.outPath.isEmpty() || figure;
     const ForwardResult r = models::forward(model, request.ids, options);
     if (request.topK > 0)
         printTopK(r, request.topK, tokenizer);
@@ -433,12 +449,12 @@ int runModel(const QStringList &arguments)
         if (const auto refused = planRun(request, model.config(), plan))
             return *refused;
         return runForward(request, model, plan, tokenizer.get());
-    } catch (const ModelError &e) {
-        return failure(kCommand, q(e.what()));
-    } catch (const NpyError &e) {
+    } catch (const ModelError &e) { // the model folder's files: the input's fault
+        return inputError(kCommand, q(e.what()));
+    } catch (const NpyError &e) { // writing the .npz
         return failure(kCommand, q(e.what()));
     } catch (const text::TokenizerError &e) {
-        return failure(kCommand, q(e.what()));
+        return inputError(kCommand, q(e.what()));
     }
 }
 

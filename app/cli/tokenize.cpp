@@ -159,8 +159,8 @@ int run(const Plan &plan)
     std::unique_ptr<text::Tokenizer> tokenizer;
     try {
         tokenizer = text::loadTokenizer(plan.model.toStdString());
-    } catch (const text::TokenizerError &e) {
-        return failure(kCommand, QString::fromUtf8(e.what()));
+    } catch (const text::TokenizerError &e) { // the folder's files: the input's fault
+        return inputError(kCommand, QString::fromUtf8(e.what()));
     }
     const text::Encoding e = tokenizer->encode(plan.text, plan.addSpecialTokens);
     const QByteArray out = plan.format == Format::Json ? asJson(e) : asTable(e);

@@ -325,7 +325,7 @@ void SafetensorsFile::parse(const std::uint8_t *bytes, std::size_t size)
             throw ModelError(where + ": data_offsets [" + std::to_string(t.begin) + ", "
                              + std::to_string(t.end) + "] span " + std::to_string(t.end - t.begin)
                              + " bytes but shape " + t.shapeString() + " of " + dtypeName(t.dtype)
-                             + " needs " + std::to_string(expectedBytes));
+                             + " needs " + std::to_string(expectedBytes) + " bytes");
         m_index.emplace(t.name, m_tensors.size());
         m_tensors.push_back(std::move(t));
     }

@@ -215,7 +215,7 @@ private slots:
     {
         // No tokenizer files in the folder: the error names the folder and what was looked for.
         Run r = runModel({"--model", caseDir("gpt2"), "--text", "hello", "--top-k", "1"});
-        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.exitCode, 2); // the input's fault
         QVERIFY2(r.err.contains("tokenizer.json"), qPrintable(r.err));
         r = runModel({"--model", caseDir("gpt2"), "--text", "a", "--ids", "1", "--top-k", "1"});
         QCOMPARE(r.exitCode, 2);
@@ -295,6 +295,18 @@ private slots:
         r = runModel({"--model", caseDir("llama_gqa"), "--ids", many.join(','), "--layer", "0",
                       "--out", out, "--memory-budget-mib", "1"});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        // The logits an .npz holds count too (2000 × 48 × 12 bytes = 1.10 MiB > 1 MiB); --top-k
+        // keeps only the last row.
+        QStringList longer;
+        for (int i = 0; i < 2000; ++i)
+            longer << QString::number(i % 48);
+        r = runModel({"--model", caseDir("llama_gqa"), "--ids", longer.join(','), "--layer", "0",
+                      "--head", "0", "--out", out, "--memory-budget-mib", "1"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("the logits need 2000 x 48 values x 12 bytes"), qPrintable(r.err));
+        r = runModel({"--model", caseDir("llama_gqa"), "--ids", longer.join(','), "--top-k", "1",
+                      "--memory-budget-mib", "1"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         r = runModel({"--model", caseDir("llama_gqa"), "--ids", "1,48", "--out", out});
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("token id 48 is outside the vocabulary [0, 48)"),
@@ -307,7 +319,7 @@ private slots:
         QCOMPARE(r.err.section(QLatin1Char('\n'), 0, 0),
                  QStringLiteral("attnlab model: unknown option '--bogus'"));
         r = runModel({"--model", dir.path(), "--info"});
-        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("config.json"), qPrintable(r.err));
     }
 };

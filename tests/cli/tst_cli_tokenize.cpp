@@ -93,7 +93,7 @@ private slots:
             << QStringList {"--model", kModels + "/llama3", "--file", "/nonexistent/x.txt"} << 2
             << "--file /nonexistent/x.txt";
         QTest::newRow("no tokenizer")
-            << QStringList {"--model", "/", "--text", "x"} << 1 << "no tokenizer files";
+            << QStringList {"--model", "/", "--text", "x"} << 2 << "no tokenizer files";
     }
 
     void refused()
