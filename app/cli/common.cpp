@@ -52,7 +52,7 @@ const std::vector<Command> &commands()
          &guarded<&runBench>},
         {"train", "Train an attention layer (your .npz case or a built-in task)",
          &guarded<&runTrain>},
-        {"model", "Run a Hugging Face checkpoint on token ids: attention, logits, hidden states",
+        {"model", "Run a Hugging Face checkpoint on a text or token ids: attention, logits, hidden states",
          &guarded<&runModel>},
         {"heads",
          "Score every head of a stored attention stack (previous-token, induction, sink, ...)",

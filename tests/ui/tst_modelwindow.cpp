@@ -26,6 +26,8 @@
 #include "ui/views/attentionviews.h"
 #include "ui/views/heatmapwidget.h"
 #include "ui/views/modelview.h"
+#include "ui/views/stepsview.h"
+#include "ui/views/tokensview.h"
 #include "ui/views/tokenstrip.h"
 #include "ui/window/mainwindow.h"
 #include "ui/window/modelcontroller.h"
@@ -256,6 +258,9 @@ void TestModelWindow::thumbnailShowsHeadWithLabels()
                                  && heads->result()->params.tensors->layer() == 1
                                  && !session->isBusy(),
                              attn::test::kWorkTimeoutMs);
+    // Steps and the Tokens text view follow the clicked head.
+    QTRY_COMPARE_WITH_TIMEOUT(views->stepsView()->head(), 2, attn::test::kWorkTimeoutMs);
+    QCOMPARE(views->tokensView()->options().textHead, 2);
     const auto run = w.models()->lastRun();
     const models::ModelConfig &config = run->model->model->config();
     ATTN_COMPARE_CLOSE(heads->result()->weights[2],

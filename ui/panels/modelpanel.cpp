@@ -86,9 +86,11 @@ ModelPanel::ModelPanel(QWidget *parent)
     buttons->addWidget(m_run);
     buttons->addWidget(m_cancel);
     layout->addLayout(buttons);
-    layout->addWidget(m_strip);
+    // The run's progress and messages (a refusal in red) above the strip, which a long text
+    // makes tall.
     layout->addWidget(m_progress);
     layout->addWidget(m_message);
+    layout->addWidget(m_strip);
     layout->addWidget(m_nextTitle);
     layout->addWidget(m_next);
     layout->addStretch(1);

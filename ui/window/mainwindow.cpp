@@ -12,6 +12,8 @@
 #include "ui/views/attentionviews.h"
 #include "ui/views/heatmapactions.h"
 #include "ui/views/heatmapwidget.h"
+#include "ui/views/stepsview.h"
+#include "ui/views/tokensview.h"
 #include "ui/window/chartdocks.h"
 #include "ui/window/exportrouter.h"
 #include "ui/window/filedrop.h"
@@ -286,6 +288,8 @@ void MainWindow::connectSession()
         m_tensors->setLayer(layer);
         m_heatmap->showSingleHead(head);
         m_charts->rowMetrics()->setHead(head);
+        m_views->stepsView()->setHead(head);
+        m_views->tokensView()->setTextHead(head);
         m_views->setCurrentIndex(AttentionViews::HeadsTab);
     });
 }

@@ -77,6 +77,7 @@ ModelController::ModelController(TensorController *tensors, QWidget *window)
         m_panel->setRunning(false);
         m_panel->setMessage(tr("Not run: %1").arg(message), true);
         emit runFailed(message);
+        emit statusMessage(tr("Model not run: %1").arg(message));
     });
 }
 
@@ -229,6 +230,7 @@ bool ModelController::run(QString *error)
         if (error)
             *error = message;
         emit runFailed(message);
+        emit statusMessage(tr("Model not run: %1").arg(message));
         return false;
     };
     if (!m_model)
@@ -295,6 +297,7 @@ void ModelController::deliver(const std::shared_ptr<const ModelRun> &run)
     if (!m_tensors->showSource(source, !quiet, &error)) {
         m_panel->setMessage(tr("Not shown: %1").arg(error), true);
         emit runFailed(error);
+        emit statusMessage(tr("Model run not shown: %1").arg(error));
         return;
     }
     m_run = run;
