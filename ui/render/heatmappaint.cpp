@@ -57,7 +57,10 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
     const QString caption = captionText(vectorOutput);
     const HeatmapLayout lay = layoutImpl(bounds, caption);
     const qreal f = lay.fontPixelSize;
-    const auto [font, bold, fm, fg, muted] = textStyle(f, m_options.foreground);
+    const figure::TextStyle style = textStyle(f, m_options.foreground);
+    const QFont &font = style.font, &bold = style.bold;
+    const QFontMetricsF &fm = style.fm;
+    const QColor &fg = style.fg, &muted = style.muted;
 
     painter->setFont(font);
     painter->setPen(fg);

@@ -545,7 +545,10 @@ void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vector
     painter->fillRect(bounds, m_style.background);
     const PanelFigureLayout lay = layout(bounds);
     const qreal f = lay.fontPixelSize;
-    const auto [font, bold, fm, fg, muted] = textStyle(f, m_style.foreground);
+    const figure::TextStyle style = textStyle(f, m_style.foreground);
+    const QFont &font = style.font, &bold = style.bold;
+    const QFontMetricsF &fm = style.fm;
+    const QColor &fg = style.fg, &muted = style.muted;
     painter->setFont(font);
     painter->setPen(fg);
 
