@@ -86,7 +86,10 @@ def tokenizerfiles_corpus():
     words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world", ",", "!", "it",
              "'", "s", "##s", "na", "##ive", "cafe", "東", "京"]
     (dest / "bert-cased.bin").write_bytes(b"\1" + "\n".join(words).encode())
-    (dest / "bert-lower.bin").write_bytes(b"\3" + "\n".join(words).encode())
+    (dest / "bert-lower.bin").write_bytes(b"\5" + "\n".join(words).encode())
+    text = "Hello, world! It's naïve café 東京 [CLS] x\t\r\n".encode() + b"\xff"
+    (dest / "wordpiece-text.bin").write_bytes(b"\2" + text)
+    (dest / "wordpiece-text-lower.bin").write_bytes(b"\3" + text)
 
 
 def main():
