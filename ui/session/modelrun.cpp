@@ -324,6 +324,9 @@ ModelRun runModel(const std::shared_ptr<const OpenedModel> &model, const ModelIn
     if (!run.onDemand)
         options.keepWeights = [](Index, Index) { return true; };
     options.keepQueriesKeys = true;
+    // The readout needs the last position's logits only (n × vocab would be 2 GiB for Llama 3's
+    // vocabulary at 4 096 tokens).
+    options.lastLogitsOnly = true;
     options.cancel = cancel;
     if (progress)
         options.progress = [&](Index done, Index total) { progress(int(done), int(total)); };
