@@ -1,5 +1,6 @@
 #include "core/models/model.h"
 
+#include <filesystem>
 #include <initializer_list>
 
 namespace attn::models {
@@ -277,6 +278,17 @@ const float *WeightRef::floatsInPlace() const
 
 Model Model::open(const std::string &dir)
 {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(std::filesystem::path(dir) / "config.json", ec)) {
+        // Say what is there instead (a GGUF or PyTorch file, a folder of other files), else that
+        // the weights lack their config.json.
+        try {
+            Checkpoint::open(dir);
+        } catch (const ModelError &e) {
+            throw ModelError(dir + ": not a model folder: no config.json (" + e.what() + ")");
+        }
+        throw ModelError(dir + ": not a model folder: no config.json beside the weights");
+    }
     ModelConfig config = readModelConfig(dir + "/config.json");
     return bind(std::move(config), Checkpoint::open(dir));
 }

@@ -320,7 +320,16 @@ private slots:
                  QStringLiteral("attnlab model: unknown option '--bogus'"));
         r = runModel({"--model", dir.path(), "--info"});
         QCOMPARE(r.exitCode, 2);
-        QVERIFY2(r.err.contains("config.json"), qPrintable(r.err));
+        QVERIFY2(r.err.contains("not a model folder: no config.json"), qPrintable(r.err));
+        // A GGUF file given as the model: named as GGUF, with what to use instead.
+        const QString gguf = dir.filePath("model.gguf");
+        QFile file(gguf);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(QByteArray("GGUF\x03\0\0\0", 8));
+        file.close();
+        r = runModel({"--model", gguf, "--info"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("GGUF"), qPrintable(r.err));
     }
 };
 

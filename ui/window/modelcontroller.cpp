@@ -331,8 +331,7 @@ QString ModelController::restoreSessionState(const QJsonObject &state)
     if (folder.isEmpty())
         return {};
     if (!QFileInfo(folder).isDir())
-        return tr("The session's model folder %1 is gone (moved or deleted); the rest of the "
-                  "session was opened.")
+        return tr("The session's model folder %1 is gone (moved or deleted).")
             .arg(QDir::toNativeSeparators(folder));
     QString error;
     if (!openFolder(folder, &error))
