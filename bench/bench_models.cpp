@@ -22,6 +22,7 @@
 // --logits-out writes the last forward's logits (n × vocab, float32 '<f4', C order) as a .npy
 // file, for comparing the numbers with another implementation.
 
+#include "bench/benchblas.h"
 #include "core/base/blas.h"
 #include "core/base/threads.h"
 #include "core/models/forward.h"
@@ -120,12 +121,7 @@ double median(std::vector<double> t)
 
 int main(int argc, char **argv)
 {
-    bool keepCore = false;
-    for (int i = 1; i < argc; ++i)
-        keepCore = keepCore || !std::strcmp(argv[i], "--keep-blas-core");
-    if (const std::string core = betterBlasCore();
-        !keepCore && !core.empty() && setenv("OPENBLAS_CORETYPE", core.c_str(), 1) == 0)
-        execv("/proc/self/exe", argv);
+    bench::rerunWithBetterBlasCore(argc, argv);
 
     const std::string dir = argText(argc, argv, "--model", "");
     const std::string keep = argText(argc, argv, "--keep-weights", "all");

@@ -10,6 +10,7 @@
 //   attn_bench_training --batch 32 --n 64 --d-model 128 --heads 4 --dtype float32
 //                       --optimizer sgd --steps 20 --repeat 5 [--keep-blas-core]
 
+#include "bench/benchblas.h"
 #include "core/attention/multihead.h"
 #include "core/base/blas.h"
 #include "core/random/random.h"
@@ -84,12 +85,7 @@ std::string argText(int argc, char **argv, const char *name, const char *fallbac
 
 int main(int argc, char **argv)
 {
-    bool keepCore = false;
-    for (int i = 1; i < argc; ++i)
-        keepCore = keepCore || !std::strcmp(argv[i], "--keep-blas-core");
-    if (const std::string core = betterBlasCore();
-        !keepCore && !core.empty() && setenv("OPENBLAS_CORETYPE", core.c_str(), 1) == 0)
-        execv("/proc/self/exe", argv);
+    bench::rerunWithBetterBlasCore(argc, argv);
     const Index B = argValue(argc, argv, "--batch", 32), n = argValue(argc, argv, "--n", 64);
     const Index E = argValue(argc, argv, "--d-model", 128);
     const Index h = argValue(argc, argv, "--heads", 4);
