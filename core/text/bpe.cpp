@@ -81,17 +81,12 @@ void BpeModel::addToken(const std::string &token, TokenId id)
 
 std::optional<TokenId> BpeModel::tokenToId(std::string_view token) const
 {
-    const auto it = m_vocab.find(std::string(token));
-    if (it == m_vocab.end()) {
-        return std::nullopt;
-    }
-    return it->second;
+    return findTokenId(m_vocab, token);
 }
 
 const std::string *BpeModel::idToToken(TokenId id) const
 {
-    const auto it = m_tokens.find(id);
-    return it == m_tokens.end() ? nullptr : &it->second;
+    return findToken(m_tokens, id);
 }
 
 void BpeModel::tokenize(std::string_view word, std::vector<ModelToken> &out) const

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace attn::text {
@@ -21,6 +22,22 @@ struct ModelToken
     std::size_t begin;
     std::size_t end;
 };
+
+/// `token`'s id in a vocabulary (token → id), or nullopt when it has none.
+inline std::optional<TokenId> findTokenId(const std::unordered_map<std::string, TokenId> &vocab,
+                                          std::string_view token)
+{
+    const auto it = vocab.find(std::string(token));
+    return it == vocab.end() ? std::nullopt : std::optional<TokenId>(it->second);
+}
+
+/// `id`'s token in a vocabulary's inverse (id → token), or nullptr when it has none.
+inline const std::string *findToken(const std::unordered_map<TokenId, std::string> &tokens,
+                                    TokenId id)
+{
+    const auto it = tokens.find(id);
+    return it == tokens.end() ? nullptr : &it->second;
+}
 
 class Model
 {

@@ -74,17 +74,12 @@ void WordPieceModel::tokenize(std::string_view word, std::vector<ModelToken> &ou
 
 std::optional<TokenId> WordPieceModel::tokenToId(std::string_view token) const
 {
-    const auto it = m_vocab.find(std::string(token));
-    if (it == m_vocab.end()) {
-        return std::nullopt;
-    }
-    return it->second;
+    return findTokenId(m_vocab, token);
 }
 
 const std::string *WordPieceModel::idToToken(TokenId id) const
 {
-    const auto it = m_tokens.find(id);
-    return it == m_tokens.end() ? nullptr : &it->second;
+    return findToken(m_tokens, id);
 }
 
 void WordPieceModel::addToken(const std::string &token, TokenId id)
