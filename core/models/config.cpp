@@ -202,6 +202,23 @@ void parseRope(const Fields &top, const json &root, ModelConfig &c)
                      + "\" is not supported (supported: default, linear, llama3)");
 }
 
+// GPT-2's and BERT's common layout: hidden / heads dimensions per head (the keys `hiddenKey` and
+// `headsKey` named when they do not divide), as many key/value heads, LayerNorm, learned
+// positions, biases on every projection, embeddings tied unless the config says not.
+void learnedPositionLayout(const Fields &f, ModelConfig &c, const char *hiddenKey,
+                           const char *headsKey)
+{
+    if (c.hiddenSize % c.heads != 0)
+        throw ModelError(f.name() + ": " + hiddenKey + " " + std::to_string(c.hiddenSize)
+                         + " is not divisible by " + headsKey + " " + std::to_string(c.heads));
+    c.kvHeads = c.heads;
+    c.headDim = c.hiddenSize / c.heads;
+    c.norm = NormKind::LayerNorm;
+    c.tieWordEmbeddings = f.boolean("tie_word_embeddings", true);
+    c.learnedPositions = true;
+    c.qkvBias = c.outputBias = c.mlpBias = true;
+}
+
 void parseGpt2(const Fields &f, ModelConfig &c)
 {
     c.hiddenSize = f.integer("n_embd", std::nullopt, 1, kMaxHidden);
@@ -213,15 +230,7 @@ void parseGpt2(const Fields &f, ModelConfig &c)
     c.normEps = f.number("layer_norm_epsilon", 1e-5, 0.0, 1.0);
     c.activation = parseActivation(f.string("activation_function", "gelu_new"),
                                    "activation_function", false, f.name());
-    if (c.hiddenSize % c.heads != 0)
-        throw ModelError(f.name() + ": n_embd " + std::to_string(c.hiddenSize)
-                         + " is not divisible by n_head " + std::to_string(c.heads));
-    c.kvHeads = c.heads;
-    c.headDim = c.hiddenSize / c.heads;
-    c.norm = NormKind::LayerNorm;
-    c.tieWordEmbeddings = f.boolean("tie_word_embeddings", true);
-    c.learnedPositions = true;
-    c.qkvBias = c.outputBias = c.mlpBias = true;
+    learnedPositionLayout(f, c, "n_embd", "n_head");
 }
 
 void parseBert(const Fields &f, ModelConfig &c)
@@ -239,17 +248,9 @@ void parseBert(const Fields &f, ModelConfig &c)
     if (positions != "absolute")
         throw ModelError(f.name() + ": position_embedding_type \"" + positions
                          + "\" is not supported (supported: absolute)");
-    if (c.hiddenSize % c.heads != 0)
-        throw ModelError(f.name() + ": hidden_size " + std::to_string(c.hiddenSize)
-                         + " is not divisible by num_attention_heads " + std::to_string(c.heads));
-    c.kvHeads = c.heads;
-    c.headDim = c.hiddenSize / c.heads;
-    c.norm = NormKind::LayerNorm;
-    c.tieWordEmbeddings = f.boolean("tie_word_embeddings", true);
-    c.learnedPositions = true;
+    learnedPositionLayout(f, c, "hidden_size", "num_attention_heads");
     c.postNorm = true;
     c.causal = false;
-    c.qkvBias = c.outputBias = c.mlpBias = true;
 }
 
 // "layer_types": one "full_attention" or "sliding_attention" per layer.
