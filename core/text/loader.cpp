@@ -44,7 +44,8 @@ json parseJson(std::string_view text, std::string_view file)
 {
     try {
         return json::parse(text.begin(), text.end());
-    } catch (const json::parse_error &e) {
+    } catch (const json::exception &e) {
+        // parse_error for bad syntax, out_of_range for a number beyond double's range.
         fail(file, "", std::string("malformed JSON: ") + e.what());
     }
 }

@@ -345,6 +345,8 @@ private slots:
             = R"("model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]})";
         QTest::newRow("malformed JSON")
             << QByteArray(R"({"model": {"type": "BPE", )") << "malformed JSON";
+        QTest::newRow("number beyond double")
+            << QByteArray(R"({"model": 6666666666677777777777e7777777777})") << "number overflow";
         QTest::newRow("not an object") << QByteArray("[1, 2]") << "top level";
         QTest::newRow("no model") << QByteArray("{}") << "model: missing";
         QTest::newRow("missing model type")
