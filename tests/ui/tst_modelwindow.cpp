@@ -17,6 +17,7 @@
 #include "core/text/piecelabel.h"
 #include "ui/document/sessionfile.h"
 #include "ui/panels/modelpanel.h"
+#include "ui/render/longmaptiles.h"
 #include "ui/render/modelrenderer.h"
 #include "ui/session/attentionsession.h"
 #include "ui/session/modelrun.h"
@@ -25,6 +26,7 @@
 #include "ui/session/tokenizer.h"
 #include "ui/views/attentionviews.h"
 #include "ui/views/heatmapwidget.h"
+#include "ui/views/longmapview.h"
 #include "ui/views/modelview.h"
 #include "ui/views/stepsview.h"
 #include "ui/views/tokenstrip.h"
@@ -45,6 +47,7 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QStatusBar>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -177,6 +180,7 @@ private slots:
     void fixtureRunFillsModelTab();
     void thumbnailShowsHeadWithLabels();
     void overBudgetComputesLayersOnDemand();
+    void longRunShownByModelAndLongTabs();
     void nextTokensAreSoftmaxOfLastLogits();
     void huggingFaceCacheScan();
     void brokenFolderKeepsSession();
@@ -350,6 +354,77 @@ void TestModelWindow::overBudgetComputesLayersOnDemand()
         const PooledTile<float> map = engine.render(h, engine.fullWindow(), n, n, TilePooling::Max);
         ATTN_COMPARE_CLOSE(map.values, referenceAttention(attention, 1, int(h)), 1e-5, 0.0);
     }
+}
+
+void TestModelWindow::longRunShownByModelAndLongTabs()
+{
+    // Past SessionParameters::maxSequence tokens no view holds a whole layer: the session's
+    // result is a refusal naming the sizes, the Model tab draws every head max-pooled by the tile
+    // engine, and a thumbnail opens that layer × head in the Long tab, computed from the run's
+    // queries and keys.
+    const QString fixture = QStringLiteral("llama_gqa");
+    const Index n = SessionParameters::maxSequence + 1;
+    QStringList ids;
+    for (Index i = 0; i < n; ++i)
+        ids << QString::number((i * 7919) % 47);
+    Window w;
+    QVERIFY(w.start());
+    QString error;
+    QVERIFY2(w.run(fixtureFolder(fixture), ids.join(QLatin1Char(',')), true, &error),
+             qPrintable(error));
+    const auto run = w.models()->lastRun();
+    QVERIFY(run->onDemand);
+    QVERIFY(run->longOnly);
+    const auto source = run->source;
+    QVERIFY(source->longOnly());
+    QCOMPARE(Index(source->queryCount()), n);
+
+    // The session refuses to compute the layer: the status bar says why and where to look.
+    QTRY_VERIFY_WITH_TIMEOUT(w.window.statusBar()->currentMessage().contains(
+                                 QStringLiteral("the Long tab shows every head")),
+                             attn::test::kWorkTimeoutMs);
+    QVERIFY2(w.window.statusBar()->currentMessage().contains(
+                 QStringLiteral("%1 tokens: one layer's 4 heads").arg(n)),
+             qPrintable(w.window.statusBar()->currentMessage()));
+
+    AttentionViews *views = w.window.attentionViews();
+    QCOMPARE(views->currentIndex(), int(AttentionViews::ModelTab));
+    ModelView *model = views->modelView();
+    model->waitForThumbnails();
+    QVERIFY(model->thumbnailsReady());
+    const WeightStack *thumbs = model->renderer().stack();
+    QCOMPARE(thumbs, source->thumbnailStack());
+    // 2 layers × 4 heads fit 256 × 256 thumbnails: ⌈4097 / 256⌉ = 17 cells a side per value.
+    const Index block = source->thumbnailBlock();
+    QCOMPARE(block, Index(17));
+    QCOMPARE(thumbs->queries, (n + block - 1) / block);
+    // A thumbnail value is the largest weight of its block, as the materialized head has it.
+    const MatrixF head = models::headWeights(*run->forward, run->model->model->config(), 1, 3);
+    for (const auto &[r, c] : {std::pair<Index, Index> {0, 0}, {100, 37}, {240, 240}}) {
+        const Index rows = std::min(block, n - r * block), cols = std::min(block, n - c * block);
+        const double expected = double(head.block(r * block, c * block, rows, cols).maxCoeff());
+        QVERIFY2(std::abs(thumbs->at(1, 3)(r, c) - expected) <= 1e-6,
+                 qPrintable(QStringLiteral("(%1, %2): %3 vs %4")
+                                .arg(r)
+                                .arg(c)
+                                .arg(thumbs->at(1, 3)(r, c))
+                                .arg(expected)));
+    }
+
+    // A thumbnail: the Long tab on that layer and head, at the run's length.
+    QTest::mouseClick(model->canvas(), Qt::LeftButton, {}, model->thumbnailRect(1, 3).center());
+    QCOMPARE(views->currentIndex(), int(AttentionViews::LongTab));
+    LongMapView *longView = views->longMapView();
+    QCOMPARE(longView->head(), Index(3));
+    const SessionParameters mapped = longView->mapParameters();
+    QVERIFY(mapped.tensors && mapped.tensors->layer() == 1);
+    QCOMPARE(mapped.queryCount(), n);
+    QTRY_VERIFY_WITH_TIMEOUT(longView->tiles()->isReady(), attn::test::kWorkTimeoutMs);
+    TileEngine<float> engine = sessionTileEngine<float>(mapped);
+    const TileWindow corner {n - 9, n, n - 9, n};
+    const PooledTile<float> cells = engine.render(3, corner, 9, 9, TilePooling::Max);
+    ATTN_COMPARE_CLOSE(cells.values.cast<double>(), head.block(n - 9, n - 9, 9, 9).cast<double>(),
+                       1e-6, 0.0);
 }
 
 void TestModelWindow::nextTokensAreSoftmaxOfLastLogits()

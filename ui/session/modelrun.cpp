@@ -5,6 +5,7 @@
 #include "ui/session/tensorsource_p.h"
 #include "ui/session/tokenizer.h"
 
+#include "core/models/layertiles.h"
 #include "core/models/modelfolder.h"
 #include "core/models/safetensors.h"
 #include "core/text/loader.h"
@@ -26,23 +27,15 @@ QString q(const std::string &s)
     return QString::fromUtf8(s.data(), qsizetype(s.size()));
 }
 
-/// `w` (n × n) max-pooled in blocks of `block` × `block` cells.
-MatrixD maxPooled(const MatrixF &w, Index block)
-{
-    const Index rows = (w.rows() + block - 1) / block, cols = (w.cols() + block - 1) / block;
-    MatrixD out(rows, cols);
-    for (Index r = 0; r < rows; ++r)
-        for (Index c = 0; c < cols; ++c)
-            out(r, c) = double(w.block(r * block, c * block, std::min(block, w.rows() - r * block),
-                                       std::min(block, w.cols() - c * block))
-                                   .maxCoeff());
-    return out;
-}
-
 /// Every head of the run max-pooled to at most 256 × 256 values, smaller while the whole set
-/// exceeds half of `budgetBytes` (down to 16 × 16); `block` gets the cells a side per value.
+/// exceeds half of `budgetBytes` (down to 16 × 16); `block` gets the cells a side per value. Each
+/// layer's heads come from the tile engine on the run's queries and keys
+/// (models::layerTileEngine): the largest weight of each block's unmasked cells, 0 where all are
+/// masked, without holding an n × n matrix. `progress(layer + 1)` after each layer.
 WeightStack pooledThumbnails(const models::ForwardResult &f, const models::ModelConfig &c,
-                             double budgetBytes, Index *block, const CancelToken &cancel)
+                             double budgetBytes, Index *block,
+                             const std::function<void(Index layersDone)> &progress,
+                             const CancelToken &cancel)
 {
     const Index n = Index(f.ids.size());
     Index side = 256;
@@ -55,10 +48,19 @@ WeightStack pooledThumbnails(const models::ForwardResult &f, const models::Model
     t.heads = c.heads;
     t.queries = t.keys = (n + *block - 1) / *block;
     t.type = NpyType::Float32;
+    std::vector<Index> heads(std::size_t(c.heads));
+    for (Index h = 0; h < c.heads; ++h)
+        heads[std::size_t(h)] = h;
     for (Index l = 0; l < c.layers; ++l) {
         cancel.throwIfCancelled();
-        for (Index h = 0; h < c.heads; ++h)
-            t.weights.push_back(maxPooled(models::headWeights(f, c, l, h), *block));
+        TileEngine<float> engine = models::layerTileEngine<float>(f, c, l);
+        const TileWindow all = engine.fullWindow();
+        const auto tiles = engine.render(heads, all, tileGridWithCells(all, *block, *block),
+                                         TilePooling::Max, nullptr, cancel);
+        for (const PooledTile<float> &tile : tiles)
+            t.weights.push_back(tile.values.cast<double>());
+        if (progress)
+            progress(l + 1);
     }
     return t;
 }
@@ -76,10 +78,11 @@ QString idLabel(const text::Tokenizer *tokenizer, std::int64_t id)
     }
 }
 
-/// The most tokens the model and the window take.
+/// The most tokens the model and the window take: the Long tab's length (a run over
+/// SessionParameters::maxSequence tokens is shown there and in the Model tab only).
 std::int64_t maxTokens(const models::ModelConfig &c)
 {
-    std::int64_t limit = SessionParameters::maxSequence;
+    std::int64_t limit = SessionParameters::maxLongSequence;
     if (c.learnedPositions)
         limit = std::min<std::int64_t>(limit, c.maxPositions);
     return limit;
@@ -90,7 +93,8 @@ std::int64_t maxTokens(const models::ModelConfig &c)
 /// keys.
 std::shared_ptr<const TensorSource>
 stackSource(const ModelRun &run, const std::shared_ptr<const models::ForwardResult> &f,
-            double budgetBytes, const CancelToken &cancel)
+            double budgetBytes, const std::function<void(Index layersDone)> &progress,
+            const CancelToken &cancel)
 {
     const models::ModelConfig &c = run.model->model->config();
     const Index n = Index(f->ids.size());
@@ -109,12 +113,20 @@ stackSource(const ModelRun &run, const std::shared_ptr<const models::ForwardResu
     s.type = NpyType::Float32;
     if (run.onDemand) {
         Index block = 1;
-        data->thumbnails = pooledThumbnails(*f, c, budgetBytes, &block, cancel);
+        data->thumbnails = pooledThumbnails(*f, c, budgetBytes, &block, progress, cancel);
         data->thumbnailBlock = int(block);
         data->onDemand = true;
-        data->notes << QStringLiteral("%1 tokens: every head would take %2, over the budget of "
-                                      "%3, so each layer is computed from the queries and keys "
-                                      "when shown; the thumbnails are max-pooled %4 \u00d7 %4")
+        data->longOnly = run.longOnly;
+        data->notes << (run.longOnly ? QStringLiteral("%1 tokens: every head would take %2, one "
+                                                      "layer more than the views hold, so the "
+                                                      "Long tab computes each head's tiles from "
+                                                      "the queries and keys; the thumbnails are "
+                                                      "max-pooled %4 \u00d7 %4")
+                                     : QStringLiteral("%1 tokens: every head would take %2, over "
+                                                      "the budget of %3, so each layer is "
+                                                      "computed from the queries and keys when "
+                                                      "shown; the thumbnails are max-pooled "
+                                                      "%4 \u00d7 %4"))
                            .arg(n)
                            .arg(byteSizeText(modelStackBytes(c, n)), byteSizeText(budgetBytes))
                            .arg(block);
@@ -310,15 +322,28 @@ ModelRun runModel(const std::shared_ptr<const OpenedModel> &model, const ModelIn
     run.model = model;
     run.input = input;
     run.onDemand = modelStackBytes(c, n) > double(budgetBytes);
-    // A layer shown holds its weights and their (unknown) scores twice more, as float64.
+    // A layer shown holds its weights and their raw and scaled scores, as float64; past
+    // maxSequence tokens or the session's budget only the Long and Model tabs show the run.
     const double layerBytes = double(c.heads) * double(n) * double(n) * 8.0 * 3.0;
-    if (run.onDemand && layerBytes > double(sessionMemoryBudget()))
+    run.longOnly = run.onDemand
+        && (n > SessionParameters::maxSequence || layerBytes > double(sessionMemoryBudget()));
+    // Held meanwhile: every layer's queries and keys (float32), and one layer's tile engine.
+    const double keptBytes
+        = double(c.layers) * double(c.heads + c.kvHeads) * double(n) * double(c.headDim) * 4.0;
+    const double engineBytes = double(TileEngine<float>::heldBytes(
+        Index(n), Index(n), Index(c.heads), Index(c.headDim), sizeof(float)));
+    if (keptBytes + engineBytes > double(sessionMemoryBudget()))
         throw InvalidArgument(
-            QStringLiteral("one layer of %1 heads \u00d7 %2 \u00d7 %2 tokens takes %3 to show, "
-                           "over the session's memory budget of %4; type fewer tokens")
-                .arg(c.heads)
+            QStringLiteral("%1 tokens: the queries and keys of %2 layers \u00d7 (%3 + %4 key/value "
+                           "heads) \u00d7 d_k %5 take %6 (and %7 to draw a layer), over the "
+                           "session's memory budget of %8; type fewer tokens")
                 .arg(n)
-                .arg(byteSizeText(layerBytes), byteSizeText(double(sessionMemoryBudget())))
+                .arg(c.layers)
+                .arg(c.heads)
+                .arg(c.kvHeads)
+                .arg(c.headDim)
+                .arg(byteSizeText(keptBytes), byteSizeText(engineBytes),
+                     byteSizeText(double(sessionMemoryBudget())))
                 .toStdString());
     models::ForwardOptions options;
     if (!run.onDemand)
@@ -328,8 +353,10 @@ ModelRun runModel(const std::shared_ptr<const OpenedModel> &model, const ModelIn
     // vocabulary at 4 096 tokens).
     options.lastLogitsOnly = true;
     options.cancel = cancel;
+    // Progress in steps of a layer: the forward's layers, then (on demand) the thumbnails'.
+    const int steps = int(c.layers) * (run.onDemand ? 2 : 1);
     if (progress)
-        options.progress = [&](Index done, Index total) { progress(int(done), int(total)); };
+        options.progress = [&](Index done, Index) { progress(int(done), steps); };
     const auto start = std::chrono::steady_clock::now();
     auto forward = std::make_shared<models::ForwardResult>(
         models::forward(*model->model, input.ids, options));
@@ -337,7 +364,11 @@ ModelRun runModel(const std::shared_ptr<const OpenedModel> &model, const ModelIn
     run.next = models::topNextTokens(forward->logits, topK);
     for (const models::NextToken &t : run.next)
         run.nextLabels << idLabel(model->tokenizer.get(), t.id);
-    run.source = stackSource(run, forward, double(budgetBytes), cancel);
+    const auto thumbnailsDone = [&](Index layersDone) {
+        if (progress)
+            progress(int(c.layers + layersDone), steps);
+    };
+    run.source = stackSource(run, forward, double(budgetBytes), thumbnailsDone, cancel);
     // Kept: the queries and keys (headWeights); the weights are in the source, the logits read.
     for (models::LayerAttention &layer : forward->layers)
         layer.weights.clear();

@@ -76,7 +76,7 @@ QVector<TokenPiece> tokenPieces(const OpenedModel *model, const QString &text);
 /// The input for `text`: tokenized with the model's tokenizer, or, when `asIds` or the model
 /// has none, parsed as token ids separated by commas or white space. Returns nullopt with
 /// `error` for empty input, an id that is not a number or outside [0, vocab), more tokens than
-/// the model's positions (GPT-2, BERT) or SessionParameters::maxSequence.
+/// the model's positions (GPT-2, BERT) or SessionParameters::maxLongSequence.
 std::optional<ModelInput> prepareModelInput(const OpenedModel &model, const QString &text,
                                             bool asIds, QString *error);
 
@@ -97,6 +97,10 @@ struct ModelRun
     /// The stack exceeded the budget: the source computes each layer when shown
     /// (TensorSource::weightsOnDemand) and the Model tab shows max-pooled thumbnails.
     bool onDemand = false;
+    /// On demand and too long for any view holding a whole layer (over
+    /// SessionParameters::maxSequence tokens, or one layer over the session's memory budget):
+    /// the source is TensorSource::longOnly, shown by the Model and Long tabs.
+    bool longOnly = false;
     std::vector<models::NextToken> next; ///< top-k after the last token (empty without logits)
     QStringList nextLabels; ///< their pieces (pieceLabel of the decoded id, or "#id")
     /// The attention stack as weights (layers × heads × n × n), labels = the pieces.
@@ -105,11 +109,12 @@ struct ModelRun
 };
 
 /// Runs the model on `input` (on the calling thread: a worker) and builds the source:
-/// `progress(done, total)` after each layer; `cancel` polled before every layer (throws
-/// Cancelled). A stack (modelStackBytes) within `budgetBytes` is kept whole; a larger one is
-/// shown on demand (ModelRun::onDemand). Throws models::ModelError (bad ids, weights, NaN),
-/// InvalidArgument when even one layer would exceed the session's memory budget (the message
-/// gives the arithmetic and what to do).
+/// `progress(done, total)` after each layer of the forward and, on demand, of the thumbnails;
+/// `cancel` polled before every layer (throws Cancelled). A stack (modelStackBytes) within
+/// `budgetBytes` is kept whole; a larger one is shown on demand (ModelRun::onDemand), a longer
+/// one by the Model and Long tabs only (ModelRun::longOnly). Throws models::ModelError (bad ids,
+/// weights, NaN), InvalidArgument when the queries and keys of every layer would exceed the
+/// session's memory budget (the message gives the arithmetic and what to do).
 ModelRun runModel(const std::shared_ptr<const OpenedModel> &model, const ModelInput &input,
                   std::uint64_t budgetBytes, int topK,
                   const std::function<void(int done, int total)> &progress,

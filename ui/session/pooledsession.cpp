@@ -7,6 +7,7 @@
 #include "core/base/types.h"
 #include "core/engine/sessioninputs.h"
 #include "core/models/forward.h"
+#include "core/models/layertiles.h"
 
 #include <QString>
 #include <QStringList>
@@ -140,32 +141,13 @@ TileEngine<T> tensorTileEngine(const SessionParameters &p, const TensorCase<doub
 
 } // namespace
 
-/// The tile engine of a model run's layer shown: the run's kept queries (n × d_k per head, after
-/// RoPE) side by side, each head's key/value head's keys beside it (GQA: ⌊i·g/h⌋), the layer's
-/// mask (causal, Qwen2's sliding window or none) and the model's 1/√d_k.
+/// The tile engine of a model run's layer shown (models::layerTileEngine).
 template<typename T> TileEngine<T> modelTileEngine(const TensorSource &source)
 {
     const TensorSource::Data &d = source.data();
-    const models::ModelConfig &c = d.modelConfig;
-    const Index layer = source.layer();
-    if (!d.forward || layer < 0 || layer >= Index(d.forward->layers.size()))
-        throw InvalidArgument("the model run kept no queries and keys for layer "
-                              + std::to_string(layer));
-    const models::ForwardResult &f = *d.forward;
-    const models::LayerAttention &l = f.layers[std::size_t(layer)];
-    if (Index(l.queries.size()) != c.heads || Index(l.keys.size()) != c.kvHeads)
-        throw InvalidArgument("the model run kept no queries and keys for layer "
-                              + std::to_string(layer));
-    const Index n = l.queries.front().rows(), dK = l.queries.front().cols();
-    Matrix<T> q(n, c.heads * dK), k(n, c.heads * dK);
-    for (Index i = 0; i < c.heads; ++i) {
-        q.middleCols(i * dK, dK) = l.queries[std::size_t(i)].template cast<T>();
-        k.middleCols(i * dK, dK) = l.keys[std::size_t(f.kvHeadOf(i, c.heads))].template cast<T>();
-    }
-    AttentionOptions options;
-    options.scaleOverride = f.scale;
-    return TileEngine<T>(std::move(q), std::move(k), c.heads, models::layerMask(c, layer, n),
-                         options);
+    if (!d.forward)
+        throw InvalidArgument("the model run kept no queries and keys");
+    return models::layerTileEngine<T>(*d.forward, d.modelConfig, source.layer());
 }
 
 template<typename T>

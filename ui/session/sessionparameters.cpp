@@ -5,6 +5,7 @@
 #include <QJsonArray>
 #include <QJsonValue>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -186,6 +187,9 @@ QString SessionParameters::indexedKeyLabel(Index j) const
 
 QString SessionParameters::validate(Index maxN) const
 {
+    // A long model run is shown by the Long tab (tiles) and the Model tab (thumbnails) only.
+    if (tensors && tensors->longOnly())
+        maxN = std::max<Index>(maxN, maxLongSequence);
     if (const std::string e = EngineParameters::validate(maxN); !e.empty())
         return QString::fromStdString(e);
     if (tensors && (rope || alibi || kvHeads != 0))

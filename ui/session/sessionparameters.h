@@ -40,7 +40,8 @@ struct SessionParameters : EngineParameters
 
     /// Empty when valid, else a message naming the first bad parameter: EngineParameters's
     /// rules (n, n_k, the sliding window w and the sinks up to maxN, maxLongSequence for the
-    /// tile engine's views), then those of the opened tensors.
+    /// tile engine's views; always maxLongSequence for a long model run, TensorSource::longOnly),
+    /// then those of the opened tensors.
     QString validate(Index maxN = maxSequence) const;
 
     bool operator==(const SessionParameters &) const = default;

@@ -297,6 +297,11 @@ bool TensorSource::weightsOnDemand() const
     return m_data->onDemand;
 }
 
+bool TensorSource::longOnly() const
+{
+    return m_data->longOnly;
+}
+
 MatrixD TensorSource::headWeights(int layer, int head) const
 {
     if (!m_data->weights)
@@ -679,6 +684,17 @@ SessionResult computeTensorSession(const SessionParameters &params, const Cancel
     if (!r.ok())
         return r;
     const TensorSource &source = *params.tensors;
+    if (source.longOnly()) {
+        const double n = double(source.queryCount());
+        r.error = QStringLiteral("%1 tokens: one layer's %2 heads of %1 \u00d7 %1 weights and "
+                                 "scores take %3 GiB, so this view is not computed; the Long tab "
+                                 "shows every head from the run's queries and keys, the Model "
+                                 "tab every layer \u00d7 head pooled")
+                      .arg(source.queryCount())
+                      .arg(source.headCount())
+                      .arg(n * n * double(source.headCount()) * 24.0 / double(1 << 30), 0, 'f', 1);
+        return r;
+    }
     auto failWith = [&](const QString &message) {
         r = SessionResult {};
         r.params = params;

@@ -89,6 +89,12 @@ public:
     /// A model run too large to keep every head: the layer shown is computed from the run's
     /// queries and keys when the session computes; weightStack() holds no matrices.
     bool weightsOnDemand() const;
+    /// A model run over SessionParameters::maxSequence tokens, or whose one layer exceeds the
+    /// session's memory budget: no view holds whole n × n matrices of it. The session's result
+    /// is a refusal naming the sizes (lengths up to SessionParameters::maxLongSequence are
+    /// valid); the Model tab shows its thumbnails and the Long tab computes tiles from the
+    /// run's queries and keys. Implies weightsOnDemand().
+    bool longOnly() const;
     /// The weights of (layer, head), n_q × n_k: as stored, or computed (models::headWeights) for
     /// a run on demand. Throws InvalidArgument out of range (inputs: always).
     MatrixD headWeights(int layer, int head) const;

@@ -34,10 +34,13 @@ struct TensorSource::Data
     // and scaled scores and its mask from them. A run whose stack exceeds the budget
     // (`onDemand`) has `weights` with the sizes but no matrices: each layer shown is computed
     // from the queries and keys (models::headWeights), and the Model tab draws `thumbnails`
-    // (every head max-pooled to ≤ 256 × 256, `thumbnailBlock` cells a side per value).
+    // (every head max-pooled to ≤ 256 × 256, `thumbnailBlock` cells a side per value). A run
+    // too long for even one layer's matrices (`longOnly`, implies onDemand) is shown by the
+    // Model tab's thumbnails and the Long tab's tiles only.
     std::shared_ptr<const models::ForwardResult> forward;
     models::ModelConfig modelConfig;
     bool onDemand = false;
+    bool longOnly = false;
     std::optional<WeightStack> thumbnails;
     int thumbnailBlock = 1;
 };

@@ -12,6 +12,7 @@
 #include "ui/views/attentionviews.h"
 #include "ui/views/heatmapactions.h"
 #include "ui/views/heatmapwidget.h"
+#include "ui/views/longmapview.h"
 #include "ui/views/stepsview.h"
 #include "ui/views/tokensview.h"
 #include "ui/window/chartdocks.h"
@@ -286,6 +287,12 @@ void MainWindow::connectSession()
     // A thumbnail of the Model tab: that layer's heads in the Heads view, that head enlarged.
     connect(m_views, &AttentionViews::thumbnailRequested, this, [this](int layer, int head) {
         m_tensors->setLayer(layer);
+        const SessionParameters &p = m_session->parameters();
+        if (p.tensors && p.tensors->longOnly()) { // no view holds a layer: the Long tab's tiles
+            m_views->longMapView()->setHead(head);
+            m_views->setCurrentIndex(AttentionViews::LongTab);
+            return;
+        }
         m_heatmap->showSingleHead(head);
         m_charts->rowMetrics()->setHead(head);
         m_views->stepsView()->setHead(head);

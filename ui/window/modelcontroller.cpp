@@ -302,10 +302,13 @@ void ModelController::deliver(const std::shared_ptr<const ModelRun> &run)
     }
     m_run = run;
     m_panel->setRun(*run);
-    m_panel->setMessage(tr("%1 tokens through %2 layers in %3 s; the Model tab shows every head.")
-                            .arg(run->input.ids.size())
-                            .arg(run->model->model->config().layers)
-                            .arg(run->seconds, 0, 'f', 2));
+    m_panel->setMessage(
+        (run->longOnly ? tr("%1 tokens through %2 layers in %3 s; the Model tab shows every head "
+                            "pooled: click one to see it whole in the Long tab.")
+                       : tr("%1 tokens through %2 layers in %3 s; the Model tab shows every head."))
+            .arg(run->input.ids.size())
+            .arg(run->model->model->config().layers)
+            .arg(run->seconds, 0, 'f', 2));
     emit statusMessage(tr("Ran %1 on %2 tokens").arg(run->model->name).arg(run->input.ids.size()));
     emit runFinished(std::exchange(m_firstRun, false) && !quiet);
 }
