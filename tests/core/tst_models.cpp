@@ -138,6 +138,7 @@ private slots:
     void progressAndCancel();
     void ropeLayouts();
     void tileEngineFromKeptQueriesKeys();
+    void longInputInRowBlocks();
     void emptyTensorIntoNullBuffer();
     void hostileFiles_data();
     void hostileFiles();
@@ -209,6 +210,21 @@ void TestModels::forward()
     QCOMPARE(s.logits.rows(), Index(1));
     const MatrixD logits = expected.at("logits").toMatrix<double>("logits");
     ATTN_COMPARE_CLOSE(s.logits, logits.bottomRows(1), 1e-4, 0.0);
+}
+
+// Over 1 024 tokens the MLP runs in blocks of rows: the hidden states and logits are still
+// the reference's.
+void TestModels::longInputInRowBlocks()
+{
+    const auto expected = loadExpected(QStringLiteral("long_rows"));
+    const Model model = Model::open(caseDir(QStringLiteral("long_rows")).toStdString());
+    std::vector<std::int64_t> ids;
+    for (double v : expected.at("ids").values)
+        ids.push_back(std::int64_t(v));
+    QVERIFY(ids.size() > 1024);
+    const ForwardResult r = models::forward(model, ids);
+    ATTN_COMPARE_CLOSE(r.hidden, expected.at("hidden").toMatrix<double>("hidden"), 1e-4, 0.0);
+    ATTN_COMPARE_CLOSE(r.logits, expected.at("logits").toMatrix<double>("logits"), 1e-4, 0.0);
 }
 
 // What the loader found: prefixes, dtypes, odd offsets, shards, metadata, tied heads.

@@ -79,10 +79,12 @@ ModelPanel::ModelPanel(QWidget *parent)
     layout->addWidget(m_title);
     layout->addWidget(m_tokenizer);
     layout->addWidget(m_text);
+    // The check box on a row of its own: beside three buttons it widens the dock past the
+    // Controls' width at 1280 × 800.
+    layout->addWidget(m_idsCheck);
     auto *buttons = new QHBoxLayout;
-    buttons->addWidget(m_idsCheck);
-    buttons->addStretch(1);
     buttons->addWidget(m_open);
+    buttons->addStretch(1);
     buttons->addWidget(m_run);
     buttons->addWidget(m_cancel);
     layout->addLayout(buttons);
@@ -172,8 +174,10 @@ void ModelPanel::setRunning(bool running)
         m_progress->setValue(0);
 }
 
-void ModelPanel::setProgress(int done, int total)
+void ModelPanel::setProgress(int done, int total, const QString &stage)
 {
+    m_progress->setFormat(stage.isEmpty() ? tr("layer %v / %m")
+                                          : tr("%1: layer %v / %m").arg(stage));
     m_progress->setRange(0, std::max(total, 1));
     m_progress->setValue(done);
 }

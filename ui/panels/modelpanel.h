@@ -38,7 +38,9 @@ public:
     /// While a forward pass runs: Run disabled, Cancel and the progress bar shown.
     void setRunning(bool running);
     /// Layers done of the total.
-    void setProgress(int done, int total);
+    /// The progress bar at `done` of `total` layers, labelled "layer done / total" with
+    /// `stage` before it when not empty ("thumbnails").
+    void setProgress(int done, int total, const QString &stage = QString());
     /// A one-line message (errors in red); empty hides it.
     void setMessage(const QString &message, bool error = false);
     /// Shows a finished run's next-token readout and timing.

@@ -77,6 +77,9 @@ ColorNorm ModelRenderer::norm() const
     if (!m_stack)
         return ColorNorm::linear(0, 1);
     const auto [lo, hi] = finiteWeightRange(*m_stack);
+    const qint64 keys = m_sequenceKeys > 0 ? m_sequenceKeys : qint64(m_stack->keys);
+    if (keys >= kLogScaleKeys && hi > 0)
+        return ColorNorm::upToLargestWeight(ColorScale::Log, hi);
     const double bottom = std::min(0.0, lo);
     return hi > bottom ? ColorNorm::linear(bottom, hi) : ColorNorm::linear(0, 1);
 }
@@ -121,9 +124,10 @@ QStringList ModelRenderer::captionLines() const
         ? QStringLiteral("%1 layers \u00d7 %2 heads").arg(s.layers).arg(s.heads)
         : QStringLiteral("layer %1 of %2, %3 heads").arg(firstLayer()).arg(s.layers).arg(s.heads);
     const ColorNorm c = norm();
-    lines << QStringLiteral("%1, %2; one colour scale: %3, linear [%4, %5]")
-                 .arg(rows, n, Colormap(m_options.colormap).name(), figure::formatTick(c.vmin),
-                      figure::formatTick(c.vmax));
+    lines << QStringLiteral("%1, %2; one colour scale: %3, %4 [%5, %6]")
+                 .arg(rows, n, Colormap(m_options.colormap).name(),
+                      c.scale == ColorScale::Log ? QStringLiteral("log") : QStringLiteral("linear"),
+                      figure::formatTick(c.vmin), figure::formatTick(c.vmax));
     lines += m_notes;
     return lines;
 }
@@ -265,7 +269,10 @@ void ModelRenderer::paint(QPainter *painter, const QRectF &bounds, bool /*vector
     painter->drawImage(lay.colorbar, map.strip(256, Qt::Horizontal));
     painter->setPen(QPen(text, 0));
     painter->drawRect(lay.colorbar);
-    for (const double v : figure::linearTicks(c.vmin, c.vmax, 5)) {
+    const QVector<double> ticks = c.scale == ColorScale::Log
+        ? figure::logTicks(c.vmin, c.vmax)
+        : figure::linearTicks(c.vmin, c.vmax, 5);
+    for (const double v : ticks) {
         const qreal t = std::clamp(c(v), 0.0, 1.0);
         const qreal x = lay.colorbar.left() + t * lay.colorbar.width();
         painter->drawLine(QPointF(x, lay.colorbar.bottom()), QPointF(x, lay.colorbar.bottom() + 3));

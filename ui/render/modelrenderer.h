@@ -66,9 +66,17 @@ public:
     /// The caption's size ("n = 2048") when the stack's matrices are not the sequence's (pooled
     /// thumbnails of a longer one); empty: the stack's n.
     void setSizeText(const QString &text) { m_sizeText = text; }
+    /// The number of keys of the sequence the stack shows (its n_k, or the n_k of the pooled
+    /// sequence); 0: the stack's own.
+    void setSequenceKeys(qint64 keys) { m_sequenceKeys = keys; }
 
-    /// The one colour scale: linear [min(0, smallest), largest] of the whole stack (every layer,
-    /// also when one layer is shown); [0, 1] without a stack or when every weight is equal.
+    /// The sequence length from which the one colour scale is logarithmic: weights of ≈ 1/n
+    /// would leave a linear scale dark but for a few cells.
+    static constexpr qint64 kLogScaleKeys = 1024;
+    /// The one colour scale of the whole stack (every layer, also when one layer is shown):
+    /// linear [min(0, smallest), largest]; from kLogScaleKeys keys on, logarithmic over
+    /// ColorNorm::largestWeightDecades decades below the largest (ColorNorm::upToLargestWeight).
+    /// [0, 1] without a stack or when every weight is equal.
     ColorNorm norm() const;
     /// The thumbnails of layers `firstLayer` … `firstLayer + layerCount − 1`, row-major by layer
     /// then head, on `norm` (see the top of this file). Safe on any thread.
@@ -103,6 +111,7 @@ private:
     QString m_caption;
     QStringList m_notes;
     QString m_sizeText;
+    qint64 m_sequenceKeys = 0;
     ModelViewOptions m_options;
     mutable QVector<QImage> m_thumbnails;
 };

@@ -117,19 +117,20 @@ stackSource(const ModelRun &run, const std::shared_ptr<const models::ForwardResu
         data->thumbnailBlock = int(block);
         data->onDemand = true;
         data->longOnly = run.longOnly;
-        data->notes << (run.longOnly ? QStringLiteral("%1 tokens: every head would take %2, one "
-                                                      "layer more than the views hold, so the "
-                                                      "Long tab computes each head's tiles from "
-                                                      "the queries and keys; the thumbnails are "
-                                                      "max-pooled %4 \u00d7 %4")
-                                     : QStringLiteral("%1 tokens: every head would take %2, over "
-                                                      "the budget of %3, so each layer is "
-                                                      "computed from the queries and keys when "
-                                                      "shown; the thumbnails are max-pooled "
-                                                      "%4 \u00d7 %4"))
-                           .arg(n)
-                           .arg(byteSizeText(modelStackBytes(c, n)), byteSizeText(budgetBytes))
-                           .arg(block);
+        if (run.longOnly)
+            data->notes << QStringLiteral("%1 tokens: every head would take %2, one layer more "
+                                          "than a view holds")
+                               .arg(n)
+                               .arg(byteSizeText(modelStackBytes(c, n)))
+                        << QStringLiteral("click a head to see it whole in the Long tab, computed "
+                                          "from the queries and keys");
+        else
+            data->notes << QStringLiteral("%1 tokens: every head would take %2, over the budget "
+                                          "of %3")
+                               .arg(n)
+                               .arg(byteSizeText(modelStackBytes(c, n)), byteSizeText(budgetBytes))
+                        << QStringLiteral("each layer is computed from the queries and keys when "
+                                          "shown");
     } else {
         s.weights.reserve(std::size_t(c.layers * c.heads));
         for (Index l = 0; l < c.layers; ++l) {

@@ -89,7 +89,9 @@ void ModelView::setSource(const std::shared_ptr<const TensorSource> &source)
         m_renderer.setStack(nullptr);
         m_renderer.setNotes({});
         m_renderer.setSizeText(QString());
+        m_renderer.setSequenceKeys(0);
     } else {
+        m_renderer.setSequenceKeys(shown->keyCount());
         // Aliasing: the stack lives as long as the source holding it.
         m_renderer.setStack(std::shared_ptr<const WeightStack>(shown, shown->thumbnailStack()),
                             shown->title());

@@ -69,8 +69,13 @@ ModelController::ModelController(TensorController *tensors, QWidget *window)
     connect(m_panel, &ModelPanel::cancelRequested, this, &ModelController::cancel);
     connect(m_panel, &ModelPanel::inputChanged, this, &ModelController::updateStrip);
     connect(m_jobs, &JobRunner::progressChanged, this, [this](double fraction) {
+        // runModel counts the forward's layers, then (on demand) the thumbnails' layers.
         const int layers = m_model ? int(m_model->model->config().layers) : 1;
-        m_panel->setProgress(int(std::lround(fraction * layers)), layers);
+        const int steps = int(std::lround(fraction * layers * (m_runPools ? 2 : 1)));
+        if (steps <= layers)
+            m_panel->setProgress(steps, layers);
+        else
+            m_panel->setProgress(steps - layers, layers, tr("thumbnails"));
     });
     connect(m_jobs, &JobRunner::failed, this, [this](const QString &message) {
         m_quietRun = false;
@@ -245,6 +250,8 @@ bool ModelController::run(QString *error)
         tr("Running %1 on %2 tokens\u2026").arg(m_model->name).arg(input->ids.size()));
     const std::shared_ptr<const OpenedModel> model = m_model;
     const std::uint64_t budget = m_stackBudget > 0 ? m_stackBudget : attentionStackBudget();
+    m_runPools = modelStackBytes(m_model->model->config(), std::int64_t(input->ids.size()))
+        > double(budget);
     m_jobs->run(
         [model, input = *input, budget](const JobContext &context) {
             const auto progress = [&context](int done, int total) {

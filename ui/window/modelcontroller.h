@@ -131,6 +131,7 @@ private:
     bool m_firstRun = false; ///< no run of the open model was shown yet
     bool m_quietRun = false; ///< the running pass restores a session: not an undo step
     int m_restoreLayer = 0; ///< the layer to show when that pass arrives
+    bool m_runPools = false; ///< the running pass also pools thumbnails (ModelRun::onDemand)
     bool m_persistRecent = false;
     QString m_lastFolder;
 };
