@@ -46,7 +46,7 @@ int ScalingSweepRunner::trialsFor(int keys)
 
 void ScalingSweepRunner::request(quint64 seed, int keys, double alpha, double temperature)
 {
-    const Request r {seed, std::max(1, keys), alpha, temperature};
+    const Request r {seed, std::clamp(keys, 1, maxKeys), alpha, temperature};
     if (m_newest && *m_newest == r)
         return;
     m_newest = r;

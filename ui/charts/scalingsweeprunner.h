@@ -46,8 +46,13 @@ public:
     /// sweep costs at most ~2·10⁷ random draws (a fraction of a second).
     static int trialsFor(int keys);
 
-    /// Schedules a sweep for (seed, keys) and the user's scale exponent α and temperature τ
-    /// (the third curve) after startDelay(); no-op if it equals the newest request.
+    /// The most keys a sweep draws (a long model run's n_k is larger): 16 trials of d_k 2 048
+    /// hold 16 · 4 096 · 2 048 float64 draws at most one trial at a time, 64 MiB.
+    static constexpr int maxKeys = 4096;
+
+    /// Schedules a sweep for (seed, min(keys, maxKeys)) and the user's scale exponent α and
+    /// temperature τ (the third curve) after startDelay(); no-op if it equals the newest request.
+    /// The subtitle names the keys drawn.
     void request(quint64 seed, int keys, double alpha = 0.5, double temperature = 1.0);
     /// True from a request until its result (or failure) is delivered.
     bool isBusy() const { return m_busy; }

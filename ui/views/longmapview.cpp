@@ -21,6 +21,7 @@
 #include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -255,6 +256,10 @@ void LongMapView::setParameters(const SessionParameters &p)
     m_params = p;
     // Opened tensors have their own lengths: the map shows them at the file's n_q × n_k.
     m_nSpin->setEnabled(!p.tensors);
+    if (p.tensors) {
+        const QSignalBlocker quiet(m_nSpin);
+        m_nSpin->setValue(int(std::clamp<Index>(p.n, 2, SessionParameters::maxLongSequence)));
+    }
     updateHeads();
     scheduleRecompute();
 }
@@ -744,7 +749,10 @@ void LongMapView::updateStatus()
             .arg(m_fullViewSeconds, 0, 'f', 2)
             .arg(p.n)
             .arg(p.heads)
-            .arg(dtypeId(p.dtype)));
+            .arg(dtypeId(p.dtype))
+        + (p.tensors && p.tensors->layerCount() > 1
+               ? tr(" · layer %1 of %2").arg(p.tensors->layer()).arg(p.tensors->layerCount())
+               : QString()));
 }
 
 TileWindow LongMapView::visibleWindow() const
