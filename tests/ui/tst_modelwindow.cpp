@@ -419,6 +419,7 @@ void TestModelWindow::longRunShownByModelAndLongTabs()
     const SessionParameters mapped = longView->mapParameters();
     QVERIFY(mapped.tensors && mapped.tensors->layer() == 1);
     QCOMPARE(mapped.queryCount(), n);
+    QCOMPARE(mapped.dtype, DType::Float32);
     QTRY_VERIFY_WITH_TIMEOUT(longView->tiles()->isReady(), attn::test::kWorkTimeoutMs);
     TileEngine<float> engine = sessionTileEngine<float>(mapped);
     const TileWindow corner {n - 9, n, n - 9, n};

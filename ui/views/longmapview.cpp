@@ -278,8 +278,13 @@ int LongMapView::length() const
 SessionParameters LongMapView::mapParameters() const
 {
     SessionParameters p = m_params;
-    if (p.tensors)
+    if (p.tensors) {
+        // A model run's queries and keys are the forward's float32 numbers: its map computes in
+        // float32 too (half the engine's memory at long n).
+        if (p.tensors->isModelRun())
+            p.dtype = DType::Float32;
         return p; // opened tensors: the file's lengths and token labels
+    }
     p.n = length();
     p.nK = length();
     p.tokens.clear();

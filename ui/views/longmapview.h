@@ -43,7 +43,8 @@ public:
     void setLength(int n);
     int length() const;
     /// The parameters the map is computed with: the session's with this view's n, or the
-    /// session's as they are with opened tensors (the file's queries, keys and mask).
+    /// session's as they are with opened tensors (the file's queries, keys and mask); float32
+    /// for a model run (its queries and keys are the forward's float32 values).
     SessionParameters mapParameters() const;
 
     /// Shown head: 0 … h − 1, or kHeadMean.
