@@ -20,12 +20,17 @@
 #include <QClipboard>
 #include <QFontMetricsF>
 #include <QGuiApplication>
+#include <QLineEdit>
+#include <QPushButton>
 #include <QScrollBar>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QVBoxLayout>
 #include <QWheelEvent>
 #include <QXmlStreamReader>
+
+#include <limits>
 
 using namespace attn;
 
@@ -587,6 +592,55 @@ private slots:
         // Nothing hovered: Ctrl+C leaves the clipboard alone.
         QVERIFY(!widget.copyCell({}));
         QCOMPARE(QGuiApplication::clipboard()->text().count(QLatin1Char('\n')), 2);
+    }
+
+    // Ctrl+C over a cell works whatever had the keyboard focus (the map takes it on hover),
+    // except a field being typed in, which keeps it; stored weights' scores (NaN: not
+    // available) copy as empty fields, not "nan".
+    void copyWithoutFocusAndStoredScores()
+    {
+        const auto value = [](int, int i, int j) { return i == j ? 1.0 : 0.0; };
+        auto result = makeResult(1, 3, 3, value);
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        for (MatrixD &m : result->scores)
+            m.setConstant(nan);
+        for (MatrixD &m : result->scaledScores)
+            m.setConstant(nan);
+        QWidget window;
+        auto *button = new QPushButton(QStringLiteral("Run"), &window);
+        auto *field = new QLineEdit(&window);
+        auto *widget = new HeatmapWidget(&window);
+        auto *layout = new QVBoxLayout(&window);
+        layout->addWidget(button);
+        layout->addWidget(field);
+        layout->addWidget(widget, 1);
+        window.resize(900, 700);
+        widget->setResult(result);
+        window.show();
+        window.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&window));
+        button->setFocus();
+        QTRY_VERIFY(button->hasFocus());
+        QGuiApplication::clipboard()->clear();
+        const HeatmapLayout lay = widget->renderer().layout(widget->contentBounds());
+        const QRectF map = lay.tiles[0].map;
+        const QPoint over(int(map.left() + 1.5 * lay.cellWidth),
+                          int(map.top() + 1.5 * lay.cellHeight));
+        QMouseEvent move(QEvent::MouseMove, QPointF(over), widget->mapToGlobal(QPointF(over)),
+                         Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+        QApplication::sendEvent(widget, &move);
+        QCOMPARE(widget->hoveredCell().row, 1);
+        QVERIFY(widget->hasFocus());
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_C, Qt::ControlModifier);
+        QCOMPARE(
+            QGuiApplication::clipboard()->text(),
+            QStringLiteral("head\tquery i\tkey j\tquery token\tkey token\traw "
+                           "score\tscaled score\tweight\tmask\n0\t1\t1\t\t\t\t\t1\tallowed\n"));
+        // Typing in a field: hovering leaves the focus there.
+        field->setFocus();
+        QTRY_VERIFY(field->hasFocus());
+        QApplication::sendEvent(widget, &move);
+        QVERIFY(field->hasFocus());
     }
 
     // SVG of a 3 × 3 map: exactly 9 cell rectangles per head at the cells' places, each in

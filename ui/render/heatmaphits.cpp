@@ -27,9 +27,11 @@ QString formatValue(double v)
 }
 
 /// A number for the clipboard: 17 significant digits (the double read back exactly).
+/// A value for the clipboard; empty for NaN, which stands for "not available" (the scores of
+/// stored weights), so a spreadsheet gets an empty cell rather than the text "nan".
 QString copyNumber(double v)
 {
-    return QString::number(v, 'g', 17);
+    return std::isnan(v) ? QString() : QString::number(v, 'g', 17);
 }
 
 } // namespace

@@ -1,16 +1,22 @@
 #include "ui/views/heatmapwidget.h"
 
+#include <QAbstractSpinBox>
+#include <QApplication>
 #include <QClipboard>
+#include <QComboBox>
 #include <QContextMenuEvent>
 #include <QEvent>
 #include <QFontMetricsF>
 #include <QGuiApplication>
 #include <QHelpEvent>
 #include <QKeyEvent>
+#include <QLineEdit>
 #include <QMenu>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QPlainTextEdit>
 #include <QScrollBar>
+#include <QTextEdit>
 #include <QTimer>
 #include <QToolTip>
 #include <QWheelEvent>
@@ -23,6 +29,17 @@
 namespace attn {
 
 namespace {
+
+/// True when the keyboard focus is in a widget that takes typed text (a line edit, a spin box,
+/// a text box): hovering the map must not take the focus from it.
+bool typingElsewhere()
+{
+    const QWidget *focus = QApplication::focusWidget();
+    return focus
+        && (qobject_cast<const QLineEdit *>(focus) || qobject_cast<const QAbstractSpinBox *>(focus)
+            || qobject_cast<const QPlainTextEdit *>(focus) || qobject_cast<const QTextEdit *>(focus)
+            || qobject_cast<const QComboBox *>(focus));
+}
 
 /// The widget's picture: the background, then `renderer`'s heatmaps laid out in `bounds`
 /// (picture coordinates; tiles outside the picture are skipped), `devSize` device pixels at
@@ -743,6 +760,10 @@ void HeatmapWidget::mouseMoveEvent(QMouseEvent *event)
     const HeatmapHit hit = cellAt(event->position());
     const bool changed = !(hit == m_hover);
     setHover(hit);
+    // Ctrl+C copies the cell under the pointer: the map takes the keyboard focus when a cell is
+    // hovered, unless the user is typing in a field (which keeps it).
+    if (hit.valid() && !hasFocus() && !typingElsewhere())
+        setFocus(Qt::MouseFocusReason);
     const bool onLabel = !hit.valid() && heatmapBounds().contains(event->position())
         && m_renderer.queryLabelAt(contentBounds(), event->position()) >= 0;
     if (onLabel)
