@@ -12,16 +12,16 @@
 // of weights, attn_weights, attention, attentions present (or the file's only array), 2-d, 3-d
 // or 4-d, square. Tokens for the duplicate-token and induction scores: --tokens, else the
 // file's 'tokens' (strings) or 'ids' / 'input_ids' (integers); without any they are null.
-// --out also draws the atlas figure (headsatlas.h): a layers × heads grid coloured by --score.
-// With --model the stack is every layer and head of the model's forward on the text's ids (the
-// ids are the tokens), and the scores gain prefix_matching (Olsson et al. 2022, on random
+// --out also draws the atlas figure (ui/render/headatlas.h): a layers × heads grid coloured by
+// --score. With --model the stack is every layer and head of the model's forward on the text's ids
+// (the ids are the tokens), and the scores gain prefix_matching (Olsson et al. 2022, on random
 // tokens repeated twice) per head and rank_collapse (Dong et al. 2021) per layer; with
 // --contributions also value-weighted norms, attention rollout and head ablation.
 // The command runs in three steps: parse (options → HeadsArguments), plan (read and check the
 // file → HeadsPlan), run (score, format, print).
 
 #include "common.h"
-#include "headsatlas.h"
+#include "ui/render/headatlas.h"
 
 #include "core/analysis/headcontributions.h"
 #include "core/analysis/headscores.h"
@@ -636,14 +636,7 @@ HeadScores scoreStack(const HeadsPlan &plan, const HeadScoreOptions &options)
 std::vector<std::pair<const char *, const MatrixD *>> scoreColumns(const HeadScores &s,
                                                                    const ModelExtras *m)
 {
-    std::vector<std::pair<const char *, const MatrixD *>> columns
-        = {{"previous_token", &s.previousToken},
-           {"duplicate_token", &s.duplicateToken},
-           {"induction", &s.induction},
-           {"sink", &s.sink},
-           {"entropy", &s.entropy},
-           {"effective_terms", &s.effectiveTerms},
-           {"distance", &s.distance}};
+    std::vector<std::pair<const char *, const MatrixD *>> columns = headScoreColumns(s);
     if (m)
         columns.emplace_back("prefix_matching", &m->prefixMatching);
     if (m && m->contributions) {

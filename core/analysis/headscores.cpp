@@ -82,6 +82,17 @@ void addRow(const double *p, Index i, Index n, const std::vector<std::int64_t> &
 
 } // namespace
 
+std::vector<std::pair<const char *, const MatrixD *>> headScoreColumns(const HeadScores &s)
+{
+    return {{"previous_token", &s.previousToken},
+            {"duplicate_token", &s.duplicateToken},
+            {"induction", &s.induction},
+            {"sink", &s.sink},
+            {"entropy", &s.entropy},
+            {"effective_terms", &s.effectiveTerms},
+            {"distance", &s.distance}};
+}
+
 std::vector<std::int64_t> tokenIds(const std::vector<std::string> &tokens)
 {
     std::map<std::string, std::int64_t> ids;

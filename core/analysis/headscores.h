@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attn {
@@ -83,6 +84,11 @@ struct HeadScores
     /// Rows left out of the row means because they are all zero (fully masked), per head.
     Eigen::Matrix<Index, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> zeroRows;
 };
+
+/// The per-head scores of `s` with their names, in the order `attnlab heads` and the window's
+/// Atlas tab list them: previous_token, duplicate_token, induction, sink, entropy,
+/// effective_terms, distance (pointers into `s`).
+std::vector<std::pair<const char *, const MatrixD *>> headScoreColumns(const HeadScores &s);
 
 /// Token ids for strings: equal strings get equal ids (the order of first appearance: 0, 1, …).
 std::vector<std::int64_t> tokenIds(const std::vector<std::string> &tokens);

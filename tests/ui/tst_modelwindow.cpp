@@ -10,6 +10,7 @@
 #include "testutil.h"
 #include "windowtest.h"
 
+#include "core/analysis/headscores.h"
 #include "core/io/npy.h"
 #include "core/models/forward.h"
 #include "core/models/modelfolder.h"
@@ -24,6 +25,7 @@
 #include "ui/session/pooledsession.h"
 #include "ui/session/tensorsource.h"
 #include "ui/session/tokenizer.h"
+#include "ui/views/atlasview.h"
 #include "ui/views/attentionviews.h"
 #include "ui/views/heatmapwidget.h"
 #include "ui/views/longmapview.h"
@@ -40,6 +42,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
@@ -181,6 +184,7 @@ private slots:
     void thumbnailShowsHeadWithLabels();
     void overBudgetComputesLayersOnDemand();
     void longRunShownByModelAndLongTabs();
+    void atlasScoresEveryHead();
     void nextTokensAreSoftmaxOfLastLogits();
     void huggingFaceCacheScan();
     void brokenFolderKeepsSession();
@@ -426,6 +430,97 @@ void TestModelWindow::longRunShownByModelAndLongTabs()
     const PooledTile<float> cells = engine.render(3, corner, 9, 9, TilePooling::Max);
     ATTN_COMPARE_CLOSE(cells.values.cast<double>(), head.block(n - 9, n - 9, 9, 9).cast<double>(),
                        1e-6, 0.0);
+}
+
+void TestModelWindow::atlasScoresEveryHead()
+{
+    // The Atlas tab scores every layer × head of the run: the scores of PyTorch's attention with
+    // the run's ids; a cell opens its head; the table ranks the heads; CSV and JSON hold every
+    // score.
+    Window w;
+    QString error;
+    QVERIFY2(w.startWithGpt2(&error), qPrintable(error));
+    AttentionViews *views = w.window.attentionViews();
+    views->setCurrentIndex(AttentionViews::AtlasTab);
+    AtlasView *atlas = views->atlasView();
+    atlas->waitForScores();
+    QVERIFY2(atlas->scores().has_value(), qPrintable(atlas->message()));
+    const HeadScores &scores = *atlas->scores();
+    const NpyArray attention = expected(QStringLiteral("gpt2"), "attention");
+    const Index layers = attention.shape[0], heads = attention.shape[1], n = attention.shape[2];
+    QCOMPARE(scores.layers, layers);
+    QCOMPARE(scores.heads, heads);
+    QVERIFY(scores.haveTokens);
+    std::vector<std::int64_t> ids;
+    for (const double v : expected(QStringLiteral("gpt2"), "ids").values)
+        ids.push_back(std::int64_t(v));
+    const HeadScores reference = headScores<double>(attention.values, {layers, heads, n}, ids);
+    const auto got = headScoreColumns(scores), want = headScoreColumns(reference);
+    for (std::size_t k = 0; k < got.size(); ++k)
+        ATTN_COMPARE_CLOSE(*got[k].second, *want[k].second, 1e-5, 1e-5);
+    // Previous-token by its definition: the weight on key i − 1, over all of the weight (n).
+    for (Index l = 0; l < layers; ++l) {
+        for (Index h = 0; h < heads; ++h) {
+            const MatrixD a = referenceAttention(attention, l, h);
+            double onPrevious = 0;
+            for (Index i = 1; i < n; ++i)
+                onPrevious += a(i, i - 1);
+            QVERIFY(std::abs(scores.previousToken(l, h) - onPrevious / a.sum()) < 1e-5);
+        }
+    }
+
+    // The grid shows the chosen score; the table ranks it, highest first.
+    atlas->setScore(QStringLiteral("previous_token"));
+    QCOMPARE(atlas->figure().values, scores.previousToken);
+    QVERIFY(atlas->figure().threshold.has_value());
+    QCOMPARE(atlas->table()->rowCount(), int(layers * heads));
+    const double top = atlas->table()->item(0, 2)->data(Qt::DisplayRole).toDouble();
+    QVERIFY(std::abs(top - scores.previousToken.maxCoeff()) < 1e-4);
+
+    // Exports: the table as CSV (every score of every head) and JSON, the figure as SVG.
+    QTemporaryDir dir;
+    QVERIFY(atlas->exportTo(dir.filePath(QStringLiteral("atlas.csv")), &error));
+    QFile csv(dir.filePath(QStringLiteral("atlas.csv")));
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(csv.readAll()).trimmed().split(QLatin1Char('\n'));
+    QCOMPARE(lines.size(), int(layers * heads) + 1);
+    QCOMPARE(lines[0],
+             QStringLiteral("layer,head,previous_token,duplicate_token,induction,sink,"
+                            "entropy,effective_terms,distance"));
+    const QStringList row
+        = lines[1 + 1 * int(heads) + 2].split(QLatin1Char(',')); // layer 1, head 2
+    QCOMPARE(row[0], QStringLiteral("1"));
+    QCOMPARE(row[1], QStringLiteral("2"));
+    QCOMPARE(row[6].toDouble(), scores.entropy(1, 2));
+    QVERIFY(atlas->exportTo(dir.filePath(QStringLiteral("atlas.json")), &error));
+    QFile json(dir.filePath(QStringLiteral("atlas.json")));
+    QVERIFY(json.open(QIODevice::ReadOnly));
+    const QJsonObject root = QJsonDocument::fromJson(json.readAll()).object();
+    QCOMPARE(root.value(QStringLiteral("layers")).toInt(), int(layers));
+    QCOMPARE(root.value(QStringLiteral("scores"))
+                 .toObject()
+                 .value(QStringLiteral("sink"))
+                 .toArray()
+                 .at(1)
+                 .toArray()
+                 .at(2)
+                 .toDouble(),
+             scores.sink(1, 2));
+    QVERIFY2(atlas->exportTo(dir.filePath(QStringLiteral("atlas.svg")), &error), qPrintable(error));
+    QVERIFY(!atlas->exportTo(dir.filePath(QStringLiteral("atlas.txt")), &error));
+    QVERIFY2(error.contains(QStringLiteral(".csv")), qPrintable(error));
+
+    // A cell: that head in the Heads view.
+    QTest::mouseClick(atlas->canvas(), Qt::LeftButton, {}, atlas->cellRect(1, 3).center());
+    QCOMPARE(views->currentIndex(), int(AttentionViews::HeadsTab));
+    HeatmapWidget *headsView = w.window.heatmapWidget();
+    QCOMPARE(headsView->options().head, 3);
+    QTRY_VERIFY_WITH_TIMEOUT(headsView->result() && headsView->result()->params.tensors
+                                 && headsView->result()->params.tensors->layer() == 1,
+                             attn::test::kWorkTimeoutMs);
+    // Another layer of the same run keeps the scores (no new computation).
+    QVERIFY(!atlas->isComputing());
+    QVERIFY(atlas->scores().has_value());
 }
 
 void TestModelWindow::nextTokensAreSoftmaxOfLastLogits()

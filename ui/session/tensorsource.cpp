@@ -297,6 +297,11 @@ bool TensorSource::weightsOnDemand() const
     return m_data->onDemand;
 }
 
+std::vector<std::int64_t> TensorSource::tokenIds() const
+{
+    return m_data->forward ? m_data->forward->ids : std::vector<std::int64_t>();
+}
+
 bool TensorSource::longOnly() const
 {
     return m_data->longOnly;

@@ -29,8 +29,10 @@
 #include <QString>
 #include <QStringList>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace attn {
 
@@ -71,6 +73,8 @@ public:
     bool isAttentionStack() const;
     /// The stack's `tokens` (empty when the file has none).
     QStringList fileTokens() const;
+    /// A model run's token ids (n); empty for tensor files.
+    std::vector<std::int64_t> tokenIds() const;
     /// The stack's row-sum check (attention stacks only; default otherwise).
     RowSumCheck rowSumCheck() const;
     /// Layer shown (weights), 0 … layerCount() − 1; 0 for inputs.

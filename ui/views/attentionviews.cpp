@@ -2,6 +2,7 @@
 
 #include "ui/document/sessionfile.h"
 #include "ui/session/attentionsession.h"
+#include "ui/views/atlasview.h"
 #include "ui/views/compareview.h"
 #include "ui/views/heatmapwidget.h"
 #include "ui/views/longmapview.h"
@@ -21,6 +22,7 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     , m_compare(new CompareView)
     , m_tokens(new TokensView)
     , m_model(new ModelView)
+    , m_atlas(new AtlasView)
     , m_positions(new PositionsView)
     , m_long(new LongMapView)
 {
@@ -39,6 +41,7 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     addTab(m_positions, tr("Positions"));
     addTab(m_model, tr("Model"));
     addTab(m_long, tr("Long"));
+    addTab(m_atlas, tr("Atlas"));
     setTabToolTip(HeadsTab, tr("Attention weights of every head and their mean"));
     setTabToolTip(StepsTab,
                   tr("One head's pipeline: raw scores Q Kᵀ → scaled + masked scores → "
@@ -62,9 +65,14 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
                      "computed exactly in tiles at the zoom shown, without the n × n matrix")
                       .arg(SessionParameters::maxLongSequence));
 
+    setTabToolTip(AtlasTab,
+                  tr("What every head of a model run or a loaded stack does: previous-token, "
+                     "induction, sink, … scores by layer and head, ranked; click a head to open "
+                     "it"));
+
     const QStringList names
-        = {tr("&Heads View"),     tr("&Steps View"), tr("&Compare A/B View"),  tr("&Tokens View"),
-           tr("&Positions View"), tr("&Model View"), tr("&Long Sequence View")};
+        = {tr("&Heads View"),     tr("&Steps View"), tr("&Compare A/B View"),   tr("&Tokens View"),
+           tr("&Positions View"), tr("&Model View"), tr("&Long Sequence View"), tr("&Atlas View")};
     for (int tab = 0; tab < names.size(); ++tab) {
         auto *action = new QAction(names[tab], this);
         action->setObjectName(QStringLiteral("tabAction%1").arg(tab));
@@ -128,6 +136,10 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
             [this](const SessionParameters &p) { m_model->setSource(p.tensors); });
     m_model->setSource(session->parameters().tensors);
     connect(m_model, &ModelView::thumbnailActivated, this, &AttentionViews::thumbnailRequested);
+    // The Atlas tab scores the same stack; a head clicked there opens as a thumbnail does.
+    connect(session, &AttentionSession::parametersChanged, m_atlas, &AtlasView::setParameters);
+    m_atlas->setParameters(session->parameters());
+    connect(m_atlas, &AtlasView::headActivated, this, &AttentionViews::thumbnailRequested);
     connect(m_heads, &HeatmapWidget::tileActivated, this, [this](int head) {
         const auto r = m_steps->result();
         if (r && head >= 0 && head < r->headCount())

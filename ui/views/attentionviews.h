@@ -24,6 +24,7 @@ class AttentionSession;
 class CompareView;
 class HeatmapWidget;
 class LongMapView;
+class AtlasView;
 class ModelView;
 class PositionsView;
 class StepsView;
@@ -40,7 +41,8 @@ public:
         TokensTab = 3,
         PositionsTab = 4,
         ModelTab = 5,
-        LongTab = 6
+        LongTab = 6,
+        AtlasTab = 7
     };
 
     /// `heads` becomes the first tab (reparented); `session` is not owned.
@@ -52,6 +54,7 @@ public:
     TokensView *tokensView() const { return m_tokens; }
     PositionsView *positionsView() const { return m_positions; }
     ModelView *modelView() const { return m_model; }
+    AtlasView *atlasView() const { return m_atlas; }
     LongMapView *longMapView() const { return m_long; }
     /// "Heads View", "Steps View", "Compare A/B View", "Tokens View", "Positions View", "Model
     /// View", "Long Sequence View" (Ctrl+Alt+1 … 7): switch tabs. They work while the window is
@@ -85,6 +88,7 @@ private:
     CompareView *m_compare;
     TokensView *m_tokens;
     ModelView *m_model;
+    AtlasView *m_atlas;
     PositionsView *m_positions;
     LongMapView *m_long;
     QList<QAction *> m_tabActions;
