@@ -24,6 +24,7 @@
 #include "ui/session/sessioncompute.h"
 #include "ui/views/attentionviews.h"
 #include "ui/views/compareview.h"
+#include "ui/views/figurecanvas.h"
 #include "ui/views/figureexport.h"
 #include "ui/views/heatmapactions.h"
 #include "ui/views/heatmapwidget.h"
@@ -185,6 +186,7 @@ private slots:
     void windowShortcutsWinOverEditors();
     void undoIsTheEditorsUntilFocusLeaves();
     void resetLayoutRestoresDocks();
+    void stepsAndCompareFillThePane();
     void enlargingGivesDocksTheirWidthBack();
     void hideKeysSaysWhy_data();
     void hideKeysSaysWhy();
@@ -1714,6 +1716,60 @@ void TestMainWindow::resetLayoutRestoresDocks()
     for (QDockWidget *d : docks)
         shown << d->isVisible();
     QCOMPARE(shown, firstShown);
+}
+
+// Steps and Compare A/B of the first lesson (ten tokens) in a 1280 × 800 and a 1600 × 900
+// window with the first-start docks: the maps fill the pane's width (they were 60 pixels
+// stacked in one column beside an empty pane) — each at least a third of the pane wide, every
+// query and key labelled, each panel whole inside the pane when scrolled to — and grow with it.
+void TestMainWindow::stepsAndCompareFillThePane()
+{
+    QVERIFY(waitForFirstResult());
+    m_window->showFirstLesson();
+    const SessionParameters lesson = MainWindow::firstLessonParameters();
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->session()->result()
+                                 && m_window->session()->result()->params == lesson,
+                             attn::test::kWorkTimeoutMs);
+    AttentionViews *views = m_window->attentionViews();
+    QList<qreal> sides; // per window size: the smallest map side of Steps and Compare
+    for (const QSize size : {QSize(1280, 800), QSize(1600, 900)}) {
+        m_window->resize(size);
+        QTRY_COMPARE(m_window->size(), size);
+        m_window->windowLayout()->applyDefaultDockSizes();
+        qreal smallest = 1e9;
+        for (const int tab : {int(AttentionViews::StepsTab), int(AttentionViews::CompareTab)}) {
+            views->setCurrentIndex(tab);
+            FigureCanvas *canvas = tab == AttentionViews::StepsTab ? views->stepsView()->canvas()
+                                                                   : views->compareView()->canvas();
+            if (tab == AttentionViews::CompareTab)
+                QTRY_VERIFY_WITH_TIMEOUT(views->compareView()->isUpToDate(),
+                                         attn::test::kWorkTimeoutMs);
+            auto *scroll = qobject_cast<FigureScrollArea *>(canvas->parentWidget()->parentWidget());
+            QVERIFY(scroll);
+            QTest::qWait(100); // the docks' and the canvas's sizes settle
+            const QSize pane = scroll->viewport()->size();
+            const PanelFigureLayout lay = canvas->figure()->layout(QRectF(canvas->rect()));
+            const QString where = QStringLiteral("%1 at %2 × %3, pane %4 × %5")
+                                      .arg(views->tabText(tab))
+                                      .arg(size.width())
+                                      .arg(size.height())
+                                      .arg(pane.width())
+                                      .arg(pane.height());
+            QVERIFY2(pane.width() < size.width() / 2, qPrintable(where)); // between the docks
+            QCOMPARE(lay.maps.size(), 3);
+            for (int k = 0; k < lay.maps.size(); ++k) {
+                const QRectF map = lay.maps[k];
+                QVERIFY2(map.width() >= pane.width() / 3.0,
+                         qPrintable(where + QStringLiteral(": map %1 px").arg(map.width())));
+                QVERIFY2(lay.frames[k].height() <= pane.height(), qPrintable(where));
+                smallest = std::min({smallest, map.width(), map.height()});
+            }
+            QVERIFY2(lay.tickStepRows == 1 && lay.tickStepCols == 1, qPrintable(where));
+        }
+        sides.append(smallest);
+    }
+    QVERIFY2(sides[1] > 1.15 * sides[0],
+             qPrintable(QStringLiteral("%1 → %2 px").arg(sides[0]).arg(sides[1])));
 }
 
 // The window made very small, then large again (more than a quarter wider): the side docks get
