@@ -33,6 +33,7 @@
 #include "ui/views/tokensview.h"
 #include "ui/window/exportrouter.h"
 #include "ui/window/mainwindow.h"
+#include "ui/window/presentationmode.h"
 #include "ui/window/sessioncontroller.h"
 #include "ui/window/shortcuts.h"
 #include "ui/window/tour.h"
@@ -186,6 +187,7 @@ private slots:
     void windowShortcutsWinOverEditors();
     void undoIsTheEditorsUntilFocusLeaves();
     void resetLayoutRestoresDocks();
+    void presentationModeFillsTheWindow();
     void stepsAndCompareFillThePane();
     void enlargingGivesDocksTheirWidthBack();
     void hideKeysSaysWhy_data();
@@ -1716,6 +1718,101 @@ void TestMainWindow::resetLayoutRestoresDocks()
     for (QDockWidget *d : docks)
         shown << d->isVisible();
     QCOMPARE(shown, firstShown);
+}
+
+// View → Presentation Mode (Ctrl+Shift+P) at 1280 × 800: the Steps view takes the whole window
+// with larger text, the docks, the menu bar, the status bar and the mode tabs hidden; Esc
+// brings back the layout the user had (a closed dock stays closed, the others where they were)
+// and the text size. Switching modes while presenting keeps the docks hidden until the end.
+void TestMainWindow::presentationModeFillsTheWindow()
+{
+    QVERIFY(waitForFirstResult());
+    const QSize size(1280, 800);
+    m_window->resize(size);
+    QTRY_COMPARE(m_window->size(), size);
+    auto *timingDock = m_window->findChild<QDockWidget *>(QStringLiteral("timingDock"));
+    QVERIFY(timingDock);
+    timingDock->toggleViewAction()->trigger(); // the user's own layout: one dock closed
+    QTest::qWait(50);
+    const QList<QDockWidget *> docks = m_window->findChildren<QDockWidget *>();
+    const auto dockState = [&docks] {
+        QList<QRect> state; // visible docks' geometry, null for a hidden one
+        for (QDockWidget *d : docks)
+            state.append(d->isVisible() ? d->geometry() : QRect());
+        return state;
+    };
+    const QList<QRect> before = dockState();
+    QVERIFY(!timingDock->isVisible());
+    QVERIFY(before.count(QRect()) < before.size() - 2);
+
+    AttentionViews *views = m_window->attentionViews();
+    views->setCurrentIndex(AttentionViews::StepsTab);
+    StepsView *steps = views->stepsView();
+    QTRY_VERIFY(steps->isVisible() && steps->canvas()->width() > 0);
+    const QSize stepsBefore = steps->size();
+    QVERIFY(stepsBefore.width() < size.width() * 6 / 10); // the centre between the docks
+    const int fontBefore = QFontInfo(steps->canvas()->font()).pixelSize();
+    const qreal heatmapFontBefore = m_window->heatmapWidget()->renderer().options().fontPixelSize;
+
+    PresentationMode *presentation = m_window->presentationMode();
+    QAction *action = presentation->action();
+    QCOMPARE(action->shortcut(), QKeySequence(QStringLiteral("Ctrl+Shift+P")));
+    QMenu *viewMenu = nullptr;
+    for (QAction *a : m_window->menuBar()->actions())
+        if (a->menu() && a->text().remove(QLatin1Char('&')) == QLatin1String("View"))
+            viewMenu = a->menu();
+    QVERIFY(viewMenu && viewMenu->actions().contains(action));
+
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+    QTest::keyClick(steps, Qt::Key_P, Qt::ControlModifier | Qt::ShiftModifier);
+    QVERIFY(presentation->isActive());
+    QVERIFY(action->isChecked());
+    for (QDockWidget *d : docks)
+        QVERIFY2(!d->isVisible(), qPrintable(d->objectName()));
+    QVERIFY(!m_window->menuBar()->isVisible());
+    QVERIFY(!m_window->statusBar()->isVisible());
+    QVERIFY(!m_window->modeTabs()->tabBar()->isVisible());
+    // The view fills the window (less the Attention tabs' bar) and its text is larger.
+    QTRY_VERIFY2(steps->width() >= size.width() - 8, qPrintable(QString::number(steps->width())));
+    QVERIFY(steps->height() >= size.height() - 120);
+    QVERIFY(QFontInfo(steps->canvas()->font()).pixelSize() >= fontBefore * 1.4);
+    QVERIFY(steps->renderer().style().fontPixelSize >= fontBefore * 1.4);
+    QVERIFY(m_window->heatmapWidget()->renderer().options().fontPixelSize
+            >= heatmapFontBefore * 1.4);
+    // The action is the window's too: its shortcut works while the menu bar is hidden.
+    QVERIFY(m_window->actions().contains(action));
+
+    QTest::keyClick(steps, Qt::Key_Escape);
+    QVERIFY(!presentation->isActive());
+    QVERIFY(!action->isChecked());
+    QTRY_COMPARE(dockState(), before);
+    QVERIFY(!timingDock->isVisible());
+    QVERIFY(m_window->menuBar()->isVisible());
+    QVERIFY(m_window->statusBar()->isVisible());
+    QVERIFY(m_window->modeTabs()->tabBar()->isVisible());
+    QCOMPARE(QFontInfo(steps->canvas()->font()).pixelSize(), fontBefore);
+    QVERIFY(!m_window->modeTabs()->testAttribute(Qt::WA_SetFont)); // inherits again
+    QTRY_COMPARE(steps->size(), stepsBefore);
+
+    // Into the experiments and back while presenting: the docks stay hidden until it ends.
+    action->trigger();
+    QVERIFY(presentation->isActive());
+    m_window->modeTabs()->setCurrentIndex(1);
+    m_window->modeTabs()->setCurrentIndex(0);
+    for (QDockWidget *d : docks)
+        QVERIFY2(!d->isVisible(), qPrintable(d->objectName()));
+    action->trigger();
+    QVERIFY(!presentation->isActive());
+    QTRY_COMPARE(dockState(), before);
+    // Left in the experiments: their whole window keeps the docks hidden.
+    action->trigger();
+    m_window->modeTabs()->setCurrentIndex(1);
+    action->trigger();
+    for (QDockWidget *d : docks)
+        QVERIFY2(!d->isVisible(), qPrintable(d->objectName()));
+    m_window->modeTabs()->setCurrentIndex(0);
+    QTRY_COMPARE(dockState(), before);
 }
 
 // Steps and Compare A/B of the first lesson (ten tokens) in a 1280 × 800 and a 1600 × 900
