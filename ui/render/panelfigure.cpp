@@ -443,7 +443,7 @@ PanelFigureLayout PanelFigure::computeLayout(const QRectF &bounds) const
     // of at least minBar and the lines under it) beside the map and its labels, the map takes
     // the row's whole height and the colourbar gives the lines their room (see barH below);
     // otherwise the lines run below the map's labels, under a colourbar as tall as the map.
-    const qreal minBar = 4.0 * f;
+    const qreal minBar = 3.0 * f;
     const auto mapRoom = [&](qreal rowH) {
         return rowH - top >= minBar + 0.6 * f + legendLinesH ? rowH - top - bottom
                                                              : rowH - top - below;

@@ -9,6 +9,8 @@
 #include <QResizeEvent>
 #include <QToolTip>
 
+#include <algorithm>
+
 namespace attn {
 
 FigureCanvas::FigureCanvas(PanelFigure *figure, QWidget *parent)
@@ -218,6 +220,13 @@ int FigureScrollArea::canvasHeightFor(int width, int height) const
             tallestPanel = std::max(tallestPanel, frame.height());
         return tallestPanel;
     };
+    // The panels side by side in the first row of a canvas `h` high.
+    const auto columnsAt = [&](int h) {
+        const QVector<QRectF> frames = figure->layout(QRectF(0, 0, width, h)).frames;
+        return std::count_if(frames.begin(), frames.end(), [&](const QRectF &frame) {
+            return qFuzzyCompare(frame.top(), frames.first().top());
+        });
+    };
     // The smallest canvas height from `from` on whose cells reach `cell`.
     const auto heightFor = [&](int from, qreal cell) {
         int lo = from, hi = tallest;
@@ -238,17 +247,20 @@ int FigureScrollArea::canvasHeightFor(int width, int height) const
         return height;
     // Scrolling anyway: the maps as large as the width allows (the panels fill the pane's
     // width instead of leaving it empty beside small maps), yet each panel no taller than the
-    // viewport, so every one can be seen whole; never smaller than `target`.
+    // viewport, so every one can be seen whole, and as many side by side as at `target`
+    // (growing them must not break a row of panels up); never smaller than `target`.
     const int readable = heightFor(height, target);
+    const auto columns = columnsAt(readable);
+    const auto fits = [&](int h) { return panelHeight(h) <= height && columnsAt(h) == columns; };
     const int wide = heightFor(readable, widest);
-    if (panelHeight(wide) <= height)
+    if (fits(wide))
         return wide;
-    if (panelHeight(readable) > height)
+    if (!fits(readable))
         return readable;
-    int lo = readable, hi = wide; // panelHeight(lo) fits, panelHeight(hi) does not
+    int lo = readable, hi = wide; // lo fits, hi does not
     while (hi - lo > 4) {
         const int mid = lo + (hi - lo) / 2;
-        (panelHeight(mid) <= height ? lo : hi) = mid;
+        (fits(mid) ? lo : hi) = mid;
     }
     return lo;
 }
