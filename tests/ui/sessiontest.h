@@ -111,6 +111,8 @@ inline HeatmapOptions makeOptions(int variant)
         o.headSort = HeadOrderKey::Entropy;
         o.headSortDescending = true;
         o.pinnedQuery = 1;
+        o.fitAll = true; // every head in sight, two per row
+        o.headsPerRow = 2;
     } else if (variant == 3) {
         o.view = HeatmapView::SingleHead;
         o.head = 0;

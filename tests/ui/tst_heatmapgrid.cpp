@@ -10,6 +10,8 @@
 #include "ui/document/sessionfile.h"
 #include "ui/render/figurefile.h"
 #include "ui/render/heatmaprenderer.h"
+#include "ui/session/attentionsession.h"
+#include "ui/views/attentionviews.h"
 #include "ui/views/heatmapactions.h"
 #include "ui/views/heatmapwidget.h"
 
@@ -17,7 +19,9 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QClipboard>
+#include <QComboBox>
 #include <QFontMetricsF>
 #include <QGuiApplication>
 #include <QLineEdit>
@@ -88,6 +92,15 @@ QVector<SvgRect> svgRects(const QByteArray &bytes)
         }
     }
     return rects;
+}
+
+/// The number of tiles in the layout's first row.
+int firstRowTiles(const HeatmapLayout &lay)
+{
+    int columns = 0;
+    for (const HeatmapLayout::Tile &tile : lay.tiles)
+        columns += qFuzzyCompare(tile.frame.top(), lay.tiles.first().frame.top());
+    return columns;
 }
 
 QRgb pixelAt(const QImage &image, QPointF logical)
@@ -247,6 +260,103 @@ private slots:
         HeatmapActions actions(&widget, &widget);
         QCOMPARE(actions.screenSize().height(), int(std::ceil(lay.contentHeight)));
         QVERIFY(!actions.exportOptions().scrollable);
+    }
+
+    // h = 16 on the Heads tab of a 1280 × 800 window (about 520 × 560 pixels between the
+    // docks) and of a 1600 × 900 one: by default the maps keep their minimum and only a few
+    // heads show at a time; "Fit all" puts all 16 heads and the mean inside the view at once,
+    // none scrolled away, each map the same size and larger than a sliver; "Heads per row"
+    // sets the columns, with Fit all as without it.
+    void fitAllShowsEveryHead_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::newRow("1280 × 800 window") << QSize(520, 560);
+        QTest::newRow("1600 × 900 window") << QSize(760, 640);
+    }
+    void fitAllShowsEveryHead()
+    {
+        QFETCH(QSize, size);
+        const int heads = 16, n = 10;
+        AttentionSession session;
+        auto *widget = new HeatmapWidget;
+        AttentionViews views(widget, &session);
+        views.resize(size);
+        widget->setResult(makeResult(heads, n, n, weight));
+        views.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&views));
+        QCOMPARE(widget->renderer().tileCount(), heads + 1);
+        const auto visibleTiles = [widget] {
+            const QRectF view = widget->heatmapBounds();
+            int inside = 0;
+            for (const HeatmapLayout::Tile &tile :
+                 widget->renderer().layout(widget->contentBounds()).tiles)
+                inside += view.contains(tile.map);
+            return inside;
+        };
+        QVERIFY(widget->isScrollable());
+        QVERIFY(visibleTiles() < heads); // a few at a time
+
+        QCheckBox *fit = views.fitAllCheck();
+        QComboBox *perRow = views.headsPerRowCombo();
+        QVERIFY(fit && perRow);
+        QVERIFY(views.widget(AttentionViews::HeadsTab)->isAncestorOf(fit));
+        QVERIFY(!fit->isChecked());
+        QCOMPARE(perRow->currentData().toInt(), 0);
+        QCOMPARE(perRow->currentText(), QStringLiteral("Auto"));
+        fit->setChecked(true);
+        QVERIFY(widget->options().fitAll);
+        QTRY_VERIFY(!widget->verticalScrollBar()->isVisible());
+        QVERIFY(!widget->isScrollable());
+        const HeatmapLayout lay = widget->renderer().layout(widget->contentBounds());
+        QCOMPARE(lay.tiles.size(), heads + 1);
+        QCOMPARE(visibleTiles(), heads + 1);
+        for (const HeatmapLayout::Tile &tile : lay.tiles) {
+            QVERIFY2(widget->heatmapBounds().contains(tile.frame),
+                     qPrintable(QStringLiteral("head %1").arg(tile.head)));
+            QCOMPARE(tile.map.size(), lay.tiles.first().map.size());
+            QVERIFY2(tile.map.width() >= 4 * n,
+                     qPrintable(QStringLiteral("%1 px").arg(tile.map.width())));
+        }
+        // The whole grid is hit-tested in place: the last head's tile, cell (3, 7).
+        const HeatmapLayout::Tile last = lay.tiles[heads - 1];
+        const HeatmapHit hit = widget->cellAt(
+            QPointF(last.map.left() + 7.5 * lay.cellWidth, last.map.top() + 3.5 * lay.cellHeight));
+        QCOMPARE(hit.head, last.head);
+        QCOMPARE(hit.row, 3);
+        QCOMPARE(hit.col, 7);
+
+        // Four per row: 4 columns of 5 rows, all still inside the view.
+        perRow->setCurrentIndex(perRow->findData(4));
+        QCOMPARE(widget->options().headsPerRow, 4);
+        const HeatmapLayout four = widget->renderer().layout(widget->contentBounds());
+        QCOMPARE(firstRowTiles(four), 4);
+        QCOMPARE(visibleTiles(), heads + 1);
+
+        // One per row without Fit all: each map as wide as the view allows, the grid scrolls.
+        fit->setChecked(false);
+        perRow->setCurrentIndex(perRow->findData(1));
+        QVERIFY(widget->isScrollable());
+        const HeatmapLayout one = widget->renderer().layout(widget->contentBounds());
+        QCOMPARE(firstRowTiles(one), 1);
+        QVERIFY(one.tiles.first().map.width() > 2 * lay.tiles.first().map.width());
+
+        // A session's choice reaches the strip, also a count the list does not offer.
+        HeatmapOptions o = widget->options();
+        o.headsPerRow = 5;
+        o.fitAll = true;
+        widget->setOptions(o);
+        QCOMPARE(perRow->currentText(), QStringLiteral("5"));
+        QVERIFY(fit->isChecked());
+        QCOMPARE(firstRowTiles(widget->renderer().layout(widget->contentBounds())), 5);
+        const QJsonObject saved = heatmapViewToJson(widget->options());
+        QCOMPARE(saved.value(QLatin1String("heads_per_row")).toInt(-1), 5);
+        QCOMPARE(saved.value(QLatin1String("fit_all")).toBool(false), true);
+        const HeatmapOptions back = heatmapViewFromJson(saved, HeatmapOptions());
+        QCOMPARE(back.headsPerRow, 5);
+        QVERIFY(back.fitAll);
+        // Out of range: the value kept.
+        QCOMPARE(heatmapViewFromJson(QJsonObject {{"heads_per_row", 65}}, back).headsPerRow, 5);
+        QCOMPARE(heatmapViewFromJson(QJsonObject {{"heads_per_row", -1}}, back).headsPerRow, 5);
     }
 
     // A few heads that fit: no scroll bar, the layout is the bounds.

@@ -24,6 +24,7 @@
 #include "ui/session/sessioncompute.h"
 #include "ui/views/attentionviews.h"
 #include "ui/views/compareview.h"
+#include "ui/views/figurecanvas.h"
 #include "ui/views/figureexport.h"
 #include "ui/views/heatmapactions.h"
 #include "ui/views/heatmapwidget.h"
@@ -32,6 +33,7 @@
 #include "ui/views/tokensview.h"
 #include "ui/window/exportrouter.h"
 #include "ui/window/mainwindow.h"
+#include "ui/window/presentationmode.h"
 #include "ui/window/sessioncontroller.h"
 #include "ui/window/shortcuts.h"
 #include "ui/window/tour.h"
@@ -185,6 +187,8 @@ private slots:
     void windowShortcutsWinOverEditors();
     void undoIsTheEditorsUntilFocusLeaves();
     void resetLayoutRestoresDocks();
+    void presentationModeFillsTheWindow();
+    void stepsAndCompareFillThePane();
     void enlargingGivesDocksTheirWidthBack();
     void hideKeysSaysWhy_data();
     void hideKeysSaysWhy();
@@ -1714,6 +1718,155 @@ void TestMainWindow::resetLayoutRestoresDocks()
     for (QDockWidget *d : docks)
         shown << d->isVisible();
     QCOMPARE(shown, firstShown);
+}
+
+// View → Presentation Mode (Ctrl+Shift+P) at 1280 × 800: the Steps view takes the whole window
+// with larger text, the docks, the menu bar, the status bar and the mode tabs hidden; Esc
+// brings back the layout the user had (a closed dock stays closed, the others where they were)
+// and the text size. Switching modes while presenting keeps the docks hidden until the end.
+void TestMainWindow::presentationModeFillsTheWindow()
+{
+    QVERIFY(waitForFirstResult());
+    const QSize size(1280, 800);
+    m_window->resize(size);
+    QTRY_COMPARE(m_window->size(), size);
+    auto *timingDock = m_window->findChild<QDockWidget *>(QStringLiteral("timingDock"));
+    QVERIFY(timingDock);
+    timingDock->toggleViewAction()->trigger(); // the user's own layout: one dock closed
+    QTest::qWait(50);
+    const QList<QDockWidget *> docks = m_window->findChildren<QDockWidget *>();
+    const auto dockState = [&docks] {
+        QList<QRect> state; // visible docks' geometry, null for a hidden one
+        for (QDockWidget *d : docks)
+            state.append(d->isVisible() ? d->geometry() : QRect());
+        return state;
+    };
+    const QList<QRect> before = dockState();
+    QVERIFY(!timingDock->isVisible());
+    QVERIFY(before.count(QRect()) < before.size() - 2);
+
+    AttentionViews *views = m_window->attentionViews();
+    views->setCurrentIndex(AttentionViews::StepsTab);
+    StepsView *steps = views->stepsView();
+    QTRY_VERIFY(steps->isVisible() && steps->canvas()->width() > 0);
+    const QSize stepsBefore = steps->size();
+    QVERIFY(stepsBefore.width() < size.width() * 6 / 10); // the centre between the docks
+    const int fontBefore = QFontInfo(steps->canvas()->font()).pixelSize();
+    const qreal heatmapFontBefore = m_window->heatmapWidget()->renderer().options().fontPixelSize;
+
+    PresentationMode *presentation = m_window->presentationMode();
+    QAction *action = presentation->action();
+    QCOMPARE(action->shortcut(), QKeySequence(QStringLiteral("Ctrl+Shift+P")));
+    QMenu *viewMenu = nullptr;
+    for (QAction *a : m_window->menuBar()->actions())
+        if (a->menu() && a->text().remove(QLatin1Char('&')) == QLatin1String("View"))
+            viewMenu = a->menu();
+    QVERIFY(viewMenu && viewMenu->actions().contains(action));
+
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+    QTest::keyClick(steps, Qt::Key_P, Qt::ControlModifier | Qt::ShiftModifier);
+    QVERIFY(presentation->isActive());
+    QVERIFY(action->isChecked());
+    for (QDockWidget *d : docks)
+        QVERIFY2(!d->isVisible(), qPrintable(d->objectName()));
+    QVERIFY(!m_window->menuBar()->isVisible());
+    QVERIFY(!m_window->statusBar()->isVisible());
+    QVERIFY(!m_window->modeTabs()->tabBar()->isVisible());
+    // The view fills the window (less the Attention tabs' bar) and its text is larger.
+    QTRY_VERIFY2(steps->width() >= size.width() - 8, qPrintable(QString::number(steps->width())));
+    QVERIFY(steps->height() >= size.height() - 120);
+    QVERIFY(QFontInfo(steps->canvas()->font()).pixelSize() >= fontBefore * 1.4);
+    QVERIFY(steps->renderer().style().fontPixelSize >= fontBefore * 1.4);
+    QVERIFY(m_window->heatmapWidget()->renderer().options().fontPixelSize
+            >= heatmapFontBefore * 1.4);
+    // The action is the window's too: its shortcut works while the menu bar is hidden.
+    QVERIFY(m_window->actions().contains(action));
+
+    QTest::keyClick(steps, Qt::Key_Escape);
+    QVERIFY(!presentation->isActive());
+    QVERIFY(!action->isChecked());
+    QTRY_COMPARE(dockState(), before);
+    QVERIFY(!timingDock->isVisible());
+    QVERIFY(m_window->menuBar()->isVisible());
+    QVERIFY(m_window->statusBar()->isVisible());
+    QVERIFY(m_window->modeTabs()->tabBar()->isVisible());
+    QCOMPARE(QFontInfo(steps->canvas()->font()).pixelSize(), fontBefore);
+    QVERIFY(!m_window->modeTabs()->testAttribute(Qt::WA_SetFont)); // inherits again
+    QTRY_COMPARE(steps->size(), stepsBefore);
+
+    // Into the experiments and back while presenting: the docks stay hidden until it ends.
+    action->trigger();
+    QVERIFY(presentation->isActive());
+    m_window->modeTabs()->setCurrentIndex(1);
+    m_window->modeTabs()->setCurrentIndex(0);
+    for (QDockWidget *d : docks)
+        QVERIFY2(!d->isVisible(), qPrintable(d->objectName()));
+    action->trigger();
+    QVERIFY(!presentation->isActive());
+    QTRY_COMPARE(dockState(), before);
+    // Left in the experiments: their whole window keeps the docks hidden.
+    action->trigger();
+    m_window->modeTabs()->setCurrentIndex(1);
+    action->trigger();
+    for (QDockWidget *d : docks)
+        QVERIFY2(!d->isVisible(), qPrintable(d->objectName()));
+    m_window->modeTabs()->setCurrentIndex(0);
+    QTRY_COMPARE(dockState(), before);
+}
+
+// Steps and Compare A/B of the first lesson (ten tokens) in a 1280 × 800 and a 1600 × 900
+// window with the first-start docks: the maps fill the pane's width (they were 60 pixels
+// stacked in one column beside an empty pane) — each at least a third of the pane wide, every
+// query and key labelled, each panel whole inside the pane when scrolled to — and grow with it.
+void TestMainWindow::stepsAndCompareFillThePane()
+{
+    QVERIFY(waitForFirstResult());
+    m_window->showFirstLesson();
+    const SessionParameters lesson = MainWindow::firstLessonParameters();
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->session()->result()
+                                 && m_window->session()->result()->params == lesson,
+                             attn::test::kWorkTimeoutMs);
+    AttentionViews *views = m_window->attentionViews();
+    QList<qreal> sides; // per window size: the smallest map side of Steps and Compare
+    for (const QSize size : {QSize(1280, 800), QSize(1600, 900)}) {
+        m_window->resize(size);
+        QTRY_COMPARE(m_window->size(), size);
+        m_window->windowLayout()->applyDefaultDockSizes();
+        qreal smallest = 1e9;
+        for (const int tab : {int(AttentionViews::StepsTab), int(AttentionViews::CompareTab)}) {
+            views->setCurrentIndex(tab);
+            FigureCanvas *canvas = tab == AttentionViews::StepsTab ? views->stepsView()->canvas()
+                                                                   : views->compareView()->canvas();
+            if (tab == AttentionViews::CompareTab)
+                QTRY_VERIFY_WITH_TIMEOUT(views->compareView()->isUpToDate(),
+                                         attn::test::kWorkTimeoutMs);
+            auto *scroll = qobject_cast<FigureScrollArea *>(canvas->parentWidget()->parentWidget());
+            QVERIFY(scroll);
+            QTest::qWait(100); // the docks' and the canvas's sizes settle
+            const QSize pane = scroll->viewport()->size();
+            const PanelFigureLayout lay = canvas->figure()->layout(QRectF(canvas->rect()));
+            const QString where = QStringLiteral("%1 at %2 × %3, pane %4 × %5")
+                                      .arg(views->tabText(tab))
+                                      .arg(size.width())
+                                      .arg(size.height())
+                                      .arg(pane.width())
+                                      .arg(pane.height());
+            QVERIFY2(pane.width() < size.width() / 2, qPrintable(where)); // between the docks
+            QCOMPARE(lay.maps.size(), 3);
+            for (int k = 0; k < lay.maps.size(); ++k) {
+                const QRectF map = lay.maps[k];
+                QVERIFY2(map.width() >= pane.width() / 3.0,
+                         qPrintable(where + QStringLiteral(": map %1 px").arg(map.width())));
+                QVERIFY2(lay.frames[k].height() <= pane.height(), qPrintable(where));
+                smallest = std::min({smallest, map.width(), map.height()});
+            }
+            QVERIFY2(lay.tickStepRows == 1 && lay.tickStepCols == 1, qPrintable(where));
+        }
+        sides.append(smallest);
+    }
+    QVERIFY2(sides[1] > 1.15 * sides[0],
+             qPrintable(QStringLiteral("%1 → %2 px").arg(sides[0]).arg(sides[1])));
 }
 
 // The window made very small, then large again (more than a quarter wider): the side docks get

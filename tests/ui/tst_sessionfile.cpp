@@ -391,6 +391,15 @@ void TestSessionFile::badFileKeepsState_data()
     QTest::newRow("pinned query past the session's queries")
         << block("heatmap", QStringLiteral("pin_query"), 999) << false
         << QStringLiteral("\"pin_query\" must be an integer in [-1, ");
+    QTest::newRow("heads per row negative")
+        << block("heatmap", QStringLiteral("heads_per_row"), -1) << false
+        << QStringLiteral("\"heads_per_row\" must be an integer in [0, 64], got -1");
+    QTest::newRow("heads per row fractional")
+        << block("heatmap", QStringLiteral("heads_per_row"), 2.5) << false
+        << QStringLiteral("\"heads_per_row\" must be an integer in [0, 64], got 2.5");
+    QTest::newRow("fit all a string")
+        << block("heatmap", QStringLiteral("fit_all"), QStringLiteral("yes")) << false
+        << QStringLiteral("\"fit_all\" must be true or false, got \"yes\"");
     QTest::newRow("tokens view unknown")
         << block("tokens", QStringLiteral("view"), QStringLiteral("nope")) << false
         << QStringLiteral("\"tokens\": \"view\" must be \"heads\" or \"text\", got \"nope\"");

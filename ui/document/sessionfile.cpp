@@ -100,6 +100,8 @@ QJsonObject heatmapViewToJson(const HeatmapOptions &options)
                                                      : QStringLiteral("max"));
     o.insert(QStringLiteral("show_mean"), options.showMean);
     o.insert(QStringLiteral("stretch"), options.stretch);
+    o.insert(QStringLiteral("fit_all"), options.fitAll);
+    o.insert(QStringLiteral("heads_per_row"), options.headsPerRow);
     o.insert(QStringLiteral("sort_heads"), QLatin1String(headSortId(options.headSort)));
     o.insert(QStringLiteral("sort_descending"), options.headSortDescending);
     if (options.pinnedQuery >= 0)
@@ -151,6 +153,14 @@ HeatmapOptions heatmapViewFromJson(const QJsonObject &o, HeatmapOptions base)
     const QJsonValue stretch = o.value(QLatin1String("stretch"));
     if (stretch.isBool())
         base.stretch = stretch.toBool();
+    const QJsonValue fitAll = o.value(QLatin1String("fit_all"));
+    if (fitAll.isBool())
+        base.fitAll = fitAll.toBool();
+    const QJsonValue perRow = o.value(QLatin1String("heads_per_row"));
+    if (perRow.isDouble() && perRow.toDouble() >= 0
+        && perRow.toDouble() <= HeatmapOptions::maxHeadsPerRow
+        && perRow.toDouble() == std::floor(perRow.toDouble()))
+        base.headsPerRow = perRow.toInt();
     const QString sort = o.value(QLatin1String("sort_heads")).toString();
     for (HeadOrderKey key : {HeadOrderKey::Index, HeadOrderKey::Entropy, HeadOrderKey::MaxWeight})
         if (sort == QLatin1String(headSortId(key)))
@@ -437,6 +447,13 @@ QString checkView(const QJsonObject &view, int heads, int n)
     if (!checkWhole(heatmap.value(QLatin1String("pin_query")), h + QStringLiteral("\"pin_query\""),
                     -1, std::min(n, maxN) - 1, &error))
         return error;
+    if (!checkWhole(heatmap.value(QLatin1String("heads_per_row")),
+                    h + QStringLiteral("\"heads_per_row\""), 0, HeatmapOptions::maxHeadsPerRow,
+                    &error))
+        return error;
+    if (const QJsonValue fitAll = heatmap.value(QLatin1String("fit_all"));
+        !fitAll.isUndefined() && !fitAll.isBool())
+        return h + QStringLiteral("\"fit_all\" must be true or false, got ") + jsonText(fitAll);
     if (!checkChoice(
             heatmap.value(QLatin1String("sort_heads")), h + QStringLiteral("\"sort_heads\""),
             {QStringLiteral("index"), QStringLiteral("entropy"), QStringLiteral("max_weight")},

@@ -21,6 +21,8 @@
 //                    "scale": "linear" | "log", "range": "fixed" | "auto",
 //                    "pooling": "max" | "mean", "show_mean": true | false,
 //                    "stretch": false | true,      // maps fill their tiles (non-square cells)
+//                    "fit_all": false | true,      // every tile fits the view (no scrolling)
+//                    "heads_per_row": 0 … 64,      // tiles per row; 0 = chosen to fit
 //                    "sort_heads": "index" | "entropy" | "max_weight",   // tile order (mean
 //                    "sort_descending": false | true,                     // over rows)
 //                    "pin_query": 0 … n_q − 1,     // query row outlined in every tile; absent =
@@ -117,9 +119,10 @@ public:
     static QByteArray toJson(const SessionDocument &document);
     /// Parses toJson's output. Returns nullopt and sets `error` to the problem (not JSON, not a
     /// session, newer format version, invalid parameter, a "model" without a "folder", a view-state
-    /// number out of its range above (a head, the zoom window, the pinned query, an unknown
-    /// "sort_heads", hidden keys, B's α, τ, d_k, the Long tab's n, head, pooling and scale), a
-    /// negative or fractional tensors "layer" …) without naming a file.
+    /// number out of its range above (a head, the zoom window, the pinned query, the heads per
+    /// row, an unknown "sort_heads", a "fit_all" that is not a boolean, hidden keys, B's α, τ, d_k,
+    /// the Long tab's n, head, pooling and scale), a negative or fractional tensors "layer" …)
+    /// without naming a file.
     static std::optional<SessionDocument> fromJson(const QByteArray &data, QString *error);
 
     /// Reads a session file. `error` names the file and the problem.

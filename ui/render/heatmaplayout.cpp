@@ -117,9 +117,15 @@ HeatmapLayout HeatmapRenderer::layoutImpl(const QRectF &bounds, const QString &c
     }
     const qreal tick = 0.3 * f;
     const qreal marker = 0.55 * f; // fully-masked-row marker strip
-    const qreal left = lineH + 0.3 * f + yLabelW + tick + marker;
+    // Every head in sight (fitAll) with more than a few tiles: the axis titles' room goes to
+    // the maps.
+    const int count = int(specs.size());
+    lay.axisTitles = !(m_options.fitAll && count > 4);
+    const qreal axisTitle = lay.axisTitles ? lineH : 0.0;
+    const qreal left = axisTitle + 0.3 * f + yLabelW + tick + marker;
     const qreal top = lineH * 1.3;
-    const qreal bottom = tick + (lay.rotateKeyLabels ? xLabelW : lineH) + 0.1 * f + lineH + 0.7 * f;
+    const qreal bottom
+        = tick + (lay.rotateKeyLabels ? xLabelW : lineH) + 0.1 * f + axisTitle + 0.7 * f;
     const qreal right = 1.0 * f;
 
     // The map inside a box of aw × ah pixels: square cells (the short side widened to
@@ -154,13 +160,14 @@ HeatmapLayout HeatmapRenderer::layoutImpl(const QRectF &bounds, const QString &c
 
     // Choose the column count that gives the biggest maps (square cells: the biggest cells;
     // stretched: the longest short side); in a scrolling view, of those at the minimum size
-    // if there are any.
-    const int count = int(specs.size());
+    // if there are any. A set number of heads per row is the only candidate.
+    const int fewestCols = m_options.headsPerRow > 0 ? std::min(m_options.headsPerRow, count) : 1;
+    const int mostCols = m_options.headsPerRow > 0 ? fewestCols : count;
     int cols = 1;
     QSizeF cellWH(0, 0);
     qreal bestScore = -1;
     bool bestAtMinimum = false;
-    for (int c = 1; c <= count; ++c) {
+    for (int c = fewestCols; c <= mostCols; ++c) {
         const int rows = (count + c - 1) / c;
         const qreal fw = grid.width() / c, fh = grid.height() / rows;
         const QSizeF s = mapIn(fw - left - right, fh - top - bottom);
@@ -180,10 +187,10 @@ HeatmapLayout HeatmapRenderer::layoutImpl(const QRectF &bounds, const QString &c
     const bool scroll = m_options.scrollable && shortSide(cellWH) < minSide - 0.5;
     if (scroll) {
         const qreal boxMaxH = std::max(minSide, grid.height() - top - bottom);
-        for (int c = count; c >= 1; --c) {
+        for (int c = mostCols; c >= fewestCols; --c) {
             const qreal aw = grid.width() / c - left - right;
             const QSizeF s = mapIn(aw, std::clamp(aw, minSide, boxMaxH));
-            if (shortSide(s) >= minSide - 0.5 || c == 1) {
+            if (shortSide(s) >= minSide - 0.5 || c == fewestCols) {
                 cols = c;
                 cellWH = s;
                 break;

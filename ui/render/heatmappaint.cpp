@@ -237,6 +237,10 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
         }
         // Axis titles.
         painter->setPen(muted);
+        if (!lay.axisTitles) {
+            painter->setPen(fg);
+            continue;
+        }
         painter->drawText(
             QRectF(map.left() - 2 * f, labelsBottom + 0.1 * f, map.width() + 4 * f, fm.height()),
             Qt::AlignHCenter | Qt::AlignTop | Qt::TextDontClip,

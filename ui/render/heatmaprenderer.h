@@ -90,6 +90,13 @@ struct HeatmapOptions
     /// columns as the width allows and the layout runs below the bounds
     /// (HeatmapLayout::contentHeight), for a view that scrolls.
     bool scrollable = false;
+    /// The window's heads view: every tile fits the widget, however small (no scrolling; the
+    /// widget then lays out with `scrollable` false). Renderers without a widget ignore it.
+    bool fitAll = false;
+    /// Grid: tiles per row (heads and the mean tile alike), at most the tile count; 0 chooses
+    /// the count that gives the biggest maps. Rows beyond the bounds scroll when `scrollable`.
+    int headsPerRow = 0;
+    static constexpr int maxHeadsPerRow = 64; ///< the largest headsPerRow a session may set
     /// false: square cells (a map's aspect is n_k : n_q, clamped by minMapSide). true: each map
     /// fills its tile's room, cells as wide and as tall as that gives.
     bool stretch = false;
@@ -154,6 +161,10 @@ struct HeatmapLayout
     /// rowLabels / colLabels hold them.
     int tickStepRows = 1, tickStepCols = 1;
     bool rotateKeyLabels = false; ///< key tokens written vertically
+    /// Each tile names its axes ("query i (row)", "key j (column)"); false for the many small
+    /// tiles of HeatmapOptions::fitAll (more than four), whose maps take that room (a cell's
+    /// tooltip still names its query and key).
+    bool axisTitles = true;
     /// One axis label: shown row or column `index` and its text.
     struct AxisLabel
     {

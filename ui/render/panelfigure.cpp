@@ -439,6 +439,15 @@ PanelFigureLayout PanelFigure::computeLayout(const QRectF &bounds) const
     // right).
     // Under the map: its labels, or the legend lines under the colourbar when they reach lower.
     qreal below = std::max(bottom, 0.6 * f + legendLinesH);
+    // The legend column beside the map: when a row has room for the whole legend (a colourbar
+    // of at least minBar and the lines under it) beside the map and its labels, the map takes
+    // the row's whole height and the colourbar gives the lines their room (see barH below);
+    // otherwise the lines run below the map's labels, under a colourbar as tall as the map.
+    const qreal minBar = 3.0 * f;
+    const auto mapRoom = [&](qreal rowH) {
+        return rowH - top >= minBar + 0.6 * f + legendLinesH ? rowH - top - bottom
+                                                             : rowH - top - below;
+    };
     int cols = count;
     qreal cell = -1, legendW = 0;
     auto arrange = [&] {
@@ -451,7 +460,7 @@ PanelFigureLayout PanelFigure::computeLayout(const QRectF &bounds) const
             const qreal lw = std::min(textW + 0.4 * f, colW * 0.42);
             const qreal rowH = (r.height() - (rows - 1) * rowGap) / rows;
             const qreal size
-                = std::min((colW - between - left - gap - lw) / nK, (rowH - top - below) / nQ);
+                = std::min((colW - between - left - gap - lw) / nK, mapRoom(rowH) / nQ);
             if (size > cell * 1.05) {
                 cell = size;
                 cols = c;
@@ -506,6 +515,10 @@ PanelFigureLayout PanelFigure::computeLayout(const QRectF &bounds) const
     qreal barH = mapH;
     if (barH < 8.0 * f)
         barH = std::min(8.0 * f, std::max(4.0 * f, rowH - top - legendLinesH));
+    // A map as tall as its row: the colourbar shortens so the lines under it end in the row.
+    const qreal barRoom = std::max(mapH + bottom, rowH - top) - 0.6 * f - legendLinesH;
+    if (barH > barRoom)
+        barH = std::max(minBar, barRoom);
     const qreal blockH = top + std::max(mapH + bottom, barH + 0.6 * f + legendLinesH);
     const qreal spacing = std::max(0.0, (r.width() - cols * panelW) / cols);
     const qreal x0 = r.left() + spacing / 2;

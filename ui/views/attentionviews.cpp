@@ -12,6 +12,12 @@
 #include "ui/views/tokensview.h"
 
 #include <QAction>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QVBoxLayout>
 
 namespace attn {
 
@@ -34,7 +40,7 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     m_tokens->setObjectName(QStringLiteral("tokensView"));
     m_positions->setObjectName(QStringLiteral("positionsView"));
     m_long->setObjectName(QStringLiteral("longMapView"));
-    addTab(m_heads, tr("Heads"));
+    addTab(buildHeadsPage(), tr("Heads"));
     addTab(m_steps, tr("Steps"));
     addTab(m_compare, tr("Compare A/B"));
     addTab(m_tokens, tr("Tokens"));
@@ -148,6 +154,66 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     });
 }
 
+QWidget *AttentionViews::buildHeadsPage()
+{
+    auto *page = new QWidget;
+    page->setObjectName(QStringLiteral("headsView"));
+    auto *layout = new QVBoxLayout(page);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    auto *strip = new QHBoxLayout;
+    strip->setContentsMargins(6, 4, 6, 2);
+    auto *perRowLabel = new QLabel(tr("Heads per &row:"));
+    m_headsPerRow = new QComboBox;
+    m_headsPerRow->setObjectName(QStringLiteral("headsPerRowCombo"));
+    m_headsPerRow->setToolTip(tr("How many tiles each row of the grid holds (Auto: the number "
+                                 "that gives the biggest maps)"));
+    m_headsPerRow->addItem(tr("Auto"), 0);
+    for (int k : {1, 2, 3, 4, 6, 8, 16})
+        m_headsPerRow->addItem(QString::number(k), k);
+    perRowLabel->setBuddy(m_headsPerRow);
+    m_fitAll = new QCheckBox(tr("&Fit all"));
+    m_fitAll->setObjectName(QStringLiteral("fitAllCheck"));
+    m_fitAll->setToolTip(tr("Every head in sight at once, the maps as large as the view allows "
+                            "(off: maps keep a readable minimum size and the grid scrolls)"));
+    strip->addWidget(perRowLabel);
+    strip->addWidget(m_headsPerRow);
+    strip->addSpacing(12);
+    strip->addWidget(m_fitAll);
+    strip->addStretch(1);
+    layout->addLayout(strip);
+    layout->addWidget(m_heads, 1);
+
+    connect(m_headsPerRow, &QComboBox::currentIndexChanged, this, [this](int index) {
+        if (index < 0)
+            return;
+        HeatmapOptions o = m_heads->options();
+        o.headsPerRow = m_headsPerRow->itemData(index).toInt();
+        m_heads->setOptions(o);
+    });
+    connect(m_fitAll, &QCheckBox::toggled, this, [this](bool on) {
+        HeatmapOptions o = m_heads->options();
+        o.fitAll = on;
+        m_heads->setOptions(o);
+    });
+    connect(m_heads, &HeatmapWidget::optionsChanged, this, &AttentionViews::syncHeadsStrip);
+    syncHeadsStrip();
+    return page;
+}
+
+void AttentionViews::syncHeadsStrip()
+{
+    const HeatmapOptions o = m_heads->options();
+    const QSignalBlocker b1(m_headsPerRow), b2(m_fitAll);
+    int index = m_headsPerRow->findData(o.headsPerRow);
+    if (index < 0) { // a count from a session file that the list does not offer
+        m_headsPerRow->addItem(QString::number(o.headsPerRow), o.headsPerRow);
+        index = m_headsPerRow->count() - 1;
+    }
+    m_headsPerRow->setCurrentIndex(index);
+    m_fitAll->setChecked(o.fitAll);
+}
+
 QJsonObject AttentionViews::state() const
 {
     QJsonObject state;
@@ -212,7 +278,10 @@ void AttentionViews::setTabPath(QTabWidget *tabs, const QJsonArray &path)
         const QString name = tab.toString();
         int index = -1;
         for (int i = 0; i < t->count() && index < 0; ++i) {
-            if (t->widget(i)->objectName() == name || QStringLiteral("#%1").arg(i) == name)
+            // A page may also be named by the widget it holds (the Heads page by its
+            // "heatmapWidget", as files written before the page had its strip name it).
+            if (t->widget(i)->objectName() == name || QStringLiteral("#%1").arg(i) == name
+                || t->widget(i)->findChild<QWidget *>(name, Qt::FindDirectChildrenOnly))
                 index = i;
         }
         if (index < 0)

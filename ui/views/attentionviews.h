@@ -17,6 +17,8 @@
 #include <QTabWidget>
 
 class QAction;
+class QCheckBox;
+class QComboBox;
 
 namespace attn {
 
@@ -48,7 +50,12 @@ public:
     /// `heads` becomes the first tab (reparented); `session` is not owned.
     AttentionViews(HeatmapWidget *heads, AttentionSession *session, QWidget *parent = nullptr);
 
+    /// The heatmap grid; its tab page holds it under a strip with the grid's "Heads per row"
+    /// (Auto, 1, 2, 3, 4, 6, 8, 16: HeatmapOptions::headsPerRow) and "Fit all"
+    /// (HeatmapOptions::fitAll) choices.
     HeatmapWidget *headsView() const { return m_heads; }
+    QComboBox *headsPerRowCombo() const { return m_headsPerRow; }
+    QCheckBox *fitAllCheck() const { return m_fitAll; }
     StepsView *stepsView() const { return m_steps; }
     CompareView *compareView() const { return m_compare; }
     TokensView *tokensView() const { return m_tokens; }
@@ -83,7 +90,14 @@ signals:
     void thumbnailRequested(int layer, int head);
 
 private:
+    /// The Heads tab's page: the strip of grid choices above the heatmap widget.
+    QWidget *buildHeadsPage();
+    /// The strip shows the widget's options (also when a session file set them).
+    void syncHeadsStrip();
+
     HeatmapWidget *m_heads;
+    QComboBox *m_headsPerRow = nullptr;
+    QCheckBox *m_fitAll = nullptr;
     StepsView *m_steps;
     CompareView *m_compare;
     TokensView *m_tokens;

@@ -9,6 +9,8 @@
 #include <QResizeEvent>
 #include <QToolTip>
 
+#include <algorithm>
+
 namespace attn {
 
 FigureCanvas::FigureCanvas(PanelFigure *figure, QWidget *parent)
@@ -211,17 +213,56 @@ int FigureScrollArea::canvasHeightFor(int width, int height) const
     figure->setStyle(m_canvas->screenStyle());
     const auto cellAt = [&](int h) { return figure->layout(QRectF(0, 0, width, h)).cellSize; };
     constexpr int tallest = 8192;
-    // What the width allows at most, and the cell size to reach: kMinimumCell, or nearly the
-    // width's limit when that is smaller.
-    const qreal target = std::min(kMinimumCell, 0.95 * cellAt(tallest));
+    // The tallest panel (map, title, labels and legend) of a canvas `h` high.
+    const auto panelHeight = [&](int h) {
+        qreal tallestPanel = 0;
+        for (const QRectF &frame : figure->layout(QRectF(0, 0, width, h)).frames)
+            tallestPanel = std::max(tallestPanel, frame.height());
+        return tallestPanel;
+    };
+    // The panels side by side in the first row of a canvas `h` high.
+    const auto columnsAt = [&](int h) {
+        const QVector<QRectF> frames = figure->layout(QRectF(0, 0, width, h)).frames;
+        return std::count_if(frames.begin(), frames.end(), [&](const QRectF &frame) {
+            return qFuzzyCompare(frame.top(), frames.first().top());
+        });
+    };
+    // The smallest canvas height from `from` on whose cells reach `cell`.
+    const auto heightFor = [&](int from, qreal cell) {
+        int lo = from, hi = tallest;
+        while (hi - lo > 4) {
+            const int mid = lo + (hi - lo) / 2;
+            (cellAt(mid) >= cell ? hi : lo) = mid;
+        }
+        return hi;
+    };
+    // What the width allows at most, and the cell size at which the panels fit the viewport:
+    // kReadableCell, or nearly the width's limit when that is smaller (but kMinimumCell when
+    // the width allows that).
+    const qreal widest = 0.95 * cellAt(tallest);
+    const qreal target = widest >= kReadableCell ? kReadableCell
+        : widest >= kMinimumCell                 ? std::max(kMinimumCell, 0.8 * widest)
+                                                 : widest;
     if (target <= 0 || cellAt(height) >= target)
         return height;
-    int lo = height, hi = tallest;
+    // Scrolling anyway: the maps as large as the width allows (the panels fill the pane's
+    // width instead of leaving it empty beside small maps), yet each panel no taller than the
+    // viewport, so every one can be seen whole, and as many side by side as at `target`
+    // (growing them must not break a row of panels up); never smaller than `target`.
+    const int readable = heightFor(height, target);
+    const auto columns = columnsAt(readable);
+    const auto fits = [&](int h) { return panelHeight(h) <= height && columnsAt(h) == columns; };
+    const int wide = heightFor(readable, widest);
+    if (fits(wide))
+        return wide;
+    if (!fits(readable))
+        return readable;
+    int lo = readable, hi = wide; // lo fits, hi does not
     while (hi - lo > 4) {
         const int mid = lo + (hi - lo) / 2;
-        (cellAt(mid) >= target ? hi : lo) = mid;
+        (fits(mid) ? lo : hi) = mid;
     }
-    return hi;
+    return lo;
 }
 
 void FigureScrollArea::fitCanvas()

@@ -79,15 +79,18 @@ private:
 };
 
 /// A FigureCanvas in a vertical scroll area. The canvas fills the viewport while the panels'
-/// cells are at least kMinimumCell pixels there; in a smaller area (many panels in a small
-/// window) the canvas is made as tall as that needs (or, when the width alone keeps the cells
-/// smaller, as tall as still makes them bigger) and the area scrolls, instead of the figure
-/// giving up with "Too small to draw the panels".
+/// cells are at least kReadableCell pixels there (or nearly as big as the width allows, when
+/// that is less, but never under kMinimumCell); in a smaller area (many panels in a small
+/// window) the canvas is made as tall as reaching that needs and the area scrolls, instead of
+/// the figure shrinking its maps to slivers or giving up with "Too small to draw the panels".
 class FigureScrollArea : public QScrollArea
 {
     Q_OBJECT
 public:
-    static constexpr qreal kMinimumCell = 6.0; ///< pixels
+    static constexpr qreal kMinimumCell = 6.0; ///< pixels: below this a view always scrolls
+    /// Pixels: a cell this big gets its own axis label, so the canvas grows to reach it when
+    /// the width allows.
+    static constexpr qreal kReadableCell = 12.0;
     /// Takes ownership of `canvas`.
     explicit FigureScrollArea(FigureCanvas *canvas, QWidget *parent = nullptr);
     FigureCanvas *canvas() const { return m_canvas; }

@@ -107,7 +107,8 @@ HeatmapOptions HeatmapWidget::effectiveOptions(HeatmapOptions options) const
         options.background = palette().color(QPalette::Base);
     if (options.foreground == defaults.foreground)
         options.foreground = palette().color(QPalette::Text);
-    options.scrollable = true; // tiles keep their minimum size; the widget scrolls
+    // Tiles keep their minimum size and the widget scrolls, unless every head must fit.
+    options.scrollable = !options.fitAll;
     return options;
 }
 

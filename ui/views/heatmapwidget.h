@@ -20,6 +20,8 @@
 // scrolls, Ctrl+wheel zooms, Page Up/Down page). The picture then covers a band of about three
 // viewport heights around the visible part, so scrolling inside it only moves the picture; the
 // legend column (colourbar, mask legend) is painted apart and stays at the top of the view.
+// HeatmapOptions::fitAll turns that off: every tile fits the widget, however small;
+// HeatmapOptions::headsPerRow sets the tiles per row (0: the count that gives the biggest maps).
 //
 // Long sequences: the wheel zooms around the cell under the pointer, dragging pans, and the
 // keyboard does both (+/− zoom, arrows pan, 0 or Home shows every cell again). The renderer

@@ -19,6 +19,7 @@
 #include "ui/window/exportrouter.h"
 #include "ui/window/filedrop.h"
 #include "ui/window/modelcontroller.h"
+#include "ui/window/presentationmode.h"
 #include "ui/window/sessioncontroller.h"
 #include "ui/window/shortcuts.h"
 #include "ui/window/statusbartext.h"
@@ -88,6 +89,8 @@ MainWindow::MainWindow(QWidget *parent)
         else
             m_layout->restoreDocks();
     });
+    // Before the menus: View → Presentation Mode.
+    m_presentation = new PresentationMode(this, m_layout, m_modes);
     createControllers();
     m_tour = new Tour(this); // before the menus: Help → Guided Tour
     m_menus = new WindowMenus(this, m_charts->timing());
@@ -341,6 +344,7 @@ void MainWindow::onComputeFailed(const QString &message)
 
 void MainWindow::resetLayout()
 {
+    m_presentation->leave();
     m_menus->leaveFullScreen();
     m_modes->setCurrentIndex(0); // the docks belong to the attention mode
     m_layout->reset();

@@ -34,6 +34,7 @@ class TensorController;
 class TrainingPanel;
 class Tour;
 class PlayPanel;
+class PresentationMode;
 class WindowLayout;
 class WindowMenus;
 class WindowShortcuts;
@@ -65,6 +66,8 @@ public:
     WindowLayout *windowLayout() const { return m_layout; } ///< geometry and docks
     WindowShortcuts *shortcuts() const { return m_shortcuts; } ///< Help → Keyboard Shortcuts
     Tour *tour() const { return m_tour; } ///< Help → Guided Tour (never started by itself)
+    /// View → Presentation Mode (Ctrl+Shift+P, Esc leaves): the current view fills the window.
+    PresentationMode *presentationMode() const { return m_presentation; }
 
     /// Opens a saved session (.attnlab.json); on failure a message box names the file and the
     /// problem and the current state is kept. Returns true when opened.
@@ -95,7 +98,8 @@ public:
 
 public slots:
     /// View → Reset Layout: every dock back where a first start puts it (shown, tabbed, sized),
-    /// the window back to its first-start size, out of full screen, in the attention mode.
+    /// the window back to its first-start size, out of full screen and presentation mode, in
+    /// the attention mode.
     void resetLayout();
 
 protected:
@@ -133,6 +137,7 @@ private:
     StatusBarText *m_status = nullptr;
     WindowShortcuts *m_shortcuts = nullptr;
     Tour *m_tour = nullptr;
+    PresentationMode *m_presentation = nullptr;
     bool m_settingsRestored = false;
 };
 

@@ -181,6 +181,7 @@ void WindowLayout::reset()
     if (m_window->isMaximized() || m_window->isMinimized())
         m_window->showNormal();
     m_attentionLayout.clear();
+    m_hiddenFor = 0;
     for (QDockWidget *dock : std::as_const(m_docks))
         dock->setFloating(false);
     m_window->restoreState(m_defaultLayout);
@@ -190,19 +191,24 @@ void WindowLayout::reset()
     QTimer::singleShot(100, this, [this] { applyDefaultDockSizes(); });
 }
 
-void WindowLayout::hideDocks()
+void WindowLayout::hideDocks(DocksHiddenFor reason)
 {
-    if (!m_attentionLayout.isEmpty())
-        return; // already hidden (from one whole-window mode to another)
+    const bool shown = m_hiddenFor == 0;
+    m_hiddenFor |= int(reason);
+    if (!shown)
+        return; // already hidden (from one whole-window mode to another, or presenting)
     m_attentionLayout = m_window->saveState();
     for (QDockWidget *dock : std::as_const(m_docks))
         dock->hide();
 }
 
-void WindowLayout::restoreDocks()
+void WindowLayout::restoreDocks(DocksHiddenFor reason)
 {
-    if (m_attentionLayout.isEmpty())
+    if (!(m_hiddenFor & int(reason)))
         return;
+    m_hiddenFor &= ~int(reason);
+    if (m_hiddenFor != 0 || m_attentionLayout.isEmpty())
+        return; // another reason keeps them hidden
     m_window->restoreState(m_attentionLayout);
     m_attentionLayout.clear();
 }

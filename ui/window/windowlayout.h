@@ -70,11 +70,19 @@ public:
     /// its first-start size (out of maximized). Full screen and the mode are the caller's.
     void reset();
 
-    /// The experiments or the training fill the window: saves the docks' state (unless hidden
-    /// already), hides them.
-    void hideDocks();
-    /// Back in the attention mode: the docks as hideDocks found them.
-    void restoreDocks();
+    /// Why the docks are hidden; they show again once no reason is left.
+    enum class DocksHiddenFor {
+        Mode = 1, ///< the experiments or the training fill the window
+        Presentation = 2, ///< presentation mode (PresentationMode)
+    };
+    /// Hides the docks for `reason`: the first reason saves the docks' state and hides them;
+    /// a further one only counts.
+    void hideDocks(DocksHiddenFor reason = DocksHiddenFor::Mode);
+    /// `reason` is over; when it was the last one, the docks come back as the first
+    /// hideDocks found them. Nothing when `reason` did not hide them.
+    void restoreDocks(DocksHiddenFor reason = DocksHiddenFor::Mode);
+    /// Some reason hides the docks.
+    bool docksHidden() const { return m_hiddenFor != 0; }
 
     /// Group "window": "geometry" and "state" (the attention mode's dock layout).
     void restoreSettings(QSettings &settings);
@@ -91,7 +99,8 @@ private:
     bool m_initialSizes = true; ///< apply the default dock sizes when first shown
     bool m_clampOnShow = false; ///< restored geometry: fit the screen again when shown
     QByteArray m_defaultLayout; ///< saveState() of a first start, before settings are restored
-    QByteArray m_attentionLayout; ///< dock state saved while the experiments fill the window
+    QByteArray m_attentionLayout; ///< dock state saved while the docks are hidden
+    int m_hiddenFor = 0; ///< the DocksHiddenFor reasons in effect, or-ed
 };
 
 } // namespace attn

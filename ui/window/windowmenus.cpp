@@ -9,6 +9,7 @@
 #include "ui/window/exportrouter.h"
 #include "ui/window/mainwindow.h"
 #include "ui/window/modelcontroller.h"
+#include "ui/window/presentationmode.h"
 #include "ui/window/recentfiles.h"
 #include "ui/window/sessioncontroller.h"
 #include "ui/window/shortcuts.h"
@@ -212,7 +213,7 @@ void WindowMenus::createMenus()
         view->addAction(toggle);
         ++index;
     }
-    addAll(view, {nullptr, m_resetLayout, m_fullScreen});
+    addAll(view, {nullptr, m_resetLayout, m_fullScreen, m_window->presentationMode()->action()});
 
     addAll(bar->addMenu(tr("&Help")), m_helpActions);
 }

@@ -2,9 +2,9 @@
 // WindowMenus: the main window's own actions and its menu bar. File (sessions, tensors,
 // exports, quit), Edit (undo/redo, the parameter shortcuts: Ctrl+K scale, Ctrl+M mask,
 // Ctrl+]/[ d_k, Ctrl+R seed, F5 recompute, Ctrl+T timing), View (modes, the attention tabs,
-// heads, zoom, docks, reset layout, full screen) and Help (shortcuts, What's This, About).
-// The actions of the controllers (sessions, tensors, heatmap exports) are theirs; this class
-// orders them in the menus.
+// heads, zoom, docks, reset layout, full screen, presentation mode) and Help (shortcuts, What's
+// This, About). The actions of the controllers (sessions, tensors, heatmap exports) are theirs;
+// this class orders them in the menus.
 
 #include <QKeySequence>
 #include <QList>
