@@ -1345,7 +1345,7 @@ void TestMainWindow::viewMenuListsTabActions()
 {
     AttentionViews *views = m_window->attentionViews();
     const QList<QAction *> tabActions = views->tabActions();
-    QCOMPARE(tabActions.size(), 7);
+    QCOMPARE(tabActions.size(), 8);
     QMenu *viewMenu = nullptr;
     for (QAction *a : m_window->menuBar()->actions()) {
         if (a->menu() && a->text().remove(QLatin1Char('&')) == QLatin1String("View"))

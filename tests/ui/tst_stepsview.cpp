@@ -595,9 +595,11 @@ private slots:
         AttentionSession session;
         auto *heads = new HeatmapWidget;
         AttentionViews views(heads, &session);
-        QCOMPARE(views.count(), 7);
+        QCOMPARE(views.count(), 8);
         QCOMPARE(views.tabText(AttentionViews::LongTab), QStringLiteral("Long"));
         QCOMPARE(views.widget(AttentionViews::LongTab), views.longMapView());
+        QCOMPARE(views.tabText(AttentionViews::AtlasTab), QStringLiteral("Atlas"));
+        QCOMPARE(views.widget(AttentionViews::AtlasTab), views.atlasView());
         QCOMPARE(views.tabText(AttentionViews::PositionsTab), QStringLiteral("Positions"));
         QCOMPARE(views.widget(AttentionViews::PositionsTab), views.positionsView());
         QCOMPARE(views.tabText(AttentionViews::HeadsTab), QStringLiteral("Heads"));
