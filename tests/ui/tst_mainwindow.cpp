@@ -12,6 +12,7 @@
 #include "ui/charts/scalingchart.h"
 #include "ui/charts/scalingsweeprunner.h"
 #include "ui/charts/timingchart.h"
+#include "ui/document/sessionfile.h"
 #include "ui/panels/controlpanel.h"
 #include "ui/panels/experimentpage.h"
 #include "ui/panels/experimentspanel.h"
@@ -192,8 +193,11 @@ private slots:
     void droppedFilesOpen();
     void playIsOneUndoStep();
     void positionsTabExports();
+    void longMapsChooseAVisibleRange();
 
 private:
+    /// Sets n through the session and waits for its result; null on timeout.
+    ResultPtr computeN(int n);
     /// Waits for the window's first result (the defaults).
     ResultPtr waitForFirstResult();
     template<typename T> T *control(const char *name) const
@@ -1919,4 +1923,79 @@ void TestMainWindow::droppedFilesOpen()
 }
 
 QTEST_MAIN(TestMainWindow)
+ResultPtr TestMainWindow::computeN(int n)
+{
+    AttentionSession *session = m_window->session();
+    SessionParameters p = session->parameters();
+    p.n = n;
+    QSignalSpy spy(session, &AttentionSession::resultChanged);
+    session->setParameters(p);
+    while (!session->result() || session->result()->params.n != n)
+        if (!spy.wait(attn::test::kWorkTimeoutMs))
+            return nullptr;
+    QTest::qWait(50);
+    return session->result();
+}
+
+void TestMainWindow::longMapsChooseAVisibleRange()
+{
+    // From 1 024 keys on, weights near 1/n sit in the lowest colour of [0, 1]: by default the
+    // maps use the log scale over five decades below the largest shown weight, the range
+    // fields and the colour bar saying so.
+    QVERIFY(waitForFirstResult());
+    HeatmapWidget *heatmap = m_window->heatmapWidget();
+    auto *range = m_window->findChild<QComboBox *>(QStringLiteral("rangeCombo"));
+    auto *scale = m_window->findChild<QComboBox *>(QStringLiteral("scaleCombo"));
+    QVERIFY(range && scale);
+    QCOMPARE(heatmap->renderer().norm(), ColorNorm::linear(0, 1));
+
+    const ResultPtr r = computeN(2048);
+    QVERIFY(r && r->ok());
+    QCOMPARE(heatmap->result(), r);
+    double largest = 0;
+    for (const MatrixD &w : r->weights)
+        largest = std::max(largest, w.maxCoeff());
+    if (r->headCount() > 1)
+        largest = std::max(largest, r->weightsMean.maxCoeff());
+    const ColorNorm norm = heatmap->renderer().norm();
+    QCOMPARE(norm, ColorNorm::upToLargestWeight(ColorScale::Log, largest));
+    QCOMPARE(scale->currentData().toInt(), int(ColorScale::Log));
+    QCOMPARE(range->currentText(), QStringLiteral("Up to max weight"));
+    const QStringList bar = heatmap->renderer().colorbarLines();
+    QVERIFY2(bar.value(0).endsWith(QLatin1String("log")), qPrintable(bar.join(u'|')));
+    QVERIFY2(bar.value(1).startsWith(QLatin1String("to max weight [")), qPrintable(bar.join(u'|')));
+    QVERIFY(heatmap->renderer().captionText().contains(bar.value(1)));
+    // Sessions keep the range.
+    const QJsonObject view = heatmapViewToJson(heatmap->options());
+    QCOMPARE(view.value(QLatin1String("range")).toString(), QStringLiteral("max_weight"));
+    QVERIFY(heatmapViewFromJson(view, HeatmapOptions()).maxWeightRange);
+
+    // The map shows structure: most pixels are above the colormap's lowest colour.
+    const QImage image = heatmap->renderer().tileImage(0, QSize(256, 256));
+    const QRgb lowest = Colormap(heatmap->options().colormap).entry(0);
+    qint64 dark = 0;
+    for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x)
+            dark += image.pixel(x, y) == lowest;
+    QVERIFY2(dark * 4 < qint64(image.width()) * image.height(),
+             qPrintable(QStringLiteral("%1 of %2 pixels in the lowest colour")
+                            .arg(dark)
+                            .arg(image.width() * image.height())));
+
+    // Shorter maps go back to fixed [0, 1] ...
+    QVERIFY(computeN(64));
+    QCOMPARE(heatmap->renderer().norm(), ColorNorm::linear(0, 1));
+    QCOMPARE(range->currentText(), QStringLiteral("Fixed [0, 1]"));
+    QCOMPARE(scale->currentData().toInt(), int(ColorScale::Linear));
+    // ... and a range picked by hand stays.
+    range->setCurrentIndex(range->findText(QStringLiteral("Up to max weight")));
+    QVERIFY(!heatmap->isRangeByLength());
+    QVERIFY(heatmap->options().maxWeightRange);
+    QCOMPARE(heatmap->options().scale, ColorScale::Linear);
+    QVERIFY(computeN(2048));
+    QCOMPARE(heatmap->options().scale, ColorScale::Linear);
+    QVERIFY(
+        heatmap->renderer().colorbarLines().value(1).startsWith(QLatin1String("to max weight")));
+}
+
 #include "tst_mainwindow.moc"

@@ -291,11 +291,20 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
                           Qt::AlignLeft | Qt::AlignVCenter, formatTick(v));
     }
     qreal y = bar.bottom() + 0.6 * f;
+    // The colour scale's lines wrap at spaces rather than lose their range to an ellipsis
+    // ("to max weight [1.16e-07, 0.0116]" in a narrow column).
     auto legendLine = [&](const QString &text) {
-        painter->drawText(QRectF(lay.legend.left(), y, lay.legend.width(), fm.height()),
-                          Qt::AlignLeft | Qt::AlignVCenter,
-                          fm.elidedText(text, Qt::ElideRight, lay.legend.width()));
-        y += fm.height() * 1.15;
+        const qreal w = std::max(lay.legend.width(), 1.0);
+        if (fm.horizontalAdvance(text) > w) {
+            const QRectF wrapped = fm.boundingRect(QRectF(0, 0, w, 1e6), Qt::TextWordWrap, text);
+            painter->drawText(QRectF(lay.legend.left(), y, w, wrapped.height()),
+                              Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, text);
+            y += std::max(wrapped.height(), fm.height()) + fm.height() * 0.15;
+        } else {
+            painter->drawText(QRectF(lay.legend.left(), y, w, fm.height()),
+                              Qt::AlignLeft | Qt::AlignVCenter, text);
+            y += fm.height() * 1.15;
+        }
     };
     for (const QString &line : colorbarLines())
         legendLine(line);
