@@ -6,6 +6,7 @@
 // first screen at 1280 × 800 shows the Scale and Mask controls and a striking first lesson.
 
 #include "core/experiments/experiments.h"
+#include "core/io/npy.h"
 #include "svgtext.h"
 #include "testutil.h"
 #include "ui/charts/rowmetricschart.h"
@@ -35,6 +36,7 @@
 #include "ui/window/mainwindow.h"
 #include "ui/window/sessioncontroller.h"
 #include "ui/window/shortcuts.h"
+#include "ui/window/tensorcontroller.h"
 #include "ui/window/tour.h"
 #include "ui/window/windowlayout.h"
 
@@ -194,6 +196,9 @@ private slots:
     void playIsOneUndoStep();
     void positionsTabExports();
     void longMapsChooseAVisibleRange();
+    void openingAFileShowsEveryCell();
+    void cancelledRunSaysWhatIsShown();
+    void typedValuesKeepFieldsInPlace();
 
 private:
     /// Sets n through the session and waits for its result; null on timeout.
@@ -825,6 +830,10 @@ void TestMainWindow::refusedChangeKeepsBanner()
     auto *seed = control<QSpinBox>("seedSpin");
     QVERIFY(seed);
     seed->setValue(seed->value() + 1);
+    // While it computes, the status bar says so instead of the refusal.
+    QVERIFY(m_window->session()->isBusy());
+    QCOMPARE(m_window->statusBar()->currentMessage(),
+             QStringLiteral("Computing the new parameters\u2026"));
     QVERIFY(results.wait(attn::test::kWorkTimeoutMs));
     QCOMPARE(m_window->session()->result()->params.n, n * 2);
     QVERIFY2(heatmap->noticeText().isEmpty(), qPrintable(heatmap->noticeText()));
@@ -1996,6 +2005,159 @@ void TestMainWindow::longMapsChooseAVisibleRange()
     QCOMPARE(heatmap->options().scale, ColorScale::Linear);
     QVERIFY(
         heatmap->renderer().colorbarLines().value(1).startsWith(QLatin1String("to max weight")));
+}
+
+void TestMainWindow::openingAFileShowsEveryCell()
+{
+    // A zoom into one file's cells does not carry over to the next file of the same shape, nor
+    // to a session that names no zoom.
+    QVERIFY(waitForFirstResult());
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const auto weightsFile = [&dir](const QString &name, int shift) {
+        NpyArray a;
+        a.shape = {2, 32, 32};
+        a.type = NpyType::Float64;
+        a.values.resize(std::size_t(a.size()));
+        for (std::size_t row = 0; row < a.values.size() / 32; ++row) {
+            double sum = 0;
+            for (std::size_t j = 0; j < 32; ++j)
+                sum += a.values[row * 32 + j] = 1.0 + double((row * 7 + j * 3 + shift) % 11);
+            for (std::size_t j = 0; j < 32; ++j)
+                a.values[row * 32 + j] /= sum;
+        }
+        const QString path = dir.filePath(name);
+        writeNpy(path.toStdString(), a);
+        return path;
+    };
+    const QString first = weightsFile(QStringLiteral("first.npy"), 0);
+    const QString second = weightsFile(QStringLiteral("second.npy"), 5);
+    HeatmapWidget *heatmap = m_window->heatmapWidget();
+    AttentionSession *session = m_window->session();
+    const auto settle = [session] {
+        return QTest::qWaitFor([session] { return !session->isBusy(); },
+                               attn::test::kWorkTimeoutMs);
+    };
+    QString error;
+    QVERIFY2(m_window->tensorController()->openFile(first, &error), qPrintable(error));
+    QVERIFY(settle());
+    QTRY_COMPARE(heatmap->result()->keyCount(), 32);
+    heatmap->zoomBy(4.0);
+    QVERIFY(heatmap->isZoomed());
+
+    QVERIFY2(m_window->tensorController()->openFile(second, &error), qPrintable(error));
+    QVERIFY(settle());
+    QTest::qWait(50);
+    QCOMPARE(heatmap->result()->keyCount(), 32);
+    QVERIFY(!heatmap->isZoomed());
+    QCOMPARE(heatmap->visibleCells(), QRect(0, 0, 32, 32));
+
+    // A session saved unzoomed opens unzoomed.
+    const QString sessionPath = dir.filePath(QStringLiteral("unzoomed.attnlab.json"));
+    QVERIFY2(m_window->sessionController()->saveFile(sessionPath, &error), qPrintable(error));
+    heatmap->zoomBy(4.0);
+    QVERIFY(heatmap->isZoomed());
+    QVERIFY2(m_window->sessionController()->openFile(sessionPath, &error), qPrintable(error));
+    QVERIFY(settle());
+    QTest::qWait(50);
+    QVERIFY(!heatmap->isZoomed());
+}
+
+void TestMainWindow::cancelledRunSaysWhatIsShown()
+{
+    // Cancel drops the new run's measurements; the message says the table and figure are still
+    // the previous run's, and with which parameters.
+    ExperimentPage *page = m_window->experimentsPanel()->page(QStringLiteral("E2"));
+    QVERIFY(page);
+    QVERIFY(page->setParameter(QStringLiteral("trials"), QStringLiteral("20")));
+    QSignalSpy ready(page, &ExperimentPage::resultReady);
+    page->run();
+    QVERIFY(ready.wait(attn::test::kWorkTimeoutMs));
+    const auto previous = page->result();
+    QVERIFY(previous);
+
+    QVERIFY(page->setParameter(QStringLiteral("trials"), QStringLiteral("100000")));
+    QSignalSpy cancelled(page, &ExperimentPage::cancelled);
+    QSignalSpy progress(page, &ExperimentPage::progressChanged);
+    page->run();
+    QTRY_VERIFY_WITH_TIMEOUT(!progress.isEmpty(), attn::test::kWorkTimeoutMs);
+    page->findChild<QPushButton *>(QStringLiteral("cancelButton"))->click();
+    QTRY_COMPARE_WITH_TIMEOUT(cancelled.count(), 1, attn::test::kWorkTimeoutMs);
+    QCOMPARE(page->result(), previous);
+    const QString message = page->message();
+    QVERIFY2(message.startsWith(QLatin1String("Cancelled after ")), qPrintable(message));
+    QVERIFY2(message.contains(QLatin1String("measurements are dropped")), qPrintable(message));
+    QVERIFY2(message.contains(QLatin1String("still the previous run's")), qPrintable(message));
+    QVERIFY2(message.contains(QLatin1String("trials = 20")), qPrintable(message));
+}
+
+void TestMainWindow::typedValuesKeepFieldsInPlace()
+{
+    // A note that a typed value brings (h moved to a divisor of d_model, τ refused, the sliding
+    // window's rule) leaves every field where it was, so the next click lands where it was aimed.
+    QVERIFY(waitForFirstResult());
+    m_window->resize(1280, 800);
+    QTest::qWait(50);
+    AttentionSession *session = m_window->session();
+    SessionParameters p = session->parameters();
+    p.dModel = 64;
+    p.heads = 4;
+    p.window = 0;
+    p.sinks = 0;
+    session->setParameters(p);
+    QTRY_COMPARE(m_window->controlPanel()->parameters().heads, 4);
+    ControlPanel *panel = m_window->controlPanel();
+    auto *controlsDock = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
+    QVERIFY(controlsDock);
+    controlsDock->raise();
+    QTest::qWait(50);
+    const auto fields = [panel] {
+        QMap<QString, QPoint> at;
+        for (QWidget *w : panel->findChildren<QWidget *>()) {
+            if (w->objectName().isEmpty() || !w->isVisible())
+                continue;
+            if (qobject_cast<QAbstractSpinBox *>(w) || qobject_cast<QComboBox *>(w)
+                || qobject_cast<QAbstractSlider *>(w) || qobject_cast<QAbstractButton *>(w)
+                || qobject_cast<QLineEdit *>(w))
+                at.insert(w->objectName(), w->mapTo(panel, QPoint(0, 0)));
+        }
+        return at;
+    };
+    const auto type = [](QAbstractSpinBox *spin, const QString &text) {
+        spin->setFocus();
+        spin->selectAll();
+        QTest::keyClicks(spin, text);
+        QTest::keyClick(spin, Qt::Key_Return);
+        QTest::qWait(50); // the layout settles
+    };
+    const auto compareFields = [](const QMap<QString, QPoint> &before,
+                                  const QMap<QString, QPoint> &after, const char *what) {
+        for (auto it = before.cbegin(); it != before.cend(); ++it)
+            QVERIFY2(after.value(it.key()) == it.value(),
+                     qPrintable(QStringLiteral("%1: %2 moved from %3,%4 to %5,%6")
+                                    .arg(QLatin1String(what), it.key())
+                                    .arg(it.value().x())
+                                    .arg(it.value().y())
+                                    .arg(after.value(it.key()).x())
+                                    .arg(after.value(it.key()).y())));
+    };
+
+    QMap<QString, QPoint> before = fields();
+    type(control<QSpinBox>("dModelSpin"), QStringLiteral("63"));
+    QCOMPARE(panel->parameters().dModel, 63);
+    QCOMPARE(panel->parameters().heads, 3);
+    QVERIFY(!panel->findChild<QLabel *>(QStringLiteral("headsNote"))->text().isEmpty());
+    compareFields(before, fields(), "d_model 63");
+
+    before = fields();
+    type(control<QAbstractSpinBox>("temperatureSpin"), QStringLiteral("0"));
+    QVERIFY(!panel->findChild<QLabel *>(QStringLiteral("temperatureMessage"))->text().isEmpty());
+    compareFields(before, fields(), "τ 0");
+
+    before = fields();
+    type(control<QSpinBox>("windowSpin"), QStringLiteral("3"));
+    QCOMPARE(panel->parameters().window, 3);
+    compareFields(before, fields(), "window 3");
 }
 
 #include "tst_mainwindow.moc"

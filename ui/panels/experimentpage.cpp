@@ -29,6 +29,7 @@
 #include <QScrollBar>
 #include <QSpinBox>
 #include <QTableView>
+#include <QTime>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -213,7 +214,7 @@ ExperimentPage::ExperimentPage(const ExperimentInfo &info, QWidget *parent)
     });
     connect(m_runner, &ExperimentRunner::cancelled, this, [this] {
         setRunning(false);
-        setMessage(tr("Cancelled after %1 s.").arg(m_clock.elapsed() / 1000.0, 0, 'f', 2), false);
+        setMessage(cancelledMessage(m_clock.elapsed() / 1000.0), false);
         emit cancelled();
     });
     auto *layout = new QVBoxLayout(this);
@@ -635,11 +636,34 @@ void ExperimentPage::cancel()
     setMessage(tr("Cancelling\u2026"), false);
 }
 
+QString ExperimentPage::cancelledMessage(double seconds) const
+{
+    const QString cancelled
+        = tr("Cancelled after %1 s: its measurements are dropped.").arg(seconds, 0, 'f', 2);
+    if (!m_result)
+        return cancelled + QLatin1Char(' ') + tr("Nothing is shown until a run finishes.");
+    // The parameters the shown run had where they differ from the fields now.
+    QStringList differ;
+    const ExperimentParams now = parameters();
+    for (const auto &[name, value] : m_result->params) {
+        const auto it = now.find(name);
+        if (it != now.end() && it->second != value)
+            differ << QStringLiteral("%1 = %2").arg(q(name), q(value));
+    }
+    return cancelled + QLatin1Char(' ')
+        + (differ.isEmpty()
+               ? tr("The table and figure are still the previous run's, finished at %1.")
+                     .arg(m_resultTime)
+               : tr("The table and figure are still the previous run's, finished at %1 with %2.")
+                     .arg(m_resultTime, differ.join(QStringLiteral(", "))));
+}
+
 void ExperimentPage::onFinished(std::shared_ptr<const ExperimentResult> result)
 {
     const double seconds = m_clock.elapsed() / 1000.0;
     setRunning(false);
     showResult(std::move(result));
+    m_resultTime = QTime::currentTime().toString(QStringLiteral("HH:mm:ss"));
     setMessage(tr("Done in %1 s.").arg(seconds, 0, 'f', 2), false);
     emit resultReady();
 }

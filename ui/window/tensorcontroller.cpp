@@ -241,6 +241,8 @@ bool TensorController::openFile(const QString &path, QString *error, const QStri
     if (!current.tensors)
         m_randomParameters = current;
     m_edit(p);
+    // Another file: a zoom into the previous one's cells does not carry over.
+    m_heatmap->resetZoom();
     m_panel->setTokenMessage(m_tokenMessage);
     emit statusMessage(m_tokenMessage.isEmpty()
                            ? tr("Loaded %1: %2").arg(loaded->fileName(), loaded->description())
