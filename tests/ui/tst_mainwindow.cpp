@@ -45,6 +45,7 @@
 #include <QAbstractSpinBox>
 #include <QAction>
 #include <QApplication>
+#include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
@@ -54,6 +55,9 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFontMetricsF>
+#include <QGraphicsScene>
+#include <QGraphicsTextItem>
 #include <QGroupBox>
 #include <QImage>
 #include <QImageReader>
@@ -199,6 +203,7 @@ private slots:
     void openingAFileShowsEveryCell();
     void cancelledRunSaysWhatIsShown();
     void typedValuesKeepFieldsInPlace();
+    void textsFitAt1280();
 
 private:
     /// Sets n through the session and waits for its result; null on timeout.
@@ -2158,6 +2163,65 @@ void TestMainWindow::typedValuesKeepFieldsInPlace()
     type(control<QSpinBox>("windowSpin"), QStringLiteral("3"));
     QCOMPARE(panel->parameters().window, 3);
     compareFields(before, fields(), "window 3");
+}
+
+void TestMainWindow::textsFitAt1280()
+{
+    // The window a 1 280 × 800 screen opens (1 152 × 720): every attention tab's label shows
+    // without scrolling the tab bar, the row strip's hint fits its width, and the charts' axis
+    // titles and labels are written out, never elided.
+    QVERIFY(waitForFirstResult());
+    const QSize small(1152, 720);
+    m_window->resize(small);
+    QTRY_COMPARE(m_window->size(), small);
+    auto *controlsDock = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
+    QVERIFY(controlsDock);
+    m_window->resizeDocks({controlsDock},
+                          {m_window->windowLayout()->defaultControlsWidth(small.width())},
+                          Qt::Horizontal);
+    QTest::qWait(100);
+
+    auto *views = m_window->findChild<AttentionViews *>(QStringLiteral("attentionViews"));
+    QVERIFY(views);
+    QTabBar *tabs = views->tabBar();
+    for (int i = 0; i < tabs->count(); ++i)
+        QVERIFY2(tabs->rect().contains(tabs->tabRect(i)),
+                 qPrintable(QStringLiteral("tab %1 (%2) at %3…%4 outside the %5 px bar")
+                                .arg(i)
+                                .arg(tabs->tabText(i))
+                                .arg(tabs->tabRect(i).left())
+                                .arg(tabs->tabRect(i).right())
+                                .arg(tabs->width())));
+
+    HeatmapWidget *heatmap = m_window->heatmapWidget();
+    const qreal stripWidth = heatmap->rowStripBounds().width();
+    const QString hint = heatmap->renderer().rowStripHint(stripWidth);
+    QVERIFY(!hint.isEmpty());
+    QVERIFY2(!hint.contains(QChar(0x2026)), qPrintable(hint));
+    QFont font = heatmap->font();
+    font.setPixelSize(int(heatmap->options().fontPixelSize));
+    QVERIFY2(QFontMetricsF(font).horizontalAdvance(hint) <= stripWidth, qPrintable(hint));
+
+    for (const char *name : {"maxWeightDock", "rowMetricsDock"}) {
+        auto *dock = m_window->findChild<QDockWidget *>(QString::fromLatin1(name));
+        QVERIFY2(dock, name);
+        dock->raise();
+        QTest::qWait(50);
+        const QList<QChartView *> charts = dock->findChildren<QChartView *>();
+        QVERIFY2(!charts.isEmpty(), name);
+        for (QChartView *chart : charts) {
+            if (!chart->isVisible())
+                continue;
+            // The axes' titles and labels (the chart's title, over lines, may say "computing…").
+            for (QGraphicsItem *item : chart->scene()->items())
+                if (auto *text = dynamic_cast<QGraphicsTextItem *>(item);
+                    text && text->isVisible() && !text->toPlainText().contains(QLatin1Char('\n')))
+                    QVERIFY2(!text->toPlainText().contains(QChar(0x2026))
+                                 && !text->toPlainText().contains(QLatin1String("...")),
+                             qPrintable(QStringLiteral("%1: \"%2\"")
+                                            .arg(QLatin1String(name), text->toPlainText())));
+        }
+    }
 }
 
 #include "tst_mainwindow.moc"

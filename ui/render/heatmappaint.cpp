@@ -415,6 +415,20 @@ void HeatmapRenderer::paintVectorCells(QPainter *painter, int tile, const QRectF
     painter->restore();
 }
 
+QString HeatmapRenderer::rowStripHint(qreal width) const
+{
+    const qreal f = m_options.fontPixelSize > 0 ? m_options.fontPixelSize : 12.0;
+    const QFontMetricsF fm(makeFont(f));
+    for (const QString &hint :
+         {QStringLiteral("Hover a cell to see its row here: every key's token and value, "
+                         "coloured like the heatmap."),
+          QStringLiteral("Hover a cell to see its row here.")})
+        if (fm.horizontalAdvance(hint) <= width)
+            return hint;
+    return fm.elidedText(QStringLiteral("Hover a cell to see its row here."), Qt::ElideRight,
+                         width);
+}
+
 void HeatmapRenderer::paintRowStrip(QPainter *painter, const QRectF &bounds,
                                     const HeatmapHit &hit) const
 {
@@ -428,9 +442,7 @@ void HeatmapRenderer::paintRowStrip(QPainter *painter, const QRectF &bounds,
     const RowStrip strip = rowStrip(bounds, hit);
     if (strip.cells.isEmpty()) {
         painter->setPen(muted);
-        painter->drawText(bounds, Qt::AlignLeft | Qt::AlignVCenter,
-                          QStringLiteral("Hover a cell to see its row here: every key's token and "
-                                         "value, coloured like the heatmap."));
+        painter->drawText(bounds, Qt::AlignLeft | Qt::AlignVCenter, rowStripHint(bounds.width()));
         painter->restore();
         return;
     }

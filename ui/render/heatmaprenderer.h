@@ -300,7 +300,11 @@ public:
         QVector<StripCell> cells;
     };
     RowStrip rowStrip(const QRectF &bounds, const HeatmapHit &hit) const;
-    /// Paints rowStrip(bounds, hit); with an invalid hit a one-line hint.
+    /// The hint the row strip shows while no cell is hovered: the whole sentence when it fits
+    /// `width` logical pixels in the renderer's font, else a shorter one, elided at the end if
+    /// even that is too wide.
+    QString rowStripHint(qreal width) const;
+    /// Paints rowStrip(bounds, hit); with an invalid hit the one-line rowStripHint().
     void paintRowStrip(QPainter *painter, const QRectF &bounds, const HeatmapHit &hit) const;
 
     /// Renders to an image of size·dpr device pixels (devicePixelRatio dpr).
