@@ -34,6 +34,7 @@
 #include "ui/views/tokensview.h"
 #include "ui/window/exportrouter.h"
 #include "ui/window/mainwindow.h"
+#include "ui/window/recentfiles.h"
 #include "ui/window/sessioncontroller.h"
 #include "ui/window/shortcuts.h"
 #include "ui/window/tensorcontroller.h"
@@ -88,6 +89,7 @@
 #include <QXmlStreamReader>
 
 #include <cmath>
+#include <functional>
 #include <memory>
 
 using namespace attn;
@@ -135,6 +137,39 @@ QString vectorFigureError(const QString &suffix, const QByteArray &bytes)
         return isSvgDocument(bytes, &xmlError) ? QString() : xmlError;
     }
     return isPdfWithPage(bytes) ? QString() : QStringLiteral("not a PDF with a page");
+}
+
+/// What answerNextFileDialog() saw: the folder the dialog started in.
+struct FileDialogAnswer
+{
+    QString directory;
+    bool seen = false;
+};
+
+/// Answers the next modal file dialog: records the folder it starts in, then chooses `chosen`
+/// (accepts) or, when `chosen` is empty, cancels.
+std::shared_ptr<FileDialogAnswer> answerNextFileDialog(const QString &chosen)
+{
+    auto answer = std::make_shared<FileDialogAnswer>();
+    auto poll = std::make_shared<std::function<void()>>();
+    *poll = [answer, chosen, poll] {
+        auto *dialog = qobject_cast<QFileDialog *>(QApplication::activeModalWidget());
+        if (!dialog) {
+            QTimer::singleShot(20, *poll);
+            return;
+        }
+        answer->seen = true;
+        answer->directory = dialog->directory().absolutePath();
+        if (chosen.isEmpty()) {
+            dialog->reject();
+        } else {
+            dialog->selectFile(chosen);
+            static_cast<QDialog *>(dialog)->accept(); // QFileDialog::accept is protected
+        }
+        *poll = nullptr; // break the cycle
+    };
+    QTimer::singleShot(20, *poll);
+    return answer;
 }
 
 } // namespace
@@ -204,6 +239,8 @@ private slots:
     void cancelledRunSaysWhatIsShown();
     void typedValuesKeepFieldsInPlace();
     void textsFitAt1280();
+    void exportDialogsStartInTheLastExportFolder();
+    void openRecentHoldsTensorFiles();
 
 private:
     /// Sets n through the session and waits for its result; null on timeout.
@@ -2222,6 +2259,71 @@ void TestMainWindow::textsFitAt1280()
                                             .arg(QLatin1String(name), text->toPlainText())));
         }
     }
+}
+
+void TestMainWindow::exportDialogsStartInTheLastExportFolder()
+{
+    // Every export dialog starts in the folder of the last export, also after a restart.
+    QVERIFY(waitForFirstResult());
+    QSettings().remove(QStringLiteral("exportFolder"));
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString folder = QDir(dir.path()).absoluteFilePath(QStringLiteral("exports"));
+    QVERIFY(QDir().mkpath(folder));
+    struct Forget
+    {
+        ~Forget() { QSettings().remove(QStringLiteral("exportFolder")); }
+    } forget;
+
+    const QString data = QDir(folder).filePath(QStringLiteral("attention.npz"));
+    auto first = answerNextFileDialog(data);
+    m_window->heatmapActions()->exportDataInteractive();
+    QVERIFY(first->seen);
+    QVERIFY(QFileInfo::exists(data));
+
+    auto figure = answerNextFileDialog(QString());
+    m_window->heatmapActions()->exportViewInteractive();
+    QVERIFY(figure->seen);
+    QCOMPARE(figure->directory, folder);
+
+    // A new window (the next start) remembers it.
+    m_window.reset();
+    m_window = std::make_unique<MainWindow>();
+    m_window->show();
+    QVERIFY(waitForFirstResult());
+    auto again = answerNextFileDialog(QString());
+    m_window->heatmapActions()->exportDataInteractive();
+    QVERIFY(again->seen);
+    QCOMPARE(again->directory, folder);
+}
+
+void TestMainWindow::openRecentHoldsTensorFiles()
+{
+    // A tensor file opened joins File → Open Recent beside the sessions, and opens from there.
+    QVERIFY(waitForFirstResult());
+    RecentFiles *recent = m_window->sessionController()->recentFiles();
+    recent->clear();
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    NpyArray a;
+    a.shape = {1, 8, 8};
+    a.type = NpyType::Float64;
+    a.values.assign(64, 1.0 / 8);
+    const QString tensors = QDir(dir.path()).absoluteFilePath(QStringLiteral("weights.npy"));
+    writeNpy(tensors.toStdString(), a);
+    QVERIFY(m_window->tensorController()->open(tensors));
+    QCOMPARE(recent->files(), QStringList {tensors});
+    const QList<QAction *> entries = recent->menu()->actions();
+    QVERIFY(!entries.isEmpty());
+    QVERIFY2(entries.constFirst()->text().contains(QLatin1String("weights.npy")),
+             qPrintable(entries.constFirst()->text()));
+
+    // Back to random inputs, then the recent entry loads the file again.
+    m_window->tensorController()->backToRandomInputs();
+    QTRY_VERIFY(!m_window->session()->parameters().tensors);
+    entries.constFirst()->trigger();
+    QTRY_VERIFY(m_window->session()->parameters().tensors);
+    QCOMPARE(m_window->tensorController()->loadedPath(), tensors);
 }
 
 #include "tst_mainwindow.moc"

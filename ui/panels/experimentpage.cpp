@@ -4,6 +4,7 @@
 #include "ui/panels/tablemodel.h"
 #include "ui/render/figurefile.h"
 #include "ui/session/experimentrunner.h"
+#include "ui/views/figureexport.h"
 
 #include <QAction>
 #include <QApplication>
@@ -762,33 +763,38 @@ void ExperimentPage::exportTableInteractive()
 {
     const QString path = QFileDialog::getSaveFileName(
         this, tr("Export %1 table").arg(experimentId()),
-        QStringLiteral("%1.csv").arg(experimentId().toLower()), tr("CSV files (*.csv)"));
+        exportStartPath(QStringLiteral("%1.csv").arg(experimentId().toLower())),
+        tr("CSV files (*.csv)"));
     if (path.isEmpty())
         return;
     QString error;
-    if (exportTable(path, &error))
+    if (exportTable(path, &error)) {
+        rememberExportFolder(path);
         setMessage(tr("Table written to %1.").arg(path), false);
-    else
+    } else {
         setMessage(tr("Error: %1").arg(error), true);
+    }
 }
 
 void ExperimentPage::exportFigureInteractive()
 {
     const QString png = tr("PNG image (*.png)"), svg = tr("SVG image (*.svg)");
     QString filter = png;
-    QString path
-        = QFileDialog::getSaveFileName(this, tr("Export %1 figure").arg(experimentId()),
-                                       QStringLiteral("%1.png").arg(experimentId().toLower()),
-                                       png + QStringLiteral(";;") + svg, &filter);
+    QString path = QFileDialog::getSaveFileName(
+        this, tr("Export %1 figure").arg(experimentId()),
+        exportStartPath(QStringLiteral("%1.png").arg(experimentId().toLower())),
+        png + QStringLiteral(";;") + svg, &filter);
     if (path.isEmpty())
         return;
     if (QFileInfo(path).suffix().isEmpty())
         path += filter == svg ? QStringLiteral(".svg") : QStringLiteral(".png");
     QString error;
-    if (exportFigure(path, QSize(), &error))
+    if (exportFigure(path, QSize(), &error)) {
+        rememberExportFolder(path);
         setMessage(tr("Figure written to %1.").arg(path), false);
-    else
+    } else {
         setMessage(tr("Error: %1").arg(error), true);
+    }
 }
 
 } // namespace attn
