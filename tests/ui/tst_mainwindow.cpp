@@ -6,12 +6,14 @@
 // first screen at 1280 × 800 shows the Scale and Mask controls and a striking first lesson.
 
 #include "core/experiments/experiments.h"
+#include "core/io/npy.h"
 #include "svgtext.h"
 #include "testutil.h"
 #include "ui/charts/rowmetricschart.h"
 #include "ui/charts/scalingchart.h"
 #include "ui/charts/scalingsweeprunner.h"
 #include "ui/charts/timingchart.h"
+#include "ui/document/sessionfile.h"
 #include "ui/panels/controlpanel.h"
 #include "ui/panels/experimentpage.h"
 #include "ui/panels/experimentspanel.h"
@@ -34,8 +36,10 @@
 #include "ui/window/exportrouter.h"
 #include "ui/window/mainwindow.h"
 #include "ui/window/presentationmode.h"
+#include "ui/window/recentfiles.h"
 #include "ui/window/sessioncontroller.h"
 #include "ui/window/shortcuts.h"
+#include "ui/window/tensorcontroller.h"
 #include "ui/window/tour.h"
 #include "ui/window/windowlayout.h"
 
@@ -44,6 +48,7 @@
 #include <QAbstractSpinBox>
 #include <QAction>
 #include <QApplication>
+#include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
@@ -53,6 +58,9 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFontMetricsF>
+#include <QGraphicsScene>
+#include <QGraphicsTextItem>
 #include <QGroupBox>
 #include <QImage>
 #include <QImageReader>
@@ -83,6 +91,7 @@
 #include <QXmlStreamReader>
 
 #include <cmath>
+#include <functional>
 #include <memory>
 
 using namespace attn;
@@ -130,6 +139,39 @@ QString vectorFigureError(const QString &suffix, const QByteArray &bytes)
         return isSvgDocument(bytes, &xmlError) ? QString() : xmlError;
     }
     return isPdfWithPage(bytes) ? QString() : QStringLiteral("not a PDF with a page");
+}
+
+/// What answerNextFileDialog() saw: the folder the dialog started in.
+struct FileDialogAnswer
+{
+    QString directory;
+    bool seen = false;
+};
+
+/// Answers the next modal file dialog: records the folder it starts in, then chooses `chosen`
+/// (accepts) or, when `chosen` is empty, cancels.
+std::shared_ptr<FileDialogAnswer> answerNextFileDialog(const QString &chosen)
+{
+    auto answer = std::make_shared<FileDialogAnswer>();
+    auto poll = std::make_shared<std::function<void()>>();
+    *poll = [answer, chosen, poll] {
+        auto *dialog = qobject_cast<QFileDialog *>(QApplication::activeModalWidget());
+        if (!dialog) {
+            QTimer::singleShot(20, *poll);
+            return;
+        }
+        answer->seen = true;
+        answer->directory = dialog->directory().absolutePath();
+        if (chosen.isEmpty()) {
+            dialog->reject();
+        } else {
+            dialog->selectFile(chosen);
+            static_cast<QDialog *>(dialog)->accept(); // QFileDialog::accept is protected
+        }
+        *poll = nullptr; // break the cycle
+    };
+    QTimer::singleShot(20, *poll);
+    return answer;
 }
 
 } // namespace
@@ -196,8 +238,17 @@ private slots:
     void droppedFilesOpen();
     void playIsOneUndoStep();
     void positionsTabExports();
+    void longMapsChooseAVisibleRange();
+    void openingAFileShowsEveryCell();
+    void cancelledRunSaysWhatIsShown();
+    void typedValuesKeepFieldsInPlace();
+    void textsFitAt1280();
+    void exportDialogsStartInTheLastExportFolder();
+    void openRecentHoldsTensorFiles();
 
 private:
+    /// Sets n through the session and waits for its result; null on timeout.
+    ResultPtr computeN(int n);
     /// Waits for the window's first result (the defaults).
     ResultPtr waitForFirstResult();
     template<typename T> T *control(const char *name) const
@@ -825,6 +876,10 @@ void TestMainWindow::refusedChangeKeepsBanner()
     auto *seed = control<QSpinBox>("seedSpin");
     QVERIFY(seed);
     seed->setValue(seed->value() + 1);
+    // While it computes, the status bar says so instead of the refusal.
+    QVERIFY(m_window->session()->isBusy());
+    QCOMPARE(m_window->statusBar()->currentMessage(),
+             QStringLiteral("Computing the new parameters\u2026"));
     QVERIFY(results.wait(attn::test::kWorkTimeoutMs));
     QCOMPARE(m_window->session()->result()->params.n, n * 2);
     QVERIFY2(heatmap->noticeText().isEmpty(), qPrintable(heatmap->noticeText()));
@@ -2072,4 +2127,356 @@ void TestMainWindow::droppedFilesOpen()
 }
 
 QTEST_MAIN(TestMainWindow)
+ResultPtr TestMainWindow::computeN(int n)
+{
+    AttentionSession *session = m_window->session();
+    SessionParameters p = session->parameters();
+    p.n = n;
+    QSignalSpy spy(session, &AttentionSession::resultChanged);
+    session->setParameters(p);
+    while (!session->result() || session->result()->params.n != n)
+        if (!spy.wait(attn::test::kWorkTimeoutMs))
+            return nullptr;
+    QTest::qWait(50);
+    return session->result();
+}
+
+void TestMainWindow::longMapsChooseAVisibleRange()
+{
+    // From 1 024 keys on, weights near 1/n sit in the lowest colour of [0, 1]: by default the
+    // maps use the log scale over five decades below the largest shown weight, the range
+    // fields and the colour bar saying so.
+    QVERIFY(waitForFirstResult());
+    HeatmapWidget *heatmap = m_window->heatmapWidget();
+    auto *range = m_window->findChild<QComboBox *>(QStringLiteral("rangeCombo"));
+    auto *scale = m_window->findChild<QComboBox *>(QStringLiteral("scaleCombo"));
+    QVERIFY(range && scale);
+    QCOMPARE(heatmap->renderer().norm(), ColorNorm::linear(0, 1));
+
+    const ResultPtr r = computeN(2048);
+    QVERIFY(r && r->ok());
+    QCOMPARE(heatmap->result(), r);
+    double largest = 0;
+    for (const MatrixD &w : r->weights)
+        largest = std::max(largest, w.maxCoeff());
+    if (r->headCount() > 1)
+        largest = std::max(largest, r->weightsMean.maxCoeff());
+    const ColorNorm norm = heatmap->renderer().norm();
+    QCOMPARE(norm, ColorNorm::upToLargestWeight(ColorScale::Log, largest));
+    QCOMPARE(scale->currentData().toInt(), int(ColorScale::Log));
+    QCOMPARE(range->currentText(), QStringLiteral("Up to max weight"));
+    const QStringList bar = heatmap->renderer().colorbarLines();
+    QVERIFY2(bar.value(0).endsWith(QLatin1String("log")), qPrintable(bar.join(u'|')));
+    QVERIFY2(bar.value(1).startsWith(QLatin1String("to max weight [")), qPrintable(bar.join(u'|')));
+    QVERIFY(heatmap->renderer().captionText().contains(bar.value(1)));
+    // Sessions keep the range.
+    const QJsonObject view = heatmapViewToJson(heatmap->options());
+    QCOMPARE(view.value(QLatin1String("range")).toString(), QStringLiteral("max_weight"));
+    QVERIFY(heatmapViewFromJson(view, HeatmapOptions()).maxWeightRange);
+
+    // The map shows structure: most pixels are above the colormap's lowest colour.
+    const QImage image = heatmap->renderer().tileImage(0, QSize(256, 256));
+    const QRgb lowest = Colormap(heatmap->options().colormap).entry(0);
+    qint64 dark = 0;
+    for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x)
+            dark += image.pixel(x, y) == lowest;
+    QVERIFY2(dark * 4 < qint64(image.width()) * image.height(),
+             qPrintable(QStringLiteral("%1 of %2 pixels in the lowest colour")
+                            .arg(dark)
+                            .arg(image.width() * image.height())));
+
+    // Shorter maps go back to fixed [0, 1] ...
+    QVERIFY(computeN(64));
+    QCOMPARE(heatmap->renderer().norm(), ColorNorm::linear(0, 1));
+    QCOMPARE(range->currentText(), QStringLiteral("Fixed [0, 1]"));
+    QCOMPARE(scale->currentData().toInt(), int(ColorScale::Linear));
+    // ... and a range picked by hand stays.
+    range->setCurrentIndex(range->findText(QStringLiteral("Up to max weight")));
+    QVERIFY(!heatmap->isRangeByLength());
+    QVERIFY(heatmap->options().maxWeightRange);
+    QCOMPARE(heatmap->options().scale, ColorScale::Linear);
+    QVERIFY(computeN(2048));
+    QCOMPARE(heatmap->options().scale, ColorScale::Linear);
+    QVERIFY(
+        heatmap->renderer().colorbarLines().value(1).startsWith(QLatin1String("to max weight")));
+}
+
+void TestMainWindow::openingAFileShowsEveryCell()
+{
+    // A zoom into one file's cells does not carry over to the next file of the same shape, nor
+    // to a session that names no zoom.
+    QVERIFY(waitForFirstResult());
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const auto weightsFile = [&dir](const QString &name, int shift) {
+        NpyArray a;
+        a.shape = {2, 32, 32};
+        a.type = NpyType::Float64;
+        a.values.resize(std::size_t(a.size()));
+        for (std::size_t row = 0; row < a.values.size() / 32; ++row) {
+            double sum = 0;
+            for (std::size_t j = 0; j < 32; ++j)
+                sum += a.values[row * 32 + j] = 1.0 + double((row * 7 + j * 3 + shift) % 11);
+            for (std::size_t j = 0; j < 32; ++j)
+                a.values[row * 32 + j] /= sum;
+        }
+        const QString path = dir.filePath(name);
+        writeNpy(path.toStdString(), a);
+        return path;
+    };
+    const QString first = weightsFile(QStringLiteral("first.npy"), 0);
+    const QString second = weightsFile(QStringLiteral("second.npy"), 5);
+    HeatmapWidget *heatmap = m_window->heatmapWidget();
+    AttentionSession *session = m_window->session();
+    const auto settle = [session] {
+        return QTest::qWaitFor([session] { return !session->isBusy(); },
+                               attn::test::kWorkTimeoutMs);
+    };
+    QString error;
+    QVERIFY2(m_window->tensorController()->openFile(first, &error), qPrintable(error));
+    QVERIFY(settle());
+    QTRY_COMPARE(heatmap->result()->keyCount(), 32);
+    heatmap->zoomBy(4.0);
+    QVERIFY(heatmap->isZoomed());
+
+    QVERIFY2(m_window->tensorController()->openFile(second, &error), qPrintable(error));
+    QVERIFY(settle());
+    QTest::qWait(50);
+    QCOMPARE(heatmap->result()->keyCount(), 32);
+    QVERIFY(!heatmap->isZoomed());
+    QCOMPARE(heatmap->visibleCells(), QRect(0, 0, 32, 32));
+
+    // A session saved unzoomed opens unzoomed.
+    const QString sessionPath = dir.filePath(QStringLiteral("unzoomed.attnlab.json"));
+    QVERIFY2(m_window->sessionController()->saveFile(sessionPath, &error), qPrintable(error));
+    heatmap->zoomBy(4.0);
+    QVERIFY(heatmap->isZoomed());
+    QVERIFY2(m_window->sessionController()->openFile(sessionPath, &error), qPrintable(error));
+    QVERIFY(settle());
+    QTest::qWait(50);
+    QVERIFY(!heatmap->isZoomed());
+}
+
+void TestMainWindow::cancelledRunSaysWhatIsShown()
+{
+    // Cancel drops the new run's measurements; the message says the table and figure are still
+    // the previous run's, and with which parameters.
+    ExperimentPage *page = m_window->experimentsPanel()->page(QStringLiteral("E2"));
+    QVERIFY(page);
+    QVERIFY(page->setParameter(QStringLiteral("trials"), QStringLiteral("20")));
+    QSignalSpy ready(page, &ExperimentPage::resultReady);
+    page->run();
+    QVERIFY(ready.wait(attn::test::kWorkTimeoutMs));
+    const auto previous = page->result();
+    QVERIFY(previous);
+
+    QVERIFY(page->setParameter(QStringLiteral("trials"), QStringLiteral("100000")));
+    QSignalSpy cancelled(page, &ExperimentPage::cancelled);
+    QSignalSpy progress(page, &ExperimentPage::progressChanged);
+    page->run();
+    QTRY_VERIFY_WITH_TIMEOUT(!progress.isEmpty(), attn::test::kWorkTimeoutMs);
+    page->findChild<QPushButton *>(QStringLiteral("cancelButton"))->click();
+    QTRY_COMPARE_WITH_TIMEOUT(cancelled.count(), 1, attn::test::kWorkTimeoutMs);
+    QCOMPARE(page->result(), previous);
+    const QString message = page->message();
+    QVERIFY2(message.startsWith(QLatin1String("Cancelled after ")), qPrintable(message));
+    QVERIFY2(message.contains(QLatin1String("measurements are dropped")), qPrintable(message));
+    QVERIFY2(message.contains(QLatin1String("still the previous run's")), qPrintable(message));
+    QVERIFY2(message.contains(QLatin1String("trials = 20")), qPrintable(message));
+}
+
+void TestMainWindow::typedValuesKeepFieldsInPlace()
+{
+    // A note that a typed value brings (h moved to a divisor of d_model, τ refused, the sliding
+    // window's rule) leaves every field where it was, so the next click lands where it was aimed.
+    QVERIFY(waitForFirstResult());
+    m_window->resize(1280, 800);
+    QTest::qWait(50);
+    AttentionSession *session = m_window->session();
+    SessionParameters p = session->parameters();
+    p.dModel = 64;
+    p.heads = 4;
+    p.window = 0;
+    p.sinks = 0;
+    session->setParameters(p);
+    QTRY_COMPARE(m_window->controlPanel()->parameters().heads, 4);
+    ControlPanel *panel = m_window->controlPanel();
+    auto *controlsDock = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
+    QVERIFY(controlsDock);
+    controlsDock->raise();
+    QTest::qWait(50);
+    const auto fields = [panel] {
+        QMap<QString, QPoint> at;
+        for (QWidget *w : panel->findChildren<QWidget *>()) {
+            if (w->objectName().isEmpty() || !w->isVisible())
+                continue;
+            if (qobject_cast<QAbstractSpinBox *>(w) || qobject_cast<QComboBox *>(w)
+                || qobject_cast<QAbstractSlider *>(w) || qobject_cast<QAbstractButton *>(w)
+                || qobject_cast<QLineEdit *>(w))
+                at.insert(w->objectName(), w->mapTo(panel, QPoint(0, 0)));
+        }
+        return at;
+    };
+    const auto type = [](QAbstractSpinBox *spin, const QString &text) {
+        spin->setFocus();
+        spin->selectAll();
+        QTest::keyClicks(spin, text);
+        QTest::keyClick(spin, Qt::Key_Return);
+        QTest::qWait(50); // the layout settles
+    };
+    const auto compareFields = [](const QMap<QString, QPoint> &before,
+                                  const QMap<QString, QPoint> &after, const char *what) {
+        for (auto it = before.cbegin(); it != before.cend(); ++it)
+            QVERIFY2(after.value(it.key()) == it.value(),
+                     qPrintable(QStringLiteral("%1: %2 moved from %3,%4 to %5,%6")
+                                    .arg(QLatin1String(what), it.key())
+                                    .arg(it.value().x())
+                                    .arg(it.value().y())
+                                    .arg(after.value(it.key()).x())
+                                    .arg(after.value(it.key()).y())));
+    };
+
+    QMap<QString, QPoint> before = fields();
+    type(control<QSpinBox>("dModelSpin"), QStringLiteral("63"));
+    QCOMPARE(panel->parameters().dModel, 63);
+    QCOMPARE(panel->parameters().heads, 3);
+    QVERIFY(!panel->findChild<QLabel *>(QStringLiteral("headsNote"))->text().isEmpty());
+    compareFields(before, fields(), "d_model 63");
+
+    before = fields();
+    type(control<QAbstractSpinBox>("temperatureSpin"), QStringLiteral("0"));
+    QVERIFY(!panel->findChild<QLabel *>(QStringLiteral("temperatureMessage"))->text().isEmpty());
+    compareFields(before, fields(), "τ 0");
+
+    before = fields();
+    type(control<QSpinBox>("windowSpin"), QStringLiteral("3"));
+    QCOMPARE(panel->parameters().window, 3);
+    compareFields(before, fields(), "window 3");
+}
+
+void TestMainWindow::textsFitAt1280()
+{
+    // The window a 1 280 × 800 screen opens (1 152 × 720): every attention tab's label shows
+    // without scrolling the tab bar, the row strip's hint fits its width, and the charts' axis
+    // titles and labels are written out, never elided.
+    QVERIFY(waitForFirstResult());
+    const QSize small(1152, 720);
+    m_window->resize(small);
+    QTRY_COMPARE(m_window->size(), small);
+    auto *controlsDock = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
+    QVERIFY(controlsDock);
+    m_window->resizeDocks({controlsDock},
+                          {m_window->windowLayout()->defaultControlsWidth(small.width())},
+                          Qt::Horizontal);
+    QTest::qWait(100);
+
+    auto *views = m_window->findChild<AttentionViews *>(QStringLiteral("attentionViews"));
+    QVERIFY(views);
+    QTabBar *tabs = views->tabBar();
+    for (int i = 0; i < tabs->count(); ++i)
+        QVERIFY2(tabs->rect().contains(tabs->tabRect(i)),
+                 qPrintable(QStringLiteral("tab %1 (%2) at %3…%4 outside the %5 px bar")
+                                .arg(i)
+                                .arg(tabs->tabText(i))
+                                .arg(tabs->tabRect(i).left())
+                                .arg(tabs->tabRect(i).right())
+                                .arg(tabs->width())));
+
+    HeatmapWidget *heatmap = m_window->heatmapWidget();
+    const qreal stripWidth = heatmap->rowStripBounds().width();
+    const QString hint = heatmap->renderer().rowStripHint(stripWidth);
+    QVERIFY(!hint.isEmpty());
+    QVERIFY2(!hint.contains(QChar(0x2026)), qPrintable(hint));
+    QFont font = heatmap->font();
+    font.setPixelSize(int(heatmap->options().fontPixelSize));
+    QVERIFY2(QFontMetricsF(font).horizontalAdvance(hint) <= stripWidth, qPrintable(hint));
+
+    for (const char *name : {"maxWeightDock", "rowMetricsDock"}) {
+        auto *dock = m_window->findChild<QDockWidget *>(QString::fromLatin1(name));
+        QVERIFY2(dock, name);
+        dock->raise();
+        QTest::qWait(50);
+        const QList<QChartView *> charts = dock->findChildren<QChartView *>();
+        QVERIFY2(!charts.isEmpty(), name);
+        for (QChartView *chart : charts) {
+            if (!chart->isVisible())
+                continue;
+            // The axes' titles and labels (the chart's title, over lines, may say "computing…").
+            for (QGraphicsItem *item : chart->scene()->items())
+                if (auto *text = dynamic_cast<QGraphicsTextItem *>(item);
+                    text && text->isVisible() && !text->toPlainText().contains(QLatin1Char('\n')))
+                    QVERIFY2(!text->toPlainText().contains(QChar(0x2026))
+                                 && !text->toPlainText().contains(QLatin1String("...")),
+                             qPrintable(QStringLiteral("%1: \"%2\"")
+                                            .arg(QLatin1String(name), text->toPlainText())));
+        }
+    }
+}
+
+void TestMainWindow::exportDialogsStartInTheLastExportFolder()
+{
+    // Every export dialog starts in the folder of the last export, also after a restart.
+    QVERIFY(waitForFirstResult());
+    QSettings().remove(QStringLiteral("exportFolder"));
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString folder = QDir(dir.path()).absoluteFilePath(QStringLiteral("exports"));
+    QVERIFY(QDir().mkpath(folder));
+    struct Forget
+    {
+        ~Forget() { QSettings().remove(QStringLiteral("exportFolder")); }
+    } forget;
+
+    const QString data = QDir(folder).filePath(QStringLiteral("attention.npz"));
+    auto first = answerNextFileDialog(data);
+    m_window->heatmapActions()->exportDataInteractive();
+    QVERIFY(first->seen);
+    QVERIFY(QFileInfo::exists(data));
+
+    auto figure = answerNextFileDialog(QString());
+    m_window->heatmapActions()->exportViewInteractive();
+    QVERIFY(figure->seen);
+    QCOMPARE(figure->directory, folder);
+
+    // A new window (the next start) remembers it.
+    m_window.reset();
+    m_window = std::make_unique<MainWindow>();
+    m_window->show();
+    QVERIFY(waitForFirstResult());
+    auto again = answerNextFileDialog(QString());
+    m_window->heatmapActions()->exportDataInteractive();
+    QVERIFY(again->seen);
+    QCOMPARE(again->directory, folder);
+}
+
+void TestMainWindow::openRecentHoldsTensorFiles()
+{
+    // A tensor file opened joins File → Open Recent beside the sessions, and opens from there.
+    QVERIFY(waitForFirstResult());
+    RecentFiles *recent = m_window->sessionController()->recentFiles();
+    recent->clear();
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    NpyArray a;
+    a.shape = {1, 8, 8};
+    a.type = NpyType::Float64;
+    a.values.assign(64, 1.0 / 8);
+    const QString tensors = QDir(dir.path()).absoluteFilePath(QStringLiteral("weights.npy"));
+    writeNpy(tensors.toStdString(), a);
+    QVERIFY(m_window->tensorController()->open(tensors));
+    QCOMPARE(recent->files(), QStringList {tensors});
+    const QList<QAction *> entries = recent->menu()->actions();
+    QVERIFY(!entries.isEmpty());
+    QVERIFY2(entries.constFirst()->text().contains(QLatin1String("weights.npy")),
+             qPrintable(entries.constFirst()->text()));
+
+    // Back to random inputs, then the recent entry loads the file again.
+    m_window->tensorController()->backToRandomInputs();
+    QTRY_VERIFY(!m_window->session()->parameters().tensors);
+    entries.constFirst()->trigger();
+    QTRY_VERIFY(m_window->session()->parameters().tensors);
+    QCOMPARE(m_window->tensorController()->loadedPath(), tensors);
+}
+
 #include "tst_mainwindow.moc"

@@ -428,6 +428,38 @@ private slots:
         QCOMPARE(views.state().value(QLatin1String("tokens")).toObject(), state);
     }
 
+    void thinnedLabelsSayTheirPosition()
+    {
+        // 120 tokens in 560 pixels: every k-th label is written, each with its position, so a
+        // reader can tell which token a label names.
+        const int n = 120;
+        auto r = test::makeResult(1, n, n, [](int, int, int) { return 1.0 / n; });
+        QStringList tokens;
+        for (int i = 0; i < n; ++i)
+            tokens << (i % 2 ? QStringLiteral("cat") : QStringLiteral("the"));
+        r->params.setTokens(tokens);
+        const TokenViewOptions o;
+        const TokenHeadLayout layout = tokenHeadLayout(*r, o, kBounds);
+        QVERIFY(layout.labelStepQueries > 1);
+        QVERIFY(layout.labelStepKeys > 1);
+        const int step = layout.labelStepQueries;
+        QCOMPARE(tokenHeadLabel(*r, step, true, step),
+                 QStringLiteral("%1:%2").arg(step).arg(tokens[step]));
+        QCOMPARE(tokenHeadLabel(*r, 1, true, 1), tokens[1]);
+
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("thinned.svg"));
+        QString error;
+        QVERIFY2(saveTokenFigure(path, kBounds.size().toSize(), 1, r.get(), o, &error),
+                 qPrintable(error));
+        const test::SvgTexts svg = test::readSvgTextsFile(path);
+        for (int i = 0; i < n; i += step) {
+            const QString label = QStringLiteral("%1:%2").arg(i).arg(tokens[i]);
+            QVERIFY2(svg.texts.contains(label), qPrintable(label));
+        }
+        QVERIFY(!svg.texts.contains(QStringLiteral("the")));
+    }
+
 private:
     // The text colour tokenTextCells picks for a fill (black or white by luminance).
     static QRgb readableText(QRgb fill)

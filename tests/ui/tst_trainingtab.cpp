@@ -20,11 +20,16 @@
 #include "core/training/tasks.h"
 #include "core/training/trainer.h"
 
+#include <QChart>
+#include <QChartView>
 #include <QDoubleSpinBox>
 #include <QFile>
+#include <QGraphicsScene>
+#include <QGraphicsTextItem>
 #include <QImage>
 #include <QJsonArray>
 #include <QSlider>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QUndoStack>
@@ -208,6 +213,7 @@ private slots:
     void olderSessionKeepsDefaults();
     void editsAreUndoable();
     void closingWhileTraining();
+    void lossChartReadableAtSmallLosses();
 };
 
 void TestTrainingTab::runnerLossesEqualTrainer_data()
@@ -893,6 +899,55 @@ void TestTrainingTab::closingWhileTraining()
         window->close();
         delete window; // the worker stops after its step; nothing is delivered to the dead panel
     }
+}
+
+// The loss chart at 1280 × 800: a plot tall enough to read, and log-axis labels written out
+// (never elided to "...") when the losses fall through many decades below 1e-5.
+void TestTrainingTab::lossChartReadableAtSmallLosses()
+{
+    MainWindow window;
+    window.resize(1280, 800);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.modeTabs()->setCurrentWidget(window.trainingPanel());
+    TrainingChart *chart = window.trainingPanel()->chart();
+    QTRY_VERIFY(chart->isVisible());
+
+    // Losses from 1 down to 1e-9 over 200 steps.
+    TrainingHistory history;
+    ChunkResult chunk;
+    for (int i = 0; i < 200; ++i) {
+        StepPoint p;
+        p.loss = std::pow(10.0, -9.0 * i / 199.0);
+        p.meanMaxWeight = 0.5;
+        chunk.a.push_back(p);
+        p.loss *= 2;
+        chunk.b.push_back(p);
+    }
+    history.append(chunk);
+    chart->setHistory(&history);
+    QTest::qWait(100); // the chart lays out
+
+    QVERIFY2(chart->view()->height() >= 250,
+             qPrintable(QStringLiteral("chart view %1 px tall").arg(chart->view()->height())));
+    const qreal plot = chart->view()->chart()->plotArea().height();
+    QVERIFY2(plot >= 150, qPrintable(QStringLiteral("plot %1 px tall").arg(plot)));
+    QStringList labels;
+    for (QGraphicsItem *item : chart->view()->scene()->items())
+        if (auto *text = dynamic_cast<QGraphicsTextItem *>(item))
+            if (const QString t = text->toPlainText(); text->isVisible() && !t.isEmpty()
+                && (t.front().isDigit() || t.contains(QLatin1String("..."))
+                    || t.contains(QChar(0x2026))))
+                labels << t; // the axes' tick labels, whole or elided
+    const QString all = labels.join(QStringLiteral(" | "));
+    QVERIFY2(labels.filter(QStringLiteral("e-")).size() >= 3, qPrintable(all));
+    for (const QString &label : labels)
+        QVERIFY2(!label.contains(QLatin1String("...")) && !label.contains(QChar(0x2026)),
+                 qPrintable(all));
+    // The lowest decade is labelled in scientific notation.
+    QVERIFY2(labels.contains(QStringLiteral("1e-09")) || labels.contains(QStringLiteral("1e-10")),
+             qPrintable(all));
+    chart->setHistory(nullptr);
 }
 
 QTEST_MAIN(TestTrainingTab)

@@ -338,7 +338,7 @@ void ScalingChart::updateTitle()
 }
 
 MaxWeightChart::MaxWeightChart(QWidget *parent)
-    : ScalingChart(tr("Mean max weight vs d_k"), tr("mean max_j w_j"), parent)
+    : ScalingChart(tr("Mean max weight vs d_k"), tr("max weight"), parent)
 {
     setObjectName(QStringLiteral("maxWeightChart"));
     setWhatsThis(tr("Mean over random queries of the largest softmax weight, for keys whose "

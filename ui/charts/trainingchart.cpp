@@ -8,6 +8,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QEvent>
+#include <QFontMetricsF>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLegendMarker>
@@ -59,9 +60,9 @@ TrainingChart::TrainingChart(QWidget *parent)
     m_x->setTitleText(tr("step"));
     m_x->setLabelFormat(QStringLiteral("%d"));
     m_y->setLabelFormat(QStringLiteral("%.3g"));
-    m_view->setMinimumHeight(200);
+    m_view->setMinimumHeight(minimumViewHeight);
     m_chart->addAxis(m_x, Qt::AlignBottom);
-    m_logY->setLabelFormat(QStringLiteral("%.2g"));
+    m_logY->setLabelFormat(QStringLiteral("%.0e"));
     m_logY->setBase(10);
     m_logY->setMinorTickCount(0); // decade lines only: cheap to redraw 30 times a second
     m_chart->addAxis(m_logY, Qt::AlignLeft);
@@ -70,6 +71,11 @@ TrainingChart::TrainingChart(QWidget *parent)
         s->attachAxis(m_logY);
     }
     m_chart->legend()->markers(m_markerSeries).constFirst()->setVisible(false);
+    // The log axis' labels are spaced for the plot's height (placeLogAxis).
+    connect(m_chart, &QChart::plotAreaChanged, this, [this] {
+        if (m_log)
+            placeLogAxis();
+    });
     m_logBox->setObjectName(QStringLiteral("trainingLogScale"));
     m_logBox->setChecked(true);
     connect(m_logBox, &QCheckBox::toggled, this, &TrainingChart::setLogScale);
@@ -202,20 +208,57 @@ void TrainingChart::refresh()
     m_x->setTickType(QValueAxis::TicksDynamic);
     m_x->setTickAnchor(0);
     m_x->setTickInterval(figure::niceStep(xMax / 6));
-    // Log: whole decades around the data; linear: from 0.
-    const double lo = m_log ? std::pow(10.0, std::floor(std::log10(bottom))) : 0.0;
-    const double hi = m_log ? std::pow(10.0, std::ceil(std::log10(top * 1.0001))) : top * 1.05;
-    if (m_log)
-        m_logY->setRange(lo, hi);
-    else
-        m_y->setRange(lo, hi);
+    // Log: whole decades around the data (placeLogAxis); linear: from 0.
+    if (m_log) {
+        m_bottomDecade = int(std::floor(std::log10(bottom)));
+        m_topDecade = int(std::ceil(std::log10(top * 1.0001)));
+        placeLogAxis();
+    } else {
+        m_y->setRange(0.0, top * 1.05);
+        placeMarker();
+    }
     m_y->setTitleText(metricName(m_metric));
     m_logY->setTitleText(metricName(m_metric));
-    if (m_marker >= 0 && steps > 0)
-        m_markerSeries->replace(
-            {QPointF(double(m_marker), m_log ? lo : 0.0), QPointF(double(m_marker), hi)});
-    else
+}
+
+int TrainingChart::decadesPerLabel() const
+{
+    // Labels at least two text lines apart over the plot's height: otherwise Qt Charts elides
+    // them to "..." (losses spanning many decades in a short chart).
+    const int decades = std::max(1, m_topDecade - m_bottomDecade);
+    const qreal plot = m_chart->plotArea().height() > 0
+        ? m_chart->plotArea().height()
+        : qreal(std::max(m_view->height(), minimumViewHeight)) * 0.6;
+    const qreal need = 2 * QFontMetricsF(m_logY->labelsFont()).height();
+    int k = 1;
+    while (k < decades && (decades + k - 1) / k * need > plot)
+        ++k;
+    return k;
+}
+
+void TrainingChart::placeLogAxis()
+{
+    const int k = decadesPerLabel();
+    const auto floorTo = [k](int d) { return int(std::floor(double(d) / k)) * k; };
+    const auto ceilTo = [k](int d) { return int(std::ceil(double(d) / k)) * k; };
+    int lo = floorTo(m_bottomDecade), hi = ceilTo(m_topDecade);
+    if (hi <= lo)
+        hi = lo + k;
+    m_logY->setBase(std::pow(10.0, k));
+    m_logY->setRange(std::pow(10.0, lo), std::pow(10.0, hi));
+    placeMarker();
+}
+
+void TrainingChart::placeMarker()
+{
+    const std::int64_t steps = m_history ? m_history->steps() : 0;
+    if (m_marker < 0 || steps <= 0) {
         m_markerSeries->clear();
+        return;
+    }
+    const double lo = m_log ? m_logY->min() : 0.0;
+    const double hi = m_log ? m_logY->max() : m_y->max();
+    m_markerSeries->replace({QPointF(double(m_marker), lo), QPointF(double(m_marker), hi)});
 }
 
 QList<QPointF> TrainingChart::pointsA() const

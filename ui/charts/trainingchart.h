@@ -56,6 +56,12 @@ public:
     QList<QPointF> pointsB() const;
 
     QSize sizeHint() const override { return {520, 300}; }
+    /// The chart view's minimum height: a plot about 170 pixels tall under the legend and
+    /// the step axis.
+    static constexpr int minimumViewHeight = 280;
+    /// Decades between two labels of the log axis (1, 2, 3, …): the smallest that keeps the
+    /// labels two text lines apart over the plot's height (tests).
+    int decadesPerLabel() const;
 
 protected:
     void changeEvent(QEvent *event) override;
@@ -63,6 +69,11 @@ protected:
 private:
     double value(const training::StepPoint &p) const;
     void applyStyle();
+    /// The log axis over whole multiples of decadesPerLabel() decades around the data (labels
+    /// at each multiple: base 10^k), then the marker.
+    void placeLogAxis();
+    /// The scrubbed step's vertical line over the y axis' range.
+    void placeMarker();
 
     const training::TrainingHistory *m_history = nullptr;
     Metric m_metric = Metric::Loss;
@@ -78,6 +89,7 @@ private:
     QLogValueAxis *m_logY;
     QCheckBox *m_logBox;
     bool m_log = true;
+    int m_bottomDecade = -1, m_topDecade = 0; ///< the data's decades (log scale)
 };
 
 } // namespace attn

@@ -94,7 +94,9 @@ QJsonObject heatmapViewToJson(const HeatmapOptions &options)
     o.insert(QStringLiteral("scale"),
              options.scale == ColorScale::Log ? QStringLiteral("log") : QStringLiteral("linear"));
     o.insert(QStringLiteral("range"),
-             options.autoRange ? QStringLiteral("auto") : QStringLiteral("fixed"));
+             options.autoRange            ? QStringLiteral("auto")
+                 : options.maxWeightRange ? QStringLiteral("max_weight")
+                                          : QStringLiteral("fixed"));
     o.insert(QStringLiteral("pooling"),
              options.pooling == HeatmapPooling::Mean ? QStringLiteral("mean")
                                                      : QStringLiteral("max"));
@@ -138,10 +140,11 @@ HeatmapOptions heatmapViewFromJson(const QJsonObject &o, HeatmapOptions base)
     else if (scale == QLatin1String("linear"))
         base.scale = ColorScale::Linear;
     const QString range = o.value(QLatin1String("range")).toString();
-    if (range == QLatin1String("auto"))
-        base.autoRange = true;
-    else if (range == QLatin1String("fixed"))
-        base.autoRange = false;
+    if (range == QLatin1String("auto") || range == QLatin1String("fixed")
+        || range == QLatin1String("max_weight")) {
+        base.autoRange = range == QLatin1String("auto");
+        base.maxWeightRange = range == QLatin1String("max_weight");
+    }
     const QString pooling = o.value(QLatin1String("pooling")).toString();
     if (pooling == QLatin1String("mean"))
         base.pooling = HeatmapPooling::Mean;

@@ -203,7 +203,7 @@ void ControlPanel::buildUi()
     auto *ropeBaseMessage = new QLabel(sequenceBox);
     ropeBaseMessage->setObjectName(QStringLiteral("ropeBaseMessage"));
     ropeBaseSpin->setMessageLabel(ropeBaseMessage);
-    sequenceForm->addRow(ropeBaseMessage);
+    connect(ropeBaseSpin, &NumberSpinBox::refused, this, &ControlPanel::noteShown);
 
     m_dtypeCombo = new QComboBox(sequenceBox);
     m_dtypeCombo->setObjectName(QStringLiteral("dtypeCombo"));
@@ -270,7 +270,6 @@ void ControlPanel::buildUi()
     m_headsNoteLabel->setWordWrap(true);
     m_headsNoteLabel->setForegroundRole(QPalette::PlaceholderText);
     m_headsNoteLabel->hide();
-    headsForm->addRow(m_headsNoteLabel);
     outer->addWidget(headsBox);
 
     // ---- Scale ----
@@ -316,7 +315,7 @@ void ControlPanel::buildUi()
     auto *temperatureMessage = new QLabel(scaleBox);
     temperatureMessage->setObjectName(QStringLiteral("temperatureMessage"));
     temperatureSpin->setMessageLabel(temperatureMessage);
-    scaleForm->addRow(temperatureMessage);
+    connect(temperatureSpin, &NumberSpinBox::refused, this, &ControlPanel::noteShown);
 
     m_scaleLabel = new QLabel(scaleBox);
     m_scaleLabel->setObjectName(QStringLiteral("scaleLabel"));
@@ -363,7 +362,6 @@ void ControlPanel::buildUi()
     m_maskNote = new QLabel(maskBox);
     m_maskNote->setWordWrap(true);
     m_maskNote->setForegroundRole(QPalette::PlaceholderText);
-    maskForm->addRow(m_maskNote);
     outer->addWidget(maskBox);
 
     // ---- Modern attention: the position scheme inside attention, shared key/value heads and
@@ -389,6 +387,13 @@ void ControlPanel::buildUi()
     moveRow(maskForm, m_windowSpin);
     moveRow(maskForm, m_sinksSpin);
     outer->addWidget(modernBox);
+    // The notes a change brings (a refused number, h moved to a divisor, the mask's rules) go
+    // below every field, so a note appearing while typing never moves a field (the next click
+    // lands where it was aimed); new ones are also announced through noteShown().
+    for (QLabel *note : {ropeBaseMessage, m_headsNoteLabel, temperatureMessage, m_maskNote}) {
+        note->setWordWrap(true);
+        outer->addWidget(note);
+    }
     outer->addStretch(1);
 
     // A narrow dock (1280 × 800 screens): the combo boxes shrink (eliding their text) and a
@@ -623,6 +628,8 @@ void ControlPanel::syncWidgets()
                           dkSliderSteps));
     setLogSlider(m_dkSlider, dK, dkSliderSteps);
     m_dkLabel->setText(storedWeights ? QStringLiteral("—") : QString::number(dK));
+    if (m_headsNoteLabel->text() != m_headsNote && !m_headsNote.isEmpty())
+        emit noteShown(m_headsNote);
     m_headsNoteLabel->setText(m_headsNote);
     m_headsNoteLabel->setVisible(!m_headsNote.isEmpty());
 
@@ -668,8 +675,11 @@ void ControlPanel::syncWidgets()
         notes << tr("The sliding window is causal: query i sees keys i − w < j ≤ i.");
     else if (p.kind == AttentionKind::EncoderDecoder && p.mask == MaskChoice::Causal)
         notes << tr("n ≠ n_k: causal is aligned top-left (query i sees keys j ≤ i).");
-    m_maskNote->setText(notes.join(QLatin1Char('\n')));
-    m_maskNote->setVisible(!m_maskNote->text().isEmpty());
+    const QString maskNote = notes.join(QLatin1Char('\n'));
+    if (m_maskNote->text() != maskNote && !maskNote.isEmpty())
+        emit noteShown(maskNote);
+    m_maskNote->setText(maskNote);
+    m_maskNote->setVisible(!maskNote.isEmpty());
 
     // Loaded tensors (File → Open tensors…) fix the shapes; loaded weights are shown as stored,
     // so nothing else applies to them either.

@@ -52,6 +52,9 @@ public slots:
 
 signals:
     void parametersEdited(const attn::SessionParameters &params);
+    /// A new note under the controls (a refused number, h moved to a divisor of d_model, a rule
+    /// of the mask), for the status bar: the notes sit below every field, perhaps out of view.
+    void noteShown(const QString &text);
 
 private:
     /// Applies `change` to a copy of the parameters, fixes dependent values (h must divide

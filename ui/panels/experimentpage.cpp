@@ -4,6 +4,7 @@
 #include "ui/panels/tablemodel.h"
 #include "ui/render/figurefile.h"
 #include "ui/session/experimentrunner.h"
+#include "ui/views/figureexport.h"
 
 #include <QAction>
 #include <QApplication>
@@ -29,6 +30,7 @@
 #include <QScrollBar>
 #include <QSpinBox>
 #include <QTableView>
+#include <QTime>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -213,7 +215,7 @@ ExperimentPage::ExperimentPage(const ExperimentInfo &info, QWidget *parent)
     });
     connect(m_runner, &ExperimentRunner::cancelled, this, [this] {
         setRunning(false);
-        setMessage(tr("Cancelled after %1 s.").arg(m_clock.elapsed() / 1000.0, 0, 'f', 2), false);
+        setMessage(cancelledMessage(m_clock.elapsed() / 1000.0), false);
         emit cancelled();
     });
     auto *layout = new QVBoxLayout(this);
@@ -635,11 +637,34 @@ void ExperimentPage::cancel()
     setMessage(tr("Cancelling\u2026"), false);
 }
 
+QString ExperimentPage::cancelledMessage(double seconds) const
+{
+    const QString cancelled
+        = tr("Cancelled after %1 s: its measurements are dropped.").arg(seconds, 0, 'f', 2);
+    if (!m_result)
+        return cancelled + QLatin1Char(' ') + tr("Nothing is shown until a run finishes.");
+    // The parameters the shown run had where they differ from the fields now.
+    QStringList differ;
+    const ExperimentParams now = parameters();
+    for (const auto &[name, value] : m_result->params) {
+        const auto it = now.find(name);
+        if (it != now.end() && it->second != value)
+            differ << QStringLiteral("%1 = %2").arg(q(name), q(value));
+    }
+    return cancelled + QLatin1Char(' ')
+        + (differ.isEmpty()
+               ? tr("The table and figure are still the previous run's, finished at %1.")
+                     .arg(m_resultTime)
+               : tr("The table and figure are still the previous run's, finished at %1 with %2.")
+                     .arg(m_resultTime, differ.join(QStringLiteral(", "))));
+}
+
 void ExperimentPage::onFinished(std::shared_ptr<const ExperimentResult> result)
 {
     const double seconds = m_clock.elapsed() / 1000.0;
     setRunning(false);
     showResult(std::move(result));
+    m_resultTime = QTime::currentTime().toString(QStringLiteral("HH:mm:ss"));
     setMessage(tr("Done in %1 s.").arg(seconds, 0, 'f', 2), false);
     emit resultReady();
 }
@@ -738,33 +763,38 @@ void ExperimentPage::exportTableInteractive()
 {
     const QString path = QFileDialog::getSaveFileName(
         this, tr("Export %1 table").arg(experimentId()),
-        QStringLiteral("%1.csv").arg(experimentId().toLower()), tr("CSV files (*.csv)"));
+        exportStartPath(QStringLiteral("%1.csv").arg(experimentId().toLower())),
+        tr("CSV files (*.csv)"));
     if (path.isEmpty())
         return;
     QString error;
-    if (exportTable(path, &error))
+    if (exportTable(path, &error)) {
+        rememberExportFolder(path);
         setMessage(tr("Table written to %1.").arg(path), false);
-    else
+    } else {
         setMessage(tr("Error: %1").arg(error), true);
+    }
 }
 
 void ExperimentPage::exportFigureInteractive()
 {
     const QString png = tr("PNG image (*.png)"), svg = tr("SVG image (*.svg)");
     QString filter = png;
-    QString path
-        = QFileDialog::getSaveFileName(this, tr("Export %1 figure").arg(experimentId()),
-                                       QStringLiteral("%1.png").arg(experimentId().toLower()),
-                                       png + QStringLiteral(";;") + svg, &filter);
+    QString path = QFileDialog::getSaveFileName(
+        this, tr("Export %1 figure").arg(experimentId()),
+        exportStartPath(QStringLiteral("%1.png").arg(experimentId().toLower())),
+        png + QStringLiteral(";;") + svg, &filter);
     if (path.isEmpty())
         return;
     if (QFileInfo(path).suffix().isEmpty())
         path += filter == svg ? QStringLiteral(".svg") : QStringLiteral(".png");
     QString error;
-    if (exportFigure(path, QSize(), &error))
+    if (exportFigure(path, QSize(), &error)) {
+        rememberExportFolder(path);
         setMessage(tr("Figure written to %1.").arg(path), false);
-    else
+    } else {
         setMessage(tr("Error: %1").arg(error), true);
+    }
 }
 
 } // namespace attn

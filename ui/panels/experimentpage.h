@@ -87,6 +87,10 @@ private:
     void onFinished(std::shared_ptr<const ExperimentResult> result);
     void showResult(std::shared_ptr<const ExperimentResult> result);
     void setMessage(const QString &text, bool error);
+    /// The message after a cancelled run of `seconds`: its measurements are dropped, and what the
+    /// table and figure show instead (the previous run: when it finished and the parameters in
+    /// which it differs from the fields now; or nothing).
+    QString cancelledMessage(double seconds) const;
     void fitTableHeight();
     void fitFigureHeight();
     bool eventFilter(QObject *watched, QEvent *event) override;
@@ -99,6 +103,7 @@ private:
     std::shared_ptr<const ExperimentResult> m_result;
     ExperimentRunner *m_runner = nullptr; ///< runs the experiment off the GUI thread
     QElapsedTimer m_clock;
+    QString m_resultTime; ///< when the shown result's run finished ("14:02:31")
 
     QPushButton *m_runButton = nullptr;
     QPushButton *m_cancelButton = nullptr;

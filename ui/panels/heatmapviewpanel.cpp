@@ -17,6 +17,13 @@
 
 namespace attn {
 
+namespace {
+
+/// The Range combo's entries (HeatmapOptions::autoRange and maxWeightRange).
+enum class RangeChoice { Fixed, Auto, MaxWeight };
+
+} // namespace
+
 HeatmapViewPanel::HeatmapViewPanel(HeatmapWidget *heatmap, QWidget *parent)
     : QWidget(parent)
     , m_heatmap(heatmap)
@@ -60,11 +67,16 @@ HeatmapViewPanel::HeatmapViewPanel(HeatmapWidget *heatmap, QWidget *parent)
 
     m_range = new QComboBox(this);
     m_range->setObjectName(QStringLiteral("rangeCombo"));
-    m_range->addItem(tr("Fixed [0, 1]"), false);
-    m_range->addItem(tr("Auto (data min … max)"), true);
+    m_range->addItem(tr("Fixed [0, 1]"), int(RangeChoice::Fixed));
+    m_range->addItem(tr("Auto (data min … max)"), int(RangeChoice::Auto));
+    m_range->addItem(tr("Up to max weight"), int(RangeChoice::MaxWeight));
     m_range->setToolTip(tr("Fixed: a weight of 1.0 is always the top of the scale, so "
                            "heatmaps compare across settings. Auto: the shown tiles' smallest "
-                           "and largest unmasked values span the colormap."));
+                           "and largest unmasked values span the colormap. Up to max weight: "
+                           "linear [0, largest weight], or log over the five decades below it, "
+                           "as the Long tab colours. Until you pick a scale or range, maps of "
+                           "1 024 keys or more use the log scale up to the max weight (their "
+                           "weights near 1/n are dark on [0, 1]); shorter ones fixed [0, 1]."));
     form->addRow(tr("&Range:"), m_range);
 
     m_pooling = new QComboBox(this);
@@ -224,7 +236,9 @@ void HeatmapViewPanel::syncFromWidget()
     m_quantity->setCurrentIndex(m_quantity->findData(int(o.quantity)));
     m_colormap->setCurrentIndex(m_colormap->findData(int(o.colormap)));
     m_scale->setCurrentIndex(m_scale->findData(int(o.scale)));
-    m_range->setCurrentIndex(o.autoRange ? 1 : 0);
+    m_range->setCurrentIndex(m_range->findData(int(o.autoRange            ? RangeChoice::Auto
+                                                       : o.maxWeightRange ? RangeChoice::MaxWeight
+                                                                          : RangeChoice::Fixed)));
     m_pooling->setCurrentIndex(m_pooling->findData(int(o.pooling)));
     m_rowStrip->setChecked(m_heatmap->isRowStripVisible());
     m_stretch->setChecked(m_heatmap->isStretched());
@@ -258,7 +272,9 @@ void HeatmapViewPanel::applyOptions()
     requested.quantity = HeatmapQuantity(m_quantity->currentData().toInt());
     requested.colormap = ColormapId(m_colormap->currentData().toInt());
     requested.scale = ColorScale(m_scale->currentData().toInt());
-    requested.autoRange = m_range->currentData().toBool();
+    const auto range = RangeChoice(m_range->currentData().toInt());
+    requested.autoRange = range == RangeChoice::Auto;
+    requested.maxWeightRange = range == RangeChoice::MaxWeight;
     requested.pooling = HeatmapPooling(m_pooling->currentData().toInt());
     // The widget derives the font size and palette colours itself: pass the defaults back.
     const HeatmapOptions defaults;

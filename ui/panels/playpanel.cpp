@@ -2,6 +2,7 @@
 
 #include "ui/render/playframes.h"
 #include "ui/session/jobrunner.h"
+#include "ui/views/figureexport.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -400,9 +401,12 @@ bool PlayPanel::exportFrames(const QString &folder, const std::function<void(boo
 
 void PlayPanel::exportFramesInteractive()
 {
-    const QString folder = QFileDialog::getExistingDirectory(this, tr("Export Play Frames to"));
-    if (!folder.isEmpty())
-        exportFrames(folder);
+    const QString folder
+        = QFileDialog::getExistingDirectory(this, tr("Export Play Frames to"), exportFolder());
+    if (folder.isEmpty())
+        return;
+    rememberExportFolder(folder);
+    exportFrames(folder);
 }
 
 } // namespace attn

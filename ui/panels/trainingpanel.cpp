@@ -354,14 +354,17 @@ QWidget *TrainingPanel::buildControls()
               b->setToolTip(toolTip);
               save->addWidget(b);
               connect(b, &QPushButton::clicked, this, [this, title, name, filter, write] {
-                  const QString path = QFileDialog::getSaveFileName(this, title, name, filter);
+                  const QString path
+                      = QFileDialog::getSaveFileName(this, title, exportStartPath(name), filter);
                   if (path.isEmpty())
                       return;
                   QString error;
-                  if (!write(path, &error))
+                  if (!write(path, &error)) {
                       QMessageBox::warning(this, title, error);
-                  else
+                  } else {
+                      rememberExportFolder(path);
                       emit message(tr("Saved %1").arg(path));
+                  }
               });
           };
     dataButton(

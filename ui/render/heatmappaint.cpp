@@ -295,11 +295,20 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
                           Qt::AlignLeft | Qt::AlignVCenter, formatTick(v));
     }
     qreal y = bar.bottom() + 0.6 * f;
+    // The colour scale's lines wrap at spaces rather than lose their range to an ellipsis
+    // ("to max weight [1.16e-07, 0.0116]" in a narrow column).
     auto legendLine = [&](const QString &text) {
-        painter->drawText(QRectF(lay.legend.left(), y, lay.legend.width(), fm.height()),
-                          Qt::AlignLeft | Qt::AlignVCenter,
-                          fm.elidedText(text, Qt::ElideRight, lay.legend.width()));
-        y += fm.height() * 1.15;
+        const qreal w = std::max(lay.legend.width(), 1.0);
+        if (fm.horizontalAdvance(text) > w) {
+            const QRectF wrapped = fm.boundingRect(QRectF(0, 0, w, 1e6), Qt::TextWordWrap, text);
+            painter->drawText(QRectF(lay.legend.left(), y, w, wrapped.height()),
+                              Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, text);
+            y += std::max(wrapped.height(), fm.height()) + fm.height() * 0.15;
+        } else {
+            painter->drawText(QRectF(lay.legend.left(), y, w, fm.height()),
+                              Qt::AlignLeft | Qt::AlignVCenter, text);
+            y += fm.height() * 1.15;
+        }
     };
     for (const QString &line : colorbarLines())
         legendLine(line);
@@ -410,6 +419,20 @@ void HeatmapRenderer::paintVectorCells(QPainter *painter, int tile, const QRectF
     painter->restore();
 }
 
+QString HeatmapRenderer::rowStripHint(qreal width) const
+{
+    const qreal f = m_options.fontPixelSize > 0 ? m_options.fontPixelSize : 12.0;
+    const QFontMetricsF fm(makeFont(f));
+    for (const QString &hint :
+         {QStringLiteral("Hover a cell to see its row here: every key's token and value, "
+                         "coloured like the heatmap."),
+          QStringLiteral("Hover a cell to see its row here.")})
+        if (fm.horizontalAdvance(hint) <= width)
+            return hint;
+    return fm.elidedText(QStringLiteral("Hover a cell to see its row here."), Qt::ElideRight,
+                         width);
+}
+
 void HeatmapRenderer::paintRowStrip(QPainter *painter, const QRectF &bounds,
                                     const HeatmapHit &hit) const
 {
@@ -423,9 +446,7 @@ void HeatmapRenderer::paintRowStrip(QPainter *painter, const QRectF &bounds,
     const RowStrip strip = rowStrip(bounds, hit);
     if (strip.cells.isEmpty()) {
         painter->setPen(muted);
-        painter->drawText(bounds, Qt::AlignLeft | Qt::AlignVCenter,
-                          QStringLiteral("Hover a cell to see its row here: every key's token and "
-                                         "value, coloured like the heatmap."));
+        painter->drawText(bounds, Qt::AlignLeft | Qt::AlignVCenter, rowStripHint(bounds.width()));
         painter->restore();
         return;
     }

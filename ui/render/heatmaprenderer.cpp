@@ -159,7 +159,8 @@ ColorNorm HeatmapRenderer::norm() const
         = m_options.fixedTop > 0 && std::isfinite(m_options.fixedTop) ? m_options.fixedTop : 1.0;
     ColorNorm n = log ? ColorNorm::log(std::clamp(m_options.logFloor, 1e-300, top * 0.5), top)
                       : ColorNorm::linear(0.0, top);
-    if (m_result && m_result->ok() && (m_options.autoRange || !weights)) {
+    const bool toMax = weights && !m_options.autoRange && m_options.maxWeightRange;
+    if (m_result && m_result->ok() && (m_options.autoRange || !weights || toMax)) {
         double lo = std::numeric_limits<double>::infinity();
         double hi = -lo;
         const MatrixB &state = m_result->maskState;
@@ -176,7 +177,7 @@ ColorNorm HeatmapRenderer::norm() const
 #pragma omp parallel for reduction(min : tileLo) reduction(max : tileHi) if (parallel)
             for (Index k = 0; k < count; ++k) {
                 const double v = values[k];
-                if (!std::isfinite(v) || (states && states[k]) || (log && v <= 0.0))
+                if (!std::isfinite(v) || (states && states[k]) || ((log || toMax) && v <= 0.0))
                     continue;
                 tileLo = std::min(tileLo, v);
                 tileHi = std::max(tileHi, v);
@@ -184,7 +185,9 @@ ColorNorm HeatmapRenderer::norm() const
             lo = tileLo;
             hi = tileHi;
         }
-        if (lo <= hi) {
+        if (toMax)
+            n = ColorNorm::upToLargestWeight(m_options.scale, hi);
+        else if (lo <= hi) {
             if (!(hi > lo)) { // a constant matrix: widen so the colour is the middle of the map
                 const double pad = std::max(std::abs(lo) * 1e-3, 1e-12);
                 lo = log ? lo / (1.0 + 1e-3) : lo - pad;
@@ -299,8 +302,9 @@ QStringList HeatmapRenderer::colorbarLines() const
     // A fixed range up to the largest weight (fixedTop, the Long tab's scales) says so.
     lines << QStringLiteral("%1 [%2, %3]")
                  .arg(m_options.autoRange || !weights ? QStringLiteral("auto")
-                          : m_options.fixedTop != 1.0 ? QStringLiteral("to max weight")
-                                                      : QStringLiteral("fixed"),
+                          : m_options.maxWeightRange || m_options.fixedTop != 1.0
+                          ? QStringLiteral("to max weight")
+                          : QStringLiteral("fixed"),
                       formatTick(cn.vmin), formatTick(cn.vmax));
     if (weights && m_result && m_result->ok()) {
         if (m_result->renormalized)

@@ -58,6 +58,11 @@ struct HeatmapOptions
     /// cells excluded). Scores always use their data range (symmetric about 0 with a diverging
     /// colormap).
     bool autoRange = false;
+    /// With autoRange false: weights up to the largest unmasked weight of the shown tiles, as the
+    /// Long tab colours (ColorNorm::upToLargestWeight): linear [0, max] or log over the five
+    /// decades below it. Over thousands of keys most weights are near 1/n, at the bottom of
+    /// [0, 1]; the window chooses this range with the log scale for such maps (HeatmapWidget).
+    bool maxWeightRange = false;
     double logFloor = 1e-4; ///< lower end of a fixed log range (below fixedTop)
     /// Upper end of the fixed range of weights: 1, or the largest weight of a long sequence's
     /// map (the Long tab's "0 … max weight", whose exports keep its colours).
@@ -67,6 +72,7 @@ struct HeatmapOptions
     void useFixedNorm(const ColorNorm &norm)
     {
         autoRange = false;
+        maxWeightRange = false;
         scale = norm.scale;
         fixedTop = norm.vmax;
         if (norm.scale == ColorScale::Log)
@@ -280,8 +286,9 @@ public:
     QString captionText(bool vectorOutput) const;
     /// An SVG/PDF paint draws the cells as rectangles (visible cells ≤ maxVectorCells).
     bool vectorCells() const;
-    /// The colour scale as written under the colourbar: "viridis, linear" and "fixed [0, 1]" or
-    /// "auto [lo, hi]", then "raw weights" / "renormalised" when keys are hidden.
+    /// The colour scale as written under the colourbar: "viridis, linear" and "fixed [0, 1]",
+    /// "auto [lo, hi]" or "to max weight [lo, hi]", then "raw weights" / "renormalised" when keys
+    /// are hidden.
     QStringList colorbarLines() const;
 
     /// The row strip under the heatmap (HeatmapWidget shows it while a cell is hovered): the
@@ -304,7 +311,11 @@ public:
         QVector<StripCell> cells;
     };
     RowStrip rowStrip(const QRectF &bounds, const HeatmapHit &hit) const;
-    /// Paints rowStrip(bounds, hit); with an invalid hit a one-line hint.
+    /// The hint the row strip shows while no cell is hovered: the whole sentence when it fits
+    /// `width` logical pixels in the renderer's font, else a shorter one, elided at the end if
+    /// even that is too wide.
+    QString rowStripHint(qreal width) const;
+    /// Paints rowStrip(bounds, hit); with an invalid hit the one-line rowStripHint().
     void paintRowStrip(QPainter *painter, const QRectF &bounds, const HeatmapHit &hit) const;
 
     /// Renders to an image of size·dpr device pixels (devicePixelRatio dpr).

@@ -284,14 +284,28 @@ TokenHeadLayout tokenHeadLayout(const SessionResult &result, const TokenViewOpti
     const int nQ = int(result.queryCount()), nK = int(result.keyCount());
     const qreal pad = f * 0.5;
     const qreal widthCap = std::max<qreal>(f * 4, bounds.width() * 0.28);
+    // The rows under the column titles; rows too thin for text label every k-th token.
+    const qreal areaTop = y + lineH + f * 0.3;
+    const qreal areaH = std::max<qreal>(1, bounds.bottom() - margin - areaTop);
+    const auto rowHeight = [&](int n) { return std::min(areaH / n, f * 2.6); };
+    const auto labelStep = [&](int n) {
+        const qreal row = rowHeight(n);
+        return row >= f * 1.15 ? 1 : figure::niceStep(f * 1.15 / row);
+    };
+    layout.labelStepQueries = labelStep(nQ);
+    layout.labelStepKeys = labelStep(nK);
     // Widths in the bold font: a hovered token is written bold.
     const QFont bold = figure::makeFont(f, true);
     const QFontMetricsF boldMetrics(bold);
     qreal wQ = 0, wK = 0;
     for (int i = 0; i < nQ; ++i)
-        wQ = std::max(wQ, boldMetrics.horizontalAdvance(result.queryLabel(i)));
+        wQ = std::max(wQ,
+                      boldMetrics.horizontalAdvance(
+                          tokenHeadLabel(result, i, true, layout.labelStepQueries)));
     for (int j = 0; j < nK; ++j)
-        wK = std::max(wK, boldMetrics.horizontalAdvance(result.keyLabel(j)));
+        wK = std::max(
+            wK,
+            boldMetrics.horizontalAdvance(tokenHeadLabel(result, j, false, layout.labelStepKeys)));
     const qreal titleW = QFontMetricsF(bold).horizontalAdvance(QStringLiteral("queries"));
     wQ = std::min(std::max(wQ, titleW) + 2 * pad, widthCap);
     wK = std::min(std::max(wK, titleW) + 2 * pad, widthCap);
@@ -302,18 +316,22 @@ TokenHeadLayout tokenHeadLayout(const SessionResult &result, const TokenViewOpti
 
     layout.queryTitle = QRectF(left, y, wQ, lineH);
     layout.keyTitle = QRectF(left + wQ + gap, y, wK, lineH);
-    y += lineH + f * 0.3;
-    const qreal areaTop = y, areaH = std::max<qreal>(1, bounds.bottom() - margin - y);
-    auto column = [&](int n, qreal x, qreal w, QVector<QRectF> *boxes, int *step) {
-        const qreal row = std::min(areaH / n, f * 2.6);
+    auto column = [&](int n, qreal x, qreal w, QVector<QRectF> *boxes) {
+        const qreal row = rowHeight(n);
         const qreal top = areaTop + (areaH - row * n) / 2;
         for (int i = 0; i < n; ++i)
             boxes->append(QRectF(x, top + row * i, w, row));
-        *step = row >= f * 1.15 ? 1 : figure::niceStep(f * 1.15 / row);
     };
-    column(nQ, left, wQ, &layout.queryBoxes, &layout.labelStepQueries);
-    column(nK, left + wQ + gap, wK, &layout.keyBoxes, &layout.labelStepKeys);
+    column(nQ, left, wQ, &layout.queryBoxes);
+    column(nK, left + wQ + gap, wK, &layout.keyBoxes);
     return layout;
+}
+
+QString tokenHeadLabel(const SessionResult &result, int index, bool query, int step)
+{
+    if (step > 1)
+        return query ? result.indexedQueryLabel(index) : result.indexedKeyLabel(index);
+    return query ? result.queryLabel(index) : result.keyLabel(index);
 }
 
 std::vector<int> tokenShownSeries(const SessionResult &result, const TokenViewOptions &o)
@@ -434,7 +452,7 @@ void paintHeadView(QPainter *p, const QRectF &bounds, const SessionResult &resul
         for (int i = 0; i < boxes.size(); ++i) {
             if (i % step != 0 && i != hovered)
                 continue;
-            const QString text = queries ? result.queryLabel(i) : result.keyLabel(i);
+            const QString text = tokenHeadLabel(result, i, queries, step);
             const QRectF r = boxes[i].adjusted(pad, 0, -pad, 0);
             p->setFont(i == hovered ? bold : font);
             p->setPen(o.foreground);

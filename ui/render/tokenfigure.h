@@ -94,7 +94,8 @@ struct TokenHeadLayout
     QVector<QRectF> keyBoxes; ///< n_k token boxes of the right column
     QRectF queryTitle, keyTitle; ///< "queries" / "keys" above the columns
     qreal fontPixelSize = 13;
-    int labelStepQueries = 1, labelStepKeys = 1; ///< every k-th label written (rows too thin)
+    /// Every k-th label written (rows too thin), each with its position (tokenHeadLabel).
+    int labelStepQueries = 1, labelStepKeys = 1;
     /// Start of query i's lines (the right edge of its box, at mid-height) for the series shown
     /// `slot`-th of `seriesCount`: the series are spread over the row, seriesSpacing(seriesCount)
     /// apart and centred on mid-height, so that the lines of different heads between the same two
@@ -106,6 +107,12 @@ struct TokenHeadLayout
     /// × 0.6 / seriesCount, at most 0.3 × the font size (0 for one series).
     qreal seriesSpacing(int seriesCount) const;
 };
+
+/// The label the head view writes for query (`query`) or key `index` of `result` in a column
+/// labelled every `step`-th row: the token (or the position without tokens), and, when the
+/// labels are thinned (step > 1), the position in front of it ("12:the") so that the labels
+/// written say where they are.
+QString tokenHeadLabel(const SessionResult &result, int index, bool query, int step);
 
 /// The layout for `result` (n_q, n_k and the labels' widths) in `bounds`.
 TokenHeadLayout tokenHeadLayout(const SessionResult &result, const TokenViewOptions &options,

@@ -42,7 +42,7 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     m_long->setObjectName(QStringLiteral("longMapView"));
     addTab(buildHeadsPage(), tr("Heads"));
     addTab(m_steps, tr("Steps"));
-    addTab(m_compare, tr("Compare A/B"));
+    addTab(m_compare, tr("A/B")); // "Compare A/B": short, so every tab fits at 1 280 px
     addTab(m_tokens, tr("Tokens"));
     addTab(m_positions, tr("Positions"));
     addTab(m_model, tr("Model"));

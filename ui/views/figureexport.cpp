@@ -9,21 +9,50 @@
 #include <QMainWindow>
 #include <QMessageBox>
 #include <QPainter>
+#include <QSettings>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QWidget>
 
 namespace attn {
 
-QString exportFigureInteractive(QWidget *parent, const QString &title, const QString &suggestedName,
-                                const std::function<bool(const QString &, QString *)> &write)
+namespace {
+
+const QString exportFolderKey = QStringLiteral("exportFolder");
+
+} // namespace
+
+QString exportFolder()
 {
+    const QString last = QSettings().value(exportFolderKey).toString();
+    if (!last.isEmpty() && QDir(last).exists())
+        return last;
     QString dir = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation);
     if (dir.isEmpty() || !QDir(dir).exists())
         dir = QDir::currentPath();
+    return dir;
+}
+
+QString exportStartPath(const QString &fileName)
+{
+    return QDir(exportFolder()).filePath(fileName);
+}
+
+void rememberExportFolder(const QString &path)
+{
+    if (path.isEmpty())
+        return;
+    const QFileInfo info(path);
+    QSettings().setValue(exportFolderKey,
+                         info.isDir() ? info.absoluteFilePath() : info.absolutePath());
+}
+
+QString exportFigureInteractive(QWidget *parent, const QString &title, const QString &suggestedName,
+                                const std::function<bool(const QString &, QString *)> &write)
+{
     QString selectedFilter;
     QString path = QFileDialog::getSaveFileName(
-        parent, title, QDir(dir).filePath(suggestedName),
+        parent, title, exportStartPath(suggestedName),
         QObject::tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"),
         &selectedFilter);
     if (path.isEmpty())
@@ -41,6 +70,7 @@ QString exportFigureInteractive(QWidget *parent, const QString &title, const QSt
         QMessageBox::warning(parent, title, error);
         return {};
     }
+    rememberExportFolder(path);
     if (auto *window = qobject_cast<QMainWindow *>(parent ? parent->window() : nullptr))
         window->statusBar()->showMessage(
             QObject::tr("Exported %1").arg(QDir::toNativeSeparators(path)), 6000);

@@ -1,6 +1,7 @@
 #include "ui/views/heatmapactions.h"
 
 #include "ui/export/dataexport.h"
+#include "ui/views/figureexport.h"
 #include "ui/views/heatmapwidget.h"
 
 #include <QAction>
@@ -13,23 +14,10 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QSpinBox>
-#include <QStandardPaths>
 
 #include <cmath>
 
 namespace attn {
-
-namespace {
-
-QString defaultDirectory()
-{
-    QString dir = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation);
-    if (dir.isEmpty() || !QDir(dir).exists())
-        dir = QDir::currentPath();
-    return dir;
-}
-
-} // namespace
 
 // ---- ImageExportDialog ----
 
@@ -284,7 +272,7 @@ void HeatmapActions::exportViewInteractive()
         return;
     QString selectedFilter;
     QString path = QFileDialog::getSaveFileName(
-        m_dialogParent, title, QDir(defaultDirectory()).filePath(QStringLiteral("attention.png")),
+        m_dialogParent, title, exportStartPath(QStringLiteral("attention.png")),
         tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"), &selectedFilter);
     if (path.isEmpty())
         return;
@@ -305,6 +293,7 @@ void HeatmapActions::exportViewInteractive()
         QMessageBox::warning(m_dialogParent, title, error);
         return;
     }
+    rememberExportFolder(path);
     emit message(tr("Exported %1").arg(QDir::toNativeSeparators(path)));
 }
 
@@ -320,7 +309,7 @@ void HeatmapActions::exportHeadsInteractive()
     if (dialog.exec() != QDialog::Accepted)
         return;
     const QString dir = QFileDialog::getExistingDirectory(
-        m_dialogParent, tr("Folder for the head files"), defaultDirectory());
+        m_dialogParent, tr("Folder for the head files"), exportFolder());
     if (dir.isEmpty())
         return;
     QStringList written;
@@ -329,6 +318,7 @@ void HeatmapActions::exportHeadsInteractive()
         QMessageBox::warning(m_dialogParent, title, error);
         return;
     }
+    rememberExportFolder(dir);
     emit message(
         tr("Exported %1 files to %2").arg(written.size()).arg(QDir::toNativeSeparators(dir)));
 }
@@ -340,7 +330,7 @@ void HeatmapActions::exportDataInteractive()
         return;
     QString selectedFilter;
     QString path = QFileDialog::getSaveFileName(
-        m_dialogParent, title, QDir(defaultDirectory()).filePath(QStringLiteral("attention.npz")),
+        m_dialogParent, title, exportStartPath(QStringLiteral("attention.npz")),
         tr("NumPy archive, every array (*.npz);;NumPy arrays, one file each (*.npy);;JSON "
            "(*.json);;CSV, cells and metrics (*.csv)"),
         &selectedFilter);
@@ -360,6 +350,7 @@ void HeatmapActions::exportDataInteractive()
         QMessageBox::warning(m_dialogParent, title, error);
         return;
     }
+    rememberExportFolder(path);
     emit message(written.size() == 1
                      ? tr("Exported %1").arg(QDir::toNativeSeparators(written.first()))
                      : tr("Exported %1 files: %2")

@@ -168,7 +168,8 @@ void HeatmapWidget::showShown(std::shared_ptr<const SessionResult> shown)
     const bool pinGone = shown && shown->ok() && m_requested.pinnedQuery >= shown->queryCount();
     if (pinGone)
         m_requested.pinnedQuery = -1;
-    if ((!sameShape && !m_requested.window.isNull()) || pinGone) {
+    const bool rangeChosen = chooseRangeByLength(shown.get());
+    if ((!sameShape && !m_requested.window.isNull()) || pinGone || rangeChosen) {
         if (!sameShape)
             m_requested.window = QRect();
         m_renderer.setResult(shown);
@@ -178,12 +179,32 @@ void HeatmapWidget::showShown(std::shared_ptr<const SessionResult> shown)
         m_renderer.setResult(shown);
     }
     invalidate();
+    if (rangeChosen)
+        emit optionsChanged();
     emit shownResultChanged(shown);
+}
+
+bool HeatmapWidget::chooseRangeByLength(const SessionResult *shown)
+{
+    if (!m_rangeByLength || !shown || !shown->ok())
+        return false;
+    const bool longMap = shown->keyCount() >= longMapKeys;
+    HeatmapOptions o = m_requested;
+    o.autoRange = false;
+    o.maxWeightRange = longMap;
+    o.scale = longMap ? ColorScale::Log : ColorScale::Linear;
+    if (o == m_requested)
+        return false;
+    m_requested = o;
+    return true;
 }
 
 void HeatmapWidget::setOptions(const HeatmapOptions &options)
 {
     const bool changed = !(options == m_requested);
+    if (options.scale != m_requested.scale || options.autoRange != m_requested.autoRange
+        || options.maxWeightRange != m_requested.maxWeightRange)
+        m_rangeByLength = false;
     m_requested = options;
     m_renderer.setOptions(effectiveOptions(options));
     invalidate();

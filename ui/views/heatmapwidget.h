@@ -75,8 +75,17 @@ public:
     /// Options other than the text size (the widget uses its own font's size unless the
     /// options set one) and colours (the palette's, unless set explicitly). The window (zoom)
     /// is part of the options.
+    ///
+    /// Until options with another scale or range are set, the widget chooses the colour range
+    /// by the shown result's length: linear on the fixed [0, 1] below longMapKeys keys, and from
+    /// longMapKeys keys on log over the five decades below the largest shown weight
+    /// (HeatmapOptions::maxWeightRange, the Long tab's default), where weights near 1/n would
+    /// leave [0, 1] uniformly dark. optionsChanged() follows each switch.
     void setOptions(const HeatmapOptions &options);
     HeatmapOptions options() const { return m_renderer.options(); }
+    static constexpr int longMapKeys = 1024;
+    /// The colour range still follows the shown result's length (see setOptions()).
+    bool isRangeByLength() const { return m_rangeByLength; }
     const HeatmapRenderer &renderer() const { return m_renderer; }
 
     /// HeatmapOptions::stretch: maps fill their tiles instead of keeping square cells.
@@ -217,10 +226,14 @@ private:
     void bannerChanged();
     void showResult();
     void showShown(std::shared_ptr<const SessionResult> shown);
+    /// While isRangeByLength(): sets m_requested's scale and range for `shown`'s length; true
+    /// when they changed.
+    bool chooseRangeByLength(const SessionResult *shown);
     HeatmapOptions effectiveOptions(HeatmapOptions options) const;
 
     HeatmapRenderer m_renderer;
     HeatmapOptions m_requested; // as set by the caller (before palette/font defaults)
+    bool m_rangeByLength = true; ///< setOptions() has not changed the scale or range yet
     std::shared_ptr<const SessionResult> m_sessionResult;
     ViewTransform m_transform;
     QImage m_picture; ///< the last picture painted (possibly of an older state or size)

@@ -5,6 +5,7 @@
 #include "ui/render/heatmaprenderer.h"
 #include "ui/session/sessioncompute.h"
 #include "ui/session/tensorsource.h"
+#include "ui/views/figureexport.h"
 
 #include "core/attention/mask.h"
 
@@ -861,10 +862,12 @@ void LongMapView::computeVariantWindow(
 void LongMapView::exportInteractive()
 {
     const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export the Visible Window"), QStringLiteral("long-map.png"),
+        this, tr("Export the Visible Window"), exportStartPath(QStringLiteral("long-map.png")),
         tr("Figures (*.png *.svg *.pdf);;Data (*.csv *.json *.npy *.npz)"));
-    if (!path.isEmpty())
-        exportWindow(path);
+    if (path.isEmpty())
+        return;
+    rememberExportFolder(path);
+    exportWindow(path);
 }
 
 void LongMapView::exportWindow(const QString &path, QSize size, qreal dpr)

@@ -225,6 +225,7 @@ void MainWindow::createControllers()
         growModelDock();
     });
     connect(m_sessionController, &SessionController::statusMessage, this, showMessage);
+    connect(m_controls, &ControlPanel::noteShown, this, showMessage);
     connect(m_heatmapActions, &HeatmapActions::message, this, showMessage);
     connect(m_training, &TrainingPanel::message, this, showMessage);
     m_export->setTrainingPanel(m_training);
@@ -273,6 +274,9 @@ void MainWindow::connectSession()
     connect(m_session, &AttentionSession::computeFailed, this, &MainWindow::onComputeFailed);
     connect(m_session, &AttentionSession::busyChanged, this, [this](bool busy) {
         m_status->setBusy(busy);
+        // A refusal shown before is no longer the last word: the newer parameters are computing.
+        if (busy && statusBar()->currentMessage().startsWith(notComputedPrefix()))
+            statusBar()->showMessage(tr("Computing the new parameters…"));
         m_heatmap->setComputing(busy); // a banner when it takes a while
     });
 
@@ -332,7 +336,7 @@ void MainWindow::onComputeFailed(const QString &message)
     // a later change computes (onResult), and the status bar keeps the whole message.
     const SessionParameters &wanted = m_session->parameters();
     m_controls->setParameters(wanted);
-    const QString full = tr("Not computed: %1").arg(message);
+    const QString full = notComputedPrefix() + message;
     statusBar()->showMessage(full);
     const auto shown = m_session->result();
     if (!shown || !shown->ok() || shown->params == wanted) {
@@ -393,6 +397,9 @@ QJsonObject MainWindow::viewState() const
 
 void MainWindow::setViewState(const QJsonObject &state)
 {
+    // The zoom is the session's ("window"), every cell when it names none: a zoom into the
+    // previous document's cells does not carry over.
+    m_heatmap->resetZoom();
     m_views->setState(state);
     const HeatmapOptions options = m_heatmap->options();
     if (state.value(QLatin1String("heatmap")).isObject() && options.view == HeatmapView::SingleHead

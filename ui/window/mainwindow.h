@@ -116,6 +116,8 @@ private:
     void onResult(std::shared_ptr<const SessionResult> result);
     void onParametersChanged(const SessionParameters &params);
     void onComputeFailed(const QString &message);
+    /// How the status bar's message of a refused computation starts ("Not computed: ").
+    static QString notComputedPrefix() { return tr("Not computed: "); }
 
     AttentionSession *m_session = nullptr;
     ControlPanel *m_controls = nullptr;

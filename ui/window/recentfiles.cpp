@@ -112,7 +112,7 @@ void RecentFiles::rebuildMenu()
     }
     if (m_files.isEmpty()) {
         QAction *none
-            = m_menu->addAction(m_emptyText.isEmpty() ? tr("No recent sessions") : m_emptyText);
+            = m_menu->addAction(m_emptyText.isEmpty() ? tr("No recent files") : m_emptyText);
         none->setEnabled(false);
     } else {
         m_menu->addSeparator();

@@ -3,6 +3,7 @@
 #include "ui/document/parameterundo.h"
 #include "ui/session/attentionsession.h"
 #include "ui/session/tensorsource.h"
+#include "ui/window/filedrop.h"
 #include "ui/window/recentfiles.h"
 #include "ui/window/tensorcontroller.h"
 
@@ -125,7 +126,16 @@ SessionController::SessionController(AttentionSession *session, QWidget *window)
         m_window->setWindowModified(!clean);
         emit modifiedChanged(!clean);
     });
-    connect(m_recent, &RecentFiles::openRequested, this, &SessionController::open);
+    // Open Recent lists sessions and tensor files (.npy, .npz), each opened as File → Open
+    // or File → Open Tensors… opens it.
+    connect(m_recent, &RecentFiles::openRequested, this, [this](const QString &path) {
+        if (m_tensors && droppedFileKind(path) == DroppedFileKind::Tensors) {
+            if (!m_tensors->open(path) && !QFileInfo::exists(path))
+                m_recent->remove(path);
+        } else {
+            open(path);
+        }
+    });
     connect(m_recent, &RecentFiles::changed, this, [this] {
         if (m_persistRecent) {
             QSettings settings;
@@ -136,6 +146,12 @@ SessionController::SessionController(AttentionSession *session, QWidget *window)
 }
 
 SessionController::~SessionController() = default;
+
+void SessionController::setTensorController(TensorController *tensors)
+{
+    m_tensors = tensors;
+    connect(tensors, &TensorController::opened, m_recent, &RecentFiles::add);
+}
 
 void SessionController::setViewStateHandlers(std::function<QJsonObject()> get,
                                              std::function<void(const QJsonObject &)> set)

@@ -41,7 +41,8 @@ public:
                           std::function<QString(const QJsonObject &)> set);
     /// Loaded tensors are saved as their file (SessionDocument::tensors) and loaded again, through
     /// `tensors`, when a session is opened. Without it a session's tensors are not loaded.
-    void setTensorController(TensorController *tensors) { m_tensors = tensors; }
+    /// Tensor files opened through it join Open Recent, which opens them through it again.
+    void setTensorController(TensorController *tensors);
     /// Every slider drag under `controls` becomes one undo command (drags merge through
     /// SetParametersCommand's merge key; a new press starts a new command).
     void trackSliderDrags(QWidget *controls);

@@ -4,6 +4,7 @@
 #include "ui/panels/tensorpanel.h"
 #include "ui/session/attentionsession.h"
 #include "ui/session/jobrunner.h"
+#include "ui/views/figureexport.h"
 #include "ui/views/heatmapwidget.h"
 
 #include <QAction>
@@ -241,6 +242,8 @@ bool TensorController::openFile(const QString &path, QString *error, const QStri
     if (!current.tensors)
         m_randomParameters = current;
     m_edit(p);
+    // Another file: a zoom into the previous one's cells does not carry over.
+    m_heatmap->resetZoom();
     m_panel->setTokenMessage(m_tokenMessage);
     emit statusMessage(m_tokenMessage.isEmpty()
                            ? tr("Loaded %1: %2").arg(loaded->fileName(), loaded->description())
@@ -285,8 +288,10 @@ QString TensorController::checkComputes(const SessionParameters &params) const
 bool TensorController::open(const QString &path)
 {
     QString error;
-    if (openFile(path, &error))
+    if (openFile(path, &error)) {
+        emit opened(path);
         return true;
+    }
     QMessageBox box(QMessageBox::Warning, tr("Open Tensors"),
                     tr("Could not open %1.").arg(QFileInfo(path).fileName()), QMessageBox::Ok,
                     m_window);
@@ -463,7 +468,7 @@ void TensorController::exportWeightsInteractive()
                            : QStringLiteral("attention-weights");
     QString selectedFilter;
     QString path = QFileDialog::getSaveFileName(
-        m_window, tr("Export Weights"), QDir(m_lastFolder).filePath(stem + QStringLiteral(".npy")),
+        m_window, tr("Export Weights"), exportStartPath(stem + QStringLiteral(".npy")),
         tr("NumPy array (*.npy);;CSV table (*.csv)"), &selectedFilter);
     if (path.isEmpty())
         return;
@@ -475,7 +480,7 @@ void TensorController::exportWeightsInteractive()
         QMessageBox::warning(m_window, tr("Export Weights"), error);
         return;
     }
-    m_lastFolder = QFileInfo(path).absolutePath();
+    rememberExportFolder(path);
     emit statusMessage(tr("Exported %1").arg(QDir::toNativeSeparators(path)));
 }
 

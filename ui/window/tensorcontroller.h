@@ -112,6 +112,8 @@ public slots:
 signals:
     /// A short note for the status bar.
     void statusMessage(const QString &text);
+    /// open() loaded the file at `path` (File → Open Tensors…, Open Recent, a dropped file).
+    void opened(const QString &path);
 
 private:
     void apply(const SessionParameters &params);
