@@ -72,6 +72,14 @@ QString q(const std::string &s)
 
 // Parses the command line into `request`; returns an exit code when the command is done
 // (--help, or a usage error).
+// --out names a figure (PNG, SVG or PDF) rather than an .npz.
+bool isFigurePath(const QString &path)
+{
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    return suffix == QLatin1String("png") || suffix == QLatin1String("svg")
+        || suffix == QLatin1String("pdf");
+}
+
 std::optional<int> parseRequest(const QStringList &arguments, ModelRequest &request)
 {
     QCommandLineParser parser;
@@ -124,9 +132,13 @@ std::optional<int> parseRequest(const QStringList &arguments, ModelRequest &requ
     request.info = parser.isSet(infoOption);
     if (request.info)
         return std::nullopt;
-    if (parser.isSet(idsOption) == parser.isSet(textOption))
+    if (parser.isSet(idsOption) && parser.isSet(textOption))
         return usageError(kCommand,
                           QStringLiteral("give either --ids or --text (or --info), not both"));
+    if (!parser.isSet(idsOption) && !parser.isSet(textOption))
+        return usageError(kCommand,
+                          QStringLiteral("give the input: --ids 464,2068,... or --text \"...\" "
+                                         "(or --info for the model alone)"));
     if (!parser.isSet(outOption) && !parser.isSet(topKOption))
         return usageError(kCommand, QStringLiteral("--out <file> or --top-k K is required"));
     QString error;
@@ -152,10 +164,23 @@ std::optional<int> parseRequest(const QStringList &arguments, ModelRequest &requ
     if (!budget)
         return usageError(kCommand, error);
     request.budgetBytes = *budget;
-    if (!request.outPath.isEmpty())
-        if (const auto refused
-            = checkOutputPaths(kCommand, {OutputPath {QStringLiteral("--out"), request.outPath}}))
+    if (!request.outPath.isEmpty()) {
+        const QString suffix = QFileInfo(request.outPath).suffix().toLower();
+        if (suffix != QLatin1String("npz") && !isFigurePath(request.outPath))
+            return usageError(kCommand,
+                              QStringLiteral("--out '%1': write .npz (the arrays) or "
+                                             ".png, .svg or .pdf (a figure)")
+                                  .arg(request.outPath));
+        // Every file of the model folder is an input: --out must not replace the checkpoint,
+        // its config or its tokenizer.
+        std::vector<OutputPath> inputs;
+        const QDir folder(request.modelDir);
+        for (const QString &name : folder.entryList(QDir::Files | QDir::Hidden))
+            inputs.push_back({QStringLiteral("--model"), folder.filePath(name)});
+        if (const auto refused = checkOutputPaths(
+                kCommand, {OutputPath {QStringLiteral("--out"), request.outPath}}, inputs))
             return *refused;
+    }
     return std::nullopt;
 }
 
@@ -208,13 +233,6 @@ int printInfo(const Model &model)
 }
 
 // Which layers/heads are written, and whether the attention stack fits the budget.
-// --out names a figure (PNG, SVG or PDF) rather than an .npz.
-bool isFigurePath(const QString &path)
-{
-    const QString suffix = QFileInfo(path).suffix().toLower();
-    return suffix == QLatin1String("png") || suffix == QLatin1String("svg")
-        || suffix == QLatin1String("pdf");
-}
 
 std::optional<int> planRun(const ModelRequest &request, const ModelConfig &c, ModelPlan &plan)
 {
@@ -251,20 +269,26 @@ std::optional<int> planRun(const ModelRequest &request, const ModelConfig &c, Mo
     const double n = double(request.ids.size());
     const double heads = figure ? double(c.heads) : double(plan.heads.size());
     const double values = double(plan.layers.size()) * heads * n * n;
-    plan.attentionBytes = values * 12.0;
+    // An .npz: float32 computed plus float64 while the archive is built; a figure: the stack's
+    // float32 file read back by the renderer as the heatmap command counts it (20 bytes a value).
+    const double bytesPerValue = figure ? 20.0 : 12.0;
+    plan.attentionBytes = values * bytesPerValue;
     if ((figure || (!request.layer && !request.head)) && !request.outPath.isEmpty()
         && plan.attentionBytes > request.budgetBytes)
         return usageError(
             kCommand,
-            QStringLiteral("the attention stack needs %1 layers x %2 heads x %3 x %3 values x 12 "
-                           "bytes (float32 computed, float64 while the .npz is built) = %4, over "
-                           "--memory-budget-mib %5; ask for one --layer or --head, fewer ids, or "
-                           "a larger budget")
+            QStringLiteral("the attention stack needs %1 layers x %2 heads x %3 x %3 values x %4 "
+                           "bytes (%5) = %6, over --memory-budget-mib %7; %8")
                 .arg(plan.layers.size())
                 .arg(heads)
                 .arg(request.ids.size())
-                .arg(mibText(plan.attentionBytes))
-                .arg(mibText(request.budgetBytes)));
+                .arg(bytesPerValue)
+                .arg(figure ? QStringLiteral("float32 computed, float64 while it is drawn")
+                            : QStringLiteral("float32 computed, float64 while the .npz is built"),
+                     mibText(plan.attentionBytes), mibText(request.budgetBytes),
+                     figure ? QStringLiteral("ask for one --layer, fewer ids, or a larger budget")
+                            : QStringLiteral("ask for one --layer or --head, fewer ids, or a "
+                                             "larger budget")));
     // An .npz also holds the logits (n × vocab) and the hidden states: float32 computed plus a
     // float64 copy while the archive is built.
     const bool npz = !request.outPath.isEmpty() && !figure;
@@ -350,8 +374,13 @@ int writeFigure(const ModelRequest &request, const ForwardResult &r, const Model
             tokens.push_back(std::to_string(id));
     writeNpz(stack.toStdString(), {{"attentions", attentionArray(r, figure)}}, false,
              {{"tokens", NpyStrings {{std::int64_t(tokens.size())}, tokens}}});
-    QStringList arguments {QStringLiteral("heatmap"), QStringLiteral("--in"), stack,
-                           QStringLiteral("--out"), request.outPath};
+    QStringList arguments {QStringLiteral("heatmap"),
+                           QStringLiteral("--in"),
+                           stack,
+                           QStringLiteral("--out"),
+                           request.outPath,
+                           QStringLiteral("--memory-budget-mib"),
+                           QString::number(std::max<qint64>(1, qint64(request.budgetBytes) >> 20))};
     if (request.layer && request.head)
         arguments << QStringLiteral("--view") << QStringLiteral("head") << QStringLiteral("--head")
                   << QString::number(*request.head);

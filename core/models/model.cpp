@@ -279,7 +279,13 @@ const float *WeightRef::floatsInPlace() const
 Model Model::open(const std::string &dir)
 {
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(std::filesystem::path(dir) / "config.json", ec)) {
+    if (dir.empty())
+        throw ModelError("no model folder given (an empty path)");
+    const std::filesystem::path given(dir);
+    if (std::filesystem::is_regular_file(given, ec) && given.extension() == ".json")
+        throw ModelError(dir + ": a file; give the folder holding config.json and the weights ("
+                         + given.parent_path().string() + ")");
+    if (!std::filesystem::is_regular_file(given / "config.json", ec)) {
         // Say what is there instead (a GGUF or PyTorch file, a folder of other files), else that
         // the weights lack their config.json.
         try {

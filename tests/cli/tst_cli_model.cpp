@@ -9,6 +9,7 @@
 #include "core/io/npy.h"
 
 #include <QColor>
+#include <QDir>
 #include <QFile>
 #include <QImage>
 #include <QObject>
@@ -330,6 +331,35 @@ private slots:
         r = runModel({"--model", gguf, "--info"});
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("GGUF"), qPrintable(r.err));
+        // Neither input: says which to give.
+        r = runModel({"--model", caseDir("gpt2"), "--top-k", "3"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("give the input: --ids"), qPrintable(r.err));
+        // config.json itself given as the model: give its folder.
+        r = runModel({"--model", caseDir("gpt2") + "/config.json", "--ids", "1", "--top-k", "1"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("give the folder holding config.json"), qPrintable(r.err));
+        // --out must not replace a file of the model folder, nor write an unknown format.
+        const QString copy = dir.filePath("gpt2");
+        QVERIFY(QDir().mkpath(copy));
+        for (const QString &name : QDir(caseDir("gpt2")).entryList(QDir::Files))
+            QVERIFY(QFile::copy(caseDir("gpt2") + "/" + name, copy + "/" + name));
+        const QByteArray weights = [&] {
+            QFile f(copy + "/model.safetensors");
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        }();
+        for (const char *target : {"model.safetensors", "config.json"}) {
+            r = runModel({"--model", copy, "--ids", "1,2", "--out", copy + "/" + target});
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.contains(QLatin1String(target)), qPrintable(r.err));
+        }
+        QFile kept(copy + "/model.safetensors");
+        QVERIFY(kept.open(QIODevice::ReadOnly));
+        QCOMPARE(kept.readAll(), weights);
+        r = runModel({"--model", copy, "--ids", "1,2", "--out", dir.filePath("x.txt")});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("write .npz"), qPrintable(r.err));
+        QVERIFY(!QFile::exists(dir.filePath("x.txt")));
     }
 };
 

@@ -8,6 +8,7 @@
 #include "ui/session/attentionsession.h"
 #include "ui/session/resultview.h"
 #include "ui/session/tensorsource.h"
+#include "ui/views/atlasview.h"
 #include "ui/views/attentionviews.h"
 #include "ui/views/compareview.h"
 #include "ui/views/figurecanvas.h"
