@@ -50,6 +50,7 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QStatusBar>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -390,6 +391,13 @@ void TestModelWindow::longRunShownByModelAndLongTabs()
     QVERIFY2(w.window.statusBar()->currentMessage().contains(
                  QStringLiteral("%1 tokens: one layer's 4 heads").arg(n)),
              qPrintable(w.window.statusBar()->currentMessage()));
+    // The banner over the heatmaps says where the run is shown, not the stack's placeholder
+    // sizes (d_k = 1).
+    const QString notice = w.window.heatmapWidget()->noticeText();
+    QVERIFY2(notice.contains(QStringLiteral("each head whole in the Long tab")),
+             qPrintable(notice));
+    QVERIFY2(!notice.contains(QRegularExpression(QStringLiteral("d_k = 1(?!\\d)"))),
+             qPrintable(notice));
 
     AttentionViews *views = w.window.attentionViews();
     QCOMPARE(views->currentIndex(), int(AttentionViews::ModelTab));

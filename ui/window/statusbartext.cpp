@@ -108,6 +108,15 @@ QString StatusBarText::notComputedNotice(const SessionParameters &wanted,
             parts << tr("d_k = %1").arg(p.dK());
         return parts.join(QStringLiteral(", "));
     };
+    // A long model run has no d_model or d_k of its own to compare (its parameters are the
+    // stack's placeholders): say where it is shown instead.
+    if (wanted.tensors && wanted.tensors->longOnly())
+        return tr("%1: %2 tokens, every layer \u00d7 head in the Model tab and each head whole in "
+                  "the Long tab; the Heads, Steps, A/B and Tokens views still show the previous "
+                  "session (%3).\n%4")
+            .arg(wanted.tensors->modelName())
+            .arg(wanted.tensors->queryCount())
+            .arg(brief(shown, wanted), full);
     // First line (wrapped): what the heatmaps show; second (elided, whole in the tooltip): why.
     return tr("Not computed for %1: the heatmaps and Steps show the previous parameters, %2.\n%3")
         .arg(brief(wanted, shown), brief(shown, wanted), full);
