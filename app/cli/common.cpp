@@ -48,7 +48,7 @@ const std::vector<Command> &commands()
         {"experiment", "List or run the experiments E1-E16 of docs/experiments.md",
          &guarded<&runExperiment>},
         {"compute", "Attention on your tensors: .npz in, .npz out", &guarded<&runCompute>},
-        {"bench", "Time the attention kernels (materialized, streaming, loop)",
+        {"bench", "Time the attention kernels (materialized, streaming, loop, fused)",
          &guarded<&runBench>},
         {"train", "Train an attention layer (your .npz case or a built-in task)",
          &guarded<&runTrain>},

@@ -191,11 +191,14 @@ AtlasView::AtlasView(QWidget *parent)
     controls->addWidget(m_thresholdSpin);
     controls->addStretch(1);
     controls->addWidget(m_exportButton);
-    auto *split = new QSplitter(Qt::Horizontal, this);
+    // The grid above the ranking: the centre of the window is narrow at 1280 × 800, and a
+    // 12-layer grid is as tall as it is wide.
+    auto *split = new QSplitter(Qt::Vertical, this);
     split->addWidget(m_scroll);
     split->addWidget(m_table);
     split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 1);
+    split->setStretchFactor(1, 2);
+    split->setSizes({600, 250});
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(controls);
     layout->addWidget(m_message);
