@@ -600,7 +600,7 @@ private slots:
         QCOMPARE(views.widget(AttentionViews::LongTab), views.longMapView());
         QCOMPARE(views.tabText(AttentionViews::AtlasTab), QStringLiteral("Atlas"));
         QCOMPARE(views.widget(AttentionViews::AtlasTab), views.atlasView());
-        QCOMPARE(views.tabText(AttentionViews::PositionsTab), QStringLiteral("Positions"));
+        QCOMPARE(views.tabText(AttentionViews::PositionsTab), QStringLiteral("PE"));
         QCOMPARE(views.widget(AttentionViews::PositionsTab), views.positionsView());
         QCOMPARE(views.tabText(AttentionViews::HeadsTab), QStringLiteral("Heads"));
         QCOMPARE(views.tabText(AttentionViews::StepsTab), QStringLiteral("Steps"));
@@ -618,7 +618,7 @@ private slots:
         QTRY_COMPARE(results.count(), 1);
         QCOMPARE(views.stepsView()->result(), session.result());
         QCOMPARE(views.compareView()->resultA(), session.result());
-        QCOMPARE(views.tabActions().size(), 7);
+        QCOMPARE(views.tabActions().size(), 8);
         for (int tab = 0; tab < 7; ++tab)
             QCOMPARE(views.tabActions()[tab]->shortcut(),
                      QKeySequence(QStringLiteral("Ctrl+Alt+%1").arg(tab + 1)));

@@ -44,7 +44,7 @@ AttentionViews::AttentionViews(HeatmapWidget *heads, AttentionSession *session, 
     addTab(m_steps, tr("Steps"));
     addTab(m_compare, tr("A/B")); // "Compare A/B": short, so every tab fits at 1 280 px
     addTab(m_tokens, tr("Tokens"));
-    addTab(m_positions, tr("Positions"));
+    addTab(m_positions, tr("PE")); // positional encoding: a short label keeps 8 tabs in view
     addTab(m_model, tr("Model"));
     addTab(m_long, tr("Long"));
     addTab(m_atlas, tr("Atlas"));
