@@ -121,18 +121,33 @@ LONG_CONFIG = mmf.variant(mmf.LLAMA, vocab_size=32000, hidden_size=768, intermed
                           num_attention_heads=12, num_key_value_heads=12, num_hidden_layers=12)
 
 
-def long_run(exe, n, args):
-    """The window's long-text path on a 12-layer model: peak memory beyond the weights."""
+def long_checkpoint(folder, n, seed):
+    """Writes the long-text run's 12-layer Llama-shaped BF16 checkpoint to `folder`."""
     cfg = mmf.variant(LONG_CONFIG, max_position_embeddings=n)
     params = []
-    for name, a in mmf.llama_params(cfg, np.random.default_rng(args.seed)):
+    for name, a in mmf.llama_params(cfg, np.random.default_rng(seed)):
         if not name.endswith("norm.weight"):
             a *= np.float32(0.02 / 0.3)  # drawn N(0, 0.3²); GPT-2's initialisation scale
         params.append((name, a))
+    write_checkpoint(folder, cfg, params, "BF16")
+    return cfg
+
+
+def write_long_folder(folder, n, seed):
+    """The long-text checkpoint and n random ids (ids.txt, comma-separated) for the window:
+    attnlab --model FOLDER --text "$(cat FOLDER/ids.txt)"."""
+    long_checkpoint(folder, n, seed)
+    ids = np.random.default_rng(seed + 1).integers(0, LONG_CONFIG["vocab_size"], n)
+    with open(os.path.join(folder, "ids.txt"), "w") as f:
+        f.write(",".join(str(int(i)) for i in ids))
+    print(f"wrote {folder} ({n} ids in ids.txt)")
+
+
+def long_run(exe, n, args):
+    """The window's long-text path on a 12-layer model: peak memory beyond the weights."""
     with tempfile.TemporaryDirectory(prefix="attn_bench_models_", dir=args.tmp) as tmp:
         folder = os.path.join(tmp, "bf16")
-        write_checkpoint(folder, cfg, params, "BF16")
-        del params
+        cfg = long_checkpoint(folder, n, args.seed)
         size = os.path.getsize(os.path.join(folder, "model.safetensors"))
         env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
         cmd = [exe, "--model", folder, "--n", str(n), "--seed", str(args.seed), "--repeat", "1",
@@ -164,10 +179,15 @@ def main():
                         help="folder for the temporary checkpoints (default: TMPDIR or /tmp)")
     parser.add_argument("--long", type=int, default=0,
                         help="n of the long-text run (a 12-layer Llama-shaped BF16 model)")
+    parser.add_argument("--long-folder", default=None,
+                        help="with --long N: only write the checkpoint and N ids (ids.txt) to "
+                             "this folder, for the window")
     parser.add_argument("--memory-n", type=int, default=128,
                         help="n of the peak-memory runs (F32 and BF16)")
     args = parser.parse_args()
     exe = os.path.abspath(args.bench)
+    if args.long and args.long_folder:
+        return write_long_folder(args.long_folder, args.long, args.seed)
     if args.long:
         return long_run(exe, args.long, args)
     cfg = CONFIG
