@@ -1477,9 +1477,15 @@ void TestMainWindow::tourStepsPointAtTheirWidgets()
         if (step == 1) { // "Tick or untick it": the scale toggles (ticked: α = ½)
             QTest::mouseClick(showMe, Qt::LeftButton);
             QCOMPARE(session->parameters().scaleExponent, before.scaleExponent == 0.0 ? 0.5 : 0.0);
-        } else if (step == 2) { // "Double d_k"
+        } else if (step == 2) { // "Double d_k (scale off)", whatever step 1 left
+            auto *scale = m_window->findChild<QCheckBox *>(QStringLiteral("sqrtCheck"));
+            QVERIFY(scale);
+            scale->setChecked(true); // as following step 1 from a first start leaves it
+            QTRY_VERIFY(session->parameters().scaleExponent != 0.0);
+            const Index dK = session->parameters().dK();
             QTest::mouseClick(showMe, Qt::LeftButton);
-            QCOMPARE(session->parameters().dK(), 2 * before.dK());
+            QCOMPARE(session->parameters().dK(), 2 * dK);
+            QCOMPARE(session->parameters().scaleExponent, 0.0);
         } else if (step == 4) { // "Mask the future"
             QTest::mouseClick(showMe, Qt::LeftButton);
             QCOMPARE(session->parameters().mask, MaskChoice::Causal);

@@ -81,8 +81,12 @@ Tour::Tour(MainWindow *window)
          tr("Drag d_k to the right. Without the scale every doubling of d_k makes the scores "
             "\u221a2 times wider and the rows sharper; tick the scale again and they stay as "
             "they were."),
-         QStringLiteral("dkSlider"), tr("Double d_k"),
+         QStringLiteral("dkSlider"), tr("Double d_k (scale off)"),
          [find] {
+             // The step shows the unscaled growth: with the scale left on by the step before,
+             // doubling d_k would barely change the map, against the text.
+             if (auto *c = qobject_cast<QCheckBox *>(find("sqrtCheck")))
+                 c->setChecked(false);
              if (auto *s = qobject_cast<QSlider *>(find("dkSlider")))
                  s->setValue(std::min(s->maximum(), s->value() + s->pageStep()));
          }},
