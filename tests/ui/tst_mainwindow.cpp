@@ -1454,6 +1454,12 @@ void TestMainWindow::tourStepsPointAtTheirWidgets()
                                  QStringLiteral("maxWeightDock"),
                                  QStringLiteral("maskCombo"),
                                  QStringLiteral("positionalCheck"),
+                                 QStringLiteral("headSortCombo"),
+                                 QStringLiteral("tokensView"),
+                                 QStringLiteral("playPanel"),
+                                 QStringLiteral("modelView"),
+                                 QStringLiteral("longMapView"),
+                                 QStringLiteral("atlasView"),
                                  QString()};
     QCOMPARE(int(tour->steps().size()), int(targets.size()));
     auto *next = tour->callout()->findChild<QPushButton *>(QStringLiteral("tourNext"));
@@ -1466,6 +1472,8 @@ void TestMainWindow::tourStepsPointAtTheirWidgets()
         QWidget *target = tour->currentTarget();
         QCOMPARE(target ? target->objectName() : QString(), targets[step]);
         if (target) {
+            // The target is shown (its tab is the current one, its dock raised).
+            QTRY_VERIFY2(target->isVisible(), qPrintable(targets[step]));
             // The outline lies over the target; the callout stays inside the window.
             const QRect r(target->mapTo(m_window.get(), QPoint(0, 0)), target->size());
             QVERIFY(tour->highlight()->geometry().contains(r));

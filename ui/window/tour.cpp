@@ -6,6 +6,7 @@
 #include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDockWidget>
 #include <QFrame>
 #include <QHBoxLayout>
@@ -114,6 +115,45 @@ Tour::Tour(MainWindow *window)
              if (auto *c = qobject_cast<QCheckBox *>(find("positionalCheck")))
                  c->setChecked(true);
          }},
+        {tr("Pin a query, sort the heads"),
+         tr("Shift+click a cell to pin its query: every head shows that row's weights beside the "
+            "map, and they stay while you change d_k or the mask. The heads can be sorted by "
+            "entropy or max weight here, so focused heads come first."),
+         QStringLiteral("headSortCombo"),
+         {},
+         {}},
+        {tr("Tokens"),
+         tr("The same weights over the tokens: a line from each query to each key, thicker for "
+            "more weight (BertViz's head view), or the text coloured by one query's attention."),
+         QStringLiteral("tokensView"),
+         {},
+         {}},
+        {tr("Play"),
+         tr("Play animates one parameter \u2014 d_k, \u03b1 or \u03c4 \u2014 from one value to "
+            "another, frame by frame, and exports the frames: the saturation of the softmax as a "
+            "film."),
+         QStringLiteral("playPanel"),
+         {},
+         {}},
+        {tr("Real models"),
+         tr("File \u2192 Open Model\u2026 opens a Hugging Face checkpoint (GPT-2, Llama, Qwen, "
+            "BERT); type a text and Run. The Model tab shows every layer \u00d7 head; click one "
+            "to open it here."),
+         QStringLiteral("modelView"),
+         {},
+         {}},
+        {tr("Long sequences"),
+         tr("The Long tab computes attention at up to 65 536 tokens in tiles, exactly, at the "
+            "zoom shown, without the n \u00d7 n matrix: wheel to zoom, drag to pan."),
+         QStringLiteral("longMapView"),
+         {},
+         {}},
+        {tr("The atlas"),
+         tr("For a model run or a loaded stack, the Atlas scores what every head does "
+            "(previous-token, induction, sink, \u2026) and ranks them; click a head to open it."),
+         QStringLiteral("atlasView"),
+         {},
+         {}},
         {tr("That is the tour"),
          tr("Every change is undoable (Ctrl+Z). Help \u2192 Guided Tour shows these steps "
             "again; F1 lists the shortcuts."),
@@ -252,14 +292,23 @@ void Tour::showStep(int step)
     // it into view, so the outline lands on it.
     if (QWidget *target = currentTarget()) {
         for (QWidget *w = target; w; w = w->parentWidget()) {
-            if (auto *scroll = qobject_cast<QScrollArea *>(w))
-                scroll->ensureWidgetVisible(target);
+            // A page of a tab widget (the Tokens, Model, Long, Atlas tabs; the Attention mode):
+            // make it the current page.
+            if (QWidget *stack = w->parentWidget())
+                if (auto *tabs = qobject_cast<QTabWidget *>(stack->parentWidget()))
+                    if (tabs->indexOf(w) >= 0)
+                        tabs->setCurrentWidget(w);
             if (auto *dock = qobject_cast<QDockWidget *>(w)) {
                 dock->show();
                 dock->raise();
                 break;
             }
         }
+        // Then, laid out in its raised dock or tab, scrolled into view.
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+        for (QWidget *w = target; w; w = w->parentWidget())
+            if (auto *scroll = qobject_cast<QScrollArea *>(w))
+                scroll->ensureWidgetVisible(target);
     }
     m_callout->show();
     m_callout->adjustSize();
