@@ -208,7 +208,8 @@ void ModelRenderer::paint(QPainter *painter, const QRectF &bounds, bool /*vector
         painter->setFont(font);
         painter->drawText(bounds.adjusted(kMargin, kMargin, -kMargin, -kMargin),
                           Qt::AlignCenter | Qt::TextWordWrap,
-                          QStringLiteral("No stack of attention weights loaded: File \u2192 Open "
+                          QStringLiteral("No model run and no stack of attention weights: File "
+                                         "\u2192 Open Model\u2026 and Run, or File \u2192 Open "
                                          "Tensors\u2026 an .npz with 'attentions' (layers, heads, "
                                          "n_q, n_k)"));
         painter->restore();
