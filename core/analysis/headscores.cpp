@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <type_traits>
 
 namespace attn {
 namespace {
@@ -82,15 +83,31 @@ void addRow(const double *p, Index i, Index n, const std::vector<std::int64_t> &
 
 } // namespace
 
+namespace {
+
+/// The score columns of `s` in their one order; const or writable as `s` is.
+template<typename Scores> auto scoreColumnsOf(Scores &s)
+{
+    using M = std::conditional_t<std::is_const_v<Scores>, const MatrixD, MatrixD>;
+    return std::vector<std::pair<const char *, M *>> {{"previous_token", &s.previousToken},
+                                                      {"duplicate_token", &s.duplicateToken},
+                                                      {"induction", &s.induction},
+                                                      {"sink", &s.sink},
+                                                      {"entropy", &s.entropy},
+                                                      {"effective_terms", &s.effectiveTerms},
+                                                      {"distance", &s.distance}};
+}
+
+} // namespace
+
+std::vector<std::pair<const char *, MatrixD *>> headScoreColumns(HeadScores &s)
+{
+    return scoreColumnsOf(s);
+}
+
 std::vector<std::pair<const char *, const MatrixD *>> headScoreColumns(const HeadScores &s)
 {
-    return {{"previous_token", &s.previousToken},
-            {"duplicate_token", &s.duplicateToken},
-            {"induction", &s.induction},
-            {"sink", &s.sink},
-            {"entropy", &s.entropy},
-            {"effective_terms", &s.effectiveTerms},
-            {"distance", &s.distance}};
+    return scoreColumnsOf(s);
 }
 
 std::vector<std::int64_t> tokenIds(const std::vector<std::string> &tokens)

@@ -89,6 +89,8 @@ struct HeadScores
 /// Atlas tab list them: previous_token, duplicate_token, induction, sink, entropy,
 /// effective_terms, distance (pointers into `s`).
 std::vector<std::pair<const char *, const MatrixD *>> headScoreColumns(const HeadScores &s);
+/// The same columns, writable (to assemble scores computed a head at a time).
+std::vector<std::pair<const char *, MatrixD *>> headScoreColumns(HeadScores &s);
 
 /// Token ids for strings: equal strings get equal ids (the order of first appearance: 0, 1, …).
 std::vector<std::int64_t> tokenIds(const std::vector<std::string> &tokens);

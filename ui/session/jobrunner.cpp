@@ -1,5 +1,7 @@
 #include "ui/session/jobrunner.h"
 
+#include <QCoreApplication>
+
 #include <QEventLoop>
 #include <QMetaObject>
 
@@ -111,6 +113,14 @@ void JobRunner::waitWhileBusy(const bool *done)
     while (m_busy)
         loop.exec(QEventLoop::ExcludeUserInputEvents);
     disconnect(c);
+}
+
+void JobRunner::waitUntilIdle()
+{
+    while (isBusy()) {
+        waitForDone();
+        QCoreApplication::processEvents();
+    }
 }
 
 } // namespace attn

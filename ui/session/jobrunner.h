@@ -91,6 +91,10 @@ public:
     bool isBusy() const { return m_busy; }
     /// Blocks until every job started so far has returned (tests, shutdown).
     void waitForDone() { m_pool.waitForDone(); }
+    /// Until isBusy() is false: waits for the jobs and processes events, so the newest job's
+    /// result (or failure) is delivered and any job its delivery starts runs too (tests, and
+    /// views' waitFor… helpers). On the runner's thread only.
+    void waitUntilIdle();
 
 signals:
     void busyChanged(bool busy);

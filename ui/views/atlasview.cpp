@@ -5,7 +5,6 @@
 #include "ui/session/tensorsource.h"
 
 #include <QComboBox>
-#include <QCoreApplication>
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFile>
@@ -26,7 +25,6 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 
-#include <array>
 #include <cmath>
 #include <limits>
 #include <span>
@@ -46,11 +44,8 @@ HeadScores scoreEveryHead(const TensorSource &source, const std::vector<std::int
     all.heads = heads;
     all.n = n;
     all.haveTokens = !tokens.empty();
-    // In the order of headScoreColumns.
-    const std::array<MatrixD *, 7> targets {
-        &all.previousToken, &all.duplicateToken, &all.induction, &all.sink,
-        &all.entropy,       &all.effectiveTerms, &all.distance};
-    for (MatrixD *m : targets)
+    const auto targets = headScoreColumns(all);
+    for (const auto &[name, m] : targets)
         m->setConstant(layers, heads, std::numeric_limits<double>::quiet_NaN());
     all.sinkFlag = MatrixB::Zero(layers, heads);
     all.zeroRows.setZero(layers, heads);
@@ -62,7 +57,7 @@ HeadScores scoreEveryHead(const TensorSource &source, const std::vector<std::int
                                                       {1, 1, n}, tokens);
             const auto from = headScoreColumns(one);
             for (std::size_t k = 0; k < targets.size(); ++k)
-                (*targets[k])(l, h) = (*from[k].second)(0, 0);
+                (*targets[k].second)(l, h) = (*from[k].second)(0, 0);
             all.sinkFlag(l, h) = one.sinkFlag(0, 0);
             all.zeroRows(l, h) = one.zeroRows(0, 0);
             context.report(double(l * heads + h + 1) / double(layers * heads));
@@ -330,10 +325,7 @@ bool AtlasView::isComputing() const
 
 void AtlasView::waitForScores()
 {
-    while (m_jobs->isBusy()) {
-        m_jobs->waitForDone();
-        QCoreApplication::processEvents();
-    }
+    m_jobs->waitUntilIdle();
 }
 
 QWidget *AtlasView::canvas() const

@@ -2,7 +2,6 @@
 
 #include "ui/session/jobrunner.h"
 
-#include <QCoreApplication>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QResizeEvent>
@@ -186,10 +185,7 @@ bool ModelView::thumbnailsReady() const
 
 void ModelView::waitForThumbnails()
 {
-    while (m_jobs->isBusy()) {
-        m_jobs->waitForDone();
-        QCoreApplication::processEvents();
-    }
+    m_jobs->waitUntilIdle();
 }
 
 QSize ModelView::defaultExportSize() const

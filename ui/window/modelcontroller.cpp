@@ -271,10 +271,7 @@ bool ModelController::isRunning() const
 
 void ModelController::waitForRun()
 {
-    while (m_jobs->isBusy()) {
-        m_jobs->waitForDone();
-        QCoreApplication::processEvents();
-    }
+    m_jobs->waitUntilIdle();
 }
 
 void ModelController::cancel()
