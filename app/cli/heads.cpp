@@ -5,7 +5,8 @@
 //   attnlab heads --in STACK.npz [--tokens a,b,c] [--format table|csv|json] [--exclude-bos]
 //                 [--exclude-current] [--sink-epsilon E] [--out atlas.png|svg|pdf [--score S]]
 //   attnlab heads --model DIR (--text T | --ids 1,2,3) [--prefix-tokens N] [--prefix-draws D]
-//                 [--seed S] [--contributions [--out-npz FILE.npz]] [the options above]
+//                 [--seed S] [--contributions [--ablation zero|mean] [--out-npz FILE.npz]]
+//                 [the options above]
 //
 // Input: an .npz as `attnlab compute` writes (weights, heads × n × n) or a model's stack as the
 // window opens it (attentions, layers × heads × n × n, with tokens); the weights are the first
@@ -70,6 +71,7 @@ struct HeadsArguments
     Index prefixDraws = 4; ///< --prefix-draws D
     std::uint64_t seed = 0; ///< --seed of the prefix-matching draws
     bool contributions = false; ///< --contributions
+    models::Ablation ablation = models::Ablation::Zero; ///< --ablation
     QString outNpz; ///< --out-npz: value norms and rollout; empty for none
 };
 
@@ -84,6 +86,7 @@ struct ModelExtras
     MatrixD valueNormSink, valueNormMass; ///< layers × heads
     MatrixD rollout; ///< n × n
     HeadAblation ablation;
+    models::Ablation ablationKind = models::Ablation::Zero;
     MatrixD ablationTop1; ///< ablation.top1Ablated as numbers, for the columns
     NpyArray valueNorms; ///< layers × heads × n × n, with --out-npz only
 };
@@ -170,6 +173,10 @@ QList<QCommandLineOption> headsOptions()
                         "value_norm_mass; Kobayashi et al. 2020), attention rollout (Abnar & "
                         "Zuidema 2020) and head ablation (ablation_kl, ablation_top1: one forward "
                         "per head).")},
+        {QStringLiteral("ablation"),
+         QStringLiteral("With --contributions: what an ablated head's output becomes: zero, or "
+                        "mean (each row the mean of the head's outputs over the positions)."),
+         QStringLiteral("kind"), QStringLiteral("zero")},
         {QStringLiteral("out-npz"),
          QStringLiteral("With --contributions: write value_norms (layers x heads x n x n), "
                         "rollout (n x n), rank_collapse, prefix_matching and ids to this .npz."),
@@ -215,7 +222,8 @@ std::optional<int> parseFigure(const QCommandLineParser &parser, HeadsArguments 
 std::optional<int> parseModel(const QCommandLineParser &parser, HeadsArguments &args)
 {
     static const char *const kModelOnly[]
-        = {"text", "ids", "prefix-tokens", "prefix-draws", "seed", "contributions", "out-npz"};
+        = {"text", "ids",           "prefix-tokens", "prefix-draws",
+           "seed", "contributions", "ablation",      "out-npz"};
     if (!parser.isSet(QStringLiteral("model"))) {
         for (const char *name : kModelOnly)
             if (parser.isSet(QLatin1String(name)))
@@ -249,6 +257,17 @@ std::optional<int> parseModel(const QCommandLineParser &parser, HeadsArguments &
     args.seed = *seed;
     args.contributions = parser.isSet(QStringLiteral("contributions"));
     args.outNpz = parser.value(QStringLiteral("out-npz"));
+    if (parser.isSet(QStringLiteral("ablation"))) {
+        if (!args.contributions)
+            return usageError(kCommand,
+                              QStringLiteral("--ablation chooses how --contributions ablates "
+                                             "heads; give --contributions too"));
+        const QString kind = parser.value(QStringLiteral("ablation"));
+        if (kind != QLatin1String("zero") && kind != QLatin1String("mean"))
+            return usageError(
+                kCommand, QStringLiteral("--ablation must be zero or mean, got '%1'").arg(kind));
+        args.ablation = models::ablationFromName(kind.toStdString());
+    }
     if (!args.outNpz.isEmpty() && !args.contributions)
         return usageError(kCommand,
                           QStringLiteral("--out-npz writes the contributions; give "
@@ -533,7 +552,8 @@ void modelContributions(const HeadsArguments &args, const models::Model &model,
         means.push_back(std::move(mean));
     }
     extras.rollout = attentionRollout(means);
-    extras.ablation = ablateHeads(model, r.ids);
+    extras.ablation = ablateHeads(model, r.ids, args.ablation);
+    extras.ablationKind = args.ablation;
     extras.ablationTop1 = extras.ablation.top1Ablated.cast<double>();
 }
 
@@ -689,7 +709,8 @@ std::string formatJson(const HeadScores &s, const ModelExtras *m)
                 const std::vector<double> row(m->rollout.row(i).begin(), m->rollout.row(i).end());
                 out += (i ? ", " : "") + jsonRow(row);
             }
-            out += "], \"ablation_top1\": {\"original\": " + std::to_string(m->ablation.top1)
+            out += "], \"ablation\": \"" + std::string(models::ablationName(m->ablationKind))
+                + "\", \"ablation_top1\": {\"original\": " + std::to_string(m->ablation.top1)
                 + ", \"ablated\": [";
             for (Index l = 0; l < s.layers; ++l) {
                 out += l ? ", [" : "[";
@@ -779,8 +800,11 @@ std::vector<std::string> tableNotes(const HeadsArguments &args, const HeadsPlan 
             notes.push_back(
                 "value_norm_sink: mean_i N_i0/sum_j N_ij, value_norm_mass: mean_i sum_j N_ij, "
                 "N_ij = ||A_ij v_j W_O^h||; ablation_kl: KL(p||q) in nats of the last "
-                "position's next token with the head's output zeroed, ablation_top1 its most "
-                "probable token (the model's: "
+                "position's next token with the head's output "
+                + std::string(m->ablationKind == models::Ablation::Mean
+                                  ? "replaced by its mean over the positions"
+                                  : "zeroed")
+                + ", ablation_top1 its most probable token (the model's: "
                 + std::to_string(m->ablation.top1) + "); rollout: --format json or --out-npz");
     }
     return notes;

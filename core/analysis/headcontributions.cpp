@@ -109,7 +109,7 @@ double klDivergenceOfLogits(const VectorD &logitsP, const VectorD &logitsQ)
 }
 
 HeadAblation ablateHeads(const models::Model &model, const std::vector<std::int64_t> &ids,
-                         const CancelToken &cancel)
+                         models::Ablation how, const CancelToken &cancel)
 {
     const models::ModelConfig &c = model.config();
     if (!model.weights().hasLmHead)
@@ -119,6 +119,7 @@ HeadAblation ablateHeads(const models::Model &model, const std::vector<std::int6
     options.keepQueriesKeys = false;
     options.lastLogitsOnly = true;
     options.cancel = cancel;
+    options.ablation = how;
     const MatrixF original = models::forward(model, ids, options).logits;
     const VectorD p = original.row(original.rows() - 1).transpose().cast<double>();
     HeadAblation result;

@@ -25,7 +25,9 @@
 // the last layer's token i flows from each input token j through the residual connections.
 //
 // Head ablation (as in Michel et al. 2019, "Are Sixteen Heads Really Better than One?"): the
-// head's output Σ_j A_ij v_j is set to 0 before W_O (ForwardOptions::ablate), and the next-token
+// head's output o_i = Σ_j A_ij v_j is set to 0 before W_O (ForwardOptions::ablate), or, mean
+// ablation, every o_i to the head's mean output over the positions (1/n) Σ_k o_k
+// (ForwardOptions::ablation); the next-token
 // distribution at the last position p (original) is compared with q (ablated) by
 //   KL(p ‖ q) = Σ_t p_t (ln p_t − ln q_t)   in nats, p, q = softmax of the float32 logits in
 // float64; and by the most probable token before and after.
@@ -77,10 +79,11 @@ struct HeadAblation
         top1Ablated; ///< layers × heads: the most probable next token with the head ablated
 };
 
-/// Runs the model once as it is and once per (layer, head) with that head ablated (1 + L·h
-/// forwards, each only the last position's logits). Throws ModelError for a model without a
-/// language-model head, and what forward() throws.
+/// Runs the model once as it is and once per (layer, head) with that head ablated as `how`
+/// says (1 + L·h forwards, each only the last position's logits). Throws ModelError for a model
+/// without a language-model head, and what forward() throws.
 HeadAblation ablateHeads(const models::Model &model, const std::vector<std::int64_t> &ids,
+                         models::Ablation how = models::Ablation::Zero,
                          const CancelToken &cancel = {});
 
 /// The sequences prefix matching runs on: `draws` times, `tokens` ids drawn one at a time with

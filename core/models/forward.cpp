@@ -193,7 +193,15 @@ MatrixF attention(const MatrixF &x, const LayerWeights &l, const ModelConfig &c,
         // A head whose weights are kept goes through the materialized kernel (one n × n
         // matrix); the others stream (online softmax, no n × n matrix at all).
         if (options.ablate && options.ablate(layer, i)) {
-            heads.middleCols(i * d, d).setZero();
+            auto out = heads.middleCols(i * d, d);
+            if (options.ablation == Ablation::Mean) {
+                out = attentionStreaming<float>(qi, ki, vi, scale, mask);
+                const Eigen::RowVectorXf mean
+                    = (out.cast<double>().colwise().sum() / double(n)).cast<float>();
+                out.rowwise() = mean;
+            } else {
+                out.setZero();
+            }
         } else if (options.keepWeights && options.keepWeights(layer, i)) {
             MatrixF weights;
             heads.middleCols(i * d, d)
@@ -275,6 +283,20 @@ void checkIds(const ModelConfig &c, const std::vector<std::int64_t> &ids)
 }
 
 } // namespace
+
+Ablation ablationFromName(std::string_view name)
+{
+    if (name == "zero")
+        return Ablation::Zero;
+    if (name == "mean")
+        return Ablation::Mean;
+    throw InvalidArgument("ablation \"" + std::string(name) + "\": use zero or mean");
+}
+
+const char *ablationName(Ablation ablation)
+{
+    return ablation == Ablation::Mean ? "mean" : "zero";
+}
 
 AttentionMask layerMask(const ModelConfig &c, Index layer, Index n)
 {

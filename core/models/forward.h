@@ -30,9 +30,17 @@
 
 #include <cstdint>
 #include <functional>
+#include <string_view>
 #include <vector>
 
 namespace attn::models {
+
+/// How ForwardOptions::ablate replaces a head's output.
+enum class Ablation { Zero, Mean };
+
+/// "zero" / "mean" → Ablation; throws InvalidArgument naming both otherwise.
+Ablation ablationFromName(std::string_view name);
+const char *ablationName(Ablation ablation);
 
 struct ForwardOptions
 {
@@ -55,10 +63,15 @@ struct ForwardOptions
     /// Keep every layer's values per key/value head (n × d_k, after the bias) in
     /// LayerAttention::values (what value-weighted norms need).
     bool keepValues = false;
-    /// Head ablation: the heads for which this returns true have their output (Σ_j A_ij v_j,
-    /// n × d_k) set to 0 before the output projection W_O (their weights are then not computed,
-    /// so not kept); none when empty.
+    /// Head ablation: the heads for which this returns true have their output o (Σ_j A_ij v_j,
+    /// n × d_k) replaced before the output projection W_O as `ablation` says (their weights are
+    /// then not computed, so not kept); none when empty.
     std::function<bool(Index layer, Index head)> ablate;
+    /// What an ablated head's output becomes: 0 (zero ablation, Michel et al. 2019), or every row
+    /// the mean of the head's n output rows on this input, ō = (1/n) Σ_i o_i (mean ablation over
+    /// the sequence's positions: the head keeps its average contribution and loses what differs
+    /// between positions, as TransformerLens users mean-ablate over a reference batch).
+    Ablation ablation = Ablation::Zero;
 };
 
 /// One layer's attention, per head.

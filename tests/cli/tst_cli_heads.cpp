@@ -419,6 +419,30 @@ private slots:
               qPrintable(name), prefix, contributions, collapseError, rolloutError, normError);
     }
 
+    /// --ablation mean: ablation_kl and ablation_top1 are those of the reference's mean
+    /// ablation (each of the head's output rows replaced by their mean over the positions).
+    void meanAblationJson()
+    {
+        const auto f = loadNpz(QStringLiteral(ATTN_FIXTURE_DIR "/heads_models/gpt2.npz"));
+        QStringList ids;
+        for (double id : f.at("ids").values)
+            ids << QString::number(std::int64_t(id));
+        const CliRun r
+            = runAttnlab({"heads", "--model", modelDir(QStringLiteral("gpt2")), "--ids",
+                          ids.join(','), "--format", "json", "--prefix-tokens", "5",
+                          "--prefix-draws", "2", "--contributions", "--ablation", "mean"});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject json = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(json.value("ablation").toString(), QStringLiteral("mean"));
+        const double e = worst(
+            flat(jsonMatrix(json.value("scores").toObject().value("ablation_kl").toArray())),
+            f.at("mean_ablation_kl").values);
+        QVERIFY2(e <= 1e-5, qPrintable(QString::number(e)));
+        QCOMPARE(
+            flat(jsonMatrix(json.value("ablation_top1").toObject().value("ablated").toArray())),
+            f.at("mean_ablation_top1").values);
+    }
+
     /// --text through the folder's tokenizer (a WordPiece tokenizer.json whose word "wK" is id
     /// K, no special tokens) gives the json of --ids; the table has its per-layer section.
     void modelText()
@@ -519,6 +543,13 @@ private slots:
         QTest::newRow("model score with --in")
             << QStringList {"--in", f64, "--out", "@a.png", "--score", "prefix_matching"}
             << QStringList {"--score must be one of", "'prefix_matching'"};
+        QTest::newRow("--ablation without --contributions")
+            << QStringList {"--model", gpt2, "--ids", "1,2", "--ablation", "mean"}
+            << QStringList {"--ablation chooses how --contributions ablates heads"};
+        QTest::newRow("unknown --ablation")
+            << QStringList {"--model",         gpt2,         "--ids", "1,2",
+                            "--contributions", "--ablation", "half"}
+            << QStringList {"--ablation must be zero or mean, got 'half'"};
         QTest::newRow("--out-npz without --contributions")
             << QStringList {"--model", gpt2, "--ids", "1,2", "--out-npz", "@c.npz"}
             << QStringList {"give --contributions too"};

@@ -252,9 +252,22 @@ private slots:
             for (Index h = 0; h < c.heads; ++h)
                 QCOMPARE(ablation.top1Ablated(l, h),
                          std::int64_t(f.at("ablation_top1").values[std::size_t(l * c.heads + h)]));
+        const HeadAblation mean = ablateHeads(model, ids, models::Ablation::Mean);
+        QCOMPARE(mean.top1, ablation.top1);
+        const double meanKlError
+            = maxError(mean.kl, f.at("mean_ablation_kl").toMatrix<double>("mean_ablation_kl"));
+        for (Index l = 0; l < c.layers; ++l)
+            for (Index h = 0; h < c.heads; ++h)
+                QCOMPARE(
+                    mean.top1Ablated(l, h),
+                    std::int64_t(f.at("mean_ablation_top1").values[std::size_t(l * c.heads + h)]));
+        // Mean ablation keeps the head's average output, so it must differ from zeroing it.
+        QVERIFY((mean.kl - ablation.kl).cwiseAbs().maxCoeff() > 1e-3);
         qInfo("%s: rank collapse %.2e, values %.2e, value norms %.2e, prefix matching %.2e, "
-              "ablation KL %.2e",
-              qPrintable(name), collapseError, valueError, normError, prefixError, klError);
+              "ablation KL %.2e, mean ablation KL %.2e",
+              qPrintable(name), collapseError, valueError, normError, prefixError, klError,
+              meanKlError);
+        QVERIFY(meanKlError <= 1e-5);
         QVERIFY(collapseError <= 1e-5);
         QVERIFY(valueError <= 1e-5);
         QVERIFY(normError <= 1e-5);

@@ -36,6 +36,9 @@ writes fixtures/heads_models/<case>.npz:
                                              distribution, q with head (l, h)'s output zeroed
                                              before W_O
     ablation_top1    L × h                   argmax of q
+    mean_ablation_kl L × h                   as ablation_kl, q with each of head (l, h)'s output
+                                             rows replaced by their mean over the n positions
+    mean_ablation_top1  L × h                argmax of that q
 """
 import json
 import os
@@ -138,14 +141,15 @@ def make_case(name):
     prefix /= PREFIX_DRAWS
 
     p_log = softmax_log(logits[-1].numpy())
-    kl = np.zeros((L, heads))
-    top1_after = np.zeros((L, heads), dtype=np.int64)
-    for l in range(L):
-        for h in range(heads):
-            q_logits = run(W, cfg, ids, ablate=(l, h))[2][-1].numpy()
-            q_log = softmax_log(q_logits)
-            kl[l, h] = (np.exp(p_log) * (p_log - q_log)).sum()
-            top1_after[l, h] = int(np.argmax(q_logits))
+    kl = {"zero": np.zeros((L, heads)), "mean": np.zeros((L, heads))}
+    top1_after = {k: np.zeros((L, heads), dtype=np.int64) for k in kl}
+    for how in kl:
+        for l in range(L):
+            for h in range(heads):
+                q_logits = run(W, cfg, ids, ablate=(l, h, how))[2][-1].numpy()
+                q_log = softmax_log(q_logits)
+                kl[how][l, h] = (np.exp(p_log) * (p_log - q_log)).sum()
+                top1_after[how][l, h] = int(np.argmax(q_logits))
 
     write_npz(os.path.join(OUT, name + ".npz"), {
         "ids": ids,
@@ -160,8 +164,10 @@ def make_case(name):
         "prefix_ids": np.stack(prefix_ids),
         "prefix_matching": prefix,
         "top1": np.array(int(np.argmax(logits[-1].numpy())), dtype=np.int64),
-        "ablation_kl": kl,
-        "ablation_top1": top1_after,
+        "ablation_kl": kl["zero"],
+        "ablation_top1": top1_after["zero"],
+        "mean_ablation_kl": kl["mean"],
+        "mean_ablation_top1": top1_after["mean"],
     })
 
 

@@ -195,8 +195,20 @@ def merge_heads(x):
 # Forward passes
 
 
+def ablated(o, ablate):
+    """o (heads × n × d_k) with head ablate[1]'s rows zeroed, or with ablate[2] == "mean" each
+    replaced by the mean of its n rows."""
+    o = o.clone()
+    if len(ablate) > 2 and ablate[2] == "mean":
+        o[ablate[1]] = o[ablate[1]].mean(0, keepdim=True)
+    else:
+        o[ablate[1]] = 0
+    return o
+
+
 def gpt2_forward(W, cfg, ids, p="", ablate=None):
-    """ablate: (layer, head) whose output is zeroed before c_proj (head ablation), or None.
+    """ablate: (layer, head) whose output is zeroed before c_proj (head ablation), or
+    (layer, head, "mean") whose output rows all become their mean over the positions; or None.
     rec also holds each layer's values (heads × n × d_k) and output (residual, n × hidden)."""
     H, heads = cfg["n_embd"], cfg["n_head"]
     eps = cfg["layer_norm_epsilon"]
@@ -214,8 +226,7 @@ def gpt2_forward(W, cfg, ids, p="", ablate=None):
         rec["keys"].append(k)
         rec["values"].append(v)
         if ablate is not None and ablate[0] == i:
-            o = o.clone()
-            o[ablate[1]] = 0
+            o = ablated(o, ablate)
         x = x + merge_heads(o) @ W[q_ + "attn.c_proj.weight"] + W[q_ + "attn.c_proj.bias"]
         h = layer_norm(x, W[q_ + "ln_2.weight"], W[q_ + "ln_2.bias"], eps)
         m = gelu_tanh(h @ W[q_ + "mlp.c_fc.weight"] + W[q_ + "mlp.c_fc.bias"])
@@ -272,8 +283,7 @@ def llama_forward(W, cfg, ids, p="model.", ablate=None):
         rec["attention"].append(w)
         rec["values"].append(v)
         if ablate is not None and ablate[0] == i:
-            o = o.clone()
-            o[ablate[1]] = 0
+            o = ablated(o, ablate)
         x = x + lin(merge_heads(o), q_ + "self_attn.o_proj", False)
         h = rms_norm(x, W[q_ + "post_attention_layernorm.weight"], eps)
         m = silu(lin(h, q_ + "mlp.gate_proj", False)) * lin(h, q_ + "mlp.up_proj", False)
