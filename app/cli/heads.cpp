@@ -25,6 +25,7 @@
 #include "ui/render/headatlas.h"
 
 #include "core/analysis/headcontributions.h"
+#include "core/analysis/headreport.h"
 #include "core/analysis/headscores.h"
 #include "core/io/npy.h"
 #include "core/io/table.h"
@@ -80,15 +81,7 @@ struct ModelExtras
 {
     QString source; ///< "gpt2 (2 layers x 4 heads)"
     std::optional<std::int64_t> bos; ///< the id before the prefix-matching sequences
-    MatrixD prefixMatching; ///< layers × heads
-    std::vector<double> rankCollapse; ///< per layer
-    bool contributions = false;
-    MatrixD valueNormSink, valueNormMass; ///< layers × heads
-    MatrixD rollout; ///< n × n
-    HeadAblation ablation;
-    models::Ablation ablationKind = models::Ablation::Zero;
-    MatrixD ablationTop1; ///< ablation.top1Ablated as numbers, for the columns
-    NpyArray valueNorms; ///< layers × heads × n × n, with --out-npz only
+    ModelHeadReport report;
 };
 
 /// The stack read from the file, with its tokens and where they came from.
@@ -515,48 +508,6 @@ void checkModelRun(const HeadsArguments &args, const models::ModelConfig &c,
                 .toStdString());
 }
 
-/// Value-weighted norms and their summaries, rollout and ablation (--contributions).
-void modelContributions(const HeadsArguments &args, const models::Model &model,
-                        const models::ForwardResult &r, ModelExtras &extras)
-{
-    const models::ModelConfig &c = model.config();
-    const Index n = Index(r.ids.size());
-    extras.contributions = true;
-    extras.valueNormSink.resize(c.layers, c.heads);
-    extras.valueNormMass.resize(c.layers, c.heads);
-    if (!args.outNpz.isEmpty()) {
-        extras.valueNorms.type = NpyType::Float64;
-        extras.valueNorms.shape = {c.layers, c.heads, n, n};
-        extras.valueNorms.values.reserve(std::size_t(c.layers * c.heads * n * n));
-    }
-    std::vector<MatrixD> means;
-    for (Index l = 0; l < c.layers; ++l) {
-        const models::LayerAttention &layer = r.layers[std::size_t(l)];
-        MatrixD mean = MatrixD::Zero(n, n);
-        for (Index h = 0; h < c.heads; ++h) {
-            const MatrixD a = layer.weights[std::size_t(h)].cast<double>();
-            mean += a / double(c.heads);
-            const MatrixD norms = valueWeightedNorms(
-                a, layer.values[std::size_t(r.kvHeadOf(h, c.heads))].cast<double>(),
-                headOutputProjection(model, l, h));
-            const ValueNormSummary s = summarizeValueNorms(norms);
-            extras.valueNormSink(l, h) = s.sink;
-            extras.valueNormMass(l, h) = s.mass;
-            if (!args.outNpz.isEmpty()) {
-                const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rows
-                    = norms;
-                extras.valueNorms.values.insert(extras.valueNorms.values.end(), rows.data(),
-                                                rows.data() + rows.size());
-            }
-        }
-        means.push_back(std::move(mean));
-    }
-    extras.rollout = attentionRollout(means);
-    extras.ablation = ablateHeads(model, r.ids, args.ablation);
-    extras.ablationKind = args.ablation;
-    extras.ablationTop1 = extras.ablation.top1Ablated.cast<double>();
-}
-
 /// Runs the model and fills the plan as --in would (stack, tokens) plus the model's extras.
 HeadsPlan planModel(const HeadsArguments &args)
 {
@@ -580,13 +531,8 @@ HeadsPlan planModel(const HeadsArguments &args)
     const Index prefixLength = (extras.bos ? 1 : 0) + 2 * args.prefixTokens;
     checkModelRun(args, c, ids, prefixLength);
 
-    models::ForwardOptions options;
-    options.keepWeights = [](Index, Index) { return true; };
-    options.keepQueriesKeys = false;
-    options.keepResidual = true;
-    options.keepValues = args.contributions;
-    options.logits = false;
-    const models::ForwardResult r = models::forward(model, ids, options);
+    const models::ForwardResult r
+        = models::forward(model, ids, modelHeadForwardOptions(args.contributions));
     const Index n = Index(ids.size());
     plan.stack.layers = c.layers;
     plan.stack.heads = c.heads;
@@ -604,11 +550,15 @@ HeadsPlan planModel(const HeadsArguments &args)
                         .arg(q(models::modelFamilyName(c.family)))
                         .arg(c.layers)
                         .arg(c.heads);
-    extras.rankCollapse = layerRankCollapse(r);
-    extras.prefixMatching
-        = modelPrefixMatching(model, args.prefixTokens, args.prefixDraws, args.seed, extras.bos);
-    if (args.contributions)
-        modelContributions(args, model, r, extras);
+    ModelHeadOptions options;
+    options.prefixTokens = args.prefixTokens;
+    options.prefixDraws = args.prefixDraws;
+    options.seed = args.seed;
+    options.bos = extras.bos;
+    options.contributions = args.contributions;
+    options.ablation = args.ablation;
+    options.keepValueNorms = !args.outNpz.isEmpty();
+    extras.report = reportModelHeads(model, r, options);
     plan.model = std::move(extras);
     return plan;
 }
@@ -616,14 +566,18 @@ HeadsPlan planModel(const HeadsArguments &args)
 /// The --out-npz file: value_norms, rollout, rank_collapse, prefix_matching, ids (and tokens).
 void writeContributionsNpz(const HeadsArguments &args, const HeadsPlan &plan)
 {
-    const ModelExtras &m = *plan.model;
+    const ModelHeadReport &m = plan.model->report;
     std::vector<std::pair<std::string, NpyArray>> members;
     NpyArray ids;
     ids.type = NpyType::Int64;
     ids.shape = {std::int64_t(plan.tokens.size())};
     ids.values.assign(plan.tokens.begin(), plan.tokens.end());
     members.emplace_back("ids", std::move(ids));
-    members.emplace_back("value_norms", m.valueNorms);
+    NpyArray norms;
+    norms.type = NpyType::Float64;
+    norms.shape = {plan.stack.layers, plan.stack.heads, plan.stack.keys, plan.stack.keys};
+    norms.values = m.valueNorms;
+    members.emplace_back("value_norms", std::move(norms));
     members.emplace_back("rollout", NpyArray::fromMatrix<double>(m.rollout));
     NpyArray collapse;
     collapse.type = NpyType::Float64;
@@ -649,116 +603,6 @@ HeadScores scoreStack(const HeadsPlan &plan, const HeadScoreOptions &options)
     for (const MatrixD &w : s.weights)
         values.insert(values.end(), w.data(), w.data() + w.size());
     return headScores<double>(values, {s.layers, s.heads, s.keys}, plan.tokens, options);
-}
-
-/// The scores in the order every format lists them, with their JSON names; a model's after the
-/// stack's.
-std::vector<std::pair<const char *, const MatrixD *>> scoreColumns(const HeadScores &s,
-                                                                   const ModelExtras *m)
-{
-    std::vector<std::pair<const char *, const MatrixD *>> columns = headScoreColumns(s);
-    if (m)
-        columns.emplace_back("prefix_matching", &m->prefixMatching);
-    if (m && m->contributions) {
-        columns.emplace_back("value_norm_sink", &m->valueNormSink);
-        columns.emplace_back("value_norm_mass", &m->valueNormMass);
-        columns.emplace_back("ablation_kl", &m->ablation.kl);
-    }
-    return columns;
-}
-
-std::string jsonNumber(double v)
-{
-    return std::isfinite(v) ? Table::formatNumber(v) : std::string("null");
-}
-
-/// [v, …] of a row of numbers.
-template<typename Row> std::string jsonRow(const Row &row)
-{
-    std::string out = "[";
-    for (Index j = 0; j < Index(row.size()); ++j)
-        out += (j ? ", " : "") + jsonNumber(double(row[std::size_t(j)]));
-    return out + "]";
-}
-
-/// {"layers": L, "heads": H, "scores": {name: [[per head] per layer], …}}, with a model also
-/// "rank_collapse": [per layer] and, with --contributions, "rollout": [[n × n]] and
-/// "ablation_top1": {"original": id, "ablated": [[per head] per layer]}.
-std::string formatJson(const HeadScores &s, const ModelExtras *m)
-{
-    std::string out = "{\"layers\": " + std::to_string(s.layers)
-        + ", \"heads\": " + std::to_string(s.heads) + ", \"scores\": {";
-    bool firstScore = true;
-    for (const auto &[name, matrix] : scoreColumns(s, m)) {
-        out += std::string(firstScore ? "" : ", ") + "\"" + name + "\": [";
-        firstScore = false;
-        for (Index l = 0; l < s.layers; ++l) {
-            out += l ? ", [" : "[";
-            for (Index h = 0; h < s.heads; ++h)
-                out += (h ? ", " : "") + jsonNumber((*matrix)(l, h));
-            out += "]";
-        }
-        out += "]";
-    }
-    out += "}";
-    if (m) {
-        out += ", \"rank_collapse\": " + jsonRow(m->rankCollapse);
-        if (m->contributions) {
-            out += ", \"rollout\": [";
-            for (Index i = 0; i < m->rollout.rows(); ++i) {
-                const std::vector<double> row(m->rollout.row(i).begin(), m->rollout.row(i).end());
-                out += (i ? ", " : "") + jsonRow(row);
-            }
-            out += "], \"ablation\": \"" + std::string(models::ablationName(m->ablationKind))
-                + "\", \"ablation_top1\": {\"original\": " + std::to_string(m->ablation.top1)
-                + ", \"ablated\": [";
-            for (Index l = 0; l < s.layers; ++l) {
-                out += l ? ", [" : "[";
-                for (Index h = 0; h < s.heads; ++h)
-                    out += (h ? ", " : "") + std::to_string(m->ablation.top1Ablated(l, h));
-                out += "]";
-            }
-            out += "]}";
-        }
-    }
-    return out + "}\n";
-}
-
-/// A score as the text table shows it: 4 decimals (nan for NaN).
-std::string roundedText(double v)
-{
-    return std::isnan(v) ? std::string("nan") : QString::number(v, 'f', 4).toStdString();
-}
-
-/// One row per (layer, head): layer, head, the scores (every digit, or `rounded` to 4
-/// decimals), sink_flag and zero_rows.
-Table scoreTable(const HeadScores &s, const ModelExtras *m, bool rounded)
-{
-    std::vector<std::string> columns = {"layer", "head"};
-    for (const auto &[name, matrix] : scoreColumns(s, m))
-        columns.emplace_back(name);
-    columns.insert(columns.end(), {"sink_flag", "zero_rows"});
-    const bool top1 = m && m->contributions;
-    if (top1)
-        columns.emplace_back("ablation_top1");
-    Table table(columns);
-    for (Index l = 0; l < s.layers; ++l) {
-        for (Index h = 0; h < s.heads; ++h) {
-            std::vector<Table::Cell> row = {std::int64_t(l), std::int64_t(h)};
-            for (const auto &[name, matrix] : scoreColumns(s, m)) {
-                if (rounded)
-                    row.emplace_back(roundedText((*matrix)(l, h)));
-                else
-                    row.emplace_back((*matrix)(l, h));
-            }
-            row.emplace_back(std::int64_t(s.sinkFlag(l, h)));
-            row.emplace_back(std::int64_t(s.zeroRows(l, h)));
-            if (top1)
-                row.emplace_back(m->ablation.top1Ablated(l, h));
-            table.addRow(std::move(row));
-        }
-    }
-    return table;
 }
 
 /// The pattern scores' exclusions, for notes and captions.
@@ -796,30 +640,27 @@ std::vector<std::string> tableNotes(const HeadsArguments &args, const HeadsPlan 
                         + std::to_string(args.prefixTokens) + " random tokens repeated twice"
                         + (m->bos ? " after id " + std::to_string(*m->bos) : std::string())
                         + " of the second copy's A[i, i-N+1]");
-        if (m->contributions)
+        if (m->report.contributions)
             notes.push_back(
                 "value_norm_sink: mean_i N_i0/sum_j N_ij, value_norm_mass: mean_i sum_j N_ij, "
                 "N_ij = ||A_ij v_j W_O^h||; ablation_kl: KL(p||q) in nats of the last "
                 "position's next token with the head's output "
-                + std::string(m->ablationKind == models::Ablation::Mean
+                + std::string(m->report.ablationKind == models::Ablation::Mean
                                   ? "replaced by its mean over the positions"
                                   : "zeroed")
                 + ", ablation_top1 its most probable token (the model's: "
-                + std::to_string(m->ablation.top1) + "); rollout: --format json or --out-npz");
+                + std::to_string(m->report.ablation.top1)
+                + "); rollout: --format json or --out-npz");
     }
     return notes;
 }
 
 /// The per-layer section of a model's table: rank collapse.
-Table layerTable(const ModelExtras &m, bool rounded)
+Table layerTable(const ModelHeadReport &m)
 {
     Table table({"layer", "rank_collapse"});
-    for (std::size_t l = 0; l < m.rankCollapse.size(); ++l) {
-        if (rounded)
-            table.addRow({std::int64_t(l), roundedText(m.rankCollapse[l])});
-        else
-            table.addRow({std::int64_t(l), m.rankCollapse[l]});
-    }
+    for (std::size_t l = 0; l < m.rankCollapse.size(); ++l)
+        table.addRow({std::int64_t(l), QString::number(m.rankCollapse[l], 'f', 4).toStdString()});
     table.notes = {"rank_collapse: ||X - 1 mean(X)||_F / ||X||_F of each layer's output X "
                    "(Dong et al. 2021); 0 when every token's state is the same"};
     return table;
@@ -828,19 +669,19 @@ Table layerTable(const ModelExtras &m, bool rounded)
 int runPlan(const HeadsArguments &args, const HeadsPlan &plan)
 {
     const HeadScores scores = scoreStack(plan, args.options);
-    const ModelExtras *model = plan.model ? &*plan.model : nullptr;
+    const ModelHeadReport *model = plan.model ? &plan.model->report : nullptr;
     std::string text;
     if (args.format == Format::Json) {
-        text = formatJson(scores, model);
+        text = headReportJson(scores, model);
     } else {
-        Table table = scoreTable(scores, model, args.format == Format::Table);
+        Table table = headReportTable(scores, model, args.format == Format::Table);
         if (args.format == Format::Csv) {
             text = table.toCsv();
         } else {
             table.notes = tableNotes(args, plan);
             text = table.toText();
             if (model)
-                text += "\n" + layerTable(*model, true).toText();
+                text += "\n" + layerTable(*model).toText();
         }
     }
     if (model && args.format == Format::Csv)
@@ -858,7 +699,7 @@ int runPlan(const HeadsArguments &args, const HeadsPlan &plan)
         const std::vector<std::string> notes = tableNotes(args, plan);
         const QStringList caption = {q(notes[0]), q(notes[1])};
         const MatrixD *values = nullptr;
-        for (const auto &[name, matrix] : scoreColumns(scores, model))
+        for (const auto &[name, matrix] : headReportColumns(scores, model))
             if (args.score == QLatin1String(name))
                 values = matrix;
         if (!writeHeadAtlas(args.outPath, *values, args.score, caption, &error))

@@ -40,6 +40,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -186,6 +187,7 @@ private slots:
     void overBudgetComputesLayersOnDemand();
     void longRunShownByModelAndLongTabs();
     void atlasScoresEveryHead();
+    void atlasScoresTheModel();
     void nextTokensAreSoftmaxOfLastLogits();
     void huggingFaceCacheScan();
     void brokenFolderKeepsSession();
@@ -494,7 +496,7 @@ void TestModelWindow::atlasScoresEveryHead()
     QCOMPARE(lines.size(), int(layers * heads) + 1);
     QCOMPARE(lines[0],
              QStringLiteral("layer,head,previous_token,duplicate_token,induction,sink,"
-                            "entropy,effective_terms,distance"));
+                            "entropy,effective_terms,distance,sink_flag,zero_rows"));
     const QStringList row
         = lines[1 + 1 * int(heads) + 2].split(QLatin1Char(',')); // layer 1, head 2
     QCOMPARE(row[0], QStringLiteral("1"));
@@ -529,6 +531,59 @@ void TestModelWindow::atlasScoresEveryHead()
     // Another layer of the same run keeps the scores (no new computation).
     QVERIFY(!atlas->isComputing());
     QVERIFY(atlas->scores().has_value());
+}
+
+void TestModelWindow::atlasScoresTheModel()
+{
+    // "Score the Model" with mean ablation: value-weighted norms and the mean-ablation KL of
+    // every head equal the PyTorch reference's; the scores join the list, the figure and the
+    // exports.
+    Window w;
+    QString error;
+    QVERIFY2(w.startWithGpt2(&error), qPrintable(error));
+    AttentionViews *views = w.window.attentionViews();
+    views->setCurrentIndex(AttentionViews::AtlasTab);
+    AtlasView *atlas = views->atlasView();
+    atlas->waitForScores();
+    auto *button = atlas->findChild<QPushButton *>(QStringLiteral("atlasScoreModel"));
+    auto *ablation = atlas->findChild<QComboBox *>(QStringLiteral("atlasAblation"));
+    QVERIFY(button && ablation);
+    QVERIFY(button->isVisibleTo(atlas) && button->isEnabled());
+    ablation->setCurrentIndex(ablation->findData(QStringLiteral("mean")));
+    QTest::mouseClick(button, Qt::LeftButton);
+    atlas->waitForModelScores();
+    QVERIFY2(atlas->modelReport().has_value(), qPrintable(atlas->message()));
+    const ModelHeadReport &report = *atlas->modelReport();
+    const std::string reference = ATTN_FIXTURE_DIR "/heads_models/gpt2.npz";
+    ATTN_COMPARE_CLOSE(report.ablation.kl,
+                       readNpzMember(reference, "mean_ablation_kl").toMatrix<double>("kl"), 1e-5,
+                       0.0);
+    ATTN_COMPARE_CLOSE(report.valueNormSink,
+                       readNpzMember(reference, "value_norm_sink").toMatrix<double>("sink"), 1e-5,
+                       0.0);
+    QCOMPARE(report.ablationKind, models::Ablation::Mean);
+    QCOMPARE(atlas->score(), QStringLiteral("ablation_kl"));
+    QCOMPARE(atlas->figure().values, report.ablation.kl);
+    auto *scores = atlas->findChild<QComboBox *>(QStringLiteral("atlasScore"));
+    QVERIFY(scores->findText(QStringLiteral("prefix_matching")) >= 0);
+
+    QTemporaryDir dir;
+    QVERIFY(atlas->exportTo(dir.filePath(QStringLiteral("atlas.json")), &error));
+    QFile json(dir.filePath(QStringLiteral("atlas.json")));
+    QVERIFY(json.open(QIODevice::ReadOnly));
+    const QJsonObject root = QJsonDocument::fromJson(json.readAll()).object();
+    QCOMPARE(root.value(QStringLiteral("ablation")).toString(), QStringLiteral("mean"));
+    QCOMPARE(root.value(QStringLiteral("scores"))
+                 .toObject()
+                 .value(QStringLiteral("ablation_kl"))
+                 .toArray()
+                 .at(1)
+                 .toArray()
+                 .at(2)
+                 .toDouble(),
+             report.ablation.kl(1, 2));
+    QCOMPARE(int(root.value(QStringLiteral("rank_collapse")).toArray().size()),
+             int(report.rankCollapse.size()));
 }
 
 void TestModelWindow::nextTokensAreSoftmaxOfLastLogits()

@@ -2,7 +2,10 @@
 
 #include "ui/render/figurefile.h"
 #include "ui/session/jobrunner.h"
+#include "ui/session/modelrun.h"
 #include "ui/session/tensorsource.h"
+
+#include "core/text/tokenizer.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -12,9 +15,6 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
@@ -66,17 +66,21 @@ HeadScores scoreEveryHead(const TensorSource &source, const std::vector<std::int
     return all;
 }
 
-const MatrixD *column(const HeadScores &s, const QString &name)
+const MatrixD *column(const HeadScores &s, const ModelHeadReport *report, const QString &name)
 {
-    for (const auto &[key, matrix] : headScoreColumns(s))
+    for (const auto &[key, matrix] : headReportColumns(s, report))
         if (name == QLatin1String(key))
             return matrix;
     return nullptr;
 }
 
-QString numberText(double v)
+/// The scores "Score the model" adds, in the order of headReportColumns.
+const QStringList &modelScoreNames()
 {
-    return std::isnan(v) ? QString() : QString::number(v, 'g', 17);
+    static const QStringList names {
+        QStringLiteral("prefix_matching"), QStringLiteral("value_norm_sink"),
+        QStringLiteral("value_norm_mass"), QStringLiteral("ablation_kl")};
+    return names;
 }
 
 } // namespace
@@ -110,7 +114,7 @@ protected:
         }
         const auto [l, h] = *hit;
         QStringList lines {QStringLiteral("layer %1, head %2").arg(l).arg(h)};
-        for (const auto &[name, matrix] : headScoreColumns(*m_view->m_scores)) {
+        for (const auto &[name, matrix] : headReportColumns(*m_view->m_scores, m_view->report())) {
             const double v = (*matrix)(l, h);
             lines << QStringLiteral("%1: %2").arg(QLatin1String(name),
                                                   std::isnan(v) ? QStringLiteral("no value")
@@ -142,11 +146,14 @@ AtlasView::AtlasView(QWidget *parent)
     , m_scoreCombo(new QComboBox(this))
     , m_thresholdSpin(new QDoubleSpinBox(this))
     , m_exportButton(new QPushButton(tr("Export\u2026"), this))
+    , m_modelButton(new QPushButton(tr("Score the Model"), this))
+    , m_ablationCombo(new QComboBox(this))
     , m_message(new QLabel(this))
     , m_scroll(new QScrollArea(this))
     , m_canvas(new Canvas(this))
     , m_table(new QTableWidget(0, 3, this))
     , m_jobs(new JobRunner(this, 1))
+    , m_modelJobs(new JobRunner(this, 1))
 {
     setObjectName(QStringLiteral("atlasView"));
     m_scoreCombo->setObjectName(QStringLiteral("atlasScore"));
@@ -164,6 +171,18 @@ AtlasView::AtlasView(QWidget *parent)
     m_thresholdSpin->setToolTip(tr("Outline the heads scoring at least this much (none: 0)"));
     m_exportButton->setToolTip(tr("Save the atlas as PNG, SVG or PDF, or its table as CSV or "
                                   "JSON"));
+    m_modelButton->setObjectName(QStringLiteral("atlasScoreModel"));
+    m_modelButton->setToolTip(
+        tr("For a model run: add prefix matching (Olsson et al. 2022: random tokens repeated "
+           "twice, the weight on the token after the first copy), value-weighted norms "
+           "(Kobayashi et al. 2020) and head ablation (the KL divergence of the next-token "
+           "distribution when the head is ablated; one forward per head)"));
+    m_ablationCombo->setObjectName(QStringLiteral("atlasAblation"));
+    m_ablationCombo->addItem(tr("zero ablation"), QStringLiteral("zero"));
+    m_ablationCombo->addItem(tr("mean ablation"), QStringLiteral("mean"));
+    m_ablationCombo->setToolTip(tr("What an ablated head's output becomes: zero, or its mean "
+                                   "over the positions (the head keeps its average "
+                                   "contribution)"));
     m_message->setObjectName(QStringLiteral("atlasMessage"));
     m_message->setWordWrap(true);
     m_scroll->setWidget(m_canvas);
@@ -185,6 +204,8 @@ AtlasView::AtlasView(QWidget *parent)
     controls->addWidget(m_scoreCombo);
     controls->addWidget(m_thresholdSpin);
     controls->addStretch(1);
+    controls->addWidget(m_ablationCombo);
+    controls->addWidget(m_modelButton);
     controls->addWidget(m_exportButton);
     // The grid above the ranking: the centre of the window is narrow at 1280 × 800, and a
     // 12-layer grid is as tall as it is wide.
@@ -206,6 +227,15 @@ AtlasView::AtlasView(QWidget *parent)
     });
     connect(m_thresholdSpin, &QDoubleSpinBox::valueChanged, this, [this] { showScores(); });
     connect(m_exportButton, &QPushButton::clicked, this, &AtlasView::exportInteractive);
+    connect(m_modelButton, &QPushButton::clicked, this, [this] {
+        scoreModel(
+            models::ablationFromName(m_ablationCombo->currentData().toString().toStdString()));
+    });
+    connect(m_modelJobs, &JobRunner::failed, this, [this](const QString &message) {
+        m_status = tr("The model was not scored: %1").arg(message);
+        m_message->setText(m_status);
+        updateModelControls();
+    });
     connect(m_table, &QTableWidget::cellClicked, this, [this](int row, int) {
         const QTableWidgetItem *layer = m_table->item(row, 0), *head = m_table->item(row, 1);
         if (layer && head)
@@ -242,7 +272,16 @@ void AtlasView::setParameters(const SessionParameters &p)
     if (stack && m_source && &m_source->data() == &s->data())
         return; // another layer of the same stack: the atlas covers every layer already
     m_jobs->cancel();
+    m_modelJobs->cancel();
     m_scores.reset();
+    m_report.reset();
+    {
+        const QSignalBlocker quiet(m_scoreCombo);
+        const QString shown = m_scoreCombo->currentText();
+        m_scoreCombo->clear();
+        m_scoreCombo->addItems(atlasScoreNames());
+        setScore(atlasScoreNames().contains(shown) ? shown : atlasScoreNames().first());
+    }
     m_source = stack ? s : nullptr;
     if (!stack) {
         m_status = tr("The atlas scores every layer \u00d7 head of an attention stack: open a "
@@ -258,7 +297,97 @@ void AtlasView::setParameters(const SessionParameters &p)
         m_status.clear();
         compute();
     }
+    updateModelControls();
     showScores();
+}
+
+void AtlasView::setModelRun(std::shared_ptr<const ModelRun> run)
+{
+    m_modelRun = std::move(run);
+    updateModelControls();
+}
+
+bool AtlasView::showsModelRun() const
+{
+    return m_modelRun && m_modelRun->source && m_source
+        && &m_source->data() == &m_modelRun->source->data();
+}
+
+void AtlasView::updateModelControls()
+{
+    const bool can = showsModelRun() && m_modelRun->model && m_modelRun->model->model;
+    m_modelButton->setVisible(can);
+    m_ablationCombo->setVisible(can);
+    m_modelButton->setEnabled(can && !m_modelJobs->isBusy());
+}
+
+void AtlasView::scoreModel(models::Ablation how)
+{
+    if (!showsModelRun())
+        return;
+    const std::shared_ptr<const ModelRun> run = m_modelRun;
+    std::optional<std::int64_t> bos;
+    if (run->model->tokenizer && !run->input.fromIds) {
+        const auto leading = run->model->tokenizer->encodeIds("");
+        if (!leading.empty())
+            bos = std::int64_t(leading.front());
+    }
+    const models::ModelConfig &c = run->model->model->config();
+    // 25 tokens repeated twice (TransformerLens's default), fewer when the learned positions
+    // (GPT-2, BERT) end before 50.
+    Index tokens = 25;
+    if (c.learnedPositions)
+        tokens = std::min<Index>(tokens, (c.maxPositions - (bos ? 1 : 0)) / 2);
+    if (tokens < 2) {
+        m_status = tr("The model was not scored: its %1 learned positions leave no room for "
+                      "prefix matching's random tokens repeated twice")
+                       .arg(c.maxPositions);
+        m_message->setText(m_status);
+        return;
+    }
+    m_status = tr("Scoring the model: prefix matching, value-weighted norms and %1 ablation "
+                  "(%2 forward passes)…")
+                   .arg(QLatin1String(models::ablationName(how)))
+                   .arg(2 + 4 + c.layers * c.heads);
+    m_message->setText(m_status);
+    m_modelJobs->run(
+        [run, how, bos, tokens](const JobContext &context) {
+            models::ForwardOptions forward = modelHeadForwardOptions(true);
+            forward.cancel = context.cancel;
+            const models::ForwardResult r
+                = models::forward(*run->model->model, run->input.ids, forward);
+            ModelHeadOptions options;
+            options.bos = bos;
+            options.prefixTokens = tokens;
+            options.contributions = true;
+            options.ablation = how;
+            return reportModelHeads(*run->model->model, r, options, context.cancel);
+        },
+        [this, how, bos, tokens](ModelHeadReport report) {
+            m_report = std::move(report);
+            {
+                const QSignalBlocker quiet(m_scoreCombo);
+                for (const QString &name : modelScoreNames())
+                    if (m_scoreCombo->findText(name) < 0)
+                        m_scoreCombo->addItem(name);
+            }
+            m_status = tr("The model's scores are in the Score list: prefix_matching (%4 random "
+                          "tokens repeated twice, 4 draws%1), value_norm_sink, value_norm_mass, "
+                          "ablation_kl (%2 ablation; next token %3 before)")
+                           .arg(bos ? tr(" after id %1").arg(*bos) : QString())
+                           .arg(QLatin1String(models::ablationName(how)))
+                           .arg(m_report->ablation.top1)
+                           .arg(tokens);
+            setScore(QStringLiteral("ablation_kl"));
+            updateModelControls();
+            showScores();
+        });
+    updateModelControls();
+}
+
+void AtlasView::waitForModelScores()
+{
+    m_modelJobs->waitUntilIdle();
 }
 
 void AtlasView::compute()
@@ -356,7 +485,10 @@ void AtlasView::showScores()
     }
     m_message->setText(m_status);
     m_figure.name = score();
-    m_figure.values = *column(*m_scores, score());
+    const MatrixD *values = column(*m_scores, report(), score());
+    if (!values) // a model score of a report that is gone: back to the first score
+        values = column(*m_scores, report(), atlasScoreNames().first());
+    m_figure.values = *values;
     m_figure.caption = {m_source ? m_source->title() : QString()};
     const double t = m_thresholdSpin->value();
     m_figure.threshold = t > 0 ? std::optional<double>(t) : std::nullopt;
@@ -409,39 +541,10 @@ bool AtlasView::exportTo(const QString &path, QString *error) const
         || suffix == QLatin1String("pdf"))
         return m_figure.write(path, error);
     QByteArray bytes;
-    const auto columns = headScoreColumns(*m_scores);
     if (suffix == QLatin1String("csv")) {
-        QStringList header {QStringLiteral("layer"), QStringLiteral("head")};
-        for (const auto &c : columns)
-            header << QLatin1String(c.first);
-        QStringList lines {header.join(QLatin1Char(','))};
-        for (Index l = 0; l < m_scores->layers; ++l) {
-            for (Index h = 0; h < m_scores->heads; ++h) {
-                QStringList cells {QString::number(l), QString::number(h)};
-                for (const auto &c : columns)
-                    cells << numberText((*c.second)(l, h));
-                lines << cells.join(QLatin1Char(','));
-            }
-        }
-        bytes = (lines.join(QLatin1Char('\n')) + QLatin1Char('\n')).toUtf8();
+        bytes = QByteArray::fromStdString(headReportTable(*m_scores, report(), false).toCsv());
     } else if (suffix == QLatin1String("json")) {
-        QJsonObject scores;
-        for (const auto &c : columns) {
-            QJsonArray perLayer;
-            for (Index l = 0; l < m_scores->layers; ++l) {
-                QJsonArray perHead;
-                for (Index h = 0; h < m_scores->heads; ++h) {
-                    const double v = (*c.second)(l, h);
-                    perHead.append(std::isfinite(v) ? QJsonValue(v) : QJsonValue());
-                }
-                perLayer.append(perHead);
-            }
-            scores.insert(QLatin1String(c.first), perLayer);
-        }
-        const QJsonObject root {{QStringLiteral("layers"), int(m_scores->layers)},
-                                {QStringLiteral("heads"), int(m_scores->heads)},
-                                {QStringLiteral("scores"), scores}};
-        bytes = QJsonDocument(root).toJson(QJsonDocument::Indented);
+        bytes = QByteArray::fromStdString(headReportJson(*m_scores, report()));
     } else {
         return fail(tr("%1: choose .png, .svg or .pdf for the figure, .csv or .json for the "
                        "table")

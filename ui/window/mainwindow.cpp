@@ -9,6 +9,7 @@
 #include "ui/panels/playpanel.h"
 #include "ui/panels/trainingpanel.h"
 #include "ui/session/attentionsession.h"
+#include "ui/views/atlasview.h"
 #include "ui/views/attentionviews.h"
 #include "ui/views/heatmapactions.h"
 #include "ui/views/heatmapwidget.h"
@@ -218,6 +219,7 @@ void MainWindow::createControllers()
     connect(m_models, &ModelController::modelOpened, this, growModelDock);
     // The first run of a model opened: its layers × heads at once.
     connect(m_models, &ModelController::runFinished, this, [this, growModelDock](bool first) {
+        m_views->atlasView()->setModelRun(m_models->lastRun());
         if (!first)
             return;
         m_modes->setCurrentIndex(0);
