@@ -157,6 +157,7 @@ AtlasView::AtlasView(QWidget *parent)
 {
     setObjectName(QStringLiteral("atlasView"));
     m_scoreCombo->setObjectName(QStringLiteral("atlasScore"));
+    m_scoreCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_scoreCombo->addItems(atlasScoreNames());
     m_scoreCombo->setToolTip(
         tr("The head score the grid colours and the table ranks (TransformerLens's pattern "
@@ -178,6 +179,7 @@ AtlasView::AtlasView(QWidget *parent)
            "(Kobayashi et al. 2020) and head ablation (the KL divergence of the next-token "
            "distribution when the head is ablated; one forward per head)"));
     m_ablationCombo->setObjectName(QStringLiteral("atlasAblation"));
+    m_ablationCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_ablationCombo->addItem(tr("zero ablation"), QStringLiteral("zero"));
     m_ablationCombo->addItem(tr("mean ablation"), QStringLiteral("mean"));
     m_ablationCombo->setToolTip(tr("What an ablated head's output becomes: zero, or its mean "
@@ -363,7 +365,7 @@ void AtlasView::scoreModel(models::Ablation how)
             options.ablation = how;
             return reportModelHeads(*run->model->model, r, options, context.cancel);
         },
-        [this, how, bos, tokens](ModelHeadReport report) {
+        [this, run, how, bos, tokens](ModelHeadReport report) {
             m_report = std::move(report);
             {
                 const QSignalBlocker quiet(m_scoreCombo);
@@ -373,10 +375,12 @@ void AtlasView::scoreModel(models::Ablation how)
             }
             m_status = tr("The model's scores are in the Score list: prefix_matching (%4 random "
                           "tokens repeated twice, 4 draws%1), value_norm_sink, value_norm_mass, "
-                          "ablation_kl (%2 ablation; next token %3 before)")
+                          "ablation_kl (%2 ablation; the next token before: %3)")
                            .arg(bos ? tr(" after id %1").arg(*bos) : QString())
                            .arg(QLatin1String(models::ablationName(how)))
-                           .arg(m_report->ablation.top1)
+                           .arg(run->nextLabels.isEmpty()
+                                    ? QStringLiteral("#%1").arg(m_report->ablation.top1)
+                                    : QStringLiteral("\u201c%1\u201d").arg(run->nextLabels.front()))
                            .arg(tokens);
             setScore(QStringLiteral("ablation_kl"));
             updateModelControls();
@@ -490,6 +494,14 @@ void AtlasView::showScores()
         values = column(*m_scores, report(), atlasScoreNames().first());
     m_figure.values = *values;
     m_figure.caption = {m_source ? m_source->title() : QString()};
+    if (m_report && score() == QLatin1String("ablation_kl"))
+        m_figure.caption << (m_report->ablationKind == models::Ablation::Mean
+                                 ? tr("next-token KL(p \u2016 q) in nats; q: the head's output "
+                                      "\u2192 its mean")
+                                 : tr("next-token KL(p \u2016 q) in nats; q: the head's output "
+                                      "\u2192 0"));
+    else if (m_report && score() == QLatin1String("prefix_matching"))
+        m_figure.caption << tr("weight on the token after its first copy (tokens repeated)");
     const double t = m_thresholdSpin->value();
     m_figure.threshold = t > 0 ? std::optional<double>(t) : std::nullopt;
     m_canvas->resize(m_figure.naturalSize());
