@@ -1,5 +1,5 @@
 # The targets that the fuzz targets' coverage instruments (see ATTN_FUZZ below).
-set(ATTN_FUZZ_COVERED "^(attncore|attn_avx512|attnsession|attndocument|fuzz_.*)$")
+set(ATTN_FUZZ_COVERED "^(attncore|attn_avx512|attnsession|attndocument|attncli|fuzz_.*)$")
 
 # attn_setup_target(target): the project's warning, optimisation and sanitizer flags for one
 # target. Used instead of editing CMAKE_CXX_FLAGS globally.
@@ -21,7 +21,7 @@ function(attn_setup_target target)
     endif()
     if(ATTN_FUZZ)
         # libFuzzer's coverage only where the fuzz targets (fuzz/) run code: attncore, the
-        # session and document tiers and the targets themselves (fuzz/ adds libFuzzer's main).
+        # session and document tiers, the commands (attncli) and the targets themselves (fuzz/ adds libFuzzer's main).
         # The tests, the other ui/ tiers and the app are built without it: it would only make
         # them slower to build and to run under the sanitizers. Every target links with the flag,
         # so a test linking a covered library finds the coverage callbacks.

@@ -5,7 +5,7 @@
 #   scripts/run-fuzzers.sh [SECONDS] [TARGET...]     (default 20 s; targets: npy npz tensorcase
 #                                                     sessionfile tokenizer safetensors
 #                                                     modelconfig modelfolder bpe tokenizerjson
-#                                                     tokenizerfiles)
+#                                                     tokenizerfiles cliargs)
 # The committed seeds (fuzz/corpus/<target>/) are only read; what a run adds goes to
 # build/fuzz/corpus/<target>/, so a longer run starts from the inputs of the last one. A finding
 # is written to build/fuzz/findings/<target>-crash-… (reproduce: build/fuzz/fuzz/fuzz_<target>
@@ -16,7 +16,7 @@ SECONDS_EACH="${1:-20}"
 shift || true
 TARGETS=("$@")
 if ((${#TARGETS[@]} == 0)); then
-    TARGETS=(npy npz tensorcase sessionfile tokenizer safetensors modelconfig modelfolder bpe
+    TARGETS=(npy npz tensorcase sessionfile tokenizer safetensors modelconfig modelfolder bpe cliargs
         tokenizerjson tokenizerfiles)
 fi
 BUILD="$ROOT/build/fuzz"
