@@ -1,0 +1,153 @@
+#pragma once
+// Attention as the models of 2025 compute it, on already-projected heads (query n_q × d_k, key
+// n_k × d_k, value n_k × d_v, row-major), each beside scaled dot-product attention
+// (core/attention/attention.h) whose scores, scale and masks it keeps:
+//
+// Learned sinks (OpenAI's gpt-oss, "attention sinks" as a per-head logit b; llama.cpp
+// ggml_soft_max_add_sinks): the softmax denominator gains exp(b), so a row can give part of its
+// mass to no key at all:
+//   w_ij = exp(s_ij) / (exp(b) + Σ_k exp(s_ik)),   sink mass_i = exp(b) / (exp(b) + Σ_k exp(s_ik))
+// with s the scaled and masked scores; w_i· + sink mass_i = 1. A fully masked row gives all of
+// its mass to the sink (w = 0, sink mass 1).
+//
+// Gated attention (Qiu et al. 2025, "Gated Attention for Large Language Models: Non-linearity,
+// Sparsity, and Attention-Sink-Free", §2, gate position G1, elementwise): each head's output
+// O = softmax(·) V is multiplied by σ(g), g = x W_θ the gate logits (n_q × d_v), before the
+// heads are concatenated and projected.
+//
+// Differential attention (Ye et al. 2025, "Differential Transformer", ICLR, §2.1, Eq. 1):
+//   A₁ = softmax(Q₁K₁ᵀ·s + M), A₂ = softmax(Q₂K₂ᵀ·s + M), A = A₁ − λ·A₂, O = A V
+// with s = d^(−1/2), d the width of Q₁ (and Q₂); each row of A sums to 1 − λ, and its weights
+// can be negative. λ = exp(λ_q1·λ_k1) − exp(λ_q2·λ_k2) + λ_init with λ_init = 0.8 − 0.6·exp(−0.3
+// (l − 1)) for layer l ≥ 1 (§2.1, Eq. 2–3). The paper's per-head GroupNorm and (1 − λ_init)
+// factor that follow (Eq. 4) are not part of A or O here.
+//
+// Multi-head latent attention (DeepSeek-AI 2024, "DeepSeek-V2", §2.1.2–2.1.3, Eq. 9–19), on the
+// layer input x (n × d_model), h heads:
+//   c = x W_DKV (n × d_c, the cached latent),   k^R = RoPE(x W_KR) (n × d_r, shared by the heads,
+//   cached), per head i: k^C_i = c W_UK,i (n × d_h), v_i = c W_UV,i (n × d_v),
+//   q^C_i = x W_Q,i (n × d_h), q^R_i = RoPE(x W_QR,i) (n × d_r),
+//   scores_i = [q^C_i, q^R_i] [k^C_i, k^R]ᵀ / √(d_h + d_r) + M,   O_i = softmax(scores_i) v_i.
+// "Decompressed" forms k^C_i and v_i; "absorbed" (§2.1.2: W_UK "can be absorbed into W_Q") forms
+// q^C_i W_UK,iᵀ (n × d_c) and scores it against c, and multiplies the weights by c before W_UV,i:
+// the same numbers, reading only the cache (d_c + d_r values per token and layer, against
+// 2·h·d_h for multi-head and 2·g·d_h for grouped-query attention). RoPE is the interleaved
+// (RoFormer) rotation at positions 0 … n − 1. The queries are x W_Q here; DeepSeek-V2's
+// low-rank query (c_Q = x W_DQ, q = c_Q W_UQ) is the same with W_Q = W_DQ W_UQ.
+
+#include "core/attention/attention.h"
+#include "core/attention/mask.h"
+#include "core/base/types.h"
+
+#include <vector>
+
+namespace attn {
+
+/// Learned-sink attention: scaled dot-product attention's fields (weights with the sink in the
+/// denominator) and each row's sink mass.
+template<typename T> struct SinkAttentionResult
+{
+    AttentionResult<T> attention;
+    Vector<T> sinkMass; ///< n_q: exp(b) / (exp(b) + Σ_k exp(s_ik)); 1 on a fully masked row
+};
+
+/// Learned-sink attention with sink logit `sinkLogit` (b above; −inf gives plain softmax).
+/// Shapes as scaledDotProductAttention. Throws what it throws, and InvalidArgument for a sink
+/// logit that is NaN or +inf, or a mask fill other than −inf (a finite fill would give masked
+/// keys weight beside the sink).
+template<typename T>
+SinkAttentionResult<T>
+learnedSinkAttention(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                     const ConstMatrixRef<T> &value, double sinkLogit,
+                     const AttentionMask &mask = {}, const AttentionOptions &options = {});
+
+/// σ(gateLogits) ⊙ output (both n × d_v), σ(g) = 1 / (1 + e^(−g)). Throws InvalidArgument
+/// naming the shapes when they differ, NonFiniteInput for a NaN gate logit.
+template<typename T>
+Matrix<T> gatedOutput(const ConstMatrixRef<T> &output, const ConstMatrixRef<T> &gateLogits);
+
+/// Differential attention: A₁, A₂ (each scaled dot-product attention of its query and key with
+/// the value), A = A₁ − λA₂ and O = A V.
+template<typename T> struct DifferentialAttentionResult
+{
+    AttentionResult<T> first; ///< softmax(Q₁K₁ᵀ·s + M), its output A₁V
+    AttentionResult<T> second; ///< softmax(Q₂K₂ᵀ·s + M), its output A₂V
+    Matrix<T> weights; ///< n_q × n_k: A₁ − λA₂ (signed; rows sum to 1 − λ)
+    Matrix<T> output; ///< n_q × d_v: (A₁ − λA₂) V
+    double lambda = 0;
+};
+
+/// Shapes: query1, query2 n_q × d, key1, key2 n_k × d, value n_k × d_v; the scale is d^(−α)/τ
+/// from `options` (1/√d by default). Throws InvalidArgument naming the shapes when query2/key2
+/// differ from query1/key1, for a λ that is not finite, and what scaledDotProductAttention
+/// throws.
+template<typename T>
+DifferentialAttentionResult<T>
+differentialAttention(const ConstMatrixRef<T> &query1, const ConstMatrixRef<T> &key1,
+                      const ConstMatrixRef<T> &query2, const ConstMatrixRef<T> &key2,
+                      const ConstMatrixRef<T> &value, double lambda, const AttentionMask &mask = {},
+                      const AttentionOptions &options = {});
+
+/// λ_init = 0.8 − 0.6·exp(−0.3·(layer − 1)) for layer ≥ 1 (Ye et al. 2025, Eq. 3). Throws
+/// InvalidArgument for layer < 1.
+double differentialLambdaInit(Index layer);
+/// λ = exp(λ_q1·λ_k1) − exp(λ_q2·λ_k2) + λ_init (Eq. 2) for vectors of equal length. Throws
+/// InvalidArgument when the lengths differ.
+double differentialLambda(const VectorD &lambdaQ1, const VectorD &lambdaK1, const VectorD &lambdaQ2,
+                          const VectorD &lambdaK2, double lambdaInit);
+
+/// The projections of multi-head latent attention (see the file's comment), as x·W applies
+/// them (each [in, out]).
+template<typename T> struct MlaWeights
+{
+    Index heads = 1;
+    Matrix<T> downKeyValue; ///< W_DKV: d_model × d_c
+    Matrix<T> upKey; ///< W_UK: d_c × h·d_h
+    Matrix<T> upValue; ///< W_UV: d_c × h·d_v
+    Matrix<T> ropeKey; ///< W_KR: d_model × d_r (d_r even)
+    Matrix<T> query; ///< W_Q: d_model × h·d_h
+    Matrix<T> ropeQuery; ///< W_QR: d_model × h·d_r
+    double ropeBase = 10000.0;
+
+    Index latentDim() const { return downKeyValue.cols(); } ///< d_c
+    Index ropeDim() const { return ropeKey.cols(); } ///< d_r
+    Index headDim() const { return heads > 0 ? upKey.cols() / heads : 0; } ///< d_h
+    Index valueDim() const { return heads > 0 ? upValue.cols() / heads : 0; } ///< d_v
+    /// Throws InvalidArgument naming the matrix and the sizes that disagree, for heads < 1 or
+    /// an odd d_r.
+    void check(Index dModel) const;
+};
+
+/// What multi-head latent attention computes.
+template<typename T> struct MlaResult
+{
+    std::vector<Matrix<T>> weights; ///< h matrices n × n
+    Matrix<T> output; ///< n × h·d_v: the heads' outputs side by side (before W_O)
+    Matrix<T> latent; ///< n × d_c: c, what is cached
+    Matrix<T> ropeKeys; ///< n × d_r: k^R after RoPE, what is cached beside c
+    double scale = 0; ///< 1/√(d_h + d_r)
+};
+
+/// Multi-head latent attention of x (n × d_model), decompressed (k^C, v formed per head) or
+/// absorbed (scored against the latent). `mask` n × n (e.g. causal). Throws what
+/// MlaWeights::check throws, InvalidArgument when the mask does not fit, NonFiniteInput for a
+/// NaN or ±inf in x.
+template<typename T>
+MlaResult<T> mlaDecompressed(const ConstMatrixRef<T> &x, const MlaWeights<T> &weights,
+                             const AttentionMask &mask = {});
+template<typename T>
+MlaResult<T> mlaAbsorbed(const ConstMatrixRef<T> &x, const MlaWeights<T> &weights,
+                         const AttentionMask &mask = {});
+
+/// Cached numbers per token and layer: MLA d_c + d_r; multi-head (g = h) and grouped-query
+/// attention 2·g·d_h (a key and a value per key/value head).
+inline Index mlaCacheValues(Index latentDim, Index ropeDim)
+{
+    return latentDim + ropeDim;
+}
+inline Index keyValueCacheValues(Index keyValueHeads, Index headDim)
+{
+    return 2 * keyValueHeads * headDim;
+}
+
+} // namespace attn
