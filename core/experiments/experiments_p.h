@@ -66,6 +66,7 @@ Entry scaleLearningEntry(); // E13 (e13_scale_learning.cpp)
 Entry ropeOffsetsEntry(); // E14
 Entry headReachEntry(); // E15
 Entry sharedKeysEntry(); // E16
+Entry inductionHeadEntry(); // E17 (e17_induction_head.cpp)
 
 // ---- ParamSpec builders ----
 ParamSpec seedParam(std::uint64_t defaultSeed, std::string help = {});

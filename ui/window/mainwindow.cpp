@@ -51,7 +51,7 @@ MainWindow::MainWindow(QWidget *parent)
     m_session = new AttentionSession(this);
 
     // Two modes in the centre: the attention view (heatmaps, with the control and chart docks
-    // around it) and the experiments E1–E16, which get the whole window.
+    // around it) and the experiments E1–E17, which get the whole window.
     m_heatmap = new HeatmapWidget;
     m_heatmap->setObjectName(QStringLiteral("heatmapWidget"));
     m_experiments = new ExperimentsPanel;
@@ -62,7 +62,7 @@ MainWindow::MainWindow(QWidget *parent)
     // The attention mode's centre: tabs "Heads" (m_heatmap), "Steps" and "Compare A/B".
     m_views = new AttentionViews(m_heatmap, m_session);
     m_modes->addTab(m_views, tr("Attention"));
-    m_modes->addTab(m_experiments, tr("Experiments E1–E16"));
+    m_modes->addTab(m_experiments, tr("Experiments E1–E17"));
     m_training = new TrainingPanel;
     m_training->setObjectName(QStringLiteral("trainingPanel"));
     m_modes->addTab(m_training, tr("Training"));
