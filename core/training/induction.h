@@ -124,7 +124,7 @@ struct InductionRunConfig
     Index batch = 32; ///< B training sequences per step
     Index heldOut = 64; ///< held-out sequences the scores average over
     double learningRate = 3e-3; ///< Adam's lr (betas 0.9, 0.999, eps 1e-8)
-    double initStd = 0.02; ///< std of the normal initial weights (biases zero)
+    double initStd = 0.1; ///< std of the normal initial weights (biases zero)
     std::uint64_t seed
         = 0; ///< initial weights Generator(seed), batches seed + 1, held-out seed + 2
     bool float32 = true; ///< train in float32 (else float64)

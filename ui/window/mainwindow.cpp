@@ -70,7 +70,7 @@ MainWindow::MainWindow(QWidget *parent)
                            tr("Heatmaps of the current parameters, with the controls and live "
                               "charts (Ctrl+1)"));
     m_modes->setTabToolTip(1,
-                           tr("The sixteen experiments of Attention Lab, each with its "
+                           tr("The seventeen experiments of Attention Lab, each with its "
                               "parameters, table, figure and note (Ctrl+2)"));
     m_modes->setTabToolTip(2,
                            tr("Train an attention layer twice, A beside B (e.g. scaled and "

@@ -100,7 +100,7 @@ WindowMenus::WindowMenus(MainWindow *window, TimingChart *timing)
     m_attentionMode = makeAction(tr("&Attention View"), QKeySequence(tr("Ctrl+1")),
                                  tr("Heatmaps, controls and live charts"));
     m_experimentsMode = makeAction(tr("E&xperiments E1–E17"), QKeySequence(tr("Ctrl+2")),
-                                   tr("The sixteen experiments, using the whole window"));
+                                   tr("The seventeen experiments, using the whole window"));
     m_trainingMode = makeAction(tr("&Training"), QKeySequence(tr("Ctrl+3")),
                                 tr("Train two attention layers side by side (A/B) and watch them "
                                    "learn"));
