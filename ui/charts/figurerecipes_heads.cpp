@@ -103,13 +103,12 @@ void buildE17(const ExperimentResult &r, FigureFrame &f)
                     {curve("loss", QStringLiteral("held-out"), kScaledColor),
                      curve("train_loss", QStringLiteral("training"), kReferenceColor)}),
           0, 0);
-    f.add(lineChart(QStringLiteral("Heads and accuracy"), QStringLiteral("step"), Scale::Linear,
-                    QStringLiteral("score"), Scale::Linear,
-                    {curve("induction_score", QStringLiteral("induction (best layer-1 head)"),
-                           kUnscaledColor),
-                     curve("previous_token_score",
-                           QStringLiteral("previous token (best layer-0 head)"), kThirdColor),
-                     curve("accuracy", QStringLiteral("accuracy, repeated half"), kFourthColor)}),
+    f.add(lineChart(QStringLiteral("Best layer-1 induction head, best layer-0 previous-token "
+                                   "head, accuracy"),
+                    QStringLiteral("step"), Scale::Linear, QStringLiteral("score"), Scale::Linear,
+                    {curve("induction_score", QStringLiteral("induction"), kUnscaledColor),
+                     curve("previous_token_score", QStringLiteral("previous token"), kThirdColor),
+                     curve("accuracy", QStringLiteral("accuracy"), kFourthColor)}),
           0, 1);
     const NamedMatrix *previous = findMatrix(r, {"previous_token_head_weights"});
     const NamedMatrix *induction = findMatrix(r, {"induction_head_weights"});

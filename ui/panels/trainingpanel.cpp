@@ -1,6 +1,7 @@
 #include "ui/panels/trainingpanel.h"
 
 #include "ui/charts/trainingchart.h"
+#include "ui/panels/inductionpanel.h"
 #include "ui/panels/wheelguard.h"
 #include "ui/render/figurefile.h"
 #include "ui/render/heatmaprenderer.h"
@@ -28,6 +29,7 @@
 #include <QSlider>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -173,9 +175,29 @@ TrainingPanel::TrainingPanel(QWidget *parent)
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     scroll->setFixedWidth(scroll->widget()->sizeHint().width()
                           + scroll->verticalScrollBar()->sizeHint().width());
-    auto *layout = new QHBoxLayout(this);
-    layout->addWidget(scroll);
-    layout->addLayout(right, 1);
+    auto *abPage = new QWidget;
+    abPage->setObjectName(QStringLiteral("trainingScalePage"));
+    auto *abLayout = new QHBoxLayout(abPage);
+    abLayout->addWidget(scroll);
+    abLayout->addLayout(right, 1);
+    // The second page: E17's two-layer attention-only model, trained live on its own worker.
+    m_induction = new InductionPanel;
+    m_induction->setObjectName(QStringLiteral("inductionPanel"));
+    connect(m_induction, &InductionPanel::message, this, &TrainingPanel::message);
+    m_pages = new QTabWidget;
+    m_pages->setObjectName(QStringLiteral("trainingPages"));
+    m_pages->setDocumentMode(true);
+    m_pages->addTab(abPage, tr("Scale: runs A and B"));
+    m_pages->addTab(m_induction, tr("Induction head (E17)"));
+    m_pages->setTabToolTip(0,
+                           tr("One attention layer trained twice, A beside B (e.g. scaled "
+                              "and unscaled)"));
+    m_pages->setTabToolTip(1,
+                           tr("A two-layer attention-only transformer learning to continue "
+                              "repeated tokens: the phase change as an induction head forms"));
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_pages);
 
     connect(m_runner, &TrainingRunner::progressed, this, &TrainingPanel::scheduleRefresh);
     connect(m_runner, &TrainingRunner::restarted, this, &TrainingPanel::onRestarted);
