@@ -49,7 +49,7 @@ struct Entry
     RunFunction run;
 };
 
-// One per file e01_one_head.cpp … e12_softmax_pitfalls.cpp.
+// One per file e01_one_head.cpp … e17_induction_head.cpp.
 Entry oneHeadEntry(); // E1
 Entry scalingSweepEntry(); // E2
 Entry softmaxCollapseEntry(); // E3
