@@ -198,7 +198,9 @@ Entry inductionHeadEntry()
                 "loss falls: the phase change of Olsson et al. Compare the two scores and the "
                 "loss against steps, and the two heads' maps.";
     info.params = {
-        seedParam(0),
+        seedParam(0,
+                  "initial weights from default_rng(seed), training batches from seed + 1, "
+                  "held-out sequences from seed + 2"),
         intParam("steps", 1200, 1, 1000000, "Adam steps"),
         intParam("eval_every", 50, 1, 1000000, "steps between rows (held-out measurements)"),
         intParam("vocab", 64, 2, 65536, "vocabulary size V"),

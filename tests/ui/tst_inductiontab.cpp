@@ -1,15 +1,20 @@
 // The Training tab's induction page: its runner (ui/session/inductionrunner.h) gives E17's rows
 // (the same seeds, batches and numbers, bit for bit), pausing and playing again changes
-// nothing, a new configuration restarts at step 0, and the page shows the two heads' maps.
+// nothing, a new configuration restarts at step 0, the page shows the two heads' maps, and
+// File → Export writes that page when it is shown.
 
 #include "testutil.h"
 #include "ui/panels/inductionpanel.h"
+#include "ui/panels/trainingpanel.h"
 #include "ui/session/inductionrunner.h"
 
 #include "core/experiments/experiments.h"
 
 #include <QApplication>
+#include <QImage>
 #include <QPushButton>
+#include <QTabWidget>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <cmath>
@@ -84,6 +89,7 @@ private slots:
     void pauseAndPlayChangeNothing();
     void newConfigRestarts();
     void panelShowsTheHeads();
+    void exportsThePageShown();
 };
 
 void TestInductionTab::runnerEqualsExperiment()
@@ -158,6 +164,28 @@ void TestInductionTab::panelShowsTheHeads()
     const MatrixD &w = panel.inductionMap()->matrix();
     QVERIFY((w.rowwise().sum().array() - 1.0).abs().maxCoeff() < 1e-5);
     QCOMPARE(panel.playButton()->text(), QStringLiteral("Play"));
+}
+
+void TestInductionTab::exportsThePageShown()
+{
+    // File → Export on the Training tab writes the page shown: on the Induction head page, the
+    // page itself (or its chart); on the A/B page, the A and B heatmaps as before.
+    TrainingPanel panel;
+    panel.resize(1300, 800);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QTemporaryDir dir;
+    QVERIFY(!panel.inductionShown());
+    panel.pages()->setCurrentWidget(panel.inductionPanel());
+    QVERIFY(panel.inductionShown());
+    QCOMPARE(panel.heatmapsExportSize(), panel.inductionPanel()->size().expandedTo({1000, 450}));
+    QString error;
+    const QString page = dir.filePath(QStringLiteral("page.png"));
+    QVERIFY2(panel.exportHeatmaps(page, QSize(1200, 700), 1.0, &error), qPrintable(error));
+    QCOMPARE(QImage(page).size(), QSize(1200, 700));
+    const QString chart = dir.filePath(QStringLiteral("chart.png"));
+    QVERIFY2(panel.exportChart(chart, QSize(800, 400), 1.0, &error), qPrintable(error));
+    QCOMPARE(QImage(chart).size(), QSize(800, 400));
 }
 
 QTEST_MAIN(TestInductionTab)

@@ -617,20 +617,31 @@ void TrainingPanel::refresh()
     m_chart->setMarker(m_scrubStep >= 0 ? shown->step : -1); // and redraws the curves
 }
 
+bool TrainingPanel::inductionShown() const
+{
+    return m_pages->currentWidget() == m_induction;
+}
+
 bool TrainingPanel::chartFocused() const
 {
     const QWidget *focus = QApplication::focusWidget();
-    return focus && (focus == m_chart || m_chart->isAncestorOf(focus));
+    const QWidget *chart = inductionShown() ? static_cast<QWidget *>(m_induction->chart())
+                                            : static_cast<QWidget *>(m_chart);
+    return focus && (focus == chart || chart->isAncestorOf(focus));
 }
 
 QSize TrainingPanel::heatmapsExportSize() const
 {
+    if (inductionShown())
+        return m_induction->size().expandedTo(QSize(1000, 450));
     const QSize s(m_heatmapA->width() + m_heatmapB->width(), m_heatmapA->height());
     return QSize(std::max(1000, s.width()), std::max(450, s.height()));
 }
 
 bool TrainingPanel::exportHeatmaps(const QString &path, QSize size, qreal dpr, QString *error) const
 {
+    if (inductionShown()) // the page as shown: settings, curves and the two heads' maps
+        return exportWidget(m_induction, path, size, dpr, error);
     // The shown snapshot (also when a redraw is still pending).
     const ProbeSnapshot &snapshot = shownSnapshot();
     const auto a = m_runner->probeResult(snapshot, false),
@@ -663,6 +674,8 @@ bool TrainingPanel::exportHeatmaps(const QString &path, QSize size, qreal dpr, Q
 
 bool TrainingPanel::exportChart(const QString &path, QSize size, qreal dpr, QString *error) const
 {
+    if (inductionShown())
+        return exportWidget(m_induction->chart(), path, size, dpr, error);
     return exportWidget(m_chart->view(), path, size, dpr, error);
 }
 

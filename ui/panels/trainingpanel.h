@@ -68,12 +68,15 @@ public:
     /// Shows the last snapshot at or before `step` (−1: follow the latest step).
     void scrubTo(std::int64_t step);
 
+    /// Whether the Induction head page is the one shown (exports then write that page's).
+    bool inductionShown() const;
     /// File → Export on this tab: "chart" when the chart has the focus, else "heatmaps".
     bool chartFocused() const;
     /// The heatmaps of A and B side by side as the tab shows them (the shown step), with
-    /// their colourbars and captions, PNG/SVG/PDF by suffix; `size` in logical pixels.
+    /// their colourbars and captions, PNG/SVG/PDF by suffix; `size` in logical pixels. On the
+    /// Induction head page: that page as shown (its curves and the two heads' maps).
     bool exportHeatmaps(const QString &path, QSize size, qreal dpr, QString *error) const;
-    /// The chart as shown (exportWidget).
+    /// The chart as shown (exportWidget; on the Induction head page, its chart).
     bool exportChart(const QString &path, QSize size, qreal dpr, QString *error) const;
     /// The curves of both runs, one row per step (core's historyTable).
     bool exportCurvesCsv(const QString &path, QString *error) const;
