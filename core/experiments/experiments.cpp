@@ -427,7 +427,7 @@ const std::vector<Entry> &entries()
         causalMaskEntry(),     quadraticCostEntry(), loopVersusMatrixEntry(),
         maskConventionEntry(), fillValueEntry(),     softmaxPitfallsEntry(),
         scaleLearningEntry(),  ropeOffsetsEntry(),   headReachEntry(),
-        sharedKeysEntry(),
+        sharedKeysEntry(),     inductionHeadEntry(),
     };
     return list;
 }

@@ -49,7 +49,7 @@ struct Entry
     RunFunction run;
 };
 
-// One per file e01_one_head.cpp … e12_softmax_pitfalls.cpp.
+// One per file e01_one_head.cpp … e17_induction_head.cpp.
 Entry oneHeadEntry(); // E1
 Entry scalingSweepEntry(); // E2
 Entry softmaxCollapseEntry(); // E3
@@ -66,6 +66,7 @@ Entry scaleLearningEntry(); // E13 (e13_scale_learning.cpp)
 Entry ropeOffsetsEntry(); // E14
 Entry headReachEntry(); // E15
 Entry sharedKeysEntry(); // E16
+Entry inductionHeadEntry(); // E17 (e17_induction_head.cpp)
 
 // ---- ParamSpec builders ----
 ParamSpec seedParam(std::uint64_t defaultSeed, std::string help = {});

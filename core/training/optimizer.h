@@ -1,6 +1,8 @@
 #pragma once
 // First-order optimizers with PyTorch 1.13's update formulas (weight_decay = 0, maximize =
-// False), applied to the four parameter tensors of core/training/layer.h:
+// False), applied to the four parameter tensors of core/training/layer.h (Optimizer) or to any
+// list of parameter arrays (ArrayListOptimizer, e.g. the attention-only transformer of
+// core/training/attentiononly.h):
 //
 // torch.optim.SGD(lr, momentum=μ, dampening=0, nesterov=False):
 //   step 1: buf = g;  later steps: buf = μ·buf + g;  θ ← θ − lr·buf   (μ = 0: θ ← θ − lr·g)
@@ -11,8 +13,10 @@
 #include "core/training/layer.h"
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace attn::training {
 
@@ -56,6 +60,32 @@ private:
     std::int64_t m_steps = 0;
     Parameters<T> m_first; ///< SGD momentum buffer, Adam's m
     Parameters<T> m_second; ///< Adam's v
+};
+
+/// The same optimizers over a list of parameter arrays of any sizes (as torch.optim takes a list
+/// of tensors): each array is updated element by element with the formulas above, so the list's
+/// order and the arrays' shapes do not matter, only their sizes.
+template<typename T> class ArrayListOptimizer
+{
+public:
+    /// Throws InvalidArgument (OptimizerConfig::validate).
+    explicit ArrayListOptimizer(const OptimizerConfig &config);
+
+    /// One update of every array of `params` with the array of `grads` at the same place. The
+    /// first step fixes the number of arrays and their sizes; a later step with other ones, or
+    /// grads not matching params, throws InvalidArgument naming the array index and both sizes.
+    void step(const std::vector<std::span<T>> &params,
+              const std::vector<std::span<const T>> &grads);
+    std::int64_t steps() const { return m_steps; }
+    const OptimizerConfig &config() const { return m_config; }
+    /// As Optimizer::setLearningRate.
+    void setLearningRate(double lr);
+
+private:
+    OptimizerConfig m_config;
+    std::int64_t m_steps = 0;
+    std::vector<Vector<T>> m_first; ///< SGD momentum buffers, Adam's m, one per array
+    std::vector<Vector<T>> m_second; ///< Adam's v
 };
 
 } // namespace attn::training

@@ -1,4 +1,4 @@
-// The experiments E1–E16: registry and parameter checking, the headline property of each one
+// The experiments E1–E17: registry and parameter checking, the headline property of each one
 // (what docs/experiments.md says it shows), E1–E3 equal to the NumPy scripts' output digit for
 // digit, cancellation and progress.
 
@@ -77,6 +77,9 @@ ExperimentParams fastParams(const std::string &id)
         return {{"n", "32"}, {"d", "16"}, {"repeats", "2"}};
     if (id == "E13")
         return {{"d_k", "8,16"}, {"steps", "12"}};
+    if (id == "E17")
+        return {{"steps", "20"}, {"eval_every", "10"}, {"vocab", "16"}, {"d_model", "16"},
+                {"repeat", "6"}, {"min_repeat", "4"},  {"batch", "4"},  {"held_out", "4"}};
     return {};
 }
 
@@ -121,6 +124,7 @@ private slots:
     void e14RopeOffsets();
     void e15HeadReach();
     void e16SharedKeys();
+    void e17InductionHeadForms();
     void fitPowerLaw();
     void fitLargeN();
     void scalingSweepCustomScale();
@@ -129,10 +133,10 @@ private slots:
 void TestExperiments::registryListsAll()
 {
     // E1–E12 follow Vaswani et al. 2017, E13 trains a layer; E14–E16 the later schemes (RoPE,
-    // ALiBi, GQA).
+    // ALiBi, GQA); E17 trains a two-layer attention-only transformer (Olsson et al. 2022).
     const std::vector<ExperimentInfo> &list = experimentList();
-    const QStringList expectedIds {"E1", "E2",  "E3",  "E4",  "E5",  "E6",  "E7",  "E8",
-                                   "E9", "E10", "E11", "E12", "E13", "E14", "E15", "E16"};
+    const QStringList expectedIds {"E1",  "E2",  "E3",  "E4",  "E5",  "E6",  "E7",  "E8", "E9",
+                                   "E10", "E11", "E12", "E13", "E14", "E15", "E16", "E17"};
     QCOMPARE(list.size(), std::size_t(expectedIds.size()));
     for (std::size_t i = 0; i < list.size(); ++i) {
         const ExperimentInfo &info = list[i];
@@ -271,6 +275,9 @@ void TestExperiments::badParameters_data()
     };
     row("unknown experiment", "E99", "seed", "0", "E99");
     row("d_k too small for the classes", "E13", "d_k", "6", "d_k = 6");
+    row("heads not dividing d_model", "E17", "heads", "3", "heads = 3 must divide d_model = 64");
+    row("shortest half above the longest", "E17", "min_repeat", "20",
+        "min_repeat = 20 must be <= repeat = 16");
     row("unknown parameter", "E2", "n", "5", "'n'");
     row("not an integer", "E2", "trials", "many", "'trials'");
     row("integer with junk", "E2", "trials", "40x", "'trials'");
@@ -842,6 +849,47 @@ void TestExperiments::e16SharedKeys()
     QCOMPARE(column(r, 0, "mean_abs_dw"), 0.0);
     QVERIFY(column(r, 1, "mean_abs_dw") > 1e-4);
     QVERIFY(column(r, 2, "mean_abs_dw") > 1e-4);
+}
+
+void TestExperiments::e17InductionHeadForms()
+{
+    // A small model (V = 32, d_model = 32, N in [5, 10], B = 16, Adam lr 0.01) shows the phase
+    // change within 400 steps: the best layer-1 head's prefix-matching score starts at the
+    // uniform causal weight and ends near 0.8 together with a layer-0 previous-token head, and
+    // the held-out loss on the repeated half falls from ln 32 to about a tenth of it.
+    const ExperimentResult r = run("E17",
+                                   {{"steps", "400"},
+                                    {"eval_every", "100"},
+                                    {"vocab", "32"},
+                                    {"d_model", "32"},
+                                    {"repeat", "10"},
+                                    {"min_repeat", "5"},
+                                    {"batch", "16"},
+                                    {"held_out", "16"},
+                                    {"lr", "0.01"}});
+    QCOMPARE(r.table.rowCount(), std::size_t(5));
+    for (std::size_t i = 0; i < 5; ++i)
+        QCOMPARE(column(r, i, "step"), 100.0 * double(i));
+    QVERIFY(std::abs(column(r, 0, "loss") - std::log(32.0)) < 0.1);
+    QVERIFY2(column(r, 0, "induction_score") <= 0.2,
+             qPrintable(QString::number(column(r, 0, "induction_score"))));
+    QVERIFY2(column(r, 4, "induction_score") >= 0.5,
+             qPrintable(QString::number(column(r, 4, "induction_score"))));
+    QVERIFY2(column(r, 4, "loss") <= 0.5 * column(r, 0, "loss"),
+             qPrintable(QString::number(column(r, 4, "loss"))));
+    QVERIFY(column(r, 4, "accuracy") >= 0.7);
+    QVERIFY(column(r, 4, "previous_token_score") >= column(r, 0, "previous_token_score") + 0.1);
+    QCOMPARE(r.scalars.at("induction_score_final"), column(r, 4, "induction_score"));
+    QVERIFY(r.scalars.at("first_step_induction_0_5") > 0);
+    // The two best heads' maps on the first held-out sequence (n = 20): causal rows summing to 1.
+    const MatrixD *induction = nullptr;
+    for (const NamedMatrix &m : r.matrices)
+        if (m.name == "induction_head_weights")
+            induction = &m.values;
+    QVERIFY(induction);
+    QCOMPARE(induction->rows(), Eigen::Index(20));
+    QVERIFY((induction->rowwise().sum().array() - 1.0).abs().maxCoeff() < 1e-5);
+    QCOMPARE(induction->triangularView<Eigen::StrictlyUpper>().toDenseMatrix().norm(), 0.0);
 }
 
 void TestExperiments::fitPowerLaw()

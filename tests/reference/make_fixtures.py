@@ -28,6 +28,7 @@ GROUPS = {
     "torchlistings": "torch_listings",      # E2/E4/E5/E7 --generator torch as PyTorch prints them
     "modern": "make_modern_fixtures",       # GQA, RoPE, ALiBi, sliding window and sinks
     "training": "make_training_fixtures",   # autograd gradients and optimizer steps
+    "induction": "make_induction_fixtures",  # the attention-only transformer and its Adam
     "projections": "make_projection_fixtures",  # nn.MultiheadAttention(kdim, vdim)
     "batch": "make_batch_fixtures",         # inputs with their batch axis (docs/formats.md)
 }

@@ -56,7 +56,7 @@ using namespace attn;
 
 namespace experimentstest {
 
-/// Ids of every registered experiment, in list order (E1 … E12, E14 … E16).
+/// Ids of every registered experiment, in list order (E1 … E17).
 inline QStringList registeredIds()
 {
     QStringList ids;
@@ -325,6 +325,15 @@ inline ExperimentParams smallParams(const ExperimentInfo &info)
         {"E8", {{"n", "32,64,128"}, {"repeats", "1"}}},
         {"E9", {{"t", "32"}, {"n", "32"}, {"repeats", "1"}}},
         {"E13", {{"d_k", "8,16"}, {"steps", "12"}}},
+        {"E17",
+         {{"steps", "20"},
+          {"eval_every", "10"},
+          {"vocab", "16"},
+          {"d_model", "16"},
+          {"repeat", "6"},
+          {"min_repeat", "4"},
+          {"batch", "4"},
+          {"held_out", "4"}}},
     };
     ExperimentParams params;
     const auto it = small.find(info.id);

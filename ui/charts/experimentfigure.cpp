@@ -34,6 +34,7 @@ std::unique_ptr<FigureFrame> buildFigure(const ExperimentResult &r)
         {QStringLiteral("E11"), buildE11}, {QStringLiteral("E12"), buildE12},
         {QStringLiteral("E13"), buildE13}, {QStringLiteral("E14"), buildE14},
         {QStringLiteral("E15"), buildE15}, {QStringLiteral("E16"), buildE16},
+        {QStringLiteral("E17"), buildE17},
     };
     auto frame = std::make_unique<FigureFrame>(r);
     const auto it = builders.find(q(r.id).toUpper());
@@ -92,6 +93,8 @@ QSize defaultExperimentFigureSize(const ExperimentResult &result)
         return {1500, 520};
     if (id == QLatin1String("E15") || id == QLatin1String("E16"))
         return {1300, 900};
+    if (id == QLatin1String("E17"))
+        return {1300, 1000};
     return {1000, 600};
 }
 

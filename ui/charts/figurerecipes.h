@@ -4,10 +4,10 @@
 // Each throws FigureUnavailable when the result lacks what its figure needs. By family, as
 // docs/experiments.md tells them: figurerecipes_scale.cpp (E1 one head, E2 the scaling sweep, E3
 // softmax collapse, E13 the scale in learning), figurerecipes_heads.cpp (E4 heads split the
-// dimension, E15 what each head sees, E16 shared keys), figurerecipes_order.cpp (E5
-// permutation, E6 a shift is a rotation, E7 the causal mask, E14 RoPE offsets),
-// figurerecipes_cost.cpp (E8 what n² costs, E9 loop versus matrix) and figurerecipes_masks.cpp
-// (E10 the mask convention, E11 the fill value, E12 softmax pitfalls).
+// dimension, E15 what each head sees, E16 shared keys, E17 an induction head forms),
+// figurerecipes_order.cpp (E5 permutation, E6 a shift is a rotation, E7 the causal mask, E14
+// RoPE offsets), figurerecipes_cost.cpp (E8 what n² costs, E9 loop versus matrix) and
+// figurerecipes_masks.cpp (E10 the mask convention, E11 the fill value, E12 softmax pitfalls).
 
 #include "ui/charts/figurekit.h"
 
@@ -29,5 +29,6 @@ void buildE13(const ExperimentResult &r, FigureFrame &f);
 void buildE14(const ExperimentResult &r, FigureFrame &f);
 void buildE15(const ExperimentResult &r, FigureFrame &f);
 void buildE16(const ExperimentResult &r, FigureFrame &f);
+void buildE17(const ExperimentResult &r, FigureFrame &f);
 
 } // namespace attn::expfig

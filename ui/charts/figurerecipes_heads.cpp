@@ -1,5 +1,5 @@
-// The figures of E4 (heads split the dimension), E15 (what each head can see) and E16 (heads
-// that share keys).
+// The figures of E4 (heads split the dimension), E15 (what each head can see), E16 (heads
+// that share keys) and E17 (an induction head forms).
 
 #include "ui/charts/figurerecipes.h"
 
@@ -85,6 +85,35 @@ void buildE16(const ExperimentResult &r, FigureFrame &f)
                    true),
           0, 2);
     addHeatmaps(f, allMatrices(r), 1);
+    addScalarsFooter(f, r);
+}
+
+void buildE17(const ExperimentResult &r, FigureFrame &f)
+{
+    const Table &t = r.table;
+    const std::vector<double> steps = values(t, requireColumn(t, {"step"}));
+    const auto curve = [&](const char *column, const QString &name, const QColor &color) {
+        return Curve {name,  steps,         values(t, requireColumn(t, {column})),
+                      color, Qt::SolidLine, false};
+    };
+    // The loss on the held-out repeated half and the training loss; the two heads' scores and
+    // the accuracy on one 0…1 axis: the phase change is where they move together.
+    f.add(lineChart(QStringLiteral("Loss on the repeated half (nats)"), QStringLiteral("step"),
+                    Scale::Linear, QStringLiteral("cross-entropy"), Scale::Linear,
+                    {curve("loss", QStringLiteral("held-out"), kScaledColor),
+                     curve("train_loss", QStringLiteral("training"), kReferenceColor)}),
+          0, 0);
+    f.add(lineChart(QStringLiteral("Best layer-1 induction head, best layer-0 previous-token "
+                                   "head, accuracy"),
+                    QStringLiteral("step"), Scale::Linear, QStringLiteral("score"), Scale::Linear,
+                    {curve("induction_score", QStringLiteral("induction"), kUnscaledColor),
+                     curve("previous_token_score", QStringLiteral("previous token"), kThirdColor),
+                     curve("accuracy", QStringLiteral("accuracy"), kFourthColor)}),
+          0, 1);
+    const NamedMatrix *previous = findMatrix(r, {"previous_token_head_weights"});
+    const NamedMatrix *induction = findMatrix(r, {"induction_head_weights"});
+    if (previous && induction)
+        addHeatmaps(f, {previous, induction}, 1);
     addScalarsFooter(f, r);
 }
 

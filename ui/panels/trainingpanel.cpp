@@ -1,6 +1,7 @@
 #include "ui/panels/trainingpanel.h"
 
 #include "ui/charts/trainingchart.h"
+#include "ui/panels/inductionpanel.h"
 #include "ui/panels/wheelguard.h"
 #include "ui/render/figurefile.h"
 #include "ui/render/heatmaprenderer.h"
@@ -28,6 +29,7 @@
 #include <QSlider>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -173,9 +175,29 @@ TrainingPanel::TrainingPanel(QWidget *parent)
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     scroll->setFixedWidth(scroll->widget()->sizeHint().width()
                           + scroll->verticalScrollBar()->sizeHint().width());
-    auto *layout = new QHBoxLayout(this);
-    layout->addWidget(scroll);
-    layout->addLayout(right, 1);
+    auto *abPage = new QWidget;
+    abPage->setObjectName(QStringLiteral("trainingScalePage"));
+    auto *abLayout = new QHBoxLayout(abPage);
+    abLayout->addWidget(scroll);
+    abLayout->addLayout(right, 1);
+    // The second page: E17's two-layer attention-only model, trained live on its own worker.
+    m_induction = new InductionPanel;
+    m_induction->setObjectName(QStringLiteral("inductionPanel"));
+    connect(m_induction, &InductionPanel::message, this, &TrainingPanel::message);
+    m_pages = new QTabWidget;
+    m_pages->setObjectName(QStringLiteral("trainingPages"));
+    m_pages->setDocumentMode(true);
+    m_pages->addTab(abPage, tr("Scale: runs A and B"));
+    m_pages->addTab(m_induction, tr("Induction head (E17)"));
+    m_pages->setTabToolTip(0,
+                           tr("One attention layer trained twice, A beside B (e.g. scaled "
+                              "and unscaled)"));
+    m_pages->setTabToolTip(1,
+                           tr("A two-layer attention-only transformer learning to continue "
+                              "repeated tokens: the phase change as an induction head forms"));
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_pages);
 
     connect(m_runner, &TrainingRunner::progressed, this, &TrainingPanel::scheduleRefresh);
     connect(m_runner, &TrainingRunner::restarted, this, &TrainingPanel::onRestarted);
@@ -595,20 +617,31 @@ void TrainingPanel::refresh()
     m_chart->setMarker(m_scrubStep >= 0 ? shown->step : -1); // and redraws the curves
 }
 
+bool TrainingPanel::inductionShown() const
+{
+    return m_pages->currentWidget() == m_induction;
+}
+
 bool TrainingPanel::chartFocused() const
 {
     const QWidget *focus = QApplication::focusWidget();
-    return focus && (focus == m_chart || m_chart->isAncestorOf(focus));
+    const QWidget *chart = inductionShown() ? static_cast<QWidget *>(m_induction->chart())
+                                            : static_cast<QWidget *>(m_chart);
+    return focus && (focus == chart || chart->isAncestorOf(focus));
 }
 
 QSize TrainingPanel::heatmapsExportSize() const
 {
+    if (inductionShown())
+        return m_induction->size().expandedTo(QSize(1000, 450));
     const QSize s(m_heatmapA->width() + m_heatmapB->width(), m_heatmapA->height());
     return QSize(std::max(1000, s.width()), std::max(450, s.height()));
 }
 
 bool TrainingPanel::exportHeatmaps(const QString &path, QSize size, qreal dpr, QString *error) const
 {
+    if (inductionShown()) // the page as shown: settings, curves and the two heads' maps
+        return exportWidget(m_induction, path, size, dpr, error);
     // The shown snapshot (also when a redraw is still pending).
     const ProbeSnapshot &snapshot = shownSnapshot();
     const auto a = m_runner->probeResult(snapshot, false),
@@ -641,6 +674,8 @@ bool TrainingPanel::exportHeatmaps(const QString &path, QSize size, qreal dpr, Q
 
 bool TrainingPanel::exportChart(const QString &path, QSize size, qreal dpr, QString *error) const
 {
+    if (inductionShown())
+        return exportWidget(m_induction->chart(), path, size, dpr, error);
     return exportWidget(m_chart->view(), path, size, dpr, error);
 }
 

@@ -1,8 +1,9 @@
 #pragma once
-// TrainingPanel: the window's Training tab. Left, the settings: task (core/training/tasks.h),
-// model (d_model, h, hence d_k), initial weights (PyTorch's xavier or unit-variance q and k),
-// optimizer, precision, step limit, an optional loss threshold and runs A and B (α and
-// learning rate each; by default 1/√d_k against unscaled), with Play/Pause, Step and Reset.
+// TrainingPanel: the window's Training tab, two pages. The first ("Scale: runs A and B"): left,
+// the settings: task (core/training/tasks.h), model (d_model, h, hence d_k), initial weights
+// (PyTorch's xavier or unit-variance q and k), optimizer, precision, step limit, an optional
+// loss threshold and runs A and B (α and learning rate each; by default 1/√d_k against
+// unscaled), with Play/Pause, Step and Reset.
 // Right, the probe sequence's attention weights of A and B side by side (HeatmapWidget: one
 // tile per head and their mean), the curves of both runs (TrainingChart) and a scrubber over
 // the recorded snapshots. The TrainingRunner trains on its worker; this panel only shows, at
@@ -10,6 +11,9 @@
 //
 // A change of α, a learning rate or a stop criterion applies from the next chunk of steps
 // (mid-run); any other change starts both runs again from step 0.
+//
+// The second page ("Induction head (E17)", InductionPanel) trains experiment E17's two-layer
+// attention-only transformer live on its own worker.
 
 #include "ui/session/trainingsettings.h"
 
@@ -25,11 +29,13 @@ class QLabel;
 class QPushButton;
 class QSlider;
 class QSpinBox;
+class QTabWidget;
 class QTimer;
 
 namespace attn {
 
 class HeatmapWidget;
+class InductionPanel;
 class TrainingChart;
 class TrainingRunner;
 
@@ -48,6 +54,9 @@ public:
     HeatmapWidget *heatmapA() const { return m_heatmapA; }
     HeatmapWidget *heatmapB() const { return m_heatmapB; }
     QSlider *scrubber() const { return m_scrubber; }
+    /// The pages: 0 the A/B runs, 1 the induction head (E17).
+    QTabWidget *pages() const { return m_pages; }
+    InductionPanel *inductionPanel() const { return m_induction; }
 
     TrainingSettings settings() const;
     /// Shows `settings` in the controls and hands them to the runner (see the class comment);
@@ -59,12 +68,15 @@ public:
     /// Shows the last snapshot at or before `step` (−1: follow the latest step).
     void scrubTo(std::int64_t step);
 
+    /// Whether the Induction head page is the one shown (exports then write that page's).
+    bool inductionShown() const;
     /// File → Export on this tab: "chart" when the chart has the focus, else "heatmaps".
     bool chartFocused() const;
     /// The heatmaps of A and B side by side as the tab shows them (the shown step), with
-    /// their colourbars and captions, PNG/SVG/PDF by suffix; `size` in logical pixels.
+    /// their colourbars and captions, PNG/SVG/PDF by suffix; `size` in logical pixels. On the
+    /// Induction head page: that page as shown (its curves and the two heads' maps).
     bool exportHeatmaps(const QString &path, QSize size, qreal dpr, QString *error) const;
-    /// The chart as shown (exportWidget).
+    /// The chart as shown (exportWidget; on the Induction head page, its chart).
     bool exportChart(const QString &path, QSize size, qreal dpr, QString *error) const;
     /// The curves of both runs, one row per step (core's historyTable).
     bool exportCurvesCsv(const QString &path, QString *error) const;
@@ -91,6 +103,8 @@ private:
     void onRestarted();
 
     TrainingRunner *m_runner;
+    QTabWidget *m_pages = nullptr;
+    InductionPanel *m_induction = nullptr;
     QComboBox *m_task;
     QSpinBox *m_n;
     QSpinBox *m_batch;
