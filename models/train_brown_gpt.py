@@ -311,7 +311,7 @@ character is its own position in the heatmaps.
 | tokenizer | `tokenizer.json`: byte-level BPE without merges, id = byte value |
 | data | the Brown Corpus (Francis and Kučera 1964/1979), tags removed, one sentence a line |
 | training | {t["steps"]} steps × {t["batch"]} windows × {t["context"]} bytes ({t["bytes_seen"]:,} bytes), AdamW, {t["lr"]} |
-| time | {t["wall_seconds"]:.0f} s on one CPU thread (torch {t["torch"]}) |
+| time | {t["wall_seconds"]:.0f} s on one CPU thread of a shared two-core machine (torch {t["torch"]}) |
 | loss, train | {l["train_nats_per_byte"]} nats/byte ({l["train_bits_per_byte"]} bits/byte) |
 | loss, held out | {l["held_out_nats_per_byte"]} nats/byte ({l["held_out_bits_per_byte"]} bits/byte) |
 
