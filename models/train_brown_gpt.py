@@ -70,7 +70,7 @@ CONFIG = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_siz
           "tie_word_embeddings": True, "bos_token_id": 10, "eos_token_id": 10}
 
 SEED = 1964
-BATCH = 16
+BATCH = 8
 CONTEXT = 256
 LR = 3e-3
 WARMUP = 30
@@ -332,7 +332,7 @@ of `tests/core/tst_builtinmodel.cpp`. Open it with File → Open Built-in or Cac
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--steps", type=int, default=600)
+    parser.add_argument("--steps", type=int, default=1200)
     parser.add_argument("--out", default=os.path.join(HERE, "brown-gpt"))
     parser.add_argument("--fixture", default=os.path.join(ROOT, "tests", "reference", "fixtures",
                                                           "builtin", "brown_gpt.npz"))

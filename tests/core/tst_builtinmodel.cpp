@@ -121,7 +121,7 @@ private slots:
     }
 
     // The atlas of a held-out Brown sentence (sample ca01, not trained on): the best
-    // previous-token score (layer 0, head 1: 0.187 for the committed weights) clears the bound
+    // previous-token score (layer 0, head 1: 0.462 for the committed weights) clears the bound
     // with a margin, and stands far above what a head spreading its weight evenly over the keys
     // scores here (0.022, Σ_{i≥1} 1/(i + 1) / n for n = 232). The scores of every head are
     // printed.
@@ -153,7 +153,7 @@ private slots:
     }
 
 private:
-    static constexpr double kPreviousTokenBound = 0.15;
+    static constexpr double kPreviousTokenBound = 0.35;
 };
 
 QTEST_GUILESS_MAIN(TestBuiltinModel)
