@@ -1,5 +1,7 @@
 #include "gui.h"
 
+#include "cli/common.h"
+
 #include "ui/window/mainwindow.h"
 #include "ui/window/modelcontroller.h"
 #include "ui/window/sessioncontroller.h"
@@ -47,7 +49,8 @@ int runGui(const GuiStart &start)
     if (!start.modelFolder.isEmpty()) {
         QTimer::singleShot(0, &window, [&window, start] {
             ModelController *models = window.modelController();
-            if (!models->open(start.modelFolder) || start.modelText.isEmpty())
+            if (!models->open(cli::modelFolderArgument(start.modelFolder))
+                || start.modelText.isEmpty())
                 return;
             models->setText(start.modelText, !models->model()->tokenizer);
             models->run();

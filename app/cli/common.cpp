@@ -1,5 +1,6 @@
 #include "common.h"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -7,6 +8,7 @@
 #include <QSaveFile>
 #include <QTextStream>
 
+#include "core/models/modelfolder.h"
 #include "core/text/loader.h"
 #include "core/text/piecelabel.h"
 
@@ -681,6 +683,15 @@ bool writeText(const QString &path, const QByteArray &text, QString *error)
         return false;
     }
     return true;
+}
+
+QString modelFolderArgument(const QString &value)
+{
+    if (value != QLatin1String("builtin"))
+        return value;
+    const std::filesystem::path folder = models::builtinModelFolder(
+        QFile::encodeName(QCoreApplication::applicationDirPath()).toStdString());
+    return folder.empty() ? value : QString::fromStdString(folder.string());
 }
 
 TokenizedText tokenizeForModel(const QString &modelDir, const QString &text)

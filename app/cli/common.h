@@ -157,6 +157,10 @@ struct TokenizedText
     std::vector<std::string> labels; ///< text::tokenLabels: the text's piece of each token
     QString tokenizer; ///< the tokenizer's description, for messages
 };
+/// The folder a --model value names: "builtin" is the built-in model (models::builtinModelFolder
+/// next to this executable, else in the source tree); any other value is the folder itself. A
+/// "builtin" that is not there comes back unchanged, and opening it fails naming the folder.
+QString modelFolderArgument(const QString &value);
 /// Tokenizes `text` with the tokenizer of `modelDir` (core/text/loader.h). Throws
 /// text::TokenizerError when the folder has no tokenizer it can read.
 TokenizedText tokenizeForModel(const QString &modelDir, const QString &text);

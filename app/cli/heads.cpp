@@ -139,7 +139,8 @@ QList<QCommandLineOption> headsOptions()
              .arg(atlasScoreNames().join(QStringLiteral(", "))),
          QStringLiteral("name"), QStringLiteral("previous_token")},
         {QStringLiteral("model"),
-         QStringLiteral("Instead of --in: run this checkpoint folder (as attnlab model) on --text "
+         QStringLiteral("Instead of --in: run this checkpoint folder (as attnlab model; builtin: "
+                        "the built-in model) on --text "
                         "or --ids and score every layer and head; adds prefix_matching per head "
                         "and rank_collapse per layer."),
          QStringLiteral("dir")},
@@ -226,7 +227,7 @@ std::optional<int> parseModel(const QCommandLineParser &parser, HeadsArguments &
                                       .arg(QLatin1String(name)));
         return std::nullopt;
     }
-    args.modelDir = parser.value(QStringLiteral("model"));
+    args.modelDir = modelFolderArgument(parser.value(QStringLiteral("model")));
     if (parser.isSet(QStringLiteral("tokens")))
         return usageError(kCommand,
                           QStringLiteral("--tokens is for --in; with --model the "

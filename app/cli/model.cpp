@@ -90,7 +90,10 @@ std::optional<int> parseRequest(const QStringList &arguments, ModelRequest &requ
         "(layers x heads x n x n), logits (n x vocab) and hidden (n x hidden) to "
         "an .npz. Weights are memory-mapped; F32, F16 and BF16 checkpoints are read."));
     const QCommandLineOption modelOption(
-        QStringLiteral("model"), QStringLiteral("Checkpoint folder."), QStringLiteral("dir"));
+        QStringLiteral("model"),
+        QStringLiteral("Checkpoint folder, or builtin: the built-in byte-level GPT trained on the "
+                       "Brown Corpus."),
+        QStringLiteral("dir"));
     const QCommandLineOption infoOption(QStringLiteral("info"),
                                         QStringLiteral("Print the model's configuration."));
     const QCommandLineOption idsOption(QStringLiteral("ids"),
@@ -128,7 +131,7 @@ std::optional<int> parseRequest(const QStringList &arguments, ModelRequest &requ
             QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
     if (!parser.isSet(modelOption))
         return usageError(kCommand, QStringLiteral("--model <dir> is required"));
-    request.modelDir = parser.value(modelOption);
+    request.modelDir = modelFolderArgument(parser.value(modelOption));
     request.info = parser.isSet(infoOption);
     if (request.info)
         return std::nullopt;

@@ -48,7 +48,7 @@ std::variant<Plan, int> parse(const QStringList &arguments)
     parser.addOptions({
         {QStringLiteral("model"),
          QStringLiteral("Model folder: tokenizer.json, tokenizer.model, vocab.json + merges.txt, "
-                        "encoder.json + vocab.bpe or vocab.txt."),
+                        "encoder.json + vocab.bpe or vocab.txt; builtin: the built-in model's."),
          QStringLiteral("dir")},
         {QStringLiteral("text"), QStringLiteral("The text to tokenize."), QStringLiteral("text")},
         {QStringLiteral("file"), QStringLiteral("Tokenize this file's bytes instead."),
@@ -62,7 +62,7 @@ std::variant<Plan, int> parse(const QStringList &arguments)
         return *exit;
     }
     Plan plan;
-    plan.model = parser.value(QStringLiteral("model"));
+    plan.model = modelFolderArgument(parser.value(QStringLiteral("model")));
     if (plan.model.isEmpty()) {
         return usageError(kCommand, QStringLiteral("--model is required"));
     }

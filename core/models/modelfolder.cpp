@@ -80,6 +80,20 @@ fs::path huggingFaceHubDir()
     return fromEnv("HOME") / ".cache" / "huggingface" / "hub";
 }
 
+fs::path builtinModelFolder(const fs::path &executableDir)
+{
+    std::vector<fs::path> candidates;
+    if (!executableDir.empty())
+        candidates.push_back(executableDir / ".." / "share" / "attnlab" / "models" / "brown-gpt");
+    candidates.emplace_back(ATTN_BUILTIN_MODEL_SOURCE_DIR);
+    for (const fs::path &folder : candidates) {
+        std::error_code ec;
+        if (fs::is_regular_file(folder / "config.json", ec))
+            return folder.lexically_normal();
+    }
+    return {};
+}
+
 std::vector<CachedModel> scanHuggingFaceCache(const fs::path &hub)
 {
     std::vector<CachedModel> out;

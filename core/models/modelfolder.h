@@ -1,8 +1,9 @@
 #pragma once
-// Model folders as the window lists them: a checkpoint folder's display name, and the models of
-// a Hugging Face hub cache (huggingface_hub's layout, file_download.py: <hub>/models--ORG--NAME/
-// snapshots/<revision>/ holding config.json and the weights, usually as symbolic links into
-// ../../blobs).
+// Model folders as the window lists them: a checkpoint folder's display name, the built-in model
+// (models/brown-gpt/ of the source tree, installed as share/attnlab/models/brown-gpt/), and the
+// models of a Hugging Face hub cache (huggingface_hub's layout, file_download.py:
+// <hub>/models--ORG--NAME/snapshots/<revision>/ holding config.json and the weights, usually as
+// symbolic links into ../../blobs).
 
 #include <cstdint>
 #include <filesystem>
@@ -23,6 +24,12 @@ struct CachedModel
     std::uint64_t weightBytes = 0; ///< total size of its *.safetensors files (links followed)
     bool supported() const { return problem.empty(); }
 };
+
+/// The built-in model's folder, a GPT-2-family checkpoint trained on the Brown Corpus
+/// (models/train_brown_gpt.py): `executableDir`/../share/attnlab/models/brown-gpt when it holds a
+/// config.json (an installed attnlab), else the source tree's models/brown-gpt (a build tree; the
+/// path is compiled in). Empty when neither holds a config.json. Never throws.
+std::filesystem::path builtinModelFolder(const std::filesystem::path &executableDir);
 
 /// The hub cache folder: $HF_HUB_CACHE, else $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub,
 /// else ~/.cache/huggingface/hub (huggingface_hub constants.py). The folder may not exist.

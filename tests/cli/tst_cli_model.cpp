@@ -2,7 +2,8 @@
 // tests/reference/make_model_fixtures.py (fixtures/models/<case>/): the .npz it writes holds
 // the reference's attention (layers × heads × n × n), logits and hidden states; --layer/--head
 // write one slice; --top-k prints the softmax of the last logits; --info describes the model;
-// the attention stack over the memory budget is refused with its arithmetic.
+// the attention stack over the memory budget is refused with its arithmetic; --model builtin
+// runs the built-in model.
 
 #include "testutil.h"
 
@@ -277,6 +278,27 @@ private slots:
         for (const char *part : {"family: qwen3", "heads: 4 (key/value heads 2, head_dim 8)",
                                  "hidden: 16", "dtype: F32", "rope: theta 10000"})
             QVERIFY2(r.out.contains(QLatin1String(part)), qPrintable(r.out));
+    }
+
+    // --model builtin is the built-in model (models/brown-gpt/ of the source tree for a build
+    // tree): one token a byte, and the reference logits of fixtures/builtin/brown_gpt.npz.
+    void builtinModel()
+    {
+        Run r = runModel({"--model", "builtin", "--info"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        for (const char *part : {"family: gpt2", "layers: 4", "vocab: 256", "dtype: F32"})
+            QVERIFY2(r.out.contains(QLatin1String(part)), qPrintable(r.out));
+        QTemporaryDir dir;
+        const QString out = dir.filePath("builtin.npz");
+        const Arrays ref = load(QStringLiteral(ATTN_FIXTURE_DIR "/builtin/brown_gpt.npz"));
+        QByteArray text;
+        for (double v : ref.at("ids").values)
+            text.append(char(int(v)));
+        r = runModel({"--model", "builtin", "--text", QString::fromUtf8(text), "--out", out});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const Arrays got = load(out);
+        QCOMPARE(idsText(got.at("ids")), idsText(ref.at("ids")));
+        QVERIFY(worst(got.at("logits").values, ref.at("logits").values) <= 1e-4);
     }
 
     void refusals()

@@ -667,9 +667,14 @@ void TestModelWindow::huggingFaceCacheScan()
     for (QAction *a : menu->actions())
         if (!a->data().toString().isEmpty())
             folders << a->data().toString();
-    QCOMPARE(
-        folders,
-        (QStringList {llama, good, hub + QStringLiteral("/models--state--mamba/snapshots/1")}));
+    // The built-in model first (the source tree's models/brown-gpt for a build tree), then the
+    // cache's.
+    const QString builtin = ModelController::builtinFolder();
+    QVERIFY(QFileInfo(builtin + QStringLiteral("/model.safetensors")).isFile());
+    QCOMPARE(menu->actions().first()->data().toString(), builtin);
+    QCOMPARE(folders,
+             (QStringList {builtin, llama, good,
+                           hub + QStringLiteral("/models--state--mamba/snapshots/1")}));
     if (oldHome.isNull())
         qunsetenv("HF_HOME");
     else

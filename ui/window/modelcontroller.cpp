@@ -9,6 +9,7 @@
 #include "core/models/modelfolder.h"
 
 #include <QAction>
+#include <QCoreApplication>
 #include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
@@ -46,7 +47,7 @@ ModelController::ModelController(TensorController *tensors, QWidget *window)
                                   "your text and show its attention"));
     connect(m_openAction, &QAction::triggered, this, &ModelController::openInteractive);
 
-    m_cacheMenu = new QMenu(tr("Open Model from &Hugging Face Cache"));
+    m_cacheMenu = new QMenu(tr("Open Built-in or &Cached Model"));
     m_cacheMenu->setObjectName(QStringLiteral("huggingFaceCacheMenu"));
     m_cacheMenu->setToolTipsVisible(true);
     connect(m_cacheMenu, &QMenu::aboutToShow, this, &ModelController::rebuildCacheMenu);
@@ -110,6 +111,14 @@ QString ModelController::hubFolder() const
                                  : m_hubFolder;
 }
 
+QString ModelController::builtinFolder()
+{
+    return QString::fromStdString(
+        models::builtinModelFolder(
+            QFile::encodeName(QCoreApplication::applicationDirPath()).toStdString())
+            .string());
+}
+
 std::vector<models::CachedModel> ModelController::cachedModels() const
 {
     return models::scanHuggingFaceCache(QFile::encodeName(hubFolder()).toStdString());
@@ -118,6 +127,22 @@ std::vector<models::CachedModel> ModelController::cachedModels() const
 void ModelController::rebuildCacheMenu()
 {
     m_cacheMenu->clear();
+    // The built-in model first: it is there without a download.
+    const QString builtin = builtinFolder();
+    QAction *first = m_cacheMenu->addAction(tr("Built-in: Brown GPT (byte-level, 4 \u00d7 4 "
+                                               "heads)"));
+    first->setObjectName(QStringLiteral("builtinModelAction"));
+    if (builtin.isEmpty()) {
+        first->setEnabled(false);
+        first->setToolTip(tr("Not installed: share/attnlab/models/brown-gpt was not found"));
+    } else {
+        first->setData(builtin);
+        first->setToolTip(tr("A 0.86 M-parameter GPT-2 trained on the Brown Corpus, one token a "
+                             "byte (%1)")
+                              .arg(QDir::toNativeSeparators(builtin)));
+        connect(first, &QAction::triggered, this, [this, builtin] { open(builtin); });
+    }
+    m_cacheMenu->addSeparator();
     const QString hub = hubFolder();
     const std::vector<models::CachedModel> found = cachedModels();
     QAction *where = m_cacheMenu->addAction(QDir::toNativeSeparators(hub));

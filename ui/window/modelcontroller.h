@@ -1,13 +1,13 @@
 #pragma once
-// ModelController: File → Open Model…, File → Open Model from Hugging Face Cache (the models of
-// the hub cache, core/models/modelfolder.h), File → Recent Models, and the "Model" dock
-// (ModelPanel). Opening reads the folder's config.json, maps its safetensors weights and loads
-// its tokenizer on a worker; a folder that cannot be used (not a model, an unsupported family or
-// dtype, GGUF or pickle weights) is refused with core's message and nothing else changes. Run
-// tokenizes the typed text (or reads token ids), runs the forward pass on a worker with progress
-// and Cancel, and shows the attention through TensorController::showSource (Model, Heads, Steps
-// and Tokens views, token labels = the pieces) and the next-token readout in the dock.
-// Sessions store the folder and the text (sessionState / restoreSessionState).
+// ModelController: File → Open Model…, File → Open Built-in or Cached Model (the built-in model
+// first, then the models of the Hugging Face hub cache, core/models/modelfolder.h), File → Recent
+// Models, and the "Model" dock (ModelPanel). Opening reads the folder's config.json, maps its
+// safetensors weights and loads its tokenizer on a worker; a folder that cannot be used (not a
+// model, an unsupported family or dtype, GGUF or pickle weights) is refused with core's message and
+// nothing else changes. Run tokenizes the typed text (or reads token ids), runs the forward pass on
+// a worker with progress and Cancel, and shows the attention through TensorController::showSource
+// (Model, Heads, Steps and Tokens views, token labels = the pieces) and the next-token readout in
+// the dock. Sessions store the folder and the text (sessionState / restoreSessionState).
 
 #include "ui/panels/modelpanel.h"
 #include "ui/session/modelrun.h"
@@ -49,7 +49,8 @@ public:
     void setDock(QDockWidget *dock);
     ModelPanel *panel() const { return m_panel; }
     QAction *openAction() const { return m_openAction; }
-    /// File → Open Model from Hugging Face Cache, rebuilt each time it is shown.
+    /// File → Open Built-in or Cached Model: the built-in model, then the Hugging Face cache's
+    /// models; rebuilt each time it is shown.
     QMenu *cacheMenu() const { return m_cacheMenu; }
     RecentFiles *recentModels() const { return m_recent; }
 
@@ -60,6 +61,9 @@ public:
     /// The hub cache listed (default models::huggingFaceHubDir()); for tests.
     void setHubFolder(const QString &folder);
     QString hubFolder() const;
+    /// The built-in model's folder (models::builtinModelFolder next to this executable, else the
+    /// source tree's); empty when it is not there.
+    static QString builtinFolder();
     /// The cache's models as the menu lists them.
     std::vector<models::CachedModel> cachedModels() const;
 
