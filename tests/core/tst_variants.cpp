@@ -219,7 +219,7 @@ private slots:
     {
         const MatrixD x = mat("mla_x");
         MlaWeights<double> w = mlaWeights<double>();
-        w.upKey = w.upKey.leftCols(7); // not divisible by 2 heads
+        w.upKey = MatrixD(w.upKey.leftCols(7)); // not divisible by 2 heads (a copy: no aliasing)
         try {
             mlaDecompressed<double>(x, w);
             QFAIL("an odd W_UK was accepted");
@@ -227,7 +227,7 @@ private slots:
             QVERIFY2(std::string(e.what()).find("W_UK") != std::string::npos, e.what());
         }
         w = mlaWeights<double>();
-        w.ropeKey = w.ropeKey.leftCols(3); // odd d_r
+        w.ropeKey = MatrixD(w.ropeKey.leftCols(3)); // odd d_r
         QVERIFY_THROWS_EXCEPTION(InvalidArgument, mlaAbsorbed<double>(x, w));
         w = mlaWeights<double>();
         MatrixD bad = x;
