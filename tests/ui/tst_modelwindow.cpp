@@ -584,6 +584,14 @@ void TestModelWindow::atlasScoresTheModel()
              report.ablation.kl(1, 2));
     QCOMPARE(int(root.value(QStringLiteral("rank_collapse")).toArray().size()),
              int(report.rankCollapse.size()));
+
+    // Another kind of ablation drops the mean-ablation scores: no grid shows them as zero's.
+    ablation->setCurrentIndex(ablation->findData(QStringLiteral("zero")));
+    QVERIFY(!atlas->modelReport().has_value());
+    QCOMPARE(scores->findText(QStringLiteral("ablation_kl")), -1);
+    QVERIFY(atlas->score() != QLatin1String("ablation_kl"));
+    QVERIFY2(atlas->message().contains(QStringLiteral("press Score the Model for zero")),
+             qPrintable(atlas->message()));
 }
 
 void TestModelWindow::nextTokensAreSoftmaxOfLastLogits()

@@ -206,9 +206,13 @@ AtlasView::AtlasView(QWidget *parent)
     controls->addWidget(m_scoreCombo);
     controls->addWidget(m_thresholdSpin);
     controls->addStretch(1);
-    controls->addWidget(m_ablationCombo);
-    controls->addWidget(m_modelButton);
     controls->addWidget(m_exportButton);
+    // The model's controls on a line of their own (shown for a model run only): beside the
+    // score and the outline they would squeeze every label at 1280 × 800.
+    auto *modelControls = new QHBoxLayout;
+    modelControls->addWidget(m_modelButton);
+    modelControls->addWidget(m_ablationCombo);
+    modelControls->addStretch(1);
     // The grid above the ranking: the centre of the window is narrow at 1280 × 800, and a
     // 12-layer grid is as tall as it is wide.
     auto *split = new QSplitter(Qt::Vertical, this);
@@ -219,6 +223,7 @@ AtlasView::AtlasView(QWidget *parent)
     split->setSizes({600, 250});
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(controls);
+    layout->addLayout(modelControls);
     layout->addWidget(m_message);
     layout->addWidget(split, 1);
 
@@ -232,6 +237,31 @@ AtlasView::AtlasView(QWidget *parent)
     connect(m_modelButton, &QPushButton::clicked, this, [this] {
         scoreModel(
             models::ablationFromName(m_ablationCombo->currentData().toString().toStdString()));
+    });
+    // The model's scores hold one kind of ablation: another kind drops them (the grid never shows
+    // zero-ablation numbers under "mean ablation") until Score the Model runs again.
+    connect(m_ablationCombo, &QComboBox::currentIndexChanged, this, [this] {
+        m_modelJobs->cancel();
+        if (!m_report)
+            return;
+        const auto chosen
+            = models::ablationFromName(m_ablationCombo->currentData().toString().toStdString());
+        if (chosen == m_report->ablationKind)
+            return;
+        m_report.reset();
+        {
+            const QSignalBlocker quiet(m_scoreCombo);
+            for (const QString &name : modelScoreNames())
+                m_scoreCombo->removeItem(m_scoreCombo->findText(name));
+        }
+        m_status = tr("The model's scores were for %1 ablation: press Score the Model for %2 "
+                      "ablation")
+                       .arg(QLatin1String(models::ablationName(chosen == models::Ablation::Mean
+                                                                   ? models::Ablation::Zero
+                                                                   : models::Ablation::Mean)),
+                            QLatin1String(models::ablationName(chosen)));
+        updateModelControls();
+        showScores();
     });
     connect(m_modelJobs, &JobRunner::failed, this, [this](const QString &message) {
         m_status = tr("The model was not scored: %1").arg(message);
