@@ -129,7 +129,7 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
     result.scalars["loss_initial"] = lossStart;
     result.scalars["loss_final"] = lossEnd;
     result.scalars["loss_ratio"] = lossEnd / lossStart;
-    result.scalars["first_step_induction_0_5"] = phase;
+    result.scalars["phase_change_step"] = phase;
     result.scalars["parameters"] = double(runner.parameters().count());
 
     std::string setup = "two-layer attention-only transformer (d_model ";

@@ -880,7 +880,7 @@ void TestExperiments::e17InductionHeadForms()
     QVERIFY(column(r, 4, "accuracy") >= 0.7);
     QVERIFY(column(r, 4, "previous_token_score") >= column(r, 0, "previous_token_score") + 0.1);
     QCOMPARE(r.scalars.at("induction_score_final"), column(r, 4, "induction_score"));
-    QVERIFY(r.scalars.at("first_step_induction_0_5") > 0);
+    QVERIFY(r.scalars.at("phase_change_step") > 0);
     // The two best heads' maps on the first held-out sequence (n = 20): causal rows summing to 1.
     const MatrixD *induction = nullptr;
     for (const NamedMatrix &m : r.matrices)
