@@ -193,6 +193,16 @@ std::optional<int> loadHeatmapSession(QCommandLineParser &parser, HeatmapRequest
         const auto session = SessionFile::load(parser.value(QStringLiteral("session")), &loadError);
         if (!session)
             return usageError(req.command, loadError);
+        // The session's parameters under a model run are the placeholders of its stack (d_k = 1,
+        // h = d_model): drawing them would show random attention under the model's tokens.
+        if (!session->model.isEmpty())
+            return usageError(
+                req.command,
+                QStringLiteral("%1 holds a run of the model in %2, which %3 does not compute: "
+                               "run it with attnlab model --model %2 --text \"…\" --out FILE "
+                               "(or attnlab heads for its atlas)")
+                    .arg(parser.value(QStringLiteral("session")),
+                         session->model.value(QLatin1String("folder")).toString(), req.command));
         if (!parser.isSet(QStringLiteral("tokens")) && !parser.isSet(QStringLiteral("n")))
             req.sessionTokens = session->parameters.tokenList();
         req.sessionTensors = loadSessionTensors(session->tensors, &loadError);

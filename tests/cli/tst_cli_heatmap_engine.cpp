@@ -363,6 +363,30 @@ private slots:
         QCOMPARE(QJsonDocument::fromJson(out2.readAll()).object().value("heads").toArray(), heads);
     }
 
+    // A session saved with a model run: its parameters are the stack's placeholders, so the
+    // command refuses it (exit 2) and names the command that runs the model, writing nothing.
+    void sessionWithModelIsRefused()
+    {
+        const QString session = m_dir.filePath(QStringLiteral("model.attnlab.json"));
+        QFile s(session);
+        QVERIFY(s.open(QIODevice::WriteOnly));
+        const QJsonObject params {{"version", 1}, {"n", 4}, {"d_model", 4}, {"heads", 4}};
+        const QJsonObject model {{"folder", m_dir.path()}, {"text", "the cat"}, {"shown", true}};
+        s.write(QJsonDocument(QJsonObject {{"format", "attnlab-session"},
+                                           {"version", 1},
+                                           {"parameters", params},
+                                           {"model", model}})
+                    .toJson());
+        s.close();
+        const QString png = m_dir.filePath(QStringLiteral("model-session.png"));
+        const Run r = run({"--session", session, "--out", png});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("holds a run of the model in"))
+                     && r.err.contains(QStringLiteral("attnlab model --model")),
+                 qPrintable(r.err));
+        QVERIFY(!QFile::exists(png));
+    }
+
     // A session saved on the Long tab: the command line draws the session's own n and says how
     // to draw the Long tab's map; with --n given it says nothing.
     void sessionOnTheLongTabSaysSo()
