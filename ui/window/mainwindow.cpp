@@ -75,7 +75,8 @@ MainWindow::MainWindow(QWidget *parent)
                               "parameters, table, figure and note (Ctrl+2)"));
     m_modes->setTabToolTip(2,
                            tr("Train an attention layer twice, A beside B (e.g. scaled and "
-                              "unscaled), live (Ctrl+3)"));
+                              "unscaled), or a two-layer model in which an induction head "
+                              "forms (E17), live (Ctrl+3)"));
     // The pages' own minimum sizes (the A/B strip, an experiment's figure) must not make the
     // window wider than the screen: the centre's minimum is fixed, the docks scroll.
     m_modes->setMinimumSize(360, 300);
