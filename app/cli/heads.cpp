@@ -358,6 +358,48 @@ NamedArrays readStackFile(const QString &path, double budgetBytes, NpzStrings &s
 }
 
 /// The weight stack of `arrays` (see the file's comment): 2-, 3- or 4-d and square.
+/// The scores assume each row is a distribution (softmax weights): NaN, ±inf and negative weights
+/// are refused naming the first one; rows that do not sum to 1 (nor to 0, a fully masked row)
+/// within 1e-3 are reported on standard error with the worst one.
+void checkDistributions(const HeadsPlan &plan)
+{
+    const WeightStack &s = plan.stack;
+    double worst = 0;
+    Index worstLayer = 0, worstHead = 0, worstRow = 0;
+    for (Index l = 0; l < s.layers; ++l) {
+        for (Index h = 0; h < s.heads; ++h) {
+            const MatrixD &w = s.at(l, h);
+            for (Index i = 0; i < w.rows(); ++i) {
+                double sum = 0;
+                for (Index j = 0; j < w.cols(); ++j) {
+                    const double v = w(i, j);
+                    if (!std::isfinite(v) || v < 0)
+                        throw InvalidArgument(
+                            "array '" + plan.member + "' " + plan.shape + ": layer "
+                            + std::to_string(l) + ", head " + std::to_string(h) + ", row "
+                            + std::to_string(i) + ", column " + std::to_string(j) + " holds "
+                            + Table::formatNumber(v)
+                            + ": attention weights are finite and >= 0 (softmax rows)");
+                    sum += v;
+                }
+                const double off = sum == 0 ? 0 : std::abs(sum - 1);
+                if (off > worst) {
+                    worst = off;
+                    worstLayer = l;
+                    worstHead = h;
+                    worstRow = i;
+                }
+            }
+        }
+    }
+    if (worst > 1e-3)
+        QTextStream(stderr) << "attnlab heads: note: rows of '" << q(plan.member)
+                            << "' do not sum to 1 (worst |sum - 1| = "
+                            << q(Table::formatNumber(worst)) << " at layer " << worstLayer
+                            << ", head " << worstHead << ", row " << worstRow
+                            << "): the scores treat each row as a distribution\n";
+}
+
 void planStack(const NamedArrays &arrays, const QString &path, HeadsPlan &plan)
 {
     plan.member = defaultWeightArray(arrays);
@@ -381,6 +423,7 @@ void planStack(const NamedArrays &arrays, const QString &path, HeadsPlan &plan)
                               + " is not square: head scores need self-attention, n_q = n_k (got "
                               + std::to_string(plan.stack.queries) + " queries, "
                               + std::to_string(plan.stack.keys) + " keys)");
+    checkDistributions(plan);
 }
 
 /// Checks that `count` tokens from `source` fit the stack's n.

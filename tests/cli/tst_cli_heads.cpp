@@ -543,6 +543,12 @@ private slots:
         QTest::newRow("model score with --in")
             << QStringList {"--in", f64, "--out", "@a.png", "--score", "prefix_matching"}
             << QStringList {"--score must be one of", "'prefix_matching'"};
+        QTest::newRow("NaN weight")
+            << QStringList {"--in", "@nan.npz"}
+            << QStringList {"layer 0, head 0, row 1, column 1 holds nan", "finite and >= 0"};
+        QTest::newRow("negative weight")
+            << QStringList {"--in", "@negative.npz"}
+            << QStringList {"layer 0, head 0, row 1, column 2 holds -0.5"};
         QTest::newRow("--ablation without --contributions")
             << QStringList {"--model", gpt2, "--ids", "1,2", "--ablation", "mean"}
             << QStringList {"--ablation chooses how --contributions ablates heads"};
@@ -586,6 +592,23 @@ private slots:
         QTest::newRow("unknown score")
             << QStringList {"--in", f64, "--out", "@atlas.png", "--score", "copying"}
             << QStringList {"--score must be one of", "copying"};
+    }
+
+    /// Rows that are not distributions (here each sums to 1.5) are scored, with a note naming
+    /// the worst row.
+    void unnormalisedRowsNoted()
+    {
+        NpyArray a;
+        a.type = NpyType::Float64;
+        a.shape = {1, 3, 3};
+        a.values.assign(9, 0.5);
+        const QString file = m_dir.filePath(QStringLiteral("unnormalised.npz"));
+        writeNpz(file.toStdString(), {{"weights", a}});
+        const CliRun r = runAttnlab({"heads", "--in", file, "--format", "json"});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QVERIFY2(
+            r.err.contains("do not sum to 1 (worst |sum - 1| = 0.5 at layer 0, head 0, row 0)"),
+            r.err.constData());
     }
 
     void refusals()
@@ -633,6 +656,12 @@ private:
                  {{"attentions", f.at("attentions")}, {"ids", array({3}, NpyType::Int64)}});
         writeNpz(path("float_ids.npz"),
                  {{"attentions", f.at("attentions")}, {"ids", array({9}, NpyType::Float64)}});
+        NpyArray nan = array({1, 3, 3}, NpyType::Float64);
+        nan.values[4] = std::nan("");
+        writeNpz(path("nan.npz"), {{"weights", nan}});
+        NpyArray negative = array({1, 3, 3}, NpyType::Float64);
+        negative.values[5] = -0.5;
+        writeNpz(path("negative.npz"), {{"weights", negative}});
     }
 
     QTemporaryDir m_dir;
