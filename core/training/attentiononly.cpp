@@ -121,17 +121,9 @@ template<typename T> std::vector<std::span<T>> AttentionOnlyParameters<T>::tenso
 
 template<typename T> std::vector<std::span<const T>> AttentionOnlyParameters<T>::tensors() const
 {
-    const auto span
-        = [](const auto &m) { return std::span<const T>(m.data(), std::size_t(m.size())); };
-    std::vector<std::span<const T>> out {span(embedding), span(positions)};
-    for (const Parameters<T> &l : layers) {
-        out.push_back(span(l.inProjWeight));
-        out.push_back(span(l.inProjBias));
-        out.push_back(span(l.outProjWeight));
-        out.push_back(span(l.outProjBias));
-    }
-    out.push_back(span(unembedding));
-    return out;
+    // The same list as the writable one, read only (the order is defined once).
+    const auto writable = const_cast<AttentionOnlyParameters<T> &>(*this).tensors();
+    return std::vector<std::span<const T>>(writable.begin(), writable.end());
 }
 
 template<typename T>

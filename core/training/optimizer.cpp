@@ -84,6 +84,19 @@ void OptimizerConfig::validate() const
         throw InvalidArgument("eps must be > 0 and finite, got " + std::to_string(eps));
 }
 
+namespace {
+
+/// `config` with learning rate `lr`, validated (InvalidArgument unless lr > 0 and finite); the
+/// optimizer's state is kept by its caller.
+OptimizerConfig withLearningRate(OptimizerConfig config, double lr)
+{
+    config.learningRate = lr;
+    config.validate();
+    return config;
+}
+
+} // namespace
+
 OptimizerKind optimizerKindFromName(std::string_view name)
 {
     if (name == "sgd")
@@ -107,10 +120,7 @@ Optimizer<T>::Optimizer(const OptimizerConfig &config)
 
 template<typename T> void Optimizer<T>::setLearningRate(double lr)
 {
-    OptimizerConfig c = m_config;
-    c.learningRate = lr;
-    c.validate();
-    m_config = c;
+    m_config = withLearningRate(m_config, lr);
 }
 
 template<typename T> void Optimizer<T>::step(Parameters<T> &params, const Parameters<T> &grads)
@@ -145,10 +155,7 @@ ArrayListOptimizer<T>::ArrayListOptimizer(const OptimizerConfig &config)
 
 template<typename T> void ArrayListOptimizer<T>::setLearningRate(double lr)
 {
-    OptimizerConfig c = m_config;
-    c.learningRate = lr;
-    c.validate();
-    m_config = c;
+    m_config = withLearningRate(m_config, lr);
 }
 
 template<typename T>

@@ -1,5 +1,7 @@
 #include "ui/panels/inductionpanel.h"
 
+#include "ui/panels/spinboxes.h"
+
 #include "ui/charts/chartstyle.h"
 #include "ui/panels/wheelguard.h"
 #include "ui/render/colormap.h"
@@ -129,26 +131,6 @@ void AttentionMapView::paintEvent(QPaintEvent *)
 // ---- InductionPanel ----
 
 namespace {
-
-QSpinBox *intBox(int lo, int hi, const QString &tip)
-{
-    auto *b = new QSpinBox;
-    b->setRange(lo, hi);
-    b->setToolTip(tip);
-    b->setKeyboardTracking(false);
-    return b;
-}
-
-QDoubleSpinBox *realBox(double lo, double hi, double step, int decimals, const QString &tip)
-{
-    auto *b = new QDoubleSpinBox;
-    b->setRange(lo, hi);
-    b->setSingleStep(step);
-    b->setDecimals(decimals);
-    b->setToolTip(tip);
-    b->setKeyboardTracking(false);
-    return b;
-}
 
 QLineSeries *series(const QString &name, const QColor &color, Qt::PenStyle style = Qt::SolidLine)
 {

@@ -1,5 +1,7 @@
 #include "ui/panels/trainingpanel.h"
 
+#include "ui/panels/spinboxes.h"
+
 #include "ui/charts/trainingchart.h"
 #include "ui/panels/inductionpanel.h"
 #include "ui/panels/wheelguard.h"
@@ -41,26 +43,6 @@ namespace attn {
 using namespace training;
 
 namespace {
-
-QSpinBox *intBox(int lo, int hi, const QString &tip)
-{
-    auto *b = new QSpinBox;
-    b->setRange(lo, hi);
-    b->setToolTip(tip);
-    b->setKeyboardTracking(false);
-    return b;
-}
-
-QDoubleSpinBox *realBox(double lo, double hi, double step, int decimals, const QString &tip)
-{
-    auto *b = new QDoubleSpinBox;
-    b->setRange(lo, hi);
-    b->setSingleStep(step);
-    b->setDecimals(decimals);
-    b->setToolTip(tip);
-    b->setKeyboardTracking(false);
-    return b;
-}
 
 QString runTitle(const QString &name, const RunChoice &run, int dK)
 {
