@@ -249,9 +249,14 @@ const NpyArray *findArray(const NamedArrays &arrays, const char *name)
     return nullptr;
 }
 
-// Slice k of the first axis of `a` (any rank ≥ 1): shape without its first axis.
-NpyArray firstAxisSlice(const NpyArray &a, std::int64_t k)
+// Slice k of the first axis of array `name` (any rank ≥ 1): shape without its first axis. Throws
+// InvalidArgument when `a` has no item k (a file may hold a second array of the same name with
+// another shape).
+NpyArray firstAxisSlice(const std::string &name, const NpyArray &a, std::int64_t k)
 {
+    if (a.ndim() < 1 || k < 0 || k >= a.shape[0])
+        throw InvalidArgument("array '" + name + "' " + a.shapeString() + " has no batch item "
+                              + std::to_string(k));
     NpyArray out;
     out.type = a.type;
     out.shape.assign(a.shape.begin() + 1, a.shape.end());
@@ -310,7 +315,7 @@ NamedArrays tensorBatchItem(const NamedArrays &arrays, Index batch)
                                   + " must have the batch size B = " + std::to_string(b)
                                   + " as its first axis");
         if (input || padding || attnMask)
-            out.emplace_back(name, firstAxisSlice(a, std::int64_t(batch)));
+            out.emplace_back(name, firstAxisSlice(name, a, std::int64_t(batch)));
         else
             out.emplace_back(name, a);
     }

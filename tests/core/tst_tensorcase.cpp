@@ -601,6 +601,13 @@ void TestTensorCase::batchAxis()
     NamedArrays badMask = batched;
     badMask[3].second = counting({3, 2});
     QVERIFY(invalidArgumentOf([&] { tensorBatchItem(badMask, 0); }));
+    // A second array named query with an empty batch axis (the first one sets B) is refused
+    // naming it, not sliced past its end.
+    NamedArrays twice = batched;
+    twice.emplace_back("query", counting({0, 8, 8}));
+    const auto twiceMessage = invalidArgumentOf([&] { tensorBatchItem(twice, 0); });
+    QVERIFY(twiceMessage && twiceMessage->contains(QStringLiteral("'query' (0, 8, 8)")));
+    QVERIFY(twiceMessage->contains(QStringLiteral("no batch item 0")));
 }
 
 QTEST_GUILESS_MAIN(TestTensorCase)
