@@ -748,9 +748,17 @@ void TestModelWindow::sessionKeepsModelAndText()
     const QString folder = fixtureFolder(QStringLiteral("llama_gqa"));
     const QString ids = idsText(QStringLiteral("llama_gqa"));
     QString error;
+    SessionParameters random;
     {
         Window w;
         QVERIFY(w.start());
+        // Controls set before the model is opened: the session keeps them beside the model's.
+        random = w.window.session()->parameters();
+        random.n = 7;
+        random.dModel = 96;
+        random.heads = 3;
+        random.seed = 42;
+        w.window.session()->setParameters(random);
         QVERIFY2(w.run(folder, ids, true, &error), qPrintable(error));
         w.window.tensorController()->setLayer(1);
         QTRY_VERIFY(w.window.session()->parameters().tensors->layer() == 1);
@@ -778,6 +786,10 @@ void TestModelWindow::sessionKeepsModelAndText()
                              attn::test::kWorkTimeoutMs);
     QCOMPARE(s->parameters().tensors->layer(), 1);
     QVERIFY(!again.window.sessionController()->isModified());
+    // Back to Random Inputs after the restart: the Controls as they were before the model.
+    again.window.tensorController()->backToRandomInputs();
+    QVERIFY(!s->parameters().tensors);
+    QCOMPARE(s->parameters(), random);
 }
 
 void TestModelWindow::sessionWithMissingFolderSaysSo()
@@ -787,10 +799,19 @@ void TestModelWindow::sessionWithMissingFolderSaysSo()
     QVERIFY(copyFolder(fixtureFolder(QStringLiteral("gpt2")), folder));
     const QString file = dir.filePath(QStringLiteral("gone.attnlab.json"));
     QString error;
+    SessionParameters random;
     {
         Window w;
         QVERIFY(w.start());
+        random = w.window.session()->parameters();
+        random.n = 5;
+        random.dModel = 48;
+        random.heads = 6;
+        w.window.session()->setParameters(random);
         QVERIFY2(w.run(folder, QStringLiteral("1 2 3"), true, &error), qPrintable(error));
+        // The model's shape (n = 3 tokens, h = 4) replaces the Controls' while it is shown.
+        QCOMPARE(w.window.session()->parameters().n, 3);
+        QCOMPARE(w.window.session()->parameters().heads, 4);
         QVERIFY2(w.window.sessionController()->saveFile(file, &error), qPrintable(error));
     }
     QVERIFY(QDir(folder).removeRecursively());
@@ -801,9 +822,10 @@ void TestModelWindow::sessionWithMissingFolderSaysSo()
     QVERIFY2(warning.contains(QDir::toNativeSeparators(folder)), qPrintable(warning));
     QVERIFY2(warning.contains(QStringLiteral("gone")), qPrintable(warning));
     QVERIFY(!again.models()->model());
-    // The rest of the session is open: its parameters (n = 3 tokens, h = 4).
-    QCOMPARE(again.window.session()->parameters().n, 3);
-    QCOMPARE(again.window.session()->parameters().heads, 4);
+    // The rest of the session is open, with the Controls' parameters from before the model (not
+    // the model's shape over random inputs).
+    QVERIFY(!again.window.session()->parameters().tensors);
+    QCOMPARE(again.window.session()->parameters(), random);
 }
 
 void TestModelWindow::sessionFileChecksModelKey()
@@ -832,6 +854,25 @@ void TestModelWindow::sessionFileChecksModelKey()
     // No model: no key.
     SessionDocument plain;
     QVERIFY(!SessionFile::toJson(plain).contains("\"model\""));
+    QVERIFY(!SessionFile::toJson(plain).contains("\"random_inputs\""));
+
+    // The random inputs' parameters beside a model: read, written back, checked as "parameters".
+    const auto withRandom = SessionFile::fromJson(
+        head + R"("model": {"folder": "/m"}, "random_inputs": {"n": 9, "heads": 2}})", &error);
+    QVERIFY2(withRandom, qPrintable(error));
+    QVERIFY(withRandom->randomInputs);
+    QCOMPARE(withRandom->randomInputs->n, 9);
+    QCOMPARE(withRandom->randomInputs->heads, 2);
+    QVERIFY(withRandom->extra.isEmpty());
+    const auto randomAgain = SessionFile::fromJson(SessionFile::toJson(*withRandom), &error);
+    QVERIFY2(randomAgain && randomAgain->randomInputs, qPrintable(error));
+    QCOMPARE(*randomAgain->randomInputs, *withRandom->randomInputs);
+    for (const char *bad : {R"("random_inputs": {"n": -1}})", R"("random_inputs": [1]})",
+                            R"("random_inputs": {"heads": 5, "d_model": 64}})"}) {
+        error.clear();
+        QVERIFY2(!SessionFile::fromJson(head + bad, &error), bad);
+        QVERIFY2(error.contains(QStringLiteral("\"random_inputs\"")), qPrintable(error));
+    }
 }
 
 void TestModelWindow::cancelStopsTheForwardPass()

@@ -540,6 +540,8 @@ QByteArray SessionFile::toJson(const SessionDocument &document)
     o.insert(QStringLiteral("tensors"), document.tensors);
     if (!document.model.isEmpty())
         o.insert(QStringLiteral("model"), document.model);
+    if (document.randomInputs)
+        o.insert(QStringLiteral("random_inputs"), document.randomInputs->toJson());
     return QJsonDocument(o).toJson(QJsonDocument::Indented);
 }
 
@@ -634,10 +636,21 @@ std::optional<SessionDocument> SessionFile::fromJson(const QByteArray &data, QSt
         return fail(QStringLiteral("\"model\" must be an object"));
     }
 
+    const QJsonValue randomInputs = o.value(QLatin1String("random_inputs"));
+    if (randomInputs.isObject()) {
+        const auto r = SessionParameters::fromJson(randomInputs.toObject(), &message);
+        if (!r)
+            return fail(QStringLiteral("invalid \"random_inputs\": %1").arg(message));
+        document.randomInputs = *r;
+    } else if (!randomInputs.isUndefined() && !randomInputs.isNull()) {
+        return fail(QStringLiteral("\"random_inputs\" must be an object"));
+    }
+
     for (auto it = o.begin(); it != o.end(); ++it) {
-        static const QStringList known
-            = {QStringLiteral("format"), QStringLiteral("version"), QStringLiteral("parameters"),
-               QStringLiteral("view"),   QStringLiteral("tensors"), QStringLiteral("model")};
+        static const QStringList known = {QStringLiteral("format"),       QStringLiteral("version"),
+                                          QStringLiteral("parameters"),   QStringLiteral("view"),
+                                          QStringLiteral("tensors"),      QStringLiteral("model"),
+                                          QStringLiteral("random_inputs")};
         if (!known.contains(it.key()))
             document.extra.insert(it.key(), it.value());
     }

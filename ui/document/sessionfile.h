@@ -69,7 +69,13 @@
 //       "ids": false,                     // the text is token ids
 //       "shown": true,                    // the views showed its run: it is run again on open
 //       "layer": 0                        // the layer shown
-//     }
+//     },
+//     "random_inputs": { … }              // optional; with "tensors" or "model": the Controls'
+//                                         // parameters of the seeded random inputs (as
+//                                         // "parameters"), which Back to Random Inputs restores
+//                                         // and which are shown when the tensors or the model
+//                                         // cannot be loaded ("parameters" then holds the
+//                                         // stored source's shape)
 //   }
 
 #include "ui/render/comparerenderer.h"
@@ -102,6 +108,9 @@ struct SessionDocument
     /// The open model (see the format above; empty: none). load() makes a relative "folder"
     /// absolute.
     QJsonObject model;
+    /// The parameters of the seeded random inputs while tensors or a model are shown (see
+    /// "random_inputs" above; nullopt: none stored).
+    std::optional<SessionParameters> randomInputs;
     /// Top-level keys and "parameters" keys this version does not know, written back unchanged.
     QJsonObject extra;
     QJsonObject parametersExtra;

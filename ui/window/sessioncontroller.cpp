@@ -204,6 +204,11 @@ SessionDocument SessionController::document() const
     if (m_getView)
         d.view = merged(d.view, m_getView());
     d.model = m_getModel ? m_getModel() : QJsonObject();
+    // Under stored tensors or a model the parameters are the source's shape: the random inputs'
+    // own are kept beside them.
+    d.randomInputs.reset();
+    if (m_tensors && m_session->parameters().tensors)
+        d.randomInputs = m_tensors->randomParameters();
     return d;
 }
 
@@ -220,8 +225,17 @@ void SessionController::editParameters(const SessionParameters &params)
 void SessionController::apply(const SessionDocument &document)
 {
     m_openWarning.clear();
-    m_session->setParameters(document.parameters);
     const QString tensorFile = document.tensors.value(QLatin1String("file")).toString();
+    // With tensors or a model the saved parameters are their shape; until (unless) they load, the
+    // window shows the random inputs' own, which Back to Random Inputs then restores.
+    const bool storedSource = !tensorFile.isEmpty() || !document.model.isEmpty();
+    if (storedSource && document.randomInputs && document.randomInputs->validate().isEmpty()) {
+        m_session->setParameters(*document.randomInputs);
+        if (m_tensors)
+            m_tensors->setRandomParameters(*document.randomInputs);
+    } else {
+        m_session->setParameters(document.parameters);
+    }
     if (!tensorFile.isEmpty()) {
         // Load the file as File → Open Tensors… does, then put back what was shown with it.
         QString error;

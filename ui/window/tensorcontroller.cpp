@@ -310,6 +310,12 @@ void TensorController::openInteractive()
         open(path);
 }
 
+void TensorController::setRandomParameters(const SessionParameters &params)
+{
+    m_randomParameters = params;
+    m_randomParameters->tensors = nullptr;
+}
+
 void TensorController::backToRandomInputs()
 {
     SessionParameters p = m_session->parameters();

@@ -91,6 +91,12 @@ public:
     /// The head the export takes by default: the enlarged head (h = mean), else allHeads.
     int currentHead() const;
 
+    /// The parameters of the seeded random inputs from before the first load (what Back to
+    /// Random Inputs restores); nullopt before any load.
+    const std::optional<SessionParameters> &randomParameters() const { return m_randomParameters; }
+    /// Sets them (a session file's "random_inputs"); `params` must hold no tensors.
+    void setRandomParameters(const SessionParameters &params);
+
     /// Writes the shown weights (head: allHeads, 0 … h−1 or h = mean) to a .npy or .csv.
     bool exportWeights(const QString &path, int head, QString *error) const;
 
