@@ -1,5 +1,7 @@
 #include "core/models/model.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <initializer_list>
 
@@ -218,6 +220,42 @@ void bindBert(const Binder &b, const ModelConfig &c, ModelWeights &w)
         w.lmHead = b.require({"cls.predictions.decoder.weight"}, {c.vocabSize, h}, true);
 }
 
+// Refuses a checkpoint holding tensors of a layer past the config's count (a config.json from a
+// smaller model beside these weights would otherwise run the first layers only, silently).
+void checkNoExtraLayers(const Checkpoint &checkpoint, const ModelConfig &c,
+                        const std::string &prefix)
+{
+    std::string container;
+    switch (c.family) {
+    case ModelFamily::Gpt2:
+        container = prefix + "h.";
+        break;
+    case ModelFamily::Bert:
+        container = prefix + "encoder.layer.";
+        break;
+    default:
+        container = prefix + "layers.";
+        break;
+    }
+    for (const std::string &name : checkpoint.names()) {
+        if (name.compare(0, container.size(), container) != 0)
+            continue;
+        const std::size_t end = name.find('.', container.size());
+        const std::string digits = name.substr(container.size(), end - container.size());
+        if (digits.empty() || digits.size() > 9
+            || !std::all_of(digits.begin(), digits.end(),
+                            [](char ch) { return ch >= '0' && ch <= '9'; }))
+            continue;
+        const long layer = std::stol(digits);
+        if (layer >= c.layers)
+            throw ModelError(checkpoint.source() + ": the checkpoint holds tensor '" + name
+                             + "' of layer " + std::to_string(layer) + " but config.json gives "
+                             + std::to_string(c.layers) + " layers (layers 0 … "
+                             + std::to_string(c.layers - 1)
+                             + "): the config belongs to another model");
+    }
+}
+
 } // namespace
 
 const std::string &WeightRef::name() const
@@ -257,8 +295,10 @@ MatrixF WeightRef::rowBlock(Index first, Index count) const
                          + std::to_string(first) + " + " + std::to_string(count) + " of "
                          + std::to_string(rows()));
     MatrixF m(count, cols());
-    file->readFloats(*tensor, std::uint64_t(first) * std::uint64_t(cols()),
-                     std::uint64_t(count) * std::uint64_t(cols()), m.data());
+    const std::uint64_t begin = std::uint64_t(first) * std::uint64_t(cols());
+    const std::uint64_t size = std::uint64_t(count) * std::uint64_t(cols());
+    file->readFloats(*tensor, begin, size, m.data());
+    requireFinite(m.data(), begin, size);
     return m;
 }
 
@@ -268,7 +308,25 @@ VectorF WeightRef::toVector() const
         throw ModelError("weight (absent) read");
     VectorF v(Index(tensor->elements));
     file->readFloats(*tensor, 0, tensor->elements, v.data());
+    requireFinite(v.data(), 0, tensor->elements);
     return v;
+}
+
+void WeightRef::requireFinite(const float *values, std::uint64_t first, std::uint64_t count) const
+{
+    if (count == 0 || Eigen::Map<const Eigen::ArrayXf>(values, Index(count)).allFinite())
+        return;
+    std::uint64_t k = 0;
+    while (k < count && std::isfinite(values[k]))
+        ++k;
+    const std::uint64_t element = first + k;
+    const std::uint64_t width = std::uint64_t(std::max<Index>(1, cols()));
+    const std::string where = tensor->shape.size() >= 2
+        ? "row " + std::to_string(element / width) + ", column " + std::to_string(element % width)
+        : "element " + std::to_string(element);
+    throw ModelError(file->name() + ": tensor '" + tensor->name + "' " + tensor->shapeString()
+                     + " holds " + (std::isnan(values[k]) ? "NaN" : "an infinite value") + " at "
+                     + where + ": the checkpoint's weights are broken");
 }
 
 const float *WeightRef::floatsInPlace() const
@@ -319,6 +377,7 @@ Model Model::bind(ModelConfig config, Checkpoint checkpoint)
         bindLlamaLike(b, c, w);
         break;
     }
+    checkNoExtraLayers(m.m_checkpoint, c, w.prefix);
     if (c.family != ModelFamily::Bert) {
         if (c.tieWordEmbeddings)
             w.lmHead = w.tokenEmbedding;

@@ -41,12 +41,19 @@ struct WeightRef
     Index rows() const;
     Index cols() const;
     /// The whole tensor widened to float32, rows × cols row-major. Throws ModelError for an
-    /// absent tensor or a dtype other than F32/F16/BF16.
+    /// absent tensor, a dtype other than F32/F16/BF16, or a NaN or infinite element (naming the
+    /// file, the tensor and the element's row and column).
     MatrixF toMatrix() const;
-    /// Rows first … first + count − 1 (count × cols). Throws ModelError outside the tensor.
+    /// Rows first … first + count − 1 (count × cols). Throws ModelError outside the tensor or
+    /// for a NaN or infinite element, as toMatrix().
     MatrixF rowBlock(Index first, Index count) const;
-    /// A 1-D tensor as a vector of its n elements. Throws ModelError when absent.
+    /// A 1-D tensor as a vector of its n elements. Throws ModelError when absent or for a NaN or
+    /// infinite element.
     VectorF toVector() const;
+    /// Throws ModelError naming the file, the tensor and the first NaN or infinite element's row
+    /// and column when one of `count` values read from elements first … first + count − 1 (C
+    /// order) is not finite: a checkpoint's weights must be numbers.
+    void requireFinite(const float *values, std::uint64_t first, std::uint64_t count) const;
     /// The tensor's float32 elements in the mapped file (SafetensorsFile::floatsInPlace), to be
     /// read without a copy; nullptr when absent or when it must be widened. Never throws.
     const float *floatsInPlace() const;

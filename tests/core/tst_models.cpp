@@ -145,6 +145,8 @@ private slots:
     void hostileModels_data();
     void hostileModels();
     void foreignDirectory();
+    void nonFiniteWeightsNamed_data();
+    void nonFiniteWeightsNamed();
 };
 
 void TestModels::forward_data()
@@ -572,6 +574,9 @@ void TestModels::hostileModels_data()
     QTest::newRow("size over bound")
         << edit("\"n_embd\": 16", "\"n_embd\": 9223372036854775807") << "gpt2"
         << QStringList {"\"n_embd\" = 9223372036854775807 is outside [1, 65536]"};
+    QTest::newRow("fewer layers than the weights")
+        << edit("\"n_layer\": 2", "\"n_layer\": 1") << "gpt2"
+        << QStringList {"holds tensor 'h.1.", "of layer 1 but config.json gives 1 layers"};
     QTest::newRow("zero layers") << edit("\"n_layer\": 2", "\"n_layer\": 0") << "gpt2"
                                  << QStringList {"\"n_layer\" = 0 is outside [1, 1024]"};
     QTest::newRow("duplicate config key")
@@ -582,6 +587,11 @@ void TestModels::hostileModels_data()
     const std::string llama = readFile(caseDir("llama_gqa") + "/config.json");
     std::string gqa = llama;
     gqa.replace(gqa.find("\"num_key_value_heads\": 2"), 24, "\"num_key_value_heads\": 3");
+    std::string oneLayer = llama;
+    oneLayer.replace(oneLayer.find("\"num_hidden_layers\": 2"), 22, "\"num_hidden_layers\": 1");
+    QTest::newRow("fewer layers (llama)")
+        << QString::fromStdString(oneLayer) << "llama_gqa"
+        << QStringList {"holds tensor 'model.layers.1.", "config.json gives 1 layers"};
     QTest::newRow("kv heads not dividing")
         << QString::fromStdString(gqa) << "llama_gqa"
         << QStringList {"num_attention_heads 4 is not divisible by num_key_value_heads 3"};
@@ -611,6 +621,64 @@ void TestModels::hostileModels()
     const std::string message = errorOf([&] { Model::open(dir.path().toStdString()); });
     for (const QString &part : parts)
         VERIFY_CONTAINS(message, part.toStdString());
+}
+
+void TestModels::nonFiniteWeightsNamed_data()
+{
+    QTest::addColumn<QString>("fixture");
+    QTest::addColumn<QString>("tensor");
+    QTest::addColumn<float>("value");
+    QTest::addColumn<QString>("expected");
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    // GPT-2's fused c_attn is a Conv1D [in 16, out 48] read in place; a bias through toVector;
+    // Llama's q_proj [out, in] in row blocks; a token embedding row by row.
+    QTest::newRow("in place") << "gpt2"
+                              << "h.1.attn.c_attn.weight" << nan
+                              << "tensor 'h.1.attn.c_attn.weight' [16, 48] holds NaN at row 2, "
+                                 "column 3";
+    QTest::newRow("bias") << "gpt2"
+                          << "h.0.attn.c_proj.bias" << -inf
+                          << "tensor 'h.0.attn.c_proj.bias' [16] holds an infinite value at "
+                             "element 2";
+    QTest::newRow("row blocks") << "llama_gqa"
+                                << "model.layers.0.self_attn.q_proj.weight" << inf
+                                << "'model.layers.0.self_attn.q_proj.weight' [16, 16] holds an "
+                                   "infinite value at row 2, column 3";
+    QTest::newRow("embedding") << "llama_gqa"
+                               << "model.embed_tokens.weight" << nan
+                               << "holds NaN at row 2, column 3";
+}
+
+void TestModels::nonFiniteWeightsNamed()
+{
+    QFETCH(QString, fixture);
+    QFETCH(QString, tensor);
+    QFETCH(float, value);
+    QFETCH(QString, expected);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QVERIFY(QFile::copy(caseDir(fixture) + "/config.json", dir.filePath("config.json")));
+    std::string bytes = readFile(caseDir(fixture) + "/model.safetensors");
+    // The element at row 2, column 3 (element 2 of a vector), located from the header.
+    const SafetensorsFile file = SafetensorsFile::fromMemory(
+        reinterpret_cast<const std::uint8_t *>(bytes.data()), bytes.size(), "model.safetensors");
+    const TensorInfo *info = file.find(tensor.toStdString());
+    QVERIFY(info);
+    QCOMPARE(info->dtype, DType::F32);
+    std::uint64_t headerBytes = 0;
+    for (int i = 0; i < 8; ++i)
+        headerBytes |= std::uint64_t(std::uint8_t(bytes[std::size_t(i)])) << (8 * i);
+    const std::uint64_t element
+        = info->shape.size() >= 2 ? 2 * std::uint64_t(info->shape[1]) + 3 : 2;
+    std::memcpy(&bytes[std::size_t(8 + headerBytes + info->begin + 4 * element)], &value, 4);
+    writeFile(dir.filePath("model.safetensors"), bytes);
+
+    const Model model = Model::open(dir.path().toStdString());
+    const std::vector<std::int64_t> ids = {1, 2, 3, 2};
+    const std::string message = errorOf([&] { models::forward(model, ids); });
+    VERIFY_CONTAINS(message, expected.toStdString());
+    VERIFY_CONTAINS(message, std::string("model.safetensors"));
 }
 
 // A directory with a PyTorch pickle or a GGUF file instead of safetensors.
