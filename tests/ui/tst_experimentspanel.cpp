@@ -261,6 +261,22 @@ void TestExperimentsPanel::copyAndExportTable()
     QCOMPARE(file.readAll().toStdString(), t.toCsv());
     QVERIFY(!page->exportTable(dir.filePath(QStringLiteral("no/such/dir/e1.csv")), &error));
     QVERIFY(error.contains(QLatin1String("no/such/dir")));
+    // A .json name gets the JSON `attnlab experiment --format json` prints, not CSV.
+    const QString jsonPath = dir.filePath(QStringLiteral("e1.json"));
+    QVERIFY2(page->exportTable(jsonPath, &error), qPrintable(error));
+    QFile jsonFile(jsonPath);
+    QVERIFY(jsonFile.open(QIODevice::ReadOnly));
+    QJsonParseError parseError;
+    const QJsonObject json = QJsonDocument::fromJson(jsonFile.readAll(), &parseError).object();
+    QCOMPARE(parseError.error, QJsonParseError::NoError);
+    QCOMPARE(json.value(QLatin1String("id")).toString(), QStringLiteral("E1"));
+    QCOMPARE(json.value(QLatin1String("columns")).toArray().size(), qsizetype(t.columnCount()));
+    QCOMPARE(json.value(QLatin1String("rows")).toArray().size(), qsizetype(t.rowCount()));
+    QVERIFY(json.contains(QLatin1String("params")));
+    // Another suffix is refused naming the two choices.
+    QVERIFY(!page->exportTable(dir.filePath(QStringLiteral("e1.txt")), &error));
+    QVERIFY2(error.contains(QLatin1String(".csv or .json")), qPrintable(error));
+    QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("e1.txt"))));
 }
 
 void TestExperimentsPanel::cancelLongRun()

@@ -742,9 +742,17 @@ bool ExperimentPage::exportTable(const QString &path, QString *error) const
     };
     if (!m_result)
         return fail(tr("%1: no result to export yet; run %2 first").arg(path, experimentId()));
-    const std::string csv = m_result->table.toCsv();
+    // By the name's suffix: JSON as `attnlab experiment --format json` writes it, else CSV.
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    std::string bytes;
+    if (suffix == QLatin1String("json"))
+        bytes = m_result->table.toJson(m_result->id, m_result->params, m_result->scalars);
+    else if (suffix == QLatin1String("csv") || suffix.isEmpty())
+        bytes = m_result->table.toCsv();
+    else
+        return fail(tr("%1: choose a .csv or .json name for the table").arg(path));
     QString why;
-    if (!writeFileBytes(path, QByteArray(csv.data(), qsizetype(csv.size())), &why))
+    if (!writeFileBytes(path, QByteArray(bytes.data(), qsizetype(bytes.size())), &why))
         return fail(why);
     return true;
 }
@@ -764,7 +772,7 @@ void ExperimentPage::exportTableInteractive()
     const QString path = QFileDialog::getSaveFileName(
         this, tr("Export %1 table").arg(experimentId()),
         exportStartPath(QStringLiteral("%1.csv").arg(experimentId().toLower())),
-        tr("CSV files (*.csv)"));
+        tr("CSV files (*.csv);;JSON files (*.json)"));
     if (path.isEmpty())
         return;
     QString error;

@@ -60,7 +60,9 @@ public:
     /// Text of the message line (status or error).
     QString message() const;
 
-    /// Writes the result table as CSV; false with `error` naming the path when it fails.
+    /// Writes the result table as JSON for a .json name (as `attnlab experiment --format json`),
+    /// else as CSV (.csv or no suffix); false with `error` naming the path when it fails or the
+    /// suffix is another.
     bool exportTable(const QString &path, QString *error) const;
     /// Writes the figure (.png / .svg); an empty size takes the default size.
     bool exportFigure(const QString &path, QSize size, QString *error) const;
