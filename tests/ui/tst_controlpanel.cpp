@@ -18,6 +18,7 @@
 #include "ui/render/heatmaprenderer.h"
 #include "ui/render/playframes.h"
 #include "ui/session/tensorsource.h"
+#include "ui/views/numberspinbox.h"
 
 #include "core/io/npy.h"
 
@@ -275,6 +276,71 @@ private slots:
         QTest::keyClick(spin, Qt::Key_Return);
         QCOMPARE(panel.parameters().temperature, 0.5);
         QVERIFY(message->isHidden());
+    }
+
+    // Whole-number fields keep every digit typed: a number past the maximum is refused naming
+    // the quantity and its range (QSpinBox dropped the last keystroke: 5000 became 500), and the
+    // window's "off" still reads as 0.
+    void wholeNumberOutOfRangeIsRefused_data()
+    {
+        QTest::addColumn<QString>("field");
+        QTest::addColumn<QString>("typed");
+        QTest::addColumn<QString>("named");
+        QTest::newRow("d_model 5000") << "dModelSpin"
+                                      << "5000"
+                                      << "d_model must be between 1 and";
+        QTest::newRow("n 99999") << "nSpin"
+                                 << "99999"
+                                 << "n must be between 1 and";
+        QTest::newRow("window -3") << "windowSpin"
+                                   << "-3"
+                                   << "The window w must be between 0";
+    }
+
+    void wholeNumberOutOfRangeIsRefused()
+    {
+        QFETCH(QString, field);
+        QFETCH(QString, typed);
+        QFETCH(QString, named);
+        ControlPanel panel;
+        SessionParameters p;
+        p.n = 8;
+        p.dModel = 64;
+        panel.setParameters(p);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto *spin = panel.findChild<QSpinBox *>(field);
+        QVERIFY(spin);
+        const int before = spin->value();
+        QSignalSpy edited(&panel, &ControlPanel::parametersEdited);
+        QSignalSpy notes(&panel, &ControlPanel::noteShown);
+        spin->setFocus();
+        spin->selectAll();
+        QTest::keyClicks(spin, typed);
+        QCOMPARE(spin->text(), typed); // every keystroke kept
+        QTest::keyClick(spin, Qt::Key_Return);
+        QCOMPARE(edited.count(), 0);
+        QCOMPARE(spin->value(), before);
+        QCOMPARE(panel.parameters(), p);
+        QVERIFY(!notes.isEmpty());
+        const QString note = notes.last().at(0).toString();
+        QVERIFY2(note.contains(named) && note.contains(typed + QStringLiteral(" refused")),
+                 qPrintable(note));
+    }
+
+    void windowOffStillReads()
+    {
+        ControlPanel panel;
+        panel.setParameters(SessionParameters {});
+        auto *spin = panel.findChild<WholeSpinBox *>(QStringLiteral("windowSpin"));
+        QVERIFY(spin);
+        QCOMPARE(spin->value(), 0);
+        QCOMPARE(spin->text(), QStringLiteral("off"));
+        QString text = spin->text();
+        int pos = 0;
+        QCOMPARE(spin->validate(text, pos), QValidator::Acceptable);
+        QCOMPARE(spin->valueFromText(QStringLiteral("off")), 0);
+        QCOMPARE(spin->valueFromText(QStringLiteral("12")), 12);
     }
 
     // The generator choice: the combo edits the parameters, and an opened session (or undo)

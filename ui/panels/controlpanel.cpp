@@ -84,6 +84,14 @@ QList<int> ControlPanel::divisors(int n)
     return result;
 }
 
+QSpinBox *ControlPanel::wholeField(QWidget *parent, const QString &quantity)
+{
+    auto *field = new WholeSpinBox(parent);
+    field->setQuantityName(quantity);
+    connect(field, &WholeSpinBox::refused, this, &ControlPanel::noteShown);
+    return field;
+}
+
 void ControlPanel::buildUi()
 {
     auto *outer = new QVBoxLayout(this);
@@ -130,7 +138,7 @@ void ControlPanel::buildUi()
     m_nSlider->setPageStep(nSliderSteps); // one page = doubling
     m_nSlider->setToolTip(
         tr("Sequence length n (queries), logarithmic: each %1 steps double n.").arg(nSliderSteps));
-    m_nSpin = new QSpinBox(nRow);
+    m_nSpin = wholeField(nRow, QStringLiteral("n"));
     m_nSpin->setObjectName(QStringLiteral("nSpin"));
     m_nSpin->setRange(1, maxN);
     m_nSpin->setToolTip(tr("Sequence length n: number of query positions (1 … %1). The heatmaps "
@@ -144,7 +152,7 @@ void ControlPanel::buildUi()
     nLabel->setBuddy(m_nSpin);
     sequenceForm->addRow(nLabel, nRow);
 
-    m_nKSpin = new QSpinBox(sequenceBox);
+    m_nKSpin = wholeField(sequenceBox, QStringLiteral("n_k"));
     m_nKSpin->setObjectName(QStringLiteral("nKSpin"));
     m_nKSpin->setRange(1, maxN);
     m_nKSpin->setToolTip(tr("n_k: number of encoder positions (keys and values) for "
@@ -152,7 +160,7 @@ void ControlPanel::buildUi()
                              .arg(maxN));
     sequenceForm->addRow(tr("n_k (enc&oder):"), m_nKSpin);
 
-    m_seedSpin = new QSpinBox(sequenceBox);
+    m_seedSpin = wholeField(sequenceBox, tr("The seed"));
     m_seedSpin->setObjectName(QStringLiteral("seedSpin"));
     m_seedSpin->setRange(0, std::numeric_limits<int>::max());
     m_seedSpin->setToolTip(tr("Seed of the random generator (numpy.random.default_rng(seed) or "
@@ -219,7 +227,7 @@ void ControlPanel::buildUi()
     auto *headsForm = new QFormLayout(headsBox);
     headsForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
 
-    m_dModelSpin = new QSpinBox(headsBox);
+    m_dModelSpin = wholeField(headsBox, QStringLiteral("d_model"));
     m_dModelSpin->setObjectName(QStringLiteral("dModelSpin"));
     m_dModelSpin->setRange(1, maxDModel);
     m_dModelSpin->setToolTip(tr("Model width d_model (1 … %1). Each head gets d_k = d_model / h "
@@ -338,13 +346,13 @@ void ControlPanel::buildUi()
            "0.\n• causal: query i sees keys j ≤ i (top-left aligned like PyTorch's is_causal when "
            "n ≠ n_k);\n• key padding: the last keys are padding, hidden from every query."));
     maskForm->addRow(tr("&Mask:"), m_maskCombo);
-    m_paddingSpin = new QSpinBox(maskBox);
+    m_paddingSpin = wholeField(maskBox, tr("Padding"));
     m_paddingSpin->setObjectName(QStringLiteral("paddingSpin"));
     m_paddingSpin->setToolTip(tr("How many of the last keys are padding (0 … number of keys). "
                                  "Padding every key leaves fully masked rows: all-zero weights, "
                                  "flagged, never NaN."));
     maskForm->addRow(tr("Padding ke&ys:"), m_paddingSpin);
-    m_windowSpin = new QSpinBox(maskBox);
+    m_windowSpin = wholeField(maskBox, tr("The window w"));
     m_windowSpin->setObjectName(QStringLiteral("windowSpin"));
     m_windowSpin->setRange(0, SessionParameters::maxSequence);
     m_windowSpin->setSpecialValueText(tr("off"));
@@ -353,7 +361,7 @@ void ControlPanel::buildUi()
            "w keys; some libraries count w + 1).\nWith more queries than keys (encoder–decoder), "
            "every query i ≥ n_k sees the last w keys."));
     maskForm->addRow(tr("Window w:"), m_windowSpin);
-    m_sinksSpin = new QSpinBox(maskBox);
+    m_sinksSpin = wholeField(maskBox, tr("Sinks"));
     m_sinksSpin->setObjectName(QStringLiteral("sinksSpin"));
     m_sinksSpin->setRange(0, SessionParameters::maxSequence);
     m_sinksSpin->setToolTip(tr("Attention sinks (StreamingLLM): the first s keys stay visible to "

@@ -63,6 +63,9 @@ private:
     void normalize(SessionParameters &p) const;
     void syncWidgets();
     void buildUi();
+    /// A whole-number field of `parent` whose refusals (a number out of its range) name
+    /// `quantity` in noteShown.
+    QSpinBox *wholeField(QWidget *parent, const QString &quantity);
 
     SessionParameters m_params;
 

@@ -1,17 +1,19 @@
 #pragma once
 // The number fields of the Training tab's pages: a range, a tooltip, and no keyboard tracking
-// (a value applies when the field is left or Enter is pressed, not at every keystroke).
+// (a value applies when the field is left or Enter is pressed, not at every keystroke). An
+// integer typed outside the range is refused (WholeSpinBox::refused), not cut to fewer digits.
+
+#include "ui/views/numberspinbox.h"
 
 #include <QDoubleSpinBox>
-#include <QSpinBox>
 #include <QString>
 
 namespace attn {
 
 /// An integer field on [lo, hi].
-inline QSpinBox *intBox(int lo, int hi, const QString &tip)
+inline WholeSpinBox *intBox(int lo, int hi, const QString &tip)
 {
-    auto *b = new QSpinBox;
+    auto *b = new WholeSpinBox;
     b->setRange(lo, hi);
     b->setToolTip(tip);
     b->setKeyboardTracking(false);

@@ -4,7 +4,9 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLocale>
+#include <QMetaMethod>
 #include <QRegularExpression>
+#include <QToolTip>
 
 #include <cfloat>
 #include <cmath>
@@ -27,6 +29,49 @@ std::optional<double> parseNumber(const QString &text)
     return value;
 }
 
+// A whole number in C notation; nothing when `text` is not one (or does not fit 64 bits).
+std::optional<qlonglong> parseWhole(const QString &text)
+{
+    bool ok = false;
+    const qlonglong value = QLocale::c().toLongLong(text.trimmed(), &ok);
+    if (!ok)
+        return std::nullopt;
+    return value;
+}
+
+// "<name> must be between <lo> and <hi> — <typed> refused; kept <kept>." (or "… is not a number").
+QString refusalText(const QString &quantity, const QString &lo, const QString &hi,
+                    const QString &typed, bool isNumber, const QString &kept)
+{
+    const QString name = quantity.isEmpty() ? QObject::tr("The value") : quantity;
+    const QString range = QObject::tr("%1 must be between %2 and %3").arg(name, lo, hi);
+    if (!isNumber)
+        return QObject::tr("%1 — “%2” is not a number; kept %3.").arg(range, typed, kept);
+    return QObject::tr("%1 — %2 refused; kept %3.").arg(range, typed, kept);
+}
+
+// Shows `message` on `label` (hidden while empty); no label: nothing.
+void showOn(QLabel *label, const QString &message)
+{
+    if (!label)
+        return;
+    label->setText(message);
+    label->setVisible(!message.isEmpty());
+}
+
+void prepareLabel(QLabel *label)
+{
+    if (label) {
+        label->setWordWrap(true);
+        label->setVisible(!label->text().isEmpty());
+    }
+}
+
+bool confirmsEdit(const QKeyEvent *event)
+{
+    return event->key() == Qt::Key_Return || event->key() == Qt::Key_Enter;
+}
+
 } // namespace
 
 NumberSpinBox::NumberSpinBox(QWidget *parent)
@@ -41,10 +86,7 @@ NumberSpinBox::NumberSpinBox(QWidget *parent)
 void NumberSpinBox::setMessageLabel(QLabel *label)
 {
     m_messageLabel = label;
-    if (m_messageLabel) {
-        m_messageLabel->setWordWrap(true);
-        m_messageLabel->setVisible(!m_messageLabel->text().isEmpty());
-    }
+    prepareLabel(label);
 }
 
 QString NumberSpinBox::refusal(const QString &text) const
@@ -53,13 +95,8 @@ QString NumberSpinBox::refusal(const QString &text) const
     const auto value = parseNumber(typed);
     if (value && *value >= minimum() && *value <= maximum())
         return {};
-    const QString name = m_quantity.isEmpty() ? tr("The value") : m_quantity;
-    const QString range = tr("%1 must be between %2 and %3")
-                              .arg(name, textFromValue(minimum()), textFromValue(maximum()));
-    if (!value)
-        return tr("%1 — “%2” is not a number; kept %3.")
-            .arg(range, typed, textFromValue(this->value()));
-    return tr("%1 — %2 refused; kept %3.").arg(range, typed, textFromValue(this->value()));
+    return refusalText(m_quantity, textFromValue(minimum()), textFromValue(maximum()), typed,
+                       value.has_value(), textFromValue(this->value()));
 }
 
 QValidator::State NumberSpinBox::validate(QString &input, int &pos) const
@@ -96,7 +133,7 @@ void NumberSpinBox::fixup(QString &input) const
 
 void NumberSpinBox::keyPressEvent(QKeyEvent *event)
 {
-    if (event->key() == Qt::Key_Return || event->key() == Qt::Key_Enter)
+    if (confirmsEdit(event))
         checkTyped();
     QDoubleSpinBox::keyPressEvent(event);
 }
@@ -117,10 +154,108 @@ void NumberSpinBox::checkTyped()
 
 void NumberSpinBox::showMessage(const QString &message)
 {
-    if (!m_messageLabel)
-        return;
-    m_messageLabel->setText(message);
-    m_messageLabel->setVisible(!message.isEmpty());
+    showOn(m_messageLabel, message);
+}
+
+WholeSpinBox::WholeSpinBox(QWidget *parent)
+    : QSpinBox(parent)
+{
+    connect(this, &QSpinBox::valueChanged, this, [this] { showMessage({}); });
+}
+
+void WholeSpinBox::setMessageLabel(QLabel *label)
+{
+    m_messageLabel = label;
+    prepareLabel(label);
+}
+
+QString WholeSpinBox::withoutAffixes(const QString &text) const
+{
+    QString core = text.trimmed();
+    if (!prefix().isEmpty() && core.startsWith(prefix().trimmed()))
+        core.remove(0, prefix().trimmed().size());
+    if (!suffix().isEmpty() && core.endsWith(suffix().trimmed()))
+        core.chop(suffix().trimmed().size());
+    return core.trimmed();
+}
+
+bool WholeSpinBox::isSpecialText(const QString &text) const
+{
+    return !specialValueText().isEmpty() && text.trimmed() == specialValueText().trimmed();
+}
+
+QString WholeSpinBox::refusal(const QString &text) const
+{
+    if (isSpecialText(text))
+        return {};
+    const QString typed = withoutAffixes(text);
+    const auto value = parseWhole(typed);
+    if (value && *value >= minimum() && *value <= maximum())
+        return {};
+    return refusalText(m_quantity, QString::number(minimum()), QString::number(maximum()), typed,
+                       value.has_value(), QString::number(this->value()));
+}
+
+QValidator::State WholeSpinBox::validate(QString &input, int &pos) const
+{
+    Q_UNUSED(pos);
+    if (isSpecialText(input))
+        return QValidator::Acceptable;
+    // Anything that can still become a whole number while typing: a sign and digits (between
+    // the prefix and the suffix).
+    const QString core = withoutAffixes(input);
+    static const QRegularExpression partial(QStringLiteral("^[+-]?[0-9]*$"));
+    if (!partial.match(core).hasMatch())
+        return QValidator::Invalid;
+    const auto value = parseWhole(core);
+    if (!value)
+        return QValidator::Intermediate;
+    return *value >= minimum() && *value <= maximum() ? QValidator::Acceptable
+                                                      : QValidator::Intermediate;
+}
+
+int WholeSpinBox::valueFromText(const QString &text) const
+{
+    if (isSpecialText(text))
+        return minimum();
+    const auto value = parseWhole(withoutAffixes(text));
+    return value && *value >= minimum() && *value <= maximum() ? int(*value) : this->value();
+}
+
+void WholeSpinBox::fixup(QString &input) const
+{
+    // Nothing is adjusted: a number out of range is refused, not clamped.
+    Q_UNUSED(input);
+}
+
+void WholeSpinBox::keyPressEvent(QKeyEvent *event)
+{
+    if (confirmsEdit(event))
+        checkTyped();
+    QSpinBox::keyPressEvent(event);
+}
+
+void WholeSpinBox::focusOutEvent(QFocusEvent *event)
+{
+    checkTyped();
+    QSpinBox::focusOutEvent(event);
+}
+
+void WholeSpinBox::checkTyped()
+{
+    const QString message = refusal(text());
+    showMessage(message);
+    if (!message.isEmpty())
+        emit refused(message);
+}
+
+void WholeSpinBox::showMessage(const QString &message)
+{
+    showOn(m_messageLabel, message);
+    // Neither a label nor a listener: the refusal is shown beside the field.
+    if (!m_messageLabel && !message.isEmpty()
+        && !isSignalConnected(QMetaMethod::fromSignal(&WholeSpinBox::refused)))
+        QToolTip::showText(mapToGlobal(QPoint(0, height())), message, this);
 }
 
 } // namespace attn
