@@ -18,6 +18,7 @@ private slots:
     void modelStackRefusals_data();
     void modelStackRefusals();
     void modelViewSharedScale();
+    void modelOutFileOpensWithTokens();
     void modelTabClickOpensHead();
     void backToRandomInputs();
     void windowLocksControlsAndUndoes();
@@ -205,6 +206,41 @@ void TestTensorWindow::modelStackRefusals()
     QVERIFY2(!error.contains(QLatin1String("nan")) || kind == QLatin1String("nan"),
              qPrintable(error));
     QVERIFY(!b.session.parameters().tensors); // the view is kept
+}
+
+// What `attnlab model --out run.npz` writes: 'attention' (layers × heads × n × n) beside ids,
+// logits and the pieces as string 'tokens'. It opens as stored weights labelled by the pieces;
+// 'tokens' of another length is named as not shown.
+void TestTensorWindow::modelOutFileOpensWithTokens()
+{
+    QTemporaryDir dir;
+    const std::string path = dir.filePath(QStringLiteral("run.npz")).toStdString();
+    const NpyArray attention = probabilityRows({2, 3, 6, 6});
+    const NamedArrays arrays = {{"ids", arrayOf({6}, [](std::size_t k) { return double(k); })},
+                                {"attention", attention}};
+    const std::vector<std::string> pieces = {"the", " cat", " sat", " on", " a", " mat"};
+    writeNpz(path, arrays, true, {{"tokens", {{6}, pieces}}});
+    QString error;
+    const auto source = makeTensorSource(readTensorFile(QString::fromStdString(path)), {},
+                                         MaskConvention::Masked, &error);
+    QVERIFY2(source, qPrintable(error));
+    QVERIFY(source->isWeights());
+    QCOMPARE(source->weightStack()->layers, Index(2));
+    QStringList expected;
+    for (const std::string &t : pieces)
+        expected << QString::fromStdString(t);
+    QCOMPARE(source->fileTokens(), expected);
+    QCOMPARE(source->parametersFor(SessionParameters {}, source).tokens.size(),
+             std::size_t(pieces.size()));
+
+    const std::string other = dir.filePath(QStringLiteral("other.npz")).toStdString();
+    writeNpz(other, arrays, true, {{"tokens", {{2}, {"a", "b"}}}});
+    const auto unlabelled = makeTensorSource(readTensorFile(QString::fromStdString(other)), {},
+                                             MaskConvention::Masked, &error);
+    QVERIFY2(unlabelled, qPrintable(error));
+    QVERIFY(unlabelled->fileTokens().isEmpty());
+    QVERIFY2(unlabelled->notes().join(' ').contains(QStringLiteral("tokens (2 strings)")),
+             qPrintable(unlabelled->notes().join(' ')));
 }
 
 void TestTensorWindow::modelViewSharedScale()

@@ -495,8 +495,9 @@ TensorFile readTensorFile(const QString &path)
             file.arrays = readNpz(local, std::numeric_limits<std::uint64_t>::max(), &file.strings);
         } else {
             // What the headers declare (as stored plus as float64) decides before any member
-            // is decompressed: a small archive may expand to gigabytes.
-            file.arrays = readNpz(local, sessionMemoryBudget());
+            // is decompressed: a small archive may expand to gigabytes. String members (the
+            // 'tokens' of `attnlab model --out`) are kept aside.
+            file.arrays = readNpz(local, sessionMemoryBudget(), &file.strings);
         }
     } else {
         file.arrays.emplace_back(info.completeBaseName().toStdString(), readNpy(local));
@@ -631,6 +632,15 @@ std::shared_ptr<const TensorSource> makeTensorSource(const TensorFile &file,
                 data->notes << q(data->rowSums.text());
             } else {
                 data->weights = weightStackFromArray(*array, name);
+                // Token strings beside self-attention weights label its positions.
+                const WeightStack &w = *data->weights;
+                for (const auto &[n, strings] : file.strings) {
+                    if (n == attentionTokensArray && w.queries == w.keys
+                        && std::int64_t(strings.values.size()) == w.queries) {
+                        for (const std::string &t : strings.values)
+                            data->tokens << q(t);
+                    }
+                }
             }
             const WeightStack &s = *data->weights;
             if (s.queries > SessionParameters::maxSequence)
@@ -646,7 +656,7 @@ std::shared_ptr<const TensorSource> makeTensorSource(const TensorFile &file,
                     others << QStringLiteral("%1 %2").arg(q(n), q(describeArray(a)));
             }
             for (const auto &[n, strings] : file.strings) {
-                if (!(data->attentionStack && n == attentionTokensArray))
+                if (!(n == attentionTokensArray && !data->tokens.isEmpty()))
                     others
                         << QStringLiteral("%1 (%2 strings)").arg(q(n)).arg(strings.values.size());
             }

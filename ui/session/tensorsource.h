@@ -71,7 +71,8 @@ public:
     int batchCount() const;
     /// Weights read as a model's attention stack (`attentions`, see the top of this file).
     bool isAttentionStack() const;
-    /// The stack's `tokens` (empty when the file has none).
+    /// The `tokens` strings of a stack or of stored self-attention weights (empty when the file
+    /// has none, or none of the weights' length).
     QStringList fileTokens() const;
     /// A model run's token ids (n); empty for tensor files.
     std::vector<std::int64_t> tokenIds() const;
@@ -143,7 +144,7 @@ struct TensorFile
     QString path; ///< absolute
     bool npz = false;
     NamedArrays arrays; ///< .npz: every member in archive order; .npy: one, named by the stem
-    NpzStrings strings; ///< string members of an .npz holding `attentions` (e.g. tokens)
+    NpzStrings strings; ///< string members of an .npz (e.g. the tokens of model --out)
 };
 
 /// Bytes an attention stack may take to read (checkAttentionStackHeaders): a quarter of
