@@ -8,6 +8,7 @@
 #include "ui/charts/experimentfigure.h"
 
 #include "core/experiments/experiments.h"
+#include <QElapsedTimer>
 #include <QFileInfo>
 
 #include <QRegularExpression>
@@ -16,7 +17,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
+
+#include <unistd.h>
 
 namespace attn::cli {
 
@@ -335,12 +339,35 @@ int runExperiment(const QStringList &arguments)
                                                {QStringLiteral("--figure"), parser.value(figure)}}))
         return *refused;
 
+    // On a terminal, the run's progress on stderr (at most once a second; nothing when stderr is
+    // a file or a pipe, so scripts see only the result).
+    RunContext context;
+    QElapsedTimer sinceReport;
+    bool reported = false;
+    if (isatty(fileno(stderr)) != 0) {
+        sinceReport.start();
+        context.progress = [&](double fraction) {
+            if (sinceReport.elapsed() < 1000)
+                return;
+            sinceReport.restart();
+            reported = true;
+            std::fprintf(stderr, "\r%s: %3.0f %%", info->id.c_str(), 100.0 * fraction);
+            std::fflush(stderr);
+        };
+    }
+    const auto endProgressLine = [&](bool done) {
+        if (reported)
+            std::fputs(done ? ("\r" + info->id + ": done  \n").c_str() : "\n", stderr);
+    };
     ExperimentResult result;
     try {
-        result = attn::runExperiment(info->id, params);
+        result = attn::runExperiment(info->id, params, context);
+        endProgressLine(true);
     } catch (const InvalidArgument &e) {
+        endProgressLine(false);
         return usageError(command, QString::fromUtf8(e.what()));
     } catch (const std::exception &e) {
+        endProgressLine(false);
         return failure(command,
                        QStringLiteral("%1 failed: %2")
                            .arg(QString::fromStdString(info->id), QString::fromUtf8(e.what())));

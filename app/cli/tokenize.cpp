@@ -9,6 +9,7 @@
 #include "common.h"
 
 #include "core/text/loader.h"
+#include "core/text/piecelabel.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -128,29 +129,34 @@ QString escaped(const std::string &piece)
     return out;
 }
 
-QByteArray asTable(const text::Encoding &e)
+// `labels`: what each token stands for as the window and `model --top-k` show it
+// (text::tokenLabels: "␣" for a space, "‹NN›" for a split byte).
+QByteArray asTable(const text::Encoding &e, const std::vector<std::string> &labels)
 {
     QString out;
     QTextStream s(&out);
-    s << "index\tid\tbegin\tend\tpiece\n";
+    s << "index\tid\tbegin\tend\tpiece\tlabel\n";
     for (std::size_t k = 0; k < e.tokens.size(); ++k) {
         const text::Token &t = e.tokens[k];
         s << k << '\t' << t.id << '\t' << t.begin << '\t' << t.end << '\t' << escaped(t.piece)
-          << '\n';
+          << '\t' << QString::fromStdString(labels[k]) << '\n';
     }
     s.flush();
     return out.toUtf8();
 }
 
-QByteArray asJson(const text::Encoding &e)
+QByteArray asJson(const text::Encoding &e, const std::vector<std::string> &labels)
 {
-    QJsonArray ids, tokens, offsets;
-    for (const text::Token &t : e.tokens) {
+    QJsonArray ids, tokens, offsets, labelArray;
+    for (std::size_t k = 0; k < e.tokens.size(); ++k) {
+        const text::Token &t = e.tokens[k];
         ids.append(static_cast<qint64>(t.id));
         tokens.append(QString::fromStdString(t.piece));
         offsets.append(QJsonArray {static_cast<qint64>(t.begin), static_cast<qint64>(t.end)});
+        labelArray.append(QString::fromStdString(labels[k]));
     }
-    const QJsonObject root {{"ids", ids}, {"tokens", tokens}, {"offsets", offsets}};
+    const QJsonObject root {
+        {"ids", ids}, {"tokens", tokens}, {"offsets", offsets}, {"labels", labelArray}};
     return QJsonDocument(root).toJson(QJsonDocument::Compact) + '\n';
 }
 
@@ -163,7 +169,8 @@ int run(const Plan &plan)
         return inputError(kCommand, QString::fromUtf8(e.what()));
     }
     const text::Encoding e = tokenizer->encode(plan.text, plan.addSpecialTokens);
-    const QByteArray out = plan.format == Format::Json ? asJson(e) : asTable(e);
+    const std::vector<std::string> labels = text::tokenLabels(*tokenizer, e, plan.text);
+    const QByteArray out = plan.format == Format::Json ? asJson(e, labels) : asTable(e, labels);
     std::fwrite(out.constData(), 1, static_cast<std::size_t>(out.size()), stdout);
     std::fflush(stdout);
     return ExitOk;

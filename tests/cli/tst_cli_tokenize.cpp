@@ -55,6 +55,8 @@ private slots:
         QCOMPARE(o["ids"].toArray(), (QJsonArray {15496, 995}));
         QCOMPARE(o["tokens"].toArray(), (QJsonArray {"Hello", "\u0120world"}));
         QCOMPARE(o["offsets"].toArray(), (QJsonArray {QJsonArray {0, 5}, QJsonArray {5, 11}}));
+        // The labels the window shows: the space as "␣", not the byte-level "Ġ".
+        QCOMPARE(o["labels"].toArray(), (QJsonArray {"Hello", "\u2423world"}));
     }
 
     void fileAndTable()
@@ -69,9 +71,11 @@ private slots:
         QCOMPARE(r.exitCode, 0);
         const QList<QByteArray> lines = r.out.trimmed().split('\n');
         QCOMPARE(lines.size(), 4); // header, Hello, Ġworld, Ċ
-        QCOMPARE(lines[0], QByteArray("index\tid\tbegin\tend\tpiece"));
-        QCOMPARE(lines[1], QByteArray("0\t9906\t0\t5\tHello"));
+        QCOMPARE(lines[0], QByteArray("index\tid\tbegin\tend\tpiece\tlabel"));
+        QCOMPARE(lines[1], QByteArray("0\t9906\t0\t5\tHello\tHello"));
+        QCOMPARE(lines[2], QString::fromUtf8("1\t1917\t5\t11\t\u0120world\t\u2423world").toUtf8());
         QVERIFY(lines[3].startsWith("2\t198\t11\t12\t"));
+        QVERIFY2(lines[3].endsWith(QString::fromUtf8("\t\u21b5").toUtf8()), lines[3].constData());
     }
 
     void refused_data()

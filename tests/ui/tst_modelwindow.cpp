@@ -626,6 +626,18 @@ void TestModelWindow::nextTokensAreSoftmaxOfLastLogits()
         QCOMPARE(table->item(0, 1)->text(), QString::number(probabilities(best), 'f', 4));
         QCOMPARE(table->item(0, 2)->text(), QString::number(best));
     }
+    // Tensors opened over the run: the readout, which belonged to the run, goes.
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("qkv.npz"));
+    const MatrixD x = MatrixD::Ones(3, 4);
+    writeNpz(file.toStdString(),
+             {{"query", NpyArray::fromMatrix(x)},
+              {"key", NpyArray::fromMatrix(x)},
+              {"value", NpyArray::fromMatrix(x)}});
+    QVERIFY(w.window.tensorController()->open(file)); // as File → Open Tensors… does
+    QTableWidget *table = w.models()->panel()->nextTokenTable();
+    QCOMPARE(table->rowCount(), 0);
+    QVERIFY(table->isHidden());
 }
 
 void TestModelWindow::huggingFaceCacheScan()

@@ -53,6 +53,16 @@ ModelController::ModelController(TensorController *tensors, QWidget *window)
     connect(m_cacheMenu, &QMenu::aboutToShow, this, &ModelController::rebuildCacheMenu);
     rebuildCacheMenu();
 
+    // Tensors opened over a run: the next-token readout belonged to the run.
+    if (m_tensors)
+        connect(m_tensors, &TensorController::opened, this, [this] {
+            if (!m_run)
+                return;
+            m_panel->clearRun();
+            m_panel->setMessage(tr("The views show the opened tensors; Run shows this model's "
+                                   "attention again."));
+        });
+
     m_recent = new RecentFiles(QStringLiteral("recentModels"), tr("Recent Mo&dels"), this);
     m_recent->menu()->setObjectName(QStringLiteral("recentModelsMenu"));
     m_recent->setLabels([](const QString &folder) { return displayName(folder); },
