@@ -22,6 +22,7 @@ GROUPS = {
     "experiments": "make_experiment_fixtures",  # E1-E3 printed by NumPy
     "colormaps": "make_colormap_fixtures",  # matplotlib colormap tables and norms
     "session": "make_session_fixtures",     # the main view's multi-head weights in NumPy
+    "pipeline": "make_pipeline_fixtures",   # the main view's vectors, embeddings to output
     "session_torch": "make_session_torch_fixtures",  # the main view with generator torch
     "tokens": "make_token_fixtures",        # typed tokens' input vectors and sessions
     "kernels": "make_kernel_fixtures",      # the three kernels vs torch.softmax arithmetic

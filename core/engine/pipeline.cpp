@@ -1,0 +1,93 @@
+#include "core/engine/pipeline.h"
+
+#include "core/attention/positional.h"
+#include "core/engine/sessioninputs.h"
+
+#include <string>
+
+namespace attn {
+
+namespace {
+
+// Heads 0 … g−1 of x (n × h·d_k) as g heads, head j the mean of query heads j·h/g … (j+1)·h/g − 1
+// (the engine's pooling of grouped-query keys: W_K rows mean-pooled, GQA §2.1).
+template<typename T> Matrix<T> poolHeads(const Matrix<T> &x, Index h, Index g, Index dK)
+{
+    if (g == h)
+        return x;
+    const Index group = h / g;
+    Matrix<T> pooled = Matrix<T>::Zero(x.rows(), g * dK);
+    for (Index i = 0; i < h; ++i)
+        pooled.middleCols((i / group) * dK, dK) += x.middleCols(i * dK, dK);
+    return pooled / T(group);
+}
+
+template<typename T>
+AttentionPipeline pipelineIn(const EngineParameters &p, const std::vector<MatrixD> &weights)
+{
+    const Index d = p.dModel, h = p.heads, dK = p.dK();
+    const Index g = p.kvHeads > 0 ? p.kvHeads : h;
+    const Index nQ = p.queryCount();
+    AttentionPipeline r;
+    const SessionInputs<T> in = sessionInputs<T>(p);
+    EngineParameters bare = p;
+    bare.positional = false;
+    r.embeddings = sessionInputs<T>(bare).query;
+    r.positions = p.positional ? sinusoidalEncoding(nQ, d) : MatrixD::Zero(nQ, d);
+    r.input = in.query;
+    r.source = in.encoder.size() > 0 ? in.encoder : in.query;
+
+    // As the engine computes them (sessionengine.cpp, computeScores): the inputs rounded to T,
+    // q = X W_Qᵀ + b_Q, k and v from the source; grouped heads pooled; RoPE on q and k.
+    const Matrix<T> x = r.input.template cast<T>(), s = r.source.template cast<T>();
+    const Matrix<T> &w = in.layer.inProjWeight();
+    const Vector<T> &b = in.layer.inProjBias();
+    Matrix<T> q = x * w.topRows(d).transpose();
+    Matrix<T> k = s * w.middleRows(d, d).transpose();
+    Matrix<T> v = s * w.bottomRows(d).transpose();
+    q.rowwise() += b.segment(0, d).transpose();
+    k.rowwise() += b.segment(d, d).transpose();
+    v.rowwise() += b.segment(2 * d, d).transpose();
+    k = poolHeads<T>(k, h, g, dK);
+    v = poolHeads<T>(v, h, g, dK);
+    if (p.rope) {
+        applyRopeHeads<T>(q, h, p.ropeConvention, p.ropeBase);
+        applyRopeHeads<T>(k, g, p.ropeConvention, p.ropeBase);
+    }
+
+    Matrix<T> concatenated(nQ, d);
+    for (Index head = 0; head < h; ++head) {
+        const Index kvHead = head * g / h; // torch.repeat_interleave's order
+        const Matrix<T> vi = v.middleCols(kvHead * dK, dK);
+        const Matrix<T> oi = weights[std::size_t(head)].template cast<T>() * vi;
+        concatenated.middleCols(head * dK, dK) = oi;
+        r.queries.push_back(q.middleCols(head * dK, dK).template cast<double>());
+        r.keys.push_back(k.middleCols(kvHead * dK, dK).template cast<double>());
+        r.values.push_back(vi.template cast<double>());
+        r.headOutputs.push_back(oi.template cast<double>());
+    }
+    Matrix<T> output = concatenated * in.layer.outProjWeight().transpose();
+    output.rowwise() += in.layer.outProjBias().transpose();
+    r.concatenated = concatenated.template cast<double>();
+    r.output = output.template cast<double>();
+    return r;
+}
+
+} // namespace
+
+AttentionPipeline attentionPipeline(const EngineParameters &p, const std::vector<MatrixD> &weights)
+{
+    p.check(EngineParameters::maxSequence);
+    if (Index(weights.size()) != p.heads)
+        throw InvalidArgument("attentionPipeline: " + std::to_string(weights.size())
+                              + " weight matrices for h = " + std::to_string(p.heads) + " heads");
+    for (const MatrixD &w : weights)
+        if (w.rows() != p.queryCount() || w.cols() != p.keyCount())
+            throw InvalidArgument("attentionPipeline: weights " + shapeString(w.rows(), w.cols())
+                                  + " but n_q × n_k = "
+                                  + shapeString(p.queryCount(), p.keyCount()));
+    return p.dtype == DType::Float32 ? pipelineIn<float>(p, weights)
+                                     : pipelineIn<double>(p, weights);
+}
+
+} // namespace attn
