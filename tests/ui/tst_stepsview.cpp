@@ -6,6 +6,9 @@
 
 #include "stepstest.h"
 
+#include "core/engine/pipeline.h"
+#include "ui/views/pipelinestrip.h"
+
 using namespace stepstest;
 
 class TestStepsView : public QObject
@@ -729,6 +732,65 @@ private slots:
         QCOMPARE(steps->canvas()->figure()->panel(StepsRenderer::RawScores).values, &a->scores[1]);
         QCOMPARE(steps->renderer().result(), a);
         QCOMPARE(steps->headSelector()->count(), 2);
+    }
+
+    // "Vectors": the head's vectors from the embeddings to the output under the panels, the
+    // numbers core's pipeline (tst_pipeline checks them against NumPy), each panel's cell (0, 0)
+    // the RdBu_r colour of its value over ±max|·| (matplotlib's table); the panels fit the strip
+    // without overlapping; another head recomputes.
+    void vectorsStrip()
+    {
+        SessionParameters p;
+        p.n = 6;
+        p.dModel = 32;
+        p.heads = 4;
+        p.positional = true;
+        p.seed = 3;
+        const ResultPtr result = compute(p);
+        StepsView view;
+        view.resize(900, 640);
+        view.setResult(result);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        PipelineStrip *strip = view.pipelineStrip();
+        QVERIFY(strip->isHidden());
+        view.setVectorsShown(true);
+        QVERIFY(strip->isVisible());
+        QVERIFY(strip->waitForPanels(attn::test::kWorkTimeoutMs));
+        const auto &panels = strip->panels();
+        QCOMPARE(int(panels.size()), 10); // X, PE, X + PE, q, k, v, weights, head, concat, output
+        const AttentionPipeline pipe = attentionPipeline(result->params, result->weights);
+        QCOMPARE(panels[0].values, pipe.embeddings);
+        QCOMPARE(panels[1].values, pipe.positions);
+        QCOMPARE(panels[3].values, pipe.queries[0]);
+        QCOMPARE(panels[6].values, result->weights[0]);
+        QCOMPARE(panels[7].values, pipe.headOutputs[0]);
+        QCOMPARE(panels[9].values, pipe.output);
+        for (const auto &panel : panels) {
+            if (panel.positionColumns)
+                continue;
+            const double t = 0.5 + 0.5 * panel.values(0, 0) / panel.limit;
+            const int index = std::clamp(int(std::floor(t * 256)), 0, 255);
+            const QJsonArray rgb = m_rdbu.at(index).toArray();
+            const QRgb expected = qRgb(rgb.at(0).toInt(), rgb.at(1).toInt(), rgb.at(2).toInt());
+            QCOMPARE(panel.image.pixel(0, 0), expected);
+            QCOMPARE(panel.limit, panel.values.cwiseAbs().maxCoeff());
+        }
+        // Inside the strip, none over another.
+        for (int k = 0; k < int(panels.size()); ++k) {
+            const QRectF r = strip->panelRect(k);
+            QVERIFY(!r.isEmpty());
+            QVERIFY2(QRectF(strip->rect()).contains(r), qPrintable(QString::number(k)));
+            for (int j = 0; j < k; ++j)
+                QVERIFY(!strip->panelRect(j).intersects(r));
+        }
+        // Head 2: its query and value.
+        view.setHead(2);
+        QVERIFY(strip->waitForPanels(attn::test::kWorkTimeoutMs));
+        QCOMPARE(strip->panels()[3].values, pipe.queries[2]);
+        QCOMPARE(strip->panels()[5].values, pipe.values[2]);
+        view.setVectorsShown(false);
+        QVERIFY(strip->isHidden());
     }
 };
 

@@ -2,6 +2,7 @@
 
 #include "ui/views/figurecanvas.h"
 #include "ui/views/figureexport.h"
+#include "ui/views/pipelinestrip.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -53,6 +54,12 @@ StepsView::StepsView(QWidget *parent)
                                  "fades as much as the scale shrinks the scores (unchecked: "
                                  "each panel spans its own values)"));
     strip->addWidget(m_sharedRange);
+    m_vectors = new QCheckBox(tr("Vect&ors"));
+    m_vectors->setObjectName(QStringLiteral("stepsVectors"));
+    m_vectors->setToolTip(tr("Under the panels, the head's vectors from the token embeddings "
+                             "to the layer's output: X (+ positions) → q, k, v → weights → "
+                             "weights · v → the heads side by side → the output projection"));
+    strip->addWidget(m_vectors);
     strip->addWidget(m_exportButton);
     layout->addLayout(strip);
     // The hint on a line of its own under the controls: squeezed between them it wrapped into a
@@ -64,12 +71,16 @@ StepsView::StepsView(QWidget *parent)
     // Many panels in a small window scroll instead of shrinking below a readable cell.
     m_scroll = new FigureScrollArea(m_canvas);
     layout->addWidget(m_scroll, 1);
+    m_pipeline = new PipelineStrip;
+    m_pipeline->setVisible(false);
+    layout->addWidget(m_pipeline, 1);
 
     connect(m_headCombo, &QComboBox::currentIndexChanged, this, [this](int index) {
         if (index >= 0)
             setHead(index);
     });
     connect(m_exportButton, &QPushButton::clicked, this, &StepsView::exportInteractive);
+    connect(m_vectors, &QCheckBox::toggled, this, &StepsView::setVectorsShown);
     connect(m_sharedRange, &QCheckBox::toggled, this, [this](bool shared) {
         m_renderer.setSharedScoreRange(shared);
         m_canvas->refresh();
@@ -85,6 +96,7 @@ void StepsView::setResult(std::shared_ptr<const SessionResult> result)
         m_renderer.setResult(std::move(result));
         syncHeads();
         m_canvas->refresh();
+        syncVectors();
         return;
     }
     // Hidden: keep the result for when the view is shown or read. The renderer lets go of the
@@ -109,7 +121,24 @@ void StepsView::ensureCurrent() const
 void StepsView::showEvent(QShowEvent *event)
 {
     ensureCurrent();
+    syncVectors();
     QWidget::showEvent(event);
+}
+
+void StepsView::setVectorsShown(bool shown)
+{
+    if (m_vectors->isChecked() != shown)
+        m_vectors->setChecked(shown); // comes back here through toggled
+    m_pipeline->setVisible(shown);
+    syncVectors();
+}
+
+void StepsView::syncVectors()
+{
+    if (!m_vectors->isChecked() || !isVisible())
+        return;
+    ensureCurrent();
+    m_pipeline->setResult(m_renderer.result(), head());
 }
 
 void StepsView::setHead(int head)
@@ -120,8 +149,10 @@ void StepsView::setHead(int head)
     syncHeads();
     if (!m_stale)
         m_canvas->refresh();
-    if (this->head() != before)
+    if (this->head() != before) {
+        syncVectors();
         emit headChanged(this->head());
+    }
 }
 
 int StepsView::head() const

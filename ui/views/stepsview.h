@@ -1,7 +1,8 @@
 #pragma once
 // StepsView: the attention pipeline of the selected head as three linked heatmaps — raw scores
 // Q Kᵀ → scaled and masked scores Q Kᵀ·scale + M → weights (StepsRenderer) — with a head
-// selector and an Export button (PNG, SVG, PDF through the same paint code). Hovering a cell
+// selector and an Export button (PNG, SVG, PDF through the same paint code); "Vectors" adds
+// the head's vectors from the embeddings to the output under them (PipelineStrip). Hovering a cell
 // outlines it in all three panels and shows head, query i, key j, tokens, raw score, scaled
 // score, mask state, weight and the row's entropy and effective terms.
 //
@@ -24,6 +25,7 @@ class QPushButton;
 namespace attn {
 
 class FigureCanvas;
+class PipelineStrip;
 class FigureScrollArea;
 
 class StepsView : public QWidget
@@ -56,6 +58,10 @@ public:
     FigureCanvas *canvas() const { return m_canvas; }
     QComboBox *headSelector() const { return m_headCombo; }
     QPushButton *exportButton() const { return m_exportButton; }
+    /// The vectors of the shown head, embeddings to output, under the panels (PipelineStrip).
+    PipelineStrip *pipelineStrip() const { return m_pipeline; }
+    /// Shows or hides the vectors (the "Vectors" check box).
+    void setVectorsShown(bool shown);
 
     /// Writes the view (with the parameter caption) to `path`: PNG, SVG or PDF by suffix, dark
     /// text on white whatever the palette; `size` in logical pixels (PDF: points), PNG at `dpr`.
@@ -76,6 +82,8 @@ protected:
 
 private:
     void syncHeads();
+    /// Hands the newest result and head to the vectors strip when it is shown.
+    void syncVectors();
     /// Applies a result set while hidden to the renderer and repaints (no-op when current).
     /// Const because reading the figure needs it: the renderer is a cache of the newest result.
     void ensureCurrent() const;
@@ -85,6 +93,8 @@ private:
     mutable std::shared_ptr<const SessionResult> m_pending;
     mutable bool m_stale = false;
     QCheckBox *m_sharedRange = nullptr;
+    QCheckBox *m_vectors = nullptr;
+    PipelineStrip *m_pipeline = nullptr;
     FigureCanvas *m_canvas = nullptr;
     FigureScrollArea *m_scroll = nullptr;
     QComboBox *m_headCombo = nullptr;

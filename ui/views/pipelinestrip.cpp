@@ -1,0 +1,317 @@
+#include "ui/views/pipelinestrip.h"
+
+#include "core/engine/pipeline.h"
+#include "ui/render/colormap.h"
+#include "ui/session/jobrunner.h"
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QFontMetricsF>
+#include <QHelpEvent>
+#include <QPainter>
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attn {
+
+namespace {
+
+constexpr qreal kGap = 18; // between panels: room for the arrow
+constexpr qreal kMargin = 6;
+
+// One pixel a cell: diverging RdBu_r over ±limit for vectors, the sequential map over [0, 1]
+// for weights.
+PipelineStrip::Panel makePanel(const QString &title, const MatrixD &m, bool weights)
+{
+    PipelineStrip::Panel p;
+    p.title = title;
+    p.shape = QStringLiteral("%1 \u00d7 %2").arg(m.rows()).arg(m.cols());
+    p.values = m;
+    const Colormap map(weights ? ColormapId::Viridis : ColormapId::RdBu);
+    double limit = 1;
+    if (!weights) {
+        limit = m.size() > 0 ? m.cwiseAbs().maxCoeff() : 0.0;
+        if (!(limit > 0) || !std::isfinite(limit))
+            limit = 1;
+    }
+    p.limit = limit;
+    p.image = QImage(int(m.cols()), int(m.rows()), QImage::Format_RGB32);
+    for (Index i = 0; i < m.rows(); ++i) {
+        auto *line = reinterpret_cast<QRgb *>(p.image.scanLine(int(i)));
+        for (Index j = 0; j < m.cols(); ++j)
+            line[j] = map.map(weights ? m(i, j) : 0.5 + 0.5 * m(i, j) / limit);
+    }
+    return p;
+}
+
+} // namespace
+
+PipelineStrip::PipelineStrip(QWidget *parent)
+    : QWidget(parent)
+    , m_jobs(new JobRunner(this, 1))
+{
+    setObjectName(QStringLiteral("pipelineStrip"));
+    setMinimumHeight(120);
+    setMouseTracking(true);
+    setToolTip(tr("The vectors of the head, from the token embeddings to the layer's output: rows "
+                  "are positions, columns components. Blue negative, red positive (each panel "
+                  "over ±its largest |value|); the weights 0 … 1."));
+    connect(m_jobs, &JobRunner::failed, this,
+            [this](const QString &message) { deliver({}, message); });
+}
+
+PipelineStrip::~PipelineStrip() = default;
+
+void PipelineStrip::setResult(std::shared_ptr<const SessionResult> result, int head)
+{
+    QString why;
+    if (!result || !result->ok())
+        why = tr("No result yet.");
+    else if (result->params.tensors)
+        why = tr("The vectors are shown for the seeded random inputs (loaded tensors have no "
+                 "embeddings here).");
+    else if (!result->queryIndex.empty() || !result->keyIndex.empty() || result->renormalized)
+        why = tr("The vectors are shown for every position: show all rows and keys.");
+    else if (result->params.queryCount() > maxPositions || result->params.keyCount() > maxPositions)
+        why = tr("The vectors are shown up to n = %1 positions.").arg(maxPositions);
+    else if (result->params.dModel > maxWidth)
+        why = tr("The vectors are shown up to d_model = %1.").arg(maxWidth);
+    else if (head < 0 || head >= result->headCount())
+        why = tr("No head.");
+    if (!why.isEmpty()) {
+        m_jobs->cancel();
+        m_pending = false;
+        deliver({}, why);
+        return;
+    }
+    m_pending = true;
+    m_labels.clear();
+    for (Index i = 0; i < result->queryCount(); ++i)
+        m_labels << result->indexedQueryLabel(int(i));
+    const EngineParameters p = result->params;
+    m_jobs->run(
+        [p, result, head](const JobContext &context) {
+            const AttentionPipeline pipe = attentionPipeline(p, result->weights);
+            context.cancel.throwIfCancelled();
+            const auto h = std::size_t(head);
+            std::vector<Panel> panels;
+            panels.push_back(makePanel(QStringLiteral("embeddings X"), pipe.embeddings, false));
+            if (p.positional) {
+                panels.push_back(
+                    makePanel(QStringLiteral("+ positions PE"), pipe.positions, false));
+                panels.push_back(makePanel(QStringLiteral("= input X + PE"), pipe.input, false));
+            }
+            panels.push_back(
+                makePanel(QStringLiteral("q = X W_Q (head %1)").arg(head), pipe.queries[h], false));
+            panels.push_back(makePanel(QStringLiteral("k"), pipe.keys[h], false));
+            panels.push_back(makePanel(QStringLiteral("v"), pipe.values[h], false));
+            panels.push_back(makePanel(QStringLiteral("weights"), result->weights[h], true));
+            panels.back().positionColumns = true;
+            panels.push_back(makePanel(QStringLiteral("head output weights \u00b7 v"),
+                                       pipe.headOutputs[h], false));
+            panels.push_back(
+                makePanel(QStringLiteral("heads side by side"), pipe.concatenated, false));
+            panels.push_back(makePanel(QStringLiteral("output \u00b7 W_O"), pipe.output, false));
+            return panels;
+        },
+        [this](std::vector<Panel> panels) {
+            m_pending = false;
+            deliver(std::move(panels), QString());
+        });
+}
+
+void PipelineStrip::deliver(std::vector<Panel> panels, const QString &message)
+{
+    m_pending = false;
+    m_panels = std::move(panels);
+    m_message = message;
+    update();
+    emit panelsChanged();
+}
+
+bool PipelineStrip::waitForPanels(int timeoutMs)
+{
+    QElapsedTimer timer;
+    timer.start();
+    while (m_pending && timer.elapsed() < timeoutMs)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    return !m_pending;
+}
+
+QSize PipelineStrip::sizeHint() const
+{
+    return {600, 220};
+}
+
+PipelineStrip::Layout PipelineStrip::layout() const
+{
+    Layout best;
+    if (m_panels.empty())
+        return best;
+    const QFontMetricsF metrics(font());
+    const qreal line = metrics.height();
+    const qreal titles = 2 * line + 2;
+    qreal labelWidth = 0;
+    for (const QString &label : m_labels)
+        labelWidth = std::max(labelWidth, metrics.horizontalAdvance(label));
+    labelWidth = std::min<qreal>(labelWidth + 6, 80);
+    const qreal width = this->width() - 2 * kMargin, height = this->height() - 2 * kMargin;
+    qreal rows = 1;
+    for (const Panel &p : m_panels)
+        rows = std::max<qreal>(rows, p.image.height());
+    // Columns of a panel for balancing the lines: a position column counts as eight components.
+    const auto weight
+        = [](const Panel &p) { return qreal(p.image.width()) * (p.positionColumns ? 8 : 1); };
+    qreal total = 0;
+    for (const Panel &p : m_panels)
+        total += weight(p);
+    // For 1 … 4 lines: the panels in order, a line closed once it holds its share; rows as tall
+    // as the lines leave room for (at most 18 px, and the labels only when rows are at least
+    // 10 px), components as wide as the widest line allows (at most square). The largest
+    // cells win, a row's height counting too (vectors of 1 024 components stay thin).
+    qreal bestScore = -1;
+    const int most = std::min<int>(int(m_panels.size()), 4);
+    for (int lines = 1; lines <= most; ++lines) {
+        std::vector<std::vector<std::size_t>> groups(1);
+        qreal inLine = 0;
+        for (std::size_t k = 0; k < m_panels.size(); ++k) {
+            const qreal c = weight(m_panels[k]);
+            if (!groups.back().empty() && inLine + c / 2 > total * qreal(groups.size()) / lines
+                && int(groups.size()) < lines)
+                groups.emplace_back();
+            groups.back().push_back(k);
+            inLine += c;
+        }
+        const qreal n = qreal(groups.size());
+        const qreal cellHeight
+            = std::min<qreal>((height - n * titles - (n - 1) * kGap) / (n * rows), 18);
+        if (cellHeight <= 0.5)
+            continue;
+        const qreal labels = cellHeight >= 10 ? labelWidth : 0;
+        qreal cellWidth = cellHeight;
+        for (const auto &g : groups) {
+            qreal columns = 0, fixed = labels + kGap * qreal(g.size() - 1);
+            for (std::size_t k : g) {
+                const Panel &p = m_panels[k];
+                if (p.positionColumns)
+                    fixed += p.image.width() * cellHeight;
+                else
+                    columns += p.image.width();
+            }
+            if (columns > 0)
+                cellWidth = std::min(cellWidth, (width - fixed) / columns);
+        }
+        if (cellWidth <= 0)
+            continue;
+        const qreal score = std::min(cellWidth, cellHeight) + 0.25 * cellHeight;
+        if (score <= bestScore)
+            continue;
+        bestScore = score;
+        Layout l;
+        l.cellWidth = cellWidth;
+        l.cellHeight = cellHeight;
+        qreal y = kMargin;
+        for (const auto &g : groups) {
+            if (labels > 0)
+                l.labels.emplace_back(kMargin, y + titles, labels - 6, rows * cellHeight);
+            qreal x = kMargin + labels;
+            for (std::size_t k : g) {
+                const Panel &p = m_panels[k];
+                const qreal w = p.image.width() * (p.positionColumns ? cellHeight : cellWidth);
+                l.titles.emplace_back(x, y, w + kGap - 4, titles);
+                l.maps.emplace_back(x, y + titles, w, p.image.height() * cellHeight);
+                x += w + kGap;
+            }
+            y += titles + rows * cellHeight + kGap;
+        }
+        best = std::move(l);
+    }
+    return best;
+}
+
+QRectF PipelineStrip::panelRect(int k) const
+{
+    const Layout l = layout();
+    return k >= 0 && k < int(l.maps.size()) ? l.maps[std::size_t(k)] : QRectF();
+}
+
+void PipelineStrip::paintEvent(QPaintEvent *)
+{
+    QPainter painter(this);
+    painter.fillRect(rect(), palette().window());
+    painter.setPen(palette().color(QPalette::WindowText));
+    if (m_panels.empty()) {
+        painter.drawText(rect().adjusted(8, 8, -8, -8),
+                         Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+                         m_pending ? tr("Computing the vectors\u2026") : m_message);
+        return;
+    }
+    const Layout l = layout();
+    if (l.maps.size() != m_panels.size())
+        return;
+    const qreal line = fontMetrics().height();
+    // The rows' labels left of each line of panels.
+    for (const QRectF &labels : l.labels) {
+        for (int i = 0; i < m_labels.size(); ++i) {
+            const QRectF row(labels.left(), labels.top() + i * l.cellHeight, labels.width(),
+                             l.cellHeight);
+            painter.drawText(
+                row, Qt::AlignRight | Qt::AlignVCenter,
+                fontMetrics().elidedText(m_labels[i], Qt::ElideRight, int(labels.width())));
+        }
+    }
+    for (std::size_t k = 0; k < m_panels.size(); ++k) {
+        const Panel &p = m_panels[k];
+        const QRectF map = l.maps[k], title = l.titles[k];
+        painter.drawText(QRectF(title.left(), title.top(), title.width(), line),
+                         Qt::AlignLeft | Qt::AlignVCenter,
+                         fontMetrics().elidedText(p.title, Qt::ElideRight, int(title.width())));
+        painter.setPen(palette().color(QPalette::PlaceholderText));
+        painter.drawText(QRectF(title.left(), title.top() + line, title.width(), line),
+                         Qt::AlignLeft | Qt::AlignVCenter,
+                         fontMetrics().elidedText(p.shape, Qt::ElideRight, int(title.width())));
+        painter.setPen(palette().color(QPalette::WindowText));
+        painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
+        painter.drawImage(map, p.image);
+        // An arrow to the next panel when it follows on the same line.
+        if (k + 1 < m_panels.size() && l.maps[k + 1].left() > map.right()) {
+            const qreal y = map.top() + std::min<qreal>(map.height() / 2, 3 * line);
+            const qreal x0 = map.right() + 3, x1 = l.maps[k + 1].left() - 3;
+            painter.drawLine(QPointF(x0, y), QPointF(x1, y));
+            painter.drawLine(QPointF(x1, y), QPointF(x1 - 4, y - 3));
+            painter.drawLine(QPointF(x1, y), QPointF(x1 - 4, y + 3));
+        }
+    }
+}
+
+bool PipelineStrip::event(QEvent *event)
+{
+    if (event->type() == QEvent::ToolTip) {
+        const auto *help = static_cast<QHelpEvent *>(event);
+        const Layout l = layout();
+        for (std::size_t k = 0; k < l.maps.size(); ++k) {
+            const QRectF map = l.maps[k];
+            if (!map.contains(help->pos()) || l.cellWidth <= 0 || l.cellHeight <= 0)
+                continue;
+            const Panel &p = m_panels[k];
+            const Index row = std::min<Index>(Index((help->pos().y() - map.top()) / l.cellHeight),
+                                              p.values.rows() - 1);
+            const qreal columnWidth = p.positionColumns ? l.cellHeight : l.cellWidth;
+            const Index col = std::min<Index>(Index((help->pos().x() - map.left()) / columnWidth),
+                                              p.values.cols() - 1);
+            QToolTip::showText(help->globalPos(),
+                               tr("%1 [%2 × %3]\nrow %4 (position), column %5: %6")
+                                   .arg(p.title, QString::number(p.values.rows()),
+                                        QString::number(p.values.cols()), QString::number(row),
+                                        QString::number(col))
+                                   .arg(p.values(row, col), 0, 'g', 6),
+                               this);
+            return true;
+        }
+    }
+    return QWidget::event(event);
+}
+
+} // namespace attn
