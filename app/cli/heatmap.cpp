@@ -11,6 +11,7 @@
 
 #include "common.h"
 #include "heatmaprequest.h"
+#include "stagedfiles.h"
 
 #include "ui/render/playframes.h"
 
@@ -47,9 +48,18 @@ int runAnimation(const QCommandLineParser &parser, HeatmapRequest &req)
                                   .arg(v)
                                   .arg(bad));
     }
+    // All or nothing: the frames and frames.csv are written into a staging folder beside them
+    // and renamed into --out-dir once every one is complete, so a failure (a full disk) leaves
+    // neither a partial frame nor a frames.csv of frames that are not there.
+    StagedFiles staged;
+    const QString staging = staged.folderFor(outDir, &error);
+    if (staging.isEmpty())
+        return failure(req.command, error);
     std::vector<PlayFrame> frames;
-    if (!writePlayFrames(req.p, req.options, req.play, outDir,
+    if (!writePlayFrames(req.p, req.options, req.play, staging,
                          QSize(int(*req.width), int(*req.height)), *req.dpr, &error, &frames))
+        return failure(req.command, error.replace(staging, outDir));
+    if (!staged.commit(&error))
         return failure(req.command, error);
     // Frames of an earlier, longer run in the same folder are left as they were: say so.
     {

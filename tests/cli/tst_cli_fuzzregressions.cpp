@@ -498,6 +498,29 @@ private slots:
         const auto data = readNpz((dir + QStringLiteral("/a.npz")).toStdString());
         QVERIFY(!data.empty());
     }
+
+    // animate on a full disk (a file-size limit on the child): no frame and no frames.csv are
+    // left behind (a truncated frame was), and a complete run writes them all.
+    void animateIsAllOrNothing()
+    {
+        const QString dir = m_dir.filePath(QStringLiteral("frames"));
+        QVERIFY(QDir().mkpath(dir));
+        // Frames of about 110, 118 and 92 KB: under a 113 KB limit the first is written and the
+        // second fails.
+        const QStringList arguments {"animate", "--param",  "tau", "--from",    "0.1", "--to",
+                                     "10",      "--frames", "3",   "--n",       "48",  "--width",
+                                     "1200",    "--height", "900", "--out-dir", dir};
+        const Run failed = attnlab(arguments, rlim_t(113000));
+        QCOMPARE(failed.exitCode, 1);
+        QVERIFY2(failed.err.contains(dir), qPrintable(failed.err));
+        QVERIFY2(failed.err.contains(QLatin1String("frame_001.png")), qPrintable(failed.err));
+        QCOMPARE(everything(dir), QStringList());
+
+        const Run ok = attnlab(arguments);
+        QVERIFY2(ok.exitCode == 0, qPrintable(ok.err));
+        QCOMPARE(everything(dir),
+                 (QStringList {"frame_000.png", "frame_001.png", "frame_002.png", "frames.csv"}));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCliFuzzRegressions)
