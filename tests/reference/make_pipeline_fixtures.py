@@ -22,37 +22,20 @@ Arrays: case (the parameters: n, n_k, d_model, heads, seed, kind 0 encoder / 1 d
 (n_k × d), queries (h × n × d_k), keys, values (h × n_k × d_k), weights (h × n × n_k),
 head_outputs (h × n × d_k), concatenated and output (n × d). Deterministic.
 """
-import math
 import os
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_session_fixtures import CASES, sinusoid  # noqa: E402
+from make_session_fixtures import CASES, layer_and_inputs, softmax_rows  # noqa: E402
 
 
 def pipeline(case):
-    n, d, h = case["n"], case["d_model"], case["heads"]
-    cross = case["kind"] == "cross"
-    nk = case["n_k"] if cross else n
+    d, h = case["d_model"], case["heads"]
     dk = d // h
-    rng = np.random.default_rng(case["seed"])
-    w_in = math.sqrt(6.0 / (d + 3 * d)) * (2.0 * rng.random((3 * d, d)) - 1.0)
-    w_out = (1.0 / math.sqrt(d)) * (2.0 * rng.random((d, d)) - 1.0)
-    embeddings = rng.standard_normal((n, d))
-    e = rng.standard_normal((nk, d)) if cross else None
-    positions = sinusoid(n, d) if case["positional"] else np.zeros((n, d))
+    w_in, w_out, embeddings, positions, source, masked, scale = layer_and_inputs(case)
     x = embeddings + positions
-    if cross and case["positional"]:
-        e = e + sinusoid(nk, d)
-    source = e if cross else x
-    masked = np.zeros((n, nk), dtype=bool)
-    if case["kind"] == "decoder" or case["mask"] == "causal":
-        masked |= np.triu(np.ones((n, nk), dtype=bool), k=1)
-    if case["mask"] == "padding":
-        masked[:, nk - case["padding"]:] = True
-    scale = dk ** (-case["scale_exponent"]) / case["temperature"]
     q_all = x @ w_in[0:d].T
     k_all = source @ w_in[d:2 * d].T
     v_all = source @ w_in[2 * d:3 * d].T
@@ -62,13 +45,7 @@ def pipeline(case):
         q = q_all[:, i * dk:(i + 1) * dk]
         k = k_all[:, i * dk:(i + 1) * dk]
         v = v_all[:, i * dk:(i + 1) * dk]
-        t = np.where(masked, -np.inf, (q @ k.T) * scale)
-        w = np.zeros_like(t)
-        for r in range(n):
-            if masked[r].all():
-                continue
-            row = np.exp(t[r] - t[r].max())
-            w[r] = row / row.sum()
+        w = softmax_rows(np.where(masked, -np.inf, (q @ k.T) * scale), masked)
         queries.append(q)
         keys.append(k)
         values.append(v)

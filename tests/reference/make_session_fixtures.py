@@ -47,41 +47,54 @@ def sinusoid(n, d):
     return pe
 
 
-def compute(case):
+def layer_and_inputs(case):
+    """The documented draws: (w_in, w_out, X before positions, PE, S the key/value side's input
+    with its positions), the mask (True = masked) and the scale."""
     n, d, h = case["n"], case["d_model"], case["heads"]
     cross = case["kind"] == "cross"
     nk = case["n_k"] if cross else n
-    dk = d // h
     rng = np.random.default_rng(case["seed"])
     w_in = math.sqrt(6.0 / (d + 3 * d)) * (2.0 * rng.random((3 * d, d)) - 1.0)
-    _w_out = (1.0 / math.sqrt(d)) * (2.0 * rng.random((d, d)) - 1.0)  # drawn, unused here
-    x = rng.standard_normal((n, d))
+    w_out = (1.0 / math.sqrt(d)) * (2.0 * rng.random((d, d)) - 1.0)
+    embeddings = rng.standard_normal((n, d))
     e = rng.standard_normal((nk, d)) if cross else None
-    if case["positional"]:
-        x = x + sinusoid(n, d)
-        if cross:
-            e = e + sinusoid(nk, d)
-    kv = e if cross else x
-    q_all = x @ w_in[0:d].T
-    k_all = kv @ w_in[d:2 * d].T
+    positions = sinusoid(n, d) if case["positional"] else np.zeros((n, d))
+    if cross and case["positional"]:
+        e = e + sinusoid(nk, d)
+    source = e if cross else embeddings + positions
     masked = np.zeros((n, nk), dtype=bool)
     if case["kind"] == "decoder" or case["mask"] == "causal":
         masked |= np.triu(np.ones((n, nk), dtype=bool), k=1)
     if case["mask"] == "padding":
         masked[:, nk - case["padding"]:] = True
-    scale = dk ** (-case["scale_exponent"]) / case["temperature"]
+    scale = (d // h) ** (-case["scale_exponent"]) / case["temperature"]
+    return w_in, w_out, embeddings, positions, source, masked, scale
+
+
+def softmax_rows(t, masked):
+    """Row softmax of t (masked cells −inf); all-zero rows when every key is masked."""
+    w = np.zeros_like(t)
+    for r in range(t.shape[0]):
+        if masked[r].all():
+            continue
+        row = np.exp(t[r] - t[r].max())
+        w[r] = row / row.sum()
+    return w
+
+
+def compute(case):
+    n, d, h = case["n"], case["d_model"], case["heads"]
+    dk = d // h
+    w_in, _w_out, embeddings, positions, kv, masked, scale = layer_and_inputs(case)
+    x = embeddings + positions
+    q_all = x @ w_in[0:d].T
+    k_all = kv @ w_in[d:2 * d].T
     weights, scores = [], []
     for i in range(h):
         q = q_all[:, i * dk:(i + 1) * dk]
         k = k_all[:, i * dk:(i + 1) * dk]
         s = q @ k.T
-        t = np.where(masked, -np.inf, s * scale)
-        w = np.zeros_like(t)
-        for r in range(n):
-            if masked[r].all():
-                continue
-            row = np.exp(t[r] - t[r].max())
-            w[r] = row / row.sum()
+        w = softmax_rows(np.where(masked, -np.inf, s * scale), masked)
         weights.append(w.tolist())
         scores.append(s.tolist())
     return weights, scores
