@@ -328,6 +328,26 @@ private slots:
                  qPrintable(note));
     }
 
+    // The disabled n_k field of self-attention shows its key count n (it kept the encoder's
+    // length, 10, whatever n was); cross-attention shows and edits its own n_k.
+    void selfAttentionShowsKeysEqualToN()
+    {
+        ControlPanel panel;
+        SessionParameters p;
+        p.n = 37;
+        p.nK = 10;
+        panel.setParameters(p);
+        auto *spin = panel.findChild<QSpinBox *>(QStringLiteral("nKSpin"));
+        QVERIFY(spin);
+        QVERIFY(!spin->isEnabled());
+        QCOMPARE(spin->value(), 37);
+        QCOMPARE(panel.parameters().nK, Index(10)); // the stored encoder length is kept
+        p.kind = AttentionKind::EncoderDecoder;
+        panel.setParameters(p);
+        QVERIFY(spin->isEnabled());
+        QCOMPARE(spin->value(), 10);
+    }
+
     void windowOffStillReads()
     {
         ControlPanel panel;

@@ -581,8 +581,10 @@ void ControlPanel::syncWidgets()
     }
     m_nSlider->setEnabled(true); // typed tokens disable them below
     m_nSpin->setEnabled(true);
-    m_nKSpin->setMaximum(int(std::max<Index>(maxN, p.nK)));
-    m_nKSpin->setValue(p.nK);
+    // Self-attention's keys are the queries: the disabled field shows n_k = n, not the
+    // encoder length kept for cross-attention.
+    m_nKSpin->setMaximum(int(std::max<Index>(maxN, std::max(p.nK, p.n))));
+    m_nKSpin->setValue(int(p.keyCount()));
     m_nKSpin->setEnabled(p.kind == AttentionKind::EncoderDecoder);
     m_seedSpin->setValue(int(std::min<quint64>(p.seed, quint64(m_seedSpin->maximum()))));
     m_generatorCombo->setCurrentIndex(m_generatorCombo->findData(int(p.generator)));
