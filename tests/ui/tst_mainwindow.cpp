@@ -223,6 +223,7 @@ private slots:
     void exportActionWritesFocusedChart();
     void viewMenuListsTabActions();
     void tourStepsPointAtTheirWidgets();
+    void tourCalloutsLeaveTheHeatmapsVisible();
     void tourStartsOnceOnFirstStart();
     void stepsWeightsFollowHeatmapColormap();
     void windowShortcutsWinOverEditors_data();
@@ -1541,6 +1542,37 @@ void TestMainWindow::tourStepsPointAtTheirWidgets()
     tour->next(); // "Turn the scale off": the Scale box
     QCOMPARE(tour->currentTarget(), sqrtCheck);
     QVERIFY(inView());
+    tour->finish();
+}
+
+void TestMainWindow::tourCalloutsLeaveTheHeatmapsVisible()
+{
+    // At 1280 × 800 no callout covers its target, and a callout about a control outside the
+    // attention views leaves them visible (it lay over the heatmap the step talks about); a
+    // tall panel (the Play dock's column) may take it over its own bottom part.
+    QVERIFY(waitForFirstResult());
+    m_window->resize(1280, 800);
+    QTRY_COMPARE(m_window->size(), QSize(1280, 800));
+    Tour *tour = m_window->tour();
+    QWidget *views = m_window->findChild<QWidget *>(QStringLiteral("attentionViews"));
+    QVERIFY(views);
+    tour->action()->trigger();
+    for (int step = 0; step < int(tour->steps().size()); ++step, tour->next()) {
+        QCOMPARE(tour->currentStep(), step);
+        QWidget *target = tour->currentTarget();
+        if (!target)
+            continue;
+        QTRY_VERIFY(target->isVisible());
+        QTest::qWait(20); // the callout follows the target's placement
+        const QRect r(target->mapTo(m_window.get(), QPoint(0, 0)), target->size());
+        const QRect callout = tour->callout()->geometry();
+        const QString name = target->objectName();
+        const bool tallPanel = r.width() >= callout.width() && r.height() >= 2 * callout.height();
+        QVERIFY2(!callout.intersects(r) || (tallPanel && r.contains(callout)), qPrintable(name));
+        const QRect viewsRect(views->mapTo(m_window.get(), QPoint(0, 0)), views->size());
+        if (!viewsRect.intersects(r))
+            QVERIFY2(!callout.intersects(viewsRect), qPrintable(name));
+    }
     tour->finish();
 }
 

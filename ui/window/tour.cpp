@@ -44,7 +44,7 @@ protected:
     }
 };
 
-constexpr int kCalloutWidth = 340;
+constexpr int kCalloutWidth = 300; // narrower than the Controls column at 1280 × 800
 
 } // namespace
 
@@ -334,18 +334,48 @@ void Tour::place()
         m_highlight->setGeometry(r.adjusted(-4, -4, 4, 4));
         m_highlight->show();
         m_highlight->raise();
-        // Inside a large target (the heatmaps) at its bottom right; beside a small one where there
-        // is room (right, then left), else below or above it.
-        if (r.width() > area.width() / 3)
+        // Where the callout covers neither the target nor the attention views (the heatmaps a
+        // step talks about): beside the target (right, left), then below or above it; else over
+        // the bottom of a tall panel, else anywhere beside it in the window; a large target that
+        // leaves no room beside it gets the callout inside, at its bottom right.
+        QRect views;
+        if (auto *v = m_window->findChild<QWidget *>(QStringLiteral("attentionViews"));
+            v && v->isVisible())
+            views = QRect(v->mapTo(m_window, QPoint(0, 0)), v->size());
+        // Below and above: from the target's left edge, or ending at its right edge (a control
+        // in a column narrower than the callout keeps it in the column).
+        const int endAtRight = std::max(0, r.right() - size.width());
+        const QPoint candidates[] = {
+            QPoint(r.right() + 12, r.top()),
+            QPoint(r.left() - 12 - size.width(), r.top()),
+            QPoint(r.left(), r.bottom() + 12),
+            QPoint(endAtRight, r.bottom() + 12),
+            QPoint(r.left(), r.top() - 12 - size.height()),
+            QPoint(endAtRight, r.top() - 12 - size.height()),
+        };
+        const auto fits = [&](const QPoint &p) { return area.contains(QRect(p, size)); };
+        bool placed = false;
+        for (const QPoint &p : candidates) {
+            const QRect c(p, size);
+            if (fits(p) && !c.intersects(r) && !c.intersects(views)) {
+                at = p;
+                placed = true;
+                break;
+            }
+        }
+        // A tall panel (a dock's whole column) takes the callout over its own bottom part.
+        if (!placed && r.width() >= size.width() && r.height() >= 2 * size.height()) {
+            at = QPoint(r.left() + (r.width() - size.width()) / 2, r.bottom() - size.height() - 8);
+            placed = true;
+        }
+        for (const QPoint &p : candidates) {
+            if (!placed && fits(p)) {
+                at = p;
+                placed = true;
+            }
+        }
+        if (!placed)
             at = QPoint(r.right() - size.width() - 16, r.bottom() - size.height() - 40);
-        else if (r.right() + 12 + size.width() <= area.right())
-            at = QPoint(r.right() + 12, r.top());
-        else if (r.left() - 12 - size.width() >= 0)
-            at = QPoint(r.left() - 12 - size.width(), r.top());
-        else if (r.bottom() + 12 + size.height() <= area.bottom())
-            at = QPoint(r.left(), r.bottom() + 12);
-        else
-            at = QPoint(r.left(), r.top() - 12 - size.height());
     } else {
         m_highlight->hide();
         at = area.center() - QPoint(size.width() / 2, size.height() / 2);
