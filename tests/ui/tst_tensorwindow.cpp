@@ -334,6 +334,27 @@ void TestTensorWindow::backToRandomInputs()
     QVERIFY(b.controller.statusLabel()->isHidden());
     for (int h = 0; h < r->headCount(); ++h) // the same seeded numbers as before
         ATTN_COMPARE_CLOSE(r->weights[std::size_t(h)], first->weights[std::size_t(h)], 0.0, 0.0);
+
+    // RoPE, grouped key/value heads and a sliding window chosen for the seeded inputs do not
+    // stand in the way of opened tensors or a stored stack (both were refused: "RoPE rotates
+    // pairs of dimensions: d_k=1 must be even"); Back to Random Inputs brings them back.
+    SessionParameters modern = random;
+    modern.dModel = 64;
+    modern.heads = 4;
+    modern.rope = true;
+    modern.kvHeads = 2;
+    modern.window = 3;
+    b.session.setParameters(modern);
+    QVERIFY(b.settle());
+    for (const QString &file :
+         QStringList {fixturePath(QStringLiteral("h8")), stackPath("stack")}) {
+        QVERIFY2(b.controller.openFile(file, &error), qPrintable(error));
+        QVERIFY(b.settle());
+        QVERIFY(!b.session.parameters().rope && b.session.parameters().kvHeads == 0);
+        b.controller.backToRandomInputs();
+        QVERIFY(b.settle());
+        QCOMPARE(b.session.parameters(), modern);
+    }
 }
 
 void TestTensorWindow::windowLocksControlsAndUndoes()

@@ -371,6 +371,15 @@ SessionParameters TensorSource::parametersFor(const SessionParameters &base,
     p.scaleExponent = 0.5;
     p.temperature = 1.0;
     p.positional = false;
+    // The seeded inputs' position schemes and grouped heads do not apply to opened tensors
+    // (Back to Random Inputs restores them); stored weights take no mask either.
+    p.rope = false;
+    p.alibi = false;
+    p.kvHeads = 0;
+    if (isWeights()) {
+        p.window = 0;
+        p.sinks = 0;
+    }
     p.setTokens(m_data->tokens); // core checked their count
     return p;
 }
