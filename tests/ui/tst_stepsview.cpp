@@ -792,6 +792,49 @@ private slots:
         view.setVectorsShown(false);
         QVERIFY(strip->isHidden());
     }
+
+    // The titles say what is shown: RoPE's rotated q and k, the grouped key head, the encoder
+    // input S of cross-attention (its rows encoder positions); masked weights are grey.
+    void vectorsStripTitles()
+    {
+        SessionParameters p;
+        p.n = 5;
+        p.dModel = 16;
+        p.heads = 4;
+        p.kvHeads = 2;
+        p.rope = true;
+        p.kind = AttentionKind::DecoderCausal;
+        StepsView view;
+        view.resize(900, 640);
+        view.setResult(compute(p));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setVectorsShown(true);
+        view.setHead(3);
+        PipelineStrip *strip = view.pipelineStrip();
+        QVERIFY(strip->waitForPanels(attn::test::kWorkTimeoutMs));
+        QStringList titles;
+        for (const auto &panel : strip->panels())
+            titles << panel.title;
+        QCOMPARE(titles.mid(1, 3),
+                 (QStringList {"q = RoPE(X W_Q) (head 3)", "k = RoPE(X W_K) (kv head 1)",
+                               "v = X W_V (kv head 1)"}));
+        const auto &weights = strip->panels()[4];
+        QCOMPARE(weights.title, QStringLiteral("weights"));
+        QCOMPARE(weights.image.pixel(1, 0), qRgb(200, 200, 200)); // key 1 > query 0: masked
+        QVERIFY(weights.image.pixel(0, 0) != qRgb(200, 200, 200));
+
+        p.kvHeads = 0;
+        p.rope = false;
+        p.kind = AttentionKind::EncoderDecoder;
+        p.nK = 7;
+        view.setResult(compute(p));
+        QVERIFY(strip->waitForPanels(attn::test::kWorkTimeoutMs));
+        QCOMPARE(strip->panels()[1].title, QStringLiteral("encoder input S"));
+        QCOMPARE(strip->panels()[1].values.rows(), Index(7));
+        QCOMPARE(strip->panels()[3].title, QStringLiteral("k = S W_K"));
+        QVERIFY(strip->panels()[3].shape.endsWith(QLatin1String("encoder positions")));
+    }
 };
 
 QTEST_MAIN(TestStepsView)

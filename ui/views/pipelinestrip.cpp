@@ -20,6 +20,7 @@ namespace {
 
 constexpr qreal kGap = 18; // between panels: room for the arrow
 constexpr qreal kMargin = 6;
+const QRgb kMaskedColor = qRgb(200, 200, 200); // masked cells of the weights
 
 // One pixel a cell: diverging RdBu_r over ±limit for vectors, the sequential map over [0, 1]
 // for weights.
@@ -97,18 +98,47 @@ void PipelineStrip::setResult(std::shared_ptr<const SessionResult> result, int h
             context.cancel.throwIfCancelled();
             const auto h = std::size_t(head);
             std::vector<Panel> panels;
+            const bool cross = p.kind == AttentionKind::EncoderDecoder;
+            const Index g = p.kvHeads > 0 ? p.kvHeads : p.heads;
+            const QString side = cross ? QStringLiteral("S") : QStringLiteral("X");
+            const auto rotated = [&](const QString &projection) {
+                return p.rope ? QStringLiteral("RoPE(%1)").arg(projection) : projection;
+            };
             panels.push_back(makePanel(QStringLiteral("embeddings X"), pipe.embeddings, false));
             if (p.positional) {
                 panels.push_back(
                     makePanel(QStringLiteral("+ positions PE"), pipe.positions, false));
                 panels.push_back(makePanel(QStringLiteral("= input X + PE"), pipe.input, false));
             }
+            if (cross) { // keys and values come from the encoder's positions
+                panels.push_back(makePanel(QStringLiteral("encoder input S"), pipe.source, false));
+                panels.back().shape += QStringLiteral(", encoder positions");
+            }
+            panels.push_back(makePanel(
+                QStringLiteral("q = %1 (head %2)").arg(rotated(QStringLiteral("X W_Q"))).arg(head),
+                pipe.queries[h], false));
+            const QString kvHead = g < p.heads
+                ? QStringLiteral(" (kv head %1)").arg(Index(head) * g / p.heads)
+                : QString();
+            panels.push_back(makePanel(
+                QStringLiteral("k = %1%2").arg(rotated(side + QStringLiteral(" W_K")), kvHead),
+                pipe.keys[h], false));
             panels.push_back(
-                makePanel(QStringLiteral("q = X W_Q (head %1)").arg(head), pipe.queries[h], false));
-            panels.push_back(makePanel(QStringLiteral("k"), pipe.keys[h], false));
-            panels.push_back(makePanel(QStringLiteral("v"), pipe.values[h], false));
+                makePanel(QStringLiteral("v = %1 W_V%2").arg(side, kvHead), pipe.values[h], false));
+            if (cross)
+                for (std::size_t k = panels.size() - 2; k < panels.size(); ++k)
+                    panels[k].shape += QStringLiteral(", encoder positions");
             panels.push_back(makePanel(QStringLiteral("weights"), result->weights[h], true));
             panels.back().positionColumns = true;
+            // Masked cells in the masks' grey, never a weight's colour.
+            if (result->maskState.rows() == result->weights[h].rows()
+                && result->maskState.cols() == result->weights[h].cols()) {
+                QImage &image = panels.back().image;
+                for (Index i = 0; i < result->maskState.rows(); ++i)
+                    for (Index j = 0; j < result->maskState.cols(); ++j)
+                        if (result->maskState(i, j) != 0)
+                            image.setPixel(int(j), int(i), kMaskedColor);
+            }
             panels.push_back(makePanel(QStringLiteral("head output weights \u00b7 v"),
                                        pipe.headOutputs[h], false));
             panels.push_back(
@@ -127,6 +157,9 @@ void PipelineStrip::deliver(std::vector<Panel> panels, const QString &message)
     m_pending = false;
     m_panels = std::move(panels);
     m_message = message;
+    // A note alone takes two lines, not the panels' share of the tab.
+    setMaximumHeight(m_panels.empty() ? 3 * fontMetrics().height() + 12 : QWIDGETSIZE_MAX);
+    setMinimumHeight(m_panels.empty() ? 0 : 120);
     update();
     emit panelsChanged();
 }
