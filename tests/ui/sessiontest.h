@@ -15,6 +15,7 @@
 #include "ui/views/attentionviews.h"
 #include "ui/views/compareview.h"
 #include "ui/views/heatmapwidget.h"
+#include "ui/views/stepsview.h"
 #include "ui/window/mainwindow.h"
 #include "ui/window/recentfiles.h"
 #include "ui/window/sessioncontroller.h"

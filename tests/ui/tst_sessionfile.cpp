@@ -27,6 +27,7 @@ private slots:
     void atomicSaveKeepsOldFile_data();
     void atomicSaveKeepsOldFile();
     void failedSaveKeepsWindowState();
+    void stepsViewRoundTrip();
     void badFileKeepsState_data();
     void badFileKeepsState();
     void openErrorNamesFileAndProblem();
@@ -310,6 +311,38 @@ void TestSessionFile::failedSaveKeepsWindowState()
     QVERIFY(c->isModified()); // still unsaved
     QCOMPARE(c->filePath(), QFileInfo(good).absoluteFilePath()); // still the old file
     QVERIFY(m_window->isWindowModified());
+}
+
+// The Steps tab's head, its vectors and "Same score range" are saved and come back (they were
+// lost on reopening); a bad value is refused naming the key.
+void TestSessionFile::stepsViewRoundTrip()
+{
+    SessionController *c = m_window->sessionController();
+    c->editParameters(makeParameters(2));
+    StepsView *steps = m_window->attentionViews()->stepsView();
+    steps->setState({{QStringLiteral("head"), 1},
+                     {QStringLiteral("vectors"), true},
+                     {QStringLiteral("same_score_range"), true}});
+    const QString file = m_dir.filePath(QStringLiteral("steps.attnlab.json"));
+    QString error;
+    QVERIFY2(c->saveFile(file, &error), qPrintable(error));
+    steps->setState({{QStringLiteral("head"), 0},
+                     {QStringLiteral("vectors"), false},
+                     {QStringLiteral("same_score_range"), false}});
+    QVERIFY2(c->openFile(file, &error), qPrintable(error));
+    const QJsonObject state = steps->state();
+    QCOMPARE(state.value(QLatin1String("head")).toInt(), 1);
+    QCOMPARE(state.value(QLatin1String("vectors")).toBool(), true);
+    QCOMPARE(state.value(QLatin1String("same_score_range")).toBool(), true);
+
+    const QByteArray head
+        = R"({"format": "attnlab-session", "version": 1, "parameters": {"heads": 2, "d_model": 8}, "view": )";
+    for (const char *bad :
+         {R"({"steps": {"head": 2}}})", R"({"steps": {"vectors": 1}}})", R"({"steps": [1]}})"}) {
+        error.clear();
+        QVERIFY2(!SessionFile::fromJson(head + bad, &error), bad);
+        QVERIFY2(error.contains(QStringLiteral("\"steps\"")), qPrintable(error));
+    }
 }
 
 void TestSessionFile::badFileKeepsState_data()

@@ -426,7 +426,7 @@ QString checkView(const QJsonObject &view, int heads, int n)
 {
     // The blocks, each of the type MainWindow::viewState writes.
     for (const char *key :
-         {"heatmap", "transform", "compare", "tokens", "long_map", "training", "play"}) {
+         {"heatmap", "transform", "compare", "tokens", "long_map", "steps", "training", "play"}) {
         const QJsonValue v = view.value(QLatin1String(key));
         if (!v.isUndefined() && !v.isObject())
             return QStringLiteral("\"view\": \"%1\" must be an object, got %2")
@@ -508,6 +508,18 @@ QString checkView(const QJsonObject &view, int heads, int n)
             longMap.value(QLatin1String("scale")), l + QStringLiteral("\"scale\""),
             {QStringLiteral("max_weight"), QStringLiteral("unit"), QStringLiteral("log")}, &error))
         return error;
+    const QJsonObject steps = view.value(QLatin1String("steps")).toObject();
+    const QString st = QStringLiteral("\"view\": \"steps\": ");
+    if (!checkWhole(steps.value(QLatin1String("head")), st + QStringLiteral("\"head\""), 0,
+                    heads - 1, &error))
+        return error;
+    for (const char *flag : {"vectors", "same_score_range"}) {
+        const QJsonValue v = steps.value(QLatin1String(flag));
+        if (!v.isUndefined() && !v.isBool())
+            return st
+                + QStringLiteral("\"%1\" must be true or false, got %2")
+                      .arg(QLatin1String(flag), jsonText(v));
+    }
     if (const QString tokens
         = checkTokensView(view.value(QLatin1String("tokens")).toObject(), heads, n);
         !tokens.isEmpty())

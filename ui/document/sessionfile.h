@@ -38,6 +38,9 @@
 //                   "head": 0 … h (h = mean),     // coloured text: the head shown
 //                   "query": -1 | 0 …,            // coloured text: the query (-1: the last)
 //                   "range": "row" | "fixed" },   // colours over [0, row max] or [0, 1]
+//       "steps": { "head": 0 … h − 1,         // the Steps tab: the head shown,
+//                  "vectors": false,             // its vectors strip shown,
+//                  "same_score_range": false },  // raw and scaled scores on one range
 //       "long_map": { "n": 2 … 65536,         // the Long tab: sequence length of its own,
 //                     "head": -1 | 0 … h − 1,    // the head shown (-1: the mean over heads),
 //                     "pooling": "max" | "mean", // how a pixel pools its cells,

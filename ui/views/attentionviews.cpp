@@ -225,6 +225,7 @@ QJsonObject AttentionViews::state() const
         state.insert(QStringLiteral("compare"), compare);
     state.insert(QStringLiteral("tokens"), m_tokens->state());
     state.insert(QStringLiteral("long_map"), m_long->state());
+    state.insert(QStringLiteral("steps"), m_steps->state());
     return state;
 }
 
@@ -253,6 +254,9 @@ void AttentionViews::setState(const QJsonObject &state)
     const QJsonValue longMap = state.value(QLatin1String("long_map"));
     if (longMap.isObject())
         m_long->setState(longMap.toObject());
+    const QJsonValue steps = state.value(QLatin1String("steps"));
+    if (steps.isObject())
+        m_steps->setState(steps.toObject());
 }
 
 QJsonArray AttentionViews::tabPath(const QTabWidget *tabs)

@@ -133,6 +133,23 @@ void StepsView::setVectorsShown(bool shown)
     syncVectors();
 }
 
+QJsonObject StepsView::state() const
+{
+    return {{QStringLiteral("head"), std::max(m_requestedHead, 0)},
+            {QStringLiteral("vectors"), m_vectors->isChecked()},
+            {QStringLiteral("same_score_range"), m_sharedRange->isChecked()}};
+}
+
+void StepsView::setState(const QJsonObject &state)
+{
+    if (const QJsonValue head = state.value(QLatin1String("head")); head.isDouble())
+        setHead(head.toInt());
+    if (const QJsonValue shared = state.value(QLatin1String("same_score_range")); shared.isBool())
+        m_sharedRange->setChecked(shared.toBool());
+    if (const QJsonValue vectors = state.value(QLatin1String("vectors")); vectors.isBool())
+        setVectorsShown(vectors.toBool());
+}
+
 void StepsView::syncVectors()
 {
     if (!m_vectors->isChecked() || !isVisible())

@@ -13,6 +13,7 @@
 
 #include "ui/render/stepsrenderer.h"
 
+#include <QJsonObject>
 #include <QWidget>
 
 #include <memory>
@@ -62,6 +63,10 @@ public:
     PipelineStrip *pipelineStrip() const { return m_pipeline; }
     /// Shows or hides the vectors (the "Vectors" check box).
     void setVectorsShown(bool shown);
+    /// The session's "steps" view state: {"head", "vectors", "same_score_range"}.
+    QJsonObject state() const;
+    /// Applies the keys present in `state` (SessionFile checked their values).
+    void setState(const QJsonObject &state);
 
     /// Writes the view (with the parameter caption) to `path`: PNG, SVG or PDF by suffix, dark
     /// text on white whatever the palette; `size` in logical pixels (PDF: points), PNG at `dpr`.
