@@ -163,6 +163,11 @@ QList<QCommandLineOption> heatmapViewOptions()
                         "'attentions' (layers, heads, n_q, n_k) with 'tokens' (strings) as saved "
                         "from a model's output_attentions. The file fixes n, n_k, d_model and h."),
          QStringLiteral("file")},
+        {QStringLiteral("array"),
+         QStringLiteral("With --in: the array of weights to draw when the file holds several "
+                        "(default: 'weights', 'attn_weights', 'attention' or 'attentions', or the "
+                        "only array)."),
+         QStringLiteral("name")},
         {QStringLiteral("layer"),
          QStringLiteral("With weights of several layers: the layer whose heads are drawn (0 = "
                         "first); with --view model, only that layer's row."),

@@ -251,7 +251,7 @@ std::optional<int> parseAnimation(const QCommandLineParser &parser, HeatmapReque
                                              "files in --out-dir)")
                                   .arg(QLatin1String(name)));
     }
-    for (const char *name : {"in", "layer", "query"}) {
+    for (const char *name : {"in", "array", "layer", "query"}) {
         if (req.given(QLatin1String(name)))
             return usageError(req.command,
                               QStringLiteral("--%1 does not go with animate (it animates the "
@@ -459,8 +459,9 @@ std::optional<int> parseModelInputs(const QCommandLineParser &parser, HeatmapReq
             return usageError(req.command, error);
         std::shared_ptr<const TensorSource> source;
         try {
-            source = makeTensorSource(readTensorFile(parser.value(QStringLiteral("in"))), {},
-                                      MaskConvention::Masked, &error, int(*batch));
+            source = makeTensorSource(readTensorFile(parser.value(QStringLiteral("in"))),
+                                      parser.value(QStringLiteral("array")), MaskConvention::Masked,
+                                      &error, int(*batch));
         } catch (const NpyError &e) {
             error = QString::fromUtf8(e.what());
         }
@@ -469,6 +470,8 @@ std::optional<int> parseModelInputs(const QCommandLineParser &parser, HeatmapReq
         req.sessionTensors = source;
     } else if (parser.isSet(QStringLiteral("batch"))) {
         return usageError(req.command, QStringLiteral("--batch goes with --in"));
+    } else if (parser.isSet(QStringLiteral("array"))) {
+        return usageError(req.command, QStringLiteral("--array goes with --in"));
     }
     if (parser.isSet(QStringLiteral("layer"))) {
         if (!req.sessionTensors || !req.sessionTensors->isWeights())

@@ -15,6 +15,7 @@
 #include <QTest>
 
 #include "cli/heatmapcli.h"
+#include "core/io/npy.h"
 
 #include <algorithm>
 #include <cmath>
@@ -784,6 +785,46 @@ private slots:
                                          QStringLiteral("--out"), out});
         QCOMPARE(r.exitCode, exitCode);
         QCOMPARE(r.err.section(QLatin1Char('\n'), 0, 0), message);
+    }
+
+    // A file of two weight arrays: refused naming both and --array; --array picks either (the
+    // caption names it); --array without --in and an unknown name are refused.
+    void arrayChoosesTheWeights()
+    {
+        const QString file = m_dir.filePath(QStringLiteral("two.npz"));
+        const attn::MatrixD a = attn::MatrixD::Constant(4, 4, 0.25),
+                            b = attn::MatrixD::Identity(4, 4);
+        attn::writeNpz(file.toStdString(),
+                       {{"foo", attn::NpyArray::fromMatrix<double>(a)},
+                        {"bar", attn::NpyArray::fromMatrix<double>(b)}});
+        const QString out = m_dir.filePath(QStringLiteral("two.png"));
+        const Run refused = run({QStringLiteral("--in"), file, QStringLiteral("--out"), out});
+        QCOMPARE(refused.exitCode, 2);
+        QVERIFY2(refused.err.contains(QLatin1String("foo"))
+                     && refused.err.contains(QLatin1String("bar"))
+                     && refused.err.contains(QLatin1String("--array NAME")),
+                 qPrintable(refused.err));
+        const QString data = m_dir.filePath(QStringLiteral("two.csv"));
+        for (const char *name : {"foo", "bar"}) {
+            const Run r = run({QStringLiteral("--in"), file, QStringLiteral("--array"),
+                               QString::fromLatin1(name), QStringLiteral("--out"), out,
+                               QStringLiteral("--data"), data});
+            QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+            QFile csv(data);
+            QVERIFY(csv.open(QIODevice::ReadOnly));
+            const QByteArray text = csv.readAll();
+            // foo is uniform (0.25 everywhere), bar the identity (a 1 on the diagonal).
+            QVERIFY2(text.contains(name == std::string("foo") ? "0.25" : ",1"), text.constData());
+        }
+        const Run unknown = run({QStringLiteral("--in"), file, QStringLiteral("--array"),
+                                 QStringLiteral("baz"), QStringLiteral("--out"), out});
+        QCOMPARE(unknown.exitCode, 2);
+        QVERIFY2(unknown.err.contains(QLatin1String("no array 'baz'")), qPrintable(unknown.err));
+        const Run alone
+            = run({QStringLiteral("--array"), QStringLiteral("foo"), QStringLiteral("--out"), out});
+        QCOMPARE(alone.exitCode, 2);
+        QVERIFY2(alone.err.contains(QLatin1String("--array goes with --in")),
+                 qPrintable(alone.err));
     }
 
     void help()

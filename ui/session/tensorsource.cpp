@@ -616,7 +616,7 @@ std::shared_ptr<const TensorSource> makeTensorSource(const TensorFile &file,
             if (name.empty()) {
                 return fail(
                     QStringLiteral("%1 holds %2 arrays (%3), none named query/key/value or %4; "
-                                   "choose the array of weights")
+                                   "choose the array of weights (attnlab heatmap --array NAME)")
                         .arg(file.path, QString::number(file.arrays.size()), arraysForMessage(file),
                              QStringLiteral("weights, attn_weights or attention")));
             }
