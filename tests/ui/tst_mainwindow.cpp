@@ -757,6 +757,25 @@ void TestMainWindow::scalingRunnerNewestWins()
     // Trial budget: 300 for few keys, never below 16.
     QCOMPARE(ScalingSweepRunner::trialsFor(4), 300);
     QCOMPARE(ScalingSweepRunner::trialsFor(1024), 16);
+
+    // A sweep seen before (here by another runner, as in a second window) is the one kept:
+    // delivered after the event loop turns, busy then idle, the same numbers; another τ is new.
+    ScalingSweepRunner second;
+    second.setStartDelay(0);
+    QSignalSpy again(&second, &ScalingSweepRunner::finished);
+    QSignalSpy secondBusy(&second, &ScalingSweepRunner::busyChanged);
+    second.request(60, 60);
+    QCOMPARE(again.count(), 0);
+    QVERIFY(again.wait(attn::test::kWorkTimeoutMs));
+    QCOMPARE(again.at(0).at(0).value<std::shared_ptr<const ScalingSweepData>>(), data);
+    QCOMPARE(secondBusy.count(), 2);
+    second.request(60, 60, 0.5, 2.0);
+    QVERIFY(again.wait(attn::test::kWorkTimeoutMs));
+    const auto other = again.at(1).at(0).value<std::shared_ptr<const ScalingSweepData>>();
+    QVERIFY(other != data);
+    QCOMPARE(other->temperature, 2.0);
+    QCOMPARE(other->maxWeightUnscaled, data->maxWeightUnscaled); // τ changes the third curve
+    QVERIFY(other->maxWeightCustom != data->maxWeightCustom);
 }
 
 void TestMainWindow::rowMetricsChartShowsSelectedHead()

@@ -62,6 +62,12 @@ public:
     /// Latest delivered data (nullptr before the first).
     std::shared_ptr<const ScalingSweepData> data() const { return m_data; }
 
+    /// Sweeps are deterministic in (seed, keys, α, τ): the last kCached finished ones are kept for
+    /// the process, so a setting seen before (a slider moved back, a second window) is shown
+    /// without drawing its 2·10⁷ numbers again (still delivered through `finished`, after the
+    /// event loop turns).
+    static constexpr std::size_t kCached = 16;
+
 signals:
     void finished(std::shared_ptr<const attn::ScalingSweepData> data);
     void failed(const QString &message);
