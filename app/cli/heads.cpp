@@ -36,6 +36,7 @@
 #include "core/models/safetensors.h"
 #include "core/text/tokenizererror.h"
 
+#include <QFile>
 #include <QFileInfo>
 #include <QTextStream>
 
@@ -344,6 +345,16 @@ NamedArrays readStackFile(const QString &path, double budgetBytes, NpzStrings &s
                                          .arg(path, kind))
                                   .toStdString());
     }
+    // A single .npy (NumPy's magic "\x93NUMPY" where a zip archive starts "PK"): say what to
+    // write instead of the zip reader's "not a zip archive".
+    QFile file(path);
+    if (file.open(QIODevice::ReadOnly) && file.read(6) == QByteArray("\x93NUMPY", 6))
+        throw InvalidArgument(QStringLiteral("'%1' is an .npy file (one array); --in reads an .npz "
+                                             "holding the stack, e.g. np.savez('run.npz', "
+                                             "attentions=a, tokens=tokens)")
+                                  .arg(path)
+                                  .toStdString());
+    file.close();
     double declared = 0;
     for (const auto &[name, header] : readNpzHeaders(path.toStdString(), true))
         declared += double(header.dataBytes) + double(header.valueBytes());

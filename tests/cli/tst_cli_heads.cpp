@@ -565,6 +565,9 @@ private slots:
                                 << QStringList {"is a folder", "not a regular file"};
         QTest::newRow("not an npz")
             << QStringList {"--in", "@text.npz"} << QStringList {"text.npz"};
+        QTest::newRow("a single .npy")
+            << QStringList {"--in", "@stack.npy"}
+            << QStringList {"stack.npy", "is an .npy file", "np.savez('run.npz', attentions=a"};
         QTest::newRow("1-d") << QStringList {"--in", "@flat.npz"}
                              << QStringList {"'weights'", "(5,)", "is not attention weights"};
         QTest::newRow("not square")
@@ -659,6 +662,7 @@ private:
         NpyArray nan = array({1, 3, 3}, NpyType::Float64);
         nan.values[4] = std::nan("");
         writeNpz(path("nan.npz"), {{"weights", nan}});
+        writeNpy(path("stack.npy"), array({1, 2, 3, 3}, NpyType::Float64));
         NpyArray negative = array({1, 3, 3}, NpyType::Float64);
         negative.values[5] = -0.5;
         writeNpz(path("negative.npz"), {{"weights", negative}});
