@@ -23,12 +23,8 @@ using ConstMapF = Eigen::Map<const MatrixF>;
 // be read in place, else widened (or copied) into `storage`.
 ConstMapF weightRows(const WeightRef &w, Index first, Index count, MatrixF &storage)
 {
-    if (const float *p = w.floatsInPlace()) {
-        const float *rows = p + first * w.cols();
-        w.requireFinite(rows, std::uint64_t(first) * std::uint64_t(w.cols()),
-                        std::uint64_t(count) * std::uint64_t(w.cols()));
-        return ConstMapF(rows, count, w.cols());
-    }
+    if (const float *p = w.floatsInPlace()) // checked finite on its first use
+        return ConstMapF(p + first * w.cols(), count, w.cols());
     storage = w.rowBlock(first, count);
     return ConstMapF(storage.data(), count, w.cols());
 }

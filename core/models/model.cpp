@@ -331,7 +331,12 @@ void WeightRef::requireFinite(const float *values, std::uint64_t first, std::uin
 
 const float *WeightRef::floatsInPlace() const
 {
-    return tensor ? file->floatsInPlace(*tensor) : nullptr;
+    const float *values = tensor ? file->floatsInPlace(*tensor) : nullptr;
+    if (values && !file->checkedFinite(*tensor)) {
+        requireFinite(values, 0, tensor->elements);
+        file->markCheckedFinite(*tensor);
+    }
+    return values;
 }
 
 Model Model::open(const std::string &dir)

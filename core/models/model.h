@@ -55,7 +55,9 @@ struct WeightRef
     /// order) is not finite: a checkpoint's weights must be numbers.
     void requireFinite(const float *values, std::uint64_t first, std::uint64_t count) const;
     /// The tensor's float32 elements in the mapped file (SafetensorsFile::floatsInPlace), to be
-    /// read without a copy; nullptr when absent or when it must be widened. Never throws.
+    /// read without a copy; nullptr when absent or when it must be widened. The first call for
+    /// a tensor checks all its elements (requireFinite; later calls do not: the file does not
+    /// change). Throws ModelError for a NaN or infinite element.
     const float *floatsInPlace() const;
 };
 

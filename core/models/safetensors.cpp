@@ -330,6 +330,8 @@ void SafetensorsFile::parse(const std::uint8_t *bytes, std::size_t size)
         m_tensors.push_back(std::move(t));
     }
 
+    m_checkedFinite = std::make_unique<std::atomic<bool>[]>(m_tensors.size());
+
     // The tensors must tile the data buffer: sorted by offset, each starts where the previous
     // ends, the last ends at the end of the file.
     std::vector<const TensorInfo *> order;
@@ -392,6 +394,30 @@ void SafetensorsFile::readFloats(const TensorInfo &t, std::uint64_t first, std::
         std::memcpy(&bits, p + 2 * i, 2);
         out[i] = half ? halfToFloat(bits) : bfloat16ToFloat(bits);
     }
+}
+
+namespace {
+
+// Position of `t` in `tensors`, or −1 when it is not one of them.
+std::ptrdiff_t positionOf(const std::vector<TensorInfo> &tensors, const TensorInfo &t)
+{
+    const std::ptrdiff_t k = &t - tensors.data();
+    return tensors.empty() || k < 0 || k >= std::ptrdiff_t(tensors.size()) ? -1 : k;
+}
+
+} // namespace
+
+bool SafetensorsFile::checkedFinite(const TensorInfo &t) const
+{
+    const std::ptrdiff_t k = positionOf(m_tensors, t);
+    return k >= 0 && m_checkedFinite && m_checkedFinite[std::size_t(k)].load();
+}
+
+void SafetensorsFile::markCheckedFinite(const TensorInfo &t) const
+{
+    const std::ptrdiff_t k = positionOf(m_tensors, t);
+    if (k >= 0 && m_checkedFinite)
+        m_checkedFinite[std::size_t(k)].store(true);
 }
 
 const float *SafetensorsFile::floatsInPlace(const TensorInfo &t) const

@@ -24,6 +24,7 @@
 
 #include "core/base/types.h"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -132,6 +133,11 @@ public:
     /// they can be read without a copy: an F32 tensor starting at a float-aligned address, on a
     /// little-endian machine. Else nullptr (readFloats copies or widens). Never throws.
     const float *floatsInPlace(const TensorInfo &tensor) const;
+    /// Whether `tensor` (one of tensors()) was marked checked: every element found finite.
+    /// The mapped data never changes, so a reader that views it in place (floatsInPlace) scans
+    /// a tensor once. Thread-safe; false for a tensor of another file. Never throws.
+    bool checkedFinite(const TensorInfo &tensor) const;
+    void markCheckedFinite(const TensorInfo &tensor) const;
 
 private:
     SafetensorsFile() = default;
@@ -145,6 +151,8 @@ private:
     std::vector<TensorInfo> m_tensors;
     std::map<std::string, std::size_t, std::less<>> m_index; ///< name → position in m_tensors
     std::map<std::string, std::string> m_metadata;
+    /// One flag per tensor (header order): checked finite (see checkedFinite).
+    std::unique_ptr<std::atomic<bool>[]> m_checkedFinite;
 };
 
 /// A checkpoint: one safetensors file, or the shards of a model.safetensors.index.json, with
