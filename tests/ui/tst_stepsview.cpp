@@ -7,6 +7,7 @@
 #include "stepstest.h"
 
 #include "core/engine/pipeline.h"
+#include "ui/render/tileimage.h"
 #include "ui/views/pipelinestrip.h"
 
 using namespace stepstest;
@@ -794,7 +795,8 @@ private slots:
     }
 
     // The titles say what is shown: RoPE's rotated q and k, the grouped key head, the encoder
-    // input S of cross-attention (its rows encoder positions); masked weights are grey.
+    // input S of cross-attention (its rows encoder positions); masked weights take the masks'
+    // colour (the heatmaps' tile builder), never a weight's.
     void vectorsStripTitles()
     {
         SessionParameters p;
@@ -806,7 +808,8 @@ private slots:
         p.kind = AttentionKind::DecoderCausal;
         StepsView view;
         view.resize(900, 640);
-        view.setResult(compute(p));
+        const ResultPtr causal = compute(p);
+        view.setResult(causal);
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         view.setVectorsShown(true);
@@ -821,8 +824,11 @@ private slots:
                                "v = X W_V (kv head 1)"}));
         const auto &weights = strip->panels()[4];
         QCOMPARE(weights.title, QStringLiteral("weights"));
-        QCOMPARE(weights.image.pixel(1, 0), qRgb(200, 200, 200)); // key 1 > query 0: masked
-        QVERIFY(weights.image.pixel(0, 0) != qRgb(200, 200, 200));
+        const QRgb masked = maskColor(ColormapId::Viridis, causal->maskState(0, 1));
+        QVERIFY(causal->maskState(0, 1) != 0); // key 1 > query 0: masked
+        QCOMPARE(weights.image.pixel(1, 0), masked);
+        QCOMPARE(weights.image.pixel(0, 0),
+                 Colormap(ColormapId::Viridis).map(causal->weights[3](0, 0)));
 
         p.kvHeads = 0;
         p.rope = false;

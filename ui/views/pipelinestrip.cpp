@@ -2,6 +2,7 @@
 
 #include "core/engine/pipeline.h"
 #include "ui/render/colormap.h"
+#include "ui/render/tileimage.h"
 #include "ui/session/jobrunner.h"
 
 #include <QCoreApplication>
@@ -20,17 +21,17 @@ namespace {
 
 constexpr qreal kGap = 18; // between panels: room for the arrow
 constexpr qreal kMargin = 6;
-const QRgb kMaskedColor = qRgb(200, 200, 200); // masked cells of the weights
 
-// One pixel a cell: diverging RdBu_r over ±limit for vectors, the sequential map over [0, 1]
-// for weights.
-PipelineStrip::Panel makePanel(const QString &title, const MatrixD &m, bool weights)
+// One pixel a cell by the heatmaps' one tile builder: vectors in the diverging RdBu_r over
+// ±their largest |value|, weights in the sequential map over [0, 1] with masked cells in the
+// masks' colours.
+PipelineStrip::Panel makePanel(const QString &title, const MatrixD &m, bool weights,
+                               const MatrixB *maskState = nullptr)
 {
     PipelineStrip::Panel p;
     p.title = title;
     p.shape = QStringLiteral("%1 \u00d7 %2").arg(m.rows()).arg(m.cols());
     p.values = m;
-    const Colormap map(weights ? ColormapId::Viridis : ColormapId::RdBu);
     double limit = 1;
     if (!weights) {
         limit = m.size() > 0 ? m.cwiseAbs().maxCoeff() : 0.0;
@@ -38,12 +39,12 @@ PipelineStrip::Panel makePanel(const QString &title, const MatrixD &m, bool weig
             limit = 1;
     }
     p.limit = limit;
-    p.image = QImage(int(m.cols()), int(m.rows()), QImage::Format_RGB32);
-    for (Index i = 0; i < m.rows(); ++i) {
-        auto *line = reinterpret_cast<QRgb *>(p.image.scanLine(int(i)));
-        for (Index j = 0; j < m.cols(); ++j)
-            line[j] = map.map(weights ? m(i, j) : 0.5 + 0.5 * m(i, j) / limit);
-    }
+    TileImageRequest request;
+    request.values = &p.values;
+    request.maskState = maskState;
+    request.colormap = weights ? ColormapId::Viridis : ColormapId::RdBu;
+    request.norm = weights ? ColorNorm::linear(0, 1) : ColorNorm::symmetric(limit);
+    p.image = buildTileImage(request);
     return p;
 }
 
@@ -128,17 +129,11 @@ void PipelineStrip::setResult(std::shared_ptr<const SessionResult> result, int h
             if (cross)
                 for (std::size_t k = panels.size() - 2; k < panels.size(); ++k)
                     panels[k].shape += QStringLiteral(", encoder positions");
-            panels.push_back(makePanel(QStringLiteral("weights"), result->weights[h], true));
+            const bool masks = result->maskState.rows() == result->weights[h].rows()
+                && result->maskState.cols() == result->weights[h].cols();
+            panels.push_back(makePanel(QStringLiteral("weights"), result->weights[h], true,
+                                       masks ? &result->maskState : nullptr));
             panels.back().positionColumns = true;
-            // Masked cells in the masks' grey, never a weight's colour.
-            if (result->maskState.rows() == result->weights[h].rows()
-                && result->maskState.cols() == result->weights[h].cols()) {
-                QImage &image = panels.back().image;
-                for (Index i = 0; i < result->maskState.rows(); ++i)
-                    for (Index j = 0; j < result->maskState.cols(); ++j)
-                        if (result->maskState(i, j) != 0)
-                            image.setPixel(int(j), int(i), kMaskedColor);
-            }
             panels.push_back(makePanel(QStringLiteral("head output weights \u00b7 v"),
                                        pipe.headOutputs[h], false));
             panels.push_back(
