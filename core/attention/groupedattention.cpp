@@ -25,6 +25,24 @@ Index kvHeadOf(Index queryHead, Index heads, Index kvHeads)
     return queryHead * kvHeads / heads;
 }
 
+template<typename T> Matrix<T> meanPoolHeads(const Matrix<T> &x, Index heads, Index kvHeads)
+{
+    checkKvHeads(heads, kvHeads);
+    if (x.cols() % heads != 0)
+        throw InvalidArgument("meanPoolHeads: " + std::to_string(x.cols())
+                              + " columns are not h = " + std::to_string(heads) + " heads");
+    if (kvHeads == heads)
+        return x;
+    const Index dK = x.cols() / heads, group = heads / kvHeads;
+    Matrix<T> pooled = Matrix<T>::Zero(x.rows(), kvHeads * dK);
+    for (Index i = 0; i < heads; ++i)
+        pooled.middleCols((i / group) * dK, dK) += x.middleCols(i * dK, dK);
+    return pooled / T(group);
+}
+
+template MatrixF meanPoolHeads<float>(const MatrixF &, Index, Index);
+template MatrixD meanPoolHeads<double>(const MatrixD &, Index, Index);
+
 Index groupedQueryParameterCount(Index dModel, Index heads, Index kvHeads, bool bias)
 {
     if (dModel < 1)

@@ -52,6 +52,13 @@ Index kvHeadOf(Index queryHead, Index heads, Index kvHeads);
 /// Throws InvalidArgument naming both numbers unless h ≥ 1, 1 ≤ g ≤ h and g divides h.
 void checkKvHeads(Index heads, Index kvHeads);
 
+/// Projected heads pooled into g key/value heads (GQA §2.1, converting a multi-head checkpoint:
+/// the heads' W_K, W_V rows mean-pooled; the projection is linear, so pooling the projected
+/// heads is the same): x is n × h·d_k (head i = columns i·d_k … (i+1)·d_k − 1), the result
+/// n × g·d_k with head c the mean of heads c·h/g … (c+1)·h/g − 1, summed in head order. g = h
+/// returns x. Throws InvalidArgument for a bad g (checkKvHeads) or columns not a multiple of h.
+template<typename T> Matrix<T> meanPoolHeads(const Matrix<T> &x, Index heads, Index kvHeads);
+
 /// Parameters of a grouped-query attention layer of width d_model with h query heads and g
 /// key/value heads, d_k = d_model / h: W_Q d_model × d_model, W_K and W_V g·d_k × d_model each,
 /// W_O d_model × d_model, plus biases d_model + 2·g·d_k + d_model when `bias`.

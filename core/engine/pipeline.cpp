@@ -1,5 +1,6 @@
 #include "core/engine/pipeline.h"
 
+#include "core/attention/groupedattention.h"
 #include "core/attention/positional.h"
 #include "core/engine/sessioninputs.h"
 
@@ -8,19 +9,6 @@
 namespace attn {
 
 namespace {
-
-// Heads 0 … g−1 of x (n × h·d_k) as g heads, head j the mean of query heads j·h/g … (j+1)·h/g − 1
-// (the engine's pooling of grouped-query keys: W_K rows mean-pooled, GQA §2.1).
-template<typename T> Matrix<T> poolHeads(const Matrix<T> &x, Index h, Index g, Index dK)
-{
-    if (g == h)
-        return x;
-    const Index group = h / g;
-    Matrix<T> pooled = Matrix<T>::Zero(x.rows(), g * dK);
-    for (Index i = 0; i < h; ++i)
-        pooled.middleCols((i / group) * dK, dK) += x.middleCols(i * dK, dK);
-    return pooled / T(group);
-}
 
 template<typename T>
 AttentionPipeline pipelineIn(const EngineParameters &p, const std::vector<MatrixD> &weights)
@@ -48,8 +36,8 @@ AttentionPipeline pipelineIn(const EngineParameters &p, const std::vector<Matrix
     q.rowwise() += b.segment(0, d).transpose();
     k.rowwise() += b.segment(d, d).transpose();
     v.rowwise() += b.segment(2 * d, d).transpose();
-    k = poolHeads<T>(k, h, g, dK);
-    v = poolHeads<T>(v, h, g, dK);
+    k = meanPoolHeads<T>(k, h, g); // as the engine pools the keys
+    v = meanPoolHeads<T>(v, h, g);
     if (p.rope) {
         applyRopeHeads<T>(q, h, p.ropeConvention, p.ropeBase);
         applyRopeHeads<T>(k, g, p.ropeConvention, p.ropeBase);

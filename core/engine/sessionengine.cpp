@@ -226,16 +226,10 @@ void computeScores(const MultiheadAttention<T> &layer, const ConstMatrixRef<T> &
     gemmTransposed<T>(key, w.middleRows(d, d), k);
     q.rowwise() += b.segment(0, d).transpose();
     k.rowwise() += b.segment(d, d).transpose();
-    // Grouped-query attention: g < h key heads, each the mean of its group's h/g heads (W_K and
-    // b_K rows mean-pooled, GQA §2.1; the projection is linear, so pooling k is the same).
+    // Grouped-query attention: g < h key heads, each the mean of its group's h/g heads.
     const Index g = extra.kvHeads > 0 ? extra.kvHeads : h;
-    if (g != h) {
-        const Index group = h / g;
-        Matrix<T> pooled = Matrix<T>::Zero(nK, g * dK); // n_k × g·d_k
-        for (Index i = 0; i < h; ++i)
-            pooled.middleCols((i / group) * dK, dK) += k.middleCols(i * dK, dK);
-        k = pooled / T(group);
-    }
+    if (g != h)
+        k = meanPoolHeads<T>(k, h, g); // n_k × g·d_k
     // RoPE: every head's queries (positions 0…n_q−1) and keys (0…n_k−1) rotated; the scores of
     // the unrotated q_i, k_i are kept for display (the steps view's rotation step).
     out.unrotatedD.clear();

@@ -13,14 +13,10 @@ namespace attn::experiments {
 namespace {
 
 /// W (h·d_k × d_model, head i = rows i·d_k …) mean-pooled to g heads: kv head c is the mean of
-/// the heads c·h/g … (c+1)·h/g − 1 (GQA §2.1, converting a multi-head checkpoint).
+/// the heads c·h/g … (c+1)·h/g − 1 (meanPoolHeads on Wᵀ).
 MatrixD meanPooledHeads(const MatrixD &w, Index h, Index g)
 {
-    const Index dK = w.rows() / h, group = h / g;
-    MatrixD pooled = MatrixD::Zero(g * dK, w.cols());
-    for (Index i = 0; i < h; ++i)
-        pooled.middleRows((i / group) * dK, dK) += w.middleRows(i * dK, dK);
-    return pooled / double(group);
+    return meanPoolHeads<double>(w.transpose(), h, g).transpose();
 }
 
 ExperimentResult run(const ParamValues &pv, const RunContext &context)

@@ -68,6 +68,25 @@ class TestGroupedAttention : public QObject
     Q_OBJECT
 
 private slots:
+    // Heads pooled to key/value heads: the mean of each group, in order; g = h unchanged; a g
+    // that does not divide h and columns that are not h heads refused.
+    void meanPoolHeadsAveragesGroups()
+    {
+        MatrixD x(2, 8);
+        x << 1, 2, 3, 4, 5, 6, 7, 8, //
+            -1, -2, -3, -4, -5, -6, -7, -8;
+        MatrixD expected(2, 4);
+        expected << 2, 3, 6, 7, //
+            -2, -3, -6, -7;
+        QCOMPARE(meanPoolHeads<double>(x, 4, 2), expected);
+        MatrixD one(2, 2);
+        one << 4, 5, -4, -5;
+        QCOMPARE(meanPoolHeads<double>(x, 4, 1), one);
+        QCOMPARE(meanPoolHeads<double>(x, 4, 4), x);
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, meanPoolHeads<double>(x, 4, 3));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, meanPoolHeads<double>(x, 3, 1));
+    }
+
     void torchReference_data()
     {
         QTest::addColumn<QString>("fixture");
