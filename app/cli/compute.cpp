@@ -15,10 +15,16 @@
 //   none of them → plain scaled dot-product attention (§3.2.1), one head, d_k = d_model.
 //   attn_mask n_q × n_k (bool: convention below; float: added to the scaled scores)
 //   key_padding_mask n_k bool (True = padding under the default convention)
+//   For already-projected heads (or plain attention, one head), the 2025 variants
+//   (core/attention/variants.h): sink_logits (h) learned sinks; query2, key2 (as query, key)
+//   and lambda (1 or h) differential attention; gate_logits (n_q × h·d_v) an output gate.
 // Output arrays: output (n_q × d_model or d_v), weights, scores (raw q kᵀ) (h × n_q × n_k),
 // weights_mean (n_q × n_k), max_weight, entropy (nats), effective_terms, jacobian_norm
 // (h × n_q, float64), fully_masked (h × n_q bool); alibi_slopes (h) with --positional alibi,
-// sink_mass (h × n_q) with --sinks.
+// sink_mass (h × n_q) with --sinks. With the variants: row_sum (h × n_q); learned sinks
+// learned_sink_mass (h × n_q) and sink_logits (h), the metrics of the row over the keys and the
+// sink; differential weights_first, weights_second (A₁, A₂), lambda (h), weights A₁ − λA₂ and the
+// metrics h × 2 × n_q (A₁, A₂); gated gate (σ(g), n_q × h·d_v), output gated.
 // --positional, --rope-convention, --rope-base, --kv-heads, --window, --sinks (positionoptions.h)
 // run every case as grouped-query attention (core/attention/groupedattention.h). Reading and
 // validating the input is core/io/tensorcase.h (shared with the window's File → Open tensors…).
@@ -31,6 +37,7 @@
 #include "core/attention/groupedattention.h"
 #include "core/attention/mask.h"
 #include "core/attention/multihead.h"
+#include "core/attention/variants.h"
 #include "core/io/npy.h"
 #include "core/io/tensorcase.h"
 
@@ -63,6 +70,11 @@ template<typename T> struct Computed
     std::vector<Matrix<T>> scores;
     std::vector<std::vector<std::uint8_t>> fullyMasked;
     std::vector<double> alibiSlopes;
+    /// The 2025 variants (core/attention/variants.h), when the case has them.
+    std::vector<Matrix<T>> firstWeights, secondWeights; ///< differential: A₁, A₂ (h each)
+    std::vector<double> lambda, sinkLogits; ///< h each, differential / learned sinks
+    std::vector<VectorD> learnedSinkMass; ///< h × n_q, learned sinks
+    Matrix<T> gate; ///< n_q × h·d_v σ(g), gated attention
     Index heads = 1;
     Index dK = 0;
     double scale = 1;
@@ -116,6 +128,30 @@ QString positionText(const PositionSettings &ps)
     return QStringLiteral("no positions");
 }
 
+/// "0.5, 1, 2" (or "0.5" when every head has the same value).
+QString numberList(const std::vector<double> &values)
+{
+    QStringList parts;
+    for (const double v : values)
+        parts << QString::number(v, 'g', 6);
+    parts.removeDuplicates();
+    return parts.join(QStringLiteral(", "));
+}
+
+/// h × 2 × n_q: the metric of A₁ (index 0) and A₂ (index 1) of each head.
+NpyArray perHeadPairRows(const std::vector<VectorD> &first, const std::vector<VectorD> &second)
+{
+    NpyArray a;
+    const Index nQ = first.empty() ? 0 : first.front().size();
+    a.shape = {std::int64_t(first.size()), 2, std::int64_t(nQ)};
+    a.type = NpyType::Float64;
+    for (std::size_t h = 0; h < first.size(); ++h) {
+        a.values.insert(a.values.end(), first[h].data(), first[h].data() + first[h].size());
+        a.values.insert(a.values.end(), second[h].data(), second[h].data() + second[h].size());
+    }
+    return a;
+}
+
 /// "multi-head attention (PyTorch layout, with bias, separate q/k/v projections, kdim = 10,
 /// vdim = 6)": what the summary says of a layer.
 template<typename T> QString layerModeText(const MultiheadAttention<T> &layer)
@@ -156,7 +192,19 @@ void computeGrouped(const TensorCase<T> &tc, const Matrix<T> &query, const Matri
         c.dK = tc.headDim();
     } else {
         const Index h = tc.projectedHeads ? tc.heads : 1, g = tc.projectedHeads ? tc.kvHeads : 1;
-        r = groupedQueryAttention<T>(query, key, value, h, g, mask, {}, po);
+        if (tc.variants.any()) {
+            GroupedVariantResult<T> v
+                = groupedVariantAttention<T>(query, key, value, h, g, tc.variants, mask, {}, po);
+            r = std::move(v.attention);
+            c.firstWeights = std::move(v.firstWeights);
+            c.secondWeights = std::move(v.secondWeights);
+            c.lambda = std::move(v.lambda);
+            c.sinkLogits = std::move(v.sinkLogits);
+            c.learnedSinkMass = std::move(v.sinkMass);
+            c.gate = std::move(v.gate);
+        } else {
+            r = groupedQueryAttention<T>(query, key, value, h, g, mask, {}, po);
+        }
         c.output = r.output;
         c.mode = !tc.projectedHeads ? QStringLiteral("plain scaled dot-product attention")
             : g == h ? QStringLiteral("multi-head attention on projected heads (h = g = %1)").arg(h)
@@ -167,6 +215,13 @@ void computeGrouped(const TensorCase<T> &tc, const Matrix<T> &query, const Matri
                            .arg(g);
         c.dK = query.cols() / h;
     }
+    if (!c.sinkLogits.empty())
+        c.mode += QStringLiteral(", learned sinks (b = %1)").arg(numberList(c.sinkLogits));
+    if (!c.lambda.empty())
+        c.mode += QStringLiteral(", differential attention (A1 - lambda A2, lambda = %1)")
+                      .arg(numberList(c.lambda));
+    if (c.gate.size() > 0)
+        c.mode += QStringLiteral(", gated outputs (sigmoid of gate_logits)");
     c.mode += QStringLiteral(", ") + positionText(ps);
     if (ps.window > 0)
         c.mode += QStringLiteral(", sliding window w = %1 with %2")
@@ -201,14 +256,31 @@ int writeComputed(const Computed<T> &c, const QString &inPath, const QString &ou
     fully.type = NpyType::Bool;
     double worstRowSum = 0;
     QStringList maskedRows;
+    // The metrics describe softmax rows: with learned sinks the row over the keys and the sink
+    // (n_k + 1 entries, the sink last); with differential attention A₁ and A₂ (h × 2 × n_q).
+    std::vector<VectorD> maxW2, entropy2, effective2, jacobian2, rowSums;
+    const bool differential = !c.lambda.empty(), learnedSinks = !c.sinkLogits.empty();
     for (Index h = 0; h < c.heads; ++h) {
-        const RowMetrics m
-            = rowMetrics<T>(c.weights[std::size_t(h)], c.fullyMasked[std::size_t(h)]);
-        maxW.push_back(m.maxWeight);
-        entropy.push_back(m.entropy);
-        effective.push_back(m.effectiveTerms);
-        jacobian.push_back(m.jacobianNorm);
-        worstRowSum = std::max(worstRowSum, summarize(m).worstRowSumError);
+        const std::size_t hi = std::size_t(h);
+        const auto keep = [&](const RowMetrics &m, bool second) {
+            (second ? maxW2 : maxW).push_back(m.maxWeight);
+            (second ? entropy2 : entropy).push_back(m.entropy);
+            (second ? effective2 : effective).push_back(m.effectiveTerms);
+            (second ? jacobian2 : jacobian).push_back(m.jacobianNorm);
+            worstRowSum = std::max(worstRowSum, summarize(m).worstRowSumError);
+        };
+        if (differential) {
+            keep(rowMetrics<T>(c.firstWeights[hi], c.fullyMasked[hi]), false);
+            keep(rowMetrics<T>(c.secondWeights[hi], c.fullyMasked[hi]), true);
+        } else if (learnedSinks) {
+            Matrix<T> withSink(nQ, nK + 1);
+            withSink << c.weights[hi], c.learnedSinkMass[hi].template cast<T>();
+            keep(rowMetrics<T>(withSink), false);
+        } else {
+            keep(rowMetrics<T>(c.weights[hi], c.fullyMasked[hi]), false);
+        }
+        if (differential || learnedSinks || c.gate.size() > 0)
+            rowSums.push_back(c.weights[hi].template cast<double>().rowwise().sum());
         for (Index i = 0; i < nQ; ++i) {
             const bool f = c.fullyMasked[std::size_t(h)].at(std::size_t(i)) != 0;
             fully.values.push_back(f ? 1.0 : 0.0);
@@ -227,12 +299,33 @@ int writeComputed(const Computed<T> &c, const QString &inPath, const QString &ou
         {"weights", typed(NpyArray::fromMatrices<T>(c.weights))},
         {"weights_mean", typed(NpyArray::fromMatrix<T>(c.weightsMean))},
         {"scores", typed(NpyArray::fromMatrices<T>(c.scores))},
-        {"max_weight", perHeadRows(maxW)},
-        {"entropy", perHeadRows(entropy)},
-        {"effective_terms", perHeadRows(effective)},
-        {"jacobian_norm", perHeadRows(jacobian)},
+        {"max_weight", differential ? perHeadPairRows(maxW, maxW2) : perHeadRows(maxW)},
+        {"entropy", differential ? perHeadPairRows(entropy, entropy2) : perHeadRows(entropy)},
+        {"effective_terms",
+         differential ? perHeadPairRows(effective, effective2) : perHeadRows(effective)},
+        {"jacobian_norm",
+         differential ? perHeadPairRows(jacobian, jacobian2) : perHeadRows(jacobian)},
         {"fully_masked", fully},
     };
+    const auto perHeadNumbers = [](const std::vector<double> &v) {
+        NpyArray a;
+        a.shape = {std::int64_t(v.size())};
+        a.values = v;
+        return a;
+    };
+    if (!rowSums.empty())
+        members.emplace_back("row_sum", perHeadRows(rowSums));
+    if (differential) {
+        members.emplace_back("weights_first", typed(NpyArray::fromMatrices<T>(c.firstWeights)));
+        members.emplace_back("weights_second", typed(NpyArray::fromMatrices<T>(c.secondWeights)));
+        members.emplace_back("lambda", perHeadNumbers(c.lambda));
+    }
+    if (learnedSinks) {
+        members.emplace_back("learned_sink_mass", perHeadRows(c.learnedSinkMass));
+        members.emplace_back("sink_logits", perHeadNumbers(c.sinkLogits));
+    }
+    if (c.gate.size() > 0)
+        members.emplace_back("gate", typed(NpyArray::fromMatrix<T>(c.gate)));
     if (!c.alibiSlopes.empty()) {
         NpyArray slopes;
         slopes.shape = {std::int64_t(c.alibiSlopes.size())};
@@ -322,8 +415,9 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
     const Matrix<T> &query = addPe ? queryPe : tc.query;
     const Matrix<T> &key = addPe ? keyPe : tc.key;
     const Matrix<T> &value = addPe ? valuePe : tc.value;
-    const bool grouped = tc.projectedHeads || ps.scheme == PositionalScheme::Rope
-        || ps.scheme == PositionalScheme::Alibi || ps.window > 0;
+    const bool grouped = tc.projectedHeads || tc.variants.any()
+        || ps.scheme == PositionalScheme::Rope || ps.scheme == PositionalScheme::Alibi
+        || ps.window > 0;
     QStringList maskDescription;
     for (const std::string &d : tc.maskDescription)
         maskDescription << q(d);
@@ -332,7 +426,10 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
     double inputBytes = 0;
     for (const auto &[name, array] : arrays)
         inputBytes += double(array.values.size()) * (8.0 + double(sizeof(T)));
-    const double need = computeBytes(tc.heads, nQ, nK, dModel, value.cols(), sizeof(T), inputBytes);
+    // Differential attention keeps A₁ and A₂ beside A₁ − λA₂.
+    const Index stacks = tc.variants.isDifferential() ? 3 : 1;
+    const double need
+        = computeBytes(stacks * tc.heads, nQ, nK, dModel, value.cols(), sizeof(T), inputBytes);
     if (need > budgetBytes) {
         return inputError(
             kCommand,
@@ -399,9 +496,12 @@ int runCompute(const QStringList &arguments)
         "in_proj_weight when key and value have their own widths kdim, vdim; attn_mask n_q×n_k "
         "bool or additive float; key_padding_mask n_k bool; or already-projected heads: query "
         "n_q×h·d_k, key n_k×g·d_k, value n_k×g·d_v with num_heads and optional num_kv_heads, no "
-        "in_proj_weight) from an .npz and writes output, weights (h×n_q×n_k), weights_mean, "
-        "scores, max_weight, entropy, effective_terms, jacobian_norm and fully_masked (plus "
-        "alibi_slopes, sink_mass) to another .npz. "
+        "in_proj_weight; with them the 2025 variants: sink_logits (h) learned sinks, query2 "
+        "and key2 (as query, key) with lambda differential attention, gate_logits "
+        "(n_q×h·d_v) an output gate) from an .npz and writes output, weights (h×n_q×n_k), "
+        "weights_mean, scores, max_weight, entropy, effective_terms, jacobian_norm and "
+        "fully_masked (plus alibi_slopes, sink_mass; row_sum, learned_sink_mass, weights_first, "
+        "weights_second, gate with the variants) to another .npz. "
         "Bad input exits with status 2 and writes nothing."));
     const QCommandLineOption inOption(QStringLiteral("in"), QStringLiteral("Input .npz file."),
                                       QStringLiteral("file"));

@@ -2,6 +2,7 @@
 
 #include "core/attention/positional.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -14,6 +15,45 @@ std::string shape(Index rows, Index cols)
     return std::to_string(rows) + " x " + std::to_string(cols);
 }
 
+/// Rows of softmax with a sink logit b in the denominator: weights(i, j) = exp(s_ij) / (exp(b) +
+/// Σ_k exp(s_ik)) for the scaled and masked scores s (n_q × n_k, −inf where masked); returns the
+/// sink mass of each row. With b = −inf and every key masked the row is 0 and its mass 0.
+template<typename T>
+Vector<T> sinkSoftmaxRows(const Matrix<T> &scaledScores, double sinkLogit, Matrix<T> &weights)
+{
+    const Index nQ = scaledScores.rows(), nK = scaledScores.cols();
+    weights.resize(nQ, nK);
+    Vector<T> mass(nQ);
+    for (Index i = 0; i < nQ; ++i) {
+        // Log-sum-exp over the keys and the sink: m = max(b, max_j s_ij).
+        double m = sinkLogit;
+        for (Index j = 0; j < nK; ++j)
+            m = std::max(m, double(scaledScores(i, j)));
+        if (m == -std::numeric_limits<double>::infinity()) { // b = −inf, every key masked
+            weights.row(i).setZero();
+            mass(i) = T(0);
+            continue;
+        }
+        double sum = std::exp(sinkLogit - m);
+        for (Index j = 0; j < nK; ++j)
+            sum += std::exp(double(scaledScores(i, j)) - m);
+        for (Index j = 0; j < nK; ++j)
+            weights(i, j) = T(std::exp(double(scaledScores(i, j)) - m) / sum);
+        mass(i) = T(std::exp(sinkLogit - m) / sum);
+    }
+    return mass;
+}
+
+void checkSinkLogit(double sinkLogit, const AttentionOptions &options)
+{
+    if (std::isnan(sinkLogit) || sinkLogit == std::numeric_limits<double>::infinity())
+        throw InvalidArgument("learned sink: the sink logit must be finite or -inf, got "
+                              + std::to_string(sinkLogit));
+    if (options.maskFill != -std::numeric_limits<double>::infinity())
+        throw InvalidArgument("learned sink: masked scores must be -inf (a finite fill would give "
+                              "masked keys weight beside the sink)");
+}
+
 } // namespace
 
 template<typename T>
@@ -22,34 +62,11 @@ learnedSinkAttention(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &ke
                      const ConstMatrixRef<T> &value, double sinkLogit, const AttentionMask &mask,
                      const AttentionOptions &options)
 {
-    if (std::isnan(sinkLogit) || sinkLogit == std::numeric_limits<double>::infinity())
-        throw InvalidArgument("learned sink: the sink logit must be finite or -inf, got "
-                              + std::to_string(sinkLogit));
-    if (options.maskFill != -std::numeric_limits<double>::infinity())
-        throw InvalidArgument("learned sink: masked scores must be -inf (a finite fill would give "
-                              "masked keys weight beside the sink)");
+    checkSinkLogit(sinkLogit, options);
     SinkAttentionResult<T> r;
     r.attention = scaledDotProductAttention<T>(query, key, value, mask, options);
     AttentionResult<T> &a = r.attention;
-    const Index nQ = a.scaledScores.rows(), nK = a.scaledScores.cols();
-    r.sinkMass.resize(nQ);
-    for (Index i = 0; i < nQ; ++i) {
-        // Log-sum-exp over the keys and the sink: m = max(b, max_j s_ij).
-        double m = sinkLogit;
-        for (Index j = 0; j < nK; ++j)
-            m = std::max(m, double(a.scaledScores(i, j)));
-        if (m == -std::numeric_limits<double>::infinity()) { // b = −inf, every key masked
-            a.weights.row(i).setZero();
-            r.sinkMass(i) = T(0);
-            continue;
-        }
-        double sum = std::exp(sinkLogit - m);
-        for (Index j = 0; j < nK; ++j)
-            sum += std::exp(double(a.scaledScores(i, j)) - m);
-        for (Index j = 0; j < nK; ++j)
-            a.weights(i, j) = T(std::exp(double(a.scaledScores(i, j)) - m) / sum);
-        r.sinkMass(i) = T(std::exp(sinkLogit - m) / sum);
-    }
+    r.sinkMass = sinkSoftmaxRows<T>(a.scaledScores, sinkLogit, a.weights);
     a.output.noalias() = a.weights * value;
     return r;
 }
@@ -111,6 +128,99 @@ double differentialLambda(const VectorD &lambdaQ1, const VectorD &lambdaK1, cons
                               + std::to_string(lambdaQ2.size()) + ", "
                               + std::to_string(lambdaK2.size()) + " entries (they must match)");
     return std::exp(lambdaQ1.dot(lambdaK1)) - std::exp(lambdaQ2.dot(lambdaK2)) + lambdaInit;
+}
+
+namespace {
+
+/// One value per head: `values` itself (h entries) or its single entry repeated. Throws
+/// InvalidArgument naming `what` otherwise.
+std::vector<double> perHead(const std::vector<double> &values, Index heads, const char *what)
+{
+    if (values.size() == std::size_t(heads))
+        return values;
+    if (values.size() == 1)
+        return std::vector<double>(std::size_t(heads), values.front());
+    throw InvalidArgument(std::string(what) + " has " + std::to_string(values.size())
+                          + " entries, expected 1 or h = " + std::to_string(heads));
+}
+
+} // namespace
+
+template<typename T>
+GroupedVariantResult<T>
+groupedVariantAttention(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key,
+                        const ConstMatrixRef<T> &value, Index heads, Index kvHeads,
+                        const GroupedVariants<T> &variants, const AttentionMask &mask,
+                        const AttentionOptions &options, const PositionOptions &positions)
+{
+    if (variants.hasSinks() && variants.isDifferential())
+        throw InvalidArgument("learned sinks and differential attention do not combine: give "
+                              "sink logits or a second query and key with lambda, not both");
+    checkKvHeads(heads, kvHeads);
+    GroupedVariantResult<T> r;
+    if (variants.hasSinks()) {
+        r.sinkLogits = perHead(variants.sinkLogits, heads, "sink logits");
+        for (const double b : r.sinkLogits)
+            checkSinkLogit(b, options);
+    }
+    if (variants.isDifferential()) {
+        if (variants.query2.rows() != query.rows() || variants.query2.cols() != query.cols())
+            throw InvalidArgument("differential attention: query2 is "
+                                  + shape(variants.query2.rows(), variants.query2.cols())
+                                  + ", query " + shape(query.rows(), query.cols())
+                                  + " (they must match)");
+        if (variants.key2.rows() != key.rows() || variants.key2.cols() != key.cols())
+            throw InvalidArgument("differential attention: key2 is "
+                                  + shape(variants.key2.rows(), variants.key2.cols()) + ", key "
+                                  + shape(key.rows(), key.cols()) + " (they must match)");
+        r.lambda = perHead(variants.lambda, heads, "differential attention: lambda");
+        for (const double l : r.lambda)
+            if (!std::isfinite(l))
+                throw InvalidArgument("differential attention: lambda must be finite, got "
+                                      + std::to_string(l));
+    }
+    r.attention
+        = groupedQueryAttention<T>(query, key, value, heads, kvHeads, mask, options, positions);
+    GroupedAttentionResult<T> &a = r.attention;
+    const Index dV = value.cols() / kvHeads;
+    if (variants.hasGate()
+        && (variants.gateLogits.rows() != a.output.rows()
+            || variants.gateLogits.cols() != a.output.cols()))
+        throw InvalidArgument("gated attention: gate logits are "
+                              + shape(variants.gateLogits.rows(), variants.gateLogits.cols())
+                              + ", expected n_q x h*d_v = "
+                              + shape(a.output.rows(), a.output.cols()));
+    const auto headOutput = [&](Index h) {
+        const std::size_t i = std::size_t(h);
+        a.output.middleCols(h * dV, dV).noalias()
+            = a.weights[i] * value.middleCols(a.kvHeadOf[i] * dV, dV);
+    };
+    if (variants.hasSinks()) {
+        for (Index h = 0; h < heads; ++h) {
+            const std::size_t i = std::size_t(h);
+            const Vector<T> mass
+                = sinkSoftmaxRows<T>(a.scaledScores[i], r.sinkLogits[i], a.weights[i]);
+            r.sinkMass.push_back(mass.template cast<double>());
+            headOutput(h);
+        }
+    }
+    if (variants.isDifferential()) {
+        GroupedAttentionResult<T> second = groupedQueryAttention<T>(
+            variants.query2, variants.key2, value, heads, kvHeads, mask, options, positions);
+        r.firstWeights = a.weights;
+        for (Index h = 0; h < heads; ++h) {
+            const std::size_t i = std::size_t(h);
+            a.weights[i] = r.firstWeights[i] - T(r.lambda[i]) * second.weights[i];
+            headOutput(h);
+        }
+        r.secondWeights = std::move(second.weights);
+        r.secondScores = std::move(second.scores);
+    }
+    if (variants.hasGate()) {
+        a.output = gatedOutput<T>(a.output, variants.gateLogits);
+        r.gate = (T(1) / (T(1) + (-variants.gateLogits.array()).exp())).matrix();
+    }
+    return r;
 }
 
 template<typename T> void MlaWeights<T>::check(Index dModel) const
@@ -231,6 +341,10 @@ MlaResult<T> mlaAbsorbed(const ConstMatrixRef<T> &x, const MlaWeights<T> &w,
         const ConstMatrixRef<T> &, const ConstMatrixRef<T> &, const ConstMatrixRef<T> &,           \
         const ConstMatrixRef<T> &, const ConstMatrixRef<T> &, double, const AttentionMask &,       \
         const AttentionOptions &);                                                                 \
+    template GroupedVariantResult<T> groupedVariantAttention<T>(                                   \
+        const ConstMatrixRef<T> &, const ConstMatrixRef<T> &, const ConstMatrixRef<T> &, Index,    \
+        Index, const GroupedVariants<T> &, const AttentionMask &, const AttentionOptions &,        \
+        const PositionOptions &);                                                                  \
     template struct MlaWeights<T>;                                                                 \
     template MlaResult<T> mlaDecompressed<T>(const ConstMatrixRef<T> &, const MlaWeights<T> &,     \
                                              const AttentionMask &);                               \

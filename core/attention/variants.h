@@ -36,6 +36,7 @@
 // low-rank query (c_Q = x W_DQ, q = c_Q W_UQ) is the same with W_Q = W_DQ W_UQ.
 
 #include "core/attention/attention.h"
+#include "core/attention/groupedattention.h"
 #include "core/attention/mask.h"
 #include "core/base/types.h"
 
@@ -95,6 +96,59 @@ double differentialLambdaInit(Index layer);
 /// InvalidArgument when the lengths differ.
 double differentialLambda(const VectorD &lambdaQ1, const VectorD &lambdaK1, const VectorD &lambdaQ2,
                           const VectorD &lambdaK2, double lambdaInit);
+
+/// The 2025 variants applied to grouped-query attention's heads (see groupedattention.h for the
+/// layout: query n_q × h·d_k, key n_k × g·d_k, value n_k × g·d_v). Each part is optional; empty
+/// means absent. RoPE, ALiBi, the masks (causal, sliding window, padding) and the grouping act
+/// as in groupedQueryAttention, on both softmaxes of differential attention.
+template<typename T> struct GroupedVariants
+{
+    /// Learned sinks: h sink logits b_h (or one, shared by every head); −inf is no sink.
+    std::vector<double> sinkLogits;
+    /// Differential attention: the second query n_q × h·d_k and key n_k × g·d_k (shaped as
+    /// query and key) and λ (one for every head, or h).
+    Matrix<T> query2, key2;
+    std::vector<double> lambda;
+    /// Gated attention: gate logits n_q × h·d_v; head i's output columns times σ(g).
+    Matrix<T> gateLogits;
+
+    bool hasSinks() const { return !sinkLogits.empty(); }
+    bool isDifferential() const { return query2.size() > 0 || key2.size() > 0 || !lambda.empty(); }
+    bool hasGate() const { return gateLogits.size() > 0; }
+    bool any() const { return hasSinks() || isDifferential() || hasGate(); }
+};
+
+/// What groupedVariantAttention computes.
+template<typename T> struct GroupedVariantResult
+{
+    /// The attention with the variants applied: weights h × (n_q × n_k) (with sinks each row
+    /// sums to 1 − sink mass; differential: A₁ − λ_h A₂, signed, rows sum to 1 − λ_h), output
+    /// n_q × h·d_v (gated when gate logits are given); scores, scaledScores and fullyMasked are
+    /// the first softmax's.
+    GroupedAttentionResult<T> attention;
+    /// Differential only: A₁ and A₂, each h matrices n_q × n_k (plain softmaxes), and the second
+    /// softmax's raw scores.
+    std::vector<Matrix<T>> firstWeights, secondWeights, secondScores;
+    std::vector<double> lambda; ///< h values (differential only)
+    std::vector<VectorD> sinkMass; ///< h × n_q (learned sinks only): exp(b_h) / (exp(b_h) + Σ_k …)
+    std::vector<double> sinkLogits; ///< h values (learned sinks only)
+    Matrix<T> gate; ///< n_q × h·d_v σ(g) (gated only)
+};
+
+/// Grouped-query attention (groupedQueryAttention's arguments) with learned sinks, differential
+/// attention and an output gate per head, in the order the models apply them: scores and masks,
+/// softmax (with the sink in the denominator) or A₁ − λA₂, times the value head, then the gate.
+/// Learned sinks and differential attention do not combine (no published model uses both; the
+/// sink would add a third term to A₁ − λA₂): InvalidArgument. Throws InvalidArgument naming the
+/// part and the sizes when sinkLogits has neither 1 nor h entries, λ neither 1 nor h, query2 or
+/// key2 differ in shape from query or key, the gate logits are not n_q × h·d_v, a sink logit is
+/// NaN or +inf, λ not finite, or the mask fill is finite with sinks; and what
+/// groupedQueryAttention throws.
+template<typename T>
+GroupedVariantResult<T> groupedVariantAttention(
+    const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &key, const ConstMatrixRef<T> &value,
+    Index heads, Index kvHeads, const GroupedVariants<T> &variants, const AttentionMask &mask = {},
+    const AttentionOptions &options = {}, const PositionOptions &positions = {});
 
 /// The projections of multi-head latent attention (see the file's comment), as x·W applies
 /// them (each [in, out]).

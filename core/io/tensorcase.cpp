@@ -20,8 +20,11 @@ namespace {
 const char *const knownArrays[] = {
     "query",           "key",           "value",         "in_proj_weight", "in_proj_bias",
     "out_proj_weight", "out_proj_bias", "num_heads",     "attn_mask",      "key_padding_mask",
-    "q_proj_weight",   "k_proj_weight", "v_proj_weight", "num_kv_heads",
+    "q_proj_weight",   "k_proj_weight", "v_proj_weight", "num_kv_heads",   "sink_logits",
+    "query2",          "key2",          "lambda",        "gate_logits",
 };
+/// The 2025 variants' arrays (core/attention/variants.h), for already-projected heads.
+const char *const variantArrays[] = {"sink_logits", "query2", "key2", "lambda", "gate_logits"};
 /// Parameter arrays of torch.nn.MultiheadAttention: any of them makes the case multi-head (without
 /// them, num_heads marks already-projected heads).
 const char *const projectionArrays[]
@@ -307,7 +310,13 @@ NamedArrays tensorBatchItem(const NamedArrays &arrays, Index batch)
     NamedArrays out;
     out.reserve(arrays.size());
     for (const auto &[name, a] : arrays) {
-        const bool input = name == "query" || name == "key" || name == "value";
+        const bool variant
+            = (name == "query2" || name == "key2" || name == "gate_logits") && a.ndim() == 3;
+        const bool input = name == "query" || name == "key" || name == "value" || variant;
+        if (variant && a.shape[0] != b)
+            throw InvalidArgument("array '" + name + "' " + a.shapeString()
+                                  + " must have the batch size B = " + std::to_string(b)
+                                  + " as its first axis");
         const bool padding = name == "key_padding_mask" && a.ndim() == 2;
         const bool attnMask = name == "attn_mask" && a.ndim() == 3;
         if ((padding || attnMask) && a.shape[0] != b)
@@ -355,6 +364,70 @@ template<typename T> MultiheadAttention<T> TensorCase<T>::layer() const
         l.setParameters(inProjWeight, inProjBias, outProjWeight, outProjBias);
     return l;
 }
+
+namespace {
+
+/// Per-head numbers (sink_logits, lambda): a 0-d or 1-element array (shared by every head) or
+/// a 1-d array of h entries, float or integer; −inf allowed where `allowMinusInf`.
+std::vector<double> perHeadValues(const NpyArray &a, const char *name, Index heads,
+                                  bool allowMinusInf)
+{
+    const bool single = a.ndim() == 0 || (a.ndim() == 1 && a.shape[0] == 1);
+    const bool perHead = a.ndim() == 1 && a.shape[0] == heads;
+    if (a.type == NpyType::Bool || !(single || perHead))
+        throw InvalidArgument("array " + quoted(name) + " must be a number or a 1-d array of h = "
+                              + num(heads) + " numbers (one per head), got " + describeArray(a));
+    for (std::size_t i = 0; i < a.values.size(); ++i) {
+        const double v = a.values[i];
+        const bool ok
+            = std::isfinite(v) || (allowMinusInf && v == -std::numeric_limits<double>::infinity());
+        if (!ok)
+            throw InvalidArgument("array " + quoted(name) + " " + a.shapeString() + " holds "
+                                  + num(v) + " at " + num(Index(i)) + " (it must be finite"
+                                  + (allowMinusInf ? std::string(" or -inf)") : std::string(")")));
+    }
+    return a.values;
+}
+
+/// The variants' arrays of a case of already-projected heads (or plain attention as one head).
+template<typename T> void readVariants(const Inputs &in, TensorCase<T> &c, const std::string &dims)
+{
+    const Index h = c.heads;
+    if (const NpyArray *a = in.find("sink_logits"))
+        c.variants.sinkLogits = perHeadValues(*a, "sink_logits", h, true);
+    const bool q2 = in.has("query2"), k2 = in.has("key2"), l = in.has("lambda");
+    if (q2 || k2 || l) {
+        const std::string why = " (differential attention: query2, key2 and lambda go together)";
+        const NpyArray &qa = in.require("query2", why);
+        const NpyArray &ka = in.require("key2", why);
+        const NpyArray &la = in.require("lambda", why);
+        c.variants.query2 = numericMatrix<T>(qa, "query2", "shaped as query");
+        c.variants.key2 = numericMatrix<T>(ka, "key2", "shaped as key");
+        if (c.variants.query2.rows() != c.query.rows()
+            || c.variants.query2.cols() != c.query.cols())
+            throw InvalidArgument("array 'query2' " + qa.shapeString()
+                                  + " must be shaped as query: " + dims);
+        if (c.variants.key2.rows() != c.key.rows() || c.variants.key2.cols() != c.key.cols())
+            throw InvalidArgument("array 'key2' " + ka.shapeString()
+                                  + " must be shaped as key: " + dims);
+        c.variants.lambda = perHeadValues(la, "lambda", h, false);
+    }
+    if (c.variants.hasSinks() && c.variants.isDifferential())
+        throw InvalidArgument("sink_logits and query2/key2/lambda are given: learned sinks and "
+                              "differential attention do not combine (no published model uses "
+                              "both)");
+    if (const NpyArray *g = in.find("gate_logits")) {
+        const Index width = h * (c.value.cols() / c.kvHeads);
+        c.variants.gateLogits = numericMatrix<T>(*g, "gate_logits", "n_q × h·d_v");
+        if (c.variants.gateLogits.rows() != c.query.rows() || c.variants.gateLogits.cols() != width)
+            throw InvalidArgument("array 'gate_logits' " + g->shapeString()
+                                  + " must be n_q × h·d_v = (" + num(c.query.rows()) + ", "
+                                  + num(width) + ") for h = " + num(h)
+                                  + ", d_v = " + num(c.value.cols() / c.kvHeads) + ": " + dims);
+    }
+}
+
+} // namespace
 
 template<typename T>
 TensorCase<T> tensorCaseFromArrays(const NamedArrays &arrays, const std::string &source,
@@ -423,6 +496,7 @@ TensorCase<T> tensorCaseFromArrays(const NamedArrays &arrays, const std::string 
                                   + " columns, not g·d_v for num_kv_heads = " + num(c.kvHeads)
                                   + ": " + dims);
         buildMask(in, nQ, nK, convention, dims, c.mask, c.maskDescription);
+        readVariants(in, c, dims);
         c.unusedArrays = in.unknownNames();
         return c;
     }
@@ -497,6 +571,15 @@ TensorCase<T> tensorCaseFromArrays(const NamedArrays &arrays, const std::string 
                                   + " must be at least 1 and divide d_model = " + num(dModel)
                                   + " (an integer in [1, d_model]; " + pdims + ")");
         c.heads = Index(heads);
+        for (const char *v : variantArrays)
+            if (in.has(v))
+                throw InvalidArgument("array " + quoted(v)
+                                      + " is for already-projected heads (num_heads without "
+                                        "in_proj_weight, or plain attention as one head): "
+                                        "torch.nn.MultiheadAttention's layout has no learned "
+                                        "sinks, second query or gate");
+    } else {
+        readVariants(in, c, dims);
     }
     c.unusedArrays = in.unknownNames();
     return c;

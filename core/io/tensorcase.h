@@ -19,6 +19,12 @@
 //          query n_q × h·d_k, key n_k × g·d_k, value n_k × g·d_v, g = num_kv_heads (default h);
 //          head i is columns i·d_k … (i+1)·d_k − 1.
 //      none of them → plain scaled dot-product attention (§3.2.1), one head, d_k = d_model.
+//      For already-projected heads (and plain attention, one head) the 2025 variants
+//      (core/attention/variants.h):
+//        sink_logits (h, or one number for every head): learned sinks, finite or −inf;
+//        query2, key2 (shaped as query and key) with lambda (one number or h): differential
+//          attention, weights A₁ − λA₂; not with sink_logits;
+//        gate_logits n_q × h·d_v: each head's output times σ(g), before any output projection.
 //      attn_mask n_q × n_k: bool (meaning by MaskConvention) or additive float (finite or −inf)
 //      key_padding_mask n_k (or 1 × n_k) bool (True = padding under MaskConvention::Masked)
 // 2. Attention weights computed elsewhere (e.g. dumped from a real model): one array shaped
@@ -29,6 +35,7 @@
 
 #include "core/attention/mask.h"
 #include "core/attention/multihead.h"
+#include "core/attention/variants.h"
 #include "core/base/types.h"
 #include "core/io/npy.h"
 
@@ -68,6 +75,9 @@ template<typename T> struct TensorCase
     Vector<T> inProjBias; ///< 3·d_model, zeros when absent (multihead only)
     Matrix<T> outProjWeight; ///< d_model × d_model (multihead only)
     Vector<T> outProjBias; ///< d_model, zeros when absent (multihead only)
+    /// Learned sinks, differential attention, the output gate (projected heads and plain
+    /// attention only; empty when the file has none of their arrays).
+    GroupedVariants<T> variants;
     /// attn_mask | key_padding_mask (empty when neither is given); n_q × n_k.
     AttentionMask mask;
     /// One entry per mask given, e.g. "attn_mask bool (True = masked out)".
@@ -113,8 +123,10 @@ NamedArrays tensorBatchItem(const NamedArrays &arrays, Index batch);
 /// widths of key and value), biases of length 3·d_model and d_model, num_heads a 0-d integer in [1,
 /// d_model] dividing d_model (checked on the value before it is cast); for projected heads
 /// num_heads dividing the query's columns, num_kv_heads a 0-d integer dividing num_heads, key g·d_k
-/// columns and value columns divisible by g. Throws InvalidArgument naming the array and the
-/// shapes.
+/// columns and value columns divisible by g; the variants' arrays (see the file comment) shaped
+/// as stated, finite (sink logits may be −inf), query2/key2/lambda all or none, not with
+/// sink_logits, and none of them with multi-head parameters. Throws InvalidArgument naming the
+/// array and the shapes.
 template<typename T>
 TensorCase<T> tensorCaseFromArrays(const NamedArrays &arrays, const std::string &source,
                                    MaskConvention convention = MaskConvention::Masked);

@@ -118,6 +118,10 @@ private Q_SLOTS:
     void positionOptionErrors_data();
     void positionOptionErrors();
     void wrongConventionDiffers();
+    void variantsMatchNumPy_data();
+    void variantsMatchNumPy();
+    void variantErrors_data();
+    void variantErrors();
     void errors_data();
     void errors();
     void outOfMemoryIsAMessage();
@@ -370,6 +374,158 @@ void TestCliCompute::positionOptionErrors()
     QVERIFY(QFile::exists(in));
     const QString out = tempPath(QStringLiteral("position_error.npz"));
     const Run r = runCompute(QStringList {"--in", in, "--out", out} + options);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains(message), qPrintable(r.err));
+    QVERIFY(!QFile::exists(out));
+}
+
+// Learned sinks, differential attention and the output gate on already-projected heads, with
+// GQA, RoPE, the window and the masks, against tests/reference/make_variant_compute_fixtures.py
+// (NumPy from the papers' formulas): 1e-12 in float64, 1e-5 in float32. The invariants hold:
+// rows plus sink mass sum to 1, differential rows to 1 − λ, the gate lies in (0, 1).
+void TestCliCompute::variantsMatchNumPy_data()
+{
+    QTest::addColumn<QString>("fixture");
+    QTest::addColumn<QStringList>("options");
+    QTest::addColumn<double>("tolerance");
+    QTest::newRow("learned sinks, gqa, rope, window")
+        << "sinks_gqa_rope_window"
+        << QStringList {"--positional", "rope", "--rope-convention", "half", "--window", "4"}
+        << 1e-12;
+    QTest::newRow("differential, mqa, padding, gate")
+        << "differential_gated" << QStringList {} << 1e-12;
+    QTest::newRow("differential, rope, causal")
+        << "differential_rope_causal"
+        << QStringList {"--positional", "rope", "--rope-convention", "interleaved"} << 1e-12;
+    QTest::newRow("learned sink, plain, float32")
+        << "sink_plain_float32" << QStringList {"--dtype", "float32"} << 1e-5;
+}
+
+void TestCliCompute::variantsMatchNumPy()
+{
+    QFETCH(QString, fixture);
+    QFETCH(QStringList, options);
+    QFETCH(double, tolerance);
+    const QString in = QStringLiteral(ATTN_FIXTURE_DIR "/variants/compute_%1.npz").arg(fixture);
+    const QString out = tempPath(fixture + QStringLiteral("_variant.npz"));
+    const Run r = runCompute(QStringList {"--in", in, "--out", out} + options);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    const Arrays c = load(in);
+    const Arrays res = load(out);
+    const auto compareStacks = [&](const char *ours, const char *expected) {
+        const NpyArray &a = res.at(ours), &e = c.at(expected);
+        QCOMPARE(a.shape, e.shape);
+        for (std::int64_t h = 0; h < e.shape[0]; ++h)
+            ATTN_COMPARE_CLOSE(a.slice<double>(h, ours), e.slice<double>(h, expected), tolerance,
+                               0.0);
+    };
+    compareStacks("weights", "expected_weights");
+    ATTN_COMPARE_CLOSE(res.at("output").toMatrix<double>("output"),
+                       c.at("expected_output").toMatrix<double>("expected_output"), tolerance, 0.0);
+    const MatrixD rowSum = res.at("row_sum").toMatrix<double>("row_sum");
+    ATTN_COMPARE_CLOSE(rowSum, c.at("expected_row_sum").toMatrix<double>("expected_row_sum"),
+                       tolerance, 0.0);
+    if (c.count("expected_sink_mass")) {
+        const MatrixD mass = res.at("learned_sink_mass").toMatrix<double>("learned_sink_mass");
+        ATTN_COMPARE_CLOSE(mass, c.at("expected_sink_mass").toMatrix<double>("expected_sink_mass"),
+                           tolerance, 0.0);
+        QVERIFY(((rowSum + mass).array() - 1.0).abs().maxCoeff() <= 10 * tolerance);
+        QVERIFY2(r.out.contains(QLatin1String("learned sinks")), qPrintable(r.out));
+    }
+    if (c.count("expected_first")) {
+        compareStacks("weights_first", "expected_first");
+        compareStacks("weights_second", "expected_second");
+        const std::vector<double> lambda = res.at("lambda").values;
+        QCOMPARE(Index(lambda.size()), Index(rowSum.rows()));
+        for (Index h = 0; h < rowSum.rows(); ++h)
+            QVERIFY((rowSum.row(h).array() - (1.0 - lambda[std::size_t(h)])).abs().maxCoeff()
+                    <= 1e-12);
+        // The metrics describe A₁ and A₂: h × 2 × n_q.
+        QCOMPARE(res.at("entropy").shape,
+                 (std::vector<std::int64_t> {rowSum.rows(), 2, rowSum.cols()}));
+        QVERIFY2(r.out.contains(QLatin1String("differential attention")), qPrintable(r.out));
+    }
+    if (c.count("expected_gate")) {
+        const MatrixD gate = res.at("gate").toMatrix<double>("gate");
+        ATTN_COMPARE_CLOSE(gate, c.at("expected_gate").toMatrix<double>("expected_gate"), tolerance,
+                           0.0);
+        QVERIFY(gate.minCoeff() > 0.0 && gate.maxCoeff() < 1.0);
+    }
+}
+
+// Each variant array that does not fit exits 2 naming it and the sizes, and writes nothing.
+void TestCliCompute::variantErrors_data()
+{
+    QTest::addColumn<QString>("fixture");
+    QTest::addColumn<QString>("change");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("sink logits: wrong count")
+        << "sinks_gqa_rope_window"
+        << "sink_logits:3"
+        << "array 'sink_logits' must be a number or a 1-d array of h = 4 numbers";
+    QTest::newRow("sink logits: nan") << "sinks_gqa_rope_window"
+                                      << "sink_logits:nan"
+                                      << "holds nan at 0";
+    QTest::newRow("sinks with differential")
+        << "differential_gated"
+        << "sink_logits:2"
+        << "learned sinks and differential attention do not combine";
+    QTest::newRow("query2 without lambda")
+        << "differential_gated"
+        << "drop:lambda"
+        << "missing array 'lambda' (differential attention: query2, key2 and lambda go together)";
+    QTest::newRow("key2 shaped wrong") << "differential_gated"
+                                       << "key2:rows"
+                                       << "array 'key2' (8, 4) must be shaped as key";
+    QTest::newRow("lambda three for two heads")
+        << "differential_gated"
+        << "lambda:3"
+        << "array 'lambda' must be a number or a 1-d array of h = 2 numbers";
+    QTest::newRow("gate logits too narrow")
+        << "differential_gated"
+        << "gate_logits:cols"
+        << "array 'gate_logits' (7, 9) must be n_q × h·d_v = (7, 10)";
+    QTest::newRow("variants with nn.MultiheadAttention's layout")
+        << "torch:self_attn"
+        << "sink_logits:1"
+        << "array 'sink_logits' is for already-projected";
+}
+
+void TestCliCompute::variantErrors()
+{
+    QFETCH(QString, fixture);
+    QFETCH(QString, change);
+    QFETCH(QString, message);
+    Arrays c = load(fixture.startsWith(QLatin1String("torch:"))
+                        ? fixturePath(fixture.mid(6))
+                        : QStringLiteral(ATTN_FIXTURE_DIR "/variants/compute_%1.npz").arg(fixture));
+    const QString name = change.section(QLatin1Char(':'), 0, 0);
+    const QString how = change.section(QLatin1Char(':'), 1);
+    const auto vector = [](std::vector<double> values) {
+        NpyArray a;
+        a.shape = {std::int64_t(values.size())};
+        a.values = std::move(values);
+        return a;
+    };
+    if (name == QLatin1String("drop")) {
+        c.erase(how.toStdString());
+    } else if (name == QLatin1String("sink_logits") || name == QLatin1String("lambda")) {
+        c[name.toStdString()] = how == QLatin1String("nan")
+            ? vector({std::nan(""), 0, 0, 0})
+            : vector(std::vector<double>(std::size_t(how.toInt()), 0.5));
+    } else {
+        // One row or one column fewer.
+        NpyArray &a = c.at(name.toStdString());
+        const MatrixD m = a.toMatrix<double>(name.toStdString().c_str());
+        a = NpyArray::fromMatrix<double>(how == QLatin1String("rows")
+                                             ? MatrixD(m.topRows(m.rows() - 1))
+                                             : MatrixD(m.leftCols(m.cols() - 1)));
+    }
+    const QString in = tempPath(QStringLiteral("variant_error_in.npz"));
+    const QString out = tempPath(QStringLiteral("variant_error_out.npz"));
+    QFile::remove(out);
+    save(in, c);
+    const Run r = runCompute({"--in", in, "--out", out});
     QCOMPARE(r.exitCode, 2);
     QVERIFY2(r.err.contains(message), qPrintable(r.err));
     QVERIFY(!QFile::exists(out));
