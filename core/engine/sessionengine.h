@@ -53,6 +53,22 @@ struct EngineResult
     std::vector<MatrixD> positionBias;
     bool positionBiasCausal = false; ///< positionBias is −m_h·(i − j) (else −m_h·|i − j|)
     std::vector<std::vector<std::uint8_t>> fullyMasked; ///< h × n_q
+    /// Learned sinks (core/attention/variants.h): h × n_q, each row's mass on the sink,
+    /// exp(b_h) / (exp(b_h) + Σ_k exp(s_ik)), and the h sink logits; empty otherwise.
+    std::vector<VectorD> learnedSinkMass;
+    std::vector<double> sinkLogits;
+    /// Differential attention: A₁ and A₂ (h matrices n_q × n_k each, plain softmaxes) and λ per
+    /// head; `weights` then hold A₁ − λA₂. Empty otherwise.
+    std::vector<MatrixD> firstWeights, secondWeights;
+    std::vector<double> lambda;
+    /// Gated attention: the h heads' gate σ(g) averaged over each head's d_v columns, h × n_q;
+    /// empty otherwise.
+    std::vector<VectorD> gateMean;
+    /// The weights can be negative (differential attention, or stored weights that are): views
+    /// draw them on a diverging scale centred on 0.
+    bool signedWeights = false;
+    /// Per head: the metrics of each row's distribution — the weights; with learned sinks the
+    /// weights and the sink (n_k + 1 entries); with differential attention those of A₁.
     std::vector<RowMetrics> metrics; ///< per head
     double scale = 1.0; ///< d_k^(−α)/τ applied in every head
     double worstRowSumError = 0; ///< max over heads and rows of |Σw − 1|

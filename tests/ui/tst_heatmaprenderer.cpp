@@ -233,6 +233,37 @@ private slots:
         QCOMPARE(QRgb(image.pixel(1, 1)), cmap.map(0.0));
     }
 
+    // Signed weights (differential attention's A₁ − λA₂) are drawn on the diverging RdBu_r scale
+    // centred on 0 over their data range, whatever colormap the options hold: a negative weight
+    // is blue, 0 white, the largest |w| at the ends; the colourbar says so.
+    void signedWeightsUseTheDivergingScale()
+    {
+        HeatmapRenderer renderer;
+        auto result = makeResult(1, 1, 3, [](int, int, int j) {
+            return j == 0 ? -0.4 : j == 1 ? 0.0 : 0.2;
+        });
+        result->signedWeights = true;
+        renderer.setResult(result);
+        HeatmapOptions options;
+        options.colormap = ColormapId::Viridis;
+        renderer.setOptions(options);
+        QCOMPARE(renderer.colormap().id(), ColormapId::RdBu);
+        const ColorNorm norm = renderer.norm();
+        QCOMPARE(norm.vmin, -0.4);
+        QCOMPARE(norm.vmax, 0.4);
+        const QImage image = renderer.tileImage(0);
+        const Colormap cmap(ColormapId::RdBu);
+        QCOMPARE(QRgb(image.pixel(0, 0)), cmap.map(0.0));
+        QCOMPARE(QRgb(image.pixel(1, 0)), cmap.map(0.5));
+        QCOMPARE(QRgb(image.pixel(2, 0)), cmap.map(0.75));
+        QVERIFY(renderer.colorbarLines().join(QLatin1Char(' ')).contains(QLatin1String("signed")));
+        // The same weights unsigned keep the options' colormap and the fixed range [0, 1].
+        result->signedWeights = false;
+        renderer.setResult(result);
+        QCOMPARE(renderer.colormap().id(), ColormapId::Viridis);
+        QCOMPARE(renderer.norm().vmax, 1.0);
+    }
+
     // Masked cells: not the colour of a weight near 0, causal differs from padding, both hatched.
     void maskedCellsDistinct()
     {

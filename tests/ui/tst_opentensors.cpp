@@ -20,6 +20,8 @@ private slots:
     void pytorchFixtureShowsExpectedWeights_data();
     void pytorchFixtureShowsExpectedWeights();
     void float32ComputesWithinTolerance();
+    void variantsShowNumPyWeights_data();
+    void variantsShowNumPyWeights();
     void batchAxisPicksAnItem();
     void sessionScaleAppliesToLoadedInputs();
     void weightArrays_data();
@@ -103,6 +105,58 @@ void TestOpenTensors::pytorchFixtureShowsExpectedWeights()
         }
         ATTN_COMPARE_CLOSE(r->weights[std::size_t(h)], reference, 1e-12, 0.0);
     }
+}
+
+// Tensor files with the 2025 variants' arrays (tests/reference/make_variant_compute_fixtures.py,
+// NumPy from the papers' formulas) show their weights: learned sinks' rows sum to 1 − sink mass,
+// differential attention's A₁ − λA₂ is signed (drawn on the diverging scale) with A₁ and A₂
+// kept, and the caption names the variant.
+void TestOpenTensors::variantsShowNumPyWeights_data()
+{
+    QTest::addColumn<QString>("fixture");
+    QTest::addColumn<QString>("caption");
+    QTest::newRow("learned sinks") << "sinks_gqa_rope_window"
+                                   << "learned sinks b=0.5/-inf/2/-1";
+    QTest::newRow("differential, gated")
+        << "differential_gated"
+        << "differential A\u2081\u2212\u03bbA\u2082, \u03bb=0.3/0.8";
+}
+
+void TestOpenTensors::variantsShowNumPyWeights()
+{
+    QFETCH(QString, fixture);
+    QFETCH(QString, caption);
+    Bench b;
+    QVERIFY(b.start());
+    const QString file = QStringLiteral(ATTN_FIXTURE_DIR "/variants/compute_%1.npz").arg(fixture);
+    QString error;
+    QVERIFY2(b.controller.openFile(file, &error), qPrintable(error));
+    const ResultPtr r = b.settle();
+    QVERIFY(r && r->ok());
+    QVERIFY2(b.session.parameters().caption().contains(caption),
+             qPrintable(b.session.parameters().caption()));
+    const NpyArray expected = member(file, "expected_weights");
+    QCOMPARE(r->headCount(), int(expected.shape[0]));
+    // The window's sliding window and RoPE are command-line options of this fixture: compare
+    // only the fixture without them, and the invariants of both.
+    const bool plainOptions = fixture == QLatin1String("differential_gated");
+    for (int h = 0; h < r->headCount(); ++h) {
+        const MatrixD &w = r->weights[std::size_t(h)];
+        if (plainOptions)
+            ATTN_COMPARE_CLOSE(w, expected.slice<double>(h, "expected_weights"), 1e-12, 0.0);
+        if (!r->learnedSinkMass.empty()) {
+            const VectorD total = w.rowwise().sum() + r->learnedSinkMass[std::size_t(h)];
+            QVERIFY((total.array() - 1.0).abs().maxCoeff() <= 1e-12);
+        } else {
+            const double lambda = r->lambda.at(std::size_t(h));
+            QVERIFY((w.rowwise().sum().array() - (1.0 - lambda)).abs().maxCoeff() <= 1e-12);
+            ATTN_COMPARE_CLOSE(r->firstWeights.at(std::size_t(h)),
+                               member(file, "expected_first").slice<double>(h, "expected_first"),
+                               1e-12, 0.0);
+        }
+    }
+    QCOMPARE(r->signedWeights, !r->lambda.empty());
+    QCOMPARE(r->learnedSinkMass.empty(), plainOptions);
 }
 
 // Inputs with PyTorch's batch axis (tests/reference/make_batch_fixtures.py, B = 3): the batch

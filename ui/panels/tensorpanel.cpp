@@ -228,10 +228,15 @@ void TensorPanel::setResult(const std::shared_ptr<const SessionResult> &result)
         for (const auto &flags : result->fullyMasked)
             for (std::uint8_t f : flags)
                 fully += f != 0;
-        m_checkLabel->setText(
-            tr("Recomputed: worst |Σw − 1| = %1; %2 fully masked rows (weights 0)")
-                .arg(result->worstRowSumError, 0, 'g', 2)
-                .arg(fully));
+        // With learned sinks each row and its sink mass sum to 1; with differential attention
+        // A₁'s rows do (those of A₁ − λA₂ sum to 1 − λ).
+        const QString sums = !result->learnedSinkMass.empty() ? tr("worst |Σw + sink − 1|")
+            : !result->lambda.empty()                         ? tr("worst |ΣA₁ − 1|")
+                                                              : tr("worst |Σw − 1|");
+        m_checkLabel->setText(tr("Recomputed: %1 = %2; %3 fully masked rows (weights 0)")
+                                  .arg(sums)
+                                  .arg(result->worstRowSumError, 0, 'g', 2)
+                                  .arg(fully));
     }
 }
 

@@ -160,7 +160,7 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
                 t, QSize(int(std::ceil(devSize.width())), int(std::ceil(devSize.height()))));
             image = enlargedTileImage(std::move(image), devSize, lay.cellSize * devScale,
                                       vectorOutput, anyMasked ? &res.maskState : nullptr, win,
-                                      m_options.colormap, f * devScale);
+                                      colormap().id(), f * devScale);
             painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
             painter->drawImage(map, image);
         }
@@ -264,10 +264,10 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
     const Colormap cmap = colormap();
     const ColorNorm cn = norm();
     const QRectF bar = lay.colorbar;
-    const QString quantity = m_options.quantity == HeatmapQuantity::Weights
-        ? QStringLiteral("weight")
-        : m_options.quantity == HeatmapQuantity::Scores ? QStringLiteral("raw score")
-                                                        : QStringLiteral("scaled score");
+    const QString quantity = signedWeightsShown()        ? QStringLiteral("signed weight")
+        : m_options.quantity == HeatmapQuantity::Weights ? QStringLiteral("weight")
+        : m_options.quantity == HeatmapQuantity::Scores  ? QStringLiteral("raw score")
+                                                         : QStringLiteral("scaled score");
     painter->setFont(bold);
     painter->drawText(
         QRectF(bar.left(), bar.top() - fm.height() * 1.8, lay.legend.width(), fm.height() * 1.2),

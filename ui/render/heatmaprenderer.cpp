@@ -148,11 +148,18 @@ const MatrixD *HeatmapRenderer::tileMatrix(const TileSpec &spec) const
     return nullptr;
 }
 
+bool HeatmapRenderer::signedWeightsShown() const
+{
+    return m_result && m_result->ok() && m_result->signedWeights
+        && m_options.quantity == HeatmapQuantity::Weights;
+}
+
 ColorNorm HeatmapRenderer::norm() const
 {
     if (m_normValid)
         return m_norm;
-    const bool weights = m_options.quantity == HeatmapQuantity::Weights;
+    // Signed weights take their data range, symmetric about 0, like the scores.
+    const bool weights = m_options.quantity == HeatmapQuantity::Weights && !signedWeightsShown();
     const bool log = m_options.scale == ColorScale::Log && weights;
     const bool useMask = cellMasksToApply();
     const double top
@@ -206,7 +213,7 @@ ColorNorm HeatmapRenderer::norm() const
 
 QRgb HeatmapRenderer::maskedColor(std::uint8_t state) const
 {
-    return maskColor(m_options.colormap, state);
+    return maskColor(colormap().id(), state);
 }
 
 QRect HeatmapRenderer::visibleCells() const
@@ -246,7 +253,7 @@ QImage HeatmapRenderer::tileImage(int tile, QSize maxPixels) const
     request.values = tileMatrix(specs[tile]);
     // (all states 0: nothing to check per cell)
     request.maskState = cellMasksToApply() ? &m_result->maskState : nullptr;
-    request.colormap = m_options.colormap;
+    request.colormap = colormap().id();
     request.norm = norm();
     request.pooling = m_options.pooling;
     request.window = visibleCells();
@@ -296,9 +303,11 @@ QString HeatmapRenderer::captionText(bool vectorOutput) const
 QStringList HeatmapRenderer::colorbarLines() const
 {
     const ColorNorm cn = norm();
-    const bool weights = m_options.quantity == HeatmapQuantity::Weights;
+    const bool weights = m_options.quantity == HeatmapQuantity::Weights && !signedWeightsShown();
     QStringList lines;
     lines << QStringLiteral("%1, %2").arg(colormap().name(), cn.scaleName());
+    if (signedWeightsShown())
+        lines << QStringLiteral("signed weights, 0 = white");
     // A fixed range up to the largest weight (fixedTop, the Long tab's scales) says so.
     lines << QStringLiteral("%1 [%2, %3]")
                  .arg(m_options.autoRange || !weights ? QStringLiteral("auto")

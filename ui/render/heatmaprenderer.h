@@ -207,7 +207,13 @@ public:
     void setOptions(const HeatmapOptions &options);
     const HeatmapOptions &options() const { return m_options; }
 
-    Colormap colormap() const { return Colormap(m_options.colormap); }
+    /// The options' colormap; signed weights (differential attention) on the diverging RdBu_r.
+    Colormap colormap() const
+    {
+        return Colormap(signedWeightsShown() ? ColormapId::RdBu : m_options.colormap);
+    }
+    /// Weights that can be negative are shown (EngineResult::signedWeights).
+    bool signedWeightsShown() const;
     /// The value → colour normalisation in effect for the current result and options.
     ColorNorm norm() const;
     /// Base colour of a masked cell with MaskStateBits `state` (≠ 0): maskColor() of the active

@@ -8,6 +8,7 @@
 #include "core/attention/groupedattention.h"
 #include "core/attention/mask.h"
 #include "core/attention/multihead.h"
+#include "core/attention/variants.h"
 #include "core/base/messages.h"
 #include "core/base/threads.h"
 #include "core/engine/engineparameters.h"
@@ -87,10 +88,37 @@ void computeInputs(const SessionParameters &p, const TensorCase<double> &c, Sess
         fully = std::move(m.fullyMasked);
         mean = std::move(m.weightsMean);
         r.scale = m.scale;
-    } else if (c.projectedHeads) {
-        // Already-projected heads: query n_q × h·d_k, key n_k × g·d_k, value n_k × g·d_v.
-        GroupedAttentionResult<T> g
-            = groupedQueryAttention<T>(query, key, value, c.heads, c.kvHeads, mask, options);
+    } else if (c.projectedHeads || c.variants.any()) {
+        // Already-projected heads: query n_q × h·d_k, key n_k × g·d_k, value n_k × g·d_v (plain
+        // attention with a variant's arrays as one head).
+        GroupedAttentionResult<T> g;
+        if (c.variants.any()) {
+            GroupedVariants<T> variants;
+            variants.sinkLogits = c.variants.sinkLogits;
+            variants.query2 = c.variants.query2.template cast<T>();
+            variants.key2 = c.variants.key2.template cast<T>();
+            variants.lambda = c.variants.lambda;
+            variants.gateLogits = c.variants.gateLogits.template cast<T>();
+            GroupedVariantResult<T> v = groupedVariantAttention<T>(
+                query, key, value, c.heads, c.kvHeads, variants, mask, options);
+            g = std::move(v.attention);
+            for (const Matrix<T> &w : v.firstWeights)
+                r.firstWeights.push_back(w.template cast<double>());
+            for (const Matrix<T> &w : v.secondWeights)
+                r.secondWeights.push_back(w.template cast<double>());
+            r.lambda = v.lambda;
+            r.signedWeights = !v.lambda.empty();
+            r.learnedSinkMass = std::move(v.sinkMass);
+            r.sinkLogits = v.sinkLogits;
+            if (v.gate.size() > 0) {
+                const Index dV = v.gate.cols() / c.heads;
+                for (Index h = 0; h < c.heads; ++h)
+                    r.gateMean.push_back(
+                        v.gate.middleCols(h * dV, dV).template cast<double>().rowwise().mean());
+            }
+        } else {
+            g = groupedQueryAttention<T>(query, key, value, c.heads, c.kvHeads, mask, options);
+        }
         mean = Matrix<T>::Zero(nQ, nK);
         for (const Matrix<T> &w : g.weights)
             mean += w;
@@ -114,7 +142,17 @@ void computeInputs(const SessionParameters &p, const TensorCase<double> &c, Sess
     r.maskState = mask.stateMatrix(nQ, nK);
     r.fullyMasked = fully;
     for (std::size_t h = 0; h < weights.size(); ++h) {
-        r.metrics.push_back(rowMetrics(weights[h], fully[h]));
+        // Metrics of each row's distribution: with a learned sink the keys and the sink, with
+        // differential attention A₁ (a signed row has no entropy).
+        if (!r.learnedSinkMass.empty()) {
+            MatrixD withSink(nQ, nK + 1);
+            withSink << weights[h].template cast<double>(), r.learnedSinkMass[h];
+            r.metrics.push_back(rowMetrics(withSink));
+        } else if (!r.firstWeights.empty()) {
+            r.metrics.push_back(rowMetrics(r.firstWeights[h], fully[h]));
+        } else {
+            r.metrics.push_back(rowMetrics(weights[h], fully[h]));
+        }
         mergeNonFinite(r.nonFinite, findNonFinite(weights[h]));
         r.worstRowSumError
             = std::max(r.worstRowSumError, summarize(r.metrics.back()).worstRowSumError);
@@ -168,6 +206,9 @@ void showWeights(const TensorSource &source, const TensorSource::Data &data, Ses
         r.fullyMasked.emplace_back(std::size_t(queries), std::uint8_t(0));
         r.metrics.push_back(rowMetrics(w));
         mergeNonFinite(r.nonFinite, findNonFinite(w));
+        // Stored weights with negative entries (differential attention's A₁ − λA₂ written by
+        // attnlab compute) are drawn on the signed scale; the check still reports the rows.
+        r.signedWeights = r.signedWeights || (w.array() < 0.0).any();
         const VectorD &e = r.metrics.back().rowSumError;
         for (Index i = 0; i < e.size(); ++i) {
             if (std::isfinite(e(i)))
@@ -460,6 +501,22 @@ QString TensorSource::caption(const SessionParameters &p) const
     parts << QStringLiteral("d_model=%1").arg(c.dModel()) << QStringLiteral("h=%1").arg(c.heads)
           << QStringLiteral("d_k=%1").arg(c.headDim());
     parts << QStringLiteral("scale=") + scaleFormula(p.scaleExponent, p.temperature);
+    const auto numbers = [](const std::vector<double> &values) {
+        QStringList text;
+        for (const double v : values)
+            text << QString::number(v, 'g', 4);
+        text.removeDuplicates();
+        return text.join(QLatin1Char('/'));
+    };
+    if (c.variants.hasSinks())
+        parts << QStringLiteral("learned sinks b=%1 (rows sum to 1 − sink mass)")
+                     .arg(numbers(c.variants.sinkLogits));
+    if (c.variants.isDifferential())
+        parts << QStringLiteral("differential A₁−λA₂, λ=%1 (rows sum to "
+                                "1−λ)")
+                     .arg(numbers(c.variants.lambda));
+    if (c.variants.hasGate())
+        parts << QStringLiteral("gated outputs σ(g)");
     // The file's masks named as the legend and the tooltips name their cells (maskStateText):
     // a boolean attn_mask and the -inf cells of an additive one are custom, key_padding_mask is
     // padding.
@@ -596,7 +653,18 @@ std::shared_ptr<const TensorSource> makeTensorSource(const TensorFile &file,
                                             .arg(c.key.cols())
                                             .arg(c.value.cols())
                                       : QString())
+                       : c.projectedHeads
+                       ? QStringLiteral("already-projected heads, h = %1, g = %2 key/value heads")
+                             .arg(c.heads)
+                             .arg(c.kvHeads)
                        : QStringLiteral("plain scaled dot-product attention"))
+                + (c.variants.hasSinks() ? QStringLiteral(", learned sinks (sink_logits)")
+                                         : QString())
+                + (c.variants.isDifferential()
+                       ? QStringLiteral(", differential attention (query2, key2, lambda)")
+                       : QString())
+                + (c.variants.hasGate() ? QStringLiteral(", gated outputs (gate_logits)")
+                                        : QString())
                 + QStringLiteral("; %1").arg(q(c.shapeSummary()))
                 + (masks.isEmpty()
                        ? QString()
