@@ -56,6 +56,16 @@ QList<QCommandLineOption> heatmapModelOptions()
          QStringLiteral("alpha"), QStringLiteral("0.5")},
         {QStringLiteral("temperature"), QStringLiteral("Softmax temperature (> 0)."),
          QStringLiteral("tau"), QStringLiteral("1")},
+        {QStringLiteral("sink-logit"),
+         QStringLiteral("A learned sink in every head (gpt-oss): exp(B) joins each softmax "
+                        "denominator, so rows sum to 1 - sink mass; -50 ... 50. Not with "
+                        "--differential-lambda."),
+         QStringLiteral("B")},
+        {QStringLiteral("differential-lambda"),
+         QStringLiteral("Differential attention (Ye et al. 2025): weights A1 - L*A2, A2 from a "
+                        "second layer's queries and keys drawn after the inputs; -1 ... 2. The "
+                        "weights are signed (a diverging colour scale)."),
+         QStringLiteral("L")},
         {QStringLiteral("dtype"), QStringLiteral("float32 or float64."), QStringLiteral("dtype"),
          QStringLiteral("float64")},
         {QStringLiteral("view"),

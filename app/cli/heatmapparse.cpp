@@ -62,6 +62,10 @@ QStringList sessionArguments(const SessionDocument &session)
         a << QStringLiteral("--window") << QString::number(p.window);
     if (p.sinks > 0)
         a << QStringLiteral("--sinks") << QString::number(p.sinks);
+    if (p.learnedSink)
+        a << QStringLiteral("--sink-logit") << QString::number(p.sinkLogit, 'g', 17);
+    if (p.differential)
+        a << QStringLiteral("--differential-lambda") << QString::number(p.lambda, 'g', 17);
     const HeatmapOptions o
         = heatmapViewFromJson(session.view.value(QLatin1String("heatmap")).toObject(), {});
     if (o.view == HeatmapView::SingleHead) {
@@ -438,6 +442,27 @@ std::optional<int> parseModelParameters(const QCommandLineParser &parser, Heatma
     if (!temperature)
         return usageError(req.command, error);
     req.p.temperature = *temperature;
+    if (parser.isSet(QStringLiteral("sink-logit"))) {
+        const auto b = doubleOption(parser, QStringLiteral("sink-logit"),
+                                    -SessionParameters::maxVariantLogit,
+                                    SessionParameters::maxVariantLogit, &error);
+        if (!b)
+            return usageError(req.command, error);
+        req.p.learnedSink = true;
+        req.p.sinkLogit = *b;
+    }
+    if (parser.isSet(QStringLiteral("differential-lambda"))) {
+        const auto lambda
+            = doubleOption(parser, QStringLiteral("differential-lambda"), -1.0, 2.0, &error);
+        if (!lambda)
+            return usageError(req.command, error);
+        req.p.differential = true;
+        req.p.lambda = *lambda;
+    }
+    if (req.p.learnedSink && req.p.differential)
+        return usageError(req.command,
+                          QStringLiteral("--sink-logit and --differential-lambda do not combine "
+                                         "(no published model uses both): choose one"));
     return parseModelInputs(parser, req);
 }
 

@@ -15,9 +15,8 @@ std::string shape(Index rows, Index cols)
     return std::to_string(rows) + " x " + std::to_string(cols);
 }
 
-/// Rows of softmax with a sink logit b in the denominator: weights(i, j) = exp(s_ij) / (exp(b) +
-/// Σ_k exp(s_ik)) for the scaled and masked scores s (n_q × n_k, −inf where masked); returns the
-/// sink mass of each row. With b = −inf and every key masked the row is 0 and its mass 0.
+} // namespace
+
 template<typename T>
 Vector<T> sinkSoftmaxRows(const Matrix<T> &scaledScores, double sinkLogit, Matrix<T> &weights)
 {
@@ -43,6 +42,8 @@ Vector<T> sinkSoftmaxRows(const Matrix<T> &scaledScores, double sinkLogit, Matri
     }
     return mass;
 }
+
+namespace {
 
 void checkSinkLogit(double sinkLogit, const AttentionOptions &options)
 {
@@ -333,6 +334,7 @@ MlaResult<T> mlaAbsorbed(const ConstMatrixRef<T> &x, const MlaWeights<T> &w,
 }
 
 #define ATTN_INSTANTIATE_VARIANTS(T)                                                               \
+    template Vector<T> sinkSoftmaxRows<T>(const Matrix<T> &, double, Matrix<T> &);                 \
     template SinkAttentionResult<T> learnedSinkAttention<T>(                                       \
         const ConstMatrixRef<T> &, const ConstMatrixRef<T> &, const ConstMatrixRef<T> &, double,   \
         const AttentionMask &, const AttentionOptions &);                                          \

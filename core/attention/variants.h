@@ -62,6 +62,13 @@ learnedSinkAttention(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &ke
                      const ConstMatrixRef<T> &value, double sinkLogit,
                      const AttentionMask &mask = {}, const AttentionOptions &options = {});
 
+/// Rows of softmax with the sink logit b in the denominator: weights(i, j) = exp(s_ij) / (exp(b)
+/// + Σ_k exp(s_ik)) for scaled and masked scores s (n_q × n_k, −inf where masked; weights is
+/// resized to n_q × n_k); returns each row's sink mass exp(b) / (…), n_q. A fully masked row
+/// gives its whole mass to the sink (with b = −inf: weights 0, mass 0). Never throws.
+template<typename T>
+Vector<T> sinkSoftmaxRows(const Matrix<T> &scaledScores, double sinkLogit, Matrix<T> &weights);
+
 /// σ(gateLogits) ⊙ output (both n × d_v), σ(g) = 1 / (1 + e^(−g)). Throws InvalidArgument
 /// naming the shapes when they differ, NonFiniteInput for a NaN gate logit.
 template<typename T>

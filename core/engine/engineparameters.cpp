@@ -127,6 +127,17 @@ std::string EngineParameters::validate(Index maxN) const
         return e;
     if (sinks > 0 && window == 0)
         return "attention sinks need a sliding window (w > 0)";
+    if (learnedSink)
+        if (std::string e
+            = outOfRange("sink logit b", sinkLogit, -maxVariantLogit, maxVariantLogit);
+            !e.empty())
+            return e;
+    if (differential)
+        if (std::string e = outOfRange("differential \u03bb", lambda, -1, 2); !e.empty())
+            return e;
+    if (learnedSink && differential)
+        return "a learned sink and differential attention do not combine (no published model "
+               "uses both): choose one";
     return {};
 }
 

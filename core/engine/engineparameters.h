@@ -85,6 +85,17 @@ struct EngineParameters
     Index kvHeads = 0;
     Index window = 0; ///< sliding-window causal mask width (query i sees i − w < j ≤ i); 0 = off
     Index sinks = 0; ///< attention sinks: the first keys the window never masks
+    /// Learned sink (gpt-oss; core/attention/variants.h): every head's softmax denominator
+    /// gains exp(sinkLogit), w_ij = exp(s_ij) / (exp(b) + Σ_k exp(s_ik)); b in
+    /// [−maxVariantLogit, maxVariantLogit].
+    bool learnedSink = false;
+    double sinkLogit = 0.0;
+    /// Differential attention (Ye et al. 2025, Eq. 1): weights A₁ − λA₂, A₂ from a second
+    /// layer's queries and keys drawn after the inputs (sessioninputs.h); λ in [−1, 2]. Not with
+    /// learnedSink.
+    bool differential = false;
+    double lambda = 0.5;
+    static constexpr double maxVariantLogit = 50.0;
     DType dtype = DType::Float64;
     /// Typed tokens, UTF-8: token i < n gives query row i its embedding and label
     /// (sessioninputs.h); for encoder–decoder attention token n + j gives encoder row j its
@@ -124,7 +135,9 @@ struct EngineParameters
     /// its range: n and n_k in [1, maxN], d_model in [1, maxDModel], h in [1, d_model] dividing
     /// d_model, n_q·n_k·h at most 2^40, the padding count in [0, n_k] with a padding mask, α in
     /// [0, 1], τ finite > 0, one position scheme, an even d_k with RoPE, the RoPE base in
-    /// [1, 1e12], g dividing h, window and sinks in [0, maxN], sinks only with a window.
+    /// [1, 1e12], g dividing h, window and sinks in [0, maxN], sinks only with a window, the
+    /// sink logit in [−50, 50], λ in [−1, 2], a learned sink and differential attention not
+    /// together.
     std::string validate(Index maxN = maxSequence) const;
     /// Throws InvalidArgument("session: " + validate(maxN)) when the parameters are invalid.
     void check(Index maxN = maxLongSequence) const;

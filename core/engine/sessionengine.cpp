@@ -3,6 +3,7 @@
 #include "core/attention/groupedattention.h"
 
 #include "core/attention/positional.h"
+#include "core/attention/variants.h"
 #include "core/base/blas.h"
 
 #include "core/attention/softmax.h"
@@ -558,6 +559,46 @@ void rowPassFromScores(Scores &cache, Index nQ, Index nK, const AttentionMask &m
         r.positionBias.push_back(alibiBias(nQ, nK, m, mask.hasCausal()));
 }
 
+/// A learned sink b in every head (core/attention/variants.h) applied to the row pass's result:
+/// the weights recomputed in float64 from the scaled scores with exp(b) in the denominator, the
+/// sink mass kept, the metrics of each row over the keys and the sink, the mean over heads.
+void applyLearnedSink(double sinkLogit, EngineResult &r)
+{
+    const std::size_t hs = r.weights.size();
+    const Index nQ = r.weightsMean.rows(), nK = r.weightsMean.cols();
+    r.learnedSinkMass.clear();
+    r.sinkLogits.assign(hs, sinkLogit);
+    r.weightsMean.setZero();
+    r.worstRowSumError = 0;
+    MatrixD withSink(nQ, nK + 1);
+    for (std::size_t u = 0; u < hs; ++u) {
+        r.learnedSinkMass.push_back(
+            sinkSoftmaxRows<double>(r.scaledScores[u], sinkLogit, r.weights[u]));
+        withSink << r.weights[u], r.learnedSinkMass.back();
+        r.metrics[u] = rowMetrics<double>(withSink, r.fullyMasked[u]);
+        r.worstRowSumError = std::max(r.worstRowSumError, summarize(r.metrics[u]).worstRowSumError);
+        r.weightsMean += r.weights[u];
+    }
+    r.weightsMean /= double(hs);
+}
+
+/// Differential attention (Ye et al. 2025, Eq. 1): the row pass's weights are A₁, `second`'s A₂;
+/// the weights become A₁ − λA₂ (signed), A₁ and A₂ are kept, the metrics stay A₁'s.
+void applyDifferential(double lambda, EngineResult &r, EngineResult &&second)
+{
+    const std::size_t hs = r.weights.size();
+    r.firstWeights = r.weights;
+    r.secondWeights = std::move(second.weights);
+    r.lambda.assign(hs, lambda);
+    r.signedWeights = true;
+    r.weightsMean.setZero();
+    for (std::size_t u = 0; u < hs; ++u) {
+        r.weights[u] = r.firstWeights[u] - lambda * r.secondWeights[u];
+        r.weightsMean += r.weights[u];
+    }
+    r.weightsMean /= double(hs);
+}
+
 template<typename T>
 void computeSeeded(const EngineParameters &p, Scores &data, bool fresh, bool keep, EngineResult &r,
                    EngineBufferPool *pool, const CancelToken &cancel)
@@ -581,9 +622,39 @@ void computeSeeded(const EngineParameters &p, Scores &data, bool fresh, bool kee
     options.scaleExponent = p.scaleExponent;
     options.temperature = p.temperature;
     const AttentionMask mask = p.attentionMask();
-    rowPassFromScores<T>(data, p.queryCount(), p.keyCount(), mask, effectiveScale(p.dK(), options),
-                         r, pool, !keep, cancel,
-                         p.alibi ? alibiSlopes(p.heads) : std::vector<double>());
+    const double scale = effectiveScale(p.dK(), options);
+    const std::vector<double> slopes = p.alibi ? alibiSlopes(p.heads) : std::vector<double>();
+    rowPassFromScores<T>(data, p.queryCount(), p.keyCount(), mask, scale, r, pool, !keep, cancel,
+                         slopes);
+    r.learnedSinkMass.clear();
+    r.sinkLogits.clear();
+    r.firstWeights.clear();
+    r.secondWeights.clear();
+    r.lambda.clear();
+    r.gateMean.clear();
+    r.signedWeights = false;
+    if (p.learnedSink)
+        applyLearnedSink(p.sinkLogit, r);
+    if (p.differential) {
+        // A₂ from the second layer's queries and keys of the same inputs (sessioninputs.h),
+        // with the same positions, grouping, scale and mask; not cached.
+        const SessionInputs<T> in = sessionInputs<T>(p);
+        const Matrix<T> query = in.query.template cast<T>();
+        const Matrix<T> encoder
+            = in.encoder.size() > 0 ? Matrix<T>(in.encoder.template cast<T>()) : Matrix<T>();
+        ScoreOptions extra;
+        extra.kvHeads = p.kvHeads;
+        extra.rope = p.rope;
+        extra.ropeConvention = p.ropeConvention;
+        extra.ropeBase = p.ropeBase;
+        Scores second;
+        computeScores<T>(*in.secondLayer, query, encoder.size() > 0 ? encoder : query, second,
+                         cancel, extra);
+        EngineResult r2;
+        rowPassFromScores<T>(second, p.queryCount(), p.keyCount(), mask, scale, r2, nullptr, true,
+                             cancel, slopes);
+        applyDifferential(p.lambda, r, std::move(r2));
+    }
     // With attention sinks under a sliding window: each head's mean weight mass on them over the
     // rows whose window has moved past them (i >= w + s), as E15 measures it.
     r.sinkMass.clear();

@@ -41,7 +41,7 @@ template<typename T> SessionInputs<T> sessionInputs(const EngineParameters &p)
     const Index nK = p.keyCount();
     const Index d = p.dModel;
     // Draw order: layer parameters, decoder/query-side input X, encoder input E (cross only).
-    SessionInputs<T> in {MultiheadAttention<T>(d, p.heads), MatrixD(), MatrixD()};
+    SessionInputs<T> in {MultiheadAttention<T>(d, p.heads), MatrixD(), MatrixD(), std::nullopt};
     const bool cross = p.kind == AttentionKind::EncoderDecoder;
     if (p.generator == RandomSource::Torch) {
         // nn.MultiheadAttention(d, h) in T, then torch.randn(1, n, d) in T.
@@ -56,12 +56,20 @@ template<typename T> SessionInputs<T> sessionInputs(const EngineParameters &p)
         in.query = draw(nQ);
         if (cross)
             in.encoder = draw(nK);
+        if (p.differential) {
+            in.secondLayer.emplace(d, p.heads);
+            initTorchDefault(*in.secondLayer, rng);
+        }
     } else {
         Generator rng(p.seed);
         in.layer.initXavier(rng);
         in.query = rng.standardNormal(nQ, d);
         if (cross)
             in.encoder = rng.standardNormal(nK, d);
+        if (p.differential) {
+            in.secondLayer.emplace(d, p.heads);
+            in.secondLayer->initXavier(rng);
+        }
     }
     // Typed tokens replace the drawn rows: query i by tokens[i] (i < n), for encoder–decoder
     // attention encoder row j by tokens[n + j]; every token counts, the empty one too.

@@ -8,6 +8,7 @@
 #include "core/engine/engineparameters.h"
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace attn {
@@ -32,13 +33,17 @@ template<typename T> struct SessionInputs
     MultiheadAttention<T> layer; ///< d_model, h; initXavier, or initTorchDefault (Torch)
     MatrixD query; ///< X: n_q × d_model (decoder / query side), float64 as drawn
     MatrixD encoder; ///< E: n_k × d_model for encoder–decoder attention, else 0 × 0
+    /// Differential attention (p.differential): the layer whose W_Q, W_K give Q₂ = X W_Q₂ᵀ and
+    /// K₂ (its W_V and W_O are drawn but unused), drawn after the inputs.
+    std::optional<MultiheadAttention<T>> secondLayer;
 };
 
 /// Draw order (one generator seeded with p.seed): MultiheadAttention::initXavier, then the
 /// query-side input X (n × d_model) then, for encoder–decoder attention, the encoder input
-/// (n_k × d_model), all standard normal in C order. With p.generator Torch the generator is
-/// torch.manual_seed(p.seed)'s (core/random/torchrandom.h): nn.MultiheadAttention's default
-/// initialisation (initTorchDefault) in T, then torch.randn(1, n, d_model) and, for
+/// (n_k × d_model), all standard normal in C order, then with p.differential a second layer
+/// (initXavier, or initTorchDefault with Torch) from the same generator. With p.generator Torch the
+/// generator is torch.manual_seed(p.seed)'s (core/random/torchrandom.h): nn.MultiheadAttention's
+/// default initialisation (initTorchDefault) in T, then torch.randn(1, n, d_model) and, for
 /// encoder–decoder attention, torch.randn(1, n_k, d_model), drawn in T (float32 draws are
 /// torch's float32 randn, widened exactly to float64 here). Typed tokens (p.tokens): row i of X is
 /// then replaced by tokenEmbedding(tokens[i]) for every i < n with a token (cross-attention: row j

@@ -13,7 +13,11 @@ documented draw order of ui/session/sessioncompute.h:
   (+ sinusoidal positions, Vaswani et al. 2017 §3.5, when positional)
   head i: q = X W_Q[i·d_k:(i+1)·d_k]ᵀ, k, v likewise from E (or X); scores = q kᵀ;
   scaled = scores · d_k^(−α) / τ; masked (causal top-left j > i, last m keys padding) = −inf;
-  weights = softmax rows (all-zero rows when every key is masked).
+  weights = softmax rows (all-zero rows when every key is masked);
+  with sink_logit b (a learned sink, gpt-oss): w_ij = e^{s_ij} / (e^b + Σ_k e^{s_ik});
+  with differential_lambda λ (Ye et al. 2025, Eq. 1): a second layer drawn after the inputs,
+  in_proj_weight₂ = b_in · (2·rng.random((3d, d)) − 1), out_proj_weight₂ likewise, its queries
+  and keys giving A₂; weights A₁ − λA₂ (scores are A₁'s).
 Floats are written with repr() (17 significant digits, round-trips exactly). Deterministic.
 """
 import json
@@ -34,6 +38,15 @@ CASES = [
          mask="padding", padding=2, scale_exponent=0.3, temperature=2.0, positional=True),
     dict(name="cross causal unscaled", n=6, n_k=4, d_model=8, heads=1, seed=42, kind="cross",
          mask="causal", padding=2, scale_exponent=0.0, temperature=1.0, positional=False),
+    dict(name="learned sink causal", n=7, n_k=10, d_model=12, heads=3, seed=8, kind="encoder",
+         mask="causal", padding=2, scale_exponent=0.5, temperature=1.0, positional=False,
+         learned_sink=True, sink_logit=1.25),
+    dict(name="differential padding", n=6, n_k=10, d_model=8, heads=2, seed=13, kind="encoder",
+         mask="padding", padding=2, scale_exponent=0.5, temperature=1.0, positional=True,
+         differential=True, differential_lambda=0.65),
+    dict(name="differential cross", n=5, n_k=7, d_model=8, heads=2, seed=21, kind="cross",
+         mask="none", padding=2, scale_exponent=0.5, temperature=1.0, positional=False,
+         differential=True, differential_lambda=0.3),
 ]
 
 
@@ -45,6 +58,27 @@ def sinusoid(n, d):
         angle = pos[:, 0] / 10000.0 ** (2 * i / d)
         pe[:, c] = np.sin(angle) if c % 2 == 0 else np.cos(angle)
     return pe
+
+
+def second_layer(case):
+    """Differential attention's second in_proj_weight: drawn after the inputs."""
+    n, d = case["n"], case["d_model"]
+    cross = case["kind"] == "cross"
+    nk = case["n_k"] if cross else n
+    rng = np.random.default_rng(case["seed"])
+    rng.random((3 * d, d))
+    rng.random((d, d))
+    rng.standard_normal((n, d))
+    if cross:
+        rng.standard_normal((nk, d))
+    return math.sqrt(6.0 / (d + 3 * d)) * (2.0 * rng.random((3 * d, d)) - 1.0)
+
+
+def sink_rows(t, b):
+    """Rows of e^{t_ij} / (e^b + Σ_k e^{t_ik}) (masked cells −inf)."""
+    m = np.maximum(t.max(axis=1, keepdims=True), b)
+    e = np.exp(t - m)
+    return e / (np.exp(b - m) + e.sum(axis=1, keepdims=True))
 
 
 def layer_and_inputs(case):
@@ -89,12 +123,24 @@ def compute(case):
     x = embeddings + positions
     q_all = x @ w_in[0:d].T
     k_all = kv @ w_in[d:2 * d].T
+    if "differential_lambda" in case:
+        w_in2 = second_layer(case)
+        q2_all = x @ w_in2[0:d].T
+        k2_all = kv @ w_in2[d:2 * d].T
     weights, scores = [], []
     for i in range(h):
         q = q_all[:, i * dk:(i + 1) * dk]
         k = k_all[:, i * dk:(i + 1) * dk]
         s = q @ k.T
-        w = softmax_rows(np.where(masked, -np.inf, s * scale), masked)
+        t = np.where(masked, -np.inf, s * scale)
+        if "sink_logit" in case:
+            w = sink_rows(t, case["sink_logit"])
+        else:
+            w = softmax_rows(t, masked)
+        if "differential_lambda" in case:
+            s2 = q2_all[:, i * dk:(i + 1) * dk] @ k2_all[:, i * dk:(i + 1) * dk].T
+            w = w - case["differential_lambda"] * softmax_rows(
+                np.where(masked, -np.inf, s2 * scale), masked)
         weights.append(w.tolist())
         scores.append(s.tolist())
     return weights, scores

@@ -123,6 +123,18 @@ private slots:
         p = ok;
         p.heads = 0;
         QTest::newRow("h = 0") << p << QStringLiteral("h (heads)");
+        p = ok;
+        p.learnedSink = true;
+        p.sinkLogit = 60;
+        QTest::newRow("sink logit 60") << p << QStringLiteral("sink logit b must be in [-50, 50]");
+        p = ok;
+        p.differential = true;
+        p.lambda = std::nan("");
+        QTest::newRow("lambda NaN") << p << QStringLiteral("differential \u03bb");
+        p = ok;
+        p.learnedSink = true;
+        p.differential = true;
+        QTest::newRow("sink and differential") << p << QStringLiteral("do not combine");
     }
     void validate()
     {
@@ -165,6 +177,13 @@ private slots:
         QTest::newRow("everything set") << p;
         p.generator = RandomSource::Torch;
         QTest::newRow("torch generator") << p;
+        p.learnedSink = true;
+        p.sinkLogit = -2.5;
+        QTest::newRow("learned sink") << p;
+        p.learnedSink = false;
+        p.differential = true;
+        p.lambda = 0.8;
+        QTest::newRow("differential") << p;
     }
     void jsonRoundTrip()
     {
@@ -566,6 +585,54 @@ private slots:
             }
             QCOMPARE(r.metrics[std::size_t(h)].maxWeight.size(), nQ);
         }
+    }
+
+    // A learned sink keeps each row plus its sink mass at 1 (a fully masked row all sink) and
+    // leaves the scores alone; differential attention keeps A₁ (the weights without it, bit for
+    // bit) and A₂, and its rows sum to 1 − λ, some weights negative.
+    void variantInvariants()
+    {
+        SessionParameters p;
+        p.n = 9;
+        p.dModel = 16;
+        p.heads = 4;
+        p.kind = AttentionKind::DecoderCausal;
+        p.mask = MaskChoice::KeyPadding;
+        p.paddingCount = 9; // every key padding: fully masked rows
+        const SessionResult plain = computeSession(p);
+        QVERIFY2(plain.ok(), qPrintable(plain.error));
+        SessionParameters sink = p;
+        sink.learnedSink = true;
+        sink.sinkLogit = 0.75;
+        const SessionResult s = computeSession(sink);
+        QVERIFY2(s.ok(), qPrintable(s.error));
+        QCOMPARE(int(s.learnedSinkMass.size()), p.heads);
+        for (int h = 0; h < p.heads; ++h) {
+            const VectorD total
+                = s.weights[std::size_t(h)].rowwise().sum() + s.learnedSinkMass[std::size_t(h)];
+            QVERIFY(((total.array() - 1.0).abs() <= 1e-12).all());
+            QVERIFY(s.learnedSinkMass[std::size_t(h)].isOnes()); // every row fully masked
+            QCOMPARE(s.scores[std::size_t(h)], plain.scores[std::size_t(h)]);
+        }
+        p.mask = MaskChoice::None;
+        const SessionResult a1 = computeSession(p);
+        SessionParameters diff = p;
+        diff.differential = true;
+        diff.lambda = 0.6;
+        const SessionResult d = computeSession(diff);
+        QVERIFY2(d.ok(), qPrintable(d.error));
+        QVERIFY(d.signedWeights);
+        bool negative = false;
+        for (int h = 0; h < p.heads; ++h) {
+            const std::size_t u = std::size_t(h);
+            QCOMPARE(d.firstWeights[u], a1.weights[u]);
+            const VectorD sums = d.weights[u].rowwise().sum();
+            QVERIFY(((sums.array() - 0.4).abs() <= 1e-12).all());
+            ATTN_COMPARE_CLOSE(d.weights[u], d.firstWeights[u] - 0.6 * d.secondWeights[u], 0.0,
+                               0.0);
+            negative = negative || (d.weights[u].array() < 0.0).any();
+        }
+        QVERIFY(negative);
     }
 
     void fullyMaskedRows()

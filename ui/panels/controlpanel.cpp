@@ -395,6 +395,41 @@ void ControlPanel::buildUi()
     moveRow(maskForm, m_windowSpin);
     moveRow(maskForm, m_sinksSpin);
     outer->addWidget(modernBox);
+
+    // ---- 2025 attention: a learned sink or differential attention in every head ----
+    auto *variantBox = new QGroupBox(tr("2025 attention"), this);
+    auto *variantForm = new QFormLayout(variantBox);
+    variantForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    m_variantCombo = new QComboBox(variantBox);
+    m_variantCombo->setObjectName(QStringLiteral("variantCombo"));
+    m_variantCombo->addItem(tr("None"), 0);
+    m_variantCombo->addItem(tr("Learned sink (gpt-oss)"), 1);
+    m_variantCombo->addItem(tr("Differential (A₁ − λA₂)"), 2);
+    m_variantCombo->setToolTip(tr(
+        "• learned sink: every head's softmax denominator gains exp(b), so a row can give "
+        "part of its weight to no key (rows sum to 1 − sink mass);\n• differential "
+        "attention (Ye et al. 2025): a second softmax A₂ from a second layer's queries and keys is "
+        "subtracted, A₁ − λA₂ — weights can be negative (drawn on a diverging scale) and rows "
+        "sum to 1 − λ."));
+    variantForm->addRow(tr("&Variant:"), m_variantCombo);
+    m_sinkLogitSpin = new QDoubleSpinBox(variantBox);
+    m_sinkLogitSpin->setObjectName(QStringLiteral("sinkLogitSpin"));
+    m_sinkLogitSpin->setRange(-SessionParameters::maxVariantLogit,
+                              SessionParameters::maxVariantLogit);
+    m_sinkLogitSpin->setDecimals(2);
+    m_sinkLogitSpin->setSingleStep(0.5);
+    m_sinkLogitSpin->setToolTip(tr("The sink logit b, compared with the scaled scores: "
+                                   "b well above them sends most of each row to the sink."));
+    variantForm->addRow(tr("Sink logit &b:"), m_sinkLogitSpin);
+    m_lambdaSpin = new QDoubleSpinBox(variantBox);
+    m_lambdaSpin->setObjectName(QStringLiteral("lambdaSpin"));
+    m_lambdaSpin->setRange(-1.0, 2.0);
+    m_lambdaSpin->setDecimals(2);
+    m_lambdaSpin->setSingleStep(0.05);
+    m_lambdaSpin->setToolTip(tr("λ of differential attention: 0 is A₁ alone; the paper's "
+                                "λ_init runs from 0.2 (first layer) to 0.8 (deep layers)."));
+    variantForm->addRow(tr("&λ:"), m_lambdaSpin);
+    outer->addWidget(variantBox);
     // The notes a change brings (a refused number, h moved to a divisor, the mask's rules) go
     // below every field, so a note appearing while typing never moves a field (the next click
     // lands where it was aimed); new ones are also announced through noteShown().
@@ -418,7 +453,7 @@ void ControlPanel::buildUi()
     // or the arrows), not on every keystroke: typing "1024" must not compute n = 1, 10, 102.
     for (QAbstractSpinBox *spin : std::initializer_list<QAbstractSpinBox *> {
              m_nSpin, m_nKSpin, m_seedSpin, m_dModelSpin, m_temperatureSpin, m_paddingSpin,
-             m_ropeBaseSpin, m_windowSpin, m_sinksSpin})
+             m_ropeBaseSpin, m_windowSpin, m_sinksSpin, m_sinkLogitSpin, m_lambdaSpin})
         spin->setKeyboardTracking(false);
 
     // ---- Wiring: each control edits one field ----
@@ -477,6 +512,17 @@ void ControlPanel::buildUi()
     });
     connect(m_sinksSpin, &QSpinBox::valueChanged, this,
             [this](int s) { edit([s](SessionParameters &p) { p.sinks = s; }); });
+    connect(m_variantCombo, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const int variant = m_variantCombo->itemData(index).toInt();
+        edit([variant](SessionParameters &p) {
+            p.learnedSink = variant == 1;
+            p.differential = variant == 2;
+        });
+    });
+    connect(m_sinkLogitSpin, &QDoubleSpinBox::valueChanged, this,
+            [this](double b) { edit([b](SessionParameters &p) { p.sinkLogit = b; }); });
+    connect(m_lambdaSpin, &QDoubleSpinBox::valueChanged, this,
+            [this](double l) { edit([l](SessionParameters &p) { p.lambda = l; }); });
     connect(m_dtypeCombo, &QComboBox::currentIndexChanged, this, [this](int index) {
         const auto dtype = DType(m_dtypeCombo->itemData(index).toInt());
         edit([dtype](SessionParameters &p) { p.dtype = dtype; });
@@ -559,11 +605,11 @@ void ControlPanel::syncWidgets()
     const SessionParameters &p = m_params;
     // Widgets are updated with their signals blocked: one edit, one parametersEdited.
     const QList<QWidget *> all
-        = {m_kindCombo,       m_nSlider,     m_nSpin,           m_nKSpin,       m_seedSpin,
-           m_positionalCheck, m_dtypeCombo,  m_dModelSpin,      m_headsCombo,   m_dkSlider,
-           m_alphaSlider,     m_sqrtCheck,   m_temperatureSpin, m_maskCombo,    m_paddingSpin,
-           m_tokensEdit,      m_schemeCombo, m_ropeBaseSpin,    m_kvHeadsCombo, m_windowSpin,
-           m_sinksSpin};
+        = {m_kindCombo,       m_nSlider,      m_nSpin,           m_nKSpin,       m_seedSpin,
+           m_positionalCheck, m_dtypeCombo,   m_dModelSpin,      m_headsCombo,   m_dkSlider,
+           m_alphaSlider,     m_sqrtCheck,    m_temperatureSpin, m_maskCombo,    m_paddingSpin,
+           m_tokensEdit,      m_schemeCombo,  m_ropeBaseSpin,    m_kvHeadsCombo, m_windowSpin,
+           m_sinksSpin,       m_variantCombo, m_sinkLogitSpin,   m_lambdaSpin};
     std::vector<std::unique_ptr<QSignalBlocker>> blockers;
     for (QWidget *w : all)
         blockers.push_back(std::make_unique<QSignalBlocker>(w));
@@ -674,6 +720,11 @@ void ControlPanel::syncWidgets()
     m_windowSpin->setValue(p.window);
     m_sinksSpin->setValue(p.sinks);
     m_sinksSpin->setEnabled(p.window > 0);
+    m_variantCombo->setCurrentIndex(p.learnedSink ? 1 : p.differential ? 2 : 0);
+    m_sinkLogitSpin->setValue(p.sinkLogit);
+    m_sinkLogitSpin->setEnabled(p.learnedSink);
+    m_lambdaSpin->setValue(p.lambda);
+    m_lambdaSpin->setEnabled(p.differential);
     QStringList notes;
     if (p.mask == MaskChoice::KeyPadding && m_paddingWanted > p.paddingCount)
         notes << tr("Padding %1 keys asked, only %2 keys: %2 used until there are more keys.")
@@ -700,6 +751,10 @@ void ControlPanel::syncWidgets()
            m_headsCombo, m_positionalCheck, m_dkSlider, m_schemeCombo, m_kvHeadsCombo};
     for (QWidget *w : shapeControls)
         w->setEnabled(!loaded);
+    // A tensor file brings its own variant arrays (sink_logits, query2/key2/lambda).
+    m_variantCombo->setEnabled(!loaded);
+    m_sinkLogitSpin->setEnabled(!loaded && p.learnedSink);
+    m_lambdaSpin->setEnabled(!loaded && p.differential);
     m_generatorCombo->setEnabled(!loaded);
     m_nKSpin->setEnabled(!loaded && p.kind == AttentionKind::EncoderDecoder);
     const QList<QWidget *> computeControls

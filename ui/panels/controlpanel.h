@@ -100,6 +100,9 @@ private:
     QSpinBox *m_paddingSpin = nullptr;
     QSpinBox *m_windowSpin = nullptr; ///< sliding window w, 0 = off
     QSpinBox *m_sinksSpin = nullptr;
+    QComboBox *m_variantCombo = nullptr; ///< none, learned sink, differential attention
+    QDoubleSpinBox *m_sinkLogitSpin = nullptr; ///< b of the learned sink
+    QDoubleSpinBox *m_lambdaSpin = nullptr; ///< λ of differential attention
     QLabel *m_maskNote = nullptr;
     QString m_tokensToolTip; ///< the tokens field's tooltip while no tensors are loaded
     /// The padding count the user chose (−1: none yet). The parameters carry it clamped to the

@@ -202,6 +202,10 @@ QString pooledSessionUnsupported(const SessionParameters &p)
         what << QStringLiteral("ALiBi");
     if (p.keyValueHeads() != p.heads)
         what << QStringLiteral("shared key/value heads (g = %1)").arg(p.keyValueHeads());
+    if (p.learnedSink)
+        what << QStringLiteral("a learned sink");
+    if (p.differential)
+        what << QStringLiteral("differential attention");
     return what.join(QStringLiteral(", "));
 }
 

@@ -235,6 +235,14 @@ QJsonObject SessionParameters::toJson() const
         o.insert(QStringLiteral("window"), qint64(window));
     if (sinks != 0)
         o.insert(QStringLiteral("sinks"), qint64(sinks));
+    if (learnedSink)
+        o.insert(QStringLiteral("learned_sink"), true);
+    if (sinkLogit != defaults.sinkLogit)
+        o.insert(QStringLiteral("sink_logit"), sinkLogit);
+    if (differential)
+        o.insert(QStringLiteral("differential"), true);
+    if (lambda != defaults.lambda)
+        o.insert(QStringLiteral("differential_lambda"), lambda);
     return o;
 }
 
@@ -303,6 +311,8 @@ std::optional<SessionParameters> SessionParameters::fromJson(const QJsonObject &
         || !readInt("window", p.window) || !readInt("sinks", p.sinks)
         || !readDouble("rope_base", p.ropeBase))
         return fail(message);
+    if (!readDouble("sink_logit", p.sinkLogit) || !readDouble("differential_lambda", p.lambda))
+        return fail(message);
 
     const QJsonValue seed = o.value(QLatin1String("seed"));
     if (seed.isString()) {
@@ -364,8 +374,11 @@ std::optional<SessionParameters> SessionParameters::fromJson(const QJsonObject &
     else if (!positional.isUndefined())
         return fail(QStringLiteral("'positional' must be true or false"));
 
-    for (const auto &[key, flag] : {std::pair<const char *, bool *> {"rope", &p.rope},
-                                    std::pair<const char *, bool *> {"alibi", &p.alibi}}) {
+    for (const auto &[key, flag] :
+         {std::pair<const char *, bool *> {"rope", &p.rope},
+          std::pair<const char *, bool *> {"alibi", &p.alibi},
+          std::pair<const char *, bool *> {"learned_sink", &p.learnedSink},
+          std::pair<const char *, bool *> {"differential", &p.differential}}) {
         const QJsonValue v = o.value(QLatin1String(key));
         if (v.isBool())
             *flag = v.toBool();
@@ -460,6 +473,10 @@ QString SessionParameters::caption() const
                 + (sinks == 1      ? QStringLiteral("+1 sink")
                        : sinks > 1 ? QStringLiteral("+%1 sinks").arg(sinks)
                                    : QString());
+    if (learnedSink)
+        parts << QStringLiteral("learned sink b=%1").arg(numberText(sinkLogit));
+    if (differential)
+        parts << QStringLiteral("differential \u03bb=%1").arg(numberText(lambda));
     parts << dtypeId(dtype);
     parts << QStringLiteral("seed=%1").arg(seed);
     if (generator == RandomSource::Torch)

@@ -49,8 +49,9 @@ struct SessionParameters : EngineParameters
     /// Keys: version, n, n_k, d_model, heads, seed, generator (numpy|torch; numpy when missing,
     /// as in older files), kind, mask, padding, scale_exponent, temperature, positional, dtype,
     /// tokens; rope, rope_convention, rope_base, alibi, kv_heads, window, sinks only when they
-    /// differ from the defaults. The seed is written as a decimal string (JSON numbers lose
-    /// integers above 2^53); fromJson accepts a number too.
+    /// differ from the defaults; learned_sink, sink_logit, differential and
+    /// differential_lambda likewise. The seed is written
+    /// as a decimal string (JSON numbers lose integers above 2^53); fromJson accepts a number too.
     QJsonObject toJson() const;
     /// Parses what toJson wrote; missing keys take defaults; invalid values → nullopt + error.
     static std::optional<SessionParameters> fromJson(const QJsonObject &o, QString *error);

@@ -417,6 +417,9 @@ SessionParameters TensorSource::parametersFor(const SessionParameters &base,
     p.rope = false;
     p.alibi = false;
     p.kvHeads = 0;
+    // A tensor file's variants are its own arrays (sink_logits, query2/key2/lambda).
+    p.learnedSink = false;
+    p.differential = false;
     if (isWeights()) {
         p.window = 0;
         p.sinks = 0;
