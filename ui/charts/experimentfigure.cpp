@@ -96,12 +96,10 @@ QSize defaultExperimentFigureSize(const ExperimentResult &result)
         return {1300, 900};
     if (id == QLatin1String("E17"))
         return {1300, 1000};
-    if (id == QLatin1String("E18"))
-        return {1400, 1000};
-    if (id == QLatin1String("E19"))
-        return {1500, 900};
+    if (id == QLatin1String("E18") || id == QLatin1String("E19"))
+        return {1200, 850};
     if (id == QLatin1String("E20"))
-        return {1400, 1100};
+        return {1200, 1000};
     return {1000, 600};
 }
 
