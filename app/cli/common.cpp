@@ -47,7 +47,7 @@ const std::vector<Command> &commands()
          "Play)",
          &guarded<&runAnimate>},
         {"sweep", "Print the E2 scaling sweep (why divide by sqrt(d_k))", &guarded<&runSweep>},
-        {"experiment", "List or run the experiments E1-E17 of docs/experiments.md",
+        {"experiment", "List or run the experiments E1-E20 of docs/experiments.md",
          &guarded<&runExperiment>},
         {"compute", "Attention on your tensors: .npz in, .npz out", &guarded<&runCompute>},
         {"bench", "Time the attention kernels (materialized, streaming, loop, fused)",

@@ -1,4 +1,4 @@
-// attnlab experiment: list or run the experiments E1–E17 of docs/experiments.md headless.
+// attnlab experiment: list or run the experiments E1–E20 of docs/experiments.md headless.
 //   attnlab experiment --list
 //   attnlab experiment E<k> [--seed S] [--<param> value …] [--format table|csv|json]
 //                           [--out FILE] [--figure FILE.png|.svg] [--figure-size WxH]
@@ -222,9 +222,9 @@ int runExperiment(const QStringList &arguments)
     const QString command = QStringLiteral("experiment");
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
-        "List or run the experiments E1-E17 of docs/experiments.md and print the result table."));
+        "List or run the experiments E1-E20 of docs/experiments.md and print the result table."));
     parser.addPositionalArgument(QStringLiteral("experiment"),
-                                 QStringLiteral("Experiment id, E1 … E17 (case-insensitive)."),
+                                 QStringLiteral("Experiment id, E1 … E20 (case-insensitive)."),
                                  QStringLiteral("[E<k>]"));
     const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")},
                                   QStringLiteral("Show this help (with an id: that experiment)."));
@@ -286,7 +286,7 @@ int runExperiment(const QStringList &arguments)
         return printList(formatName, parser.value(out), command);
     }
     if (positional.isEmpty())
-        return usageError(command, QStringLiteral("name an experiment (E1 … E17) or use --list"));
+        return usageError(command, QStringLiteral("name an experiment (E1 … E20) or use --list"));
     if (positional.size() > 1)
         return usageError(command,
                           QStringLiteral("one experiment at a time, got '%1'")

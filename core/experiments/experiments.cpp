@@ -422,12 +422,13 @@ namespace {
 const std::vector<Entry> &entries()
 {
     static const std::vector<Entry> list = {
-        oneHeadEntry(),        scalingSweepEntry(),  softmaxCollapseEntry(),
-        headsSplitEntry(),     permutationEntry(),   shiftRotationEntry(),
-        causalMaskEntry(),     quadraticCostEntry(), loopVersusMatrixEntry(),
-        maskConventionEntry(), fillValueEntry(),     softmaxPitfallsEntry(),
-        scaleLearningEntry(),  ropeOffsetsEntry(),   headReachEntry(),
-        sharedKeysEntry(),     inductionHeadEntry(),
+        oneHeadEntry(),        scalingSweepEntry(),    softmaxCollapseEntry(),
+        headsSplitEntry(),     permutationEntry(),     shiftRotationEntry(),
+        causalMaskEntry(),     quadraticCostEntry(),   loopVersusMatrixEntry(),
+        maskConventionEntry(), fillValueEntry(),       softmaxPitfallsEntry(),
+        scaleLearningEntry(),  ropeOffsetsEntry(),     headReachEntry(),
+        sharedKeysEntry(),     inductionHeadEntry(),   learnedSinksEntry(),
+        differentialEntry(),   latentAttentionEntry(),
     };
     return list;
 }

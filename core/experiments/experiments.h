@@ -1,5 +1,5 @@
 #pragma once
-// The experiments of docs/experiments.md (E1–E17): a registry of parameter specs and a runner
+// The experiments of docs/experiments.md (E1–E20): a registry of parameter specs and a runner
 // that turns parameters into a result Table plus named matrices (heatmaps) for figures.
 // Every experiment is deterministic for a given seed (NumPy-compatible Generator; E2, E4, E5 and
 // E7 take "generator" = torch for PyTorch's streams, core/random/torchrandom.h) except the timings
@@ -38,7 +38,7 @@ struct ParamSpec
 
 struct ExperimentInfo
 {
-    std::string id; ///< "E1" … "E17"
+    std::string id; ///< "E1" … "E20"
     std::string title; ///< short title
     std::string paperSection; ///< e.g. "Vaswani et al. 2017, §3.2.1"
     std::string note; ///< what to look at and why, in a few sentences
@@ -79,7 +79,7 @@ struct RunContext
     void checkCancel() const { cancel.throwIfCancelled(); }
 };
 
-/// All experiments in order E1 … E17.
+/// All experiments in order E1 … E20.
 const std::vector<ExperimentInfo> &experimentList();
 /// Info for an id (case-insensitive, "e2" == "E2"); throws InvalidArgument listing valid ids.
 const ExperimentInfo &experimentInfo(std::string_view id);

@@ -49,7 +49,7 @@ struct Entry
     RunFunction run;
 };
 
-// One per file e01_one_head.cpp … e17_induction_head.cpp.
+// One per file e01_one_head.cpp … e20_latent_attention.cpp.
 Entry oneHeadEntry(); // E1
 Entry scalingSweepEntry(); // E2
 Entry softmaxCollapseEntry(); // E3
@@ -67,6 +67,9 @@ Entry ropeOffsetsEntry(); // E14
 Entry headReachEntry(); // E15
 Entry sharedKeysEntry(); // E16
 Entry inductionHeadEntry(); // E17 (e17_induction_head.cpp)
+Entry learnedSinksEntry(); // E18
+Entry differentialEntry(); // E19
+Entry latentAttentionEntry(); // E20
 
 // ---- ParamSpec builders ----
 ParamSpec seedParam(std::uint64_t defaultSeed, std::string help = {});

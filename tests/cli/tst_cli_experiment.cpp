@@ -70,15 +70,16 @@ void TestCliExperiment::list()
     QFETCH(QString, format);
     const Run r = attnlab({"experiment", "--list", "--format", format});
     QCOMPARE(r.exitCode, 0);
-    for (int k = 1; k <= 17; ++k)
+    for (int k = 1; k <= 20; ++k)
         QVERIFY2(r.out.contains(QStringLiteral("E%1").arg(k).toLatin1()), r.out.constData());
     QVERIFY(r.out.contains("The mask-convention trap"));
     if (format == QLatin1String("json")) {
         const QJsonArray rows = QJsonDocument::fromJson(r.out).object().value("rows").toArray();
-        QCOMPARE(rows.size(), 17);
+        QCOMPARE(rows.size(), 20);
         QCOMPARE(rows[12].toObject().value("id").toString(), QStringLiteral("E13"));
         QCOMPARE(rows[15].toObject().value("id").toString(), QStringLiteral("E16"));
         QCOMPARE(rows[16].toObject().value("id").toString(), QStringLiteral("E17"));
+        QCOMPARE(rows[19].toObject().value("id").toString(), QStringLiteral("E20"));
     }
 }
 

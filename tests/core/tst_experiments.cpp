@@ -1,4 +1,4 @@
-// The experiments E1–E17: registry and parameter checking, the headline property of each one
+// The experiments E1–E20: registry and parameter checking, the headline property of each one
 // (what docs/experiments.md says it shows), E1–E3 equal to the NumPy scripts' output digit for
 // digit, cancellation and progress.
 
@@ -133,10 +133,12 @@ private slots:
 void TestExperiments::registryListsAll()
 {
     // E1–E12 follow Vaswani et al. 2017, E13 trains a layer; E14–E16 the later schemes (RoPE,
-    // ALiBi, GQA); E17 trains a two-layer attention-only transformer (Olsson et al. 2022).
+    // ALiBi, GQA); E17 trains a two-layer attention-only transformer (Olsson et al. 2022);
+    // E18–E20 the variants of 2025 models (learned sinks, differential and latent attention).
     const std::vector<ExperimentInfo> &list = experimentList();
-    const QStringList expectedIds {"E1",  "E2",  "E3",  "E4",  "E5",  "E6",  "E7",  "E8", "E9",
-                                   "E10", "E11", "E12", "E13", "E14", "E15", "E16", "E17"};
+    const QStringList expectedIds {"E1",  "E2",  "E3",  "E4",  "E5",  "E6",  "E7",
+                                   "E8",  "E9",  "E10", "E11", "E12", "E13", "E14",
+                                   "E15", "E16", "E17", "E18", "E19", "E20"};
     QCOMPARE(list.size(), std::size_t(expectedIds.size()));
     for (std::size_t i = 0; i < list.size(); ++i) {
         const ExperimentInfo &info = list[i];

@@ -32,6 +32,7 @@ GROUPS = {
     "induction": "make_induction_fixtures",  # the attention-only transformer and its Adam
     "projections": "make_projection_fixtures",  # nn.MultiheadAttention(kdim, vdim)
     "batch": "make_batch_fixtures",         # inputs with their batch axis (docs/formats.md)
+    "variant_experiments": "make_variant_experiment_fixtures",  # E18-E20 in NumPy
 }
 
 

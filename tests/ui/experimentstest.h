@@ -56,7 +56,7 @@ using namespace attn;
 
 namespace experimentstest {
 
-/// Ids of every registered experiment, in list order (E1 … E17).
+/// Ids of every registered experiment, in list order (E1 … E20).
 inline QStringList registeredIds()
 {
     QStringList ids;

@@ -34,7 +34,8 @@ std::unique_ptr<FigureFrame> buildFigure(const ExperimentResult &r)
         {QStringLiteral("E11"), buildE11}, {QStringLiteral("E12"), buildE12},
         {QStringLiteral("E13"), buildE13}, {QStringLiteral("E14"), buildE14},
         {QStringLiteral("E15"), buildE15}, {QStringLiteral("E16"), buildE16},
-        {QStringLiteral("E17"), buildE17},
+        {QStringLiteral("E17"), buildE17}, {QStringLiteral("E18"), buildE18},
+        {QStringLiteral("E19"), buildE19}, {QStringLiteral("E20"), buildE20},
     };
     auto frame = std::make_unique<FigureFrame>(r);
     const auto it = builders.find(q(r.id).toUpper());
@@ -95,6 +96,10 @@ QSize defaultExperimentFigureSize(const ExperimentResult &result)
         return {1300, 900};
     if (id == QLatin1String("E17"))
         return {1300, 1000};
+    if (id == QLatin1String("E18") || id == QLatin1String("E19"))
+        return {1200, 850};
+    if (id == QLatin1String("E20"))
+        return {1200, 1000};
     return {1000, 600};
 }
 

@@ -7,7 +7,9 @@
 // dimension, E15 what each head sees, E16 shared keys, E17 an induction head forms),
 // figurerecipes_order.cpp (E5 permutation, E6 a shift is a rotation, E7 the causal mask, E14
 // RoPE offsets), figurerecipes_cost.cpp (E8 what n² costs, E9 loop versus matrix) and
-// figurerecipes_masks.cpp (E10 the mask convention, E11 the fill value, E12 softmax pitfalls).
+// figurerecipes_masks.cpp (E10 the mask convention, E11 the fill value, E12 softmax pitfalls) and
+// figurerecipes_variants.cpp (E18 learned sinks, E19 differential attention, E20 latent
+// attention).
 
 #include "ui/charts/figurekit.h"
 
@@ -30,5 +32,8 @@ void buildE14(const ExperimentResult &r, FigureFrame &f);
 void buildE15(const ExperimentResult &r, FigureFrame &f);
 void buildE16(const ExperimentResult &r, FigureFrame &f);
 void buildE17(const ExperimentResult &r, FigureFrame &f);
+void buildE18(const ExperimentResult &r, FigureFrame &f);
+void buildE19(const ExperimentResult &r, FigureFrame &f);
+void buildE20(const ExperimentResult &r, FigureFrame &f);
 
 } // namespace attn::expfig

@@ -1,5 +1,5 @@
 #pragma once
-// ExperimentListModel: the experiments of docs/experiments.md (E1–E17, from attn::experimentList())
+// ExperimentListModel: the experiments of docs/experiments.md (E1–E20, from attn::experimentList())
 // as a read-only list model for the Experiments panel.
 
 #include <QAbstractListModel>

@@ -52,7 +52,7 @@ MainWindow::MainWindow(QWidget *parent)
     m_session = new AttentionSession(this);
 
     // Two modes in the centre: the attention view (heatmaps, with the control and chart docks
-    // around it) and the experiments E1–E17, which get the whole window.
+    // around it) and the experiments E1–E20, which get the whole window.
     m_heatmap = new HeatmapWidget;
     m_heatmap->setObjectName(QStringLiteral("heatmapWidget"));
     m_experiments = new ExperimentsPanel;
@@ -63,7 +63,7 @@ MainWindow::MainWindow(QWidget *parent)
     // The attention mode's centre: tabs "Heads" (m_heatmap), "Steps" and "Compare A/B".
     m_views = new AttentionViews(m_heatmap, m_session);
     m_modes->addTab(m_views, tr("Attention"));
-    m_modes->addTab(m_experiments, tr("Experiments E1–E17"));
+    m_modes->addTab(m_experiments, tr("Experiments E1–E20"));
     m_training = new TrainingPanel;
     m_training->setObjectName(QStringLiteral("trainingPanel"));
     m_modes->addTab(m_training, tr("Training"));
@@ -71,7 +71,7 @@ MainWindow::MainWindow(QWidget *parent)
                            tr("Heatmaps of the current parameters, with the controls and live "
                               "charts (Ctrl+1)"));
     m_modes->setTabToolTip(1,
-                           tr("The seventeen experiments of Attention Lab, each with its "
+                           tr("The twenty experiments of Attention Lab, each with its "
                               "parameters, table, figure and note (Ctrl+2)"));
     m_modes->setTabToolTip(2,
                            tr("Train an attention layer twice, A beside B (e.g. scaled and "

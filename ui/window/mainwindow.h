@@ -56,7 +56,7 @@ public:
         return m_modes;
     } ///< 0 = attention, 1 = experiments, 2 = training
     AttentionViews *attentionViews() const { return m_views; } ///< Heads, Steps, Compare A/B
-    ExperimentsPanel *experimentsPanel() const { return m_experiments; } ///< E1–E17
+    ExperimentsPanel *experimentsPanel() const { return m_experiments; } ///< E1–E20
     TrainingPanel *trainingPanel() const { return m_training; } ///< runs A/B trained live
     PlayPanel *playPanel() const { return m_play; } ///< animates d_k, α or τ
     SessionController *sessionController() const { return m_sessionController; } ///< files, undo

@@ -99,8 +99,8 @@ WindowMenus::WindowMenus(MainWindow *window, TimingChart *timing)
 
     m_attentionMode = makeAction(tr("&Attention View"), QKeySequence(tr("Ctrl+1")),
                                  tr("Heatmaps, controls and live charts"));
-    m_experimentsMode = makeAction(tr("E&xperiments E1–E17"), QKeySequence(tr("Ctrl+2")),
-                                   tr("The seventeen experiments, using the whole window"));
+    m_experimentsMode = makeAction(tr("E&xperiments E1–E20"), QKeySequence(tr("Ctrl+2")),
+                                   tr("The twenty experiments, using the whole window"));
     m_trainingMode = makeAction(tr("&Training"), QKeySequence(tr("Ctrl+3")),
                                 tr("Train two attention layers side by side (A/B) and watch them "
                                    "learn"));
@@ -234,7 +234,7 @@ void WindowMenus::showAbout()
         tr("<h3>Attention Lab %1</h3>"
            "<p>See and measure scaled dot-product and multi-head attention (Vaswani et al. "
            "2017, “Attention Is All You Need”): per-head heatmaps, the 1/√d_k scale, masks, "
-           "positional encoding, and the experiments E1–E17.</p>"
+           "positional encoding, and the experiments E1–E20.</p>"
            "<p>Computed with Eigen %2.%3.%4, shown with Qt %5.</p>")
             .arg(version)
             .arg(EIGEN_WORLD_VERSION)
