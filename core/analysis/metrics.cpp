@@ -321,7 +321,8 @@ std::vector<int> headOrder(const std::vector<RowMetrics> &heads, HeadOrderKey ke
 }
 
 WeightStatistics weightStatistics(const MatrixD &weights, const MatrixB &maskState,
-                                  const std::vector<std::uint8_t> &fullyMasked)
+                                  const std::vector<std::uint8_t> &fullyMasked,
+                                  double expectedRowSum)
 {
     const Index nQ = weights.rows(), nK = weights.cols();
     const auto shape
@@ -354,7 +355,7 @@ WeightStatistics weightStatistics(const MatrixD &weights, const MatrixB &maskSta
         if (std::isnan(rowSum))
             nanRow = true;
         else
-            s.worstRowSumError = std::max(s.worstRowSumError, std::abs(rowSum - 1.0));
+            s.worstRowSumError = std::max(s.worstRowSumError, std::abs(rowSum - expectedRowSum));
     }
     s.min = s.cells > 0 ? lo : nan;
     s.max = s.cells > 0 ? hi : nan;

@@ -114,7 +114,8 @@ struct WeightStatistics
     double min = 0; ///< min_ij w_ij over the counted cells (NaN when none)
     double max = 0; ///< max_ij w_ij over the counted cells (NaN when none)
     double mean = 0; ///< Σ w_ij / cells over the counted cells (NaN when none)
-    /// max_i |Σ_j w_ij − 1| over the rows not flagged fully masked (their weights are 0 by
+    /// max_i |Σ_j w_ij − expectedRowSum| (1 for softmax rows, 1 − λ for differential attention)
+    /// over the rows not flagged fully masked (their weights are 0 by
     /// design); the sum runs over every key (masked weights are 0). NaN when a counted row holds
     /// a NaN; 0 when every row is fully masked.
     double worstRowSumError = 0;
@@ -123,9 +124,11 @@ struct WeightStatistics
 /// WeightStatistics of `weights` (n_q × n_k, row-major). `maskState`: MaskStateBits per cell
 /// (n_q × n_k; cells ≠ 0 are left out of min, max and mean), or an empty matrix for none.
 /// `fullyMasked`: n_q flags, or empty for none. Throws InvalidArgument naming both shapes when
-/// maskState or fullyMasked is not empty and does not match.
+/// maskState or fullyMasked is not empty and does not match. `expectedRowSum`: what each row
+/// should sum to (1; 1 − λ for A₁ − λA₂).
 WeightStatistics weightStatistics(const MatrixD &weights, const MatrixB &maskState = MatrixB(),
-                                  const std::vector<std::uint8_t> &fullyMasked = {});
+                                  const std::vector<std::uint8_t> &fullyMasked = {},
+                                  double expectedRowSum = 1.0);
 
 /// Population standard deviation (NumPy's std, ddof=0) of all entries, two-pass, accumulated in
 /// double. Throws InvalidArgument on an empty matrix (NumPy would return NaN).

@@ -230,6 +230,39 @@ private slots:
         f32.dtype = DType::Float32;
         QTest::newRow("float32, causal") << f32 << 1e-5;
     }
+    // Differential attention: the Steps show A₁ and A₂ (each on the weights' fixed [0, 1]
+    // scale) before the signed A₁ − λA₂, drawn on RdBu_r centred on 0 over its largest |w|,
+    // whose row-sum check is against 1 − λ.
+    void differentialShowsBothSoftmaxes()
+    {
+        SessionParameters p;
+        p.n = 7;
+        p.dModel = 16;
+        p.heads = 2;
+        p.kind = AttentionKind::DecoderCausal;
+        p.differential = true;
+        p.lambda = 0.7;
+        const ResultPtr r = compute(p);
+        QVERIFY2(r->ok(), qPrintable(r->error));
+        StepsRenderer renderer;
+        renderer.setResult(r);
+        renderer.setHead(1);
+        QCOMPARE(renderer.panelCount(), 5);
+        QCOMPARE(renderer.panelIndex(StepsRenderer::Weights), 4);
+        QCOMPARE(renderer.panel(2).values, &r->firstWeights[1]);
+        QCOMPARE(renderer.panel(3).values, &r->secondWeights[1]);
+        const FigurePanel &signedPanel = renderer.panel(4);
+        QCOMPARE(signedPanel.values, &r->weights[1]);
+        QCOMPARE(signedPanel.colormap, ColormapId::RdBu);
+        const double largest = r->weights[1].cwiseAbs().maxCoeff();
+        QCOMPARE(signedPanel.norm.vmax, largest);
+        QCOMPARE(signedPanel.norm.vmin, -largest);
+        QCOMPARE(signedPanel.expectedRowSum, 1.0 - 0.7);
+        QVERIFY2(
+            signedPanel.statistics.last().startsWith(QStringLiteral("worst |row sum \u2212 0.3|")),
+            qPrintable(signedPanel.statistics.last()));
+    }
+
     void scaledScoreEqualsScoreTimesScale()
     {
         QFETCH(SessionParameters, params);

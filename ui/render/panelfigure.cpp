@@ -253,9 +253,9 @@ void PanelFigure::setWeightStatistics(FigurePanel &panel)
     const bool hasMask = panel.maskState && panel.maskState->rows() == w.rows()
         && panel.maskState->cols() == w.cols();
     const bool hasFlags = panel.fullyMasked && Index(panel.fullyMasked->size()) == w.rows();
-    const WeightStatistics s
-        = weightStatistics(w, hasMask ? *panel.maskState : MatrixB(),
-                           hasFlags ? *panel.fullyMasked : std::vector<std::uint8_t>());
+    const WeightStatistics s = weightStatistics(
+        w, hasMask ? *panel.maskState : MatrixB(),
+        hasFlags ? *panel.fullyMasked : std::vector<std::uint8_t>(), panel.expectedRowSum);
     auto number = [](double v) {
         return std::isnan(v) ? QStringLiteral("\u2013") : minusSign(QString::number(v, 'g', 4));
     };
@@ -263,7 +263,10 @@ void PanelFigure::setWeightStatistics(FigurePanel &panel)
         << QStringLiteral("min %1").arg(number(s.min))
         << QStringLiteral("max %1").arg(number(s.max))
         << QStringLiteral("mean %1").arg(number(s.mean))
-        << (std::isnan(panel.wholeRowSumError)
+        << (panel.expectedRowSum != 1.0
+                ? QStringLiteral("worst |row sum \u2212 %1| %2")
+                      .arg(number(panel.expectedRowSum), number(s.worstRowSumError))
+                : std::isnan(panel.wholeRowSumError)
                 ? QStringLiteral("worst |row sum \u2212 1| %1").arg(number(s.worstRowSumError))
                 : QStringLiteral("worst |row sum \u2212 1| %1 (whole rows)")
                       .arg(number(panel.wholeRowSumError)));

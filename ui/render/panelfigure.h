@@ -46,6 +46,9 @@ struct FigurePanel
     /// sequence): the worst |Σ_j w_ij − 1| over the whole rows, shown instead of the window's
     /// own row sums (which are not 1). NaN when the rows are whole.
     double wholeRowSumError = std::numeric_limits<double>::quiet_NaN();
+    /// What each row of the weights should sum to: 1, or 1 − λ for differential attention's
+    /// A₁ − λA₂ (the statistics then name it).
+    double expectedRowSum = 1.0;
     ColormapId colormap = ColormapId::Viridis;
     ColorNorm norm; ///< value → [0, 1] before the colormap
     QString rangeNote; ///< legend line under the colormap name ("fixed [0, 1]")

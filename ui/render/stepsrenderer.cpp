@@ -33,6 +33,9 @@ int StepsRenderer::panelIndex(Panel step) const
 {
     if (panelCount() == 0)
         return -1;
+    // The weights are the last panel (after A₁ and A₂ under differential attention).
+    if (step == Weights)
+        return panelCount() - 1;
     if (m_positionKind == PositionKind::None)
         return step == PositionStep ? -1 : int(step);
     switch (step) {
@@ -43,7 +46,7 @@ int StepsRenderer::panelIndex(Panel step) const
     case ScaledScores:
         return 2;
     case Weights:
-        return 3;
+        break;
     }
     return -1;
 }
@@ -217,6 +220,39 @@ void StepsRenderer::rebuild()
     weights.poolMax = true;
     weights.wholeRowSumError = wholeRowSumError(r, int(hh));
     setWeightStatistics(weights);
+    // Differential attention: A₁ and A₂ (each a softmax, on the weights' scale) beside the
+    // signed A₁ − λA₂ (diverging, centred on 0, over its range).
+    std::vector<FigurePanel> pair;
+    const bool differential = r.firstWeights.size() > hh && r.secondWeights.size() > hh;
+    if (differential) {
+        const double lambda = r.lambda.size() > hh ? r.lambda[hh] : 0.0;
+        for (int k = 0; k < 2; ++k) {
+            FigurePanel a = weights;
+            a.title = QStringLiteral("%1 \u00b7 A%2 = softmax(row%3)")
+                          .arg(step + 1 + k)
+                          .arg(k == 0 ? QStringLiteral("\u2081") : QStringLiteral("\u2082"))
+                          .arg(k == 0 ? QString() : QStringLiteral(", second q, k"));
+            a.values = k == 0 ? &r.firstWeights[hh] : &r.secondWeights[hh];
+            a.wholeRowSumError = std::numeric_limits<double>::quiet_NaN();
+            setWeightStatistics(a);
+            pair.push_back(std::move(a));
+        }
+        weights.title = QStringLiteral("%1 \u00b7 A\u2081 \u2212 \u03bbA\u2082, \u03bb = %2 "
+                                       "(signed; rows sum to 1 \u2212 \u03bb)")
+                            .arg(step + 3)
+                            .arg(formatValue(lambda));
+        weights.quantity = QStringLiteral("signed weight");
+        weights.colormap = ColormapId::RdBu;
+        double largest = 0;
+        for (Index i = 0; i < weights.values->size(); ++i)
+            if (std::isfinite(weights.values->data()[i]))
+                largest = std::max(largest, std::abs(weights.values->data()[i]));
+        weights.norm = ColorNorm::symmetric(largest > 0 ? largest : 1.0);
+        weights.rangeNote = QStringLiteral("\u00b1%1, 0 = white").arg(figure::formatTick(largest));
+        weights.wholeRowSumError = std::numeric_limits<double>::quiet_NaN();
+        weights.expectedRowSum = 1.0 - lambda;
+        setWeightStatistics(weights);
+    }
 
     QString shownPipeline = pipeline;
     if (rope)
@@ -234,10 +270,14 @@ void StepsRenderer::rebuild()
         = {QStringLiteral("Attention steps of head %1 of %2: ").arg(h).arg(r.headCount())
                + shownPipeline,
            r.params.caption() + QStringLiteral(", scale = %1").arg(formatValue(r.scale))};
-    if (m_positionKind == PositionKind::None)
-        setContent(caption, {raw, scaled, weights}, FigureAxes::of(r));
-    else
-        setContent(caption, {raw, position, scaled, weights}, FigureAxes::of(r));
+    QVector<FigurePanel> panels {raw};
+    if (m_positionKind != PositionKind::None)
+        panels.push_back(position);
+    panels.push_back(scaled);
+    for (FigurePanel &a : pair)
+        panels.push_back(std::move(a));
+    panels.push_back(weights);
+    setContent(caption, panels, FigureAxes::of(r));
 }
 
 QString StepsRenderer::describeCell(const FigureHit &hit) const
