@@ -110,6 +110,32 @@ differentialAttention(const ConstMatrixRef<T> &query1, const ConstMatrixRef<T> &
     return r;
 }
 
+std::vector<double> meanRowSums(const std::vector<MatrixD> &weights,
+                                const std::vector<std::vector<std::uint8_t>> &fullyMasked)
+{
+    if (!fullyMasked.empty() && fullyMasked.size() != weights.size())
+        throw InvalidArgument("meanRowSums: " + std::to_string(fullyMasked.size())
+                              + " heads of flags for " + std::to_string(weights.size())
+                              + " heads of weights");
+    std::vector<double> means;
+    for (std::size_t h = 0; h < weights.size(); ++h) {
+        const MatrixD &w = weights[h];
+        if (!fullyMasked.empty() && Index(fullyMasked[h].size()) != w.rows())
+            throw InvalidArgument("meanRowSums: " + std::to_string(fullyMasked[h].size())
+                                  + " flags for " + std::to_string(w.rows()) + " rows");
+        double total = 0;
+        Index rows = 0;
+        for (Index i = 0; i < w.rows(); ++i) {
+            if (!fullyMasked.empty() && fullyMasked[h][std::size_t(i)])
+                continue;
+            total += w.row(i).sum();
+            ++rows;
+        }
+        means.push_back(rows > 0 ? total / double(rows) : std::numeric_limits<double>::quiet_NaN());
+    }
+    return means;
+}
+
 double differentialLambdaInit(Index layer)
 {
     if (layer < 1)

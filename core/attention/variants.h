@@ -40,6 +40,7 @@
 #include "core/attention/mask.h"
 #include "core/base/types.h"
 
+#include <cstdint>
 #include <vector>
 
 namespace attn {
@@ -68,6 +69,13 @@ learnedSinkAttention(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &ke
 /// gives its whole mass to the sink (with b = −inf: weights 0, mass 0). Never throws.
 template<typename T>
 Vector<T> sinkSoftmaxRows(const Matrix<T> &scaledScores, double sinkLogit, Matrix<T> &weights);
+
+/// Per head, the mean over the rows not flagged fully masked of Σ_j w_ij: 1 − mean sink mass
+/// with learned sinks, 1 − λ for differential attention, 1 for plain softmax. `weights`: h
+/// matrices n_q × n_k; `fullyMasked`: h × n_q flags (or empty). NaN for a head whose rows are all
+/// fully masked. Throws InvalidArgument when the flags do not match the weights.
+std::vector<double> meanRowSums(const std::vector<MatrixD> &weights,
+                                const std::vector<std::vector<std::uint8_t>> &fullyMasked);
 
 /// σ(gateLogits) ⊙ output (both n × d_v), σ(g) = 1 / (1 + e^(−g)). Throws InvalidArgument
 /// naming the shapes when they differ, NonFiniteInput for a NaN gate logit.

@@ -655,6 +655,9 @@ void computeSeeded(const EngineParameters &p, Scores &data, bool fresh, bool kee
                              cancel, slopes);
         applyDifferential(p.lambda, r, std::move(r2));
     }
+    r.meanRowSum.clear();
+    if (p.learnedSink || p.differential)
+        r.meanRowSum = meanRowSums(r.weights, r.fullyMasked);
     // With attention sinks under a sliding window: each head's mean weight mass on them over the
     // rows whose window has moved past them (i >= w + s), as E15 measures it.
     r.sinkMass.clear();

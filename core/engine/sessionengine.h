@@ -64,6 +64,9 @@ struct EngineResult
     /// Gated attention: the h heads' gate σ(g) averaged over each head's d_v columns, h × n_q;
     /// empty otherwise.
     std::vector<VectorD> gateMean;
+    /// With a learned sink or differential attention: per head, the mean row sum Σ_j w_ij over
+    /// the rows not fully masked (meanRowSums: 1 − mean sink mass, or 1 − λ); else empty.
+    std::vector<double> meanRowSum;
     /// The weights can be negative (differential attention, or stored weights that are): views
     /// draw them on a diverging scale centred on 0.
     bool signedWeights = false;

@@ -141,6 +141,24 @@ private slots:
                                  learnedSinkAttention<double>(q, k, v, 0.0, {}, finiteFill));
     }
 
+    // The mean row sum per head skips fully masked rows: with NumPy's learned-sink weights it is
+    // 1 − the mean sink mass of the fixture.
+    void meanRowSumsSkipFullyMaskedRows()
+    {
+        const MatrixD w = mat("sink_weights");
+        const VectorD mass = vec("sink_mass");
+        const std::vector<double> sums = meanRowSums({w, MatrixD::Zero(2, 3)}, {});
+        QVERIFY(std::abs(sums.at(0) - (1.0 - mass.mean())) <= 1e-12);
+        QCOMPARE(sums.at(1), 0.0);
+        std::vector<std::uint8_t> first(std::size_t(w.rows()), 0);
+        first[0] = 1;
+        const std::vector<double> skipped = meanRowSums({w}, {first});
+        QVERIFY(std::abs(skipped.at(0) - (1.0 - mass.tail(w.rows() - 1).mean())) <= 1e-12);
+        QVERIFY(std::isnan(
+            meanRowSums({w}, {std::vector<std::uint8_t>(std::size_t(w.rows()), 1)}).at(0)));
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, meanRowSums({w}, {first, first}));
+    }
+
     void gateMatchesNumPy()
     {
         const MatrixD o = mat("gate_output"), g = mat("gate_logits");

@@ -612,6 +612,7 @@ private slots:
                 = s.weights[std::size_t(h)].rowwise().sum() + s.learnedSinkMass[std::size_t(h)];
             QVERIFY(((total.array() - 1.0).abs() <= 1e-12).all());
             QVERIFY(s.learnedSinkMass[std::size_t(h)].isOnes()); // every row fully masked
+            QVERIFY(std::isnan(s.meanRowSum.at(std::size_t(h)))); // no row left to average
             QCOMPARE(s.scores[std::size_t(h)], plain.scores[std::size_t(h)]);
         }
         p.mask = MaskChoice::None;
@@ -628,6 +629,7 @@ private slots:
             QCOMPARE(d.firstWeights[u], a1.weights[u]);
             const VectorD sums = d.weights[u].rowwise().sum();
             QVERIFY(((sums.array() - 0.4).abs() <= 1e-12).all());
+            QVERIFY(std::abs(d.meanRowSum.at(u) - 0.4) <= 1e-12);
             ATTN_COMPARE_CLOSE(d.weights[u], d.firstWeights[u] - 0.6 * d.secondWeights[u], 0.0,
                                0.0);
             negative = negative || (d.weights[u].array() < 0.0).any();

@@ -237,6 +237,18 @@ HeatmapLayout HeatmapRenderer::layoutImpl(const QRectF &bounds, const QString &c
                                                          : tile.shortTitle)
                 + QStringLiteral(" s=%1").arg(mass);
         }
+        // A learned sink or differential attention: the head's mean row sum (below 1 by the
+        // sink's mass; 1 − λ).
+        if (!tile.mean && m_result && tile.head >= 0
+            && std::size_t(tile.head) < m_result->meanRowSum.size()
+            && std::isfinite(m_result->meanRowSum[std::size_t(tile.head)])) {
+            const QString sum
+                = QString::number(m_result->meanRowSum[std::size_t(tile.head)], 'f', 2);
+            tile.title += QStringLiteral(" \u00b7 \u03a3w %1").arg(sum);
+            tile.shortTitle = (tile.shortTitle.isEmpty() ? QStringLiteral("h%1").arg(tile.head)
+                                                         : tile.shortTitle)
+                + QStringLiteral(" \u03a3=%1").arg(sum);
+        }
         tile.frame = QRectF(x0 + (t % cols) * tileW, y0 + (t / cols) * tileH, tileW, tileH);
         tile.map = QRectF(tile.frame.left() + left, tile.frame.top() + top, nK * cellW, nQ * cellH);
         lay.tiles.append(tile);

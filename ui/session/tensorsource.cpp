@@ -161,6 +161,8 @@ void computeInputs(const SessionParameters &p, const TensorCase<double> &c, Sess
         r.scaledScores.push_back(scaled[h].template cast<double>());
     }
     r.weightsMean = mean.template cast<double>();
+    if (c.variants.hasSinks() || c.variants.isDifferential())
+        r.meanRowSum = meanRowSums(r.weights, r.fullyMasked);
 }
 
 /// A model run's raw scores q kᵀ of (layer, head) from its queries and keys (n × n).
