@@ -273,9 +273,9 @@ int writeComputed(const Computed<T> &c, const QString &inPath, const QString &ou
             keep(rowMetrics<T>(c.firstWeights[hi], c.fullyMasked[hi]), false);
             keep(rowMetrics<T>(c.secondWeights[hi], c.fullyMasked[hi]), true);
         } else if (learnedSinks) {
-            Matrix<T> withSink(nQ, nK + 1);
-            withSink << c.weights[hi], c.learnedSinkMass[hi].template cast<T>();
-            keep(rowMetrics<T>(withSink), false);
+            keep(learnedSinkRowMetrics(c.weights[hi].template cast<double>(), c.learnedSinkMass[hi],
+                                       c.fullyMasked[hi]),
+                 false);
         } else {
             keep(rowMetrics<T>(c.weights[hi], c.fullyMasked[hi]), false);
         }

@@ -479,6 +479,11 @@ std::optional<int> parseModelInputs(const QCommandLineParser &parser, HeatmapReq
             return usageError(req.command,
                               QStringLiteral("--in and --session cannot be combined (a "
                                              "session names its own tensors)"));
+        if (req.p.learnedSink || req.p.differential)
+            return usageError(req.command,
+                              QStringLiteral("--sink-logit and --differential-lambda act on "
+                                             "random inputs; a tensor file brings its own "
+                                             "(sink_logits, or query2, key2 and lambda)"));
         const auto batch = intOption(parser, QStringLiteral("batch"), 0, 1 << 30, &error);
         if (!batch)
             return usageError(req.command, error);

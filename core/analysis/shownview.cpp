@@ -66,6 +66,11 @@ EngineResult selectShownCells(const EngineResult &in, const ShownCells &cells)
     out.alibiSlopes = in.alibiSlopes;
     out.sinkMass = in.sinkMass; // of the whole rows, before keys are hidden
     out.positionBiasCausal = in.positionBiasCausal;
+    // The variants' numbers: differential attention's A₁ and A₂ and λ, the learned sink's mass
+    // of each shown row (of the whole row), signed weights staying signed.
+    out.signedWeights = in.signedWeights;
+    out.lambda = in.lambda;
+    out.sinkLogits = in.sinkLogits;
 
     const int h = int(in.weights.size());
     const Index rows = Index(qs.size()), cols = Index(ks.size());
@@ -86,6 +91,19 @@ EngineResult selectShownCells(const EngineResult &in, const ShownCells &cells)
         for (const MatrixD &m : *from)
             to->push_back(whole(m) ? pick(m, qs, ks) : MatrixD());
     }
+    for (auto [from, to] : {std::pair {&in.firstWeights, &out.firstWeights},
+                            std::pair {&in.secondWeights, &out.secondWeights}}) {
+        for (const MatrixD &m : *from)
+            to->push_back(whole(m) ? pick(m, qs, ks) : MatrixD());
+    }
+    for (const VectorD &mass : in.learnedSinkMass) {
+        VectorD shown(rows);
+        for (Index r = 0; r < rows && mass.size() == nQ; ++r)
+            shown(r) = mass(qs[std::size_t(r)]);
+        out.learnedSinkMass.push_back(mass.size() == nQ ? shown : VectorD());
+    }
+    // A signed row (A₁ − λA₂) has no distribution over the shown keys to renormalise to.
+    const bool renormalize = cells.renormalize && !in.signedWeights;
     std::vector<NonFiniteReport> nonFinite(static_cast<std::size_t>(h));
     // Heads are independent: both cores for long sequences (n = 4096 takes seconds otherwise),
     // by the core's policy for ~20 flops per cell (pick, renormalise, metrics).
@@ -101,7 +119,7 @@ EngineResult selectShownCells(const EngineResult &in, const ShownCells &cells)
         for (Index r = 0; r < rows; ++r) {
             const std::size_t src = std::size_t(qs[std::size_t(r)]);
             bool masked = inFlags && src < inFlags->size() && (*inFlags)[src];
-            if (cells.renormalize && !masked) {
+            if (renormalize && !masked) {
                 const double sum = w.row(r).sum();
                 if (sum > 0.0 && std::isfinite(sum))
                     w.row(r) /= sum;

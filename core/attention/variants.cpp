@@ -110,6 +110,22 @@ differentialAttention(const ConstMatrixRef<T> &query1, const ConstMatrixRef<T> &
     return r;
 }
 
+RowMetrics learnedSinkRowMetrics(const MatrixD &weights, const VectorD &sinkMass,
+                                 const std::vector<std::uint8_t> &fullyMasked)
+{
+    const Index nQ = weights.rows(), nK = weights.cols();
+    if (sinkMass.size() != nQ || (!fullyMasked.empty() && Index(fullyMasked.size()) != nQ))
+        throw InvalidArgument("learnedSinkRowMetrics: " + std::to_string(sinkMass.size())
+                              + " sink masses and " + std::to_string(fullyMasked.size())
+                              + " flags for " + std::to_string(nQ) + " rows");
+    MatrixD withSink(nQ, nK + 1);
+    withSink << weights, sinkMass;
+    std::vector<std::uint8_t> empty(std::size_t(nQ), 0);
+    for (Index i = 0; i < nQ && !fullyMasked.empty(); ++i)
+        empty[std::size_t(i)] = fullyMasked[std::size_t(i)] && !(sinkMass(i) > 0.0) ? 1 : 0;
+    return rowMetrics<double>(withSink, empty);
+}
+
 std::vector<double> meanRowSums(const std::vector<MatrixD> &weights,
                                 const std::vector<std::vector<std::uint8_t>> &fullyMasked)
 {

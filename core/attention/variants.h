@@ -35,6 +35,7 @@
 // (RoFormer) rotation at positions 0 … n − 1. The queries are x W_Q here; DeepSeek-V2's
 // low-rank query (c_Q = x W_DQ, q = c_Q W_UQ) is the same with W_Q = W_DQ W_UQ.
 
+#include "core/analysis/metrics.h"
 #include "core/attention/attention.h"
 #include "core/attention/groupedattention.h"
 #include "core/attention/mask.h"
@@ -69,6 +70,14 @@ learnedSinkAttention(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> &ke
 /// gives its whole mass to the sink (with b = −inf: weights 0, mass 0). Never throws.
 template<typename T>
 Vector<T> sinkSoftmaxRows(const Matrix<T> &scaledScores, double sinkLogit, Matrix<T> &weights);
+
+/// The per-row metrics (rowMetrics) of learned-sink rows: each row's distribution over the n_k
+/// keys and the sink (weights n_q × n_k, sinkMass n_q, the sink last). A fully masked row (flag
+/// in `fullyMasked`, n_q or empty) whose mass went to the sink is a distribution (all on the
+/// sink); one with no sink (b = −inf, mass 0) is reported as fully masked (zeros), not as a
+/// row-sum error. Throws InvalidArgument when the sizes disagree.
+RowMetrics learnedSinkRowMetrics(const MatrixD &weights, const VectorD &sinkMass,
+                                 const std::vector<std::uint8_t> &fullyMasked = {});
 
 /// Per head, the mean over the rows not flagged fully masked of Σ_j w_ij: 1 − mean sink mass
 /// with learned sinks, 1 − λ for differential attention, 1 for plain softmax. `weights`: h

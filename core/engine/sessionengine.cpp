@@ -565,17 +565,15 @@ void rowPassFromScores(Scores &cache, Index nQ, Index nK, const AttentionMask &m
 void applyLearnedSink(double sinkLogit, EngineResult &r)
 {
     const std::size_t hs = r.weights.size();
-    const Index nQ = r.weightsMean.rows(), nK = r.weightsMean.cols();
     r.learnedSinkMass.clear();
     r.sinkLogits.assign(hs, sinkLogit);
     r.weightsMean.setZero();
     r.worstRowSumError = 0;
-    MatrixD withSink(nQ, nK + 1);
     for (std::size_t u = 0; u < hs; ++u) {
         r.learnedSinkMass.push_back(
             sinkSoftmaxRows<double>(r.scaledScores[u], sinkLogit, r.weights[u]));
-        withSink << r.weights[u], r.learnedSinkMass.back();
-        r.metrics[u] = rowMetrics<double>(withSink, r.fullyMasked[u]);
+        r.metrics[u]
+            = learnedSinkRowMetrics(r.weights[u], r.learnedSinkMass.back(), r.fullyMasked[u]);
         r.worstRowSumError = std::max(r.worstRowSumError, summarize(r.metrics[u]).worstRowSumError);
         r.weightsMean += r.weights[u];
     }

@@ -403,6 +403,33 @@ private slots:
         QTest::newRow("temperature 0")
             << QStringList {QStringLiteral("--temperature"), QStringLiteral("0"), out, png}
             << QStringLiteral("--temperature");
+        QTest::newRow("sink logit 60")
+            << QStringList {QStringLiteral("--sink-logit"), QStringLiteral("60"), out, png}
+            << QStringLiteral("--sink-logit");
+        QTest::newRow("sink and differential")
+            << QStringList {QStringLiteral("--sink-logit"),
+                            QStringLiteral("1"),
+                            QStringLiteral("--differential-lambda"),
+                            QStringLiteral("0.5"),
+                            out,
+                            png}
+            << QStringLiteral("do not combine");
+        QTest::newRow("differential with tiles")
+            << QStringList {QStringLiteral("--differential-lambda"),
+                            QStringLiteral("0.5"),
+                            QStringLiteral("-n"),
+                            QStringLiteral("5000"),
+                            out,
+                            png}
+            << QStringLiteral("up to 4096");
+        QTest::newRow("sink logit with a tensor file")
+            << QStringList {QStringLiteral("--sink-logit"),
+                            QStringLiteral("1"),
+                            QStringLiteral("--in"),
+                            QStringLiteral(ATTN_FIXTURE_DIR "/torch/self_attn.npz"),
+                            out,
+                            png}
+            << QStringLiteral("a tensor file brings its own");
         QTest::newRow("head out of range") << QStringList {QStringLiteral("--view"),
                                                            QStringLiteral("head"),
                                                            QStringLiteral("--head"),

@@ -71,6 +71,37 @@ private slots:
         QVERIFY(raw.worstRowSumError > 0.01);
     }
 
+    // Signed weights (differential attention's A₁ − λA₂) are never renormalised, whatever the
+    // view asks: the picked values themselves, still signed, with A₁, A₂ and λ picked alike.
+    void signedWeightsStayRaw()
+    {
+        EngineParameters p;
+        p.n = 6;
+        p.dModel = 8;
+        p.heads = 2;
+        p.kind = AttentionKind::DecoderCausal;
+        p.differential = true;
+        p.lambda = 0.9;
+        const EngineResult in = computeEngine(p);
+        QVERIFY(in.signedWeights);
+        ShownCells cells;
+        cells.queries = {1, 3, 5};
+        cells.keys = {0, 1};
+        cells.renormalize = true;
+        const EngineResult out = selectShownCells(in, cells);
+        QVERIFY(out.signedWeights);
+        QCOMPARE(out.lambda, in.lambda);
+        for (std::size_t h = 0; h < 2; ++h)
+            for (Index r = 0; r < 3; ++r)
+                for (Index c = 0; c < 2; ++c) {
+                    const Index i = cells.queries[std::size_t(r)];
+                    QCOMPARE(out.weights[h](r, c), in.weights[h](i, c));
+                    QCOMPARE(out.firstWeights[h](r, c), in.firstWeights[h](i, c));
+                    QCOMPARE(out.secondWeights[h](r, c), in.secondWeights[h](i, c));
+                    QCOMPARE(out.fullyMasked[h][std::size_t(r)], std::uint8_t(0));
+                }
+    }
+
     void keptMetricsAndRefusals()
     {
         EngineParameters p;

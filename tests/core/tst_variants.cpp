@@ -159,6 +159,27 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(InvalidArgument, meanRowSums({w}, {first, first}));
     }
 
+    // Rows over the keys and the sink: a fully masked row whose mass went to the sink is a
+    // distribution (max weight 1, entropy 0, no row-sum error); one with no sink (b = −inf,
+    // mass 0) is reported as fully masked, not as a row-sum error of 1.
+    void learnedSinkRowMetricsOverKeysAndSink()
+    {
+        MatrixD w(3, 2);
+        w << 0.25, 0.25, 0.0, 0.0, 0.0, 0.0;
+        VectorD mass(3);
+        mass << 0.5, 1.0, 0.0;
+        const RowMetrics m = learnedSinkRowMetrics(w, mass, {0, 1, 1});
+        QVERIFY(std::abs(m.entropy(0) - 1.5 * std::log(2.0)) <= 1e-15); // (¼, ¼, ½)
+        QCOMPARE(m.maxWeight(0), 0.5);
+        QCOMPARE(m.maxWeight(1), 1.0);
+        QCOMPARE(m.entropy(1), 0.0);
+        QCOMPARE(m.rowSumError(1), 0.0);
+        QCOMPARE(m.rowSumError(2), 0.0);
+        QCOMPARE(m.maxWeight(2), 0.0);
+        QCOMPARE(summarize(m).worstRowSumError, 0.0);
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, learnedSinkRowMetrics(w, mass.head(2), {}));
+    }
+
     void gateMatchesNumPy()
     {
         const MatrixD o = mat("gate_output"), g = mat("gate_logits");

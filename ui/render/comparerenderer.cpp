@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace attn {
 
@@ -333,6 +334,14 @@ void CompareRenderer::rebuild()
         p.rangeNote = QStringLiteral("fixed [0, 1]");
         p.poolMax = true;
         p.wholeRowSumError = wholeRowSumError(r, mean ? r.headCount() : int(h));
+        if (r.signedWeights) {
+            // Differential attention's A₁ − λA₂: diverging, centred on 0, rows summing to 1 − λ.
+            makeDiverging(p);
+            p.quantity = QStringLiteral("signed weight");
+            p.wholeRowSumError = std::numeric_limits<double>::quiet_NaN();
+            if (!r.lambda.empty())
+                p.expectedRowSum = 1.0 - r.lambda.front();
+        }
         setWeightStatistics(p);
         return p;
     };

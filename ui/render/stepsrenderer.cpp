@@ -220,6 +220,16 @@ void StepsRenderer::rebuild()
     weights.poolMax = true;
     weights.wholeRowSumError = wholeRowSumError(r, int(hh));
     setWeightStatistics(weights);
+    // A learned sink: each row gives part of its weight to no key, so its sum is below 1 by
+    // the row's sink mass; the statistics give the head's mean row sum instead of an "error".
+    if (r.learnedSinkMass.size() > hh && r.meanRowSum.size() > hh) {
+        weights.title = QStringLiteral("%1 \u00b7 weights W, learned sink b = %2 (row + sink = 1)")
+                            .arg(step + 1)
+                            .arg(formatValue(r.sinkLogits.size() > hh ? r.sinkLogits[hh] : 0.0));
+        if (!weights.statistics.isEmpty())
+            weights.statistics.last() = QStringLiteral("mean row sum %1 (1 \u2212 sink mass)")
+                                            .arg(QString::number(r.meanRowSum[hh], 'g', 4));
+    }
     // Differential attention: A₁ and A₂ (each a softmax, on the weights' scale) beside the
     // signed A₁ − λA₂ (diverging, centred on 0, over its range).
     std::vector<FigurePanel> pair;

@@ -240,8 +240,9 @@ SessionResult computePooledSession(const SessionParameters &params, int side, Ti
     if (const QString unsupported = pooledSessionUnsupported(params);
         r.ok() && !unsupported.isEmpty()) {
         r.error = unsupported
-            + QStringLiteral(" needs the full matrices: the tile engine's pooled view applies "
-                             "masks and the scale only");
+            + QStringLiteral(" needs the full matrices (n and n_k up to %1): the tile engine's "
+                             "pooled view applies masks and the scale only")
+                  .arg(SessionParameters::maxSequence);
         r.inputError = true;
     }
     if (r.ok() && side < 1)

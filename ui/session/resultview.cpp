@@ -143,7 +143,9 @@ std::shared_ptr<const SessionResult> applyViewTransform(std::shared_ptr<const Se
                  && k >= nK - in.params.paddingCount))
             hidden.append(k);
     }
-    const bool renormalize = transform.renormalize && !hidden.isEmpty();
+    // Signed weights (differential attention) are never renormalised: a row of A₁ − λA₂ over
+    // the shown keys may sum to 0 or less.
+    const bool renormalize = transform.renormalize && !hidden.isEmpty() && !in.signedWeights;
     // The numbers (the shown cells, renormalised rows, their metrics) are core's.
     ShownCells cells;
     cells.queries = sel.queries;
@@ -169,7 +171,10 @@ std::shared_ptr<const SessionResult> applyViewTransform(std::shared_ptr<const Se
         notes << QStringLiteral("hidden: %1 \u00b7 shown: %2 \u00b7 %3")
                      .arg(rangesText(hidden), rangesText(shownKeys),
                           renormalize ? QStringLiteral("weights renormalised over the shown keys")
-                                      : QStringLiteral("raw weights (rows sum to less than 1)"));
+                              : in.signedWeights
+                              ? QStringLiteral("raw signed weights (a row of A\u2081 \u2212 "
+                                               "\u03bbA\u2082 is not renormalised)")
+                              : QStringLiteral("raw weights (rows sum to less than 1)"));
     }
     out->viewNote = notes.join(QStringLiteral("; "));
     return out;

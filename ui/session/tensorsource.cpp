@@ -145,9 +145,8 @@ void computeInputs(const SessionParameters &p, const TensorCase<double> &c, Sess
         // Metrics of each row's distribution: with a learned sink the keys and the sink, with
         // differential attention A₁ (a signed row has no entropy).
         if (!r.learnedSinkMass.empty()) {
-            MatrixD withSink(nQ, nK + 1);
-            withSink << weights[h].template cast<double>(), r.learnedSinkMass[h];
-            r.metrics.push_back(rowMetrics(withSink));
+            r.metrics.push_back(learnedSinkRowMetrics(weights[h].template cast<double>(),
+                                                      r.learnedSinkMass[h], fully[h]));
         } else if (!r.firstWeights.empty()) {
             r.metrics.push_back(rowMetrics(r.firstWeights[h], fully[h]));
         } else {
