@@ -597,6 +597,23 @@ void applyDifferential(double lambda, EngineResult &r, EngineResult &&second)
     r.weightsMean /= double(hs);
 }
 
+/// Stage 1 on the seeded inputs `in` through `layer` (the session's, or differential
+/// attention's second): the queries from X, the keys from E (or X), with p's grouping and RoPE.
+template<typename T>
+void seededScores(const EngineParameters &p, const SessionInputs<T> &in,
+                  const MultiheadAttention<T> &layer, Scores &out, const CancelToken &cancel)
+{
+    const Matrix<T> query = in.query.template cast<T>();
+    const Matrix<T> encoder
+        = in.encoder.size() > 0 ? Matrix<T>(in.encoder.template cast<T>()) : Matrix<T>();
+    ScoreOptions extra;
+    extra.kvHeads = p.kvHeads;
+    extra.rope = p.rope;
+    extra.ropeConvention = p.ropeConvention;
+    extra.ropeBase = p.ropeBase;
+    computeScores<T>(layer, query, encoder.size() > 0 ? encoder : query, out, cancel, extra);
+}
+
 template<typename T>
 void computeSeeded(const EngineParameters &p, Scores &data, bool fresh, bool keep, EngineResult &r,
                    EngineBufferPool *pool, const CancelToken &cancel)
@@ -604,16 +621,7 @@ void computeSeeded(const EngineParameters &p, Scores &data, bool fresh, bool kee
     if (fresh) {
         SessionInputs<T> in = sessionInputs<T>(p);
         cancel.throwIfCancelled();
-        const Matrix<T> query = in.query.template cast<T>();
-        const Matrix<T> encoder
-            = in.encoder.size() > 0 ? Matrix<T>(in.encoder.template cast<T>()) : Matrix<T>();
-        ScoreOptions extra;
-        extra.kvHeads = p.kvHeads;
-        extra.rope = p.rope;
-        extra.ropeConvention = p.ropeConvention;
-        extra.ropeBase = p.ropeBase;
-        computeScores<T>(in.layer, query, encoder.size() > 0 ? encoder : query, data, cancel,
-                         extra);
+        seededScores<T>(p, in, in.layer, data, cancel);
         data.key = p;
     }
     AttentionOptions options;
@@ -637,17 +645,8 @@ void computeSeeded(const EngineParameters &p, Scores &data, bool fresh, bool kee
         // A₂ from the second layer's queries and keys of the same inputs (sessioninputs.h),
         // with the same positions, grouping, scale and mask; not cached.
         const SessionInputs<T> in = sessionInputs<T>(p);
-        const Matrix<T> query = in.query.template cast<T>();
-        const Matrix<T> encoder
-            = in.encoder.size() > 0 ? Matrix<T>(in.encoder.template cast<T>()) : Matrix<T>();
-        ScoreOptions extra;
-        extra.kvHeads = p.kvHeads;
-        extra.rope = p.rope;
-        extra.ropeConvention = p.ropeConvention;
-        extra.ropeBase = p.ropeBase;
         Scores second;
-        computeScores<T>(*in.secondLayer, query, encoder.size() > 0 ? encoder : query, second,
-                         cancel, extra);
+        seededScores<T>(p, in, *in.secondLayer, second, cancel);
         EngineResult r2;
         rowPassFromScores<T>(second, p.queryCount(), p.keyCount(), mask, scale, r2, nullptr, true,
                              cancel, slopes);
