@@ -32,6 +32,8 @@ GROUPS = {
     "induction": "make_induction_fixtures",  # the attention-only transformer and its Adam
     "projections": "make_projection_fixtures",  # nn.MultiheadAttention(kdim, vdim)
     "batch": "make_batch_fixtures",         # inputs with their batch axis (docs/formats.md)
+    "variants": "make_variant_fixtures",   # learned sinks, gates, differential, MLA (PyTorch)
+    "variant_compute": "make_variant_compute_fixtures",  # the variants' tensor files in NumPy
     "variant_experiments": "make_variant_experiment_fixtures",  # E18-E20 in NumPy
 }
 

@@ -33,7 +33,6 @@ from make_modern_fixtures import rope_half, rope_interleaved
 from make_torch_fixtures import write_npz
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT_DIR = os.path.join(HERE, "fixtures", "variants")
 
 
 def heads_of(x, count, width):
@@ -172,7 +171,7 @@ def sink_plain_float32(rng):
     return out
 
 
-def main():
+def main(fixture_dir=os.path.join(HERE, "fixtures")):
     rng = np.random.default_rng(2026)
     cases = {
         "sinks_gqa_rope_window": sinks_gqa_rope_window(rng),
@@ -189,7 +188,7 @@ def main():
             rows = w.sum(axis=-1)
             live = arrays["expected_first"].sum(axis=-1) > 0
             assert np.abs((rows - (1 - lam[:, None]))[live]).max() < 1e-12
-        write_npz(os.path.join(OUT_DIR, "compute_" + name + ".npz"), arrays)
+        write_npz(os.path.join(fixture_dir, "variants", "compute_" + name + ".npz"), arrays)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,6 @@ import torch
 from make_torch_fixtures import write_npz
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "fixtures", "variants", "variants.npz")
 
 
 def sink_attention(q, k, v, b, causal):
@@ -111,7 +110,7 @@ class LatentAttention(torch.nn.Module):
         return torch.stack(weights), torch.cat(outputs, dim=1), c, k_r
 
 
-def main():
+def main(fixture_dir=os.path.join(HERE, "fixtures")):
     rng = np.random.default_rng(2025)
     out = {}
 
@@ -156,8 +155,9 @@ def main():
                mla_w_kr=w["kr"], mla_w_q=w["q"], mla_w_qr=w["qr"],
                mla_weights=weights.numpy(), mla_output=output.numpy(), mla_latent=c.numpy(),
                mla_rope_keys=k_r.numpy())
-    write_npz(OUT, out)
-    print(f"wrote {len(out)} arrays to {OUT}")
+    path = os.path.join(fixture_dir, "variants", "variants.npz")
+    write_npz(path, out)
+    print(f"wrote {len(out)} arrays to {path}")
 
 
 if __name__ == "__main__":
