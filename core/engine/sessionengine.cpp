@@ -17,6 +17,7 @@
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -618,10 +619,15 @@ template<typename T>
 void computeSeeded(const EngineParameters &p, Scores &data, bool fresh, bool keep, EngineResult &r,
                    EngineBufferPool *pool, const CancelToken &cancel)
 {
-    if (fresh) {
-        SessionInputs<T> in = sessionInputs<T>(p);
+    // The seeded inputs, drawn once: for new scores, and for differential attention's second
+    // layer (drawn after them).
+    std::optional<SessionInputs<T>> in;
+    if (fresh || p.differential) {
+        in = sessionInputs<T>(p);
         cancel.throwIfCancelled();
-        seededScores<T>(p, in, in.layer, data, cancel);
+    }
+    if (fresh) {
+        seededScores<T>(p, *in, in->layer, data, cancel);
         data.key = p;
     }
     AttentionOptions options;
@@ -637,16 +643,14 @@ void computeSeeded(const EngineParameters &p, Scores &data, bool fresh, bool kee
     r.firstWeights.clear();
     r.secondWeights.clear();
     r.lambda.clear();
-    r.gateMean.clear();
     r.signedWeights = false;
     if (p.learnedSink)
         applyLearnedSink(p.sinkLogit, r);
     if (p.differential) {
         // A₂ from the second layer's queries and keys of the same inputs (sessioninputs.h),
         // with the same positions, grouping, scale and mask; not cached.
-        const SessionInputs<T> in = sessionInputs<T>(p);
         Scores second;
-        seededScores<T>(p, in, *in.secondLayer, second, cancel);
+        seededScores<T>(p, *in, *in->secondLayer, second, cancel);
         EngineResult r2;
         rowPassFromScores<T>(second, p.queryCount(), p.keyCount(), mask, scale, r2, nullptr, true,
                              cancel, slopes);

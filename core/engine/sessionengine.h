@@ -61,9 +61,6 @@ struct EngineResult
     /// head; `weights` then hold A₁ − λA₂. Empty otherwise.
     std::vector<MatrixD> firstWeights, secondWeights;
     std::vector<double> lambda;
-    /// Gated attention: the h heads' gate σ(g) averaged over each head's d_v columns, h × n_q;
-    /// empty otherwise.
-    std::vector<VectorD> gateMean;
     /// With a learned sink or differential attention: per head, the mean row sum Σ_j w_ij over
     /// the rows not fully masked (meanRowSums: 1 − mean sink mass, or 1 − λ); else empty.
     std::vector<double> meanRowSum;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace attn::experiments {
 
@@ -19,7 +20,8 @@ namespace {
 constexpr Index kV3Latent = 512, kV3Rope = 64, kV3Heads = 128, kV3HeadDim = 128, kV3Groups = 8;
 
 /// Mean pairwise Pearson correlation of the heads' causal maps after removing the uniform
-/// causal weights: each head's vector is w_ij − 1/(i + 1) over the cells j ≤ i.
+/// causal weights: each head's vector is w_ij − 1/(i + 1) over the cells j ≤ i. NaN for one
+/// head (no pair).
 double headCorrelation(const std::vector<MatrixD> &maps)
 {
     const Index n = maps.front().rows();
@@ -40,7 +42,7 @@ double headCorrelation(const std::vector<MatrixD> &maps)
             sum += centred[a].dot(centred[b]) / (centred[a].norm() * centred[b].norm());
             ++pairs;
         }
-    return pairs ? sum / double(pairs) : 1.0;
+    return pairs ? sum / double(pairs) : std::numeric_limits<double>::quiet_NaN(); // one head
 }
 
 /// Mean weight at each offset o = i − j (0 … n − 1), over the heads and the rows i ≥ o.

@@ -252,13 +252,7 @@ void StepsRenderer::rebuild()
                             .arg(step + 3)
                             .arg(formatValue(lambda));
         weights.quantity = QStringLiteral("signed weight");
-        weights.colormap = ColormapId::RdBu;
-        double largest = 0;
-        for (Index i = 0; i < weights.values->size(); ++i)
-            if (std::isfinite(weights.values->data()[i]))
-                largest = std::max(largest, std::abs(weights.values->data()[i]));
-        weights.norm = ColorNorm::symmetric(largest > 0 ? largest : 1.0);
-        weights.rangeNote = QStringLiteral("\u00b1%1, 0 = white").arg(figure::formatTick(largest));
+        makeDiverging(weights);
         weights.wholeRowSumError = std::numeric_limits<double>::quiet_NaN();
         weights.expectedRowSum = 1.0 - lambda;
         setWeightStatistics(weights);

@@ -110,12 +110,6 @@ void computeInputs(const SessionParameters &p, const TensorCase<double> &c, Sess
             r.signedWeights = !v.lambda.empty();
             r.learnedSinkMass = std::move(v.sinkMass);
             r.sinkLogits = v.sinkLogits;
-            if (v.gate.size() > 0) {
-                const Index dV = v.gate.cols() / c.heads;
-                for (Index h = 0; h < c.heads; ++h)
-                    r.gateMean.push_back(
-                        v.gate.middleCols(h * dV, dV).template cast<double>().rowwise().mean());
-            }
         } else {
             g = groupedQueryAttention<T>(query, key, value, c.heads, c.kvHeads, mask, options);
         }
