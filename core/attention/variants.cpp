@@ -10,6 +10,23 @@
 namespace attn {
 namespace {
 
+/// Runs differential attention's second softmax; an overflow there (NonFiniteInput) is
+/// reported as A₂'s, from query2 and key2, not the first softmax's.
+template<typename F> auto secondSoftmax(F compute)
+{
+    try {
+        return compute();
+    } catch (const NonFiniteInput &e) {
+        throw NonFiniteInput(std::string("differential attention's second softmax A\u2082 (query2, "
+                                         "key2): ")
+                             + e.what());
+    }
+}
+
+} // namespace
+
+namespace {
+
 std::string shape(Index rows, Index cols)
 {
     return std::to_string(rows) + " x " + std::to_string(cols);
@@ -103,7 +120,8 @@ differentialAttention(const ConstMatrixRef<T> &query1, const ConstMatrixRef<T> &
                               + std::to_string(lambda));
     DifferentialAttentionResult<T> r;
     r.first = scaledDotProductAttention<T>(query1, key1, value, mask, options);
-    r.second = scaledDotProductAttention<T>(query2, key2, value, mask, options);
+    r.second = secondSoftmax(
+        [&] { return scaledDotProductAttention<T>(query2, key2, value, mask, options); });
     r.lambda = lambda;
     r.weights = r.first.weights - T(lambda) * r.second.weights;
     r.output.noalias() = r.weights * value;
@@ -248,8 +266,10 @@ groupedVariantAttention(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> 
         }
     }
     if (variants.isDifferential()) {
-        GroupedAttentionResult<T> second = groupedQueryAttention<T>(
-            variants.query2, variants.key2, value, heads, kvHeads, mask, options, positions);
+        GroupedAttentionResult<T> second = secondSoftmax([&] {
+            return groupedQueryAttention<T>(variants.query2, variants.key2, value, heads, kvHeads,
+                                            mask, options, positions);
+        });
         r.firstWeights = a.weights;
         for (Index h = 0; h < heads; ++h) {
             const std::size_t i = std::size_t(h);
@@ -375,6 +395,51 @@ MlaResult<T> mlaAbsorbed(const ConstMatrixRef<T> &x, const MlaWeights<T> &w,
     return r;
 }
 
+template<typename T>
+std::vector<Matrix<T>> mlaScores(const ConstMatrixRef<T> &x, const MlaWeights<T> &w, bool absorbed)
+{
+    const MlaParts<T> p = mlaParts<T>(x, w);
+    const Index n = x.rows(), dC = w.latentDim(), dH = w.headDim(), dR = w.ropeDim();
+    std::vector<Matrix<T>> scores;
+    scores.reserve(std::size_t(w.heads));
+    Matrix<T> cache; // absorbed: keys [c, k^R], n × (d_c + d_r)
+    if (absorbed) {
+        cache.resize(n, dC + dR);
+        cache << p.latent, p.ropeKeys;
+    }
+    for (Index i = 0; i < w.heads; ++i) {
+        const Index width = absorbed ? dC : dH;
+        Matrix<T> q(n, width + dR), k;
+        if (absorbed) {
+            q << p.queries.middleCols(i * dH, dH) * w.upKey.middleCols(i * dH, dH).transpose(),
+                p.ropeQueries.middleCols(i * dR, dR);
+        } else {
+            q << p.queries.middleCols(i * dH, dH), p.ropeQueries.middleCols(i * dR, dR);
+            k.resize(n, dH + dR);
+            k << p.latent * w.upKey.middleCols(i * dH, dH), p.ropeKeys;
+        }
+        Matrix<T> s(n, n);
+        s.noalias() = q * (absorbed ? cache : k).transpose();
+        scores.push_back(std::move(s));
+    }
+    return scores;
+}
+
+template<typename T>
+std::pair<Matrix<T>, Matrix<T>> mlaQueryKeyHeads(const ConstMatrixRef<T> &x, const MlaWeights<T> &w)
+{
+    const MlaParts<T> p = mlaParts<T>(x, w);
+    const Index n = x.rows(), dH = w.headDim(), dR = w.ropeDim(), width = dH + dR;
+    Matrix<T> q(n, w.heads * width), k(n, w.heads * width);
+    for (Index i = 0; i < w.heads; ++i) {
+        q.middleCols(i * width, dH) = p.queries.middleCols(i * dH, dH);
+        q.middleCols(i * width + dH, dR) = p.ropeQueries.middleCols(i * dR, dR);
+        k.middleCols(i * width, dH).noalias() = p.latent * w.upKey.middleCols(i * dH, dH);
+        k.middleCols(i * width + dH, dR) = p.ropeKeys;
+    }
+    return {std::move(q), std::move(k)};
+}
+
 #define ATTN_INSTANTIATE_VARIANTS(T)                                                               \
     template Vector<T> sinkSoftmaxRows<T>(const Matrix<T> &, double, Matrix<T> &);                 \
     template SinkAttentionResult<T> learnedSinkAttention<T>(                                       \
@@ -393,7 +458,11 @@ MlaResult<T> mlaAbsorbed(const ConstMatrixRef<T> &x, const MlaWeights<T> &w,
     template MlaResult<T> mlaDecompressed<T>(const ConstMatrixRef<T> &, const MlaWeights<T> &,     \
                                              const AttentionMask &);                               \
     template MlaResult<T> mlaAbsorbed<T>(const ConstMatrixRef<T> &, const MlaWeights<T> &,         \
-                                         const AttentionMask &);
+                                         const AttentionMask &);                                   \
+    template std::vector<Matrix<T>> mlaScores<T>(const ConstMatrixRef<T> &, const MlaWeights<T> &, \
+                                                 bool);                                            \
+    template std::pair<Matrix<T>, Matrix<T>> mlaQueryKeyHeads<T>(const ConstMatrixRef<T> &,        \
+                                                                 const MlaWeights<T> &);
 ATTN_INSTANTIATE_VARIANTS(float)
 ATTN_INSTANTIATE_VARIANTS(double)
 #undef ATTN_INSTANTIATE_VARIANTS

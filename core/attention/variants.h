@@ -42,6 +42,7 @@
 #include "core/base/types.h"
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace attn {
@@ -216,6 +217,23 @@ MlaResult<T> mlaDecompressed(const ConstMatrixRef<T> &x, const MlaWeights<T> &we
 template<typename T>
 MlaResult<T> mlaAbsorbed(const ConstMatrixRef<T> &x, const MlaWeights<T> &weights,
                          const AttentionMask &mask = {});
+
+/// Every head's raw scores of multi-head latent attention of x (n × d_model), before the scale
+/// and the mask: h matrices n × n, decompressed [q^C_i, q^R_i] [c W_UK,i, k^R]ᵀ or absorbed
+/// [q^C_i W_UK,iᵀ, q^R_i] [c, k^R]ᵀ (the same numbers up to rounding; DeepSeek-V2 §2.1.2).
+/// The engine's MLA mode scales, masks and normalises them as any other scores. Throws what
+/// mlaDecompressed throws.
+template<typename T>
+std::vector<Matrix<T>> mlaScores(const ConstMatrixRef<T> &x, const MlaWeights<T> &weights,
+                                 bool absorbed);
+
+/// The decompressed queries and keys of every head side by side, as the tile engine
+/// (core/tiles/tileengine.h) takes them: query n × h·(d_h + d_r), head i's columns
+/// [q^C_i, q^R_i]; key n × h·(d_h + d_r), head i's columns [c W_UK,i, k^R]. Their products are
+/// mlaScores(x, weights, false). Throws what mlaDecompressed throws.
+template<typename T>
+std::pair<Matrix<T>, Matrix<T>> mlaQueryKeyHeads(const ConstMatrixRef<T> &x,
+                                                 const MlaWeights<T> &weights);
 
 /// Cached numbers per token and layer: MLA d_c + d_r; multi-head (g = h) and grouped-query
 /// attention 2·g·d_h (a key and a value per key/value head).

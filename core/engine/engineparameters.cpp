@@ -79,7 +79,7 @@ Index nearestDivisor(Index n, Index wanted)
 
 double EngineParameters::scale() const
 {
-    return scoreScale(dK(), scaleExponent, temperature);
+    return scoreScale(scoreDim(), scaleExponent, temperature);
 }
 
 std::string EngineParameters::validate(Index maxN) const
@@ -135,9 +135,47 @@ std::string EngineParameters::validate(Index maxN) const
     if (differential)
         if (std::string e = outOfRange("differential \u03bb", lambda, -1, 2); !e.empty())
             return e;
+    if (differential && !headLambdas.empty()) {
+        if (headLambdas.size() != std::size_t(heads))
+            return "differential attention needs one \u03bb or h=" + std::to_string(heads)
+                + " of them, got " + std::to_string(headLambdas.size());
+        for (std::size_t u = 0; u < headLambdas.size(); ++u)
+            if (std::string e = outOfRange("differential \u03bb of head " + std::to_string(u),
+                                           headLambdas[u], -1, 2);
+                !e.empty())
+                return e;
+    }
     if (learnedSink && differential)
         return "a learned sink and differential attention do not combine (no published model "
                "uses both): choose one";
+    if (outputGate)
+        if (std::string e = outOfRange("gate bias", gateBias, -maxVariantLogit, maxVariantLogit);
+            !e.empty())
+            return e;
+    if (latent) {
+        if (std::string e = outOfRange("latent d_c", double(latentDim), 1, double(maxDModel));
+            !e.empty())
+            return e;
+        if (std::string e
+            = outOfRange("latent RoPE d_r", double(latentRopeDim), 2, double(maxLatentRopeDim));
+            !e.empty())
+            return e;
+        if (latentRopeDim % 2 != 0)
+            return "the latent RoPE key rotates pairs of dimensions: d_r="
+                + std::to_string(latentRopeDim) + " must be even";
+        if (kind == AttentionKind::EncoderDecoder)
+            return "multi-head latent attention is self-attention here: its keys come from the "
+                   "latent of the same tokens (choose encoder or decoder)";
+        if (rope || alibi)
+            return std::string("multi-head latent attention brings its own decoupled RoPE key: ")
+                + (rope ? "turn RoPE off" : "turn ALiBi off");
+        if (keyValueHeads() != heads)
+            return "multi-head latent attention shares one latent between all heads: g="
+                + std::to_string(kvHeads) + " key/value heads do not apply";
+        if (differential)
+            return "multi-head latent attention and differential attention do not combine (no "
+                   "published model uses both): choose one";
+    }
     return {};
 }
 
@@ -167,6 +205,9 @@ EngineParameters EngineParameters::normalized(Index wantedPadding) const
         p.scaleExponent = std::clamp(p.scaleExponent, 0.0, 1.0);
     if (std::isfinite(p.temperature))
         p.temperature = std::clamp(p.temperature, minTemperature, maxTemperature);
+    // A per-head λ list follows h: one of another length (h changed) is dropped.
+    if (p.headLambdas.size() != std::size_t(p.heads))
+        p.headLambdas.clear();
     return p;
 }
 

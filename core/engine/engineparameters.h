@@ -11,6 +11,7 @@
 #include "core/base/types.h"
 #include "core/random/torchrandom.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -95,6 +96,30 @@ struct EngineParameters
     /// learnedSink.
     bool differential = false;
     double lambda = 0.5;
+    /// Differential attention with a λ per head: h values in [−1, 2] (head u uses
+    /// headLambdas[u]); empty: `lambda` in every head. normalized() drops a list whose length is
+    /// not h.
+    std::vector<double> headLambdas;
+    /// Gated attention, head-wise (Qiu et al. 2025, §2.2, the gate σ(X W_θ) with one score per
+    /// head): head u's output row i is multiplied by σ(x_i·w_u + gateBias), w (d_model × h) drawn
+    /// after the inputs (sessioninputs.h). A head's output being Σ_j w_ij v_j, the weights shown
+    /// are σ(g_iu)·w_ij (rows sum to the gate). gateBias in [−maxVariantLogit, maxVariantLogit].
+    bool outputGate = false;
+    double gateBias = 0.0;
+    /// Multi-head latent attention (DeepSeek-V2 §2.1.2–2.1.3; core/attention/variants.h): keys
+    /// and values from a latent of latentDim = d_c values per token (in [1, maxDModel]) and a
+    /// RoPE key of latentRopeDim = d_r values shared by the heads (even, in [2, maxLatentRopeDim];
+    /// interleaved rotation with ropeBase), queries [q^C_i, q^R_i] of d_k + d_r values; the
+    /// scale is (d_k + d_r)^(−α)/τ. latentAbsorbed scores the queries against the cache itself
+    /// (W_UK absorbed into the query) rather than decompressing the keys: the same weights. Its
+    /// projections are drawn after the inputs (sessioninputs.h); the layer's W_Q, W_K are not
+    /// used. Self-attention only; not with RoPE (it brings its own), ALiBi, g < h or
+    /// differential attention.
+    bool latent = false;
+    Index latentDim = 16;
+    Index latentRopeDim = 8;
+    bool latentAbsorbed = false;
+    static constexpr Index maxLatentRopeDim = 1024;
     static constexpr double maxVariantLogit = 50.0;
     DType dtype = DType::Float64;
     /// Typed tokens, UTF-8: token i < n gives query row i its embedding and label
@@ -103,6 +128,16 @@ struct EngineParameters
     std::vector<std::string> tokens;
 
     Index dK() const { return heads > 0 ? dModel / heads : 0; }
+    /// The width of a query (and key) the scores are products of: d_k, or d_k + d_r with
+    /// multi-head latent attention.
+    Index scoreDim() const { return dK() + (latent ? latentRopeDim : 0); }
+    /// Differential attention's λ of each of the h heads: headLambdas, or `lambda` h times.
+    std::vector<double> lambdaPerHead() const
+    {
+        return headLambdas.size() == std::size_t(heads) && heads > 0
+            ? headLambdas
+            : std::vector<double>(std::size_t(std::max<Index>(heads, 0)), lambda);
+    }
     /// g: kvHeads, or h when 0.
     Index keyValueHeads() const { return kvHeads > 0 ? kvHeads : heads; }
     Index queryCount() const { return n; }
@@ -120,8 +155,8 @@ struct EngineParameters
             : positional ? PositionalScheme::Sinusoidal
                          : PositionalScheme::None;
     }
-    /// The factor the scores Q Kᵀ are multiplied by: d_k^(−α) / τ (Vaswani et al. 2017,
-    /// §3.2.1, with the exponent α and the temperature τ); d_k is taken as at least 1.
+    /// The factor the scores Q Kᵀ are multiplied by: d^(−α) / τ with d = scoreDim() (Vaswani et
+    /// al. 2017, §3.2.1, with the exponent α and the temperature τ); d is taken as at least 1.
     double scale() const;
     /// maskFromParameters for these parameters (n_q × n_k), with the sliding window and its
     /// sinks when window > 0.
@@ -136,8 +171,10 @@ struct EngineParameters
     /// d_model, n_q·n_k·h at most 2^40, the padding count in [0, n_k] with a padding mask, α in
     /// [0, 1], τ finite > 0, one position scheme, an even d_k with RoPE, the RoPE base in
     /// [1, 1e12], g dividing h, window and sinks in [0, maxN], sinks only with a window, the
-    /// sink logit in [−50, 50], λ in [−1, 2], a learned sink and differential attention not
-    /// together.
+    /// sink logit in [−50, 50], λ in [−1, 2] (every per-head λ too, h of them), a learned sink
+    /// and differential attention not together, the gate bias in [−50, 50], multi-head latent
+    /// attention with d_c in [1, maxDModel], an even d_r in [2, 1024], self-attention, and
+    /// without RoPE, ALiBi, g < h and differential attention.
     std::string validate(Index maxN = maxSequence) const;
     /// Throws InvalidArgument("session: " + validate(maxN)) when the parameters are invalid.
     void check(Index maxN = maxLongSequence) const;

@@ -133,6 +133,7 @@ struct SessionEngine::Scores
     std::vector<MatrixF> scoresF; ///< h heads (float32 runs)
     std::vector<MatrixD> scoresD; ///< h heads, as shown
     std::vector<MatrixD> unrotatedD; ///< h heads before RoPE's rotation (RoPE only)
+    MatrixD gateLogits; ///< n_q × h: x_i·w_θ without the bias (head-wise output gate only)
     std::size_t bytes = 0;
 };
 
@@ -148,7 +149,11 @@ bool sameScores(const EngineParameters &a, const EngineParameters &b)
         && (a.kind == AttentionKind::EncoderDecoder) == (b.kind == AttentionKind::EncoderDecoder)
         && a.dtype == b.dtype && a.tokens == b.tokens && a.rope == b.rope
         && (!a.rope || (a.ropeConvention == b.ropeConvention && a.ropeBase == b.ropeBase))
-        && a.keyValueHeads() == b.keyValueHeads();
+        && a.keyValueHeads() == b.keyValueHeads() && a.outputGate == b.outputGate
+        && a.latent == b.latent
+        && (!a.latent
+            || (a.latentDim == b.latentDim && a.latentRopeDim == b.latentRopeDim
+                && a.latentAbsorbed == b.latentAbsorbed && a.ropeBase == b.ropeBase));
 }
 
 /// What stage 1 does beyond multi-head attention: g < h key heads, RoPE.
@@ -583,19 +588,59 @@ void applyLearnedSink(double sinkLogit, EngineResult &r)
 
 /// Differential attention (Ye et al. 2025, Eq. 1): the row pass's weights are A₁, `second`'s A₂;
 /// the weights become A₁ − λA₂ (signed), A₁ and A₂ are kept, the metrics stay A₁'s.
-void applyDifferential(double lambda, EngineResult &r, EngineResult &&second)
+void applyDifferential(const std::vector<double> &lambda, EngineResult &r, EngineResult &&second)
 {
     const std::size_t hs = r.weights.size();
     r.firstWeights = r.weights;
     r.secondWeights = std::move(second.weights);
-    r.lambda.assign(hs, lambda);
+    r.lambda = lambda;
     r.signedWeights = true;
     r.weightsMean.setZero();
     for (std::size_t u = 0; u < hs; ++u) {
-        r.weights[u] = r.firstWeights[u] - lambda * r.secondWeights[u];
+        r.weights[u] = r.firstWeights[u] - lambda[u] * r.secondWeights[u];
         r.weightsMean += r.weights[u];
     }
     r.weightsMean /= double(hs);
+}
+
+/// The head-wise output gate (Qiu et al. 2025): head u's output row i is σ(g_iu + b) Σ_j w_ij v_j,
+/// so its weights become σ(g_iu + b)·w_ij; `gateLogits` n_q × h without the bias b. The gate
+/// values are kept, the metrics stay those of the rows before the gate.
+void applyGate(const MatrixD &gateLogits, double bias, EngineResult &r)
+{
+    const std::size_t hs = r.weights.size();
+    r.gate.clear();
+    r.weightsMean.setZero();
+    for (std::size_t u = 0; u < hs; ++u) {
+        const VectorD logits = gateLogits.col(Index(u)).array() + bias;
+        VectorD gate = (1.0 / (1.0 + (-logits.array()).exp())).matrix();
+        r.weights[u] = gate.asDiagonal() * r.weights[u];
+        r.weightsMean += r.weights[u];
+        r.gate.push_back(std::move(gate));
+    }
+    r.weightsMean /= double(hs);
+}
+
+/// Stage 1 of multi-head latent attention: every head's raw scores from the latent and the
+/// decoupled RoPE key (mlaScores, decompressed or absorbed), stored as computeScores stores
+/// its own.
+template<typename T>
+void latentScores(const ConstMatrixRef<T> &x, const MlaWeights<T> &weights, bool absorbed,
+                  Scores &out)
+{
+    std::vector<Matrix<T>> scores = mlaScores<T>(x, weights, absorbed);
+    const std::size_t hs = scores.size();
+    out.unrotatedD.clear();
+    if constexpr (std::is_same_v<T, double>) {
+        out.scoresD = std::move(scores);
+    } else {
+        out.scoresD.assign(hs, MatrixD());
+        for (std::size_t u = 0; u < hs; ++u)
+            out.scoresD[u] = scores[u].template cast<double>();
+        out.scoresF = std::move(scores);
+    }
+    out.bytes = std::size_t(x.rows()) * std::size_t(x.rows()) * hs
+        * (sizeof(double) + (std::is_same_v<T, double> ? 0 : sizeof(T)));
 }
 
 /// Stage 1 on the seeded inputs `in` through `layer` (the session's, or differential
@@ -605,6 +650,10 @@ void seededScores(const EngineParameters &p, const SessionInputs<T> &in,
                   const MultiheadAttention<T> &layer, Scores &out, const CancelToken &cancel)
 {
     const Matrix<T> query = in.query.template cast<T>();
+    if (p.latent && in.latent) {
+        latentScores<T>(query, *in.latent, p.latentAbsorbed, out);
+        return;
+    }
     const Matrix<T> encoder
         = in.encoder.size() > 0 ? Matrix<T>(in.encoder.template cast<T>()) : Matrix<T>();
     ScoreOptions extra;
@@ -628,13 +677,15 @@ void computeSeeded(const EngineParameters &p, Scores &data, bool fresh, bool kee
     }
     if (fresh) {
         seededScores<T>(p, *in, in->layer, data, cancel);
+        data.gateLogits = p.outputGate ? MatrixD(in->query * in->gateWeights) : MatrixD();
+        data.bytes += std::size_t(data.gateLogits.size()) * sizeof(double);
         data.key = p;
     }
     AttentionOptions options;
     options.scaleExponent = p.scaleExponent;
     options.temperature = p.temperature;
     const AttentionMask mask = p.attentionMask();
-    const double scale = effectiveScale(p.dK(), options);
+    const double scale = effectiveScale(p.scoreDim(), options);
     const std::vector<double> slopes = p.alibi ? alibiSlopes(p.heads) : std::vector<double>();
     rowPassFromScores<T>(data, p.queryCount(), p.keyCount(), mask, scale, r, pool, !keep, cancel,
                          slopes);
@@ -652,12 +703,20 @@ void computeSeeded(const EngineParameters &p, Scores &data, bool fresh, bool kee
         Scores second;
         seededScores<T>(p, *in, *in->secondLayer, second, cancel);
         EngineResult r2;
-        rowPassFromScores<T>(second, p.queryCount(), p.keyCount(), mask, scale, r2, nullptr, true,
-                             cancel, slopes);
-        applyDifferential(p.lambda, r, std::move(r2));
+        try {
+            rowPassFromScores<T>(second, p.queryCount(), p.keyCount(), mask, scale, r2, nullptr,
+                                 true, cancel, slopes);
+        } catch (const NonFiniteInput &e) {
+            throw NonFiniteInput(std::string("differential attention's second softmax A\u2082: ")
+                                 + e.what());
+        }
+        applyDifferential(p.lambdaPerHead(), r, std::move(r2));
     }
+    r.gate.clear();
+    if (p.outputGate)
+        applyGate(data.gateLogits, p.gateBias, r);
     r.meanRowSum.clear();
-    if (p.learnedSink || p.differential)
+    if (p.learnedSink || p.differential || p.outputGate)
         r.meanRowSum = meanRowSums(r.weights, r.fullyMasked);
     // With attention sinks under a sliding window: each head's mean weight mass on them over the
     // rows whose window has moved past them (i >= w + s), as E15 measures it.

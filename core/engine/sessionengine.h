@@ -61,8 +61,12 @@ struct EngineResult
     /// head; `weights` then hold A₁ − λA₂. Empty otherwise.
     std::vector<MatrixD> firstWeights, secondWeights;
     std::vector<double> lambda;
-    /// With a learned sink or differential attention: per head, the mean row sum Σ_j w_ij over
-    /// the rows not fully masked (meanRowSums: 1 − mean sink mass, or 1 − λ); else empty.
+    /// Head-wise output gate: h × n_q, σ(g_iu) of each head u and query row i; `weights` then
+    /// hold σ(g_iu)·w_ij (the weights the gated output is built from). Empty otherwise.
+    std::vector<VectorD> gate;
+    /// With a learned sink, differential attention or the gate: per head, the mean row sum
+    /// Σ_j w_ij over the rows not fully masked (meanRowSums: 1 − mean sink mass, 1 − λ, the mean
+    /// gate, or their product); else empty.
     std::vector<double> meanRowSum;
     /// The weights can be negative (differential attention, or stored weights that are): views
     /// draw them on a diverging scale centred on 0.

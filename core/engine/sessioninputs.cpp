@@ -5,6 +5,7 @@
 #include "core/random/torchrandom.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <type_traits>
 
@@ -41,8 +42,34 @@ template<typename T> SessionInputs<T> sessionInputs(const EngineParameters &p)
     const Index nK = p.keyCount();
     const Index d = p.dModel;
     // Draw order: layer parameters, decoder/query-side input X, encoder input E (cross only).
-    SessionInputs<T> in {MultiheadAttention<T>(d, p.heads), MatrixD(), MatrixD(), std::nullopt};
+    SessionInputs<T> in {MultiheadAttention<T>(d, p.heads),
+                         MatrixD(),
+                         MatrixD(),
+                         std::nullopt,
+                         MatrixD(),
+                         std::nullopt};
     const bool cross = p.kind == AttentionKind::EncoderDecoder;
+    // The gate's and MLA's projections, after the second layer: standard normal / √rows.
+    const auto drawVariants = [&p, &in, d](const auto &normal) {
+        const auto draw = [&normal](Index rows, Index cols) {
+            return MatrixD(normal(rows, cols) / std::sqrt(double(rows)));
+        };
+        const Index h = p.heads, dK = p.dK();
+        if (p.outputGate)
+            in.gateWeights = draw(d, h);
+        if (p.latent) {
+            MlaWeights<T> w;
+            w.heads = h;
+            w.ropeBase = p.ropeBase;
+            w.downKeyValue = draw(d, p.latentDim).template cast<T>();
+            w.upKey = draw(p.latentDim, h * dK).template cast<T>();
+            w.upValue = draw(p.latentDim, h * dK).template cast<T>();
+            w.ropeKey = draw(d, p.latentRopeDim).template cast<T>();
+            w.query = draw(d, h * dK).template cast<T>();
+            w.ropeQuery = draw(d, h * p.latentRopeDim).template cast<T>();
+            in.latent = std::move(w);
+        }
+    };
     if (p.generator == RandomSource::Torch) {
         // nn.MultiheadAttention(d, h) in T, then torch.randn(1, n, d) in T.
         TorchGenerator rng(p.seed);
@@ -60,6 +87,12 @@ template<typename T> SessionInputs<T> sessionInputs(const EngineParameters &p)
             in.secondLayer.emplace(d, p.heads);
             initTorchDefault(*in.secondLayer, rng);
         }
+        drawVariants([&rng](Index rows, Index cols) {
+            if constexpr (std::is_same_v<T, float>)
+                return MatrixD(rng.randnMatrixFloat(rows, cols).template cast<double>());
+            else
+                return rng.randnMatrix(rows, cols);
+        });
     } else {
         Generator rng(p.seed);
         in.layer.initXavier(rng);
@@ -70,6 +103,7 @@ template<typename T> SessionInputs<T> sessionInputs(const EngineParameters &p)
             in.secondLayer.emplace(d, p.heads);
             in.secondLayer->initXavier(rng);
         }
+        drawVariants([&rng](Index rows, Index cols) { return rng.standardNormal(rows, cols); });
     }
     // Typed tokens replace the drawn rows: query i by tokens[i] (i < n), for encoder–decoder
     // attention encoder row j by tokens[n + j]; every token counts, the empty one too.

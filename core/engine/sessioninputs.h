@@ -4,6 +4,7 @@
 // embeddings and positional encoding. Qt-free; tokens are UTF-8 std::string.
 
 #include "core/attention/multihead.h"
+#include "core/attention/variants.h"
 #include "core/base/types.h"
 #include "core/engine/engineparameters.h"
 
@@ -36,20 +37,30 @@ template<typename T> struct SessionInputs
     /// Differential attention (p.differential): the layer whose W_Q, W_K give Q₂ = X W_Q₂ᵀ and
     /// K₂ (its W_V and W_O are drawn but unused), drawn after the inputs.
     std::optional<MultiheadAttention<T>> secondLayer;
+    /// The head-wise output gate (p.outputGate): w_θ, d_model × h, float64 as drawn; head u's
+    /// gate logit of query row i is x_i·w_θ[:, u] + p.gateBias. Else 0 × 0.
+    MatrixD gateWeights;
+    /// Multi-head latent attention (p.latent): its projections (d_c = p.latentDim, d_h = d_k,
+    /// d_v = d_k, d_r = p.latentRopeDim, RoPE base p.ropeBase).
+    std::optional<MlaWeights<T>> latent;
 };
 
 /// Draw order (one generator seeded with p.seed): MultiheadAttention::initXavier, then the
 /// query-side input X (n × d_model) then, for encoder–decoder attention, the encoder input
 /// (n_k × d_model), all standard normal in C order, then with p.differential a second layer
-/// (initXavier, or initTorchDefault with Torch) from the same generator. With p.generator Torch the
-/// generator is torch.manual_seed(p.seed)'s (core/random/torchrandom.h): nn.MultiheadAttention's
-/// default initialisation (initTorchDefault) in T, then torch.randn(1, n, d_model) and, for
-/// encoder–decoder attention, torch.randn(1, n_k, d_model), drawn in T (float32 draws are
-/// torch's float32 randn, widened exactly to float64 here). Typed tokens (p.tokens): row i of X is
-/// then replaced by tokenEmbedding(tokens[i]) for every i < n with a token (cross-attention: row j
-/// of the encoder input by tokenEmbedding(tokens[n + j])); rows without a token keep their
-/// draw. Positional encoding (sinusoidalEncoding, positions 0…) is added to each input when
-/// p.positional. Float32 computations round these float64 inputs (like NumPy's
+/// (initXavier, or initTorchDefault with Torch) from the same generator, then with p.outputGate
+/// the gate's w_θ (d_model × h), then with p.latent the MLA projections W_DKV (d_model × d_c),
+/// W_UK (d_c × h·d_k), W_UV (d_c × h·d_k), W_KR (d_model × d_r), W_Q (d_model × h·d_k), W_QR
+/// (d_model × h·d_r), in this order, each a standard normal matrix (rows × cols, C order) divided
+/// by √rows (torch: torch.randn(rows, cols) in T, then the same division in float64). With
+/// p.generator Torch the generator is torch.manual_seed(p.seed)'s (core/random/torchrandom.h):
+/// nn.MultiheadAttention's default initialisation (initTorchDefault) in T, then torch.randn(1, n,
+/// d_model) and, for encoder–decoder attention, torch.randn(1, n_k, d_model), drawn in T (float32
+/// draws are torch's float32 randn, widened exactly to float64 here). Typed tokens (p.tokens): row
+/// i of X is then replaced by tokenEmbedding(tokens[i]) for every i < n with a token
+/// (cross-attention: row j of the encoder input by tokenEmbedding(tokens[n + j])); rows without a
+/// token keep their draw. Positional encoding (sinusoidalEncoding, positions 0…) is added to each
+/// input when p.positional. Float32 computations round these float64 inputs (like NumPy's
 /// `rng.standard_normal(shape).astype(np.float32)`). Throws InvalidArgument (p.check()).
 template<typename T> SessionInputs<T> sessionInputs(const EngineParameters &p);
 

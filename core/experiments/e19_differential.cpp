@@ -118,6 +118,10 @@ ExperimentResult run(const ParamValues &pv, const RunContext &context)
 
     const DifferentialAttentionResult<double> shown
         = differentialAttention<double>(q1, k1, q2, k2, v, figureLambda);
+    // The figure's λ need not be one of the sweep's: its rows count too.
+    worstRowSum
+        = std::max(worstRowSum,
+                   (shown.weights.rowwise().sum().array() - (1.0 - figureLambda)).abs().maxCoeff());
     const RowMeasures m1 = measure(shown.first.weights, relevant);
     const RowMeasures m2 = measure(shown.second.weights, relevant);
     // With no private noise the distractors of row i cancel exactly at

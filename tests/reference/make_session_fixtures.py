@@ -17,7 +17,15 @@ documented draw order of ui/session/sessioncompute.h:
   with sink_logit b (a learned sink, gpt-oss): w_ij = e^{s_ij} / (e^b + Σ_k e^{s_ik});
   with differential_lambda λ (Ye et al. 2025, Eq. 1): a second layer drawn after the inputs,
   in_proj_weight₂ = b_in · (2·rng.random((3d, d)) − 1), out_proj_weight₂ likewise, its queries
-  and keys giving A₂; weights A₁ − λA₂ (scores are A₁'s).
+  and keys giving A₂; weights A₁ − λA₂ (scores are A₁'s), λ per head with
+  differential_head_lambdas;
+  then with output_gate (Qiu et al. 2025, a head-wise gate) w_θ = rng.standard_normal((d, h)) / √d
+  and weights σ(x_i·w_θ[:, u] + gate_bias)·w_ij (x: the query-side input with its positions);
+  then with latent_attention (DeepSeek-V2 §2.1.2–2.1.3, Eq. 9–19) W_DKV (d × d_c), W_UK (d_c ×
+  h·d_k), W_UV (d_c × h·d_k), W_KR (d × d_r), W_Q (d × h·d_k), W_QR (d × h·d_r), each
+  rng.standard_normal((rows, cols)) / √rows; c = x W_DKV, k^R = RoPE(x W_KR), q^C_u = x W_Q,u,
+  q^R_u = RoPE(x W_QR,u) (interleaved pairs, θ_i = base^(−2i/d_r), positions 0…n−1), scores_u =
+  [q^C_u, q^R_u]·[c W_UK,u, k^R]ᵀ (the layer's own W_Q, W_K unused), scale (d_k + d_r)^(−α)/τ.
 Floats are written with repr() (17 significant digits, round-trips exactly). Deterministic.
 """
 import json
@@ -47,6 +55,30 @@ CASES = [
     dict(name="differential cross", n=5, n_k=7, d_model=8, heads=2, seed=21, kind="cross",
          mask="none", padding=2, scale_exponent=0.5, temperature=1.0, positional=False,
          differential=True, differential_lambda=0.3),
+    dict(name="differential per-head lambda", n=6, n_k=10, d_model=12, heads=3, seed=17,
+         kind="decoder", mask="none", padding=2, scale_exponent=0.5, temperature=1.0,
+         positional=False, differential=True, differential_lambda=0.5,
+         differential_head_lambdas=[0.2, -0.4, 1.5]),
+    dict(name="gate causal", n=7, n_k=10, d_model=12, heads=3, seed=4, kind="encoder",
+         mask="causal", padding=2, scale_exponent=0.5, temperature=1.0, positional=True,
+         output_gate=True, gate_bias=-0.75),
+    dict(name="gate learned sink cross", n=5, n_k=6, d_model=8, heads=2, seed=9, kind="cross",
+         mask="padding", padding=2, scale_exponent=0.5, temperature=1.0, positional=False,
+         learned_sink=True, sink_logit=0.5, output_gate=True, gate_bias=1.5),
+    dict(name="gate differential", n=6, n_k=10, d_model=8, heads=2, seed=31, kind="encoder",
+         mask="none", padding=2, scale_exponent=0.5, temperature=1.0, positional=False,
+         differential=True, differential_lambda=0.4, output_gate=True, gate_bias=0.0),
+    dict(name="latent decompressed causal", n=9, n_k=10, d_model=16, heads=4, seed=6,
+         kind="decoder", mask="none", padding=2, scale_exponent=0.5, temperature=1.0,
+         positional=False, latent_attention=True, latent_dim=6, latent_rope_dim=4),
+    dict(name="latent absorbed window", n=10, n_k=10, d_model=12, heads=3, seed=12,
+         kind="encoder", mask="padding", padding=3, scale_exponent=0.5, temperature=1.5,
+         positional=True, window=4, latent_attention=True, latent_dim=5, latent_rope_dim=6,
+         latent_absorbed=True, rope_base=500.0),
+    dict(name="latent gate sink", n=6, n_k=10, d_model=8, heads=2, seed=2, kind="encoder",
+         mask="none", padding=2, scale_exponent=0.5, temperature=1.0, positional=False,
+         latent_attention=True, latent_dim=3, latent_rope_dim=2, learned_sink=True,
+         sink_logit=-0.5, output_gate=True, gate_bias=0.25),
 ]
 
 
@@ -60,9 +92,11 @@ def sinusoid(n, d):
     return pe
 
 
-def second_layer(case):
-    """Differential attention's second in_proj_weight: drawn after the inputs."""
-    n, d = case["n"], case["d_model"]
+def later_draws(case):
+    """What is drawn after the inputs: differential attention's second in_proj_weight, the
+    gate's w_θ and MLA's projections (None where the case has no such part)."""
+    n, d, h = case["n"], case["d_model"], case["heads"]
+    dk = d // h
     cross = case["kind"] == "cross"
     nk = case["n_k"] if cross else n
     rng = np.random.default_rng(case["seed"])
@@ -71,7 +105,48 @@ def second_layer(case):
     rng.standard_normal((n, d))
     if cross:
         rng.standard_normal((nk, d))
-    return math.sqrt(6.0 / (d + 3 * d)) * (2.0 * rng.random((3 * d, d)) - 1.0)
+    second = gate = latent = None
+    if case.get("differential"):
+        second = math.sqrt(6.0 / (d + 3 * d)) * (2.0 * rng.random((3 * d, d)) - 1.0)
+        rng.random((d, d))
+
+    def draw(rows, cols):
+        return rng.standard_normal((rows, cols)) / math.sqrt(rows)
+
+    if case.get("output_gate"):
+        gate = draw(d, h)
+    if case.get("latent_attention"):
+        dc, dr = case["latent_dim"], case["latent_rope_dim"]
+        latent = dict(w_dkv=draw(d, dc), w_uk=draw(dc, h * dk), w_uv=draw(dc, h * dk),
+                      w_kr=draw(d, dr), w_q=draw(d, h * dk), w_qr=draw(d, h * dr))
+    return second, gate, latent
+
+
+def rope_interleaved(x, base):
+    """RoFormer's rotation of the pairs (2i, 2i+1) of each row t by t·base^(−2i/d)."""
+    n, d = x.shape
+    out = x.copy()
+    for i in range(d // 2):
+        angle = np.arange(n) * base ** (-2.0 * i / d)
+        c, s = np.cos(angle), np.sin(angle)
+        out[:, 2 * i] = x[:, 2 * i] * c - x[:, 2 * i + 1] * s
+        out[:, 2 * i + 1] = x[:, 2 * i] * s + x[:, 2 * i + 1] * c
+    return out
+
+
+def latent_scores(case, x, w):
+    """DeepSeek-V2's decompressed scores of every head, before the scale."""
+    h, dk, dr = case["heads"], case["d_model"] // case["heads"], case["latent_rope_dim"]
+    base = case.get("rope_base", 10000.0)
+    c = x @ w["w_dkv"]
+    k_rope = rope_interleaved(x @ w["w_kr"], base)
+    out = []
+    for u in range(h):
+        q = np.hstack([x @ w["w_q"][:, u * dk:(u + 1) * dk],
+                       rope_interleaved(x @ w["w_qr"][:, u * dr:(u + 1) * dr], base)])
+        k = np.hstack([c @ w["w_uk"][:, u * dk:(u + 1) * dk], k_rope])
+        out.append(q @ k.T)
+    return out
 
 
 def sink_rows(t, b):
@@ -97,11 +172,14 @@ def layer_and_inputs(case):
         e = e + sinusoid(nk, d)
     source = e if cross else embeddings + positions
     masked = np.zeros((n, nk), dtype=bool)
-    if case["kind"] == "decoder" or case["mask"] == "causal":
+    if case["kind"] == "decoder" or case["mask"] == "causal" or case.get("window", 0) > 0:
         masked |= np.triu(np.ones((n, nk), dtype=bool), k=1)
+    if case.get("window", 0) > 0:  # query i sees i − w < j ≤ i
+        masked |= np.tril(np.ones((n, nk), dtype=bool), k=-case["window"])
     if case["mask"] == "padding":
         masked[:, nk - case["padding"]:] = True
-    scale = (d // h) ** (-case["scale_exponent"]) / case["temperature"]
+    width = d // h + (case["latent_rope_dim"] if case.get("latent_attention") else 0)
+    scale = width ** (-case["scale_exponent"]) / case["temperature"]
     return w_in, w_out, embeddings, positions, source, masked, scale
 
 
@@ -123,15 +201,17 @@ def compute(case):
     x = embeddings + positions
     q_all = x @ w_in[0:d].T
     k_all = kv @ w_in[d:2 * d].T
-    if "differential_lambda" in case:
-        w_in2 = second_layer(case)
+    w_in2, gate_w, latent = later_draws(case)
+    if w_in2 is not None:
         q2_all = x @ w_in2[0:d].T
         k2_all = kv @ w_in2[d:2 * d].T
+    lambdas = case.get("differential_head_lambdas", [case.get("differential_lambda")] * h)
+    mla = latent_scores(case, x, latent) if latent is not None else None
     weights, scores = [], []
     for i in range(h):
         q = q_all[:, i * dk:(i + 1) * dk]
         k = k_all[:, i * dk:(i + 1) * dk]
-        s = q @ k.T
+        s = mla[i] if mla is not None else q @ k.T
         t = np.where(masked, -np.inf, s * scale)
         if "sink_logit" in case:
             w = sink_rows(t, case["sink_logit"])
@@ -139,8 +219,10 @@ def compute(case):
             w = softmax_rows(t, masked)
         if "differential_lambda" in case:
             s2 = q2_all[:, i * dk:(i + 1) * dk] @ k2_all[:, i * dk:(i + 1) * dk].T
-            w = w - case["differential_lambda"] * softmax_rows(
-                np.where(masked, -np.inf, s2 * scale), masked)
+            w = w - lambdas[i] * softmax_rows(np.where(masked, -np.inf, s2 * scale), masked)
+        if gate_w is not None:
+            gate = 1.0 / (1.0 + np.exp(-(x @ gate_w[:, i] + case["gate_bias"])))
+            w = gate[:, None] * w
         weights.append(w.tolist())
         scores.append(s.tolist())
     return weights, scores

@@ -135,6 +135,37 @@ private slots:
         p.learnedSink = true;
         p.differential = true;
         QTest::newRow("sink and differential") << p << QStringLiteral("do not combine");
+        p = ok;
+        p.differential = true;
+        p.headLambdas = {0.1, 0.2};
+        QTest::newRow("lambda count") << p << QStringLiteral("one \u03bb or h=4 of them, got 2");
+        p.headLambdas = {0.1, 0.2, 2.5, 0.0};
+        QTest::newRow("lambda of head 2")
+            << p << QStringLiteral("\u03bb of head 2 must be in [-1, 2]");
+        p = ok;
+        p.outputGate = true;
+        p.gateBias = -51;
+        QTest::newRow("gate bias") << p << QStringLiteral("gate bias must be in [-50, 50]");
+        p = ok;
+        p.latent = true;
+        p.latentRopeDim = 5;
+        QTest::newRow("odd d_r") << p << QStringLiteral("d_r=5 must be even");
+        p.latentRopeDim = 8;
+        p.latentDim = 0;
+        QTest::newRow("d_c 0") << p << QStringLiteral("latent d_c must be in [1, 4096]");
+        p.latentDim = 16;
+        p.rope = true;
+        QTest::newRow("MLA with RoPE") << p << QStringLiteral("turn RoPE off");
+        p.rope = false;
+        p.kvHeads = 2;
+        QTest::newRow("MLA with GQA") << p << QStringLiteral("g=2 key/value heads");
+        p.kvHeads = 0;
+        p.kind = AttentionKind::EncoderDecoder;
+        QTest::newRow("MLA cross") << p << QStringLiteral("self-attention here");
+        p.kind = AttentionKind::EncoderSelf;
+        p.differential = true;
+        QTest::newRow("MLA differential")
+            << p << QStringLiteral("latent attention and differential");
     }
     void validate()
     {
@@ -184,6 +215,20 @@ private slots:
         p.differential = true;
         p.lambda = 0.8;
         QTest::newRow("differential") << p;
+        p.headLambdas.assign(std::size_t(p.heads), 0.25);
+        p.headLambdas[3] = -0.5;
+        QTest::newRow("per-head lambda") << p;
+        p.outputGate = true;
+        p.gateBias = -1.25;
+        QTest::newRow("gate") << p;
+        p.differential = false;
+        p.headLambdas.clear();
+        p.kind = AttentionKind::DecoderCausal;
+        p.latent = true;
+        p.latentDim = 24;
+        p.latentRopeDim = 16;
+        p.latentAbsorbed = true;
+        QTest::newRow("latent") << p;
     }
     void jsonRoundTrip()
     {
@@ -635,6 +680,73 @@ private slots:
             negative = negative || (d.weights[u].array() < 0.0).any();
         }
         QVERIFY(negative);
+    }
+
+    // The head-wise gate scales each query row of the plain weights by σ(g) in (0, 1); per-head
+    // λ gives each head its own row sum 1 − λ_u; MLA's absorbed computation gives the
+    // decompressed weights, with the scale (d_k + d_r)^(−α).
+    void gateLambdaLatentInvariants()
+    {
+        SessionParameters p;
+        p.n = 9;
+        p.dModel = 16;
+        p.heads = 4;
+        p.mask = MaskChoice::Causal;
+        const SessionResult plain = computeSession(p);
+        QVERIFY2(plain.ok(), qPrintable(plain.error));
+        SessionParameters gated = p;
+        gated.outputGate = true;
+        gated.gateBias = 0.3;
+        const SessionResult g = computeSession(gated);
+        QVERIFY2(g.ok(), qPrintable(g.error));
+        QCOMPARE(int(g.gate.size()), p.heads);
+        for (std::size_t u = 0; u < std::size_t(p.heads); ++u) {
+            const VectorD &gate = g.gate[u];
+            QCOMPARE(gate.size(), Index(p.n));
+            QVERIFY((gate.array() > 0.0).all() && (gate.array() < 1.0).all());
+            QVERIFY(gate.maxCoeff() - gate.minCoeff() > 1e-3); // a gate per token, not one
+            const MatrixD expected = gate.asDiagonal() * plain.weights[u];
+            QCOMPARE(g.weights[u], expected);
+            const VectorD sums = g.weights[u].rowwise().sum();
+            QVERIFY(((sums - gate).array().abs() <= 1e-12).all());
+            QVERIFY(std::abs(g.meanRowSum.at(u) - gate.mean()) <= 1e-12);
+            QCOMPARE(g.metrics[u].entropy, plain.metrics[u].entropy); // of the softmax rows
+        }
+        gated.gateBias = 50; // the gate open: σ → 1
+        const SessionResult open = computeSession(gated);
+        QVERIFY2(open.ok(), qPrintable(open.error));
+        for (std::size_t u = 0; u < std::size_t(p.heads); ++u)
+            ATTN_COMPARE_CLOSE(open.weights[u], plain.weights[u], 1e-12, 0.0);
+
+        SessionParameters diff = p;
+        diff.differential = true;
+        diff.headLambdas = {0.1, 0.5, -0.25, 1.0};
+        const SessionResult d = computeSession(diff);
+        QVERIFY2(d.ok(), qPrintable(d.error));
+        QCOMPARE(d.lambda, diff.headLambdas);
+        for (std::size_t u = 0; u < std::size_t(p.heads); ++u) {
+            const VectorD sums = d.weights[u].rowwise().sum();
+            QVERIFY(((sums.array() - (1.0 - diff.headLambdas[u])).abs() <= 1e-12).all());
+        }
+
+        SessionParameters mla = p;
+        mla.latent = true;
+        mla.latentDim = 6;
+        mla.latentRopeDim = 4;
+        const SessionResult dec = computeSession(mla);
+        QVERIFY2(dec.ok(), qPrintable(dec.error));
+        mla.latentAbsorbed = true;
+        const SessionResult abs = computeSession(mla);
+        QVERIFY2(abs.ok(), qPrintable(abs.error));
+        QCOMPARE(dec.scale, 1.0 / std::sqrt(4.0 + 4.0)); // d_k = 4, d_r = 4
+        for (std::size_t u = 0; u < std::size_t(p.heads); ++u) {
+            ATTN_COMPARE_CLOSE(abs.weights[u], dec.weights[u], 1e-12, 0.0);
+            ATTN_COMPARE_CLOSE(abs.scores[u], dec.scores[u], 1e-12, 1e-12);
+            QVERIFY(!dec.weights[u].isApprox(plain.weights[u], 1e-3)); // not the MHA layer
+            const VectorD sums = dec.weights[u].rowwise().sum();
+            QVERIFY(((sums.array() - 1.0).abs() <= 1e-12).all());
+            QCOMPARE(dec.weights[u](0, 1), 0.0); // causal
+        }
     }
 
     void fullyMaskedRows()

@@ -4,6 +4,8 @@
 
 #include <QJsonArray>
 #include <QJsonValue>
+#include <QLocale>
+#include <QRegularExpression>
 
 #include <algorithm>
 #include <cmath>
@@ -37,6 +39,43 @@ QString scaleFormula(double scaleExponent, double temperature, Index dK)
     if (temperature != 1.0)
         formula += QStringLiteral(" / \u03c4 (\u03c4=%1)").arg(numberText(temperature));
     return formula;
+}
+
+std::optional<std::vector<double>> parseHeadLambdas(const QString &text, Index heads,
+                                                    QString *error)
+{
+    static const QRegularExpression separators(QStringLiteral("[,\\s]+"));
+    const QStringList parts = text.trimmed().split(separators, Qt::SkipEmptyParts);
+    std::vector<double> lambdas;
+    for (const QString &part : parts) {
+        bool ok = false;
+        const double l = part.toDouble(&ok);
+        if (!ok || !std::isfinite(l) || l < -1.0 || l > 2.0) {
+            if (error)
+                *error
+                    = QStringLiteral("\u03bb per head: '%1' is not a number in [-1, 2]").arg(part);
+            return std::nullopt;
+        }
+        lambdas.push_back(l);
+    }
+    if (!lambdas.empty() && Index(lambdas.size()) != heads) {
+        if (error)
+            *error = QStringLiteral("\u03bb per head: %1 numbers for h=%2 heads")
+                         .arg(lambdas.size())
+                         .arg(heads);
+        return std::nullopt;
+    }
+    if (error)
+        error->clear();
+    return lambdas;
+}
+
+QString headLambdasText(const std::vector<double> &lambdas)
+{
+    QStringList parts;
+    for (const double l : lambdas)
+        parts << QString::number(l, 'g', QLocale::FloatingPointShortest);
+    return parts.join(QStringLiteral(", "));
 }
 
 QString attentionKindName(AttentionKind k)
@@ -243,6 +282,24 @@ QJsonObject SessionParameters::toJson() const
         o.insert(QStringLiteral("differential"), true);
     if (lambda != defaults.lambda)
         o.insert(QStringLiteral("differential_lambda"), lambda);
+    if (!headLambdas.empty()) {
+        QJsonArray list;
+        for (const double l : headLambdas)
+            list.append(l);
+        o.insert(QStringLiteral("differential_head_lambdas"), list);
+    }
+    if (outputGate)
+        o.insert(QStringLiteral("output_gate"), true);
+    if (gateBias != defaults.gateBias)
+        o.insert(QStringLiteral("gate_bias"), gateBias);
+    if (latent)
+        o.insert(QStringLiteral("latent_attention"), true);
+    if (latentDim != defaults.latentDim)
+        o.insert(QStringLiteral("latent_dim"), qint64(latentDim));
+    if (latentRopeDim != defaults.latentRopeDim)
+        o.insert(QStringLiteral("latent_rope_dim"), qint64(latentRopeDim));
+    if (latentAbsorbed)
+        o.insert(QStringLiteral("latent_absorbed"), true);
     return o;
 }
 
@@ -311,8 +368,21 @@ std::optional<SessionParameters> SessionParameters::fromJson(const QJsonObject &
         || !readInt("window", p.window) || !readInt("sinks", p.sinks)
         || !readDouble("rope_base", p.ropeBase))
         return fail(message);
-    if (!readDouble("sink_logit", p.sinkLogit) || !readDouble("differential_lambda", p.lambda))
+    if (!readDouble("sink_logit", p.sinkLogit) || !readDouble("differential_lambda", p.lambda)
+        || !readDouble("gate_bias", p.gateBias) || !readInt("latent_dim", p.latentDim)
+        || !readInt("latent_rope_dim", p.latentRopeDim))
         return fail(message);
+    if (const QJsonValue v = o.value(QLatin1String("differential_head_lambdas"));
+        !v.isUndefined()) {
+        if (!v.isArray())
+            return fail(QStringLiteral("'differential_head_lambdas' must be a list of numbers"));
+        for (const QJsonValue &x : v.toArray()) {
+            if (!x.isDouble())
+                return fail(
+                    QStringLiteral("'differential_head_lambdas' must be a list of numbers"));
+            p.headLambdas.push_back(x.toDouble());
+        }
+    }
 
     const QJsonValue seed = o.value(QLatin1String("seed"));
     if (seed.isString()) {
@@ -378,7 +448,10 @@ std::optional<SessionParameters> SessionParameters::fromJson(const QJsonObject &
          {std::pair<const char *, bool *> {"rope", &p.rope},
           std::pair<const char *, bool *> {"alibi", &p.alibi},
           std::pair<const char *, bool *> {"learned_sink", &p.learnedSink},
-          std::pair<const char *, bool *> {"differential", &p.differential}}) {
+          std::pair<const char *, bool *> {"differential", &p.differential},
+          std::pair<const char *, bool *> {"output_gate", &p.outputGate},
+          std::pair<const char *, bool *> {"latent_attention", &p.latent},
+          std::pair<const char *, bool *> {"latent_absorbed", &p.latentAbsorbed}}) {
         const QJsonValue v = o.value(QLatin1String(key));
         if (v.isBool())
             *flag = v.toBool();
@@ -449,7 +522,9 @@ QString SessionParameters::caption() const
     parts << QStringLiteral("d_model=%1").arg(dModel) << QStringLiteral("h=%1").arg(heads)
           << QStringLiteral("d_k=%1").arg(dK());
 
-    parts << QStringLiteral("scale=") + scaleFormula(scaleExponent, temperature);
+    // MLA's queries and keys are d_k + d_r wide: the scale names that width.
+    parts << QStringLiteral("scale=")
+            + scaleFormula(scaleExponent, temperature, latent ? scoreDim() : 0);
 
     QStringList masks;
     if (causalMasked())
@@ -475,8 +550,21 @@ QString SessionParameters::caption() const
                                    : QString());
     if (learnedSink)
         parts << QStringLiteral("learned sink b=%1").arg(numberText(sinkLogit));
-    if (differential)
-        parts << QStringLiteral("differential \u03bb=%1").arg(numberText(lambda));
+    if (differential) {
+        QStringList lambdas;
+        for (const double l : lambdaPerHead())
+            lambdas << numberText(l);
+        lambdas.removeDuplicates();
+        parts << QStringLiteral("differential \u03bb=%1").arg(lambdas.join(QLatin1Char('/')));
+    }
+    if (outputGate)
+        parts << QStringLiteral("head gate bias=%1").arg(numberText(gateBias));
+    if (latent)
+        parts << QStringLiteral("MLA d_c=%1 d_r=%2 %3")
+                     .arg(latentDim)
+                     .arg(latentRopeDim)
+                     .arg(latentAbsorbed ? QStringLiteral("absorbed")
+                                         : QStringLiteral("decompressed"));
     parts << dtypeId(dtype);
     parts << QStringLiteral("seed=%1").arg(seed);
     if (generator == RandomSource::Torch)

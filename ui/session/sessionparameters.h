@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace attn {
 
@@ -49,8 +50,10 @@ struct SessionParameters : EngineParameters
     /// Keys: version, n, n_k, d_model, heads, seed, generator (numpy|torch; numpy when missing,
     /// as in older files), kind, mask, padding, scale_exponent, temperature, positional, dtype,
     /// tokens; rope, rope_convention, rope_base, alibi, kv_heads, window, sinks only when they
-    /// differ from the defaults; learned_sink, sink_logit, differential and
-    /// differential_lambda likewise. The seed is written
+    /// differ from the defaults; learned_sink, sink_logit, differential,
+    /// differential_lambda, differential_head_lambdas (a list of h numbers), output_gate,
+    /// gate_bias, latent_attention, latent_dim, latent_rope_dim and latent_absorbed likewise.
+    /// The seed is written
     /// as a decimal string (JSON numbers lose integers above 2^53); fromJson accepts a number too.
     QJsonObject toJson() const;
     /// Parses what toJson wrote; missing keys take defaults; invalid values → nullopt + error.
@@ -60,6 +63,14 @@ struct SessionParameters : EngineParameters
     /// (", torch" appended with PyTorch's streams).
     QString caption() const;
 };
+
+/// Differential attention's per-head λ as typed: numbers separated by commas or spaces ("0.2,
+/// 0.5 0.8"), each in [−1, 2], h of them; empty text gives an empty list (the one λ in every
+/// head). nullopt and *error (naming the entry or the count) otherwise.
+std::optional<std::vector<double>> parseHeadLambdas(const QString &text, Index heads,
+                                                    QString *error);
+/// The list as parseHeadLambdas reads it back ("0.2, 0.5": the shortest text of each number).
+QString headLambdasText(const std::vector<double> &lambdas);
 
 /// Human-readable names ("encoder self-attention", "key padding", ...).
 QString attentionKindName(AttentionKind k);
