@@ -63,9 +63,29 @@ QList<QCommandLineOption> heatmapModelOptions()
          QStringLiteral("B")},
         {QStringLiteral("differential-lambda"),
          QStringLiteral("Differential attention (Ye et al. 2025): weights A1 - L*A2, A2 from a "
-                        "second layer's queries and keys drawn after the inputs; -1 ... 2. The "
-                        "weights are signed (a diverging colour scale)."),
+                        "second layer's queries and keys drawn after the inputs; -1 ... 2, one "
+                        "value for every head or h values separated by commas (one per head). "
+                        "The weights are signed (a diverging colour scale)."),
          QStringLiteral("L")},
+        {QStringLiteral("gate-bias"),
+         QStringLiteral("A head-wise output gate (Qiu et al. 2025): head u's output row i times "
+                        "sigmoid(x_i . w_u + B), w drawn after the inputs; the map shows the gated "
+                        "weights (rows sum to the gate); -50 ... 50."),
+         QStringLiteral("B")},
+        {QStringLiteral("latent-dim"),
+         QStringLiteral("Multi-head latent attention (DeepSeek-V2): keys and values from a latent "
+                        "of D_C values per token and a RoPE key of --latent-rope-dim values "
+                        "shared by the heads, projections drawn after the inputs; 1 ... 4096. "
+                        "Self-attention; not with RoPE, ALiBi, --kv-heads or "
+                        "--differential-lambda."),
+         QStringLiteral("D_C")},
+        {QStringLiteral("latent-rope-dim"),
+         QStringLiteral("The width d_r of MLA's shared RoPE key (even, 2 ... 1024); the scale is "
+                        "(d_k + d_r)^-alpha."),
+         QStringLiteral("D_R"), QStringLiteral("8")},
+        {QStringLiteral("latent-absorbed"),
+         QStringLiteral("Compute MLA with W_UK absorbed into the query (scored against the "
+                        "cache) rather than decompressing the keys: the same weights.")},
         {QStringLiteral("dtype"), QStringLiteral("float32 or float64."), QStringLiteral("dtype"),
          QStringLiteral("float64")},
         {QStringLiteral("view"),

@@ -65,7 +65,17 @@ QStringList sessionArguments(const SessionDocument &session)
     if (p.learnedSink)
         a << QStringLiteral("--sink-logit") << QString::number(p.sinkLogit, 'g', 17);
     if (p.differential)
-        a << QStringLiteral("--differential-lambda") << QString::number(p.lambda, 'g', 17);
+        a << QStringLiteral("--differential-lambda")
+          << (p.headLambdas.empty() ? QString::number(p.lambda, 'g', 17)
+                                    : headLambdasText(p.headLambdas).remove(QLatin1Char(' ')));
+    if (p.outputGate)
+        a << QStringLiteral("--gate-bias") << QString::number(p.gateBias, 'g', 17);
+    if (p.latent) {
+        a << QStringLiteral("--latent-dim") << QString::number(p.latentDim)
+          << QStringLiteral("--latent-rope-dim") << QString::number(p.latentRopeDim);
+        if (p.latentAbsorbed)
+            a << QStringLiteral("--latent-absorbed");
+    }
     const HeatmapOptions o
         = heatmapViewFromJson(session.view.value(QLatin1String("heatmap")).toObject(), {});
     if (o.view == HeatmapView::SingleHead) {
@@ -452,12 +462,49 @@ std::optional<int> parseModelParameters(const QCommandLineParser &parser, Heatma
         req.p.sinkLogit = *b;
     }
     if (parser.isSet(QStringLiteral("differential-lambda"))) {
-        const auto lambda
-            = doubleOption(parser, QStringLiteral("differential-lambda"), -1.0, 2.0, &error);
-        if (!lambda)
-            return usageError(req.command, error);
+        const QString text = parser.value(QStringLiteral("differential-lambda"));
         req.p.differential = true;
-        req.p.lambda = *lambda;
+        if (text.contains(QLatin1Char(','))) {
+            // One λ per head: h values.
+            const auto lambdas = parseHeadLambdas(text, req.p.heads, &error);
+            if (!lambdas)
+                return usageError(req.command, QStringLiteral("--differential-lambda: ") + error);
+            req.p.headLambdas = *lambdas;
+        } else {
+            const auto lambda
+                = doubleOption(parser, QStringLiteral("differential-lambda"), -1.0, 2.0, &error);
+            if (!lambda)
+                return usageError(req.command, error);
+            req.p.lambda = *lambda;
+        }
+    }
+    if (parser.isSet(QStringLiteral("gate-bias"))) {
+        const auto b
+            = doubleOption(parser, QStringLiteral("gate-bias"), -SessionParameters::maxVariantLogit,
+                           SessionParameters::maxVariantLogit, &error);
+        if (!b)
+            return usageError(req.command, error);
+        req.p.outputGate = true;
+        req.p.gateBias = *b;
+    }
+    if (parser.isSet(QStringLiteral("latent-dim"))) {
+        const auto dC = intOption(parser, QStringLiteral("latent-dim"), 1,
+                                  SessionParameters::maxDModel, &error);
+        if (!dC)
+            return usageError(req.command, error);
+        const auto dR = intOption(parser, QStringLiteral("latent-rope-dim"), 2,
+                                  SessionParameters::maxLatentRopeDim, &error);
+        if (!dR)
+            return usageError(req.command, error);
+        req.p.latent = true;
+        req.p.latentDim = Index(*dC);
+        req.p.latentRopeDim = Index(*dR);
+        req.p.latentAbsorbed = parser.isSet(QStringLiteral("latent-absorbed"));
+    } else if (parser.isSet(QStringLiteral("latent-rope-dim"))
+               || parser.isSet(QStringLiteral("latent-absorbed"))) {
+        return usageError(req.command,
+                          QStringLiteral("--latent-rope-dim and --latent-absorbed need "
+                                         "--latent-dim (multi-head latent attention)"));
     }
     if (req.p.learnedSink && req.p.differential)
         return usageError(req.command,
@@ -479,11 +526,12 @@ std::optional<int> parseModelInputs(const QCommandLineParser &parser, HeatmapReq
             return usageError(req.command,
                               QStringLiteral("--in and --session cannot be combined (a "
                                              "session names its own tensors)"));
-        if (req.p.learnedSink || req.p.differential)
+        if (req.p.learnedSink || req.p.differential || req.p.outputGate || req.p.latent)
             return usageError(req.command,
-                              QStringLiteral("--sink-logit and --differential-lambda act on "
-                                             "random inputs; a tensor file brings its own "
-                                             "(sink_logits, or query2, key2 and lambda)"));
+                              QStringLiteral("--sink-logit, --differential-lambda, --gate-bias "
+                                             "and --latent-dim act on random inputs; a tensor "
+                                             "file brings its own (sink_logits, query2, key2 "
+                                             "and lambda, gate_logits)"));
         const auto batch = intOption(parser, QStringLiteral("batch"), 0, 1 << 30, &error);
         if (!batch)
             return usageError(req.command, error);

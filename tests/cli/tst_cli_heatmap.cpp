@@ -422,6 +422,36 @@ private slots:
                             out,
                             png}
             << QStringLiteral("up to 4096");
+        QTest::newRow("lambda count") << QStringList {QStringLiteral("--differential-lambda"),
+                                                      QStringLiteral("0.1,0.2"), out, png}
+                                      << QStringLiteral("2 numbers for h=4 heads");
+        QTest::newRow("gate bias 80")
+            << QStringList {QStringLiteral("--gate-bias"), QStringLiteral("80"), out, png}
+            << QStringLiteral("--gate-bias");
+        QTest::newRow("latent with RoPE") << QStringList {QStringLiteral("--latent-dim"),
+                                                          QStringLiteral("4"),
+                                                          QStringLiteral("--positional"),
+                                                          QStringLiteral("rope"),
+                                                          out,
+                                                          png}
+                                          << QStringLiteral("turn RoPE off");
+        QTest::newRow("odd latent RoPE key") << QStringList {QStringLiteral("--latent-dim"),
+                                                             QStringLiteral("4"),
+                                                             QStringLiteral("--latent-rope-dim"),
+                                                             QStringLiteral("3"),
+                                                             out,
+                                                             png}
+                                             << QStringLiteral("d_r=3 must be even");
+        QTest::newRow("absorbed without latent")
+            << QStringList {QStringLiteral("--latent-absorbed"), out, png}
+            << QStringLiteral("need --latent-dim");
+        QTest::newRow("gate with tiles") << QStringList {QStringLiteral("--gate-bias"),
+                                                         QStringLiteral("1"),
+                                                         QStringLiteral("-n"),
+                                                         QStringLiteral("5000"),
+                                                         out,
+                                                         png}
+                                         << QStringLiteral("up to 4096");
         QTest::newRow("sink logit with a tensor file")
             << QStringList {QStringLiteral("--sink-logit"),
                             QStringLiteral("1"),

@@ -36,6 +36,91 @@ class TestCliHeatmapEngine : public attn::test::HeatmapCliTest
 private slots:
     void initTestCase() { QVERIFY(m_dir.isValid()); }
 
+    // --differential-lambda with one λ per head, --gate-bias and --latent-dim (with
+    // --latent-absorbed) give, in the --data export, the weights the NumPy reference computes
+    // from the documented draws (tests/reference/make_session_fixtures.py), and each head's
+    // mean row sum of those weights.
+    void variantsMatchNumPy_data()
+    {
+        QTest::addColumn<QString>("fixtureCase");
+        QTest::addColumn<QStringList>("args");
+        const auto split
+            = [](const char *text) { return QString::fromLatin1(text).split(QLatin1Char(' ')); };
+        QTest::newRow("per-head lambda")
+            << QStringLiteral("differential per-head lambda")
+            << split("--n 6 --d-model 12 --heads 3 --seed 17 --kind decoder "
+                     "--differential-lambda 0.2,-0.4,1.5");
+        QTest::newRow("gate") << QStringLiteral("gate causal")
+                              << split("--n 7 --d-model 12 --heads 3 --seed 4 --mask causal "
+                                       "--positional sinusoidal --gate-bias=-0.75");
+        QTest::newRow("latent") << QStringLiteral("latent decompressed causal")
+                                << split("--n 9 --d-model 16 --heads 4 --seed 6 --kind decoder "
+                                         "--latent-dim 6 --latent-rope-dim 4");
+        QTest::newRow("latent absorbed")
+            << QStringLiteral("latent decompressed causal")
+            << split("--n 9 --d-model 16 --heads 4 --seed 6 --kind decoder --latent-dim 6 "
+                     "--latent-rope-dim 4 --latent-absorbed");
+    }
+    void variantsMatchNumPy()
+    {
+        QFETCH(QString, fixtureCase);
+        QFETCH(QStringList, args);
+        QFile fixture(QStringLiteral(ATTN_FIXTURE_DIR "/session/session.json"));
+        QVERIFY(fixture.open(QIODevice::ReadOnly));
+        QJsonArray expected;
+        for (const QJsonValue &c : QJsonDocument::fromJson(fixture.readAll())
+                                       .object()
+                                       .value(QStringLiteral("cases"))
+                                       .toArray())
+            if (c.toObject().value(QStringLiteral("name")).toString() == fixtureCase)
+                expected = c.toObject().value(QStringLiteral("weights")).toArray();
+        QVERIFY2(!expected.isEmpty(), qPrintable(fixtureCase));
+        const QString json = m_dir.filePath(QStringLiteral("variant.json"));
+        const Run r = run(args
+                          + QStringList {QStringLiteral("--out"),
+                                         m_dir.filePath(QStringLiteral("variant.png")),
+                                         QStringLiteral("--data"), json});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QFile data(json);
+        QVERIFY(data.open(QIODevice::ReadOnly));
+        const QJsonArray heads = QJsonDocument::fromJson(data.readAll())
+                                     .object()
+                                     .value(QStringLiteral("heads"))
+                                     .toArray();
+        QCOMPARE(heads.size(), expected.size());
+        for (int h = 0; h < heads.size(); ++h) {
+            const QJsonObject head = heads.at(h).toObject();
+            const QJsonArray ours = head.value(QStringLiteral("weights")).toArray();
+            const QJsonArray numpy = expected.at(h).toArray();
+            QCOMPARE(ours.size(), numpy.size());
+            double worst = 0, rowSums = 0;
+            for (int i = 0; i < numpy.size(); ++i) {
+                const QJsonArray a = ours.at(i).toArray(), b = numpy.at(i).toArray();
+                QCOMPARE(a.size(), b.size());
+                for (int j = 0; j < b.size(); ++j) {
+                    worst = std::max(worst, std::abs(a.at(j).toDouble() - b.at(j).toDouble()));
+                    rowSums += b.at(j).toDouble();
+                }
+            }
+            QVERIFY2(worst <= 1e-12, qPrintable(QString::number(worst)));
+            const double meanRowSum = rowSums / double(numpy.size());
+            if (fixtureCase.startsWith(QLatin1String("latent"))) {
+                QVERIFY(!head.contains(QStringLiteral("mean_row_sum"))); // plain softmax rows
+            } else {
+                QVERIFY2(
+                    std::abs(head.value(QStringLiteral("mean_row_sum")).toDouble() - meanRowSum)
+                        <= 1e-12,
+                    qPrintable(QString::number(meanRowSum)));
+            }
+            if (fixtureCase.startsWith(QLatin1String("gate"))) {
+                const QJsonArray gate = head.value(QStringLiteral("gate")).toArray();
+                QCOMPARE(gate.size(), numpy.size());
+                for (const QJsonValue &g : gate)
+                    QVERIFY(g.toDouble() > 0.0 && g.toDouble() < 1.0);
+            }
+        }
+    }
+
     // Beyond n = 4096 the heatmap is the tile engine's pooled view, whose rows are pixels of
     // several queries: --pin-query names a query of the sequence, and the caption the first query
     // of the pixel row that holds it (n = 8192 on 1024 rows: 8 queries a row, 1000 starts one).
@@ -163,6 +248,47 @@ private slots:
                  qPrintable(c.err));
         QVERIFY(!a.err.contains(QLatin1String("coloured")));
         QVERIFY(!b.err.contains(QLatin1String("coloured")));
+    }
+
+    // Multi-head latent attention on the tile engine (the Long tab's, and n > 4096): each head's
+    // decompressed queries and keys of width d_k + d_r with the scale (d_k + d_r)^(−α); at one
+    // cell per pixel its weights are the full matrices' (absorbed there).
+    void tileEngineDrawsLatentAttention()
+    {
+        const QStringList common = QString::fromLatin1("--n 40 --d-model 16 --heads 4 --seed 3 "
+                                                       "--mask causal --window 12 --latent-dim 6 "
+                                                       "--latent-rope-dim 4 --latent-absorbed")
+                                       .split(QLatin1Char(' '));
+        const QString full = m_dir.filePath(QStringLiteral("mla-full.json"));
+        const QString tiles = m_dir.filePath(QStringLiteral("mla-tiles.json"));
+        const Run a = runComputed(common, "full", "--data", full);
+        QVERIFY2(a.exitCode == 0, qPrintable(a.err));
+        const Run b = runComputed(common, "tiles", "--data", tiles);
+        QVERIFY2(b.exitCode == 0, qPrintable(b.err));
+        const auto heads = [](const QString &path) {
+            QFile f(path);
+            return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll())
+                                                     .object()
+                                                     .value(QStringLiteral("heads"))
+                                                     .toArray()
+                                               : QJsonArray();
+        };
+        const QJsonArray ha = heads(full), hb = heads(tiles);
+        QCOMPARE(ha.size(), 4);
+        QCOMPARE(hb.size(), 4);
+        double worst = 0;
+        for (int h = 0; h < 4; ++h) {
+            const QJsonArray wa = ha.at(h).toObject().value(QStringLiteral("weights")).toArray();
+            const QJsonArray wb = hb.at(h).toObject().value(QStringLiteral("weights")).toArray();
+            QCOMPARE(wa.size(), 40);
+            QCOMPARE(wb.size(), 40);
+            for (int i = 0; i < 40; ++i)
+                for (int j = 0; j < 40; ++j)
+                    worst = std::max(worst,
+                                     std::abs(wa.at(i).toArray().at(j).toDouble()
+                                              - wb.at(i).toArray().at(j).toDouble()));
+        }
+        QVERIFY2(worst <= 1e-12, qPrintable(QString::number(worst)));
     }
 
     // The window notes of a pooled view name the sequence's length, not its pixels'; the same

@@ -22,6 +22,7 @@
 
 #include "core/io/npy.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
@@ -152,6 +153,66 @@ private slots:
         sinks->setValue(2);
         QCOMPARE(panel.parameters().sinks, 2);
         QVERIFY(panel.parameters().validate().isEmpty());
+    }
+
+    // The 2025 box: MLA turns RoPE and g < h off and shows its cache; the per-head λ list is
+    // refused with a note when its length is not h; the gate has its own check and bias.
+    void variantControls()
+    {
+        ControlPanel panel;
+        SessionParameters p;
+        p.dModel = 64;
+        p.heads = 8;
+        p.rope = true;
+        p.kvHeads = 2;
+        panel.setParameters(p);
+        auto *variant = panel.findChild<QComboBox *>(QStringLiteral("variantCombo"));
+        auto *dC = panel.findChild<QSpinBox *>(QStringLiteral("latentDimSpin"));
+        auto *dR = panel.findChild<QSpinBox *>(QStringLiteral("latentRopeDimSpin"));
+        auto *absorbed = panel.findChild<QCheckBox *>(QStringLiteral("absorbedCheck"));
+        auto *lambdas = panel.findChild<QLineEdit *>(QStringLiteral("headLambdasEdit"));
+        auto *note = panel.findChild<QLabel *>(QStringLiteral("variantNote"));
+        auto *gate = panel.findChild<QCheckBox *>(QStringLiteral("gateCheck"));
+        auto *bias = panel.findChild<QDoubleSpinBox *>(QStringLiteral("gateBiasSpin"));
+        auto *info = panel.findChild<QLabel *>(QStringLiteral("headsInfoLabel"));
+        QVERIFY(variant && dC && dR && absorbed && lambdas && note && gate && bias && info);
+        QVERIFY(!dC->isEnabled() && !bias->isEnabled() && !lambdas->isEnabled());
+        variant->setCurrentIndex(variant->findData(3));
+        QVERIFY(panel.parameters().latent);
+        QVERIFY(!panel.parameters().rope);
+        QCOMPARE(panel.parameters().kvHeads, 0);
+        QVERIFY(panel.parameters().validate().isEmpty());
+        QVERIFY(dC->isEnabled() && dR->isEnabled() && absorbed->isEnabled());
+        dC->setValue(32);
+        dR->setValue(16);
+        absorbed->setChecked(true);
+        QCOMPARE(panel.parameters().latentDim, 32);
+        QCOMPARE(panel.parameters().latentRopeDim, 16);
+        QVERIFY(panel.parameters().latentAbsorbed);
+        // (32 + 16) float64 numbers per token.
+        QVERIFY2(info->text().contains(QLatin1String("384 B/token")), qPrintable(info->text()));
+
+        variant->setCurrentIndex(variant->findData(2)); // differential
+        QVERIFY(!panel.parameters().latent && panel.parameters().differential);
+        QVERIFY(lambdas->isEnabled());
+        lambdas->setText(QStringLiteral("0.1, 0.2"));
+        emit lambdas->editingFinished();
+        QVERIFY(panel.parameters().headLambdas.empty());
+        QVERIFY(note->isVisibleTo(&panel));
+        QVERIFY2(note->text().contains(QLatin1String("2 numbers for h=8 heads")),
+                 qPrintable(note->text()));
+        lambdas->setText(QStringLiteral("0.1 0.2 0.3 0.4 0.5 0.6 0.7 -0.8"));
+        emit lambdas->editingFinished();
+        QCOMPARE(panel.parameters().headLambdas,
+                 (std::vector<double> {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, -0.8}));
+        QVERIFY(!note->isVisibleTo(&panel));
+        QVERIFY(panel.parameters().validate().isEmpty());
+
+        gate->setChecked(true);
+        QVERIFY(panel.parameters().outputGate);
+        QVERIFY(bias->isEnabled());
+        bias->setValue(-2.5);
+        QCOMPARE(panel.parameters().gateBias, -2.5);
     }
 
     // The Mask list names the mask that is applied: under decoder self-attention or a sliding
@@ -517,7 +578,7 @@ private slots:
         const QPoint pointer = viewport->mapToGlobal(
             QPoint(at.x(), std::max(2, at.y() - control->height() / 2 - 30)));
         bool passedUnder = false;
-        for (int notch = 0; notch < 40 && bar->value() < bar->maximum(); ++notch) {
+        for (int notch = 0; notch < 100 && bar->value() < bar->maximum(); ++notch) {
             QWidget *target = viewport->childAt(viewport->mapFromGlobal(pointer));
             if (!target)
                 target = viewport;

@@ -4,6 +4,8 @@
 // PNG/SVG/PDF exports.
 
 #include "handmaderesult.h"
+#include "ui/render/colormap.h"
+#include "ui/render/headatlas.h"
 #include "ui/render/heatmaprenderer.h"
 #include "ui/session/sessioncompute.h"
 #include "ui/views/heatmapwidget.h"
@@ -16,6 +18,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QPainter>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -236,6 +239,50 @@ private slots:
     // Signed weights (differential attention's A₁ − λA₂) are drawn on the diverging RdBu_r scale
     // centred on 0 over their data range, whatever colormap the options hold: a negative weight
     // is blue, 0 white, the largest |w| at the ends; the colourbar says so.
+    // The atlas of head scores: a negative score (signed weights) switches the grid to RdBu_r
+    // centred on 0 over the largest |score|, and the note says so; non-negative scores keep
+    // viridis on the score's range.
+    void atlasSignedScoresUseTheDivergingScale()
+    {
+        HeadAtlasFigure f;
+        f.name = QStringLiteral("previous_token");
+        f.values = MatrixD(1, 2);
+        f.values << -0.4, 0.2;
+        QImage image(f.naturalSize(), QImage::Format_RGB32);
+        image.fill(Qt::white);
+        {
+            QPainter painter(&image);
+            f.paint(&painter, QRectF(QPointF(0, 0), QSizeF(image.size())));
+        }
+        const QRectF g = f.grid(QRectF(QPointF(0, 0), QSizeF(image.size())));
+        const Colormap rdbu(ColormapId::RdBu);
+        const ColorNorm norm = ColorNorm::symmetric(0.4);
+        const qreal c = g.width() / 2;
+        QCOMPARE(image.pixel(QPoint(int(g.left() + c / 2), int(g.top() + c / 2))),
+                 rdbu.map(norm(-0.4)));
+        QCOMPARE(image.pixel(QPoint(int(g.left() + 1.5 * c), int(g.top() + c / 2))),
+                 rdbu.map(norm(0.2)));
+        QTemporaryDir dir;
+        QString error;
+        const QString svg = dir.filePath(QStringLiteral("atlas.svg"));
+        QVERIFY2(f.write(svg, &error), qPrintable(error));
+        QFile file(svg);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(file.readAll());
+        QVERIFY2(text.contains(QStringLiteral("RdBu_r, negative scores: centred on 0, [")),
+                 qPrintable(text.right(600)));
+        f.values << 0.1, 0.2; // no negative score: viridis on [0, 1]
+        QImage plain(f.naturalSize(), QImage::Format_RGB32);
+        plain.fill(Qt::white);
+        {
+            QPainter painter(&plain);
+            f.paint(&painter, QRectF(QPointF(0, 0), QSizeF(plain.size())));
+        }
+        const QRectF g2 = f.grid(QRectF(QPointF(0, 0), QSizeF(plain.size())));
+        QCOMPARE(plain.pixel(QPoint(int(g2.left() + g2.width() / 4), int(g2.top() + 3))),
+                 Colormap(ColormapId::Viridis).map(0.1));
+    }
+
     void signedWeightsUseTheDivergingScale()
     {
         HeatmapRenderer renderer;

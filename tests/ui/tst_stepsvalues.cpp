@@ -263,6 +263,31 @@ private slots:
             qPrintable(signedPanel.statistics.last()));
     }
 
+    // The head-wise gate: the weights panel shows σ(g_i)·W and gives the mean row sum, the
+    // mean gate, in place of a row-sum "error".
+    void gateShowsTheMeanGate()
+    {
+        SessionParameters p;
+        p.n = 6;
+        p.dModel = 8;
+        p.heads = 2;
+        p.outputGate = true;
+        p.gateBias = -0.5;
+        const ResultPtr r = compute(p);
+        QVERIFY2(r->ok(), qPrintable(r->error));
+        StepsRenderer renderer;
+        renderer.setResult(r);
+        renderer.setHead(1);
+        const FigurePanel &weights = renderer.panel(renderer.panelIndex(StepsRenderer::Weights));
+        QCOMPARE(weights.values, &r->weights[1]);
+        QVERIFY(weights.title.contains(QStringLiteral("gated")));
+        const double meanGate = r->gate[1].mean();
+        QVERIFY(std::abs(r->meanRowSum[1] - meanGate) <= 1e-12);
+        QCOMPARE(weights.statistics.last(),
+                 QStringLiteral("mean row sum %1 (the mean gate)")
+                     .arg(QString::number(r->meanRowSum[1], 'g', 4)));
+    }
+
     void scaledScoreEqualsScoreTimesScale()
     {
         QFETCH(SessionParameters, params);

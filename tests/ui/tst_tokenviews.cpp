@@ -277,6 +277,54 @@ private slots:
         QCOMPARE(changed.count(), 1);
     }
 
+    // Differential attention's signed weights: a line per |w| ≥ threshold, opacity |w| over the
+    // largest |w|, the sign kept (dashed when negative); the text view on RdBu_r centred on 0.
+    void signedWeights()
+    {
+        const double w[2][2] = {{0.9, -0.4}, {-0.05, 0.2}};
+        const auto r = test::makeResult(1, 2, 2, [&](int, int i, int j) { return w[i][j]; });
+        r->signedWeights = true;
+        TokenViewOptions o; // threshold 0.01
+        const TokenHeadLayout layout = tokenHeadLayout(*r, o, kBounds);
+        QCOMPARE(tokenLargestShownWeight(*r, o), 0.9);
+        const std::vector<TokenLine> lines = tokenHeadLines(*r, o, layout);
+        QCOMPARE(lines.size(), std::size_t(4));
+        for (const TokenLine &l : lines) {
+            QCOMPARE(l.weight, w[l.query][l.key]);
+            QVERIFY(qFuzzyCompare(l.opacity, std::abs(w[l.query][l.key]) / 0.9));
+        }
+        o.threshold = 0.1; // −0.05 is below it in size
+        QCOMPARE(tokenHeadLines(*r, o, layout).size(), std::size_t(3));
+
+        o.view = TokenView::Text;
+        o.query = 0;
+        o.textHead = 0;
+        const Colormap rdbu(ColormapId::RdBu);
+        QCOMPARE(tokenTextNorm(*r, o), ColorNorm::symmetric(0.9)); // the row's largest |w|
+        std::vector<TokenTextCell> cells = tokenTextCells(*r, o);
+        QCOMPARE(cells[0].color, rdbu.map(1.0));
+        QCOMPARE(cells[1].color, rdbu.map(ColorNorm::symmetric(0.9)(-0.4)));
+        QVERIFY(ColorNorm::symmetric(0.9)(-0.4) < 0.5); // the blue half
+        o.rowRange = false;
+        QCOMPARE(tokenTextNorm(*r, o), ColorNorm::symmetric(1.0));
+        cells = tokenTextCells(*r, o);
+        QCOMPARE(cells[1].color, rdbu.map(0.3)); // (−0.4 + 1) / 2
+        // The legends say so.
+        QTemporaryDir dir;
+        QString error;
+        const QString text = dir.filePath(QStringLiteral("signed-text.svg"));
+        QVERIFY2(saveTokenFigure(text, QSize(900, 400), 1, r.get(), o, &error), qPrintable(error));
+        QVERIFY(test::readSvgTextsFile(text)
+                    .texts.join(QLatin1Char(' '))
+                    .contains(QStringLiteral("signed weight")));
+        o.view = TokenView::Heads;
+        const QString heads = dir.filePath(QStringLiteral("signed-heads.svg"));
+        QVERIFY2(saveTokenFigure(heads, QSize(900, 400), 1, r.get(), o, &error), qPrintable(error));
+        QVERIFY(test::readSvgTextsFile(heads)
+                    .texts.join(QLatin1Char(' '))
+                    .contains(QStringLiteral("dashed: negative weight")));
+    }
+
     void crossAttention()
     {
         // n_q = 2 queries over n_k = 3 keys, no mask.

@@ -199,6 +199,33 @@ std::vector<std::pair<std::string, NpyArray>> npyArrays(const SessionResult &r)
         ki.values.push_back(r.originalKey(int(j)));
     arrays.emplace_back("query_index", std::move(qi));
     arrays.emplace_back("key_index", std::move(ki));
+    // The 2025 variants' own numbers, as attnlab compute names them.
+    const auto perHeadRows = [h, nQ](const std::vector<VectorD> &rows) {
+        NpyArray a;
+        a.shape = {h, nQ};
+        for (const VectorD &v : rows)
+            a.values.insert(a.values.end(), v.data(), v.data() + v.size());
+        return a;
+    };
+    const auto perHead = [](const std::vector<double> &values) {
+        NpyArray a;
+        a.shape = {Index(values.size())};
+        a.values = values;
+        return a;
+    };
+    if (int(r.learnedSinkMass.size()) == h && h > 0) {
+        arrays.emplace_back("learned_sink_mass", perHeadRows(r.learnedSinkMass));
+        arrays.emplace_back("sink_logits", perHead(r.sinkLogits));
+    }
+    if (int(r.firstWeights.size()) == h && int(r.secondWeights.size()) == h && h > 0) {
+        arrays.emplace_back("weights_first", NpyArray::fromMatrices(r.firstWeights));
+        arrays.emplace_back("weights_second", NpyArray::fromMatrices(r.secondWeights));
+        arrays.emplace_back("lambda", perHead(r.lambda));
+    }
+    if (int(r.gate.size()) == h && h > 0)
+        arrays.emplace_back("gate", perHeadRows(r.gate));
+    if (int(r.meanRowSum.size()) == h && h > 0)
+        arrays.emplace_back("mean_row_sum", perHead(r.meanRowSum));
     return arrays;
 }
 
@@ -339,7 +366,31 @@ bool writeJsonFile(const SessionResult &r, const QString &path, QStringList *wri
                 out << ',';
             out << (rowFullyMasked(r, head, i) ? "true" : "false");
         }
-        out << "]}}";
+        out << "]}";
+        // The 2025 variants' own numbers, as attnlab compute names them.
+        if (k < r.learnedSinkMass.size()) {
+            out << ",\n\"learned_sink_mass\": ";
+            jsonVector(out, r.learnedSinkMass[k]);
+            out << ", \"sink_logit\": ";
+            out.number(r.sinkLogits.at(k), true);
+        }
+        if (k < r.firstWeights.size() && k < r.secondWeights.size() && k < r.lambda.size()) {
+            out << ",\n\"weights_first\": ";
+            jsonMatrix(out, r.firstWeights[k]);
+            out << ",\n\"weights_second\": ";
+            jsonMatrix(out, r.secondWeights[k]);
+            out << ",\n\"lambda\": ";
+            out.number(r.lambda[k], true);
+        }
+        if (k < r.gate.size()) {
+            out << ",\n\"gate\": ";
+            jsonVector(out, r.gate[k]);
+        }
+        if (k < r.meanRowSum.size()) {
+            out << ",\n\"mean_row_sum\": ";
+            out.number(r.meanRowSum[k], true);
+        }
+        out << "}";
     }
     out << "]}\n";
     if (!out.commit(error))

@@ -405,12 +405,15 @@ void ControlPanel::buildUi()
     m_variantCombo->addItem(tr("None"), 0);
     m_variantCombo->addItem(tr("Learned sink (gpt-oss)"), 1);
     m_variantCombo->addItem(tr("Differential (A₁ − λA₂)"), 2);
+    m_variantCombo->addItem(tr("Latent (MLA, DeepSeek)"), 3);
     m_variantCombo->setToolTip(tr(
         "• learned sink: every head's softmax denominator gains exp(b), so a row can give "
         "part of its weight to no key (rows sum to 1 − sink mass);\n• differential "
         "attention (Ye et al. 2025): a second softmax A₂ from a second layer's queries and keys is "
         "subtracted, A₁ − λA₂ — weights can be negative (drawn on a diverging scale) and rows "
-        "sum to 1 − λ."));
+        "sum to 1 − λ;\n• multi-head latent attention (DeepSeek-V2): keys and values from a "
+        "latent of d_c numbers per token, plus a RoPE key of d_r numbers shared by the heads "
+        "(it turns RoPE, ALiBi and g < h off)."));
     variantForm->addRow(tr("&Variant:"), m_variantCombo);
     m_sinkLogitSpin = new QDoubleSpinBox(variantBox);
     m_sinkLogitSpin->setObjectName(QStringLiteral("sinkLogitSpin"));
@@ -429,6 +432,52 @@ void ControlPanel::buildUi()
     m_lambdaSpin->setToolTip(tr("λ of differential attention: 0 is A₁ alone; the paper's "
                                 "λ_init runs from 0.2 (first layer) to 0.8 (deep layers)."));
     variantForm->addRow(tr("&λ:"), m_lambdaSpin);
+    m_headLambdasEdit = new QLineEdit(variantBox);
+    m_headLambdasEdit->setObjectName(QStringLiteral("headLambdasEdit"));
+    m_headLambdasEdit->setPlaceholderText(tr("λ above in every head"));
+    m_headLambdasEdit->setToolTip(tr("One λ per head, separated by commas or spaces (h numbers "
+                                     "in [−1, 2]); empty: the λ above in every head."));
+    variantForm->addRow(tr("λ per &head:"), m_headLambdasEdit);
+    m_latentDimSpin = wholeField(variantBox, QStringLiteral("d_c"));
+    m_latentDimSpin->setObjectName(QStringLiteral("latentDimSpin"));
+    m_latentDimSpin->setRange(1, int(SessionParameters::maxDModel));
+    m_latentDimSpin->setToolTip(tr("d_c, the latent each token's keys and values are made from "
+                                   "(DeepSeek-V3: 512)."));
+    variantForm->addRow(tr("Latent d_&c:"), m_latentDimSpin);
+    m_latentRopeDimSpin = wholeField(variantBox, QStringLiteral("d_r"));
+    m_latentRopeDimSpin->setObjectName(QStringLiteral("latentRopeDimSpin"));
+    m_latentRopeDimSpin->setRange(2, int(SessionParameters::maxLatentRopeDim));
+    m_latentRopeDimSpin->setSingleStep(2);
+    m_latentRopeDimSpin->setToolTip(tr("d_r, the width of the RoPE key every head shares "
+                                       "(even; DeepSeek-V3: 64). The scale is 1/√(d_k + d_r)."));
+    variantForm->addRow(tr("RoPE key d_&r:"), m_latentRopeDimSpin);
+    m_absorbedCheck = new QCheckBox(tr("Absorbed (score against the cache)"), variantBox);
+    m_absorbedCheck->setObjectName(QStringLiteral("absorbedCheck"));
+    m_absorbedCheck->setToolTip(tr("W_UK absorbed into the query: each head's query is scored "
+                                   "against the cached latent itself. The same weights as "
+                                   "decompressing the keys, up to rounding (E20)."));
+    variantForm->addRow(QString(), m_absorbedCheck);
+    m_gateCheck = new QCheckBox(tr("Output &gate σ(x·w_θ + b)"), variantBox);
+    m_gateCheck->setObjectName(QStringLiteral("gateCheck"));
+    m_gateCheck->setToolTip(tr("Gated attention (Qiu et al. 2025), one gate per head and token: "
+                               "the head's output row i is multiplied by σ(x_i·w_θ + b), so the "
+                               "map shows σ·w and each row sums to its gate. Combines with the "
+                               "variants above."));
+    variantForm->addRow(QString(), m_gateCheck);
+    m_gateBiasSpin = new QDoubleSpinBox(variantBox);
+    m_gateBiasSpin->setObjectName(QStringLiteral("gateBiasSpin"));
+    m_gateBiasSpin->setRange(-SessionParameters::maxVariantLogit,
+                             SessionParameters::maxVariantLogit);
+    m_gateBiasSpin->setDecimals(2);
+    m_gateBiasSpin->setSingleStep(0.5);
+    m_gateBiasSpin->setToolTip(tr("The gate's bias b: very negative closes every head's output, "
+                                  "very positive opens it (σ → 1)."));
+    variantForm->addRow(tr("Gate bias:"), m_gateBiasSpin);
+    m_variantNote = new QLabel(variantBox);
+    m_variantNote->setObjectName(QStringLiteral("variantNote"));
+    m_variantNote->setWordWrap(true);
+    m_variantNote->setVisible(false);
+    variantForm->addRow(m_variantNote);
     outer->addWidget(variantBox);
     // The notes a change brings (a refused number, h moved to a divisor, the mask's rules) go
     // below every field, so a note appearing while typing never moves a field (the next click
@@ -453,7 +502,8 @@ void ControlPanel::buildUi()
     // or the arrows), not on every keystroke: typing "1024" must not compute n = 1, 10, 102.
     for (QAbstractSpinBox *spin : std::initializer_list<QAbstractSpinBox *> {
              m_nSpin, m_nKSpin, m_seedSpin, m_dModelSpin, m_temperatureSpin, m_paddingSpin,
-             m_ropeBaseSpin, m_windowSpin, m_sinksSpin, m_sinkLogitSpin, m_lambdaSpin})
+             m_ropeBaseSpin, m_windowSpin, m_sinksSpin, m_sinkLogitSpin, m_lambdaSpin,
+             m_latentDimSpin, m_latentRopeDimSpin, m_gateBiasSpin})
         spin->setKeyboardTracking(false);
 
     // ---- Wiring: each control edits one field ----
@@ -517,12 +567,42 @@ void ControlPanel::buildUi()
         edit([variant](SessionParameters &p) {
             p.learnedSink = variant == 1;
             p.differential = variant == 2;
+            p.latent = variant == 3;
+            if (p.latent) { // MLA brings its own RoPE key and one latent for every head
+                p.rope = false;
+                p.alibi = false;
+                p.kvHeads = 0;
+                if (p.kind == AttentionKind::EncoderDecoder)
+                    p.kind = AttentionKind::EncoderSelf;
+            }
         });
     });
     connect(m_sinkLogitSpin, &QDoubleSpinBox::valueChanged, this,
             [this](double b) { edit([b](SessionParameters &p) { p.sinkLogit = b; }); });
     connect(m_lambdaSpin, &QDoubleSpinBox::valueChanged, this,
             [this](double l) { edit([l](SessionParameters &p) { p.lambda = l; }); });
+    connect(m_headLambdasEdit, &QLineEdit::editingFinished, this, [this] {
+        QString error;
+        const auto lambdas = parseHeadLambdas(m_headLambdasEdit->text(), m_params.heads, &error);
+        m_variantNote->setText(error);
+        m_variantNote->setVisible(!error.isEmpty());
+        if (!lambdas) {
+            emit noteShown(error);
+            return;
+        }
+        edit([l = *lambdas](SessionParameters &p) { p.headLambdas = l; });
+    });
+    connect(m_gateCheck, &QCheckBox::toggled, this,
+            [this](bool on) { edit([on](SessionParameters &p) { p.outputGate = on; }); });
+    connect(m_gateBiasSpin, &QDoubleSpinBox::valueChanged, this,
+            [this](double b) { edit([b](SessionParameters &p) { p.gateBias = b; }); });
+    connect(m_latentDimSpin, &QSpinBox::valueChanged, this,
+            [this](int d) { edit([d](SessionParameters &p) { p.latentDim = d; }); });
+    connect(m_latentRopeDimSpin, &QSpinBox::valueChanged, this, [this](int d) {
+        edit([d](SessionParameters &p) { p.latentRopeDim = d + d % 2; }); // even
+    });
+    connect(m_absorbedCheck, &QCheckBox::toggled, this,
+            [this](bool on) { edit([on](SessionParameters &p) { p.latentAbsorbed = on; }); });
     connect(m_dtypeCombo, &QComboBox::currentIndexChanged, this, [this](int index) {
         const auto dtype = DType(m_dtypeCombo->itemData(index).toInt());
         edit([dtype](SessionParameters &p) { p.dtype = dtype; });
@@ -605,11 +685,14 @@ void ControlPanel::syncWidgets()
     const SessionParameters &p = m_params;
     // Widgets are updated with their signals blocked: one edit, one parametersEdited.
     const QList<QWidget *> all
-        = {m_kindCombo,       m_nSlider,      m_nSpin,           m_nKSpin,       m_seedSpin,
-           m_positionalCheck, m_dtypeCombo,   m_dModelSpin,      m_headsCombo,   m_dkSlider,
-           m_alphaSlider,     m_sqrtCheck,    m_temperatureSpin, m_maskCombo,    m_paddingSpin,
-           m_tokensEdit,      m_schemeCombo,  m_ropeBaseSpin,    m_kvHeadsCombo, m_windowSpin,
-           m_sinksSpin,       m_variantCombo, m_sinkLogitSpin,   m_lambdaSpin};
+        = {m_kindCombo,         m_nSlider,         m_nSpin,         m_nKSpin,
+           m_seedSpin,          m_positionalCheck, m_dtypeCombo,    m_dModelSpin,
+           m_headsCombo,        m_dkSlider,        m_alphaSlider,   m_sqrtCheck,
+           m_temperatureSpin,   m_maskCombo,       m_paddingSpin,   m_tokensEdit,
+           m_schemeCombo,       m_ropeBaseSpin,    m_kvHeadsCombo,  m_windowSpin,
+           m_sinksSpin,         m_variantCombo,    m_sinkLogitSpin, m_lambdaSpin,
+           m_headLambdasEdit,   m_gateCheck,       m_gateBiasSpin,  m_latentDimSpin,
+           m_latentRopeDimSpin, m_absorbedCheck};
     std::vector<std::unique_ptr<QSignalBlocker>> blockers;
     for (QWidget *w : all)
         blockers.push_back(std::make_unique<QSignalBlocker>(w));
@@ -667,6 +750,18 @@ void ControlPanel::syncWidgets()
     const bool storedWeights = p.tensors && p.tensors->isWeights();
     if (storedWeights) {
         m_headsInfoLabel->setText(tr("parameters and KV cache: n/a (stored weights)"));
+    } else if (p.validate().isEmpty() && p.latent) {
+        // MLA caches the latent and the shared RoPE key: (d_c + d_r) numbers per token. Its
+        // parameters: W_DKV, W_UK, W_UV, W_KR, W_Q, W_QR and the output projection W_O.
+        const int bytes = p.dtype == DType::Float32 ? 4 : 8;
+        const qlonglong d = p.dModel, h = p.heads, dK = p.dK(), dC = p.latentDim,
+                        dR = p.latentRopeDim;
+        const qlonglong parameters
+            = d * dC + 2 * dC * h * dK + d * dR + d * h * dK + d * h * dR + d * d;
+        m_headsInfoLabel->setText(tr("MLA: %1 parameters · KV cache %2 B/token ((d_c + d_r)·%3 B)")
+                                      .arg(QLocale().toString(parameters))
+                                      .arg((dC + dR) * bytes)
+                                      .arg(bytes));
     } else if (p.validate().isEmpty()) {
         const int bytes = p.dtype == DType::Float32 ? 4 : 8;
         m_headsInfoLabel->setText(
@@ -700,7 +795,8 @@ void ControlPanel::syncWidgets()
     else
         m_scaleLabel->setText(
             QStringLiteral("%1 = %2")
-                .arg(scaleFormula(p.scaleExponent, p.temperature, std::max(1, dK)))
+                .arg(scaleFormula(p.scaleExponent, p.temperature,
+                                  std::max<Index>(1, p.latent ? p.scoreDim() : dK)))
                 .arg(p.scale(), 0, 'g', 4));
 
     // The items name the mask that is applied: under decoder self-attention or a sliding window
@@ -720,11 +816,16 @@ void ControlPanel::syncWidgets()
     m_windowSpin->setValue(p.window);
     m_sinksSpin->setValue(p.sinks);
     m_sinksSpin->setEnabled(p.window > 0);
-    m_variantCombo->setCurrentIndex(p.learnedSink ? 1 : p.differential ? 2 : 0);
+    m_variantCombo->setCurrentIndex(p.learnedSink ? 1 : p.differential ? 2 : p.latent ? 3 : 0);
     m_sinkLogitSpin->setValue(p.sinkLogit);
-    m_sinkLogitSpin->setEnabled(p.learnedSink);
     m_lambdaSpin->setValue(p.lambda);
-    m_lambdaSpin->setEnabled(p.differential);
+    if (!m_headLambdasEdit->hasFocus() || p.headLambdas.empty())
+        m_headLambdasEdit->setText(headLambdasText(p.headLambdas));
+    m_gateCheck->setChecked(p.outputGate);
+    m_gateBiasSpin->setValue(p.gateBias);
+    m_latentDimSpin->setValue(int(p.latentDim));
+    m_latentRopeDimSpin->setValue(int(p.latentRopeDim));
+    m_absorbedCheck->setChecked(p.latentAbsorbed);
     QStringList notes;
     if (p.mask == MaskChoice::KeyPadding && m_paddingWanted > p.paddingCount)
         notes << tr("Padding %1 keys asked, only %2 keys: %2 used until there are more keys.")
@@ -754,7 +855,14 @@ void ControlPanel::syncWidgets()
     // A tensor file brings its own variant arrays (sink_logits, query2/key2/lambda).
     m_variantCombo->setEnabled(!loaded);
     m_sinkLogitSpin->setEnabled(!loaded && p.learnedSink);
-    m_lambdaSpin->setEnabled(!loaded && p.differential);
+    m_lambdaSpin->setEnabled(!loaded && p.differential && p.headLambdas.empty());
+    m_headLambdasEdit->setEnabled(!loaded && p.differential);
+    m_gateCheck->setEnabled(!loaded);
+    m_gateBiasSpin->setEnabled(!loaded && p.outputGate);
+    for (QWidget *w :
+         {static_cast<QWidget *>(m_latentDimSpin), static_cast<QWidget *>(m_latentRopeDimSpin),
+          static_cast<QWidget *>(m_absorbedCheck)})
+        w->setEnabled(!loaded && p.latent);
     m_generatorCombo->setEnabled(!loaded);
     m_nKSpin->setEnabled(!loaded && p.kind == AttentionKind::EncoderDecoder);
     const QList<QWidget *> computeControls

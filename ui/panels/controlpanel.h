@@ -100,9 +100,16 @@ private:
     QSpinBox *m_paddingSpin = nullptr;
     QSpinBox *m_windowSpin = nullptr; ///< sliding window w, 0 = off
     QSpinBox *m_sinksSpin = nullptr;
-    QComboBox *m_variantCombo = nullptr; ///< none, learned sink, differential attention
+    QComboBox *m_variantCombo = nullptr; ///< none, learned sink, differential attention, MLA
     QDoubleSpinBox *m_sinkLogitSpin = nullptr; ///< b of the learned sink
     QDoubleSpinBox *m_lambdaSpin = nullptr; ///< λ of differential attention
+    QLineEdit *m_headLambdasEdit = nullptr; ///< λ per head ("0.2, 0.5, …"; empty: λ above)
+    QLabel *m_variantNote = nullptr; ///< why a per-head λ list was refused
+    QCheckBox *m_gateCheck = nullptr; ///< the head-wise output gate
+    QDoubleSpinBox *m_gateBiasSpin = nullptr; ///< the gate's bias b
+    QSpinBox *m_latentDimSpin = nullptr; ///< MLA's d_c
+    QSpinBox *m_latentRopeDimSpin = nullptr; ///< MLA's d_r
+    QCheckBox *m_absorbedCheck = nullptr; ///< MLA computed against the cache (W_UK absorbed)
     QLabel *m_maskNote = nullptr;
     QString m_tokensToolTip; ///< the tokens field's tooltip while no tensors are loaded
     /// The padding count the user chose (−1: none yet). The parameters carry it clamped to the

@@ -100,11 +100,31 @@ std::pair<double, double> atlasRange(const QString &name, const MatrixD &values)
 
 namespace {
 
+/// The colours of the figure: viridis over atlasRange, or — when a score is negative (the head
+/// scores of signed weights, such as a stored stack of differential attention) — RdBu_r centred
+/// on 0 over the largest |score|.
+std::pair<Colormap, ColorNorm> atlasColours(const HeadAtlasFigure &f)
+{
+    double lowest = 0, largest = 0;
+    for (Index k = 0; k < f.values.size(); ++k)
+        if (std::isfinite(f.values.data()[k])) {
+            lowest = std::min(lowest, f.values.data()[k]);
+            largest = std::max(largest, std::abs(f.values.data()[k]));
+        }
+    if (lowest < 0)
+        return {Colormap(ColormapId::RdBu), ColorNorm::symmetric(largest)};
+    const auto [lo, hi] = atlasRange(f.name, f.values);
+    return {Colormap(ColormapId::Viridis), ColorNorm::linear(lo, hi)};
+}
+
 QString noteText(const HeadAtlasFigure &f, ColorNorm norm, const Colormap &map)
 {
     const bool anyNaN = f.values.array().isNaN().any();
-    return QStringLiteral("%1, linear [%2, %3]%4%5")
-        .arg(map.name(), figure::formatTick(norm.vmin), figure::formatTick(norm.vmax),
+    return QStringLiteral("%1, %2[%3, %4]%5%6")
+        .arg(map.name(),
+             map.isDiverging() ? QStringLiteral("negative scores: centred on 0, ")
+                               : QStringLiteral("linear "),
+             figure::formatTick(norm.vmin), figure::formatTick(norm.vmax),
              anyNaN ? QStringLiteral("; grey: no value (0/0)") : QString(),
              f.threshold
                  ? QStringLiteral("; outlined: \u2265 %1").arg(figure::formatTick(*f.threshold))
@@ -120,8 +140,8 @@ QString titleText(const HeadAtlasFigure &f)
 
 QSize HeadAtlasFigure::naturalSize() const
 {
-    const auto [lo, hi] = atlasRange(name, values);
-    const QString note = noteText(*this, ColorNorm::linear(lo, hi), Colormap(ColormapId::Viridis));
+    const auto [map, norm] = atlasColours(*this);
+    const QString note = noteText(*this, norm, map);
     return figureSize(values.rows(), values.cols(),
                       QStringList {titleText(*this)} + caption + QStringList {note},
                       int(caption.size()));
@@ -152,9 +172,7 @@ std::optional<std::pair<Index, Index>> HeadAtlasFigure::cellAt(const QRectF &bou
 void HeadAtlasFigure::paint(QPainter *p, const QRectF &bounds) const
 {
     const Index L = values.rows(), H = values.cols();
-    const Colormap map(ColormapId::Viridis);
-    const auto [lo, hi] = atlasRange(name, values);
-    const ColorNorm norm = ColorNorm::linear(lo, hi);
+    const auto [map, norm] = atlasColours(*this);
     const qreal top = bounds.top() + kMargin;
     p->save();
     p->setPen(Qt::black);
@@ -204,8 +222,8 @@ void HeadAtlasFigure::paint(QPainter *p, const QRectF &bounds) const
 
 bool HeadAtlasFigure::write(const QString &path, QString *error) const
 {
-    const auto [lo, hi] = atlasRange(name, values);
-    const QString note = noteText(*this, ColorNorm::linear(lo, hi), Colormap(ColormapId::Viridis));
+    const auto [map, norm] = atlasColours(*this);
+    const QString note = noteText(*this, norm, map);
     const FigurePainter painter
         = [this](QPainter *p, const QRectF &bounds, bool) { paint(p, bounds); };
     return writeFigure(path, naturalSize(), 1.0, Qt::white, titleText(*this),

@@ -257,6 +257,19 @@ void StepsRenderer::rebuild()
         weights.expectedRowSum = 1.0 - lambda;
         setWeightStatistics(weights);
     }
+    // The head-wise output gate scales each row by σ(g_i): the row sums are the gates, and the
+    // statistics give the head's mean row sum (the mean gate) instead of an "error".
+    if (r.gate.size() > hh && r.meanRowSum.size() > hh) {
+        weights.title += QStringLiteral(", gated σ(gᵢ)·row");
+        setWeightStatistics(weights);
+        if (!weights.statistics.isEmpty())
+            weights.statistics.last() = QStringLiteral("mean row sum %1 (%2)")
+                                            .arg(QString::number(r.meanRowSum[hh], 'g', 4),
+                                                 differential ? QStringLiteral("gate × (1 − λ)")
+                                                     : r.learnedSinkMass.size() > hh
+                                                     ? QStringLiteral("gate × (1 − sink mass)")
+                                                     : QStringLiteral("the mean gate"));
+    }
 
     QString shownPipeline = pipeline;
     if (rope)

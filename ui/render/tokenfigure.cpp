@@ -166,12 +166,23 @@ QVector<LegendItem> headLegend(const SessionResult &result, const TokenViewOptio
     const double largest = tokenLargestShownWeight(result, o);
     if (items.isEmpty())
         items.append({QColor(), QStringLiteral("no head shown")});
-    items.append({QColor(),
-                  QStringLiteral("line opacity = weight / %1 (the largest shown)")
-                      .arg(figure::formatTick(largest))});
-    if (o.threshold > 0)
-        items.append(
-            {QColor(), QStringLiteral("w < %1 not drawn").arg(figure::formatTick(o.threshold))});
+    if (result.signedWeights) {
+        items.append({QColor(),
+                      QStringLiteral("line opacity = |weight| / %1 (the largest shown)")
+                          .arg(figure::formatTick(largest))});
+        items.append({QColor(), QStringLiteral("dashed: negative weight")});
+        if (o.threshold > 0)
+            items.append(
+                {QColor(),
+                 QStringLiteral("|w| < %1 not drawn").arg(figure::formatTick(o.threshold))});
+    } else {
+        items.append({QColor(),
+                      QStringLiteral("line opacity = weight / %1 (the largest shown)")
+                          .arg(figure::formatTick(largest))});
+        if (o.threshold > 0)
+            items.append({QColor(),
+                          QStringLiteral("w < %1 not drawn").arg(figure::formatTick(o.threshold))});
+    }
     items.append({QColor(), QStringLiteral("masked: no line")});
     return items;
 }
@@ -211,7 +222,7 @@ double tokenLargestShownWeight(const SessionResult &result, const TokenViewOptio
         for (Index i = 0; i < w.rows(); ++i)
             for (Index j = 0; j < w.cols(); ++j)
                 if (!(hasMask && mask(i, j)) && std::isfinite(w(i, j)))
-                    largest = std::max(largest, w(i, j));
+                    largest = std::max(largest, result.signedWeights ? std::abs(w(i, j)) : w(i, j));
     }
     return largest;
 }
@@ -367,10 +378,12 @@ std::vector<TokenLine> tokenHeadLines(const SessionResult &result, const TokenVi
         for (int i = byQuery ? o.hoverQuery : 0; i < (byQuery ? o.hoverQuery + 1 : nQ); ++i) {
             for (int j = byKey ? o.hoverKey : 0; j < (byKey ? o.hoverKey + 1 : nK); ++j) {
                 const double v = w(i, j);
-                if ((hasMask && mask(i, j) != 0) || !std::isfinite(v) || v < o.threshold
-                    || !(v > 0))
+                // Signed weights (differential attention): a line for |w|, dashed when negative.
+                const double size = result.signedWeights ? std::abs(v) : v;
+                if ((hasMask && mask(i, j) != 0) || !std::isfinite(v) || size < o.threshold
+                    || !(size > 0))
                     continue;
-                lines.push_back({s, i, j, v, tokenLineOpacity(v, largest),
+                lines.push_back({s, i, j, v, tokenLineOpacity(size, largest),
                                  QLineF(layout.queryAnchor(i, slot, seriesCount),
                                         layout.keyAnchor(j, slot, seriesCount))});
             }
@@ -441,6 +454,8 @@ void paintHeadView(QPainter *p, const QRectF &bounds, const SessionResult &resul
     for (const TokenLine &line : lines) {
         QPen pen(withAlpha(seriesColor(result, o, line.series), line.opacity), lineWidth);
         pen.setCapStyle(Qt::FlatCap);
+        if (line.weight < 0)
+            pen.setStyle(Qt::DashLine);
         p->setPen(pen);
         p->drawLine(line.line);
     }
@@ -491,6 +506,20 @@ bool tokenTextSharedFlow(const SessionResult &result)
 
 ColorNorm tokenTextNorm(const SessionResult &result, const TokenViewOptions &o)
 {
+    if (usable(&result) && result.signedWeights) {
+        // Signed weights: centred on 0, [−1, 1] or the row's largest |w|.
+        if (!o.rowRange)
+            return ColorNorm::symmetric(1.0);
+        const int i = tokenTextQuery(result, o);
+        const MatrixD &w = seriesWeights(result, tokenTextHead(result, o));
+        const MatrixB &mask = result.maskState;
+        const bool hasMask = mask.rows() == w.rows() && mask.cols() == w.cols();
+        double top = 0;
+        for (Index j = 0; j < w.cols(); ++j)
+            if (!(hasMask && mask(i, j)) && std::isfinite(w(i, j)))
+                top = std::max(top, std::abs(w(i, j)));
+        return ColorNorm::symmetric(top > 0 ? top : 1.0);
+    }
     if (!o.rowRange || !usable(&result))
         return ColorNorm::linear(0, 1);
     const int i = tokenTextQuery(result, o);
@@ -514,7 +543,7 @@ std::vector<TokenTextCell> tokenTextCells(const SessionResult &result, const Tok
     const int nK = int(result.keyCount());
     const MatrixB &mask = result.maskState;
     const bool hasMask = mask.rows() == result.queryCount() && mask.cols() == nK;
-    const Colormap colormap(o.colormap);
+    const Colormap colormap(result.signedWeights ? ColormapId::RdBu : o.colormap);
     const ColorNorm norm = tokenTextNorm(result, o);
     cells.reserve(std::size_t(nK));
     for (int j = 0; j < nK; ++j) {
@@ -667,7 +696,7 @@ void paintTextView(QPainter *p, const QRectF &bounds, const SessionResult &resul
 
     // Colour bar with its range, and the masked swatch.
     const ColorNorm norm = tokenTextNorm(result, o);
-    const Colormap colormap(o.colormap);
+    const Colormap colormap(result.signedWeights ? ColormapId::RdBu : o.colormap);
     p->drawImage(layout.colorbar, colormap.strip(256, Qt::Horizontal));
     p->setPen(QPen(border, 1));
     p->drawRect(layout.colorbar);
@@ -676,8 +705,12 @@ void paintTextView(QPainter *p, const QRectF &bounds, const SessionResult &resul
     QRectF ticks(layout.legend.left(), layout.legend.top(), layout.colorbar.width(), lineH);
     p->drawText(ticks, Qt::AlignLeft | Qt::AlignVCenter, figure::formatTick(norm.vmin));
     p->drawText(ticks, Qt::AlignRight | Qt::AlignVCenter, figure::formatTick(norm.vmax));
-    const QString range
-        = QStringLiteral("weight \u00b7 %1 \u00b7 %2 \u00b7 range %3")
+    const QString range = result.signedWeights
+        ? QStringLiteral("signed weight \u00b7 %1 \u00b7 %2 \u00b7 range %3, centred on 0")
+              .arg(colormap.name(), headName,
+                   o.rowRange ? QStringLiteral("[\u2212row max |w|, row max |w|]")
+                              : QStringLiteral("[\u22121, 1]"))
+        : QStringLiteral("weight \u00b7 %1 \u00b7 %2 \u00b7 range %3")
               .arg(colormap.name(), headName,
                    o.rowRange ? QStringLiteral("[0, row max]") : QStringLiteral("[0, 1]"));
     const QRectF note(layout.legend.left(), ticks.bottom(), layout.legend.width(), lineH);

@@ -168,6 +168,17 @@ TileEngine<T> sessionTileEngine(const SessionParameters &p, const std::function<
     const Index d = ep.dModel;
     const Matrix<T> x = in.query.template cast<T>();
     in.query = MatrixD();
+    if (ep.latent && in.latent) {
+        // Multi-head latent attention: each head's decompressed [q^C, q^R] and [k^C, k^R]
+        // (the absorbed computation gives the same weights), scaled by (d_k + d_r)^(−α)/τ.
+        auto [q, k] = mlaQueryKeyHeads<T>(x, *in.latent);
+        if (cancelled && cancelled())
+            throw Cancelled();
+        AttentionOptions options;
+        options.scaleOverride = ep.scale();
+        options.checkFinite = false;
+        return TileEngine<T>(std::move(q), std::move(k), p.heads, ep.attentionMask(), options);
+    }
     const Matrix<T> e
         = in.encoder.size() > 0 ? Matrix<T>(in.encoder.template cast<T>()) : Matrix<T>();
     in.encoder = MatrixD();
@@ -206,6 +217,8 @@ QString pooledSessionUnsupported(const SessionParameters &p)
         what << QStringLiteral("a learned sink");
     if (p.differential)
         what << QStringLiteral("differential attention");
+    if (p.outputGate)
+        what << QStringLiteral("an output gate");
     return what.join(QStringLiteral(", "));
 }
 
@@ -217,10 +230,19 @@ PooledSessionBytes pooledSessionBytes(const SessionParameters &p, int side)
     PooledSessionBytes b;
     const double inputRows = nQ + (cross ? nK : 0.0);
     b.inputs = inputRows * d * (8.0 + elem) + (nQ + nK) * d * elem + (4.0 * d * d + 4.0 * d) * elem;
+    // Multi-head latent attention: its six projections, the latent and RoPE keys, and each
+    // head's queries and keys of width d_k + d_r.
+    const Index width = p.scoreDim();
+    if (p.latent) {
+        const double h = double(p.heads), dK = double(p.dK()), dC = double(p.latentDim),
+                     dR = double(p.latentRopeDim);
+        b.inputs += (d * dC + 2.0 * dC * h * dK + d * dR + d * h * dK + d * h * dR) * (8.0 + elem)
+            + nQ * (dC + dR + h * dK + h * dR + 2.0 * h * double(width)) * elem;
+    }
     b.engine = double(
         p.dtype == DType::Float32
-            ? TileEngine<float>::heldBytes(p.queryCount(), p.keyCount(), p.heads, p.dK(), 4)
-            : TileEngine<double>::heldBytes(p.queryCount(), p.keyCount(), p.heads, p.dK(), 8));
+            ? TileEngine<float>::heldBytes(p.queryCount(), p.keyCount(), p.heads, width, 4)
+            : TileEngine<double>::heldBytes(p.queryCount(), p.keyCount(), p.heads, width, 8));
     const TileGrid g = tileGrid({0, p.queryCount(), 0, p.keyCount()}, side, side);
     const double pixels = double(g.width) * double(g.height);
     const double images = double(p.heads) + (p.heads > 1 ? 1.0 : 0.0);
