@@ -451,7 +451,7 @@ void ControlPanel::buildUi()
     m_latentRopeDimSpin->setToolTip(tr("d_r, the width of the RoPE key every head shares "
                                        "(even; DeepSeek-V3: 64). The scale is 1/√(d_k + d_r)."));
     variantForm->addRow(tr("RoPE key d_&r:"), m_latentRopeDimSpin);
-    m_absorbedCheck = new QCheckBox(tr("Absorbed (score against the cache)"), variantBox);
+    m_absorbedCheck = new QCheckBox(tr("Absorbed W_UK"), variantBox);
     m_absorbedCheck->setObjectName(QStringLiteral("absorbedCheck"));
     m_absorbedCheck->setToolTip(tr("W_UK absorbed into the query: each head's query is scored "
                                    "against the cached latent itself. The same weights as "

@@ -353,8 +353,14 @@ void TokensView::syncControls()
     }
     m_headsRow->setVisible(heads);
     m_textRow->setVisible(!heads);
+    const bool signedWeights = m_result && m_result->signedWeights;
     m_hint->setText(
-        heads ? tr("Each head's lines join query i (left) to key j (right), opacity ∝ "
+        heads && signedWeights
+            ? tr("Each head's lines join query i (left) to key j (right), opacity ∝ |w_ij| (the "
+                 "largest opaque), dashed where the signed weight is negative; |w| below %1 and "
+                 "masked cells draw no line. Hover a token to keep only its lines.")
+                  .arg(m_options.threshold)
+        : heads ? tr("Each head's lines join query i (left) to key j (right), opacity ∝ "
                    "weight w_ij (the largest opaque); weights below %1 and masked cells draw no "
                    "line. Hover a token to keep "
                    "only its lines.")
