@@ -214,6 +214,7 @@ private slots:
     void initialSizeFitsScreen();
     void switchingViewsKeepsWindowSize();
     void restoredGeometryClampedToScreen();
+    void restoredDocksLeaveTheCentreItsShare();
     void exportCurrentView_data();
     void exportCurrentView();
     void exportCurrentViewBadSuffixFails();
@@ -1084,6 +1085,52 @@ void TestMainWindow::restoredGeometryClampedToScreen()
                             .arg(frame.y())
                             .arg(available.width())
                             .arg(available.height())));
+}
+
+// Docks widened in a large window, restored in a 1280 × 800 one: each side column is narrowed to
+// its share of the width (left ≤ max(default, 30 %), right ≤ max(default, 33 %)) and the centre
+// keeps at least 37 % of it, instead of the saved pixel widths squeezing it.
+void TestMainWindow::restoredDocksLeaveTheCentreItsShare()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QSettings settings(dir.filePath(QStringLiteral("attnlab.ini")), QSettings::IniFormat);
+    auto *controls = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
+    auto *maxDock = m_window->findChild<QDockWidget *>(QStringLiteral("maxWeightDock"));
+    QVERIFY(controls && maxDock);
+    m_window->resize(1800, 1000);
+    QTRY_COMPARE(m_window->size(), QSize(1800, 1000));
+    m_window->resizeDocks({controls, maxDock}, {620, 640}, Qt::Horizontal);
+    QTRY_VERIFY(controls->width() >= 600 && maxDock->width() >= 620);
+    m_window->saveSettings(settings);
+    settings.remove(QStringLiteral("window/geometry")); // the state alone, in a smaller window
+    settings.sync();
+    m_window.reset();
+
+    m_window = std::make_unique<MainWindow>();
+    m_window->restoreSettings(settings);
+    const QSize size(1280, 800);
+    m_window->resize(size);
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+    QTRY_COMPARE(m_window->size(), size);
+    controls = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
+    maxDock = m_window->findChild<QDockWidget *>(QStringLiteral("maxWeightDock"));
+    QVERIFY(controls->isVisible() && maxDock->isVisible());
+    const int leftMax
+        = std::max(m_window->windowLayout()->defaultControlsWidth(size.width()), 1280 * 30 / 100);
+    const int rightMax = std::max(std::min(520, 1280 * 31 / 100), 1280 * 33 / 100);
+    QTRY_VERIFY2(controls->width() <= leftMax && maxDock->width() <= rightMax,
+                 qPrintable(QStringLiteral("controls %1 px (≤ %2), charts %3 px (≤ %4)")
+                                .arg(controls->width())
+                                .arg(leftMax)
+                                .arg(maxDock->width())
+                                .arg(rightMax)));
+    // Narrowed to the share, not further: the columns keep most of the width they had.
+    QVERIFY2(controls->width() >= leftMax - 12, qPrintable(QString::number(controls->width())));
+    QVERIFY2(maxDock->width() >= rightMax - 12, qPrintable(QString::number(maxDock->width())));
+    const int centre = m_window->centralWidget()->width();
+    QVERIFY2(centre >= size.width() * 37 / 100 - 16, qPrintable(QString::number(centre)));
 }
 
 // On the Long tab File → Export names the Long map and writes its visible window, in the
