@@ -53,6 +53,7 @@
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFile>
@@ -233,6 +234,7 @@ private slots:
     void resetLayoutRestoresDocks();
     void presentationModeFillsTheWindow();
     void stepsAndCompareFillThePane();
+    void compareStripShowsAlphaWhole();
     void enlargingGivesDocksTheirWidthBack();
     void hideKeysSaysWhy_data();
     void hideKeysSaysWhy();
@@ -2034,6 +2036,46 @@ void TestMainWindow::stepsAndCompareFillThePane()
     }
     QVERIFY2(sides[1] > 1.15 * sides[0],
              qPrintable(QStringLiteral("%1 → %2 px").arg(sides[0]).arg(sides[1])));
+}
+
+// The Compare A/B strip in the 1280 × 800 window with the first-start docks: B's α box is as
+// wide as its minimum (room for a value such as 0.125), shows its whole number, and sits in the
+// strip between its label and τ, every control of the row inside the view.
+void TestMainWindow::compareStripShowsAlphaWhole()
+{
+    QVERIFY(waitForFirstResult());
+    const QSize size(1280, 800);
+    m_window->resize(size);
+    QTRY_COMPARE(m_window->size(), size);
+    m_window->windowLayout()->applyDefaultDockSizes();
+    AttentionViews *views = m_window->attentionViews();
+    views->setCurrentIndex(AttentionViews::CompareTab);
+    CompareView *compare = views->compareView();
+    QTRY_VERIFY(compare->isVisible());
+    auto *alpha = compare->findChild<QDoubleSpinBox *>(QStringLiteral("compareAlphaSpin"));
+    auto *tau = compare->findChild<QDoubleSpinBox *>(QStringLiteral("compareTauSpin"));
+    auto *dk = compare->findChild<QSpinBox *>(QStringLiteral("compareDkSpin"));
+    auto *mask = compare->findChild<QComboBox *>(QStringLiteral("compareMaskCombo"));
+    QVERIFY(alpha && tau && dk && mask);
+    alpha->setValue(0.125);
+    QTest::qWait(100);
+    QVERIFY2(compare->width() < size.width() / 2, qPrintable(QString::number(compare->width())));
+    const QLineEdit *field = alpha->findChild<QLineEdit *>();
+    QVERIFY(field);
+    QCOMPARE(field->text(), QStringLiteral("0.125"));
+    const int textWidth = field->fontMetrics().horizontalAdvance(QStringLiteral("0.125"));
+    QVERIFY2(
+        field->width() >= textWidth,
+        qPrintable(
+            QStringLiteral("α field %1 px for %2 px of text").arg(field->width()).arg(textWidth)));
+    QVERIFY(alpha->width() >= alpha->minimumWidth());
+    const auto inView
+        = [compare](const QWidget *w) { return QRect(w->mapTo(compare, QPoint(0, 0)), w->size()); };
+    for (const QWidget *w : {static_cast<QWidget *>(alpha), static_cast<QWidget *>(tau),
+                             static_cast<QWidget *>(mask), static_cast<QWidget *>(dk)})
+        QVERIFY2(compare->rect().contains(inView(w)), qPrintable(w->objectName()));
+    QVERIFY(inView(alpha).right() < inView(tau).left());
+    QCOMPARE(inView(alpha).center().y(), inView(tau).center().y()); // one row
 }
 
 // The window made very small, then large again (more than a quarter wider): the side docks get
