@@ -31,6 +31,7 @@
 #include "ui/views/heatmapactions.h"
 #include "ui/views/heatmapwidget.h"
 #include "ui/views/longmapview.h"
+#include "ui/views/pipelinestrip.h"
 #include "ui/views/stepsview.h"
 #include "ui/views/tokensview.h"
 #include "ui/window/exportrouter.h"
@@ -233,6 +234,7 @@ private slots:
     void undoIsTheEditorsUntilFocusLeaves();
     void resetLayoutRestoresDocks();
     void presentationModeFillsTheWindow();
+    void presentationEnlargesTheVectors();
     void stepsAndCompareFillThePane();
     void compareStripShowsAlphaWhole();
     void enlargingGivesDocksTheirWidthBack();
@@ -1982,6 +1984,51 @@ void TestMainWindow::presentationModeFillsTheWindow()
         QVERIFY2(!d->isVisible(), qPrintable(d->objectName()));
     m_window->modeTabs()->setCurrentIndex(0);
     QTRY_COMPARE(dockState(), before);
+}
+
+// Presentation mode on the Steps tab with its Vectors shown: the strip fills its share of the
+// whole window, its panels grow, and its query labels, in the larger font, are a line apart
+// (every few rows when the rows are shorter than a line), never one over the next.
+void TestMainWindow::presentationEnlargesTheVectors()
+{
+    QVERIFY(waitForFirstResult());
+    const QSize size(1280, 800);
+    m_window->resize(size);
+    QTRY_COMPARE(m_window->size(), size);
+    AttentionViews *views = m_window->attentionViews();
+    views->setCurrentIndex(AttentionViews::StepsTab);
+    StepsView *steps = views->stepsView();
+    QTRY_VERIFY(steps->isVisible());
+    steps->setVectorsShown(true);
+    PipelineStrip *strip = steps->pipelineStrip();
+    QVERIFY(strip->waitForPanels(attn::test::kWorkTimeoutMs));
+    QTest::qWait(50);
+    const int rows = strip->panels().front().image.height();
+    QVERIFY(rows >= 8);
+    const QRectF before = strip->panelRect(0);
+    QVERIFY(!before.isEmpty());
+
+    m_window->presentationMode()->action()->trigger();
+    QVERIFY(m_window->presentationMode()->isActive());
+    QTRY_VERIFY(strip->width() >= size.width() - 40);
+    QTest::qWait(50);
+    const qreal line = QFontMetricsF(strip->font()).height();
+    const QRectF after = strip->panelRect(0);
+    const qreal row = after.height() / rows;
+    const int stride = strip->rowLabelStride();
+    QVERIFY(stride >= 1);
+    QVERIFY2(stride * row >= line - 0.5,
+             qPrintable(QStringLiteral("a label every %1 rows of %2 px for a line of %3 px")
+                            .arg(stride)
+                            .arg(row)
+                            .arg(line)));
+    QVERIFY2(after.width() > before.width() * 1.3,
+             qPrintable(QStringLiteral("%1 → %2 px").arg(before.width()).arg(after.width())));
+    for (int k = 0; k < int(strip->panels().size()); ++k)
+        QVERIFY2(QRectF(strip->rect()).contains(strip->panelRect(k)),
+                 qPrintable(QString::number(k)));
+    m_window->presentationMode()->action()->trigger();
+    QVERIFY(!m_window->presentationMode()->isActive());
 }
 
 // Steps and Compare A/B of the first lesson (ten tokens) in a 1280 × 800 and a 1600 × 900
