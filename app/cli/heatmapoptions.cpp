@@ -148,7 +148,8 @@ QList<QCommandLineOption> heatmapViewOptions()
                         "--data."),
          QStringLiteral("file")},
         {QStringLiteral("tokens"),
-         QStringLiteral("A sentence, split into tokens at spaces and punctuation: they label the "
+         QStringLiteral("A sentence, split into tokens at spaces and punctuation (a backslash "
+                        "keeps the next character in the token: New\\ York): they label the "
                         "axes and set n. Each distinct token gets its own seeded input vector, "
                         "whatever its position (reordering words with PE off permutes the "
                         "heatmap)."),

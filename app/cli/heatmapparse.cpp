@@ -207,6 +207,12 @@ std::optional<int> loadHeatmapSession(QCommandLineParser &parser, HeatmapRequest
         const auto session = SessionFile::load(parser.value(QStringLiteral("session")), &loadError);
         if (!session)
             return usageError(req.command, loadError);
+        if (!session->unknownKeys.isEmpty())
+            QTextStream(stderr) << "attnlab " << req.command
+                                << ": note: " << parser.value(QStringLiteral("session"))
+                                << " has keys this version does not know, so they change "
+                                   "nothing: "
+                                << session->unknownKeys.join(QStringLiteral(", ")) << "\n";
         // The session's parameters under a model run are the placeholders of its stack (d_k = 1,
         // h = d_model): drawing them would show random attention under the model's tokens.
         if (!session->model.isEmpty())

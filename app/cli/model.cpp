@@ -23,6 +23,7 @@
 #include "core/models/safetensors.h"
 #include "core/text/loader.h"
 #include "core/text/piecelabel.h"
+#include "ui/session/modelrun.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -409,8 +410,8 @@ void printTopK(const ForwardResult &r, std::int64_t k, const text::Tokenizer *to
     out << "rank\tid\tprobability\tlogit" << (tokenizer ? "\ttoken" : "") << "\n";
     int rank = 0;
     for (const NextToken &t : topNextTokens(r.logits, r.logits.rows() - 1, Index(k))) {
-        out << ++rank << "\t" << t.id << "\t" << QString::number(t.probability, 'g', 6) << "\t"
-            << QString::number(t.logit, 'g', 6);
+        out << ++rank << "\t" << t.id << "\t" << nextTokenNumberText(t.probability) << "\t"
+            << nextTokenNumberText(t.logit);
         if (tokenizer) {
             const text::TokenId id = text::TokenId(t.id);
             std::string piece;

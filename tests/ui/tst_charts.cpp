@@ -13,6 +13,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QDockWidget>
+#include <QFontMetricsF>
 #include <QLabel>
 #include <QLogValueAxis>
 #include <QMainWindow>
@@ -203,6 +204,51 @@ private slots:
     // interval), and bringing the chart to the front plots the newest result and head at once,
     // before any timer; in front, it follows on its timer; reading the points of a chart behind
     // brings it up to date.
+    // n = 2048 in a short chart: each value axis keeps a title that fits the plot's height
+    // whole (a shorter one, or none), never one Qt elides to "…" (read as "⋮" when vertical);
+    // in a tall chart the full titles.
+    void rowMetricsTitlesFitThePlot()
+    {
+        SessionParameters p;
+        p.n = 2048;
+        p.dModel = 16;
+        p.heads = 1;
+        const auto result = std::make_shared<const SessionResult>(computeSession(p));
+        QVERIFY2(result->ok(), qPrintable(result->error));
+        RowMetricsChart chart;
+        auto *view = chart.findChild<QChartView *>();
+        QVERIFY(view);
+        view->setMinimumSize(0, 0); // as short as a crowded dock makes it
+        chart.resize(420, 200);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        chart.setResult(result);
+        QTRY_COMPARE(chart.maxWeightPoints().size(), 2048);
+        QTest::qWait(100);
+        const auto titles = [view] {
+            QStringList t;
+            for (QAbstractAxis *axis : view->chart()->axes(Qt::Vertical))
+                t << axis->titleText();
+            return t;
+        };
+        const qreal height = view->chart()->plotArea().height();
+        QVERIFY2(height > 20 && height < 95, qPrintable(QString::number(height)));
+        const QStringList shortTitles = titles();
+        QCOMPARE(shortTitles.size(), 3);
+        const QStringList allowed {"max weight", "max w",           "entropy (nats)", "entropy",
+                                   "nats",       "effective terms", "terms",          ""};
+        for (QAbstractAxis *axis : view->chart()->axes(Qt::Vertical)) {
+            const QString title = axis->titleText();
+            QVERIFY2(allowed.contains(title), qPrintable(title));
+            QVERIFY2(QFontMetricsF(axis->titleFont()).horizontalAdvance(title) <= height,
+                     qPrintable(QStringLiteral("\"%1\" in %2 px").arg(title).arg(height)));
+        }
+        QVERIFY(shortTitles != (QStringList {"max weight", "entropy (nats)", "effective terms"}));
+
+        chart.resize(420, 520);
+        QTRY_COMPARE(titles(), (QStringList {"max weight", "entropy (nats)", "effective terms"}));
+    }
+
     void rowMetricsChartHiddenShowsNewest_data()
     {
         QTest::addColumn<bool>("docked");

@@ -692,6 +692,31 @@ private slots:
         QVERIFY(tokens->isEnabled());
         QCOMPARE(tokens->toolTip(), usual);
     }
+    // Tokens with spaces or punctuation in them (a session's, or a file's labels) show escaped in
+    // the Tokens field, so editing the field keeps each whole: appending a word adds one token.
+    void tokensWithSpacesSurviveEditing()
+    {
+        ControlPanel panel;
+        auto *field = panel.findChild<QLineEdit *>(QStringLiteral("tokensEdit"));
+        QVERIFY(field);
+        SessionParameters p;
+        const QStringList tokens {QStringLiteral("New York"), QStringLiteral("don't"),
+                                  QStringLiteral("a\\b"),     QStringLiteral("<s>"),
+                                  QStringLiteral("x<s>"),     QStringLiteral("."),
+                                  QStringLiteral("[a b]")};
+        p.setTokens(tokens);
+        p.n = Index(tokens.size());
+        panel.setParameters(p);
+        QCOMPARE(field->text(),
+                 QStringLiteral("New\\ York don\\'t a\\\\b <s> x\\<s\\> . \\[a\\ b\\]"));
+        QSignalSpy edited(&panel, &ControlPanel::parametersEdited);
+        field->end(false);
+        QTest::keyClicks(field, QStringLiteral(" end"));
+        QVERIFY(!edited.isEmpty());
+        const auto last = edited.constLast().at(0).value<SessionParameters>();
+        QCOMPARE(last.tokenList(), tokens + QStringList {QStringLiteral("end")});
+        QCOMPARE(last.n, Index(tokens.size() + 1));
+    }
     void playScheduleHandValues()
     {
         using V = std::vector<double>;

@@ -199,6 +199,36 @@ private slots:
             << QStringList {"a", "<", "b", "[", "c", "]", "<", ">", "[", "x", "y", "]"};
         QTest::newRow("no-break space and zero-width space")
             << QStringLiteral("a\u00a0b\u200bc") << QStringList {"a", "b", "c"};
+        QTest::newRow("escaped space and punctuation")
+            << QStringLiteral("New\\ York don\\'t \\<s\\> \\\\ end\\")
+            << QStringList {"New York", "don't", "<s>", "\\", "end", "\\"};
+    }
+    // joinTokens gives the text that splits back into exactly the tokens, whatever they hold.
+    void joinTokensRoundTrip_data()
+    {
+        QTest::addColumn<QStringList>("tokens");
+        QTest::addColumn<QString>("text");
+        QTest::newRow("plain words")
+            << QStringList {"the", "cat", ",", "<s>"} << QStringLiteral("the cat , <s>");
+        QTest::newRow("space") << QStringList {"New York", "is"} << QStringLiteral("New\\ York is");
+        QTest::newRow("punctuation inside")
+            << QStringList {"don't", "U.S."} << QStringLiteral("don\\'t U\\.S\\.");
+        QTest::newRow("backslashes")
+            << QStringList {"\\", "a\\", "\\b"} << QStringLiteral("\\\\ a\\\\ \\\\b");
+        QTest::newRow("special token glued to a word")
+            << QStringList {"x<s>", "[CLS]"} << QStringLiteral("x\\<s\\> [CLS]");
+        QTest::newRow("tab and zero-width space")
+            << QStringList {QStringLiteral("a\tb"), QStringLiteral("c\u200bd")}
+            << QStringLiteral("a\\\tb c\\\u200bd");
+        QTest::newRow("emoji pair")
+            << QStringList {QStringLiteral("😀😀")} << QStringLiteral("\\😀\\😀");
+    }
+    void joinTokensRoundTrip()
+    {
+        QFETCH(QStringList, tokens);
+        QFETCH(QString, text);
+        QCOMPARE(attn::joinTokens(tokens), text);
+        QCOMPARE(attn::splitTokens(text), tokens);
     }
     void splitTokens()
     {

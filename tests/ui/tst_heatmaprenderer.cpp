@@ -5,6 +5,7 @@
 
 #include "handmaderesult.h"
 #include "ui/render/colormap.h"
+#include "ui/render/figurefile.h"
 #include "ui/render/headatlas.h"
 #include "ui/render/heatmaprenderer.h"
 #include "ui/session/sessioncompute.h"
@@ -14,6 +15,7 @@
 
 #include <QBuffer>
 #include <QFile>
+#include <QFontMetricsF>
 #include <QImageReader>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -108,6 +110,54 @@ private slots:
                      .value(QStringLiteral("maps"))
                      .toObject();
         QVERIFY(!m_maps.isEmpty());
+    }
+
+    // A long caption (16 heads, ALiBi, a window with sinks, a pinned query, heads sorted) in a
+    // narrow view: it wraps at the view's width onto at most three lines, the third ending in
+    // "…", and the caption's rectangle holds every line drawn (none cut off below it); in a wide
+    // view it is whole.
+    void captionWrapsWithinTheWidth()
+    {
+        SessionParameters p;
+        p.n = 12;
+        p.dModel = 64;
+        p.heads = 16;
+        p.alibi = true;
+        p.window = 4;
+        p.sinks = 1;
+        auto result = std::make_shared<SessionResult>(computeSession(p));
+        QVERIFY2(result->ok(), qPrintable(result->error));
+        HeatmapRenderer renderer;
+        renderer.setResult(result);
+        HeatmapOptions options = renderer.options();
+        options.pinnedQuery = 3;
+        options.headSort = HeadOrderKey::Entropy;
+        renderer.setOptions(options);
+        const QString caption = renderer.captionText();
+        for (const qreal width : {300.0, 420.0, 2400.0}) {
+            const HeatmapLayout lay = renderer.layout(QRectF(0, 0, width, 900));
+            const QStringList lines = lay.captionLines.split(QLatin1Char('\n'));
+            const QFontMetricsF fm(figure::makeFont(lay.fontPixelSize));
+            const QString where = QStringLiteral("%1 px: %2").arg(width).arg(lay.captionLines);
+            QVERIFY2(lines.size() >= 1 && lines.size() <= 3, qPrintable(where));
+            QVERIFY2(lay.caption.height() >= lines.size() * fm.height(), qPrintable(where));
+            for (const QString &line : lines)
+                QVERIFY2(fm.horizontalAdvance(line) <= lay.caption.width() + 0.5,
+                         qPrintable(where));
+            // Whole when three lines hold it, else cut to three ending in "…".
+            const qreal whole = fm.boundingRect(QRectF(0, 0, lay.caption.width(), 1e6),
+                                                Qt::AlignLeft | Qt::TextWordWrap, caption)
+                                    .height();
+            const bool tooLong = whole > 3.5 * fm.height();
+            QVERIFY(width > 300 || tooLong); // the narrow view needs the ellipsis
+            if (tooLong) {
+                QVERIFY2(lines.size() == 3 && lines.last().endsWith(QChar(0x2026)),
+                         qPrintable(where));
+                QVERIFY(caption.startsWith(lines.first()));
+            } else {
+                QCOMPARE(lines.join(QLatin1Char(' ')).simplified(), caption.simplified());
+            }
+        }
     }
 
     // A weight w shows matplotlib's colour cmap(w) (index ⌊w·256⌋, fixed range [0, 1]) at the

@@ -31,6 +31,7 @@
 #include "ui/views/heatmapactions.h"
 #include "ui/views/heatmapwidget.h"
 #include "ui/views/longmapview.h"
+#include "ui/views/pipelinestrip.h"
 #include "ui/views/stepsview.h"
 #include "ui/views/tokensview.h"
 #include "ui/window/exportrouter.h"
@@ -53,6 +54,7 @@
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFile>
@@ -214,6 +216,7 @@ private slots:
     void initialSizeFitsScreen();
     void switchingViewsKeepsWindowSize();
     void restoredGeometryClampedToScreen();
+    void restoredDocksLeaveTheCentreItsShare();
     void exportCurrentView_data();
     void exportCurrentView();
     void exportCurrentViewBadSuffixFails();
@@ -231,7 +234,9 @@ private slots:
     void undoIsTheEditorsUntilFocusLeaves();
     void resetLayoutRestoresDocks();
     void presentationModeFillsTheWindow();
+    void presentationEnlargesTheVectors();
     void stepsAndCompareFillThePane();
+    void compareStripShowsAlphaWhole();
     void enlargingGivesDocksTheirWidthBack();
     void hideKeysSaysWhy_data();
     void hideKeysSaysWhy();
@@ -1086,6 +1091,52 @@ void TestMainWindow::restoredGeometryClampedToScreen()
                             .arg(available.height())));
 }
 
+// Docks widened in a large window, restored in a 1280 × 800 one: each side column is narrowed to
+// its share of the width (left ≤ max(default, 30 %), right ≤ max(default, 33 %)) and the centre
+// keeps at least 37 % of it, instead of the saved pixel widths squeezing it.
+void TestMainWindow::restoredDocksLeaveTheCentreItsShare()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QSettings settings(dir.filePath(QStringLiteral("attnlab.ini")), QSettings::IniFormat);
+    auto *controls = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
+    auto *maxDock = m_window->findChild<QDockWidget *>(QStringLiteral("maxWeightDock"));
+    QVERIFY(controls && maxDock);
+    m_window->resize(1800, 1000);
+    QTRY_COMPARE(m_window->size(), QSize(1800, 1000));
+    m_window->resizeDocks({controls, maxDock}, {620, 640}, Qt::Horizontal);
+    QTRY_VERIFY(controls->width() >= 600 && maxDock->width() >= 620);
+    m_window->saveSettings(settings);
+    settings.remove(QStringLiteral("window/geometry")); // the state alone, in a smaller window
+    settings.sync();
+    m_window.reset();
+
+    m_window = std::make_unique<MainWindow>();
+    m_window->restoreSettings(settings);
+    const QSize size(1280, 800);
+    m_window->resize(size);
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+    QTRY_COMPARE(m_window->size(), size);
+    controls = m_window->findChild<QDockWidget *>(QStringLiteral("controlsDock"));
+    maxDock = m_window->findChild<QDockWidget *>(QStringLiteral("maxWeightDock"));
+    QVERIFY(controls->isVisible() && maxDock->isVisible());
+    const int leftMax
+        = std::max(m_window->windowLayout()->defaultControlsWidth(size.width()), 1280 * 30 / 100);
+    const int rightMax = std::max(std::min(520, 1280 * 31 / 100), 1280 * 33 / 100);
+    QTRY_VERIFY2(controls->width() <= leftMax && maxDock->width() <= rightMax,
+                 qPrintable(QStringLiteral("controls %1 px (≤ %2), charts %3 px (≤ %4)")
+                                .arg(controls->width())
+                                .arg(leftMax)
+                                .arg(maxDock->width())
+                                .arg(rightMax)));
+    // Narrowed to the share, not further: the columns keep most of the width they had.
+    QVERIFY2(controls->width() >= leftMax - 12, qPrintable(QString::number(controls->width())));
+    QVERIFY2(maxDock->width() >= rightMax - 12, qPrintable(QString::number(maxDock->width())));
+    const int centre = m_window->centralWidget()->width();
+    QVERIFY2(centre >= size.width() * 37 / 100 - 16, qPrintable(QString::number(centre)));
+}
+
 // On the Long tab File → Export names the Long map and writes its visible window, in the
 // background (LongMapView::exported reports), at the export's size.
 void TestMainWindow::exportTargetsLongTab()
@@ -1935,6 +1986,51 @@ void TestMainWindow::presentationModeFillsTheWindow()
     QTRY_COMPARE(dockState(), before);
 }
 
+// Presentation mode on the Steps tab with its Vectors shown: the strip fills its share of the
+// whole window, its panels grow, and its query labels, in the larger font, are a line apart
+// (every few rows when the rows are shorter than a line), never one over the next.
+void TestMainWindow::presentationEnlargesTheVectors()
+{
+    QVERIFY(waitForFirstResult());
+    const QSize size(1280, 800);
+    m_window->resize(size);
+    QTRY_COMPARE(m_window->size(), size);
+    AttentionViews *views = m_window->attentionViews();
+    views->setCurrentIndex(AttentionViews::StepsTab);
+    StepsView *steps = views->stepsView();
+    QTRY_VERIFY(steps->isVisible());
+    steps->setVectorsShown(true);
+    PipelineStrip *strip = steps->pipelineStrip();
+    QVERIFY(strip->waitForPanels(attn::test::kWorkTimeoutMs));
+    QTest::qWait(50);
+    const int rows = strip->panels().front().image.height();
+    QVERIFY(rows >= 8);
+    const QRectF before = strip->panelRect(0);
+    QVERIFY(!before.isEmpty());
+
+    m_window->presentationMode()->action()->trigger();
+    QVERIFY(m_window->presentationMode()->isActive());
+    QTRY_VERIFY(strip->width() >= size.width() - 40);
+    QTest::qWait(50);
+    const qreal line = QFontMetricsF(strip->font()).height();
+    const QRectF after = strip->panelRect(0);
+    const qreal row = after.height() / rows;
+    const int stride = strip->rowLabelStride();
+    QVERIFY(stride >= 1);
+    QVERIFY2(stride * row >= line - 0.5,
+             qPrintable(QStringLiteral("a label every %1 rows of %2 px for a line of %3 px")
+                            .arg(stride)
+                            .arg(row)
+                            .arg(line)));
+    QVERIFY2(after.width() > before.width() * 1.3,
+             qPrintable(QStringLiteral("%1 → %2 px").arg(before.width()).arg(after.width())));
+    for (int k = 0; k < int(strip->panels().size()); ++k)
+        QVERIFY2(QRectF(strip->rect()).contains(strip->panelRect(k)),
+                 qPrintable(QString::number(k)));
+    m_window->presentationMode()->action()->trigger();
+    QVERIFY(!m_window->presentationMode()->isActive());
+}
+
 // Steps and Compare A/B of the first lesson (ten tokens) in a 1280 × 800 and a 1600 × 900
 // window with the first-start docks: the maps fill the pane's width (they were 60 pixels
 // stacked in one column beside an empty pane) — each at least a third of the pane wide, every
@@ -1987,6 +2083,46 @@ void TestMainWindow::stepsAndCompareFillThePane()
     }
     QVERIFY2(sides[1] > 1.15 * sides[0],
              qPrintable(QStringLiteral("%1 → %2 px").arg(sides[0]).arg(sides[1])));
+}
+
+// The Compare A/B strip in the 1280 × 800 window with the first-start docks: B's α box is as
+// wide as its minimum (room for a value such as 0.125), shows its whole number, and sits in the
+// strip between its label and τ, every control of the row inside the view.
+void TestMainWindow::compareStripShowsAlphaWhole()
+{
+    QVERIFY(waitForFirstResult());
+    const QSize size(1280, 800);
+    m_window->resize(size);
+    QTRY_COMPARE(m_window->size(), size);
+    m_window->windowLayout()->applyDefaultDockSizes();
+    AttentionViews *views = m_window->attentionViews();
+    views->setCurrentIndex(AttentionViews::CompareTab);
+    CompareView *compare = views->compareView();
+    QTRY_VERIFY(compare->isVisible());
+    auto *alpha = compare->findChild<QDoubleSpinBox *>(QStringLiteral("compareAlphaSpin"));
+    auto *tau = compare->findChild<QDoubleSpinBox *>(QStringLiteral("compareTauSpin"));
+    auto *dk = compare->findChild<QSpinBox *>(QStringLiteral("compareDkSpin"));
+    auto *mask = compare->findChild<QComboBox *>(QStringLiteral("compareMaskCombo"));
+    QVERIFY(alpha && tau && dk && mask);
+    alpha->setValue(0.125);
+    QTest::qWait(100);
+    QVERIFY2(compare->width() < size.width() / 2, qPrintable(QString::number(compare->width())));
+    const QLineEdit *field = alpha->findChild<QLineEdit *>();
+    QVERIFY(field);
+    QCOMPARE(field->text(), QStringLiteral("0.125"));
+    const int textWidth = field->fontMetrics().horizontalAdvance(QStringLiteral("0.125"));
+    QVERIFY2(
+        field->width() >= textWidth,
+        qPrintable(
+            QStringLiteral("α field %1 px for %2 px of text").arg(field->width()).arg(textWidth)));
+    QVERIFY(alpha->width() >= alpha->minimumWidth());
+    const auto inView
+        = [compare](const QWidget *w) { return QRect(w->mapTo(compare, QPoint(0, 0)), w->size()); };
+    for (const QWidget *w : {static_cast<QWidget *>(alpha), static_cast<QWidget *>(tau),
+                             static_cast<QWidget *>(mask), static_cast<QWidget *>(dk)})
+        QVERIFY2(compare->rect().contains(inView(w)), qPrintable(w->objectName()));
+    QVERIFY(inView(alpha).right() < inView(tau).left());
+    QCOMPARE(inView(alpha).center().y(), inView(tau).center().y()); // one row
 }
 
 // The window made very small, then large again (more than a quarter wider): the side docks get

@@ -50,6 +50,7 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QPlainTextEdit>
+#include <QProcess>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QStatusBar>
@@ -623,8 +624,37 @@ void TestModelWindow::nextTokensAreSoftmaxOfLastLogits()
         QTableWidget *table = w.models()->panel()->nextTokenTable();
         QCOMPARE(table->rowCount(), ModelController::kTopK);
         QCOMPARE(table->item(0, 0)->text(), QStringLiteral("#%1").arg(best));
-        QCOMPARE(table->item(0, 1)->text(), QString::number(probabilities(best), 'f', 4));
+        QCOMPARE(table->item(0, 1)->text(), nextTokenNumberText(run->next.front().probability));
         QCOMPARE(table->item(0, 2)->text(), QString::number(best));
+        // Written as `attnlab model --top-k` prints them: one formatter for both (the readout
+        // rounded to four decimals, the CLI to six significant digits). The values agree to
+        // float32's precision: the window keeps every head's weights (the materialized kernel),
+        // the CLI streams them, so the sixth digit may differ.
+        QProcess cli;
+        cli.start(QStringLiteral(ATTNLAB_EXE),
+                  {QStringLiteral("model"), QStringLiteral("--model"), fixtureFolder(fixture),
+                   QStringLiteral("--ids"), idsText(fixture).remove(QLatin1Char(' ')),
+                   QStringLiteral("--top-k"), QString::number(ModelController::kTopK)});
+        QVERIFY(cli.waitForFinished(60000));
+        QCOMPARE(cli.exitCode(), 0);
+        const QStringList lines = QString::fromUtf8(cli.readAllStandardOutput())
+                                      .split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), ModelController::kTopK + 1); // the header, then one per rank
+        for (int row = 0; row < ModelController::kTopK; ++row) {
+            const QStringList cells = lines.at(row + 1).split(QLatin1Char('\t'));
+            QVERIFY2(cells.size() >= 4, qPrintable(lines.at(row + 1)));
+            const models::NextToken &t = run->next[std::size_t(row)];
+            QCOMPARE(cells.at(1), table->item(row, 2)->text()); // the id
+            QCOMPARE(table->item(row, 1)->text(), nextTokenNumberText(t.probability));
+            QCOMPARE(cells.at(2), nextTokenNumberText(cells.at(2).toDouble()));
+            QVERIFY2(
+                std::abs(cells.at(2).toDouble() - t.probability) <= 1e-5,
+                qPrintable(cells.at(2) + QStringLiteral(" vs ") + table->item(row, 1)->text()));
+            QCOMPARE(
+                table->item(row, 0)->toolTip(),
+                QStringLiteral("rank %1, logit %2").arg(row + 1).arg(nextTokenNumberText(t.logit)));
+            QCOMPARE(cells.at(3), nextTokenNumberText(cells.at(3).toDouble()));
+        }
     }
     // Tensors opened over the run: the readout, which belonged to the run, goes.
     QTemporaryDir dir;

@@ -22,6 +22,7 @@ private slots:
     void documentRoundTrip();
     void fileFormat();
     void unknownKeysKept();
+    void unknownKeysReported();
     void windowRoundTrip_data();
     void windowRoundTrip();
     void atomicSaveKeepsOldFile_data();
@@ -181,6 +182,55 @@ void TestSessionFile::unknownKeysKept()
              QJsonValue(4));
     QCOMPARE(view.value(QLatin1String("heatmap")).toObject().value(QLatin1String("zoom")),
              QJsonValue(3.5));
+}
+
+// Keys the version does not know (a newer file, or a typo) are named when the session opens,
+// each with its block, as the window reports a session's other problems; a file of known keys
+// opens without a word.
+void TestSessionFile::unknownKeysReported()
+{
+    QJsonObject file;
+    file.insert(QStringLiteral("format"), QStringLiteral("attnlab-session"));
+    file.insert(QStringLiteral("version"), 1);
+    file.insert(QStringLiteral("parameters"), makeParameters(1).toJson());
+    const QString plain = m_dir.filePath(QStringLiteral("plain.attnlab.json"));
+    QVERIFY(writeAll(plain, QJsonDocument(file).toJson()));
+    SessionController *c = m_window->sessionController();
+    QString error;
+    QVERIFY2(c->openFile(plain, &error), qPrintable(error));
+    QCOMPARE(c->openWarning(), QString());
+    // What the window writes reads back without a word too (every key it writes is known).
+    const QString saved = m_dir.filePath(QStringLiteral("saved.attnlab.json"));
+    QVERIFY2(c->saveFile(saved, &error), qPrintable(error));
+    const auto again = SessionFile::load(saved, &error);
+    QVERIFY2(again, qPrintable(error));
+    QCOMPARE(again->unknownKeys, QStringList());
+
+    QJsonObject params = makeParameters(1).toJson();
+    params.insert(QStringLiteral("temprature"), 2.0);
+    file.insert(QStringLiteral("parameters"), params);
+    file.insert(QStringLiteral("view"),
+                QJsonObject {{QStringLiteral("row_strip"), true},
+                             {QStringLiteral("steps_view"), QJsonObject {{"row", 4}}}});
+    file.insert(QStringLiteral("notes"), QStringLiteral("kept"));
+    const QString odd = m_dir.filePath(QStringLiteral("odd.attnlab.json"));
+    QVERIFY(writeAll(odd, QJsonDocument(file).toJson()));
+    const auto document = SessionFile::load(odd, &error);
+    QVERIFY2(document, qPrintable(error));
+    QCOMPARE(
+        document->unknownKeys,
+        QStringList({QStringLiteral("\"notes\""), QStringLiteral("\"parameters\": \"temprature\""),
+                     QStringLiteral("\"view\": \"steps_view\"")}));
+    QSignalSpy status(c, &SessionController::statusMessage);
+    QVERIFY2(c->openFile(odd, &error), qPrintable(error));
+    QCOMPARE(m_window->session()->parameters(), makeParameters(1)); // read all the same
+    const QString warning = c->openWarning();
+    QCOMPARE(warning,
+             QStringLiteral("The session file has keys this version does not know, so "
+                            "they change nothing: \"notes\", \"parameters\": "
+                            "\"temprature\", \"view\": \"steps_view\"."));
+    QVERIFY(!status.isEmpty());
+    QCOMPARE(status.constFirst().constFirst().toString(), warning);
 }
 
 void TestSessionFile::windowRoundTrip_data()

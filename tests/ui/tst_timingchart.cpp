@@ -6,15 +6,20 @@
 
 #include "testutil.h"
 
+#include "ui/charts/chartstyle.h"
 #include "ui/charts/timingchart.h"
 
 #include "core/kernels/kernels.h"
 
 #include <QApplication>
+#include <QChart>
+#include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QFontMetricsF>
 #include <QLabel>
+#include <QLogValueAxis>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
@@ -297,6 +302,44 @@ private slots:
         QVERIFY(std::isfinite(s->exponent));
         QVERIFY(chart.statusText().startsWith(QStringLiteral("Cancelled")));
         QVERIFY(chart.statusText().contains(QStringLiteral("streaming ∝ n^")));
+    }
+
+    // In a short plot (the dock at 1280 × 800, the status lines above it after a run) the time
+    // and MiB axes label every k-th decade so that each label keeps its line: Qt gives a label
+    // the plot's height over the count, less padding, and elides a taller one to "…". In a tall
+    // plot every decade is labelled.
+    void valueLabelsFitAShortPlot()
+    {
+        TimingChart chart;
+        chart.resize(380, 330);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        choose(chart, 4096, 16, 1, {"streaming", "loop"}, 1024);
+        QVERIFY(runAndWait(chart));
+        QTest::qWait(50);
+        const QList<QChartView *> views = chart.findChildren<QChartView *>();
+        QCOMPARE(views.size(), 2);
+        for (QChartView *view : views) {
+            if (!view->isVisible())
+                continue; // the tab behind
+            QChart *c = view->chart();
+            auto *y = qobject_cast<QLogValueAxis *>(c->axes(Qt::Vertical).constFirst());
+            QVERIFY(y);
+            const QStringList labels = chartstyle::logAxisLabels(y->min(), y->max(), y->base());
+            const qreal height = c->plotArea().height();
+            const qreal line = QFontMetricsF(y->labelsFont()).height();
+            QVERIFY2(labels.size() >= 2 && labels.size() * (line + 4) <= height,
+                     qPrintable(QStringLiteral("%1 labels (%2) in %3 px")
+                                    .arg(labels.size())
+                                    .arg(labels.join(QLatin1Char(' ')))
+                                    .arg(height)));
+        }
+        chart.resize(380, 900);
+        QTest::qWait(100);
+        QChart *tall = views.constFirst()->isVisible() ? views.constFirst()->chart()
+                                                       : views.constLast()->chart();
+        auto *y = qobject_cast<QLogValueAxis *>(tall->axes(Qt::Vertical).constFirst());
+        QVERIFY2(y->base() == 10, qPrintable(QString::number(y->base())));
     }
 
     // Run disables itself: the focus must not pass to a widget further down (the plots), which

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace attn {
 
@@ -118,6 +119,7 @@ RowMetricsChart::RowMetricsChart(QWidget *parent)
     m_effectiveAxis->setTickCount(6);
     chart->addAxis(m_xAxis, Qt::AlignBottom);
     connect(chart, &QChart::plotAreaChanged, this, &RowMetricsChart::fitXTicks);
+    connect(chart, &QChart::plotAreaChanged, this, &RowMetricsChart::fitAxisTitles);
     chart->addAxis(m_maxAxis, Qt::AlignLeft);
     chart->addAxis(m_entropyAxis, Qt::AlignRight);
     chart->addAxis(m_effectiveAxis, Qt::AlignRight);
@@ -355,6 +357,30 @@ void RowMetricsChart::redraw() const
     fitXTicks();
     m_entropyAxis->setRange(0, niceUpperBound(std::max(0.1, std::log(double(nK)))));
     m_effectiveAxis->setRange(0, niceUpperBound(std::max(1.0, double(nK))));
+}
+
+void RowMetricsChart::fitAxisTitles() const
+{
+    const qreal height = m_view->chart()->plotArea().height();
+    const std::pair<QValueAxis *, QStringList> titles[]
+        = {{m_maxAxis, {tr("max weight"), tr("max w")}},
+           {m_entropyAxis, {tr("entropy (nats)"), tr("entropy"), tr("nats")}},
+           {m_effectiveAxis, {tr("effective terms"), tr("terms")}}};
+    for (const auto &[axis, candidates] : titles) {
+        const QFontMetricsF fm(axis->titleFont());
+        QString fitting; // none fits: no title (the legend and the axis colour name it)
+        for (const QString &title : candidates) {
+            // Qt keeps a little padding at each end of the title.
+            if (height > 0 && fm.horizontalAdvance(title) + 4 <= height) {
+                fitting = title;
+                break;
+            }
+        }
+        if (height <= 0)
+            fitting = candidates.front(); // not laid out yet
+        if (axis->titleText() != fitting)
+            axis->setTitleText(fitting);
+    }
 }
 
 void RowMetricsChart::fitXTicks() const

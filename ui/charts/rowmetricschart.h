@@ -77,6 +77,10 @@ private:
     /// Integer query ticks at a 1-2-5 step: about eight, fewer when their labels would not fit
     /// the plot's width.
     void fitXTicks() const;
+    /// The value axes' titles that fit the plot's height whole ("entropy (nats)", else
+    /// "entropy", else none): Qt elides a vertical title taller than the plot, down to a lone
+    /// "…" that reads as "⋮" in a short plot.
+    void fitAxisTitles() const;
 
     std::shared_ptr<const SessionResult> m_result;
     mutable int m_queryCount = 0; ///< n_q of the plotted rows (for the x ticks)

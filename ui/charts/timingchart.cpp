@@ -11,6 +11,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QCursor>
+#include <QFontMetricsF>
 #include <QGraphicsLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -81,23 +82,32 @@ QLogValueAxis *makeLogAxis(QChart *chart, int base, const QString &title)
 }
 
 /// Range of a log axis covering [lo, hi] with whole powers of 10 (a little room for base 2).
-void setLogRange(QLogValueAxis *axis, double lo, double hi)
+/// A base-10 axis labels every decade, or every k-th one when more than `maxLabels` labels
+/// would show (base 10^k, the range widened to whole multiples of k decades).
+void setLogRange(QLogValueAxis *axis, double lo, double hi, int maxLabels = 6)
 {
     if (!(lo > 0) || !(hi >= lo))
         return;
     if (axis->base() >= 10) {
-        // Whole decades; beyond five of them label every other one so the labels fit a short
-        // plot.
-        double a = std::floor(std::log10(lo)), b = std::ceil(std::log10(hi * 1.0001));
-        const bool sparse = b - a > 5;
-        if (sparse) {
-            a = 2 * std::floor(a / 2);
-            b = 2 * std::ceil(b / 2);
-        }
-        axis->setBase(sparse ? 100 : 10);
-        axis->setRange(std::pow(10, a), std::pow(10, b));
+        const double a = std::floor(std::log10(lo)), b = std::ceil(std::log10(hi * 1.0001));
+        double k = 1;
+        while (std::ceil(b / k) - std::floor(a / k) + 1 > std::max(maxLabels, 2) && k < 12)
+            ++k;
+        axis->setBase(std::pow(10.0, k));
+        axis->setRange(std::pow(10, k * std::floor(a / k)), std::pow(10, k * std::ceil(b / k)));
     } else
         axis->setRange(lo / 1.3, hi * 1.3);
+}
+
+/// How many labels a vertical axis can show in a plot `height` pixels tall without Qt eliding
+/// them: Qt gives each label the plot's height over their count, less its padding, and cuts a
+/// label taller than that to "…". Two at least, six at most.
+int labelsThatFit(const QLogValueAxis *axis, qreal height)
+{
+    if (!(height > 0))
+        return 6;
+    const qreal perLabel = QFontMetricsF(axis->labelsFont()).height() + 8;
+    return std::clamp(int(height / perLabel), 2, 6);
 }
 
 void hideFromLegend(QChart *chart, QAbstractSeries *series)
@@ -296,10 +306,18 @@ TimingChart::TimingChart(QWidget *parent)
     m_timeY->setRange(1e-5, 10);
     timeChart->addAxis(m_timeX, Qt::AlignBottom);
     // n labels thinned to what fits the plot's width (never elided).
-    connect(timeChart, &QChart::plotAreaChanged, this,
-            [this](const QRectF &area) { chartstyle::fitLogAxisLabels(m_timeX, area.width()); });
-    connect(memoryChart, &QChart::plotAreaChanged, this,
-            [this](const QRectF &area) { chartstyle::fitLogAxisLabels(m_memoryX, area.width()); });
+    // Time and MiB labels every decade, or every second, third … one in a short plot, so none
+    // is elided to "…".
+    connect(timeChart, &QChart::plotAreaChanged, this, [this](const QRectF &area) {
+        chartstyle::fitLogAxisLabels(m_timeX, area.width());
+        setLogRange(m_timeY, m_timeRange.first, m_timeRange.second,
+                    labelsThatFit(m_timeY, area.height()));
+    });
+    connect(memoryChart, &QChart::plotAreaChanged, this, [this](const QRectF &area) {
+        chartstyle::fitLogAxisLabels(m_memoryX, area.width());
+        setLogRange(m_memoryY, m_memoryRange.first, m_memoryRange.second,
+                    labelsThatFit(m_memoryY, area.height()));
+    });
     timeChart->addAxis(m_timeY, Qt::AlignLeft);
     m_memoryX = makeLogAxis(memoryChart, 2, tr("n (log₂ axis)"));
     m_memoryX->setRange(100, 20000);
@@ -676,10 +694,16 @@ void TimingChart::plot()
         chartstyle::fitLogAxisLabels(m_timeX, m_timeView->chart()->plotArea().width());
         chartstyle::fitLogAxisLabels(m_memoryX, m_memoryView->chart()->plotArea().width());
     }
-    if (tMax > 0)
-        setLogRange(m_timeY, tMin, tMax);
-    if (mMax > 0)
-        setLogRange(m_memoryY, std::min(mMin, budgetMib), std::max(mMax, budgetMib));
+    if (tMax > 0) {
+        m_timeRange = {tMin, tMax};
+        setLogRange(m_timeY, tMin, tMax,
+                    labelsThatFit(m_timeY, m_timeView->chart()->plotArea().height()));
+    }
+    if (mMax > 0) {
+        m_memoryRange = {std::min(mMin, budgetMib), std::max(mMax, budgetMib)};
+        setLogRange(m_memoryY, m_memoryRange.first, m_memoryRange.second,
+                    labelsThatFit(m_memoryY, m_memoryView->chart()->plotArea().height()));
+    }
 
     const QString dtype = data.float32 ? QStringLiteral("float32") : QStringLiteral("float64");
     m_memoryY->setTitleText(tr("MiB"));

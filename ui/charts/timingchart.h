@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <utility>
 #include <vector>
 
 class QChartView;
@@ -108,6 +109,10 @@ private:
     QLogValueAxis *m_timeY = nullptr;
     QLogValueAxis *m_memoryX = nullptr;
     QLogValueAxis *m_memoryY = nullptr;
+    /// The data's span of each value axis (seconds, MiB), which the axis widens to whole
+    /// decades, or to every k-th decade to fit the plot's height.
+    std::pair<double, double> m_timeRange {1e-5, 10};
+    std::pair<double, double> m_memoryRange {0.01, 10000};
 
     JobRunner m_jobs {nullptr, 1}; ///< runs measureTiming (ui/charts/timingrun.h)
     bool m_running = false;

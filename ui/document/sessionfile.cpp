@@ -536,6 +536,16 @@ QString checkView(const QJsonObject &view, int heads, int n)
     return {};
 }
 
+/// Appends to `unknown` the keys of `o` not in `known`, each as its path: `block` (the
+/// block's own path, "\"parameters\": ", or empty at the top level) and the key.
+void collectUnknownKeys(const QJsonObject &o, const QStringList &known, const QString &block,
+                        QStringList *unknown)
+{
+    for (auto it = o.begin(); it != o.end(); ++it)
+        if (!known.contains(it.key()))
+            unknown->append(QStringLiteral("%1\"%2\"").arg(block, it.key()));
+}
+
 } // namespace
 
 QByteArray SessionFile::toJson(const SessionDocument &document)
@@ -658,14 +668,38 @@ std::optional<SessionDocument> SessionFile::fromJson(const QByteArray &data, QSt
         return fail(QStringLiteral("\"random_inputs\" must be an object"));
     }
 
+    static const QStringList known
+        = {QStringLiteral("format"),       QStringLiteral("version"), QStringLiteral("parameters"),
+           QStringLiteral("view"),         QStringLiteral("tensors"), QStringLiteral("model"),
+           QStringLiteral("random_inputs")};
     for (auto it = o.begin(); it != o.end(); ++it) {
-        static const QStringList known = {QStringLiteral("format"),       QStringLiteral("version"),
-                                          QStringLiteral("parameters"),   QStringLiteral("view"),
-                                          QStringLiteral("tensors"),      QStringLiteral("model"),
-                                          QStringLiteral("random_inputs")};
         if (!known.contains(it.key()))
             document.extra.insert(it.key(), it.value());
     }
+    // Keys of a newer version, or misspelt ones: read all the same, and named for the window to
+    // report (a typo would otherwise look like a value that did not apply).
+    static const QStringList viewKeys
+        = {QStringLiteral("mode"),      QStringLiteral("tabs"),      QStringLiteral("heatmap"),
+           QStringLiteral("transform"), QStringLiteral("row_strip"), QStringLiteral("compare"),
+           QStringLiteral("tokens"),    QStringLiteral("long_map"),  QStringLiteral("steps"),
+           QStringLiteral("training"),  QStringLiteral("play")};
+    static const QStringList tensorsKeys
+        = {QStringLiteral("file"), QStringLiteral("array"), QStringLiteral("mask_convention"),
+           QStringLiteral("layer"), QStringLiteral("batch")};
+    static const QStringList modelKeys
+        = {QStringLiteral("folder"), QStringLiteral("text"), QStringLiteral("ids"),
+           QStringLiteral("shown"), QStringLiteral("layer")};
+    collectUnknownKeys(o, known, QString(), &document.unknownKeys);
+    collectUnknownKeys(parameters.toObject(), SessionParameters::jsonKeys(),
+                       QStringLiteral("\"parameters\": "), &document.unknownKeys);
+    collectUnknownKeys(document.view, viewKeys, QStringLiteral("\"view\": "),
+                       &document.unknownKeys);
+    collectUnknownKeys(document.tensors, tensorsKeys, QStringLiteral("\"tensors\": "),
+                       &document.unknownKeys);
+    collectUnknownKeys(document.model, modelKeys, QStringLiteral("\"model\": "),
+                       &document.unknownKeys);
+    collectUnknownKeys(randomInputs.toObject(), SessionParameters::jsonKeys(),
+                       QStringLiteral("\"random_inputs\": "), &document.unknownKeys);
     return document;
 }
 

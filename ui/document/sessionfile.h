@@ -3,7 +3,8 @@
 // read and written as one JSON document. Writes are atomic (QSaveFile: a temporary file renamed
 // over the target on commit), so a crash or a failed write never leaves a half-written file and
 // never touches the previous one. Keys this version does not know are kept and written back, so
-// a file passed through an older Attention Lab loses nothing.
+// a file passed through an older Attention Lab loses nothing, and named (unknownKeys) for the
+// window to report.
 //
 // Format (version 1):
 //   {
@@ -90,6 +91,7 @@
 #include <QByteArray>
 #include <QJsonObject>
 #include <QString>
+#include <QStringList>
 
 #include <memory>
 #include <optional>
@@ -117,6 +119,10 @@ struct SessionDocument
     /// Top-level keys and "parameters" keys this version does not know, written back unchanged.
     QJsonObject extra;
     QJsonObject parametersExtra;
+    /// The keys fromJson found that this version does not use, in file order by block, each
+    /// written as its path: "\"colour\"", "\"parameters\": \"heads_x\"", "\"view\": \"foo\"".
+    /// The file is read all the same; SessionController reports them.
+    QStringList unknownKeys;
 };
 
 class SessionFile

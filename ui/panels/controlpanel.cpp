@@ -122,7 +122,8 @@ void ControlPanel::buildUi()
         clear->setToolTip(tr("Clear the sentence (n becomes free again)"));
     m_tokensToolTip
         = tr("A sentence, split into tokens at spaces and punctuation (each punctuation mark is a "
-             "token). The tokens label the axes and n follows their count. Each token gets a "
+             "token; a backslash keeps the next character in the token: New\\ York, don\\'t). "
+             "The tokens label the axes and n follows their count. Each token gets a "
              "seeded random vector of its own, whatever its position: with positional encoding "
              "off, reordering the words just permutes the heatmap; with it on, the attention "
              "changes. Clear it to choose n freely.");
@@ -703,9 +704,10 @@ void ControlPanel::syncWidgets()
     m_nSpin->setMaximum(int(std::max<Index>(maxN, p.n)));
     m_nSpin->setValue(p.n);
     // The typed text stays as typed while it still gives these tokens (an outside change, e.g.
-    // an opened session, shows the tokens joined by spaces).
+    // an opened session, shows the text that splits back into exactly its tokens: those with
+    // spaces or punctuation in them escaped, so editing the field keeps them whole).
     if (splitTokens(m_tokensEdit->text()) != p.tokenList()) {
-        m_tokensEdit->setText(p.tokenList().join(QLatin1Char(' ')));
+        m_tokensEdit->setText(joinTokens(p.tokenList()));
         m_tokensEdit->setCursorPosition(0); // the sentence's start, not its end, in view
     }
     m_nSlider->setEnabled(true); // typed tokens disable them below

@@ -195,8 +195,8 @@ void ModelPanel::setRun(const ModelRun &run)
     for (int row = 0; row < int(run.next.size()); ++row) {
         const models::NextToken &t = run.next[std::size_t(row)];
         auto *piece = new QTableWidgetItem(run.nextLabels.value(row));
-        piece->setToolTip(tr("rank %1, logit %2").arg(row + 1).arg(t.logit, 0, 'g', 6));
-        auto *p = new QTableWidgetItem(QString::number(t.probability, 'f', 4));
+        piece->setToolTip(tr("rank %1, logit %2").arg(row + 1).arg(nextTokenNumberText(t.logit)));
+        auto *p = new QTableWidgetItem(nextTokenNumberText(t.probability));
         p->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
         auto *id = new QTableWidgetItem(QString::number(t.id));
         id->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);

@@ -9,6 +9,8 @@
 
 #include <QFont>
 #include <QFontMetricsF>
+#include <QTextLayout>
+#include <QTextOption>
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +20,33 @@ namespace attn {
 using figure::formatTick;
 using figure::makeFont;
 using figure::niceStep;
+
+namespace {
+
+/// `text` word-wrapped at `width` in `font`: at most `maxLines` lines joined by "\n", the last
+/// of them, when more text follows, the rest elided to the width ("…").
+QString wrapToLines(const QString &text, const QFont &font, qreal width, int maxLines)
+{
+    QTextLayout layout(text, font);
+    QTextOption option;
+    option.setWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
+    layout.setTextOption(option);
+    QStringList lines;
+    layout.beginLayout();
+    for (QTextLine line = layout.createLine(); line.isValid(); line = layout.createLine()) {
+        line.setLineWidth(width);
+        if (lines.size() == maxLines - 1) {
+            lines << QFontMetricsF(font).elidedText(text.mid(line.textStart()).trimmed(),
+                                                    Qt::ElideRight, width);
+            break;
+        }
+        lines << text.mid(line.textStart(), line.textLength()).trimmed();
+    }
+    layout.endLayout();
+    return lines.join(QLatin1Char('\n'));
+}
+
+} // namespace
 
 QVector<int> axisTicks(int first, int count, qreal cell, qreal need, int *step)
 {
@@ -57,11 +86,10 @@ HeatmapLayout HeatmapRenderer::layoutImpl(const QRectF &bounds, const QString &c
     const qreal pad = 0.6 * f;
     QRectF r = bounds.adjusted(pad, pad, -pad, -pad);
     if (m_options.showCaption) {
-        // The caption wraps onto at most three lines.
-        const qreal textH = fm.boundingRect(QRectF(0, 0, std::max<qreal>(r.width(), 1.0), 1e6),
-                                            Qt::AlignLeft | Qt::TextWordWrap, caption)
-                                .height();
-        const qreal captionH = std::clamp(textH, lineH, 3 * lineH) + 0.2 * lineH;
+        // The caption wraps onto at most three lines, the third elided when more would follow.
+        lay.captionLines = wrapToLines(caption, makeFont(f), std::max<qreal>(r.width(), 1.0), 3);
+        const qreal textH = lineH * std::max<qsizetype>(1, lay.captionLines.count(u'\n') + 1);
+        const qreal captionH = textH + 0.2 * lineH;
         lay.caption = QRectF(r.left(), r.top(), r.width(), captionH);
         r.setTop(r.top() + captionH + 0.4 * f);
     }

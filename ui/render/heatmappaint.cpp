@@ -83,7 +83,9 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
 
     if (m_options.showCaption && !legendOnly) {
         painter->setPen(fg);
-        painter->drawText(lay.caption, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, caption);
+        // Already wrapped to the width (HeatmapLayout::captionLines): no line is cut off.
+        painter->drawText(lay.caption, Qt::AlignLeft | Qt::AlignTop | Qt::TextDontClip,
+                          lay.captionLines);
     }
 
     // Device pixels per logical pixel, to build hatched images at the resolution they show at.

@@ -153,6 +153,9 @@ struct HeatmapLayout
     };
     QVector<Tile> tiles;
     QRectF caption;
+    /// The caption as drawn in `caption`: wrapped at its width, the lines joined by "\n", at
+    /// most three; when the text needs more, the third ends in "…" (never a line cut off).
+    QString captionLines;
     QRectF colorbar; ///< the colour strip
     QRectF legend; ///< colourbar labels and mask legend column
     qreal fontPixelSize = 12;

@@ -158,6 +158,11 @@ stackSource(const ModelRun &run, const std::shared_ptr<const models::ForwardResu
 
 } // namespace
 
+QString nextTokenNumberText(double value)
+{
+    return QString::number(value, 'g', 6);
+}
+
 QString OpenedModel::summary() const
 {
     const models::ModelConfig &c = model->config();

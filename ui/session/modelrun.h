@@ -108,6 +108,10 @@ struct ModelRun
     double seconds = 0; ///< wall time of the forward pass
 };
 
+/// A next-token probability or logit as text: six significant digits ("0.123457", "1.5e-05"),
+/// the one format of the window's next-token readout and `attnlab model --top-k`.
+QString nextTokenNumberText(double value);
+
 /// Runs the model on `input` (on the calling thread: a worker) and builds the source:
 /// `progress(done, total)` after each layer of the forward and, on demand, of the thumbnails;
 /// `cancel` polled before every layer (throws Cancelled). A stack (modelStackBytes) within

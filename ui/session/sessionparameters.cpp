@@ -303,6 +303,37 @@ QJsonObject SessionParameters::toJson() const
     return o;
 }
 
+const QStringList &SessionParameters::jsonKeys()
+{
+    static const QStringList keys = {QStringLiteral("version"),
+                                     QStringLiteral("n"),
+                                     QStringLiteral("n_k"),
+                                     QStringLiteral("d_model"),
+                                     QStringLiteral("heads"),
+                                     QStringLiteral("seed"),
+                                     QStringLiteral("generator"),
+                                     QStringLiteral("kind"),
+                                     QStringLiteral("mask"),
+                                     QStringLiteral("padding"),
+                                     QStringLiteral("scale_exponent"),
+                                     QStringLiteral("temperature"),
+                                     QStringLiteral("positional"),
+                                     QStringLiteral("dtype"),
+                                     QStringLiteral("tokens"),
+                                     QStringLiteral("rope"),
+                                     QStringLiteral("rope_convention"),
+                                     QStringLiteral("rope_base"),
+                                     QStringLiteral("alibi"),
+                                     QStringLiteral("kv_heads"),
+                                     QStringLiteral("window"),
+                                     QStringLiteral("sinks"),
+                                     QStringLiteral("learned_sink"),
+                                     QStringLiteral("sink_logit"),
+                                     QStringLiteral("differential"),
+                                     QStringLiteral("differential_lambda")};
+    return keys;
+}
+
 std::optional<SessionParameters> SessionParameters::fromJson(const QJsonObject &o, QString *error)
 {
     SessionParameters p;

@@ -58,6 +58,8 @@ struct SessionParameters : EngineParameters
     QJsonObject toJson() const;
     /// Parses what toJson wrote; missing keys take defaults; invalid values → nullopt + error.
     static std::optional<SessionParameters> fromJson(const QJsonObject &o, QString *error);
+    /// Every key fromJson reads (toJson writes some only when they differ from the defaults).
+    static const QStringList &jsonKeys();
 
     /// "n=8, d_model=64, h=4, d_k=16, scale=1/√d_k, mask=causal, PE=off, float64, seed=0"
     /// (", torch" appended with PyTorch's streams).

@@ -49,6 +49,12 @@ QStringList splitTokens(const QString &text)
     const QList<uint> points = text.toUcs4();
     for (qsizetype k = 0; k < points.size(); ++k) {
         const char32_t c = points[k];
+        // An escaped character belongs to the word, whatever it is.
+        if (c == U'\\' && k + 1 < points.size()) {
+            const char32_t escaped = points[++k];
+            word.append(QString::fromUcs4(&escaped, 1));
+            continue;
+        }
         // Special tokens: <s>, </s>, <|endoftext|>, [CLS], [SEP] stay whole.
         if (c == U'<' || c == U'[') {
             const char32_t close = c == U'<' ? U'>' : U']';
@@ -77,6 +83,30 @@ QStringList splitTokens(const QString &text)
     }
     flush();
     return tokens;
+}
+
+QString joinTokens(const QStringList &tokens)
+{
+    QStringList parts;
+    parts.reserve(tokens.size());
+    for (const QString &token : tokens) {
+        if (token.isEmpty())
+            continue;
+        // A backslash always needs its escape: left bare at a token's end it would escape the
+        // space that follows.
+        if (!token.contains(QLatin1Char('\\')) && splitTokens(token) == QStringList {token}) {
+            parts.append(token);
+            continue;
+        }
+        QString escaped;
+        for (const char32_t c : token.toUcs4()) {
+            if (!isWordCodePoint(c))
+                escaped.append(QLatin1Char('\\'));
+            escaped.append(QString::fromUcs4(&c, 1));
+        }
+        parts.append(escaped);
+    }
+    return parts.join(QLatin1Char(' '));
 }
 
 } // namespace attn

@@ -19,7 +19,16 @@ namespace attn {
 /// - special tokens stay whole: "<" or "[" followed by 1–24 letters, digits, "/", "_", "|" or
 ///   "-" and the matching ">" or "]" — "<s>", "</s>", "<|endoftext|>", "[CLS]", "[SEP]";
 ///   "<" or "[" not closed that way are punctuation as usual ("a < b" → "a", "<", "b").
+/// - a backslash makes the character after it part of the word, whatever it is, so a token
+///   with spaces or punctuation can be typed: `New\ York` → {"New York"}, `don\'t` → {"don't"},
+///   `\\` → {"\"}; a backslash at the very end is a token of its own.
 /// Example: "The cat, sat." → {"The", "cat", ",", "sat", "."}. Empty or blank text gives {}.
 QStringList splitTokens(const QString &text);
+
+/// The text splitTokens splits back into exactly `tokens`: the tokens separated by spaces, a
+/// backslash in front of each character that would split one (a space, punctuation, a
+/// backslash): {"New York", "."} → `New\ York .`. Tokens that split into themselves are
+/// written as they are. An empty token has no text: it is left out.
+QString joinTokens(const QStringList &tokens);
 
 } // namespace attn

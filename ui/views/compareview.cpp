@@ -10,6 +10,7 @@
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPointer>
@@ -74,6 +75,12 @@ void CompareView::buildUi()
     m_alphaSpin->setToolTip(tr("B's scale exponent α: scale = d_k^−α / τ (0.5 = the paper's "
                                "1/√d_k, 0 = unscaled)"));
     alphaLabel->setBuddy(m_alphaSpin);
+    // Its range's texts ("0", "1") are all its minimum size counts: room for a value such as
+    // 0.125 too, so a full row never squeezes the number out of sight.
+    const QFontMetrics alphaMetrics(m_alphaSpin->font());
+    m_alphaSpin->setMinimumWidth(m_alphaSpin->minimumSizeHint().width()
+                                 + alphaMetrics.horizontalAdvance(QStringLiteral("0.125"))
+                                 - alphaMetrics.horizontalAdvance(QStringLiteral("1")));
     strip->addWidget(alphaLabel);
     strip->addWidget(m_alphaSpin);
 
@@ -110,11 +117,12 @@ void CompareView::buildUi()
     strip->addWidget(dkLabel);
     strip->addWidget(m_dkSpin);
 
+    // The values B changes on a line of their own (the reset button goes with Export below): in
+    // a narrow centre a sixth control squeezed the α box to a sliver.
+    strip->addStretch(1);
     m_resetButton = new QPushButton(tr("B = A"));
     m_resetButton->setObjectName(QStringLiteral("compareResetButton"));
     m_resetButton->setToolTip(tr("Make B a copy of A (every difference 0), then change one thing"));
-    strip->addWidget(m_resetButton);
-    strip->addStretch(1);
     layout->addLayout(strip);
     // A number refused by α or τ, with the range, until one is accepted.
     auto *message = new QLabel;
@@ -143,6 +151,7 @@ void CompareView::buildUi()
     row2->addWidget(m_headCombo);
     row2->addSpacing(12);
     row2->addWidget(m_status, 1);
+    row2->addWidget(m_resetButton);
     row2->addWidget(m_exportButton);
     layout->addLayout(row2);
 

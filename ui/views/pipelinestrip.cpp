@@ -184,7 +184,11 @@ PipelineStrip::Layout PipelineStrip::layout() const
     qreal labelWidth = 0;
     for (const QString &label : m_labels)
         labelWidth = std::max(labelWidth, metrics.horizontalAdvance(label));
-    labelWidth = std::min<qreal>(labelWidth + 6, 80);
+    // With a larger font (presentation mode) the rows and the labels' column grow with it:
+    // rows of at most 18 px or a line and a bit (shorter rows label every few, rowLabelStride).
+    const qreal maxCell = std::max<qreal>(18, line + 2);
+    const qreal labelsFrom = 10;
+    labelWidth = std::min<qreal>(labelWidth + 6, std::max<qreal>(80, 5.5 * line));
     const qreal width = this->width() - 2 * kMargin, height = this->height() - 2 * kMargin;
     qreal rows = 1;
     for (const Panel &p : m_panels)
@@ -196,9 +200,9 @@ PipelineStrip::Layout PipelineStrip::layout() const
     for (const Panel &p : m_panels)
         total += weight(p);
     // For 1 … 4 lines: the panels in order, a line closed once it holds its share; rows as tall
-    // as the lines leave room for (at most 18 px, and the labels only when rows are at least
-    // 10 px), components as wide as the widest line allows (at most square). The largest
-    // cells win, a row's height counting too (vectors of 1 024 components stay thin).
+    // as the lines leave room for (at most maxCell, and the labels only from labelsFrom),
+    // components as wide as the widest line allows (at most square). The largest cells win, a
+    // row's height counting too (vectors of 1 024 components stay thin).
     qreal bestScore = -1;
     const int most = std::min<int>(int(m_panels.size()), 4);
     for (int lines = 1; lines <= most; ++lines) {
@@ -214,10 +218,10 @@ PipelineStrip::Layout PipelineStrip::layout() const
         }
         const qreal n = qreal(groups.size());
         const qreal cellHeight
-            = std::min<qreal>((height - n * titles - (n - 1) * kGap) / (n * rows), 18);
+            = std::min<qreal>((height - n * titles - (n - 1) * kGap) / (n * rows), maxCell);
         if (cellHeight <= 0.5)
             continue;
-        const qreal labels = cellHeight >= 10 ? labelWidth : 0;
+        const qreal labels = cellHeight >= labelsFrom ? labelWidth : 0;
         qreal cellWidth = cellHeight;
         for (const auto &g : groups) {
             qreal columns = 0, fixed = labels + kGap * qreal(g.size() - 1);
@@ -265,6 +269,14 @@ QRectF PipelineStrip::panelRect(int k) const
     return k >= 0 && k < int(l.maps.size()) ? l.maps[std::size_t(k)] : QRectF();
 }
 
+int PipelineStrip::rowLabelStride() const
+{
+    const Layout l = layout();
+    if (l.labels.empty() || l.cellHeight <= 0)
+        return 0;
+    return std::max(1, int(std::ceil(fontMetrics().height() / l.cellHeight - 1e-9)));
+}
+
 void PipelineStrip::paintEvent(QPaintEvent *)
 {
     QPainter painter(this);
@@ -280,13 +292,14 @@ void PipelineStrip::paintEvent(QPaintEvent *)
     if (l.maps.size() != m_panels.size())
         return;
     const qreal line = fontMetrics().height();
-    // The rows' labels left of each line of panels.
+    // The rows' labels left of each line of panels: every stride-th row's, a line apart.
+    const int stride = std::max(1, rowLabelStride());
     for (const QRectF &labels : l.labels) {
-        for (int i = 0; i < m_labels.size(); ++i) {
+        for (int i = 0; i < m_labels.size(); i += stride) {
             const QRectF row(labels.left(), labels.top() + i * l.cellHeight, labels.width(),
                              l.cellHeight);
             painter.drawText(
-                row, Qt::AlignRight | Qt::AlignVCenter,
+                row, Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip,
                 fontMetrics().elidedText(m_labels[i], Qt::ElideRight, int(labels.width())));
         }
     }

@@ -55,6 +55,10 @@ public:
     bool waitForPanels(int timeoutMs);
     /// Where panel k's cells are drawn for the widget's current size (empty rect when absent).
     QRectF panelRect(int k) const;
+    /// Every how many rows a query label is drawn: 1 while rows are a line of the font tall,
+    /// more when they are shorter (a larger font, as in presentation mode), so that no label
+    /// runs into the next. 0 without labels (no panels, or rows too thin for any).
+    int rowLabelStride() const;
 
     QSize sizeHint() const override;
 

@@ -271,6 +271,14 @@ void SessionController::apply(const SessionDocument &document)
             m_openWarning
                 = m_openWarning.isEmpty() ? warning : m_openWarning + QLatin1Char(' ') + warning;
     }
+    if (!document.unknownKeys.isEmpty()) {
+        const QString unknown
+            = tr("The session file has keys this version does not know, so they change "
+                 "nothing: %1.")
+                  .arg(document.unknownKeys.join(QStringLiteral(", ")));
+        m_openWarning
+            = m_openWarning.isEmpty() ? unknown : m_openWarning + QLatin1Char(' ') + unknown;
+    }
     m_kept = document;
     m_undoStack->clear(); // a new document: no history, clean
     if (!m_openWarning.isEmpty())

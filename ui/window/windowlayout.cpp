@@ -147,6 +147,26 @@ void WindowLayout::applyDefaultDockSizes()
                               {h * 29 / 95, h * 29 / 95, h * 33 / 95}, Qt::Vertical);
 }
 
+void WindowLayout::clampDockWidths()
+{
+    if (m_docks.isEmpty() || !m_maxDock)
+        return;
+    const int w = m_window->width();
+    const int leftMax = std::max(defaultControlsWidth(w), w * 30 / 100);
+    const int rightMax = std::max(std::min(520, w * 31 / 100), w * 33 / 100);
+    for (QDockWidget *dock : std::as_const(m_docks)) {
+        if (!dock->isVisible() || dock->isFloating())
+            continue;
+        const Qt::DockWidgetArea area = m_window->dockWidgetArea(dock);
+        const int most = area == Qt::LeftDockWidgetArea ? leftMax
+            : area == Qt::RightDockWidgetArea           ? rightMax
+                                                        : 0;
+        // Resizing one dock of a column resizes the whole column.
+        if (most > 0 && dock->width() > most)
+            m_window->resizeDocks({dock}, {most}, Qt::Horizontal);
+    }
+}
+
 void WindowLayout::windowShown()
 {
     if (m_clampOnShow) {
@@ -156,6 +176,13 @@ void WindowLayout::windowShown()
     if (m_initialSizes) {
         applyDefaultDockSizes();
         m_initialSizes = false;
+    }
+    if (m_clampDocksOnShow) {
+        m_clampDocksOnShow = false;
+        clampDockWidths();
+        // The docks take their restored widths once the window is laid out at its real size
+        // (a window manager may apply it later): clamp again then.
+        QTimer::singleShot(100, this, [this] { clampDockWidths(); });
     }
 }
 
@@ -223,8 +250,10 @@ void WindowLayout::restoreSettings(QSettings &settings)
         clampToScreen(); // saved on a larger screen: fit this one
         m_clampOnShow = true; // again once the frame (title bar, borders) is known
     }
-    if (!state.isEmpty() && m_window->restoreState(state))
-        m_initialSizes = false; // the saved dock sizes win over the defaults
+    if (!state.isEmpty() && m_window->restoreState(state)) {
+        m_initialSizes = false; // the saved dock sizes win over the defaults,
+        m_clampDocksOnShow = true; // within a share of this window's width
+    }
 }
 
 void WindowLayout::saveSettings(QSettings &settings) const

@@ -59,9 +59,14 @@ public:
     int defaultControlsWidth(int windowWidth) const;
     /// The default dock sizes for the window's current size (QMainWindow::resizeDocks).
     void applyDefaultDockSizes();
+    /// Narrows a side column wider than its share of the window: the left one to
+    /// max(defaultControlsWidth, 30 %) of the width, the right one to max(its default, 33 %),
+    /// so the centre keeps at least 37 %. Docks saved in a wider window, restored in a smaller
+    /// one, would otherwise keep their pixel widths and squeeze the centre.
+    void clampDockWidths();
 
-    /// From the window's showEvent: clamps a restored geometry, sizes the docks on the first
-    /// show (they only stick once the window has its real size).
+    /// From the window's showEvent: clamps a restored geometry and restored dock widths, sizes
+    /// the docks on the first show (they only stick once the window has its real size).
     void windowShown();
     /// From the window's resizeEvent: a large enlargement (a quarter wider or more) gives the
     /// side docks squeezed by a small window at least their default width back.
@@ -98,6 +103,7 @@ private:
     bool m_shortScreen = false; ///< the two sweep charts share a place as tabs
     bool m_initialSizes = true; ///< apply the default dock sizes when first shown
     bool m_clampOnShow = false; ///< restored geometry: fit the screen again when shown
+    bool m_clampDocksOnShow = false; ///< restored dock state: clampDockWidths when shown
     QByteArray m_defaultLayout; ///< saveState() of a first start, before settings are restored
     QByteArray m_attentionLayout; ///< dock state saved while the docks are hidden
     int m_hiddenFor = 0; ///< the DocksHiddenFor reasons in effect, or-ed
