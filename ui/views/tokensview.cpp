@@ -360,13 +360,14 @@ void TokensView::syncControls()
                  "largest opaque), dashed where the signed weight is negative; |w| below %1 and "
                  "masked cells draw no line. Hover a token to keep only its lines.")
                   .arg(m_options.threshold)
-        : heads ? tr("Each head's lines join query i (left) to key j (right), opacity ∝ "
-                   "weight w_ij (the largest opaque); weights below %1 and masked cells draw no "
-                   "line. Hover a token to keep "
-                   "only its lines.")
-                    .arg(m_options.threshold)
-              : tr("Click a query token: every key is coloured by the weight it gives it; "
-                   "masked keys are grey and hatched."));
+            : heads
+            ? tr("Each head's lines join query i (left) to key j (right), opacity ∝ "
+                 "weight w_ij (the largest opaque); weights below %1 and masked cells draw no "
+                 "line. Hover a token to keep "
+                 "only its lines.")
+                  .arg(m_options.threshold)
+            : tr("Click a query token: every key is coloured by the weight it gives it; "
+                 "masked keys are grey and hatched."));
 }
 
 QJsonObject TokensView::state() const
