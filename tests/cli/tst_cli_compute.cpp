@@ -824,8 +824,9 @@ void TestCliCompute::outOfMemoryIsAMessage()
 
     QProcess p;
     p.setProgram(QStringLiteral(ATTNLAB_EXE));
-    p.setArguments(
-        {QStringLiteral("compute"), QStringLiteral("--in"), in, QStringLiteral("--out"), out});
+    // A budget above the estimate (about 2.2 GiB), so the address-space limit is what fails.
+    p.setArguments({QStringLiteral("compute"), QStringLiteral("--in"), in, QStringLiteral("--out"),
+                    out, QStringLiteral("--memory-budget-mib"), QStringLiteral("4096")});
     p.setChildProcessModifier([] {
         const rlimit limit {rlim_t(640) << 20, rlim_t(640) << 20};
         setrlimit(RLIMIT_AS, &limit);
