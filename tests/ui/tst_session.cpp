@@ -239,6 +239,9 @@ private slots:
             = SessionParameters::fromJson(QJsonDocument::fromJson(text).object(), &error);
         QVERIFY2(back.has_value(), qPrintable(error));
         QVERIFY(*back == params);
+        // Every key written is one the reader knows (unknown ones are reported to the user).
+        for (const QString &key : params.toJson().keys())
+            QVERIFY2(SessionParameters::jsonKeys().contains(key), qPrintable(key));
     }
 
     void jsonErrors_data()

@@ -330,7 +330,14 @@ const QStringList &SessionParameters::jsonKeys()
                                      QStringLiteral("learned_sink"),
                                      QStringLiteral("sink_logit"),
                                      QStringLiteral("differential"),
-                                     QStringLiteral("differential_lambda")};
+                                     QStringLiteral("differential_lambda"),
+                                     QStringLiteral("differential_head_lambdas"),
+                                     QStringLiteral("output_gate"),
+                                     QStringLiteral("gate_bias"),
+                                     QStringLiteral("latent_attention"),
+                                     QStringLiteral("latent_dim"),
+                                     QStringLiteral("latent_rope_dim"),
+                                     QStringLiteral("latent_absorbed")};
     return keys;
 }
 
