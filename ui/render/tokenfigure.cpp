@@ -506,22 +506,10 @@ bool tokenTextSharedFlow(const SessionResult &result)
 
 ColorNorm tokenTextNorm(const SessionResult &result, const TokenViewOptions &o)
 {
-    if (usable(&result) && result.signedWeights) {
-        // Signed weights: centred on 0, [−1, 1] or the row's largest |w|.
-        if (!o.rowRange)
-            return ColorNorm::symmetric(1.0);
-        const int i = tokenTextQuery(result, o);
-        const MatrixD &w = seriesWeights(result, tokenTextHead(result, o));
-        const MatrixB &mask = result.maskState;
-        const bool hasMask = mask.rows() == w.rows() && mask.cols() == w.cols();
-        double top = 0;
-        for (Index j = 0; j < w.cols(); ++j)
-            if (!(hasMask && mask(i, j)) && std::isfinite(w(i, j)))
-                top = std::max(top, std::abs(w(i, j)));
-        return ColorNorm::symmetric(top > 0 ? top : 1.0);
-    }
+    // Signed weights (differential attention) are centred on 0: [−1, 1] or the row's largest |w|.
+    const bool signedWeights = usable(&result) && result.signedWeights;
     if (!o.rowRange || !usable(&result))
-        return ColorNorm::linear(0, 1);
+        return signedWeights ? ColorNorm::symmetric(1.0) : ColorNorm::linear(0, 1);
     const int i = tokenTextQuery(result, o);
     const MatrixD &w = seriesWeights(result, tokenTextHead(result, o));
     const MatrixB &mask = result.maskState;
@@ -529,8 +517,10 @@ ColorNorm tokenTextNorm(const SessionResult &result, const TokenViewOptions &o)
     double top = 0;
     for (Index j = 0; j < w.cols(); ++j)
         if (!(hasMask && mask(i, j)) && std::isfinite(w(i, j)))
-            top = std::max(top, w(i, j));
-    return ColorNorm::linear(0, top > 0 ? top : 1.0);
+            top = std::max(top, signedWeights ? std::abs(w(i, j)) : w(i, j));
+    if (!(top > 0))
+        top = 1.0;
+    return signedWeights ? ColorNorm::symmetric(top) : ColorNorm::linear(0, top);
 }
 
 std::vector<TokenTextCell> tokenTextCells(const SessionResult &result, const TokenViewOptions &o)
