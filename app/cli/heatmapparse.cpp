@@ -10,6 +10,7 @@
 
 #include <QJsonArray>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QSet>
 #include <QTextStream>
 
@@ -470,7 +471,7 @@ std::optional<int> parseModelParameters(const QCommandLineParser &parser, Heatma
     if (parser.isSet(QStringLiteral("differential-lambda"))) {
         const QString text = parser.value(QStringLiteral("differential-lambda"));
         req.p.differential = true;
-        if (text.contains(QLatin1Char(','))) {
+        if (text.trimmed().contains(QRegularExpression(QStringLiteral("[,\\s]")))) {
             // One λ per head: h values.
             const auto lambdas = parseHeadLambdas(text, req.p.heads, &error);
             if (!lambdas)

@@ -421,10 +421,14 @@ private slots:
                             QStringLiteral("5000"),
                             out,
                             png}
-            << QStringLiteral("up to 4096");
+            << QStringLiteral("needed beyond n = 4096");
         QTest::newRow("lambda count") << QStringList {QStringLiteral("--differential-lambda"),
                                                       QStringLiteral("0.1,0.2"), out, png}
                                       << QStringLiteral("2 numbers for h=4 heads");
+        QTest::newRow("empty lambda entry")
+            << QStringList {QStringLiteral("--differential-lambda"), QStringLiteral("0.2,,0.8,0.3"),
+                            out, png}
+            << QStringLiteral("'' is not a number in [-1, 2]");
         QTest::newRow("gate bias 80")
             << QStringList {QStringLiteral("--gate-bias"), QStringLiteral("80"), out, png}
             << QStringLiteral("--gate-bias");
@@ -451,7 +455,7 @@ private slots:
                                                          QStringLiteral("5000"),
                                                          out,
                                                          png}
-                                         << QStringLiteral("up to 4096");
+                                         << QStringLiteral("needed beyond n = 4096");
         QTest::newRow("sink logit with a tensor file")
             << QStringList {QStringLiteral("--sink-logit"),
                             QStringLiteral("1"),

@@ -50,6 +50,10 @@ private slots:
             << QStringLiteral("differential per-head lambda")
             << split("--n 6 --d-model 12 --heads 3 --seed 17 --kind decoder "
                      "--differential-lambda 0.2,-0.4,1.5");
+        QTest::newRow("per-head lambda, spaces")
+            << QStringLiteral("differential per-head lambda")
+            << (split("--n 6 --d-model 12 --heads 3 --seed 17 --kind decoder --differential-lambda")
+                << QStringLiteral("0.2 -0.4 1.5"));
         QTest::newRow("gate") << QStringLiteral("gate causal")
                               << split("--n 7 --d-model 12 --heads 3 --seed 4 --mask causal "
                                        "--positional sinusoidal --gate-bias=-0.75");
@@ -400,23 +404,32 @@ private slots:
         QTest::addColumn<int>("n");
         QTest::addColumn<QString>("pooling");
         QTest::addColumn<QString>("note");
-        QTest::newRow("n 300: full") << 300 << QStringLiteral("max") << QString();
+        QTest::addColumn<QStringList>("extra");
+        QTest::newRow("n 300: full") << 300 << QStringLiteral("max") << QString() << QStringList();
         QTest::newRow("n 1600: tiles, max")
             << 1600 << QStringLiteral("max")
-            << QStringLiteral("tile engine: max of 2 \u00d7 2 cells per pixel");
+            << QStringLiteral("tile engine: max of 2 \u00d7 2 cells per pixel") << QStringList();
+        // The gate needs the full matrices: auto keeps them (within n ≤ 4096) instead of
+        // switching to tiles and refusing.
+        QTest::newRow("n 1600 with the gate: full")
+            << 1600 << QStringLiteral("max") << QString()
+            << QStringList {QStringLiteral("--gate-bias"), QStringLiteral("1")};
         QTest::newRow("n 5000: tiles, mean")
             << 5000 << QStringLiteral("mean")
-            << QStringLiteral("tile engine: mean of 5 \u00d7 5 cells per pixel");
+            << QStringLiteral("tile engine: mean of 5 \u00d7 5 cells per pixel") << QStringList();
     }
     void autoComputeSwitchesToTiles()
     {
         QFETCH(int, n);
         QFETCH(QString, pooling);
         QFETCH(QString, note);
+        QFETCH(QStringList, extra);
         const QString svg = m_dir.filePath(QStringLiteral("auto-%1.svg").arg(n));
-        const Run r = run({QStringLiteral("--n"), QString::number(n), QStringLiteral("--d-model"),
-                           QStringLiteral("16"), QStringLiteral("--heads"), QStringLiteral("4"),
-                           QStringLiteral("--pooling"), pooling, QStringLiteral("--out"), svg});
+        const Run r = run(
+            QStringList {QStringLiteral("--n"), QString::number(n), QStringLiteral("--d-model"),
+                         QStringLiteral("16"), QStringLiteral("--heads"), QStringLiteral("4"),
+                         QStringLiteral("--pooling"), pooling, QStringLiteral("--out"), svg}
+            + extra);
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QFile f(svg);
         QVERIFY(f.open(QIODevice::ReadOnly));

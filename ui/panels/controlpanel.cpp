@@ -600,7 +600,16 @@ void ControlPanel::buildUi()
     connect(m_latentDimSpin, &QSpinBox::valueChanged, this,
             [this](int d) { edit([d](SessionParameters &p) { p.latentDim = d; }); });
     connect(m_latentRopeDimSpin, &QSpinBox::valueChanged, this, [this](int d) {
-        edit([d](SessionParameters &p) { p.latentRopeDim = d + d % 2; }); // even
+        // RoPE rotates pairs: an odd d_r becomes the next even one, and the field says so.
+        edit([d](SessionParameters &p) { p.latentRopeDim = d + d % 2; });
+        if (m_latentRopeDimSpin->value() != int(m_params.latentRopeDim)) {
+            const QSignalBlocker blocker(m_latentRopeDimSpin);
+            m_latentRopeDimSpin->setValue(int(m_params.latentRopeDim));
+            emit noteShown(
+                tr("d_r = %1 is odd: RoPE rotates pairs of dimensions, d_r = %2 is used.")
+                    .arg(d)
+                    .arg(m_params.latentRopeDim));
+        }
     });
     connect(m_absorbedCheck, &QCheckBox::toggled, this,
             [this](bool on) { edit([on](SessionParameters &p) { p.latentAbsorbed = on; }); });
@@ -766,11 +775,20 @@ void ControlPanel::syncWidgets()
                                       .arg(bytes));
     } else if (p.validate().isEmpty()) {
         const int bytes = p.dtype == DType::Float32 ? 4 : 8;
+        // Differential attention adds a second W_Q, W_K (with biases) and caches K₂ beside K
+        // and V; the head-wise gate adds w_θ (d_model × h).
+        const qlonglong d = p.dModel;
+        const qlonglong extra = (p.differential ? 2 * d * d + 2 * d : 0)
+            + (p.outputGate ? d * qlonglong(p.heads) : 0);
+        const Index perHead
+            = kvCacheBytesPerToken(p.keyValueHeads(), std::max<Index>(1, p.dK()), bytes);
         m_headsInfoLabel->setText(
-            tr("%1 parameters · KV cache %2 B/token (2·g·d_k·%3 B)")
+            tr("%1 parameters · KV cache %2 B/token (%3·g·d_k·%4 B)")
                 .arg(QLocale().toString(
-                    qlonglong(groupedQueryParameterCount(p.dModel, p.heads, p.keyValueHeads()))))
-                .arg(kvCacheBytesPerToken(p.keyValueHeads(), std::max<Index>(1, p.dK()), bytes))
+                    qlonglong(groupedQueryParameterCount(p.dModel, p.heads, p.keyValueHeads()))
+                    + extra))
+                .arg(p.differential ? perHead * 3 / 2 : perHead)
+                .arg(p.differential ? 3 : 2)
                 .arg(bytes));
     }
 

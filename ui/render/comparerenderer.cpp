@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 namespace attn {
 
@@ -343,6 +344,19 @@ void CompareRenderer::rebuild()
                 p.expectedRowSum = 1.0 - r.lambda.front();
         }
         setWeightStatistics(p);
+        // A learned sink or the gate: rows sum below 1 by design; the statistics give the mean
+        // row sum instead of an "error".
+        const std::size_t k = mean ? std::size_t(0) : std::size_t(h);
+        if ((!r.learnedSinkMass.empty() || !r.gate.empty()) && !p.statistics.isEmpty()
+            && !r.meanRowSum.empty()) {
+            const double sum = mean ? std::accumulate(r.meanRowSum.begin(), r.meanRowSum.end(), 0.0)
+                    / double(r.meanRowSum.size())
+                                    : r.meanRowSum.at(std::min(k, r.meanRowSum.size() - 1));
+            p.statistics.last() = QStringLiteral("mean row sum %1 (%2)")
+                                      .arg(QString::number(sum, 'g', 4),
+                                           !r.gate.empty() ? QStringLiteral("gated")
+                                                           : QStringLiteral("1 \u2212 sink mass"));
+        }
         return p;
     };
     const QString which

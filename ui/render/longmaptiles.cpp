@@ -176,10 +176,11 @@ QString refusal(const SessionParameters &params)
                     .arg(params.tensors->fileName());
     if (const QString unsupported = pooledSessionUnsupported(params);
         error.isEmpty() && !unsupported.isEmpty())
-        error = LongMapTiles::tr("%1 needs the full matrices (n and n_k up to %2): the tile "
-                                 "engine applies masks, the scale and sinusoidal positions only")
-                    .arg(unsupported)
-                    .arg(SessionParameters::maxSequence);
+        error
+            = LongMapTiles::tr("%1 needs the full matrices (n and n_k up to %2): the tile "
+                               "engine applies masks, the scale, sinusoidal positions and MLA only")
+                  .arg(unsupported)
+                  .arg(SessionParameters::maxSequence);
     return error;
 }
 

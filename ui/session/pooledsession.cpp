@@ -263,7 +263,7 @@ SessionResult computePooledSession(const SessionParameters &params, int side, Ti
         r.ok() && !unsupported.isEmpty()) {
         r.error = unsupported
             + QStringLiteral(" needs the full matrices (n and n_k up to %1): the tile engine's "
-                             "pooled view applies masks and the scale only")
+                             "pooled view applies masks, the scale and MLA only")
                   .arg(SessionParameters::maxSequence);
         r.inputError = true;
     }

@@ -44,8 +44,11 @@ QString scaleFormula(double scaleExponent, double temperature, Index dK)
 std::optional<std::vector<double>> parseHeadLambdas(const QString &text, Index heads,
                                                     QString *error)
 {
-    static const QRegularExpression separators(QStringLiteral("[,\\s]+"));
-    const QStringList parts = text.trimmed().split(separators, Qt::SkipEmptyParts);
+    // Commas or spaces separate the numbers; an empty entry between two commas is refused.
+    static const QRegularExpression separators(QStringLiteral("\\s*,\\s*|\\s+"));
+    const QString trimmed = text.trimmed();
+    const QStringList parts
+        = trimmed.isEmpty() ? QStringList() : trimmed.split(separators, Qt::KeepEmptyParts);
     std::vector<double> lambdas;
     for (const QString &part : parts) {
         bool ok = false;
