@@ -49,14 +49,12 @@ template<typename T> SessionInputs<T> sessionInputs(const EngineParameters &p)
                          MatrixD(),
                          std::nullopt};
     const bool cross = p.kind == AttentionKind::EncoderDecoder;
-    // The gate's and MLA's projections, after the second layer: standard normal / √rows.
+    // MLA's and the gate's projections, after the second layer: standard normal / √rows.
     const auto drawVariants = [&p, &in, d](const auto &normal) {
         const auto draw = [&normal](Index rows, Index cols) {
             return MatrixD(normal(rows, cols) / std::sqrt(double(rows)));
         };
         const Index h = p.heads, dK = p.dK();
-        if (p.outputGate)
-            in.gateWeights = draw(d, h);
         if (p.latent) {
             MlaWeights<T> w;
             w.heads = h;
@@ -69,6 +67,9 @@ template<typename T> SessionInputs<T> sessionInputs(const EngineParameters &p)
             w.ropeQuery = draw(d, h * p.latentRopeDim).template cast<T>();
             in.latent = std::move(w);
         }
+        // The gate last: turning it on never changes the draws of the weights it scales.
+        if (p.outputGate)
+            in.gateWeights = draw(d, h);
     };
     if (p.generator == RandomSource::Torch) {
         // nn.MultiheadAttention(d, h) in T, then torch.randn(1, n, d) in T.

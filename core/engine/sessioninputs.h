@@ -48,11 +48,12 @@ template<typename T> struct SessionInputs
 /// Draw order (one generator seeded with p.seed): MultiheadAttention::initXavier, then the
 /// query-side input X (n × d_model) then, for encoder–decoder attention, the encoder input
 /// (n_k × d_model), all standard normal in C order, then with p.differential a second layer
-/// (initXavier, or initTorchDefault with Torch) from the same generator, then with p.outputGate
-/// the gate's w_θ (d_model × h), then with p.latent the MLA projections W_DKV (d_model × d_c),
-/// W_UK (d_c × h·d_k), W_UV (d_c × h·d_k), W_KR (d_model × d_r), W_Q (d_model × h·d_k), W_QR
-/// (d_model × h·d_r), in this order, each a standard normal matrix (rows × cols, C order) divided
-/// by √rows (torch: torch.randn(rows, cols) in T, then the same division in float64). With
+/// (initXavier, or initTorchDefault with Torch) from the same generator, then with p.latent the
+/// MLA projections W_DKV (d_model × d_c), W_UK (d_c × h·d_k), W_UV (d_c × h·d_k), W_KR (d_model ×
+/// d_r), W_Q (d_model × h·d_k), W_QR (d_model × h·d_r), in this order, then with p.outputGate the
+/// gate's w_θ (d_model × h) — last, so the gate never changes the weights it scales — each a
+/// standard normal matrix (rows × cols, C order) divided by √rows (torch: torch.randn(rows, cols)
+/// in T, then the same division in float64). With
 /// p.generator Torch the generator is torch.manual_seed(p.seed)'s (core/random/torchrandom.h):
 /// nn.MultiheadAttention's default initialisation (initTorchDefault) in T, then torch.randn(1, n,
 /// d_model) and, for encoder–decoder attention, torch.randn(1, n_k, d_model), drawn in T (float32

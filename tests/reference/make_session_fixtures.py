@@ -19,13 +19,13 @@ documented draw order of ui/session/sessioncompute.h:
   in_proj_weight₂ = b_in · (2·rng.random((3d, d)) − 1), out_proj_weight₂ likewise, its queries
   and keys giving A₂; weights A₁ − λA₂ (scores are A₁'s), λ per head with
   differential_head_lambdas;
-  then with output_gate (Qiu et al. 2025, a head-wise gate) w_θ = rng.standard_normal((d, h)) / √d
-  and weights σ(x_i·w_θ[:, u] + gate_bias)·w_ij (x: the query-side input with its positions);
   then with latent_attention (DeepSeek-V2 §2.1.2–2.1.3, Eq. 9–19) W_DKV (d × d_c), W_UK (d_c ×
   h·d_k), W_UV (d_c × h·d_k), W_KR (d × d_r), W_Q (d × h·d_k), W_QR (d × h·d_r), each
   rng.standard_normal((rows, cols)) / √rows; c = x W_DKV, k^R = RoPE(x W_KR), q^C_u = x W_Q,u,
   q^R_u = RoPE(x W_QR,u) (interleaved pairs, θ_i = base^(−2i/d_r), positions 0…n−1), scores_u =
-  [q^C_u, q^R_u]·[c W_UK,u, k^R]ᵀ (the layer's own W_Q, W_K unused), scale (d_k + d_r)^(−α)/τ.
+  [q^C_u, q^R_u]·[c W_UK,u, k^R]ᵀ (the layer's own W_Q, W_K unused), scale (d_k + d_r)^(−α)/τ;
+  then with output_gate (Qiu et al. 2025, a head-wise gate) w_θ = rng.standard_normal((d, h)) / √d
+  and weights σ(x_i·w_θ[:, u] + gate_bias)·w_ij (x: the query-side input with its positions).
 Floats are written with repr() (17 significant digits, round-trips exactly). Deterministic.
 """
 import json
@@ -113,12 +113,12 @@ def later_draws(case):
     def draw(rows, cols):
         return rng.standard_normal((rows, cols)) / math.sqrt(rows)
 
-    if case.get("output_gate"):
-        gate = draw(d, h)
     if case.get("latent_attention"):
         dc, dr = case["latent_dim"], case["latent_rope_dim"]
         latent = dict(w_dkv=draw(d, dc), w_uk=draw(dc, h * dk), w_uv=draw(dc, h * dk),
                       w_kr=draw(d, dr), w_q=draw(d, h * dk), w_qr=draw(d, h * dr))
+    if case.get("output_gate"):
+        gate = draw(d, h)
     return second, gate, latent
 
 

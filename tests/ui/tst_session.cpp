@@ -750,6 +750,15 @@ private slots:
             QVERIFY(((sums.array() - 1.0).abs() <= 1e-12).all());
             QCOMPARE(dec.weights[u](0, 1), 0.0); // causal
         }
+        // The gate is drawn last: turned on over MLA it scales MLA's own weights, unchanged.
+        mla.outputGate = true;
+        mla.gateBias = -1;
+        const SessionResult gatedMla = computeSession(mla);
+        QVERIFY2(gatedMla.ok(), qPrintable(gatedMla.error));
+        for (std::size_t u = 0; u < std::size_t(p.heads); ++u) {
+            QCOMPARE(gatedMla.scores[u], abs.scores[u]);
+            QCOMPARE(gatedMla.weights[u], MatrixD(gatedMla.gate[u].asDiagonal() * abs.weights[u]));
+        }
     }
 
     void fullyMaskedRows()
