@@ -92,6 +92,12 @@ void TestOpenTensors::pytorchFixtureShowsExpectedWeights()
     QVERIFY2(p.caption().startsWith(QStringLiteral("loaded: %1.npz").arg(fixture)),
              qPrintable(p.caption()));
     QVERIFY(b.controller.statusLabel()->text().contains(fixture + QStringLiteral(".npz")));
+    // A sliding window left on in the Controls applies to the file's inputs: the caption says so.
+    SessionParameters windowed = p;
+    windowed.window = 3;
+    windowed.sinks = 1;
+    QVERIFY2(windowed.caption().contains(QStringLiteral("window=3+1 sink")),
+             qPrintable(windowed.caption()));
 
     QCOMPARE(r->headCount(), int(expected.shape[0]));
     for (int h = 0; h < r->headCount(); ++h) {

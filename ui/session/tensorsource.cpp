@@ -524,7 +524,14 @@ QString TensorSource::caption(const SessionParameters &p) const
         masks << (array == "key_padding_mask" ? QStringLiteral("padding(key_padding_mask)")
                                               : QStringLiteral("custom(%1)").arg(q(array)));
     }
-    if (p.causalMasked())
+    // The Controls' masks apply to loaded inputs too: the sliding window is named with its
+    // width and sinks (it brings the causal mask).
+    if (p.window > 0)
+        masks << QStringLiteral("window=%1").arg(p.window)
+                + (p.sinks == 1      ? QStringLiteral("+1 sink")
+                       : p.sinks > 1 ? QStringLiteral("+%1 sinks").arg(p.sinks)
+                                     : QString());
+    else if (p.causalMasked())
         masks << QStringLiteral("causal");
     if (p.mask == MaskChoice::KeyPadding)
         masks << QStringLiteral("padding(%1)").arg(p.paddingCount);
