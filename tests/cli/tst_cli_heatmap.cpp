@@ -428,7 +428,11 @@ private slots:
         QTest::newRow("empty lambda entry")
             << QStringList {QStringLiteral("--differential-lambda"), QStringLiteral("0.2,,0.8,0.3"),
                             out, png}
-            << QStringLiteral("'' is not a number in [-1, 2]");
+            << QStringLiteral("'' is not a number");
+        QTest::newRow("lambda out of range")
+            << QStringList {QStringLiteral("--differential-lambda"),
+                            QStringLiteral("0.2,3,0.8,0.3"), out, png}
+            << QStringLiteral("3 is outside [-1, 2]");
         QTest::newRow("gate bias 80")
             << QStringList {QStringLiteral("--gate-bias"), QStringLiteral("80"), out, png}
             << QStringLiteral("--gate-bias");

@@ -53,10 +53,14 @@ std::optional<std::vector<double>> parseHeadLambdas(const QString &text, Index h
     for (const QString &part : parts) {
         bool ok = false;
         const double l = part.toDouble(&ok);
-        if (!ok || !std::isfinite(l) || l < -1.0 || l > 2.0) {
+        if (!ok || !std::isfinite(l)) {
             if (error)
-                *error
-                    = QStringLiteral("\u03bb per head: '%1' is not a number in [-1, 2]").arg(part);
+                *error = QStringLiteral("\u03bb per head: '%1' is not a number").arg(part);
+            return std::nullopt;
+        }
+        if (l < -1.0 || l > 2.0) {
+            if (error)
+                *error = QStringLiteral("\u03bb per head: %1 is outside [-1, 2]").arg(part);
             return std::nullopt;
         }
         lambdas.push_back(l);
