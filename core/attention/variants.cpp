@@ -10,23 +10,6 @@
 namespace attn {
 namespace {
 
-/// Runs differential attention's second softmax; an overflow there (NonFiniteInput) is
-/// reported as A₂'s, from query2 and key2, not the first softmax's.
-template<typename F> auto secondSoftmax(F compute)
-{
-    try {
-        return compute();
-    } catch (const NonFiniteInput &e) {
-        throw NonFiniteInput(std::string("differential attention's second softmax A\u2082 (query2, "
-                                         "key2): ")
-                             + e.what());
-    }
-}
-
-} // namespace
-
-namespace {
-
 std::string shape(Index rows, Index cols)
 {
     return std::to_string(rows) + " x " + std::to_string(cols);
@@ -120,8 +103,9 @@ differentialAttention(const ConstMatrixRef<T> &query1, const ConstMatrixRef<T> &
                               + std::to_string(lambda));
     DifferentialAttentionResult<T> r;
     r.first = scaledDotProductAttention<T>(query1, key1, value, mask, options);
-    r.second = secondSoftmax(
-        [&] { return scaledDotProductAttention<T>(query2, key2, value, mask, options); });
+    r.second = secondSoftmax("query2, key2", [&] {
+        return scaledDotProductAttention<T>(query2, key2, value, mask, options);
+    });
     r.lambda = lambda;
     r.weights = r.first.weights - T(lambda) * r.second.weights;
     r.output.noalias() = r.weights * value;
@@ -168,6 +152,18 @@ std::vector<double> meanRowSums(const std::vector<MatrixD> &weights,
         means.push_back(rows > 0 ? total / double(rows) : std::numeric_limits<double>::quiet_NaN());
     }
     return means;
+}
+
+double meanRowSumOverHeads(const std::vector<double> &perHead)
+{
+    double sum = 0;
+    int count = 0;
+    for (const double v : perHead)
+        if (!std::isnan(v)) {
+            sum += v;
+            ++count;
+        }
+    return count > 0 ? sum / count : std::numeric_limits<double>::quiet_NaN();
 }
 
 double differentialLambdaInit(Index layer)
@@ -266,7 +262,7 @@ groupedVariantAttention(const ConstMatrixRef<T> &query, const ConstMatrixRef<T> 
         }
     }
     if (variants.isDifferential()) {
-        GroupedAttentionResult<T> second = secondSoftmax([&] {
+        GroupedAttentionResult<T> second = secondSoftmax("query2, key2", [&] {
             return groupedQueryAttention<T>(variants.query2, variants.key2, value, heads, kvHeads,
                                             mask, options, positions);
         });
@@ -396,36 +392,6 @@ MlaResult<T> mlaAbsorbed(const ConstMatrixRef<T> &x, const MlaWeights<T> &w,
 }
 
 template<typename T>
-std::vector<Matrix<T>> mlaScores(const ConstMatrixRef<T> &x, const MlaWeights<T> &w, bool absorbed)
-{
-    const MlaParts<T> p = mlaParts<T>(x, w);
-    const Index n = x.rows(), dC = w.latentDim(), dH = w.headDim(), dR = w.ropeDim();
-    std::vector<Matrix<T>> scores;
-    scores.reserve(std::size_t(w.heads));
-    Matrix<T> cache; // absorbed: keys [c, k^R], n × (d_c + d_r)
-    if (absorbed) {
-        cache.resize(n, dC + dR);
-        cache << p.latent, p.ropeKeys;
-    }
-    for (Index i = 0; i < w.heads; ++i) {
-        const Index width = absorbed ? dC : dH;
-        Matrix<T> q(n, width + dR), k;
-        if (absorbed) {
-            q << p.queries.middleCols(i * dH, dH) * w.upKey.middleCols(i * dH, dH).transpose(),
-                p.ropeQueries.middleCols(i * dR, dR);
-        } else {
-            q << p.queries.middleCols(i * dH, dH), p.ropeQueries.middleCols(i * dR, dR);
-            k.resize(n, dH + dR);
-            k << p.latent * w.upKey.middleCols(i * dH, dH), p.ropeKeys;
-        }
-        Matrix<T> s(n, n);
-        s.noalias() = q * (absorbed ? cache : k).transpose();
-        scores.push_back(std::move(s));
-    }
-    return scores;
-}
-
-template<typename T>
 std::pair<Matrix<T>, Matrix<T>> mlaQueryKeyHeads(const ConstMatrixRef<T> &x, const MlaWeights<T> &w)
 {
     const MlaParts<T> p = mlaParts<T>(x, w);
@@ -438,6 +404,33 @@ std::pair<Matrix<T>, Matrix<T>> mlaQueryKeyHeads(const ConstMatrixRef<T> &x, con
         k.middleCols(i * width + dH, dR) = p.ropeKeys;
     }
     return {std::move(q), std::move(k)};
+}
+
+template<typename T>
+std::vector<Matrix<T>> mlaScores(const ConstMatrixRef<T> &x, const MlaWeights<T> &w, bool absorbed)
+{
+    const Index n = x.rows(), dC = w.latentDim(), dH = w.headDim(), dR = w.ropeDim();
+    std::vector<Matrix<T>> scores(std::size_t(w.heads), Matrix<T>(n, n));
+    if (!absorbed) {
+        // Each head's [q^C, q^R] against its [k^C, k^R], as the tile engine takes them.
+        const auto [q, k] = mlaQueryKeyHeads<T>(x, w);
+        const Index width = dH + dR;
+        for (Index i = 0; i < w.heads; ++i)
+            scores[std::size_t(i)].noalias()
+                = q.middleCols(i * width, width) * k.middleCols(i * width, width).transpose();
+        return scores;
+    }
+    // Absorbed: every head scores [q^C_i W_UK,iᵀ, q^R_i] against the cache [c, k^R] itself.
+    const MlaParts<T> p = mlaParts<T>(x, w);
+    Matrix<T> cache(n, dC + dR);
+    cache << p.latent, p.ropeKeys;
+    Matrix<T> q(n, dC + dR);
+    for (Index i = 0; i < w.heads; ++i) {
+        q << p.queries.middleCols(i * dH, dH) * w.upKey.middleCols(i * dH, dH).transpose(),
+            p.ropeQueries.middleCols(i * dR, dR);
+        scores[std::size_t(i)].noalias() = q * cache.transpose();
+    }
+    return scores;
 }
 
 #define ATTN_INSTANTIATE_VARIANTS(T)                                                               \

@@ -42,6 +42,7 @@
 #include "core/base/types.h"
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -86,6 +87,22 @@ RowMetrics learnedSinkRowMetrics(const MatrixD &weights, const VectorD &sinkMass
 /// fully masked. Throws InvalidArgument when the flags do not match the weights.
 std::vector<double> meanRowSums(const std::vector<MatrixD> &weights,
                                 const std::vector<std::vector<std::uint8_t>> &fullyMasked);
+/// The mean of meanRowSums' per-head values over the heads that have one (a NaN head, whose rows
+/// are all fully masked, is left out); NaN when no head has one.
+double meanRowSumOverHeads(const std::vector<double> &perHead);
+
+/// Runs `compute`, differential attention's second softmax, and reports an overflow there
+/// (NonFiniteInput) as A₂'s: "differential attention's second softmax A₂ (`from`): …", so the
+/// message never blames the first softmax's query and key.
+template<typename F> auto secondSoftmax(const std::string &from, F compute)
+{
+    try {
+        return compute();
+    } catch (const NonFiniteInput &e) {
+        throw NonFiniteInput("differential attention's second softmax A\u2082 (" + from
+                             + "): " + e.what());
+    }
+}
 
 /// σ(gateLogits) ⊙ output (both n × d_v), σ(g) = 1 / (1 + e^(−g)). Throws InvalidArgument
 /// naming the shapes when they differ, NonFiniteInput for a NaN gate logit.

@@ -1,6 +1,8 @@
 #include "core/engine/engineparameters.h"
 
 #include "core/attention/attention.h"
+#include "core/attention/groupedattention.h"
+#include "core/attention/variants.h"
 
 #include <algorithm>
 #include <cmath>
@@ -75,6 +77,24 @@ Index nearestDivisor(Index n, Index wanted)
         if (std::abs(d - wanted) < std::abs(best - wanted))
             best = d;
     return best;
+}
+
+Index EngineParameters::parameterCount() const
+{
+    const Index d = dModel, h = heads, dk = dK();
+    const Index layer = latent ? d * latentDim + 2 * latentDim * h * dk + d * latentRopeDim
+            + d * h * dk + d * h * latentRopeDim + d * d
+                               : groupedQueryParameterCount(d, h, keyValueHeads());
+    return layer + (differential ? 2 * d * d + 2 * d : 0) + (outputGate ? d * h : 0);
+}
+
+Index EngineParameters::cacheBytesPerToken(Index bytesPerElement) const
+{
+    if (latent)
+        return mlaCacheValues(latentDim, latentRopeDim) * bytesPerElement;
+    const Index kv
+        = kvCacheBytesPerToken(keyValueHeads(), std::max<Index>(1, dK()), bytesPerElement);
+    return differential ? kv / 2 * 3 : kv; // K₂ beside K and V
 }
 
 double EngineParameters::scale() const

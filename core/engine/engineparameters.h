@@ -131,6 +131,18 @@ struct EngineParameters
     /// The width of a query (and key) the scores are products of: d_k, or d_k + d_r with
     /// multi-head latent attention.
     Index scoreDim() const { return dK() + (latent ? latentRopeDim : 0); }
+    /// The layer's parameter count (weights and biases): nn.MultiheadAttention's with g
+    /// key/value heads (groupedQueryParameterCount), or with MLA its six projections and W_O
+    /// (d_model·d_c + 2·d_c·h·d_k + d_model·d_r + d_model·h·d_k + d_model·h·d_r + d_model², no
+    /// biases, DeepSeek-V2 §2.1); plus differential attention's second W_Q, W_K with their biases
+    /// (2·d_model² + 2·d_model) and the head-wise gate's w_θ (d_model·h). Throws what
+    /// groupedQueryParameterCount throws.
+    Index parameterCount() const;
+    /// Bytes cached per token and layer: the keys and values of g heads (kvCacheBytesPerToken,
+    /// 2·g·d_k elements), with differential attention the second keys too (3·g·d_k), or with
+    /// MLA the latent and the RoPE key (mlaCacheValues, d_c + d_r); times bytesPerElement.
+    /// Throws what kvCacheBytesPerToken throws.
+    Index cacheBytesPerToken(Index bytesPerElement) const;
     /// Differential attention's λ of each of the h heads: headLambdas, or `lambda` h times.
     std::vector<double> lambdaPerHead() const
     {

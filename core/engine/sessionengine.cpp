@@ -703,13 +703,10 @@ void computeSeeded(const EngineParameters &p, Scores &data, bool fresh, bool kee
         Scores second;
         seededScores<T>(p, *in, *in->secondLayer, second, cancel);
         EngineResult r2;
-        try {
+        secondSoftmax("the second layer's queries and keys", [&] {
             rowPassFromScores<T>(second, p.queryCount(), p.keyCount(), mask, scale, r2, nullptr,
                                  true, cancel, slopes);
-        } catch (const NonFiniteInput &e) {
-            throw NonFiniteInput(std::string("differential attention's second softmax A\u2082: ")
-                                 + e.what());
-        }
+        });
         applyDifferential(p.lambdaPerHead(), r, std::move(r2));
     }
     r.gate.clear();

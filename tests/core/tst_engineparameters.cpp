@@ -3,6 +3,7 @@
 // the h controls list, each against a brute-force or closed-form reference written here.
 
 #include "core/engine/engineparameters.h"
+#include "core/engine/sessioninputs.h"
 
 #include <QTest>
 
@@ -37,6 +38,45 @@ private slots:
         p.check(); // does not throw
         QCOMPARE(p.dK(), Index(16));
         QCOMPARE(p.keyValueHeads(), Index(4));
+    }
+
+    // The parameter count and the cache per token against the matrices the engine actually
+    // draws (sessionInputs): MLA's six projections and W_O, differential attention's second
+    // W_Q, W_K with their biases, the gate's w_θ; the cache in elements of 8 bytes.
+    void parameterCountIsWhatIsDrawn()
+    {
+        EngineParameters p;
+        p.dModel = 24;
+        p.heads = 4; // d_k = 6
+        p.outputGate = true;
+        p.latent = true;
+        p.latentDim = 5;
+        p.latentRopeDim = 4;
+        const SessionInputs<double> mla = sessionInputs<double>(p);
+        const MlaWeights<double> &w = *mla.latent;
+        const Index d = p.dModel;
+        QCOMPARE(p.parameterCount(),
+                 w.downKeyValue.size() + w.upKey.size() + w.upValue.size() + w.ropeKey.size()
+                     + w.query.size() + w.ropeQuery.size() + d * d // W_O
+                     + mla.gateWeights.size());
+        QCOMPARE(p.cacheBytesPerToken(8), (w.latentDim() + w.ropeDim()) * 8);
+
+        p.latent = false;
+        p.differential = true;
+        const SessionInputs<double> diff = sessionInputs<double>(p);
+        const MultiheadAttention<double> &first = diff.layer, &second = *diff.secondLayer;
+        QCOMPARE(p.parameterCount(),
+                 first.inProjWeight().size() + first.inProjBias().size()
+                     + first.outProjWeight().size() + first.outProjBias().size() + 2 * d * d
+                     + 2 * d // the second layer's W_Q, W_K and their biases
+                     + diff.gateWeights.size());
+        QCOMPARE(second.inProjWeight().rows(), 3 * d);
+        QCOMPARE(p.cacheBytesPerToken(8), 3 * d * 8); // K, V and K₂ of h = g heads
+
+        p.differential = false;
+        p.outputGate = false;
+        p.kvHeads = 2; // K and V of 2 heads of d_k = 6
+        QCOMPARE(p.cacheBytesPerToken(4), 2 * 2 * 6 * 4);
     }
 
     // One message per rule, naming the parameter, its value and its range.

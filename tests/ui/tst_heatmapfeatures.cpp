@@ -230,6 +230,26 @@ private slots:
         QCOMPARE(attn::joinTokens(tokens), text);
         QCOMPARE(attn::splitTokens(text), tokens);
     }
+    // The Tensors panel's labels: a label keeps its punctuation, a backslash keeps a space or a
+    // backslash in it, and the field's text splits back into the same labels.
+    void joinLabelsRoundTrip_data()
+    {
+        QTest::addColumn<QStringList>("labels");
+        QTest::addColumn<QString>("text");
+        QTest::newRow("punctuation stays")
+            << QStringList {"don't", "U.S.", ".", "<s>"} << QStringLiteral("don't U.S. . <s>");
+        QTest::newRow("space") << QStringList {"New York", "is"} << QStringLiteral("New\\ York is");
+        QTest::newRow("backslashes") << QStringList {"\\", "a\\b"} << QStringLiteral("\\\\ a\\\\b");
+        QTest::newRow("tab") << QStringList {QStringLiteral("a\tb")} << QStringLiteral("a\\\tb");
+    }
+    void joinLabelsRoundTrip()
+    {
+        QFETCH(QStringList, labels);
+        QFETCH(QString, text);
+        QCOMPARE(attn::joinLabels(labels), text);
+        QCOMPARE(attn::splitLabels(text), labels);
+    }
+
     void splitTokens()
     {
         QFETCH(QString, text);

@@ -6,8 +6,6 @@
 #include "ui/session/tensorsource.h"
 #include "ui/views/numberspinbox.h"
 
-#include "core/attention/groupedattention.h"
-
 #include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
@@ -761,35 +759,18 @@ void ControlPanel::syncWidgets()
     const bool storedWeights = p.tensors && p.tensors->isWeights();
     if (storedWeights) {
         m_headsInfoLabel->setText(tr("parameters and KV cache: n/a (stored weights)"));
-    } else if (p.validate().isEmpty() && p.latent) {
-        // MLA caches the latent and the shared RoPE key: (d_c + d_r) numbers per token. Its
-        // parameters: W_DKV, W_UK, W_UV, W_KR, W_Q, W_QR and the output projection W_O.
-        const int bytes = p.dtype == DType::Float32 ? 4 : 8;
-        const qlonglong d = p.dModel, h = p.heads, dK = p.dK(), dC = p.latentDim,
-                        dR = p.latentRopeDim;
-        const qlonglong parameters
-            = d * dC + 2 * dC * h * dK + d * dR + d * h * dK + d * h * dR + d * d;
-        m_headsInfoLabel->setText(tr("MLA: %1 parameters · KV cache %2 B/token ((d_c + d_r)·%3 B)")
-                                      .arg(QLocale().toString(parameters))
-                                      .arg((dC + dR) * bytes)
-                                      .arg(bytes));
     } else if (p.validate().isEmpty()) {
+        // The counts are the parameters' own (EngineParameters::parameterCount and
+        // cacheBytesPerToken: MLA, differential attention's second W_Q, W_K and K₂, the gate).
         const int bytes = p.dtype == DType::Float32 ? 4 : 8;
-        // Differential attention adds a second W_Q, W_K (with biases) and caches K₂ beside K
-        // and V; the head-wise gate adds w_θ (d_model × h).
-        const qlonglong d = p.dModel;
-        const qlonglong extra = (p.differential ? 2 * d * d + 2 * d : 0)
-            + (p.outputGate ? d * qlonglong(p.heads) : 0);
-        const Index perHead
-            = kvCacheBytesPerToken(p.keyValueHeads(), std::max<Index>(1, p.dK()), bytes);
-        m_headsInfoLabel->setText(
-            tr("%1 parameters · KV cache %2 B/token (%3·g·d_k·%4 B)")
-                .arg(QLocale().toString(
-                    qlonglong(groupedQueryParameterCount(p.dModel, p.heads, p.keyValueHeads()))
-                    + extra))
-                .arg(p.differential ? perHead * 3 / 2 : perHead)
-                .arg(p.differential ? 3 : 2)
-                .arg(bytes));
+        const QString cached = p.latent
+            ? tr("(d_c + d_r)·%1 B").arg(bytes)
+            : tr("%1·g·d_k·%2 B").arg(p.differential ? 3 : 2).arg(bytes);
+        m_headsInfoLabel->setText(tr("%1%2 parameters · KV cache %3 B/token (%4)")
+                                      .arg(p.latent ? tr("MLA: ") : QString())
+                                      .arg(QLocale().toString(qlonglong(p.parameterCount())))
+                                      .arg(p.cacheBytesPerToken(bytes))
+                                      .arg(cached));
     }
 
     const int dK = int(p.dK());

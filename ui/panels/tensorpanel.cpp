@@ -1,5 +1,7 @@
 #include "ui/panels/tensorpanel.h"
 
+#include "ui/session/tokenizer.h"
+
 #include "ui/export/weightsexport.h"
 #include "ui/session/sessioncompute.h"
 #include "ui/session/tensorsource.h"
@@ -82,9 +84,10 @@ TensorPanel::TensorPanel(QWidget *parent)
     m_tokensEdit->setPlaceholderText(tr("labels separated by spaces"));
     m_tokensEdit->setClearButtonEnabled(true);
     m_tokensEdit->setToolTip(
-        tr("Axis labels for the loaded tensors, separated by spaces: one per position for "
-           "self-attention, n_q query labels then n_k key labels for cross-attention. Press "
-           "Enter to apply; an empty field shows the positions."));
+        tr("Axis labels for the loaded tensors, separated by spaces (a backslash keeps a space "
+           "in a label: New\\ York): one per position for self-attention, n_q query labels then "
+           "n_k key labels for cross-attention. Press Enter to apply; an empty field shows the "
+           "positions."));
     m_tokensButton = new QPushButton(tr("From &File…"), tokensRow);
     m_tokensButton->setObjectName(QStringLiteral("tensorTokensButton"));
     m_tokensButton->setToolTip(tr("Read the labels from a text file, one token per line (a "
@@ -184,7 +187,7 @@ void TensorPanel::setParameters(const SessionParameters &params)
     m_conventionCombo->setVisible(inputs);
     m_conventionLabel->setVisible(inputs);
 
-    const QString typed = params.tokenList().join(QLatin1Char(' '));
+    const QString typed = joinLabels(params.tokenList());
     if (!m_tokensEdit->hasFocus() || !m_tokensEdit->isModified())
         m_tokensEdit->setText(typed);
     m_tokensEdit->setEnabled(s != nullptr);

@@ -2,11 +2,11 @@
 
 #include "core/analysis/metrics.h"
 #include "core/attention/mask.h"
+#include "core/attention/variants.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <numeric>
 
 namespace attn {
 
@@ -349,8 +349,7 @@ void CompareRenderer::rebuild()
         const std::size_t k = mean ? std::size_t(0) : std::size_t(h);
         if ((!r.learnedSinkMass.empty() || !r.gate.empty()) && !p.statistics.isEmpty()
             && !r.meanRowSum.empty()) {
-            const double sum = mean ? std::accumulate(r.meanRowSum.begin(), r.meanRowSum.end(), 0.0)
-                    / double(r.meanRowSum.size())
+            const double sum = mean ? meanRowSumOverHeads(r.meanRowSum)
                                     : r.meanRowSum.at(std::min(k, r.meanRowSum.size() - 1));
             p.statistics.last() = QStringLiteral("mean row sum %1 (%2)")
                                       .arg(QString::number(sum, 'g', 4),

@@ -109,4 +109,41 @@ QString joinTokens(const QStringList &tokens)
     return parts.join(QLatin1Char(' '));
 }
 
+QStringList splitLabels(const QString &text)
+{
+    QStringList labels;
+    QString label;
+    for (qsizetype k = 0; k < text.size(); ++k) {
+        const QChar c = text.at(k);
+        if (c == QLatin1Char('\\') && k + 1 < text.size()) {
+            label.append(text.at(++k));
+        } else if (c.isSpace()) {
+            if (!label.isEmpty())
+                labels.append(label);
+            label.clear();
+        } else {
+            label.append(c);
+        }
+    }
+    if (!label.isEmpty())
+        labels.append(label);
+    return labels;
+}
+
+QString joinLabels(const QStringList &labels)
+{
+    QStringList parts;
+    for (const QString &label : labels) {
+        QString escaped;
+        for (const QChar c : label) {
+            if (c.isSpace() || c == QLatin1Char('\\'))
+                escaped.append(QLatin1Char('\\'));
+            escaped.append(c);
+        }
+        if (!escaped.isEmpty())
+            parts.append(escaped);
+    }
+    return parts.join(QLatin1Char(' '));
+}
+
 } // namespace attn

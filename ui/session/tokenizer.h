@@ -31,4 +31,14 @@ QStringList splitTokens(const QString &text);
 /// written as they are. An empty token has no text: it is left out.
 QString joinTokens(const QStringList &tokens);
 
+/// Labels as the Tensors panel takes them (a file's own token labels, punctuation and all):
+/// separated by white space, a backslash making the next character part of the label, so a
+/// label with a space can be typed: `New\ York is .` → {"New York", "is", "."}; a backslash
+/// at the very end is kept. Blank text gives {}.
+QStringList splitLabels(const QString &text);
+
+/// The text splitLabels splits back into exactly `labels`: separated by spaces, a backslash in
+/// front of each white-space character and backslash. An empty label has no text: left out.
+QString joinLabels(const QStringList &labels);
+
 } // namespace attn

@@ -3,11 +3,11 @@
 #include "ui/session/sessioncompute.h"
 #include "ui/session/tensorsource.h"
 
+#include "core/attention/variants.h"
+
 #include <QLabel>
 #include <QStatusBar>
 #include <QStringList>
-
-#include <numeric>
 
 namespace attn {
 
@@ -61,14 +61,11 @@ void StatusBarText::showResult(const SessionResult &result)
                          .arg(result.scale, 0, 'g', 4));
     // With a learned sink, differential attention or the gate the rows do not sum to 1: the
     // check is that of the softmax rows, and the shown rows' mean sum is given beside it.
-    m_rowSum->setText(
-        result.meanRowSum.empty()
-            ? tr("worst |Σw − 1| = %1").arg(result.worstRowSumError, 0, 'g', 2)
-            : tr("softmax rows: worst |Σ − 1| = %1 · shown rows sum to %2 on average")
-                  .arg(result.worstRowSumError, 0, 'g', 2)
-                  .arg(std::accumulate(result.meanRowSum.begin(), result.meanRowSum.end(), 0.0)
-                           / double(result.meanRowSum.size()),
-                       0, 'g', 3));
+    m_rowSum->setText(result.meanRowSum.empty()
+                          ? tr("worst |Σw − 1| = %1").arg(result.worstRowSumError, 0, 'g', 2)
+                          : tr("softmax rows: worst |Σ − 1| = %1 · shown rows sum to %2 on average")
+                                .arg(result.worstRowSumError, 0, 'g', 2)
+                                .arg(meanRowSumOverHeads(result.meanRowSum), 0, 'g', 3));
     m_time->setText(tr("computed in %1").arg(secondsText(result.computeSeconds)));
     if (p.tensors && p.tensors->isModelRun()) { // a model's forward pass, shown as computed
         m_dk->setText(tr("%1 (%2)").arg(p.tensors->modelName(), p.tensors->modelFamily()));

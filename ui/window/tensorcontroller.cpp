@@ -4,6 +4,7 @@
 #include "ui/panels/tensorpanel.h"
 #include "ui/session/attentionsession.h"
 #include "ui/session/jobrunner.h"
+#include "ui/session/tokenizer.h"
 #include "ui/views/figureexport.h"
 #include "ui/views/heatmapwidget.h"
 
@@ -23,7 +24,6 @@
 #include <QListWidget>
 #include <QMainWindow>
 #include <QMessageBox>
-#include <QRegularExpression>
 #include <QVBoxLayout>
 
 namespace attn {
@@ -90,9 +90,8 @@ TensorController::TensorController(AttentionSession *session, HeatmapWidget *hea
     connect(m_panel, &TensorPanel::headRequested, this, &TensorController::showHead);
     connect(m_panel, &TensorPanel::maskConventionRequested, this,
             &TensorController::setMaskConvention);
-    connect(m_panel, &TensorPanel::tokensTyped, this, [this](const QString &text) {
-        setTokenLabels(text.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts));
-    });
+    connect(m_panel, &TensorPanel::tokensTyped, this,
+            [this](const QString &text) { setTokenLabels(splitLabels(text)); });
     connect(m_panel, &TensorPanel::tokenFileRequested, this,
             &TensorController::loadTokenFileInteractive);
     connect(m_panel, &TensorPanel::backRequested, this, &TensorController::backToRandomInputs);
