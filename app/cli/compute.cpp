@@ -489,6 +489,42 @@ int computeAs(const NamedArrays &arrays, const QString &inPath, const QString &o
                             key.cols(), value.cols());
 }
 
+/// --kv-heads g for already-projected heads: added to the arrays as num_kv_heads when the file
+/// has none; a usage error when the file has nn.MultiheadAttention's projections (g = h), no
+/// num_heads, or a num_kv_heads that disagrees.
+std::optional<int> statedKeyValueHeads(NamedArrays &arrays, const QString &inPath, Index kvHeads)
+{
+    // --kv-heads states g for already-projected heads (num_kv_heads when the file
+    // has none; it must agree when it has).
+    const auto has = [&](const char *name) {
+        for (const auto &[n, a] : arrays)
+            if (n == name)
+                return &a;
+        return static_cast<const NpyArray *>(nullptr);
+    };
+    if (has("in_proj_weight") || has("out_proj_weight"))
+        return usageError(kCommand,
+                          QStringLiteral("--kv-heads needs already-projected heads "
+                                         "(num_heads without in_proj_weight); "
+                                         "nn.MultiheadAttention's layout has g = h"));
+    if (!has("num_heads"))
+        return usageError(kCommand,
+                          QStringLiteral("--kv-heads needs num_heads in '%1' (query "
+                                         "n_q x h*d_k, key n_k x g*d_k)")
+                              .arg(inPath));
+    if (const NpyArray *g = has("num_kv_heads")) {
+        if (g->values.size() != 1 || g->values[0] != double(kvHeads))
+            return usageError(kCommand,
+                              QStringLiteral("--kv-heads %1 disagrees with "
+                                             "num_kv_heads in '%2'")
+                                  .arg(kvHeads)
+                                  .arg(inPath));
+    } else {
+        arrays.emplace_back("num_kv_heads", NpyArray::scalarInt(kvHeads));
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 int runCompute(const QStringList &arguments)
@@ -596,34 +632,8 @@ int runCompute(const QStringList &arguments)
         // A leading batch axis (B, n, E): item --batch (an error naming B when out of range).
         arrays = tensorBatchItem(arrays, batch);
         if (position->kvHeads) {
-            // --kv-heads states g for already-projected heads (num_kv_heads when the file
-            // has none; it must agree when it has).
-            const auto has = [&](const char *name) {
-                for (const auto &[n, a] : arrays)
-                    if (n == name)
-                        return &a;
-                return static_cast<const NpyArray *>(nullptr);
-            };
-            if (has("in_proj_weight") || has("out_proj_weight"))
-                return usageError(kCommand,
-                                  QStringLiteral("--kv-heads needs already-projected heads "
-                                                 "(num_heads without in_proj_weight); "
-                                                 "nn.MultiheadAttention's layout has g = h"));
-            if (!has("num_heads"))
-                return usageError(kCommand,
-                                  QStringLiteral("--kv-heads needs num_heads in '%1' (query "
-                                                 "n_q x h*d_k, key n_k x g*d_k)")
-                                      .arg(inPath));
-            if (const NpyArray *g = has("num_kv_heads")) {
-                if (g->values.size() != 1 || g->values[0] != double(*position->kvHeads))
-                    return usageError(kCommand,
-                                      QStringLiteral("--kv-heads %1 disagrees with "
-                                                     "num_kv_heads in '%2'")
-                                          .arg(*position->kvHeads)
-                                          .arg(inPath));
-            } else {
-                arrays.emplace_back("num_kv_heads", NpyArray::scalarInt(*position->kvHeads));
-            }
+            if (const auto refused = statedKeyValueHeads(arrays, inPath, *position->kvHeads))
+                return *refused;
         }
         return dtype == QLatin1String("float32")
             ? computeAs<float>(arrays, inPath, outPath, maskConvention, dtype, *budget, *position)

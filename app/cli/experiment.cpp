@@ -215,6 +215,50 @@ int writeResult(const ExperimentResult &result, const ExperimentInfo &info,
     return ExitOk;
 }
 
+/// The experiment's parameters given on the command line into *params; a usage error naming
+/// the experiment's own parameters for one it does not have.
+std::optional<int> experimentParams(const QCommandLineParser &parser, const ExperimentInfo &info,
+                                    const std::set<std::string> &paramNames, const QString &command,
+                                    ExperimentParams *params)
+{
+    QStringList valid;
+    for (const ParamSpec &p : info.params)
+        valid << QStringLiteral("--") + dashed(p.name);
+    for (const std::string &name : paramNames) {
+        if (!parser.isSet(dashed(name)))
+            continue;
+        const bool applies = std::any_of(info.params.begin(), info.params.end(),
+                                         [&](const ParamSpec &p) { return p.name == name; });
+        if (!applies)
+            return usageError(command,
+                              QStringLiteral("%1 has no parameter --%2; its parameters: "
+                                             "%3")
+                                  .arg(QString::fromStdString(info.id), dashed(name),
+                                       valid.join(QStringLiteral(", "))));
+        (*params)[name] = parser.value(dashed(name)).toStdString();
+    }
+    return std::nullopt;
+}
+
+/// --figure FILE's format (.png or .svg) and --figure-size WxH into *size, checked before a long
+/// run; a usage error naming the bad value.
+std::optional<int> figureOptions(const QString &file, const QString &sizeText,
+                                 const QString &command, std::optional<QSize> *size)
+{
+    // Check the figure's format before a long run, not after it.
+    const QString suffix = QFileInfo(file).suffix().toLower();
+    if (suffix != QLatin1String("png") && suffix != QLatin1String("svg"))
+        return usageError(command,
+                          QStringLiteral("--figure must end in .png or .svg, got '%1'").arg(file));
+    *size = parseSize(sizeText);
+    if (!*size)
+        return usageError(command,
+                          QStringLiteral("--figure-size must be WxH with each side "
+                                         "in [64, 10000], got '%1'")
+                              .arg(sizeText));
+    return std::nullopt;
+}
+
 } // namespace
 
 int runExperiment(const QStringList &arguments)
@@ -300,37 +344,14 @@ int runExperiment(const QStringList &arguments)
     }
 
     ExperimentParams params;
-    QStringList valid;
-    for (const ParamSpec &p : info->params)
-        valid << QStringLiteral("--") + dashed(p.name);
-    for (const std::string &name : paramNames) {
-        if (!parser.isSet(dashed(name)))
-            continue;
-        const bool applies = std::any_of(info->params.begin(), info->params.end(),
-                                         [&](const ParamSpec &p) { return p.name == name; });
-        if (!applies)
-            return usageError(command,
-                              QStringLiteral("%1 has no parameter --%2; its parameters: "
-                                             "%3")
-                                  .arg(QString::fromStdString(info->id), dashed(name),
-                                       valid.join(QStringLiteral(", "))));
-        params[name] = parser.value(dashed(name)).toStdString();
-    }
+    if (const auto refused = experimentParams(parser, *info, paramNames, command, &params))
+        return *refused;
 
     std::optional<QSize> size;
     if (parser.isSet(figure)) {
-        // Check the figure's format before a long run, not after it.
-        const QString suffix = QFileInfo(parser.value(figure)).suffix().toLower();
-        if (suffix != QLatin1String("png") && suffix != QLatin1String("svg"))
-            return usageError(command,
-                              QStringLiteral("--figure must end in .png or .svg, got '%1'")
-                                  .arg(parser.value(figure)));
-        size = parseSize(parser.value(figureSize));
-        if (!size)
-            return usageError(command,
-                              QStringLiteral("--figure-size must be WxH with each side "
-                                             "in [64, 10000], got '%1'")
-                                  .arg(parser.value(figureSize)));
+        if (const auto refused
+            = figureOptions(parser.value(figure), parser.value(figureSize), command, &size))
+            return *refused;
     }
 
     // Both files checked before the (possibly long) run: writable, not the same file.

@@ -329,6 +329,102 @@ std::optional<int> parseAnimation(const QCommandLineParser &parser, HeatmapReque
 
 std::optional<int> parseModelInputs(const QCommandLineParser &parser, HeatmapRequest &req);
 
+/// The named choices of the model's options (--kind, --mask, --dtype, --generator, --view,
+/// --scale, --range, --compute); false with the message in *error for a value not among them.
+bool checkModelChoices(const QCommandLineParser &parser, QString *error)
+{
+    return checkChoice(
+               parser, QStringLiteral("kind"),
+               {QStringLiteral("encoder"), QStringLiteral("decoder"), QStringLiteral("cross")},
+               error)
+        && checkChoice(
+               parser, QStringLiteral("mask"),
+               {QStringLiteral("none"), QStringLiteral("causal"), QStringLiteral("padding")}, error)
+        && checkChoice(parser, QStringLiteral("dtype"),
+                       {QStringLiteral("float32"), QStringLiteral("float64")}, error)
+        && checkChoice(parser, QStringLiteral("generator"),
+                       {QStringLiteral("numpy"), QStringLiteral("torch")}, error)
+        && checkChoice(parser, QStringLiteral("view"),
+                       {QStringLiteral("grid"), QStringLiteral("head"), QStringLiteral("steps"),
+                        QStringLiteral("compare"), QStringLiteral("model"),
+                        QStringLiteral("positions"), QStringLiteral("tokens"),
+                        QStringLiteral("text")},
+                       error)
+        && checkChoice(parser, QStringLiteral("scale"),
+                       {QStringLiteral("linear"), QStringLiteral("log")}, error)
+        && checkChoice(parser, QStringLiteral("range"),
+                       {QStringLiteral("fixed"), QStringLiteral("auto")}, error)
+        && checkChoice(parser, QStringLiteral("compute"),
+                       {QStringLiteral("auto"), QStringLiteral("full"), QStringLiteral("tiles")},
+                       error);
+}
+
+/// The 2025 variants' options: --sink-logit, --differential-lambda (one λ or h of them),
+/// --gate-bias and --latent-dim with --latent-rope-dim and --latent-absorbed.
+std::optional<int> parseVariantParameters(const QCommandLineParser &parser, HeatmapRequest &req)
+{
+    QString error;
+    if (parser.isSet(QStringLiteral("sink-logit"))) {
+        const auto b = doubleOption(parser, QStringLiteral("sink-logit"),
+                                    -SessionParameters::maxVariantLogit,
+                                    SessionParameters::maxVariantLogit, &error);
+        if (!b)
+            return usageError(req.command, error);
+        req.p.learnedSink = true;
+        req.p.sinkLogit = *b;
+    }
+    if (parser.isSet(QStringLiteral("differential-lambda"))) {
+        const QString text = parser.value(QStringLiteral("differential-lambda"));
+        req.p.differential = true;
+        if (text.trimmed().contains(QRegularExpression(QStringLiteral("[,\\s]")))) {
+            // One λ per head: h values.
+            const auto lambdas = parseHeadLambdas(text, req.p.heads, &error);
+            if (!lambdas)
+                return usageError(req.command, QStringLiteral("--differential-lambda: ") + error);
+            req.p.headLambdas = *lambdas;
+        } else {
+            const auto lambda
+                = doubleOption(parser, QStringLiteral("differential-lambda"), -1.0, 2.0, &error);
+            if (!lambda)
+                return usageError(req.command, error);
+            req.p.lambda = *lambda;
+        }
+    }
+    if (parser.isSet(QStringLiteral("gate-bias"))) {
+        const auto b
+            = doubleOption(parser, QStringLiteral("gate-bias"), -SessionParameters::maxVariantLogit,
+                           SessionParameters::maxVariantLogit, &error);
+        if (!b)
+            return usageError(req.command, error);
+        req.p.outputGate = true;
+        req.p.gateBias = *b;
+    }
+    if (parser.isSet(QStringLiteral("latent-dim"))) {
+        const auto dC = intOption(parser, QStringLiteral("latent-dim"), 1,
+                                  SessionParameters::maxDModel, &error);
+        if (!dC)
+            return usageError(req.command, error);
+        const auto dR = intOption(parser, QStringLiteral("latent-rope-dim"), 2,
+                                  SessionParameters::maxLatentRopeDim, &error);
+        if (!dR)
+            return usageError(req.command, error);
+        req.p.latent = true;
+        req.p.latentDim = Index(*dC);
+        req.p.latentRopeDim = Index(*dR);
+        req.p.latentAbsorbed = parser.isSet(QStringLiteral("latent-absorbed"));
+    } else if (parser.isSet(QStringLiteral("latent-rope-dim"))
+               || parser.isSet(QStringLiteral("latent-absorbed"))) {
+        return usageError(req.command,
+                          QStringLiteral("--latent-rope-dim and --latent-absorbed need "
+                                         "--latent-dim (multi-head latent attention)"));
+    }
+    if (req.p.learnedSink && req.p.differential)
+        return usageError(req.command,
+                          QStringLiteral("--sink-logit and --differential-lambda do not combine "
+                                         "(no published model uses both): choose one"));
+    return std::nullopt;
+}
+
 /// The model's parameters: sizes, seed, kind, mask, scale, positions, tokens and tensors.
 std::optional<int> parseModelParameters(const QCommandLineParser &parser, HeatmapRequest &req)
 {
@@ -364,29 +460,7 @@ std::optional<int> parseModelParameters(const QCommandLineParser &parser, Heatma
     const auto seed = seedOption(parser, QStringLiteral("seed"), &error);
     if (!seed)
         return usageError(req.command, error);
-    if (!checkChoice(
-            parser, QStringLiteral("kind"),
-            {QStringLiteral("encoder"), QStringLiteral("decoder"), QStringLiteral("cross")}, &error)
-        || !checkChoice(
-            parser, QStringLiteral("mask"),
-            {QStringLiteral("none"), QStringLiteral("causal"), QStringLiteral("padding")}, &error)
-        || !checkChoice(parser, QStringLiteral("dtype"),
-                        {QStringLiteral("float32"), QStringLiteral("float64")}, &error)
-        || !checkChoice(parser, QStringLiteral("generator"),
-                        {QStringLiteral("numpy"), QStringLiteral("torch")}, &error)
-        || !checkChoice(parser, QStringLiteral("view"),
-                        {QStringLiteral("grid"), QStringLiteral("head"), QStringLiteral("steps"),
-                         QStringLiteral("compare"), QStringLiteral("model"),
-                         QStringLiteral("positions"), QStringLiteral("tokens"),
-                         QStringLiteral("text")},
-                        &error)
-        || !checkChoice(parser, QStringLiteral("scale"),
-                        {QStringLiteral("linear"), QStringLiteral("log")}, &error)
-        || !checkChoice(parser, QStringLiteral("range"),
-                        {QStringLiteral("fixed"), QStringLiteral("auto")}, &error)
-        || !checkChoice(parser, QStringLiteral("compute"),
-                        {QStringLiteral("auto"), QStringLiteral("full"), QStringLiteral("tiles")},
-                        &error))
+    if (!checkModelChoices(parser, &error))
         return usageError(req.command, error);
     const auto nK
         = intOption(parser, QStringLiteral("n-k"), 1, SessionParameters::maxLongSequence, &error);
@@ -459,64 +533,8 @@ std::optional<int> parseModelParameters(const QCommandLineParser &parser, Heatma
     if (!temperature)
         return usageError(req.command, error);
     req.p.temperature = *temperature;
-    if (parser.isSet(QStringLiteral("sink-logit"))) {
-        const auto b = doubleOption(parser, QStringLiteral("sink-logit"),
-                                    -SessionParameters::maxVariantLogit,
-                                    SessionParameters::maxVariantLogit, &error);
-        if (!b)
-            return usageError(req.command, error);
-        req.p.learnedSink = true;
-        req.p.sinkLogit = *b;
-    }
-    if (parser.isSet(QStringLiteral("differential-lambda"))) {
-        const QString text = parser.value(QStringLiteral("differential-lambda"));
-        req.p.differential = true;
-        if (text.trimmed().contains(QRegularExpression(QStringLiteral("[,\\s]")))) {
-            // One λ per head: h values.
-            const auto lambdas = parseHeadLambdas(text, req.p.heads, &error);
-            if (!lambdas)
-                return usageError(req.command, QStringLiteral("--differential-lambda: ") + error);
-            req.p.headLambdas = *lambdas;
-        } else {
-            const auto lambda
-                = doubleOption(parser, QStringLiteral("differential-lambda"), -1.0, 2.0, &error);
-            if (!lambda)
-                return usageError(req.command, error);
-            req.p.lambda = *lambda;
-        }
-    }
-    if (parser.isSet(QStringLiteral("gate-bias"))) {
-        const auto b
-            = doubleOption(parser, QStringLiteral("gate-bias"), -SessionParameters::maxVariantLogit,
-                           SessionParameters::maxVariantLogit, &error);
-        if (!b)
-            return usageError(req.command, error);
-        req.p.outputGate = true;
-        req.p.gateBias = *b;
-    }
-    if (parser.isSet(QStringLiteral("latent-dim"))) {
-        const auto dC = intOption(parser, QStringLiteral("latent-dim"), 1,
-                                  SessionParameters::maxDModel, &error);
-        if (!dC)
-            return usageError(req.command, error);
-        const auto dR = intOption(parser, QStringLiteral("latent-rope-dim"), 2,
-                                  SessionParameters::maxLatentRopeDim, &error);
-        if (!dR)
-            return usageError(req.command, error);
-        req.p.latent = true;
-        req.p.latentDim = Index(*dC);
-        req.p.latentRopeDim = Index(*dR);
-        req.p.latentAbsorbed = parser.isSet(QStringLiteral("latent-absorbed"));
-    } else if (parser.isSet(QStringLiteral("latent-rope-dim"))
-               || parser.isSet(QStringLiteral("latent-absorbed"))) {
-        return usageError(req.command,
-                          QStringLiteral("--latent-rope-dim and --latent-absorbed need "
-                                         "--latent-dim (multi-head latent attention)"));
-    }
-    if (req.p.learnedSink && req.p.differential)
-        return usageError(req.command,
-                          QStringLiteral("--sink-logit and --differential-lambda do not combine "
-                                         "(no published model uses both): choose one"));
+    if (const auto exit = parseVariantParameters(parser, req))
+        return exit;
     return parseModelInputs(parser, req);
 }
 
