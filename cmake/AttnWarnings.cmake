@@ -19,6 +19,10 @@ function(attn_setup_target target)
                                                  -fno-sanitize-recover=undefined)
         target_link_options(${target} PRIVATE -fsanitize=address,undefined)
     endif()
+    if(ATTN_TSAN)
+        target_compile_options(${target} PRIVATE -fsanitize=thread)
+        target_link_options(${target} PRIVATE -fsanitize=thread)
+    endif()
     if(ATTN_FUZZ)
         # libFuzzer's coverage only where the fuzz targets (fuzz/) run code: attncore, the
         # session and document tiers, the commands (attncli) and the targets themselves (fuzz/ adds libFuzzer's main).

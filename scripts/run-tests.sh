@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds (Release) and runs the whole test suite with CTest, checks
-# formatting, then builds the `fuzz` preset (clang, ASan + UBSan, the libFuzzer targets of fuzz/)
-# and runs the whole suite again under the sanitizers and each fuzz target for
-# ATTN_FUZZ_SECONDS (default 10) on its seed corpus. ATTN_SANITIZE_TESTS=0 stops after the
-# Release suite and the format check.
+# formatting, runs the tests of the worker threads under ThreadSanitizer (the `tsan` preset,
+# label tsan: it links the Release build's core), then builds the `fuzz` preset (clang, ASan +
+# UBSan, the libFuzzer targets of fuzz/) and runs the whole suite again under those sanitizers
+# and each fuzz target for ATTN_FUZZ_SECONDS (default 10) on its seed corpus.
+# ATTN_SANITIZE_TESTS=0 stops after the Release suite and the format check.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh" release
 cd "$ATTN_ROOT"
 ctest --preset release --parallel "$(nproc)"
 bash "$ATTN_ROOT/scripts/check-format.sh"
 if [[ "${ATTN_SANITIZE_TESTS:-1}" != 0 ]]; then
+    ATTN_PRESET=tsan attn_build
+    ctest --preset tsan --parallel "$(nproc)"
     attn_install_packages "${ATTN_FUZZ_PACKAGES[@]}"
     ATTN_PRESET=fuzz attn_build
     # Any sanitizer report fails the test it happens in (and every command the test runs: the

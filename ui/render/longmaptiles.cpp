@@ -1,6 +1,7 @@
 #include "ui/render/longmaptiles.h"
 
 #include "ui/render/tileimage.h"
+#include "ui/session/handover.h"
 #include "ui/session/pooledsession.h"
 #include "ui/session/tensorsource.h"
 
@@ -281,7 +282,7 @@ private:
                  ColorNorm norm, quint64 colorVersion);
     void store(const LongTileKey &key, TileValues values);
     /// Posts `f` to the owner's thread (dropped when the owner is gone).
-    template<typename F> void post(F f) { QMetaObject::invokeMethod(m_owner, std::move(f)); }
+    template<typename F> void post(F f) { postTo(m_owner, std::move(f)); }
 
     LongMapTiles *m_owner;
     std::shared_ptr<Shared> m_shared;

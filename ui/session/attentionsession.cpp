@@ -1,5 +1,7 @@
 #include "ui/session/attentionsession.h"
 
+#include "ui/session/handover.h"
+
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -76,9 +78,7 @@ private:
             std::shared_ptr<const SessionResult> done = m_cache.share(std::move(result));
             // Queued to the session's (GUI) thread; dropped by Qt if the session is destroyed
             // first (it is not: the destructor joins this thread before the session dies).
-            QMetaObject::invokeMethod(
-                m_session, [session = m_session, done] { session->deliver(done); },
-                Qt::QueuedConnection);
+            postTo(m_session, [session = m_session, done] { session->deliver(done); });
         }
     }
 

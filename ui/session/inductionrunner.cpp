@@ -1,5 +1,7 @@
 #include "ui/session/inductionrunner.h"
 
+#include "ui/session/handover.h"
+
 #include "core/base/threads.h"
 
 #include <QCoreApplication>
@@ -148,8 +150,7 @@ void InductionRunner::startWork(std::int64_t maxSteps)
                 // Queued to the GUI thread; the destructor waits for this worker, so the
                 // runner is alive while it posts.
                 if (queue)
-                    QMetaObject::invokeMethod(
-                        this, [this, box] { drain(box); }, Qt::QueuedConnection);
+                    postTo(this, [this, box] { drain(box); });
             };
             try {
                 // Row 0 (as E17's): the untrained model, with the first batch's loss.

@@ -1,5 +1,7 @@
 #include "ui/session/jobrunner.h"
 
+#include "ui/session/handover.h"
+
 #include <QCoreApplication>
 
 #include <QEventLoop>
@@ -30,19 +32,16 @@ void JobRunner::start(std::function<Delivery(const JobContext &)> job)
     m_cancel = cancel;
     const quint64 generation = ++m_generation;
     setBusy(true);
-    m_pool.start([this, job = std::move(job), cancel, generation] {
+    startOn(m_pool, [this, job = std::move(job), cancel, generation] {
         JobContext context;
         context.cancel = CancelToken(cancel.get());
         context.progress = [this, cancel, generation](double fraction) {
             if (cancel->load(std::memory_order_relaxed))
                 return;
-            QMetaObject::invokeMethod(
-                this,
-                [this, generation, fraction] {
-                    if (generation == m_generation)
-                        emit progressChanged(fraction);
-                },
-                Qt::QueuedConnection);
+            postTo(this, [this, generation, fraction] {
+                if (generation == m_generation)
+                    emit progressChanged(fraction);
+            });
         };
         Delivery delivery;
         QString error;
@@ -59,16 +58,13 @@ void JobRunner::start(std::function<Delivery(const JobContext &)> job)
         if (cancelled)
             delivery = nullptr;
         // The runner outlives its jobs (the destructor waits), so posting to it is safe.
-        QMetaObject::invokeMethod(
-            this,
-            [this, generation, delivery = std::move(delivery), error, cancelled] {
-                if (cancelled && generation == m_generation) {
-                    setBusy(false); // stopped by its own token: nothing to deliver
-                    emit this->cancelled();
-                } else if (!cancelled)
-                    finish(generation, delivery, error);
-            },
-            Qt::QueuedConnection);
+        postTo(this, [this, generation, delivery = std::move(delivery), error, cancelled] {
+            if (cancelled && generation == m_generation) {
+                setBusy(false); // stopped by its own token: nothing to deliver
+                emit this->cancelled();
+            } else if (!cancelled)
+                finish(generation, delivery, error);
+        });
     });
 }
 

@@ -1,5 +1,7 @@
 #include "ui/session/trainingrunner.h"
 
+#include "ui/session/handover.h"
+
 #include "core/attention/mask.h"
 #include "core/base/threads.h"
 #include "core/io/npy.h"
@@ -254,8 +256,7 @@ void TrainingRunner::startWork(std::int64_t maxSteps)
                 // Queued to the GUI thread; dropped if the runner is gone (its destructor waits
                 // for this worker, so it is alive while the worker posts).
                 if (post)
-                    QMetaObject::invokeMethod(
-                        this, [this, box] { drain(box); }, Qt::QueuedConnection);
+                    postTo(this, [this, box] { drain(box); });
                 if (stop)
                     break;
             }
