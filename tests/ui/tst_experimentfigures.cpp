@@ -5,7 +5,128 @@
 
 #include "experimentstest.h"
 
+#include <map>
+#include <set>
+
 using namespace experimentstest;
+
+namespace {
+
+/// The running mean over the last ten steps (fewer in the first nine) of each row of `m`: E13's
+/// loss and gradient curves are smoothed so, and the test sums each window afresh.
+MatrixD runningMean10(const MatrixD &m)
+{
+    MatrixD out(m.rows(), m.cols());
+    for (Index i = 0; i < m.rows(); ++i)
+        for (Index s = 0; s < m.cols(); ++s) {
+            const Index from = std::max<Index>(0, s - 9);
+            out(i, s) = m.row(i).segment(from, s - from + 1).sum() / double(s - from + 1);
+        }
+    return out;
+}
+
+/// What a figure plots besides the table's columns, as columns the plotted points are looked
+/// up in: a matrix drawn one curve per row (E14's score decay, E20's mean weight by offset) as a
+/// column of indices 0, 1, … and one column per row; E13's smoothed loss ratio and gradient norm
+/// (runningMean10 of relative_loss and grad_norm_qk) as a column of steps 1 … S and one column
+/// per run.
+std::vector<std::vector<double>> plottedMatrixColumns(const QString &id,
+                                                      const ExperimentResult &result)
+{
+    std::vector<const MatrixD *> curves;
+    MatrixD lossMeans, gradMeans;
+    double first = 0; // the x of column 0
+    if (id == QLatin1String("E14")) {
+        curves.push_back(namedMatrix(result, "score_decay"));
+    } else if (id == QLatin1String("E20")) {
+        curves.push_back(namedMatrix(result, "weight_by_offset"));
+    } else if (id == QLatin1String("E13")) {
+        const MatrixD *loss = namedMatrix(result, "relative_loss");
+        const MatrixD *grad = namedMatrix(result, "grad_norm_qk");
+        if (!loss || !grad)
+            return {};
+        lossMeans = runningMean10(*loss);
+        gradMeans = runningMean10(*grad);
+        curves = {&lossMeans, &gradMeans};
+        first = 1;
+    }
+    std::vector<std::vector<double>> cols;
+    for (const MatrixD *m : curves) {
+        if (!m)
+            continue;
+        std::vector<double> x(std::size_t(m->cols()));
+        for (std::size_t c = 0; c < x.size(); ++c)
+            x[c] = first + double(c);
+        cols.push_back(std::move(x));
+        for (Index row = 0; row < m->rows(); ++row) {
+            std::vector<double> y(std::size_t(m->cols()));
+            for (std::size_t c = 0; c < y.size(); ++c)
+                y[c] = (*m)(row, Index(c));
+            cols.push_back(std::move(y));
+        }
+    }
+    return cols;
+}
+
+/// E13's charts, one per init, d_k and quantity: each has a curve per scale, the smoothed
+/// curve (runningMean10) of the table's run with that init, d_k and scale.
+void checkE13Charts(const ExperimentResult &result, const QList<QChartView *> &views)
+{
+    const Table &t = result.table;
+    const MatrixD loss = runningMean10(*namedMatrix(result, "relative_loss"));
+    const MatrixD grad = runningMean10(*namedMatrix(result, "grad_norm_qk"));
+    // The recipe keeps the curves above a floor for their log axes (1e-6, 1e-12), which these
+    // parameters never reach: the curves are the means themselves.
+    QVERIFY(loss.minCoeff() > 1e-6 && grad.minCoeff() > 1e-12);
+    const std::vector<double> dks = columnValues(t, t.columnIndex("d_k"));
+    std::set<double> distinct(dks.begin(), dks.end());
+    QCOMPARE(views.size(), qsizetype(2 * 2 * distinct.size())); // init × d_k × loss, norm
+    const std::map<QString, std::string> scales
+        = {{QStringLiteral("1/\u221ad<sub>k</sub>"), "1/sqrt(d_k)"},
+           {QStringLiteral("none"), "none"},
+           {QStringLiteral("1/d<sub>k</sub>"), "1/d_k"}};
+    for (const QChartView *view : views) {
+        const QString title = view->chart()->title();
+        const std::string init = title.startsWith(QLatin1String("xavier init")) ? "xavier"
+            : title.startsWith(QLatin1String("unit-variance q, k"))             ? "unit_qk"
+                                                                                : "";
+        QVERIFY2(!init.empty(), qPrintable(title));
+        const bool isLoss = title.endsWith(QLatin1String(": loss ratio"));
+        const qsizetype at = title.indexOf(QLatin1String("d<sub>k</sub> = "));
+        QVERIFY2(at > 0, qPrintable(title));
+        const double dk = title.mid(at + 16).section(QLatin1Char(':'), 0, 0).toDouble();
+        QVERIFY2(distinct.count(dk), qPrintable(title));
+        const QList<QAbstractSeries *> series = view->chart()->series();
+        QCOMPARE(series.size(), qsizetype(3));
+        for (QAbstractSeries *s : series) {
+            const auto *line = qobject_cast<QLineSeries *>(s);
+            QVERIFY(line);
+            QVERIFY2(scales.count(line->name()), qPrintable(line->name()));
+            std::size_t row = 0;
+            while (row < t.rowCount()
+                   && !(std::get<std::string>(t.cell(row, t.columnIndex("init"))) == init
+                        && dks[row] == dk
+                        && std::get<std::string>(t.cell(row, t.columnIndex("scale")))
+                            == scales.at(line->name())))
+                ++row;
+            QVERIFY2(row < t.rowCount(), qPrintable(title + QStringLiteral(": ") + line->name()));
+            const MatrixD &curve = isLoss ? loss : grad;
+            const QList<QPointF> points = line->points();
+            QCOMPARE(points.size(), qsizetype(curve.cols()));
+            for (qsizetype k = 0; k < points.size(); ++k) {
+                QCOMPARE(points[k].x(), double(k + 1));
+                QVERIFY2(sameValue(points[k].y(), curve(Index(row), Index(k))),
+                         qPrintable(QStringLiteral("%1, %2: step %3 plots %4, the run's mean is %5")
+                                        .arg(title, line->name())
+                                        .arg(k + 1)
+                                        .arg(points[k].y())
+                                        .arg(curve(Index(row), Index(k)))));
+            }
+        }
+    }
+}
+
+} // namespace
 
 class TestExperimentFigures : public QObject
 {
@@ -25,13 +146,15 @@ private slots:
 void TestExperimentFigures::figurePlotsTable_data()
 {
     QTest::addColumn<QString>("id");
-    for (int i = 1; i <= 12; ++i)
+    for (int i = 1; i <= 20; ++i)
         QTest::addRow("E%d", i) << QStringLiteral("E%1").arg(i);
 }
 
 // What each figure plots, read back from its charts: every line point and bar is a cell of the
-// experiment's table (x and y columns of one row), every point lies inside its axes' ranges,
-// and every chart and value axis has a title. The heatmap figures (E1, E4, E10): each heatmap's
+// experiment's table (x and y columns of one row) or of a matrix it draws as curves
+// (plottedMatrixColumns: E14, E20, and E13's smoothed curves, recomputed from the result), every
+// point lies inside its axes' ranges, and every chart and value axis has a title. E13's curves
+// are in the chart of their run's init and d_k. The heatmaps (E1, E4, E10, E15–E20): each one's
 // values, colour range, cell colours and title against the experiment's matrices and table.
 void TestExperimentFigures::figurePlotsTable()
 {
@@ -41,6 +164,8 @@ void TestExperimentFigures::figurePlotsTable()
     std::vector<std::vector<double>> cols;
     for (std::size_t c = 0; c < result.table.columnCount(); ++c)
         cols.push_back(columnValues(result.table, c));
+    for (std::vector<double> &c : plottedMatrixColumns(id, result))
+        cols.push_back(std::move(c));
     QWidget parent;
     QWidget *figure = createExperimentFigure(result, &parent);
     QVERIFY(figure);
@@ -126,8 +251,13 @@ void TestExperimentFigures::figurePlotsTable()
         }
     }
     QVERIFY2(heatmapsOnly || lines + bars > 0, qPrintable(id));
-    if (heatmapsOnly)
+    const int number = id.mid(1).toInt();
+    if (heatmapsOnly || number >= 15)
         checkHeatmapFigure(id, result, figure);
+    if (number == 13 || number == 14)
+        QVERIFY2(experimentHeatmaps(figure).isEmpty(), qPrintable(id));
+    if (number == 13)
+        checkE13Charts(result, views);
 }
 
 void TestExperimentFigures::exportFigure_data()
