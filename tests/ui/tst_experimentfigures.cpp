@@ -1,9 +1,11 @@
 // Tests of the experiment figures shared by the Experiments panel and `attnlab experiment
-// --figure`: each figure plots the result's table and matrices, exports to PNG and SVG, says
-// why when it cannot be drawn, and is laid out in the window as in the export.
+// --figure`: each figure plots the result's table and matrices, exports to PNG and SVG (a few
+// PNGs equal to their committed goldens), says why when it cannot be drawn, and is laid out in
+// the window as in the export.
 // Set ATTN_FIGURE_DIR to keep the exported figures (one PNG and SVG per experiment) for viewing.
 
 #include "experimentstest.h"
+#include "imagecompare.h"
 
 #include <map>
 #include <set>
@@ -137,6 +139,8 @@ private slots:
     void figurePlotsTable();
     void exportFigure_data();
     void exportFigure();
+    void exportEqualsGolden_data();
+    void exportEqualsGolden();
     void exportFigureErrors();
     void figureUnavailableWithoutColumns();
     void figureInWindowLaidOutLikeExport_data();
@@ -367,6 +371,71 @@ void TestExperimentFigures::exportFigure()
     // The figure in the panel is the same widget tree.
     std::unique_ptr<QWidget> widget(createExperimentFigure(result));
     QCOMPARE(widget->objectName(), QStringLiteral("experimentFigure"));
+}
+
+void TestExperimentFigures::exportEqualsGolden_data()
+{
+    QTest::addColumn<QString>("id");
+    QTest::addColumn<QSize>("size");
+    // Deterministic experiments (seeded, no timings, nothing at rounding level in the bars), one
+    // of each kind of panel: lines on log axes (E3), grouped bars (E7), heatmaps with the
+    // signed map (E10), bars over heatmaps (E15). About half their default sizes.
+    QTest::newRow("E3") << QStringLiteral("E3") << QSize(720, 320);
+    QTest::newRow("E7") << QStringLiteral("E7") << QSize(600, 360);
+    QTest::newRow("E10") << QStringLiteral("E10") << QSize(900, 320);
+    QTest::newRow("E15") << QStringLiteral("E15") << QSize(780, 540);
+}
+
+// The exported PNG against the golden figure committed in tests/reference/fixtures/figures
+// (README.md there: ATTN_UPDATE_GOLDEN=1 rewrites them). Rendering is deterministic (offscreen
+// platform, DejaVu fonts): on the machine that wrote them the figures equal their goldens pixel
+// for pixel. The tolerance is for the experiments' numbers rounded differently on another CPU,
+// which moves an antialiased edge by a fraction of a pixel: a pixel may differ by up to 24 of
+// 255 in a channel, and at most 0.01 % of the pixels (21 to 42 here) by more. A figure drawn
+// wrong changes more: one of E15's sixteen bars drawn 10 % too high changes 112 pixels, one of
+// E7's a bar 5 % too high 195, a curve of E3 scaled by 1.37 2100.
+void TestExperimentFigures::exportEqualsGolden()
+{
+    QFETCH(QString, id);
+    QFETCH(QSize, size);
+    const ExperimentResult result
+        = runExperiment(id.toStdString(), smallParams(experimentInfo(id.toStdString())));
+    QTemporaryDir tmp;
+    const QString png = tmp.filePath(id.toLower() + QStringLiteral(".png"));
+    QString error;
+    QVERIFY2(exportExperimentFigure(result, png, size, &error), qPrintable(error));
+    QImage actual;
+    QVERIFY(actual.load(png, "PNG"));
+    const QString golden
+        = QStringLiteral(ATTN_FIXTURE_DIR "/figures/") + id.toLower() + QStringLiteral(".png");
+    if (qEnvironmentVariable("ATTN_UPDATE_GOLDEN") == QLatin1String("1")) {
+        QFile::remove(golden);
+        QVERIFY2(QFile::copy(png, golden), qPrintable(golden));
+        qInfo("wrote %s", qPrintable(golden));
+    }
+    QImage expected;
+    QVERIFY2(
+        expected.load(golden, "PNG"),
+        qPrintable(
+            QStringLiteral("no golden figure %1 (ATTN_UPDATE_GOLDEN=1 writes it)").arg(golden)));
+    QCOMPARE(expected.size(), size);
+    const attn::test::ImageDifference d = attn::test::compareImages(actual, expected, 24);
+    const qint64 allowed = d.total / 10000;
+    if (d.differing > allowed) {
+        const QString kept = attn::test::keepImages(
+            QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("figure-goldens")),
+            id.toLower(), actual, expected, d);
+        QFAIL(qPrintable(QStringLiteral("%1: %2 of %3 pixels differ from %4 by more than 24 in a "
+                                        "channel (at most %5 may; the largest difference is %6); "
+                                        "%7")
+                             .arg(id)
+                             .arg(d.differing)
+                             .arg(d.total)
+                             .arg(golden)
+                             .arg(allowed)
+                             .arg(d.largest)
+                             .arg(kept)));
+    }
 }
 
 void TestExperimentFigures::exportFigureErrors()
