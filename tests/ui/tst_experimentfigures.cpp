@@ -1,7 +1,7 @@
 // Tests of the experiment figures shared by the Experiments panel and `attnlab experiment
 // --figure`: each figure plots the result's table and matrices, exports to PNG and SVG (a few
-// PNGs equal to their committed goldens), says why when it cannot be drawn, and is laid out in
-// the window as in the export.
+// PNGs equal to their committed goldens, markers where the axes put the table's numbers), says
+// why when it cannot be drawn, and is laid out in the window as in the export.
 // Set ATTN_FIGURE_DIR to keep the exported figures (one PNG and SVG per experiment) for viewing.
 
 #include "experimentstest.h"
@@ -141,6 +141,8 @@ private slots:
     void exportFigure();
     void exportEqualsGolden_data();
     void exportEqualsGolden();
+    void exportDrawsTableAtAxisPositions_data();
+    void exportDrawsTableAtAxisPositions();
     void exportFigureErrors();
     void figureUnavailableWithoutColumns();
     void figureInWindowLaidOutLikeExport_data();
@@ -435,6 +437,141 @@ void TestExperimentFigures::exportEqualsGolden()
                              .arg(allowed)
                              .arg(d.largest)
                              .arg(kept)));
+    }
+}
+
+namespace {
+
+/// A curve a figure must draw: in the chart whose title starts with `chart`, the series `series`
+/// plots column `y` of the table against column `x`.
+struct TableCurve
+{
+    QString chart, series;
+    const char *x, *y;
+};
+
+} // namespace
+
+void TestExperimentFigures::exportDrawsTableAtAxisPositions_data()
+{
+    QTest::addColumn<QString>("id");
+    QTest::addColumn<QSize>("size");
+    QTest::newRow("E3") << QStringLiteral("E3") << QSize(900, 420);
+    QTest::newRow("E19") << QStringLiteral("E19") << QSize(1000, 700);
+}
+
+// The exported PNG has each table row's marker where the chart's axes put the row's numbers:
+// for every row, the pixels around chart->mapToPosition(x, y) (taken through the chart view
+// into the figure, laid out at the export's size) include the series' colour. The positions
+// come from the table and the axes, not from the series' points, so a curve drawn off its
+// numbers (scaled, on the wrong axis, from the wrong column) misses them, whatever the rest of
+// the figure looks like; no stored image is involved.
+void TestExperimentFigures::exportDrawsTableAtAxisPositions()
+{
+    QFETCH(QString, id);
+    QFETCH(QSize, size);
+    static const std::map<QString, std::vector<TableCurve>> curves = {
+        {QStringLiteral("E3"),
+         {{QStringLiteral("Effective terms"), QStringLiteral("unscaled"), "d_k",
+           "effective_terms_unscaled"},
+          {QStringLiteral("Effective terms"), QStringLiteral("scaled by 1/\u221ad_k"), "d_k",
+           "effective_terms_scaled"},
+          {QStringLiteral("Max softmax weight"), QStringLiteral("unscaled"), "d_k",
+           "max_weight_unscaled"},
+          {QStringLiteral("Max softmax weight"), QStringLiteral("scaled by 1/\u221ad_k"), "d_k",
+           "max_weight_scaled"}}},
+        {QStringLiteral("E19"),
+         {{QStringLiteral("Relevant key against distractors"),
+           QStringLiteral("weight on the planted key / mean |distractor|"), "lambda", "snr"},
+          {QStringLiteral("Weights of A"), QStringLiteral("planted key"), "lambda",
+           "relevant_weight_mean"},
+          {QStringLiteral("Weights of A"), QStringLiteral("mean |distractor|"), "lambda",
+           "distractor_abs_mean"},
+          {QStringLiteral("Entropy of"), QStringLiteral("A\u2081 \u2212 \u03bbA\u2082"), "lambda",
+           "abs_entropy_mean"}}},
+    };
+    const ExperimentResult result
+        = runExperiment(id.toStdString(), smallParams(experimentInfo(id.toStdString())));
+    QTemporaryDir tmp;
+    const QString png = tmp.filePath(id.toLower() + QStringLiteral(".png"));
+    QString error;
+    QVERIFY2(exportExperimentFigure(result, png, size, &error), qPrintable(error));
+    QImage image;
+    QVERIFY(image.load(png, "PNG"));
+    image = image.convertToFormat(QImage::Format_ARGB32);
+
+    // The figure laid out as the export lays it out (exportFigure: the same pixels).
+    const std::unique_ptr<QWidget> figure(createExperimentFigure(result));
+    figure->setAttribute(Qt::WA_DontShowOnScreen);
+    figure->setMinimumSize(0, 0);
+    figure->resize(size);
+    figure->layout()->activate();
+    QCoreApplication::sendPostedEvents();
+    {
+        QImage scratch(size, QImage::Format_ARGB32_Premultiplied);
+        QPainter painter(&scratch);
+        figure->render(&painter); // settles the charts' geometry as the export's render did
+    }
+    const Table &t = result.table;
+    int checked = 0;
+    QStringList missing;
+    for (const TableCurve &curve : curves.at(id)) {
+        const QString what = QStringLiteral("%1 “%2”, “%3”").arg(id, curve.chart, curve.series);
+        QLineSeries *line = nullptr;
+        QChartView *view = nullptr;
+        for (QChartView *v : figure->findChildren<QChartView *>())
+            if (v->chart()->title().startsWith(curve.chart))
+                for (QAbstractSeries *s : v->chart()->series())
+                    if (s->name() == curve.series) {
+                        line = qobject_cast<QLineSeries *>(s);
+                        view = v;
+                    }
+        QVERIFY2(line && view, qPrintable(what));
+        const QColor color = line->color();
+        const std::vector<double> xs = columnValues(t, t.columnIndex(curve.x));
+        const std::vector<double> ys = columnValues(t, t.columnIndex(curve.y));
+        for (std::size_t r = 0; r < t.rowCount(); ++r) {
+            const QPointF inChart = view->chart()->mapToPosition(QPointF(xs[r], ys[r]), line);
+            QVERIFY2(view->chart()->plotArea().adjusted(-1, -1, 1, 1).contains(inChart),
+                     qPrintable(QStringLiteral("%1: row %2 outside the plot").arg(what).arg(r)));
+            const QPoint inView = view->mapFromScene(view->chart()->mapToScene(inChart));
+            const QPoint at = view->viewport()->mapTo(figure.get(), inView);
+            // A marker is 6 pixels wide: within 2 pixels of its centre some pixel has the
+            // series' colour, even where the plot's edge cuts the marker.
+            bool found = false;
+            for (int dy = -2; dy <= 2 && !found; ++dy)
+                for (int dx = -2; dx <= 2 && !found; ++dx) {
+                    const QPoint p = at + QPoint(dx, dy);
+                    if (!image.rect().contains(p))
+                        continue;
+                    const QColor c = image.pixelColor(p);
+                    found = std::abs(c.red() - color.red()) + std::abs(c.green() - color.green())
+                            + std::abs(c.blue() - color.blue())
+                        <= 60;
+                }
+            if (!found)
+                missing << QStringLiteral("%1: no marker at (%2, %3) for row %4 (%5, %6)")
+                               .arg(what)
+                               .arg(at.x())
+                               .arg(at.y())
+                               .arg(r)
+                               .arg(xs[r])
+                               .arg(ys[r]);
+            ++checked;
+        }
+    }
+    QVERIFY(checked >= 12);
+    if (!missing.isEmpty()) {
+        const QString dir
+            = QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("figure-axes"));
+        QDir().mkpath(dir);
+        const QString kept = QDir(dir).filePath(id.toLower() + QStringLiteral(".png"));
+        image.save(kept);
+        QFAIL(qPrintable(QStringLiteral("%1 of %2 rows not drawn where the axes put them (the "
+                                        "figure: %3): %4")
+                             .arg(missing.size())
+                             .arg(checked)
+                             .arg(kept, missing.join(QStringLiteral("; ")))));
     }
 }
 
