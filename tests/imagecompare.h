@@ -1,7 +1,7 @@
 #pragma once
 // Compares a rendered image with a reference image pixel by pixel, within a tolerance, and
 // keeps both (and a map of where they differ) for looking at when they do not match. Used by
-// the figure tests against the committed golden figures (tests/reference/fixtures/figures) and
+// the figure tests against the committed golden figures (tests/ui/golden) and
 // by the command-line tests against the library's export of the same figure.
 
 #include <QDir>

@@ -388,8 +388,8 @@ void TestExperimentFigures::exportEqualsGolden_data()
     QTest::newRow("E15") << QStringLiteral("E15") << QSize(780, 540);
 }
 
-// The exported PNG against the golden figure committed in tests/reference/fixtures/figures
-// (README.md there: ATTN_UPDATE_GOLDEN=1 rewrites them). Rendering is deterministic (offscreen
+// The exported PNG against the golden figure committed in tests/ui/golden (README.md there:
+// ATTN_UPDATE_GOLDEN=1 rewrites them). Rendering is deterministic (offscreen
 // platform, DejaVu fonts): on the machine that wrote them the figures equal their goldens pixel
 // for pixel. The tolerance is for the experiments' numbers rounded differently on another CPU,
 // which moves an antialiased edge by a fraction of a pixel: a pixel may differ by up to 24 of
@@ -409,7 +409,7 @@ void TestExperimentFigures::exportEqualsGolden()
     QImage actual;
     QVERIFY(actual.load(png, "PNG"));
     const QString golden
-        = QStringLiteral(ATTN_FIXTURE_DIR "/figures/") + id.toLower() + QStringLiteral(".png");
+        = QStringLiteral(ATTN_GOLDEN_DIR "/") + id.toLower() + QStringLiteral(".png");
     if (qEnvironmentVariable("ATTN_UPDATE_GOLDEN") == QLatin1String("1")) {
         QFile::remove(golden);
         QVERIFY2(QFile::copy(png, golden), qPrintable(golden));
