@@ -125,6 +125,18 @@ inline QString expectedHeatmapTitle(const NamedMatrix &m)
     return title;
 }
 
+/// True when the matrices have the same shape and cells, NaN where the other has NaN.
+inline bool sameCells(const MatrixD &a, const MatrixD &b)
+{
+    if (a.rows() != b.rows() || a.cols() != b.cols())
+        return false;
+    for (Index i = 0; i < a.rows(); ++i)
+        for (Index j = 0; j < a.cols(); ++j)
+            if (!(a(i, j) == b(i, j) || (std::isnan(a(i, j)) && std::isnan(b(i, j)))))
+                return false;
+    return true;
+}
+
 /// A numeric parameter of the result (the defaults are filled in).
 inline double numberParam(const ExperimentResult &result, const std::string &name)
 {
@@ -157,8 +169,8 @@ inline void checkWeightHeatmaps(const ExperimentResult &result,
     }
 }
 
-/// Checks what the heatmaps of E1, E4, E10 and E15–E20 plot against the experiment's matrices
-/// and table: the values, the colour range, each cell's colour, the titles.
+/// Checks what the heatmaps of E1, E4, E10–E12 and E15–E20 plot against the experiment's
+/// matrices and table: the values, the colour range, each cell's colour, the titles.
 inline void checkHeatmapFigure(const QString &id, const ExperimentResult &result,
                                const QWidget *figure)
 {
@@ -280,6 +292,70 @@ inline void checkHeatmapFigure(const QString &id, const ExperimentResult &result
             QVERIFY(std::abs(futureReversed - fv[r]) <= 1e-12);
             QVERIFY(std::abs(rowDiff - dv[r]) <= dr[r] + 1e-12);
             QCOMPARE(full[r] != 0, reversedSum == 0.0);
+        }
+    } else if (id == QLatin1String("E11")) {
+        // The textbook weights of each dtype and fill, in the table's row order, on [0, 1]. Per
+        // row, the largest weight mass on the masked keys of a partly masked query row is the
+        // table's masked_weight_textbook, and the fully masked row sums to its
+        // full_row_sum_textbook (NaN with −inf).
+        std::vector<const NamedMatrix *> textbook;
+        for (const NamedMatrix &m : result.matrices)
+            if (m.name.rfind("textbook_", 0) == 0)
+                textbook.push_back(&m);
+        const MatrixD *mask = namedMatrix(result, "mask");
+        QVERIFY(mask);
+        QCOMPARE(maps.size(), int(t.rowCount()));
+        QCOMPARE(textbook.size(), t.rowCount());
+        const std::vector<double> masked = column("masked_weight_textbook"),
+                                  fullSum = column("full_row_sum_textbook");
+        int fullRows = 0;
+        for (std::size_t r = 0; r < t.rowCount(); ++r) {
+            const ExperimentHeatmap &map = maps[int(r)];
+            QVERIFY2(sameCells(map.values, textbook[r]->values), textbook[r]->name.c_str());
+            QCOMPARE(map.title, expectedHeatmapTitle(*textbook[r]));
+            QVERIFY(!map.divergent);
+            QCOMPARE(map.lo, 0.0);
+            QCOMPARE(map.hi, 1.0);
+            double worst = 0;
+            for (Index i = 0; i < mask->rows(); ++i) {
+                const double maskedKeys = mask->row(i).sum();
+                double onMasked = 0;
+                for (Index j = 0; j < mask->cols(); ++j)
+                    onMasked += (*mask)(i, j) != 0 ? map.values(i, j) : 0.0;
+                if (maskedKeys == double(mask->cols())) {
+                    const double sum = map.values.row(i).sum();
+                    QVERIFY(std::isnan(sum) ? std::isnan(fullSum[r]) : sum == fullSum[r]);
+                    fullRows += r == 0 ? 1 : 0;
+                } else if (maskedKeys > 0) {
+                    worst = std::max(worst, onMasked);
+                }
+            }
+            QVERIFY2(std::abs(worst - masked[r]) <= 1e-12, textbook[r]->name.c_str());
+        }
+        QCOMPARE(fullRows, 1);
+    } else if (id == QLatin1String("E12")) {
+        // The naive and the max-subtracted float32 softmax on one weight scale [0, the largest
+        // finite weight]; the naive one's overflowed cells are NaN (red).
+        QCOMPARE(maps.size(), 2);
+        const NamedMatrix *naive = nullptr, *stable = nullptr;
+        for (const NamedMatrix &m : result.matrices) {
+            naive = m.name == "naive_float32" ? &m : naive;
+            stable = m.name == "stable_float32" ? &m : stable;
+        }
+        QVERIFY(naive && stable);
+        QVERIFY(naive->values.hasNaN() && stable->values.allFinite());
+        QVERIFY(sameCells(maps[0].values, naive->values));
+        QVERIFY(maps[1].values == stable->values);
+        QCOMPARE(maps[0].title, expectedHeatmapTitle(*naive));
+        QCOMPARE(maps[1].title, expectedHeatmapTitle(*stable));
+        double top = stable->values.maxCoeff();
+        for (Index i = 0; i < naive->values.size(); ++i)
+            if (std::isfinite(naive->values.data()[i]))
+                top = std::max(top, naive->values.data()[i]);
+        for (int k = 0; k < 2; ++k) {
+            QVERIFY(!maps[k].divergent);
+            QCOMPARE(maps[k].lo, 0.0);
+            QCOMPARE(maps[k].hi, top);
         }
     } else if (id == QLatin1String("E15")) {
         // ALiBi's steepest and shallowest head, the window and the window with sinks (head 0),
