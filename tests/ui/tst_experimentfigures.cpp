@@ -87,6 +87,7 @@ void checkE13Charts(const ExperimentResult &result, const QList<QChartView *> &v
         = {{QStringLiteral("1/\u221ad<sub>k</sub>"), "1/sqrt(d_k)"},
            {QStringLiteral("none"), "none"},
            {QStringLiteral("1/d<sub>k</sub>"), "1/d_k"}};
+    std::set<QString> panels; // each init, d_k and quantity once
     for (const QChartView *view : views) {
         const QString title = view->chart()->title();
         const std::string init = title.startsWith(QLatin1String("xavier init")) ? "xavier"
@@ -94,10 +95,19 @@ void checkE13Charts(const ExperimentResult &result, const QList<QChartView *> &v
                                                                                 : "";
         QVERIFY2(!init.empty(), qPrintable(title));
         const bool isLoss = title.endsWith(QLatin1String(": loss ratio"));
+        QVERIFY2(isLoss || title.contains(QStringLiteral("\u2016\u2202L/\u2202(W<sub>Q</sub>")),
+                 qPrintable(title));
         const qsizetype at = title.indexOf(QLatin1String("d<sub>k</sub> = "));
         QVERIFY2(at > 0, qPrintable(title));
         const double dk = title.mid(at + 16).section(QLatin1Char(':'), 0, 0).toDouble();
         QVERIFY2(distinct.count(dk), qPrintable(title));
+        QVERIFY2(panels
+                     .insert(QStringLiteral("%1 %2 %3")
+                                 .arg(QString::fromStdString(init))
+                                 .arg(dk)
+                                 .arg(isLoss))
+                     .second,
+                 qPrintable(title));
         const QList<QAbstractSeries *> series = view->chart()->series();
         QCOMPARE(series.size(), qsizetype(3));
         for (QAbstractSeries *s : series) {
