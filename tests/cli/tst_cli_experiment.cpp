@@ -1,9 +1,15 @@
 // `attnlab experiment` and `attnlab sweep` run as a user would (QProcess on the built binary):
-// listing, the three formats, NumPy's digits for E1–E3, --out, --figure, help, and exit status 2
-// with a message naming the bad argument.
+// listing, the three formats, NumPy's digits for E1–E3, --out, --figure (the library's export of
+// the same result, pixel for pixel), help, and exit status 2 with a message naming the bad
+// argument.
 
 #include "cliprocess.h"
+#include "core/experiments/experiments.h"
+#include "imagecompare.h"
+#include "ui/charts/experimentfigure.h"
 
+#include <QCoreApplication>
+#include <QDir>
 #include <QFile>
 #include <QImage>
 #include <QJsonArray>
@@ -46,6 +52,8 @@ private slots:
     void outFile();
     void figure_data();
     void figure();
+    void figureEqualsLibraryExport_data();
+    void figureEqualsLibraryExport();
     void help();
     void helpShowsDefaults_data();
     void helpShowsDefaults();
@@ -202,6 +210,72 @@ void TestCliExperiment::figure()
         QCOMPARE(image.size(), QSize(640, 480));
     } else {
         QVERIFY(bytes.contains("<svg"));
+    }
+}
+
+void TestCliExperiment::figureEqualsLibraryExport_data()
+{
+    QTest::addColumn<QString>("id");
+    QTest::addColumn<QStringList>("params"); // name=value, as runExperiment takes them
+    QTest::addColumn<QSize>("size");
+    // Parameters other than the defaults, spelt with underscores (the CLI's options take
+    // dashes): they reach the run, the plotted numbers and the figure's footer.
+    QTest::newRow("E3 lines") << "E3" << QStringList {"d_k=8,32,128", "keys=300", "seed=3"}
+                              << QSize(700, 380);
+    QTest::newRow("E15 bars and heatmaps")
+        << "E15" << QStringList {"n=40", "heads=4", "window=6", "sinks=2", "fraction=0.8"}
+        << QSize(820, 560);
+}
+
+// `attnlab experiment <id> --<param> … --figure f.png --figure-size WxH` writes the figure the
+// library exports for the result of runExperiment with the same parameters at the same size:
+// every pixel equal (the same code on the same machine draws the same image). On a mismatch
+// both images and a map of the differing pixels are saved next to the test executable.
+void TestCliExperiment::figureEqualsLibraryExport()
+{
+    QFETCH(QString, id);
+    QFETCH(QStringList, params);
+    QFETCH(QSize, size);
+    attn::ExperimentParams parameters;
+    QStringList arguments = {"experiment", id};
+    for (const QString &p : params) {
+        const QString name = p.section(QLatin1Char('='), 0, 0);
+        const QString value = p.section(QLatin1Char('='), 1);
+        parameters[name.toStdString()] = value.toStdString();
+        arguments << QStringLiteral("--")
+                + QString(name).replace(QLatin1Char('_'), QLatin1Char('-'))
+                  << value;
+    }
+    QTemporaryDir dir;
+    const QString cliPath = dir.filePath(QStringLiteral("cli.png"));
+    const QString libraryPath = dir.filePath(QStringLiteral("library.png"));
+    arguments << "--figure" << cliPath << "--figure-size"
+              << QStringLiteral("%1x%2").arg(size.width()).arg(size.height()) << "--format"
+              << "csv";
+    const Run r = attnlab(arguments);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+
+    const attn::ExperimentResult result = attn::runExperiment(id.toStdString(), parameters);
+    QVERIFY(QString::fromStdString(result.table.toCsv()).toUtf8() == r.out); // the same run
+    QString error;
+    QVERIFY2(attn::exportExperimentFigure(result, libraryPath, size, &error), qPrintable(error));
+
+    QImage cli, library;
+    QVERIFY2(cli.load(cliPath, "PNG"), qPrintable(cliPath));
+    QVERIFY2(library.load(libraryPath, "PNG"), qPrintable(libraryPath));
+    QCOMPARE(cli.size(), size);
+    QCOMPARE(library.size(), size);
+    const attn::test::ImageDifference d = attn::test::compareImages(cli, library, 0);
+    if (d.differing > 0) {
+        const QString kept = attn::test::keepImages(
+            QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("figure-cli")),
+            id.toLower(), cli, library, d);
+        QFAIL(qPrintable(QStringLiteral("%1: %2 of %3 pixels of the CLI's figure differ from the "
+                                        "library's export (%4)")
+                             .arg(id)
+                             .arg(d.differing)
+                             .arg(d.total)
+                             .arg(kept)));
     }
 }
 
@@ -482,7 +556,7 @@ void TestCliExperiment::badArguments()
     QVERIFY(r.out.isEmpty());
 }
 
-QTEST_GUILESS_MAIN(TestCliExperiment)
+QTEST_MAIN(TestCliExperiment)
 
 void TestCliExperiment::dkSpellings_data()
 {

@@ -108,8 +108,69 @@ inline QRgb expectedCellColor(double v, double lo, double hi, bool divergent)
     return Colormap(divergent ? ColormapId::RdBu : ColormapId::Viridis).entry(index);
 }
 
-/// Checks what the heatmaps of E1, E4 and E10 plot against the experiment's matrices and table:
-/// the values, the colour range, each cell's colour, the titles.
+/// The caption of a matrix's heatmap: its title (or name) without the leading experiment id,
+/// first letter in upper case (the figure's header names the experiment).
+inline QString expectedHeatmapTitle(const NamedMatrix &m)
+{
+    QString title = QString::fromStdString(m.title.empty() ? m.name : m.title);
+    const qsizetype space = title.indexOf(QLatin1Char(' '));
+    if (title.startsWith(QLatin1Char('E')) && space > 1) {
+        bool number = false;
+        title.mid(1, space - 1).toInt(&number);
+        if (number)
+            title = title.mid(space + 1);
+    }
+    if (!title.isEmpty())
+        title[0] = title[0].toUpper();
+    return title;
+}
+
+/// True when the matrices have the same shape and cells, NaN where the other has NaN.
+inline bool sameCells(const MatrixD &a, const MatrixD &b)
+{
+    if (a.rows() != b.rows() || a.cols() != b.cols())
+        return false;
+    for (Index i = 0; i < a.rows(); ++i)
+        for (Index j = 0; j < a.cols(); ++j)
+            if (!(a(i, j) == b(i, j) || (std::isnan(a(i, j)) && std::isnan(b(i, j)))))
+                return false;
+    return true;
+}
+
+/// A numeric parameter of the result (the defaults are filled in).
+inline double numberParam(const ExperimentResult &result, const std::string &name)
+{
+    return std::stod(result.params.at(name));
+}
+
+/// Heatmaps maps[first …] show the result's matrices `names`, in order, as weights on one colour
+/// range: [0, the largest of their values], viridis, each titled by its matrix.
+inline void checkWeightHeatmaps(const ExperimentResult &result,
+                                const QVector<ExperimentHeatmap> &maps, int first,
+                                const std::vector<std::string> &names)
+{
+    QVERIFY(maps.size() >= first + int(names.size()));
+    double top = -std::numeric_limits<double>::infinity();
+    for (const std::string &name : names) {
+        const MatrixD *m = namedMatrix(result, name);
+        QVERIFY2(m, name.c_str());
+        QVERIFY2(m->allFinite() && m->minCoeff() >= 0, name.c_str()); // weights
+        top = std::max(top, m->maxCoeff());
+    }
+    for (std::size_t k = 0; k < names.size(); ++k) {
+        const ExperimentHeatmap &map = maps[first + int(k)];
+        const auto matrix = std::find_if(result.matrices.begin(), result.matrices.end(),
+                                         [&](const NamedMatrix &m) { return m.name == names[k]; });
+        QVERIFY2(map.values == matrix->values, names[k].c_str());
+        QCOMPARE(map.title, expectedHeatmapTitle(*matrix));
+        QVERIFY2(!map.divergent, names[k].c_str());
+        QCOMPARE(map.lo, 0.0);
+        QCOMPARE(map.hi, top);
+    }
+}
+
+/// Checks what the heatmaps of E1, E4, E10–E12 and E15–E20 plot against the experiment's
+/// matrices and table: the values, the colour range, each cell's colour, the titles.
 inline void checkHeatmapFigure(const QString &id, const ExperimentResult &result,
                                const QWidget *figure)
 {
@@ -119,7 +180,10 @@ inline void checkHeatmapFigure(const QString &id, const ExperimentResult &result
         QVERIFY2(!m.title.trimmed().isEmpty(), qPrintable(id));
         QVERIFY2(!m.title.startsWith(id), qPrintable(m.title)); // the header names the experiment
         QCOMPARE(m.rowTitle, QStringLiteral("query i"));
-        QCOMPARE(m.columnTitle, QStringLiteral("key j"));
+        // E18's learned-sink matrix has the sink mass in column 0; both its maps say so.
+        QCOMPARE(m.columnTitle,
+                 id == QLatin1String("E18") ? QStringLiteral("column 0 = sink, then key j")
+                                            : QStringLiteral("key j"));
         QVERIFY2(std::isfinite(m.lo) && std::isfinite(m.hi) && m.lo < m.hi, qPrintable(m.title));
         QCOMPARE(m.cells.size(), QSize(int(m.values.cols()), int(m.values.rows())));
         for (Index i = 0; i < m.values.rows(); ++i)
@@ -229,6 +293,169 @@ inline void checkHeatmapFigure(const QString &id, const ExperimentResult &result
             QVERIFY(std::abs(rowDiff - dv[r]) <= dr[r] + 1e-12);
             QCOMPARE(full[r] != 0, reversedSum == 0.0);
         }
+    } else if (id == QLatin1String("E11")) {
+        // The textbook weights of each dtype and fill, in the table's row order, on [0, 1]. Per
+        // row, the largest weight mass on the masked keys of a partly masked query row is the
+        // table's masked_weight_textbook, and the fully masked row sums to its
+        // full_row_sum_textbook (NaN with −inf).
+        std::vector<const NamedMatrix *> textbook;
+        for (const NamedMatrix &m : result.matrices)
+            if (m.name.rfind("textbook_", 0) == 0)
+                textbook.push_back(&m);
+        const MatrixD *mask = namedMatrix(result, "mask");
+        QVERIFY(mask);
+        QCOMPARE(maps.size(), int(t.rowCount()));
+        QCOMPARE(textbook.size(), t.rowCount());
+        const std::vector<double> masked = column("masked_weight_textbook"),
+                                  fullSum = column("full_row_sum_textbook");
+        int fullRows = 0;
+        for (std::size_t r = 0; r < t.rowCount(); ++r) {
+            const ExperimentHeatmap &map = maps[int(r)];
+            QVERIFY2(sameCells(map.values, textbook[r]->values), textbook[r]->name.c_str());
+            QCOMPARE(map.title, expectedHeatmapTitle(*textbook[r]));
+            QVERIFY(!map.divergent);
+            QCOMPARE(map.lo, 0.0);
+            QCOMPARE(map.hi, 1.0);
+            double worst = 0;
+            for (Index i = 0; i < mask->rows(); ++i) {
+                const double maskedKeys = mask->row(i).sum();
+                double onMasked = 0;
+                for (Index j = 0; j < mask->cols(); ++j)
+                    onMasked += (*mask)(i, j) != 0 ? map.values(i, j) : 0.0;
+                if (maskedKeys == double(mask->cols())) {
+                    const double sum = map.values.row(i).sum();
+                    QVERIFY(std::isnan(sum) ? std::isnan(fullSum[r]) : sum == fullSum[r]);
+                    fullRows += r == 0 ? 1 : 0;
+                } else if (maskedKeys > 0) {
+                    worst = std::max(worst, onMasked);
+                }
+            }
+            QVERIFY2(std::abs(worst - masked[r]) <= 1e-12, textbook[r]->name.c_str());
+        }
+        QCOMPARE(fullRows, 1);
+    } else if (id == QLatin1String("E12")) {
+        // The naive and the max-subtracted float32 softmax on one weight scale [0, the largest
+        // finite weight]; the naive one's overflowed cells are NaN (red).
+        QCOMPARE(maps.size(), 2);
+        const NamedMatrix *naive = nullptr, *stable = nullptr;
+        for (const NamedMatrix &m : result.matrices) {
+            naive = m.name == "naive_float32" ? &m : naive;
+            stable = m.name == "stable_float32" ? &m : stable;
+        }
+        QVERIFY(naive && stable);
+        QVERIFY(naive->values.hasNaN() && stable->values.allFinite());
+        QVERIFY(sameCells(maps[0].values, naive->values));
+        QVERIFY(maps[1].values == stable->values);
+        QCOMPARE(maps[0].title, expectedHeatmapTitle(*naive));
+        QCOMPARE(maps[1].title, expectedHeatmapTitle(*stable));
+        double top = stable->values.maxCoeff();
+        for (Index i = 0; i < naive->values.size(); ++i)
+            if (std::isfinite(naive->values.data()[i]))
+                top = std::max(top, naive->values.data()[i]);
+        for (int k = 0; k < 2; ++k) {
+            QVERIFY(!maps[k].divergent);
+            QCOMPARE(maps[k].lo, 0.0);
+            QCOMPARE(maps[k].hi, top);
+        }
+    } else if (id == QLatin1String("E15")) {
+        // ALiBi's steepest and shallowest head, the window and the window with sinks (head 0),
+        // on one scale. Row 0 of the table is head 0: its sink masses are the mean, over the
+        // rows i ≥ w + s whose window has left the first s keys, of a row's weight on them.
+        QCOMPARE(maps.size(), 4);
+        checkWeightHeatmaps(result, maps, 0,
+                            {"alibi_first_head", "alibi_last_head", "window", "window_sinks"});
+        if (QTest::currentTestFailed())
+            return;
+        const Index w = Index(numberParam(result, "window")),
+                    s = Index(numberParam(result, "sinks"));
+        const MatrixD &window = *namedMatrix(result, "window");
+        const MatrixD &sinks = *namedMatrix(result, "window_sinks");
+        const Index n = window.rows();
+        QVERIFY(w + s < n);
+        const auto sinkMass = [&](const MatrixD &weights) {
+            double sum = 0;
+            for (Index i = w + s; i < n; ++i)
+                for (Index j = 0; j < s; ++j)
+                    sum += weights(i, j);
+            return sum / double(n - w - s);
+        };
+        QCOMPARE(column("head")[0], 0.0);
+        QVERIFY(std::abs(sinkMass(window) - column("sink_mass_window")[0]) <= 1e-12);
+        QVERIFY(std::abs(sinkMass(sinks) - column("sink_mass_window_sinks")[0]) <= 1e-12);
+        QVERIFY(column("sink_mass_window_sinks")[0] > 0.01); // not vacuous: the sinks keep mass
+    } else if (id == QLatin1String("E16")) {
+        // Head 0's weights for each g of the table, in its order, on one scale; they differ from
+        // g = h's by no more than the table's max_abs_dw, and by at most h·n² times mean_abs_dw
+        // in sum (head 0 is one of the h heads the table's columns take in).
+        const std::vector<double> g = column("kv_heads"), meanDw = column("mean_abs_dw"),
+                                  maxDw = column("max_abs_dw");
+        QCOMPARE(maps.size(), int(g.size()));
+        std::vector<std::string> names;
+        for (const double v : g)
+            names.push_back("head0_g" + std::to_string(std::int64_t(v)));
+        checkWeightHeatmaps(result, maps, 0, names);
+        if (QTest::currentTestFailed())
+            return;
+        const double h = numberParam(result, "heads");
+        const auto full = std::find(g.begin(), g.end(), h);
+        QVERIFY(full != g.end());
+        const MatrixD &reference = *namedMatrix(result, names[std::size_t(full - g.begin())]);
+        const double cells = double(reference.size());
+        for (std::size_t r = 0; r < g.size(); ++r) {
+            const MatrixD diff = (*namedMatrix(result, names[r]) - reference).cwiseAbs();
+            QVERIFY2(diff.maxCoeff() <= maxDw[r] + 1e-15, names[r].c_str());
+            QVERIFY2(diff.sum() <= meanDw[r] * h * cells * (1 + 1e-12) + 1e-15, names[r].c_str());
+        }
+    } else if (id == QLatin1String("E17")) {
+        // The best previous-token head and the best induction head, on one scale.
+        QCOMPARE(maps.size(), 2);
+        checkWeightHeatmaps(result, maps, 0,
+                            {"previous_token_head_weights", "induction_head_weights"});
+    } else if (id == QLatin1String("E18")) {
+        // The learned sink's weights (column 0 its mass) and the first-token sink's, on one
+        // scale; the mean of column 0 is the table's row for the figure's b and spread.
+        QCOMPARE(maps.size(), 2);
+        checkWeightHeatmaps(result, maps, 0, {"learned_sink_weights", "first_token_weights"});
+        if (QTest::currentTestFailed())
+            return;
+        const double b = numberParam(result, "figure_sink_logit"),
+                     spread = numberParam(result, "figure_spread");
+        const std::vector<double> bs = column("sink_logit"), spreads = column("spread"),
+                                  sink = column("sink_mass_mean"),
+                                  first = column("first_token_mass_mean");
+        std::size_t row = 0;
+        while (row < bs.size() && !(bs[row] == b && spreads[row] == spread))
+            ++row;
+        QVERIFY(row < bs.size());
+        QVERIFY(std::abs(namedMatrix(result, "learned_sink_weights")->col(0).mean() - sink[row])
+                <= 1e-12);
+        QVERIFY(std::abs(namedMatrix(result, "first_token_weights")->col(0).mean() - first[row])
+                <= 1e-12);
+    } else if (id == QLatin1String("E19")) {
+        // A₁ and A₂ on one weight scale, then A₁ − λA₂ (the figure's λ) on ±max|·| (RdBu_r).
+        QCOMPARE(maps.size(), 3);
+        checkWeightHeatmaps(result, maps, 0, {"a1", "a2"});
+        if (QTest::currentTestFailed())
+            return;
+        const MatrixD &a1 = *namedMatrix(result, "a1"), &a2 = *namedMatrix(result, "a2");
+        const MatrixD *diff = namedMatrix(result, "differential");
+        QVERIFY(diff);
+        QVERIFY(maps[2].values == *diff);
+        QVERIFY(maps[2].divergent);
+        const double a = diff->cwiseAbs().maxCoeff();
+        QCOMPARE(maps[2].lo, -a);
+        QCOMPARE(maps[2].hi, a);
+        const double lambda = numberParam(result, "figure_lambda");
+        QVERIFY((*diff - (a1 - lambda * a2)).cwiseAbs().maxCoeff() <= 1e-12);
+    } else if (id == QLatin1String("E20")) {
+        // Every head's weights, with the RoPE part then without, on one scale.
+        std::vector<std::string> heads;
+        for (const NamedMatrix &m : result.matrices)
+            if (m.name.rfind("head", 0) == 0)
+                heads.push_back(m.name);
+        QVERIFY(heads.size() >= 2);
+        QCOMPARE(maps.size(), int(heads.size()));
+        checkWeightHeatmaps(result, maps, 0, heads);
     }
 }
 
@@ -239,6 +466,7 @@ inline bool sameValue(double plotted, double table)
 
 /// True when the points are rows of the table: columns x and y (y times one power of ten, the
 /// axis unit) of rows in increasing order — a curve may take a subset of the rows (one kernel).
+/// Columns of different lengths (a table's and a matrix's) are never paired.
 inline bool pointsAreRows(const QList<QPointF> &points,
                           const std::vector<std::vector<double>> &cols, QString *match)
 {
@@ -246,6 +474,8 @@ inline bool pointsAreRows(const QList<QPointF> &points,
         return false;
     for (std::size_t cx = 0; cx < cols.size(); ++cx) {
         for (std::size_t cy = 0; cy < cols.size(); ++cy) {
+            if (cols[cy].size() != cols[cx].size())
+                continue; // not one table's
             for (int e = -20; e <= 20; ++e) {
                 const double f = std::pow(10.0, e);
                 std::size_t r = 0;

@@ -1,11 +1,144 @@
 // Tests of the experiment figures shared by the Experiments panel and `attnlab experiment
-// --figure`: each figure plots the result's table and matrices, exports to PNG and SVG, says
+// --figure`: each figure plots the result's table and matrices, exports to PNG and SVG (a few
+// PNGs equal to their committed goldens, markers where the axes put the table's numbers), says
 // why when it cannot be drawn, and is laid out in the window as in the export.
 // Set ATTN_FIGURE_DIR to keep the exported figures (one PNG and SVG per experiment) for viewing.
 
 #include "experimentstest.h"
+#include "imagecompare.h"
+
+#include <map>
+#include <set>
 
 using namespace experimentstest;
+
+namespace {
+
+/// The running mean over the last ten steps (fewer in the first nine) of each row of `m`: E13's
+/// loss and gradient curves are smoothed so, and the test sums each window afresh.
+MatrixD runningMean10(const MatrixD &m)
+{
+    MatrixD out(m.rows(), m.cols());
+    for (Index i = 0; i < m.rows(); ++i)
+        for (Index s = 0; s < m.cols(); ++s) {
+            const Index from = std::max<Index>(0, s - 9);
+            out(i, s) = m.row(i).segment(from, s - from + 1).sum() / double(s - from + 1);
+        }
+    return out;
+}
+
+/// What a figure plots besides the table's columns, as columns the plotted points are looked
+/// up in: a matrix drawn one curve per row (E14's score decay, E20's mean weight by offset) as a
+/// column of indices 0, 1, … and one column per row; E13's smoothed loss ratio and gradient norm
+/// (runningMean10 of relative_loss and grad_norm_qk) as a column of steps 1 … S and one column
+/// per run.
+std::vector<std::vector<double>> plottedMatrixColumns(const QString &id,
+                                                      const ExperimentResult &result)
+{
+    std::vector<const MatrixD *> curves;
+    MatrixD lossMeans, gradMeans;
+    double first = 0; // the x of column 0
+    if (id == QLatin1String("E14")) {
+        curves.push_back(namedMatrix(result, "score_decay"));
+    } else if (id == QLatin1String("E20")) {
+        curves.push_back(namedMatrix(result, "weight_by_offset"));
+    } else if (id == QLatin1String("E13")) {
+        const MatrixD *loss = namedMatrix(result, "relative_loss");
+        const MatrixD *grad = namedMatrix(result, "grad_norm_qk");
+        if (!loss || !grad)
+            return {};
+        lossMeans = runningMean10(*loss);
+        gradMeans = runningMean10(*grad);
+        curves = {&lossMeans, &gradMeans};
+        first = 1;
+    }
+    std::vector<std::vector<double>> cols;
+    for (const MatrixD *m : curves) {
+        if (!m)
+            continue;
+        std::vector<double> x(std::size_t(m->cols()));
+        for (std::size_t c = 0; c < x.size(); ++c)
+            x[c] = first + double(c);
+        cols.push_back(std::move(x));
+        for (Index row = 0; row < m->rows(); ++row) {
+            std::vector<double> y(std::size_t(m->cols()));
+            for (std::size_t c = 0; c < y.size(); ++c)
+                y[c] = (*m)(row, Index(c));
+            cols.push_back(std::move(y));
+        }
+    }
+    return cols;
+}
+
+/// E13's charts, one per init, d_k and quantity: each has a curve per scale, the smoothed
+/// curve (runningMean10) of the table's run with that init, d_k and scale.
+void checkE13Charts(const ExperimentResult &result, const QList<QChartView *> &views)
+{
+    const Table &t = result.table;
+    const MatrixD loss = runningMean10(*namedMatrix(result, "relative_loss"));
+    const MatrixD grad = runningMean10(*namedMatrix(result, "grad_norm_qk"));
+    // The recipe keeps the curves above a floor for their log axes (1e-6, 1e-12), which these
+    // parameters never reach: the curves are the means themselves.
+    QVERIFY(loss.minCoeff() > 1e-6 && grad.minCoeff() > 1e-12);
+    const std::vector<double> dks = columnValues(t, t.columnIndex("d_k"));
+    std::set<double> distinct(dks.begin(), dks.end());
+    QCOMPARE(views.size(), qsizetype(2 * 2 * distinct.size())); // init × d_k × loss, norm
+    const std::map<QString, std::string> scales
+        = {{QStringLiteral("1/\u221ad<sub>k</sub>"), "1/sqrt(d_k)"},
+           {QStringLiteral("none"), "none"},
+           {QStringLiteral("1/d<sub>k</sub>"), "1/d_k"}};
+    std::set<QString> panels; // each init, d_k and quantity once
+    for (const QChartView *view : views) {
+        const QString title = view->chart()->title();
+        const std::string init = title.startsWith(QLatin1String("xavier init")) ? "xavier"
+            : title.startsWith(QLatin1String("unit-variance q, k"))             ? "unit_qk"
+                                                                                : "";
+        QVERIFY2(!init.empty(), qPrintable(title));
+        const bool isLoss = title.endsWith(QLatin1String(": loss ratio"));
+        QVERIFY2(isLoss || title.contains(QStringLiteral("\u2016\u2202L/\u2202(W<sub>Q</sub>")),
+                 qPrintable(title));
+        const qsizetype at = title.indexOf(QLatin1String("d<sub>k</sub> = "));
+        QVERIFY2(at > 0, qPrintable(title));
+        const double dk = title.mid(at + 16).section(QLatin1Char(':'), 0, 0).toDouble();
+        QVERIFY2(distinct.count(dk), qPrintable(title));
+        QVERIFY2(panels
+                     .insert(QStringLiteral("%1 %2 %3")
+                                 .arg(QString::fromStdString(init))
+                                 .arg(dk)
+                                 .arg(isLoss))
+                     .second,
+                 qPrintable(title));
+        const QList<QAbstractSeries *> series = view->chart()->series();
+        QCOMPARE(series.size(), qsizetype(3));
+        for (QAbstractSeries *s : series) {
+            const auto *line = qobject_cast<QLineSeries *>(s);
+            QVERIFY(line);
+            QVERIFY2(scales.count(line->name()), qPrintable(line->name()));
+            std::size_t row = 0;
+            while (row < t.rowCount()
+                   && !(std::get<std::string>(t.cell(row, t.columnIndex("init"))) == init
+                        && dks[row] == dk
+                        && std::get<std::string>(t.cell(row, t.columnIndex("scale")))
+                            == scales.at(line->name())))
+                ++row;
+            QVERIFY2(row < t.rowCount(), qPrintable(title + QStringLiteral(": ") + line->name()));
+            const MatrixD &curve = isLoss ? loss : grad;
+            const QList<QPointF> points = line->points();
+            QCOMPARE(points.size(), qsizetype(curve.cols()));
+            for (qsizetype k = 0; k < points.size(); ++k) {
+                QCOMPARE(points[k].x(), double(k + 1));
+                QVERIFY2(sameValue(points[k].y(), curve(Index(row), Index(k))),
+                         qPrintable(QStringLiteral("%1, %2: step %3 plots %4, the run's mean is %5")
+                                        .arg(title, line->name())
+                                        .arg(k + 1)
+                                        .arg(points[k].y())
+                                        .arg(curve(Index(row), Index(k)))));
+            }
+        }
+    }
+}
+
+} // namespace
 
 class TestExperimentFigures : public QObject
 {
@@ -16,6 +149,10 @@ private slots:
     void figurePlotsTable();
     void exportFigure_data();
     void exportFigure();
+    void exportEqualsGolden_data();
+    void exportEqualsGolden();
+    void exportDrawsTableAtAxisPositions_data();
+    void exportDrawsTableAtAxisPositions();
     void exportFigureErrors();
     void figureUnavailableWithoutColumns();
     void figureInWindowLaidOutLikeExport_data();
@@ -25,14 +162,17 @@ private slots:
 void TestExperimentFigures::figurePlotsTable_data()
 {
     QTest::addColumn<QString>("id");
-    for (int i = 1; i <= 12; ++i)
+    for (int i = 1; i <= 20; ++i)
         QTest::addRow("E%d", i) << QStringLiteral("E%1").arg(i);
 }
 
 // What each figure plots, read back from its charts: every line point and bar is a cell of the
-// experiment's table (x and y columns of one row), every point lies inside its axes' ranges,
-// and every chart and value axis has a title. The heatmap figures (E1, E4, E10): each heatmap's
-// values, colour range, cell colours and title against the experiment's matrices and table.
+// experiment's table (x and y columns of one row) or of a matrix it draws as curves
+// (plottedMatrixColumns: E14, E20, and E13's smoothed curves, recomputed from the result), every
+// point lies inside its axes' ranges, and every chart and value axis has a title. E13's curves
+// are in the chart of their run's init and d_k. The heatmaps (E1, E4, E10–E12, E15–E20): each
+// one's values, colour range, cell colours and title against the experiment's matrices and
+// table; the other figures have none.
 void TestExperimentFigures::figurePlotsTable()
 {
     QFETCH(QString, id);
@@ -41,6 +181,8 @@ void TestExperimentFigures::figurePlotsTable()
     std::vector<std::vector<double>> cols;
     for (std::size_t c = 0; c < result.table.columnCount(); ++c)
         cols.push_back(columnValues(result.table, c));
+    for (std::vector<double> &c : plottedMatrixColumns(id, result))
+        cols.push_back(std::move(c));
     QWidget parent;
     QWidget *figure = createExperimentFigure(result, &parent);
     QVERIFY(figure);
@@ -126,8 +268,14 @@ void TestExperimentFigures::figurePlotsTable()
         }
     }
     QVERIFY2(heatmapsOnly || lines + bars > 0, qPrintable(id));
-    if (heatmapsOnly)
+    const int number = id.mid(1).toInt();
+    const bool heatmaps = heatmapsOnly || number == 11 || number == 12 || number >= 15;
+    if (heatmaps)
         checkHeatmapFigure(id, result, figure);
+    else
+        QVERIFY2(experimentHeatmaps(figure).isEmpty(), qPrintable(id));
+    if (number == 13)
+        checkE13Charts(result, views);
 }
 
 void TestExperimentFigures::exportFigure_data()
@@ -237,6 +385,206 @@ void TestExperimentFigures::exportFigure()
     // The figure in the panel is the same widget tree.
     std::unique_ptr<QWidget> widget(createExperimentFigure(result));
     QCOMPARE(widget->objectName(), QStringLiteral("experimentFigure"));
+}
+
+void TestExperimentFigures::exportEqualsGolden_data()
+{
+    QTest::addColumn<QString>("id");
+    QTest::addColumn<QSize>("size");
+    // Deterministic experiments (seeded, no timings, nothing at rounding level in the bars), one
+    // of each kind of panel: lines on log axes (E3), grouped bars (E7), heatmaps with the
+    // signed map (E10), bars over heatmaps (E15). About half their default sizes.
+    QTest::newRow("E3") << QStringLiteral("E3") << QSize(720, 320);
+    QTest::newRow("E7") << QStringLiteral("E7") << QSize(600, 360);
+    QTest::newRow("E10") << QStringLiteral("E10") << QSize(900, 320);
+    QTest::newRow("E15") << QStringLiteral("E15") << QSize(780, 540);
+}
+
+// The exported PNG against the golden figure committed in tests/ui/golden (README.md there:
+// ATTN_UPDATE_GOLDEN=1 rewrites them). Rendering is deterministic (offscreen
+// platform, DejaVu fonts): on the machine that wrote them the figures equal their goldens pixel
+// for pixel. The tolerance is for the experiments' numbers rounded differently on another CPU,
+// which moves an antialiased edge by a fraction of a pixel: a pixel may differ by up to 24 of
+// 255 in a channel, and at most 0.01 % of the pixels (21 to 42 here) by more. A figure drawn
+// wrong changes more: one of E15's sixteen bars drawn 10 % too high changes 112 pixels, one of
+// E7's a bar 5 % too high 195, a curve of E3 scaled by 1.37 2100.
+void TestExperimentFigures::exportEqualsGolden()
+{
+    QFETCH(QString, id);
+    QFETCH(QSize, size);
+    const ExperimentResult result
+        = runExperiment(id.toStdString(), smallParams(experimentInfo(id.toStdString())));
+    QTemporaryDir tmp;
+    const QString png = tmp.filePath(id.toLower() + QStringLiteral(".png"));
+    QString error;
+    QVERIFY2(exportExperimentFigure(result, png, size, &error), qPrintable(error));
+    QImage actual;
+    QVERIFY(actual.load(png, "PNG"));
+    const QString golden
+        = QStringLiteral(ATTN_GOLDEN_DIR "/") + id.toLower() + QStringLiteral(".png");
+    if (qEnvironmentVariable("ATTN_UPDATE_GOLDEN") == QLatin1String("1")) {
+        QFile::remove(golden);
+        QVERIFY2(QFile::copy(png, golden), qPrintable(golden));
+        qInfo("wrote %s", qPrintable(golden));
+    }
+    QImage expected;
+    QVERIFY2(
+        expected.load(golden, "PNG"),
+        qPrintable(
+            QStringLiteral("no golden figure %1 (ATTN_UPDATE_GOLDEN=1 writes it)").arg(golden)));
+    QCOMPARE(expected.size(), size);
+    const attn::test::ImageDifference d = attn::test::compareImages(actual, expected, 24);
+    const qint64 allowed = d.total / 10000;
+    if (d.differing > allowed) {
+        const QString kept = attn::test::keepImages(
+            QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("figure-goldens")),
+            id.toLower(), actual, expected, d);
+        QFAIL(qPrintable(QStringLiteral("%1: %2 of %3 pixels differ from %4 by more than 24 in a "
+                                        "channel (at most %5 may; the largest difference is %6); "
+                                        "%7")
+                             .arg(id)
+                             .arg(d.differing)
+                             .arg(d.total)
+                             .arg(golden)
+                             .arg(allowed)
+                             .arg(d.largest)
+                             .arg(kept)));
+    }
+}
+
+namespace {
+
+/// A curve a figure must draw: in the chart whose title starts with `chart`, the series `series`
+/// plots column `y` of the table against column `x`.
+struct TableCurve
+{
+    QString chart, series;
+    const char *x, *y;
+};
+
+} // namespace
+
+void TestExperimentFigures::exportDrawsTableAtAxisPositions_data()
+{
+    QTest::addColumn<QString>("id");
+    QTest::addColumn<QSize>("size");
+    QTest::newRow("E3") << QStringLiteral("E3") << QSize(900, 420);
+    QTest::newRow("E19") << QStringLiteral("E19") << QSize(1000, 700);
+}
+
+// The exported PNG has each table row's marker where the chart's axes put the row's numbers:
+// for every row, the pixels around chart->mapToPosition(x, y) (taken through the chart view
+// into the figure, laid out at the export's size) include the series' colour. The positions
+// come from the table and the axes, not from the series' points, so a curve drawn off its
+// numbers (scaled, on the wrong axis, from the wrong column) misses them, whatever the rest of
+// the figure looks like; no stored image is involved.
+void TestExperimentFigures::exportDrawsTableAtAxisPositions()
+{
+    QFETCH(QString, id);
+    QFETCH(QSize, size);
+    static const std::map<QString, std::vector<TableCurve>> curves = {
+        {QStringLiteral("E3"),
+         {{QStringLiteral("Effective terms"), QStringLiteral("unscaled"), "d_k",
+           "effective_terms_unscaled"},
+          {QStringLiteral("Effective terms"), QStringLiteral("scaled by 1/\u221ad_k"), "d_k",
+           "effective_terms_scaled"},
+          {QStringLiteral("Max softmax weight"), QStringLiteral("unscaled"), "d_k",
+           "max_weight_unscaled"},
+          {QStringLiteral("Max softmax weight"), QStringLiteral("scaled by 1/\u221ad_k"), "d_k",
+           "max_weight_scaled"}}},
+        {QStringLiteral("E19"),
+         {{QStringLiteral("Relevant key against distractors"),
+           QStringLiteral("weight on the planted key / mean |distractor|"), "lambda", "snr"},
+          {QStringLiteral("Weights of A"), QStringLiteral("planted key"), "lambda",
+           "relevant_weight_mean"},
+          {QStringLiteral("Weights of A"), QStringLiteral("mean |distractor|"), "lambda",
+           "distractor_abs_mean"},
+          {QStringLiteral("Entropy of"), QStringLiteral("A\u2081 \u2212 \u03bbA\u2082"), "lambda",
+           "abs_entropy_mean"}}},
+    };
+    const ExperimentResult result
+        = runExperiment(id.toStdString(), smallParams(experimentInfo(id.toStdString())));
+    QTemporaryDir tmp;
+    const QString png = tmp.filePath(id.toLower() + QStringLiteral(".png"));
+    QString error;
+    QVERIFY2(exportExperimentFigure(result, png, size, &error), qPrintable(error));
+    QImage image;
+    QVERIFY(image.load(png, "PNG"));
+    image = image.convertToFormat(QImage::Format_ARGB32);
+
+    // The figure laid out as the export lays it out (exportFigure: the same pixels).
+    const std::unique_ptr<QWidget> figure(createExperimentFigure(result));
+    figure->setAttribute(Qt::WA_DontShowOnScreen);
+    figure->setMinimumSize(0, 0);
+    figure->resize(size);
+    figure->layout()->activate();
+    QCoreApplication::sendPostedEvents();
+    {
+        QImage scratch(size, QImage::Format_ARGB32_Premultiplied);
+        QPainter painter(&scratch);
+        figure->render(&painter); // settles the charts' geometry as the export's render did
+    }
+    const Table &t = result.table;
+    int checked = 0;
+    QStringList missing;
+    for (const TableCurve &curve : curves.at(id)) {
+        const QString what = QStringLiteral("%1 “%2”, “%3”").arg(id, curve.chart, curve.series);
+        QLineSeries *line = nullptr;
+        QChartView *view = nullptr;
+        for (QChartView *v : figure->findChildren<QChartView *>())
+            if (v->chart()->title().startsWith(curve.chart))
+                for (QAbstractSeries *s : v->chart()->series())
+                    if (s->name() == curve.series) {
+                        line = qobject_cast<QLineSeries *>(s);
+                        view = v;
+                    }
+        QVERIFY2(line && view, qPrintable(what));
+        const QColor color = line->color();
+        const std::vector<double> xs = columnValues(t, t.columnIndex(curve.x));
+        const std::vector<double> ys = columnValues(t, t.columnIndex(curve.y));
+        for (std::size_t r = 0; r < t.rowCount(); ++r) {
+            const QPointF inChart = view->chart()->mapToPosition(QPointF(xs[r], ys[r]), line);
+            QVERIFY2(view->chart()->plotArea().adjusted(-1, -1, 1, 1).contains(inChart),
+                     qPrintable(QStringLiteral("%1: row %2 outside the plot").arg(what).arg(r)));
+            const QPoint inView = view->mapFromScene(view->chart()->mapToScene(inChart));
+            const QPoint at = view->viewport()->mapTo(figure.get(), inView);
+            // A marker is 6 pixels wide: within 2 pixels of its centre some pixel has the
+            // series' colour, even where the plot's edge cuts the marker.
+            bool found = false;
+            for (int dy = -2; dy <= 2 && !found; ++dy)
+                for (int dx = -2; dx <= 2 && !found; ++dx) {
+                    const QPoint p = at + QPoint(dx, dy);
+                    if (!image.rect().contains(p))
+                        continue;
+                    const QColor c = image.pixelColor(p);
+                    found = std::abs(c.red() - color.red()) + std::abs(c.green() - color.green())
+                            + std::abs(c.blue() - color.blue())
+                        <= 60;
+                }
+            if (!found)
+                missing << QStringLiteral("%1: no marker at (%2, %3) for row %4 (%5, %6)")
+                               .arg(what)
+                               .arg(at.x())
+                               .arg(at.y())
+                               .arg(r)
+                               .arg(xs[r])
+                               .arg(ys[r]);
+            ++checked;
+        }
+    }
+    QVERIFY(checked >= 12);
+    if (!missing.isEmpty()) {
+        const QString dir
+            = QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("figure-axes"));
+        QDir().mkpath(dir);
+        const QString kept = QDir(dir).filePath(id.toLower() + QStringLiteral(".png"));
+        image.save(kept);
+        QFAIL(qPrintable(QStringLiteral("%1 of %2 rows not drawn where the axes put them (the "
+                                        "figure: %3): %4")
+                             .arg(missing.size())
+                             .arg(checked)
+                             .arg(kept, missing.join(QStringLiteral("; ")))));
+    }
 }
 
 void TestExperimentFigures::exportFigureErrors()
