@@ -959,6 +959,68 @@ private slots:
         QCOMPARE(QImage(dir.filePath(QStringLiteral("alpha/frame_002.png"))).size(),
                  QSize(200, 150));
     }
+
+    // The Play dock's From, To, Frames and Speed keep every keystroke and the number as typed
+    // (QDoubleSpinBox dropped the "e" and "-" of 1e-9, leaving 19, and rounded 0.333 to 0.33);
+    // a number outside the parameter's range is refused under the fields, naming it.
+    void playFieldsKeepTypedNumbers()
+    {
+        PlayPanel panel;
+        PlaySettings s;
+        s.parameter = PlayParameter::Temperature;
+        s.from = 0.5;
+        s.to = 2;
+        panel.setSettings(s);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto *from = panel.findChild<QDoubleSpinBox *>(QStringLiteral("playFromSpin"));
+        auto *to = panel.findChild<QDoubleSpinBox *>(QStringLiteral("playToSpin"));
+        auto *frames = panel.findChild<QSpinBox *>(QStringLiteral("playFramesSpin"));
+        auto *note = panel.findChild<QLabel *>(QStringLiteral("playRangeNote"));
+        QVERIFY(from && to && frames && note);
+        const auto type = [](QAbstractSpinBox *spin, const QString &text) {
+            spin->setFocus();
+            spin->selectAll();
+            QTest::keyClicks(spin, text);
+            QTest::keyClick(spin, Qt::Key_Return);
+        };
+        type(from, QStringLiteral("0.333"));
+        QCOMPARE(panel.settings().from, 0.333);
+        type(to, QStringLiteral("2.5e1"));
+        QCOMPARE(panel.settings().to, 25.0);
+        QVERIFY(note->isHidden());
+
+        type(to, QStringLiteral("1e-9"));
+        QCOMPARE(panel.settings().to, 25.0);
+        QVERIFY(!note->isHidden());
+        QVERIFY2(note->text().contains(QStringLiteral("τ (to) must be between 0.01 and 100"))
+                     && note->text().contains(QStringLiteral("1e-9 refused")),
+                 qPrintable(note->text()));
+        // Below the smallest double: a number out of range, not "not a number".
+        type(from, QStringLiteral("1e-400"));
+        QCOMPARE(panel.settings().from, 0.333);
+        QVERIFY2(note->text().contains(QStringLiteral("τ (from)"))
+                     && note->text().contains(QStringLiteral("1e-400 refused")),
+                 qPrintable(note->text()));
+        type(frames, QStringLiteral("99999"));
+        QCOMPARE(panel.settings().frames, s.frames);
+        QVERIFY2(note->text().contains(QStringLiteral("Frames must be between 1 and"))
+                     && note->text().contains(QStringLiteral("99999 refused")),
+                 qPrintable(note->text()));
+        type(frames, QStringLiteral("7"));
+        QCOMPARE(panel.settings().frames, 7);
+        QVERIFY(note->isHidden());
+
+        // α's fields take their own range and name.
+        s.parameter = PlayParameter::ScaleExponent;
+        s.from = 0;
+        s.to = 1;
+        panel.setSettings(s);
+        type(to, QStringLiteral("1.5"));
+        QCOMPARE(panel.settings().to, 1.0);
+        QVERIFY2(note->text().contains(QStringLiteral("α (to) must be between 0 and 1")),
+                 qPrintable(note->text()));
+    }
 };
 
 QTEST_MAIN(TestControlPanel)

@@ -3,6 +3,7 @@
 #include "ui/render/playframes.h"
 #include "ui/session/jobrunner.h"
 #include "ui/views/figureexport.h"
+#include "ui/views/numberspinbox.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -38,9 +39,16 @@ PlayPanel::PlayPanel(QWidget *parent)
     m_parameterCombo->setToolTip(tr("The parameter Play animates; the others stay as the "
                                     "Controls set them (d_k keeps h: d_model = d_k · h)"));
     form->addRow(tr("&Animate:"), m_parameterCombo);
-    m_fromSpin = new QDoubleSpinBox;
+    // Fields that keep every keystroke ("1e-9" is not turned into 19) and refuse a number
+    // outside the parameter's range by name, under the fields.
+    m_fromSpin = new NumberSpinBox;
+    m_toSpin = new NumberSpinBox;
+    m_rangeNote = new QLabel;
+    m_rangeNote->setObjectName(QStringLiteral("playRangeNote"));
+    m_rangeNote->setWordWrap(true);
+    m_fromSpin->setMessageLabel(m_rangeNote);
+    m_toSpin->setMessageLabel(m_rangeNote);
     m_fromSpin->setObjectName(QStringLiteral("playFromSpin"));
-    m_toSpin = new QDoubleSpinBox;
     m_toSpin->setObjectName(QStringLiteral("playToSpin"));
     m_fromSpin->setToolTip(
         tr("The first frame's value (d_k: 1 … 4096 / h; α: 0 … 1; τ: 0.01 … 100)"));
@@ -52,16 +60,20 @@ PlayPanel::PlayPanel(QWidget *parent)
     auto *fromLabel = new QLabel(tr("&From:"));
     fromLabel->setBuddy(m_fromSpin);
     form->addRow(fromLabel, range);
-    m_framesSpin = new QSpinBox;
+    form->addRow(m_rangeNote);
+    m_framesSpin = new WholeSpinBox;
+    m_framesSpin->setQuantityName(tr("Frames"));
+    m_framesSpin->setMessageLabel(m_rangeNote);
     m_framesSpin->setObjectName(QStringLiteral("playFramesSpin"));
     m_framesSpin->setRange(1, int(kMaxPlayFrames));
     m_framesSpin->setToolTip(tr("Frames from the first value to the last, in equal steps (d_k "
                                 "rounded to whole numbers)"));
     form->addRow(tr("F&rames:"), m_framesSpin);
-    m_fpsSpin = new QDoubleSpinBox;
+    m_fpsSpin = new NumberSpinBox;
+    m_fpsSpin->setQuantityName(tr("The speed"));
+    m_fpsSpin->setMessageLabel(m_rangeNote);
     m_fpsSpin->setObjectName(QStringLiteral("playFpsSpin"));
     m_fpsSpin->setRange(0.25, 60.0);
-    m_fpsSpin->setDecimals(2);
     m_fpsSpin->setSuffix(tr(" frames/s"));
     m_fpsSpin->setToolTip(tr("Speed. When the computation is slower, frames are skipped (never "
                              "queued): the animation keeps its time"));
@@ -140,7 +152,7 @@ PlayPanel::PlayPanel(QWidget *parent)
         }
         updateStatus();
     });
-    for (QDoubleSpinBox *spin : {m_fromSpin, m_toSpin})
+    for (NumberSpinBox *spin : {m_fromSpin, m_toSpin})
         connect(spin, &QDoubleSpinBox::valueChanged, this, [this] { updateStatus(); });
     connect(m_framesSpin, &QSpinBox::valueChanged, this, [this] { updateStatus(); });
     connect(m_jobs, &JobRunner::progressChanged, this, [this](double fraction) {
@@ -162,21 +174,23 @@ PlayParameter PlayPanel::parameter() const
 
 void PlayPanel::updateRanges()
 {
-    for (QDoubleSpinBox *spin : {m_fromSpin, m_toSpin}) {
+    for (NumberSpinBox *spin : {m_fromSpin, m_toSpin}) {
         const QSignalBlocker block(spin);
+        const bool from = spin == m_fromSpin;
+        spin->setQuantityName((parameter() == PlayParameter::HeadWidth           ? tr("d_k")
+                                   : parameter() == PlayParameter::ScaleExponent ? tr("α")
+                                                                                 : tr("τ"))
+                              + (from ? tr(" (from)") : tr(" (to)")));
         switch (parameter()) {
         case PlayParameter::HeadWidth:
-            spin->setDecimals(0);
             spin->setRange(1, SessionParameters::maxDModel);
             spin->setSingleStep(1);
             break;
         case PlayParameter::ScaleExponent:
-            spin->setDecimals(2);
             spin->setRange(0, 1);
             spin->setSingleStep(0.05);
             break;
         case PlayParameter::Temperature:
-            spin->setDecimals(2);
             spin->setRange(0.01, 100);
             spin->setSingleStep(0.1);
             break;

@@ -34,6 +34,8 @@ class QTimer;
 namespace attn {
 
 class JobRunner;
+class NumberSpinBox;
+class WholeSpinBox;
 
 class PlayPanel : public QWidget
 {
@@ -106,13 +108,14 @@ private:
     Driver m_driver;
     std::function<HeatmapOptions()> m_frameOptions;
     QComboBox *m_parameterCombo = nullptr;
-    QDoubleSpinBox *m_fromSpin = nullptr;
-    QDoubleSpinBox *m_toSpin = nullptr;
-    QSpinBox *m_framesSpin = nullptr;
-    QDoubleSpinBox *m_fpsSpin = nullptr;
+    NumberSpinBox *m_fromSpin = nullptr;
+    NumberSpinBox *m_toSpin = nullptr;
+    WholeSpinBox *m_framesSpin = nullptr;
+    NumberSpinBox *m_fpsSpin = nullptr;
     QCheckBox *m_loopCheck = nullptr;
     QPushButton *m_playButton = nullptr;
     QLabel *m_status = nullptr;
+    QLabel *m_rangeNote = nullptr; ///< a refused From, To, Frames or Speed, named with its range
     QSpinBox *m_widthSpin = nullptr;
     QSpinBox *m_heightSpin = nullptr;
     QPushButton *m_exportButton = nullptr;

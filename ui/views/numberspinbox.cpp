@@ -29,6 +29,16 @@ std::optional<double> parseNumber(const QString &text)
     return value;
 }
 
+// Whether `text` is written as a number (C notation) even if it does not fit a double or 64 bits:
+// "1e-400" and "99999999999999999999" are numbers out of range, not "not a number".
+bool writtenAsNumber(const QString &text, bool whole)
+{
+    static const QRegularExpression real(
+        QStringLiteral("^[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?$"));
+    static const QRegularExpression integer(QStringLiteral("^[+-]?[0-9]+$"));
+    return (whole ? integer : real).match(text.trimmed()).hasMatch();
+}
+
 // A whole number in C notation; nothing when `text` is not one (or does not fit 64 bits).
 std::optional<qlonglong> parseWhole(const QString &text)
 {
@@ -79,6 +89,9 @@ NumberSpinBox::NumberSpinBox(QWidget *parent)
 {
     // The most decimals QDoubleSpinBox allows: values are kept as typed, never rounded.
     setDecimals(DBL_MAX_10_EXP + DBL_DIG);
+    // The value is the number confirmed (Return, leaving the field), never a prefix of it: "1"
+    // of a refused "1e-9" must not become the value on the way.
+    setKeyboardTracking(false);
     // A number accepted (typed, stepped or set) ends the refusal shown.
     connect(this, &QDoubleSpinBox::valueChanged, this, [this] { showMessage({}); });
 }
@@ -96,7 +109,8 @@ QString NumberSpinBox::refusal(const QString &text) const
     if (value && *value >= minimum() && *value <= maximum())
         return {};
     return refusalText(m_quantity, textFromValue(minimum()), textFromValue(maximum()), typed,
-                       value.has_value(), textFromValue(this->value()));
+                       value.has_value() || writtenAsNumber(typed, false),
+                       textFromValue(this->value()));
 }
 
 QValidator::State NumberSpinBox::validate(QString &input, int &pos) const
@@ -160,6 +174,7 @@ void NumberSpinBox::showMessage(const QString &message)
 WholeSpinBox::WholeSpinBox(QWidget *parent)
     : QSpinBox(parent)
 {
+    setKeyboardTracking(false); // "9" of a refused 99999 never becomes the value
     connect(this, &QSpinBox::valueChanged, this, [this] { showMessage({}); });
 }
 
@@ -193,7 +208,8 @@ QString WholeSpinBox::refusal(const QString &text) const
     if (value && *value >= minimum() && *value <= maximum())
         return {};
     return refusalText(m_quantity, QString::number(minimum()), QString::number(maximum()), typed,
-                       value.has_value(), QString::number(this->value()));
+                       value.has_value() || writtenAsNumber(typed, true),
+                       QString::number(this->value()));
 }
 
 QValidator::State WholeSpinBox::validate(QString &input, int &pos) const

@@ -5,7 +5,8 @@
 // (QSpinBox drops a keystroke that would leave its range: 5000 typed into [1, 4096] became 500).
 // A number outside the field's range is refused: the field goes back to its value and the
 // message label (when one is set) names the quantity and its range until a number is accepted;
-// `refused` carries the same message.
+// `refused` carries the same message. The value changes only when a number is confirmed (Return,
+// leaving the field): no keyboard tracking, so a prefix of what is typed never becomes the value.
 
 #include <QDoubleSpinBox>
 #include <QSpinBox>
