@@ -470,6 +470,46 @@ private slots:
         QVERIFY(lay.frames[k].bottom() <= lay.footer.top());
     }
 
+    // Tensors opened over random inputs fix B's d_k at A's while they are shown; the d_k set
+    // for B comes back with the random inputs (it was overwritten by the file's).
+    void editedDkSurvivesOpenedTensors()
+    {
+        SessionParameters p;
+        p.n = 6;
+        p.dModel = 16;
+        p.heads = 2;
+        CompareView view;
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setResultA(std::make_shared<SessionResult>(computeSession(p)));
+        CompareVariant edited = view.variant();
+        edited.dK = 5;
+        view.setVariant(edited);
+        QCOMPARE(view.variant().dK, 5);
+
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        MatrixD rows(4, 4);
+        rows << 0.1, 0.2, 0.3, 0.4, 0.25, 0.25, 0.25, 0.25, 1, 0, 0, 0, 0.5, 0.5, 0, 0;
+        NpyArray weights = NpyArray::fromMatrix(rows);
+        weights.shape = {2, 2, 4};
+        const QString file = dir.filePath(QStringLiteral("attn_weights.npy"));
+        writeNpy(file.toStdString(), weights);
+        QString error;
+        const auto source
+            = makeTensorSource(readTensorFile(file), QString(), MaskConvention::Masked, &error);
+        QVERIFY2(source, qPrintable(error));
+        const SessionParameters a = source->parametersFor(p, source);
+        view.setResultA(std::make_shared<SessionResult>(computeTensorSession(a)));
+        QCOMPARE(view.variant().dK, a.dK());
+        QCOMPARE(view.findChild<QSpinBox *>(QStringLiteral("compareDkSpin"))->value(), int(a.dK()));
+
+        view.setResultA(std::make_shared<SessionResult>(computeSession(p)));
+        QCOMPARE(view.variant().dK, 5);
+        QCOMPARE(view.findChild<QSpinBox *>(QStringLiteral("compareDkSpin"))->value(), 5);
+        QCOMPARE(view.parametersB()->dK(), 5);
+    }
+
     // Stored weights (no Q, K) leave nothing to vary for B: the view says so instead of
     // trying B with a d_k the file does not have; loaded tensors fix B's d_k at A's.
     void storedWeightsOnly()

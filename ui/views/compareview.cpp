@@ -210,7 +210,15 @@ std::optional<SessionParameters> CompareView::parametersB() const
 {
     if (!m_a || !m_a->ok())
         return std::nullopt;
-    return m_variant.apply(m_a->params);
+    return variant().apply(m_a->params);
+}
+
+CompareVariant CompareView::variant() const
+{
+    CompareVariant v = m_variant;
+    if (m_a && m_a->ok() && m_a->params.tensors)
+        v.dK = m_a->params.dK();
+    return v;
 }
 
 void CompareView::syncStrip()
@@ -221,7 +229,7 @@ void CompareView::syncStrip()
     m_maskCombo->setCurrentIndex(int(maskOrder.indexOf(m_variant.mask)));
     const int h = m_a && m_a->ok() ? int(std::max<Index>(m_a->params.heads, 1)) : 1;
     m_dkSpin->setMaximum(int(std::max<Index>(1, SessionParameters::maxDModel / h)));
-    m_dkSpin->setValue(m_variant.dK);
+    m_dkSpin->setValue(variant().dK);
     // Cross-attention holds one mask choice: no causal + padding.
     if (auto *model = qobject_cast<QStandardItemModel *>(m_maskCombo->model())) {
         const bool cross = m_a && m_a->ok() && m_a->params.kind == AttentionKind::EncoderDecoder;
@@ -281,9 +289,8 @@ void CompareView::setA(std::shared_ptr<const SessionResult> result)
         // §3.2.1 is about (so a d_k or α set before the tab is shown reaches B too).
         m_variant = defaultVariant(m_a->params);
     }
-    // Loaded tensors fix d_model (and so d_k): B keeps A's.
-    if (m_a && m_a->ok() && m_a->params.tensors)
-        m_variant.dK = m_a->params.dK();
+    // Loaded tensors fix d_model (and so d_k): B is compared with A's (variant()), and the d_k
+    // set for B comes back with random inputs.
     syncStrip();
     syncHeads();
     if (isVisible())
@@ -389,7 +396,7 @@ void CompareView::refresh()
         m_canvas->refresh();
         return;
     }
-    const SessionParameters pb = m_variant.apply(m_a->params);
+    const SessionParameters pb = variant().apply(m_a->params);
     const QString invalid = pb.validate(m_windowSource ? SessionParameters::maxLongSequence
                                                        : SessionParameters::maxSequence);
     if (!invalid.isEmpty()) {

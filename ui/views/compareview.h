@@ -51,7 +51,9 @@ public:
     void setVariant(const CompareVariant &variant);
     /// True once B was set by hand or restored; false while B follows A (scale toggled).
     bool isVariantEdited() const { return m_variantEdited; }
-    CompareVariant variant() const { return m_variant; }
+    /// B as compared: the variant set, with A's d_k while A shows loaded tensors (they fix
+    /// d_model); the d_k set for B is kept for when A is random inputs again.
+    CompareVariant variant() const;
     /// B's parameters for the current A (nullopt without A).
     std::optional<SessionParameters> parametersB() const;
 
