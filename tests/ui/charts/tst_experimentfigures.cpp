@@ -3,7 +3,7 @@
 // why when it cannot be drawn, and is laid out in the window as in the export.
 // Set ATTN_FIGURE_DIR to keep the exported figures (one PNG and SVG per experiment) for viewing.
 
-#include "experimentstest.h"
+#include "ui/experimentstest.h"
 
 using namespace experimentstest;
 
