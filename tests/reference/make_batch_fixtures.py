@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Inputs saved with their leading batch axis, as docs/formats.md's PyTorch snippet saves them, for
-tests/core/tst_tensorcase.cpp, tests/cli/tst_cli_compute.cpp and tests/ui/tst_opentensors.cpp:
-fixtures/batch/mha_batch.npz holds
+tests/core/tst_tensorcase.cpp, tests/cli/tst_cli_compute.cpp and
+tests/ui/window/tst_opentensors.cpp: fixtures/batch/mha_batch.npz holds
 
     query, key, value             B × n × E (B = 3, n = 6, E = 16; self-attention: the same x)
     in_proj_weight, in_proj_bias  3E × E, 3E   (mha.state_dict() names, "." → "_")

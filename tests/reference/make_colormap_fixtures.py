@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""matplotlib colormap values for tests/ui/tst_colormap.cpp and tests/ui/tst_heatmaprenderer.cpp.
+"""matplotlib colormap values for tests/ui/render/tst_colormap.cpp and
+tests/ui/render/tst_heatmaprenderer.cpp.
 
 Called by make_fixtures.py as main(fixture_dir); writes fixtures/colormaps/colormaps.json:
   maps[name].table    the 256 entries as 8-bit [r, g, b] (Colormap(..., bytes=True))

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A model's attention stack as docs/formats.md's Hugging Face snippet saves it, made here with two
 stacked torch.nn.MultiheadAttention layers (average_attn_weights=False gives the per-head weights
-a transformers model returns in outputs.attentions), for tests/ui/tst_tensorwindow.cpp and
+a transformers model returns in outputs.attentions), for tests/ui/window/tst_tensorwindow.cpp and
 tests/cli/tst_cli_heatmap.cpp:
 
 fixtures/modelstack/stack.npz        attentions (L, H, n, n) = (2, 4, 6, 6) float64 of batch

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The main view's computation in plain NumPy, for tests/ui/tst_session.cpp.
+"""The main view's computation in plain NumPy, for tests/ui/session/tst_session.cpp.
 
 Called by make_fixtures.py as main(fixture_dir); writes fixtures/session/session.json: for each
 case its parameters (as SessionParameters::toJson writes them) and the per-head weights

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""The main view with generator "torch", computed by PyTorch itself, for tests/ui/tst_session.cpp.
+"""The main view with generator "torch", computed by PyTorch itself, for
+tests/ui/session/tst_session.cpp.
 
 Called by make_fixtures.py as main(fixture_dir) (group "session_torch"); writes
 fixtures/session/session_torch.json: for each case its parameters (as SessionParameters::toJson

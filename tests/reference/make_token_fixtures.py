@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Typed tokens in plain NumPy, for tests/ui/tst_heatmapfeatures.cpp.
+"""Typed tokens in plain NumPy, for tests/ui/views/tst_heatmapfeatures.cpp.
 
 Called by make_fixtures.py as main(fixture_dir); writes fixtures/tokens/tokens.json with
 1. token vectors: for each (token, seed, d_model) the vector documented in ui/session/sessioncompute.h,

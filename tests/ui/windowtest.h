@@ -1,6 +1,6 @@
 #pragma once
-// What the window tests (sessiontest.h, opentensorstest.h, tst_modelwindow.cpp) share: an answer
-// to the next modal message box.
+// What the window tests (sessiontest.h, opentensorstest.h, tst_modelwindow_files.cpp) share: an
+// answer to the next modal message box.
 
 #include <QApplication>
 #include <QMessageBox>

@@ -14,7 +14,7 @@ namespace {
 // and Renslow 2018, PLOS ONE 13(7): e0199239); "gray" is the linear ramp of _cm.py and "RdBu_r"
 // is the reversed 11-colour ColorBrewer RdBu (Brewer, colorbrewer2.org), interpolated by
 // LinearSegmentedColormap. tests/reference/make_colormap_fixtures.py checks these values
-// against matplotlib independently (tests/ui/tst_colormap.cpp).
+// against matplotlib independently (tests/ui/render/tst_colormap.cpp).
 const std::array<QRgb, 256> viridisTable = {{
     0xff440154, 0xff440255, 0xff440357, 0xff450558, 0xff45065a, 0xff45085b, 0xff46095c, 0xff460b5e,
     0xff460c5f, 0xff460e61, 0xff470f62, 0xff471163, 0xff471265, 0xff471466, 0xff471567, 0xff471669,

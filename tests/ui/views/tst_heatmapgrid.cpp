@@ -6,8 +6,8 @@
 // outline at its row's cell bounds, copying a cell or row from the hover, and SVG cells as
 // rectangles in the colormap's colours.
 
-#include "handmaderesult.h"
 #include "ui/document/sessionfile.h"
+#include "ui/handmaderesult.h"
 #include "ui/render/figurefile.h"
 #include "ui/render/heatmaprenderer.h"
 #include "ui/session/attentionsession.h"

@@ -5,7 +5,7 @@
 // tensor controller.
 
 #include "testutil.h"
-#include "windowtest.h"
+#include "ui/windowtest.h"
 
 #include "core/analysis/metrics.h"
 #include "core/io/npy.h"

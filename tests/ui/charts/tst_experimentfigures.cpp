@@ -4,8 +4,8 @@
 // why when it cannot be drawn, and is laid out in the window as in the export.
 // Set ATTN_FIGURE_DIR to keep the exported figures (one PNG and SVG per experiment) for viewing.
 
-#include "experimentstest.h"
 #include "imagecompare.h"
+#include "ui/experimentstest.h"
 
 #include <map>
 #include <set>

@@ -3,7 +3,7 @@
 // weights and from each other, fully masked rows marked, pooling, hit-testing, tooltips, and the
 // PNG/SVG/PDF exports.
 
-#include "handmaderesult.h"
+#include "ui/handmaderesult.h"
 #include "ui/render/colormap.h"
 #include "ui/render/figurefile.h"
 #include "ui/render/headatlas.h"

@@ -3,9 +3,9 @@
 // data export; a cell masked twice (custom + causal) is named by both. Weight panels list their
 // statistics, and the Steps titles name the mask only when one is on.
 
-#include "handmaderesult.h"
-#include "svgtext.h"
 #include "testutil.h"
+#include "ui/handmaderesult.h"
+#include "ui/svgtext.h"
 
 #include "ui/export/dataexport.h"
 #include "ui/render/comparerenderer.h"

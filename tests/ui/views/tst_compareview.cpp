@@ -4,11 +4,11 @@
 // −Σ w ln w, 1/Σw², ‖diag(p) − p pᵀ‖_F from the explicit matrix); B is computed by the view's
 // own session off the GUI thread; the note about shared inputs is honest; PNG/SVG/PDF exports.
 
-#include "svgtext.h"
 #include "ui/document/sessionfile.h"
 #include "ui/render/comparerenderer.h"
 #include "ui/session/attentionsession.h"
 #include "ui/session/tensorsource.h"
+#include "ui/svgtext.h"
 #include "ui/views/compareview.h"
 #include "ui/views/figurecanvas.h"
 

@@ -5,7 +5,7 @@
 // window's state stays as it was; unknown keys survive a load/save; tensors are saved by path
 // with their batch item. The window's handling of sessions is tested in tst_sessionwindow.cpp.
 
-#include "sessiontest.h"
+#include "ui/sessiontest.h"
 
 using namespace sessiontest;
 

@@ -20,7 +20,7 @@
 #include "ui/views/longmapview.h"
 #include "ui/views/stepsview.h"
 
-#include "svgtext.h"
+#include "ui/svgtext.h"
 
 #include "core/attention/mask.h"
 #include "core/io/npy.h"

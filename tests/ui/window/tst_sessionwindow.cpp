@@ -2,7 +2,7 @@
 // are some; Open Session asks once, Cancel by default; QSettings restores the last session; the
 // recent files list.
 
-#include "sessiontest.h"
+#include "ui/sessiontest.h"
 
 using namespace sessiontest;
 

@@ -1,55 +1,36 @@
-// Tests of File → Open Model… in the window: the committed fixture checkpoints of
+// Tests of a model run in the window (File → Open Model…): the committed fixture checkpoints of
 // tests/reference/fixtures/models/ (make_model_fixtures.py) opened through ModelController and
 // run on their ids give the Model tab L × H thumbnails whose weights, and the head the Heads view
-// shows, equal PyTorch's reference attention and core's headWeights; the next-token readout
-// equals the softmax of the reference logits' last row; the Hugging Face cache scan lists a fake
-// cache's models and skips other folders; sessions keep the model folder and the text, and say
-// when the folder is gone; a broken folder is refused with core's message and the session kept;
-// Cancel stops the forward pass; the token strip shows the GPT-2 tokenizer's pieces and ids.
+// shows, equal PyTorch's reference attention and core's headWeights; over the memory budget the
+// layers are computed on demand, past the longest sequence the Model and Long tabs show the run;
+// the Atlas tab scores every head and the model; the next-token readout equals the softmax of
+// the reference logits' last row and `attnlab model --top-k`.
 
-#include "testutil.h"
-#include "windowtest.h"
+#include "modelwindowtest.h"
 
 #include "core/analysis/headscores.h"
-#include "core/io/npy.h"
 #include "core/models/forward.h"
 #include "core/models/modelfolder.h"
-#include "core/text/loader.h"
-#include "core/text/piecelabel.h"
-#include "ui/document/sessionfile.h"
 #include "ui/panels/modelpanel.h"
 #include "ui/render/longmaptiles.h"
 #include "ui/render/modelrenderer.h"
-#include "ui/session/attentionsession.h"
 #include "ui/session/modelrun.h"
 #include "ui/session/pooledsession.h"
 #include "ui/session/tensorsource.h"
-#include "ui/session/tokenizer.h"
 #include "ui/views/atlasview.h"
 #include "ui/views/attentionviews.h"
 #include "ui/views/heatmapwidget.h"
 #include "ui/views/longmapview.h"
 #include "ui/views/modelview.h"
 #include "ui/views/stepsview.h"
-#include "ui/views/tokenstrip.h"
 #include "ui/views/tokensview.h"
-#include "ui/window/mainwindow.h"
-#include "ui/window/modelcontroller.h"
-#include "ui/window/sessioncontroller.h"
 #include "ui/window/tensorcontroller.h"
 
-#include <QAction>
-#include <QApplication>
 #include <QComboBox>
-#include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QLabel>
-#include <QMenu>
-#include <QMessageBox>
-#include <QPlainTextEdit>
 #include <QProcess>
 #include <QPushButton>
 #include <QRegularExpression>
@@ -57,27 +38,13 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QTimer>
 
-#include <atomic>
 #include <cmath>
-#include <functional>
-#include <memory>
 
 using namespace attn;
+using namespace modelwindowtest;
 
 namespace {
-
-QString fixtureFolder(const QString &name)
-{
-    return QStringLiteral(ATTN_FIXTURE_DIR "/models/%1").arg(name);
-}
-
-NpyArray expected(const QString &name, const char *member)
-{
-    return readNpzMember((fixtureFolder(name) + QStringLiteral("/expected.npz")).toStdString(),
-                         member);
-}
 
 /// The reference attention of (layer, head): n × n.
 MatrixD referenceAttention(const NpyArray &a, Index layer, Index head)
@@ -103,82 +70,9 @@ MatrixD referenceAttention4(const NpyArray &x, Index a, Index b)
     return m;
 }
 
-/// The fixture's ids as the text the panel takes ("3, 17, 5").
-QString idsText(const QString &name)
-{
-    QStringList parts;
-    for (const double v : expected(name, "ids").values)
-        parts << QString::number(qint64(v));
-    return parts.join(QStringLiteral(", "));
-}
-
-bool copyFolder(const QString &from, const QString &to)
-{
-    if (!QDir().mkpath(to))
-        return false;
-    for (const QString &name : QDir(from).entryList(QDir::Files))
-        if (!QFile::copy(QDir(from).filePath(name), QDir(to).filePath(name)))
-            return false;
-    return true;
-}
-
-bool writeFile(const QString &path, const QByteArray &bytes)
-{
-    QDir().mkpath(QFileInfo(path).absolutePath());
-    QFile f(path);
-    return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
-}
-
-using windowtest::answerNextMessageBox;
-using windowtest::MessageBoxAnswer;
-
-/// A shown window whose first (random) result is in.
-struct Window
-{
-    MainWindow window;
-    bool start()
-    {
-        window.resize(1280, 800);
-        window.show();
-        if (!QTest::qWaitForWindowExposed(&window))
-            return false;
-        AttentionSession *s = window.session();
-        return QTest::qWaitFor([&] { return s->result() && !s->isBusy(); },
-                               attn::test::kWorkTimeoutMs);
-    }
-    ModelController *models() const { return window.modelController(); }
-    /// Opens `folder`, types `text` (ids when `ids`) and waits for the run to be shown.
-    bool run(const QString &folder, const QString &text, bool ids, QString *error)
-    {
-        if (!models()->openFolder(folder, error))
-            return false;
-        models()->setText(text, ids);
-        if (!models()->run(error))
-            return false;
-        models()->waitForRun();
-        AttentionSession *s = window.session();
-        return QTest::qWaitFor(
-            [&] {
-                return models()->lastRun() && s->result() && !s->isBusy()
-                    && s->parameters().tensors == models()->lastRun()->source;
-            },
-            attn::test::kWorkTimeoutMs);
-    }
-    /// start(), then run() on the gpt2 fixture's reference ids.
-    bool startWithGpt2(QString *error)
-    {
-        if (!start()) {
-            *error = QStringLiteral("the window shows no first result");
-            return false;
-        }
-        return run(fixtureFolder(QStringLiteral("gpt2")), idsText(QStringLiteral("gpt2")), true,
-                   error);
-    }
-};
-
 } // namespace
 
-class TestModelWindow : public QObject
+class TestModelWindowRun : public QObject
 {
     Q_OBJECT
 private slots:
@@ -190,25 +84,16 @@ private slots:
     void atlasScoresEveryHead();
     void atlasScoresTheModel();
     void nextTokensAreSoftmaxOfLastLogits();
-    void huggingFaceCacheScan();
-    void brokenFolderKeepsSession();
-    void sessionKeepsModelAndText();
-    void sessionWithMissingFolderSaysSo();
-    void sessionFileChecksModelKey();
-    void cancelStopsTheForwardPass();
-    void tokenStripShowsTokenizerPieces();
-    void tokenStripWithoutModelSplitsWords();
-    void pieceLabelsShowSpacesAndSplitBytes();
 };
 
-void TestModelWindow::fixtureRunFillsModelTab_data()
+void TestModelWindowRun::fixtureRunFillsModelTab_data()
 {
     QTest::addColumn<QString>("fixture");
     for (const char *name : {"gpt2", "llama_gqa", "qwen2_window", "qwen3", "bert"})
         QTest::newRow(name) << QString::fromLatin1(name);
 }
 
-void TestModelWindow::fixtureRunFillsModelTab()
+void TestModelWindowRun::fixtureRunFillsModelTab()
 {
     QFETCH(QString, fixture);
     Window w;
@@ -251,7 +136,7 @@ void TestModelWindow::fixtureRunFillsModelTab()
              qPrintable(caption));
 }
 
-void TestModelWindow::thumbnailShowsHeadWithLabels()
+void TestModelWindowRun::thumbnailShowsHeadWithLabels()
 {
     Window w;
     QString error;
@@ -305,7 +190,7 @@ void TestModelWindow::thumbnailShowsHeadWithLabels()
              qPrintable(caption));
 }
 
-void TestModelWindow::overBudgetComputesLayersOnDemand()
+void TestModelWindowRun::overBudgetComputesLayersOnDemand()
 {
     // A budget below the stack's 2 layers × 4 heads × 10² float64: every head is computed from
     // the queries and keys when its layer is shown, and the Model tab draws pooled thumbnails.
@@ -364,7 +249,7 @@ void TestModelWindow::overBudgetComputesLayersOnDemand()
     }
 }
 
-void TestModelWindow::longRunShownByModelAndLongTabs()
+void TestModelWindowRun::longRunShownByModelAndLongTabs()
 {
     // Past SessionParameters::maxSequence tokens no view holds a whole layer: the session's
     // result is a refusal naming the sizes, the Model tab draws every head max-pooled by the tile
@@ -443,7 +328,7 @@ void TestModelWindow::longRunShownByModelAndLongTabs()
                        1e-6, 0.0);
 }
 
-void TestModelWindow::atlasScoresEveryHead()
+void TestModelWindowRun::atlasScoresEveryHead()
 {
     // The Atlas tab scores every layer × head of the run: the scores of PyTorch's attention with
     // the run's ids; a cell opens its head; the table ranks the heads; CSV and JSON hold every
@@ -534,7 +419,7 @@ void TestModelWindow::atlasScoresEveryHead()
     QVERIFY(atlas->scores().has_value());
 }
 
-void TestModelWindow::atlasScoresTheModel()
+void TestModelWindowRun::atlasScoresTheModel()
 {
     // "Score the Model" with mean ablation: value-weighted norms and the mean-ablation KL of
     // every head equal the PyTorch reference's; the scores join the list, the figure and the
@@ -595,7 +480,7 @@ void TestModelWindow::atlasScoresTheModel()
              qPrintable(atlas->message()));
 }
 
-void TestModelWindow::nextTokensAreSoftmaxOfLastLogits()
+void TestModelWindowRun::nextTokensAreSoftmaxOfLastLogits()
 {
     Window w;
     QVERIFY(w.start());
@@ -670,376 +555,5 @@ void TestModelWindow::nextTokensAreSoftmaxOfLastLogits()
     QVERIFY(table->isHidden());
 }
 
-void TestModelWindow::huggingFaceCacheScan()
-{
-    QTemporaryDir home;
-    QVERIFY(home.isValid());
-    const QString hub = home.filePath(QStringLiteral("hub"));
-    const QString good = hub + QStringLiteral("/models--openai-community--gpt2/snapshots/0123abc");
-    QVERIFY(copyFolder(fixtureFolder(QStringLiteral("gpt2")), good));
-    const QString llama = hub + QStringLiteral("/models--meta--tiny-llama/snapshots/feed");
-    QVERIFY(copyFolder(fixtureFolder(QStringLiteral("llama_gqa")), llama));
-    // An unsupported family is listed with its problem; folders that are no model are skipped.
-    QVERIFY(writeFile(hub + QStringLiteral("/models--state--mamba/snapshots/1/config.json"),
-                      R"({"model_type": "mamba", "vocab_size": 8})"));
-    QVERIFY(writeFile(hub + QStringLiteral("/models--x--readme-only/snapshots/2/README.md"), "hi"));
-    QVERIFY(writeFile(hub + QStringLiteral("/datasets--x--data/snapshots/3/config.json"), "{}"));
-    QVERIFY(writeFile(hub + QStringLiteral("/version.txt"), "1"));
-    QVERIFY(QDir().mkpath(hub + QStringLiteral("/models--empty--repo")));
-
-    const auto found = models::scanHuggingFaceCache(hub.toStdString());
-    QCOMPARE(int(found.size()), 3);
-    QCOMPARE(found[0].name, std::string("meta/tiny-llama"));
-    QCOMPARE(found[0].family, std::string("llama"));
-    QVERIFY(found[0].supported());
-    QCOMPARE(found[1].name, std::string("openai-community/gpt2"));
-    QCOMPARE(found[1].family, std::string("gpt2"));
-    QCOMPARE(found[1].revision, std::string("0123abc"));
-    QCOMPARE(found[1].weightBytes,
-             std::uint64_t(QFileInfo(good + QStringLiteral("/model.safetensors")).size()));
-    QCOMPARE(found[2].name, std::string("state/mamba"));
-    QVERIFY(!found[2].supported());
-    QVERIFY2(QString::fromStdString(found[2].problem).contains(QStringLiteral("mamba")),
-             found[2].problem.c_str());
-    QCOMPARE(models::modelDisplayName(good.toStdString()), std::string("openai-community/gpt2"));
-
-    // $HF_HOME/hub is where the window looks unless told otherwise.
-    const QByteArray oldHome = qgetenv("HF_HOME"), oldCache = qgetenv("HF_HUB_CACHE");
-    qunsetenv("HF_HUB_CACHE");
-    qputenv("HF_HOME", home.path().toUtf8());
-    QCOMPARE(QString::fromStdString(models::huggingFaceHubDir().string()), hub);
-    Window w;
-    QVERIFY(w.start());
-    QCOMPARE(w.models()->hubFolder(), hub);
-    QMenu *menu = w.models()->cacheMenu();
-    QMetaObject::invokeMethod(menu, "aboutToShow");
-    QStringList folders;
-    for (QAction *a : menu->actions())
-        if (!a->data().toString().isEmpty())
-            folders << a->data().toString();
-    // The built-in model first (the source tree's models/brown-gpt for a build tree), then the
-    // cache's.
-    const QString builtin = ModelController::builtinFolder();
-    QVERIFY(QFileInfo(builtin + QStringLiteral("/model.safetensors")).isFile());
-    QCOMPARE(menu->actions().first()->data().toString(), builtin);
-    QCOMPARE(folders,
-             (QStringList {builtin, llama, good,
-                           hub + QStringLiteral("/models--state--mamba/snapshots/1")}));
-    if (oldHome.isNull())
-        qunsetenv("HF_HOME");
-    else
-        qputenv("HF_HOME", oldHome);
-    if (!oldCache.isNull())
-        qputenv("HF_HUB_CACHE", oldCache);
-
-    // A cached model opens with its repository's name.
-    QString error;
-    QVERIFY2(w.models()->openFolder(good, &error), qPrintable(error));
-    QCOMPARE(w.models()->model()->name, QStringLiteral("openai-community/gpt2"));
-}
-
-void TestModelWindow::brokenFolderKeepsSession()
-{
-    Window w;
-    QString error;
-    QVERIFY2(w.startWithGpt2(&error), qPrintable(error));
-    const SessionParameters before = w.window.session()->parameters();
-    const auto model = w.models()->model();
-
-    QTemporaryDir dir;
-    struct Case
-    {
-        QString folder;
-        QString expectedText;
-    };
-    const QString pickle = dir.filePath(QStringLiteral("pickle"));
-    QVERIFY(copyFolder(fixtureFolder(QStringLiteral("gpt2")), pickle));
-    QVERIFY(QFile::remove(pickle + QStringLiteral("/model.safetensors")));
-    QVERIFY(writeFile(pickle + QStringLiteral("/pytorch_model.bin"), "not read"));
-    const QString gguf = dir.filePath(QStringLiteral("gguf"));
-    QVERIFY(writeFile(gguf + QStringLiteral("/model.gguf"), "GGUF"));
-    QVERIFY(writeFile(gguf + QStringLiteral("/config.json"), R"({"model_type": "llama"})"));
-    const QString family = dir.filePath(QStringLiteral("family"));
-    QVERIFY(writeFile(family + QStringLiteral("/config.json"), R"({"model_type": "mamba"})"));
-    const QString notModel = dir.filePath(QStringLiteral("photos"));
-    QVERIFY(writeFile(notModel + QStringLiteral("/cat.jpg"), "jpeg"));
-    for (const Case &c :
-         {Case {pickle, QStringLiteral("pytorch_model.bin")}, Case {gguf, QStringLiteral("gguf")},
-          Case {family, QStringLiteral("mamba")}, Case {notModel, QStringLiteral("config.json")},
-          Case {dir.filePath(QStringLiteral("absent")), QStringLiteral("no such folder")}}) {
-        error.clear();
-        QVERIFY(!w.models()->openFolder(c.folder, &error));
-        QVERIFY2(error.contains(c.expectedText, Qt::CaseInsensitive), qPrintable(error));
-        QCOMPARE(w.models()->model(), model);
-        QVERIFY(w.window.session()->parameters() == before);
-    }
-    // Through the menu's path: a message box with core's message, the session kept.
-    const auto answer = answerNextMessageBox();
-    QVERIFY(!w.models()->open(family));
-    QVERIFY(answer->seen);
-    QVERIFY2(answer->text.contains(QStringLiteral("mamba")), qPrintable(answer->text));
-    QVERIFY2(answer->text.contains(QStringLiteral("current session is kept")),
-             qPrintable(answer->text));
-    QVERIFY(w.window.session()->parameters() == before);
-}
-
-void TestModelWindow::sessionKeepsModelAndText()
-{
-    QTemporaryDir dir;
-    const QString file = dir.filePath(QStringLiteral("model.attnlab.json"));
-    const QString folder = fixtureFolder(QStringLiteral("llama_gqa"));
-    const QString ids = idsText(QStringLiteral("llama_gqa"));
-    QString error;
-    SessionParameters random;
-    {
-        Window w;
-        QVERIFY(w.start());
-        // Controls set before the model is opened: the session keeps them beside the model's.
-        random = w.window.session()->parameters();
-        random.n = 7;
-        random.dModel = 96;
-        random.heads = 3;
-        random.seed = 42;
-        w.window.session()->setParameters(random);
-        QVERIFY2(w.run(folder, ids, true, &error), qPrintable(error));
-        w.window.tensorController()->setLayer(1);
-        QTRY_VERIFY(w.window.session()->parameters().tensors->layer() == 1);
-        QVERIFY2(w.window.sessionController()->saveFile(file, &error), qPrintable(error));
-    }
-    QFile f(file);
-    QVERIFY(f.open(QIODevice::ReadOnly));
-    const QJsonObject saved = QJsonDocument::fromJson(f.readAll()).object();
-    const QJsonObject model = saved.value(QLatin1String("model")).toObject();
-    QCOMPARE(model.value(QLatin1String("folder")).toString(), QFileInfo(folder).absoluteFilePath());
-    QCOMPARE(model.value(QLatin1String("text")).toString(), ids);
-    QVERIFY(saved.value(QLatin1String("tensors")).toObject().isEmpty());
-
-    Window again;
-    QVERIFY(again.start());
-    QVERIFY2(again.window.sessionController()->openFile(file, &error), qPrintable(error));
-    QVERIFY2(again.window.sessionController()->openWarning().isEmpty(),
-             qPrintable(again.window.sessionController()->openWarning()));
-    QCOMPARE(again.models()->model()->folder, QFileInfo(folder).absoluteFilePath());
-    QCOMPARE(again.models()->text(), ids);
-    again.models()->waitForRun();
-    AttentionSession *s = again.window.session();
-    QTRY_VERIFY_WITH_TIMEOUT(s->parameters().tensors && s->parameters().tensors->isModelRun()
-                                 && !s->isBusy(),
-                             attn::test::kWorkTimeoutMs);
-    QCOMPARE(s->parameters().tensors->layer(), 1);
-    QVERIFY(!again.window.sessionController()->isModified());
-    // Back to Random Inputs after the restart: the Controls as they were before the model.
-    again.window.tensorController()->backToRandomInputs();
-    QVERIFY(!s->parameters().tensors);
-    QCOMPARE(s->parameters(), random);
-}
-
-void TestModelWindow::sessionWithMissingFolderSaysSo()
-{
-    QTemporaryDir dir;
-    const QString folder = dir.filePath(QStringLiteral("moved-model"));
-    QVERIFY(copyFolder(fixtureFolder(QStringLiteral("gpt2")), folder));
-    const QString file = dir.filePath(QStringLiteral("gone.attnlab.json"));
-    QString error;
-    SessionParameters random;
-    {
-        Window w;
-        QVERIFY(w.start());
-        random = w.window.session()->parameters();
-        random.n = 5;
-        random.dModel = 48;
-        random.heads = 6;
-        w.window.session()->setParameters(random);
-        QVERIFY2(w.run(folder, QStringLiteral("1 2 3"), true, &error), qPrintable(error));
-        // The model's shape (n = 3 tokens, h = 4) replaces the Controls' while it is shown.
-        QCOMPARE(w.window.session()->parameters().n, 3);
-        QCOMPARE(w.window.session()->parameters().heads, 4);
-        QVERIFY2(w.window.sessionController()->saveFile(file, &error), qPrintable(error));
-    }
-    QVERIFY(QDir(folder).removeRecursively());
-    Window again;
-    QVERIFY(again.start());
-    QVERIFY2(again.window.sessionController()->openFile(file, &error), qPrintable(error));
-    const QString warning = again.window.sessionController()->openWarning();
-    QVERIFY2(warning.contains(QDir::toNativeSeparators(folder)), qPrintable(warning));
-    QVERIFY2(warning.contains(QStringLiteral("gone")), qPrintable(warning));
-    QVERIFY(!again.models()->model());
-    // The rest of the session is open, with the Controls' parameters from before the model (not
-    // the model's shape over random inputs).
-    QVERIFY(!again.window.session()->parameters().tensors);
-    QCOMPARE(again.window.session()->parameters(), random);
-}
-
-void TestModelWindow::sessionFileChecksModelKey()
-{
-    const QByteArray head = R"({"format": "attnlab-session", "version": 1, "parameters": {},)";
-    QString error;
-    const auto good = SessionFile::fromJson(
-        head
-            + R"("model": {"folder": "/m", "text": "hi", "ids": false, "shown": true, "layer": 2}})",
-        &error);
-    QVERIFY2(good, qPrintable(error));
-    QCOMPARE(good->model.value(QLatin1String("folder")).toString(), QStringLiteral("/m"));
-    QCOMPARE(good->model.value(QLatin1String("layer")).toInt(), 2);
-    QVERIFY(good->extra.isEmpty());
-    // Written back as read.
-    const auto again = SessionFile::fromJson(SessionFile::toJson(*good), &error);
-    QVERIFY2(again, qPrintable(error));
-    QCOMPARE(again->model, good->model);
-    for (const char *bad : {R"("model": {"text": "no folder"}})", R"("model": {"folder": 3}})",
-                            R"("model": {"folder": "/m", "layer": -1}})",
-                            R"("model": {"folder": "/m", "text": 5}})", R"("model": [1]})"}) {
-        error.clear();
-        QVERIFY2(!SessionFile::fromJson(head + bad, &error), bad);
-        QVERIFY2(error.contains(QStringLiteral("\"model\"")), qPrintable(error));
-    }
-    // No model: no key.
-    SessionDocument plain;
-    QVERIFY(!SessionFile::toJson(plain).contains("\"model\""));
-    QVERIFY(!SessionFile::toJson(plain).contains("\"random_inputs\""));
-
-    // The random inputs' parameters beside a model: read, written back, checked as "parameters".
-    const auto withRandom = SessionFile::fromJson(
-        head + R"("model": {"folder": "/m"}, "random_inputs": {"n": 9, "heads": 2}})", &error);
-    QVERIFY2(withRandom, qPrintable(error));
-    QVERIFY(withRandom->randomInputs);
-    QCOMPARE(withRandom->randomInputs->n, 9);
-    QCOMPARE(withRandom->randomInputs->heads, 2);
-    QVERIFY(withRandom->extra.isEmpty());
-    const auto randomAgain = SessionFile::fromJson(SessionFile::toJson(*withRandom), &error);
-    QVERIFY2(randomAgain && randomAgain->randomInputs, qPrintable(error));
-    QCOMPARE(*randomAgain->randomInputs, *withRandom->randomInputs);
-    for (const char *bad : {R"("random_inputs": {"n": -1}})", R"("random_inputs": [1]})",
-                            R"("random_inputs": {"heads": 5, "d_model": 64}})"}) {
-        error.clear();
-        QVERIFY2(!SessionFile::fromJson(head + bad, &error), bad);
-        QVERIFY2(error.contains(QStringLiteral("\"random_inputs\"")), qPrintable(error));
-    }
-}
-
-void TestModelWindow::cancelStopsTheForwardPass()
-{
-    // In core's loop: a cancel after the first layer stops before the second.
-    QString error;
-    const auto model = openModelFolder(fixtureFolder(QStringLiteral("gpt2")), &error);
-    QVERIFY2(model, qPrintable(error));
-    const auto input = prepareModelInput(*model, idsText(QStringLiteral("gpt2")), true, &error);
-    QVERIFY2(input, qPrintable(error));
-    std::atomic<bool> stop {false};
-    int reported = 0;
-    bool cancelled = false;
-    try {
-        runModel(
-            model, *input, std::uint64_t(1) << 30, 5,
-            [&](int done, int total) {
-                ++reported;
-                QCOMPARE(total, 2);
-                stop = true;
-                (void)done;
-            },
-            CancelToken(&stop));
-    } catch (const Cancelled &) {
-        cancelled = true;
-    }
-    QVERIFY(cancelled);
-    QCOMPARE(reported, 1);
-
-    // In the window: Cancel drops the run, the views keep what they showed.
-    Window w;
-    QVERIFY(w.start());
-    const SessionParameters before = w.window.session()->parameters();
-    QVERIFY2(w.models()->openFolder(fixtureFolder(QStringLiteral("gpt2")), &error),
-             qPrintable(error));
-    w.models()->setText(idsText(QStringLiteral("gpt2")), true);
-    QVERIFY2(w.models()->run(&error), qPrintable(error));
-    QVERIFY(w.models()->isRunning());
-    QVERIFY(w.models()->panel()->cancelButton()->isVisibleTo(w.models()->panel()));
-    w.models()->panel()->cancelButton()->click();
-    QVERIFY(!w.models()->isRunning());
-    QTest::qWait(200);
-    QVERIFY(!w.models()->lastRun());
-    QVERIFY(w.window.session()->parameters() == before);
-    QVERIFY(w.models()->panel()->messageLabel()->text().contains(QStringLiteral("Cancelled")));
-    QVERIFY(w.models()->panel()->runButton()->isEnabled());
-}
-
-void TestModelWindow::tokenStripShowsTokenizerPieces()
-{
-    const QString refs = QStringLiteral(ATTN_TOKENIZER_MODELS "/gpt2-hf");
-    QVERIFY2(QFileInfo::exists(refs + QStringLiteral("/vocab.json")),
-             "the GPT-2 tokenizer files are fetched by the tokenizer_refs test fixture");
-    QTemporaryDir dir;
-    const QString folder = dir.filePath(QStringLiteral("gpt2-with-tokenizer"));
-    QVERIFY(copyFolder(fixtureFolder(QStringLiteral("gpt2")), folder));
-    QVERIFY(
-        QFile::copy(refs + QStringLiteral("/vocab.json"), folder + QStringLiteral("/vocab.json")));
-    QVERIFY(
-        QFile::copy(refs + QStringLiteral("/merges.txt"), folder + QStringLiteral("/merges.txt")));
-
-    Window w;
-    QVERIFY(w.start());
-    QString error;
-    QVERIFY2(w.models()->openFolder(folder, &error), qPrintable(error));
-    QVERIFY(w.models()->model()->tokenizer);
-    const QString text = QStringLiteral("Hello world, na\u00efve caf\u00e9 \u9f98!");
-    // Typed into the panel, as a user does.
-    w.models()->panel()->textEdit()->setPlainText(text);
-    const QVector<TokenPiece> pieces = w.models()->panel()->tokenStrip()->pieces();
-    const auto tokenizer = text::loadTokenizer(folder.toStdString());
-    const std::string bytes = text.toStdString();
-    const text::Encoding encoding = tokenizer->encode(bytes);
-    QCOMPARE(pieces.size(), qsizetype(encoding.tokens.size()));
-    for (qsizetype k = 0; k < pieces.size(); ++k) {
-        const text::Token &t = encoding.tokens[std::size_t(k)];
-        QCOMPARE(pieces[k].id, std::int64_t(t.id));
-        QCOMPARE(pieces[k].begin, std::int64_t(t.begin));
-        QCOMPARE(pieces[k].end, std::int64_t(t.end));
-        QCOMPARE(pieces[k].label,
-                 QString::fromStdString(text::pieceLabel(text::tokenBytes(*tokenizer, t, bytes))));
-    }
-    QCOMPARE(pieces[0].label, QStringLiteral("Hello"));
-    QCOMPARE(pieces[1].label, QStringLiteral("\u2423world"));
-    // The three bytes of 龘 (E9 BE 98) are split between byte-level tokens: marked in hex.
-    bool split = false;
-    for (const TokenPiece &p : pieces)
-        split = split || p.label.contains(QStringLiteral("\u2039E9\u203a\u2039BE\u203a"));
-    QVERIFY(split);
-    TokenStrip *strip = w.models()->panel()->tokenStrip();
-    const QString tip = strip->pieceToolTip(1);
-    QVERIFY2(tip.contains(QStringLiteral("id %1").arg(pieces[1].id)), qPrintable(tip));
-    QVERIFY2(tip.contains(QStringLiteral("20 77 6F 72 6C 64")), qPrintable(tip));
-    QVERIFY(!strip->pieceRect(int(pieces.size()) - 1).isEmpty());
-    // The tiny checkpoint's vocabulary (48) is smaller than GPT-2's: refused, with the id named.
-    QVERIFY(!w.models()->run(&error));
-    QVERIFY2(error.contains(QStringLiteral("[0, 48)")), qPrintable(error));
-    QVERIFY(w.models()->panel()->messageLabel()->text().contains(QStringLiteral("[0, 48)")));
-}
-
-void TestModelWindow::tokenStripWithoutModelSplitsWords()
-{
-    Window w;
-    QVERIFY(w.start());
-    QVERIFY(!w.models()->model());
-    const QString text = QStringLiteral("The cat, sat.");
-    w.models()->panel()->textEdit()->setPlainText(text);
-    QStringList labels;
-    for (const TokenPiece &p : w.models()->panel()->tokenStrip()->pieces()) {
-        labels << p.label;
-        QCOMPARE(p.id, std::int64_t(-1));
-    }
-    QCOMPARE(labels, splitTokens(text));
-    QVERIFY(!w.models()->panel()->runButton()->isEnabled());
-}
-
-void TestModelWindow::pieceLabelsShowSpacesAndSplitBytes()
-{
-    QCOMPARE(text::pieceLabel(" cat"), std::string("\u2423cat"));
-    QCOMPARE(text::pieceLabel("a\nb\t"), std::string("a\u21b5b\u21e5"));
-    QCOMPARE(text::pieceLabel("caf\xc3\xa9"), std::string("caf\u00e9"));
-    QCOMPARE(text::pieceLabel("\xF0\x9F"), std::string("\u2039F0\u203a\u20399F\u203a"));
-    QCOMPARE(text::pieceLabel(""), std::string("\u2205"));
-    QCOMPARE(text::hexBytes(" ca"), std::string("20 63 61"));
-}
-
-QTEST_MAIN(TestModelWindow)
-#include "tst_modelwindow.moc"
+QTEST_MAIN(TestModelWindowRun)
+#include "tst_modelwindow_run.moc"

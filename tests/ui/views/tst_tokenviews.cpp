@@ -6,12 +6,12 @@
 // n_q and n_k tokens; the SVG export has one <polyline> per line counted by hand; the state
 // round-trips through TokensView, AttentionViews and the session's JSON.
 
-#include "handmaderesult.h"
-#include "svgtext.h"
 #include "ui/document/sessionfile.h"
+#include "ui/handmaderesult.h"
 #include "ui/render/tileimage.h"
 #include "ui/render/tokenfigure.h"
 #include "ui/session/attentionsession.h"
+#include "ui/svgtext.h"
 #include "ui/views/attentionviews.h"
 #include "ui/views/heatmapwidget.h"
 #include "ui/views/tokensview.h"

@@ -3,8 +3,8 @@
 // the widget; tst_heatmapexports.cpp: files, data exports, panels and the command line) share:
 // computed and hand-made results, JSON fixtures and an SVG's texts.
 
-#include "handmaderesult.h"
 #include "testutil.h"
+#include "ui/handmaderesult.h"
 
 #include "core/engine/sessioninputs.h"
 #include "core/io/npy.h"

@@ -3,11 +3,11 @@
 // the numbers it shows) share: a computed result, numbers as the tooltips write them, and the
 // colours and cells of a painted figure.
 
-#include "svgtext.h"
 #include "ui/render/stepsrenderer.h"
 #include "ui/session/attentionsession.h"
 #include "ui/session/resultview.h"
 #include "ui/session/tensorsource.h"
+#include "ui/svgtext.h"
 #include "ui/views/atlasview.h"
 #include "ui/views/attentionviews.h"
 #include "ui/views/compareview.h"

@@ -1,7 +1,7 @@
 // Tests of the Experiments panel: list and table models, pages, runs, cancel, export. The
 // experiment figures are tested in tst_experimentfigures.cpp.
 
-#include "experimentstest.h"
+#include "ui/experimentstest.h"
 
 using namespace experimentstest;
 
