@@ -45,6 +45,8 @@ public:
     /// True while A is a window with its own source of B.
     bool comparesWindow() const { return bool(m_windowSource); }
     std::shared_ptr<const SessionResult> resultA() const { return m_a; }
+    /// B's result as shown (nullptr until computed, or when B failed).
+    std::shared_ptr<const SessionResult> resultB() const { return m_b; }
 
     /// What B changes relative to A; updates the strip and recomputes B. B counts as edited
     /// from then on (A's later changes no longer reset it).

@@ -162,7 +162,8 @@ HeatmapActions::HeatmapActions(HeatmapWidget *heatmap, QWidget *dialogParent)
     m_exportData->setObjectName(QStringLiteral("exportDataAction"));
     m_exportData->setShortcut(QKeySequence(tr("Ctrl+Shift+D")));
     m_exportData->setStatusTip(tr("Save the weights, scores and per-row metric series as NumPy "
-                                  ".npz/.npy, JSON or CSV"));
+                                  ".npz/.npy, JSON or CSV (on the A/B tab, B's beside A's: "
+                                  "name-B.npz)"));
     connect(m_exportData, &QAction::triggered, this, &HeatmapActions::exportDataInteractive);
 
     m_zoomIn = new QAction(tr("Zoom &In"), this);
@@ -250,7 +251,20 @@ bool HeatmapActions::exportData(const QString &path, QStringList *written, QStri
             *error = tr("There is no computed result to export yet.");
         return false;
     }
-    return attn::exportData(*result, path, written, error);
+    const std::shared_ptr<const SessionResult> b = m_resultB ? m_resultB() : nullptr;
+    if (!attn::exportData(*result, path, written, error))
+        return false;
+    if (!b || !b->ok())
+        return true;
+    return attn::exportData(*b, comparisonPath(path), written, error);
+}
+
+QString HeatmapActions::comparisonPath(const QString &path)
+{
+    const QFileInfo info(path);
+    const QString suffix = info.suffix();
+    const QString stem = suffix.isEmpty() ? path : path.left(path.size() - suffix.size() - 1);
+    return stem + QStringLiteral("-B") + (suffix.isEmpty() ? QString() : QLatin1Char('.') + suffix);
 }
 
 bool HeatmapActions::haveResult(const QString &title) const

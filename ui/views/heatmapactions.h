@@ -22,6 +22,9 @@
 #include <QObject>
 #include <QSize>
 
+#include <functional>
+#include <memory>
+
 class QAction;
 class QComboBox;
 class QLabel;
@@ -92,8 +95,18 @@ public:
     /// One file per head (+ mean), see attn::exportEachHead; prefix "head".
     bool exportHeads(const QString &directory, const QString &format, QSize size, double dpi,
                      QStringList *written, QString *error) const;
-    /// The shown result's numbers (attn::exportData).
+    /// The shown result's numbers (attn::exportData). While a comparison is shown
+    /// (setComparisonSource), its B as well, beside: `<name>-B.<suffix>` (attention.npz and
+    /// attention-B.npz).
     bool exportData(const QString &path, QStringList *written, QString *error) const;
+    /// What gives the comparison's B result while the A/B view is what the user looks at
+    /// (nullptr otherwise): Export Data then writes B beside A.
+    void setComparisonSource(std::function<std::shared_ptr<const SessionResult>()> resultB)
+    {
+        m_resultB = std::move(resultB);
+    }
+    /// `path` with "-B" before its suffix: where B's numbers go.
+    static QString comparisonPath(const QString &path);
 
 public slots:
     void exportViewInteractive();
@@ -116,6 +129,7 @@ private:
     QAction *m_zoomOut = nullptr;
     QAction *m_zoomReset = nullptr;
     QAction *m_stretch = nullptr;
+    std::function<std::shared_ptr<const SessionResult>()> m_resultB;
 };
 
 } // namespace attn

@@ -11,6 +11,7 @@
 #include "ui/session/attentionsession.h"
 #include "ui/views/atlasview.h"
 #include "ui/views/attentionviews.h"
+#include "ui/views/compareview.h"
 #include "ui/views/heatmapactions.h"
 #include "ui/views/heatmapwidget.h"
 #include "ui/views/longmapview.h"
@@ -207,6 +208,12 @@ void MainWindow::createControllers()
     // File → Export: the current view (heads, steps, A/B, the focused chart, the experiment's
     // figure); its text names what it exports.
     m_export = new ExportRouter(m_session, m_heatmapActions, m_views, m_modes, m_experiments, this);
+    // Export Data on the A/B tab writes B beside A.
+    m_heatmapActions->setComparisonSource([this]() -> std::shared_ptr<const SessionResult> {
+        if (m_export->currentTarget() != ExportRouter::Target::Compare)
+            return nullptr;
+        return m_views->compareView()->resultB();
+    });
     m_charts->addTo(m_export);
     auto showMessage = [this](const QString &text) { statusBar()->showMessage(text, 10000); };
     connect(m_tensors, &TensorController::statusMessage, this, showMessage);

@@ -24,6 +24,8 @@
 #include "ui/views/tokensview.h"
 #include "ui/window/exportrouter.h"
 
+#include "core/io/npy.h"
+
 #include <QApplication>
 #include <QDir>
 #include <QFile>
@@ -128,6 +130,7 @@ private slots:
     void exportActionWritesFocusedChart();
     void positionsTabExports();
     void exportDialogsStartInTheLastExportFolder();
+    void exportDataOnTheComparisonWritesB();
 };
 
 void TestMainWindowExport::exportWritesImage_data()
@@ -611,6 +614,51 @@ void TestMainWindowExport::exportDialogsStartInTheLastExportFolder()
     m_window->heatmapActions()->exportDataInteractive();
     QVERIFY(again->seen);
     QCOMPARE(again->directory, folder);
+}
+
+// Export Data on the A/B tab writes B's numbers beside A's (it wrote A's only); on the Heads tab
+// only A's.
+void TestMainWindowExport::exportDataOnTheComparisonWritesB()
+{
+    QVERIFY(waitForFirstResult());
+    AttentionViews *views = m_window->attentionViews();
+    views->setCurrentIndex(AttentionViews::CompareTab);
+    CompareView *compare = views->compareView();
+    QTRY_VERIFY_WITH_TIMEOUT(compare->isUpToDate() && compare->resultB(),
+                             attn::test::kWorkTimeoutMs);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("attention.npz"));
+    QStringList written;
+    QString error;
+    QVERIFY2(m_window->heatmapActions()->exportData(path, &written, &error), qPrintable(error));
+    const QString pathB = dir.filePath(QStringLiteral("attention-B.npz"));
+    QCOMPARE(written, QStringList({path, pathB}));
+    const auto weightsOf = [](const QString &file) {
+        for (const auto &[name, array] : attn::readNpz(file.toStdString()))
+            if (name == "weights")
+                return array;
+        return attn::NpyArray {};
+    };
+    const auto equal = [](const attn::NpyArray &a, const std::vector<attn::MatrixD> &w) {
+        std::size_t k = 0;
+        for (const attn::MatrixD &m : w)
+            for (attn::Index i = 0; i < m.rows(); ++i)
+                for (attn::Index j = 0; j < m.cols(); ++j)
+                    if (k >= a.values.size() || a.values[k++] != m(i, j))
+                        return false;
+        return k == a.values.size();
+    };
+    QVERIFY(equal(weightsOf(path), compare->resultA()->weights));
+    QVERIFY(equal(weightsOf(pathB), compare->resultB()->weights));
+    // A and B differ: B is A with the scale toggled.
+    QVERIFY(!equal(weightsOf(pathB), compare->resultA()->weights));
+
+    views->setCurrentIndex(AttentionViews::HeadsTab);
+    const QString heads = dir.filePath(QStringLiteral("heads.npz"));
+    written.clear();
+    QVERIFY2(m_window->heatmapActions()->exportData(heads, &written, &error), qPrintable(error));
+    QCOMPARE(written, QStringList({heads}));
 }
 
 QTEST_MAIN(TestMainWindowExport)
