@@ -31,18 +31,15 @@ void LongMapView::Canvas::paintEvent(QPaintEvent *)
         painter.drawText(area.adjusted(12, 12, -12, -12), Qt::AlignCenter | Qt::TextWordWrap, note);
         return;
     }
-    const CellRect view = m_view->viewRect();
-    const double s = m_view->m_cellsPerPixel;
-    const auto toScreen = [&](double row, double col) {
-        return QPointF(area.left() + (col - view.colBegin) / s,
-                       area.top() + (row - view.rowBegin) / s);
-    };
+    const LongMapViewport &viewport = m_view->viewport();
+    const CellRect view = viewport.viewRect();
+    const auto toScreen = [&](double row, double col) { return viewport.pointOf(row, col); };
     const QRectF weights(toScreen(0, 0),
                          toScreen(double(pyramid->queries()), double(pyramid->keys())));
     painter.save();
     painter.setClipRect(area);
     painter.fillRect(area, palette().color(QPalette::Window));
-    const int level = m_view->level();
+    const int level = viewport.level();
     const Index head = m_view->m_head;
     bool complete = true;
     for (const TileIndex &t : pyramid->tilesCovering(level, view)) {

@@ -19,7 +19,6 @@ namespace attn {
 namespace longmap {
 
 inline constexpr int defaultLength = 16384;
-inline constexpr double maxPixelsPerCell = 32; // deepest zoom: a cell 32 pixels wide
 inline constexpr qreal axisLeft = 62, axisTop = 22, legendWidth = 74;
 inline constexpr qreal stripHeight = 64, stripGap = 10; // the row strip under the map
 inline constexpr qreal axisBottom = stripHeight + stripGap + 4;
