@@ -40,6 +40,15 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
     : QWidget(parent)
     , m_tiles(new LongMapTiles(this, tilePixels))
 {
+    buildControls();
+    connectControls();
+    connectTiles();
+    updateHeads();
+    updateStatus();
+}
+
+void LongMapView::buildControls()
+{
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 0);
     layout->setSpacing(4);
@@ -146,7 +155,10 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
     }
     layout->addWidget(m_hover);
     layout->addWidget(m_status);
+}
 
+void LongMapView::connectControls()
+{
     m_restart = new QTimer(this);
     m_restart->setSingleShot(true);
     m_restart->setInterval(250);
@@ -168,6 +180,10 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
         m_shownKey.clear();
         recompute();
     });
+}
+
+void LongMapView::connectTiles()
+{
 
     connect(m_tiles, &LongMapTiles::progressChanged, this, [this](double f) {
         m_progress->setValue(int(std::lround(f * 1000)));
@@ -223,8 +239,6 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
                 m_hover->setText(hoverText());
                 emit hoverChanged();
             });
-    updateHeads();
-    updateStatus();
 }
 
 LongMapView::~LongMapView() = default;

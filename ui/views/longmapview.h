@@ -142,6 +142,11 @@ protected:
 
 private:
     class Canvas;
+    /// The constructor's parts: the controls, canvas and labels laid out; the controls' signals;
+    /// the tiles' signals.
+    void buildControls();
+    void connectControls();
+    void connectTiles();
     void scheduleRecompute();
     /// The visible window (at most maxStepsSide cells a side) materialized for `where` (the
     /// tab it opens in), `button` disabled meanwhile; `then` gets it, or the status line says

@@ -9,6 +9,7 @@
 
 #include <QKeyEvent>
 #include <QMouseEvent>
+#include <QPainter>
 #include <QPointF>
 #include <QString>
 #include <QWheelEvent>
@@ -122,6 +123,10 @@ protected:
     }
 
 private:
+    /// The hovered query's weights over the visible keys in `strip` (canvas coordinates), its
+    /// label right-aligned before `left`; a hint before a hover.
+    void paintRowStrip(QPainter &painter, const QRectF &strip, qreal left, Index head) const;
+
     LongMapView *m_view;
     QPointF m_dragFrom;
     bool m_dragging = false;
