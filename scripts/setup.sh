@@ -48,7 +48,11 @@ attn_install_packages() {
     if [[ $(id -u) -ne 0 ]]; then
         sudo=(sudo)
     fi
-    "${sudo[@]}" apt-get update -q
+    # The package lists once per run (run-tests.sh installs in three steps).
+    if [[ -z "${ATTN_APT_UPDATED:-}" ]]; then
+        "${sudo[@]}" apt-get update -q
+        ATTN_APT_UPDATED=1
+    fi
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
         "${missing[@]}"
 }

@@ -1,20 +1,26 @@
 #pragma once
-// LongMapTiles: the tiles of a long sequence's attention map, computed on a worker thread by the
-// tile engine (core/tiles/tileengine.h) at the zoom the view shows (core/tiles/tilepyramid.h),
-// coloured there, and handed to the GUI thread as images. The first full view computes every
-// row's softmax max and sum (the online softmax) of every head in bands of query rows, with
-// progress and Cancel, and leaves the level that fits the view cached; after it, a zoomed or
-// panned view asks only for the tiles it lacks, the nearest its centre first, and each costs
-// only its own cells. Hover cells are computed on demand from q_i, k_j and row i's statistics.
+// LongMapTiles: the tiles of a long sequence's attention map as images, computed on a worker
+// thread by the tile engine (core/tiles/tileengine.h) at the zoom the view shows
+// (core/tiles/tilepyramid.h), coloured there, and handed to the GUI thread. The first full view
+// computes every row's softmax max and sum (the online softmax) of every head in bands of query
+// rows, with progress and Cancel, and leaves the level that fits the view cached; after it, a
+// zoomed or panned view asks only for the tiles it lacks, the nearest its centre first, and
+// each costs only its own cells. Hover cells are computed on demand from q_i, k_j and row i's
+// statistics.
 //
-// One worker thread owns the engine (TileEngine is not thread-safe). It renders tiles and cells
-// on itself alone and the first full view on every core but one, so the GUI thread always has a
-// core. The GUI thread only posts wishes and takes finished images: nothing here blocks it for
-// longer than a mutex held around a few assignments.
+// The worker and its values cache are TileScheduler's (ui/session/tilescheduler.h): one worker
+// thread owns the engine (TileEngine is not thread-safe) and renders tiles and cells on itself
+// alone and the first full view on every core but one, so the GUI thread always has a core.
+// This class adds the colours: the painter it gives the scheduler colours a tile's values on
+// the worker (buildTileImage), and the images come back to the GUI thread, where they are kept
+// in a cache of their own. Every function is called on the GUI thread, which only posts wishes
+// and takes finished images: nothing here blocks it for longer than a mutex held around a few
+// assignments.
 
 #include "ui/render/colormap.h"
 #include "ui/session/sessionparameters.h"
 #include "ui/session/sessionresult.h"
+#include "ui/session/tilescheduler.h"
 
 #include "core/tiles/tileengine.h"
 #include "core/tiles/tilepyramid.h"
@@ -34,33 +40,6 @@
 
 namespace attn {
 
-/// A tile of one head (or kHeadMean) at one level.
-struct LongTileKey
-{
-    Index head = 0;
-    int level = 0;
-    TileIndex tile;
-    bool operator==(const LongTileKey &) const = default;
-};
-
-inline size_t qHash(const LongTileKey &k, size_t seed = 0)
-{
-    return qHashMulti(seed, k.head, k.level, k.tile.tx, k.tile.ty);
-}
-
-/// One query's weights over a range of keys, pooled a few keys a point (the row strip under the
-/// long map): values[x] pools keys [colBegin + x·colsPerPixel, …) (clipped to colEnd) by
-/// `pooling`; maskState[x] the OR of the states where every key of the point is masked, else 0.
-struct LongRowStrip
-{
-    Index head = 0;
-    Index query = -1;
-    Index colBegin = 0, colEnd = 0, colsPerPixel = 1;
-    TilePooling pooling = TilePooling::Max;
-    std::vector<double> values;
-    std::vector<std::uint8_t> maskState;
-};
-
 /// What a LongMapTiles computation holds (bytes): the projection's inputs while it runs, the
 /// engine after it (TileEngine::heldBytes), the tile caches (values, mask states and images).
 struct LongMapBytes
@@ -75,9 +54,6 @@ class LongMapTiles : public QObject
 {
     Q_OBJECT
 public:
-    /// The engine behind the worker (either dtype); internal.
-    class EngineBox;
-
     /// Tile side in pixels. Small tiles: a view needs the tiles it overlaps, and a view of
     /// 1 024 × 1 024 cells at 4 cells a pixel overlaps 2 × 2 tiles of 256 pixels (4 Mcells, 4 ×
     /// the view) but about 5 × 5 of 64 pixels (1.6 Mcells); bench_gui measured zoom and pan
@@ -92,7 +68,7 @@ public:
     /// Stops the worker (a running pass is cancelled) and waits for it.
     ~LongMapTiles() override;
 
-    int tilePixels() const { return m_tilePixels; }
+    int tilePixels() const { return m_scheduler->tilePixels(); }
 
     /// What start(params, …) would hold, for the memory budget.
     LongMapBytes bytesFor(const SessionParameters &params) const;
@@ -110,19 +86,19 @@ public:
     /// of it is kept.
     void cancel();
     /// True from start() until fullViewReady(), failed() or cancelled().
-    bool isComputingFullView() const { return m_computing; }
+    bool isComputingFullView() const { return m_scheduler->isComputingFullView(); }
     /// True after fullViewReady() (until the next start()).
-    bool isReady() const { return m_ready; }
+    bool isReady() const { return m_scheduler->isReady(); }
 
     /// The parameters of the last start() (n and n_k as computed).
-    const SessionParameters &parameters() const { return m_params; }
-    TilePooling pooling() const { return m_pooling; }
+    const SessionParameters &parameters() const { return m_scheduler->parameters(); }
+    TilePooling pooling() const { return m_scheduler->pooling(); }
     /// The pyramid of the last start() (nullopt before the first).
-    const std::optional<TilePyramid> &pyramid() const { return m_pyramid; }
+    const std::optional<TilePyramid> &pyramid() const { return m_scheduler->pyramid(); }
     /// The attention's scale factor (after fullViewReady()).
-    double scale() const { return m_scale; }
+    double scale() const { return m_scheduler->scale(); }
     /// The largest weight of `head` (TileEngine::maxWeight; after fullViewReady()).
-    double maxWeight(Index head) const;
+    double maxWeight(Index head) const { return m_scheduler->maxWeight(head); }
 
     /// Colours of later tiles: `colormap` over `norm` (a change recolours the cached values on
     /// the worker; the GUI's images are dropped and come back as tileReady).
@@ -153,9 +129,7 @@ public:
     /// the engine's renderer — render(heads, window, maxWidth, maxHeight) as a SessionResult of
     /// pooledTilesResult — and its result or failure comes back through `deliver` on the GUI
     /// thread. Ignored before fullViewReady().
-    using WindowRenderer
-        = std::function<SessionResult(const std::vector<Index> &heads, const TileWindow &window,
-                                      Index maxWidth, Index maxHeight)>;
+    using WindowRenderer = TileScheduler::WindowRenderer;
     void runOnEngine(std::function<QString(const WindowRenderer &render)> work,
                      std::function<void(const QString &error)> deliver);
 
@@ -183,13 +157,8 @@ public:
 
     /// Work counters (tests, bench_gui): tiles the worker computed from the engine, tiles it
     /// only recoloured, cells computed.
-    struct Stats
-    {
-        quint64 tilesComputed = 0;
-        quint64 tilesRecoloured = 0;
-        quint64 cells = 0;
-    };
-    Stats stats() const;
+    using Stats = TileScheduler::Stats;
+    Stats stats() const { return m_scheduler->stats(); }
 
 signals:
     void progressChanged(double fraction);
@@ -201,42 +170,28 @@ signals:
     void rowReady(const attn::LongRowStrip &strip);
 
 private:
-    struct Shared;
-    class Worker;
-    struct VariantEngine;
-    void queueEngineJob(std::function<std::function<void()>(EngineBox &, TilePooling)> job);
-    void takeTile(quint64 generation, const LongTileKey &key, const QImage &image);
-    /// Drops the GUI's images and the tiles asked for, and hands the worker `change` (made to
-    /// the shared state under its lock) with a new colour version, so that tiles made before it
-    /// are not shown.
-    void restyle(const std::function<void(Shared &)> &change);
+    /// The painter of the colours now (the worker colours tiles with it; their images are
+    /// taken only while the colours are still these).
+    TileScheduler::TilePainter painter();
+    void takeTile(const LongTileKey &key, const QImage &image);
+    /// Drops the GUI's images and the tiles asked for, and hands the scheduler the painter of
+    /// a new colour version (and `pooling`, when given), so that tiles made before it are not
+    /// shown.
+    void restyle(std::optional<TilePooling> pooling);
     void evictImages();
 
-    int m_tilePixels;
     int m_cacheTiles;
-    std::shared_ptr<Shared> m_shared;
-    std::unique_ptr<Worker> m_worker;
-    std::shared_ptr<VariantEngine> m_variant; // B of the A/B view; used on the worker only
-    SessionParameters m_params;
-    TilePooling m_pooling = TilePooling::Max;
-    std::optional<TilePyramid> m_pyramid;
-    double m_scale = 1;
-    std::vector<double> m_maxWeights; // per head, then the mean's
     ColormapId m_colormap = ColormapId::Viridis;
     ColorNorm m_norm;
-    bool m_computing = false;
-    bool m_ready = false;
-    quint64 m_generation = 0;
     quint64 m_colorVersion = 0;
     QHash<LongTileKey, QImage> m_images;
     QHash<LongTileKey, quint64> m_used; // last use, for eviction
     quint64 m_clock = 0;
     std::vector<LongTileKey> m_wanted;
     QSet<LongTileKey> m_shown; // the tiles of the view last requested: never evicted
+    std::unique_ptr<TileScheduler> m_scheduler; // last: its worker stops first
 };
 
 } // namespace attn
 
 Q_DECLARE_METATYPE(attn::LongTileKey)
-Q_DECLARE_METATYPE(attn::TileCell)
-Q_DECLARE_METATYPE(attn::LongRowStrip)

@@ -11,6 +11,46 @@ namespace attn {
 
 using namespace longmap;
 
+void LongMapView::Canvas::paintRowStrip(QPainter &painter, const QRectF &strip, qreal left,
+                                        Index head) const
+{
+    const LongMapViewport &viewport = m_view->viewport();
+    const LongRowStrip &row = m_view->m_rowStrip;
+    if (row.query >= 0 && row.head == head && !row.values.empty()) {
+        const double top
+            = std::max(1e-300, *std::max_element(row.values.begin(), row.values.end()));
+        painter.save();
+        painter.setClipRect(strip);
+        const QColor line = palette().color(QPalette::Highlight);
+        for (std::size_t x = 0; x < row.values.size(); ++x) {
+            const double c0 = double(row.colBegin + Index(x) * row.colsPerPixel);
+            const double c1 = std::min(double(row.colEnd), c0 + double(row.colsPerPixel));
+            const qreal x0 = viewport.pointOf(0, c0).x(),
+                        x1 = std::max(viewport.pointOf(0, c1).x(), x0 + 1);
+            if (row.maskState[x]) {
+                painter.fillRect(QRectF(x0, strip.top(), x1 - x0, strip.height()),
+                                 palette().color(QPalette::Midlight));
+                continue;
+            }
+            const qreal h = row.values[x] / top * (strip.height() - 2);
+            painter.fillRect(QRectF(x0, strip.bottom() - h, x1 - x0, h), line);
+        }
+        painter.restore();
+        painter.drawText(
+            QRectF(0, strip.top(), left - 6, strip.height()),
+            Qt::AlignRight | Qt::AlignVCenter | Qt::TextWordWrap,
+            std::all_of(row.maskState.begin(), row.maskState.end(),
+                        [](std::uint8_t m) { return m != 0; })
+                ? tr("row %1\nmasked here").arg(row.query)
+                : tr("row %1\n0 … %2")
+                      .arg(row.query)
+                      .arg(*std::max_element(row.values.begin(), row.values.end()), 0, 'g', 2));
+    } else {
+        painter.drawText(strip.adjusted(6, 0, -6, 0), Qt::AlignCenter | Qt::TextWordWrap,
+                         tr("hover the map: that query's weights over the visible keys"));
+    }
+}
+
 void LongMapView::Canvas::paintEvent(QPaintEvent *)
 {
     QPainter painter(this);
@@ -31,18 +71,15 @@ void LongMapView::Canvas::paintEvent(QPaintEvent *)
         painter.drawText(area.adjusted(12, 12, -12, -12), Qt::AlignCenter | Qt::TextWordWrap, note);
         return;
     }
-    const CellRect view = m_view->viewRect();
-    const double s = m_view->m_cellsPerPixel;
-    const auto toScreen = [&](double row, double col) {
-        return QPointF(area.left() + (col - view.colBegin) / s,
-                       area.top() + (row - view.rowBegin) / s);
-    };
+    const LongMapViewport &viewport = m_view->viewport();
+    const CellRect view = viewport.viewRect();
+    const auto toScreen = [&](double row, double col) { return viewport.pointOf(row, col); };
     const QRectF weights(toScreen(0, 0),
                          toScreen(double(pyramid->queries()), double(pyramid->keys())));
     painter.save();
     painter.setClipRect(area);
     painter.fillRect(area, palette().color(QPalette::Window));
-    const int level = m_view->level();
+    const int level = viewport.level();
     const Index head = m_view->m_head;
     bool complete = true;
     for (const TileIndex &t : pyramid->tilesCovering(level, view)) {
@@ -129,39 +166,7 @@ void LongMapView::Canvas::paintEvent(QPaintEvent *)
     const QRectF strip(axisLeft, area.bottom() + stripGap,
                        shown.isEmpty() ? area.width() : shown.width(), stripHeight);
     painter.drawRect(strip);
-    const LongRowStrip &row = m_view->m_rowStrip;
-    if (row.query >= 0 && row.head == head && !row.values.empty()) {
-        const double top
-            = std::max(1e-300, *std::max_element(row.values.begin(), row.values.end()));
-        painter.save();
-        painter.setClipRect(strip);
-        const QColor line = palette().color(QPalette::Highlight);
-        for (std::size_t x = 0; x < row.values.size(); ++x) {
-            const double c0 = double(row.colBegin + Index(x) * row.colsPerPixel);
-            const double c1 = std::min(double(row.colEnd), c0 + double(row.colsPerPixel));
-            const qreal x0 = toScreen(0, c0).x(), x1 = std::max(toScreen(0, c1).x(), x0 + 1);
-            if (row.maskState[x]) {
-                painter.fillRect(QRectF(x0, strip.top(), x1 - x0, strip.height()),
-                                 palette().color(QPalette::Midlight));
-                continue;
-            }
-            const qreal h = row.values[x] / top * (strip.height() - 2);
-            painter.fillRect(QRectF(x0, strip.bottom() - h, x1 - x0, h), line);
-        }
-        painter.restore();
-        painter.drawText(
-            QRectF(0, strip.top(), axisLeft - 6, strip.height()),
-            Qt::AlignRight | Qt::AlignVCenter | Qt::TextWordWrap,
-            std::all_of(row.maskState.begin(), row.maskState.end(),
-                        [](std::uint8_t m) { return m != 0; })
-                ? tr("row %1\nmasked here").arg(row.query)
-                : tr("row %1\n0 … %2")
-                      .arg(row.query)
-                      .arg(*std::max_element(row.values.begin(), row.values.end()), 0, 'g', 2));
-    } else {
-        painter.drawText(strip.adjusted(6, 0, -6, 0), Qt::AlignCenter | Qt::TextWordWrap,
-                         tr("hover the map: that query's weights over the visible keys"));
-    }
+    paintRowStrip(painter, strip, axisLeft, head);
 
     // Colour bar.
     const Colormap map(tiles->colormap());

@@ -40,6 +40,15 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
     : QWidget(parent)
     , m_tiles(new LongMapTiles(this, tilePixels))
 {
+    buildControls();
+    connectControls();
+    connectTiles();
+    updateHeads();
+    updateStatus();
+}
+
+void LongMapView::buildControls()
+{
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 0);
     layout->setSpacing(4);
@@ -146,7 +155,10 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
     }
     layout->addWidget(m_hover);
     layout->addWidget(m_status);
+}
 
+void LongMapView::connectControls()
+{
     m_restart = new QTimer(this);
     m_restart->setSingleShot(true);
     m_restart->setInterval(250);
@@ -168,6 +180,10 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
         m_shownKey.clear();
         recompute();
     });
+}
+
+void LongMapView::connectTiles()
+{
 
     connect(m_tiles, &LongMapTiles::progressChanged, this, [this](double f) {
         m_progress->setValue(int(std::lround(f * 1000)));
@@ -223,8 +239,6 @@ LongMapView::LongMapView(QWidget *parent, int tilePixels)
                 m_hover->setText(hoverText());
                 emit hoverChanged();
             });
-    updateHeads();
-    updateStatus();
 }
 
 LongMapView::~LongMapView() = default;
@@ -404,14 +418,6 @@ void LongMapView::scheduleRecompute()
         m_restart->start();
 }
 
-double LongMapView::fitCellsPerPixel() const
-{
-    const QRectF area = mapArea();
-    const SessionParameters p = mapParameters();
-    return std::max(double(p.keyCount()) / std::max(1.0, area.width()),
-                    double(p.queryCount()) / std::max(1.0, area.height()));
-}
-
 void LongMapView::recompute()
 {
     m_restart->stop();
@@ -442,17 +448,17 @@ void LongMapView::recompute()
         m_canvas->update();
         return;
     }
-    const double fit = fitCellsPerPixel();
-    m_viewSet = false;
-    m_cellsPerPixel = fit;
-    m_centerRow = p.queryCount() / 2.0;
-    m_centerCol = p.keyCount() / 2.0;
-    int fitLevel = 0;
+    // The whole map, at the level that fits it.
+    std::optional<TilePyramid> fitted;
     try {
-        fitLevel = TilePyramid(p.queryCount(), p.keyCount(), m_tiles->tilePixels()).levelFor(fit);
+        fitted.emplace(p.queryCount(), p.keyCount(), m_tiles->tilePixels());
     } catch (const InvalidArgument &) {
-        fitLevel = 0; // invalid n: start() names the problem
+        // invalid n: start() names the problem
     }
+    LongMapViewport &vp = viewport();
+    vp.setPyramid(fitted);
+    vp.fit();
+    const int fitLevel = vp.level();
     m_startedMs = QDateTime::currentMSecsSinceEpoch();
     m_progress->setValue(0);
     m_tiles->start(p, pooling(), fitLevel);
@@ -466,23 +472,21 @@ QRectF LongMapView::mapArea() const
     return r.adjusted(axisLeft, axisTop, -legendWidth, -axisBottom);
 }
 
+LongMapViewport &LongMapView::viewport() const
+{
+    m_viewport.setMapArea(mapArea());
+    m_viewport.setPyramid(m_tiles->pyramid());
+    return m_viewport;
+}
+
 CellRect LongMapView::viewRect() const
 {
-    const QRectF area = mapArea();
-    const double halfW = area.width() * m_cellsPerPixel / 2;
-    const double halfH = area.height() * m_cellsPerPixel / 2;
-    return {m_centerRow - halfH, m_centerRow + halfH, m_centerCol - halfW, m_centerCol + halfW};
+    return viewport().viewRect();
 }
 
 void LongMapView::setViewRect(const CellRect &cells)
 {
-    const QRectF area = mapArea();
-    m_centerRow = (cells.rowBegin + cells.rowEnd) / 2;
-    m_centerCol = (cells.colBegin + cells.colEnd) / 2;
-    m_cellsPerPixel = std::max(cells.cols() / std::max(1.0, area.width()),
-                               cells.rows() / std::max(1.0, area.height()));
-    m_viewSet = true;
-    clampView();
+    viewport().setViewRect(cells);
     requestTiles();
     updateStatus();
     refreshHover();
@@ -491,53 +495,19 @@ void LongMapView::setViewRect(const CellRect &cells)
 
 int LongMapView::level() const
 {
-    const std::optional<TilePyramid> &pyramid = m_tiles->pyramid();
-    return pyramid ? pyramid->levelFor(m_cellsPerPixel) : 0;
+    return viewport().level();
 }
 
 void LongMapView::clampView()
 {
-    const std::optional<TilePyramid> &pyramid = m_tiles->pyramid();
-    if (!pyramid)
-        return;
-    const QRectF area = mapArea();
-    const double fit = fitCellsPerPixel();
-    // From 32 pixels a cell (or the fit, for a map smaller than that) to the fit.
-    const double deepest = std::min(1.0 / maxPixelsPerCell, fit);
-    m_cellsPerPixel = std::clamp(m_cellsPerPixel, deepest, std::max(fit, deepest));
-    if (!m_viewSet)
-        m_cellsPerPixel = fit;
-    // A view longer than the map along an axis keeps all of the map in sight; a shorter one
-    // keeps its centre on the map, so that zooming about the pointer keeps the cell under it,
-    // also at the map's edges (the view then shows some room beside the map).
-    const auto clampCentre = [](double centre, double half, double size) {
-        if (2 * half >= size)
-            return std::clamp(centre, size - half, half);
-        return std::clamp(centre, 0.0, size);
-    };
-    m_centerRow
-        = clampCentre(m_centerRow, area.height() * m_cellsPerPixel / 2, double(pyramid->queries()));
-    m_centerCol
-        = clampCentre(m_centerCol, area.width() * m_cellsPerPixel / 2, double(pyramid->keys()));
+    viewport().clamp();
 }
 
 void LongMapView::zoomAt(QPointF pos, double factor)
 {
     if (!m_tiles->isReady() || !(factor > 0))
         return;
-    const QRectF area = mapArea();
-    const CellRect v = viewRect();
-    // The cell under the pointer stays under it.
-    const double col = v.colBegin + (pos.x() - area.left()) * m_cellsPerPixel;
-    const double row = v.rowBegin + (pos.y() - area.top()) * m_cellsPerPixel;
-    m_viewSet = true;
-    m_cellsPerPixel /= factor;
-    clampView();
-    m_centerCol
-        = col - (pos.x() - area.left()) * m_cellsPerPixel + area.width() * m_cellsPerPixel / 2;
-    m_centerRow
-        = row - (pos.y() - area.top()) * m_cellsPerPixel + area.height() * m_cellsPerPixel / 2;
-    clampView();
+    viewport().zoomAt(pos, factor);
     requestTiles();
     updateStatus();
     refreshHover();
@@ -548,10 +518,7 @@ void LongMapView::panBy(QPointF delta)
 {
     if (!m_tiles->isReady())
         return;
-    m_viewSet = true;
-    m_centerCol -= delta.x() * m_cellsPerPixel;
-    m_centerRow -= delta.y() * m_cellsPerPixel;
-    clampView();
+    viewport().panBy(delta);
     requestTiles();
     refreshHover();
     m_canvas->update();
@@ -567,13 +534,7 @@ void LongMapView::refreshHover()
 
 void LongMapView::fit()
 {
-    m_viewSet = false;
-    const std::optional<TilePyramid> &pyramid = m_tiles->pyramid();
-    if (pyramid) {
-        m_centerRow = pyramid->queries() / 2.0;
-        m_centerCol = pyramid->keys() / 2.0;
-    }
-    clampView();
+    viewport().fit();
     requestTiles();
     updateStatus();
     refreshHover();
@@ -680,16 +641,9 @@ void LongMapView::requestHovered()
 
 std::pair<Index, Index> LongMapView::cellAt(QPointF pos) const
 {
-    const std::optional<TilePyramid> &pyramid = m_tiles->pyramid();
-    const QRectF area = mapArea();
-    if (!m_tiles->isReady() || !pyramid || !area.contains(pos))
+    if (!m_tiles->isReady())
         return {-1, -1};
-    const CellRect v = viewRect();
-    const double row = v.rowBegin + (pos.y() - area.top()) * m_cellsPerPixel;
-    const double col = v.colBegin + (pos.x() - area.left()) * m_cellsPerPixel;
-    if (row < 0 || col < 0 || row >= double(pyramid->queries()) || col >= double(pyramid->keys()))
-        return {-1, -1};
-    return {Index(row), Index(col)};
+    return viewport().cellAt(pos);
 }
 
 QString LongMapView::hoverText() const
@@ -763,16 +717,7 @@ void LongMapView::updateStatus()
 
 TileWindow LongMapView::visibleWindow() const
 {
-    const std::optional<TilePyramid> &pyramid = m_tiles->pyramid();
-    if (!pyramid)
-        return {};
-    const CellRect v = viewRect();
-    TileWindow w;
-    w.rowBegin = std::clamp<Index>(Index(std::floor(v.rowBegin)), 0, pyramid->queries() - 1);
-    w.rowEnd = std::clamp<Index>(Index(std::ceil(v.rowEnd)), w.rowBegin + 1, pyramid->queries());
-    w.colBegin = std::clamp<Index>(Index(std::floor(v.colBegin)), 0, pyramid->keys() - 1);
-    w.colEnd = std::clamp<Index>(Index(std::ceil(v.colEnd)), w.colBegin + 1, pyramid->keys());
-    return w;
+    return viewport().visibleWindow();
 }
 
 void LongMapView::materializeVisibleWindow(

@@ -11,6 +11,7 @@
 
 #include "ui/render/comparerenderer.h"
 #include "ui/render/longmaptiles.h"
+#include "ui/session/longmapviewport.h"
 #include "ui/session/sessionparameters.h"
 
 #include <QJsonObject>
@@ -141,6 +142,11 @@ protected:
 
 private:
     class Canvas;
+    /// The constructor's parts: the controls, canvas and labels laid out; the controls' signals;
+    /// the tiles' signals.
+    void buildControls();
+    void connectControls();
+    void connectTiles();
     void scheduleRecompute();
     /// The visible window (at most maxStepsSide cells a side) materialized for `where` (the
     /// tab it opens in), `button` disabled meanwhile; `then` gets it, or the status line says
@@ -160,7 +166,8 @@ private:
     void updateStatus();
     void hover(QPointF pos);
     void refreshHover();
-    double fitCellsPerPixel() const;
+    /// The viewport with the canvas's map area and the tiles' pyramid as they are now.
+    LongMapViewport &viewport() const;
     QString keyOf(const SessionParameters &p) const; ///< with the pooling chosen
     static QString keyOf(const SessionParameters &p, TilePooling pooling);
 
@@ -185,9 +192,7 @@ private:
     QString m_shownKey; ///< keyOf the map computed (or being computed)
     bool m_cancelledByUser = false;
     Index m_head = 0;
-    double m_centerRow = 0, m_centerCol = 0; ///< view centre, cells
-    double m_cellsPerPixel = 1; ///< zoom: cells per canvas pixel
-    bool m_viewSet = false;
+    mutable LongMapViewport m_viewport; ///< through viewport() only
     double m_fullViewSeconds = 0;
     qint64 m_startedMs = 0;
     QString m_hoverPixel; ///< the hovered pixel's cells and pooling

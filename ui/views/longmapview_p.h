@@ -9,6 +9,7 @@
 
 #include <QKeyEvent>
 #include <QMouseEvent>
+#include <QPainter>
 #include <QPointF>
 #include <QString>
 #include <QWheelEvent>
@@ -19,7 +20,6 @@ namespace attn {
 namespace longmap {
 
 inline constexpr int defaultLength = 16384;
-inline constexpr double maxPixelsPerCell = 32; // deepest zoom: a cell 32 pixels wide
 inline constexpr qreal axisLeft = 62, axisTop = 22, legendWidth = 74;
 inline constexpr qreal stripHeight = 64, stripGap = 10; // the row strip under the map
 inline constexpr qreal axisBottom = stripHeight + stripGap + 4;
@@ -123,6 +123,10 @@ protected:
     }
 
 private:
+    /// The hovered query's weights over the visible keys in `strip` (canvas coordinates), its
+    /// label right-aligned before `left`; a hint before a hover.
+    void paintRowStrip(QPainter &painter, const QRectF &strip, qreal left, Index head) const;
+
     LongMapView *m_view;
     QPointF m_dragFrom;
     bool m_dragging = false;
