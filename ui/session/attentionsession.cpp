@@ -1,16 +1,16 @@
 #include "ui/session/attentionsession.h"
 
 #include "ui/session/handover.h"
+#include "ui/session/ownerthread.h"
 
 #include <atomic>
-#include <condition_variable>
 #include <mutex>
-#include <thread>
 
 namespace attn {
 
-// The worker thread, after Qt's Mandelbrot example: it sleeps on a condition variable, takes the
-// newest pending request, computes it, and hands the result to the session by a queued call.
+// The worker thread (an OwnerThread), after Qt's Mandelbrot example: it sleeps until a request
+// is pending, takes the newest, computes it, and hands the result to the session by a queued
+// call.
 // A newer request raises the generation counter, which the running computation polls (between
 // heads) to stop early; its result is then dropped.
 class AttentionSession::Worker
@@ -20,30 +20,21 @@ public:
         : m_session(session)
     { }
 
-    ~Worker()
-    {
-        {
-            std::lock_guard lock(m_mutex);
-            m_abort = true;
-        }
-        m_condition.notify_one();
-        if (m_thread.joinable())
-            m_thread.join();
-    }
+    ~Worker() { m_thread.stop(); }
 
     void request(const SessionParameters &params, quint64 id)
     {
         {
-            std::lock_guard lock(m_mutex);
+            std::lock_guard lock(m_thread.mutex());
             m_pending = params;
             m_pendingId = id;
             m_hasPending = true;
             m_newest.store(id);
         }
-        if (!m_thread.joinable()) // only the GUI thread starts the worker
-            m_thread = std::thread([this] { run(); });
+        if (!m_thread.started()) // only the GUI thread starts the worker
+            m_thread.start([this] { run(); });
         else
-            m_condition.notify_one();
+            m_thread.wake();
     }
 
     quint64 startedCount() const { return m_started.load(); }
@@ -56,9 +47,8 @@ private:
             SessionParameters params;
             quint64 id = 0;
             {
-                std::unique_lock lock(m_mutex);
-                m_condition.wait(lock, [this] { return m_hasPending || m_abort; });
-                if (m_abort)
+                std::unique_lock lock(m_thread.mutex());
+                if (!m_thread.waitFor(lock, [this] { return m_hasPending; }))
                     return;
                 params = m_pending;
                 id = m_pendingId;
@@ -66,7 +56,7 @@ private:
             }
             m_started.fetch_add(1);
             // Threads: the core engine's policy (threadsForFlops) per stage.
-            auto stale = [this, id] { return m_abort || m_newest.load() != id; };
+            auto stale = [this, id] { return m_thread.stopRequested() || m_newest.load() != id; };
             SessionResult result = computeSession(params, CancelToken(stale), &m_cache);
             result.requestId = id;
             if (stale()) {
@@ -84,15 +74,10 @@ private:
 
     AttentionSession *m_session;
     SessionComputeCache m_cache; ///< raw scores of the last computation (worker thread only)
-    // Standard primitives rather than QThread/QMutex/QWaitCondition so ThreadSanitizer can check
-    // the hand-over and the join (Debian's Qt is not instrumented: its waits give false reports).
-    std::thread m_thread;
-    std::mutex m_mutex;
-    std::condition_variable m_condition;
+    OwnerThread m_thread; ///< its mutex() guards the pending request
     SessionParameters m_pending;
     quint64 m_pendingId = 0;
     bool m_hasPending = false;
-    std::atomic<bool> m_abort {false};
     std::atomic<quint64> m_newest {0};
     std::atomic<quint64> m_started {0};
     std::atomic<quint64> m_completed {0};

@@ -1,6 +1,7 @@
 #include "ui/session/tilescheduler.h"
 
 #include "ui/session/handover.h"
+#include "ui/session/ownerthread.h"
 #include "ui/session/pooledsession.h"
 #include "ui/session/tensorsource.h"
 
@@ -8,7 +9,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -170,9 +170,7 @@ struct TileScheduler::VariantEngine
 
 struct TileScheduler::Shared
 {
-    std::mutex mutex;
-    std::condition_variable wake;
-    bool quit = false;
+    OwnerThread thread; ///< the worker; its mutex() guards what follows
 
     struct StartJob
     {
@@ -216,17 +214,12 @@ public:
         , m_shared(std::move(shared))
         , m_cacheTiles(cacheTiles)
         , m_fullViewThreads(kernelThreads() - 1)
-        , m_thread([this] { loop(); })
-    { }
+    {
+        m_shared->thread.start([this] { loop(); }); // once the members exist
+    }
     ~Worker()
     {
-        {
-            std::lock_guard lock(m_shared->mutex);
-            m_shared->quit = true;
-            m_shared->cancelStart = true;
-        }
-        m_shared->wake.notify_all();
-        m_thread.join();
+        m_shared->thread.stop([this] { m_shared->cancelStart = true; });
     }
 
 private:
@@ -250,7 +243,6 @@ private:
     QHash<LongTileKey, TileValues> m_values;
     QHash<LongTileKey, quint64> m_used;
     quint64 m_clock = 0;
-    std::thread m_thread; // last: started once the members above exist
 };
 
 void TileScheduler::Worker::loop()
@@ -260,15 +252,15 @@ void TileScheduler::Worker::loop()
     // zoom and pan steps three times slower and GUI events wait up to 30 ms).
     const ScopedKernelThreads oneThread(1);
     for (;;) {
-        std::unique_lock lock(m_shared->mutex);
-        m_shared->wake.wait(lock, [this] {
+        std::unique_lock lock(m_shared->thread.mutex());
+        const bool work = m_shared->thread.waitFor(lock, [this] {
             const Shared &s = *m_shared;
-            return s.quit || s.startJob
+            return s.startJob
                 || (m_engine && (s.cell || !s.engineJobs.empty() || !s.wanted.empty()));
         });
-        Shared &s = *m_shared;
-        if (s.quit)
+        if (!work)
             return;
+        Shared &s = *m_shared;
         if (s.startJob) {
             const Shared::StartJob job = *s.startJob;
             s.startJob.reset();
@@ -362,7 +354,7 @@ void TileScheduler::Worker::runTile(quint64 generation, Index head, int level, T
             m_used[key] = ++m_clock;
             if (painter)
                 painted = painter(key, *found);
-            std::lock_guard lock(m_shared->mutex);
+            std::lock_guard lock(m_shared->thread.mutex());
             ++m_shared->stats.tilesRecoloured;
         } else {
             const TileWindow window = m_pyramid->tileWindow(level, tile);
@@ -371,7 +363,7 @@ void TileScheduler::Worker::runTile(quint64 generation, Index head, int level, T
             if (painter)
                 painted = painter(key, v.front());
             store(key, std::move(v.front()));
-            std::lock_guard lock(m_shared->mutex);
+            std::lock_guard lock(m_shared->thread.mutex());
             ++m_shared->stats.tilesComputed;
         }
     } catch (const std::exception &e) {
@@ -463,7 +455,7 @@ void TileScheduler::Worker::runStart(const Shared::StartJob &job)
         for (Index h : which)
             maxWeights.push_back(engine->maxWeight(h));
         const double scale = engine->scale();
-        std::lock_guard lock(m_shared->mutex);
+        std::lock_guard lock(m_shared->thread.mutex());
         if (m_shared->generation != g)
             return; // superseded: the next start() is queued
         m_engine = std::move(engine);
@@ -542,7 +534,7 @@ void TileScheduler::start(const SessionParameters &params, TilePooling pooling, 
     else
         m_pyramid.reset();
     {
-        std::lock_guard lock(m_shared->mutex);
+        std::lock_guard lock(m_shared->thread.mutex());
         m_shared->generation = m_generation;
         m_shared->cancelStart = true; // stops a full view still running
         m_shared->pooling = pooling;
@@ -554,7 +546,7 @@ void TileScheduler::start(const SessionParameters &params, TilePooling pooling, 
         else
             m_shared->startJob.reset();
     }
-    m_shared->wake.notify_all();
+    m_shared->thread.wake();
     if (!error.isEmpty()) {
         m_computing = false;
         emit failed(error);
@@ -568,7 +560,7 @@ void TileScheduler::clear()
 {
     ++m_generation;
     {
-        std::lock_guard lock(m_shared->mutex);
+        std::lock_guard lock(m_shared->thread.mutex());
         m_shared->generation = m_generation;
         m_shared->cancelStart = true;
         m_shared->startJob.reset();
@@ -588,7 +580,7 @@ void TileScheduler::cancel()
         return;
     ++m_generation; // whatever the worker still posts for the cancelled start is dropped
     {
-        std::lock_guard lock(m_shared->mutex);
+        std::lock_guard lock(m_shared->thread.mutex());
         m_shared->generation = m_generation;
         m_shared->cancelStart = true;
         m_shared->startJob.reset();
@@ -611,7 +603,7 @@ void TileScheduler::setPainter(TilePainter painter, std::optional<TilePooling> p
     const bool repool = pooling && m_ready;
     if (repool)
         m_pooling = *pooling;
-    std::lock_guard lock(m_shared->mutex);
+    std::lock_guard lock(m_shared->thread.mutex());
     m_shared->painter = std::move(painter);
     if (repool) { // the worker drops its cached values of the old pooling
         m_shared->pooling = *pooling;
@@ -625,12 +617,12 @@ void TileScheduler::request(Index head, int level, const std::vector<TileIndex> 
     if (!m_ready)
         return;
     {
-        std::lock_guard lock(m_shared->mutex);
+        std::lock_guard lock(m_shared->thread.mutex());
         m_shared->wantHead = head;
         m_shared->wantLevel = level;
         m_shared->wanted.assign(tiles.begin(), tiles.end());
     }
-    m_shared->wake.notify_all();
+    m_shared->thread.wake();
 }
 
 void TileScheduler::requestCell(Index head, Index i, Index j, Index rowColBegin, Index rowColEnd,
@@ -639,10 +631,10 @@ void TileScheduler::requestCell(Index head, Index i, Index j, Index rowColBegin,
     if (!m_ready)
         return;
     {
-        std::lock_guard lock(m_shared->mutex);
+        std::lock_guard lock(m_shared->thread.mutex());
         m_shared->cell = Shared::CellJob {head, i, j, rowColBegin, rowColEnd, colsPerPixel};
     }
-    m_shared->wake.notify_all();
+    m_shared->thread.wake();
 }
 
 void TileScheduler::runOnEngine(std::function<QString(const WindowRenderer &)> work,
@@ -726,15 +718,15 @@ void TileScheduler::queueEngineJob(
     std::function<std::function<void()>(EngineBox &, TilePooling)> job)
 {
     {
-        std::lock_guard lock(m_shared->mutex);
+        std::lock_guard lock(m_shared->thread.mutex());
         m_shared->engineJobs.push_back(std::move(job));
     }
-    m_shared->wake.notify_all();
+    m_shared->thread.wake();
 }
 
 TileScheduler::Stats TileScheduler::stats() const
 {
-    std::lock_guard lock(m_shared->mutex);
+    std::lock_guard lock(m_shared->thread.mutex());
     return m_shared->stats;
 }
 
