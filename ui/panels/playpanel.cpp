@@ -60,7 +60,6 @@ PlayPanel::PlayPanel(QWidget *parent)
     auto *fromLabel = new QLabel(tr("&From:"));
     fromLabel->setBuddy(m_fromSpin);
     form->addRow(fromLabel, range);
-    form->addRow(m_rangeNote);
     m_framesSpin = new WholeSpinBox;
     m_framesSpin->setQuantityName(tr("Frames"));
     m_framesSpin->setMessageLabel(m_rangeNote);
@@ -74,10 +73,9 @@ PlayPanel::PlayPanel(QWidget *parent)
     m_fpsSpin->setMessageLabel(m_rangeNote);
     m_fpsSpin->setObjectName(QStringLiteral("playFpsSpin"));
     m_fpsSpin->setRange(0.25, 60.0);
-    m_fpsSpin->setSuffix(tr(" frames/s"));
     m_fpsSpin->setToolTip(tr("Speed. When the computation is slower, frames are skipped (never "
                              "queued): the animation keeps its time"));
-    form->addRow(tr("&Speed:"), m_fpsSpin);
+    form->addRow(tr("&Speed (frames/s):"), m_fpsSpin);
     m_loopCheck = new QCheckBox(tr("&Loop"));
     m_loopCheck->setObjectName(QStringLiteral("playLoopCheck"));
     m_loopCheck->setToolTip(tr("Start again from the first frame after the last"));
@@ -91,6 +89,8 @@ PlayPanel::PlayPanel(QWidget *parent)
     buttons->addStretch(1);
     buttons->addWidget(m_playButton);
     form->addRow(buttons);
+    // Below the Play button: a refusal shown does not move the button under the pointer.
+    form->addRow(m_rangeNote);
     layout->addLayout(form);
     m_status = new QLabel;
     m_status->setObjectName(QStringLiteral("playStatus"));
@@ -98,11 +98,13 @@ PlayPanel::PlayPanel(QWidget *parent)
     layout->addWidget(m_status);
 
     auto *exportForm = new QFormLayout;
-    m_widthSpin = new QSpinBox;
+    m_widthSpin = new WholeSpinBox;
+    m_widthSpin->setQuantityName(tr("The frame width"));
     m_widthSpin->setObjectName(QStringLiteral("playWidthSpin"));
     m_widthSpin->setRange(64, 8192);
     m_widthSpin->setValue(1200);
-    m_heightSpin = new QSpinBox;
+    m_heightSpin = new WholeSpinBox;
+    m_heightSpin->setQuantityName(tr("The frame height"));
     m_heightSpin->setObjectName(QStringLiteral("playHeightSpin"));
     m_heightSpin->setRange(64, 8192);
     m_heightSpin->setValue(800);
@@ -155,6 +157,7 @@ PlayPanel::PlayPanel(QWidget *parent)
     for (NumberSpinBox *spin : {m_fromSpin, m_toSpin})
         connect(spin, &QDoubleSpinBox::valueChanged, this, [this] { updateStatus(); });
     connect(m_framesSpin, &QSpinBox::valueChanged, this, [this] { updateStatus(); });
+    connect(m_fpsSpin, &QDoubleSpinBox::valueChanged, this, [this] { updateStatus(); });
     connect(m_jobs, &JobRunner::progressChanged, this, [this](double fraction) {
         m_exportStatus->setText(tr("Writing frames… %1 %").arg(int(std::lround(fraction * 100))));
     });

@@ -116,8 +116,8 @@ private:
     QPushButton *m_playButton = nullptr;
     QLabel *m_status = nullptr;
     QLabel *m_rangeNote = nullptr; ///< a refused From, To, Frames or Speed, named with its range
-    QSpinBox *m_widthSpin = nullptr;
-    QSpinBox *m_heightSpin = nullptr;
+    WholeSpinBox *m_widthSpin = nullptr;
+    WholeSpinBox *m_heightSpin = nullptr;
     QPushButton *m_exportButton = nullptr;
     QLabel *m_exportStatus = nullptr;
     QTimer *m_timer = nullptr;

@@ -31,22 +31,37 @@ std::optional<double> parseNumber(const QString &text)
 
 // Whether `text` is written as a number (C notation) even if it does not fit a double or 64 bits:
 // "1e-400" and "99999999999999999999" are numbers out of range, not "not a number".
-bool writtenAsNumber(const QString &text, bool whole)
+bool writtenAsNumber(const QString &text)
 {
-    static const QRegularExpression real(
+    static const QRegularExpression number(
         QStringLiteral("^[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?$"));
-    static const QRegularExpression integer(QStringLiteral("^[+-]?[0-9]+$"));
-    return (whole ? integer : real).match(text.trimmed()).hasMatch();
+    return number.match(text.trimmed()).hasMatch();
 }
 
-// A whole number in C notation; nothing when `text` is not one (or does not fit 64 bits).
+// A whole number in C notation, also written with a fraction or an exponent when its value is
+// whole ("2.5e1" is 25, "1e3" 1000); nothing when `text` is not one (or does not fit 64 bits,
+// or is beyond 2^53 in scientific notation).
 std::optional<qlonglong> parseWhole(const QString &text)
 {
     bool ok = false;
     const qlonglong value = QLocale::c().toLongLong(text.trimmed(), &ok);
-    if (!ok)
+    if (ok)
+        return value;
+    const double real = QLocale::c().toDouble(text.trimmed(), &ok);
+    if (!ok || !std::isfinite(real) || real != std::floor(real) || std::abs(real) > 0x1p53)
         return std::nullopt;
-    return value;
+    return qlonglong(real);
+}
+
+// `text` without the field's prefix and suffix ("4 frames/s" → "4").
+QString withoutAffixes(const QString &text, const QString &prefix, const QString &suffix)
+{
+    QString core = text.trimmed();
+    if (!prefix.trimmed().isEmpty() && core.startsWith(prefix.trimmed()))
+        core.remove(0, prefix.trimmed().size());
+    if (!suffix.trimmed().isEmpty() && core.endsWith(suffix.trimmed()))
+        core.chop(suffix.trimmed().size());
+    return core.trimmed();
 }
 
 // "<name> must be between <lo> and <hi> — <typed> refused; kept <kept>." (or "… is not a number").
@@ -104,13 +119,12 @@ void NumberSpinBox::setMessageLabel(QLabel *label)
 
 QString NumberSpinBox::refusal(const QString &text) const
 {
-    const QString typed = text.trimmed();
+    const QString typed = withoutAffixes(text, prefix(), suffix());
     const auto value = parseNumber(typed);
     if (value && *value >= minimum() && *value <= maximum())
         return {};
     return refusalText(m_quantity, textFromValue(minimum()), textFromValue(maximum()), typed,
-                       value.has_value() || writtenAsNumber(typed, false),
-                       textFromValue(this->value()));
+                       value.has_value() || writtenAsNumber(typed), textFromValue(this->value()));
 }
 
 QValidator::State NumberSpinBox::validate(QString &input, int &pos) const
@@ -120,9 +134,10 @@ QValidator::State NumberSpinBox::validate(QString &input, int &pos) const
     // point (C or the locale's), an exponent with its sign.
     static const QRegularExpression partial(
         QStringLiteral("^\\s*[+-]?[0-9]*([.,][0-9]*)?([eE][+-]?[0-9]*)?\\s*$"));
-    if (!partial.match(input).hasMatch())
+    const QString core = withoutAffixes(input, prefix(), suffix());
+    if (!partial.match(core).hasMatch())
         return QValidator::Invalid;
-    const auto value = parseNumber(input);
+    const auto value = parseNumber(core);
     if (!value)
         return QValidator::Intermediate;
     return *value >= minimum() && *value <= maximum() ? QValidator::Acceptable
@@ -131,7 +146,7 @@ QValidator::State NumberSpinBox::validate(QString &input, int &pos) const
 
 double NumberSpinBox::valueFromText(const QString &text) const
 {
-    return parseNumber(text).value_or(value());
+    return parseNumber(withoutAffixes(text, prefix(), suffix())).value_or(value());
 }
 
 QString NumberSpinBox::textFromValue(double value) const
@@ -186,12 +201,7 @@ void WholeSpinBox::setMessageLabel(QLabel *label)
 
 QString WholeSpinBox::withoutAffixes(const QString &text) const
 {
-    QString core = text.trimmed();
-    if (!prefix().isEmpty() && core.startsWith(prefix().trimmed()))
-        core.remove(0, prefix().trimmed().size());
-    if (!suffix().isEmpty() && core.endsWith(suffix().trimmed()))
-        core.chop(suffix().trimmed().size());
-    return core.trimmed();
+    return attn::withoutAffixes(text, prefix(), suffix());
 }
 
 bool WholeSpinBox::isSpecialText(const QString &text) const
@@ -208,8 +218,7 @@ QString WholeSpinBox::refusal(const QString &text) const
     if (value && *value >= minimum() && *value <= maximum())
         return {};
     return refusalText(m_quantity, QString::number(minimum()), QString::number(maximum()), typed,
-                       value.has_value() || writtenAsNumber(typed, true),
-                       QString::number(this->value()));
+                       value.has_value() || writtenAsNumber(typed), QString::number(this->value()));
 }
 
 QValidator::State WholeSpinBox::validate(QString &input, int &pos) const
@@ -217,10 +226,12 @@ QValidator::State WholeSpinBox::validate(QString &input, int &pos) const
     Q_UNUSED(pos);
     if (isSpecialText(input))
         return QValidator::Acceptable;
-    // Anything that can still become a whole number while typing: a sign and digits (between
-    // the prefix and the suffix).
+    // Anything that can still become a number while typing (between the prefix and the
+    // suffix): a sign, digits, a decimal point, an exponent with its sign. A number that is not
+    // whole is refused when confirmed, never cut to its digits ("2.5e1" is 25, not 251).
     const QString core = withoutAffixes(input);
-    static const QRegularExpression partial(QStringLiteral("^[+-]?[0-9]*$"));
+    static const QRegularExpression partial(
+        QStringLiteral("^[+-]?[0-9]*(\\.[0-9]*)?([eE][+-]?[0-9]*)?$"));
     if (!partial.match(core).hasMatch())
         return QValidator::Invalid;
     const auto value = parseWhole(core);

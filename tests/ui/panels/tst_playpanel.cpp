@@ -341,6 +341,33 @@ private slots:
         QCOMPARE(panel.settings().frames, 7);
         QVERIFY(note->isHidden());
 
+        // Frames in scientific notation: its value when whole (its "." and "e" were dropped:
+        // 2.5e1 became 251), refused when not.
+        type(frames, QStringLiteral("2.5e1"));
+        QCOMPARE(panel.settings().frames, 25);
+        QVERIFY(note->isHidden());
+        type(frames, QStringLiteral("2.5"));
+        QCOMPARE(panel.settings().frames, 25);
+        QVERIFY2(note->text().contains(QStringLiteral("2.5 refused")), qPrintable(note->text()));
+        // Speed takes what is typed (every number was refused as "not a number" when the field
+        // carried its unit).
+        auto *speed = panel.findChild<QDoubleSpinBox *>(QStringLiteral("playFpsSpin"));
+        QVERIFY(speed);
+        type(speed, QStringLiteral("10"));
+        QCOMPARE(panel.settings().framesPerSecond, 10.0);
+        QVERIFY(note->isHidden());
+        type(speed, QStringLiteral("1e-2"));
+        QCOMPARE(panel.settings().framesPerSecond, 10.0);
+        QVERIFY2(note->text().contains(QStringLiteral("The speed must be between 0.25 and 60"))
+                     && note->text().contains(QStringLiteral("1e-2 refused")),
+                 qPrintable(note->text()));
+        // The refusal shows below the Play button: the button does not move.
+        auto *play = panel.findChild<QPushButton *>(QStringLiteral("playButton"));
+        QVERIFY(play);
+        QVERIFY(note->geometry().top() > play->geometry().bottom()
+                || note->parentWidget() != play->parentWidget());
+        QVERIFY(play->mapTo(&panel, QPoint(0, 0)).y() < note->mapTo(&panel, QPoint(0, 0)).y());
+
         // α's fields take their own range and name.
         s.parameter = PlayParameter::ScaleExponent;
         s.from = 0;
