@@ -163,7 +163,7 @@ HeatmapActions::HeatmapActions(HeatmapWidget *heatmap, QWidget *dialogParent)
     m_exportData->setShortcut(QKeySequence(tr("Ctrl+Shift+D")));
     m_exportData->setStatusTip(tr("Save the weights, scores and per-row metric series as NumPy "
                                   ".npz/.npy, JSON or CSV (on the A/B tab, B's beside A's: "
-                                  "name-B.npz)"));
+                                  "name-B.npz; on the Long tab, its visible window)"));
     connect(m_exportData, &QAction::triggered, this, &HeatmapActions::exportDataInteractive);
 
     m_zoomIn = new QAction(tr("Zoom &In"), this);
@@ -357,6 +357,10 @@ void HeatmapActions::exportDataInteractive()
                 break;
             }
         }
+    }
+    if (routeDataExport(path)) {
+        rememberExportFolder(path);
+        return;
     }
     QStringList written;
     QString error;

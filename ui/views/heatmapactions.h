@@ -107,6 +107,15 @@ public:
     }
     /// `path` with "-B" before its suffix: where B's numbers go.
     static QString comparisonPath(const QString &path);
+    /// Where Export Data goes instead when the view the user looks at has numbers of its own
+    /// (the Long tab's visible window): `route(path)` takes the export and reports it itself,
+    /// or returns false (the heads' numbers are written).
+    void setDataExportRoute(std::function<bool(const QString &path)> route)
+    {
+        m_dataRoute = std::move(route);
+    }
+    /// Hands `path` to the route (setDataExportRoute): false when the current view has none.
+    bool routeDataExport(const QString &path) const { return m_dataRoute && m_dataRoute(path); }
 
 public slots:
     void exportViewInteractive();
@@ -130,6 +139,7 @@ private:
     QAction *m_zoomReset = nullptr;
     QAction *m_stretch = nullptr;
     std::function<std::shared_ptr<const SessionResult>()> m_resultB;
+    std::function<bool(const QString &)> m_dataRoute;
 };
 
 } // namespace attn

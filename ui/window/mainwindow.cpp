@@ -214,6 +214,13 @@ void MainWindow::createControllers()
             return nullptr;
         return m_views->compareView()->resultB();
     });
+    // Export Data on the Long tab writes its visible window (the tab's Export… as data).
+    m_heatmapActions->setDataExportRoute([this](const QString &path) {
+        if (m_export->currentTarget() != ExportRouter::Target::Long)
+            return false;
+        m_views->longMapView()->exportWindow(path);
+        return true;
+    });
     m_charts->addTo(m_export);
     auto showMessage = [this](const QString &text) { statusBar()->showMessage(text, 10000); };
     connect(m_tensors, &TensorController::statusMessage, this, showMessage);

@@ -131,6 +131,7 @@ private slots:
     void positionsTabExports();
     void exportDialogsStartInTheLastExportFolder();
     void exportDataOnTheComparisonWritesB();
+    void exportDataOnTheLongTabWritesItsWindow();
 };
 
 void TestMainWindowExport::exportWritesImage_data()
@@ -659,6 +660,41 @@ void TestMainWindowExport::exportDataOnTheComparisonWritesB()
     written.clear();
     QVERIFY2(m_window->heatmapActions()->exportData(heads, &written, &error), qPrintable(error));
     QCOMPARE(written, QStringList({heads}));
+}
+
+// Export Data on the Long tab writes the tab's visible window, every head (it wrote the Heads
+// tab's n × n numbers); on the Heads tab the route does not take it.
+void TestMainWindowExport::exportDataOnTheLongTabWritesItsWindow()
+{
+    QVERIFY(waitForFirstResult());
+    AttentionViews *views = m_window->attentionViews();
+    LongMapView *view = views->longMapView();
+    view->setLength(300);
+    QSignalSpy shown(view, &LongMapView::fullViewShown);
+    views->setCurrentIndex(AttentionViews::LongTab);
+    QVERIFY(shown.wait(60000));
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("long.npz"));
+    QSignalSpy exported(view, &LongMapView::exported);
+    QVERIFY(m_window->heatmapActions()->routeDataExport(path));
+    QVERIFY(exported.wait(60000));
+    QCOMPARE(exported.first().at(0).toString(), path);
+    QVERIFY2(exported.first().at(1).toString().isEmpty(),
+             qPrintable(exported.first().at(1).toString()));
+    std::vector<attn::Index> shape;
+    for (const auto &[name, array] : attn::readNpz(path.toStdString()))
+        if (name == "weights")
+            shape = array.shape;
+    const attn::Index heads = m_window->session()->parameters().heads;
+    QCOMPARE(shape.size(), std::size_t(3));
+    QCOMPARE(shape[1], attn::Index(300)); // the whole map is the visible window after Fit
+    QCOMPARE(shape[2], attn::Index(300));
+    QVERIFY(shape[0] == heads || shape[0] == heads + 1);
+    QVERIFY(m_window->session()->parameters().n != 300);
+
+    views->setCurrentIndex(AttentionViews::HeadsTab);
+    QVERIFY(!m_window->heatmapActions()->routeDataExport(dir.filePath(QStringLiteral("h.npz"))));
 }
 
 QTEST_MAIN(TestMainWindowExport)
