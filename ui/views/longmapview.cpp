@@ -59,6 +59,7 @@ void LongMapView::buildControls()
     m_nSpin->setObjectName(QStringLiteral("longLengthSpin"));
     m_nSpin->setRange(2, SessionParameters::maxLongSequence);
     m_nSpin->setValue(defaultLength);
+    m_length = defaultLength;
     m_nSpin->setKeyboardTracking(false);
     m_nSpin->setToolTip(tr("Sequence length of this map (n_q = n_k), up to %1. The other "
                            "parameters are the session's.")
@@ -163,7 +164,11 @@ void LongMapView::connectControls()
     m_restart->setSingleShot(true);
     m_restart->setInterval(250);
     connect(m_restart, &QTimer::timeout, this, &LongMapView::recompute);
-    connect(m_nSpin, &QSpinBox::valueChanged, this, [this] { scheduleRecompute(); });
+    connect(m_nSpin, &QSpinBox::valueChanged, this, [this](int n) {
+        if (!m_params.tensors)
+            m_length = n;
+        scheduleRecompute();
+    });
     connect(m_headCombo, &QComboBox::activated, this,
             [this](int index) { setHead(index < m_params.heads ? Index(index) : kHeadMean); });
     connect(m_poolingCombo, &QComboBox::activated, this, [this] { setPooling(pooling()); });
@@ -271,9 +276,12 @@ void LongMapView::setParameters(const SessionParameters &p)
     m_params = p;
     // Opened tensors have their own lengths: the map shows them at the file's n_q × n_k.
     m_nSpin->setEnabled(!p.tensors);
-    if (p.tensors) {
+    {
+        // Opened tensors show the file's length; the seeded inputs the length set for them.
         const QSignalBlocker quiet(m_nSpin);
-        m_nSpin->setValue(int(std::clamp<Index>(p.n, 2, SessionParameters::maxLongSequence)));
+        m_nSpin->setValue(p.tensors
+                              ? int(std::clamp<Index>(p.n, 2, SessionParameters::maxLongSequence))
+                              : m_length);
     }
     updateHeads();
     scheduleRecompute();
@@ -281,13 +289,15 @@ void LongMapView::setParameters(const SessionParameters &p)
 
 void LongMapView::setLength(int n)
 {
-    m_nSpin->setValue(n);
+    m_length = std::clamp(n, 2, int(SessionParameters::maxLongSequence));
+    if (!m_params.tensors)
+        m_nSpin->setValue(m_length);
     scheduleRecompute();
 }
 
 int LongMapView::length() const
 {
-    return m_nSpin->value();
+    return m_length;
 }
 
 SessionParameters LongMapView::mapParameters() const
@@ -368,7 +378,7 @@ void LongMapView::setState(const QJsonObject &state)
     const QJsonValue n = state.value(QLatin1String("n"));
     if (n.isDouble() && n.toDouble() >= 2 && n.toDouble() <= SessionParameters::maxLongSequence
         && n.toDouble() == std::floor(n.toDouble()))
-        m_nSpin->setValue(n.toInt());
+        setLength(n.toInt());
     const QString pool = state.value(QLatin1String("pooling")).toString();
     if (pool == QLatin1String("max") || pool == QLatin1String("mean"))
         m_poolingCombo->setCurrentIndex(pool == QLatin1String("max") ? 0 : 1);

@@ -174,6 +174,9 @@ private:
     LongMapTiles *m_tiles;
     Canvas *m_canvas = nullptr;
     QSpinBox *m_nSpin = nullptr;
+    /// The length set for the seeded inputs; while opened tensors are shown the field shows the
+    /// file's length instead, and this one comes back with the seeded inputs.
+    int m_length = 0;
     QComboBox *m_headCombo = nullptr;
     QComboBox *m_poolingCombo = nullptr;
     QComboBox *m_scaleCombo = nullptr;

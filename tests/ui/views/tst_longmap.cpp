@@ -732,6 +732,34 @@ private slots:
         checkExport(*view, ref, 1e-12, qPrintable(fixture));
     }
 
+    /// Tensors opened over the seeded inputs show the file's length in the disabled field; the
+    /// length set for the seeded inputs is the one saved meanwhile and comes back with them (it
+    /// stayed at the file's).
+    void lengthSurvivesOpenedTensors()
+    {
+        const QString path = QStringLiteral(ATTN_FIXTURE_DIR "/torch/self_attn.npz");
+        QString error;
+        const std::shared_ptr<const TensorSource> source
+            = makeTensorSource(readTensorFile(path), {}, MaskConvention::Masked, &error);
+        QVERIFY2(source, qPrintable(error));
+        SessionParameters seeded;
+        seeded.n = 8;
+        LongMapView view(nullptr, 16);
+        view.setParameters(seeded);
+        view.setLength(700);
+        auto *field = view.findChild<QSpinBox *>(QStringLiteral("longLengthSpin"));
+        QVERIFY(field);
+        const SessionParameters opened = source->parametersFor(seeded, source);
+        view.setParameters(opened);
+        QCOMPARE(field->value(), int(opened.n));
+        QVERIFY(!field->isEnabled());
+        QCOMPARE(view.state().value(QStringLiteral("n")).toInt(), 700);
+        view.setParameters(seeded);
+        QVERIFY(field->isEnabled());
+        QCOMPARE(field->value(), 700);
+        QCOMPARE(view.mapParameters().n, Index(700));
+    }
+
     void storedWeightsAreRefused()
     {
         const QString path = QStringLiteral(ATTN_FIXTURE_DIR "/modelstack/stack.npz");
