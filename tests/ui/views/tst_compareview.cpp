@@ -44,6 +44,19 @@ ResultPtr compute(const SessionParameters &p)
     return std::make_shared<SessionResult>(computeSession(p));
 }
 
+// Two heads of stored weights, 2 × 4 each, written as attn_weights.npy into `dir` and opened
+// as a tensor source (nullptr with `error` set when that fails).
+std::shared_ptr<const TensorSource> storedWeightsSource(const QTemporaryDir &dir, QString *error)
+{
+    MatrixD rows(4, 4);
+    rows << 0.1, 0.2, 0.3, 0.4, 0.25, 0.25, 0.25, 0.25, 1, 0, 0, 0, 0.5, 0.5, 0, 0;
+    NpyArray weights = NpyArray::fromMatrix(rows);
+    weights.shape = {2, 2, 4};
+    const QString file = dir.filePath(QStringLiteral("attn_weights.npy"));
+    writeNpy(file.toStdString(), weights);
+    return makeTensorSource(readTensorFile(file), QString(), MaskConvention::Masked, error);
+}
+
 // Means over the rows of `w` that are not all zero (fully masked rows have weights 0).
 CompareMetrics independentMetrics(const MatrixD &w)
 {
@@ -489,15 +502,8 @@ private slots:
 
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        MatrixD rows(4, 4);
-        rows << 0.1, 0.2, 0.3, 0.4, 0.25, 0.25, 0.25, 0.25, 1, 0, 0, 0, 0.5, 0.5, 0, 0;
-        NpyArray weights = NpyArray::fromMatrix(rows);
-        weights.shape = {2, 2, 4};
-        const QString file = dir.filePath(QStringLiteral("attn_weights.npy"));
-        writeNpy(file.toStdString(), weights);
         QString error;
-        const auto source
-            = makeTensorSource(readTensorFile(file), QString(), MaskConvention::Masked, &error);
+        const auto source = storedWeightsSource(dir, &error);
         QVERIFY2(source, qPrintable(error));
         const SessionParameters a = source->parametersFor(p, source);
         view.setResultA(std::make_shared<SessionResult>(computeTensorSession(a)));
@@ -516,15 +522,8 @@ private slots:
     {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        MatrixD rows(4, 4);
-        rows << 0.1, 0.2, 0.3, 0.4, 0.25, 0.25, 0.25, 0.25, 1, 0, 0, 0, 0.5, 0.5, 0, 0;
-        NpyArray weights = NpyArray::fromMatrix(rows);
-        weights.shape = {2, 2, 4};
-        const QString file = dir.filePath(QStringLiteral("attn_weights.npy"));
-        writeNpy(file.toStdString(), weights);
         QString error;
-        const auto source
-            = makeTensorSource(readTensorFile(file), QString(), MaskConvention::Masked, &error);
+        const auto source = storedWeightsSource(dir, &error);
         QVERIFY2(source, qPrintable(error));
         const SessionParameters a = source->parametersFor(SessionParameters {}, source);
         const auto ra = std::make_shared<SessionResult>(computeTensorSession(a));
