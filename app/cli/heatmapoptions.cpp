@@ -236,8 +236,8 @@ QList<QCommandLineOption> animateOptions()
         {QStringLiteral("from"), QStringLiteral("The first frame's value."), QStringLiteral("A")},
         {QStringLiteral("to"), QStringLiteral("The last frame's value."), QStringLiteral("B")},
         {QStringLiteral("frames"),
-         QStringLiteral("Frame count (1-%1): equal steps from --from to --to (dk rounded to "
-                        "integers).")
+         QStringLiteral("Frame count (1-%1) from --from to --to: alpha in equal steps, dk and "
+                        "tau in equal ratios (dk rounded to integers).")
              .arg(kMaxPlayFrames),
          QStringLiteral("N"), QStringLiteral("21")},
         {QStringLiteral("out-dir"),

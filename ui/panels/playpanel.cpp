@@ -65,8 +65,8 @@ PlayPanel::PlayPanel(QWidget *parent)
     m_framesSpin->setMessageLabel(m_rangeNote);
     m_framesSpin->setObjectName(QStringLiteral("playFramesSpin"));
     m_framesSpin->setRange(1, int(kMaxPlayFrames));
-    m_framesSpin->setToolTip(tr("Frames from the first value to the last, in equal steps (d_k "
-                                "rounded to whole numbers)"));
+    m_framesSpin->setToolTip(tr("Frames from the first value to the last: α in equal steps, d_k "
+                                "and τ in equal ratios (d_k rounded to whole numbers)"));
     form->addRow(tr("F&rames:"), m_framesSpin);
     m_fpsSpin = new NumberSpinBox;
     m_fpsSpin->setQuantityName(tr("The speed"));
