@@ -2,7 +2,9 @@
 // Number fields that refuse, never clamp. NumberSpinBox takes what the command line takes:
 // decimal or scientific notation ("0.001", "1e-9", "2.5E3"), the value kept exactly as typed (no
 // rounding to a few decimals). WholeSpinBox takes whole numbers and lets every digit be typed
-// (QSpinBox drops a keystroke that would leave its range: 5000 typed into [1, 4096] became 500).
+// (QSpinBox drops a keystroke that would leave its range: 5000 typed into [1, 4096] became 500),
+// also in scientific notation when the value is whole ("2.5e1" is 25; "2.5" is refused). Both
+// read the number between the field's prefix and suffix (a unit in the field is not part of it).
 // A number outside the field's range is refused: the field goes back to its value and the
 // message label (when one is set) names the quantity and its range until a number is accepted;
 // `refused` carries the same message. The value changes only when a number is confirmed (Return,
