@@ -104,7 +104,15 @@ std::optional<int> computeHeatmap(HeatmapRequest &req, const HeatmapPlan &plan,
     const QString note = windowNote(*req.position, req.p.queryCount(), req.p.keyCount());
     if (!note.isEmpty())
         QTextStream(stderr) << "attnlab " << req.command << ": " << note << "\n";
-    if (plan.longTabColours) {
+    if (plan.longTabColours && result->signedWeights) {
+        // Signed weights keep the renderer's diverging scale, centred on 0.
+        if (!plan.out.isEmpty() || !plan.batchDir.isEmpty())
+            QTextStream(stderr) << "attnlab " << req.command
+                                << ": note: the tile engine's view of signed weights (A1 - "
+                                   "lambda A2) is coloured RdBu_r, linear over +-its largest |w| "
+                                   "(0 = white); each pixel shows its cells' value of largest "
+                                   "magnitude with --pooling max\n";
+    } else if (plan.longTabColours) {
         // The largest pooled weight of what is drawn: one head, the mean, or every head.
         const auto largest = [](const MatrixD &w) { return w.size() ? w.maxCoeff() : 0.0; };
         double top = 0;

@@ -60,19 +60,27 @@ struct PoolAccumulator
     std::vector<Index> count; // unmasked cells
     std::vector<std::uint8_t> masked; // OR of masked cells' states
 
-    void reset(Index pixels, bool max)
+    void reset(Index pixels, bool max, bool signedMax)
     {
-        value.assign(std::size_t(pixels), max ? -std::numeric_limits<double>::infinity() : 0.0);
+        value.assign(std::size_t(pixels),
+                     max && !signedMax ? -std::numeric_limits<double>::infinity() : 0.0);
         count.assign(std::size_t(pixels), 0);
         masked.assign(std::size_t(pixels), 0);
     }
 };
 
+/// The value of larger magnitude, a on a tie (signed Max pooling).
+inline double largerMagnitude(double a, double b)
+{
+    return std::abs(b) > std::abs(a) ? b : a;
+}
+
 /// Pools one row's window segment w[0, cols) (states st, or null when nothing is masked) into
-/// pixel row `y` of `acc` (width pixels of bk columns each).
+/// pixel row `y` of `acc` (width pixels of bk columns each). With signedMax, Max pooling keeps
+/// the value of largest magnitude (its sign kept).
 template<typename T>
 void poolRow(const T *w, const std::uint8_t *st, Index cols, Index bk, Index width, Index y,
-             bool max, PoolAccumulator &acc)
+             bool max, bool signedMax, PoolAccumulator &acc)
 {
     double *value = acc.value.data() + y * width;
     Index *count = acc.count.data() + y * width;
@@ -80,6 +88,23 @@ void poolRow(const T *w, const std::uint8_t *st, Index cols, Index bk, Index wid
     for (Index x = 0; x < width; ++x) {
         const Index jb = x * bk;
         const Index je = std::min(cols, jb + bk);
+        if (max && signedMax) {
+            double v = value[x];
+            Index c = 0;
+            std::uint8_t m = 0;
+            for (Index j = jb; j < je; ++j) {
+                if (st && st[j]) {
+                    m |= st[j];
+                    continue;
+                }
+                v = largerMagnitude(v, double(w[j]));
+                ++c;
+            }
+            value[x] = v;
+            count[x] += c;
+            masked[x] |= m;
+            continue;
+        }
         if (!st) {
             const Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> seg(w + jb, je - jb);
             if (max)
@@ -165,6 +190,13 @@ TileGrid tileGrid(const TileWindow &window, Index maxWidth, Index maxHeight)
 template<typename T>
 TileEngine<T>::TileEngine(Matrix<T> query, Matrix<T> key, Index heads, AttentionMask mask,
                           const AttentionOptions &options)
+    : TileEngine(std::move(query), std::move(key), heads, std::move(mask), options,
+                 TileVariants<T> {})
+{ }
+
+template<typename T>
+TileEngine<T>::TileEngine(Matrix<T> query, Matrix<T> key, Index heads, AttentionMask mask,
+                          const AttentionOptions &options, TileVariants<T> variants)
     : m_query(std::move(query))
     , m_key(std::move(key))
     , m_heads(heads)
@@ -197,29 +229,107 @@ TileEngine<T>::TileEngine(Matrix<T> query, Matrix<T> key, Index heads, Attention
         detail::checkFiniteInput<T>(m_key, "key", who);
     }
     m_dK = m_query.cols() / heads;
+    takeVariants(std::move(variants), options, who);
     m_scaleValue = effectiveScale(m_dK, options);
     m_scale = T(m_scaleValue);
     m_fill = T(options.maskFill);
     const bool negInfFill = options.maskFill == -std::numeric_limits<double>::infinity();
     m_causalSkip = m_mask.isPureCausal() && negInfFill;
     m_foldScale = m_scale > T(0) && (m_mask.empty() || m_causalSkip);
-    m_stats.resize(std::size_t(heads));
+    m_stats.resize(std::size_t(streamHeads()));
     for (RowStats &s : m_stats) {
         s.shift.assign(std::size_t(queries()), T(0));
         s.inverseSum.assign(std::size_t(queries()), T(0));
         s.known.assign(std::size_t(queries()), 0);
+        if (m_variants) {
+            s.peak.assign(std::size_t(queries()), T(0));
+            s.peakKnown.assign(std::size_t(queries()), 0);
+        }
     }
 #ifdef ATTN_HAVE_AVX512_KERNELS
     if constexpr (std::is_same_v<T, float>) {
         if (detail::avx512::enabled()) {
             m_packedStride = detail::avx512::packedKeysSize(keys(), m_dK);
-            m_packedKeys.resize(std::size_t(m_packedStride) * std::size_t(heads));
-            for (Index h = 0; h < heads; ++h)
+            m_packedKeys.resize(std::size_t(m_packedStride) * std::size_t(streamHeads()));
+            for (Index h = 0; h < streamHeads(); ++h)
                 detail::avx512::packKeys(m_key.data() + h * m_dK, m_key.outerStride(), keys(), m_dK,
                                          m_packedKeys.data() + h * m_packedStride);
         }
     }
 #endif
+}
+
+template<typename T>
+void TileEngine<T>::takeVariants(TileVariants<T> v, const AttentionOptions &options,
+                                 const char *who)
+{
+    const Index nQ = queries(), nK = keys(), width = m_query.cols();
+    const std::string name(who);
+    if (!v.sinkLogits.empty()) {
+        if (Index(v.sinkLogits.size()) != m_heads)
+            throw InvalidArgument(name + ": " + std::to_string(v.sinkLogits.size())
+                                  + " learned sink logits for h = " + std::to_string(m_heads)
+                                  + " heads");
+        for (std::size_t u = 0; u < v.sinkLogits.size(); ++u)
+            if (std::isnan(v.sinkLogits[u])
+                || v.sinkLogits[u] == std::numeric_limits<double>::infinity())
+                throw InvalidArgument(name + ": the learned sink logit of head " + std::to_string(u)
+                                      + " is " + detail::valueName(v.sinkLogits[u])
+                                      + " (finite or -inf needed)");
+        if (options.maskFill != -std::numeric_limits<double>::infinity())
+            throw InvalidArgument(name + ": a learned sink needs the mask fill -inf, got "
+                                  + detail::valueName(options.maskFill)
+                                  + " (masked keys would take weight beside the sink)");
+        for (double b : v.sinkLogits)
+            m_sinkLogits.push_back(T(b));
+    }
+    if (v.differential() || !v.lambda.empty()) {
+        if (v.query2.rows() != nQ || v.query2.cols() != width || v.key2.rows() != nK
+            || v.key2.cols() != width)
+            throw InvalidArgument(name + ": differential attention's query2 "
+                                  + shapeString(v.query2.rows(), v.query2.cols()) + " and key2 "
+                                  + shapeString(v.key2.rows(), v.key2.cols())
+                                  + " must be shaped as query " + shapeString(nQ, width)
+                                  + " and key " + shapeString(nK, width));
+        if (Index(v.lambda.size()) != m_heads)
+            throw InvalidArgument(name
+                                  + ": differential attention needs h = " + std::to_string(m_heads)
+                                  + " values of lambda, got " + std::to_string(v.lambda.size()));
+        for (std::size_t u = 0; u < v.lambda.size(); ++u)
+            if (!std::isfinite(v.lambda[u]))
+                throw InvalidArgument(name + ": lambda of head " + std::to_string(u) + " is "
+                                      + detail::valueName(v.lambda[u]));
+        if (!m_sinkLogits.empty())
+            throw InvalidArgument(name
+                                  + ": a learned sink and differential attention do not "
+                                    "combine (no published model uses both)");
+        if (options.checkFinite) {
+            detail::checkFiniteInput<T>(v.query2, "query2", who);
+            detail::checkFiniteInput<T>(v.key2, "key2", who);
+        }
+        // The second softmax's heads follow the first's: columns h·d_k … 2·h·d_k − 1.
+        m_query.conservativeResize(nQ, 2 * width);
+        m_query.rightCols(width) = v.query2;
+        m_key.conservativeResize(nK, 2 * width);
+        m_key.rightCols(width) = v.key2;
+        for (double l : v.lambda)
+            m_lambda.push_back(T(l));
+        m_differential = true;
+    }
+    if (v.gate.size() > 0) {
+        if (v.gate.rows() != nQ || v.gate.cols() != m_heads)
+            throw InvalidArgument(name + ": the output gate "
+                                  + shapeString(v.gate.rows(), v.gate.cols())
+                                  + " must be n_q × h = " + shapeString(nQ, m_heads));
+        for (Index i = 0; i < nQ; ++i)
+            for (Index u = 0; u < m_heads; ++u)
+                if (!(v.gate(i, u) >= 0.0 && v.gate(i, u) <= 1.0))
+                    throw InvalidArgument(name + ": the output gate of query " + std::to_string(i)
+                                          + ", head " + std::to_string(u) + " is "
+                                          + detail::valueName(v.gate(i, u)) + ", outside [0, 1]");
+        m_gate = std::move(v.gate);
+    }
+    m_variants = !m_sinkLogits.empty() || m_differential || m_gate.size() > 0;
 }
 
 template<typename T> Index TileEngine<T>::blockRows(Index nK, std::size_t elementBytes)
@@ -238,17 +348,23 @@ template<typename T> Index TileEngine<T>::blockRows(Index nK, std::size_t elemen
 
 template<typename T>
 std::size_t TileEngine<T>::heldBytes(Index nQ, Index nK, Index heads, Index dK,
-                                     std::size_t elementBytes)
+                                     std::size_t elementBytes, bool differential, bool gate)
 {
-    const double width = double(heads) * double(dK);
+    const double streams = differential ? 2.0 : 1.0;
+    const double width = streams * double(heads) * double(dK);
     double bytes = (double(nQ) + double(nK)) * width * double(elementBytes);
 #ifdef ATTN_HAVE_AVX512_KERNELS
     if (elementBytes == sizeof(float) && detail::avx512::enabled())
         bytes += double((nK + 31) / 32 * 32) * width * sizeof(float);
 #endif
-    bytes += double(nQ) * double(heads) * (2.0 * double(elementBytes) + 1.0);
+    bytes += streams * double(nQ) * double(heads) * (2.0 * double(elementBytes) + 1.0);
+    if (differential || gate) // the rows' peaks
+        bytes += double(nQ) * double(heads) * (double(elementBytes) + 1.0);
+    if (gate)
+        bytes += double(nQ) * double(heads) * sizeof(double);
     const double rows = double(blockRows(nK, elementBytes));
-    double perThread = 2.0 * rows * double(nK + 32) * double(elementBytes) + rows * double(nK);
+    double perThread
+        = (1.0 + streams) * rows * double(nK + 32) * double(elementBytes) + rows * double(nK);
     if (elementBytes == sizeof(float))
         perThread += rows * double(nK) * sizeof(double);
     bytes += perThread * double(kernelThreads());
@@ -271,9 +387,47 @@ template<typename T> void TileEngine<T>::checkHead(Index head, const char *who) 
 
 template<typename T> bool TileEngine<T>::statsKnown(Index head, Index i0, Index rows) const
 {
-    const std::vector<std::uint8_t> &known = m_stats[std::size_t(head)].known;
-    return std::all_of(known.begin() + i0, known.begin() + i0 + rows,
-                       [](std::uint8_t k) { return k != 0; });
+    // Head u's rows are known once each of its softmaxes' are (A₂'s too).
+    for (Index eta = head; eta < streamHeads(); eta += m_heads) {
+        const std::vector<std::uint8_t> &known = m_stats[std::size_t(eta)].known;
+        if (!std::all_of(known.begin() + i0, known.begin() + i0 + rows,
+                         [](std::uint8_t k) { return k != 0; }))
+            return false;
+    }
+    return true;
+}
+
+template<typename T> T TileEngine<T>::sinkMass(Index stream, Index i) const
+{
+    if (m_sinkLogits.empty() || stream >= m_heads)
+        return T(0);
+    const T b = m_sinkLogits[std::size_t(stream)];
+    const RowStats &st = m_stats[std::size_t(stream)];
+    if (b == -std::numeric_limits<T>::infinity())
+        return T(0);
+    if (st.shift[std::size_t(i)] == -std::numeric_limits<T>::infinity())
+        return T(1); // fully masked: every bit of mass on the sink
+    return std::exp(b - st.shift[std::size_t(i)]) * st.inverseSum[std::size_t(i)];
+}
+
+template<typename T>
+void TileEngine<T>::combine(Index head, Index i0, Index rows, Index cols, bool full, T *s,
+                            const T *s2, Index ld)
+{
+    const T lambda = m_differential ? m_lambda[std::size_t(head)] : T(0);
+    RowStats &st = m_stats[std::size_t(head)];
+    for (Index r = 0; r < rows; ++r) {
+        const Index i = i0 + r;
+        Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> w(s + r * ld, cols);
+        if (m_differential)
+            w -= lambda * Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(s2 + r * ld, cols);
+        if (m_gate.size() > 0)
+            w *= T(m_gate(i, head));
+        if (full) {
+            st.peak[std::size_t(i)] = cols > 0 ? w.abs().maxCoeff() : T(0);
+            st.peakKnown[std::size_t(i)] = 1;
+        }
+    }
 }
 
 template<typename T>
@@ -312,6 +466,9 @@ Index TileEngine<T>::headBlock(Index head, Index i0, Index rows, Index c0, Index
     const Index cols = c1 - c0;
     const T rowScale = m_foldScale ? m_scale : T(1);
     const bool masked = !m_mask.empty();
+    // A learned sink: exp(b) in the denominator, b against the scaled scores.
+    const T sink
+        = m_sinkLogits.empty() || head >= m_heads ? negInf : m_sinkLogits[std::size_t(head)];
     for (Index r = 0; r < rows; ++r) {
         const Index i = i0 + r;
         T *row = s + r * ld + offset; // key c0 of query i
@@ -346,10 +503,14 @@ Index TileEngine<T>::headBlock(Index head, Index i0, Index rows, Index c0, Index
                 stats.known[std::size_t(i)] = 1;
                 continue;
             }
-            const T sum = passes.expShiftSum(row, len, shift, rowScale);
+            // With a sink larger than every score the row shifts by b (exp stays ≤ 1).
+            const T rowShift = std::max(shift, sink);
+            T sum = passes.expShiftSum(row, len, rowShift, rowScale);
+            if (sink != negInf)
+                sum += std::exp(sink - rowShift);
             const T inverse = T(1) / sum;
             passes.scale(row, len, inverse);
-            stats.shift[std::size_t(i)] = shift;
+            stats.shift[std::size_t(i)] = rowShift;
             stats.inverseSum[std::size_t(i)] = inverse;
             stats.known[std::size_t(i)] = 1;
         } else {
@@ -368,7 +529,9 @@ Index TileEngine<T>::headBlock(Index head, Index i0, Index rows, Index c0, Index
 template<typename T> struct TileEngine<T>::Scratch
 {
     std::vector<T> scores; // rows × ld
+    std::vector<T> second; // rows × ld: A₂ (differential attention)
     std::vector<T> mean; // rows × ld (head mean)
+    std::vector<T> metricMean; // rows × ld: the head mean of A₁ and the sink (with variants)
     std::vector<std::uint8_t> states; // rows × window cols
     std::vector<double> rowsAsDouble; // rows × n_k (float32 metrics)
     std::vector<PoolAccumulator> pools; // per requested image
@@ -446,6 +609,10 @@ TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window,
     const bool masked = !m_mask.empty();
     const bool fullWidth = window.colBegin == 0 && window.colEnd == nK;
     const Index wc = window.cols();
+    // Metrics over every key and, with a learned sink, the sink (column n_k of a row).
+    const Index metricCols = nK + (m_sinkLogits.empty() ? 0 : 1);
+    // Signed weights pool to the value of largest magnitude, its sign kept.
+    const bool signedMax = m_differential;
     std::atomic<Index> badRow {std::numeric_limits<Index>::max()};
     std::atomic<bool> stopped {false};
 
@@ -462,12 +629,16 @@ TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window,
     {
         Scratch sc;
         sc.scores.resize(std::size_t(blockR) * std::size_t(ld));
+        if (m_differential)
+            sc.second.resize(std::size_t(blockR) * std::size_t(ld));
         if (wantMean)
             sc.mean.resize(std::size_t(blockR) * std::size_t(ld));
+        if (wantMean && metrics && m_variants)
+            sc.metricMean.resize(std::size_t(blockR) * std::size_t(ld));
         if (masked)
             sc.states.resize(std::size_t(blockR) * std::size_t(wc));
         if (metrics && std::is_same_v<T, float>)
-            sc.rowsAsDouble.resize(std::size_t(blockR) * std::size_t(nK));
+            sc.rowsAsDouble.resize(std::size_t(blockR) * std::size_t(metricCols));
         sc.pools.resize(images);
 
 #pragma omp for schedule(dynamic, 1)
@@ -484,7 +655,7 @@ TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window,
             const Index rBegin = window.rowBegin + y0 * bq;
             const Index rEnd = std::min(window.rowEnd, window.rowBegin + y1 * bq);
             for (PoolAccumulator &p : sc.pools)
-                p.reset((y1 - y0) * grid.width, max);
+                p.reset((y1 - y0) * grid.width, max, signedMax);
 
             for (Index i0 = rBegin; i0 < rEnd; i0 += blockR) {
                 const Index rows = std::min(blockR, rEnd - i0);
@@ -498,74 +669,112 @@ TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window,
                 const Index c0 = full ? 0 : window.colBegin;
                 const Index c1 = full ? nK : window.colEnd;
                 const Index segment = window.colBegin - c0; // window column 0 in a computed row
-                // Pools (and the metrics of) rows × [c0, c1) at `w` (rows ld apart, first
-                // computed column at w) into image k.
-                const auto consume = [&](std::size_t k, const T *w) {
+                // Pools rows × [c0, c1) at `w` (rows ld apart, first computed column at w) into
+                // image k.
+                const auto pool = [&](std::size_t k, const T *w) {
                     for (Index r = 0; r < rows; ++r) {
                         const Index i = i0 + r;
                         const Index y = (i - window.rowBegin) / bq - y0;
                         const T *row = w + r * ld;
                         poolRow(row + segment, masked ? sc.states.data() + r * wc : nullptr, wc, bk,
-                                grid.width, y, max, sc.pools[k]);
+                                grid.width, y, max, signedMax, sc.pools[k]);
                     }
-                    if (!metrics)
-                        return;
+                };
+                // The metrics of image k from the softmax rows at `w` (every key, and the
+                // learned sink's mass in column n_k): a row with no weight anywhere (every key
+                // masked, no sink) is flagged fully masked and stays 0.
+                const auto measure = [&](std::size_t k, const T *w) {
                     RowMetrics &m = (*metrics)[k];
-                    // Fully masked rows (every head's row is, the mask being shared) stay 0.
                     std::vector<const double *> ptrs;
                     std::vector<Index> at;
                     for (Index r = 0; r < rows; ++r) {
                         const Index i = i0 + r;
+                        const T *row = w + r * ld;
                         if (m_stats[std::size_t(computed.front())].shift[std::size_t(i)]
-                            == -std::numeric_limits<T>::infinity()) {
+                                == -std::numeric_limits<T>::infinity()
+                            && !(metricCols > nK && row[nK] > T(0))) {
                             m.fullyMasked[std::size_t(i - window.rowBegin)] = 1;
                             continue;
                         }
                         if constexpr (std::is_same_v<T, double>) {
-                            ptrs.push_back(w + r * ld);
+                            ptrs.push_back(row);
                         } else {
-                            double *d = sc.rowsAsDouble.data() + r * nK;
-                            for (Index j = 0; j < nK; ++j)
-                                d[j] = double(w[r * ld + j]);
+                            double *d = sc.rowsAsDouble.data() + r * metricCols;
+                            for (Index j = 0; j < metricCols; ++j)
+                                d[j] = double(row[j]);
                             ptrs.push_back(d);
                         }
                         at.push_back(i - window.rowBegin);
                     }
                     std::vector<RowMetricValues> values(ptrs.size());
-                    rowMetricValues(ptrs.data(), int(ptrs.size()), nK, values.data(), sc.metrics);
+                    rowMetricValues(ptrs.data(), int(ptrs.size()), metricCols, values.data(),
+                                    sc.metrics);
                     for (std::size_t q = 0; q < ptrs.size(); ++q)
                         storeMetrics(m, at[q], values[q]);
+                };
+                // acc (+)= add over n entries of each row.
+                const auto accumulate = [&](T *acc, const T *add, Index n, bool first) {
+                    for (Index r = 0; r < rows; ++r) {
+                        Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> a(acc + r * ld, n);
+                        const Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> b(add + r * ld,
+                                                                                     n);
+                        if (first)
+                            a = b;
+                        else
+                            a += b;
+                    }
                 };
 
                 for (std::size_t hi = 0; hi < computed.size(); ++hi) {
                     const Index h = computed[hi];
                     const Index off
                         = headBlock(h, i0, rows, c0, c1, full, sc.scores.data(), ld, badRow);
-                    const T *w = sc.scores.data() + off;
+                    T *w = sc.scores.data() + off;
+                    if (metrics) { // full rows: off = 0
+                        if (metricCols > nK)
+                            for (Index r = 0; r < rows; ++r)
+                                w[r * ld + nK] = sinkMass(h, i0 + r);
+                        for (std::size_t k = 0; k < images; ++k)
+                            if (heads[k] == h)
+                                measure(k, w);
+                        if (wantMean && m_variants)
+                            accumulate(sc.metricMean.data(), w, metricCols, hi == 0);
+                    }
+                    if (m_variants) {
+                        const T *w2 = nullptr;
+                        if (m_differential)
+                            w2 = sc.second.data()
+                                + headBlock(h + m_heads, i0, rows, c0, c1, full, sc.second.data(),
+                                            ld, badRow);
+                        combine(h, i0, rows, c1 - c0, full, w, w2, ld);
+                    }
                     for (std::size_t k = 0; k < images; ++k)
                         if (heads[k] == h)
-                            consume(k, w);
-                    if (wantMean) {
-                        for (Index r = 0; r < rows; ++r) {
-                            Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> acc(
-                                sc.mean.data() + r * ld, c1 - c0);
-                            const Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> add(
-                                w + r * ld, c1 - c0);
-                            if (hi == 0)
-                                acc = add;
-                            else
-                                acc += add;
-                        }
-                    }
+                            pool(k, w);
+                    if (wantMean)
+                        accumulate(sc.mean.data(), w, c1 - c0, hi == 0);
                 }
                 if (wantMean) {
                     for (Index r = 0; r < rows; ++r)
                         Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>(sc.mean.data() + r * ld,
                                                                        c1 - c0)
                             /= T(m_heads);
-                    for (std::size_t k = 0; k < images; ++k)
-                        if (heads[k] == kHeadMean)
-                            consume(k, sc.mean.data());
+                    for (std::size_t k = 0; k < images; ++k) {
+                        if (heads[k] != kHeadMean)
+                            continue;
+                        pool(k, sc.mean.data());
+                        if (!metrics)
+                            continue;
+                        if (m_variants) {
+                            for (Index r = 0; r < rows; ++r)
+                                Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>(
+                                    sc.metricMean.data() + r * ld, metricCols)
+                                    /= T(m_heads);
+                            measure(k, sc.metricMean.data());
+                        } else {
+                            measure(k, sc.mean.data());
+                        }
+                    }
                 }
             }
 
@@ -662,9 +871,12 @@ template<typename T> double TileEngine<T>::maxWeight(Index head) const
     double best = 0;
     for (Index h = first; h < last; ++h) {
         const RowStats &st = m_stats[std::size_t(h)];
-        for (Index i = 0; i < queries(); ++i)
-            if (st.shift[std::size_t(i)] != -std::numeric_limits<T>::infinity())
+        for (Index i = 0; i < queries(); ++i) {
+            if (m_variants) // the rows' largest |w|, recorded as they were computed
+                best = std::max(best, double(st.peak[std::size_t(i)]));
+            else if (st.shift[std::size_t(i)] != -std::numeric_limits<T>::infinity())
                 best = std::max(best, double(st.inverseSum[std::size_t(i)]));
+        }
     }
     return best;
 }
@@ -689,8 +901,14 @@ template<typename T> TileCell TileEngine<T>::cell(Index head, Index i, Index j)
     c.maskState = m_mask.state(i, j);
     const Index first = head == kHeadMean ? 0 : head;
     const Index last = head == kHeadMean ? m_heads : head + 1;
-    // Row i's max and sum (one row against every key) where not known yet.
-    for (Index h = first; h < last; ++h) {
+    // Row i's max and sum (one row against every key) where not known yet; with variants
+    // through render(), which records the row's peak too.
+    bool known = true;
+    for (Index h = first; h < last; ++h)
+        known = known && statsKnown(h, i, 1);
+    if (m_variants && !known)
+        render(std::vector<Index> {head}, TileWindow {i, i + 1, 0, keys()}, 1, 1, TilePooling::Max);
+    for (Index h = first; h < last && !m_variants; ++h) {
         if (!m_stats[std::size_t(h)].known[std::size_t(i)]) {
             std::vector<T> buffer(std::size_t(keys() + 32));
             std::atomic<Index> badRow {std::numeric_limits<Index>::max()};
@@ -700,30 +918,59 @@ template<typename T> TileCell TileEngine<T>::cell(Index head, Index i, Index j)
                                      + std::to_string(i));
         }
     }
-    double weightSum = 0;
+    // Softmax head η's raw score, scaled score and weight of cell (i, j).
+    struct Softmax
+    {
+        T raw, scaled, weight;
+    };
+    const auto softmax = [&](Index eta) {
+        Softmax out;
+        out.raw
+            = m_query.row(i).segment(eta * m_dK, m_dK).dot(m_key.row(j).segment(eta * m_dK, m_dK));
+        out.scaled = out.raw * m_scale;
+        if (const MatrixD *add = m_mask.additiveTerm())
+            out.scaled = T(out.scaled + T((*add)(i, j)));
+        if (c.maskState != MaskAllowed)
+            out.scaled = m_fill;
+        const RowStats &st = m_stats[std::size_t(eta)];
+        out.weight = 0;
+        if (st.shift[std::size_t(i)] != -std::numeric_limits<T>::infinity()
+            && out.scaled != -std::numeric_limits<T>::infinity())
+            out.weight
+                = std::exp(out.scaled - st.shift[std::size_t(i)]) * st.inverseSum[std::size_t(i)];
+        return out;
+    };
+    double weightSum = 0, firstSum = 0, secondSum = 0, gateSum = 0, sinkSum = 0;
     T meanAcc = 0;
     for (Index h = first; h < last; ++h) {
-        const T raw
-            = m_query.row(i).segment(h * m_dK, m_dK).dot(m_key.row(j).segment(h * m_dK, m_dK));
-        T scaled = raw * m_scale;
-        if (const MatrixD *add = m_mask.additiveTerm())
-            scaled = T(scaled + T((*add)(i, j)));
-        if (c.maskState != MaskAllowed)
-            scaled = m_fill;
-        const RowStats &st = m_stats[std::size_t(h)];
-        T w = 0;
-        if (st.shift[std::size_t(i)] != -std::numeric_limits<T>::infinity()
-            && scaled != -std::numeric_limits<T>::infinity())
-            w = std::exp(scaled - st.shift[std::size_t(i)]) * st.inverseSum[std::size_t(i)];
+        const Softmax a1 = softmax(h);
+        T w = a1.weight;
+        T a2 = 0;
+        if (m_differential) {
+            a2 = softmax(h + m_heads).weight;
+            w = w - m_lambda[std::size_t(h)] * a2;
+        }
+        const double g = m_gate.size() > 0 ? m_gate(i, h) : 1.0;
+        if (m_gate.size() > 0)
+            w *= T(g);
         meanAcc += w;
         weightSum += double(w);
+        firstSum += double(a1.weight);
+        secondSum += double(a2);
+        gateSum += g;
+        sinkSum += double(sinkMass(h, i));
         if (head != kHeadMean) {
-            c.rawScore = double(raw);
-            c.scaledScore = double(scaled);
+            c.rawScore = double(a1.raw);
+            c.scaledScore = double(a1.scaled);
         }
     }
+    const double count = double(last - first);
     c.hasScores = head != kHeadMean;
     c.weight = head == kHeadMean ? double(meanAcc / T(m_heads)) : weightSum;
+    c.firstWeight = firstSum / count;
+    c.secondWeight = secondSum / count;
+    c.gate = gateSum / count;
+    c.sinkMass = sinkSum / count;
     return c;
 }
 

@@ -102,10 +102,38 @@ template<typename T> struct PooledTile
 struct TileCell
 {
     bool hasScores = true; ///< false for kHeadMean (the scores are per head)
-    double rawScore = 0; ///< q_i · k_j
+    double rawScore = 0; ///< q_i · k_j (the first softmax's under differential attention)
     double scaledScore = 0; ///< raw · scale + additive term; the fill value where masked
-    double weight = 0; ///< softmax weight (mean over heads for kHeadMean)
+    /// The weight shown: the softmax weight, or with the variants (TileVariants) the gated
+    /// g_i·(A₁ − λA₂)_ij; the mean over heads for kHeadMean.
+    double weight = 0;
+    double firstWeight = 0; ///< A₁'s weight (the softmax weight before λ and the gate)
+    double secondWeight = 0; ///< A₂'s weight under differential attention, else 0
+    double gate = 1; ///< σ(g) of query i's row (1 without a gate)
+    double sinkMass = 0; ///< the learned sink's share of row i (0 without one)
     std::uint8_t maskState = MaskAllowed; ///< MaskStateBits of (i, j)
+};
+
+/// The attention variants of 2025 (core/attention/variants.h) the tile engine applies to its
+/// softmax rows; each is off while its field is empty. All rows keep O(n_q) state: a row's max
+/// and sum per softmax, as for plain attention.
+template<typename T> struct TileVariants
+{
+    /// Learned sinks (gpt-oss): h logits b_u in the softmax denominator of head u,
+    /// w_ij = exp(x_ij) / (exp(b_u) + Σ_k exp(x_ik)) with x the scaled and masked scores; a
+    /// fully masked row gives its whole mass to the sink. −inf: no sink in that head.
+    std::vector<double> sinkLogits;
+    /// Differential attention (Ye et al. 2025, Eq. 1): the second softmax's queries and keys,
+    /// shaped as the engine's query (n_q × h·d_k) and key (n_k × h·d_k), with the same scale and
+    /// mask, and h values λ_u: head u's weights are A₁ − λ_u A₂ (signed; rows sum to 1 − λ_u).
+    Matrix<T> query2, key2;
+    std::vector<double> lambda;
+    /// Head-wise output gate (Qiu et al. 2025): n_q × h values σ(g_iu) in [0, 1]; head u's row
+    /// i is scaled by gate(i, u) (the weights the gated output is built from).
+    MatrixD gate;
+
+    bool differential() const { return query2.size() > 0; }
+    bool any() const { return !sinkLogits.empty() || differential() || gate.size() > 0; }
 };
 
 /// Exact pooled attention maps and per-row metrics of one multi-head attention from its projected
@@ -123,6 +151,18 @@ public:
     /// NonFiniteInput naming the input, row and column on NaN/Inf (when options.checkFinite).
     TileEngine(Matrix<T> query, Matrix<T> key, Index heads, AttentionMask mask = {},
                const AttentionOptions &options = {});
+    /// The engine above with the 2025 variants applied to every head's rows (TileVariants).
+    /// Pooled values, cells and maxWeight() are then the variants' weights (signed under
+    /// differential attention, where Max pooling keeps the value of largest magnitude); the
+    /// per-row metrics stay those of the softmax rows — A₁'s, before λ and the gate — over the
+    /// keys and the learned sink, as the full engine's (core/engine/sessionengine.h). Throws as
+    /// the constructor above, and InvalidArgument when sinkLogits does not hold h values or one
+    /// is NaN or +inf, query2/key2 are not shaped as query/key, lambda does not hold h finite
+    /// values, the gate is not n_q × h or holds a value outside [0, 1], a learned sink is
+    /// combined with differential attention (no published model does), or the mask fill is not
+    /// −inf with a learned sink (a finite fill would give masked keys weight beside the sink).
+    TileEngine(Matrix<T> query, Matrix<T> key, Index heads, AttentionMask mask,
+               const AttentionOptions &options, TileVariants<T> variants);
 
     Index queries() const { return m_query.rows(); }
     Index keys() const { return m_key.rows(); }
@@ -130,6 +170,9 @@ public:
     Index headDim() const { return m_dK; }
     double scale() const { return m_scaleValue; }
     const AttentionMask &mask() const { return m_mask; }
+    /// Whether weights can be negative (differential attention).
+    bool signedWeights() const { return m_differential; }
+    bool hasVariants() const { return m_variants; }
 
     /// Pooled images of `window` for each entry of `heads` (head indices and/or kHeadMean), on
     /// tileGrid(window, maxWidth, maxHeight), in one pass over the window's rows (the mean reuses
@@ -182,9 +225,10 @@ public:
     /// a render() whose window spans every key and every query, or rowMetrics().
     bool rowStatisticsComplete(Index head) const;
     /// The largest weight of `head` over every cell, max_i 1 / Σ_j exp(x_ij − max_j x_ij) (a
-    /// row's largest weight is exp(0) / Σ); for kHeadMean the largest of the heads' (an upper
-    /// bound of the mean's). 0 when every row is fully masked. Throws InvalidArgument when the
-    /// head is out of range or rowStatisticsComplete(head) is false.
+    /// row's largest weight is exp(0) / Σ); with variants the largest |w| of the rows as
+    /// computed; for kHeadMean the largest of the heads' (an upper bound of the mean's). 0 when
+    /// every row is fully masked. Throws InvalidArgument when the head is out of range or
+    /// rowStatisticsComplete(head) is false.
     double maxWeight(Index head) const;
 
     /// Whether query i's row is fully masked — every key masked and the fill −inf, so the row
@@ -203,8 +247,11 @@ public:
     /// (n_q·h·(2·elementBytes + 1)), and per OpenMP thread two blocks of rows × (n_k + 32)
     /// elements (rows: blockRows(n_k)), a block of mask states and, in float32, one of
     /// doubles for the metrics.
+    /// With `differential`, the second queries and keys, their statistics and a second block
+    /// per thread too; with `gate`, n_q × h doubles.
     static std::size_t heldBytes(Index nQ, Index nK, Index heads, Index dK,
-                                 std::size_t elementBytes);
+                                 std::size_t elementBytes, bool differential = false,
+                                 bool gate = false);
     /// Bytes of one pooled image of width × height pixels (values and mask states).
     static std::size_t imageBytes(Index width, Index height, std::size_t elementBytes);
 
@@ -215,13 +262,26 @@ public:
 private:
     struct RowStats
     {
-        std::vector<T> shift; ///< n_q: the row's max scaled score (−inf: fully masked)
-        std::vector<T> inverseSum; ///< n_q: 1 / Σ_j exp(x_j − shift)
+        /// n_q: the row's max scaled score, or the sink logit where larger (−inf: fully masked)
+        std::vector<T> shift;
+        std::vector<T> inverseSum; ///< n_q: 1 / (Σ_j exp(x_j − shift) + exp(b − shift))
         std::vector<std::uint8_t> known; ///< n_q: 1 once computed
+        std::vector<T> peak; ///< n_q with variants: max_j |w_ij| of the final weights
+        std::vector<std::uint8_t> peakKnown; ///< n_q with variants: 1 once computed
     };
     struct Scratch;
 
+    /// Checks `variants` (see the constructor) and keeps them; appends A₂'s queries and keys.
+    void takeVariants(TileVariants<T> variants, const AttentionOptions &options, const char *who);
     void checkHead(Index head, const char *who) const;
+    /// The softmax heads of user head u: u, and u + h (A₂) under differential attention.
+    Index streamHeads() const { return m_differential ? 2 * m_heads : m_heads; }
+    /// Head u's final weights (λ and the gate) from A₁ in `s` and A₂ in `s2` (rows × [c0, c1),
+    /// the first column at s + offset, rows ld apart); records each row's peak when full.
+    void combine(Index head, Index i0, Index rows, Index cols, bool full, T *s, const T *s2,
+                 Index ld);
+    /// The sink mass of row i of softmax head η (0 without a sink).
+    T sinkMass(Index stream, Index i) const;
     /// Head η's weights of rows [i0, i0 + rows) × keys [c0, c1) into `s` (rows `ld` apart);
     /// returns the offset of column c0 in each row. `full` (c0 = 0, c1 = n_k): every key,
     /// recording the rows' statistics; else the statistics must be known.
@@ -241,7 +301,12 @@ private:
     bool m_causalSkip = false; // pure causal mask with −inf fill: keys past the limit skipped
     std::vector<float> m_packedKeys; // AVX-512 float32: each head's Kᵀ packed (avx512.h)
     Index m_packedStride = 0; // floats per head in m_packedKeys
-    std::vector<RowStats> m_stats; // per head
+    std::vector<RowStats> m_stats; // per softmax head (streamHeads())
+    std::vector<T> m_sinkLogits; // h, or empty
+    std::vector<T> m_lambda; // h, or empty
+    MatrixD m_gate; // n_q × h, or empty
+    bool m_differential = false;
+    bool m_variants = false;
 };
 
 extern template class TileEngine<float>;

@@ -414,14 +414,6 @@ private slots:
                             out,
                             png}
             << QStringLiteral("do not combine");
-        QTest::newRow("differential with tiles")
-            << QStringList {QStringLiteral("--differential-lambda"),
-                            QStringLiteral("0.5"),
-                            QStringLiteral("-n"),
-                            QStringLiteral("5000"),
-                            out,
-                            png}
-            << QStringLiteral("needed beyond n = 4096");
         QTest::newRow("lambda count") << QStringList {QStringLiteral("--differential-lambda"),
                                                       QStringLiteral("0.1,0.2"), out, png}
                                       << QStringLiteral("2 numbers for h=4 heads");
@@ -453,13 +445,6 @@ private slots:
         QTest::newRow("absorbed without latent")
             << QStringList {QStringLiteral("--latent-absorbed"), out, png}
             << QStringLiteral("need --latent-dim");
-        QTest::newRow("gate with tiles") << QStringList {QStringLiteral("--gate-bias"),
-                                                         QStringLiteral("1"),
-                                                         QStringLiteral("-n"),
-                                                         QStringLiteral("5000"),
-                                                         out,
-                                                         png}
-                                         << QStringLiteral("needed beyond n = 4096");
         QTest::newRow("sink logit with a tensor file")
             << QStringList {QStringLiteral("--sink-logit"),
                             QStringLiteral("1"),

@@ -64,6 +64,32 @@ private slots:
             << QStringLiteral("latent decompressed causal")
             << split("--n 9 --d-model 16 --heads 4 --seed 6 --kind decoder --latent-dim 6 "
                      "--latent-rope-dim 4 --latent-absorbed");
+        // The tile engine's pixels at one cell each: the same weights, from rows whose max
+        // and sum it keeps (the sink in the denominator, A₂ beside A₁, the gate per row).
+        QTest::newRow("tiles: learned sink")
+            << QStringLiteral("learned sink causal")
+            << split("--compute tiles --n 7 --d-model 12 --heads 3 --seed 8 --mask causal "
+                     "--sink-logit 1.25");
+        QTest::newRow("tiles: per-head lambda")
+            << QStringLiteral("differential per-head lambda")
+            << split("--compute tiles --n 6 --d-model 12 --heads 3 --seed 17 --kind decoder "
+                     "--differential-lambda 0.2,-0.4,1.5");
+        QTest::newRow("tiles: differential, padding, positions")
+            << QStringLiteral("differential padding")
+            << split("--compute tiles --n 6 --d-model 8 --heads 2 --seed 13 --mask padding "
+                     "--padding 2 --positional sinusoidal --differential-lambda 0.65");
+        QTest::newRow("tiles: gate")
+            << QStringLiteral("gate causal")
+            << split("--compute tiles --n 7 --d-model 12 --heads 3 --seed 4 --mask causal "
+                     "--positional sinusoidal --gate-bias=-0.75");
+        QTest::newRow("tiles: gate, learned sink, cross, padding")
+            << QStringLiteral("gate learned sink cross")
+            << split("--compute tiles --n 5 --n-k 6 --d-model 8 --heads 2 --seed 9 --kind cross "
+                     "--mask padding --padding 2 --sink-logit 0.5 --gate-bias 1.5");
+        QTest::newRow("tiles: latent, gate, learned sink")
+            << QStringLiteral("latent gate sink")
+            << split("--compute tiles --n 6 --d-model 8 --heads 2 --seed 2 --latent-dim 3 "
+                     "--latent-rope-dim 2 --sink-logit=-0.5 --gate-bias 0.25");
     }
     void variantsMatchNumPy()
     {
@@ -107,6 +133,8 @@ private slots:
                 }
             }
             QVERIFY2(worst <= 1e-12, qPrintable(QString::number(worst)));
+            if (args.contains(QStringLiteral("tiles")))
+                continue; // the pooled export holds the pixels' weights only
             const double meanRowSum = rowSums / double(numpy.size());
             if (fixtureCase.startsWith(QLatin1String("latent"))) {
                 QVERIFY(!head.contains(QStringLiteral("mean_row_sum"))); // plain softmax rows
@@ -295,6 +323,22 @@ private slots:
         QVERIFY2(worst <= 1e-12, qPrintable(QString::number(worst)));
     }
 
+    // Signed weights through the tile engine keep the diverging scale, and the note says so
+    // (not the log scale of a plain map's tiles).
+    void tileEngineSignedNote()
+    {
+        const Run r
+            = run({QStringLiteral("--compute"), QStringLiteral("tiles"), QStringLiteral("--n"),
+                   QStringLiteral("300"), QStringLiteral("--d-model"), QStringLiteral("8"),
+                   QStringLiteral("--differential-lambda"), QStringLiteral("0.8"),
+                   QStringLiteral("--out"), m_dir.filePath(QStringLiteral("signed-tiles.png"))});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(
+            r.err.contains(QLatin1String("signed weights (A1 - lambda A2) is coloured RdBu_r")),
+            qPrintable(r.err));
+        QVERIFY2(!r.err.contains(QLatin1String("log10")), qPrintable(r.err));
+    }
+
     // The window notes of a pooled view name the sequence's length, not its pixels'; the same
     // budget takes the data as .json, written as it goes.
     void tileEngineNotesNameTheSequence()
@@ -409,11 +453,16 @@ private slots:
         QTest::newRow("n 1600: tiles, max")
             << 1600 << QStringLiteral("max")
             << QStringLiteral("tile engine: max of 2 \u00d7 2 cells per pixel") << QStringList();
-        // The gate needs the full matrices: auto keeps them (within n ≤ 4096) instead of
-        // switching to tiles and refusing.
-        QTest::newRow("n 1600 with the gate: full")
-            << 1600 << QStringLiteral("max") << QString()
+        // The tile engine applies the gate (and the other variants) too.
+        QTest::newRow("n 1600 with the gate: tiles") // a longer caption: wrapped after "per"
+            << 1600 << QStringLiteral("max")
+            << QStringLiteral("tile engine: max of 2 \u00d7 2 cells per")
             << QStringList {QStringLiteral("--gate-bias"), QStringLiteral("1")};
+        // Shared key/value heads are not applied there: auto keeps the full matrices (within
+        // n ≤ 4096) instead of switching to tiles and refusing.
+        QTest::newRow("n 1600 with g < h: full")
+            << 1600 << QStringLiteral("max") << QString()
+            << QStringList {QStringLiteral("--kv-heads"), QStringLiteral("2")};
         QTest::newRow("n 5000: tiles, mean")
             << 5000 << QStringLiteral("mean")
             << QStringLiteral("tile engine: mean of 5 \u00d7 5 cells per pixel") << QStringList();

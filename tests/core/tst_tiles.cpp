@@ -9,6 +9,7 @@
 
 #include "core/analysis/metrics.h"
 #include "core/attention/attention.h"
+#include "core/attention/variants.h"
 #include "core/kernels/kernels.h"
 #include "core/random/random.h"
 #include "core/tiles/tileengine.h"
@@ -118,7 +119,8 @@ Reference<T> materialize(const Matrix<T> &q, const Matrix<T> &k, Index heads,
 /// where every cell is masked).
 template<typename T>
 void poolReference(const Matrix<T> &w, const AttentionMask &mask, const TileWindow &win,
-                   const TileGrid &g, TilePooling pooling, MatrixD &values, MatrixB &states)
+                   const TileGrid &g, TilePooling pooling, MatrixD &values, MatrixB &states,
+                   bool signedMax = false)
 {
     values.resize(g.height, g.width);
     states.resize(g.height, g.width);
@@ -137,7 +139,10 @@ void poolReference(const Matrix<T> &w, const AttentionMask &mask, const TileWind
                         st |= s;
                         continue;
                     }
-                    best = std::max(best, double(w(i, j)));
+                    if (!signedMax)
+                        best = std::max(best, double(w(i, j)));
+                    else if (count == 0 || std::abs(double(w(i, j))) > std::abs(best))
+                        best = double(w(i, j)); // the largest magnitude, its sign kept
                     sum += double(w(i, j));
                     ++count;
                 }
@@ -183,6 +188,133 @@ class TestTiles : public QObject
     Q_OBJECT
 
 private:
+    template<typename T> void variantsEqualFullMatrices()
+    {
+        QFETCH(bool, sink);
+        QFETCH(bool, differential);
+        QFETCH(bool, gate);
+        QFETCH(MaskKind, maskKind);
+        const Index nQ = 37, nK = 41, heads = 3, dK = 5;
+        Generator rng {std::uint64_t(nQ * 7 + (sink ? 1 : 0) + (differential ? 2 : 0)
+                                     + (gate ? 4 : 0) + int(maskKind) * 8)};
+        const Matrix<T> q = randomMatrix<T>(rng, nQ, heads * dK, 1.5);
+        const Matrix<T> k = randomMatrix<T>(rng, nK, heads * dK, 1.5);
+        const AttentionMask mask = makeMask(maskKind, nQ, nK, rng);
+        TileVariants<T> v;
+        if (sink)
+            v.sinkLogits = {1.25, -0.5, -std::numeric_limits<double>::infinity()};
+        if (differential) {
+            v.query2 = randomMatrix<T>(rng, nQ, heads * dK, 1.5);
+            v.key2 = randomMatrix<T>(rng, nK, heads * dK, 1.5);
+            v.lambda = {0.3, 1.4, -0.6};
+        }
+        if (gate)
+            v.gate = (1.0 / (1.0 + (-rng.standardNormal(nQ, heads)).array().exp())).matrix();
+        AttentionOptions options;
+        options.temperature = 0.8;
+
+        // The full matrices: the weights shown, A₁ and the metrics (A₁'s, with the sink).
+        const Matrix<T> value = Matrix<T>::Zero(nK, 1);
+        std::vector<Matrix<T>> shown, first;
+        std::vector<RowMetrics> metrics;
+        Matrix<T> mean = Matrix<T>::Zero(nQ, nK);
+        for (Index u = 0; u < heads; ++u) {
+            const Matrix<T> qu = q.middleCols(u * dK, dK), ku = k.middleCols(u * dK, dK);
+            Matrix<T> a1;
+            if (sink) {
+                const SinkAttentionResult<T> r = learnedSinkAttention<T>(
+                    qu, ku, value, v.sinkLogits[std::size_t(u)], mask, options);
+                a1 = r.attention.weights;
+                metrics.push_back(learnedSinkRowMetrics(a1.template cast<double>(),
+                                                        r.sinkMass.template cast<double>(),
+                                                        r.attention.fullyMasked));
+            } else {
+                const AttentionResult<T> r
+                    = scaledDotProductAttention<T>(qu, ku, value, mask, options);
+                a1 = r.weights;
+                metrics.push_back(rowMetrics<double>(a1.template cast<double>(), r.fullyMasked));
+            }
+            Matrix<T> w = a1;
+            if (differential) {
+                const Matrix<T> q2 = v.query2.middleCols(u * dK, dK);
+                const Matrix<T> k2 = v.key2.middleCols(u * dK, dK);
+                w -= T(v.lambda[std::size_t(u)])
+                    * scaledDotProductAttention<T>(q2, k2, value, mask, options).weights;
+            }
+            if (gate)
+                w = Vector<T>(v.gate.col(u).template cast<T>()).asDiagonal() * w;
+            first.push_back(a1);
+            shown.push_back(w);
+            mean += w / T(heads);
+        }
+
+        TileEngine<T> engine(q, k, heads, mask, options, v);
+        QCOMPARE(engine.signedWeights(), differential);
+        const double tol = tolerance<T>();
+        const std::vector<Index> which {0, 1, 2, kHeadMean};
+        std::vector<RowMetrics> got;
+        const std::vector<PooledTile<T>> level0
+            = engine.render(which, engine.fullWindow(),
+                            tileGridWithCells(engine.fullWindow(), 1, 1), TilePooling::Max, &got);
+        double largest = 0;
+        for (Index u = 0; u < heads; ++u) {
+            ATTN_COMPARE_CLOSE(level0[std::size_t(u)].values, shown[std::size_t(u)], tol, tol);
+            const RowMetrics &m = metrics[std::size_t(u)], &g = got[std::size_t(u)];
+            ATTN_COMPARE_CLOSE(g.maxWeight, m.maxWeight, tol, tol);
+            ATTN_COMPARE_CLOSE(g.entropy, m.entropy, 100 * tol, 100 * tol);
+            ATTN_COMPARE_CLOSE(g.jacobianNorm, m.jacobianNorm, tol, tol);
+            ATTN_COMPARE_CLOSE(g.rowSumError, m.rowSumError, 10 * tol, 10 * tol);
+            QCOMPARE(g.fullyMasked, m.fullyMasked);
+            const double top = double(shown[std::size_t(u)].cwiseAbs().maxCoeff());
+            QVERIFY2(std::abs(engine.maxWeight(u) - top) <= tol,
+                     qPrintable(QStringLiteral("%1 vs %2").arg(engine.maxWeight(u)).arg(top)));
+            largest = std::max(largest, top);
+        }
+        ATTN_COMPARE_CLOSE(level0.back().values, mean, tol, tol);
+        QVERIFY(std::abs(engine.maxWeight(kHeadMean) - largest) <= tol);
+        if (differential) // the signed map has negative weights to show
+            QVERIFY(level0[1].values.minCoeff() < T(0));
+
+        // Pooled grids, and windows from the kept row statistics (an engine whose rows are
+        // known from one full pass), in both poolings.
+        TileEngine<T> kept(q, k, heads, mask, options, v);
+        kept.render(which, kept.fullWindow(), 3, 3, TilePooling::Mean);
+        for (int trial = 0; trial < 6; ++trial) {
+            const TileWindow win = trial == 0 ? kept.fullWindow() : randomWindow(rng, nQ, nK);
+            const Index side = 1 + Index(rng.random() * 9);
+            for (TilePooling pooling : {TilePooling::Max, TilePooling::Mean}) {
+                const std::vector<PooledTile<T>> tiles
+                    = kept.render(which, win, side, side, pooling);
+                for (std::size_t n = 0; n < which.size(); ++n) {
+                    const Matrix<T> &w = which[n] == kHeadMean ? mean : shown[n];
+                    MatrixD values;
+                    MatrixB states;
+                    poolReference<T>(w, mask, win, tiles[n].grid, pooling, values, states,
+                                     differential);
+                    ATTN_COMPARE_CLOSE(MatrixD(tiles[n].values.template cast<double>()), values,
+                                       tol, tol);
+                    QCOMPARE(tiles[n].maskState, states);
+                }
+            }
+        }
+
+        // Cells on demand, in an engine that has computed nothing yet.
+        TileEngine<T> cells(q, k, heads, mask, options, v);
+        for (int trial = 0; trial < 12; ++trial) {
+            const Index i = Index(rng.random() * double(nQ)), j = Index(rng.random() * double(nK));
+            const Index u = trial % heads;
+            const TileCell c = cells.cell(u, i, j);
+            QVERIFY(std::abs(c.weight - double(shown[std::size_t(u)](i, j))) <= tol);
+            QVERIFY(std::abs(c.firstWeight - double(first[std::size_t(u)](i, j))) <= tol);
+            QVERIFY(std::abs(c.gate - (gate ? v.gate(i, u) : 1.0)) <= tol);
+            if (sink && !metrics[std::size_t(u)].fullyMasked[std::size_t(i)])
+                QVERIFY(std::abs(c.sinkMass + double(first[std::size_t(u)].row(i).sum()) - 1.0)
+                        <= 10 * tol);
+            const TileCell m = cells.cell(kHeadMean, i, j);
+            QVERIFY(std::abs(m.weight - double(mean(i, j))) <= tol);
+        }
+    }
+
     template<typename T>
     void pooledEqualsMaterialized(Index nQ, Index nK, Index heads, Index dK, MaskKind kind,
                                   const AttentionOptions &options)
@@ -595,6 +727,73 @@ private slots:
         TileEngine<double> over(q * 100, k * 100, 2, {}, huge);
         QVERIFY_THROWS_EXCEPTION(NonFiniteInput,
                                  over.render(0, over.fullWindow(), 4, 4, TilePooling::Max));
+    }
+
+    // The 2025 variants in the tile engine against the full matrices of core/attention/
+    // variants.h (each checked against NumPy in tst_variants): learned sinks, differential
+    // attention and the head-wise gate, alone and combined, under masks with a fully masked
+    // row; every pixel at level 0 and on pooled grids (signed Max pooling keeps the value of
+    // largest magnitude), windows computed from kept row statistics, cells, the per-row
+    // metrics (the softmax rows' over the keys and the sink) and the largest |w|.
+    void variantsEqualFullMatrices_data()
+    {
+        QTest::addColumn<bool>("sink");
+        QTest::addColumn<bool>("differential");
+        QTest::addColumn<bool>("gate");
+        QTest::addColumn<MaskKind>("maskKind");
+        QTest::newRow("sink, custom") << true << false << false << MaskKind::Custom;
+        QTest::newRow("sink, causal") << true << false << false << MaskKind::Causal;
+        QTest::newRow("differential, padding") << false << true << false << MaskKind::Padding;
+        QTest::newRow("differential, custom") << false << true << false << MaskKind::Custom;
+        QTest::newRow("gate, causal") << false << false << true << MaskKind::Causal;
+        QTest::newRow("sink + gate, combined") << true << false << true << MaskKind::Combined;
+        QTest::newRow("differential + gate, none") << false << true << true << MaskKind::None;
+    }
+    void variantsEqualFullMatrices()
+    {
+        variantsEqualFullMatrices<double>();
+        variantsEqualFullMatrices<float>();
+    }
+
+    void variantArgumentsThrow()
+    {
+        Generator rng {std::uint64_t(8)};
+        const MatrixD q = rng.standardNormal(6, 4), k = rng.standardNormal(7, 4);
+        const auto make = [&](TileVariants<double> v, AttentionOptions o = {}) {
+            return TileEngine<double>(q, k, 2, {}, o, std::move(v));
+        };
+        TileVariants<double> v;
+        v.sinkLogits = {0.5};
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, make(v)); // one logit for two heads
+        v.sinkLogits = {0.5, std::numeric_limits<double>::quiet_NaN()};
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, make(v));
+        v.sinkLogits = {0.5, 1.0};
+        AttentionOptions finiteFill;
+        finiteFill.maskFill = -1e9;
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, make(v, finiteFill));
+        v.query2 = q;
+        v.key2 = k;
+        v.lambda = {0.5, 0.5};
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, make(v)); // sink with differential
+        v.sinkLogits.clear();
+        v.key2 = rng.standardNormal(7, 2);
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, make(v)); // key2 not shaped as key
+        v.key2 = k;
+        v.lambda = {0.5};
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, make(v)); // one λ for two heads
+        v.lambda = {0.5, std::numeric_limits<double>::infinity()};
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, make(v));
+        v.lambda = {0.5, -0.25};
+        QCOMPARE(make(v).signedWeights(), true);
+        TileVariants<double> g;
+        g.gate = MatrixD::Constant(6, 2, 0.5);
+        g.gate(3, 1) = 1.5;
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, make(g));
+        g.gate = MatrixD::Constant(5, 2, 0.5);
+        QVERIFY_THROWS_EXCEPTION(InvalidArgument, make(g));
+        g.gate = MatrixD::Constant(6, 2, 0.5);
+        QCOMPARE(make(g).hasVariants(), true);
+        QCOMPARE(make(g).signedWeights(), false);
     }
 
     void cancelStops()

@@ -61,6 +61,7 @@ void pooledTilesResult(std::vector<PooledTile<T>> &tiles, const TileEngine<T> &e
     }
     r.weightsMean
         = heads > 1 ? MatrixD(tiles.back().values.template cast<double>()) : r.weights.front();
+    r.signedWeights = engine.signedWeights();
     r.maskState = tiles.front().maskState;
     // A pixel row is fully masked when each of its queries is, over every key: in a window of
     // some keys only, every pixel of a row may be masked while its queries attend elsewhere.
@@ -97,6 +98,16 @@ template void pooledTilesResult<double>(std::vector<PooledTile<double>> &,
 
 namespace {
 
+/// Key n_k × g·d_k with one column block per query head: query head i reads key head ⌊i·g/h⌋.
+template<typename T>
+Matrix<T> keyPerQueryHead(const MatrixD &key, Index heads, Index groups, Index dK)
+{
+    Matrix<T> k(key.rows(), heads * dK);
+    for (Index i = 0; i < heads; ++i)
+        k.middleCols(i * dK, dK) = key.middleCols(i * groups / heads * dK, dK).cast<T>();
+    return k;
+}
+
 /// The engine of opened inputs: Q and K as computeTensorSession's layer projects them
 /// (q = query W_Qᵀ + b_Q, k = key W_Kᵀ + b_K for PyTorch-named parameters; projected heads as
 /// they are, each query head given its key group's columns; plain attention one head), with the
@@ -125,10 +136,7 @@ TileEngine<T> tensorTileEngine(const SessionParameters &p, const TensorCase<doub
         k.rowwise() += c.inProjBias.segment(d, d).cast<T>().transpose();
     } else if (c.projectedHeads) {
         q = c.query.cast<T>();
-        const Index dK = c.query.cols() / heads;
-        k.resize(nK, heads * dK);
-        for (Index i = 0; i < heads; ++i) // query head i reads key head ⌊i·g/h⌋
-            k.middleCols(i * dK, dK) = c.key.middleCols(i * c.kvHeads / heads * dK, dK).cast<T>();
+        k = keyPerQueryHead<T>(c.key, heads, c.kvHeads, c.query.cols() / heads);
     } else {
         q = c.query.cast<T>();
         k = c.key.cast<T>();
@@ -136,7 +144,24 @@ TileEngine<T> tensorTileEngine(const SessionParameters &p, const TensorCase<doub
     AttentionOptions options;
     options.scaleExponent = p.scaleExponent;
     options.temperature = p.temperature;
-    return TileEngine<T>(std::move(q), std::move(k), heads, std::move(mask), options);
+    // The file's learned sinks and differential attention (its element-wise gate_logits scale
+    // the heads' outputs, not their weights).
+    TileVariants<T> variants;
+    const GroupedVariants<double> &v = c.variants;
+    if (v.hasSinks())
+        variants.sinkLogits = v.sinkLogits.size() == 1
+            ? std::vector<double>(std::size_t(heads), v.sinkLogits.front())
+            : v.sinkLogits;
+    if (v.isDifferential()) {
+        const Index groups = c.projectedHeads ? c.kvHeads : heads;
+        variants.query2 = v.query2.cast<T>();
+        variants.key2 = keyPerQueryHead<T>(v.key2, heads, groups, v.query2.cols() / heads);
+        variants.lambda = v.lambda.size() == 1
+            ? std::vector<double>(std::size_t(heads), v.lambda.front())
+            : v.lambda;
+    }
+    return TileEngine<T>(std::move(q), std::move(k), heads, std::move(mask), options,
+                         std::move(variants));
 }
 
 } // namespace
@@ -166,6 +191,15 @@ TileEngine<T> sessionTileEngine(const SessionParameters &p, const std::function<
     const EngineParameters ep = engineParameters(p);
     SessionInputs<T> in = sessionInputs<T>(ep);
     const Index d = ep.dModel;
+    // The 2025 variants as the full engine applies them (core/engine/sessionengine.cpp): the
+    // sink logit in every head, the gate σ(x_i·w_θ[:, u] + b) from the query-side input.
+    TileVariants<T> variants;
+    if (ep.learnedSink)
+        variants.sinkLogits.assign(std::size_t(ep.heads), ep.sinkLogit);
+    if (ep.outputGate && in.gateWeights.size() > 0) {
+        const MatrixD logits = (in.query * in.gateWeights).array() + ep.gateBias;
+        variants.gate = (1.0 / (1.0 + (-logits.array()).exp())).matrix();
+    }
     const Matrix<T> x = in.query.template cast<T>();
     in.query = MatrixD();
     if (ep.latent && in.latent) {
@@ -177,26 +211,39 @@ TileEngine<T> sessionTileEngine(const SessionParameters &p, const std::function<
         AttentionOptions options;
         options.scaleOverride = ep.scale();
         options.checkFinite = false;
-        return TileEngine<T>(std::move(q), std::move(k), p.heads, ep.attentionMask(), options);
+        return TileEngine<T>(std::move(q), std::move(k), p.heads, ep.attentionMask(), options,
+                             std::move(variants));
     }
     const Matrix<T> e
         = in.encoder.size() > 0 ? Matrix<T>(in.encoder.template cast<T>()) : Matrix<T>();
     in.encoder = MatrixD();
     const Matrix<T> &keyInput = e.size() > 0 ? e : x;
-    const Matrix<T> &w = in.layer.inProjWeight();
-    const Vector<T> &b = in.layer.inProjBias();
-    Matrix<T> q(x.rows(), d), k(keyInput.rows(), d);
-    gemmTransposed<T>(x, w.topRows(d), q);
-    gemmTransposed<T>(keyInput, w.middleRows(d, d), k);
-    q.rowwise() += b.segment(0, d).transpose();
-    k.rowwise() += b.segment(d, d).transpose();
+    // q = X W_Qᵀ + b_Q and k = E W_Kᵀ + b_K of `layer`.
+    const auto project = [&](const MultiheadAttention<T> &layer, Matrix<T> &q, Matrix<T> &k) {
+        const Matrix<T> &w = layer.inProjWeight();
+        const Vector<T> &b = layer.inProjBias();
+        q.resize(x.rows(), d);
+        k.resize(keyInput.rows(), d);
+        gemmTransposed<T>(x, w.topRows(d), q);
+        gemmTransposed<T>(keyInput, w.middleRows(d, d), k);
+        q.rowwise() += b.segment(0, d).transpose();
+        k.rowwise() += b.segment(d, d).transpose();
+    };
+    Matrix<T> q, k;
+    project(in.layer, q, k);
+    if (ep.differential && in.secondLayer) {
+        // A₂ from the second layer's queries and keys of the same inputs.
+        project(*in.secondLayer, variants.query2, variants.key2);
+        variants.lambda = ep.lambdaPerHead();
+    }
     if (cancelled && cancelled())
         throw Cancelled();
     AttentionOptions options;
     options.scaleExponent = p.scaleExponent;
     options.temperature = p.temperature;
     options.checkFinite = false; // projections of finite seeded inputs
-    return TileEngine<T>(std::move(q), std::move(k), p.heads, ep.attentionMask(), options);
+    return TileEngine<T>(std::move(q), std::move(k), p.heads, ep.attentionMask(), options,
+                         std::move(variants));
 }
 
 template TileEngine<float> sessionTileEngine<float>(const SessionParameters &,
@@ -213,12 +260,6 @@ QString pooledSessionUnsupported(const SessionParameters &p)
         what << QStringLiteral("ALiBi");
     if (p.keyValueHeads() != p.heads)
         what << QStringLiteral("shared key/value heads (g = %1)").arg(p.keyValueHeads());
-    if (p.learnedSink)
-        what << QStringLiteral("a learned sink");
-    if (p.differential)
-        what << QStringLiteral("differential attention");
-    if (p.outputGate)
-        what << QStringLiteral("an output gate");
     return what.join(QStringLiteral(", "));
 }
 
@@ -239,10 +280,16 @@ PooledSessionBytes pooledSessionBytes(const SessionParameters &p, int side)
         b.inputs += (d * dC + 2.0 * dC * h * dK + d * dR + d * h * dK + d * h * dR) * (8.0 + elem)
             + nQ * (dC + dR + h * dK + h * dR + 2.0 * h * double(width)) * elem;
     }
-    b.engine = double(
-        p.dtype == DType::Float32
-            ? TileEngine<float>::heldBytes(p.queryCount(), p.keyCount(), p.heads, width, 4)
-            : TileEngine<double>::heldBytes(p.queryCount(), p.keyCount(), p.heads, width, 8));
+    // Differential attention's second layer and queries and keys; the gate's w_θ.
+    if (p.differential)
+        b.inputs += (4.0 * d * d + 4.0 * d) * elem;
+    if (p.outputGate)
+        b.inputs += d * double(p.heads) * 8.0;
+    b.engine = double(p.dtype == DType::Float32
+                          ? TileEngine<float>::heldBytes(p.queryCount(), p.keyCount(), p.heads,
+                                                         width, 4, p.differential, p.outputGate)
+                          : TileEngine<double>::heldBytes(p.queryCount(), p.keyCount(), p.heads,
+                                                          width, 8, p.differential, p.outputGate));
     const TileGrid g = tileGrid({0, p.queryCount(), 0, p.keyCount()}, side, side);
     const double pixels = double(g.width) * double(g.height);
     const double images = double(p.heads) + (p.heads > 1 ? 1.0 : 0.0);
@@ -262,8 +309,10 @@ SessionResult computePooledSession(const SessionParameters &params, int side, Ti
     if (const QString unsupported = pooledSessionUnsupported(params);
         r.ok() && !unsupported.isEmpty()) {
         r.error = unsupported
-            + QStringLiteral(" needs the full matrices (n and n_k up to %1): the tile engine's "
-                             "pooled view applies masks, the scale and MLA only")
+            + QStringLiteral(
+                  " needs the full matrices (n and n_k up to %1): the tile engine's "
+                  "pooled view applies masks, the scale, MLA, learned sinks, differential "
+                  "attention and the output gate")
                   .arg(SessionParameters::maxSequence);
         r.inputError = true;
     }

@@ -32,7 +32,8 @@ struct PooledSessionBytes
 
 /// What of `params` the tile engine's pooled view does not apply ("RoPE", "ALiBi", "shared
 /// key/value heads (g = 2)", joined by ", "), or an empty string: it applies the masks, the
-/// scale and sinusoidal positions only, and computePooledSession refuses the others.
+/// scale, sinusoidal positions, MLA, learned sinks, differential attention and the output gate,
+/// and computePooledSession refuses the others.
 QString pooledSessionUnsupported(const SessionParameters &params);
 
 /// The bytes of computePooledSession(params, side) (params valid, seeded inputs).
@@ -42,7 +43,9 @@ PooledSessionBytes pooledSessionBytes(const SessionParameters &params, int side)
 /// projected to queries and keys as MultiheadAttention::forward does (q = X W_Qᵀ + b_Q,
 /// k = E W_Kᵀ + b_K, n × d_model each, heads side by side), with the session's mask, α and τ;
 /// with opened inputs (params.tensors) their queries and keys as computeTensorSession projects
-/// them, with the file's mask OR-ed with the session's; for a model run the layer shown from the
+/// them, with the file's mask OR-ed with the session's; the session's learned sink, output gate
+/// and differential attention (its second layer's queries and keys, λ per head) as the full
+/// engine applies them (TileVariants); for a model run the layer shown from the
 /// run's kept queries (after RoPE) and keys, with the layer's mask and 1/√d_k. `params` must be
 /// valid up to maxLongSequence and pooledSessionUnsupported(params) empty. Throws Cancelled when
 /// `cancelled` says so after the projections, InvalidArgument from the engine or for stored

@@ -34,6 +34,22 @@
 
 namespace attn {
 
+/// The hover text's parts of the 2025 variants: A₁ and A₂ under differential attention, the
+/// row's gate σ(g) and learned-sink mass.
+static QString variantParts(const SessionParameters &p, const TileCell &c)
+{
+    using longmap::number;
+    QString out;
+    if (p.differential)
+        out += LongMapView::tr(", A\u2081 %1, A\u2082 %2")
+                   .arg(number(c.firstWeight), number(c.secondWeight));
+    if (p.outputGate)
+        out += LongMapView::tr(", gate \u03c3(g) %1").arg(number(c.gate));
+    if (p.learnedSink)
+        out += LongMapView::tr(", row's sink mass %1").arg(number(c.sinkMass));
+    return out;
+}
+
 using namespace longmap;
 
 LongMapView::LongMapView(QWidget *parent, int tilePixels)
@@ -241,6 +257,7 @@ void LongMapView::connectTiles()
                           .arg(i)
                           .arg(j)
                           .arg(number(c.weight), mask);
+                m_hoverCell += variantParts(mapParameters(), c);
                 m_hover->setText(hoverText());
                 emit hoverChanged();
             });
@@ -580,6 +597,16 @@ void LongMapView::updateColors()
     if (!m_tiles->isReady())
         return;
     const double top = m_tiles->maxWeight(m_head);
+    if (mapParameters().differential) {
+        // Signed weights (A₁ − λA₂): the diverging map centred on 0, over ±the largest |w| (or
+        // ±1); a log scale has no negative values, so it shows ±the largest |w| too.
+        const bool unit = Scale(m_scaleCombo->currentIndex()) == Scale::Unit;
+        m_tiles->setColors(ColormapId::RdBu, ColorNorm::symmetric(unit || !(top > 0) ? 1.0 : top));
+        requestTiles();
+        updateStatus();
+        m_canvas->update();
+        return;
+    }
     ColorNorm norm;
     switch (Scale(m_scaleCombo->currentIndex())) {
     case Scale::MaxWeight:
@@ -705,9 +732,10 @@ void LongMapView::updateStatus()
     const int l = level();
     const Index per = TilePyramid::cellsPerPixel(l);
     const QString pool = m_tiles->pooling() == TilePooling::Max
-        ? tr("max pooling")
+        ? (p.differential ? tr("largest-|w| pooling (sign kept)") : tr("max pooling"))
         : tr("mean pooling (unmasked cells)");
     const ColorNorm norm = m_tiles->norm();
+    const QString signedNote = p.differential ? tr(" · signed A₁ − λA₂, centred on 0") : QString();
     m_status->setText(
         tr("%1 of %2 × %2 cells per pixel (level %3) · colour %4 %5 … %6 · scale %7 · first "
            "full view %8 s · n = %9, h = %10, %11")
@@ -722,7 +750,8 @@ void LongMapView::updateStatus()
             .arg(dtypeId(p.dtype))
         + (p.tensors && p.tensors->layerCount() > 1
                ? tr(" · layer %1 of %2").arg(p.tensors->layer()).arg(p.tensors->layerCount())
-               : QString()));
+               : QString())
+        + signedNote);
 }
 
 TileWindow LongMapView::visibleWindow() const

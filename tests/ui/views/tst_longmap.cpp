@@ -51,9 +51,9 @@ SessionParameters smallParameters()
 }
 
 /// Max or mean of each block of `per` × `per` unmasked cells of `w` in `window` (0 where every
-/// cell is masked), pixel by pixel.
+/// cell is masked), pixel by pixel; with signedMax the max is the value of largest magnitude.
 MatrixD poolReference(const MatrixD &w, const MatrixB &mask, Index r0, Index r1, Index c0, Index c1,
-                      Index perRow, Index perCol, bool max)
+                      Index perRow, Index perCol, bool max, bool signedMax = false)
 {
     const Index h = (r1 - r0 + perRow - 1) / perRow, wd = (c1 - c0 + perCol - 1) / perCol;
     MatrixD out(h, wd);
@@ -65,7 +65,10 @@ MatrixD poolReference(const MatrixD &w, const MatrixB &mask, Index r0, Index r1,
                 for (Index j = c0 + x * perCol; j < std::min(c1, c0 + (x + 1) * perCol); ++j) {
                     if (mask(i, j))
                         continue;
-                    best = std::max(best, w(i, j));
+                    if (!signedMax)
+                        best = std::max(best, w(i, j));
+                    else if (count == 0 || std::abs(w(i, j)) > std::abs(best))
+                        best = w(i, j);
                     sum += w(i, j);
                     ++count;
                 }
@@ -165,9 +168,9 @@ private:
         const Index r1 = std::min<Index>(ref.queryCount(), Index(std::ceil(v.rowEnd)));
         const Index c1 = std::min<Index>(ref.keyCount(), Index(std::ceil(v.colEnd)));
         for (int h = 0; h < ref.headCount(); ++h) {
-            const MatrixD expected
-                = poolReference(ref.weights[std::size_t(h)], ref.maskState, r0, r1, c0, c1, perRow,
-                                perCol, view.pooling() == TilePooling::Max);
+            const MatrixD expected = poolReference(
+                ref.weights[std::size_t(h)], ref.maskState, r0, r1, c0, c1, perRow, perCol,
+                view.pooling() == TilePooling::Max, view.mapParameters().differential);
             QCOMPARE(expected.rows(), rows);
             QCOMPARE(expected.cols(), cols);
             const MatrixD got = weights.slice<double>(h, "weights");
@@ -203,9 +206,9 @@ private:
             const QImage *image = tiles->image({view.head(), level, t});
             QVERIFY(image);
             const TileWindow tw = pyramid.tileWindow(level, t);
-            const MatrixD expected
-                = poolReference(w, ref.maskState, tw.rowBegin, tw.rowEnd, tw.colBegin, tw.colEnd,
-                                per, per, tiles->pooling() == TilePooling::Max);
+            const MatrixD expected = poolReference(
+                w, ref.maskState, tw.rowBegin, tw.rowEnd, tw.colBegin, tw.colEnd, per, per,
+                tiles->pooling() == TilePooling::Max, view.mapParameters().differential);
             QCOMPARE(image->width(), int(expected.cols()));
             QCOMPARE(image->height(), int(expected.rows()));
             for (Index y = 0; y < expected.rows(); ++y)
@@ -515,6 +518,53 @@ private slots:
         QCOMPARE(view->rowStrip().query, i);
     }
 
+    /// Differential attention on the Long tab: the tiles are A₁ − λA₂ on RdBu_r centred on 0
+    /// over ±the largest |w| (largest-magnitude pooling, sign kept), the hover names A₁ and A₂
+    /// and the gate, the status line says the map is signed; a learned sink's row mass too.
+    void variantsOnTheLongTab()
+    {
+        SessionParameters p = smallParameters();
+        p.differential = true;
+        p.lambda = 0.8;
+        p.outputGate = true;
+        p.gateBias = 0.5;
+        auto view = makeView(p, 600);
+        QVERIFY(view);
+        QVERIFY(waitFor([&] { return view->viewComplete(); }));
+        const SessionResult ref = computeSession(view->mapParameters());
+        QVERIFY2(ref.ok(), qPrintable(ref.error));
+        QVERIFY(ref.signedWeights);
+        QVERIFY(ref.weights[0].minCoeff() < 0);
+        QCOMPARE(view->tiles()->colormap(), ColormapId::RdBu);
+        const double top = ref.weights[0].cwiseAbs().maxCoeff();
+        const ColorNorm norm = view->tiles()->norm();
+        QVERIFY2(
+            std::abs(norm.vmax - top) <= 1e-12 && norm.vmin == -norm.vmax,
+            qPrintable(QStringLiteral("[%1, %2] vs ±%3").arg(norm.vmin).arg(norm.vmax).arg(top)));
+        QVERIFY2(view->statusText().contains(QStringLiteral("centred on 0")),
+                 qPrintable(view->statusText()));
+        QVERIFY(TilePyramid::cellsPerPixel(view->level()) > 1); // pooled pixels, sign kept
+        checkTileColours(*view, ref);
+        checkExport(*view, ref, 1e-12, "differential");
+
+        const QRectF area = view->mapArea();
+        const QPoint pos
+            = (area.topLeft() + QPointF(area.width() * 0.6, area.height() * 0.8)).toPoint();
+        const auto [i, j] = view->cellAt(pos);
+        QTest::mouseMove(view->canvas(), pos);
+        QVERIFY(waitFor([&] { return view->hoverText().contains(QStringLiteral("A\u2081")); }));
+        const QString text = view->hoverText();
+        const auto num = [](double v) { return figure::minusSign(QString::number(v, 'g', 6)); };
+        QVERIFY2(text.contains(QStringLiteral("weight %1").arg(num(ref.weights[0](i, j)))),
+                 qPrintable(text));
+        QVERIFY2(text.contains(
+                     QStringLiteral("A\u2081 %1, A\u2082 %2")
+                         .arg(num(ref.firstWeights[0](i, j)), num(ref.secondWeights[0](i, j)))),
+                 qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("gate \u03c3(g) %1").arg(num(ref.gate[0](i)))),
+                 qPrintable(text));
+    }
+
     /// The Steps button of a window zoomed to at most 256 × 256 cells shows exactly its weights,
     /// raw and scaled scores, mask states and each row's metrics over every key in the Steps tab.
     void stepsGetTheWindowExactly()
@@ -704,19 +754,22 @@ private slots:
 
     /// Opened inputs are drawn from the file's own queries, keys and mask, at the file's n_q ×
     /// n_k (the view's n does not apply): the exported window equals computeTensorSession's
-    /// weights. Stored weights have no queries and keys: the tab says so and draws nothing.
+    /// weights — with the file's learned sinks and differential attention (query2, key2,
+    /// lambda) too. Stored weights have no queries and keys: the tab says so and draws nothing.
     void openedTensorsAreDrawnFromTheFile_data()
     {
         QTest::addColumn<QString>("fixture");
         for (const char *name :
-             {"self_attn", "key_padding", "cross_causal_padding", "plain", "additive_mask"})
+             {"torch/self_attn", "torch/key_padding", "torch/cross_causal_padding", "torch/plain",
+              "torch/additive_mask", "variants/compute_sink_plain_float32",
+              "variants/compute_differential_gated"})
             QTest::newRow(name) << QString::fromLatin1(name);
     }
 
     void openedTensorsAreDrawnFromTheFile()
     {
         QFETCH(QString, fixture);
-        const QString path = QStringLiteral(ATTN_FIXTURE_DIR "/torch/%1.npz").arg(fixture);
+        const QString path = QStringLiteral(ATTN_FIXTURE_DIR "/%1.npz").arg(fixture);
         QString error;
         const std::shared_ptr<const TensorSource> source
             = makeTensorSource(readTensorFile(path), {}, MaskConvention::Masked, &error);
