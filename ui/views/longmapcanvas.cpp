@@ -17,11 +17,18 @@ void LongMapView::Canvas::paintRowStrip(QPainter &painter, const QRectF &strip, 
     const LongMapViewport &viewport = m_view->viewport();
     const LongRowStrip &row = m_view->m_rowStrip;
     if (row.query >= 0 && row.head == head && !row.values.empty()) {
-        const double top
-            = std::max(1e-300, *std::max_element(row.values.begin(), row.values.end()));
+        // Signed weights (differential attention): bars up and down from a zero line in the
+        // middle, over ±the largest |w|.
+        const bool negative = *std::min_element(row.values.begin(), row.values.end()) < 0;
+        double top = 1e-300;
+        for (double v : row.values)
+            top = std::max(top, negative ? std::abs(v) : v);
+        const qreal zero = negative ? strip.center().y() : strip.bottom();
+        const qreal span = negative ? strip.height() / 2 - 1 : strip.height() - 2;
         painter.save();
         painter.setClipRect(strip);
         const QColor line = palette().color(QPalette::Highlight);
+        const QColor below = QColor(0x21, 0x66, 0xac); // RdBu_r's blue: negative weights
         for (std::size_t x = 0; x < row.values.size(); ++x) {
             const double c0 = double(row.colBegin + Index(x) * row.colsPerPixel);
             const double c1 = std::min(double(row.colEnd), c0 + double(row.colsPerPixel));
@@ -32,8 +39,12 @@ void LongMapView::Canvas::paintRowStrip(QPainter &painter, const QRectF &strip, 
                                  palette().color(QPalette::Midlight));
                 continue;
             }
-            const qreal h = row.values[x] / top * (strip.height() - 2);
-            painter.fillRect(QRectF(x0, strip.bottom() - h, x1 - x0, h), line);
+            const qreal h = row.values[x] / top * span;
+            painter.fillRect(QRectF(x0, zero - h, x1 - x0, h).normalized(), h < 0 ? below : line);
+        }
+        if (negative) {
+            painter.setPen(palette().color(QPalette::Mid));
+            painter.drawLine(QPointF(strip.left(), zero), QPointF(strip.right(), zero));
         }
         painter.restore();
         painter.drawText(
@@ -42,6 +53,8 @@ void LongMapView::Canvas::paintRowStrip(QPainter &painter, const QRectF &strip, 
             std::all_of(row.maskState.begin(), row.maskState.end(),
                         [](std::uint8_t m) { return m != 0; })
                 ? tr("row %1\nmasked here").arg(row.query)
+                : negative
+                ? tr("row %1\n±%2").arg(row.query).arg(top, 0, 'g', 2)
                 : tr("row %1\n0 … %2")
                       .arg(row.query)
                       .arg(*std::max_element(row.values.begin(), row.values.end()), 0, 'g', 2));

@@ -34,17 +34,17 @@
 
 namespace attn {
 
-/// The hover text's parts of the 2025 variants: A₁ and A₂ under differential attention, the
-/// row's gate σ(g) and learned-sink mass.
+/// The hover text's parts of the 2025 variants (4 significant digits): A₁ and A₂ under
+/// differential attention, the row's gate σ(g) and learned-sink mass.
 static QString variantParts(const SessionParameters &p, const TileCell &c)
 {
-    using longmap::number;
+    const auto number = [](double v) { return figure::minusSign(QString::number(v, 'g', 4)); };
     QString out;
     if (p.differential)
         out += LongMapView::tr(", A\u2081 %1, A\u2082 %2")
                    .arg(number(c.firstWeight), number(c.secondWeight));
     if (p.outputGate)
-        out += LongMapView::tr(", gate \u03c3(g) %1").arg(number(c.gate));
+        out += LongMapView::tr(", gate %1").arg(number(c.gate));
     if (p.learnedSink)
         out += LongMapView::tr(", row's sink mass %1").arg(number(c.sinkMass));
     return out;
@@ -735,14 +735,15 @@ void LongMapView::updateStatus()
         ? (p.differential ? tr("largest-|w| pooling (sign kept)") : tr("max pooling"))
         : tr("mean pooling (unmasked cells)");
     const ColorNorm norm = m_tiles->norm();
-    const QString signedNote = p.differential ? tr(" · signed A₁ − λA₂, centred on 0") : QString();
+    const QString signedNote = p.differential ? tr(" · signed A₁ − λA₂") : QString();
     m_status->setText(
         tr("%1 of %2 × %2 cells per pixel (level %3) · colour %4 %5 … %6 · scale %7 · first "
            "full view %8 s · n = %9, h = %10, %11")
             .arg(pool)
             .arg(per)
             .arg(l)
-            .arg(norm.scaleName(), number(norm.vmin), number(norm.vmax))
+            .arg(norm.scaleName(), figure::minusSign(QString::number(norm.vmin, 'g', 3)),
+                 figure::minusSign(QString::number(norm.vmax, 'g', 3)))
             .arg(number(m_tiles->scale()))
             .arg(m_fullViewSeconds, 0, 'f', 2)
             .arg(p.n)
