@@ -123,9 +123,20 @@ HeatmapLayout HeatmapRenderer::layoutImpl(const QRectF &bounds, const QString &c
     const qreal elideW = 7.0 * f;
     const int lastQuery = res.originalQuery(win.bottom()), lastKey = res.originalKey(win.right());
     qreal yLabelW = fm.horizontalAdvance(QString::number(std::max(lastQuery, 0)));
-    const bool queryTokens = !p.tokens.empty();
-    const bool keyTokens = p.kind == AttentionKind::EncoderDecoder ? Index(p.tokens.size()) > p.n
-                                                                   : !p.tokens.empty();
+    // Every head in sight (fitAll) with more than a few tiles: each tile's axes are labelled
+    // by position (the hover and row strip name the tokens), so the maps get the room that
+    // token labels on every tile would take.
+    lay.positionLabels = m_options.fitAll && specs.size() > 4;
+    const bool queryTokens = !p.tokens.empty() && !lay.positionLabels;
+    const bool keyTokens = lay.positionLabels     ? false
+        : p.kind == AttentionKind::EncoderDecoder ? Index(p.tokens.size()) > p.n
+                                                  : !p.tokens.empty();
+    const auto rowText = [&](int i) {
+        return lay.positionLabels ? QString::number(res.originalQuery(i)) : queryAxisLabel(i);
+    };
+    const auto colText = [&](int j) {
+        return lay.positionLabels ? QString::number(res.originalKey(j)) : keyAxisLabel(j);
+    };
     // Measure at most a few hundred labels (enough to find the widest; layout() runs on every
     // mouse move).
     const int measureStepQ = std::max(1, nQ / 256), measureStepK = std::max(1, nK / 256);
@@ -145,8 +156,7 @@ HeatmapLayout HeatmapRenderer::layoutImpl(const QRectF &bounds, const QString &c
     }
     const qreal tick = 0.3 * f;
     const qreal marker = 0.55 * f; // fully-masked-row marker strip
-    // Every head in sight (fitAll) with more than a few tiles: the axis titles' room goes to
-    // the maps.
+    // Every head in sight with more than a few tiles: the axis titles' room goes to the maps.
     const int count = int(specs.size());
     lay.axisTitles = !(m_options.fitAll && count > 4);
     const qreal axisTitle = lay.axisTitles ? lineH : 0.0;
@@ -286,7 +296,7 @@ HeatmapLayout HeatmapRenderer::layoutImpl(const QRectF &bounds, const QString &c
     const qreal rowNeed = lineH * 1.05;
     const qreal colNeed = lay.rotateKeyLabels ? lineH * 1.05 : xLabelW + 0.6 * f;
     for (int i : axisTicks(win.y(), nQ, cellH, rowNeed, &lay.tickStepRows))
-        lay.rowLabels.append({i, fm.elidedText(queryAxisLabel(i), Qt::ElideRight, elideW)});
+        lay.rowLabels.append({i, fm.elidedText(rowText(i), Qt::ElideRight, elideW)});
     // The pinned query is always labelled: labels too close to it give way.
     if (const int pin = pinnedRow(); pin >= win.top() && pin <= win.bottom()) {
         lay.rowLabels.erase(std::remove_if(lay.rowLabels.begin(), lay.rowLabels.end(),
@@ -300,11 +310,10 @@ HeatmapLayout HeatmapRenderer::layoutImpl(const QRectF &bounds, const QString &c
             lay.rowLabels.begin(), lay.rowLabels.end(), pin,
             [](const HeatmapLayout::AxisLabel &l, int row) { return l.index < row; });
         if (at == lay.rowLabels.end() || at->index != pin)
-            lay.rowLabels.insert(at,
-                                 {pin, fm.elidedText(queryAxisLabel(pin), Qt::ElideRight, elideW)});
+            lay.rowLabels.insert(at, {pin, fm.elidedText(rowText(pin), Qt::ElideRight, elideW)});
     }
     for (int j : axisTicks(win.x(), nK, cellW, colNeed, &lay.tickStepCols))
-        lay.colLabels.append({j, fm.elidedText(keyAxisLabel(j), Qt::ElideRight, elideW)});
+        lay.colLabels.append({j, fm.elidedText(colText(j), Qt::ElideRight, elideW)});
 
     // Colourbar: from the first map's top, at least 8 lines tall, leaving room for the legend.
     const QRectF firstMap = lay.tiles.first().map;

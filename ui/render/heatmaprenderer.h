@@ -170,6 +170,8 @@ struct HeatmapLayout
     /// rowLabels / colLabels hold them.
     int tickStepRows = 1, tickStepCols = 1;
     bool rotateKeyLabels = false; ///< key tokens written vertically
+    /// Axes labelled by position, not token (every head in sight with more than four tiles)
+    bool positionLabels = false;
     /// Each tile names its axes ("query i (row)", "key j (column)"); false for the many small
     /// tiles of HeatmapOptions::fitAll (more than four), whose maps take that room (a cell's
     /// tooltip still names its query and key).

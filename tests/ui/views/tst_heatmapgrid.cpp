@@ -359,6 +359,45 @@ private slots:
         QCOMPARE(heatmapViewFromJson(QJsonObject {{"heads_per_row", -1}}, back).headsPerRow, 5);
     }
 
+    // Sixteen heads with typed tokens in sight at once (Fit all) at the Heads tab's size at
+    // 1280 × 800: each tile's axes give positions, not tokens, and the maps take the room the
+    // tokens would have taken; four tiles or fewer (three heads and the mean) keep their token
+    // labels.
+    void fitAllLabelsPositions()
+    {
+        const QStringList tokens
+            = QString::fromLatin1("the animal did not cross the street because it was tired")
+                  .split(QLatin1Char(' '));
+        const auto layoutOf = [&](int heads, bool fitAll) {
+            auto r = makeResult(heads, 11, 11, weight);
+            r->params.setTokens(tokens);
+            HeatmapRenderer renderer;
+            renderer.setResult(r);
+            HeatmapOptions o;
+            o.fitAll = fitAll;
+            renderer.setOptions(o);
+            return renderer.layout(QRectF(0, 0, 580, 640));
+        };
+        const HeatmapLayout many = layoutOf(16, true);
+        QVERIFY(many.positionLabels);
+        QVERIFY(!many.rotateKeyLabels);
+        QCOMPARE(many.tiles.size(), 17); // and the mean
+        QVERIFY(!many.rowLabels.isEmpty() && !many.colLabels.isEmpty());
+        for (const HeatmapLayout::AxisLabel &l : many.rowLabels)
+            QCOMPARE(l.text, QString::number(l.index));
+        for (const HeatmapLayout::AxisLabel &l : many.colLabels)
+            QCOMPARE(l.text, QString::number(l.index));
+        // With token labels on every tile the maps were 25 px; by position at least twice that.
+        QVERIFY2(many.tiles.first().map.width() >= 50,
+                 qPrintable(QString::number(many.tiles.first().map.width())));
+
+        const HeatmapLayout few = layoutOf(3, true);
+        QVERIFY(!few.positionLabels);
+        QVERIFY(few.rotateKeyLabels);
+        QCOMPARE(few.rowLabels.first().text, QStringLiteral("0:the"));
+        QVERIFY(!layoutOf(16, false).positionLabels);
+    }
+
     // A few heads that fit: no scroll bar, the layout is the bounds.
     void fewHeadsDoNotScroll()
     {
