@@ -106,26 +106,33 @@ void PipelineStrip::setResult(std::shared_ptr<const SessionResult> result, int h
                 return p.rope ? QStringLiteral("RoPE(%1)").arg(projection) : projection;
             };
             panels.push_back(makePanel(QStringLiteral("embeddings X"), pipe.embeddings, false));
+            panels.back().shortTitle = QStringLiteral("X");
             if (p.positional) {
                 panels.push_back(
                     makePanel(QStringLiteral("+ positions PE"), pipe.positions, false));
+                panels.back().shortTitle = QStringLiteral("+ PE");
                 panels.push_back(makePanel(QStringLiteral("= input X + PE"), pipe.input, false));
+                panels.back().shortTitle = QStringLiteral("= X + PE");
             }
             if (cross) { // keys and values come from the encoder's positions
                 panels.push_back(makePanel(QStringLiteral("encoder input S"), pipe.source, false));
+                panels.back().shortTitle = QStringLiteral("S");
                 panels.back().shape += QStringLiteral(", encoder positions");
             }
             panels.push_back(makePanel(
                 QStringLiteral("q = %1 (head %2)").arg(rotated(QStringLiteral("X W_Q"))).arg(head),
                 pipe.queries[h], false));
+            panels.back().shortTitle = QStringLiteral("q");
             const QString kvHead = g < p.heads
                 ? QStringLiteral(" (kv head %1)").arg(Index(head) * g / p.heads)
                 : QString();
             panels.push_back(makePanel(
                 QStringLiteral("k = %1%2").arg(rotated(side + QStringLiteral(" W_K")), kvHead),
                 pipe.keys[h], false));
+            panels.back().shortTitle = QStringLiteral("k");
             panels.push_back(
                 makePanel(QStringLiteral("v = %1 W_V%2").arg(side, kvHead), pipe.values[h], false));
+            panels.back().shortTitle = QStringLiteral("v");
             if (cross)
                 for (std::size_t k = panels.size() - 2; k < panels.size(); ++k)
                     panels[k].shape += QStringLiteral(", encoder positions");
@@ -136,9 +143,12 @@ void PipelineStrip::setResult(std::shared_ptr<const SessionResult> result, int h
             panels.back().positionColumns = true;
             panels.push_back(makePanel(QStringLiteral("head output weights \u00b7 v"),
                                        pipe.headOutputs[h], false));
+            panels.back().shortTitle = QStringLiteral("w \u00b7 v");
             panels.push_back(
                 makePanel(QStringLiteral("heads side by side"), pipe.concatenated, false));
+            panels.back().shortTitle = QStringLiteral("heads");
             panels.push_back(makePanel(QStringLiteral("output \u00b7 W_O"), pipe.output, false));
+            panels.back().shortTitle = QStringLiteral("\u00b7 W_O");
             return panels;
         },
         [this](std::vector<Panel> panels) {
@@ -199,6 +209,14 @@ PipelineStrip::Layout PipelineStrip::layout() const
     qreal total = 0;
     for (const Panel &p : m_panels)
         total += weight(p);
+    // The room each panel's title (or its short title, "q") and shape ("11 × 16", without
+    // what follows a comma) need, beside the map's own width.
+    std::vector<qreal> textWidths;
+    for (const Panel &p : m_panels)
+        textWidths.push_back(
+            std::max(metrics.horizontalAdvance(p.shortTitle.isEmpty() ? p.title : p.shortTitle),
+                     metrics.horizontalAdvance(p.shape.section(QLatin1Char(','), 0, 0)))
+            + 2 - kGap + 4);
     // For 1 … 4 lines: the panels in order, a line closed once it holds its share; rows as tall
     // as the lines leave room for (at most maxCell, and the labels only from labelsFrom),
     // components as wide as the widest line allows (at most square). The largest cells win, a
@@ -222,18 +240,34 @@ PipelineStrip::Layout PipelineStrip::layout() const
         if (cellHeight <= 0.5)
             continue;
         const qreal labels = cellHeight >= labelsFrom ? labelWidth : 0;
+        // A panel narrower than its title and shape takes their width (its map drawn at its
+        // own width, left-aligned): each line's widest component c with Σ max(map width(c),
+        // text width) within the width, by bisection (the sum grows with c). A line whose texts
+        // alone do not fit elides them instead.
+        std::vector<char> textWide(m_panels.size(), 0);
         qreal cellWidth = cellHeight;
         for (const auto &g : groups) {
-            qreal columns = 0, fixed = labels + kGap * qreal(g.size() - 1);
-            for (std::size_t k : g) {
-                const Panel &p = m_panels[k];
-                if (p.positionColumns)
-                    fixed += p.image.width() * cellHeight;
-                else
-                    columns += p.image.width();
+            const qreal fixed = labels + kGap * qreal(g.size() - 1);
+            const auto need = [&](qreal c, bool texts) {
+                qreal sum = fixed;
+                for (std::size_t k : g) {
+                    const Panel &p = m_panels[k];
+                    const qreal w = p.image.width() * (p.positionColumns ? cellHeight : c);
+                    sum += texts ? std::max(w, textWidths[k]) : w;
+                }
+                return sum;
+            };
+            const bool texts = need(0, true) <= width;
+            if (need(cellWidth, texts) > width) {
+                qreal lo = 0, hi = cellWidth;
+                for (int it = 0; it < 40; ++it) {
+                    const qreal mid = (lo + hi) / 2;
+                    (need(mid, texts) <= width ? lo : hi) = mid;
+                }
+                cellWidth = lo;
             }
-            if (columns > 0)
-                cellWidth = std::min(cellWidth, (width - fixed) / columns);
+            for (std::size_t k : g)
+                textWide[k] = texts ? 1 : 0;
         }
         if (cellWidth <= 0)
             continue;
@@ -252,15 +286,29 @@ PipelineStrip::Layout PipelineStrip::layout() const
             for (std::size_t k : g) {
                 const Panel &p = m_panels[k];
                 const qreal w = p.image.width() * (p.positionColumns ? cellHeight : cellWidth);
-                l.titles.emplace_back(x, y, w + kGap - 4, titles);
+                const qreal slot = textWide[k] ? std::max(w, textWidths[k]) : w;
+                l.titles.emplace_back(x, y, slot + kGap - 4, titles);
                 l.maps.emplace_back(x, y + titles, w, p.image.height() * cellHeight);
-                x += w + kGap;
+                x += slot + kGap;
             }
             y += titles + rows * cellHeight + kGap;
         }
         best = std::move(l);
     }
     return best;
+}
+
+QString PipelineStrip::titleFor(const Panel &p, qreal width) const
+{
+    const QFontMetricsF metrics(font());
+    return metrics.horizontalAdvance(p.title) <= width || p.shortTitle.isEmpty() ? p.title
+                                                                                 : p.shortTitle;
+}
+
+QRectF PipelineStrip::titleRect(int k) const
+{
+    const Layout l = layout();
+    return k >= 0 && k < int(l.titles.size()) ? l.titles[std::size_t(k)] : QRectF();
 }
 
 QRectF PipelineStrip::panelRect(int k) const
@@ -308,7 +356,8 @@ void PipelineStrip::paintEvent(QPaintEvent *)
         const QRectF map = l.maps[k], title = l.titles[k];
         painter.drawText(QRectF(title.left(), title.top(), title.width(), line),
                          Qt::AlignLeft | Qt::AlignVCenter,
-                         fontMetrics().elidedText(p.title, Qt::ElideRight, int(title.width())));
+                         fontMetrics().elidedText(titleFor(p, title.width()), Qt::ElideRight,
+                                                  int(title.width())));
         painter.setPen(palette().color(QPalette::PlaceholderText));
         painter.drawText(QRectF(title.left(), title.top() + line, title.width(), line),
                          Qt::AlignLeft | Qt::AlignVCenter,

@@ -33,6 +33,7 @@ public:
     struct Panel
     {
         QString title; ///< e.g. "q = X W_Q"
+        QString shortTitle; ///< written where the title does not fit, e.g. "q" (empty: none)
         QString shape; ///< e.g. "8 × 16"
         QImage image;
         double limit = 1; ///< the colour scale spans ±limit (weights: [0, 1])
@@ -55,6 +56,10 @@ public:
     bool waitForPanels(int timeoutMs);
     /// Where panel k's cells are drawn for the widget's current size (empty rect when absent).
     QRectF panelRect(int k) const;
+    /// Where panel k's two title lines go (its title and shape; empty for k out of range).
+    QRectF titleRect(int k) const;
+    /// The title written in `width` pixels: the title where it fits, else the short title.
+    QString titleFor(const Panel &p, qreal width) const;
     /// Every how many rows a query label is drawn: 1 while rows are a line of the font tall,
     /// more when they are shorter (a larger font, as in presentation mode), so that no label
     /// runs into the next. 0 without labels (no panels, or rows too thin for any).

@@ -341,9 +341,25 @@ void TestMainWindowTour::presentationEnlargesTheVectors()
                             .arg(line)));
     QVERIFY2(after.width() > before.width() * 1.3,
              qPrintable(QStringLiteral("%1 → %2 px").arg(before.width()).arg(after.width())));
-    for (int k = 0; k < int(strip->panels().size()); ++k)
+    // Every panel's title and shape are written whole (q, k and v of one head are narrow maps).
+    const QFontMetricsF metrics(strip->font());
+    for (int k = 0; k < int(strip->panels().size()); ++k) {
         QVERIFY2(QRectF(strip->rect()).contains(strip->panelRect(k)),
                  qPrintable(QString::number(k)));
+        const PipelineStrip::Panel &p = strip->panels()[std::size_t(k)];
+        // The title, or where it does not fit its short form ("q"), never elided.
+        const QString title = strip->titleFor(p, strip->titleRect(k).width());
+        QVERIFY(title == p.title || title == p.shortTitle);
+        const qreal text
+            = std::max(metrics.horizontalAdvance(title), metrics.horizontalAdvance(p.shape));
+        QVERIFY2(strip->titleRect(k).width() >= text,
+                 qPrintable(QStringLiteral("%1: %2 px for \"%3\" of %4 px")
+                                .arg(k)
+                                .arg(strip->titleRect(k).width())
+                                .arg(title)
+                                .arg(text)));
+        QVERIFY(strip->titleRect(k).left() + text <= strip->width());
+    }
     m_window->presentationMode()->action()->trigger();
     QVERIFY(!m_window->presentationMode()->isActive());
 }
