@@ -351,9 +351,7 @@ private slots:
             << QStringLiteral("use a larger --temperature");
         // What the tile engine does not apply is refused there, never dropped in silence.
         for (const auto &[option, value, named] :
-             {std::tuple {"--positional", "rope", "RoPE needs every head's full"},
-              std::tuple {"--positional", "alibi", "ALiBi needs every head's full"},
-              std::tuple {"--kv-heads", "1", "shared key/value heads (g = 1) needs every"}})
+             {std::tuple {"--positional", "alibi", "ALiBi needs every head's full"}})
             QTest::newRow(
                 qPrintable(QStringLiteral("%1 %2 with the tile engine").arg(option, value)))
                 << QStringList {QStringLiteral("--n"),

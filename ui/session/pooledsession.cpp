@@ -3,6 +3,8 @@
 #include "ui/session/tensorsource.h"
 #include "ui/session/tensorsource_p.h"
 
+#include "core/attention/groupedattention.h"
+#include "core/attention/positional.h"
 #include "core/base/blas.h"
 #include "core/base/types.h"
 #include "core/engine/sessioninputs.h"
@@ -218,16 +220,33 @@ TileEngine<T> sessionTileEngine(const SessionParameters &p, const std::function<
         = in.encoder.size() > 0 ? Matrix<T>(in.encoder.template cast<T>()) : Matrix<T>();
     in.encoder = MatrixD();
     const Matrix<T> &keyInput = e.size() > 0 ? e : x;
-    // q = X W_Qᵀ + b_Q and k = E W_Kᵀ + b_K of `layer`.
+    // q = X W_Qᵀ + b_Q and k = E W_Kᵀ + b_K of `layer`, as the full engine's stage 1
+    // (computeScores, core/engine/sessionengine.cpp): g < h key heads each the mean of its
+    // group's, RoPE on every query head (positions 0 … n_q − 1) and key head (0 … n_k − 1);
+    // the engine then gets one key head per query head, query head i reading ⌊i·g/h⌋.
+    const Index h = ep.heads, g = ep.keyValueHeads(), dK = d / h;
     const auto project = [&](const MultiheadAttention<T> &layer, Matrix<T> &q, Matrix<T> &k) {
         const Matrix<T> &w = layer.inProjWeight();
         const Vector<T> &b = layer.inProjBias();
         q.resize(x.rows(), d);
-        k.resize(keyInput.rows(), d);
+        Matrix<T> grouped(keyInput.rows(), d);
         gemmTransposed<T>(x, w.topRows(d), q);
-        gemmTransposed<T>(keyInput, w.middleRows(d, d), k);
+        gemmTransposed<T>(keyInput, w.middleRows(d, d), grouped);
         q.rowwise() += b.segment(0, d).transpose();
-        k.rowwise() += b.segment(d, d).transpose();
+        grouped.rowwise() += b.segment(d, d).transpose();
+        if (g != h)
+            grouped = meanPoolHeads<T>(grouped, h, g);
+        if (ep.rope) {
+            applyRopeHeads<T>(q, h, ep.ropeConvention, ep.ropeBase);
+            applyRopeHeads<T>(grouped, g, ep.ropeConvention, ep.ropeBase);
+        }
+        if (g == h) {
+            k = std::move(grouped);
+            return;
+        }
+        k.resize(keyInput.rows(), d);
+        for (Index i = 0; i < h; ++i)
+            k.middleCols(i * dK, dK) = grouped.middleCols(i * g / h * dK, dK);
     };
     Matrix<T> q, k;
     project(in.layer, q, k);
@@ -253,14 +272,8 @@ template TileEngine<double> sessionTileEngine<double>(const SessionParameters &,
 
 QString pooledSessionUnsupported(const SessionParameters &p)
 {
-    QStringList what;
-    if (p.rope)
-        what << QStringLiteral("RoPE");
-    if (p.alibi)
-        what << QStringLiteral("ALiBi");
-    if (p.keyValueHeads() != p.heads)
-        what << QStringLiteral("shared key/value heads (g = %1)").arg(p.keyValueHeads());
-    return what.join(QStringLiteral(", "));
+    // ALiBi's bias differs per head; the engine's additive mask is one for every head.
+    return p.alibi ? QStringLiteral("ALiBi") : QString();
 }
 
 PooledSessionBytes pooledSessionBytes(const SessionParameters &p, int side)
@@ -311,8 +324,8 @@ SessionResult computePooledSession(const SessionParameters &params, int side, Ti
         r.error = unsupported
             + QStringLiteral(
                   " needs the full matrices (n and n_k up to %1): the tile engine's "
-                  "pooled view applies masks, the scale, MLA, learned sinks, differential "
-                  "attention and the output gate")
+                  "pooled view applies masks, the scale, RoPE, shared key/value heads, MLA, "
+                  "learned sinks, differential attention and the output gate")
                   .arg(SessionParameters::maxSequence);
         r.inputError = true;
     }

@@ -30,10 +30,9 @@ struct PooledSessionBytes
     double total() const { return std::max(inputs, engine + images); }
 };
 
-/// What of `params` the tile engine's pooled view does not apply ("RoPE", "ALiBi", "shared
-/// key/value heads (g = 2)", joined by ", "), or an empty string: it applies the masks, the
-/// scale, sinusoidal positions, MLA, learned sinks, differential attention and the output gate,
-/// and computePooledSession refuses the others.
+/// What of `params` the tile engine's pooled view does not apply ("ALiBi"), or an empty string:
+/// it applies the masks, the scale, sinusoidal positions, RoPE, g < h key heads, MLA, learned
+/// sinks, differential attention and the output gate, and computePooledSession refuses ALiBi.
 QString pooledSessionUnsupported(const SessionParameters &params);
 
 /// The bytes of computePooledSession(params, side) (params valid, seeded inputs).
@@ -41,7 +40,8 @@ PooledSessionBytes pooledSessionBytes(const SessionParameters &params, int side)
 
 /// The tile engine of the session's attention: the seeded inputs as computeSession draws them,
 /// projected to queries and keys as MultiheadAttention::forward does (q = X W_Qᵀ + b_Q,
-/// k = E W_Kᵀ + b_K, n × d_model each, heads side by side), with the session's mask, α and τ;
+/// k = E W_Kᵀ + b_K, n × d_model each, heads side by side; g < h key heads each the mean of its
+/// group's, then RoPE, as the full engine's stage 1), with the session's mask, α and τ;
 /// with opened inputs (params.tensors) their queries and keys as computeTensorSession projects
 /// them, with the file's mask OR-ed with the session's; the session's learned sink, output gate
 /// and differential attention (its second layer's queries and keys, λ per head) as the full

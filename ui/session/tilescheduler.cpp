@@ -501,8 +501,8 @@ QString TileScheduler::refusal(const SessionParameters &params)
     if (const QString unsupported = pooledSessionUnsupported(params);
         error.isEmpty() && !unsupported.isEmpty())
         error = tr("%1 needs the full matrices (n and n_k up to %2): the tile "
-                   "engine applies masks, the scale, sinusoidal positions, MLA, learned sinks, "
-                   "differential attention and the output gate")
+                   "engine applies masks, the scale, sinusoidal positions, RoPE, shared key/value "
+                   "heads, MLA, learned sinks, differential attention and the output gate")
                     .arg(unsupported)
                     .arg(SessionParameters::maxSequence);
     return error;

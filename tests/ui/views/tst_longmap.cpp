@@ -4,8 +4,8 @@
 // the tiles drawn carry the colours of those pooled values; zooming and panning compute only the
 // tiles that came into sight, and until they arrive the coarser level is drawn; the hover
 // readout gives the materialized raw score, scaled score, weight and mask state and names the
-// pixel's cell range and pooling; Cancel stops the first full view; the memory budget, RoPE and
-// loaded tensors are refused with messages; the state round-trips; the A/B button compares the
+// pixel's cell range and pooling; Cancel stops the first full view; the memory budget and ALiBi
+// are refused with messages; the state round-trips; the A/B button compares the
 // visible window with B's parameters exactly.
 
 #include "ui/render/colormap.h"
@@ -566,6 +566,35 @@ private slots:
                  qPrintable(text));
     }
 
+    /// RoPE (both conventions) and g < h key heads on the Long tab: the tiles and the exported
+    /// window are the full engine's weights (its keys mean-pooled per group, then rotated).
+    void ropeAndGroupedKeysOnTheLongTab_data()
+    {
+        QTest::addColumn<int>("convention");
+        QTest::addColumn<int>("kvHeads");
+        QTest::newRow("half, g = 1") << int(RopeConvention::Half) << 1;
+        QTest::newRow("interleaved, g = 2") << int(RopeConvention::Interleaved) << 2;
+    }
+    void ropeAndGroupedKeysOnTheLongTab()
+    {
+        QFETCH(int, convention);
+        QFETCH(int, kvHeads);
+        SessionParameters p = smallParameters();
+        p.heads = 4;
+        p.dModel = 32;
+        p.rope = true;
+        p.ropeConvention = RopeConvention(convention);
+        p.ropeBase = 300;
+        p.kvHeads = kvHeads;
+        auto view = makeView(p, 500);
+        QVERIFY(view);
+        QVERIFY(waitFor([&] { return view->viewComplete(); }));
+        const SessionResult ref = computeSession(view->mapParameters());
+        QVERIFY2(ref.ok(), qPrintable(ref.error));
+        checkExport(*view, ref, 1e-12, "rope");
+        checkTileColours(*view, ref);
+    }
+
     /// The Steps button of a window zoomed to at most 256 × 256 cells shows exactly its weights,
     /// raw and scaled scores, mask states and each row's metrics over every key in the Steps tab.
     void stepsGetTheWindowExactly()
@@ -850,11 +879,11 @@ private slots:
                  qPrintable(view.statusText()));
         setSessionMemoryBudget(0);
 
-        p.rope = true;
+        p.alibi = true;
         QSignalSpy failed(view.tiles(), &LongMapTiles::failed);
         view.setParameters(p);
         QVERIFY(failed.wait(5000));
-        QVERIFY(failed.first().first().toString().contains(QStringLiteral("RoPE")));
+        QVERIFY(failed.first().first().toString().contains(QStringLiteral("ALiBi")));
         QVERIFY(!view.tiles()->isReady());
     }
 
