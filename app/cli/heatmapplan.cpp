@@ -122,8 +122,6 @@ std::optional<int> planEngine(const QCommandLineParser &parser, HeatmapRequest &
         tilesUnavailable = QStringLiteral("a session's loaded tensors");
     else if (req.options.quantity != HeatmapQuantity::Weights)
         tilesUnavailable = QStringLiteral("a session showing scores");
-    else if (!pooledSessionUnsupported(req.p).isEmpty())
-        tilesUnavailable = pooledSessionUnsupported(req.p);
     else if (req.options.headSort != HeadOrderKey::Index && req.given(QStringLiteral("sort-heads")))
         tilesUnavailable = QStringLiteral("--sort-heads (by the heads' per-row metrics)");
     const bool longSequence = req.p.queryCount() > SessionParameters::maxSequence

@@ -235,7 +235,7 @@ TileEngine<T>::TileEngine(Matrix<T> query, Matrix<T> key, Index heads, Attention
     m_fill = T(options.maskFill);
     const bool negInfFill = options.maskFill == -std::numeric_limits<double>::infinity();
     m_causalSkip = m_mask.isPureCausal() && negInfFill;
-    m_foldScale = m_scale > T(0) && (m_mask.empty() || m_causalSkip);
+    m_foldScale = m_scale > T(0) && (m_mask.empty() || m_causalSkip) && m_alibiSlopes.empty();
     m_stats.resize(std::size_t(streamHeads()));
     for (RowStats &s : m_stats) {
         s.shift.assign(std::size_t(queries()), T(0));
@@ -329,7 +329,27 @@ void TileEngine<T>::takeVariants(TileVariants<T> v, const AttentionOptions &opti
                                           + detail::valueName(v.gate(i, u)) + ", outside [0, 1]");
         m_gate = std::move(v.gate);
     }
+    if (!v.alibiSlopes.empty()) {
+        if (Index(v.alibiSlopes.size()) != m_heads)
+            throw InvalidArgument(name + ": " + std::to_string(v.alibiSlopes.size())
+                                  + " ALiBi slopes for h = " + std::to_string(m_heads) + " heads");
+        for (double m : v.alibiSlopes)
+            if (!std::isfinite(m))
+                throw InvalidArgument(name + ": an ALiBi slope is " + detail::valueName(m));
+        m_alibiSlopes = std::move(v.alibiSlopes);
+        m_alibiCausal = v.alibiCausal;
+    }
     m_variants = !m_sinkLogits.empty() || m_differential || m_gate.size() > 0;
+}
+
+template<typename T>
+void TileEngine<T>::addAlibi(Index stream, Index i, Index j0, Index cols, T *row) const
+{
+    const double m = m_alibiSlopes[std::size_t(stream % m_heads)];
+    for (Index c = 0; c < cols; ++c) {
+        const double offset = double(i) - double(j0 + c);
+        row[c] = T(row[c] + T(-m * (m_alibiCausal ? offset : std::abs(offset))));
+    }
 }
 
 template<typename T> Index TileEngine<T>::blockRows(Index nK, std::size_t elementBytes)
@@ -478,6 +498,8 @@ Index TileEngine<T>::headBlock(Index head, Index i0, Index rows, Index c0, Index
         const Index len = n - c0;
         if (!m_foldScale) {
             passes.scale(row, len, m_scale);
+            if (!m_alibiSlopes.empty())
+                addAlibi(head, i, c0, len, row);
             if (masked && !m_causalSkip)
                 detail::applyMaskTile(row, ld, i, 1, c0, cols, m_mask, m_fill);
         }
@@ -832,6 +854,8 @@ typename TileEngine<T>::WindowScores TileEngine<T>::windowScores(Index head,
             const Index i = window.rowBegin + r, j = window.colBegin + c;
             if (add)
                 out.scaled(r, c) = T(out.scaled(r, c) + T((*add)(i, j)));
+            if (!m_alibiSlopes.empty())
+                addAlibi(head, i, j, 1, &out.scaled(r, c));
             if (m_mask.state(i, j) != MaskAllowed)
                 out.scaled(r, c) = m_fill;
         }
@@ -930,6 +954,8 @@ template<typename T> TileCell TileEngine<T>::cell(Index head, Index i, Index j)
         out.scaled = out.raw * m_scale;
         if (const MatrixD *add = m_mask.additiveTerm())
             out.scaled = T(out.scaled + T((*add)(i, j)));
+        if (!m_alibiSlopes.empty())
+            addAlibi(eta, i, j, 1, &out.scaled);
         if (c.maskState != MaskAllowed)
             out.scaled = m_fill;
         const RowStats &st = m_stats[std::size_t(eta)];

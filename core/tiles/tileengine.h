@@ -131,9 +131,17 @@ template<typename T> struct TileVariants
     /// Head-wise output gate (Qiu et al. 2025): n_q × h values σ(g_iu) in [0, 1]; head u's row
     /// i is scaled by gate(i, u) (the weights the gated output is built from).
     MatrixD gate;
+    /// ALiBi (Press et al. 2022): h slopes m_u; head u's scaled score of (i, j) gains
+    /// −m_u·(i − j) with alibiCausal, else −m_u·|i − j| (alibiBias, core/attention/positional.h),
+    /// before the mask; in both softmaxes under differential attention.
+    std::vector<double> alibiSlopes;
+    bool alibiCausal = false;
 
     bool differential() const { return query2.size() > 0; }
-    bool any() const { return !sinkLogits.empty() || differential() || gate.size() > 0; }
+    bool any() const
+    {
+        return !sinkLogits.empty() || differential() || gate.size() > 0 || !alibiSlopes.empty();
+    }
 };
 
 /// Exact pooled attention maps and per-row metrics of one multi-head attention from its projected
@@ -159,8 +167,9 @@ public:
     /// the constructor above, and InvalidArgument when sinkLogits does not hold h values or one
     /// is NaN or +inf, query2/key2 are not shaped as query/key, lambda does not hold h finite
     /// values, the gate is not n_q × h or holds a value outside [0, 1], a learned sink is
-    /// combined with differential attention (no published model does), or the mask fill is not
-    /// −inf with a learned sink (a finite fill would give masked keys weight beside the sink).
+    /// combined with differential attention (no published model does), the mask fill is not
+    /// −inf with a learned sink (a finite fill would give masked keys weight beside the sink), or
+    /// alibiSlopes does not hold h finite values.
     TileEngine(Matrix<T> query, Matrix<T> key, Index heads, AttentionMask mask,
                const AttentionOptions &options, TileVariants<T> variants);
 
@@ -280,6 +289,8 @@ private:
     /// the first column at s + offset, rows ld apart); records each row's peak when full.
     void combine(Index head, Index i0, Index rows, Index cols, bool full, T *s, const T *s2,
                  Index ld);
+    /// ALiBi's bias of query i, keys [j0, j0 + cols) of softmax head η added to row[0, cols).
+    void addAlibi(Index stream, Index i, Index j0, Index cols, T *row) const;
     /// The sink mass of row i of softmax head η (0 without a sink).
     T sinkMass(Index stream, Index i) const;
     /// Head η's weights of rows [i0, i0 + rows) × keys [c0, c1) into `s` (rows `ld` apart);
@@ -303,6 +314,8 @@ private:
     Index m_packedStride = 0; // floats per head in m_packedKeys
     std::vector<RowStats> m_stats; // per softmax head (streamHeads())
     std::vector<T> m_sinkLogits; // h, or empty
+    std::vector<double> m_alibiSlopes; // h, or empty
+    bool m_alibiCausal = false;
     std::vector<T> m_lambda; // h, or empty
     MatrixD m_gate; // n_q × h, or empty
     bool m_differential = false;

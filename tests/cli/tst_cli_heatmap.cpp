@@ -349,24 +349,6 @@ private slots:
                             out,
                             png}
             << QStringLiteral("use a larger --temperature");
-        // What the tile engine does not apply is refused there, never dropped in silence.
-        for (const auto &[option, value, named] :
-             {std::tuple {"--positional", "alibi", "ALiBi needs every head's full"}})
-            QTest::newRow(
-                qPrintable(QStringLiteral("%1 %2 with the tile engine").arg(option, value)))
-                << QStringList {QStringLiteral("--n"),
-                                QStringLiteral("32"),
-                                QStringLiteral("--d-model"),
-                                QStringLiteral("32"),
-                                QStringLiteral("--heads"),
-                                QStringLiteral("2"),
-                                QString::fromLatin1(option),
-                                QString::fromLatin1(value),
-                                QStringLiteral("--compute"),
-                                QStringLiteral("tiles"),
-                                out,
-                                png}
-                << QString::fromLatin1(named);
         QTest::newRow("heads do not divide d_model")
             << QStringList {QStringLiteral("--heads"), QStringLiteral("3"), out, png}
             << QStringLiteral("--heads");

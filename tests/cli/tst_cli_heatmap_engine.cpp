@@ -286,9 +286,9 @@ private slots:
     // decompressed queries and keys of width d_k + d_r with the scale (d_k + d_r)^(−α); at one
     // cell per pixel its weights are the full matrices' (absorbed there).
     // The tile engine's weights at one cell a pixel against the full matrices' (--data), for
-    // what the tile engine computes beyond plain attention: MLA, RoPE (both conventions), g < h
-    // key heads (each the mean of its group), with windows, cross-attention and differential
-    // attention's second layer.
+    // what the tile engine computes beyond plain attention: MLA, RoPE (both conventions), ALiBi
+    // (causal and symmetric), g < h key heads (each the mean of its group), with windows,
+    // cross-attention and differential attention's second layer.
     void tileEngineDrawsLatentAttention_data()
     {
         QTest::addColumn<QString>("args");
@@ -302,6 +302,12 @@ private slots:
             << QStringLiteral("--n 40 --d-model 16 --heads 4 --seed 6 --positional rope "
                               "--rope-convention interleaved --rope-base 500 --kv-heads 1 "
                               "--differential-lambda 0.5");
+        QTest::newRow("ALiBi, causal, window, gate")
+            << QStringLiteral("--n 40 --d-model 16 --heads 4 --seed 8 --mask causal --window 7 "
+                              "--positional alibi --gate-bias 0.5");
+        QTest::newRow("ALiBi symmetric, padding, differential")
+            << QStringLiteral("--n 40 --d-model 16 --heads 4 --seed 9 --mask padding --padding 6 "
+                              "--positional alibi --differential-lambda 0.7");
         QTest::newRow("cross, RoPE, g = 2, padding, learned sink")
             << QStringLiteral("--n 30 --n-k 40 --d-model 16 --heads 4 --seed 7 --kind cross "
                               "--mask padding --padding 5 --positional rope --kv-heads 2 "
@@ -480,10 +486,9 @@ private slots:
             << 1600 << QStringLiteral("max")
             << QStringLiteral("tile engine: max of 2 \u00d7 2 cells per")
             << QStringList {QStringLiteral("--gate-bias"), QStringLiteral("1")};
-        // ALiBi is not applied there: auto keeps the full matrices (within n ≤ 4096) instead of
-        // switching to tiles and refusing.
-        QTest::newRow("n 1600 with ALiBi: full")
-            << 1600 << QStringLiteral("max") << QString()
+        QTest::newRow("n 1600 with ALiBi: tiles")
+            << 1600 << QStringLiteral("max")
+            << QStringLiteral("tile engine: max of 2 \u00d7 2 cells per")
             << QStringList {QStringLiteral("--positional"), QStringLiteral("alibi")};
         QTest::newRow("n 5000: tiles, mean")
             << 5000 << QStringLiteral("mean")

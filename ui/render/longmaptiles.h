@@ -74,8 +74,8 @@ public:
     LongMapBytes bytesFor(const SessionParameters &params) const;
 
     /// Starts over with `params` (valid up to SessionParameters::maxLongSequence, seeded,
-    /// pooledSessionUnsupported empty — else failed() names the problem) and `pooling`: builds
-    /// the engine on the worker, then computes the tiles of `fitLevel` (clamped to the
+    /// not refused by TileScheduler::refusal — else failed() names the problem) and `pooling`:
+    /// builds the engine on the worker, then computes the tiles of `fitLevel` (clamped to the
     /// pyramid) for every head and the mean, band by band (progressChanged), which records
     /// every row's statistics. Drops every cached tile. fullViewReady() follows, or failed(),
     /// or cancelled().

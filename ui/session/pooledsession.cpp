@@ -198,6 +198,10 @@ TileEngine<T> sessionTileEngine(const SessionParameters &p, const std::function<
     TileVariants<T> variants;
     if (ep.learnedSink)
         variants.sinkLogits.assign(std::size_t(ep.heads), ep.sinkLogit);
+    if (ep.alibi) { // as the full engine's row pass: causal form under a causal mask
+        variants.alibiSlopes = alibiSlopes(ep.heads);
+        variants.alibiCausal = ep.attentionMask().hasCausal();
+    }
     if (ep.outputGate && in.gateWeights.size() > 0) {
         const MatrixD logits = (in.query * in.gateWeights).array() + ep.gateBias;
         variants.gate = (1.0 / (1.0 + (-logits.array()).exp())).matrix();
@@ -270,12 +274,6 @@ template TileEngine<float> sessionTileEngine<float>(const SessionParameters &,
 template TileEngine<double> sessionTileEngine<double>(const SessionParameters &,
                                                       const std::function<bool()> &);
 
-QString pooledSessionUnsupported(const SessionParameters &p)
-{
-    // ALiBi's bias differs per head; the engine's additive mask is one for every head.
-    return p.alibi ? QStringLiteral("ALiBi") : QString();
-}
-
 PooledSessionBytes pooledSessionBytes(const SessionParameters &p, int side)
 {
     const double elem = p.dtype == DType::Float32 ? 4.0 : 8.0;
@@ -319,16 +317,6 @@ SessionResult computePooledSession(const SessionParameters &params, int side, Ti
     r.error = params.validate(SessionParameters::maxLongSequence);
     if (r.ok() && params.tensors)
         r.error = QStringLiteral("the tile engine's view takes seeded inputs, not loaded tensors");
-    if (const QString unsupported = pooledSessionUnsupported(params);
-        r.ok() && !unsupported.isEmpty()) {
-        r.error = unsupported
-            + QStringLiteral(
-                  " needs the full matrices (n and n_k up to %1): the tile engine's "
-                  "pooled view applies masks, the scale, RoPE, shared key/value heads, MLA, "
-                  "learned sinks, differential attention and the output gate")
-                  .arg(SessionParameters::maxSequence);
-        r.inputError = true;
-    }
     if (r.ok() && side < 1)
         r.error
             = QStringLiteral("the pooled images need at least 1 pixel a side, got %1").arg(side);

@@ -30,24 +30,19 @@ struct PooledSessionBytes
     double total() const { return std::max(inputs, engine + images); }
 };
 
-/// What of `params` the tile engine's pooled view does not apply ("ALiBi"), or an empty string:
-/// it applies the masks, the scale, sinusoidal positions, RoPE, g < h key heads, MLA, learned
-/// sinks, differential attention and the output gate, and computePooledSession refuses ALiBi.
-QString pooledSessionUnsupported(const SessionParameters &params);
-
 /// The bytes of computePooledSession(params, side) (params valid, seeded inputs).
 PooledSessionBytes pooledSessionBytes(const SessionParameters &params, int side);
 
 /// The tile engine of the session's attention: the seeded inputs as computeSession draws them,
 /// projected to queries and keys as MultiheadAttention::forward does (q = X W_Qᵀ + b_Q,
 /// k = E W_Kᵀ + b_K, n × d_model each, heads side by side; g < h key heads each the mean of its
-/// group's, then RoPE, as the full engine's stage 1), with the session's mask, α and τ;
+/// group's, then RoPE, as the full engine's stage 1), with the session's mask, α, τ and ALiBi;
 /// with opened inputs (params.tensors) their queries and keys as computeTensorSession projects
 /// them, with the file's mask OR-ed with the session's; the session's learned sink, output gate
 /// and differential attention (its second layer's queries and keys, λ per head) as the full
 /// engine applies them (TileVariants); for a model run the layer shown from the
 /// run's kept queries (after RoPE) and keys, with the layer's mask and 1/√d_k. `params` must be
-/// valid up to maxLongSequence and pooledSessionUnsupported(params) empty. Throws Cancelled when
+/// valid up to maxLongSequence. Throws Cancelled when
 /// `cancelled` says so after the projections, InvalidArgument from the engine or for stored
 /// weights (no queries and keys), std::bad_alloc when memory runs out.
 template<typename T>
@@ -73,7 +68,7 @@ void pooledTilesResult(std::vector<PooledTile<T>> &tiles, const TileEngine<T> &e
 /// queryIndex / keyIndex the first query / key of each pixel row / column (so the axes show
 /// positions), viewNote "tile engine: max of 16 × 16 cells per pixel". Scores, scaled scores and
 /// per-row metrics are not filled (the view shows weights). Never throws: errors (invalid
-/// parameters up to maxLongSequence, what pooledSessionUnsupported names, cancellation, out of
+/// parameters up to maxLongSequence, loaded tensors, cancellation, out of
 /// memory) land in SessionResult::error.
 SessionResult computePooledSession(const SessionParameters &params, int side, TilePooling pooling,
                                    const std::function<bool()> &cancelled = {});

@@ -498,13 +498,6 @@ QString TileScheduler::refusal(const SessionParameters &params)
         error = tr("%1 holds stored weights, without the queries and keys the "
                    "tile engine computes the map from")
                     .arg(params.tensors->fileName());
-    if (const QString unsupported = pooledSessionUnsupported(params);
-        error.isEmpty() && !unsupported.isEmpty())
-        error = tr("%1 needs the full matrices (n and n_k up to %2): the tile "
-                   "engine applies masks, the scale, sinusoidal positions, RoPE, shared key/value "
-                   "heads, MLA, learned sinks, differential attention and the output gate")
-                    .arg(unsupported)
-                    .arg(SessionParameters::maxSequence);
     return error;
 }
 

@@ -92,8 +92,7 @@ public:
     int tilePixels() const { return m_tilePixels; }
 
     /// What start() refuses for `params` (empty when the tile engine can draw them): invalid up
-    /// to SessionParameters::maxLongSequence, stored weights without queries and keys, or what
-    /// needs the full matrices (pooledSessionUnsupported).
+    /// to SessionParameters::maxLongSequence, or stored weights without queries and keys.
     static QString refusal(const SessionParameters &params);
 
     /// Starts over with `params` (valid up to SessionParameters::maxLongSequence, seeded, not
