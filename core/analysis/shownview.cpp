@@ -96,6 +96,13 @@ EngineResult selectShownCells(const EngineResult &in, const ShownCells &cells)
         for (const MatrixD &m : *from)
             to->push_back(whole(m) ? pick(m, qs, ks) : MatrixD());
     }
+    // The gate of each shown row (head-wise output gate: a factor of the whole row).
+    for (const VectorD &g : in.gate) {
+        VectorD shown(rows);
+        for (Index r = 0; r < rows && g.size() == nQ; ++r)
+            shown(r) = g(qs[std::size_t(r)]);
+        out.gate.push_back(g.size() == nQ ? shown : VectorD());
+    }
     for (const VectorD &mass : in.learnedSinkMass) {
         VectorD shown(rows);
         for (Index r = 0; r < rows && mass.size() == nQ; ++r)
@@ -113,6 +120,22 @@ EngineResult selectShownCells(const EngineResult &in, const ShownCells &cells)
     for (int head = 0; head < h; ++head) {
         const std::size_t k = std::size_t(head);
         MatrixD w = pick(in.weights[k], qs, ks);
+        // A gated row is σ(g_i)·a_i: its softmax row a_i is what is renormalised over the shown
+        // keys and measured (the full engine's metrics are of the rows before the gate), and
+        // the gate multiplies the renormalised row again.
+        const bool gated = k < out.gate.size() && out.gate[k].size() == rows;
+        MatrixD beforeGate;
+        if (gated) {
+            beforeGate = w;
+            for (Index r = 0; r < rows; ++r) {
+                const double g = out.gate[k](r);
+                if (g > 0.0)
+                    beforeGate.row(r) /= g;
+                else
+                    beforeGate.row(r).setZero();
+            }
+        }
+        MatrixD &rowsShown = gated ? beforeGate : w;
         std::vector<std::uint8_t> flags(std::size_t(rows), 0);
         const std::vector<std::uint8_t> *inFlags
             = k < in.fullyMasked.size() ? &in.fullyMasked[k] : nullptr;
@@ -120,16 +143,18 @@ EngineResult selectShownCells(const EngineResult &in, const ShownCells &cells)
             const std::size_t src = std::size_t(qs[std::size_t(r)]);
             bool masked = inFlags && src < inFlags->size() && (*inFlags)[src];
             if (renormalize && !masked) {
-                const double sum = w.row(r).sum();
+                const double sum = rowsShown.row(r).sum();
                 if (sum > 0.0 && std::isfinite(sum))
-                    w.row(r) /= sum;
+                    rowsShown.row(r) /= sum;
                 else if (!(sum > 0.0)) {
-                    w.row(r).setZero(); // the shown keys had no weight: nothing to renormalise
+                    rowsShown.row(r).setZero(); // the shown keys had no weight
                     masked = true;
                 }
             }
             flags[std::size_t(r)] = masked ? 1 : 0;
         }
+        if (gated && renormalize)
+            w = out.gate[k].asDiagonal() * beforeGate;
         if (haveScores) { // (stored weights may come without scores: those stay empty)
             if (whole(in.scores[k]))
                 out.scores[k] = pick(in.scores[k], qs, ks);
@@ -150,7 +175,7 @@ EngineResult selectShownCells(const EngineResult &in, const ShownCells &cells)
             }
             o.fullyMasked = flags;
         } else {
-            out.metrics[k] = rowMetrics(w, flags);
+            out.metrics[k] = rowMetrics(gated ? beforeGate : w, flags);
         }
         nonFinite[k] = findNonFinite(w);
         out.fullyMasked[k] = std::move(flags);

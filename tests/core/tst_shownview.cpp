@@ -102,6 +102,56 @@ private slots:
                 }
     }
 
+    // A gated row σ(g_i)·a_i renormalised over the shown keys keeps its gate: σ(g_i)·a_ij /
+    // Σ_{k shown} a_ik, so it sums to σ(g_i), not 1; the gate is picked with the rows and the
+    // metrics are of the renormalised rows before the gate (entropy written out here).
+    void gatedRowsKeepTheirGate()
+    {
+        EngineParameters p;
+        p.n = 6;
+        p.dModel = 8;
+        p.heads = 2;
+        p.kind = AttentionKind::DecoderCausal;
+        p.outputGate = true;
+        p.gateBias = -3;
+        p.seed = 3;
+        const EngineResult in = computeEngine(p);
+        QCOMPARE(int(in.gate.size()), 2);
+        ShownCells cells;
+        cells.queries = {1, 3, 5};
+        cells.keys = {1, 2, 3, 4, 5}; // key 0 hidden
+        cells.renormalize = true;
+        const EngineResult out = selectShownCells(in, cells);
+        QCOMPARE(int(out.gate.size()), 2);
+        for (std::size_t h = 0; h < 2; ++h) {
+            for (Index r = 0; r < 3; ++r) {
+                const Index i = cells.queries[std::size_t(r)];
+                const double g = in.gate[h](i);
+                QCOMPARE(out.gate[h](r), g);
+                QVERIFY2(g > 0.0 && g < 0.9, qPrintable(QString::number(g))); // well below 1
+                double shown = 0; // Σ over the shown keys of the softmax row a = w / g
+                for (int j : cells.keys)
+                    shown += in.weights[h](i, j) / g;
+                double entropy = 0;
+                for (Index c = 0; c < 5; ++c) {
+                    const double a = in.weights[h](i, cells.keys[std::size_t(c)]) / g / shown;
+                    QVERIFY2(std::abs(out.weights[h](r, c) - g * a) <= 1e-15,
+                             qPrintable(QStringLiteral("head %1 row %2 key %3: %4 vs %5")
+                                            .arg(h)
+                                            .arg(r)
+                                            .arg(c)
+                                            .arg(out.weights[h](r, c))
+                                            .arg(g * a)));
+                    if (a > 0)
+                        entropy -= a * std::log(a);
+                }
+                QVERIFY(std::abs(out.weights[h].row(r).sum() - g) <= 1e-15);
+                QVERIFY(std::abs(out.metrics[h].entropy(r) - entropy) <= 1e-12);
+                QVERIFY(out.metrics[h].rowSumError(r) <= 1e-15);
+            }
+        }
+    }
+
     void keptMetricsAndRefusals()
     {
         EngineParameters p;
