@@ -31,9 +31,9 @@ struct ShownCells
 /// from the shown weights with rowMetrics, or kept), nonFinite and worstRowSumError of the
 /// shown weights (of the rows before the gate when `in` has one); scale, alibiSlopes, sinkMass
 /// and positionBiasCausal as in `in` (sinkMass is of the whole rows); gate, learnedSinkMass, A₁
-/// and A₂ of the shown rows (and cells). Matrices: h × (shown rows × shown keys), row-major. Heads run in parallel by
-/// the core's thread policy. Throws InvalidArgument when an index is outside `in`'s n_q × n_k
-/// or the selection is empty.
+/// and A₂ of the shown rows (and cells). Matrices: h × (shown rows × shown keys), row-major. Heads
+/// run in parallel by the core's thread policy. Throws InvalidArgument when an index is outside
+/// `in`'s n_q × n_k or the selection is empty.
 EngineResult selectShownCells(const EngineResult &in, const ShownCells &cells);
 
 } // namespace attn

@@ -24,15 +24,18 @@ constexpr qreal kMargin = 6;
 
 // One pixel a cell by the heatmaps' one tile builder: vectors in the diverging RdBu_r over
 // ±their largest |value|, weights in the sequential map over [0, 1] with masked cells in the
-// masks' colours.
+// masks' colours — signed weights (differential attention's A₁ − λA₂) in RdBu_r over ±their
+// largest |w|, as the heatmaps draw them.
 PipelineStrip::Panel makePanel(const QString &title, const MatrixD &m, bool weights,
-                               const MatrixB *maskState = nullptr)
+                               const MatrixB *maskState = nullptr, bool signedWeights = false)
 {
     PipelineStrip::Panel p;
     p.title = title;
     p.shape = QStringLiteral("%1 \u00d7 %2").arg(m.rows()).arg(m.cols());
     p.values = m;
     double limit = 1;
+    if (signedWeights)
+        weights = false; // drawn as the vectors are, centred on 0
     if (!weights) {
         limit = m.size() > 0 ? m.cwiseAbs().maxCoeff() : 0.0;
         if (!(limit > 0) || !std::isfinite(limit))
@@ -139,7 +142,8 @@ void PipelineStrip::setResult(std::shared_ptr<const SessionResult> result, int h
             const bool masks = result->maskState.rows() == result->weights[h].rows()
                 && result->maskState.cols() == result->weights[h].cols();
             panels.push_back(makePanel(QStringLiteral("weights"), result->weights[h], true,
-                                       masks ? &result->maskState : nullptr));
+                                       masks ? &result->maskState : nullptr,
+                                       result->signedWeights));
             panels.back().positionColumns = true;
             panels.push_back(makePanel(QStringLiteral("head output weights \u00b7 v"),
                                        pipe.headOutputs[h], false));

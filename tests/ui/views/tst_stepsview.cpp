@@ -794,6 +794,48 @@ private slots:
         QVERIFY(strip->isHidden());
     }
 
+    // Differential attention's weights A₁ − λA₂ are signed: the strip's weights panel is drawn
+    // on RdBu_r over ±their largest |w| (matplotlib's table), a negative weight blue, as the
+    // heatmaps draw them — not on the [0, 1] viridis scale, where it would look like 0.
+    void vectorsStripSignedWeights()
+    {
+        SessionParameters p;
+        p.n = 6;
+        p.dModel = 16;
+        p.heads = 2;
+        p.differential = true;
+        p.lambda = 0.9;
+        p.seed = 5;
+        const ResultPtr result = compute(p);
+        QVERIFY(result->signedWeights);
+        StepsView view;
+        view.resize(900, 640);
+        view.setResult(result);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setVectorsShown(true);
+        PipelineStrip *strip = view.pipelineStrip();
+        QVERIFY(strip->waitForPanels(attn::test::kWorkTimeoutMs));
+        const PipelineStrip::Panel *weights = nullptr;
+        for (const auto &panel : strip->panels())
+            if (panel.title == QLatin1String("weights"))
+                weights = &panel;
+        QVERIFY(weights);
+        const MatrixD &w = result->weights[0];
+        QCOMPARE(weights->limit, w.cwiseAbs().maxCoeff());
+        int negative = 0;
+        for (Index i = 0; i < w.rows(); ++i)
+            for (Index j = 0; j < w.cols(); ++j) {
+                const double t = 0.5 + 0.5 * w(i, j) / weights->limit;
+                const int index = std::clamp(int(std::floor(t * 256)), 0, 255);
+                const QJsonArray rgb = m_rdbu.at(index).toArray();
+                QCOMPARE(weights->image.pixel(int(j), int(i)),
+                         qRgb(rgb.at(0).toInt(), rgb.at(1).toInt(), rgb.at(2).toInt()));
+                negative += w(i, j) < 0 ? 1 : 0;
+            }
+        QVERIFY(negative > 0);
+    }
+
     // The titles say what is shown: RoPE's rotated q and k, the grouped key head, the encoder
     // input S of cross-attention (its rows encoder positions); masked weights take the masks'
     // colour (the heatmaps' tile builder), never a weight's.
