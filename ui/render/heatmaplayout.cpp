@@ -123,14 +123,9 @@ HeatmapLayout HeatmapRenderer::layoutImpl(const QRectF &bounds, const QString &c
     const qreal elideW = 7.0 * f;
     const int lastQuery = res.originalQuery(win.bottom()), lastKey = res.originalKey(win.right());
     qreal yLabelW = fm.horizontalAdvance(QString::number(std::max(lastQuery, 0)));
-    // Every head in sight (fitAll) with more than a few tiles: each tile's axes are labelled
-    // by position (the hover and row strip name the tokens), so the maps get the room that
-    // token labels on every tile would take.
-    lay.positionLabels = m_options.fitAll && specs.size() > 4;
-    const bool queryTokens = !p.tokens.empty() && !lay.positionLabels;
-    const bool keyTokens = lay.positionLabels     ? false
-        : p.kind == AttentionKind::EncoderDecoder ? Index(p.tokens.size()) > p.n
-                                                  : !p.tokens.empty();
+    bool queryTokens = !p.tokens.empty();
+    bool keyTokens = p.kind == AttentionKind::EncoderDecoder ? Index(p.tokens.size()) > p.n
+                                                             : !p.tokens.empty();
     const auto rowText = [&](int i) {
         return lay.positionLabels ? QString::number(res.originalQuery(i)) : queryAxisLabel(i);
     };
@@ -147,13 +142,28 @@ HeatmapLayout HeatmapRenderer::layoutImpl(const QRectF &bounds, const QString &c
                            std::min(elideW, fm.horizontalAdvance(queryAxisLabel(win.bottom()))));
     }
     qreal xLabelW = fm.horizontalAdvance(QString::number(std::max(lastKey, 0)));
-    lay.rotateKeyLabels = keyTokens;
     if (keyTokens) {
         for (int j = win.left(); j <= win.right(); j += measureStepK)
             xLabelW = std::max(xLabelW, std::min(elideW, fm.horizontalAdvance(keyAxisLabel(j))));
         xLabelW
             = std::max(xLabelW, std::min(elideW, fm.horizontalAdvance(keyAxisLabel(win.right()))));
     }
+    // Every head in sight (fitAll) with more than a few tiles, where the token labels would
+    // take more than 80 % of a tile (about √count tiles a row): each tile's axes are labelled
+    // by position (the hover and row strip name the tokens) and the maps get that room.
+    const int tiles = int(specs.size());
+    if (m_options.fitAll && tiles > 4 && (queryTokens || keyTokens)) {
+        const qreal across = std::ceil(std::sqrt(qreal(tiles)));
+        const qreal down = std::ceil(qreal(tiles) / across);
+        const qreal tile = std::min(grid.width() / across, grid.height() / down);
+        if ((queryTokens ? yLabelW : 0.0) + (keyTokens ? xLabelW : 0.0) > 0.8 * tile) {
+            lay.positionLabels = true;
+            queryTokens = keyTokens = false;
+            yLabelW = fm.horizontalAdvance(QString::number(std::max(lastQuery, 0)));
+            xLabelW = fm.horizontalAdvance(QString::number(std::max(lastKey, 0)));
+        }
+    }
+    lay.rotateKeyLabels = keyTokens;
     const qreal tick = 0.3 * f;
     const qreal marker = 0.55 * f; // fully-masked-row marker strip
     // Every head in sight with more than a few tiles: the axis titles' room goes to the maps.

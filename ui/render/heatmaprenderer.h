@@ -170,7 +170,8 @@ struct HeatmapLayout
     /// rowLabels / colLabels hold them.
     int tickStepRows = 1, tickStepCols = 1;
     bool rotateKeyLabels = false; ///< key tokens written vertically
-    /// Axes labelled by position, not token (every head in sight with more than four tiles)
+    /// Axes labelled by position, not token (every head in sight with more than four tiles,
+    /// whose token labels would take more than 80 % of a tile)
     bool positionLabels = false;
     /// Each tile names its axes ("query i (row)", "key j (column)"); false for the many small
     /// tiles of HeatmapOptions::fitAll (more than four), whose maps take that room (a cell's

@@ -361,14 +361,14 @@ private slots:
 
     // Sixteen heads with typed tokens in sight at once (Fit all) at the Heads tab's size at
     // 1280 × 800: each tile's axes give positions, not tokens, and the maps take the room the
-    // tokens would have taken; four tiles or fewer (three heads and the mean) keep their token
-    // labels.
+    // tokens would have taken; four tiles or fewer (three heads and the mean), and tiles with
+    // room for them, keep their token labels.
     void fitAllLabelsPositions()
     {
         const QStringList tokens
             = QString::fromLatin1("the animal did not cross the street because it was tired")
                   .split(QLatin1Char(' '));
-        const auto layoutOf = [&](int heads, bool fitAll) {
+        const auto layoutOf = [&](int heads, bool fitAll, QSizeF size = QSizeF(580, 640)) {
             auto r = makeResult(heads, 11, 11, weight);
             r->params.setTokens(tokens);
             HeatmapRenderer renderer;
@@ -376,7 +376,7 @@ private slots:
             HeatmapOptions o;
             o.fitAll = fitAll;
             renderer.setOptions(o);
-            return renderer.layout(QRectF(0, 0, 580, 640));
+            return renderer.layout(QRectF(QPointF(0, 0), size));
         };
         const HeatmapLayout many = layoutOf(16, true);
         QVERIFY(many.positionLabels);
@@ -396,6 +396,11 @@ private slots:
         QVERIFY(few.rotateKeyLabels);
         QCOMPARE(few.rowLabels.first().text, QStringLiteral("0:the"));
         QVERIFY(!layoutOf(16, false).positionLabels);
+        // Room enough (four heads and the mean at the Heads tab's size at 1600 × 900): the
+        // tokens stay.
+        const HeatmapLayout roomy = layoutOf(4, true, QSizeF(1000, 700));
+        QVERIFY(!roomy.positionLabels);
+        QCOMPARE(roomy.rowLabels.first().text, QStringLiteral("0:the"));
     }
 
     // A few heads that fit: no scroll bar, the layout is the bounds.
