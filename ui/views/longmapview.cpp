@@ -642,10 +642,20 @@ void LongMapView::hover(QPointF pos)
 
 void LongMapView::requestHovered()
 {
-    if (m_hoverRow < 0 || !m_tiles->isReady())
+    if (!m_tiles->isReady())
         return;
     const TileWindow w = visibleWindow();
-    m_tiles->requestCell(m_head, m_hoverRow, m_hoverCol, w.colBegin, w.colEnd,
+    if (m_hoverRow >= 0) {
+        m_tiles->requestCell(m_head, m_hoverRow, m_hoverCol, w.colBegin, w.colEnd,
+                             TilePyramid::cellsPerPixel(level()));
+        return;
+    }
+    // The pointer has left the map (to press Fit, say): the strip keeps the last hovered query
+    // and follows the view over it, the cell asked for with it going unread.
+    const Index query = m_rowStrip.query;
+    if (query < 0 || query >= m_tiles->pyramid()->queries() || w.colEnd <= w.colBegin)
+        return;
+    m_tiles->requestCell(m_head, query, w.colBegin, w.colBegin, w.colEnd,
                          TilePyramid::cellsPerPixel(level()));
 }
 

@@ -515,6 +515,50 @@ private slots:
         QCOMPARE(view->rowStrip().query, i);
     }
 
+    /// Fit pressed after a hover (the pointer has left the map for the button): the row strip
+    /// shows the same query over every key at once, its values those of the materialized row.
+    void rowStripFollowsFit()
+    {
+        const SessionParameters p = smallParameters();
+        auto view = makeView(p, 200);
+        QVERIFY(view);
+        const SessionResult ref = computeSession(view->mapParameters());
+        QVERIFY(ref.ok());
+        view->zoomAt(view->mapArea().center(), 4.0);
+        const QRectF area = view->mapArea();
+        const QPoint pos
+            = (area.topLeft() + QPointF(area.width() * 0.6, area.height() * 0.7)).toPoint();
+        const Index i = view->cellAt(pos).first;
+        QVERIFY(i >= 0);
+        QTest::mouseMove(view->canvas(), pos);
+        QVERIFY(waitFor([&] { return view->rowStrip().query == i; }));
+        const Index zoomedBegin = view->rowStrip().colBegin;
+        QVERIFY(zoomedBegin > 0); // zoomed in: the strip starts past key 0
+        // The pointer leaves the map for the Fit button.
+        QEvent leave(QEvent::Leave);
+        QCoreApplication::sendEvent(view->canvas(), &leave);
+        QVERIFY(view->hoverText().isEmpty());
+        auto *fit = view->findChild<QPushButton *>(QStringLiteral("longFitButton"));
+        QVERIFY(fit);
+        QTest::mouseClick(fit, Qt::LeftButton);
+        const TileWindow w = view->visibleWindow();
+        QCOMPARE(w.colBegin, Index(0));
+        QCOMPARE(w.colEnd, Index(200));
+        QVERIFY(waitFor(
+            [&] {
+                return view->rowStrip().colBegin == w.colBegin
+                    && view->rowStrip().colEnd == w.colEnd;
+            },
+            10000));
+        const LongRowStrip &row = view->rowStrip();
+        QCOMPARE(row.query, i);
+        const MatrixD expected = poolReference(ref.weights[0], ref.maskState, i, i + 1, 0, 200, 1,
+                                               row.colsPerPixel, true);
+        QCOMPARE(Index(row.values.size()), expected.cols());
+        for (Index x = 0; x < expected.cols(); ++x)
+            QVERIFY(std::abs(row.values[std::size_t(x)] - expected(0, x)) <= 1e-12);
+    }
+
     /// The Steps button of a window zoomed to at most 256 × 256 cells shows exactly its weights,
     /// raw and scaled scores, mask states and each row's metrics over every key in the Steps tab.
     void stepsGetTheWindowExactly()
