@@ -204,6 +204,23 @@ template TileEngine<float> sessionTileEngine<float>(const SessionParameters &,
 template TileEngine<double> sessionTileEngine<double>(const SessionParameters &,
                                                       const std::function<bool()> &);
 
+QString fullMatricesNote(Index nQ, Index nK, const QString &computedBy)
+{
+    const Index limit = SessionParameters::maxSequence;
+    if (nQ <= limit && nK <= limit)
+        return QStringLiteral("%1 from the full matrices, for n and n_k up to %2, which this "
+                              "n_q = %3, n_k = %4 is within")
+            .arg(computedBy)
+            .arg(limit)
+            .arg(nQ)
+            .arg(nK);
+    return QStringLiteral("only the full matrices can, and they hold n and n_k up to %1 (here "
+                          "n_q = %2, n_k = %3)")
+        .arg(limit)
+        .arg(nQ)
+        .arg(nK);
+}
+
 QString pooledSessionUnsupported(const SessionParameters &p)
 {
     QStringList what;
@@ -261,10 +278,11 @@ SessionResult computePooledSession(const SessionParameters &params, int side, Ti
         r.error = QStringLiteral("the tile engine's view takes seeded inputs, not loaded tensors");
     if (const QString unsupported = pooledSessionUnsupported(params);
         r.ok() && !unsupported.isEmpty()) {
-        r.error = unsupported
-            + QStringLiteral(" needs the full matrices (n and n_k up to %1): the tile engine's "
-                             "pooled view applies masks, the scale and MLA only")
-                  .arg(SessionParameters::maxSequence);
+        r.error = QStringLiteral("the tile engine's pooled view cannot draw %1 at any length (it "
+                                 "applies masks, the scale and MLA only): %2")
+                      .arg(unsupported,
+                           fullMatricesNote(params.queryCount(), params.keyCount(),
+                                            QStringLiteral("--compute full computes it")));
         r.inputError = true;
     }
     if (r.ok() && side < 1)

@@ -34,6 +34,10 @@ struct PooledSessionBytes
 /// key/value heads (g = 2)", joined by ", "), or an empty string: it applies the masks, the
 /// scale and sinusoidal positions only, and computePooledSession refuses the others.
 QString pooledSessionUnsupported(const SessionParameters &params);
+/// Where what pooledSessionUnsupported names is drawn for n_q × n_k cells: "`computedBy` from
+/// the full matrices, …" when both are at most SessionParameters::maxSequence, else that only
+/// the full matrices can, their limit and these lengths named.
+QString fullMatricesNote(Index nQ, Index nK, const QString &computedBy);
 
 /// The bytes of computePooledSession(params, side) (params valid, seeded inputs).
 PooledSessionBytes pooledSessionBytes(const SessionParameters &params, int side);

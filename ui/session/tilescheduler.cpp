@@ -500,10 +500,11 @@ QString TileScheduler::refusal(const SessionParameters &params)
                     .arg(params.tensors->fileName());
     if (const QString unsupported = pooledSessionUnsupported(params);
         error.isEmpty() && !unsupported.isEmpty())
-        error = tr("%1 needs the full matrices (n and n_k up to %2): the tile "
-                   "engine applies masks, the scale, sinusoidal positions and MLA only")
-                    .arg(unsupported)
-                    .arg(SessionParameters::maxSequence);
+        error = tr("the tile engine cannot draw %1 at any length (it applies masks, the scale, "
+                   "sinusoidal positions and MLA only): %2")
+                    .arg(unsupported,
+                         fullMatricesNote(params.queryCount(), params.keyCount(),
+                                          tr("the Heads and Steps tabs compute it")));
     return error;
 }
 

@@ -846,6 +846,24 @@ private slots:
         QVERIFY(failed.wait(5000));
         QVERIFY(failed.first().first().toString().contains(QStringLiteral("RoPE")));
         QVERIFY(!view.tiles()->isReady());
+        // The condition stated is the real one: RoPE is refused at every length, and the
+        // message says whether this n fits the full matrices.
+        const QString beyond = failed.first().first().toString();
+        QVERIFY2(beyond.contains(QStringLiteral("cannot draw RoPE at any length"))
+                     && beyond.contains(QStringLiteral("only the full matrices can, and they hold "
+                                                       "n and n_k up to 4096 (here n_q = 20000, "
+                                                       "n_k = 20000)")),
+                 qPrintable(beyond));
+        failed.clear();
+        view.setLength(4096);
+        QVERIFY(failed.wait(5000));
+        const QString within = failed.first().first().toString();
+        QVERIFY2(within.contains(QStringLiteral("cannot draw RoPE at any length"))
+                     && within.contains(QStringLiteral("the Heads and Steps tabs compute it from "
+                                                       "the full matrices, for n and n_k up to "
+                                                       "4096, which this n_q = 4096, n_k = 4096 "
+                                                       "is within")),
+                 qPrintable(within));
     }
 
     void stateRoundTrips()
