@@ -103,6 +103,12 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
                 present[res.maskState(i, j) & 15] = true;
     }
     const bool anyMasked = std::find(present.begin() + 1, present.end(), true) != present.end();
+    // Whether the maps hatch their masked cells: every cell drawn as a rectangle in SVG and PDF
+    // does, an image only when its cells are large enough. The legend's swatches are drawn as
+    // the cells are: hatched, or flat in the mask colour.
+    const bool cellsHatched = (vectorOutput && vectorCells())
+        || (!lay.tiles.isEmpty()
+            && tileMasksHatched(lay.tiles.first().map.size() * devScale, lay.cellSize * devScale));
     const std::vector<std::uint8_t> noFlags;
     const std::vector<std::uint8_t> &fullyMasked
         = res.fullyMasked.empty() ? noFlags : res.fullyMasked.front();
@@ -337,7 +343,7 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
     // (maskStateText); the window alone says its width.
     for (std::uint8_t state = 1; state < 16; ++state) {
         if (present[state])
-            swatch(maskedColor(state), state,
+            swatch(maskedColor(state), cellsHatched ? state : 0,
                    state == MaskWindow ? windowLegendText(res.params)
                                        : QString::fromStdString(maskStateText(state)));
     }
