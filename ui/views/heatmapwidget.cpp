@@ -464,6 +464,9 @@ HeatmapHit HeatmapWidget::cellAt(const QPointF &pos) const
 QString HeatmapWidget::toolTipAt(const QPointF &pos) const
 {
     if (heatmapBounds().contains(pos)) {
+        const QString title = m_renderer.titleToolTipAt(contentBounds(), pos);
+        if (!title.isEmpty())
+            return title;
         const int row = m_renderer.queryLabelAt(contentBounds(), pos);
         if (row >= 0)
             return row == m_renderer.pinnedRow()
