@@ -329,6 +329,7 @@ void MainWindow::onParametersChanged(const SessionParameters &params)
 {
     m_controls->setParameters(params);
     m_charts->setParameters(params);
+    m_play->setHeads(int(params.heads)); // d_k's range in the Play dock
 }
 
 void MainWindow::onResult(std::shared_ptr<const SessionResult> result)
