@@ -42,6 +42,11 @@
 
 namespace attn {
 
+namespace {
+/// QSettings key of the Play dock's frame size (Export Frames…).
+const QString playFrameSizeKey = QStringLiteral("play/frameSize");
+} // namespace
+
 MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent)
 {
@@ -463,10 +468,16 @@ void MainWindow::restoreSettings(QSettings &settings)
     m_models->restoreSettings(settings);
     m_layout->restoreSettings(settings);
     m_sessionController->restoreSettings(settings);
+    // The Play dock's frame size, when it is one the dock takes (64 … 8192 a side).
+    const QSize frame = settings.value(playFrameSizeKey).toSize();
+    if (frame.width() >= 64 && frame.width() <= 8192 && frame.height() >= 64
+        && frame.height() <= 8192)
+        m_play->setFrameSize(frame);
 }
 
 void MainWindow::saveSettings(QSettings &settings) const
 {
+    settings.setValue(playFrameSizeKey, m_play->frameSize());
     m_layout->saveSettings(settings);
     m_sessionController->saveSettings(settings);
     m_models->saveSettings(settings);

@@ -1,8 +1,10 @@
 // The window and its session: the title marks unsaved changes and quitting asks only when there
-// are some; Open Session asks once, Cancel by default; QSettings restores the last session; the
-// recent files list.
+// are some; Open Session asks once, Cancel by default; QSettings restores the last session and
+// the Play dock's frame size; the recent files list.
 
 #include "ui/sessiontest.h"
+
+#include "ui/panels/playpanel.h"
 
 using namespace sessiontest;
 
@@ -21,6 +23,7 @@ private slots:
     void openSessionPromptsOnce();
     void settingsRestoreLastSession();
     void recentFiles();
+    void playFrameSizeSurvivesRestart();
 
 private:
     QTemporaryDir m_dir;
@@ -240,6 +243,38 @@ void TestSessionWindow::recentFiles()
     QStringList expected = recent.files();
     expected.removeAll(paths.at(5));
     QCOMPARE(back.files(), expected);
+}
+
+// The Play dock's frame size (Export Frames…) is kept in QSettings: a window restored from them
+// shows it; a size the dock refuses is ignored.
+void TestSessionWindow::playFrameSizeSurvivesRestart()
+{
+    const QString ini = m_dir.filePath(QStringLiteral("frames.ini"));
+    QFile::remove(ini);
+    m_window->playPanel()->setFrameSize(QSize(640, 360));
+    {
+        QSettings settings(ini, QSettings::IniFormat);
+        m_window->saveSettings(settings);
+    }
+    auto other = std::make_unique<MainWindow>();
+    QCOMPARE(other->playPanel()->frameSize(), QSize(1200, 800));
+    {
+        QSettings settings(ini, QSettings::IniFormat);
+        other->restoreSettings(settings);
+    }
+    QCOMPARE(other->playPanel()->frameSize(), QSize(640, 360));
+    {
+        QSettings settings(ini, QSettings::IniFormat);
+        settings.setValue(QStringLiteral("play/frameSize"), QSize(20, 360));
+    }
+    auto third = std::make_unique<MainWindow>();
+    {
+        QSettings settings(ini, QSettings::IniFormat);
+        third->restoreSettings(settings);
+    }
+    QCOMPARE(third->playPanel()->frameSize(), QSize(1200, 800));
+    closeWindow(other);
+    closeWindow(third);
 }
 
 QTEST_MAIN(TestSessionWindow)
