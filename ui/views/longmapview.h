@@ -130,6 +130,8 @@ signals:
     void hoverChanged();
     /// The row strip shows a new row (or the same row over new keys).
     void rowStripChanged();
+    /// What state() holds changed: n, the head, the pooling or the colour scale.
+    void stateChanged();
     void exported(const QString &path, const QString &error);
     /// The visible window's numbers for the Steps view (openWindowInSteps).
     void windowMaterialized(std::shared_ptr<const attn::SessionResult> result, attn::Index head);

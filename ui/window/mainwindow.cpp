@@ -113,6 +113,7 @@ MainWindow::MainWindow(QWidget *parent)
     // First result for the default parameters.
     m_controls->setParameters(m_session->parameters());
     onParametersChanged(m_session->parameters());
+    m_sessionController->viewStateSettled(); // the untitled session's view
     m_session->recompute();
 }
 
@@ -290,6 +291,20 @@ void MainWindow::connectSession()
     connect(m_session, &AttentionSession::parametersChanged, this,
             &MainWindow::onParametersChanged);
     connect(m_session, &AttentionSession::resultChanged, this, &MainWindow::onResult);
+    // The view state session files keep (viewState): a change is compared with the saved one
+    // (the title's asterisk, the question on quitting). What a result changes in the views
+    // (connected before this) is settled, not taken for an edit.
+    SessionController *document = m_sessionController;
+    const auto viewChanged = [document] { document->viewStateChanged(); };
+    connect(m_heatmap, &HeatmapWidget::viewStateChanged, document, viewChanged);
+    connect(m_views->compareView(), &CompareView::stateChanged, document, viewChanged);
+    connect(m_views->tokensView(), &TokensView::stateChanged, document, viewChanged);
+    connect(m_views->stepsView(), &StepsView::headChanged, document, viewChanged);
+    connect(m_views->stepsView(), &StepsView::stateChanged, document, viewChanged);
+    connect(m_views->longMapView(), &LongMapView::stateChanged, document, viewChanged);
+    connect(m_play, &PlayPanel::settingsChanged, document, viewChanged);
+    connect(m_session, &AttentionSession::resultChanged, document,
+            &SessionController::viewStateSettled);
     // The per-row metrics follow what the heatmaps show (trimmed padding: real tokens only).
     connect(m_heatmap, &HeatmapWidget::shownResultChanged, m_charts->rowMetrics(),
             &RowMetricsChart::setResult);
