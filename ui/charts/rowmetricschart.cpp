@@ -328,9 +328,11 @@ void RowMetricsChart::updateInfo()
     // The uniform row spreads its weight over the keys it may attend to: padded keys (masked
     // in every row) take none.
     const int open = std::max(1, unmaskedKeys(*m_result));
+    // No line break inside "w = 1/n".
     QString info = (open < nK ? tr("%1 rows × %2 keys · uniform row over the %3 unmasked keys: "
-                                   "w = 1/%3, %4 nats, %3 terms")
-                              : tr("%1 rows × %2 keys · uniform row: w = 1/%3, %4 nats, %3 terms"))
+                                   "w\u00a0=\u00a01/%3, %4 nats, %3 terms")
+                              : tr("%1 rows × %2 keys · uniform row: w\u00a0=\u00a01/%3, %4 nats, "
+                                   "%3 terms"))
                        .arg(nQ)
                        .arg(nK)
                        .arg(open)

@@ -223,17 +223,18 @@ private slots:
         chart.setResult(padded);
         const auto *info = chart.findChild<QLabel *>(QStringLiteral("rowMetricsInfo"));
         QVERIFY(info);
-        QVERIFY2(info->text().startsWith(QStringLiteral(
-                     "9 rows \u00d7 9 keys · uniform row over the 6 unmasked keys: w = 1/6, "
-                     "1.79 nats, 6 terms")),
-                 qPrintable(info->text()));
+        QVERIFY2(
+            info->text().startsWith(QStringLiteral(
+                "9 rows \u00d7 9 keys · uniform row over the 6 unmasked keys: w\u00a0=\u00a01/6, "
+                "1.79 nats, 6 terms")),
+            qPrintable(info->text()));
         // A causal mask leaves every key to the last row: all 9 count.
         p.mask = MaskChoice::Causal;
         const auto causal = std::make_shared<const SessionResult>(computeSession(p));
         QVERIFY2(causal->ok(), qPrintable(causal->error));
         chart.setResult(causal);
         QVERIFY2(info->text().startsWith(QStringLiteral(
-                     "9 rows \u00d7 9 keys · uniform row: w = 1/9, 2.20 nats, 9 terms")),
+                     "9 rows \u00d7 9 keys · uniform row: w\u00a0=\u00a01/9, 2.20 nats, 9 terms")),
                  qPrintable(info->text()));
     }
 
