@@ -67,14 +67,15 @@ QString HeatmapRenderer::titleToolTipAt(const QRectF &bounds, const QPointF &pos
             lines << QStringLiteral("m: the head's ALiBi slope (its bias is −m·(i − j))");
         if (tile.title.contains(QStringLiteral("sinks ")))
             lines << QStringLiteral("sinks: the weight the head's rows put on the %1 sink key(s) "
-                                    "together (the first keys every query keeps seeing beside its "
-                                    "sliding window), averaged over the rows whose window has "
-                                    "moved past them")
+                                    "together\n(the first keys every query keeps seeing beside "
+                                    "its sliding window),\naveraged over the rows whose window "
+                                    "has moved past them")
                          .arg(m_result->params.sinks);
         if (tile.title.contains(QStringLiteral("\u03a3w ")))
-            lines << QStringLiteral("Σw: the head's mean row sum (1 − the learned sink's mass; "
-                                    "1 − λ for differential attention; the mean gate with an "
-                                    "output gate)");
+            lines << QStringLiteral(
+                "Σw: the head's mean row sum (1 − the learned sink's mass;\n1 − "
+                "λ for differential attention; the mean gate with an output "
+                "gate)");
         return lines.join(QLatin1Char('\n'));
     }
     return {};
