@@ -39,6 +39,26 @@ double niceUpperBound(double x)
     return 50 * decade;
 }
 
+/// The keys a row may attend to: those some row leaves unmasked (padded keys are masked in
+/// every row); every key of a result without mask states.
+int unmaskedKeys(const SessionResult &r)
+{
+    const MatrixB &mask = r.maskState;
+    const Index nK = r.keyCount();
+    if (mask.rows() == 0 || mask.cols() != nK)
+        return int(nK);
+    int count = 0;
+    for (Index j = 0; j < nK; ++j) {
+        for (Index i = 0; i < mask.rows(); ++i) {
+            if (mask(i, j) == 0) {
+                ++count;
+                break;
+            }
+        }
+    }
+    return count;
+}
+
 } // namespace
 
 RowMetricsChart::RowMetricsChart(QWidget *parent)
@@ -64,8 +84,9 @@ RowMetricsChart::RowMetricsChart(QWidget *parent)
     m_info->setWordWrap(true);
     m_info->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_info->setMinimumWidth(60);
-    m_info->setToolTip(tr("Reference values: a uniform row has entropy ln n_k and n_k effective "
-                          "terms; a one-hot row has 0 and 1."));
+    m_info->setToolTip(tr("Reference values: a uniform row over the n unmasked keys (padded "
+                          "keys, masked in every row, excluded) has weights 1/n, entropy ln n "
+                          "and n effective terms; a one-hot row has 0 and 1."));
     bar->addWidget(headLabel);
     bar->addWidget(m_headCombo);
     bar->addSpacing(8);
@@ -77,9 +98,9 @@ RowMetricsChart::RowMetricsChart(QWidget *parent)
     m_view->setMinimumSize(260, 180);
     m_view->setWhatsThis(
         tr("Per query row i of the selected head: the largest weight, the entropy −Σ w log w "
-           "in nats (ln n_k for a uniform row, 0 for one-hot) and the effective number of "
-           "attended keys 1/Σw² (n_k uniform, 1 one-hot). Fully masked rows have all-zero "
-           "weights and are marked."));
+           "in nats (ln n for a row uniform over its n unmasked keys, 0 for one-hot) and the "
+           "effective number of attended keys 1/Σw² (n uniform, 1 one-hot). Fully masked rows "
+           "have all-zero weights and are marked."));
     layout->addWidget(m_view, 1);
 
     auto *chart = new QChart;
@@ -304,10 +325,18 @@ void RowMetricsChart::updateInfo()
     int masked = 0; // as redraw() marks them
     for (int i = 0; i < nQ && i < int(m.fullyMasked.size()); ++i)
         masked += m.fullyMasked[std::size_t(i)] != 0;
-    QString info = tr("%1 rows × %2 keys · uniform row: %3 nats, %2 terms")
+    // The uniform row spreads its weight over the keys it may attend to: padded keys (masked
+    // in every row) take none.
+    const int open = std::max(1, unmaskedKeys(*m_result));
+    // No line break inside "w = 1/n".
+    QString info = (open < nK ? tr("%1 rows × %2 keys · uniform row over the %3 unmasked keys: "
+                                   "w\u00a0=\u00a01/%3, %4 nats, %3 terms")
+                              : tr("%1 rows × %2 keys · uniform row: w\u00a0=\u00a01/%3, %4 nats, "
+                                   "%3 terms"))
                        .arg(nQ)
                        .arg(nK)
-                       .arg(std::log(double(nK)), 0, 'f', 2);
+                       .arg(open)
+                       .arg(std::log(double(open)), 0, 'f', 2);
     if (masked > 0)
         info += tr(" · %1 fully masked").arg(masked);
     // What the heatmap view changed (ui/session/resultview.h): the metrics follow it.

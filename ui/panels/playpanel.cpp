@@ -20,8 +20,27 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace attn {
+
+namespace {
+
+/// The From and To a parameter shows the first time it is chosen.
+std::pair<double, double> usualRange(PlayParameter parameter, int heads)
+{
+    switch (parameter) {
+    case PlayParameter::HeadWidth:
+        return {4.0, double(std::min<Index>(256, SessionParameters::maxDModel / heads))};
+    case PlayParameter::ScaleExponent:
+        return {0.0, 1.0};
+    case PlayParameter::Temperature:
+        return {0.25, 4.0};
+    }
+    return {0.0, 1.0};
+}
+
+} // namespace
 
 PlayPanel::PlayPanel(QWidget *parent)
     : QWidget(parent)
@@ -50,8 +69,6 @@ PlayPanel::PlayPanel(QWidget *parent)
     m_toSpin->setMessageLabel(m_rangeNote);
     m_fromSpin->setObjectName(QStringLiteral("playFromSpin"));
     m_toSpin->setObjectName(QStringLiteral("playToSpin"));
-    m_fromSpin->setToolTip(
-        tr("The first frame's value (d_k: 1 … 4096 / h; α: 0 … 1; τ: 0.01 … 100)"));
     m_toSpin->setToolTip(tr("The last frame's value; smaller than the first plays backwards"));
     auto *range = new QHBoxLayout;
     range->addWidget(m_fromSpin, 1);
@@ -136,28 +153,28 @@ PlayPanel::PlayPanel(QWidget *parent)
     connect(m_exportButton, &QPushButton::clicked, this, &PlayPanel::exportFramesInteractive);
     connect(m_parameterCombo, &QComboBox::currentIndexChanged, this, [this] {
         pause();
+        // The fields held the previous parameter's From and To: kept for it, and the new one
+        // shows its own (its usual range the first time).
+        m_ranges.insert(int(m_rangeParameter), {m_fromSpin->value(), m_toSpin->value()});
+        m_rangeParameter = parameter();
         updateRanges();
-        // Each parameter's own usual range.
-        switch (parameter()) {
-        case PlayParameter::HeadWidth:
-            m_fromSpin->setValue(4);
-            m_toSpin->setValue(256);
-            break;
-        case PlayParameter::ScaleExponent:
-            m_fromSpin->setValue(0);
-            m_toSpin->setValue(1);
-            break;
-        case PlayParameter::Temperature:
-            m_fromSpin->setValue(0.25);
-            m_toSpin->setValue(4);
-            break;
-        }
+        const auto kept = m_ranges.constFind(int(m_rangeParameter));
+        const std::pair<double, double> values
+            = kept != m_ranges.cend() ? *kept : usualRange(m_rangeParameter, m_heads);
+        setRangeValues(values.first, values.second);
         updateStatus();
     });
-    for (NumberSpinBox *spin : {m_fromSpin, m_toSpin})
-        connect(spin, &QDoubleSpinBox::valueChanged, this, [this] { updateStatus(); });
-    connect(m_framesSpin, &QSpinBox::valueChanged, this, [this] { updateStatus(); });
-    connect(m_fpsSpin, &QDoubleSpinBox::valueChanged, this, [this] { updateStatus(); });
+    for (NumberSpinBox *spin : {m_fromSpin, m_toSpin, m_fpsSpin})
+        connect(spin, &QDoubleSpinBox::valueChanged, this, [this] {
+            updateStatus();
+            emit settingsChanged();
+        });
+    connect(m_framesSpin, &QSpinBox::valueChanged, this, [this] {
+        updateStatus();
+        emit settingsChanged();
+    });
+    connect(m_loopCheck, &QCheckBox::toggled, this, &PlayPanel::settingsChanged);
+    connect(m_parameterCombo, &QComboBox::currentIndexChanged, this, &PlayPanel::settingsChanged);
     connect(m_jobs, &JobRunner::progressChanged, this, [this](double fraction) {
         m_exportStatus->setText(tr("Writing frames… %1 %").arg(int(std::lround(fraction * 100))));
     });
@@ -170,6 +187,56 @@ PlayPanel::PlayPanel(QWidget *parent)
 
 PlayPanel::~PlayPanel() = default;
 
+void PlayPanel::setDriver(Driver driver)
+{
+    m_driver = std::move(driver);
+    if (m_driver.parameters)
+        setHeads(int(m_driver.parameters().heads));
+}
+
+void PlayPanel::setHeads(int heads)
+{
+    heads = std::max(1, heads);
+    if (heads == m_heads)
+        return;
+    m_heads = heads;
+    const double from = m_fromSpin->value(), to = m_toSpin->value();
+    updateRanges();
+    if (parameter() == PlayParameter::HeadWidth)
+        setRangeValues(from, to);
+    updateStatus();
+}
+
+void PlayPanel::setRangeValues(double from, double to)
+{
+    QStringList changed;
+    for (const auto &[spin, value, end] :
+         {std::tuple {m_fromSpin, from, tr("from")}, std::tuple {m_toSpin, to, tr("to")}}) {
+        spin->setValue(value);
+        if (spin->value() == value)
+            continue;
+        const QString range = QStringLiteral("%1 … %2").arg(spin->minimum()).arg(spin->maximum());
+        changed << (parameter() == PlayParameter::HeadWidth
+                        ? tr("d_k (%1) %2 is above the range %3 that h = %4 allows (d_model = "
+                             "d_k · h ≤ %5): set to %6")
+                              .arg(end)
+                              .arg(value)
+                              .arg(range)
+                              .arg(m_heads)
+                              .arg(SessionParameters::maxDModel)
+                              .arg(spin->value())
+                        : tr("%1 (%2) %3 is outside %4: set to %5")
+                              .arg(QString::fromStdString(playParameterSymbol(parameter())), end)
+                              .arg(value)
+                              .arg(range)
+                              .arg(spin->value()));
+    }
+    if (!changed.isEmpty()) {
+        m_rangeNote->setText(changed.join(QStringLiteral("; ")) + QLatin1Char('.'));
+        m_rangeNote->setVisible(true);
+    }
+}
+
 PlayParameter PlayPanel::parameter() const
 {
     return PlayParameter(m_parameterCombo->currentData().toInt());
@@ -177,16 +244,23 @@ PlayParameter PlayPanel::parameter() const
 
 void PlayPanel::updateRanges()
 {
+    m_fromSpin->setToolTip(tr("The first frame's value (d_k: 1 … %1, that is %2 / h with h = %3; "
+                              "α: 0 … 1; τ: 0.01 … 100)")
+                               .arg(SessionParameters::maxDModel / m_heads)
+                               .arg(SessionParameters::maxDModel)
+                               .arg(m_heads));
     for (NumberSpinBox *spin : {m_fromSpin, m_toSpin}) {
         const QSignalBlocker block(spin);
         const bool from = spin == m_fromSpin;
-        spin->setQuantityName((parameter() == PlayParameter::HeadWidth           ? tr("d_k")
-                                   : parameter() == PlayParameter::ScaleExponent ? tr("α")
-                                                                                 : tr("τ"))
-                              + (from ? tr(" (from)") : tr(" (to)")));
+        spin->setQuantityName(
+            parameter() == PlayParameter::HeadWidth
+                ? (from ? tr("d_k (from) with h = %1") : tr("d_k (to) with h = %1")).arg(m_heads)
+                : (parameter() == PlayParameter::ScaleExponent ? tr("α") : tr("τ"))
+                    + (from ? tr(" (from)") : tr(" (to)")));
         switch (parameter()) {
         case PlayParameter::HeadWidth:
-            spin->setRange(1, SessionParameters::maxDModel);
+            // d_model = d_k · h is at most maxDModel.
+            spin->setRange(1, SessionParameters::maxDModel / m_heads);
             spin->setSingleStep(1);
             break;
         case PlayParameter::ScaleExponent:
@@ -216,18 +290,22 @@ PlaySettings PlayPanel::settings() const
 void PlayPanel::setSettings(const PlaySettings &s)
 {
     pause();
+    if (s.parameter != m_rangeParameter) // the fields' values stay the old parameter's
+        m_ranges.insert(int(m_rangeParameter), {m_fromSpin->value(), m_toSpin->value()});
     {
         const QSignalBlocker block(m_parameterCombo);
         m_parameterCombo->setCurrentIndex(
             std::max(0, m_parameterCombo->findData(int(s.parameter))));
     }
+    m_rangeParameter = parameter();
     updateRanges();
-    m_fromSpin->setValue(s.from);
-    m_toSpin->setValue(s.to);
     m_framesSpin->setValue(s.frames);
     m_fpsSpin->setValue(s.framesPerSecond);
     m_loopCheck->setChecked(s.loop);
+    // Last: a field's accepted value clears the note that a value set to its range's end shows.
+    setRangeValues(s.from, s.to);
     updateStatus();
+    emit settingsChanged(); // Animate was set without its signal
 }
 
 QSize PlayPanel::frameSize() const

@@ -18,9 +18,11 @@
 #include "ui/session/playsettings.h"
 
 #include <QElapsedTimer>
+#include <QHash>
 #include <QWidget>
 
 #include <functional>
+#include <utility>
 #include <vector>
 
 class QCheckBox;
@@ -52,7 +54,12 @@ public:
     explicit PlayPanel(QWidget *parent = nullptr);
     ~PlayPanel() override;
 
-    void setDriver(Driver driver) { m_driver = std::move(driver); }
+    /// Sets the driver; its parameters' h sets the d_k range (setHeads).
+    void setDriver(Driver driver);
+    /// The session's h: d_k's From and To take 1 … maxDModel / h (d_model = d_k · h). A value
+    /// above the new limit is lowered to it, and the note under the fields says so.
+    void setHeads(int heads);
+    int heads() const { return m_heads; }
     /// How exported frames are drawn (the heads view's options); default HeatmapOptions.
     void setFrameOptions(std::function<HeatmapOptions()> options)
     {
@@ -60,7 +67,9 @@ public:
     }
 
     PlaySettings settings() const;
-    /// Shows `settings` in the controls (pauses a Play in progress).
+    /// Shows `settings` in the controls (pauses a Play in progress). Each parameter keeps its
+    /// own From and To while the panel lives: choosing another in Animate and coming back shows
+    /// the values last set for it (its usual range the first time).
     void setSettings(const PlaySettings &settings);
 
     bool isPlaying() const { return m_playing; }
@@ -94,6 +103,8 @@ public slots:
 
 signals:
     void playingChanged(bool playing);
+    /// settings() changed (a field, Animate, Loop, or setSettings).
+    void settingsChanged();
     /// A note for the status bar (refused settings, export written or failed).
     void message(const QString &text);
 
@@ -102,6 +113,9 @@ private:
     void showFrame(int frame);
     void setPlaying(bool playing);
     void updateRanges();
+    /// Puts `from` and `to` into the fields; a value outside the range is set to its nearer end
+    /// and the note under the fields names it, the range and why.
+    void setRangeValues(double from, double to);
     void updateStatus();
     PlayParameter parameter() const;
 
@@ -122,6 +136,12 @@ private:
     QLabel *m_exportStatus = nullptr;
     QTimer *m_timer = nullptr;
     JobRunner *m_jobs = nullptr;
+
+    int m_heads = 1;
+    /// The parameter whose From and To the fields show, and the From and To last shown for
+    /// each parameter (by PlayParameter).
+    PlayParameter m_rangeParameter = PlayParameter::ScaleExponent;
+    QHash<int, std::pair<double, double>> m_ranges;
 
     bool m_playing = false;
     std::vector<double> m_schedule;

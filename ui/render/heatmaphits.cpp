@@ -52,6 +52,35 @@ int HeatmapRenderer::queryLabelAt(const QRectF &bounds, const QPointF &pos) cons
     return -1;
 }
 
+QString HeatmapRenderer::titleToolTipAt(const QRectF &bounds, const QPointF &pos) const
+{
+    const HeatmapLayout lay = layout(bounds);
+    if (!m_result || !m_result->ok() || lay.cellSize <= 0)
+        return {};
+    for (const HeatmapLayout::Tile &tile : lay.tiles) {
+        const QRectF band(tile.frame.left(), tile.frame.top(), tile.frame.width(),
+                          tile.map.top() - tile.frame.top());
+        if (!band.contains(pos))
+            continue;
+        QStringList lines {tile.title};
+        if (tile.title.contains(QStringLiteral("(m = ")))
+            lines << QStringLiteral("m: the head's ALiBi slope (its bias is −m·(i − j))");
+        if (tile.title.contains(QStringLiteral("sinks ")))
+            lines << QStringLiteral("sinks: the weight the head's rows put on the %1 sink key(s) "
+                                    "together\n(the first keys every query keeps seeing beside "
+                                    "its sliding window),\naveraged over the rows whose window "
+                                    "has moved past them")
+                         .arg(m_result->params.sinks);
+        if (tile.title.contains(QStringLiteral("\u03a3w ")))
+            lines << QStringLiteral(
+                "Σw: the head's mean row sum (1 − the learned sink's mass;\n1 − "
+                "λ for differential attention; the mean gate with an output "
+                "gate)");
+        return lines.join(QLatin1Char('\n'));
+    }
+    return {};
+}
+
 QString HeatmapRenderer::cellCopyText(const HeatmapHit &hit) const
 {
     if (!hit.valid() || !m_result || !m_result->ok())

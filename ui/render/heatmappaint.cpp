@@ -103,6 +103,12 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
                 present[res.maskState(i, j) & 15] = true;
     }
     const bool anyMasked = std::find(present.begin() + 1, present.end(), true) != present.end();
+    // Whether the maps hatch their masked cells: every cell drawn as a rectangle in SVG and PDF
+    // does, an image only when its cells are large enough. The legend's swatches are drawn as
+    // the cells are: hatched, or flat in the mask colour.
+    const bool cellsHatched = (vectorOutput && vectorCells())
+        || (!lay.tiles.isEmpty()
+            && tileMasksHatched(lay.tiles.first().map.size() * devScale, lay.cellSize * devScale));
     const std::vector<std::uint8_t> noFlags;
     const std::vector<std::uint8_t> &fullyMasked
         = res.fullyMasked.empty() ? noFlags : res.fullyMasked.front();
@@ -117,17 +123,24 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
                                        tile.mean ? QStringLiteral("mean")
                                                  : QStringLiteral("h%1").arg(tile.head)};
     };
+    // A title is centred over its map and stays inside its tile (never over the next tile or
+    // the colour bar): as wide as the map and twice the narrower margin beside it.
+    const auto titleWidth = [](const HeatmapLayout::Tile &tile) {
+        return tile.map.width()
+            + 2
+            * std::max(0.0,
+                       std::min(tile.map.left() - tile.frame.left(),
+                                tile.frame.right() - tile.map.right()));
+    };
+    const QFontMetricsF bfm(bold);
     int titleLevel = 0;
-    {
-        const QFontMetricsF bfm(bold);
-        for (const HeatmapLayout::Tile &tile : lay.tiles) {
-            const std::array<QString, 3> v = titleVariants(tile);
-            int level = 0;
-            while (level < 2
-                   && (v[level].isEmpty() || bfm.horizontalAdvance(v[level]) > tile.frame.width()))
-                ++level;
-            titleLevel = std::max(titleLevel, level);
-        }
+    for (const HeatmapLayout::Tile &tile : lay.tiles) {
+        const std::array<QString, 3> v = titleVariants(tile);
+        int level = 0;
+        while (level < 2
+               && (v[level].isEmpty() || bfm.horizontalAdvance(v[level]) > titleWidth(tile)))
+            ++level;
+        titleLevel = std::max(titleLevel, level);
     }
     for (int t = 0; !legendOnly && t < lay.tiles.size(); ++t) {
         const HeatmapLayout::Tile &tile = lay.tiles[t];
@@ -135,19 +148,21 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
         if (!clip.isNull() && !clip.intersects(tile.frame))
             continue;
 
-        // Title.
+        // Title: the wording chosen, elided when even "h3" is wider than the room.
         painter->setFont(bold);
         painter->setPen(fg);
-        painter->drawText(
-            QRectF(map.left(), tile.frame.top(), map.width(),
-                   lay.cellSize > 0 ? map.top() - tile.frame.top() - 0.15 * f : fm.height()),
-            Qt::AlignHCenter | Qt::AlignBottom | Qt::TextDontClip, [&] {
-                const std::array<QString, 3> v = titleVariants(tile);
-                int level = titleLevel;
-                while (level < 2 && v[level].isEmpty()) // a tile without a short wording
-                    ++level;
-                return v[level];
-            }());
+        {
+            const qreal w = titleWidth(tile);
+            const std::array<QString, 3> v = titleVariants(tile);
+            int level = titleLevel;
+            while (level < 2 && v[level].isEmpty()) // a tile without a short wording
+                ++level;
+            painter->drawText(
+                QRectF(map.center().x() - w / 2, tile.frame.top(), w,
+                       lay.cellSize > 0 ? map.top() - tile.frame.top() - 0.15 * f : fm.height()),
+                Qt::AlignHCenter | Qt::AlignBottom | Qt::TextDontClip,
+                bfm.elidedText(v[level], Qt::ElideRight, w));
+        }
         painter->setFont(font);
 
         // SVG and PDF of small maps: a rectangle per cell.
@@ -337,7 +352,7 @@ void HeatmapRenderer::paintImpl(QPainter *painter, const QRectF &bounds, bool ve
     // (maskStateText); the window alone says its width.
     for (std::uint8_t state = 1; state < 16; ++state) {
         if (present[state])
-            swatch(maskedColor(state), state,
+            swatch(maskedColor(state), cellsHatched ? state : 0,
                    state == MaskWindow ? windowLegendText(res.params)
                                        : QString::fromStdString(maskStateText(state)));
     }

@@ -279,6 +279,10 @@ public:
     /// The shown query row whose axis label band (left of a tile's map, the row's height) holds
     /// `pos` for a paint into `bounds`; −1 when none. Rows between thinned labels count too.
     int queryLabelAt(const QRectF &bounds, const QPointF &pos) const;
+    /// The tooltip of the tile title under `pos` (the band above a tile's map) for a paint into
+    /// `bounds`: the whole title, which a narrow tile shortens or elides, and what its numbers
+    /// are (ALiBi's slope m, the window sinks' mass, the mean row sum Σw); empty elsewhere.
+    QString titleToolTipAt(const QRectF &bounds, const QPointF &pos) const;
     /// A cell's values for the clipboard: a header line and a value line, tab-separated —
     /// head ("mean" for the mean tile), query i, key j, query token, key token, raw score,
     /// scaled score, weight (17 significant digits), mask state (maskStateText). Positions are

@@ -235,7 +235,7 @@ QImage enlargedTileImage(QImage image, QSizeF devSize, qreal devCell, bool vecto
     image
         = image.scaled(std::max(1, qRound(devSize.width())), std::max(1, qRound(devSize.height())),
                        Qt::IgnoreAspectRatio, Qt::FastTransformation);
-    if (maskState && devCell >= hatchMinCellPixels)
+    if (maskState && tileMasksHatched(devSize, devCell))
         hatchMaskedCells(image, *maskState, window, colormap,
                          std::clamp(devCell / 3.0, 5.0, std::max(5.0, 0.6 * fontDevicePixels)),
                          true);

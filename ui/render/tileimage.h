@@ -15,6 +15,7 @@
 #include <QImage>
 #include <QRect>
 #include <QSize>
+#include <QSizeF>
 
 #include <cstdint>
 #include <optional>
@@ -78,6 +79,15 @@ void hatchMaskedCells(QImage &image, const MatrixB &maskState, QRect window, Col
 
 /// Masked cells are hatched from this size of a cell on (device pixels).
 inline constexpr qreal hatchMinCellPixels = 6.0;
+
+/// Whether enlargedTileImage hatches the masked cells of a map of `devSize` device pixels whose
+/// cells are `devCell` device pixels: cells of hatchMinCellPixels or more, the map at most 8192
+/// pixels a side. Smaller cells are drawn flat in their mask colour (as the Long tab draws its
+/// pooled pixels), and a legend shows them so.
+inline bool tileMasksHatched(QSizeF devSize, qreal devCell)
+{
+    return devCell >= hatchMinCellPixels && devSize.width() <= 8192 && devSize.height() <= 8192;
+}
 
 /// A tile image (one pixel per cell, or pooled) as a map of `devSize` device pixels draws it:
 /// when its cells are big (`devCell` device pixels, at least hatchMinCellPixels, or any size

@@ -193,6 +193,7 @@ void CompareView::editVariant(const std::function<void(CompareVariant &)> &chang
 void CompareView::setVariant(const CompareVariant &variant)
 {
     m_variantEdited = true;
+    emit stateChanged(); // B's settings are saved from now on, even unchanged
     if (variant == m_variant)
         return;
     m_variant = variant;
@@ -353,6 +354,7 @@ void CompareView::setHead(int head)
     m_renderer.setHead(m_requestedHead);
     syncHeads();
     m_canvas->refresh();
+    emit stateChanged();
 }
 
 void CompareView::setWeightsColormap(ColormapId id)

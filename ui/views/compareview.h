@@ -98,6 +98,8 @@ public slots:
 signals:
     /// A new comparison (A and B from the same A parameters) is shown.
     void comparisonChanged();
+    /// What state() holds may have changed: B's settings or the head compared.
+    void stateChanged();
 
 protected:
     void showEvent(QShowEvent *event) override;

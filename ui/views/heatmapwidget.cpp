@@ -124,6 +124,7 @@ void HeatmapWidget::setViewTransform(const ViewTransform &transform)
         return;
     m_transform = transform;
     showResult();
+    emit viewStateChanged();
 }
 
 void HeatmapWidget::showResult()
@@ -169,7 +170,8 @@ void HeatmapWidget::showShown(std::shared_ptr<const SessionResult> shown)
     if (pinGone)
         m_requested.pinnedQuery = -1;
     const bool rangeChosen = chooseRangeByLength(shown.get());
-    if ((!sameShape && !m_requested.window.isNull()) || pinGone || rangeChosen) {
+    const bool windowDropped = !sameShape && !m_requested.window.isNull();
+    if (windowDropped || pinGone || rangeChosen) {
         if (!sameShape)
             m_requested.window = QRect();
         m_renderer.setResult(shown);
@@ -181,6 +183,8 @@ void HeatmapWidget::showShown(std::shared_ptr<const SessionResult> shown)
     invalidate();
     if (rangeChosen)
         emit optionsChanged();
+    if (rangeChosen || pinGone || windowDropped)
+        emit viewStateChanged();
     emit shownResultChanged(shown);
 }
 
@@ -208,8 +212,10 @@ void HeatmapWidget::setOptions(const HeatmapOptions &options)
     m_requested = options;
     m_renderer.setOptions(effectiveOptions(options));
     invalidate();
-    if (changed)
+    if (changed) {
         emit optionsChanged();
+        emit viewStateChanged();
+    }
 }
 
 void HeatmapWidget::showSingleHead(int head)
@@ -389,6 +395,7 @@ void HeatmapWidget::setRowStripVisible(bool visible)
     m_pictureCurrent = false;
     updateScrollBar();
     update();
+    emit viewStateChanged();
 }
 
 QRectF HeatmapWidget::rowStripBounds() const
@@ -464,6 +471,9 @@ HeatmapHit HeatmapWidget::cellAt(const QPointF &pos) const
 QString HeatmapWidget::toolTipAt(const QPointF &pos) const
 {
     if (heatmapBounds().contains(pos)) {
+        const QString title = m_renderer.titleToolTipAt(contentBounds(), pos);
+        if (!title.isEmpty())
+            return title;
         const int row = m_renderer.queryLabelAt(contentBounds(), pos);
         if (row >= 0)
             return row == m_renderer.pinnedRow()

@@ -191,6 +191,9 @@ signals:
     void visibleCellsChanged(const QRect &cells);
     /// setOptions() changed the options (e.g. an opened session): panels showing them resync.
     void optionsChanged();
+    /// What session files keep of this view changed: the options (zoom and pinned query
+    /// included), the view transform or the row strip's visibility.
+    void viewStateChanged();
 
 protected:
     void paintEvent(QPaintEvent *event) override;

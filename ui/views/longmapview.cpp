@@ -184,11 +184,15 @@ void LongMapView::connectControls()
         if (!m_params.tensors)
             m_length = n;
         scheduleRecompute();
+        emit stateChanged();
     });
     connect(m_headCombo, &QComboBox::activated, this,
             [this](int index) { setHead(index < m_params.heads ? Index(index) : kHeadMean); });
     connect(m_poolingCombo, &QComboBox::activated, this, [this] { setPooling(pooling()); });
-    connect(m_scaleCombo, &QComboBox::activated, this, [this] { updateColors(); });
+    connect(m_scaleCombo, &QComboBox::activated, this, [this] {
+        updateColors();
+        emit stateChanged();
+    });
     connect(m_fitButton, &QPushButton::clicked, this, &LongMapView::fit);
     connect(m_stepsButton, &QPushButton::clicked, this, &LongMapView::openWindowInSteps);
     connect(m_compareButton, &QPushButton::clicked, this, &LongMapView::openWindowInCompare);
@@ -310,6 +314,7 @@ void LongMapView::setLength(int n)
     if (!m_params.tensors)
         m_nSpin->setValue(m_length);
     scheduleRecompute();
+    emit stateChanged();
 }
 
 int LongMapView::length() const
@@ -339,8 +344,11 @@ void LongMapView::setHead(Index head)
         head = 0;
     if (head == kHeadMean && m_params.heads < 2)
         head = 0;
+    const bool changed = head != m_head;
     m_head = head;
     m_headCombo->setCurrentIndex(head == kHeadMean ? m_params.heads : int(head));
+    if (changed)
+        emit stateChanged();
     m_hoverCell.clear();
     updateColors();
     requestTiles();
@@ -350,6 +358,7 @@ void LongMapView::setHead(Index head)
 void LongMapView::setPooling(TilePooling pooling)
 {
     m_poolingCombo->setCurrentIndex(pooling == TilePooling::Max ? 0 : 1);
+    emit stateChanged();
     // A computed map keeps its zoom and row statistics: only the tiles are pooled anew.
     if (m_tiles->isReady() && pooling != m_tiles->pooling()
         && keyOf(mapParameters(), m_tiles->pooling()) == m_shownKey) {
@@ -375,6 +384,7 @@ void LongMapView::setScale(Scale scale)
 {
     m_scaleCombo->setCurrentIndex(int(scale));
     updateColors();
+    emit stateChanged();
 }
 
 QJsonObject LongMapView::state() const
@@ -669,10 +679,20 @@ void LongMapView::hover(QPointF pos)
 
 void LongMapView::requestHovered()
 {
-    if (m_hoverRow < 0 || !m_tiles->isReady())
+    if (!m_tiles->isReady())
         return;
     const TileWindow w = visibleWindow();
-    m_tiles->requestCell(m_head, m_hoverRow, m_hoverCol, w.colBegin, w.colEnd,
+    if (m_hoverRow >= 0) {
+        m_tiles->requestCell(m_head, m_hoverRow, m_hoverCol, w.colBegin, w.colEnd,
+                             TilePyramid::cellsPerPixel(level()));
+        return;
+    }
+    // The pointer has left the map (to press Fit, say): the strip keeps the last hovered query
+    // and follows the view over it, the cell asked for with it going unread.
+    const Index query = m_rowStrip.query;
+    if (query < 0 || query >= m_tiles->pyramid()->queries() || w.colEnd <= w.colBegin)
+        return;
+    m_tiles->requestCell(m_head, query, w.colBegin, w.colBegin, w.colEnd,
                          TilePyramid::cellsPerPixel(level()));
 }
 

@@ -92,7 +92,8 @@ public:
     /// True once every tile of the view is drawn from its own level.
     bool viewComplete() const;
     /// The row strip under the map: the hovered query's weights over the visible keys, pooled
-    /// like the map's pixels (query −1 before a hover).
+    /// like the map's pixels (query −1 before a hover). Once the pointer leaves the map the
+    /// strip keeps the last hovered query and still follows the view (zoom, pan, Fit).
     const LongRowStrip &rowStrip() const { return m_rowStrip; }
 
     /// Writes the visible window as a figure (PNG, SVG or PDF by suffix) of `size` logical
@@ -129,6 +130,8 @@ signals:
     void hoverChanged();
     /// The row strip shows a new row (or the same row over new keys).
     void rowStripChanged();
+    /// What state() holds changed: n, the head, the pooling or the colour scale.
+    void stateChanged();
     void exported(const QString &path, const QString &error);
     /// The visible window's numbers for the Steps view (openWindowInSteps).
     void windowMaterialized(std::shared_ptr<const attn::SessionResult> result, attn::Index head);

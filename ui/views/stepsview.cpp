@@ -81,6 +81,8 @@ StepsView::StepsView(QWidget *parent)
     });
     connect(m_exportButton, &QPushButton::clicked, this, &StepsView::exportInteractive);
     connect(m_vectors, &QCheckBox::toggled, this, &StepsView::setVectorsShown);
+    for (QCheckBox *check : {m_vectors, m_sharedRange})
+        connect(check, &QCheckBox::toggled, this, &StepsView::stateChanged);
     connect(m_sharedRange, &QCheckBox::toggled, this, [this](bool shared) {
         m_renderer.setSharedScoreRange(shared);
         m_canvas->refresh();

@@ -81,6 +81,8 @@ public slots:
 
 signals:
     void headChanged(int head);
+    /// "Vectors" or "Same score range" was switched (state() changed).
+    void stateChanged();
 
 protected:
     void showEvent(QShowEvent *event) override;

@@ -42,6 +42,11 @@
 
 namespace attn {
 
+namespace {
+/// QSettings key of the Play dock's frame size (Export Frames…).
+const QString playFrameSizeKey = QStringLiteral("play/frameSize");
+} // namespace
+
 MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent)
 {
@@ -108,6 +113,7 @@ MainWindow::MainWindow(QWidget *parent)
     // First result for the default parameters.
     m_controls->setParameters(m_session->parameters());
     onParametersChanged(m_session->parameters());
+    m_sessionController->viewStateSettled(); // the untitled session's view
     m_session->recompute();
 }
 
@@ -285,6 +291,20 @@ void MainWindow::connectSession()
     connect(m_session, &AttentionSession::parametersChanged, this,
             &MainWindow::onParametersChanged);
     connect(m_session, &AttentionSession::resultChanged, this, &MainWindow::onResult);
+    // The view state session files keep (viewState): a change is compared with the saved one
+    // (the title's asterisk, the question on quitting). What a result changes in the views
+    // (connected before this) is settled, not taken for an edit.
+    SessionController *document = m_sessionController;
+    const auto viewChanged = [document] { document->viewStateChanged(); };
+    connect(m_heatmap, &HeatmapWidget::viewStateChanged, document, viewChanged);
+    connect(m_views->compareView(), &CompareView::stateChanged, document, viewChanged);
+    connect(m_views->tokensView(), &TokensView::stateChanged, document, viewChanged);
+    connect(m_views->stepsView(), &StepsView::headChanged, document, viewChanged);
+    connect(m_views->stepsView(), &StepsView::stateChanged, document, viewChanged);
+    connect(m_views->longMapView(), &LongMapView::stateChanged, document, viewChanged);
+    connect(m_play, &PlayPanel::settingsChanged, document, viewChanged);
+    connect(m_session, &AttentionSession::resultChanged, document,
+            &SessionController::viewStateSettled);
     // The per-row metrics follow what the heatmaps show (trimmed padding: real tokens only).
     connect(m_heatmap, &HeatmapWidget::shownResultChanged, m_charts->rowMetrics(),
             &RowMetricsChart::setResult);
@@ -329,6 +349,7 @@ void MainWindow::onParametersChanged(const SessionParameters &params)
 {
     m_controls->setParameters(params);
     m_charts->setParameters(params);
+    m_play->setHeads(int(params.heads)); // d_k's range in the Play dock
 }
 
 void MainWindow::onResult(std::shared_ptr<const SessionResult> result)
@@ -462,10 +483,16 @@ void MainWindow::restoreSettings(QSettings &settings)
     m_models->restoreSettings(settings);
     m_layout->restoreSettings(settings);
     m_sessionController->restoreSettings(settings);
+    // The Play dock's frame size, when it is one the dock takes (64 … 8192 a side).
+    const QSize frame = settings.value(playFrameSizeKey).toSize();
+    if (frame.width() >= 64 && frame.width() <= 8192 && frame.height() >= 64
+        && frame.height() <= 8192)
+        m_play->setFrameSize(frame);
 }
 
 void MainWindow::saveSettings(QSettings &settings) const
 {
+    settings.setValue(playFrameSizeKey, m_play->frameSize());
     m_layout->saveSettings(settings);
     m_sessionController->saveSettings(settings);
     m_models->saveSettings(settings);

@@ -78,7 +78,8 @@ public:
     QJsonObject viewState() const;
     /// Applies the keys present in `state`; unknown keys and values are ignored.
     void setViewState(const QJsonObject &state);
-    /// Window geometry, dock layout, last parameters and view, recent files (QSettings).
+    /// Window geometry, dock layout, last parameters and view, recent files, the Play dock's
+    /// frame size (QSettings).
     /// restoreSettings also makes the recent-files list persist as soon as it changes.
     void restoreSettings(QSettings &settings);
     void saveSettings(QSettings &settings) const;

@@ -18,6 +18,7 @@
 #include <QScrollBar>
 #include <QSettings>
 #include <QStandardPaths>
+#include <QTimer>
 #include <QUndoStack>
 #include <QWidget>
 
@@ -122,10 +123,13 @@ SessionController::SessionController(AttentionSession *session, QWidget *window)
     m_redoAction->setIcon(QIcon::fromTheme(QStringLiteral("edit-redo")));
     m_redoAction->setStatusTip(tr("Redo the parameter change just undone"));
 
-    connect(m_undoStack, &QUndoStack::cleanChanged, this, [this](bool clean) {
-        m_window->setWindowModified(!clean);
-        emit modifiedChanged(!clean);
-    });
+    connect(m_undoStack, &QUndoStack::cleanChanged, this, &SessionController::showModified);
+    // After the events in progress: a view's change is often several (a combo box and the
+    // widget it sets), and what a result changes in the views is settled first.
+    m_viewCheck = new QTimer(this);
+    m_viewCheck->setSingleShot(true);
+    m_viewCheck->setInterval(0);
+    connect(m_viewCheck, &QTimer::timeout, this, &SessionController::checkViewState);
     // Open Recent lists sessions and tensor files (.npy, .npz), each opened as File → Open
     // or File → Open Tensors… opens it.
     connect(m_recent, &RecentFiles::openRequested, this, [this](const QString &path) {
@@ -191,7 +195,57 @@ void SessionController::endEditGroup()
 
 bool SessionController::isModified() const
 {
-    return !m_undoStack->isClean();
+    return !m_undoStack->isClean() || m_viewModified;
+}
+
+void SessionController::viewStateChanged()
+{
+    if (m_getView)
+        m_viewCheck->start();
+}
+
+QJsonObject SessionController::comparedView() const
+{
+    QJsonObject view = m_getView ? m_getView() : QJsonObject();
+    // The Training tab's settings are saved too, but each edit of them is an undo step. The
+    // pages shown are saved so that a session opens where it was left; going to another page
+    // is moving about, not an edit.
+    view.remove(QStringLiteral("training"));
+    view.remove(QStringLiteral("tabs"));
+    return view;
+}
+
+void SessionController::viewStateSettled()
+{
+    if (!m_getView || m_viewModified)
+        return;
+    m_savedView = comparedView();
+}
+
+void SessionController::checkViewState()
+{
+    if (!m_getView)
+        return;
+    m_viewModified = comparedView() != m_savedView;
+    showModified();
+}
+
+void SessionController::resetViewState()
+{
+    m_viewCheck->stop();
+    m_savedView = comparedView();
+    m_viewModified = false;
+    showModified();
+}
+
+void SessionController::showModified()
+{
+    const bool modified = isModified();
+    m_window->setWindowModified(modified);
+    if (modified != m_shownModified) {
+        m_shownModified = modified;
+        emit modifiedChanged(modified);
+    }
 }
 
 SessionDocument SessionController::document() const
@@ -281,6 +335,7 @@ void SessionController::apply(const SessionDocument &document)
     }
     m_kept = document;
     m_undoStack->clear(); // a new document: no history, clean
+    resetViewState();
     if (!m_openWarning.isEmpty())
         emit statusMessage(m_openWarning);
 }
@@ -304,6 +359,7 @@ bool SessionController::saveFile(const QString &path, QString *error)
     m_kept = d;
     setFilePath(QFileInfo(path).absoluteFilePath());
     m_undoStack->setClean();
+    resetViewState();
     m_recent->add(path);
     return true;
 }
@@ -429,7 +485,8 @@ bool SessionController::maybeSave()
                     tr("Save the changes to the session “%1”?").arg(name),
                     QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, m_window);
     box.setObjectName(QStringLiteral("unsavedChangesPrompt"));
-    box.setInformativeText(tr("The parameter changes since the last save are lost otherwise."));
+    box.setInformativeText(
+        tr("The parameter and view changes since the last save are lost otherwise."));
     // Enter and Escape keep everything as it is: Save would overwrite the old session file.
     box.setDefaultButton(QMessageBox::Cancel);
     box.setEscapeButton(QMessageBox::Cancel);

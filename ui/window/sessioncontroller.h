@@ -7,6 +7,7 @@
 
 #include "ui/document/sessionfile.h"
 
+#include <QJsonObject>
 #include <QObject>
 #include <QString>
 
@@ -14,6 +15,7 @@
 
 class QAction;
 class QSettings;
+class QTimer;
 class QUndoStack;
 class QWidget;
 
@@ -61,7 +63,11 @@ public:
 
     /// The open session file (empty while untitled).
     QString filePath() const { return m_filePath; }
-    /// True when the parameters differ from the last save/open (the undo stack is not clean).
+    /// True when the parameters differ from the last save/open (the undo stack is not clean)
+    /// or the view state saved in session files (SessionDocument::view) does: the heads grid's
+    /// options, the view transform and row strip, Compare B, the Tokens, Long, Steps and Play
+    /// settings (viewStateChanged tells when to compare). The pages shown are saved but not
+    /// compared: going to another page is not an edit.
     bool isModified() const;
     /// The current state as a document: parameters, view state, tensors, kept unknown keys.
     SessionDocument document() const;
@@ -87,6 +93,14 @@ public:
     void setPersistRecentFiles(bool on) { m_persistRecent = on; }
 
 public slots:
+    /// The view state may have changed: it is compared with the one last saved or opened once
+    /// the events in progress are handled, which marks the session modified, or clean again.
+    void viewStateChanged();
+    /// The view state as it is now becomes the saved one, unless it has been edited since the
+    /// last save or open: the window calls it when a result has been shown, so that what the
+    /// views derive from a result (B of Compare following A, a range chosen by the length) is
+    /// not taken for an edit.
+    void viewStateSettled();
     /// Applies an edit of the controls as an undoable command.
     void editParameters(const attn::SessionParameters &params);
     /// openFile with a message box naming the file and the problem on failure (asks to save
@@ -115,6 +129,15 @@ private:
     void apply(const SessionDocument &document);
     void setFilePath(const QString &path);
     void updateTitle();
+    /// m_getView() without what the undo stack tracks (the Training tab's settings) and the
+    /// pages shown.
+    QJsonObject comparedView() const;
+    /// Compares the view state with the saved one (viewStateChanged, deferred).
+    void checkViewState();
+    /// The view state now is the saved one (a save or an open).
+    void resetViewState();
+    /// Shows isModified() in the title and emits modifiedChanged when it changed.
+    void showModified();
     QString dialogFolder() const;
 
     AttentionSession *m_session;
@@ -132,6 +155,10 @@ private:
     QString m_dragKey; ///< merge key of the slider drag in progress (empty: none)
     int m_dragSerial = 0;
     bool m_persistRecent = false;
+    QJsonObject m_savedView; ///< comparedView() at the last save, open or settled result
+    bool m_viewModified = false;
+    bool m_shownModified = false; ///< isModified() as last shown and signalled
+    QTimer *m_viewCheck = nullptr;
 
     QAction *m_openAction = nullptr;
     QAction *m_saveAction = nullptr;

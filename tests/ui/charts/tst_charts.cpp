@@ -207,6 +207,37 @@ private slots:
     // n = 2048 in a short chart: each value axis keeps a title that fits the plot's height
     // whole (a shorter one, or none), never one Qt elides to "…" (read as "⋮" when vertical);
     // in a tall chart the full titles.
+    // The uniform row's reference values count the keys a row may attend to: with 3 of 9 keys
+    // padded, w = 1/6, ln 6 = 1.79 nats and 6 terms (not 1/9, ln 9 and 9).
+    void rowMetricsUniformRowSkipsPaddedKeys()
+    {
+        SessionParameters p;
+        p.n = 9;
+        p.dModel = 16;
+        p.heads = 2;
+        p.mask = MaskChoice::KeyPadding;
+        p.paddingCount = 3;
+        const auto padded = std::make_shared<const SessionResult>(computeSession(p));
+        QVERIFY2(padded->ok(), qPrintable(padded->error));
+        RowMetricsChart chart;
+        chart.setResult(padded);
+        const auto *info = chart.findChild<QLabel *>(QStringLiteral("rowMetricsInfo"));
+        QVERIFY(info);
+        QVERIFY2(
+            info->text().startsWith(QStringLiteral(
+                "9 rows \u00d7 9 keys · uniform row over the 6 unmasked keys: w\u00a0=\u00a01/6, "
+                "1.79 nats, 6 terms")),
+            qPrintable(info->text()));
+        // A causal mask leaves every key to the last row: all 9 count.
+        p.mask = MaskChoice::Causal;
+        const auto causal = std::make_shared<const SessionResult>(computeSession(p));
+        QVERIFY2(causal->ok(), qPrintable(causal->error));
+        chart.setResult(causal);
+        QVERIFY2(info->text().startsWith(QStringLiteral(
+                     "9 rows \u00d7 9 keys · uniform row: w\u00a0=\u00a01/9, 2.20 nats, 9 terms")),
+                 qPrintable(info->text()));
+    }
+
     void rowMetricsTitlesFitThePlot()
     {
         SessionParameters p;

@@ -290,6 +290,105 @@ private slots:
                  QSize(200, 150));
     }
 
+    // d_k's From and To take 1 … 4096 / h: the fields' limits, the refusal of a typed value and
+    // the tooltip name the range h allows, and a value above it when h grows is lowered to it
+    // with a note; the summary then plays the schedule instead of refusing it.
+    void dkRangeFollowsHeads()
+    {
+        SessionParameters session;
+        session.heads = 8;
+        session.dModel = 64;
+        PlayPanel panel;
+        panel.setDriver(
+            {[&] { return session; }, [&](const SessionParameters &) {}, [] { return false; }});
+        QCOMPARE(panel.heads(), 8);
+        PlaySettings s;
+        s.parameter = PlayParameter::HeadWidth;
+        s.from = 4;
+        s.to = 256;
+        s.frames = 7;
+        panel.setSettings(s);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto *from = panel.findChild<QDoubleSpinBox *>(QStringLiteral("playFromSpin"));
+        auto *to = panel.findChild<QDoubleSpinBox *>(QStringLiteral("playToSpin"));
+        auto *note = panel.findChild<QLabel *>(QStringLiteral("playRangeNote"));
+        auto *status = panel.findChild<QLabel *>(QStringLiteral("playStatus"));
+        QVERIFY(from && to && note && status);
+        QCOMPARE(from->maximum(), 512.0);
+        QCOMPARE(to->maximum(), 512.0);
+        QVERIFY2(
+            from->toolTip().contains(QStringLiteral("d_k: 1 … 512, that is 4096 / h with h = 8")),
+            qPrintable(from->toolTip()));
+        to->setFocus();
+        to->selectAll();
+        QTest::keyClicks(to, QStringLiteral("1024"));
+        QTest::keyClick(to, Qt::Key_Return);
+        QCOMPARE(panel.settings().to, 256.0);
+        QVERIFY2(
+            note->text().contains(QStringLiteral("d_k (to) with h = 8 must be between 1 and 512")),
+            qPrintable(note->text()));
+        QVERIFY2(status->text().startsWith(QStringLiteral("7 frames, d_k = 4 → d_k = 256")),
+                 qPrintable(status->text()));
+
+        // h = 32 allows d_k up to 128: To is lowered to it, and the note says so.
+        session.heads = 32;
+        session.dModel = 128;
+        panel.setHeads(32);
+        QCOMPARE(to->maximum(), 128.0);
+        QCOMPARE(panel.settings().to, 128.0);
+        QCOMPARE(panel.settings().from, 4.0);
+        QVERIFY(!note->isHidden());
+        QVERIFY2(note->text().contains(
+                     QStringLiteral("d_k (to) 256 is above the range 1 … 128 that h = 32 allows")),
+                 qPrintable(note->text()));
+        QVERIFY2(status->text().startsWith(QStringLiteral("7 frames, d_k = 4 → d_k = 128")),
+                 qPrintable(status->text()));
+        // Fewer heads widen it again.
+        panel.setHeads(1);
+        QCOMPARE(to->maximum(), 4096.0);
+        QCOMPARE(panel.settings().to, 128.0);
+    }
+
+    // Each parameter keeps its own From and To: Animate switched away and back shows them again
+    // (it showed the parameter's usual range).
+    void animateKeepsEachParametersRange()
+    {
+        PlayPanel panel;
+        PlaySettings s;
+        s.parameter = PlayParameter::ScaleExponent;
+        s.from = 0.2;
+        s.to = 0.7;
+        panel.setSettings(s);
+        QComboBox *combo = panel.parameterCombo();
+        const auto choose = [&](PlayParameter p) {
+            combo->setCurrentIndex(combo->findData(int(p)));
+            QCOMPARE(panel.settings().parameter, p);
+        };
+        auto *from = panel.findChild<QDoubleSpinBox *>(QStringLiteral("playFromSpin"));
+        auto *to = panel.findChild<QDoubleSpinBox *>(QStringLiteral("playToSpin"));
+        QVERIFY(from && to);
+        choose(PlayParameter::Temperature);
+        // The first time: τ's usual range.
+        QCOMPARE(panel.settings().from, 0.25);
+        QCOMPARE(panel.settings().to, 4.0);
+        from->setValue(0.5);
+        to->setValue(8);
+        choose(PlayParameter::HeadWidth);
+        QCOMPARE(panel.settings().from, 4.0);
+        QCOMPARE(panel.settings().to, 256.0);
+        to->setValue(64);
+        choose(PlayParameter::ScaleExponent);
+        QCOMPARE(panel.settings().from, 0.2);
+        QCOMPARE(panel.settings().to, 0.7);
+        choose(PlayParameter::Temperature);
+        QCOMPARE(panel.settings().from, 0.5);
+        QCOMPARE(panel.settings().to, 8.0);
+        choose(PlayParameter::HeadWidth);
+        QCOMPARE(panel.settings().from, 4.0);
+        QCOMPARE(panel.settings().to, 64.0);
+    }
+
     // The Play dock's From, To, Frames and Speed keep every keystroke and the number as typed
     // (QDoubleSpinBox dropped the "e" and "-" of 1e-9, leaving 19, and rounded 0.333 to 0.33);
     // a number outside the parameter's range is refused under the fields, naming it.

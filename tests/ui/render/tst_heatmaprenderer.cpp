@@ -199,6 +199,64 @@ private slots:
         QVERIFY2(file.readAll().contains("window: 4 keys + 1 sink<"), "legend");
     }
 
+    // A tile's title stays inside its tile at every width (a long one is shortened or elided,
+    // never drawn into the gap before the colour bar), and its tooltip gives it whole and says
+    // what "sinks" and "m" are.
+    void tileTitlesStayInTheirTiles()
+    {
+        SessionParameters p;
+        p.n = 24;
+        p.dModel = 32;
+        p.heads = 4;
+        p.alibi = true;
+        p.window = 4;
+        p.sinks = 1;
+        auto result = std::make_shared<SessionResult>(computeSession(p));
+        QVERIFY2(result->ok(), qPrintable(result->error));
+        HeatmapRenderer renderer;
+        renderer.setResult(result);
+        HeatmapOptions o;
+        o.background = Qt::white;
+        o.foreground = Qt::black;
+        renderer.setOptions(o);
+        for (int width = 360; width <= 1400; width += 20) {
+            const QSize size(width, 420);
+            const HeatmapLayout lay = renderer.layout(QRectF(QPointF(0, 0), QSizeF(size)));
+            QVERIFY(!lay.tiles.isEmpty());
+            const QImage image = renderer.render(size, 1.0);
+            for (const HeatmapLayout::Tile &tile : lay.tiles) {
+                // Right of the tile's frame, up to the next tile or the legend, in the title's
+                // band: nothing of this title.
+                const bool lastInRow
+                    = tile.frame.right() + 1 >= lay.legend.left() - lay.fontPixelSize;
+                if (!lastInRow)
+                    continue;
+                for (int y = int(std::ceil(tile.frame.top())); y < int(tile.map.top()) - 1; ++y)
+                    for (int x = int(std::ceil(tile.frame.right())) + 1;
+                         x < int(lay.legend.left()) - 1; ++x)
+                        QVERIFY2(image.pixel(x, y) == qRgb(255, 255, 255),
+                                 qPrintable(QStringLiteral("width %1: title ink at (%2, %3), "
+                                                           "the tile ends at %4")
+                                                .arg(width)
+                                                .arg(x)
+                                                .arg(y)
+                                                .arg(tile.frame.right())));
+            }
+        }
+        const QRectF bounds(0, 0, 700, 420);
+        const HeatmapLayout lay = renderer.layout(bounds);
+        const HeatmapLayout::Tile &first = lay.tiles.first();
+        const QString tip = renderer.titleToolTipAt(
+            bounds, QPointF(first.map.center().x(), (first.frame.top() + first.map.top()) / 2));
+        QVERIFY2(tip.startsWith(first.title) && first.title.contains(QStringLiteral("sinks"))
+                     && tip.contains(QStringLiteral("sinks: the weight the head's rows put on "
+                                                    "the 1 sink key(s) together"))
+                     && tip.contains(QStringLiteral("m: the head's ALiBi slope")),
+                 qPrintable(tip));
+        // Over the map: a cell's tooltip, not the title's.
+        QVERIFY(renderer.titleToolTipAt(bounds, first.map.center()).isEmpty());
+    }
+
     void knownColours_data()
     {
         QTest::addColumn<int>("colormap");

@@ -11,6 +11,7 @@
 #include "ui/render/colormap.h"
 #include "ui/render/figurefile.h"
 #include "ui/render/longmaptiles.h"
+#include "ui/render/tileimage.h"
 #include "ui/session/attentionsession.h"
 #include "ui/session/sessioncompute.h"
 #include "ui/session/tensorsource.h"
@@ -33,8 +34,10 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 using namespace attn;
 
@@ -447,6 +450,71 @@ private slots:
         QVERIFY2(words.contains(range), qPrintable(range + QStringLiteral(" not in ") + words));
     }
 
+    /// A PNG export draws masked cells as the tab does and its legend as the cells: the whole
+    /// map's pooled pixels flat in the causal mask colour, its legend swatch flat too (no hatch
+    /// line in it). (Big cells, hatched in the map and the legend: tst_heatmaprenderer.)
+    void exportedMaskLegendMatchesTheCells()
+    {
+        const SessionParameters p = smallParameters(); // causal
+        auto view = makeView(p, 2000);
+        QVERIFY(view);
+        const QRgb flat = maskColor(view->tiles()->colormap(), MaskCausal);
+        const QRgb hatch = figure::hatchColor(flat).rgb();
+        const auto same = [](QRgb a, QRgb b) { return (a & 0xffffff) == (b & 0xffffff); };
+        // The legend's swatch: right of the map (whose masked cells reach its right edge in the
+        // middle row), the columns and rows mostly of the mask colour (antialiased text has a
+        // few pixels of it too).
+        const auto swatch = [&](const QImage &image) {
+            int mapRight = 0;
+            for (int x = 0; x < image.width(); ++x)
+                if (same(image.pixel(x, image.height() / 2), flat))
+                    mapRight = x;
+            std::vector<int> perColumn(std::size_t(image.width()), 0);
+            for (int y = 0; y < image.height(); ++y)
+                for (int x = mapRight + 8; x < image.width(); ++x)
+                    perColumn[std::size_t(x)] += same(image.pixel(x, y), flat);
+            const int most = *std::max_element(perColumn.begin(), perColumn.end());
+            QRect box;
+            for (int x = mapRight + 8; x < image.width(); ++x) {
+                if (most < 10 || perColumn[std::size_t(x)] < most / 2)
+                    continue;
+                for (int y = 0; y < image.height(); ++y)
+                    if (same(image.pixel(x, y), flat)) {
+                        int inRow = 0;
+                        for (int u = mapRight + 8; u < image.width(); ++u)
+                            inRow += perColumn[std::size_t(u)] >= most / 2
+                                && same(image.pixel(u, y), flat);
+                        if (inRow >= 5)
+                            box |= QRect(x, y, 1, 1);
+                    }
+            }
+            return box;
+        };
+        const auto count = [&](const QImage &image, const QRect &box, QRgb c) {
+            qint64 n = 0;
+            for (int y = box.top(); y <= box.bottom(); ++y)
+                for (int x = box.left(); x <= box.right(); ++x)
+                    n += same(image.pixel(x, y), c);
+            return n;
+        };
+        QTemporaryDir dir;
+        const auto exportPng = [&](const QString &name) {
+            const QString path = dir.filePath(name);
+            QSignalSpy done(view.get(), &LongMapView::exported);
+            view->exportWindow(path, QSize(600, 550), 2);
+            if (!done.wait(60000) || !done.first().at(1).toString().isEmpty())
+                return QImage();
+            return QImage(path);
+        };
+        const QImage whole = exportPng(QStringLiteral("whole.png"));
+        QVERIFY(!whole.isNull());
+        QVERIFY(count(whole, whole.rect(), flat) > 10000); // the masked half, flat
+        const QRect wholeSwatch = swatch(whole);
+        QVERIFY(wholeSwatch.width() >= 10 && wholeSwatch.height() >= 10);
+        QVERIFY(wholeSwatch.left() > whole.width() * 3 / 4);
+        QCOMPARE(count(whole, wholeSwatch, hatch), qint64(0));
+    }
+
     void hoverComputesTheCell()
     {
         const SessionParameters p = smallParameters();
@@ -599,6 +667,48 @@ private slots:
         QVERIFY2(ref.ok(), qPrintable(ref.error));
         checkExport(*view, ref, 1e-12, "rope");
         checkTileColours(*view, ref);
+    /// Fit pressed after a hover (the pointer has left the map for the button): the row strip
+    /// shows the same query over every key at once, its values those of the materialized row.
+    void rowStripFollowsFit()
+    {
+        const SessionParameters p = smallParameters();
+        auto view = makeView(p, 200);
+        QVERIFY(view);
+        const SessionResult ref = computeSession(view->mapParameters());
+        QVERIFY(ref.ok());
+        view->zoomAt(view->mapArea().center(), 4.0);
+        const QRectF area = view->mapArea();
+        const QPoint pos
+            = (area.topLeft() + QPointF(area.width() * 0.6, area.height() * 0.7)).toPoint();
+        const Index i = view->cellAt(pos).first;
+        QVERIFY(i >= 0);
+        QTest::mouseMove(view->canvas(), pos);
+        QVERIFY(waitFor([&] { return view->rowStrip().query == i; }));
+        const Index zoomedBegin = view->rowStrip().colBegin;
+        QVERIFY(zoomedBegin > 0); // zoomed in: the strip starts past key 0
+        // The pointer leaves the map for the Fit button.
+        QEvent leave(QEvent::Leave);
+        QCoreApplication::sendEvent(view->canvas(), &leave);
+        QVERIFY(view->hoverText().isEmpty());
+        auto *fit = view->findChild<QPushButton *>(QStringLiteral("longFitButton"));
+        QVERIFY(fit);
+        QTest::mouseClick(fit, Qt::LeftButton);
+        const TileWindow w = view->visibleWindow();
+        QCOMPARE(w.colBegin, Index(0));
+        QCOMPARE(w.colEnd, Index(200));
+        QVERIFY(waitFor(
+            [&] {
+                return view->rowStrip().colBegin == w.colBegin
+                    && view->rowStrip().colEnd == w.colEnd;
+            },
+            10000));
+        const LongRowStrip &row = view->rowStrip();
+        QCOMPARE(row.query, i);
+        const MatrixD expected = poolReference(ref.weights[0], ref.maskState, i, i + 1, 0, 200, 1,
+                                               row.colsPerPixel, true);
+        QCOMPARE(Index(row.values.size()), expected.cols());
+        for (Index x = 0; x < expected.cols(); ++x)
+            QVERIFY(std::abs(row.values[std::size_t(x)] - expected(0, x)) <= 1e-12);
     }
 
     /// The Steps button of a window zoomed to at most 256 × 256 cells shows exactly its weights,
@@ -884,6 +994,7 @@ private slots:
         QVERIFY2(view.statusText().contains(QStringLiteral("tile engine")),
                  qPrintable(view.statusText()));
         setSessionMemoryBudget(0);
+
     }
 
     void stateRoundTrips()

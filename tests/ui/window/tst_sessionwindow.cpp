@@ -1,8 +1,15 @@
-// The window and its session: the title marks unsaved changes and quitting asks only when there
-// are some; Open Session asks once, Cancel by default; QSettings restores the last session; the
+// The window and its session: the title marks unsaved changes (of the parameters and of the view
+// state sessions keep) and quitting asks only when there are some; Open Session asks once,
+// Cancel by default; QSettings restores the last session and the Play dock's frame size; the
 // recent files list.
 
 #include "ui/sessiontest.h"
+
+#include "ui/panels/playpanel.h"
+#include "ui/views/longmapview.h"
+
+#include <QCheckBox>
+#include <QComboBox>
 
 using namespace sessiontest;
 
@@ -21,6 +28,8 @@ private slots:
     void openSessionPromptsOnce();
     void settingsRestoreLastSession();
     void recentFiles();
+    void viewEditsMarkModified();
+    void playFrameSizeSurvivesRestart();
 
 private:
     QTemporaryDir m_dir;
@@ -240,6 +249,99 @@ void TestSessionWindow::recentFiles()
     QStringList expected = recent.files();
     expected.removeAll(paths.at(5));
     QCOMPARE(back.files(), expected);
+}
+
+// What sessions keep of the view marks the session modified as the parameters do: Fit all
+// (clean again when switched back), heads per row, Compare B's d_k, the Long tab's pooling, the
+// Play settings; Quit then asks; saving makes it clean.
+void TestSessionWindow::viewEditsMarkModified()
+{
+    SessionController *c = m_window->sessionController();
+    QVERIFY(!m_window->isWindowModified());
+    auto *fitAll = m_window->findChild<QCheckBox *>(QStringLiteral("fitAllCheck"));
+    auto *perRow = m_window->findChild<QComboBox *>(QStringLiteral("headsPerRowCombo"));
+    QVERIFY(fitAll && perRow);
+    QSignalSpy modified(c, &SessionController::modifiedChanged);
+    fitAll->click();
+    QTRY_VERIFY(m_window->isWindowModified());
+    QVERIFY(c->isModified());
+    QCOMPARE(modified.count(), 1);
+    fitAll->click(); // back as saved
+    QTRY_VERIFY(!m_window->isWindowModified());
+    QCOMPARE(modified.count(), 2);
+
+    perRow->setCurrentIndex(perRow->findData(1));
+    QTRY_VERIFY(m_window->isWindowModified());
+    auto answer = answerNextMessageBox(QMessageBox::Cancel);
+    QVERIFY(!m_window->close());
+    QVERIFY(answer->seen);
+    QVERIFY(m_window->isVisible());
+    const QString path = m_dir.filePath(QStringLiteral("view.attnlab.json"));
+    QString error;
+    QVERIFY2(c->saveFile(path, &error), qPrintable(error));
+    QVERIFY(!m_window->isWindowModified());
+
+    CompareView *compare = m_window->attentionViews()->compareView();
+    CompareVariant v = compare->variant();
+    v.dK = v.dK == 8 ? 4 : 8;
+    compare->setVariant(v);
+    QTRY_VERIFY(m_window->isWindowModified());
+    QVERIFY2(c->saveFile(path, &error), qPrintable(error));
+    QVERIFY(!m_window->isWindowModified());
+
+    LongMapView *longMap = m_window->attentionViews()->longMapView();
+    longMap->setPooling(longMap->pooling() == TilePooling::Max ? TilePooling::Mean
+                                                               : TilePooling::Max);
+    QTRY_VERIFY(m_window->isWindowModified());
+    QVERIFY2(c->saveFile(path, &error), qPrintable(error));
+    QVERIFY(!m_window->isWindowModified());
+
+    PlaySettings play = m_window->playPanel()->settings();
+    play.frames += 1;
+    m_window->playPanel()->setSettings(play);
+    QTRY_VERIFY(m_window->isWindowModified());
+    // The saved file has the view as it is now: opened again, nothing is modified.
+    QVERIFY2(c->saveFile(path, &error), qPrintable(error));
+    auto other = newWindow();
+    QVERIFY(other);
+    QVERIFY2(other->sessionController()->openFile(path, &error), qPrintable(error));
+    QVERIFY(waitForResult(other.get(), m_window->session()->parameters()));
+    QTest::qWait(100);
+    QVERIFY(!other->isWindowModified());
+    QCOMPARE(other->playPanel()->settings(), play);
+    closeWindow(other);
+}
+
+// The Play dock's frame size (Export Frames…) is kept in QSettings: a window restored from them
+// shows it; a size the dock refuses is ignored.
+void TestSessionWindow::playFrameSizeSurvivesRestart()
+{
+    const QString ini = m_dir.filePath(QStringLiteral("frames.ini"));
+    QFile::remove(ini);
+    m_window->playPanel()->setFrameSize(QSize(640, 360));
+    {
+        QSettings settings(ini, QSettings::IniFormat);
+        m_window->saveSettings(settings);
+    }
+    auto other = std::make_unique<MainWindow>();
+    QCOMPARE(other->playPanel()->frameSize(), QSize(1200, 800));
+    {
+        QSettings settings(ini, QSettings::IniFormat);
+        other->restoreSettings(settings);
+    }
+    QCOMPARE(other->playPanel()->frameSize(), QSize(640, 360));
+    {
+        QSettings settings(ini, QSettings::IniFormat);
+        settings.setValue(QStringLiteral("play/frameSize"), QSize(20, 360));
+    }
+    auto third = std::make_unique<MainWindow>();
+    {
+        QSettings settings(ini, QSettings::IniFormat);
+        third->restoreSettings(settings);
+    }
+    QCOMPARE(third->playPanel()->frameSize(), QSize(1200, 800));
+    closeWindow(other);
+    closeWindow(third);
 }
 
 QTEST_MAIN(TestSessionWindow)
