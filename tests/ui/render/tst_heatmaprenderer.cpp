@@ -361,6 +361,34 @@ private slots:
         QCOMPARE(renderer.norm().vmax, 1.0);
     }
 
+    // Signed weights with every cell masked: nothing sets the range, and the legend says so on
+    // the signed scale ([−1, 1] centred on 0), not "auto [0, 1]".
+    void allMaskedSignedWeightsLegend()
+    {
+        const MatrixB state = MatrixB::Constant(2, 3, std::uint8_t(MaskPadding));
+        auto result = makeResult(
+            1, 2, 3, [](int, int, int) { return 0.0; }, state);
+        result->signedWeights = true;
+        HeatmapRenderer renderer;
+        renderer.setResult(result);
+        renderer.setOptions(HeatmapOptions());
+        QCOMPARE(renderer.norm().vmin, -1.0);
+        QCOMPARE(renderer.norm().vmax, 1.0);
+        const QStringList lines = renderer.colorbarLines();
+        QCOMPARE(lines.value(0), QStringLiteral("RdBu_r, linear"));
+        QCOMPARE(lines.value(1), QStringLiteral("every cell masked, centred on 0 [\u22121, 1]"));
+        QCOMPARE(lines.value(2), QStringLiteral("signed weights, 0 = white"));
+        QVERIFY2(!renderer.captionText().contains(QLatin1String("auto [0, 1]")),
+                 qPrintable(renderer.captionText()));
+        // With a cell to measure, the range is its |w|, centred on 0.
+        auto some
+            = makeResult(1, 2, 3, [](int, int i, int j) { return i == 1 && j == 0 ? -0.3 : 0.1; });
+        some->signedWeights = true;
+        renderer.setResult(some);
+        QCOMPARE(renderer.colorbarLines().value(1),
+                 QStringLiteral("auto, centred on 0 [\u22120.3, 0.3]"));
+    }
+
     // Masked cells: not the colour of a weight near 0, causal differs from padding, both hatched.
     void maskedCellsDistinct()
     {
