@@ -892,6 +892,47 @@ private slots:
                  qPrintable(alone.err));
     }
 
+    // Signed weights (differential attention) are drawn on RdBu_r centred on 0 over [-m, m]:
+    // --scale log, --range fixed and another --colormap are named as not applied; --range auto
+    // (what the signed scale does) and the same options on unsigned weights say nothing.
+    void signedWeightsNameIgnoredColourOptions()
+    {
+        const QString png = m_dir.filePath(QStringLiteral("signed-options.png"));
+        const QStringList model {QStringLiteral("--n"),       QStringLiteral("4"),
+                                 QStringLiteral("--heads"),   QStringLiteral("2"),
+                                 QStringLiteral("--d-model"), QStringLiteral("8"),
+                                 QStringLiteral("--out"),     png};
+        const QStringList differential {QStringLiteral("--differential-lambda"),
+                                        QStringLiteral("0.5")};
+        const Run r = run(model + differential
+                          + QStringList {QStringLiteral("--scale"), QStringLiteral("log"),
+                                         QStringLiteral("--range"), QStringLiteral("fixed"),
+                                         QStringLiteral("--colormap"), QStringLiteral("magma")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        for (const char *option : {"--scale log", "--range fixed", "--colormap magma"})
+            QVERIFY2(r.err.contains(QStringLiteral("attnlab heatmap: note: %1 does not apply to "
+                                                   "signed weights (A1 - lambda A2): they are "
+                                                   "drawn on RdBu_r centred on 0, linear over "
+                                                   "[-m, m] with m the largest |w| drawn")
+                                        .arg(QLatin1String(option))),
+                     qPrintable(r.err + " lacks " + QLatin1String(option)));
+        QVERIFY(QFile::exists(png));
+
+        const Run honoured
+            = run(model + differential
+                  + QStringList {QStringLiteral("--range"), QStringLiteral("auto"),
+                                 QStringLiteral("--colormap"), QStringLiteral("RdBu_r")});
+        QVERIFY2(honoured.exitCode == 0, qPrintable(honoured.err));
+        QVERIFY2(!honoured.err.contains(QLatin1String("does not apply")), qPrintable(honoured.err));
+
+        const Run plain
+            = run(model
+                  + QStringList {QStringLiteral("--scale"), QStringLiteral("log"),
+                                 QStringLiteral("--colormap"), QStringLiteral("magma")});
+        QVERIFY2(plain.exitCode == 0, qPrintable(plain.err));
+        QVERIFY2(!plain.err.contains(QLatin1String("does not apply")), qPrintable(plain.err));
+    }
+
     void help()
     {
         const Run r = run({QStringLiteral("--help")});
