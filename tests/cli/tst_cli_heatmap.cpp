@@ -933,6 +933,37 @@ private slots:
         QVERIFY2(!plain.err.contains(QLatin1String("does not apply")), qPrintable(plain.err));
     }
 
+    // A session's λ per head (differential_head_lambdas) that no longer fits an h given by
+    // --heads: the refusal names the session and its key, not an option nobody typed.
+    void sessionHeadLambdasNamedAsTheSession()
+    {
+        const QString session = m_dir.filePath(QStringLiteral("lambdas.attnlab.json"));
+        QFile s(session);
+        QVERIFY(s.open(QIODevice::WriteOnly));
+        const QJsonObject params {
+            {"version", 1},         {"n", 4},
+            {"d_model", 8},         {"heads", 4},
+            {"differential", true}, {"differential_head_lambdas", QJsonArray {0.2, 0.5, 0.3, 0.1}}};
+        s.write(
+            QJsonDocument(
+                QJsonObject {{"format", "attnlab-session"}, {"version", 1}, {"parameters", params}})
+                .toJson());
+        s.close();
+        const QString png = m_dir.filePath(QStringLiteral("lambdas.png"));
+        const Run ok = run({QStringLiteral("--session"), session, QStringLiteral("--out"), png});
+        QVERIFY2(ok.exitCode == 0, qPrintable(ok.err));
+
+        const Run r = run({QStringLiteral("--session"), session, QStringLiteral("--heads"),
+                           QStringLiteral("2"), QStringLiteral("--out"), png});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("the session '%1' sets differential_head_lambdas "
+                                               "(0.2,0.5,0.3,0.1): \u03bb per head: 4 numbers "
+                                               "for h=2 heads")
+                                    .arg(session)),
+                 qPrintable(r.err));
+        QVERIFY2(!r.err.contains(QLatin1String("--differential-lambda:")), qPrintable(r.err));
+    }
+
     void help()
     {
         const Run r = run({QStringLiteral("--help")});
