@@ -102,6 +102,29 @@ private slots:
                 }
     }
 
+    // The output gate's σ(g) of each shown row goes with the row (the heatmap's tooltip reads it).
+    void gateOfTheShownRows()
+    {
+        EngineParameters p;
+        p.n = 6;
+        p.dModel = 8;
+        p.heads = 2;
+        p.outputGate = true;
+        p.gateBias = 0.5;
+        const EngineResult in = computeEngine(p);
+        QCOMPARE(in.gate.size(), std::size_t(2));
+        ShownCells cells;
+        cells.queries = {4, 1};
+        cells.keys = {0, 2, 3};
+        const EngineResult out = selectShownCells(in, cells);
+        QCOMPARE(out.gate.size(), std::size_t(2));
+        for (std::size_t h = 0; h < 2; ++h) {
+            QCOMPARE(out.gate[h].size(), Index(2));
+            QCOMPARE(out.gate[h](0), in.gate[h](4));
+            QCOMPARE(out.gate[h](1), in.gate[h](1));
+        }
+    }
+
     void keptMetricsAndRefusals()
     {
         EngineParameters p;
