@@ -13,11 +13,14 @@
 // of weights, attn_weights, attention, attentions present (or the file's only array), 2-d, 3-d
 // or 4-d, square. Tokens for the duplicate-token and induction scores: --tokens, else the
 // file's 'tokens' (strings) or 'ids' / 'input_ids' (integers); without any they are null.
+// Signed weights (negative entries, such as differential attention's A₁ − λA₂) are scored as
+// they stand, as the window's Atlas scores them, with a note.
 // --out also draws the atlas figure (ui/render/headatlas.h): a layers × heads grid coloured by
-// --score. With --model the stack is every layer and head of the model's forward on the text's ids
-// (the ids are the tokens), and the scores gain prefix_matching (Olsson et al. 2022, on random
-// tokens repeated twice) per head and rank_collapse (Dong et al. 2021) per layer; with
-// --contributions also value-weighted norms, attention rollout and head ablation.
+// --score (RdBu_r centred on 0 when a score is negative). With --model the stack is every layer
+// and head of the model's forward on the text's ids (the ids are the tokens), and the scores
+// gain prefix_matching (Olsson et al. 2022, on random tokens repeated twice) per head and
+// rank_collapse (Dong et al. 2021) per layer; with --contributions also value-weighted norms,
+// attention rollout and head ablation.
 // The command runs in three steps: parse (options → HeadsArguments), plan (read and check the
 // file → HeadsPlan), run (score, format, print).
 
@@ -95,6 +98,9 @@ struct HeadsPlan
     QString tokenSource; ///< "--tokens", "array 'ids'", …; empty without tokens
     std::vector<std::string> tokenLabels; ///< --model --text: the text's piece of each token
     std::optional<ModelExtras> model; ///< --model only
+    /// Where the first negative weight is and its value ("layer 0, head 1, row 2, column 0:
+    /// -0.25"); empty when every weight is >= 0 (the stack is not signed).
+    std::string firstNegative;
 };
 
 QString q(const std::string &s)
@@ -369,10 +375,12 @@ NamedArrays readStackFile(const QString &path, double budgetBytes, NpzStrings &s
 }
 
 /// The weight stack of `arrays` (see the file's comment): 2-, 3- or 4-d and square.
-/// The scores assume each row is a distribution (softmax weights): NaN, ±inf and negative weights
-/// are refused naming the first one; rows that do not sum to 1 (nor to 0, a fully masked row)
-/// within 1e-3 are reported on standard error with the worst one.
-void checkDistributions(const HeadsPlan &plan)
+/// The scores assume each row is a distribution (softmax weights): NaN and ±inf weights are
+/// refused naming the first one; rows that do not sum to 1 (nor to 0, a fully masked row)
+/// within 1e-3 are reported on standard error with the worst one. Negative weights mark a stack
+/// of signed weights (differential attention's A₁ − λA₂, whose rows sum to 1 − λ): it is scored
+/// as it stands, as the window's Atlas scores it, with a note instead of the row-sum check.
+void checkDistributions(HeadsPlan &plan)
 {
     const WeightStack &s = plan.stack;
     double worst = 0;
@@ -384,13 +392,16 @@ void checkDistributions(const HeadsPlan &plan)
                 double sum = 0;
                 for (Index j = 0; j < w.cols(); ++j) {
                     const double v = w(i, j);
-                    if (!std::isfinite(v) || v < 0)
-                        throw InvalidArgument(
-                            "array '" + plan.member + "' " + plan.shape + ": layer "
-                            + std::to_string(l) + ", head " + std::to_string(h) + ", row "
-                            + std::to_string(i) + ", column " + std::to_string(j) + " holds "
-                            + Table::formatNumber(v)
-                            + ": attention weights are finite and >= 0 (softmax rows)");
+                    const auto where = [&] {
+                        return "layer " + std::to_string(l) + ", head " + std::to_string(h)
+                            + ", row " + std::to_string(i) + ", column " + std::to_string(j);
+                    };
+                    if (!std::isfinite(v))
+                        throw InvalidArgument("array '" + plan.member + "' " + plan.shape + ": "
+                                              + where() + " holds " + Table::formatNumber(v)
+                                              + ": attention weights must be finite");
+                    if (v < 0 && plan.firstNegative.empty())
+                        plan.firstNegative = where() + ": " + Table::formatNumber(v);
                     sum += v;
                 }
                 const double off = sum == 0 ? 0 : std::abs(sum - 1);
@@ -403,7 +414,14 @@ void checkDistributions(const HeadsPlan &plan)
             }
         }
     }
-    if (worst > 1e-3)
+    if (!plan.firstNegative.empty())
+        QTextStream(stderr) << "attnlab heads: note: '" << q(plan.member)
+                            << "' holds negative weights (first at " << q(plan.firstNegative)
+                            << "): signed weights, such as differential attention's A1 - "
+                               "lambda A2, are scored as they stand, as the window's Atlas "
+                               "scores them (rows need not sum to 1); the --out figure draws "
+                               "negative scores on RdBu_r centred on 0\n";
+    else if (worst > 1e-3)
         QTextStream(stderr) << "attnlab heads: note: rows of '" << q(plan.member)
                             << "' do not sum to 1 (worst |sum - 1| = "
                             << q(Table::formatNumber(worst)) << " at layer " << worstLayer
@@ -670,6 +688,13 @@ std::string exclusionText(const HeadScoreOptions &o)
     return "nothing excluded";
 }
 
+/// The note on a stack of signed weights, for the table and the figure's caption.
+std::string signedNote(const HeadsPlan &plan)
+{
+    return "signed weights (negative entries, first at " + plan.firstNegative
+        + "): scored as they stand, as the window's Atlas";
+}
+
 /// The table's notes: what was read and how it was scored (the figure's caption: the first
 /// two).
 std::vector<std::string> tableNotes(const HeadsArguments &args, const HeadsPlan &plan)
@@ -689,6 +714,8 @@ std::vector<std::string> tableNotes(const HeadsArguments &args, const HeadsPlan 
            "pattern scores sum(A*P)/sum(A) over all rows; sink_flag: sink > "
                + Table::formatNumber(args.options.sinkEpsilon)
                + "; zero_rows: all-zero rows left out of the row means"};
+    if (!plan.firstNegative.empty())
+        notes.push_back(signedNote(plan));
     if (const ModelExtras *m = plan.model ? &*plan.model : nullptr) {
         notes.push_back("prefix_matching: mean over " + std::to_string(args.prefixDraws)
                         + " draws (seed " + std::to_string(args.seed) + ") of "
@@ -752,7 +779,9 @@ int runPlan(const HeadsArguments &args, const HeadsPlan &plan)
         writeContributionsNpz(args, plan);
     if (!args.outPath.isEmpty()) {
         const std::vector<std::string> notes = tableNotes(args, plan);
-        const QStringList caption = {q(notes[0]), q(notes[1])};
+        QStringList caption = {q(notes[0]), q(notes[1])};
+        if (!plan.firstNegative.empty())
+            caption << q(signedNote(plan));
         const MatrixD *values = nullptr;
         for (const auto &[name, matrix] : headReportColumns(scores, model))
             if (args.score == QLatin1String(name))

@@ -55,6 +55,9 @@ int runAnimation(const QCommandLineParser &parser, HeatmapRequest &req)
     const QString staging = staged.folderFor(outDir, &error);
     if (staging.isEmpty())
         return failure(req.command, error);
+    // The heads' frames draw differential attention's signed weights (the weights view).
+    if (req.p.differential && req.options.quantity == HeatmapQuantity::Weights)
+        noteSignedColourOptions(req);
     std::vector<PlayFrame> frames;
     if (!writePlayFrames(req.p, req.options, req.play, staging,
                          QSize(int(*req.width), int(*req.height)), *req.dpr, &error, &frames))

@@ -65,7 +65,8 @@ QList<QCommandLineOption> heatmapModelOptions()
          QStringLiteral("Differential attention (Ye et al. 2025): weights A1 - L*A2, A2 from a "
                         "second layer's queries and keys drawn after the inputs; -1 ... 2, one "
                         "value for every head or h values separated by commas (one per head). "
-                        "The weights are signed (a diverging colour scale)."),
+                        "The weights are signed: RdBu_r centred on 0 over [-m, m], m the "
+                        "largest |w| (--scale log, --range fixed and --colormap do not apply)."),
          QStringLiteral("L")},
         {QStringLiteral("gate-bias"),
          QStringLiteral("A head-wise output gate (Qiu et al. 2025): head u's output row i times "

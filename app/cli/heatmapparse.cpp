@@ -379,6 +379,16 @@ std::optional<int> parseVariantParameters(const QCommandLineParser &parser, Heat
         if (text.trimmed().contains(QRegularExpression(QStringLiteral("[,\\s]")))) {
             // One λ per head: h values.
             const auto lambdas = parseHeadLambdas(text, req.p.heads, &error);
+            // A --session's list (its differential_head_lambdas) is named as the session's, not
+            // as an option the command line did not give.
+            if (!lambdas && !req.given(QStringLiteral("differential-lambda")))
+                return usageError(
+                    req.command,
+                    QStringLiteral("the session '%1' sets differential_head_lambdas (%2): %3; "
+                                   "give --differential-lambda with one \u03bb for every head "
+                                   "or %4 values")
+                        .arg(parser.value(QStringLiteral("session")), text, error)
+                        .arg(req.p.heads));
             if (!lambdas)
                 return usageError(req.command, QStringLiteral("--differential-lambda: ") + error);
             req.p.headLambdas = *lambdas;

@@ -107,6 +107,12 @@ std::optional<int> planHeatmap(const QCommandLineParser &parser, HeatmapRequest 
 QString hiddenKeysError(const SessionParameters &p, Index nQ, Index nK,
                         const ViewTransform &transform);
 
+/// Notes on standard error for the colour options the command line gives that signed weights
+/// (differential attention's A₁ − λA₂) do not take: they are drawn on RdBu_r centred on 0,
+/// linear over [−m, m] with m the largest |w| drawn, so --scale log, --range fixed and a
+/// --colormap other than RdBu_r are named as not applied. Call when signed weights are drawn.
+void noteSignedColourOptions(const HeatmapRequest &req);
+
 /// Computes, draws and writes what `plan` says.
 int runHeatmapPlan(const QCommandLineParser &parser, HeatmapRequest &req, HeatmapPlan &plan);
 

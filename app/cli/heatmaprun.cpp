@@ -240,6 +240,8 @@ int writeShownView(const QCommandLineParser &parser, HeatmapRequest &req, Heatma
                                   .arg(shown->queryCount())
                                   .arg(shown->queryCount() - 1));
     }
+    if (shown->signedWeights && req.options.quantity == HeatmapQuantity::Weights)
+        noteSignedColourOptions(req);
     HeatmapRenderer renderer;
     renderer.setResult(shown);
     renderer.setOptions(req.options);
@@ -287,6 +289,22 @@ int writeShownView(const QCommandLineParser &parser, HeatmapRequest &req, Heatma
 }
 
 } // namespace
+
+void noteSignedColourOptions(const HeatmapRequest &req)
+{
+    QStringList ignored;
+    if (req.given(QStringLiteral("scale")) && req.options.scale == ColorScale::Log)
+        ignored << QStringLiteral("--scale log");
+    if (req.given(QStringLiteral("range")) && !req.options.autoRange)
+        ignored << QStringLiteral("--range fixed");
+    if (req.given(QStringLiteral("colormap")) && req.options.colormap != ColormapId::RdBu)
+        ignored << QStringLiteral("--colormap ") + Colormap(req.options.colormap).name();
+    for (const QString &option : ignored)
+        QTextStream(stderr) << "attnlab " << req.command << ": note: " << option
+                            << " does not apply to signed weights (A1 - lambda A2): they are "
+                               "drawn on RdBu_r centred on 0, linear over [-m, m] with m the "
+                               "largest |w| drawn\n";
+}
 
 /// Computes, draws and writes what `plan` says.
 int runHeatmapPlan(const QCommandLineParser &parser, HeatmapRequest &req, HeatmapPlan &plan)

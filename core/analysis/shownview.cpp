@@ -67,7 +67,7 @@ EngineResult selectShownCells(const EngineResult &in, const ShownCells &cells)
     out.sinkMass = in.sinkMass; // of the whole rows, before keys are hidden
     out.positionBiasCausal = in.positionBiasCausal;
     // The variants' numbers: differential attention's A₁ and A₂ and λ, the learned sink's mass
-    // of each shown row (of the whole row), signed weights staying signed.
+    // and the gate of each shown row (of the whole row), signed weights staying signed.
     out.signedWeights = in.signedWeights;
     out.lambda = in.lambda;
     out.sinkLogits = in.sinkLogits;
@@ -96,18 +96,15 @@ EngineResult selectShownCells(const EngineResult &in, const ShownCells &cells)
         for (const MatrixD &m : *from)
             to->push_back(whole(m) ? pick(m, qs, ks) : MatrixD());
     }
-    // The gate of each shown row (head-wise output gate: a factor of the whole row).
-    for (const VectorD &g : in.gate) {
-        VectorD shown(rows);
-        for (Index r = 0; r < rows && g.size() == nQ; ++r)
-            shown(r) = g(qs[std::size_t(r)]);
-        out.gate.push_back(g.size() == nQ ? shown : VectorD());
-    }
-    for (const VectorD &mass : in.learnedSinkMass) {
-        VectorD shown(rows);
-        for (Index r = 0; r < rows && mass.size() == nQ; ++r)
-            shown(r) = mass(qs[std::size_t(r)]);
-        out.learnedSinkMass.push_back(mass.size() == nQ ? shown : VectorD());
+    // Per-row values of each head (the learned sink's mass, the gate σ(g)): the shown rows'.
+    for (auto [from, to] :
+         {std::pair {&in.learnedSinkMass, &out.learnedSinkMass}, std::pair {&in.gate, &out.gate}}) {
+        for (const VectorD &values : *from) {
+            VectorD shown(rows);
+            for (Index r = 0; r < rows && values.size() == nQ; ++r)
+                shown(r) = values(qs[std::size_t(r)]);
+            to->push_back(values.size() == nQ ? shown : VectorD());
+        }
     }
     // A signed row (A₁ − λA₂) has no distribution over the shown keys to renormalise to.
     const bool renormalize = cells.renormalize && !in.signedWeights;

@@ -543,12 +543,9 @@ private slots:
         QTest::newRow("model score with --in")
             << QStringList {"--in", f64, "--out", "@a.png", "--score", "prefix_matching"}
             << QStringList {"--score must be one of", "'prefix_matching'"};
-        QTest::newRow("NaN weight")
-            << QStringList {"--in", "@nan.npz"}
-            << QStringList {"layer 0, head 0, row 1, column 1 holds nan", "finite and >= 0"};
-        QTest::newRow("negative weight")
-            << QStringList {"--in", "@negative.npz"}
-            << QStringList {"layer 0, head 0, row 1, column 2 holds -0.5"};
+        QTest::newRow("NaN weight") << QStringList {"--in", "@nan.npz"}
+                                    << QStringList {"layer 0, head 0, row 1, column 1 holds nan",
+                                                    "attention weights must be finite"};
         QTest::newRow("--ablation without --contributions")
             << QStringList {"--model", gpt2, "--ids", "1,2", "--ablation", "mean"}
             << QStringList {"--ablation chooses how --contributions ablates heads"};
@@ -614,6 +611,66 @@ private slots:
             r.err.constData());
     }
 
+    /// A stack of signed weights (head 0 is A1 - 0.5 A2, rows summing to 0.5, with negative
+    /// previous-token weights) is scored as the window's Atlas scores it (headScores on the
+    /// stored values), with a note, and its figure draws the scores on RdBu_r centred on 0.
+    void signedStackScoredAsTheAtlas()
+    {
+        NpyArray a;
+        a.type = NpyType::Float64;
+        a.shape = {1, 2, 3, 3};
+        a.values = {0.5, 0, 0, -0.25, 0.75, 0, 0.25, -0.25, 0.5, // head 0
+                    1,   0, 0, 1,     0,    0, 0,    1,     0}; // head 1
+        const QString file = m_dir.filePath(QStringLiteral("signed.npz"));
+        writeNpz(file.toStdString(), {{"weights", a}});
+        const QString png = m_dir.filePath(QStringLiteral("signed.png"));
+        const CliRun r = runAttnlab(
+            {"heads", "--in", file, "--format", "json", "--out", png, "--score", "previous_token"});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QVERIFY2(r.err.contains("'weights' holds negative weights (first at layer 0, head 0, "
+                                "row 1, column 0: -0.25)"),
+                 r.err.constData());
+        QVERIFY2(r.err.contains("as the window's Atlas"), r.err.constData());
+        QVERIFY2(!r.err.contains("do not sum to 1"), r.err.constData());
+
+        // The same numbers as the Atlas: headScores on the stored values.
+        const HeadScores want = headScores<double>(a.values, {1, 2, 3}, {});
+        const QJsonObject scores
+            = QJsonDocument::fromJson(r.out).object().value("scores").toObject();
+        const MatrixD previous = jsonMatrix(scores.value("previous_token").toArray());
+        QCOMPARE(previous.rows(), 1);
+        QCOMPARE(previous.cols(), 2);
+        QVERIFY(std::abs(previous(0, 0) - (-1.0 / 3.0)) <= kTol); // (-0.25 - 0.25) / 1.5
+        QVERIFY(std::abs(previous(0, 1) - 2.0 / 3.0) <= kTol);
+        for (const auto &[name, matrix] : headScoreColumns(want)) {
+            const MatrixD got = jsonMatrix(scores.value(QLatin1String(name)).toArray());
+            QVERIFY2(got.rows() == 1 && got.cols() == 2, name);
+            for (Index h = 0; h < 2; ++h) {
+                const double w = (*matrix)(0, h);
+                QVERIFY2(std::isnan(w) ? std::isnan(got(0, h)) : std::abs(got(0, h) - w) <= kTol,
+                         name);
+            }
+        }
+
+        // The figure: each head's cell in RdBu_r at its score over [-2/3, 2/3].
+        const QImage image(png);
+        QVERIFY(!image.isNull());
+        std::map<QRgb, int> pixels;
+        for (int y = 0; y < image.height(); ++y)
+            for (int x = 0; x < image.width(); ++x)
+                ++pixels[image.pixel(x, y) | 0xff000000u];
+        const Colormap rdbu(ColormapId::RdBu);
+        const ColorNorm norm = ColorNorm::symmetric(2.0 / 3.0);
+        for (Index h = 0; h < 2; ++h) {
+            const QRgb colour = rdbu.map(norm(previous(0, h)));
+            QVERIFY2(pixels[colour] >= 14 * 14,
+                     qPrintable(QStringLiteral("head %1: colour %2 on %3 pixels")
+                                    .arg(h)
+                                    .arg(colour, 0, 16)
+                                    .arg(pixels[colour])));
+        }
+    }
+
     void refusals()
     {
         QFETCH(QStringList, arguments);
@@ -663,9 +720,6 @@ private:
         nan.values[4] = std::nan("");
         writeNpz(path("nan.npz"), {{"weights", nan}});
         writeNpy(path("stack.npy"), array({1, 2, 3, 3}, NpyType::Float64));
-        NpyArray negative = array({1, 3, 3}, NpyType::Float64);
-        negative.values[5] = -0.5;
-        writeNpz(path("negative.npz"), {{"weights", negative}});
     }
 
     QTemporaryDir m_dir;

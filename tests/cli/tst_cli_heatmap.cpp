@@ -857,6 +857,78 @@ private slots:
                  qPrintable(alone.err));
     }
 
+    // Signed weights (differential attention) are drawn on RdBu_r centred on 0 over [-m, m]:
+    // --scale log, --range fixed and another --colormap are named as not applied; --range auto
+    // (what the signed scale does) and the same options on unsigned weights say nothing.
+    void signedWeightsNameIgnoredColourOptions()
+    {
+        const QString png = m_dir.filePath(QStringLiteral("signed-options.png"));
+        const QStringList model {QStringLiteral("--n"),       QStringLiteral("4"),
+                                 QStringLiteral("--heads"),   QStringLiteral("2"),
+                                 QStringLiteral("--d-model"), QStringLiteral("8"),
+                                 QStringLiteral("--out"),     png};
+        const QStringList differential {QStringLiteral("--differential-lambda"),
+                                        QStringLiteral("0.5")};
+        const Run r = run(model + differential
+                          + QStringList {QStringLiteral("--scale"), QStringLiteral("log"),
+                                         QStringLiteral("--range"), QStringLiteral("fixed"),
+                                         QStringLiteral("--colormap"), QStringLiteral("magma")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        for (const char *option : {"--scale log", "--range fixed", "--colormap magma"})
+            QVERIFY2(r.err.contains(QStringLiteral("attnlab heatmap: note: %1 does not apply to "
+                                                   "signed weights (A1 - lambda A2): they are "
+                                                   "drawn on RdBu_r centred on 0, linear over "
+                                                   "[-m, m] with m the largest |w| drawn")
+                                        .arg(QLatin1String(option))),
+                     qPrintable(r.err + " lacks " + QLatin1String(option)));
+        QVERIFY(QFile::exists(png));
+
+        const Run honoured
+            = run(model + differential
+                  + QStringList {QStringLiteral("--range"), QStringLiteral("auto"),
+                                 QStringLiteral("--colormap"), QStringLiteral("RdBu_r")});
+        QVERIFY2(honoured.exitCode == 0, qPrintable(honoured.err));
+        QVERIFY2(!honoured.err.contains(QLatin1String("does not apply")), qPrintable(honoured.err));
+
+        const Run plain
+            = run(model
+                  + QStringList {QStringLiteral("--scale"), QStringLiteral("log"),
+                                 QStringLiteral("--colormap"), QStringLiteral("magma")});
+        QVERIFY2(plain.exitCode == 0, qPrintable(plain.err));
+        QVERIFY2(!plain.err.contains(QLatin1String("does not apply")), qPrintable(plain.err));
+    }
+
+    // A session's λ per head (differential_head_lambdas) that no longer fits an h given by
+    // --heads: the refusal names the session and its key, not an option nobody typed.
+    void sessionHeadLambdasNamedAsTheSession()
+    {
+        const QString session = m_dir.filePath(QStringLiteral("lambdas.attnlab.json"));
+        QFile s(session);
+        QVERIFY(s.open(QIODevice::WriteOnly));
+        const QJsonObject params {
+            {"version", 1},         {"n", 4},
+            {"d_model", 8},         {"heads", 4},
+            {"differential", true}, {"differential_head_lambdas", QJsonArray {0.2, 0.5, 0.3, 0.1}}};
+        s.write(
+            QJsonDocument(
+                QJsonObject {{"format", "attnlab-session"}, {"version", 1}, {"parameters", params}})
+                .toJson());
+        s.close();
+        const QString png = m_dir.filePath(QStringLiteral("lambdas.png"));
+        const Run ok = run({QStringLiteral("--session"), session, QStringLiteral("--out"), png});
+        QVERIFY2(ok.exitCode == 0, qPrintable(ok.err));
+
+        const Run r = run({QStringLiteral("--session"), session, QStringLiteral("--heads"),
+                           QStringLiteral("2"), QStringLiteral("--out"), png});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("the session '%1' sets differential_head_lambdas "
+                                               "(0.2,0.5,0.3,0.1): \u03bb per head: 4 numbers "
+                                               "for h=2 heads")
+                                    .arg(session)),
+                 qPrintable(r.err));
+        QVERIFY2(!r.err.contains(QLatin1String("--differential-lambda:")), qPrintable(r.err));
+    }
+
     void help()
     {
         const Run r = run({QStringLiteral("--help")});

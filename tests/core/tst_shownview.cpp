@@ -106,6 +106,8 @@ private slots:
     // Σ_{k shown} a_ik, so it sums to σ(g_i), not 1; the gate is picked with the rows and the
     // metrics are of the renormalised rows before the gate (entropy written out here).
     void gatedRowsKeepTheirGate()
+    // The output gate's σ(g) of each shown row goes with the row (the heatmap's tooltip reads it).
+    void gateOfTheShownRows()
     {
         EngineParameters p;
         p.n = 6;
@@ -149,6 +151,19 @@ private slots:
                 QVERIFY(std::abs(out.metrics[h].entropy(r) - entropy) <= 1e-12);
                 QVERIFY(out.metrics[h].rowSumError(r) <= 1e-15);
             }
+        p.outputGate = true;
+        p.gateBias = 0.5;
+        const EngineResult in = computeEngine(p);
+        QCOMPARE(in.gate.size(), std::size_t(2));
+        ShownCells cells;
+        cells.queries = {4, 1};
+        cells.keys = {0, 2, 3};
+        const EngineResult out = selectShownCells(in, cells);
+        QCOMPARE(out.gate.size(), std::size_t(2));
+        for (std::size_t h = 0; h < 2; ++h) {
+            QCOMPARE(out.gate[h].size(), Index(2));
+            QCOMPARE(out.gate[h](0), in.gate[h](4));
+            QCOMPARE(out.gate[h](1), in.gate[h](1));
         }
     }
 

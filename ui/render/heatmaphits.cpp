@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace attn {
 
@@ -32,6 +33,40 @@ QString formatValue(double v)
 QString copyNumber(double v)
 {
     return std::isnan(v) ? QString() : QString::number(v, 'g', 17);
+}
+
+/// The parts of head h's weight w at (i, j) under the 2025 variants, where the result has them:
+/// differential attention's A₁, A₂ and λ, the output gate's σ(g) of row i, the learned sink's
+/// mass of row i. Matrices and rows of another size (a pooled view) give no line.
+QStringList variantLines(const SessionResult &res, std::size_t h, Index i, Index j, double w)
+{
+    QStringList lines;
+    const auto whole = [&](const std::vector<MatrixD> &m) {
+        return h < m.size() && m[h].rows() == res.queryCount() && m[h].cols() == res.keyCount();
+    };
+    const auto ofRow = [&](const std::vector<VectorD> &v) {
+        return h < v.size() && v[h].size() == res.queryCount();
+    };
+    const bool gated = ofRow(res.gate);
+    if (whole(res.firstWeights) && whole(res.secondWeights)) {
+        const double lambda
+            = h < res.lambda.size() ? res.lambda[h] : std::numeric_limits<double>::quiet_NaN();
+        const double a1 = res.firstWeights[h](i, j), a2 = res.secondWeights[h](i, j);
+        lines << QStringLiteral(
+                     "A\u2081 %1, A\u2082 %2, \u03bb %3: A\u2081 \u2212 \u03bbA\u2082 = %4")
+                     .arg(formatValue(a1), formatValue(a2), formatValue(lambda),
+                          formatValue(a1 - lambda * a2));
+    }
+    if (gated) {
+        const double g = res.gate[h](i);
+        lines << (g > 0 ? QStringLiteral("gate \u03c3(g) %1 (row i): weight = \u03c3(g) \u00d7 %2")
+                              .arg(formatValue(g), formatValue(w / g))
+                        : QStringLiteral("gate \u03c3(g) %1 (row i)").arg(formatValue(g)));
+    }
+    if (ofRow(res.learnedSinkMass))
+        lines << QStringLiteral("learned sink mass of row i %1 (row + sink = 1)")
+                     .arg(formatValue(res.learnedSinkMass[h](i)));
+    return lines;
 }
 
 } // namespace
@@ -234,7 +269,9 @@ QString HeatmapRenderer::describeCell(const HeatmapHit &hit) const
         lines << QStringLiteral("%1 %2").arg(weightName, formatValue(res.weightsMean(i, j)));
     } else {
         const std::size_t h = std::size_t(hit.head);
-        lines << QStringLiteral("%1 %2").arg(weightName, formatValue(res.weights[h](i, j)));
+        const double weight = res.weights[h](i, j);
+        lines << QStringLiteral("%1 %2").arg(weightName, formatValue(weight));
+        lines << variantLines(res, h, i, j, weight);
         if (stored) {
             lines << QStringLiteral("raw score n/a (stored weights)");
             lines << QStringLiteral("scaled score n/a (stored weights)");

@@ -159,6 +159,7 @@ ColorNorm HeatmapRenderer::norm() const
     if (m_normValid)
         return m_norm;
     // Signed weights take their data range, symmetric about 0, like the scores.
+    m_emptyRange.clear();
     const bool weights = m_options.quantity == HeatmapQuantity::Weights && !signedWeightsShown();
     const bool log = m_options.scale == ColorScale::Log && weights;
     const bool useMask = cellMasksToApply();
@@ -192,9 +193,15 @@ ColorNorm HeatmapRenderer::norm() const
             lo = tileLo;
             hi = tileHi;
         }
-        if (toMax)
+        if (toMax) {
             n = ColorNorm::upToLargestWeight(m_options.scale, hi);
-        else if (lo <= hi) {
+        } else if (!(lo <= hi)) {
+            // No finite unmasked cell sets the range: a diverging scale (signed weights, scores)
+            // stays centred on 0 over [−1, 1], and the legend says why.
+            m_emptyRange = emptyRangeText();
+            if (!weights && colormap().isDiverging())
+                n = ColorNorm::symmetric(1.0);
+        } else {
             if (!(hi > lo)) { // a constant matrix: widen so the colour is the middle of the map
                 const double pad = std::max(std::abs(lo) * 1e-3, 1e-12);
                 lo = log ? lo / (1.0 + 1e-3) : lo - pad;
@@ -209,6 +216,15 @@ ColorNorm HeatmapRenderer::norm() const
     m_norm = n;
     m_normValid = true;
     return n;
+}
+
+QString HeatmapRenderer::emptyRangeText() const
+{
+    const MatrixB &state = m_result->maskState;
+    const bool everyCellMasked
+        = cellMasksToApply() && state.size() > 0 && (state.array() != std::uint8_t(0)).all();
+    return everyCellMasked ? QStringLiteral("every cell masked")
+                           : QStringLiteral("no finite unmasked cell");
 }
 
 QRgb HeatmapRenderer::maskedColor(std::uint8_t state) const
@@ -306,15 +322,17 @@ QStringList HeatmapRenderer::colorbarLines() const
     const bool weights = m_options.quantity == HeatmapQuantity::Weights && !signedWeightsShown();
     QStringList lines;
     lines << QStringLiteral("%1, %2").arg(colormap().name(), cn.scaleName());
+    // A fixed range up to the largest weight (fixedTop, the Long tab's scales) says so; a range
+    // that no cell set (every cell masked) says that instead of "auto".
+    const QString mode = !m_emptyRange.isEmpty()                ? m_emptyRange
+        : m_options.autoRange || !weights                       ? QStringLiteral("auto")
+        : m_options.maxWeightRange || m_options.fixedTop != 1.0 ? QStringLiteral("to max weight")
+                                                                : QStringLiteral("fixed");
+    lines << QStringLiteral("%1%2 [%3, %4]")
+                 .arg(mode, signedWeightsShown() ? QStringLiteral(", centred on 0") : QString(),
+                      formatTick(cn.vmin), formatTick(cn.vmax));
     if (signedWeightsShown())
         lines << QStringLiteral("signed weights, 0 = white");
-    // A fixed range up to the largest weight (fixedTop, the Long tab's scales) says so.
-    lines << QStringLiteral("%1 [%2, %3]")
-                 .arg(m_options.autoRange || !weights ? QStringLiteral("auto")
-                          : m_options.maxWeightRange || m_options.fixedTop != 1.0
-                          ? QStringLiteral("to max weight")
-                          : QStringLiteral("fixed"),
-                      formatTick(cn.vmin), formatTick(cn.vmax));
     if (weights && m_result && m_result->ok()) {
         if (m_result->renormalized)
             lines << QStringLiteral("renormalised");

@@ -303,8 +303,10 @@ public:
     /// An SVG/PDF paint draws the cells as rectangles (visible cells ≤ maxVectorCells).
     bool vectorCells() const;
     /// The colour scale as written under the colourbar: "viridis, linear" and "fixed [0, 1]",
-    /// "auto [lo, hi]" or "to max weight [lo, hi]", then "raw weights" / "renormalised" when keys
-    /// are hidden.
+    /// "auto [lo, hi]" or "to max weight [lo, hi]" ("every cell masked [lo, hi]" when no cell
+    /// sets an auto range), then "raw weights" / "renormalised" when keys are hidden. Signed
+    /// weights: "RdBu_r, linear", "auto, centred on 0 [−m, m]" (every cell masked: [−1, 1]) and
+    /// "signed weights, 0 = white".
     QStringList colorbarLines() const;
 
     /// The row strip under the heatmap (HeatmapWidget shows it while a cell is hovered): the
@@ -365,6 +367,9 @@ private:
     /// masksShown() and some cell of the result is masked: the per-cell mask checks of the
     /// image and range loops are skipped otherwise (an unmasked result's states are all 0).
     bool cellMasksToApply() const;
+    /// Why no finite unmasked cell set the colour range: "every cell masked" or "no finite
+    /// unmasked cell" (NaN or ±inf wherever a mask does not apply).
+    QString emptyRangeText() const;
     HeatmapLayout layoutImpl(const QRectF &bounds, const QString &caption) const;
     /// Draws a tile's visible cells as filled rectangles in the colours of its one-pixel-per-cell
     /// image, hatching masked cells with clipped lines (vector output).
@@ -384,6 +389,8 @@ private:
     mutable QVector<CachedImage> m_images; // per tile, lazily built
     mutable bool m_normValid = false;
     mutable ColorNorm m_norm;
+    /// Why no cell set the colour range ("every cell masked"), empty when one did; with m_norm.
+    mutable QString m_emptyRange;
     /// The OR of m_result's mask states (MaskStateBits; 0: nothing masked; −1: not scanned yet).
     mutable int m_anyMasked = -1;
 };

@@ -260,7 +260,21 @@ void StepsRenderer::rebuild()
     // The head-wise output gate scales each row by σ(g_i): the row sums are the gates, and the
     // statistics give the head's mean row sum (the mean gate) instead of an "error".
     if (r.gate.size() > hh && r.meanRowSum.size() > hh) {
-        weights.title += QStringLiteral(", gated σ(gᵢ)·row");
+        // The gate's factor stands in front of what it scales, and the statistics say what the
+        // rows sum to: the title is no wider than the ungated one (it fits a 1280-pixel window).
+        const bool sink = r.learnedSinkMass.size() > hh;
+        const QString sinkLogit
+            = formatValue(sink && r.sinkLogits.size() > hh ? r.sinkLogits[hh] : 0.0);
+        weights.title = differential
+            ? QStringLiteral("%1 \u00b7 \u03c3(g\u1d62)\u00b7(A\u2081 \u2212 \u03bbA\u2082), "
+                             "\u03bb = %2 (signed, gated)")
+                  .arg(step + 3)
+                  .arg(formatValue(r.lambda.size() > hh ? r.lambda[hh] : 0.0))
+            : sink ? QStringLiteral("%1 \u00b7 \u03c3(g\u1d62)\u00b7W, learned sink b = %2 (gated)")
+                         .arg(step + 1)
+                         .arg(sinkLogit)
+                   : QStringLiteral("%1 \u00b7 gated weights \u03c3(g\u1d62)\u00b7softmax(row)")
+                         .arg(step + 1);
         setWeightStatistics(weights);
         if (!weights.statistics.isEmpty())
             weights.statistics.last() = QStringLiteral("mean row sum %1 (%2)")

@@ -419,6 +419,34 @@ private slots:
         QCOMPARE(renderer.norm().vmax, 1.0);
     }
 
+    // Signed weights with every cell masked: nothing sets the range, and the legend says so on
+    // the signed scale ([−1, 1] centred on 0), not "auto [0, 1]".
+    void allMaskedSignedWeightsLegend()
+    {
+        const MatrixB state = MatrixB::Constant(2, 3, std::uint8_t(MaskPadding));
+        auto result = makeResult(
+            1, 2, 3, [](int, int, int) { return 0.0; }, state);
+        result->signedWeights = true;
+        HeatmapRenderer renderer;
+        renderer.setResult(result);
+        renderer.setOptions(HeatmapOptions());
+        QCOMPARE(renderer.norm().vmin, -1.0);
+        QCOMPARE(renderer.norm().vmax, 1.0);
+        const QStringList lines = renderer.colorbarLines();
+        QCOMPARE(lines.value(0), QStringLiteral("RdBu_r, linear"));
+        QCOMPARE(lines.value(1), QStringLiteral("every cell masked, centred on 0 [\u22121, 1]"));
+        QCOMPARE(lines.value(2), QStringLiteral("signed weights, 0 = white"));
+        QVERIFY2(!renderer.captionText().contains(QLatin1String("auto [0, 1]")),
+                 qPrintable(renderer.captionText()));
+        // With a cell to measure, the range is its |w|, centred on 0.
+        auto some
+            = makeResult(1, 2, 3, [](int, int i, int j) { return i == 1 && j == 0 ? -0.3 : 0.1; });
+        some->signedWeights = true;
+        renderer.setResult(some);
+        QCOMPARE(renderer.colorbarLines().value(1),
+                 QStringLiteral("auto, centred on 0 [\u22120.3, 0.3]"));
+    }
+
     // Masked cells: not the colour of a weight near 0, causal differs from padding, both hatched.
     void maskedCellsDistinct()
     {
@@ -622,6 +650,69 @@ private slots:
         const QString mean = renderer.describeCell(hit);
         QVERIFY2(mean.contains(QStringLiteral("mean over 2 heads")), qPrintable(mean));
         QVERIFY(!mean.contains(QStringLiteral("raw score")));
+    }
+
+    // Under the 2025 variants the tooltip names the parts of the weight where the result has
+    // them: differential attention's A₁, A₂ and λ, the gate σ(g) of the row, the learned sink's
+    // mass of the row.
+    void variantTooltip()
+    {
+        HeatmapHit hit;
+        hit.tile = 1;
+        hit.head = 1;
+        hit.row = 1;
+        hit.col = 0;
+        // Differential: head 1's weight at (1, 0) is A₁ − λA₂ = 0.6 − 0.5 · 0.2.
+        auto diff = makeResult(2, 2, 2, [](int, int, int) { return 0.25; });
+        diff->firstWeights
+            = {MatrixD::Constant(2, 2, 0.5), (MatrixD(2, 2) << 0.4, 0.6, 0.6, 0.4).finished()};
+        diff->secondWeights
+            = {MatrixD::Constant(2, 2, 0.5), (MatrixD(2, 2) << 0.5, 0.5, 0.2, 0.8).finished()};
+        diff->lambda = {0.3, 0.5};
+        diff->weights[1] = diff->firstWeights[1] - 0.5 * diff->secondWeights[1];
+        diff->signedWeights = true;
+        HeatmapRenderer renderer;
+        renderer.setResult(diff);
+        const QString text = renderer.describeCell(hit);
+        QVERIFY2(text.contains(QStringLiteral("\nweight 0.5\n")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral(
+                     "A\u2081 0.6, A\u2082 0.2, \u03bb 0.5: A\u2081 \u2212 \u03bbA\u2082 = 0.5")),
+                 qPrintable(text));
+        QVERIFY(!text.contains(QLatin1String("gate")));
+        QVERIFY(!text.contains(QLatin1String("learned sink")));
+        // The mean tile has no per-head parts.
+        HeatmapHit mean = hit;
+        mean.tile = 2;
+        mean.head = 2;
+        mean.mean = true;
+        QVERIFY(!renderer.describeCell(mean).contains(QStringLiteral("A\u2081")));
+
+        // The gate: head 0's row 1 is scaled by σ(g) = 0.25, so its weight 0.2 is 0.25 × 0.8.
+        auto gated = makeResult(
+            1, 2, 2, [](int, int i, int j) { return i == 1 ? 0.25 * (j == 0 ? 0.8 : 0.2) : 0.5; });
+        gated->gate = {(VectorD(2) << 1.0, 0.25).finished()};
+        renderer.setResult(gated);
+        hit.tile = 0;
+        hit.head = 0;
+        const QString gate = renderer.describeCell(hit);
+        QVERIFY2(gate.contains(QStringLiteral("\nweight 0.2\n")), qPrintable(gate));
+        QVERIFY2(gate.contains(QStringLiteral("gate \u03c3(g) 0.25 (row i): weight = \u03c3(g) "
+                                              "\u00d7 0.8")),
+                 qPrintable(gate));
+        QVERIFY(!gate.contains(QStringLiteral("A\u2081")));
+
+        // The learned sink: row 1 puts 0.3 on the sink, 0.35 on each key.
+        auto sunk = makeResult(1, 2, 2, [](int, int i, int) { return i == 1 ? 0.35 : 0.5; });
+        sunk->learnedSinkMass = {(VectorD(2) << 0.0, 0.3).finished()};
+        renderer.setResult(sunk);
+        const QString sink = renderer.describeCell(hit);
+        QVERIFY2(sink.contains(QStringLiteral("learned sink mass of row i 0.3 (row + sink = 1)")),
+                 qPrintable(sink));
+        // A result without the variants keeps the plain tooltip.
+        renderer.setResult(makeResult(1, 2, 2, [](int, int, int) { return 0.5; }));
+        const QString plain = renderer.describeCell(hit);
+        QVERIFY(!plain.contains(QLatin1String("gate")) && !plain.contains(QLatin1String("sink"))
+                && !plain.contains(QStringLiteral("\u03bb")));
     }
 
     void autoAndLogRange()

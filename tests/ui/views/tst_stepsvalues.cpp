@@ -5,6 +5,8 @@
 
 #include "stepstest.h"
 
+#include <QFontMetricsF>
+
 using namespace stepstest;
 
 namespace {
@@ -286,6 +288,44 @@ private slots:
         QCOMPARE(weights.statistics.last(),
                  QStringLiteral("mean row sum %1 (the mean gate)")
                      .arg(QString::number(r->meanRowSum[1], 'g', 4)));
+    }
+
+    // The gate's title puts σ(gᵢ) in front of what it scales and is no wider than the ungated
+    // differential title, which a 1280 × 800 window shows whole (the gated one was cut there).
+    void gatedTitlesAreNoWiderThanTheUngated()
+    {
+        SessionParameters p;
+        p.n = 6;
+        p.dModel = 8;
+        p.heads = 2;
+        p.differential = true;
+        p.lambda = 0.5;
+        const auto title = [](const SessionParameters &params) {
+            const ResultPtr r = compute(params);
+            StepsRenderer renderer;
+            renderer.setResult(r);
+            renderer.setHead(0);
+            return renderer.panel(renderer.panelIndex(StepsRenderer::Weights)).title;
+        };
+        const QString ungated = title(p);
+        p.outputGate = true;
+        const QString gated = title(p);
+        QCOMPARE(gated,
+                 QStringLiteral("5 \u00b7 \u03c3(g\u1d62)\u00b7(A\u2081 \u2212 "
+                                "\u03bbA\u2082), \u03bb = 0.5 (signed, gated)"));
+        p.differential = false;
+        const QString gatedPlain = title(p);
+        QCOMPARE(gatedPlain,
+                 QStringLiteral("3 \u00b7 gated weights \u03c3(g\u1d62)\u00b7softmax(row)"));
+        p.learnedSink = true;
+        p.sinkLogit = 1.0;
+        const QString gatedSink = title(p);
+        QCOMPARE(gatedSink,
+                 QStringLiteral("3 \u00b7 \u03c3(g\u1d62)\u00b7W, learned sink b = 1 (gated)"));
+        const QFontMetricsF bold(figure::makeFont(13, true));
+        for (const QString &t : {gated, gatedPlain, gatedSink})
+            QVERIFY2(bold.horizontalAdvance(t) <= bold.horizontalAdvance(ungated),
+                     qPrintable(t + QStringLiteral(" is wider than ") + ungated));
     }
 
     void scaledScoreEqualsScoreTimesScale()
