@@ -106,8 +106,6 @@ private slots:
     // Σ_{k shown} a_ik, so it sums to σ(g_i), not 1; the gate is picked with the rows and the
     // metrics are of the renormalised rows before the gate (entropy written out here).
     void gatedRowsKeepTheirGate()
-    // The output gate's σ(g) of each shown row goes with the row (the heatmap's tooltip reads it).
-    void gateOfTheShownRows()
     {
         EngineParameters p;
         p.n = 6;
@@ -151,6 +149,16 @@ private slots:
                 QVERIFY(std::abs(out.metrics[h].entropy(r) - entropy) <= 1e-12);
                 QVERIFY(out.metrics[h].rowSumError(r) <= 1e-15);
             }
+        }
+    }
+
+    // The output gate's σ(g) of each shown row goes with the row (the heatmap's tooltip reads it).
+    void gateOfTheShownRows()
+    {
+        EngineParameters p;
+        p.n = 6;
+        p.dModel = 8;
+        p.heads = 2;
         p.outputGate = true;
         p.gateBias = 0.5;
         const EngineResult in = computeEngine(p);

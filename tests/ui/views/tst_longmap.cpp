@@ -667,367 +667,363 @@ private slots:
         QVERIFY2(ref.ok(), qPrintable(ref.error));
         checkExport(*view, ref, 1e-12, "rope");
         checkTileColours(*view, ref);
-        /// Fit pressed after a hover (the pointer has left the map for the button): the row strip
-        /// shows the same query over every key at once, its values those of the materialized row.
-        void rowStripFollowsFit()
-        {
-            const SessionParameters p = smallParameters();
-            auto view = makeView(p, 200);
-            QVERIFY(view);
-            const SessionResult ref = computeSession(view->mapParameters());
-            QVERIFY(ref.ok());
-            view->zoomAt(view->mapArea().center(), 4.0);
-            const QRectF area = view->mapArea();
-            const QPoint pos
-                = (area.topLeft() + QPointF(area.width() * 0.6, area.height() * 0.7)).toPoint();
-            const Index i = view->cellAt(pos).first;
-            QVERIFY(i >= 0);
-            QTest::mouseMove(view->canvas(), pos);
-            QVERIFY(waitFor([&] { return view->rowStrip().query == i; }));
-            const Index zoomedBegin = view->rowStrip().colBegin;
-            QVERIFY(zoomedBegin > 0); // zoomed in: the strip starts past key 0
-            // The pointer leaves the map for the Fit button.
-            QEvent leave(QEvent::Leave);
-            QCoreApplication::sendEvent(view->canvas(), &leave);
-            QVERIFY(view->hoverText().isEmpty());
-            auto *fit = view->findChild<QPushButton *>(QStringLiteral("longFitButton"));
-            QVERIFY(fit);
-            QTest::mouseClick(fit, Qt::LeftButton);
-            const TileWindow w = view->visibleWindow();
-            QCOMPARE(w.colBegin, Index(0));
-            QCOMPARE(w.colEnd, Index(200));
-            QVERIFY(waitFor(
-                [&] {
-                    return view->rowStrip().colBegin == w.colBegin
-                        && view->rowStrip().colEnd == w.colEnd;
-                },
-                10000));
-            const LongRowStrip &row = view->rowStrip();
-            QCOMPARE(row.query, i);
-            const MatrixD expected = poolReference(ref.weights[0], ref.maskState, i, i + 1, 0, 200,
-                                                   1, row.colsPerPixel, true);
-            QCOMPARE(Index(row.values.size()), expected.cols());
-            for (Index x = 0; x < expected.cols(); ++x)
-                QVERIFY(std::abs(row.values[std::size_t(x)] - expected(0, x)) <= 1e-12);
-        }
+    }
 
-        /// The Steps button of a window zoomed to at most 256 × 256 cells shows exactly its
-        /// weights, raw and scaled scores, mask states and each row's metrics over every key in the
-        /// Steps tab.
-        void stepsGetTheWindowExactly()
-        {
-            AttentionSession session;
-            AttentionViews views(new HeatmapWidget, &session);
-            QVERIFY(showLongTab(session, views, 1000));
-            LongMapView *view = views.longMapView();
-            auto *steps = view->findChild<QPushButton *>(QStringLiteral("longStepsButton"));
-            QVERIFY(steps);
-            QVERIFY(!steps->isEnabled()); // the whole map is too large for Steps
-            view->setHead(2);
-            view->setViewRect({400, 520, 300, 450});
-            const TileWindow w = view->visibleWindow();
-            QVERIFY(w.rows() <= LongMapView::maxStepsSide && w.cols() <= LongMapView::maxStepsSide);
-            QVERIFY(steps->isEnabled());
-            QSignalSpy opened(view, &LongMapView::windowMaterialized);
-            QTest::mouseClick(steps, Qt::LeftButton);
-            QVERIFY(opened.wait(60000));
-            QCOMPARE(views.currentIndex(), int(AttentionViews::StepsTab));
-            const auto r = views.stepsView()->result();
-            QVERIFY(r);
-            QCOMPARE(views.stepsView()->head(), 2);
+    /// Fit pressed after a hover (the pointer has left the map for the button): the row strip
+    /// shows the same query over every key at once, its values those of the materialized row.
+    void rowStripFollowsFit()
+    {
+        const SessionParameters p = smallParameters();
+        auto view = makeView(p, 200);
+        QVERIFY(view);
+        const SessionResult ref = computeSession(view->mapParameters());
+        QVERIFY(ref.ok());
+        view->zoomAt(view->mapArea().center(), 4.0);
+        const QRectF area = view->mapArea();
+        const QPoint pos
+            = (area.topLeft() + QPointF(area.width() * 0.6, area.height() * 0.7)).toPoint();
+        const Index i = view->cellAt(pos).first;
+        QVERIFY(i >= 0);
+        QTest::mouseMove(view->canvas(), pos);
+        QVERIFY(waitFor([&] { return view->rowStrip().query == i; }));
+        const Index zoomedBegin = view->rowStrip().colBegin;
+        QVERIFY(zoomedBegin > 0); // zoomed in: the strip starts past key 0
+        // The pointer leaves the map for the Fit button.
+        QEvent leave(QEvent::Leave);
+        QCoreApplication::sendEvent(view->canvas(), &leave);
+        QVERIFY(view->hoverText().isEmpty());
+        auto *fit = view->findChild<QPushButton *>(QStringLiteral("longFitButton"));
+        QVERIFY(fit);
+        QTest::mouseClick(fit, Qt::LeftButton);
+        const TileWindow w = view->visibleWindow();
+        QCOMPARE(w.colBegin, Index(0));
+        QCOMPARE(w.colEnd, Index(200));
+        QVERIFY(waitFor(
+            [&] {
+                return view->rowStrip().colBegin == w.colBegin
+                    && view->rowStrip().colEnd == w.colEnd;
+            },
+            10000));
+        const LongRowStrip &row = view->rowStrip();
+        QCOMPARE(row.query, i);
+        const MatrixD expected = poolReference(ref.weights[0], ref.maskState, i, i + 1, 0, 200, 1,
+                                               row.colsPerPixel, true);
+        QCOMPARE(Index(row.values.size()), expected.cols());
+        for (Index x = 0; x < expected.cols(); ++x)
+            QVERIFY(std::abs(row.values[std::size_t(x)] - expected(0, x)) <= 1e-12);
+    }
 
-            const SessionResult ref = computeSession(view->mapParameters());
-            QVERIFY(ref.ok());
-            QCOMPARE(r->headCount(), 4);
-            QCOMPARE(r->queryCount(), w.rows());
-            QCOMPARE(r->keyCount(), w.cols());
-            QCOMPARE(r->originalQuery(0), int(w.rowBegin));
-            QCOMPARE(r->originalKey(0), int(w.colBegin));
-            QVERIFY(r->maskState
-                    == ref.maskState.block(w.rowBegin, w.colBegin, w.rows(), w.cols()));
-            for (int h = 0; h < 4; ++h) {
-                const auto block = [&](const MatrixD &m) {
-                    return MatrixD(m.block(w.rowBegin, w.colBegin, w.rows(), w.cols()));
-                };
-                QVERIFY((r->weights[std::size_t(h)] - block(ref.weights[std::size_t(h)]))
-                            .cwiseAbs()
-                            .maxCoeff()
-                        <= 1e-12);
-                QVERIFY((r->scores[std::size_t(h)] - block(ref.scores[std::size_t(h)]))
-                            .cwiseAbs()
-                            .maxCoeff()
-                        <= 1e-12);
-                const MatrixD scaled = block(ref.scaledScores[std::size_t(h)]);
-                for (Index i = 0; i < scaled.rows(); ++i)
-                    for (Index j = 0; j < scaled.cols(); ++j) {
-                        const double a = r->scaledScores[std::size_t(h)](i, j), b = scaled(i, j);
-                        QVERIFY(std::isinf(b) ? a == b : std::abs(a - b) <= 1e-12);
-                    }
-                const RowMetrics &m = r->metrics[std::size_t(h)];
-                const RowMetrics &mr = ref.metrics[std::size_t(h)];
-                QVERIFY((m.entropy - mr.entropy.segment(w.rowBegin, w.rows())).cwiseAbs().maxCoeff()
-                        <= 1e-12);
-                QVERIFY(
-                    (m.maxWeight - mr.maxWeight.segment(w.rowBegin, w.rows())).cwiseAbs().maxCoeff()
-                    <= 1e-12);
-                QVERIFY((m.jacobianNorm - mr.jacobianNorm.segment(w.rowBegin, w.rows()))
-                            .cwiseAbs()
-                            .maxCoeff()
-                        <= 1e-12);
-            }
-            QVERIFY(
-                (r->weightsMean - ref.weightsMean.block(w.rowBegin, w.colBegin, w.rows(), w.cols()))
-                    .cwiseAbs()
-                    .maxCoeff()
-                <= 1e-12);
-            QVERIFY(r->viewNote.contains(QStringLiteral("long map")));
-        }
+    /// The Steps button of a window zoomed to at most 256 × 256 cells shows exactly its weights,
+    /// raw and scaled scores, mask states and each row's metrics over every key in the Steps tab.
+    void stepsGetTheWindowExactly()
+    {
+        AttentionSession session;
+        AttentionViews views(new HeatmapWidget, &session);
+        QVERIFY(showLongTab(session, views, 1000));
+        LongMapView *view = views.longMapView();
+        auto *steps = view->findChild<QPushButton *>(QStringLiteral("longStepsButton"));
+        QVERIFY(steps);
+        QVERIFY(!steps->isEnabled()); // the whole map is too large for Steps
+        view->setHead(2);
+        view->setViewRect({400, 520, 300, 450});
+        const TileWindow w = view->visibleWindow();
+        QVERIFY(w.rows() <= LongMapView::maxStepsSide && w.cols() <= LongMapView::maxStepsSide);
+        QVERIFY(steps->isEnabled());
+        QSignalSpy opened(view, &LongMapView::windowMaterialized);
+        QTest::mouseClick(steps, Qt::LeftButton);
+        QVERIFY(opened.wait(60000));
+        QCOMPARE(views.currentIndex(), int(AttentionViews::StepsTab));
+        const auto r = views.stepsView()->result();
+        QVERIFY(r);
+        QCOMPARE(views.stepsView()->head(), 2);
 
-        /// The A/B button of a window zoomed to at most 256 × 256 cells makes it A of the Compare
-        /// A/B tab, and B is the same window computed for B's parameters: both equal the window of
-        /// computeSession's materialized weights (A's parameters and B's), with B's row metrics
-        /// over every key; a changed B is computed again for the window, a changed map refuses B,
-        /// and the session's next result ends the window comparison.
-        void compareGetsTheWindowExactly()
-        {
-            AttentionSession session;
-            AttentionViews views(new HeatmapWidget, &session);
-            QVERIFY(showLongTab(session, views, 900));
-            LongMapView *view = views.longMapView();
-            QSignalSpy shown(view, &LongMapView::fullViewShown);
-            auto *ab = view->findChild<QPushButton *>(QStringLiteral("longCompareButton"));
-            QVERIFY(ab);
-            QVERIFY(!ab->isEnabled()); // the whole map is too large to compare cell by cell
-            view->setHead(1);
-            view->setViewRect({610, 700, 100, 250});
-            const TileWindow w = view->visibleWindow();
-            QVERIFY(w.rows() <= LongMapView::maxStepsSide && w.cols() <= LongMapView::maxStepsSide);
-            QVERIFY(ab->isEnabled());
-            CompareView *compare = views.compareView();
-            QSignalSpy compared(compare, &CompareView::comparisonChanged);
-            QTest::mouseClick(ab, Qt::LeftButton);
-            QVERIFY(compared.wait(60000));
-            QCOMPARE(views.currentIndex(), int(AttentionViews::CompareTab));
-            QVERIFY(compare->comparesWindow());
-            QCOMPARE(compare->head(), 1);
-
+        const SessionResult ref = computeSession(view->mapParameters());
+        QVERIFY(ref.ok());
+        QCOMPARE(r->headCount(), 4);
+        QCOMPARE(r->queryCount(), w.rows());
+        QCOMPARE(r->keyCount(), w.cols());
+        QCOMPARE(r->originalQuery(0), int(w.rowBegin));
+        QCOMPARE(r->originalKey(0), int(w.colBegin));
+        QVERIFY(r->maskState == ref.maskState.block(w.rowBegin, w.colBegin, w.rows(), w.cols()));
+        for (int h = 0; h < 4; ++h) {
             const auto block = [&](const MatrixD &m) {
                 return MatrixD(m.block(w.rowBegin, w.colBegin, w.rows(), w.cols()));
             };
-            const auto checkWindow = [&](const SessionResult &r, const SessionParameters &params) {
-                const SessionResult ref = computeSession(params);
-                QVERIFY(ref.ok());
-                QCOMPARE(r.params, params);
-                QCOMPARE(r.queryCount(), w.rows());
-                QCOMPARE(r.keyCount(), w.cols());
-                QCOMPARE(r.originalQuery(0), int(w.rowBegin));
-                QCOMPARE(r.originalKey(0), int(w.colBegin));
-                QVERIFY(r.maskState
-                        == ref.maskState.block(w.rowBegin, w.colBegin, w.rows(), w.cols()));
-                for (std::size_t h = 0; h < 4; ++h) {
-                    QVERIFY((r.weights[h] - block(ref.weights[h])).cwiseAbs().maxCoeff() <= 1e-12);
-                    QVERIFY((r.metrics[h].entropy
-                             - ref.metrics[h].entropy.segment(w.rowBegin, w.rows()))
-                                .cwiseAbs()
-                                .maxCoeff()
-                            <= 1e-12);
+            QVERIFY((r->weights[std::size_t(h)] - block(ref.weights[std::size_t(h)]))
+                        .cwiseAbs()
+                        .maxCoeff()
+                    <= 1e-12);
+            QVERIFY((r->scores[std::size_t(h)] - block(ref.scores[std::size_t(h)]))
+                        .cwiseAbs()
+                        .maxCoeff()
+                    <= 1e-12);
+            const MatrixD scaled = block(ref.scaledScores[std::size_t(h)]);
+            for (Index i = 0; i < scaled.rows(); ++i)
+                for (Index j = 0; j < scaled.cols(); ++j) {
+                    const double a = r->scaledScores[std::size_t(h)](i, j), b = scaled(i, j);
+                    QVERIFY(std::isinf(b) ? a == b : std::abs(a - b) <= 1e-12);
                 }
-                QVERIFY((r.weightsMean - block(ref.weightsMean)).cwiseAbs().maxCoeff() <= 1e-12);
-            };
-            const auto a = compare->renderer().resultA();
-            const auto b = compare->renderer().resultB();
-            QVERIFY(a && b);
-            const SessionParameters pa = view->mapParameters();
-            checkWindow(*a, pa);
-            // B follows A with the scale toggled: unscaled.
-            QCOMPARE(b->params.scaleExponent, 0.0);
-            checkWindow(*b, *compare->parametersB());
-            if (QTest::currentTestFailed())
-                return;
-            QVERIFY((b->weights[1] - a->weights[1]).cwiseAbs().maxCoeff() > 1e-3);
-
-            // A different d_k (so other inputs) and no mask: B's window again, exactly.
-            CompareVariant v = compare->variant();
-            v.dK = 4;
-            v.mask = CompareVariant::Mask::None;
-            compare->setVariant(v);
-            QVERIFY(compared.wait(60000));
-            const auto b2 = compare->renderer().resultB();
-            QVERIFY(b2 && b2 != b);
-            QCOMPARE(b2->params.dModel, 16);
-            checkWindow(*b2, *compare->parametersB());
-            QVERIFY(compare->statusLabel()->text().contains(QStringLiteral("long map")));
-
-            // The map computed again for another n: B of the old window is refused, by name.
-            views.setCurrentIndex(AttentionViews::LongTab);
-            view->setLength(700);
-            view->recompute();
-            QVERIFY(shown.wait(60000));
-            v.temperature = 2;
-            compare->setVariant(v);
-            QTRY_VERIFY(compare->statusLabel()->text().contains(QStringLiteral("changed")));
-            QVERIFY(!compare->renderer().resultB()); // the old B (τ = 1) is not drawn as this B
-
-            // The session's next result is A again.
-            SessionParameters p = windowParameters();
-            p.seed = 8;
-            session.setParameters(p);
-            QTRY_VERIFY(!compare->comparesWindow());
+            const RowMetrics &m = r->metrics[std::size_t(h)];
+            const RowMetrics &mr = ref.metrics[std::size_t(h)];
+            QVERIFY((m.entropy - mr.entropy.segment(w.rowBegin, w.rows())).cwiseAbs().maxCoeff()
+                    <= 1e-12);
+            QVERIFY((m.maxWeight - mr.maxWeight.segment(w.rowBegin, w.rows())).cwiseAbs().maxCoeff()
+                    <= 1e-12);
+            QVERIFY((m.jacobianNorm - mr.jacobianNorm.segment(w.rowBegin, w.rows()))
+                        .cwiseAbs()
+                        .maxCoeff()
+                    <= 1e-12);
         }
+        QVERIFY((r->weightsMean - ref.weightsMean.block(w.rowBegin, w.colBegin, w.rows(), w.cols()))
+                    .cwiseAbs()
+                    .maxCoeff()
+                <= 1e-12);
+        QVERIFY(r->viewNote.contains(QStringLiteral("long map")));
+    }
 
-        void cancelStopsTheFirstFullView()
-        {
-            SessionParameters p = smallParameters();
-            p.dModel = 64;
-            p.heads = 4;
-            LongMapView view(nullptr, 64);
-            view.resize(700, 600);
-            view.setParameters(p);
-            view.setLength(16384);
-            QSignalSpy shown(&view, &LongMapView::fullViewShown);
-            QSignalSpy cancelled(view.tiles(), &LongMapTiles::cancelled);
-            view.show();
-            QVERIFY(QTest::qWaitForWindowExposed(&view));
-            QVERIFY(waitFor([&] { return view.tiles()->isComputingFullView(); }, 5000));
-            auto *cancel = view.findChild<QPushButton *>(QStringLiteral("longCancelButton"));
-            QVERIFY(cancel && cancel->isVisible());
-            QTest::mouseClick(cancel, Qt::LeftButton);
-            QCOMPARE(cancelled.count(), 1);
-            QVERIFY(!view.tiles()->isComputingFullView());
-            QVERIFY(!view.tiles()->isReady());
-            QTest::qWait(300);
-            QCOMPARE(shown.count(), 0);
-            QVERIFY(view.statusText().contains(QStringLiteral("Cancelled")));
-            // A smaller map afterwards is computed as usual.
-            view.setLength(300);
-            QVERIFY(shown.wait(60000));
-        }
+    /// The A/B button of a window zoomed to at most 256 × 256 cells makes it A of the Compare
+    /// A/B tab, and B is the same window computed for B's parameters: both equal the window of
+    /// computeSession's materialized weights (A's parameters and B's), with B's row metrics
+    /// over every key; a changed B is computed again for the window, a changed map refuses B,
+    /// and the session's next result ends the window comparison.
+    void compareGetsTheWindowExactly()
+    {
+        AttentionSession session;
+        AttentionViews views(new HeatmapWidget, &session);
+        QVERIFY(showLongTab(session, views, 900));
+        LongMapView *view = views.longMapView();
+        QSignalSpy shown(view, &LongMapView::fullViewShown);
+        auto *ab = view->findChild<QPushButton *>(QStringLiteral("longCompareButton"));
+        QVERIFY(ab);
+        QVERIFY(!ab->isEnabled()); // the whole map is too large to compare cell by cell
+        view->setHead(1);
+        view->setViewRect({610, 700, 100, 250});
+        const TileWindow w = view->visibleWindow();
+        QVERIFY(w.rows() <= LongMapView::maxStepsSide && w.cols() <= LongMapView::maxStepsSide);
+        QVERIFY(ab->isEnabled());
+        CompareView *compare = views.compareView();
+        QSignalSpy compared(compare, &CompareView::comparisonChanged);
+        QTest::mouseClick(ab, Qt::LeftButton);
+        QVERIFY(compared.wait(60000));
+        QCOMPARE(views.currentIndex(), int(AttentionViews::CompareTab));
+        QVERIFY(compare->comparesWindow());
+        QCOMPARE(compare->head(), 1);
 
-        /// Opened inputs are drawn from the file's own queries, keys and mask, at the file's n_q ×
-        /// n_k (the view's n does not apply): the exported window equals computeTensorSession's
-        /// weights — with the file's learned sinks and differential attention (query2, key2,
-        /// lambda) too. Stored weights have no queries and keys: the tab says so and draws nothing.
-        void openedTensorsAreDrawnFromTheFile_data()
-        {
-            QTest::addColumn<QString>("fixture");
-            for (const char *name :
-                 {"torch/self_attn", "torch/key_padding", "torch/cross_causal_padding",
-                  "torch/plain", "torch/additive_mask", "variants/compute_sink_plain_float32",
-                  "variants/compute_differential_gated"})
-                QTest::newRow(name) << QString::fromLatin1(name);
-        }
+        const auto block = [&](const MatrixD &m) {
+            return MatrixD(m.block(w.rowBegin, w.colBegin, w.rows(), w.cols()));
+        };
+        const auto checkWindow = [&](const SessionResult &r, const SessionParameters &params) {
+            const SessionResult ref = computeSession(params);
+            QVERIFY(ref.ok());
+            QCOMPARE(r.params, params);
+            QCOMPARE(r.queryCount(), w.rows());
+            QCOMPARE(r.keyCount(), w.cols());
+            QCOMPARE(r.originalQuery(0), int(w.rowBegin));
+            QCOMPARE(r.originalKey(0), int(w.colBegin));
+            QVERIFY(r.maskState == ref.maskState.block(w.rowBegin, w.colBegin, w.rows(), w.cols()));
+            for (std::size_t h = 0; h < 4; ++h) {
+                QVERIFY((r.weights[h] - block(ref.weights[h])).cwiseAbs().maxCoeff() <= 1e-12);
+                QVERIFY(
+                    (r.metrics[h].entropy - ref.metrics[h].entropy.segment(w.rowBegin, w.rows()))
+                        .cwiseAbs()
+                        .maxCoeff()
+                    <= 1e-12);
+            }
+            QVERIFY((r.weightsMean - block(ref.weightsMean)).cwiseAbs().maxCoeff() <= 1e-12);
+        };
+        const auto a = compare->renderer().resultA();
+        const auto b = compare->renderer().resultB();
+        QVERIFY(a && b);
+        const SessionParameters pa = view->mapParameters();
+        checkWindow(*a, pa);
+        // B follows A with the scale toggled: unscaled.
+        QCOMPARE(b->params.scaleExponent, 0.0);
+        checkWindow(*b, *compare->parametersB());
+        if (QTest::currentTestFailed())
+            return;
+        QVERIFY((b->weights[1] - a->weights[1]).cwiseAbs().maxCoeff() > 1e-3);
 
-        void openedTensorsAreDrawnFromTheFile()
-        {
-            QFETCH(QString, fixture);
-            const QString path = QStringLiteral(ATTN_FIXTURE_DIR "/%1.npz").arg(fixture);
-            QString error;
-            const std::shared_ptr<const TensorSource> source
-                = makeTensorSource(readTensorFile(path), {}, MaskConvention::Masked, &error);
-            QVERIFY2(source, qPrintable(error));
-            const SessionParameters p = source->parametersFor(SessionParameters {}, source);
-            const SessionResult ref = computeTensorSession(p);
-            QVERIFY2(ref.ok(), qPrintable(ref.error));
-            auto view = makeView(p, 3000);
-            QVERIFY2(view, qPrintable(fixture));
-            QCOMPARE(view->mapParameters().queryCount(), ref.queryCount());
-            QCOMPARE(view->mapParameters().keyCount(), ref.keyCount());
-            QVERIFY(!view->findChild<QSpinBox *>(QStringLiteral("longLengthSpin"))->isEnabled());
-            checkExport(*view, ref, 1e-12, qPrintable(fixture));
-        }
+        // A different d_k (so other inputs) and no mask: B's window again, exactly.
+        CompareVariant v = compare->variant();
+        v.dK = 4;
+        v.mask = CompareVariant::Mask::None;
+        compare->setVariant(v);
+        QVERIFY(compared.wait(60000));
+        const auto b2 = compare->renderer().resultB();
+        QVERIFY(b2 && b2 != b);
+        QCOMPARE(b2->params.dModel, 16);
+        checkWindow(*b2, *compare->parametersB());
+        QVERIFY(compare->statusLabel()->text().contains(QStringLiteral("long map")));
 
-        /// Tensors opened over the seeded inputs show the file's length in the disabled field; the
-        /// length set for the seeded inputs is the one saved meanwhile and comes back with them (it
-        /// stayed at the file's).
-        void lengthSurvivesOpenedTensors()
-        {
-            const QString path = QStringLiteral(ATTN_FIXTURE_DIR "/torch/self_attn.npz");
-            QString error;
-            const std::shared_ptr<const TensorSource> source
-                = makeTensorSource(readTensorFile(path), {}, MaskConvention::Masked, &error);
-            QVERIFY2(source, qPrintable(error));
-            SessionParameters seeded;
-            seeded.n = 8;
-            LongMapView view(nullptr, 16);
-            view.setParameters(seeded);
-            view.setLength(700);
-            auto *field = view.findChild<QSpinBox *>(QStringLiteral("longLengthSpin"));
-            QVERIFY(field);
-            const SessionParameters opened = source->parametersFor(seeded, source);
-            view.setParameters(opened);
-            QCOMPARE(field->value(), int(opened.n));
-            QVERIFY(!field->isEnabled());
-            QCOMPARE(view.state().value(QStringLiteral("n")).toInt(), 700);
-            view.setParameters(seeded);
-            QVERIFY(field->isEnabled());
-            QCOMPARE(field->value(), 700);
-            QCOMPARE(view.mapParameters().n, Index(700));
-        }
+        // The map computed again for another n: B of the old window is refused, by name.
+        views.setCurrentIndex(AttentionViews::LongTab);
+        view->setLength(700);
+        view->recompute();
+        QVERIFY(shown.wait(60000));
+        v.temperature = 2;
+        compare->setVariant(v);
+        QTRY_VERIFY(compare->statusLabel()->text().contains(QStringLiteral("changed")));
+        QVERIFY(!compare->renderer().resultB()); // the old B (τ = 1) is not drawn as this B
 
-        void storedWeightsAreRefused()
-        {
-            const QString path = QStringLiteral(ATTN_FIXTURE_DIR "/modelstack/stack.npz");
-            QString error;
-            const std::shared_ptr<const TensorSource> source
-                = makeTensorSource(readTensorFile(path), {}, MaskConvention::Masked, &error);
-            QVERIFY2(source && source->isWeights(), qPrintable(error));
-            LongMapView view(nullptr, 16);
-            view.resize(700, 600);
-            view.setParameters(source->parametersFor(SessionParameters {}, source));
-            view.show();
-            QVERIFY(QTest::qWaitForWindowExposed(&view));
-            QVERIFY(waitFor(
-                [&] { return view.statusText().contains(QStringLiteral("stored weights")); },
-                5000));
-            QVERIFY2(view.statusText().contains(QStringLiteral("stored weights")),
-                     qPrintable(view.statusText()));
-            QVERIFY2(view.statusText().contains(QStringLiteral("stack.npz")),
-                     qPrintable(view.statusText()));
-            QVERIFY(!view.tiles()->isReady());
-        }
+        // The session's next result is A again.
+        SessionParameters p = windowParameters();
+        p.seed = 8;
+        session.setParameters(p);
+        QTRY_VERIFY(!compare->comparesWindow());
+    }
 
-        void refusalsNameTheProblem()
-        {
-            SessionParameters p = smallParameters();
-            LongMapView view(nullptr, 16);
-            view.resize(700, 600);
-            view.setParameters(p);
-            view.setLength(20000);
-            setSessionMemoryBudget(std::size_t(8) << 20); // 8 MiB
-            view.show();
-            QVERIFY(QTest::qWaitForWindowExposed(&view));
-            QVERIFY(waitFor([&] { return view.statusText().contains(QStringLiteral("budget")); }));
-            QVERIFY2(view.statusText().contains(QStringLiteral("tile engine")),
-                     qPrintable(view.statusText()));
-            setSessionMemoryBudget(0);
-        }
+    void cancelStopsTheFirstFullView()
+    {
+        SessionParameters p = smallParameters();
+        p.dModel = 64;
+        p.heads = 4;
+        LongMapView view(nullptr, 64);
+        view.resize(700, 600);
+        view.setParameters(p);
+        view.setLength(16384);
+        QSignalSpy shown(&view, &LongMapView::fullViewShown);
+        QSignalSpy cancelled(view.tiles(), &LongMapTiles::cancelled);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(waitFor([&] { return view.tiles()->isComputingFullView(); }, 5000));
+        auto *cancel = view.findChild<QPushButton *>(QStringLiteral("longCancelButton"));
+        QVERIFY(cancel && cancel->isVisible());
+        QTest::mouseClick(cancel, Qt::LeftButton);
+        QCOMPARE(cancelled.count(), 1);
+        QVERIFY(!view.tiles()->isComputingFullView());
+        QVERIFY(!view.tiles()->isReady());
+        QTest::qWait(300);
+        QCOMPARE(shown.count(), 0);
+        QVERIFY(view.statusText().contains(QStringLiteral("Cancelled")));
+        // A smaller map afterwards is computed as usual.
+        view.setLength(300);
+        QVERIFY(shown.wait(60000));
+    }
 
-        void stateRoundTrips()
-        {
-            SessionParameters p = smallParameters();
-            LongMapView a(nullptr, 16), b(nullptr, 16);
-            a.setParameters(p);
-            b.setParameters(p);
-            a.setLength(1234);
-            a.setPooling(TilePooling::Mean);
-            a.setScale(LongMapView::Scale::Log);
-            a.setHead(kHeadMean);
-            b.setState(a.state());
-            QCOMPARE(b.length(), 1234);
-            QCOMPARE(b.pooling(), TilePooling::Mean);
-            QCOMPARE(b.head(), kHeadMean);
-            QCOMPARE(b.state(), a.state());
-            // Out-of-range values are ignored.
-            QJsonObject bad = a.state();
-            bad.insert(QStringLiteral("n"), 999999);
-            bad.insert(QStringLiteral("head"), 7);
-            bad.insert(QStringLiteral("pooling"), QStringLiteral("median"));
-            b.setState(bad);
-            QCOMPARE(b.length(), 1234);
-            QCOMPARE(b.head(), kHeadMean);
-            QCOMPARE(b.pooling(), TilePooling::Mean);
-        }
-    };
+    /// Opened inputs are drawn from the file's own queries, keys and mask, at the file's n_q ×
+    /// n_k (the view's n does not apply): the exported window equals computeTensorSession's
+    /// weights — with the file's learned sinks and differential attention (query2, key2,
+    /// lambda) too. Stored weights have no queries and keys: the tab says so and draws nothing.
+    void openedTensorsAreDrawnFromTheFile_data()
+    {
+        QTest::addColumn<QString>("fixture");
+        for (const char *name :
+             {"torch/self_attn", "torch/key_padding", "torch/cross_causal_padding", "torch/plain",
+              "torch/additive_mask", "variants/compute_sink_plain_float32",
+              "variants/compute_differential_gated"})
+            QTest::newRow(name) << QString::fromLatin1(name);
+    }
 
-    QTEST_MAIN(TestLongMap)
+    void openedTensorsAreDrawnFromTheFile()
+    {
+        QFETCH(QString, fixture);
+        const QString path = QStringLiteral(ATTN_FIXTURE_DIR "/%1.npz").arg(fixture);
+        QString error;
+        const std::shared_ptr<const TensorSource> source
+            = makeTensorSource(readTensorFile(path), {}, MaskConvention::Masked, &error);
+        QVERIFY2(source, qPrintable(error));
+        const SessionParameters p = source->parametersFor(SessionParameters {}, source);
+        const SessionResult ref = computeTensorSession(p);
+        QVERIFY2(ref.ok(), qPrintable(ref.error));
+        auto view = makeView(p, 3000);
+        QVERIFY2(view, qPrintable(fixture));
+        QCOMPARE(view->mapParameters().queryCount(), ref.queryCount());
+        QCOMPARE(view->mapParameters().keyCount(), ref.keyCount());
+        QVERIFY(!view->findChild<QSpinBox *>(QStringLiteral("longLengthSpin"))->isEnabled());
+        checkExport(*view, ref, 1e-12, qPrintable(fixture));
+    }
+
+    /// Tensors opened over the seeded inputs show the file's length in the disabled field; the
+    /// length set for the seeded inputs is the one saved meanwhile and comes back with them (it
+    /// stayed at the file's).
+    void lengthSurvivesOpenedTensors()
+    {
+        const QString path = QStringLiteral(ATTN_FIXTURE_DIR "/torch/self_attn.npz");
+        QString error;
+        const std::shared_ptr<const TensorSource> source
+            = makeTensorSource(readTensorFile(path), {}, MaskConvention::Masked, &error);
+        QVERIFY2(source, qPrintable(error));
+        SessionParameters seeded;
+        seeded.n = 8;
+        LongMapView view(nullptr, 16);
+        view.setParameters(seeded);
+        view.setLength(700);
+        auto *field = view.findChild<QSpinBox *>(QStringLiteral("longLengthSpin"));
+        QVERIFY(field);
+        const SessionParameters opened = source->parametersFor(seeded, source);
+        view.setParameters(opened);
+        QCOMPARE(field->value(), int(opened.n));
+        QVERIFY(!field->isEnabled());
+        QCOMPARE(view.state().value(QStringLiteral("n")).toInt(), 700);
+        view.setParameters(seeded);
+        QVERIFY(field->isEnabled());
+        QCOMPARE(field->value(), 700);
+        QCOMPARE(view.mapParameters().n, Index(700));
+    }
+
+    void storedWeightsAreRefused()
+    {
+        const QString path = QStringLiteral(ATTN_FIXTURE_DIR "/modelstack/stack.npz");
+        QString error;
+        const std::shared_ptr<const TensorSource> source
+            = makeTensorSource(readTensorFile(path), {}, MaskConvention::Masked, &error);
+        QVERIFY2(source && source->isWeights(), qPrintable(error));
+        LongMapView view(nullptr, 16);
+        view.resize(700, 600);
+        view.setParameters(source->parametersFor(SessionParameters {}, source));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(waitFor(
+            [&] { return view.statusText().contains(QStringLiteral("stored weights")); }, 5000));
+        QVERIFY2(view.statusText().contains(QStringLiteral("stored weights")),
+                 qPrintable(view.statusText()));
+        QVERIFY2(view.statusText().contains(QStringLiteral("stack.npz")),
+                 qPrintable(view.statusText()));
+        QVERIFY(!view.tiles()->isReady());
+    }
+
+    void refusalsNameTheProblem()
+    {
+        SessionParameters p = smallParameters();
+        LongMapView view(nullptr, 16);
+        view.resize(700, 600);
+        view.setParameters(p);
+        view.setLength(20000);
+        setSessionMemoryBudget(std::size_t(8) << 20); // 8 MiB
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(waitFor([&] { return view.statusText().contains(QStringLiteral("budget")); }));
+        QVERIFY2(view.statusText().contains(QStringLiteral("tile engine")),
+                 qPrintable(view.statusText()));
+        setSessionMemoryBudget(0);
+    }
+
+    void stateRoundTrips()
+    {
+        SessionParameters p = smallParameters();
+        LongMapView a(nullptr, 16), b(nullptr, 16);
+        a.setParameters(p);
+        b.setParameters(p);
+        a.setLength(1234);
+        a.setPooling(TilePooling::Mean);
+        a.setScale(LongMapView::Scale::Log);
+        a.setHead(kHeadMean);
+        b.setState(a.state());
+        QCOMPARE(b.length(), 1234);
+        QCOMPARE(b.pooling(), TilePooling::Mean);
+        QCOMPARE(b.head(), kHeadMean);
+        QCOMPARE(b.state(), a.state());
+        // Out-of-range values are ignored.
+        QJsonObject bad = a.state();
+        bad.insert(QStringLiteral("n"), 999999);
+        bad.insert(QStringLiteral("head"), 7);
+        bad.insert(QStringLiteral("pooling"), QStringLiteral("median"));
+        b.setState(bad);
+        QCOMPARE(b.length(), 1234);
+        QCOMPARE(b.head(), kHeadMean);
+        QCOMPARE(b.pooling(), TilePooling::Mean);
+    }
+};
+
+QTEST_MAIN(TestLongMap)
 #include "tst_longmap.moc"
