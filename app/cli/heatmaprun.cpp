@@ -248,6 +248,33 @@ int writeShownView(const QCommandLineParser &parser, HeatmapRequest &req, Heatma
     // PNG: --width x --height logical pixels at --dpr, or exactly that many pixels at --dpi.
     const double pngDpi = req.dpi ? *req.dpi : 96.0 * *req.dpr;
     const QSize pngPixels = req.dpi ? size : (QSizeF(size) * *req.dpr).toSize();
+    // A figure too small for any map would be written as a page saying so: refused instead.
+    const QSizeF logical = req.dpi && plan.format == QLatin1String("png")
+        ? QSizeF(size) / (*req.dpi / 96.0)
+        : QSizeF(size);
+    if (const HeatmapLayout lay = renderer.layout(QRectF(QPointF(0, 0), logical));
+        (!plan.out.isEmpty() || !plan.batchDir.isEmpty())
+        && (lay.tiles.isEmpty() || lay.cellSize <= 0))
+        return usageError(
+            req.command,
+            QStringLiteral("--width %1 --height %2%3 is too small to draw the maps (%4 × %5 "
+                           "cells, %6): give a larger --width and --height%7")
+                .arg(size.width())
+                .arg(size.height())
+                .arg(req.dpi && plan.format == QLatin1String("png")
+                         ? QStringLiteral(" at --dpi %1 (%2 × %3 logical pixels)")
+                               .arg(*req.dpi)
+                               .arg(qRound(logical.width()))
+                               .arg(qRound(logical.height()))
+                         : QString())
+                .arg(shown->queryCount())
+                .arg(shown->keyCount())
+                .arg(req.options.view == HeatmapView::SingleHead
+                         ? QStringLiteral("one map")
+                         : QStringLiteral("%1 maps").arg(shown->headCount() + 1))
+                .arg(req.options.view == HeatmapView::SingleHead
+                         ? QString()
+                         : QStringLiteral(", or draw one head with --view head")));
     // --out, --batch-dir and --data are one set, written all or nothing (StagedFiles); the
     // messages name the files the user asked for, not the staging folder.
     StagedFiles staged;

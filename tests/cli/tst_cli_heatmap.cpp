@@ -349,6 +349,25 @@ private slots:
                             out,
                             png}
             << QStringLiteral("use a larger --temperature");
+        // A figure with no room for a map is refused, not written as a page saying so.
+        QTest::newRow("figure too small for the maps")
+            << QStringList {QStringLiteral("--width"),
+                            QStringLiteral("64"),
+                            QStringLiteral("--height"),
+                            QStringLiteral("64"),
+                            out,
+                            png}
+            << QStringLiteral("--width 64 --height 64 is too small to draw the maps");
+        QTest::newRow("figure too small at --dpi")
+            << QStringList {QStringLiteral("--dpi"),
+                            QStringLiteral("300"),
+                            QStringLiteral("--width"),
+                            QStringLiteral("600"),
+                            QStringLiteral("--height"),
+                            QStringLiteral("400"),
+                            out,
+                            png}
+            << QStringLiteral("at --dpi 300 (192 × 128 logical pixels) is too small");
         QTest::newRow("heads do not divide d_model")
             << QStringList {QStringLiteral("--heads"), QStringLiteral("3"), out, png}
             << QStringLiteral("--heads");
