@@ -339,6 +339,8 @@ void RowMetricsChart::updateInfo()
                        .arg(std::log(double(open)), 0, 'f', 2);
     if (masked > 0)
         info += tr(" · %1 fully masked").arg(masked);
+    if (nQ > 0 && std::isnan(m.entropy(0)))
+        info += tr(" · signed weights: no entropy or effective terms");
     // What the heatmap view changed (ui/session/resultview.h): the metrics follow it.
     if (m_result->viewNote.contains(QLatin1String("padding trimmed")))
         info += tr(" · real tokens only");
@@ -366,9 +368,12 @@ void RowMetricsChart::redraw() const
                 masked.append(QPointF(i, 0.0));
                 continue; // no weights on this row: a gap, never a fake 0
             }
-            maxWeight.append(QPointF(i, m.maxWeight(i)));
-            entropy.append(QPointF(i, m.entropy(i)));
-            effective.append(QPointF(i, m.effectiveTerms(i)));
+            // A metric that is not available (NaN: a signed row's entropy) is left out.
+            for (auto [series, value] :
+                 {std::pair {&maxWeight, m.maxWeight(i)}, std::pair {&entropy, m.entropy(i)},
+                  std::pair {&effective, m.effectiveTerms(i)}})
+                if (std::isfinite(value))
+                    series->append(QPointF(i, value));
         }
     }
     const bool showPoints = nQ <= 32;

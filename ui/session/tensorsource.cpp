@@ -202,8 +202,15 @@ void showWeights(const TensorSource &source, const TensorSource::Data &data, Ses
         r.metrics.push_back(rowMetrics(w));
         mergeNonFinite(r.nonFinite, findNonFinite(w));
         // Stored weights with negative entries (differential attention's A₁ − λA₂ written by
-        // attnlab compute) are drawn on the signed scale; the check still reports the rows.
-        r.signedWeights = r.signedWeights || (w.array() < 0.0).any();
+        // attnlab compute) are drawn on the signed scale; the check still reports the rows. A
+        // signed row is no distribution: its entropy, effective terms and Jacobian norm are not
+        // available (NaN), its largest weight and row sum are.
+        if ((w.array() < 0.0).any()) {
+            r.signedWeights = true;
+            RowMetrics &m = r.metrics.back();
+            for (VectorD *series : {&m.entropy, &m.effectiveTerms, &m.jacobianNorm})
+                series->setConstant(nan);
+        }
         const VectorD &e = r.metrics.back().rowSumError;
         for (Index i = 0; i < e.size(); ++i) {
             if (std::isfinite(e(i)))

@@ -5,10 +5,12 @@
 // redrawn while behind another tab (a tab page or a tabified dock) and shows the newest result
 // when brought to the front.
 
+#include "core/io/npy.h"
 #include "ui/charts/chartstyle.h"
 #include "ui/charts/rowmetricschart.h"
 #include "ui/charts/scalingchart.h"
 #include "ui/session/sessioncompute.h"
+#include "ui/session/tensorsource.h"
 
 #include <QChart>
 #include <QChartView>
@@ -20,6 +22,7 @@
 #include <QScrollArea>
 #include <QSignalSpy>
 #include <QTabWidget>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QVBoxLayout>
 #include <QXYSeries>
@@ -235,6 +238,40 @@ private slots:
         chart.setResult(causal);
         QVERIFY2(info->text().startsWith(QStringLiteral(
                      "9 rows \u00d7 9 keys · uniform row: w\u00a0=\u00a01/9, 2.20 nats, 9 terms")),
+                 qPrintable(info->text()));
+    }
+
+    // Stored signed weights (differential attention's A₁ − λA₂ written by attnlab compute):
+    // a signed row is no distribution, so its entropy and effective terms are not available —
+    // left out of the chart and said so — while its largest weight is drawn.
+    void signedStoredWeightsHaveNoEntropy()
+    {
+        QTemporaryDir dir;
+        MatrixD rows(3, 3);
+        rows << 0.7, 0.1, -0.1, 0.2, 0.6, -0.2, 0.5, -0.05, 0.25;
+        const QString file = dir.filePath(QStringLiteral("signed.npy"));
+        writeNpy(file.toStdString(), NpyArray::fromMatrix(rows));
+        QString error;
+        const auto source
+            = makeTensorSource(readTensorFile(file), QString(), MaskConvention::Masked, &error);
+        QVERIFY2(source, qPrintable(error));
+        const SessionParameters p = source->parametersFor(SessionParameters {}, source);
+        const auto result = std::make_shared<const SessionResult>(computeTensorSession(p));
+        QVERIFY2(result->ok(), qPrintable(result->error));
+        QVERIFY(result->signedWeights);
+        const RowMetrics &m = result->metrics[0];
+        for (Index i = 0; i < 3; ++i) {
+            QVERIFY(std::isnan(m.entropy(i)) && std::isnan(m.effectiveTerms(i)));
+            QCOMPARE(m.maxWeight(i), rows.row(i).maxCoeff());
+        }
+        RowMetricsChart chart;
+        chart.setResult(result);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        QTRY_COMPARE(displayedSeries(chart, QStringLiteral("max weight"))->count(), 3);
+        QCOMPARE(displayedSeries(chart, QStringLiteral("entropy (nats)"))->count(), 0);
+        const auto *info = chart.findChild<QLabel *>(QStringLiteral("rowMetricsInfo"));
+        QVERIFY2(info->text().contains(QStringLiteral("signed weights: no entropy")),
                  qPrintable(info->text()));
     }
 
