@@ -478,11 +478,11 @@ private slots:
         QVERIFY(QDir().mkpath(dir));
         const QStringList arguments {
             "heatmap", "--n",         "200",          "--d-model",   "8",
-            "--heads", "4",           "--width",      "200",         "--height",
-            "200",     "--out",       dir + "/a.png", "--batch-dir", dir + "/heads",
+            "--heads", "4",           "--width",      "600",         "--height",
+            "600",     "--out",       dir + "/a.png", "--batch-dir", dir + "/heads",
             "--data",  dir + "/a.npz"};
         // The weights and scores of 4 heads of 200 x 200 float64: about 2.6 MB compressed;
-        // each PNG of 200 x 200 pixels is far below the limit.
+        // each PNG of 600 x 600 pixels is far below the limit.
         const Run failed = attnlab(arguments, rlim_t(1) << 20);
         QCOMPARE(failed.exitCode, 1);
         QVERIFY2(failed.err.contains(dir + QStringLiteral("/a.npz")), qPrintable(failed.err));
