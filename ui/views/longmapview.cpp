@@ -586,6 +586,7 @@ void LongMapView::requestTiles()
     const int l = level();
     m_tiles->request(m_head, l, pyramid->tilesCovering(l, viewRect()));
     requestHovered(); // the row strip follows the visible keys
+    updateStatus(); // its level and cells per pixel follow the view (a resize changes them)
     if (viewComplete())
         emit viewCompleted();
 }

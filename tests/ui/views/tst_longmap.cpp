@@ -982,6 +982,26 @@ private slots:
         QVERIFY(!view.tiles()->isReady());
     }
 
+    // The status line's level and cells per pixel follow the view when the window is resized
+    // (they kept the first size's, while the hover gave the new level's pixel).
+    void statusFollowsAResize()
+    {
+        auto view = makeView(smallParameters(), 4096);
+        QVERIFY(view);
+        const auto says = [&] {
+            const Index per = TilePyramid::cellsPerPixel(view->level());
+            return view->statusText().contains(QStringLiteral("of %1 \u00d7 %1 cells per pixel "
+                                                              "(level %2)")
+                                                   .arg(per)
+                                                   .arg(view->level()));
+        };
+        QVERIFY2(says(), qPrintable(view->statusText()));
+        const int before = view->level();
+        view->resize(1500, 1100);
+        QTRY_VERIFY(view->level() != before);
+        QTRY_VERIFY2(says(), qPrintable(view->statusText()));
+    }
+
     void refusalsNameTheProblem()
     {
         SessionParameters p = smallParameters();
