@@ -143,9 +143,17 @@ Tour::Tour(MainWindow *window)
          {},
          {}},
         {tr("Long sequences"),
-         tr("The Long tab computes attention at up to 65 536 tokens in tiles, exactly, at the "
-            "zoom shown, without the n \u00d7 n matrix: wheel to zoom, drag to pan."),
+         tr("The Long tab computes attention at up to 65\u00a0536 tokens in tiles, exactly, at "
+            "the zoom shown, without the n \u00d7 n matrix: wheel to zoom, drag to pan."),
          QStringLiteral("longMapView"),
+         {},
+         {}},
+        {tr("Attention as 2025 models use it"),
+         tr("Modern attention adds a learned sink (a row may give weight to nothing), a gate on "
+            "each head's output, differential attention (A\u2081 \u2212 \u03bbA\u2082: "
+            "negative weights, drawn blue to red around 0) and DeepSeek's latent attention. "
+            "Pick one here; E18\u2013E20 measure what they do."),
+         QStringLiteral("variantCombo"),
          {},
          {}},
         {tr("The atlas"),

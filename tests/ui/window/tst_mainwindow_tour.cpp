@@ -67,19 +67,13 @@ void TestMainWindowTour::tourStepsPointAtTheirWidgets()
     QVERIFY(tour->isActive());
     QVERIFY(tour->callout()->isVisible());
 
-    const QStringList targets = {QStringLiteral("heatmapWidget"),
-                                 QStringLiteral("sqrtCheck"),
-                                 QStringLiteral("dkSlider"),
-                                 QStringLiteral("maxWeightDock"),
-                                 QStringLiteral("maskCombo"),
-                                 QStringLiteral("positionalCheck"),
-                                 QStringLiteral("headSortCombo"),
-                                 QStringLiteral("tokensView"),
-                                 QStringLiteral("playPanel"),
-                                 QStringLiteral("modelView"),
-                                 QStringLiteral("longMapView"),
-                                 QStringLiteral("atlasView"),
-                                 QString()};
+    const QStringList targets = {QStringLiteral("heatmapWidget"), QStringLiteral("sqrtCheck"),
+                                 QStringLiteral("dkSlider"),      QStringLiteral("maxWeightDock"),
+                                 QStringLiteral("maskCombo"),     QStringLiteral("positionalCheck"),
+                                 QStringLiteral("headSortCombo"), QStringLiteral("tokensView"),
+                                 QStringLiteral("playPanel"),     QStringLiteral("modelView"),
+                                 QStringLiteral("longMapView"),   QStringLiteral("variantCombo"),
+                                 QStringLiteral("atlasView"),     QString()};
     QCOMPARE(int(tour->steps().size()), int(targets.size()));
     auto *next = tour->callout()->findChild<QPushButton *>(QStringLiteral("tourNext"));
     auto *back = tour->callout()->findChild<QPushButton *>(QStringLiteral("tourBack"));
