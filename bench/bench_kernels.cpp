@@ -18,10 +18,13 @@
 //
 // The tile engine (core/tiles/tileengine.h) renders the full view of h heads of d each to a
 // px × px grid (max pooling; TileFullViewMean_f32 adds the head mean, TileFullViewMetrics_f32 the
-// per-row metrics of every head); StreamingHeads_f32 runs the streaming kernel once per head on
-// the same n and d, the baseline it is compared with in the same run:
+// per-row metrics of every head; TileFullViewSink_f32, …Differential_f32, …Gate_f32 the 2025
+// variants, against TileFullView_f32 in the same run); StreamingHeads_f32 runs the streaming
+// kernel once per head on the same n and d, the baseline it is compared with in the same run:
 //
 //   build/release/bench/attn_bench_kernels --benchmark_filter='TileFullView_f32|StreamingHeads'
+//   build/release/bench/attn_bench_kernels
+//   --benchmark_filter='TileFullView(Sink|Differential|Gate)?_f32'
 // The materialized and fused kernels are skipped beyond kMaterializedBudgetBytes for their n × n
 // matrices.
 
@@ -104,8 +107,13 @@ template<typename T> void gemmBenchmark(benchmark::State &state)
         = benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+/// The 2025 variants of the tile engine's full view (TileVariants): none, a learned sink per
+/// head, differential attention (a second Q, K and λ), the head-wise gate.
+enum class TileVariant { None, Sink, Differential, Gate };
+
 /// The tile engine's full view: h heads of d each (Q, K: n × h·d) pooled to px × px pixels.
-void tileFullView(benchmark::State &state, bool mean, bool metrics)
+void tileFullView(benchmark::State &state, bool mean, bool metrics,
+                  TileVariant variant = TileVariant::None)
 {
     const Index n = state.range(0);
     const Index d = state.range(1);
@@ -119,8 +127,18 @@ void tileFullView(benchmark::State &state, bool mean, bool metrics)
         which.push_back(h);
     if (mean)
         which.push_back(attn::kHeadMean);
+    attn::TileVariants<float> variants;
+    if (variant == TileVariant::Sink)
+        variants.sinkLogits.assign(std::size_t(heads), 1.0);
+    if (variant == TileVariant::Differential) {
+        variants.query2 = randomMatrix<float>(rng, n, heads * d);
+        variants.key2 = randomMatrix<float>(rng, n, heads * d);
+        variants.lambda.assign(std::size_t(heads), 0.5);
+    }
+    if (variant == TileVariant::Gate)
+        variants.gate = attn::MatrixD::Constant(n, heads, 0.75);
     for (auto _ : state) {
-        attn::TileEngine<float> engine(q, k, heads);
+        attn::TileEngine<float> engine(q, k, heads, {}, {}, variants);
         std::vector<attn::RowMetrics> m;
         auto tiles = engine.render(which, engine.fullWindow(), px, px, attn::TilePooling::Max,
                                    metrics ? &m : nullptr);
@@ -132,7 +150,9 @@ void tileFullView(benchmark::State &state, bool mean, bool metrics)
     state.counters["GFLOP"]
         = benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
     state.counters["held_MiB"]
-        = double(attn::TileEngine<float>::heldBytes(n, n, heads, d, sizeof(float)))
+        = double(attn::TileEngine<float>::heldBytes(n, n, heads, d, sizeof(float),
+                                                    variant == TileVariant::Differential,
+                                                    variant == TileVariant::Gate))
         / (1024.0 * 1024.0);
 }
 
@@ -385,6 +405,18 @@ void TileFullViewMetrics_f32(benchmark::State &s)
 {
     tileFullView(s, false, true);
 }
+void TileFullViewSink_f32(benchmark::State &s)
+{
+    tileFullView(s, false, false, TileVariant::Sink);
+}
+void TileFullViewDifferential_f32(benchmark::State &s)
+{
+    tileFullView(s, false, false, TileVariant::Differential);
+}
+void TileFullViewGate_f32(benchmark::State &s)
+{
+    tileFullView(s, false, false, TileVariant::Gate);
+}
 void TileZoomed_f32(benchmark::State &s)
 {
     tileZoomed(s);
@@ -443,6 +475,9 @@ BENCHMARK(Materialized_f64)->Apply(attentionSizes);
 BENCHMARK(Streaming_f64)->Apply(attentionSizes);
 BENCHMARK(Loop_f64)->Apply(loopSizes);
 BENCHMARK(TileFullView_f32)->Apply(tileSizes);
+BENCHMARK(TileFullViewSink_f32)->Apply(tileSizes);
+BENCHMARK(TileFullViewDifferential_f32)->Apply(tileSizes);
+BENCHMARK(TileFullViewGate_f32)->Apply(tileSizes);
 BENCHMARK(TileZoomed_f32)
     ->ArgNames({"n", "d", "heads", "cells", "per_pixel"})
     ->Args({16384, 64, 1, 256, 1})
