@@ -623,7 +623,9 @@ TileEngine<T>::render(const std::vector<Index> &heads, const TileWindow &window,
     if (metrics)
         metrics->assign(images, zeroMetrics(window.rows()));
 
-    const Index blockR = blockRows(nK, sizeof(T));
+    // Differential attention holds a second block (A₂) beside the first: half the rows keep the
+    // two within the cache one block was sized for.
+    const Index blockR = std::max<Index>(8, blockRows(nK, sizeof(T)) / (m_differential ? 2 : 1));
     const Index ld = nK + 32;
     const Index bq = grid.rowsPerPixel, bk = grid.colsPerPixel;
     const Index pixelRowsPerTask = std::max<Index>(1, blockR / bq);
