@@ -350,23 +350,14 @@ private slots:
                             png}
             << QStringLiteral("use a larger --temperature");
         // A figure with no room for a map is refused, not written as a page saying so.
+        const auto words = [&](const char *text) {
+            return QString::fromLatin1(text).split(QLatin1Char(' ')) + QStringList {out, png};
+        };
         QTest::newRow("figure too small for the maps")
-            << QStringList {QStringLiteral("--width"),
-                            QStringLiteral("64"),
-                            QStringLiteral("--height"),
-                            QStringLiteral("64"),
-                            out,
-                            png}
+            << words("--width 64 --height 64")
             << QStringLiteral("--width 64 --height 64 is too small to draw the maps");
         QTest::newRow("figure too small at --dpi")
-            << QStringList {QStringLiteral("--dpi"),
-                            QStringLiteral("300"),
-                            QStringLiteral("--width"),
-                            QStringLiteral("600"),
-                            QStringLiteral("--height"),
-                            QStringLiteral("400"),
-                            out,
-                            png}
+            << words("--dpi 300 --width 600 --height 400")
             << QStringLiteral("at --dpi 300 (192 × 128 logical pixels) is too small");
         QTest::newRow("heads do not divide d_model")
             << QStringList {QStringLiteral("--heads"), QStringLiteral("3"), out, png}
