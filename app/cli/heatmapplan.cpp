@@ -144,8 +144,10 @@ std::optional<int> planEngine(const QCommandLineParser &parser, HeatmapRequest &
     // --range (or the session) says otherwise, the tile engine's view is coloured as the window's
     // Long tab colours it, up to the largest weight shown (log over the five decades below it,
     // or linear from 0 with --scale linear).
-    plan.longTabColours = plan.tiles && !parser.isSet(QStringLiteral("range"));
-    if (plan.longTabColours && !parser.isSet(QStringLiteral("scale")))
+    // A session's saved range and scale are the Heads view's; the window's Long tab colours its
+    // map its own way, and so does this view unless the command line itself says otherwise.
+    plan.longTabColours = plan.tiles && !req.given(QStringLiteral("range"));
+    if (plan.longTabColours && !req.given(QStringLiteral("scale")))
         req.options.scale = ColorScale::Log;
     if ((plan.tiles || longSequence) && !tilesUnavailable.isEmpty())
         return usageError(req.command,

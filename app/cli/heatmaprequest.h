@@ -60,12 +60,16 @@ struct HeatmapRequest
     std::optional<std::int64_t> height;
     std::optional<double> dpr;
 
-    /// Whether the command line itself (not a --session's values in front of it) gives --name.
+    /// Whether the command line itself (not a --session's values in front of it) gives --name
+    /// (or, for a one-letter name, its short form -n).
     bool given(const QString &name) const
     {
         const QString option = QStringLiteral("--") + name;
+        const QString shortOption = name.size() == 1 ? QStringLiteral("-") + name : QString();
         for (const QString &a : arguments.mid(1))
-            if (a == option || a.startsWith(option + QLatin1Char('=')))
+            if (a == option || a.startsWith(option + QLatin1Char('='))
+                || (!shortOption.isEmpty()
+                    && (a == shortOption || a.startsWith(shortOption + QLatin1Char('=')))))
                 return true;
         return false;
     }

@@ -85,7 +85,11 @@ Index EngineParameters::parameterCount() const
     const Index layer = latent ? d * latentDim + 2 * latentDim * h * dk + d * latentRopeDim
             + d * h * dk + d * h * latentRopeDim + d * d
                                : groupedQueryParameterCount(d, h, keyValueHeads());
-    return layer + (differential ? 2 * d * d + 2 * d : 0) + (outputGate ? d * h : 0);
+    // Differential attention's second W_Q (d × d) and W_K (g·d_k × d, grouped as the first's),
+    // with their biases; the gate's w_θ (d × h); a learned sink's logit per head.
+    const Index gk = keyValueHeads() * dk;
+    return layer + (differential ? d * d + d + gk * d + gk : 0) + (outputGate ? d * h : 0)
+        + (learnedSink ? h : 0);
 }
 
 Index EngineParameters::cacheBytesPerToken(Index bytesPerElement) const

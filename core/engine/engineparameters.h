@@ -134,8 +134,9 @@ struct EngineParameters
     /// The layer's parameter count (weights and biases): nn.MultiheadAttention's with g
     /// key/value heads (groupedQueryParameterCount), or with MLA its six projections and W_O
     /// (d_model·d_c + 2·d_c·h·d_k + d_model·d_r + d_model·h·d_k + d_model·h·d_r + d_model², no
-    /// biases, DeepSeek-V2 §2.1); plus differential attention's second W_Q, W_K with their biases
-    /// (2·d_model² + 2·d_model) and the head-wise gate's w_θ (d_model·h). Throws what
+    /// biases, DeepSeek-V2 §2.1); plus differential attention's second W_Q (d_model² + d_model)
+    /// and W_K grouped as the first (g·d_k·d_model + g·d_k), the head-wise gate's w_θ
+    /// (d_model·h) and a learned sink's logit per head (h). Throws what
     /// groupedQueryParameterCount throws.
     Index parameterCount() const;
     /// Bytes cached per token and layer: the keys and values of g heads (kvCacheBytesPerToken,

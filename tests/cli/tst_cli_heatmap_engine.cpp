@@ -610,8 +610,10 @@ private slots:
         QFile s(session);
         QVERIFY(s.open(QIODevice::WriteOnly));
         const QJsonObject params {{"version", 1}, {"n", 6}, {"d_model", 8}, {"heads", 2}};
+        // The Heads view's saved range and scale (fixed, linear) are not the Long tab's.
         const QJsonObject view {
             {"tabs", QJsonArray {"longMapView"}},
+            {"heatmap", QJsonObject {{"range", "fixed"}, {"scale", "linear"}}},
             {"long_map", QJsonObject {{"n", 5000}, {"head", -1}, {"pooling", "mean"}}}};
         s.write(QJsonDocument(QJsonObject {{"format", "attnlab-session"},
                                            {"version", 1},
@@ -626,11 +628,16 @@ private slots:
                  QStringLiteral("attnlab heatmap: note: the session shows the Long tab (n = 5000); "
                                 "this draws the Heads view of its parameters: add --n 5000 --view "
                                 "head --head mean --pooling mean for the Long tab's map"));
+        // Following the note (with -n, the short form --help lists) draws the Long tab's map in
+        // the Long tab's colours: log over the five decades below its largest weight.
         const QString svg = m_dir.filePath(QStringLiteral("long-session.svg"));
-        const Run b = run({"--session", session, "--n", "5000", "--view", "head", "--head", "mean",
+        const Run b = run({"--session", session, "-n", "5000", "--view", "head", "--head", "mean",
                            "--pooling", "mean", "--out", svg});
         QVERIFY2(b.exitCode == 0, qPrintable(b.err));
-        QVERIFY2(!b.err.contains(QLatin1String("Long tab")), qPrintable(b.err));
+        QVERIFY2(!b.err.contains(QLatin1String("the session shows the Long tab")),
+                 qPrintable(b.err));
+        QVERIFY2(b.err.contains(QLatin1String("log10 over the five decades below its largest")),
+                 qPrintable(b.err));
         QFile f(svg);
         QVERIFY(f.open(QIODevice::ReadOnly));
         QVERIFY(QString::fromUtf8(f.readAll())

@@ -72,6 +72,18 @@ private slots:
                      + diff.gateWeights.size());
         QCOMPARE(second.inProjWeight().rows(), 3 * d);
         QCOMPARE(p.cacheBytesPerToken(8), 3 * d * 8); // K, V and K₂ of h = g heads
+        // With g = 2 key heads the second W_K is grouped as the first (2·d_k rows), as the
+        // K₂ cache is; without the gate, with a learned sink's h logits.
+        p.kvHeads = 2;
+        p.outputGate = false;
+        p.learnedSink = true;
+        p.differential = false;
+        const Index grouped = p.parameterCount() - p.heads; // the layer with g = 2, no sink
+        p.learnedSink = false;
+        p.differential = true;
+        QCOMPARE(p.parameterCount(), grouped + (d * d + d) + (2 * 6 * d + 2 * 6));
+        QCOMPARE(p.cacheBytesPerToken(8), 3 * 2 * 6 * 8);
+        p.kvHeads = 0;
 
         p.differential = false;
         p.outputGate = false;

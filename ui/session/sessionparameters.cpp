@@ -487,7 +487,8 @@ std::optional<SessionParameters> SessionParameters::fromJson(const QJsonObject &
     if (positional.isBool())
         p.positional = positional.toBool();
     else if (!positional.isUndefined())
-        return fail(QStringLiteral("'positional' must be true or false"));
+        return fail(QStringLiteral("'positional' must be true or false (sinusoidal positions; "
+                                   "RoPE and ALiBi are \"rope\": true and \"alibi\": true)"));
 
     for (const auto &[key, flag] :
          {std::pair<const char *, bool *> {"rope", &p.rope},

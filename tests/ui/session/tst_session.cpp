@@ -269,6 +269,9 @@ private slots:
             << QByteArray(R"({"tokens": [1, 2]})") << QStringLiteral("'tokens'");
         QTest::newRow("invalid combination")
             << QByteArray(R"({"d_model": 10, "heads": 4})") << QStringLiteral("does not divide");
+        // The CLI's spelling (--positional rope) is not the file's: the message names the key.
+        QTest::newRow("positional rope")
+            << QByteArray(R"({"positional": "rope"})") << QStringLiteral("\"rope\": true");
     }
     void jsonErrors()
     {
