@@ -3,6 +3,7 @@
 #include "core/attention/groupedattention.h"
 
 #include "core/attention/positional.h"
+#include "core/attention/querykeyheads.h"
 #include "core/attention/variants.h"
 #include "core/base/blas.h"
 
@@ -225,18 +226,11 @@ void computeScores(const MultiheadAttention<T> &layer, const ConstMatrixRef<T> &
                                           + 2.0 * double(nQ) * double(nK) * double(d));
     const ScopedKernelThreads team(threads);
 
-    // q: n_q × d_model, k: n_k × d_model, as in MultiheadAttention::forward.
-    const Matrix<T> &w = layer.inProjWeight();
-    const Vector<T> &b = layer.inProjBias();
-    Matrix<T> q(nQ, d), k(nK, d);
-    gemmTransposed<T>(query, w.topRows(d), q); // as MultiheadAttention::forward (core/base/blas.h)
-    gemmTransposed<T>(key, w.middleRows(d, d), k);
-    q.rowwise() += b.segment(0, d).transpose();
-    k.rowwise() += b.segment(d, d).transpose();
-    // Grouped-query attention: g < h key heads, each the mean of its group's h/g heads.
+    // q: n_q × d_model as in MultiheadAttention::forward, k: n_k × g·d_k (g < h key heads, each
+    // the mean of its group's h/g heads).
+    QueryKeyHeads<T> qk = groupedQueryKey<T>(layer, query, key, extra.kvHeads);
+    Matrix<T> &q = qk.query, &k = qk.key;
     const Index g = extra.kvHeads > 0 ? extra.kvHeads : h;
-    if (g != h)
-        k = meanPoolHeads<T>(k, h, g); // n_k × g·d_k
     // RoPE: every head's queries (positions 0…n_q−1) and keys (0…n_k−1) rotated; the scores of
     // the unrotated q_i, k_i are kept for display (the steps view's rotation step).
     out.unrotatedD.clear();

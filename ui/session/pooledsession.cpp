@@ -3,8 +3,8 @@
 #include "ui/session/tensorsource.h"
 #include "ui/session/tensorsource_p.h"
 
-#include "core/attention/groupedattention.h"
 #include "core/attention/positional.h"
+#include "core/attention/querykeyheads.h"
 #include "core/base/blas.h"
 #include "core/base/types.h"
 #include "core/engine/sessioninputs.h"
@@ -101,12 +101,13 @@ template void pooledTilesResult<double>(std::vector<PooledTile<double>> &,
 namespace {
 
 /// Key n_k × g·d_k with one column block per query head: query head i reads key head ⌊i·g/h⌋.
-template<typename T>
-Matrix<T> keyPerQueryHead(const MatrixD &key, Index heads, Index groups, Index dK)
+template<typename T, typename Derived>
+Matrix<T> keyPerQueryHead(const Eigen::MatrixBase<Derived> &key, Index heads, Index groups,
+                          Index dK)
 {
     Matrix<T> k(key.rows(), heads * dK);
     for (Index i = 0; i < heads; ++i)
-        k.middleCols(i * dK, dK) = key.middleCols(i * groups / heads * dK, dK).cast<T>();
+        k.middleCols(i * dK, dK) = key.middleCols(i * groups / heads * dK, dK).template cast<T>();
     return k;
 }
 
@@ -230,27 +231,13 @@ TileEngine<T> sessionTileEngine(const SessionParameters &p, const std::function<
     // the engine then gets one key head per query head, query head i reading ⌊i·g/h⌋.
     const Index h = ep.heads, g = ep.keyValueHeads(), dK = d / h;
     const auto project = [&](const MultiheadAttention<T> &layer, Matrix<T> &q, Matrix<T> &k) {
-        const Matrix<T> &w = layer.inProjWeight();
-        const Vector<T> &b = layer.inProjBias();
-        q.resize(x.rows(), d);
-        Matrix<T> grouped(keyInput.rows(), d);
-        gemmTransposed<T>(x, w.topRows(d), q);
-        gemmTransposed<T>(keyInput, w.middleRows(d, d), grouped);
-        q.rowwise() += b.segment(0, d).transpose();
-        grouped.rowwise() += b.segment(d, d).transpose();
-        if (g != h)
-            grouped = meanPoolHeads<T>(grouped, h, g);
+        QueryKeyHeads<T> qk = groupedQueryKey<T>(layer, x, keyInput, g);
         if (ep.rope) {
-            applyRopeHeads<T>(q, h, ep.ropeConvention, ep.ropeBase);
-            applyRopeHeads<T>(grouped, g, ep.ropeConvention, ep.ropeBase);
+            applyRopeHeads<T>(qk.query, h, ep.ropeConvention, ep.ropeBase);
+            applyRopeHeads<T>(qk.key, g, ep.ropeConvention, ep.ropeBase);
         }
-        if (g == h) {
-            k = std::move(grouped);
-            return;
-        }
-        k.resize(keyInput.rows(), d);
-        for (Index i = 0; i < h; ++i)
-            k.middleCols(i * dK, dK) = grouped.middleCols(i * g / h * dK, dK);
+        q = std::move(qk.query);
+        k = g == h ? std::move(qk.key) : keyPerQueryHead<T>(qk.key, h, g, dK);
     };
     Matrix<T> q, k;
     project(in.layer, q, k);
