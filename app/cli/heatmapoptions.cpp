@@ -66,7 +66,8 @@ QList<QCommandLineOption> heatmapModelOptions()
                         "second layer's queries and keys drawn after the inputs; -1 ... 2, one "
                         "value for every head or h values separated by commas (one per head). "
                         "The weights are signed: RdBu_r centred on 0 over [-m, m], m the "
-                        "largest |w| (--scale log, --range fixed and --colormap do not apply)."),
+                        "largest |w|; --scale log gives a symmetric log scale, linear within "
+                        "m*1e-5 (--range fixed and --colormap do not apply)."),
          QStringLiteral("L")},
         {QStringLiteral("gate-bias"),
          QStringLiteral("A head-wise output gate (Qiu et al. 2025): head u's output row i times "

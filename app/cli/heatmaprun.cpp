@@ -109,9 +109,14 @@ std::optional<int> computeHeatmap(HeatmapRequest &req, const HeatmapPlan &plan,
         if (!plan.out.isEmpty() || !plan.batchDir.isEmpty())
             QTextStream(stderr) << "attnlab " << req.command
                                 << ": note: the tile engine's view of signed weights (A1 - "
-                                   "lambda A2) is coloured RdBu_r, linear over +-its largest |w| "
-                                   "(0 = white); each pixel shows its cells' value of largest "
-                                   "magnitude with --pooling max\n";
+                                   "lambda A2) is coloured RdBu_r over +-its largest |w| (0 = "
+                                   "white), "
+                                << (req.options.scale == ColorScale::Log
+                                        ? "on a symmetric log scale (linear within 1e-5 of it; "
+                                          "--scale linear for a linear one)"
+                                        : "linear")
+                                << "; each pixel shows its cells' value of largest magnitude "
+                                   "with --pooling max\n";
     } else if (plan.longTabColours) {
         // The largest pooled weight of what is drawn: one head, the mean, or every head.
         const auto largest = [](const MatrixD &w) { return w.size() ? w.maxCoeff() : 0.0; };
@@ -320,8 +325,6 @@ int writeShownView(const QCommandLineParser &parser, HeatmapRequest &req, Heatma
 void noteSignedColourOptions(const HeatmapRequest &req)
 {
     QStringList ignored;
-    if (req.given(QStringLiteral("scale")) && req.options.scale == ColorScale::Log)
-        ignored << QStringLiteral("--scale log");
     if (req.given(QStringLiteral("range")) && !req.options.autoRange)
         ignored << QStringLiteral("--range fixed");
     if (req.given(QStringLiteral("colormap")) && req.options.colormap != ColormapId::RdBu)
@@ -329,8 +332,8 @@ void noteSignedColourOptions(const HeatmapRequest &req)
     for (const QString &option : ignored)
         QTextStream(stderr) << "attnlab " << req.command << ": note: " << option
                             << " does not apply to signed weights (A1 - lambda A2): they are "
-                               "drawn on RdBu_r centred on 0, linear over [-m, m] with m the "
-                               "largest |w| drawn\n";
+                               "drawn on RdBu_r centred on 0 over [-m, m] with m the largest "
+                               "|w| drawn (linear, or a symmetric log with --scale log)\n";
 }
 
 /// Computes, draws and writes what `plan` says.

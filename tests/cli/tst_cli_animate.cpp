@@ -74,39 +74,43 @@ private slots:
                  qPrintable(note));
     }
 
-    // Differential attention's frames draw signed weights on RdBu_r centred on 0: --scale log
-    // is named as not applied.
+    // Differential attention's frames draw signed weights on RdBu_r centred on 0: another
+    // --colormap is named as not applied, --scale log (a symmetric log) is not.
     void animateSignedWeightsNoteScale()
     {
         const QString dir = m_dir.filePath(QStringLiteral("frames-signed"));
         QProcess process;
-        process.start(QStringLiteral(ATTNLAB_EXE), {QStringLiteral("animate"),
-                                                    QStringLiteral("--param"),
-                                                    QStringLiteral("alpha"),
-                                                    QStringLiteral("--from"),
-                                                    QStringLiteral("0"),
-                                                    QStringLiteral("--to"),
-                                                    QStringLiteral("1"),
-                                                    QStringLiteral("--frames"),
-                                                    QStringLiteral("2"),
-                                                    QStringLiteral("--n"),
-                                                    QStringLiteral("4"),
-                                                    QStringLiteral("--differential-lambda"),
-                                                    QStringLiteral("0.5"),
-                                                    QStringLiteral("--scale"),
-                                                    QStringLiteral("log"),
-                                                    QStringLiteral("--width"),
-                                                    QStringLiteral("320"),
-                                                    QStringLiteral("--height"),
-                                                    QStringLiteral("200"),
-                                                    QStringLiteral("--out-dir"),
-                                                    dir});
+        process.start(QStringLiteral(ATTNLAB_EXE),
+                      {QStringLiteral("animate"),
+                       QStringLiteral("--param"),
+                       QStringLiteral("alpha"),
+                       QStringLiteral("--from"),
+                       QStringLiteral("0"),
+                       QStringLiteral("--to"),
+                       QStringLiteral("1"),
+                       QStringLiteral("--frames"),
+                       QStringLiteral("2"),
+                       QStringLiteral("--n"),
+                       QStringLiteral("4"),
+                       QStringLiteral("--differential-lambda"),
+                       QStringLiteral("0.5"),
+                       QStringLiteral("--scale"),
+                       QStringLiteral("log"),
+                       QStringLiteral("--colormap"),
+                       QStringLiteral("magma"),
+                       QStringLiteral("--width"),
+                       QStringLiteral("320"),
+                       QStringLiteral("--height"),
+                       QStringLiteral("200"),
+                       QStringLiteral("--out-dir"),
+                       dir});
         QVERIFY(process.waitForFinished(60000));
         const QString err = QString::fromUtf8(process.readAllStandardError());
         QVERIFY2(process.exitCode() == 0, qPrintable(err));
-        QVERIFY2(err.contains(QStringLiteral("attnlab animate: note: --scale log does not apply "
-                                             "to signed weights (A1 - lambda A2)")),
+        QVERIFY2(err.contains(QStringLiteral("attnlab animate: note: --colormap magma does not "
+                                             "apply to signed weights (A1 - lambda A2)")),
                  qPrintable(err));
+        QVERIFY2(!err.contains(QLatin1String("--scale log does not apply")), qPrintable(err));
         QVERIFY(QFile::exists(dir + QStringLiteral("/frame_001.png")));
     }
 

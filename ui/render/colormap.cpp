@@ -300,10 +300,48 @@ ColorNorm ColorNorm::symmetric(double absMax)
     return {-m, m, ColorScale::Linear};
 }
 
+ColorNorm ColorNorm::symmetricLog(double absMax, double decades)
+{
+    const double m = std::isfinite(absMax) && std::abs(absMax) > 0 ? std::abs(absMax) : 1.0;
+    ColorNorm n {-m, m, ColorScale::SymLog};
+    n.linthresh = m * std::pow(10.0, -std::max(decades, 0.0));
+    return n;
+}
+
+namespace {
+
+constexpr double kSymLogLinearScale = 1.0 / (1.0 - 1.0 / 10.0);
+
+double symLogForward(double v, double linthresh)
+{
+    const double a = std::abs(v);
+    if (a <= linthresh)
+        return v * kSymLogLinearScale;
+    return std::copysign(linthresh * (kSymLogLinearScale + std::log10(a / linthresh)), v);
+}
+
+double symLogInverse(double y, double linthresh)
+{
+    const double a = std::abs(y);
+    if (a <= linthresh * kSymLogLinearScale)
+        return y / kSymLogLinearScale;
+    return std::copysign(linthresh * std::pow(10.0, a / linthresh - kSymLogLinearScale), y);
+}
+
+} // namespace
+
 double ColorNorm::operator()(double v) const
 {
     if (std::isnan(v))
         return v;
+    if (scale == ColorScale::SymLog) {
+        if (!(linthresh > 0))
+            return 0.0;
+        const double lo = symLogForward(vmin, linthresh), hi = symLogForward(vmax, linthresh);
+        if (!(hi > lo))
+            return 0.0;
+        return (symLogForward(v, linthresh) - lo) / (hi - lo);
+    }
     if (scale == ColorScale::Log) {
         if (v <= 0.0)
             return -std::numeric_limits<double>::infinity();
@@ -319,6 +357,10 @@ double ColorNorm::operator()(double v) const
 
 double ColorNorm::inverse(double t) const
 {
+    if (scale == ColorScale::SymLog) {
+        const double lo = symLogForward(vmin, linthresh), hi = symLogForward(vmax, linthresh);
+        return symLogInverse(lo + t * (hi - lo), linthresh);
+    }
     if (scale == ColorScale::Log)
         return std::pow(10.0, std::log10(vmin) + t * (std::log10(vmax) - std::log10(vmin)));
     return vmin + t * (vmax - vmin);
@@ -326,7 +368,15 @@ double ColorNorm::inverse(double t) const
 
 QString ColorNorm::scaleName() const
 {
-    return scale == ColorScale::Log ? QStringLiteral("log") : QStringLiteral("linear");
+    switch (scale) {
+    case ColorScale::Log:
+        return QStringLiteral("log");
+    case ColorScale::SymLog:
+        return QStringLiteral("symlog");
+    case ColorScale::Linear:
+        break;
+    }
+    return QStringLiteral("linear");
 }
 
 } // namespace attn

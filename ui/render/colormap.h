@@ -57,28 +57,35 @@ private:
     const std::array<QRgb, size> *m_table;
 };
 
-enum class ColorScale { Linear, Log };
+enum class ColorScale { Linear, Log, SymLog };
 
 /// Maps data values to t in [0, 1] (before clipping) like matplotlib's norms:
 /// linear: t = (v − vmin)/(vmax − vmin) (Normalize; 0 when vmin == vmax);
 /// log: t = (log₁₀ v − log₁₀ vmin)/(log₁₀ vmax − log₁₀ vmin) for v > 0 (LogNorm); v ≤ 0 gives −inf,
-/// shown as the lowest colour (matplotlib would mask it). Requires 0 < vmin < vmax for log.
+/// shown as the lowest colour (matplotlib would mask it). Requires 0 < vmin < vmax for log;
+/// symmetric log (SymLogNorm, base 10, linscale 1): T(v) = v·c for |v| ≤ linthresh and
+/// sign(v)·linthresh·(c + log₁₀(|v|/linthresh)) beyond, c = 1/(1 − 1/10), then
+/// t = (T(v) − T(vmin))/(T(vmax) − T(vmin)): signed values whose sizes span decades.
 struct ColorNorm
 {
     double vmin = 0.0;
     double vmax = 1.0;
     ColorScale scale = ColorScale::Linear;
+    double linthresh = 0.0; ///< symmetric log only: the linear range's half-width (> 0)
 
     static ColorNorm linear(double vmin, double vmax) { return {vmin, vmax, ColorScale::Linear}; }
     static ColorNorm log(double vmin, double vmax) { return {vmin, vmax, ColorScale::Log}; }
     /// Symmetric about 0 for diverging maps: [−|m|, |m|] (matplotlib CenteredNorm).
     static ColorNorm symmetric(double absMax);
+    /// Symmetric log about 0 over [−|m|, |m|], linear within ±|m|·10^−decades (the signed maps'
+    /// counterpart of upToLargestWeight's log scale); ranges of 1 when m is not finite and > 0.
+    static ColorNorm symmetricLog(double absMax, double decades = largestWeightDecades);
 
     /// t for value v (NaN stays NaN; not clipped).
     double operator()(double v) const;
     /// Inverse: the value at t in [0, 1] (for colourbar ticks).
     double inverse(double t) const;
-    /// "linear" / "log".
+    /// "linear" / "log" / "symlog".
     QString scaleName() const;
     bool operator==(const ColorNorm &) const = default;
 

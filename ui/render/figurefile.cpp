@@ -299,6 +299,42 @@ QVector<double> logTicks(double lo, double hi)
     return ticks;
 }
 
+QVector<double> symLogTicks(double top, double linthresh)
+{
+    top = std::abs(top);
+    if (!(top > 0) || !std::isfinite(top))
+        return {0.0};
+    QVector<double> positive;
+    const int first = int(std::floor(std::log10(top) + 1e-9));
+    for (int e = first; positive.size() < 3; e -= 2) {
+        const double v = std::pow(10.0, e);
+        if (v < linthresh * (1 - 1e-9))
+            break;
+        positive.append(v);
+    }
+    // positive is descending: −10^first … −smallest, 0, smallest … 10^first.
+    QVector<double> ticks;
+    for (double v : positive)
+        ticks.append(-v);
+    ticks.append(0.0);
+    for (auto it = positive.crbegin(); it != positive.crend(); ++it)
+        ticks.append(*it);
+    return ticks;
+}
+
+QVector<double> colorBarTicks(const ColorNorm &norm, int linearCount)
+{
+    switch (norm.scale) {
+    case ColorScale::Log:
+        return logTicks(norm.vmin, norm.vmax);
+    case ColorScale::SymLog:
+        return symLogTicks(std::max(std::abs(norm.vmin), std::abs(norm.vmax)), norm.linthresh);
+    case ColorScale::Linear:
+        break;
+    }
+    return linearTicks(norm.vmin, norm.vmax, linearCount);
+}
+
 QColor hatchColor(QRgb base)
 {
     return QColor(base).darker(150);

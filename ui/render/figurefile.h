@@ -4,6 +4,8 @@
 // (QSaveFile: a failed write leaves an existing file as it was), and the small drawing helpers
 // of their colourbars and axes.
 
+#include "ui/render/colormap.h"
+
 #include <QByteArray>
 #include <QColor>
 #include <QFont>
@@ -80,6 +82,11 @@ int niceStep(double minimum);
 QVector<double> linearTicks(double lo, double hi, int count);
 /// The powers of ten in [lo, hi] (0 < lo); {lo, hi} when fewer than two.
 QVector<double> logTicks(double lo, double hi);
+/// A symmetric log scale's ticks over [−top, top]: 0 and ±10^k every second decade from the
+/// largest power of ten ≤ top down to `linthresh` (at most three each side).
+QVector<double> symLogTicks(double top, double linthresh);
+/// A colour scale's ticks: logTicks, symLogTicks or linearTicks(vmin, vmax, linearCount).
+QVector<double> colorBarTicks(const ColorNorm &norm, int linearCount);
 /// The hatch colour drawn over a masked cell of colour `base`.
 QColor hatchColor(QRgb base);
 /// A legend entry's swatch, as the heatmap figures' legends draw it: `box` filled with `base`

@@ -162,6 +162,8 @@ ColorNorm HeatmapRenderer::norm() const
     m_emptyRange.clear();
     const bool weights = m_options.quantity == HeatmapQuantity::Weights && !signedWeightsShown();
     const bool log = m_options.scale == ColorScale::Log && weights;
+    // Signed weights on the log scale: a symmetric log about 0 (their sizes span decades too).
+    const bool signedLog = m_options.scale == ColorScale::Log && signedWeightsShown();
     const bool useMask = cellMasksToApply();
     const double top
         = m_options.fixedTop > 0 && std::isfinite(m_options.fixedTop) ? m_options.fixedTop : 1.0;
@@ -208,7 +210,8 @@ ColorNorm HeatmapRenderer::norm() const
                 hi = log ? hi * (1.0 + 1e-3) : hi + pad;
             }
             if (!weights && colormap().isDiverging())
-                n = ColorNorm::symmetric(std::max(std::abs(lo), std::abs(hi)));
+                n = signedLog ? ColorNorm::symmetricLog(std::max(std::abs(lo), std::abs(hi)))
+                              : ColorNorm::symmetric(std::max(std::abs(lo), std::abs(hi)));
             else
                 n = log ? ColorNorm::log(lo, hi) : ColorNorm::linear(lo, hi);
         }

@@ -125,8 +125,7 @@ QStringList ModelRenderer::captionLines() const
         : QStringLiteral("layer %1 of %2, %3 heads").arg(firstLayer()).arg(s.layers).arg(s.heads);
     const ColorNorm c = norm();
     lines << QStringLiteral("%1, %2; one colour scale: %3, %4 [%5, %6]")
-                 .arg(rows, n, Colormap(m_options.colormap).name(),
-                      c.scale == ColorScale::Log ? QStringLiteral("log") : QStringLiteral("linear"),
+                 .arg(rows, n, Colormap(m_options.colormap).name(), c.scaleName(),
                       figure::formatTick(c.vmin), figure::formatTick(c.vmax));
     lines += m_notes;
     return lines;
@@ -270,9 +269,7 @@ void ModelRenderer::paint(QPainter *painter, const QRectF &bounds, bool /*vector
     painter->drawImage(lay.colorbar, map.strip(256, Qt::Horizontal));
     painter->setPen(QPen(text, 0));
     painter->drawRect(lay.colorbar);
-    const QVector<double> ticks = c.scale == ColorScale::Log
-        ? figure::logTicks(c.vmin, c.vmax)
-        : figure::linearTicks(c.vmin, c.vmax, 5);
+    const QVector<double> ticks = figure::colorBarTicks(c, 5);
     for (const double v : ticks) {
         const qreal t = std::clamp(c(v), 0.0, 1.0);
         const qreal x = lay.colorbar.left() + t * lay.colorbar.width();

@@ -740,9 +740,7 @@ void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vector
         painter->setPen(QPen(muted, 0));
         painter->drawRect(bar);
         painter->setPen(QPen(fg, 0));
-        const QVector<double> ticks = cn.scale == ColorScale::Log
-            ? logTicks(cn.vmin, cn.vmax)
-            : linearTicks(cn.vmin, cn.vmax, 4);
+        const QVector<double> ticks = figure::colorBarTicks(cn, 4);
         for (double v : ticks) {
             const double t = cn(v);
             if (!(t >= -1e-9 && t <= 1 + 1e-9))

@@ -1,5 +1,6 @@
 #include "ui/views/longmapview_p.h"
 
+#include "ui/render/figurefile.h"
 #include "ui/render/heatmaprenderer.h"
 
 #include <QPainter>
@@ -188,10 +189,18 @@ void LongMapView::Canvas::paintEvent(QPaintEvent *)
     painter.drawImage(bar, map.strip(256, Qt::Vertical));
     painter.drawRect(bar);
     const ColorNorm norm = tiles->norm();
-    for (double t : {0.0, 0.5, 1.0}) {
-        const qreal y = bar.bottom() - t * bar.height();
-        painter.drawText(QPointF(bar.right() + 4, y + fm.ascent() / 2),
-                         QString::number(norm.inverse(t), 'g', 2));
+    if (norm.scale == ColorScale::SymLog) {
+        // A symmetric log: 0 and ±powers of ten, two decades apart, down to the linear range.
+        for (double v : figure::colorBarTicks(norm, 3)) {
+            const qreal y = bar.bottom() - norm(v) * bar.height();
+            painter.drawText(QPointF(bar.right() + 4, y + fm.ascent() / 2), figure::formatTick(v));
+        }
+    } else {
+        for (double t : {0.0, 0.5, 1.0}) {
+            const qreal y = bar.bottom() - t * bar.height();
+            painter.drawText(QPointF(bar.right() + 4, y + fm.ascent() / 2),
+                             figure::minusSign(QString::number(norm.inverse(t), 'g', 2)));
+        }
     }
     if (!complete)
         painter.drawText(area.adjusted(6, 6, -6, -6), Qt::AlignRight | Qt::AlignBottom,

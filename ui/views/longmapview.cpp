@@ -103,7 +103,9 @@ void LongMapView::buildControls()
     m_scaleCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_scaleCombo->setToolTip(tr("Colour scale: linear up to the head's largest weight, linear "
                                 "over [0, 1], or log₁₀ over the five decades below the largest "
-                                "weight"));
+                                "weight; signed weights (differential attention): linear over "
+                                "±the largest |w| or ±1, or a symmetric log over ±the largest "
+                                "|w|, linear within 10⁻⁵ of it"));
     m_fitButton = new QPushButton(tr("Fit"));
     m_fitButton->setObjectName(QStringLiteral("longFitButton"));
     m_fitButton->setToolTip(tr("Show every cell (Home)"));
@@ -608,11 +610,31 @@ void LongMapView::updateColors()
     if (!m_tiles->isReady())
         return;
     const double top = m_tiles->maxWeight(m_head);
-    if (mapParameters().differential) {
-        // Signed weights (A₁ − λA₂): the diverging map centred on 0, over ±the largest |w| (or
-        // ±1); a log scale has no negative values, so it shows ±the largest |w| too.
-        const bool unit = Scale(m_scaleCombo->currentIndex()) == Scale::Unit;
-        m_tiles->setColors(ColormapId::RdBu, ColorNorm::symmetric(unit || !(top > 0) ? 1.0 : top));
+    const bool signedWeights = mapParameters().differential;
+    // The scale menu names what each entry means for the weights drawn.
+    const QStringList names = signedWeights
+        ? QStringList {tr("± max |w|"), tr("−1 … 1"), tr("symmetric log")}
+        : QStringList {tr("0 … max w"), tr("0 … 1"), tr("log")};
+    for (int i = 0; i < names.size(); ++i)
+        m_scaleCombo->setItemText(i, names[i]);
+    if (signedWeights) {
+        // Signed weights (A₁ − λA₂): the diverging map centred on 0, over ±the largest |w|, ±1,
+        // or a symmetric log over ±the largest |w| (linear within 10⁻⁵ of it): over thousands of
+        // keys most |w| are near 1/n, which a linear scale leaves white.
+        const double m = top > 0 ? top : 1.0;
+        ColorNorm norm;
+        switch (Scale(m_scaleCombo->currentIndex())) {
+        case Scale::MaxWeight:
+            norm = ColorNorm::symmetric(m);
+            break;
+        case Scale::Unit:
+            norm = ColorNorm::symmetric(1.0);
+            break;
+        case Scale::Log:
+            norm = ColorNorm::symmetricLog(m);
+            break;
+        }
+        m_tiles->setColors(ColormapId::RdBu, norm);
         requestTiles();
         updateStatus();
         m_canvas->update();

@@ -3,6 +3,7 @@
 // the index boundaries and out-of-range values, LogNorm and Normalize.
 
 #include "ui/render/colormap.h"
+#include "ui/render/figurefile.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -237,6 +238,45 @@ private slots:
         QCOMPARE(norm(0.0), 0.5);
         QCOMPARE(norm(3.0), 1.0);
         QCOMPARE(norm(-3.0), 0.0);
+    }
+
+    // Signed maps on a log scale: matplotlib's SymLogNorm (base 10, linscale 1) over ±0.5 with
+    // linthresh 0.5·10⁻⁵. With c = 1/(1 − 1/10) = 10/9, T(v) = c·v inside ±linthresh and
+    // sign(v)·linthresh·(c + log₁₀(|v|/linthresh)) beyond, so T(±0.5) = ±linthresh·55/9 and
+    // t = 1/2 + T(v)/(2·T(0.5)): 1/2 + 1/11 at linthresh, 1/2 + 28/110 two decades above it,
+    // 1/2 − 5/110 at −linthresh/2, 1/2 − 46/110 at −0.05.
+    void symmetricLogNorm()
+    {
+        const ColorNorm norm = ColorNorm::symmetricLog(-0.5);
+        QCOMPARE(norm.scale, ColorScale::SymLog);
+        QCOMPARE(norm.scaleName(), QStringLiteral("symlog"));
+        QCOMPARE(norm.vmin, -0.5);
+        QCOMPARE(norm.vmax, 0.5);
+        QVERIFY(std::abs(norm.linthresh - 5e-6) <= 1e-20);
+        const std::pair<double, double> expected[] = {{0.0, 0.5},
+                                                      {0.5, 1.0},
+                                                      {-0.5, 0.0},
+                                                      {5e-6, 0.5 + 1 / 11.0},
+                                                      {5e-4, 0.5 + 28 / 110.0},
+                                                      {-2.5e-6, 0.5 - 5 / 110.0},
+                                                      {-0.05, 0.5 - 46 / 110.0}};
+        for (const auto &[v, t] : expected)
+            QVERIFY2(std::abs(norm(v) - t) <= 1e-12,
+                     qPrintable(QStringLiteral("t(%1) = %2, SymLogNorm %3")
+                                    .arg(v)
+                                    .arg(norm(v), 0, 'g', 17)
+                                    .arg(t, 0, 'g', 17)));
+        for (double t : {0.0, 0.1, 0.45, 0.5, 0.59, 0.75, 1.0})
+            QVERIFY(std::abs(norm(norm.inverse(t)) - t) <= 1e-12);
+        QVERIFY(std::isnan(norm(std::numeric_limits<double>::quiet_NaN())));
+        // No largest |w| (every cell masked): ±1.
+        const ColorNorm none = ColorNorm::symmetricLog(0.0);
+        QCOMPARE(none.vmax, 1.0);
+        QCOMPARE(none.vmin, -1.0);
+        // Its colour-bar ticks: 0 and ±10^k every second decade from 0.1 down to linthresh.
+        QCOMPARE(figure::colorBarTicks(norm, 4),
+                 (QVector<double> {-0.1, -1e-3, -1e-5, 0.0, 1e-5, 1e-3, 0.1}));
+        QCOMPARE(figure::symLogTicks(1.0, 0.05), (QVector<double> {-1.0, 0.0, 1.0}));
     }
 
     // The Long tab's scales: [0, w] linear, [w·1e-5, w] log; no weight at all gives 1's.

@@ -419,6 +419,34 @@ private slots:
         QCOMPARE(renderer.norm().vmax, 1.0);
     }
 
+    // Signed weights on the log scale: a symmetric log over ±the largest |w| (SymLogNorm,
+    // linear within 10⁻⁵ of it), named "symlog" in the legend; weights keep their sign.
+    void signedWeightsOnTheLogScale()
+    {
+        HeatmapRenderer renderer;
+        auto result = makeResult(1, 1, 3, [](int, int, int j) {
+            return j == 0 ? -0.4 : j == 1 ? 0.0 : 0.004;
+        });
+        result->signedWeights = true;
+        renderer.setResult(result);
+        HeatmapOptions options;
+        options.scale = ColorScale::Log;
+        renderer.setOptions(options);
+        const ColorNorm norm = renderer.norm();
+        QCOMPARE(norm.scale, ColorScale::SymLog);
+        QCOMPARE(norm.vmin, -0.4);
+        QCOMPARE(norm.vmax, 0.4);
+        // t(0.004) = 1/2 + (10/9 + 3)/(2·(10/9 + 5)) = 1/2 + 37/110: two decades below the top
+        // keep a third of the upper half, where the linear scale gave 1/2 + 1/200.
+        QVERIFY(std::abs(norm(0.004) - (0.5 + 37 / 110.0)) <= 1e-12);
+        const QImage image = renderer.tileImage(0);
+        const Colormap cmap(ColormapId::RdBu);
+        QCOMPARE(QRgb(image.pixel(0, 0)), cmap.map(0.0));
+        QCOMPARE(QRgb(image.pixel(1, 0)), cmap.map(0.5));
+        QCOMPARE(QRgb(image.pixel(2, 0)), cmap.map(0.5 + 37 / 110.0));
+        QCOMPARE(renderer.colorbarLines().value(0), QStringLiteral("RdBu_r, symlog"));
+    }
+
     // Signed weights with every cell masked: nothing sets the range, and the legend says so on
     // the signed scale ([−1, 1] centred on 0), not "auto [0, 1]".
     void allMaskedSignedWeightsLegend()

@@ -13,6 +13,7 @@
 #include "core/attention/positional.h"
 #include "core/tiles/tilepyramid.h"
 
+#include <QComboBox>
 #include <QTest>
 
 #include <cmath>
@@ -50,11 +51,27 @@ private slots:
         QVERIFY2(
             std::abs(norm.vmax - top) <= 1e-12 && norm.vmin == -norm.vmax,
             qPrintable(QStringLiteral("[%1, %2] vs ±%3").arg(norm.vmin).arg(norm.vmax).arg(top)));
+        // The default log scale is a symmetric log for signed weights, and the menu says so.
+        auto *scale = view->findChild<QComboBox *>(QStringLiteral("longScaleCombo"));
+        QVERIFY(scale);
+        QCOMPARE(norm.scale, ColorScale::SymLog);
+        QCOMPARE(scale->currentText(), QStringLiteral("symmetric log"));
+        QVERIFY2(view->statusText().contains(QStringLiteral("colour symlog")),
+                 qPrintable(view->statusText()));
         QVERIFY2(view->statusText().contains(QStringLiteral("signed A\u2081 \u2212 \u03bbA\u2082")),
                  qPrintable(view->statusText()));
         QVERIFY(TilePyramid::cellsPerPixel(view->level()) > 1); // pooled pixels, sign kept
         checkTileColours(*view, ref);
         checkExport(*view, ref, 1e-12, "differential");
+        // "± max |w|" is the linear scale over the same range.
+        scale->setCurrentIndex(0);
+        emit scale->activated(0);
+        QCOMPARE(scale->currentText(), QStringLiteral("\u00b1 max |w|"));
+        QCOMPARE(view->tiles()->norm().scale, ColorScale::Linear);
+        QVERIFY(std::abs(view->tiles()->norm().vmax - top) <= 1e-12);
+        QCOMPARE(view->tiles()->norm().vmin, -view->tiles()->norm().vmax);
+        QVERIFY(waitFor([&] { return view->viewComplete(); }));
+        checkTileColours(*view, ref);
 
         const QRectF area = view->mapArea();
         const QPoint pos
