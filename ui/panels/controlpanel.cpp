@@ -103,8 +103,10 @@ void ControlPanel::buildUi()
     m_kindCombo = new QComboBox(sequenceBox);
     m_kindCombo->setObjectName(QStringLiteral("kindCombo"));
     m_kindCombo->addItem(tr("Encoder self-attention"), int(AttentionKind::EncoderSelf));
-    m_kindCombo->addItem(tr("Decoder causal self-attention"), int(AttentionKind::DecoderCausal));
-    m_kindCombo->addItem(tr("Encoder–decoder cross-attention"), int(AttentionKind::EncoderDecoder));
+    m_kindCombo->addItem(tr("Causal self-attention"), int(AttentionKind::DecoderCausal));
+    m_kindCombo->addItem(tr("Cross-attention"), int(AttentionKind::EncoderDecoder));
+    m_kindCombo->setItemData(1, tr("Decoder causal self-attention"), Qt::ToolTipRole);
+    m_kindCombo->setItemData(2, tr("Encoder–decoder cross-attention"), Qt::ToolTipRole);
     m_kindCombo->setToolTip(
         tr("Which of the three uses of attention (Vaswani et al. 2017, §3.2.3):\n"
            "• encoder self-attention: every query sees every key;\n"
@@ -189,9 +191,19 @@ void ControlPanel::buildUi()
     m_schemeCombo = new QComboBox(sequenceBox);
     m_schemeCombo->setObjectName(QStringLiteral("positionSchemeCombo"));
     m_schemeCombo->addItem(tr("none"), 0);
-    m_schemeCombo->addItem(tr("RoPE, interleaved pairs (RoFormer, GPT-J)"), 1);
-    m_schemeCombo->addItem(tr("RoPE, rotate_half (GPT-NeoX, Llama)"), 2);
-    m_schemeCombo->addItem(tr("ALiBi, linear bias per head"), 3);
+    // Short names that fit the panel's narrowest width; each item's tooltip gives the whole.
+    const struct
+    {
+        QString name, whole;
+    } schemes[] = {
+        {tr("RoPE, pairs (GPT-J)"), tr("RoPE, interleaved pairs (RoFormer, GPT-J)")},
+        {tr("RoPE, halves (Llama)"), tr("RoPE, rotate_half (GPT-NeoX, Llama, Qwen)")},
+        {tr("ALiBi"), tr("ALiBi, a linear bias per head")},
+    };
+    for (int i = 0; i < 3; ++i) {
+        m_schemeCombo->addItem(schemes[i].name, i + 1);
+        m_schemeCombo->setItemData(i + 1, schemes[i].whole, Qt::ToolTipRole);
+    }
     m_schemeCombo->setToolTip(
         tr("RoPE (Su et al. 2021) rotates each head's q and k at positions 0…n−1 by pos·θ_i, "
            "θ_i = base^(−2i/d_k): interleaved pairs (x[2i], x[2i+1]) or halves (x[i], "

@@ -38,6 +38,7 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStatusBar>
+#include <QStyleOptionComboBox>
 #include <QTabBar>
 #include <QTemporaryDir>
 #include <QTest>
@@ -518,6 +519,23 @@ void TestMainWindowLayout::textsFitAt1280()
     QFont font = heatmap->font();
     font.setPixelSize(int(heatmap->options().fontPixelSize));
     QVERIFY2(QFontMetricsF(font).horizontalAdvance(hint) <= stripWidth, qPrintable(hint));
+
+    // Every choice of the Controls' menus is written out in its field, never elided.
+    for (QComboBox *combo : controlsDock->findChildren<QComboBox *>()) {
+        if (!combo->isVisibleTo(controlsDock))
+            continue;
+        QStyleOptionComboBox option;
+        option.initFrom(combo);
+        const QRect field = combo->style()->subControlRect(QStyle::CC_ComboBox, &option,
+                                                           QStyle::SC_ComboBoxEditField, combo);
+        for (int i = 0; i < combo->count(); ++i)
+            QVERIFY2(combo->fontMetrics().horizontalAdvance(combo->itemText(i))
+                         <= field.width() - 2,
+                     qPrintable(QStringLiteral("%1: \"%2\" is %3 px, its field %4 px")
+                                    .arg(combo->objectName(), combo->itemText(i))
+                                    .arg(combo->fontMetrics().horizontalAdvance(combo->itemText(i)))
+                                    .arg(field.width() - 2)));
+    }
 
     for (const char *name : {"maxWeightDock", "rowMetricsDock"}) {
         auto *dock = m_window->findChild<QDockWidget *>(QString::fromLatin1(name));
