@@ -362,6 +362,16 @@ void CompareRenderer::rebuild()
         = mean ? QStringLiteral("mean over heads") : QStringLiteral("head %1").arg(h);
     FigurePanel pa = weightsPanel(a, wa, QStringLiteral("A \u00b7 weights, %1").arg(which));
     FigurePanel pb = weightsPanel(b, wb, QStringLiteral("B \u00b7 weights, %1").arg(which));
+    if (a.signedWeights && b.signedWeights) {
+        // Two signed maps share one scale, ±the larger |w| of the two, so that a colour means
+        // the same weight in A and B (as [0, 1] does for plain weights).
+        const double m = std::max(pa.norm.vmax, pb.norm.vmax);
+        for (FigurePanel *p : {&pa, &pb}) {
+            p->norm = ColorNorm::symmetric(m);
+            p->rangeNote
+                = QStringLiteral("centred on 0: \u00b1%1 (A's and B's)").arg(figure::formatTick(m));
+        }
+    }
     FigurePanel pd;
     pd.title = QStringLiteral("B \u2212 A (weights)");
     pd.quantity = QStringLiteral("B \u2212 A");

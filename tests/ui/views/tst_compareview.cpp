@@ -393,6 +393,31 @@ private slots:
         QCOMPARE(renderer.difference()(0, 4), 0.0);
     }
 
+    // Differential attention in A and B (B unscaled): both signed maps on one scale, ±the
+    // larger |w| of the two, so that a colour means the same weight in both panels.
+    void signedPanelsShareTheirRange()
+    {
+        SessionParameters a;
+        a.n = 6;
+        a.dModel = 16;
+        a.heads = 2;
+        a.differential = true;
+        a.lambda = 0.8;
+        CompareVariant unscaled = CompareVariant::from(a);
+        unscaled.scaleExponent = 0;
+        const ResultPtr ra = compute(a), rb = compute(unscaled.apply(a));
+        QVERIFY(ra->signedWeights && rb->signedWeights);
+        CompareRenderer renderer;
+        renderer.setResults(ra, rb);
+        const FigurePanel &pa = renderer.panel(CompareRenderer::PanelA);
+        const FigurePanel &pb = renderer.panel(CompareRenderer::PanelB);
+        const double ma = pa.values->cwiseAbs().maxCoeff(), mb = pb.values->cwiseAbs().maxCoeff();
+        QVERIFY(ma != mb);
+        QCOMPARE(pa.norm, ColorNorm::symmetric(std::max(ma, mb)));
+        QCOMPARE(pb.norm, pa.norm);
+        QVERIFY2(pa.rangeNote.contains(QStringLiteral("A's and B's")), qPrintable(pa.rangeNote));
+    }
+
     // Regression (new-user trial): A = B gave a difference colourbar of ±1e-300 with ticks
     // like "1e-300". Identical weights now get the range ±1 (all a weight difference can
     // span) and the legend says so; different weights keep their symmetric data range.
