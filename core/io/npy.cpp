@@ -12,6 +12,7 @@
 
 #include "core/io/npy.h"
 #include "core/io/npyformat.h"
+#include "core/io/regularfile.h"
 
 #include <algorithm>
 #include <bit>
@@ -645,21 +646,24 @@ NpyArray parseNpy(const std::uint8_t *data, std::size_t size, const std::string 
 
 NpyArray readNpy(const std::string &path)
 {
-    std::FILE *f = std::fopen(path.c_str(), "rb");
-    if (!f)
-        fail(path, "cannot open: " + errnoText(errno));
+    // Opened without blocking on a FIFO, and only a regular file.
+    std::uintmax_t size = 0;
+    std::string error;
+    const int fd = openRegularFile(path, size, error);
+    if (fd < 0)
+        fail(path, "cannot read: " + error);
+    std::FILE *f = ::fdopen(fd, "rb");
+    if (!f) {
+        const int e = errno;
+        ::close(fd);
+        fail(path, "cannot open: " + errnoText(e));
+    }
     struct Closer
     {
         std::FILE *f;
         ~Closer() { std::fclose(f); }
     } closer {f};
-
-    struct stat st;
-    if (::fstat(::fileno(f), &st) != 0)
-        fail(path, "cannot read: " + errnoText(errno));
-    if (!S_ISREG(st.st_mode))
-        fail(path, "cannot read: not a regular file");
-    const std::uint64_t total = std::uint64_t(st.st_size);
+    const std::uint64_t total = std::uint64_t(size);
 
     auto readExactly = [&](std::uint8_t *dst, std::size_t n) {
         if (n > 0 && std::fread(dst, 1, n, f) != n)

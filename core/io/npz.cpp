@@ -5,6 +5,7 @@
 #include "core/base/messages.h"
 #include "core/io/npy.h"
 #include "core/io/npyformat.h"
+#include "core/io/regularfile.h"
 
 #include <zip.h>
 
@@ -13,6 +14,7 @@
 #include <limits>
 #include <optional>
 #include <string_view>
+#include <unistd.h>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -78,10 +80,23 @@ public:
     explicit ZipReader(const std::string &path)
         : m_path(path)
     {
+        // Opened without blocking on a FIFO, and only a regular file (libzip would wait for a
+        // writer); zip_fdopen owns the descriptor once it succeeds.
+        std::uintmax_t size = 0;
+        std::string error;
+        const int fd = openRegularFile(path, size, error);
+        if (fd < 0)
+            fail(path, "cannot open as .npz (zip archive): " + error);
         int code = 0;
-        m_zip = zip_open(path.c_str(), ZIP_RDONLY, &code);
-        if (!m_zip)
-            fail(path, "cannot open as .npz (zip archive): " + zipErrorText(code));
+        m_zip = zip_fdopen(fd, ZIP_RDONLY, &code);
+        if (!m_zip) {
+            ::close(fd);
+            fail(path,
+                 "cannot open as .npz (zip archive): " + zipErrorText(code)
+                     + (code == ZIP_ER_NOZIP
+                            ? " (or a truncated one: its end-of-archive record is missing)"
+                            : ""));
+        }
         const zip_int64_t n = zip_get_num_entries(m_zip, 0);
         std::unordered_map<std::string, std::size_t> byArray; // array name → index in m_entries
         for (zip_int64_t i = 0; i < n; ++i) {

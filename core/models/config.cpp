@@ -1,5 +1,7 @@
 #include "core/models/config.h"
 
+#include "core/io/regularfile.h"
+
 #include "core/models/json_p.h"
 #include "core/models/safetensors.h"
 
@@ -385,18 +387,12 @@ ModelConfig parseModelConfig(std::string_view text, const std::string &name)
 ModelConfig readModelConfig(const std::string &path)
 {
     constexpr std::uintmax_t kLimit = 16u << 20;
-    std::error_code ec;
-    const std::uintmax_t size = std::filesystem::file_size(path, ec);
-    if (ec)
-        throw ModelError(path + ": cannot read (" + ec.message() + ")");
-    if (size > kLimit)
-        throw ModelError(path + ": " + std::to_string(size)
-                         + " bytes, more than the 16 MiB accepted for a config.json");
-    std::ifstream in(path, std::ios::binary);
-    std::string text(std::size_t(size), '\0');
-    in.read(text.data(), std::streamsize(size));
-    if (!in || std::uintmax_t(in.gcount()) != size)
-        throw ModelError(path + ": cannot read its " + std::to_string(size) + " bytes");
+    std::string text;
+    const std::string error = readRegularFile(path, kLimit, text);
+    if (!error.empty())
+        throw ModelError(
+            path + ": " + error
+            + (error.find("accepted") != std::string::npos ? " for a config.json (16 MiB)" : ""));
     return parseModelConfig(text, path);
 }
 

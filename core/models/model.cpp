@@ -348,7 +348,18 @@ Model Model::open(const std::string &dir)
     if (std::filesystem::is_regular_file(given, ec) && given.extension() == ".json")
         throw ModelError(dir + ": a file; give the folder holding config.json and the weights ("
                          + given.parent_path().string() + ")");
-    if (!std::filesystem::is_regular_file(given / "config.json", ec)) {
+    // A config.json that is there but cannot be read as a file is named, not called missing.
+    const std::filesystem::path configPath = given / "config.json";
+    if (std::filesystem::exists(std::filesystem::symlink_status(configPath, ec))
+        && !std::filesystem::is_regular_file(configPath, ec)) {
+        const auto status = std::filesystem::status(configPath, ec);
+        const char *kind = std::filesystem::is_directory(status) ? "a folder"
+            : std::filesystem::is_fifo(status)                   ? "a FIFO"
+            : std::filesystem::exists(status)                    ? "a special file"
+                                                                 : "a broken link";
+        throw ModelError(configPath.string() + ": not a regular file (" + kind + ")");
+    }
+    if (!std::filesystem::is_regular_file(configPath, ec)) {
         // Say what is there instead (a GGUF or PyTorch file, a folder of other files), else that
         // the weights lack their config.json.
         try {

@@ -1,5 +1,7 @@
 #include "core/models/safetensors.h"
 
+#include "core/io/regularfile.h"
+
 #include "core/models/json_p.h"
 
 #include <algorithm>
@@ -73,28 +75,22 @@ std::string whatIs(const std::string &file, const std::string &tensor)
 // A read-only private mapping, unmapped when the last owner goes.
 std::shared_ptr<const void> mapFile(const std::string &path, std::size_t &size)
 {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    std::uintmax_t bytes = 0;
+    std::string error;
+    const int fd = openRegularFile(path, bytes, error);
     if (fd < 0)
-        throw ModelError(path + ": cannot open (" + std::strerror(errno) + ")");
-    struct stat st
-    {
-    };
-    if (::fstat(fd, &st) != 0) {
-        const int e = errno;
+        throw ModelError(path + ": " + error);
+    if (bytes < 8) {
         ::close(fd);
-        throw ModelError(path + ": cannot stat (" + std::strerror(e) + ")");
-    }
-    if (!S_ISREG(st.st_mode)) {
-        ::close(fd);
-        throw ModelError(path + ": not a regular file");
-    }
-    if (st.st_size < 8) {
-        ::close(fd);
-        throw ModelError(path + ": " + std::to_string(st.st_size)
+        throw ModelError(path + ": " + std::to_string(bytes)
                          + " bytes, too short for a safetensors file (an 8-byte header length, "
                            "then the header)");
     }
-    size = std::size_t(st.st_size);
+    if (bytes > std::numeric_limits<std::size_t>::max()) {
+        ::close(fd);
+        throw ModelError(path + ": " + std::to_string(bytes) + " bytes, too large to map");
+    }
+    size = std::size_t(bytes);
     void *p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     const int e = errno;
     ::close(fd);
@@ -438,21 +434,11 @@ namespace fs = std::filesystem;
 
 std::string readSmallFile(const std::string &path, std::uintmax_t limit)
 {
-    std::error_code ec;
-    const std::uintmax_t size = fs::file_size(path, ec);
-    if (ec)
-        throw ModelError(path + ": cannot read (" + ec.message() + ")");
-    if (size > limit)
-        throw ModelError(path + ": " + std::to_string(size) + " bytes, more than the "
-                         + std::to_string(limit) + " accepted for this file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw ModelError(path + ": cannot open");
-    std::string text(std::size_t(size), '\0');
-    in.read(text.data(), std::streamsize(size));
-    if (std::uintmax_t(in.gcount()) != size)
-        throw ModelError(path + ": read " + std::to_string(in.gcount()) + " of "
-                         + std::to_string(size) + " bytes");
+    std::string text;
+    const std::string error = readRegularFile(path, limit, text);
+    if (!error.empty())
+        throw ModelError(path + ": " + error
+                         + (error.find("accepted") != std::string::npos ? " for this file" : ""));
     return text;
 }
 

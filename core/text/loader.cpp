@@ -1,5 +1,7 @@
 #include "core/text/loader.h"
 
+#include "core/io/regularfile.h"
+
 #include "core/text/sentencepiece.h"
 #include "core/text/wordpiece.h"
 
@@ -28,16 +30,14 @@ using nlohmann::json;
 
 std::string readFile(const std::filesystem::path &path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        fail(path.string(), "", "cannot be opened");
+    // A tokenizer's files are read whole; 1 GiB is far above any real vocabulary.
+    constexpr std::uintmax_t kLimit = std::uintmax_t(1) << 30;
+    std::string text;
+    const std::string error = readRegularFile(path.string(), kLimit, text);
+    if (!error.empty()) {
+        fail(path.string(), "", error);
     }
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    if (in.bad()) {
-        fail(path.string(), "", "cannot be read");
-    }
-    return std::move(buffer).str();
+    return text;
 }
 
 json parseJson(std::string_view text, std::string_view file)

@@ -14,6 +14,7 @@
 #include "core/models/model.h"
 #include "core/models/nexttoken.h"
 #include "core/models/safetensors.h"
+#include "core/text/loader.h"
 #include "core/tiles/tileengine.h"
 
 #include <QDir>
@@ -23,11 +24,16 @@
 #include <QTest>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <fcntl.h>
+#include <future>
 #include <limits>
 #include <map>
 #include <string>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 using namespace attn;
@@ -145,6 +151,8 @@ private slots:
     void hostileModels_data();
     void hostileModels();
     void foreignDirectory();
+    void fifoFilesRefusedAtOnce_data();
+    void fifoFilesRefusedAtOnce();
     void nonFiniteWeightsNamed_data();
     void nonFiniteWeightsNamed();
 };
@@ -679,6 +687,59 @@ void TestModels::nonFiniteWeightsNamed()
     const std::string message = errorOf([&] { models::forward(model, ids); });
     VERIFY_CONTAINS(message, expected.toStdString());
     VERIFY_CONTAINS(message, std::string("model.safetensors"));
+}
+
+// A model's files, a tokenizer's and a tensor file that are FIFOs: refused at once, naming the
+// file and what it is (opening a FIFO for reading would wait for a writer forever).
+void TestModels::fifoFilesRefusedAtOnce_data()
+{
+    QTest::addColumn<QString>("fifo");
+    QTest::newRow("model.safetensors") << "model.safetensors";
+    QTest::newRow("config.json") << "config.json";
+    QTest::newRow("vocab.json") << "vocab.json";
+    QTest::newRow(".npz") << "tensors.npz";
+    QTest::newRow(".npy") << "tensor.npy";
+}
+
+void TestModels::fifoFilesRefusedAtOnce()
+{
+    QFETCH(QString, fifo);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    for (const char *name : {"config.json", "model.safetensors"})
+        if (fifo != QLatin1String(name))
+            QVERIFY(QFile::copy(caseDir("gpt2") + "/" + name, dir.filePath(name)));
+    const QString path = dir.filePath(fifo);
+    QCOMPARE(::mkfifo(QFile::encodeName(path).constData(), 0600), 0);
+    const std::string folder = dir.path().toStdString();
+    auto attempt = std::async(std::launch::async, [&]() -> std::string {
+        try {
+            if (fifo == QLatin1String("vocab.json")) {
+                writeFile(dir.filePath("merges.txt"), "#version: 0.2\n");
+                text::loadGpt2(path.toStdString(), dir.filePath("merges.txt").toStdString());
+            } else if (fifo.endsWith(QLatin1String(".npz"))) {
+                readNpz(path.toStdString());
+            } else if (fifo.endsWith(QLatin1String(".npy"))) {
+                readNpy(path.toStdString());
+            } else {
+                Model::open(folder);
+            }
+        } catch (const std::exception &e) {
+            return e.what();
+        }
+        return "(no error)";
+    });
+    if (attempt.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+        // Release the blocked reader (a writer opens and closes the FIFO), then fail.
+        const int fd = ::open(QFile::encodeName(path).constData(), O_WRONLY | O_NONBLOCK);
+        if (fd >= 0)
+            ::close(fd);
+        attempt.wait();
+        QFAIL(qPrintable(fifo + QStringLiteral(": the reader waited on the FIFO")));
+    }
+    const std::string message = attempt.get();
+    VERIFY_CONTAINS(message, path.toStdString());
+    VERIFY_CONTAINS(message, std::string("not a regular file (a FIFO)"));
 }
 
 // A directory with a PyTorch pickle or a GGUF file instead of safetensors.
