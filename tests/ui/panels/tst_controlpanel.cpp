@@ -123,8 +123,13 @@ private slots:
         auto *sinks = panel.findChild<QSpinBox *>(QStringLiteral("sinksSpin"));
         auto *info = panel.findChild<QLabel *>(QStringLiteral("headsInfoLabel"));
         QVERIFY(scheme && kv && window && sinks && info);
-        QVERIFY(scheme->itemText(1).contains(QLatin1String("interleaved")));
-        QVERIFY(scheme->itemText(2).contains(QLatin1String("rotate_half")));
+        // The items' short names; each tooltip the whole name.
+        QVERIFY(scheme->itemText(1).contains(QLatin1String("pairs")));
+        QVERIFY(
+            scheme->itemData(1, Qt::ToolTipRole).toString().contains(QLatin1String("interleaved")));
+        QVERIFY(scheme->itemText(2).contains(QLatin1String("halves")));
+        QVERIFY(
+            scheme->itemData(2, Qt::ToolTipRole).toString().contains(QLatin1String("rotate_half")));
         scheme->setCurrentIndex(2);
         QVERIFY(panel.parameters().rope);
         QCOMPARE(panel.parameters().ropeConvention, RopeConvention::Half);
