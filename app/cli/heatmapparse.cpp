@@ -214,8 +214,8 @@ std::optional<int> loadHeatmapSession(QCommandLineParser &parser, HeatmapRequest
                                 << " has keys this version does not know, so they change "
                                    "nothing: "
                                 << session->unknownKeys.join(QStringLiteral(", ")) << "\n";
-        // The session's parameters under a model run are the placeholders of its stack (d_k = 1,
-        // h = d_model): drawing them would show random attention under the model's tokens.
+        // The session's parameters under a model run are the model's shape, not its weights:
+        // drawing them would show random attention under the model's tokens.
         if (!session->model.isEmpty())
             return usageError(
                 req.command,

@@ -102,6 +102,7 @@ void ControlPanel::buildUi()
 
     m_kindCombo = new QComboBox(sequenceBox);
     m_kindCombo->setObjectName(QStringLiteral("kindCombo"));
+    m_kindCombo->setPlaceholderText(tr("n/a")); // shown while no item is: stored weights
     m_kindCombo->addItem(tr("Encoder self-attention"), int(AttentionKind::EncoderSelf));
     m_kindCombo->addItem(tr("Causal self-attention"), int(AttentionKind::DecoderCausal));
     m_kindCombo->addItem(tr("Cross-attention"), int(AttentionKind::EncoderDecoder));
@@ -253,6 +254,7 @@ void ControlPanel::buildUi()
     headsForm->addRow(tr("h (heads):"), m_headsCombo);
     m_kvHeadsCombo = new QComboBox(headsBox);
     m_kvHeadsCombo->setObjectName(QStringLiteral("kvHeadsCombo"));
+    m_kvHeadsCombo->setPlaceholderText(tr("n/a")); // shown while no item is: stored weights
     m_kvHeadsCombo->setToolTip(
         tr("Key/value heads g (grouped-query attention, Ainslie et al. 2023): query head i reads "
            "key head ⌊i·g/h⌋; the h heads' keys are mean-pooled into g groups. g = h is "
@@ -349,6 +351,7 @@ void ControlPanel::buildUi()
     maskForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     m_maskCombo = new QComboBox(maskBox);
     m_maskCombo->setObjectName(QStringLiteral("maskCombo"));
+    m_maskCombo->setPlaceholderText(tr("n/a")); // shown while no item is: stored weights
     m_maskCombo->addItem(tr("None"), int(MaskChoice::None));
     m_maskCombo->addItem(tr("Causal (no look-ahead)"), int(MaskChoice::Causal));
     m_maskCombo->addItem(tr("Key padding (last keys)"), int(MaskChoice::KeyPadding));
@@ -718,7 +721,17 @@ void ControlPanel::syncWidgets()
         blockers.push_back(std::make_unique<QSignalBlocker>(w));
     const QSignalBlocker generatorBlocker(m_generatorCombo);
 
-    m_kindCombo->setCurrentIndex(m_kindCombo->findData(int(p.kind)));
+    // A model run knows the attention that made its weights (d_model, d_k, g, the causal mask,
+    // the window and the scale: the parameters hold what they can of it); stored weights know
+    // none of it, and the fields say n/a instead of the parameters' placeholders (d_model = h,
+    // d_k = 1, encoder self-attention without a mask). Empty combo boxes show their "n/a"
+    // placeholder text, a spin box its special-value text at its minimum.
+    const auto modelShape = p.tensors ? p.tensors->modelShape() : std::nullopt;
+    const bool fromModel = modelShape.has_value();
+    const TensorSource::ModelShape shape = modelShape.value_or(TensorSource::ModelShape {});
+    const bool storedWeights = p.tensors && p.tensors->isWeights() && !fromModel;
+    const bool kindUnknown = storedWeights && p.kind != AttentionKind::EncoderDecoder;
+    m_kindCombo->setCurrentIndex(kindUnknown ? -1 : m_kindCombo->findData(int(p.kind)));
     setLogSlider(m_nSlider, p.n, nSliderSteps);
     m_nSpin->setMaximum(int(std::max<Index>(maxN, p.n)));
     m_nSpin->setValue(p.n);
@@ -747,7 +760,11 @@ void ControlPanel::syncWidgets()
     m_ropeBaseSpin->setEnabled(p.rope);
     m_dtypeCombo->setCurrentIndex(m_dtypeCombo->findData(int(p.dtype)));
 
-    m_dModelSpin->setValue(p.dModel);
+    const bool dModelText = storedWeights || (fromModel && shape.dModel != p.dModel);
+    m_dModelSpin->setSpecialValueText(!dModelText     ? QString()
+                                          : fromModel ? QString::number(shape.dModel)
+                                                      : tr("n/a"));
+    m_dModelSpin->setValue(dModelText ? m_dModelSpin->minimum() : int(p.dModel));
     const QList<int> ds = divisors(p.dModel);
     bool sameHeads = m_headsCombo->count() == ds.size();
     for (int i = 0; sameHeads && i < ds.size(); ++i)
@@ -765,12 +782,14 @@ void ControlPanel::syncWidgets()
                                     : g == 1 ? tr("1 (multi-query)")
                                              : QString::number(g),
                                 g);
-    m_kvHeadsCombo->setCurrentIndex(m_kvHeadsCombo->findData(int(p.keyValueHeads())));
-    // Stored weights come without a layer: d_model, d_k, the parameter count and the KV cache
-    // are not known (the parameters' d_k = 1 is a placeholder).
-    const bool storedWeights = p.tensors && p.tensors->isWeights();
-    if (storedWeights) {
-        m_headsInfoLabel->setText(tr("parameters and KV cache: n/a (stored weights)"));
+    m_kvHeadsCombo->setCurrentIndex(
+        storedWeights
+            ? -1
+            : m_kvHeadsCombo->findData(fromModel ? shape.kvHeads : int(p.keyValueHeads())));
+    // Weights come without the Controls' layer: its parameter count and KV cache do not apply.
+    if (p.tensors && p.tensors->isWeights()) {
+        m_headsInfoLabel->setText(fromModel ? tr("parameters and KV cache: n/a (a model's weights)")
+                                            : tr("parameters and KV cache: n/a (stored weights)"));
     } else if (p.validate().isEmpty()) {
         // The counts are the parameters' own (EngineParameters::parameterCount and
         // cacheBytesPerToken: MLA, differential attention's second W_Q, W_K and K₂, the gate).
@@ -785,13 +804,13 @@ void ControlPanel::syncWidgets()
                                       .arg(cached));
     }
 
-    const int dK = int(p.dK());
+    const int dK = fromModel ? shape.headDim : int(p.dK());
     m_dkSlider->setRange(
         0,
         logSliderPosition(int(std::max<Index>(1, maxDModel / std::max<Index>(1, p.heads))),
                           dkSliderSteps));
     setLogSlider(m_dkSlider, dK, dkSliderSteps);
-    m_dkLabel->setText(storedWeights ? QStringLiteral("—") : QString::number(dK));
+    m_dkLabel->setText(storedWeights ? tr("n/a") : QString::number(dK));
     if (m_headsNoteLabel->text() != m_headsNote && !m_headsNote.isEmpty())
         emit noteShown(m_headsNote);
     m_headsNoteLabel->setText(m_headsNote);
@@ -805,6 +824,9 @@ void ControlPanel::syncWidgets()
     m_temperatureSpin->setValue(p.temperature);
     if (storedWeights)
         m_scaleLabel->setText(tr("n/a (stored weights)"));
+    else if (fromModel)
+        m_scaleLabel->setText(
+            QStringLiteral("%1 = %2").arg(scaleFormula(0.5, 1.0, dK)).arg(shape.scale, 0, 'g', 4));
     else
         m_scaleLabel->setText(
             QStringLiteral("%1 = %2")
@@ -814,19 +836,20 @@ void ControlPanel::syncWidgets()
 
     // The items name the mask that is applied: under decoder self-attention or a sliding window
     // the causal mask is on whatever the choice, so "None" would misstate it.
-    const bool alwaysCausal = p.kind == AttentionKind::DecoderCausal || p.window > 0;
-    const QString causalBy = p.window > 0 ? tr("sliding window") : tr("decoder");
+    const int window = fromModel ? shape.window : int(p.window);
+    const bool alwaysCausal = p.kind == AttentionKind::DecoderCausal || window > 0;
+    const QString causalBy = window > 0 ? tr("sliding window") : tr("decoder");
     m_maskCombo->setItemText(0, alwaysCausal ? tr("Causal (%1)").arg(causalBy) : tr("None"));
     m_maskCombo->setItemText(
         1, alwaysCausal ? tr("Causal (%1)").arg(causalBy) : tr("Causal (no look-ahead)"));
     m_maskCombo->setItemText(2,
                              alwaysCausal ? tr("Causal (%1) + key padding").arg(causalBy)
                                           : tr("Key padding (last keys)"));
-    m_maskCombo->setCurrentIndex(m_maskCombo->findData(int(p.mask)));
+    m_maskCombo->setCurrentIndex(storedWeights ? -1 : m_maskCombo->findData(int(p.mask)));
     m_paddingSpin->setRange(0, p.keyCount());
     m_paddingSpin->setValue(p.paddingCount);
     m_paddingSpin->setEnabled(p.mask == MaskChoice::KeyPadding);
-    m_windowSpin->setValue(p.window);
+    m_windowSpin->setValue(window);
     m_sinksSpin->setValue(p.sinks);
     m_sinksSpin->setEnabled(p.window > 0);
     m_variantCombo->setCurrentIndex(p.learnedSink ? 1 : p.differential ? 2 : p.latent ? 3 : 0);
@@ -879,9 +902,10 @@ void ControlPanel::syncWidgets()
     m_generatorCombo->setEnabled(!loaded);
     m_nKSpin->setEnabled(!loaded && p.kind == AttentionKind::EncoderDecoder);
     const QList<QWidget *> computeControls
-        = {m_dtypeCombo, m_alphaSlider, m_sqrtCheck, m_temperatureSpin, m_maskCombo};
+        = {m_dtypeCombo, m_alphaSlider, m_sqrtCheck, m_temperatureSpin, m_maskCombo, m_windowSpin};
     for (QWidget *w : computeControls)
         w->setEnabled(!weightsOnly);
+    m_sinksSpin->setEnabled(!weightsOnly && p.window > 0);
     m_paddingSpin->setEnabled(!weightsOnly && p.mask == MaskChoice::KeyPadding);
     // Loaded tensors carry their own inputs: typed tokens would change nothing here (their
     // labels are set in the Tensors dock).

@@ -302,6 +302,22 @@ std::optional<ModelInput> prepareModelInput(const OpenedModel &model, const QStr
     return input;
 }
 
+// TensorSource's model shape is defined here, beside the run that sets its data.
+std::optional<TensorSource::ModelShape> TensorSource::modelShape() const
+{
+    if (!m_data->modelRun)
+        return std::nullopt;
+    const models::ModelConfig &c = m_data->modelConfig;
+    ModelShape shape;
+    shape.dModel = int(c.hiddenSize);
+    shape.headDim = int(c.headDim);
+    shape.kvHeads = int(c.kvHeads);
+    shape.causal = c.causal;
+    shape.window = c.usesSlidingWindow(m_layer) ? int(c.slidingWindowSize) : 0;
+    shape.scale = m_data->forward ? m_data->forward->scale : 1.0 / std::sqrt(double(c.headDim));
+    return shape;
+}
+
 QString byteSizeText(double bytes)
 {
     if (bytes >= double(1 << 30))

@@ -269,9 +269,13 @@ PooledSessionBytes pooledSessionBytes(const SessionParameters &p, int side)
     PooledSessionBytes b;
     const double inputRows = nQ + (cross ? nK : 0.0);
     b.inputs = inputRows * d * (8.0 + elem) + (nQ + nK) * d * elem + (4.0 * d * d + 4.0 * d) * elem;
+    // A model run projects nothing here: its queries and keys, of its own d_k, are the run's.
+    const auto shape = p.tensors ? p.tensors->modelShape() : std::nullopt;
+    if (shape)
+        b.inputs = 0;
     // Multi-head latent attention: its six projections, the latent and RoPE keys, and each
     // head's queries and keys of width d_k + d_r.
-    const Index width = p.scoreDim();
+    const Index width = shape ? Index(shape->headDim) : p.scoreDim();
     if (p.latent) {
         const double h = double(p.heads), dK = double(p.dK()), dC = double(p.latentDim),
                      dR = double(p.latentRopeDim);

@@ -332,6 +332,9 @@ int TensorSource::keyCount() const
 
 int TensorSource::dModel() const
 {
+    if (const auto shape = modelShape();
+        shape && shape->dModel <= SessionParameters::maxDModel && shape->dModel % headCount() == 0)
+        return shape->dModel;
     return m_data->weights ? int(m_data->weights->heads) : int(m_data->tensors->dModel());
 }
 
@@ -408,7 +411,10 @@ SessionParameters TensorSource::parametersFor(const SessionParameters &base,
     p.dModel = dModel();
     p.heads = headCount();
     const bool cross = queryCount() != keyCount() || !m_data->selfAttention;
-    p.kind = cross ? AttentionKind::EncoderDecoder : AttentionKind::EncoderSelf;
+    const auto shape = modelShape();
+    p.kind = cross               ? AttentionKind::EncoderDecoder
+        : shape && shape->causal ? AttentionKind::DecoderCausal
+                                 : AttentionKind::EncoderSelf;
     p.mask = MaskChoice::None;
     p.paddingCount = std::min(p.paddingCount, p.keyCount());
     p.scaleExponent = 0.5;
@@ -450,11 +456,17 @@ QString TensorSource::checkParameters(const SessionParameters &p) const
         return QStringLiteral("positional encoding applies to random inputs only, not to the "
                               "loaded tensors %1")
             .arg(file);
+    // A causal model's run is decoder self-attention (its own mask, shown as computed); any
+    // other weights take no mask.
+    const auto shape = modelShape();
     if (isWeights()
-        && (p.scaleExponent != 0.5 || p.temperature != 1.0 || p.causalMasked()
-            || p.mask != MaskChoice::None))
-        return QStringLiteral("the weights loaded from %1 are shown as stored: scale, "
-                              "temperature and masks do not apply")
+        && (p.scaleExponent != 0.5 || p.temperature != 1.0 || p.window != 0
+            || p.causalMasked() != (shape && shape->causal) || p.mask != MaskChoice::None))
+        return (m_data->modelRun ? QStringLiteral("the weights of the model %1 are shown as "
+                                                  "computed: scale, temperature and masks are "
+                                                  "the model's")
+                                 : QStringLiteral("the weights loaded from %1 are shown as stored: "
+                                                  "scale, temperature and masks do not apply"))
             .arg(file);
     return {};
 }

@@ -84,8 +84,27 @@ public:
     int headCount() const;
     int queryCount() const;
     int keyCount() const;
-    /// d_model of the inputs; for weights h (d_k = 1: the session's parameters need one).
+    /// d_model of the inputs. A model run's hidden size when the session's parameters can hold
+    /// it (at most SessionParameters::maxDModel, a multiple of h), else h. Stored weights have
+    /// none: h (d_k = 1, a value the session's parameters need; modelShape() is empty for them).
     int dModel() const;
+
+    /// What a model run knows of the attention that made its weights, which stored weights do
+    /// not: its d_model (the hidden size), d_k (head_dim: Qwen3's may differ from d_model / h),
+    /// key/value heads g, the causal mask, the sliding window of the layer shown (0: none) and
+    /// the scale applied to q kᵀ (1/√d_k).
+    struct ModelShape
+    {
+        int dModel = 0;
+        int headDim = 0;
+        int kvHeads = 0;
+        bool causal = false;
+        int window = 0;
+        double scale = 0;
+    };
+    /// The model run's shape; nullopt for tensor files (inputs follow the parameters, stored
+    /// weights have none).
+    std::optional<ModelShape> modelShape() const;
 
     /// The inputs (nullptr for weights).
     const TensorCase<double> *tensorCase() const;
@@ -119,12 +138,14 @@ public:
 
     /// The parameters that show this source, starting from `base`: n, n_k, d_model, h and the
     /// kind follow the file (cross-attention when n_q ≠ n_k or the keys differ from the
-    /// queries); α = 0.5, τ = 1, no extra mask, no positional encoding; seed and dtype kept;
-    /// tokens cleared; tensors = `self` (which must point at this source).
+    /// queries; a causal model's run is decoder self-attention); α = 0.5, τ = 1, no extra mask,
+    /// no positional encoding; seed and dtype kept; tokens cleared; tensors = `self` (which must
+    /// point at this source).
     SessionParameters parametersFor(const SessionParameters &base,
                                     const std::shared_ptr<const TensorSource> &self) const;
     /// Empty when `p` fits this source, else a message naming the parameter fixed by the file
-    /// (n, n_k, d_model, h; for weights also α, τ, masks and positional encoding).
+    /// (n, n_k, d_model, h; for weights also α, τ, masks and positional encoding; for a model
+    /// run the causal mask of decoder self-attention exactly when the model is causal).
     QString checkParameters(const SessionParameters &p) const;
     /// The heatmap caption for `p`, starting "loaded: <file>".
     QString caption(const SessionParameters &p) const;

@@ -117,8 +117,8 @@ QString StatusBarText::notComputedNotice(const SessionParameters &wanted,
             parts << tr("d_k = %1").arg(p.dK());
         return parts.join(QStringLiteral(", "));
     };
-    // A long model run has no d_model or d_k of its own to compare (its parameters are the
-    // stack's placeholders): say where it is shown instead.
+    // A long model run is shown by the Model and Long tabs only: say so, and what the other
+    // views still show.
     if (wanted.tensors && wanted.tensors->longOnly())
         return tr("%1: %2 tokens, every layer \u00d7 head in the Model tab and each head whole in "
                   "the Long tab; the Heads, Steps, A/B and Tokens views still show the previous "

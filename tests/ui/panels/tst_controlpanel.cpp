@@ -123,8 +123,13 @@ private slots:
         auto *sinks = panel.findChild<QSpinBox *>(QStringLiteral("sinksSpin"));
         auto *info = panel.findChild<QLabel *>(QStringLiteral("headsInfoLabel"));
         QVERIFY(scheme && kv && window && sinks && info);
-        QVERIFY(scheme->itemText(1).contains(QLatin1String("interleaved")));
-        QVERIFY(scheme->itemText(2).contains(QLatin1String("rotate_half")));
+        // The items' short names; each tooltip the whole name.
+        QVERIFY(scheme->itemText(1).contains(QLatin1String("pairs")));
+        QVERIFY(
+            scheme->itemData(1, Qt::ToolTipRole).toString().contains(QLatin1String("interleaved")));
+        QVERIFY(scheme->itemText(2).contains(QLatin1String("halves")));
+        QVERIFY(
+            scheme->itemData(2, Qt::ToolTipRole).toString().contains(QLatin1String("rotate_half")));
         scheme->setCurrentIndex(2);
         QVERIFY(panel.parameters().rope);
         QCOMPARE(panel.parameters().ropeConvention, RopeConvention::Half);
@@ -639,8 +644,20 @@ private slots:
         QVERIFY2(info->text().contains(QLatin1String("n/a (stored weights)")),
                  qPrintable(info->text()));
         QVERIFY2(!info->text().contains(QLatin1String("B/token")), qPrintable(info->text()));
-        QCOMPARE(dk->text(), QStringLiteral("\u2014"));
+        QCOMPARE(dk->text(), QStringLiteral("n/a"));
         QVERIFY2(scale->text().contains(QLatin1String("n/a")), qPrintable(scale->text()));
+        // Nor a d_model, kind, mask or kv heads: n/a, not the parameters' placeholders.
+        QCOMPARE(panel.findChild<QSpinBox *>(QStringLiteral("dModelSpin"))->text(),
+                 QStringLiteral("n/a"));
+        for (const char *name : {"kindCombo", "maskCombo", "kvHeadsCombo"}) {
+            const auto *combo = panel.findChild<QComboBox *>(QLatin1String(name));
+            QVERIFY(combo);
+            QCOMPARE(combo->currentIndex(), -1);
+            QCOMPARE(combo->placeholderText(), QStringLiteral("n/a"));
+        }
+        // A window would not apply to them either.
+        QVERIFY(!panel.findChild<QSpinBox *>(QStringLiteral("windowSpin"))->isEnabled());
+        QVERIFY(!panel.findChild<QSpinBox *>(QStringLiteral("sinksSpin"))->isEnabled());
 
         HeatmapRenderer renderer;
         renderer.setResult(std::make_shared<SessionResult>(computeTensorSession(p)));

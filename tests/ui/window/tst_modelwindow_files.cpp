@@ -13,6 +13,7 @@
 #include "core/text/loader.h"
 #include "core/text/piecelabel.h"
 #include "ui/document/sessionfile.h"
+#include "ui/panels/controlpanel.h"
 #include "ui/panels/modelpanel.h"
 #include "ui/session/modelrun.h"
 #include "ui/session/tensorsource.h"
@@ -22,6 +23,7 @@
 #include "ui/window/tensorcontroller.h"
 
 #include <QAction>
+#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -31,6 +33,7 @@
 #include <QMenu>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -70,6 +73,8 @@ private slots:
     void huggingFaceCacheScan();
     void brokenFolderKeepsSession();
     void sessionKeepsModelAndText();
+    void controlsAndSessionShowModelShape_data();
+    void controlsAndSessionShowModelShape();
     void sessionWithMissingFolderSaysSo();
     void sessionFileChecksModelKey();
     void cancelStopsTheForwardPass();
@@ -240,6 +245,137 @@ void TestModelWindowFiles::sessionKeepsModelAndText()
     again.window.tensorController()->backToRandomInputs();
     QVERIFY(!s->parameters().tensors);
     QCOMPARE(s->parameters(), random);
+}
+namespace {
+
+/// The Controls' texts for the attention shape: d_model, h, d_k, g, the kind, the mask, the
+/// window and the scale.
+QStringList shownShape(const MainWindow &window)
+{
+    const ControlPanel *c = window.controlPanel();
+    const auto combo = [c](const char *name) {
+        const auto *w = c->findChild<QComboBox *>(QLatin1String(name));
+        return w ? w->currentText() : QStringLiteral("(no %1)").arg(QLatin1String(name));
+    };
+    const auto spin = [c](const char *name) {
+        const auto *w = c->findChild<QSpinBox *>(QLatin1String(name));
+        return w ? w->text() : QStringLiteral("(no %1)").arg(QLatin1String(name));
+    };
+    const auto label = [c](const char *name) {
+        const auto *w = c->findChild<QLabel *>(QLatin1String(name));
+        return w ? w->text() : QStringLiteral("(no %1)").arg(QLatin1String(name));
+    };
+    return {QStringLiteral("d_model ") + spin("dModelSpin"),
+            QStringLiteral("h ") + combo("headsCombo"),
+            QStringLiteral("d_k ") + label("dkLabel"),
+            QStringLiteral("g ") + combo("kvHeadsCombo"),
+            QStringLiteral("kind ") + combo("kindCombo"),
+            QStringLiteral("mask ") + combo("maskCombo"),
+            QStringLiteral("window ") + spin("windowSpin"),
+            QStringLiteral("scale ") + label("scaleLabel")};
+}
+
+} // namespace
+
+void TestModelWindowFiles::controlsAndSessionShowModelShape_data()
+{
+    QTest::addColumn<QString>("fixture");
+    QTest::addColumn<int>("layer");
+    QTest::addColumn<QString>("kind"); // the session's "kind"
+    QTest::addColumn<QStringList>("shape");
+    // GPT-2: d_model 16, h = 4, d_k = 4, causal; the scale 1/√d_k.
+    QTest::newRow("gpt2") << "gpt2" << 0 << "decoder"
+                          << QStringList {"d_model 16",
+                                          "h 4",
+                                          "d_k 4",
+                                          "g 4 (multi-head)",
+                                          "kind Causal self-attention",
+                                          "mask Causal (decoder)",
+                                          "window off",
+                                          "scale 1/√4 = 0.5"};
+    // Qwen3's head_dim 8 is not d_model / h = 4: d_k and the scale are the model's.
+    QTest::newRow("qwen3") << "qwen3" << 0 << "decoder"
+                           << QStringList {"d_model 16",
+                                           "h 4",
+                                           "d_k 8",
+                                           "g 2",
+                                           "kind Causal self-attention",
+                                           "mask Causal (decoder)",
+                                           "window off",
+                                           "scale 1/√8 = 0.3536"};
+    // BERT: no mask.
+    QTest::newRow("bert") << "bert" << 1 << "encoder" << QStringList {"d_model 16",
+                                                                      "h 4",
+                                                                      "d_k 4",
+                                                                      "g 4 (multi-head)",
+                                                                      "kind Encoder self-attention",
+                                                                      "mask None",
+                                                                      "window off",
+                                                                      "scale 1/√4 = 0.5"};
+    // Qwen2's sliding window (w = 4) in the layers from max_window_layers = 1 on.
+    QTest::newRow("qwen2 window") << "qwen2_window" << 1 << "decoder"
+                                  << QStringList {"d_model 16",
+                                                  "h 4",
+                                                  "d_k 4",
+                                                  "g 2",
+                                                  "kind Causal self-attention",
+                                                  "mask Causal (sliding window)",
+                                                  "window 4",
+                                                  "scale 1/√4 = 0.5"};
+}
+
+// A model run knows its shape: the greyed Controls show its d_model, h, d_k, kv heads, causal
+// mask and scale (not the placeholders of stored weights), the session file's "parameters"
+// record them, and the reopened session runs the model again with the same parameters.
+void TestModelWindowFiles::controlsAndSessionShowModelShape()
+{
+    QFETCH(QString, fixture);
+    QFETCH(int, layer);
+    QFETCH(QString, kind);
+    QFETCH(QStringList, shape);
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("shape.attnlab.json"));
+    QString error;
+    QJsonObject shown;
+    {
+        Window w;
+        QVERIFY(w.start());
+        QVERIFY2(w.run(fixtureFolder(fixture), idsText(fixture), true, &error), qPrintable(error));
+        w.window.tensorController()->setLayer(layer);
+        QTRY_VERIFY(w.window.session()->parameters().tensors->layer() == layer);
+        QCOMPARE(shownShape(w.window), shape);
+        const SessionParameters &p = w.window.session()->parameters();
+        QVERIFY2(p.validate().isEmpty(), qPrintable(p.validate()));
+        shown = p.toJson();
+        QVERIFY2(w.window.sessionController()->saveFile(file, &error), qPrintable(error));
+    }
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject saved = QJsonDocument::fromJson(f.readAll())
+                                  .object()
+                                  .value(QLatin1String("parameters"))
+                                  .toObject();
+    QCOMPARE(saved.value(QLatin1String("d_model")).toInt(), 16);
+    QCOMPARE(saved.value(QLatin1String("heads")).toInt(), 4);
+    QCOMPARE(saved.value(QLatin1String("kind")).toString(), kind);
+    QCOMPARE(saved.value(QLatin1String("mask")).toString(), QStringLiteral("none"));
+    // The file reads back as valid parameters, and reopening it runs the model again.
+    const auto document = SessionFile::load(file, &error);
+    QVERIFY2(document, qPrintable(error));
+    QVERIFY(document->parameters.validate().isEmpty());
+
+    Window again;
+    QVERIFY(again.start());
+    QVERIFY2(again.window.sessionController()->openFile(file, &error), qPrintable(error));
+    QVERIFY2(again.window.sessionController()->openWarning().isEmpty(),
+             qPrintable(again.window.sessionController()->openWarning()));
+    again.models()->waitForRun();
+    AttentionSession *s = again.window.session();
+    QTRY_VERIFY_WITH_TIMEOUT(s->parameters().tensors && s->parameters().tensors->isModelRun()
+                                 && s->parameters().tensors->layer() == layer && !s->isBusy(),
+                             attn::test::kWorkTimeoutMs);
+    QCOMPARE(s->parameters().toJson(), shown);
+    QCOMPARE(shownShape(again.window), shape);
 }
 
 void TestModelWindowFiles::sessionWithMissingFolderSaysSo()

@@ -132,8 +132,26 @@ void TestTensorWindow::storedWeightsShowNothingInvented()
     QVERIFY2(info->text().contains(QLatin1String("n/a (stored weights)")),
              qPrintable(info->text()));
     QVERIFY2(!info->text().contains(QLatin1String("B/token")), qPrintable(info->text()));
-    QCOMPARE(dk->text(), QStringLiteral("\u2014"));
+    QCOMPARE(dk->text(), QStringLiteral("n/a"));
     QVERIFY2(scale->text().contains(QLatin1String("n/a")), qPrintable(scale->text()));
+    // Nor a d_model, nor whether a causal mask made them: not the parameters' d_model = h,
+    // encoder self-attention and no mask.
+    auto *dModel = controls->findChild<QSpinBox *>(QStringLiteral("dModelSpin"));
+    auto *kind = controls->findChild<QComboBox *>(QStringLiteral("kindCombo"));
+    auto *mask = controls->findChild<QComboBox *>(QStringLiteral("maskCombo"));
+    auto *heads = controls->findChild<QComboBox *>(QStringLiteral("headsCombo"));
+    QVERIFY(dModel && kind && mask && heads);
+    QCOMPARE(dModel->text(), QStringLiteral("n/a"));
+    // (No item chosen: the combo boxes show their placeholder text.)
+    QCOMPARE(kind->currentIndex(), -1);
+    QCOMPARE(kind->placeholderText(), QStringLiteral("n/a"));
+    QCOMPARE(mask->currentIndex(), -1);
+    QCOMPARE(mask->placeholderText(), QStringLiteral("n/a"));
+    auto *kvHeads = controls->findChild<QComboBox *>(QStringLiteral("kvHeadsCombo"));
+    QVERIFY(kvHeads);
+    QCOMPARE(kvHeads->currentIndex(), -1);
+    QCOMPARE(kvHeads->placeholderText(), QStringLiteral("n/a"));
+    QCOMPARE(heads->currentText(), QStringLiteral("4")); // the stack's own
 
     const QList<ScalingChart *> charts = window.findChildren<ScalingChart *>();
     QVERIFY(!charts.isEmpty());
@@ -149,6 +167,16 @@ void TestTensorWindow::storedWeightsShowNothingInvented()
     QVERIFY2(cell.contains(QLatin1String("layer 1 of 2")), qPrintable(cell));
     QVERIFY2(cell.contains(QLatin1String("raw score n/a (stored weights)")), qPrintable(cell));
     QVERIFY2(!cell.contains(QLatin1String("nan"), Qt::CaseInsensitive), qPrintable(cell));
+
+    // Back to random inputs: the fields show numbers and kinds again.
+    window.tensorController()->backToRandomInputs();
+    QVERIFY(!session->parameters().tensors);
+    QCOMPARE(dModel->text(), QString::number(session->parameters().dModel));
+    QCOMPARE(kind->currentIndex(), kind->findData(int(session->parameters().kind)));
+    QCOMPARE(mask->currentIndex(), mask->findData(int(session->parameters().mask)));
+    QCOMPARE(kvHeads->currentIndex(),
+             kvHeads->findData(int(session->parameters().keyValueHeads())));
+    QCOMPARE(dk->text(), QString::number(session->parameters().dK()));
 }
 
 void TestTensorWindow::modelStackRefusals_data()
