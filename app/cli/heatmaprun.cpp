@@ -320,6 +320,33 @@ int writeShownView(const QCommandLineParser &parser, HeatmapRequest &req, Heatma
     return ExitOk;
 }
 
+/// Loaded weights are shown as stored, and what the window's Tensors panel and status bar
+/// report about them is said here too: rows that do not sum to 1 (how many, the worst |Σw − 1|
+/// with its head and row), rows holding NaN/Inf (how many cells, the first one's head, row and
+/// key) and rows with negative weights, for the layer drawn. The note goes to standard error
+/// and into the caption of the heads grid or head drawn; the exit status stays 0 (reported,
+/// not refused: an `attentions` stack holding NaN/Inf is refused when read, see tensorcase.h).
+void noteLoadedWeights(HeatmapRequest &req)
+{
+    const TensorSource *source = req.p.tensors.get();
+    if (!source || !source->isWeights() || source->weightsOnDemand() || !source->weightStack())
+        return;
+    const WeightStack &stack = *source->weightStack();
+    const WeightCheck check
+        = checkWeights(&stack.at(source->layer(), 0), int(stack.heads), stack.type);
+    if (check.ok())
+        return;
+    const QString where = stack.layers > 1 ? QStringLiteral("%1, layer %2 of %3")
+                                                 .arg(source->fileName())
+                                                 .arg(source->layer())
+                                                 .arg(stack.layers)
+                                           : source->fileName();
+    const QString note = QStringLiteral("%1: %2").arg(where, check.text());
+    QTextStream(stderr) << "attnlab " << req.command << ": note: " << note << " (drawn as stored"
+                        << (check.nonFiniteRows > 0 ? ", NaN/Inf cells in magenta" : "") << ")\n";
+    req.options.captionNote = note;
+}
+
 } // namespace
 
 void noteSignedColourOptions(const HeatmapRequest &req)
@@ -343,6 +370,7 @@ int runHeatmapPlan(const QCommandLineParser &parser, HeatmapRequest &req, Heatma
         return writeModelView(parser, req, plan);
     if (plan.positions)
         return writePositionsView(req, plan);
+    noteLoadedWeights(req);
     std::shared_ptr<SessionResult> result;
     if (const auto done = computeHeatmap(req, plan, result))
         return *done;

@@ -103,6 +103,18 @@ double vectorSum(const double *p, Index n, VectorD &aligned)
     return aligned.sum();
 }
 
+/// A row holding NaN or ±Inf (its sum is then not finite) is no distribution: its metrics are
+/// not available (NaN) rather than what the comparisons and sums happen to make of the
+/// non-finite entries (max and entropy skip a NaN, Σp² turns NaN and effective terms 0). The
+/// row sum stays as summed, so the sum error is NaN for a NaN row and Inf for an infinite one.
+void markNonFiniteRow(RowMetricValues &v)
+{
+    if (std::isfinite(v.rowSum))
+        return;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    v.maxWeight = v.entropy = v.effectiveTerms = v.jacobianNorm = nan;
+}
+
 } // namespace
 
 RowMetricValues rowMetricValues(const double *p, Index n, RowMetricsScratch &scratch)
@@ -139,6 +151,7 @@ RowMetricValues rowMetricValues(const double *p, Index n, RowMetricsScratch &scr
     v.effectiveTerms = prefix2 > 0 ? 1.0 / prefix2 : 0.0;
     v.jacobianNorm = std::sqrt(total);
     v.rowSum = vectorSum(p, n, scratch.aligned);
+    markNonFiniteRow(v);
     return v;
 }
 
@@ -216,6 +229,7 @@ void rowMetricValues4(const double *const *rows, Index n, RowMetricValues *out,
         v.effectiveTerms = sumSquares[r] > 0 ? 1.0 / sumSquares[r] : 0.0;
         v.jacobianNorm = std::sqrt(total[r]);
         v.rowSum = vectorSum(p, n, scratch.aligned);
+        markNonFiniteRow(v);
     }
 }
 
@@ -284,7 +298,8 @@ MetricsSummary summarize(const RowMetrics &m)
         s.meanEntropy += m.entropy(i);
         s.meanEffectiveTerms += m.effectiveTerms(i);
         s.meanJacobianNorm += m.jacobianNorm(i);
-        s.worstRowSumError = std::max(s.worstRowSumError, m.rowSumError(i));
+        if (std::isfinite(m.rowSumError(i)))
+            s.worstRowSumError = std::max(s.worstRowSumError, m.rowSumError(i));
         ++counted;
     }
     if (counted > 0) {

@@ -54,6 +54,9 @@ struct RowMetricsScratch
 /// for the rest, one vectorised sum), each bit for bit equal to the separate function: the
 /// same operations on the same values in the same order. rowMetrics uses it; so does the
 /// session's fused per-row loop (ui/session/sessioncompute.cpp). p: one row of n weights; n ≥ 0.
+/// A row holding NaN or ±Inf is no distribution: its max weight, entropy, effective terms and
+/// Jacobian norm are NaN (not available) and its rowSum is as summed (NaN, or ±Inf), where the
+/// separate functions would skip a NaN in some sums and not in others.
 /// Never throws (the scratch grows on the first longer row only).
 RowMetricValues rowMetricValues(const double *p, Index n, RowMetricsScratch &scratch);
 
@@ -74,16 +77,18 @@ struct RowMetrics
     VectorD entropy; ///< n_q, nats
     VectorD effectiveTerms; ///< n_q
     VectorD jacobianNorm; ///< n_q
-    VectorD rowSumError; ///< n_q, |Σ_j w_ij − 1| (0 for fully masked rows)
+    VectorD rowSumError; ///< n_q, |Σ_j w_ij − 1| (0 for fully masked rows; NaN for a NaN row)
     std::vector<std::uint8_t> fullyMasked; ///< n_q
 };
 
 /// Metrics of every row; rows flagged in `fullyMasked` (same length as rows, or empty) are
-/// reported with effective terms 0, entropy 0, max weight 0, Jacobian norm 0.
+/// reported with effective terms 0, entropy 0, max weight 0, Jacobian norm 0. A row holding
+/// NaN or ±Inf has every metric NaN and a sum error of NaN (a NaN row) or Inf (rowMetricValues).
 template<typename T>
 RowMetrics rowMetrics(const Matrix<T> &weights, const std::vector<std::uint8_t> &fullyMasked = {});
 
-/// Means over rows that are not fully masked.
+/// Means over rows that are not fully masked (NaN when one of them is NaN); worstRowSumError is
+/// the largest finite one (rows holding NaN/Inf are counted by their callers).
 struct MetricsSummary
 {
     double meanMaxWeight = 0;

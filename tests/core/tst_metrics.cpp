@@ -290,6 +290,48 @@ private slots:
         QVERIFY(std::abs(summarize(m).worstRowSumError - 0.5) <= 1e-15);
     }
 
+    // A row holding NaN or Inf is no distribution: every metric of it is NaN (not a NaN skipped
+    // by the entropy and max but not by Σp²), its sum error NaN (Inf for an infinite row), in
+    // rowMetrics and in both forms of rowMetricValues; the finite rows are unchanged and the
+    // summary's worst sum error is over them.
+    void nonFiniteRowsAreNotAvailable()
+    {
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        const double inf = std::numeric_limits<double>::infinity();
+        MatrixD w = MatrixD::Constant(5, 4, 0.25);
+        w(1, 2) = nan;
+        w(3, 0) = inf;
+        w(4, 1) = nan;
+        w(4, 3) = -inf;
+        w(2, 0) = 0.5; // finite, sums to 1.25
+        const RowMetrics m = rowMetrics<double>(w);
+        for (Index i : {Index(1), Index(3), Index(4)}) {
+            QVERIFY2(std::isnan(m.maxWeight(i)), qPrintable(QString::number(i)));
+            QVERIFY2(std::isnan(m.entropy(i)), qPrintable(QString::number(i)));
+            QVERIFY2(std::isnan(m.effectiveTerms(i)), qPrintable(QString::number(i)));
+            QVERIFY2(std::isnan(m.jacobianNorm(i)), qPrintable(QString::number(i)));
+        }
+        QVERIFY(std::isnan(m.rowSumError(1)));
+        QCOMPARE(m.rowSumError(3), inf);
+        QVERIFY(std::isnan(m.rowSumError(4)));
+        QCOMPARE(m.effectiveTerms(0), 4.0);
+        QCOMPARE(m.rowSumError(2), 0.25);
+        QCOMPARE(summarize(m).worstRowSumError, 0.25);
+        QVERIFY(std::isnan(summarize(m).meanEntropy));
+        // Four rows at a time (two per vector) give the same.
+        RowMetricsScratch scratch;
+        std::vector<const double *> rows;
+        for (Index i = 0; i < 4; ++i)
+            rows.push_back(w.row(i).data()); // row-major: each row is contiguous
+        std::vector<RowMetricValues> out(4);
+        rowMetricValues(rows.data(), 4, 4, out.data(), scratch);
+        QVERIFY(std::isnan(out[1].entropy) && std::isnan(out[1].effectiveTerms)
+                && std::isnan(out[1].maxWeight) && std::isnan(out[1].jacobianNorm));
+        QVERIFY(std::isnan(out[3].entropy) && std::isnan(out[3].maxWeight));
+        QCOMPARE(out[0].effectiveTerms, 4.0);
+        QCOMPARE(out[2].rowSum, 1.25);
+    }
+
     // A weight panel's statistics, against values worked out by hand (dyadic weights, so
     // every sum is exact).
     void weightStatisticsByHand()

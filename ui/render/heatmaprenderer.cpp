@@ -316,6 +316,8 @@ QString HeatmapRenderer::captionText(bool vectorOutput) const
         if (vectorOutput && !vectorCells())
             lines << QStringLiteral("cells as an image (over 64 \u00d7 64 per head)");
     }
+    if (!m_options.captionNote.isEmpty())
+        lines << m_options.captionNote;
     return lines.join(QStringLiteral("; "));
 }
 

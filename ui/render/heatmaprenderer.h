@@ -119,6 +119,9 @@ struct HeatmapOptions
     /// Written first in the caption, before the parameters (a Play frame: "frame 3/21:
     /// α = 0.1"); empty for none.
     QString captionPrefix;
+    /// Written last in the caption (attnlab heatmap: what the check of loaded weights found,
+    /// "1 of 4 rows do not sum to 1 …"); empty for none.
+    QString captionNote;
     qreal fontPixelSize = 0; ///< text size in logical pixels; 0 derives it from the paint size
     QColor background = Qt::white;
     QColor foreground = Qt::black;

@@ -861,10 +861,15 @@ QString WeightCheck::text() const
                         .arg(worstRow)
                         .arg(tolerance, 0, 'g', 2);
     if (nonFiniteRows > 0)
-        problems << QStringLiteral("%1 rows hold NaN/Inf (first at head %2, row %3)")
-                        .arg(nonFiniteRows)
+        problems << QStringLiteral("%1 NaN/Inf: %2 NaN and %3 Inf cells, the first at "
+                                   "head %4, row %5, key %6")
+                        .arg(nonFiniteRows == 1 ? QStringLiteral("1 row holds")
+                                                : QStringLiteral("%1 rows hold").arg(nonFiniteRows))
+                        .arg(nanCells)
+                        .arg(infCells)
                         .arg(firstNonFiniteHead)
-                        .arg(firstNonFiniteRow);
+                        .arg(firstNonFiniteRow)
+                        .arg(firstNonFiniteKey);
     if (negativeRows > 0)
         problems << QStringLiteral("%1 rows have negative weights").arg(negativeRows);
     return problems.join(QStringLiteral("; "));
@@ -872,21 +877,30 @@ QString WeightCheck::text() const
 
 WeightCheck checkWeights(const SessionResult &result, NpyType storedType)
 {
+    return checkWeights(result.weights.data(), int(result.weights.size()), storedType);
+}
+
+WeightCheck checkWeights(const MatrixD *heads, int count, NpyType storedType)
+{
     WeightCheck c;
-    const Index nK = result.keyCount();
+    const Index nK = count > 0 ? heads[0].cols() : 0;
     c.tolerance = 1e-6;
     if (storedType == NpyType::Float32)
         c.tolerance += 4.0 * double(nK) * std::ldexp(1.0, -24);
-    for (int h = 0; h < result.headCount(); ++h) {
-        const MatrixD &w = result.weights[std::size_t(h)];
+    for (int h = 0; h < count; ++h) {
+        const MatrixD &w = heads[h];
         for (Index i = 0; i < w.rows(); ++i) {
             ++c.rows;
             const auto row = w.row(i);
             if (!row.allFinite()) {
+                const NonFiniteReport cells = findNonFinite<double>(row);
                 if (c.nonFiniteRows++ == 0) {
                     c.firstNonFiniteHead = h;
                     c.firstNonFiniteRow = int(i);
+                    c.firstNonFiniteKey = int(cells.col);
                 }
+                c.nanCells += cells.nanCount;
+                c.infCells += cells.infCount;
                 continue;
             }
             if ((row.array() < 0.0).any())

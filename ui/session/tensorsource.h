@@ -217,15 +217,21 @@ struct WeightCheck
     int negativeRows = 0; ///< finite rows with a negative weight
     double worstRowSumError = 0; ///< over finite rows
     int worstHead = -1, worstRow = -1; ///< where worstRowSumError is
-    int firstNonFiniteHead = -1, firstNonFiniteRow = -1;
+    int firstNonFiniteHead = -1, firstNonFiniteRow = -1, firstNonFiniteKey = -1;
+    std::int64_t nanCells = 0, infCells = 0; ///< cells holding NaN, ±Inf
     double tolerance = 0;
     bool ok() const { return badSumRows == 0 && nonFiniteRows == 0 && negativeRows == 0; }
-    /// "all 96 rows sum to 1 (worst |Σw − 1| = 2e-16)" or what is wrong, with positions.
+    /// "all 96 rows sum to 1 (worst |Σw − 1| = 2e-16)" or what is wrong, with positions:
+    /// "1 of 4 rows do not sum to 1 (worst |Σw − 1| = 1 at head 0, row 1; tolerance 1e-06)",
+    /// "3 rows hold NaN/Inf: 9 NaN and 0 Inf cells, the first at head 0, row 0, key 0".
     QString text() const;
 };
 /// Checks every row of `result`'s weights. Tolerance: 1e-6, plus 4·n_k·2⁻²⁴ for weights stored
 /// as float32 (rounding of each weight and of the softmax's sum).
 WeightCheck checkWeights(const SessionResult &result, NpyType storedType = NpyType::Float64);
+/// The same check of `count` matrices n_q × n_k, one per head (heads[0] … heads[count − 1],
+/// e.g. one layer of a WeightStack).
+WeightCheck checkWeights(const MatrixD *heads, int count, NpyType storedType);
 
 /// Token labels from a text file: UTF-8, one token per line (a final line break does not make
 /// an extra token; "\r\n" works). Returns nullopt with `error` naming the file on read errors.

@@ -9,6 +9,8 @@
 #include <QStatusBar>
 #include <QStringList>
 
+#include <cmath>
+
 namespace attn {
 
 StatusBarText::StatusBarText(QStatusBar *bar, QLabel *tensorsLabel)
@@ -59,13 +61,7 @@ void StatusBarText::showResult(const SessionResult &result)
                          .arg(scaleFormula(p.scaleExponent, p.temperature,
                                            p.latent && !p.tensors ? p.scoreDim() : 0))
                          .arg(result.scale, 0, 'g', 4));
-    // With a learned sink, differential attention or the gate the rows do not sum to 1: the
-    // check is that of the softmax rows, and the shown rows' mean sum is given beside it.
-    m_rowSum->setText(result.meanRowSum.empty()
-                          ? tr("worst |Σw − 1| = %1").arg(result.worstRowSumError, 0, 'g', 2)
-                          : tr("softmax rows: worst |Σ − 1| = %1 · shown rows sum to %2 on average")
-                                .arg(result.worstRowSumError, 0, 'g', 2)
-                                .arg(meanRowSumOverHeads(result.meanRowSum), 0, 'g', 3));
+    m_rowSum->setText(rowSumText(result));
     m_time->setText(tr("computed in %1").arg(secondsText(result.computeSeconds)));
     if (p.tensors && p.tensors->isModelRun()) { // a model's forward pass, shown as computed
         m_dk->setText(tr("%1 (%2)").arg(p.tensors->modelName(), p.tensors->modelFamily()));
@@ -88,6 +84,43 @@ void StatusBarText::showResult(const SessionResult &result)
     } else {
         m_nonFinite->hide();
     }
+}
+
+QString StatusBarText::rowSumText(const SessionResult &result)
+{
+    // Rows holding NaN or Inf have no sum error to compare (NaN, or Inf): they are counted and
+    // named, and the worst error (result.worstRowSumError, over the finite rows) is said to be
+    // that of the others, never a number standing for every row.
+    int nanRows = 0, infRows = 0, finiteRows = 0;
+    for (const RowMetrics &m : result.metrics)
+        for (Index i = 0; i < m.rowSumError.size(); ++i) {
+            if (i < Index(m.fullyMasked.size()) && m.fullyMasked[std::size_t(i)])
+                continue;
+            const double e = m.rowSumError(i);
+            nanRows += std::isnan(e) ? 1 : 0;
+            infRows += std::isinf(e) ? 1 : 0;
+            finiteRows += std::isfinite(e) ? 1 : 0;
+        }
+    const auto rowCount
+        = [](int count) { return count == 1 ? tr("1 row") : tr("%1 rows").arg(count); };
+    QStringList notAvailable;
+    if (nanRows > 0)
+        notAvailable << tr("%1 NaN").arg(rowCount(nanRows));
+    if (infRows > 0)
+        notAvailable << tr("%1 Inf").arg(rowCount(infRows));
+    // With a learned sink, differential attention or the gate the rows do not sum to 1: the
+    // check is that of the softmax rows, and the shown rows' mean sum is given beside it.
+    const QString worst = result.meanRowSum.empty()
+        ? tr("worst |Σw − 1| = %1").arg(result.worstRowSumError, 0, 'g', 2)
+        : tr("softmax rows: worst |Σ − 1| = %1 · shown rows sum to %2 on average")
+              .arg(result.worstRowSumError, 0, 'g', 2)
+              .arg(meanRowSumOverHeads(result.meanRowSum), 0, 'g', 3);
+    if (notAvailable.isEmpty())
+        return worst;
+    const QString rows = tr("row sums: %1").arg(notAvailable.join(QStringLiteral(", ")));
+    if (finiteRows == 0)
+        return rows;
+    return tr("%1 · the other %2: %3").arg(rows, rowCount(finiteRows), worst);
 }
 
 void StatusBarText::setBusy(bool busy)

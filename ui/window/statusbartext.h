@@ -1,6 +1,7 @@
 #pragma once
 // StatusBarText: the permanent labels of the main window's status bar and their text for a
-// result: "d_k = 16", "scale 1/√d_k = 0.25" (scaleFormula), "worst |Σw − 1| = 2.2e-16",
+// result: "d_k = 16", "scale 1/√d_k = 0.25" (scaleFormula), "worst |Σw − 1| = 2.2e-16" (or
+// "row sums: 1 row NaN" first when rows hold NaN),
 // "computed in 310 µs", "computing…" while the worker runs, and a red NaN/Inf warning.
 // Also the banner text over the heatmaps when newer parameters were refused.
 
@@ -26,6 +27,11 @@ public:
     /// The labels' text for `result` (a successful one); loaded weights show "stored weights"
     /// and "not recomputed".
     void showResult(const SessionResult &result);
+    /// The row-sum label's text: "worst |Σw − 1| = 2.2e-16"; with rows holding NaN or Inf
+    /// (their sum error NaN or Inf, fully masked rows left out) those are counted instead:
+    /// "row sums: 1 row NaN · the other 3 rows: worst |Σw − 1| = 0", or "row sums: 3 rows NaN"
+    /// when no row is finite.
+    static QString rowSumText(const SessionResult &result);
     /// "computing…" while the worker computes a newer result, empty otherwise.
     void setBusy(bool busy);
 

@@ -9,6 +9,10 @@
 
 #include "opentensorstest.h"
 
+#include "ui/window/statusbartext.h"
+
+#include <QStatusBar>
+
 using namespace opentensorstest;
 
 class TestOpenTensors : public QObject
@@ -27,6 +31,7 @@ private slots:
     void weightArrays_data();
     void weightArrays();
     void weightRowsReportedNotHidden();
+    void nanRowsHaveNoSumError();
     void npzArrayChoice();
     void badFilesKeepTheView_data();
     void badFilesKeepTheView();
@@ -381,9 +386,58 @@ void TestOpenTensors::weightRowsReportedNotHidden()
     QCOMPARE(check.negativeRows, 1);
     const QString text = b.controller.panel()->checkLabel()->text();
     QVERIFY2(text.contains(QLatin1String("1 of 6 rows do not sum to 1")), qPrintable(text));
-    QVERIFY2(text.contains(QLatin1String("hold NaN/Inf (first at head 0, row 1)")),
+    QVERIFY2(text.contains(QLatin1String("1 row holds NaN/Inf: 1 NaN and 0 Inf cells, the "
+                                         "first at head 0, row 1, key 3")),
              qPrintable(text));
     QVERIFY2(text.contains(QLatin1String("negative")), qPrintable(text));
+}
+
+// A row holding a NaN has no sum error and no metrics (NaN, not a number the skipped NaN
+// leaves), and the status bar counts it instead of giving the other rows' worst error for
+// every row.
+void TestOpenTensors::nanRowsHaveNoSumError()
+{
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    NpyArray oneNan;
+    oneNan.type = NpyType::Float64;
+    oneNan.shape = {4, 4};
+    oneNan.values.assign(16, 0.25);
+    oneNan.values[2 * 4 + 1] = nan;
+    NpyArray allNan = oneNan;
+    allNan.shape = {3, 3};
+    allNan.values.assign(9, nan);
+    const QString oneFile = path(QStringLiteral("w_onenan.npy"));
+    const QString allFile = path(QStringLiteral("w_allnan.npy"));
+    writeNpy(oneFile.toStdString(), oneNan);
+    writeNpy(allFile.toStdString(), allNan);
+
+    Bench b;
+    QVERIFY(b.start());
+    QStatusBar bar;
+    QLabel tensorsLabel;
+    StatusBarText status(&bar, &tensorsLabel);
+    auto *rowSum = bar.findChild<QLabel *>(QStringLiteral("rowSumStatus"));
+    QVERIFY(rowSum);
+    QString error;
+    QVERIFY2(b.controller.openFile(oneFile, &error), qPrintable(error));
+    ResultPtr r = b.settle();
+    QVERIFY(r && r->ok());
+    const RowMetrics &m = r->metrics.at(0);
+    QVERIFY(std::isnan(m.rowSumError(2)));
+    for (const VectorD *series : {&m.entropy, &m.effectiveTerms, &m.maxWeight, &m.jacobianNorm})
+        QVERIFY(std::isnan((*series)(2)));
+    QCOMPARE(m.effectiveTerms(0), 4.0);
+    QCOMPARE(m.rowSumError(0), 0.0);
+    status.showResult(*r);
+    QCOMPARE(rowSum->text(),
+             QStringLiteral(
+                 "row sums: 1 row NaN \u00b7 the other 3 rows: worst |\u03a3w \u2212 1| = 0"));
+
+    QVERIFY2(b.controller.openFile(allFile, &error), qPrintable(error));
+    r = b.settle();
+    QVERIFY(r && r->ok());
+    status.showResult(*r);
+    QCOMPARE(rowSum->text(), QStringLiteral("row sums: 3 rows NaN"));
 }
 
 void TestOpenTensors::npzArrayChoice()
