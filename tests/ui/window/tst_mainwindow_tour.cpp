@@ -2,7 +2,8 @@
 // widget (scrolled into view) and its "Show me" edits the session, no callout covers its target
 // or the heatmaps at 1280 × 800, the tour starts by itself once on a first start; presentation
 // mode gives the Steps view the whole window with larger text and Esc brings the layout back,
-// and it enlarges the Vectors strip with its labels a line apart.
+// and it enlarges the Vectors strip with its labels a line apart; with the Vectors at 1152 × 720
+// the strip writes its texts whole and the three panels fit (all at once when presenting).
 
 #include "mainwindowtest.h"
 
@@ -15,6 +16,7 @@
 #include "ui/views/stepsview.h"
 #include "ui/window/presentationmode.h"
 #include "ui/window/tour.h"
+#include "ui/window/windowlayout.h"
 
 #include <QAction>
 #include <QCheckBox>
@@ -47,6 +49,7 @@ private slots:
     void tourStartsOnceOnFirstStart();
     void presentationModeFillsTheWindow();
     void presentationEnlargesTheVectors();
+    void stepsWithVectorsFitTheFirstScreen();
 };
 
 void TestMainWindowTour::tourStepsPointAtTheirWidgets()
@@ -356,6 +359,119 @@ void TestMainWindowTour::presentationEnlargesTheVectors()
     }
     m_window->presentationMode()->action()->trigger();
     QVERIFY(!m_window->presentationMode()->isActive());
+}
+
+namespace {
+
+// A lecture's layer: ten typed tokens, h = 16 heads of d_model = 512.
+SessionParameters lectureParameters()
+{
+    SessionParameters p = MainWindow::firstLessonParameters();
+    p.dModel = 512;
+    p.heads = 16;
+    return p;
+}
+
+// Every panel of the vectors strip: its title (or short title) and its shape written whole in
+// its title rect, inside the strip, and every query label whole in its column.
+void verifyStripTextsWhole(const PipelineStrip *strip, const QString &where)
+{
+    const QFontMetricsF metrics(strip->font());
+    QVERIFY2(!strip->panels().empty(), qPrintable(where));
+    for (int k = 0; k < int(strip->panels().size()); ++k) {
+        const PipelineStrip::Panel &p = strip->panels()[std::size_t(k)];
+        const QRectF slot = strip->titleRect(k);
+        const QString title = strip->titleFor(p, slot.width());
+        const qreal text
+            = std::max(metrics.horizontalAdvance(title),
+                       metrics.horizontalAdvance(p.shape.section(QLatin1Char(','), 0, 0)));
+        QVERIFY2(slot.width() >= text && slot.left() + text <= strip->width(),
+                 qPrintable(QStringLiteral("%1: panel %2 \"%3\" of %4 px in %5 px")
+                                .arg(where)
+                                .arg(k)
+                                .arg(title)
+                                .arg(text)
+                                .arg(slot.width())));
+        QVERIFY2(QRectF(strip->rect()).contains(strip->panelRect(k)),
+                 qPrintable(where + QString::number(k)));
+    }
+    const qreal labels = strip->rowLabelWidth();
+    for (const QString &label : strip->rowLabels())
+        QVERIFY2(labels >= metrics.horizontalAdvance(label),
+                 qPrintable(QStringLiteral("%1: \"%2\" in %3 px").arg(where, label).arg(labels)));
+}
+
+// The three step panels whole in the part of the scroll area's canvas that is seen (`atOnce`),
+// or each whole in the viewport when scrolled to; cells of at least `cell` pixels.
+void verifyStepsInView(StepsView *steps, const QString &where, bool atOnce, qreal cell)
+{
+    FigureCanvas *canvas = steps->canvas();
+    auto *scroll = qobject_cast<QScrollArea *>(canvas->parentWidget()->parentWidget());
+    QVERIFY(scroll);
+    const QRect seen(canvas->mapFrom(scroll->viewport(), QPoint(0, 0)), scroll->viewport()->size());
+    const PanelFigureLayout lay = canvas->figure()->layout(QRectF(canvas->rect()));
+    QCOMPARE(lay.frames.size(), 3);
+    for (int k = 0; k < lay.frames.size(); ++k) {
+        const QRectF frame = lay.frames[k];
+        const QRectF room
+            = atOnce ? QRectF(seen) : QRectF(seen.left(), frame.top(), seen.width(), seen.height());
+        QVERIFY2(room.contains(frame),
+                 qPrintable(QStringLiteral("%1: panel %2 at %3,%4 %5 × %6, seen %7,%8 %9 × %10")
+                                .arg(where)
+                                .arg(k)
+                                .arg(frame.x())
+                                .arg(frame.y())
+                                .arg(frame.width())
+                                .arg(frame.height())
+                                .arg(seen.x())
+                                .arg(seen.y())
+                                .arg(seen.width())
+                                .arg(seen.height())));
+    }
+    QVERIFY2(lay.cellSize >= cell,
+             qPrintable(where + QStringLiteral(": cells of %1 px").arg(lay.cellSize)));
+}
+
+} // namespace
+
+// Steps with its Vectors in the window a 1280 × 800 screen opens (1152 × 720) with the
+// first-start docks, and in presentation mode: the three step panels are whole in the pane
+// without scrolling to them, and the vectors strip writes every title, shape and query label
+// whole ("w · v", "10 × 32", "6:because", never "…").
+void TestMainWindowTour::stepsWithVectorsFitTheFirstScreen()
+{
+    QVERIFY(waitForFirstResult());
+    const SessionParameters lecture = lectureParameters();
+    m_window->session()->setParameters(lecture);
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->session()->result()
+                                 && m_window->session()->result()->params == lecture,
+                             attn::test::kWorkTimeoutMs);
+    const QSize size(1152, 720);
+    m_window->resize(size);
+    QTRY_COMPARE(m_window->size(), size);
+    m_window->windowLayout()->applyDefaultDockSizes();
+    AttentionViews *views = m_window->attentionViews();
+    views->setCurrentIndex(AttentionViews::StepsTab);
+    StepsView *steps = views->stepsView();
+    QTRY_VERIFY(steps->isVisible());
+    steps->setVectorsShown(true);
+    PipelineStrip *strip = steps->pipelineStrip();
+    QVERIFY(strip->waitForPanels(attn::test::kWorkTimeoutMs));
+    QTest::qWait(100); // the docks' and the canvas's sizes settle
+    verifyStepsInView(steps, QStringLiteral("window"), false, FigureScrollArea::kReadableCell);
+    verifyStripTextsWhole(strip, QStringLiteral("window"));
+    QVERIFY(strip->panelRect(0).height() >= 60); // ten rows of at least 6 px
+
+    m_window->presentationMode()->action()->trigger();
+    QVERIFY(m_window->presentationMode()->isActive());
+    QTRY_VERIFY(strip->width() >= size.width() - 40);
+    QTest::qWait(100);
+    verifyStepsInView(steps, QStringLiteral("presentation"), true, FigureScrollArea::kReadableCell);
+    verifyStripTextsWhole(strip, QStringLiteral("presentation"));
+    // The panels and the strip use the window's height: not a band of empty space under them.
+    QVERIFY2(strip->geometry().bottom() >= steps->height() - 12,
+             qPrintable(QString::number(steps->height() - strip->geometry().bottom())));
+    m_window->presentationMode()->action()->trigger();
 }
 
 QTEST_MAIN(TestMainWindowTour)
