@@ -423,6 +423,8 @@ PanelFigureLayout PanelFigure::computeLayout(const QRectF &bounds) const
     const qreal tick = 0.3 * f;
     const qreal marker = 0.55 * f; // fully-masked-row marker strip
     const qreal left = lineH + 0.3 * f + yLabelW + tick + marker;
+    // Left of a map whose row labels are the first panel's (FigureStyle::shareQueryLabels).
+    const qreal leftShared = m_style.shareQueryLabels ? tick + marker : left;
     // Above the map: the panel title and the colourbar's quantity on one line, or, when a title
     // is wider than its map, the title on a line of its own across the panel and the quantity
     // under it (decided below, once the cell size is known).
@@ -462,8 +464,9 @@ PanelFigureLayout PanelFigure::computeLayout(const QRectF &bounds) const
             const qreal colW = r.width() / c;
             const qreal lw = std::min(textW + 0.4 * f, colW * 0.42);
             const qreal rowH = (r.height() - (rows - 1) * rowGap) / rows;
-            const qreal size
-                = std::min((colW - between - left - gap - lw) / nK, mapRoom(rowH) / nQ);
+            const qreal lefts = left + (c - 1) * leftShared;
+            const qreal size = std::min((r.width() - lefts - c * (between + gap + lw)) / (c * nK),
+                                        mapRoom(rowH) / nQ);
             if (size > cell * 1.05) {
                 cell = size;
                 cols = c;
@@ -511,6 +514,7 @@ PanelFigureLayout PanelFigure::computeLayout(const QRectF &bounds) const
     if (cell >= 4.0)
         cell = std::floor(cell); // whole pixels: every cell the same size
     lay.cellSize = cell;
+    lay.columns = cols;
 
     const qreal mapW = nK * cell, mapH = nQ * cell;
     const qreal panelW = left + mapW + gap + legendW;
@@ -523,7 +527,8 @@ PanelFigureLayout PanelFigure::computeLayout(const QRectF &bounds) const
     if (barH > barRoom)
         barH = std::max(minBar, barRoom);
     const qreal blockH = top + std::max(mapH + bottom, barH + 0.6 * f + legendLinesH);
-    const qreal spacing = std::max(0.0, (r.width() - cols * panelW) / cols);
+    const qreal spacing
+        = std::max(0.0, (r.width() - cols * panelW + (cols - 1) * (left - leftShared)) / cols);
     const qreal x0 = r.left() + spacing / 2;
     const qreal totalH = rows * blockH + (rows - 1) * rowGap;
     // Panels start under the caption and the table follows them: spare height (the panels
@@ -533,8 +538,12 @@ PanelFigureLayout PanelFigure::computeLayout(const QRectF &bounds) const
         lay.footer.moveTop(y0 + totalH + 0.6 * f);
     for (int k = 0; k < count; ++k) {
         const qreal top0 = y0 + (k / cols) * (blockH + rowGap);
-        const QRectF frame(x0 + (k % cols) * (panelW + spacing), top0, panelW, blockH);
-        const QRectF map(frame.left() + left, top0 + top, mapW, mapH);
+        const int column = k % cols;
+        const qreal leftK = column > 0 ? leftShared : left;
+        const qreal frameX = x0 + column * (panelW + spacing)
+            - (column > 0 ? column - 1 : 0) * (left - leftShared);
+        const QRectF frame(frameX, top0, leftK + mapW + gap + legendW, blockH);
+        const QRectF map(frame.left() + leftK, top0 + top, mapW, mapH);
         const QRectF legend(map.right() + gap, top0, legendW, blockH);
         lay.frames.append(frame);
         lay.maps.append(map);
@@ -684,7 +693,9 @@ void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vector
         // Ticks and labels: query i on the left (rows), key j at the bottom (columns).
         painter->setPen(QPen(fg, 0));
         const qreal labelRight = map.left() - 0.55 * f - tick;
-        for (int i = 0; i < nQ; i += lay.tickStepRows) {
+        // Shared query labels: only the row's first panel writes them.
+        const bool queryLabels = !m_style.shareQueryLabels || k % std::max(lay.columns, 1) == 0;
+        for (int i = 0; i < nQ && queryLabels; i += lay.tickStepRows) {
             const qreal y = map.top() + (i + 0.5) * cell;
             painter->drawLine(QPointF(labelRight, y), QPointF(map.left() - 0.55 * f, y));
             const QString label = fm.elidedText(m_axes.queries.value(i, QString::number(i)),
@@ -719,13 +730,15 @@ void PanelFigure::paintImpl(QPainter *painter, const QRectF &bounds, bool vector
         painter->drawText(
             QRectF(map.left() - 2 * f, labelsBottom + 0.1 * f, map.width() + 4 * f, fm.height()),
             Qt::AlignHCenter | Qt::AlignTop | Qt::TextDontClip, QStringLiteral("key j (column)"));
-        painter->save();
-        painter->translate(frame.left() + fm.height() / 2, map.center().y());
-        painter->rotate(-90);
-        painter->drawText(
-            QRectF(-map.height() / 2 - 2 * f, -fm.height() / 2, map.height() + 4 * f, fm.height()),
-            Qt::AlignCenter | Qt::TextDontClip, QStringLiteral("query i (row)"));
-        painter->restore();
+        if (queryLabels) {
+            painter->save();
+            painter->translate(frame.left() + fm.height() / 2, map.center().y());
+            painter->rotate(-90);
+            painter->drawText(QRectF(-map.height() / 2 - 2 * f, -fm.height() / 2,
+                                     map.height() + 4 * f, fm.height()),
+                              Qt::AlignCenter | Qt::TextDontClip, QStringLiteral("query i (row)"));
+            painter->restore();
+        }
 
         // Colourbar with ticks, the data's true min and max marked, and the legend lines.
         const Colormap cmap(panel.colormap);

@@ -89,6 +89,9 @@ struct FigureStyle
     QColor background = Qt::white;
     QColor foreground = Qt::black;
     int maxImageSide = 1024; ///< cells per side beyond which a panel image is pooled
+    /// Panels side by side share the query labels of the row's first panel (narrow room: the
+    /// others' maps follow with only a tick's width to their left).
+    bool shareQueryLabels = false;
     bool operator==(const FigureStyle &) const = default;
 };
 
@@ -118,6 +121,7 @@ struct PanelFigureLayout
     /// Panel titles wider than their maps get a line of their own above the quantity line.
     bool titleOwnLine = false;
     qreal legendWidth = 0; ///< width of each panel's legend column (its lines wrap at it)
+    int columns = 1; ///< panels side by side in a row
 };
 
 class PanelFigure

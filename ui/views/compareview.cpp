@@ -481,6 +481,7 @@ bool CompareView::exportFigure(const QString &path, QSize size, qreal dpr, QStri
     FigureStyle style = m_canvas->screenStyle();
     style.background = Qt::white;
     style.foreground = Qt::black;
+    style.shareQueryLabels = false; // a figure of its own: every panel labelled
     copy.setStyle(style);
     return copy.save(path, size, dpr, error);
 }
@@ -492,6 +493,16 @@ void CompareView::exportInteractive()
                             [this](const QString &path, QString *error) {
                                 return exportFigure(path, defaultExportSize(), 2.0, error);
                             });
+}
+
+void CompareView::setPresenting(bool presenting)
+{
+    // A and B side by side share A's query labels: larger maps in a row.
+    FigureStyle style = m_renderer.style();
+    style.shareQueryLabels = presenting;
+    m_renderer.setStyle(style);
+    m_scroll->setPreferLargeMaps(presenting);
+    m_canvas->refresh();
 }
 
 } // namespace attn

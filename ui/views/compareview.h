@@ -76,6 +76,9 @@ public:
 
     /// True when the shown comparison is A's current result against B computed from it.
     bool isUpToDate() const;
+    /// Presentation mode: the maps as large as the pane allows, each panel whole when
+    /// scrolled to, rather than side by side at once.
+    void setPresenting(bool presenting);
 
     const CompareRenderer &renderer() const { return m_renderer; }
     FigureCanvas *canvas() const { return m_canvas; }

@@ -208,7 +208,7 @@ FigureScrollArea::FigureScrollArea(FigureCanvas *canvas, QWidget *parent)
 int FigureScrollArea::canvasHeightFor(int width, int height) const
 {
     PanelFigure *figure = m_canvas->figure();
-    if (width <= 0 || height <= 0 || figure->panelCount() == 0)
+    if (m_fitToViewport || width <= 0 || height <= 0 || figure->panelCount() == 0)
         return height;
     figure->setStyle(m_canvas->screenStyle());
     const auto cellAt = [&](int h) { return figure->layout(QRectF(0, 0, width, h)).cellSize; };
@@ -243,8 +243,23 @@ int FigureScrollArea::canvasHeightFor(int width, int height) const
     const qreal target = widest >= kReadableCell ? kReadableCell
         : widest >= kMinimumCell                 ? std::max(kMinimumCell, 0.8 * widest)
                                                  : widest;
-    if (target <= 0 || cellAt(height) >= target)
-        return height;
+    // The tallest canvas from `from` on whose panels `ok` accepts (they grow with the height).
+    const auto grow = [&](int from, int to, const auto &ok) {
+        int lo = from, hi = to; // lo is accepted, hi is not
+        while (hi - lo > 4) {
+            const int mid = lo + (hi - lo) / 2;
+            (ok(mid) ? lo : hi) = mid;
+        }
+        return lo;
+    };
+    // Each panel whole in the viewport, as large as that allows, however many side by side.
+    const auto whole = [&](int h) { return panelHeight(h) <= height; };
+    if (target <= 0 || cellAt(height) >= target) {
+        if (!m_preferLargeMaps || target <= 0)
+            return height;
+        const int large = grow(height, tallest, whole);
+        return cellAt(large) > cellAt(height) ? large : height;
+    }
     // Scrolling anyway: the maps as large as the width allows (the panels fill the pane's
     // width instead of leaving it empty beside small maps), yet each panel no taller than the
     // viewport, so every one can be seen whole, and as many side by side as at `target`
@@ -257,12 +272,44 @@ int FigureScrollArea::canvasHeightFor(int width, int height) const
         return wide;
     if (!fits(readable))
         return readable;
-    int lo = readable, hi = wide; // lo fits, hi does not
+    const int sameRow = grow(readable, wide, fits);
+    if (!m_preferLargeMaps)
+        return sameRow;
+    // Presenting: fewer panels side by side when that makes the maps larger.
+    const int fewer = grow(readable, wide, whole);
+    return cellAt(fewer) > cellAt(sameRow) ? fewer : sameRow;
+}
+
+void FigureScrollArea::setFitToViewport(bool fit)
+{
+    if (fit == m_fitToViewport)
+        return;
+    m_fitToViewport = fit;
+    setVerticalScrollBarPolicy(fit ? Qt::ScrollBarAlwaysOff : Qt::ScrollBarAsNeeded);
+    fitCanvas();
+}
+
+void FigureScrollArea::setPreferLargeMaps(bool prefer)
+{
+    if (prefer == m_preferLargeMaps)
+        return;
+    m_preferLargeMaps = prefer;
+    fitCanvas();
+}
+
+int FigureScrollArea::heightForCell(int width, qreal cell) const
+{
+    PanelFigure *figure = m_canvas->figure();
+    constexpr int tallest = 8192;
+    if (width <= 0 || figure->panelCount() == 0)
+        return 0;
+    figure->setStyle(m_canvas->screenStyle());
+    int lo = 0, hi = tallest;
     while (hi - lo > 4) {
         const int mid = lo + (hi - lo) / 2;
-        (fits(mid) ? lo : hi) = mid;
+        (figure->layout(QRectF(0, 0, width, mid)).cellSize >= cell ? hi : lo) = mid;
     }
-    return lo;
+    return hi;
 }
 
 void FigureScrollArea::fitCanvas()

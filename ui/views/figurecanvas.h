@@ -99,12 +99,22 @@ public:
     int canvasHeightFor(int width, int height) const;
     /// Call after the figure's content changed: fits the canvas's height again.
     void fitCanvas();
+    /// On: the canvas is always the viewport's height, the panels made to fit it, never
+    /// scrolled to (the Steps view with its vectors under the panels).
+    void setFitToViewport(bool fit);
+    /// On: the largest maps the width allows with each panel whole in the viewport (fewer side
+    /// by side, scrolled to) whenever they are larger than those seen at once (presentation).
+    void setPreferLargeMaps(bool prefer);
+    /// The least canvas height whose cells reach `cell` pixels at `width` (at most 8192).
+    int heightForCell(int width, qreal cell) const;
 
 protected:
     void resizeEvent(QResizeEvent *event) override;
 
 private:
     FigureCanvas *m_canvas;
+    bool m_fitToViewport = false;
+    bool m_preferLargeMaps = false;
 };
 
 } // namespace attn

@@ -21,6 +21,7 @@ namespace {
 
 constexpr qreal kGap = 18; // between panels: room for the arrow
 constexpr qreal kMargin = 6;
+constexpr qreal kLeastRow = 6; // pixels: the rows' least height, labelled one by one
 
 // One pixel a cell by the heatmaps' one tile builder: vectors in the diverging RdBu_r over
 // ±their largest |value|, weights in the sequential map over [0, 1] with masked cells in the
@@ -187,6 +188,78 @@ QSize PipelineStrip::sizeHint() const
     return {600, 220};
 }
 
+qreal PipelineStrip::labelColumnWidth() const
+{
+    // Whole labels ("6:because"), never elided, as wide as the widest in the strip's font.
+    const QFontMetricsF metrics(font());
+    qreal widest = 0;
+    for (const QString &label : m_labels)
+        widest = std::max(widest, metrics.horizontalAdvance(label));
+    return std::ceil(widest) + 8;
+}
+
+std::vector<qreal> PipelineStrip::textWidths() const
+{
+    // The room each panel's title (or its short title, "q") and shape ("11 × 16", without
+    // what follows a comma) need, beside the map's own width, less the gap it may run into.
+    const QFontMetricsF metrics(font());
+    std::vector<qreal> widths;
+    for (const Panel &p : m_panels)
+        widths.push_back(
+            std::max(metrics.horizontalAdvance(p.shortTitle.isEmpty() ? p.title : p.shortTitle),
+                     metrics.horizontalAdvance(p.shape.section(QLatin1Char(','), 0, 0)))
+            + 2 - kGap + 4);
+    return widths;
+}
+
+std::vector<std::vector<std::size_t>> PipelineStrip::textLines(qreal width) const
+{
+    // The fewest lines of panels, in order, whose titles, shapes, position columns (at their
+    // least rows) and the labels fit the width: each line filled as far as it goes.
+    const std::vector<qreal> texts = textWidths();
+    // (The last panel's title runs into no gap: room for it at the line's end.)
+    const qreal labels = labelColumnWidth() + kGap - 4;
+    std::vector<std::vector<std::size_t>> lines(1);
+    qreal used = labels;
+    for (std::size_t k = 0; k < m_panels.size(); ++k) {
+        const Panel &p = m_panels[k];
+        const qreal least = p.positionColumns ? p.image.width() * kLeastRow : 0;
+        const qreal slot = std::max(texts[k], least) + (lines.back().empty() ? 0 : kGap);
+        if (!lines.back().empty() && used + slot > width) {
+            lines.emplace_back();
+            used = labels;
+            lines.back().push_back(k);
+            used += std::max(texts[k], least);
+            continue;
+        }
+        lines.back().push_back(k);
+        used += slot;
+    }
+    return lines;
+}
+
+int PipelineStrip::heightFor(int width, qreal rowHeight) const
+{
+    if (m_panels.empty())
+        return 0;
+    const qreal titles = 2 * QFontMetricsF(font()).height() + 2;
+    qreal rows = 1;
+    for (const Panel &p : m_panels)
+        rows = std::max<qreal>(rows, p.image.height());
+    const qreal n = qreal(textLines(width - 2 * kMargin).size());
+    return int(std::ceil(2 * kMargin + n * (titles + rows * rowHeight) + (n - 1) * kGap));
+}
+
+int PipelineStrip::minimumHeightFor(int width) const
+{
+    return heightFor(width, kLeastRow);
+}
+
+int PipelineStrip::preferredHeightFor(int width) const
+{
+    return heightFor(width, std::max<qreal>(18, QFontMetricsF(font()).height() + 2));
+}
+
 PipelineStrip::Layout PipelineStrip::layout() const
 {
     Layout best;
@@ -195,109 +268,73 @@ PipelineStrip::Layout PipelineStrip::layout() const
     const QFontMetricsF metrics(font());
     const qreal line = metrics.height();
     const qreal titles = 2 * line + 2;
-    qreal labelWidth = 0;
-    for (const QString &label : m_labels)
-        labelWidth = std::max(labelWidth, metrics.horizontalAdvance(label));
     // With a larger font (presentation mode) the rows and the labels' column grow with it:
     // rows of at most 18 px or a line and a bit (shorter rows label every few, rowLabelStride).
     const qreal maxCell = std::max<qreal>(18, line + 2);
-    const qreal labelsFrom = 10;
-    labelWidth = std::min<qreal>(labelWidth + 6, std::max<qreal>(80, 5.5 * line));
+    const qreal labelsFrom = 4;
+    const qreal labelWidth = labelColumnWidth();
     const qreal width = this->width() - 2 * kMargin, height = this->height() - 2 * kMargin;
     qreal rows = 1;
     for (const Panel &p : m_panels)
         rows = std::max<qreal>(rows, p.image.height());
-    // Columns of a panel for balancing the lines: a position column counts as eight components.
-    const auto weight
-        = [](const Panel &p) { return qreal(p.image.width()) * (p.positionColumns ? 8 : 1); };
-    qreal total = 0;
-    for (const Panel &p : m_panels)
-        total += weight(p);
-    // The room each panel's title (or its short title, "q") and shape ("11 × 16", without
-    // what follows a comma) need, beside the map's own width.
-    std::vector<qreal> textWidths;
-    for (const Panel &p : m_panels)
-        textWidths.push_back(
-            std::max(metrics.horizontalAdvance(p.shortTitle.isEmpty() ? p.title : p.shortTitle),
-                     metrics.horizontalAdvance(p.shape.section(QLatin1Char(','), 0, 0)))
-            + 2 - kGap + 4);
-    // For 1 … 4 lines: the panels in order, a line closed once it holds its share; rows as tall
-    // as the lines leave room for (at most maxCell, and the labels only from labelsFrom),
-    // components as wide as the widest line allows (at most square). The largest cells win, a
-    // row's height counting too (vectors of 1 024 components stay thin).
-    qreal bestScore = -1;
-    const int most = std::min<int>(int(m_panels.size()), 4);
-    for (int lines = 1; lines <= most; ++lines) {
-        std::vector<std::vector<std::size_t>> groups(1);
-        qreal inLine = 0;
-        for (std::size_t k = 0; k < m_panels.size(); ++k) {
-            const qreal c = weight(m_panels[k]);
-            if (!groups.back().empty() && inLine + c / 2 > total * qreal(groups.size()) / lines
-                && int(groups.size()) < lines)
-                groups.emplace_back();
-            groups.back().push_back(k);
-            inLine += c;
-        }
-        const qreal n = qreal(groups.size());
-        const qreal cellHeight
-            = std::min<qreal>((height - n * titles - (n - 1) * kGap) / (n * rows), maxCell);
-        if (cellHeight <= 0.5)
-            continue;
-        const qreal labels = cellHeight >= labelsFrom ? labelWidth : 0;
-        // A panel narrower than its title and shape takes their width (its map drawn at its
-        // own width, left-aligned): each line's widest component c with Σ max(map width(c),
-        // text width) within the width, by bisection (the sum grows with c). A line whose texts
-        // alone do not fit elides them instead.
-        std::vector<char> textWide(m_panels.size(), 0);
-        qreal cellWidth = cellHeight;
-        for (const auto &g : groups) {
-            const qreal fixed = labels + kGap * qreal(g.size() - 1);
-            const auto need = [&](qreal c, bool texts) {
-                qreal sum = fixed;
-                for (std::size_t k : g) {
-                    const Panel &p = m_panels[k];
-                    const qreal w = p.image.width() * (p.positionColumns ? cellHeight : c);
-                    sum += texts ? std::max(w, textWidths[k]) : w;
-                }
-                return sum;
-            };
-            const bool texts = need(0, true) <= width;
-            if (need(cellWidth, texts) > width) {
-                qreal lo = 0, hi = cellWidth;
-                for (int it = 0; it < 40; ++it) {
-                    const qreal mid = (lo + hi) / 2;
-                    (need(mid, texts) <= width ? lo : hi) = mid;
-                }
-                cellWidth = lo;
-            }
-            for (std::size_t k : g)
-                textWide[k] = texts ? 1 : 0;
-        }
-        if (cellWidth <= 0)
-            continue;
-        const qreal score = std::min(cellWidth, cellHeight) + 0.25 * cellHeight;
-        if (score <= bestScore)
-            continue;
-        bestScore = score;
-        Layout l;
-        l.cellWidth = cellWidth;
-        l.cellHeight = cellHeight;
-        qreal y = kMargin;
-        for (const auto &g : groups) {
-            if (labels > 0)
-                l.labels.emplace_back(kMargin, y + titles, labels - 6, rows * cellHeight);
-            qreal x = kMargin + labels;
+    const std::vector<qreal> textWidths = this->textWidths();
+    // The panels on as few lines as write every title and shape whole (textLines); rows as
+    // tall as the lines leave room for (at most maxCell, and the labels only from labelsFrom),
+    // components as wide as the widest line allows (at most square).
+    const std::vector<std::vector<std::size_t>> groups = textLines(width);
+    const qreal n = qreal(groups.size());
+    const qreal cellHeight
+        = std::min<qreal>((height - n * titles - (n - 1) * kGap) / (n * rows), maxCell);
+    if (cellHeight <= 0.5)
+        return best;
+    const qreal labels = cellHeight >= labelsFrom ? labelWidth : 0;
+    // A panel narrower than its title and shape takes their width (its map drawn at its own
+    // width, left-aligned): each line's widest component c with Σ max(map width(c), text
+    // width) within the width, by bisection (the sum grows with c). A line whose texts alone
+    // do not fit (a very narrow strip) elides them instead.
+    std::vector<char> textWide(m_panels.size(), 0);
+    qreal cellWidth = cellHeight;
+    for (const auto &g : groups) {
+        const qreal fixed = labels + kGap * qreal(g.size() - 1);
+        const auto need = [&](qreal c, bool texts) {
+            qreal sum = fixed + (texts ? kGap - 4 : 0); // the last title's end
             for (std::size_t k : g) {
                 const Panel &p = m_panels[k];
-                const qreal w = p.image.width() * (p.positionColumns ? cellHeight : cellWidth);
-                const qreal slot = textWide[k] ? std::max(w, textWidths[k]) : w;
-                l.titles.emplace_back(x, y, slot + kGap - 4, titles);
-                l.maps.emplace_back(x, y + titles, w, p.image.height() * cellHeight);
-                x += slot + kGap;
+                const qreal w = p.image.width() * (p.positionColumns ? cellHeight : c);
+                sum += texts ? std::max(w, textWidths[k]) : w;
             }
-            y += titles + rows * cellHeight + kGap;
+            return sum;
+        };
+        const bool texts = need(0, true) <= width;
+        if (need(cellWidth, texts) > width) {
+            qreal lo = 0, hi = cellWidth;
+            for (int it = 0; it < 40; ++it) {
+                const qreal mid = (lo + hi) / 2;
+                (need(mid, texts) <= width ? lo : hi) = mid;
+            }
+            cellWidth = lo;
         }
-        best = std::move(l);
+        for (std::size_t k : g)
+            textWide[k] = texts ? 1 : 0;
+    }
+    if (cellWidth <= 0)
+        return best;
+    best.cellWidth = cellWidth;
+    best.cellHeight = cellHeight;
+    qreal y = kMargin;
+    for (const auto &g : groups) {
+        if (labels > 0)
+            best.labels.emplace_back(kMargin, y + titles, labels - 6, rows * cellHeight);
+        qreal x = kMargin + labels;
+        for (std::size_t k : g) {
+            const Panel &p = m_panels[k];
+            const qreal w = p.image.width() * (p.positionColumns ? cellHeight : cellWidth);
+            const qreal slot = textWide[k] ? std::max(w, textWidths[k]) : w;
+            best.titles.emplace_back(x, y, slot + kGap - 4, titles);
+            best.maps.emplace_back(x, y + titles, w, p.image.height() * cellHeight);
+            x += slot + kGap;
+        }
+        y += titles + rows * cellHeight + kGap;
     }
     return best;
 }
@@ -329,6 +366,12 @@ int PipelineStrip::rowLabelStride() const
     return std::max(1, int(std::ceil(fontMetrics().height() / l.cellHeight - 1e-9)));
 }
 
+qreal PipelineStrip::rowLabelWidth() const
+{
+    const Layout l = layout();
+    return l.labels.empty() ? 0 : l.labels.front().width();
+}
+
 void PipelineStrip::paintEvent(QPaintEvent *)
 {
     QPainter painter(this);
@@ -352,7 +395,7 @@ void PipelineStrip::paintEvent(QPaintEvent *)
                              l.cellHeight);
             painter.drawText(
                 row, Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip,
-                fontMetrics().elidedText(m_labels[i], Qt::ElideRight, int(labels.width())));
+                QFontMetricsF(font()).elidedText(m_labels[i], Qt::ElideRight, labels.width()));
         }
     }
     for (std::size_t k = 0; k < m_panels.size(); ++k) {

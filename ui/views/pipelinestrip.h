@@ -64,6 +64,15 @@ public:
     /// more when they are shorter (a larger font, as in presentation mode), so that no label
     /// runs into the next. 0 without labels (no panels, or rows too thin for any).
     int rowLabelStride() const;
+    /// The rows' labels ("6:because"), one per position.
+    const QStringList &rowLabels() const { return m_labels; }
+    /// The width the query labels are written in (0 without labels).
+    qreal rowLabelWidth() const;
+
+    /// The least height that shows the panels at `width` with their titles whole and rows
+    /// labelled one by one, and the height that gives them rows of a line and a bit.
+    int minimumHeightFor(int width) const;
+    int preferredHeightFor(int width) const;
 
     QSize sizeHint() const override;
 
@@ -84,6 +93,15 @@ private:
         qreal cellWidth = 0, cellHeight = 0;
     };
     Layout layout() const;
+    /// The width of the query labels' column (the widest label, whole).
+    qreal labelColumnWidth() const;
+    /// Per panel: the width its title and shape need beyond its map's share of a gap.
+    std::vector<qreal> textWidths() const;
+    /// The panels, in order, on the fewest lines that write every title and shape whole in
+    /// `width` (one panel a line at the least).
+    std::vector<std::vector<std::size_t>> textLines(qreal width) const;
+    /// The strip's height at `width` for rows `rowHeight` pixels tall.
+    int heightFor(int width, qreal rowHeight) const;
     void deliver(std::vector<Panel> panels, const QString &message);
 
     JobRunner *m_jobs;

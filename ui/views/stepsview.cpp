@@ -6,6 +6,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
@@ -73,7 +74,10 @@ StepsView::StepsView(QWidget *parent)
     layout->addWidget(m_scroll, 1);
     m_pipeline = new PipelineStrip;
     m_pipeline->setVisible(false);
-    layout->addWidget(m_pipeline, 1);
+    layout->addWidget(m_pipeline);
+    // New panels or a new font (presentation mode) change what the panels and the strip need.
+    connect(m_pipeline, &PipelineStrip::panelsChanged, this, &StepsView::fitVectors);
+    connect(m_canvas, &FigureCanvas::refreshed, this, &StepsView::fitVectors);
 
     connect(m_headCombo, &QComboBox::currentIndexChanged, this, [this](int index) {
         if (index >= 0)
@@ -132,7 +136,61 @@ void StepsView::setVectorsShown(bool shown)
     if (m_vectors->isChecked() != shown)
         m_vectors->setChecked(shown); // comes back here through toggled
     m_pipeline->setVisible(shown);
+    fitVectors();
     syncVectors();
+}
+
+void StepsView::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    fitVectors();
+}
+
+void StepsView::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::FontChange)
+        fitVectors();
+}
+
+void StepsView::fitVectors()
+{
+    const bool shown = m_vectors->isChecked();
+    // With the vectors, the panels side by side share the first one's query labels: three
+    // maps in a row of the room the strip leaves.
+    if (m_renderer.style().shareQueryLabels != shown) {
+        FigureStyle style = m_renderer.style();
+        style.shareQueryLabels = shown;
+        m_renderer.setStyle(style);
+        m_canvas->refresh(); // (comes back here through refreshed, the style now set)
+        return;
+    }
+    if (!shown || m_pipeline->panels().empty()) {
+        m_scroll->setFitToViewport(false);
+        return; // (a note alone: the strip keeps its own two lines)
+    }
+    const int width = m_scroll->width();
+    const int region = height() - m_scroll->geometry().top() - layout()->spacing();
+    const int least = m_pipeline->minimumHeightFor(width);
+    const int most = std::max(least, m_pipeline->preferredHeightFor(width));
+    // The chain from the embeddings to the output seen at once: the strip with its titles
+    // whole, the panels above it never scrolled to, when what the strip leaves them (at its
+    // least) still gives cells of kMinimumCell. Then the panels take the height that gives
+    // cells as readable as the width allows (kReadableCell or nearly the width's limit) and
+    // the strip the rest, up to rows a line tall. Too little room (a narrow pane between the
+    // docks): the strip at its least and the panels scroll, each whole when scrolled to.
+    const PanelFigure *figure = m_canvas->figure();
+    const bool fits = figure->layout(QRectF(0, 0, width, std::max(region - least, 1))).cellSize
+        >= FigureScrollArea::kMinimumCell;
+    m_scroll->setFitToViewport(fits);
+    if (!fits) {
+        m_pipeline->setFixedHeight(least);
+        return;
+    }
+    const qreal widest = 0.95 * figure->layout(QRectF(0, 0, width, 8192)).cellSize;
+    const int panels
+        = m_scroll->heightForCell(width, std::min<qreal>(FigureScrollArea::kReadableCell, widest));
+    m_pipeline->setFixedHeight(std::clamp(region - panels, least, most));
 }
 
 QJsonObject StepsView::state() const
@@ -240,6 +298,7 @@ bool StepsView::exportFigure(const QString &path, QSize size, qreal dpr, QString
     FigureStyle style = m_canvas->screenStyle();
     style.background = Qt::white;
     style.foreground = Qt::black;
+    style.shareQueryLabels = false; // a figure of its own: every panel labelled
     copy.setStyle(style);
     return copy.save(path, size, dpr, error);
 }

@@ -86,11 +86,15 @@ signals:
 
 protected:
     void showEvent(QShowEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+    void changeEvent(QEvent *event) override;
 
 private:
     void syncHeads();
     /// Hands the newest result and head to the vectors strip when it is shown.
     void syncVectors();
+    /// Shares the height between the panels and the vectors strip (see fitVectors in the .cpp).
+    void fitVectors();
     /// Applies a result set while hidden to the renderer and repaints (no-op when current).
     /// Const because reading the figure needs it: the renderer is a cache of the newest result.
     void ensureCurrent() const;

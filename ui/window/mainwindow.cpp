@@ -99,6 +99,9 @@ MainWindow::MainWindow(QWidget *parent)
     });
     // Before the menus: View → Presentation Mode.
     m_presentation = new PresentationMode(this, m_layout, m_modes);
+    // Presenting, the A/B maps take the size the whole window gives them, scrolled to.
+    connect(m_presentation, &PresentationMode::activeChanged, this,
+            [this](bool active) { m_views->compareView()->setPresenting(active); });
     createControllers();
     m_tour = new Tour(this); // before the menus: Help → Guided Tour
     m_menus = new WindowMenus(this, m_charts->timing());
