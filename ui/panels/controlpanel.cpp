@@ -855,8 +855,12 @@ void ControlPanel::syncWidgets()
     m_variantCombo->setCurrentIndex(p.learnedSink ? 1 : p.differential ? 2 : p.latent ? 3 : 0);
     m_sinkLogitSpin->setValue(p.sinkLogit);
     m_lambdaSpin->setValue(p.lambda);
-    if (!m_headLambdasEdit->hasFocus() || p.headLambdas.empty())
+    if (!m_headLambdasEdit->hasFocus() || p.headLambdas.empty()) {
         m_headLambdasEdit->setText(headLambdasText(p.headLambdas));
+        // The field shows the λ in use again: a note on a list it refused no longer applies.
+        if (!m_headLambdasEdit->hasFocus())
+            m_variantNote->setVisible(false);
+    }
     m_gateCheck->setChecked(p.outputGate);
     m_gateBiasSpin->setValue(p.gateBias);
     m_latentDimSpin->setValue(int(p.latentDim));

@@ -932,10 +932,14 @@ void LongMapView::exportWindow(const QString &path, QSize size, qreal dpr)
     const Index gridHeight = (window.rows() + per - 1) / per;
     const ColormapId colormap = m_tiles->colormap();
     m_exportButton->setEnabled(false);
-    m_status->setText(tr("Exporting the visible window (%1 × %2 cells, every head) to %3…")
+    // A figure draws the head shown; data holds every head and their mean.
+    const QString what = !figure ? tr("every head")
+        : m_head == kHeadMean    ? tr("the mean over heads")
+                                 : tr("head %1").arg(m_head);
+    m_status->setText(tr("Exporting the visible window (%1 × %2 cells, %3) to %4…")
                           .arg(window.rows())
                           .arg(window.cols())
-                          .arg(QFileInfo(path).fileName()));
+                          .arg(what, QFileInfo(path).fileName()));
     m_tiles->runOnEngine(
         [=](const LongMapTiles::WindowRenderer &render) -> QString {
             std::vector<Index> which;

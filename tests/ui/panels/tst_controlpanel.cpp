@@ -200,6 +200,13 @@ private slots:
         QVERIFY(note->isVisibleTo(&panel));
         QVERIFY2(note->text().contains(QLatin1String("2 numbers for h=8 heads")),
                  qPrintable(note->text()));
+        // Once the field shows the λ in use again (another parameter changed), the note on the
+        // refused list goes with it.
+        SessionParameters moved = panel.parameters();
+        moved.n += 1;
+        panel.setParameters(moved);
+        QCOMPARE(lambdas->text(), QString());
+        QVERIFY(!note->isVisibleTo(&panel));
         lambdas->setText(QStringLiteral("0.1 0.2 0.3 0.4 0.5 0.6 0.7 -0.8"));
         emit lambdas->editingFinished();
         QCOMPARE(panel.parameters().headLambdas,
