@@ -3,7 +3,7 @@
 # formatting, runs the tests of the worker threads under ThreadSanitizer (the `tsan` preset,
 # label tsan: it links the Release build's core), then builds the `fuzz` preset (clang, ASan +
 # UBSan, the libFuzzer targets of fuzz/) and runs the whole suite again under those sanitizers
-# and each fuzz target for ATTN_FUZZ_SECONDS (default 10) on its seed corpus.
+# and each fuzz target for ATTN_FUZZ_SECONDS (default 5) on its seed corpus.
 # ATTN_SANITIZE_TESTS=0 stops after the Release suite and the format check.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh" release
@@ -22,5 +22,5 @@ if [[ "${ATTN_SANITIZE_TESTS:-1}" != 0 ]]; then
     export LSAN_OPTIONS="suppressions=$ATTN_ROOT/scripts/lsan-suppressions.txt:print_suppressions=0"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
     ctest --preset fuzz --parallel "$(nproc)"
-    bash "$ATTN_ROOT/scripts/run-fuzzers.sh" "${ATTN_FUZZ_SECONDS:-10}"
+    bash "$ATTN_ROOT/scripts/run-fuzzers.sh" "${ATTN_FUZZ_SECONDS:-5}"
 fi
