@@ -184,27 +184,36 @@ void LongMapView::Canvas::paintEvent(QPaintEvent *)
 
     // Colour bar.
     const Colormap map(tiles->colormap());
-    const QRectF bar(area.right() + 14, axisTop, 14,
+    const QRectF bar(area.right() + barGap, axisTop, barWidth,
                      shown.isEmpty() ? area.height() : shown.height());
     painter.drawImage(bar, map.strip(256, Qt::Vertical));
     painter.drawRect(bar);
-    const ColorNorm norm = tiles->norm();
-    if (norm.scale == ColorScale::SymLog) {
-        // A symmetric log: 0 and ±powers of ten, two decades apart, down to the linear range.
-        for (double v : figure::colorBarTicks(norm, 3)) {
-            const qreal y = bar.bottom() - norm(v) * bar.height();
-            painter.drawText(QPointF(bar.right() + 4, y + fm.ascent() / 2), figure::formatTick(v));
-        }
-    } else {
-        for (double t : {0.0, 0.5, 1.0}) {
-            const qreal y = bar.bottom() - t * bar.height();
-            painter.drawText(QPointF(bar.right() + 4, y + fm.ascent() / 2),
-                             figure::minusSign(QString::number(norm.inverse(t), 'g', 2)));
-        }
+    for (const auto &[t, text] : LongMapView::colourBarLabels(tiles->norm())) {
+        const qreal y = bar.bottom() - t * bar.height();
+        painter.drawText(QPointF(bar.right() + barLabelGap, y + fm.ascent() / 2), text);
     }
     if (!complete)
         painter.drawText(area.adjusted(6, 6, -6, -6), Qt::AlignRight | Qt::AlignBottom,
                          tr("refining…"));
+}
+
+QList<QPair<double, QString>> LongMapView::colourBarLabels(const ColorNorm &norm)
+{
+    QList<QPair<double, QString>> labels;
+    if (norm.scale == ColorScale::SymLog) {
+        // A symmetric log: 0 and ±powers of ten, two decades apart, down to the linear range.
+        for (double v : figure::colorBarTicks(norm, 3))
+            labels.append({norm(v), figure::formatTick(v)});
+        return labels;
+    }
+    for (double t : {0.0, 0.5, 1.0})
+        labels.append({t, figure::minusSign(QString::number(norm.inverse(t), 'g', 2))});
+    return labels;
+}
+
+qreal LongMapView::colourBarLabelRoom()
+{
+    return legendWidth - barGap - barWidth - barLabelGap;
 }
 
 } // namespace attn

@@ -73,6 +73,11 @@ public:
     int level() const;
     /// The map's area on the canvas (canvas coordinates).
     QRectF mapArea() const;
+    /// The colour bar's labels for `norm`, bottom to top, as (t in [0, 1], text): t = 0, ½, 1
+    /// read back through the norm, or a symmetric log's 0 and ±powers of ten.
+    static QList<QPair<double, QString>> colourBarLabels(const ColorNorm &norm);
+    /// The width, in pixels, a colour bar label has right of the bar.
+    static qreal colourBarLabelRoom();
     /// The cell under canvas point `pos` (row, col), or (−1, −1) off the weights.
     std::pair<Index, Index> cellAt(QPointF pos) const;
 

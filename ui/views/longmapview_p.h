@@ -20,7 +20,9 @@ namespace attn {
 namespace longmap {
 
 inline constexpr int defaultLength = 16384;
-inline constexpr qreal axisLeft = 62, axisTop = 22, legendWidth = 74;
+inline constexpr qreal axisLeft = 62, axisTop = 22, legendWidth = 96;
+// The colour bar: a gap right of the map, the bar, a gap, then its labels.
+inline constexpr qreal barGap = 14, barWidth = 14, barLabelGap = 4;
 inline constexpr qreal stripHeight = 64, stripGap = 10; // the row strip under the map
 inline constexpr qreal axisBottom = stripHeight + stripGap + 4;
 

@@ -14,6 +14,7 @@
 #include "core/tiles/tilepyramid.h"
 
 #include <QComboBox>
+#include <QFontMetricsF>
 #include <QTest>
 
 #include <cmath>
@@ -90,6 +91,32 @@ private slots:
                  qPrintable(text));
         QVERIFY2(text.contains(QStringLiteral("gate %1").arg(num4(ref.gate[0](i)))),
                  qPrintable(text));
+    }
+
+    /// The colour bar's labels are written whole right of the bar: small ranges (±0.000888, a
+    /// differential map over thousands of keys), a log scale's smallest decade and a symmetric
+    /// log's ticks, in the canvas's font.
+    void colourBarLabelsFit()
+    {
+        auto view = makeView(smallParameters(), 600);
+        QVERIFY(view);
+        const QFontMetricsF fm(view->canvas()->font());
+        const ColorNorm norms[] = {ColorNorm::symmetric(0.000888), ColorNorm::linear(0, 0.000888),
+                                   ColorNorm::upToLargestWeight(ColorScale::Log, 0.000888),
+                                   ColorNorm::symmetricLog(0.000888)};
+        for (const ColorNorm &norm : norms) {
+            const auto labels = LongMapView::colourBarLabels(norm);
+            QVERIFY(labels.size() >= 3);
+            for (const auto &[t, text] : labels)
+                QVERIFY2(fm.horizontalAdvance(text) <= LongMapView::colourBarLabelRoom(),
+                         qPrintable(QStringLiteral("\"%1\" is %2 px, the room %3 px")
+                                        .arg(text)
+                                        .arg(fm.horizontalAdvance(text))
+                                        .arg(LongMapView::colourBarLabelRoom())));
+        }
+        // The labels read the range: its ends for a linear scale.
+        QCOMPARE(LongMapView::colourBarLabels(ColorNorm::symmetric(0.000888)).front().second,
+                 QStringLiteral("\u22120.00089"));
     }
 
     /// RoPE (both conventions), ALiBi and g < h key heads on the Long tab: the tiles and the
