@@ -10,6 +10,7 @@
 #include "ui/session/attentionsession.h"
 #include "ui/session/sessioncompute.h"
 #include "ui/window/mainwindow.h"
+#include "ui/window/windowlayout.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -53,6 +54,30 @@ protected:
         // Let the coalesced redraws run.
         QTest::qWait(50);
         return session->result();
+    }
+
+    /// Gives the session the parameters `p` and waits for their result; false when it does not
+    /// come in time.
+    bool showParameters(const attn::SessionParameters &p)
+    {
+        m_window->session()->setParameters(p);
+        return QTest::qWaitFor(
+            [&] {
+                const ResultPtr r = m_window->session()->result();
+                return r && r->params == p;
+            },
+            attn::test::kWorkTimeoutMs);
+    }
+
+    /// Resizes the window to `size` (what a screen opens) with the first-start dock sizes; false
+    /// when the window does not take the size.
+    bool resizeWithDefaultDocks(QSize size)
+    {
+        m_window->resize(size);
+        if (!QTest::qWaitFor([&] { return m_window->size() == size; }, 5000))
+            return false;
+        m_window->windowLayout()->applyDefaultDockSizes();
+        return true;
     }
 
     /// The Controls panel's widget of type T named `name`; null (with a warning) when there is

@@ -285,9 +285,7 @@ void TestMainWindowLayout::stepsAndCompareFillThePane()
     AttentionViews *views = m_window->attentionViews();
     QList<qreal> sides; // per window size: the smallest map side of Steps and Compare
     for (const QSize size : {QSize(1280, 800), QSize(1600, 900)}) {
-        m_window->resize(size);
-        QTRY_COMPARE(m_window->size(), size);
-        m_window->windowLayout()->applyDefaultDockSizes();
+        QVERIFY(resizeWithDefaultDocks(size));
         qreal smallest = 1e9;
         for (const int tab : {int(AttentionViews::StepsTab), int(AttentionViews::CompareTab)}) {
             views->setCurrentIndex(tab);
@@ -331,9 +329,7 @@ void TestMainWindowLayout::compareStripShowsAlphaWhole()
 {
     QVERIFY(waitForFirstResult());
     const QSize size(1280, 800);
-    m_window->resize(size);
-    QTRY_COMPARE(m_window->size(), size);
-    m_window->windowLayout()->applyDefaultDockSizes();
+    QVERIFY(resizeWithDefaultDocks(size));
     AttentionViews *views = m_window->attentionViews();
     views->setCurrentIndex(AttentionViews::CompareTab);
     CompareView *compare = views->compareView();

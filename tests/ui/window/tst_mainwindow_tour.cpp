@@ -458,14 +458,9 @@ void TestMainWindowTour::stepsWithVectorsFitTheFirstScreen()
 {
     QVERIFY(waitForFirstResult());
     const SessionParameters lecture = lectureParameters();
-    m_window->session()->setParameters(lecture);
-    QTRY_VERIFY_WITH_TIMEOUT(m_window->session()->result()
-                                 && m_window->session()->result()->params == lecture,
-                             attn::test::kWorkTimeoutMs);
+    QVERIFY(showParameters(lecture));
     const QSize size(1152, 720);
-    m_window->resize(size);
-    QTRY_COMPARE(m_window->size(), size);
-    m_window->windowLayout()->applyDefaultDockSizes();
+    QVERIFY(resizeWithDefaultDocks(size));
     AttentionViews *views = m_window->attentionViews();
     views->setCurrentIndex(AttentionViews::StepsTab);
     StepsView *steps = views->stepsView();
@@ -498,14 +493,9 @@ void TestMainWindowTour::presentationEnlargesTheCompareMaps()
 {
     QVERIFY(waitForFirstResult());
     const SessionParameters lecture = lectureParameters();
-    m_window->session()->setParameters(lecture);
-    QTRY_VERIFY_WITH_TIMEOUT(m_window->session()->result()
-                                 && m_window->session()->result()->params == lecture,
-                             attn::test::kWorkTimeoutMs);
+    QVERIFY(showParameters(lecture));
     for (const QSize size : {QSize(1152, 720), QSize(1280, 800)}) {
-        m_window->resize(size);
-        QTRY_COMPARE(m_window->size(), size);
-        m_window->windowLayout()->applyDefaultDockSizes();
+        QVERIFY(resizeWithDefaultDocks(size));
         AttentionViews *views = m_window->attentionViews();
         views->setCurrentIndex(AttentionViews::CompareTab);
         CompareView *compare = views->compareView();
