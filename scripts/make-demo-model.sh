@@ -31,4 +31,9 @@ if [[ " $* " != *" --tokenizer "* && ! -f "$refs/vocab.json" ]]; then
         exit 1
     fi
 fi
+if ! /usr/bin/python3 -c "import numpy, torch" 2>/dev/null; then
+    echo "make-demo-model: the demo model's weights are written with NumPy and PyTorch: install" \
+         "python3-numpy and python3-torch (apt-get install python3-numpy python3-torch)" >&2
+    exit 2
+fi
 exec /usr/bin/python3 "$root/tests/reference/make_demo_model.py" "$@"
