@@ -311,6 +311,22 @@ void TestMainWindowTour::presentationModeFillsTheWindow()
     QTRY_COMPARE(dockState(), before);
 }
 
+namespace {
+
+// The Steps tab with its Vectors strip shown and drawn; null when the strip's panels do not come.
+StepsView *showStepsWithVectors(MainWindow *window)
+{
+    AttentionViews *views = window->attentionViews();
+    views->setCurrentIndex(AttentionViews::StepsTab);
+    StepsView *steps = views->stepsView();
+    if (!QTest::qWaitFor([&] { return steps->isVisible(); }, 5000))
+        return nullptr;
+    steps->setVectorsShown(true);
+    return steps->pipelineStrip()->waitForPanels(attn::test::kWorkTimeoutMs) ? steps : nullptr;
+}
+
+} // namespace
+
 // Presentation mode on the Steps tab with its Vectors shown: the strip fills
 // its share of the whole window, its panels grow, and its query labels, in the
 // larger font, are a line apart (every few rows when the rows are shorter than
@@ -321,13 +337,9 @@ void TestMainWindowTour::presentationEnlargesTheVectors()
     const QSize size(1280, 800);
     m_window->resize(size);
     QTRY_COMPARE(m_window->size(), size);
-    AttentionViews *views = m_window->attentionViews();
-    views->setCurrentIndex(AttentionViews::StepsTab);
-    StepsView *steps = views->stepsView();
-    QTRY_VERIFY(steps->isVisible());
-    steps->setVectorsShown(true);
+    StepsView *steps = showStepsWithVectors(m_window.get());
+    QVERIFY(steps);
     PipelineStrip *strip = steps->pipelineStrip();
-    QVERIFY(strip->waitForPanels(attn::test::kWorkTimeoutMs));
     QTest::qWait(50);
     const int rows = strip->panels().front().image.height();
     QVERIFY(rows >= 8);
@@ -461,13 +473,9 @@ void TestMainWindowTour::stepsWithVectorsFitTheFirstScreen()
     QVERIFY(showParameters(lecture));
     const QSize size(1152, 720);
     QVERIFY(resizeWithDefaultDocks(size));
-    AttentionViews *views = m_window->attentionViews();
-    views->setCurrentIndex(AttentionViews::StepsTab);
-    StepsView *steps = views->stepsView();
-    QTRY_VERIFY(steps->isVisible());
-    steps->setVectorsShown(true);
+    StepsView *steps = showStepsWithVectors(m_window.get());
+    QVERIFY(steps);
     PipelineStrip *strip = steps->pipelineStrip();
-    QVERIFY(strip->waitForPanels(attn::test::kWorkTimeoutMs));
     QTest::qWait(100); // the docks' and the canvas's sizes settle
     verifyStepsInView(steps, QStringLiteral("window"), false, FigureScrollArea::kReadableCell);
     verifyStripTextsWhole(strip, QStringLiteral("window"));
